@@ -1,0 +1,68 @@
+/* Typed chain queries through abci_query's gRPC router: the request is the
+ * protobuf request message, the answer the protobuf response message. The
+ * decode functions take outside bytes and are fuzzed. */
+#ifndef GD_CHAIN_QUERY_H
+#define GD_CHAIN_QUERY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chain/address.h"
+#include "chain/coin.h"
+#include "chain/epoch.h"
+#include "chain/keys.h"
+#include "chain/rpc.h"
+#include "common/status.h"
+
+#define GD_PATH_ACCOUNT_INFO "/cosmos.auth.v1beta1.Query/AccountInfo"
+#define GD_PATH_BALANCE "/cosmos.bank.v1beta1.Query/Balance"
+#define GD_PATH_EPOCH_INFO "/inference.inference.Query/EpochInfo"
+#define GD_PATH_SIMULATE "/cosmos.tx.v1beta1.Service/Simulate"
+
+typedef struct gd_account_info {
+    char address[GD_ADDRESS_STR_MAX];
+    uint64_t account_number;
+    uint64_t sequence;
+    bool has_pubkey;
+    uint8_t pubkey[GD_PUBKEY_LEN];
+} gd_account_info;
+
+typedef struct gd_epoch_info {
+    int64_t block_height;
+    gd_epoch epoch;
+    gd_epoch_params params;
+} gd_epoch_info;
+
+/* When a query fails with a non-zero ABCI code, the code is kept here so the
+ * caller can print codespace/code/log. */
+typedef struct gd_query_error {
+    gd_abci_code abci;
+} gd_query_error;
+
+/* Account number and sequence. GD_ERR_NOT_FOUND if the account does not
+ * exist (it has never received funds). */
+gd_status gd_query_account_info(gd_rpc *rpc, const char *address, gd_account_info *out,
+                                gd_query_error *err) GD_MUST_CHECK;
+
+/* Balance of one denom (amount "0" when none). */
+gd_status gd_query_balance(gd_rpc *rpc, const char *address, const char *denom, gd_coin *out,
+                           gd_query_error *err) GD_MUST_CHECK;
+
+/* Gonka's EpochInfo: block height, latest epoch and epoch parameters. */
+gd_status gd_query_epoch_info(gd_rpc *rpc, gd_epoch_info *out,
+                              gd_query_error *err) GD_MUST_CHECK;
+
+/* Gas a transaction would use (Simulate with the given TxRaw bytes). */
+gd_status gd_query_simulate(gd_rpc *rpc, const uint8_t *tx, size_t len, uint64_t *gas_used,
+                            gd_query_error *err) GD_MUST_CHECK;
+
+/* Response decoders (outside bytes in, typed values out). */
+gd_status gd_decode_account_info(const uint8_t *data, size_t len,
+                                 gd_account_info *out) GD_MUST_CHECK;
+gd_status gd_decode_balance(const uint8_t *data, size_t len, gd_coin *out) GD_MUST_CHECK;
+gd_status gd_decode_epoch_info(const uint8_t *data, size_t len,
+                               gd_epoch_info *out) GD_MUST_CHECK;
+gd_status gd_decode_simulate(const uint8_t *data, size_t len, uint64_t *gas_used) GD_MUST_CHECK;
+
+#endif

@@ -1,0 +1,29 @@
+# Warnings and sanitizers for the project's own targets.
+set(GD_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wformat=2 -Wstrict-prototypes
+    -Wmissing-prototypes -Wno-unused-parameter
+    -Wno-format-truncation) # truncating snprintf is deliberate (bounded details)
+# _GNU_SOURCE: getrandom, explicit_bzero, open_memstream, memmem.
+add_compile_definitions(_GNU_SOURCE)
+
+if(GD_SANITIZE)
+  add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
+
+# gd_target_warnings(target): the project's warning set on one target.
+function(gd_target_warnings target)
+  target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:C>:${GD_WARNINGS}>)
+  if(GD_WERROR)
+    target_compile_options(${target} PRIVATE $<$<COMPILE_LANGUAGE:C>:-Werror>)
+  endif()
+endfunction()
+
+# gd_library(name folder SOURCES ... DEPS ...): one static library per folder.
+# The include root is the repository root, so code includes "chain/tx.h".
+function(gd_library name)
+  cmake_parse_arguments(GL "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(${name} STATIC ${GL_SOURCES})
+  target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
+  target_link_libraries(${name} PUBLIC ${GL_DEPS})
+  gd_target_warnings(${name})
+endfunction()

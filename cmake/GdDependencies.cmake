@@ -1,0 +1,53 @@
+# Every dependency is a Debian package (scripts/setup installs them) found
+# through pkg-config or CMake's own modules.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SECP256K1 REQUIRED IMPORTED_TARGET libsecp256k1)
+pkg_check_modules(PROTOBUFC REQUIRED IMPORTED_TARGET libprotobuf-c)
+pkg_check_modules(ZSTD      REQUIRED IMPORTED_TARGET libzstd)
+pkg_check_modules(JANSSON   REQUIRED IMPORTED_TARGET jansson)
+pkg_check_modules(CURL      REQUIRED IMPORTED_TARGET libcurl)
+pkg_check_modules(CYAML     REQUIRED IMPORTED_TARGET libcyaml)
+pkg_check_modules(SQLITE3   REQUIRED IMPORTED_TARGET sqlite3)
+find_package(OpenSSL 3.0 REQUIRED COMPONENTS Crypto)
+find_package(Threads REQUIRED)
+find_program(PROTOC_C protoc-c REQUIRED)
+
+# libcurl must be the OpenSSL flavour (libcurl4-openssl-dev): the GnuTLS one
+# conflicts with other packages and reports TLS errors differently.
+execute_process(COMMAND ${PKG_CONFIG_EXECUTABLE} --static --libs libcurl
+                OUTPUT_VARIABLE _gd_curl_libs OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT _gd_curl_libs MATCHES "-lssl")
+  message(FATAL_ERROR "libcurl is not the OpenSSL flavour: install libcurl4-openssl-dev (scripts/setup)")
+endif()
+
+# The BIP39 English wordlist ships in Debian's python3-mnemonic package. Its
+# SHA-256 is the one published with BIP39 (bitcoin/bips, bip-0039/english.txt),
+# so a changed file is caught at configure time, not by a wrong address later.
+set(GD_BIP39_WORDLIST "/usr/lib/python3/dist-packages/mnemonic/wordlist/english.txt"
+    CACHE FILEPATH "BIP39 English wordlist (from python3-mnemonic)")
+set(GD_BIP39_WORDLIST_SHA256 "2f5eed53a4727b4bf8880d8f3f199efc90e58503646d9ff8eff3a2ed3b24dbda")
+if(NOT EXISTS "${GD_BIP39_WORDLIST}")
+  message(FATAL_ERROR "BIP39 wordlist not found at ${GD_BIP39_WORDLIST}: run scripts/setup (installs python3-mnemonic)")
+endif()
+file(SHA256 "${GD_BIP39_WORDLIST}" _gd_wordlist_sha)
+if(NOT _gd_wordlist_sha STREQUAL GD_BIP39_WORDLIST_SHA256)
+  message(FATAL_ERROR "BIP39 wordlist ${GD_BIP39_WORDLIST} has SHA-256 ${_gd_wordlist_sha}, expected ${GD_BIP39_WORDLIST_SHA256}")
+endif()
+
+# CUDA is optional: kernels/ builds its .cu files only when nvcc is present.
+set(GD_CUDA_ENABLED OFF)
+if(GD_CUDA)
+  include(CheckLanguage)
+  if(NOT CMAKE_CUDA_COMPILER AND EXISTS /usr/local/cuda/bin/nvcc)
+    set(CMAKE_CUDA_COMPILER /usr/local/cuda/bin/nvcc)
+  endif()
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    enable_language(CUDA)
+    find_package(CUDAToolkit)
+    if(CUDAToolkit_FOUND)
+      set(GD_CUDA_ENABLED ON)
+      find_library(GD_NCCL_LIBRARY nccl HINTS ${CUDAToolkit_LIBRARY_DIR})
+    endif()
+  endif()
+endif()

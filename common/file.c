@@ -1,0 +1,150 @@
+/* File helpers. */
+#include "common/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/secure.h"
+
+static gd_status gd_read_fd(int fd, const char *path, size_t max_len, size_t size_hint,
+                            gd_buf *out) {
+    /* One allocation when the size is known, so secrets are never realloc'd. */
+    if (size_hint > 0)
+        GD_TRY(gd_buf_reserve(out, size_hint + 1));
+    for (;;) {
+        if (out->len == out->cap)
+            GD_TRY(gd_buf_reserve(out, 4096));
+        ssize_t n = read(fd, out->data + out->len, out->cap - out->len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return gd_fail(GD_ERR_IO, "reading %s: %s", path, strerror(errno));
+        }
+        if (n == 0)
+            break;
+        out->len += (size_t)n;
+        if (out->len > max_len)
+            return gd_fail(GD_ERR_LIMIT, "%s is larger than %zu bytes", path, max_len);
+    }
+    return GD_OK;
+}
+
+gd_status gd_file_read(const char *path, size_t max_len, gd_buf *out) {
+    out->len = 0;
+    bool is_stdin = strcmp(path, "-") == 0;
+    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return gd_fail(errno == ENOENT ? GD_ERR_NOT_FOUND : GD_ERR_IO, "cannot open %s: %s",
+                       path, strerror(errno));
+    struct stat st;
+    size_t hint = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+        if ((uint64_t)st.st_size > max_len) {
+            if (!is_stdin)
+                close(fd);
+            return gd_fail(GD_ERR_LIMIT, "%s is larger than %zu bytes", path, max_len);
+        }
+        hint = (size_t)st.st_size;
+    }
+    gd_status s = gd_read_fd(fd, path, max_len, hint, out);
+    if (!is_stdin)
+        close(fd);
+    return s;
+}
+
+gd_status gd_file_read_private(const char *path, size_t max_len, gd_buf *out) {
+    out->len = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        if (errno == ELOOP)
+            return gd_fail(GD_ERR_PERMISSION, "%s is a symbolic link; point at the key file itself",
+                           path);
+        return gd_fail(errno == ENOENT ? GD_ERR_NOT_FOUND : GD_ERR_IO, "cannot open %s: %s",
+                       path, strerror(errno));
+    }
+    struct stat st;
+    gd_status s = GD_OK;
+    /* fstat on the open descriptor: the checked file is the file we read. */
+    if (fstat(fd, &st) != 0) {
+        s = gd_fail(GD_ERR_IO, "cannot stat %s: %s", path, strerror(errno));
+    } else if (!S_ISREG(st.st_mode)) {
+        s = gd_fail(GD_ERR_PERMISSION, "%s is not a regular file", path);
+    } else if ((st.st_mode & 077) != 0) {
+        s = gd_fail(GD_ERR_PERMISSION,
+                    "%s has mode %04o and is open to group or others; run 'chmod 600 %s'", path,
+                    (unsigned)(st.st_mode & 07777), path);
+    } else if ((uint64_t)st.st_size > max_len) {
+        s = gd_fail(GD_ERR_LIMIT, "%s is larger than %zu bytes", path, max_len);
+    } else {
+        s = gd_read_fd(fd, path, max_len, (size_t)st.st_size, out);
+    }
+    close(fd);
+    return s;
+}
+
+static gd_status gd_fsync_parent_dir(const char *path) {
+    char *copy = strdup(path);
+    if (copy == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    int dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    free(copy);
+    if (dfd < 0)
+        return gd_fail(GD_ERR_IO, "cannot open directory of %s: %s", path, strerror(errno));
+    int rc = fsync(dfd);
+    close(dfd);
+    if (rc != 0)
+        return gd_fail(GD_ERR_IO, "fsync of directory of %s failed: %s", path, strerror(errno));
+    return GD_OK;
+}
+
+gd_status gd_file_create_private(const char *path, const void *data, size_t len) {
+    struct stat st;
+    if (lstat(path, &st) == 0)
+        return gd_fail(GD_ERR_EXISTS, "%s already exists; refusing to overwrite it", path);
+    size_t tmp_len = strlen(path) + sizeof ".tmp-XXXXXX";
+    char *tmp = malloc(tmp_len);
+    if (tmp == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    snprintf(tmp, tmp_len, "%s.tmp-XXXXXX", path);
+    int fd = mkostemp(tmp, O_CLOEXEC); /* created with mode 0600 */
+    if (fd < 0) {
+        gd_status s = gd_fail(errno == ENOENT ? GD_ERR_NOT_FOUND : GD_ERR_IO,
+                              "cannot create %s: %s", path, strerror(errno));
+        free(tmp);
+        return s;
+    }
+    gd_status s = GD_OK;
+    const uint8_t *p = data;
+    size_t left = len;
+    if (fchmod(fd, 0600) != 0)
+        s = gd_fail(GD_ERR_IO, "chmod 600 on %s failed: %s", tmp, strerror(errno));
+    while (s == GD_OK && left > 0) {
+        ssize_t n = write(fd, p, left);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0) {
+            s = gd_fail(GD_ERR_IO, "writing %s: %s", path, strerror(errno));
+            break;
+        }
+        p += n;
+        left -= (size_t)n;
+    }
+    if (s == GD_OK && fsync(fd) != 0)
+        s = gd_fail(GD_ERR_IO, "fsync of %s failed: %s", path, strerror(errno));
+    close(fd);
+    /* link() fails if path appeared meanwhile: never overwrite. */
+    if (s == GD_OK && link(tmp, path) != 0)
+        s = gd_fail(errno == EEXIST ? GD_ERR_EXISTS : GD_ERR_IO, "cannot create %s: %s", path,
+                    strerror(errno));
+    unlink(tmp);
+    free(tmp);
+    if (s == GD_OK)
+        s = gd_fsync_parent_dir(path);
+    return s;
+}

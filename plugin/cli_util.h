@@ -1,0 +1,33 @@
+/* Helpers shared by the command implementations. */
+#ifndef GD_PLUGIN_CLI_UTIL_H
+#define GD_PLUGIN_CLI_UTIL_H
+
+#include <jansson.h>
+
+#include "chain/keys.h"
+#include "chain/rpc.h"
+#include "plugin/cli.h"
+
+/* Options of every command that talks to a node. */
+#define GD_RPC_OPTS                                                                           \
+    {"node", "URL", "CometBFT RPC address (default " GD_RPC_URL_DEFAULT ")"},                 \
+        {"timeout", "DURATION", "per-request timeout, e.g. 10s (default 10s)"},               \
+        {"retries", "N", "retries after network errors, with backoff (default 3)"}
+
+/* Opens an RPC client from --node/--timeout/--retries; prints errors. */
+int gd_cli_open_rpc(gd_cli *cli, gd_args *args, gd_rpc **rpc);
+
+/* Reads --key FILE into key; prints errors. Returns an exit code or -1. */
+int gd_cli_load_key(gd_cli *cli, gd_args *args, gd_key *key);
+
+/* Prints a JSON value (consumed) indented, with a trailing newline. */
+int gd_cli_print_json(gd_cli *cli, json_t *value);
+
+/* Parses a non-negative integer option; absent leaves *out unchanged.
+ * Returns an exit code on error, -1 on success. */
+int gd_cli_u64_opt(gd_cli *cli, gd_args *args, const char *name, uint64_t *out);
+
+/* Parses a duration option in milliseconds; absent leaves *out unchanged. */
+int gd_cli_duration_opt(gd_cli *cli, gd_args *args, const char *name, long *out_ms);
+
+#endif

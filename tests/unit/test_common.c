@@ -1,0 +1,157 @@
+/* common/: hex, base64, hashes, number parsing, private files. */
+#include <sys/stat.h>
+
+#include "common/base64.h"
+#include "common/bytes.h"
+#include "common/file.h"
+#include "common/hash.h"
+#include "common/parse.h"
+#include "common/secure.h"
+#include "tests/testkit.h"
+
+static void test_hex(void) {
+    uint8_t out[8];
+    size_t n = 0;
+    char text[17];
+    CHECK_OK(gd_hex_decode(out, sizeof out, &n, "00ff10Ab", 8));
+    CHECK(n == 4 && out[0] == 0 && out[1] == 0xff && out[2] == 0x10 && out[3] == 0xab);
+    gd_hex_encode(text, out, 4, false);
+    CHECK_STR_EQ(text, "00ff10ab");
+    gd_hex_encode(text, out, 4, true);
+    CHECK_STR_EQ(text, "00FF10AB");
+    CHECK_STATUS(gd_hex_decode(out, sizeof out, &n, "abc", 3), GD_ERR_PARSE);
+    CHECK_STATUS(gd_hex_decode(out, sizeof out, &n, "zz", 2), GD_ERR_PARSE);
+    CHECK_STATUS(gd_hex_decode(out, 1, &n, "0011", 4), GD_ERR_LIMIT);
+}
+
+/* RFC 4648 section 10 test vectors. */
+static void test_base64_rfc4648(void) {
+    static const char *const vec[][2] = {
+        {"", ""},           {"f", "Zg=="},          {"fo", "Zm8="},        {"foo", "Zm9v"},
+        {"foob", "Zm9vYg=="}, {"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"},
+    };
+    for (size_t i = 0; i < sizeof vec / sizeof vec[0]; i++) {
+        char enc[16];
+        uint8_t dec[16];
+        size_t n = 99;
+        gd_base64_encode(enc, (const uint8_t *)vec[i][0], strlen(vec[i][0]));
+        CHECK_STR_EQ(enc, vec[i][1]);
+        CHECK(gd_base64_encoded_len(strlen(vec[i][0])) == strlen(vec[i][1]));
+        CHECK_OK(gd_base64_decode(dec, sizeof dec, &n, vec[i][1], strlen(vec[i][1])));
+        CHECK(n == strlen(vec[i][0]) && memcmp(dec, vec[i][0], n) == 0);
+    }
+}
+
+static void test_base64_strict(void) {
+    uint8_t out[16];
+    size_t n;
+    const char *bad[] = {"Zg=", "Zg", "Z===", "Zh==", "Zm9=", "Zm 9", "=Zm9", "Zm=v", "Zg==Zg==",
+                         "Zm9v\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(gd_base64_decode(out, sizeof out, &n, bad[i], strlen(bad[i])) != GD_OK);
+    CHECK_STATUS(gd_base64_decode(out, 2, &n, "Zm9v", 4), GD_ERR_LIMIT);
+}
+
+/* FIPS 180-2 "abc", RIPEMD-160 paper "abc", RFC 4231 case 1 (SHA-512), and
+ * RFC 6070-style PBKDF2 cross-checked against the BIP39 seed vector. */
+static void test_hashes(void) {
+    uint8_t d[64];
+    gd_sha256(d, "abc", 3);
+    CHECK_HEX_EQ(d, 32, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    gd_ripemd160(d, "abc", 3);
+    CHECK_HEX_EQ(d, 20, "8eb208f7e05d987a9b044a8e98c6b087f15a0bfc");
+    uint8_t key[20];
+    memset(key, 0x0b, sizeof key);
+    gd_hmac_sha512(d, key, sizeof key, "Hi There", 8);
+    CHECK_HEX_EQ(d, 64,
+                 "87aa7cdea5ef619d4ff0b4241a1d6cb02379f4e2ce4ec2787ad0b30545e17cdedaa833b7d6b8a70"
+                 "2038b274eaea3f4e4be9d914eeb61f1702e696c203a126854");
+    gd_sha256_ctx *ctx;
+    CHECK_OK(gd_sha256_begin(&ctx));
+    gd_sha256_update(ctx, "a", 1);
+    gd_sha256_update(ctx, "bc", 2);
+    gd_sha256_finish(ctx, d);
+    CHECK_HEX_EQ(d, 32, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+static void test_parse(void) {
+    uint64_t u;
+    int64_t i;
+    CHECK_OK(gd_parse_u64("18446744073709551615", &u));
+    CHECK(u == UINT64_MAX);
+    CHECK_STATUS(gd_parse_u64("18446744073709551616", &u), GD_ERR_PARSE);
+    CHECK_STATUS(gd_parse_u64("", &u), GD_ERR_PARSE);
+    CHECK_STATUS(gd_parse_u64("-1", &u), GD_ERR_PARSE);
+    CHECK_STATUS(gd_parse_u64("1 ", &u), GD_ERR_PARSE);
+    CHECK_STATUS(gd_parse_u64("+1", &u), GD_ERR_PARSE);
+    CHECK_OK(gd_parse_i64("-9223372036854775808", &i));
+    CHECK(i == INT64_MIN);
+    CHECK_OK(gd_parse_i64("9223372036854775807", &i));
+    CHECK(i == INT64_MAX);
+    CHECK_STATUS(gd_parse_i64("9223372036854775808", &i), GD_ERR_PARSE);
+    CHECK_STATUS(gd_parse_i64("-", &i), GD_ERR_PARSE);
+    int64_t ms;
+    CHECK_OK(gd_parse_duration_ms("500ms", &ms));
+    CHECK(ms == 500);
+    CHECK_OK(gd_parse_duration_ms("1.5s", &ms));
+    CHECK(ms == 1500);
+    CHECK_OK(gd_parse_duration_ms("2m", &ms));
+    CHECK(ms == 120000);
+    CHECK_OK(gd_parse_duration_ms("250", &ms));
+    CHECK(ms == 250);
+    CHECK_STATUS(gd_parse_duration_ms("s", &ms), GD_ERR_PARSE);
+    CHECK_STATUS(gd_parse_duration_ms("1x", &ms), GD_ERR_PARSE);
+    CHECK_STATUS(gd_parse_duration_ms("1.2345s", &ms), GD_ERR_PARSE);
+    CHECK_STATUS(gd_parse_duration_ms("99999999999999999999h", &ms), GD_ERR_PARSE);
+}
+
+static void test_private_files(void) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/secret", gd_test_tmpdir());
+    CHECK_OK(gd_file_create_private(path, "s3cret", 6));
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+    CHECK_STATUS(gd_file_create_private(path, "other", 5), GD_ERR_EXISTS);
+    gd_buf buf = {0};
+    CHECK_OK(gd_file_read_private(path, 100, &buf));
+    CHECK(buf.len == 6 && memcmp(buf.data, "s3cret", 6) == 0);
+    gd_buf_wipe_free(&buf);
+    CHECK_STATUS(gd_file_read_private(path, 3, &buf), GD_ERR_LIMIT);
+    gd_buf_wipe_free(&buf);
+    CHECK(chmod(path, 0640) == 0);
+    CHECK_STATUS(gd_file_read_private(path, 100, &buf), GD_ERR_PERMISSION);
+    CHECK(strstr(gd_error_detail(), "chmod 600") != NULL);
+    CHECK(chmod(path, 0604) == 0);
+    CHECK_STATUS(gd_file_read_private(path, 100, &buf), GD_ERR_PERMISSION);
+    CHECK(chmod(path, 0400) == 0);
+    CHECK_OK(gd_file_read_private(path, 100, &buf));
+    gd_buf_wipe_free(&buf);
+    char missing[620];
+    snprintf(missing, sizeof missing, "%s/none", gd_test_tmpdir());
+    CHECK_STATUS(gd_file_read_private(missing, 100, &buf), GD_ERR_NOT_FOUND);
+    char nodir[620];
+    snprintf(nodir, sizeof nodir, "%s/no/such/dir/file", gd_test_tmpdir());
+    CHECK(gd_file_create_private(nodir, "x", 1) != GD_OK);
+    CHECK_STATUS(gd_file_read_private(gd_test_tmpdir(), 100, &buf), GD_ERR_PERMISSION);
+}
+
+static void test_random_and_wipe(void) {
+    uint8_t a[32] = {0}, b[32] = {0};
+    CHECK_OK(gd_random_bytes(a, sizeof a));
+    CHECK_OK(gd_random_bytes(b, sizeof b));
+    CHECK(memcmp(a, b, sizeof a) != 0);
+    gd_wipe(a, sizeof a);
+    static const uint8_t zero[32];
+    CHECK(memcmp(a, zero, sizeof a) == 0);
+}
+
+int main(void) {
+    RUN_TEST(test_hex);
+    RUN_TEST(test_base64_rfc4648);
+    RUN_TEST(test_base64_strict);
+    RUN_TEST(test_hashes);
+    RUN_TEST(test_parse);
+    RUN_TEST(test_private_files);
+    RUN_TEST(test_random_and_wipe);
+    return gd_test_finish();
+}

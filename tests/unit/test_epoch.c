@@ -1,0 +1,146 @@
+/* Gonka's epoch clock: stage heights, phases, epoch 0, wind-down truncation. */
+#include "chain/epoch.h"
+#include "tests/testkit.h"
+
+static void test_mainnet_stages(void) {
+    gd_epoch_params p;
+    gd_epoch_params_mainnet(&p);
+    CHECK_OK(gd_epoch_params_check(&p));
+    gd_epoch e = {.index = 5, .poc_start_block_height = 86400};
+    gd_epoch_stages s;
+    gd_epoch_stages_compute(&s, &e, &p);
+    /* Hand-computed from Gonka's formulas with poc 60, exchange 5, delay 5,
+     * validation 480, set-new-validators delay 120, cutoff 2, length 17280. */
+    CHECK(s.poc_start == 86400);
+    CHECK(s.poc_generation_wind_down == 86448);    /* + trunc(0.8*60) = 48 */
+    CHECK(s.poc_generation_end == 86460);
+    CHECK(s.poc_exchange_deadline == 86465);
+    CHECK(s.poc_validation_start == 86465);
+    CHECK(s.poc_validation_wind_down == 86849);    /* + trunc(0.8*480) = 384 */
+    CHECK(s.poc_validation_end == 86945);
+    CHECK(s.set_new_validators == 87065);
+    CHECK(s.claim_money == 87066);
+    CHECK(s.next_poc_start == 103680);
+    CHECK(s.inference_validation_cutoff == 103678);
+}
+
+static void test_phases(void) {
+    gd_epoch_params p;
+    gd_epoch_params_mainnet(&p);
+    gd_epoch e = {.index = 5, .poc_start_block_height = 86400};
+    struct {
+        int64_t h;
+        gd_epoch_phase phase;
+    } cases[] = {
+        {86399, GD_PHASE_INFERENCE},          {86400, GD_PHASE_POC_GENERATE},
+        {86447, GD_PHASE_POC_GENERATE},       {86448, GD_PHASE_POC_GENERATE_WIND_DOWN},
+        {86464, GD_PHASE_POC_GENERATE_WIND_DOWN}, {86465, GD_PHASE_POC_VALIDATE},
+        {86848, GD_PHASE_POC_VALIDATE},       {86849, GD_PHASE_POC_VALIDATE_WIND_DOWN},
+        {86944, GD_PHASE_POC_VALIDATE_WIND_DOWN}, {86945, GD_PHASE_INFERENCE},
+        {103679, GD_PHASE_INFERENCE},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gd_epoch_phase got = gd_epoch_phase_at(&e, &p, cases[i].h);
+        if (got != cases[i].phase)
+            fprintf(stderr, "height %lld: %s, expected %s\n", (long long)cases[i].h,
+                    gd_epoch_phase_name(got), gd_epoch_phase_name(cases[i].phase));
+        CHECK(got == cases[i].phase);
+    }
+    CHECK_STR_EQ(gd_epoch_phase_name(GD_PHASE_POC_VALIDATE_WIND_DOWN), "PoCValidateWindDown");
+}
+
+/* 0.8 * duration truncates toward zero: 7 -> 5, 3 -> 2, 1 -> 0. */
+static void test_wind_down_truncation(void) {
+    gd_epoch_params p = {.epoch_length = 100, .epoch_multiplier = 1, .epoch_shift = 90,
+                         .poc_stage_duration = 7, .poc_exchange_duration = 1,
+                         .poc_validation_delay = 1, .poc_validation_duration = 3,
+                         .set_new_validators_delay = 1, .inference_pruning_epoch_threshold = 1};
+    CHECK_OK(gd_epoch_params_check(&p));
+    gd_epoch e = {.index = 2, .poc_start_block_height = 110};
+    gd_epoch_stages s;
+    gd_epoch_stages_compute(&s, &e, &p);
+    CHECK(s.poc_generation_wind_down == 115);
+    CHECK(s.poc_validation_start == 118);
+    CHECK(s.poc_validation_wind_down == 120);
+    CHECK(s.poc_validation_end == 121);
+    CHECK(s.set_new_validators == 122 && s.claim_money == 123);
+    p.poc_stage_duration = 1;
+    gd_epoch_stages_compute(&s, &e, &p);
+    CHECK(s.poc_generation_wind_down == 110);
+    /* A zero-length generate phase: the first PoC block is already wind-down. */
+    CHECK(gd_epoch_phase_at(&e, &p, 110) == GD_PHASE_POC_GENERATE_WIND_DOWN);
+    /* The float64 form Gonka uses equals floor(4d/5) over the whole range. */
+    for (int64_t d = 1; d <= 200000; d++) {
+        p.poc_stage_duration = d;
+        gd_epoch_stages_compute(&s, &e, &p);
+        if (s.poc_generation_wind_down - 110 != d * 4 / 5) {
+            CHECK(0);
+            break;
+        }
+    }
+}
+
+static void test_epoch_zero(void) {
+    gd_epoch_params p = {.epoch_length = 100, .epoch_multiplier = 1, .epoch_shift = 90,
+                         .poc_stage_duration = 20, .poc_exchange_duration = 1,
+                         .poc_validation_delay = 1, .poc_validation_duration = 10,
+                         .set_new_validators_delay = 1, .inference_validation_cutoff = 3,
+                         .inference_pruning_epoch_threshold = 1};
+    gd_epoch e = {.index = 0, .poc_start_block_height = 0};
+    gd_epoch_stages s;
+    gd_epoch_stages_compute(&s, &e, &p);
+    CHECK(s.poc_start == 0 && s.poc_generation_end == 0 && s.set_new_validators == 0 &&
+          s.claim_money == 0);
+    CHECK(s.next_poc_start == 10); /* epoch_length - epoch_shift: epoch 1 starts at 10 */
+    CHECK(s.inference_validation_cutoff == 7);
+    for (int64_t h = 0; h < 10; h++)
+        CHECK(gd_epoch_phase_at(&e, &p, h) == GD_PHASE_INFERENCE);
+    CHECK(gd_epoch_effective_index(&e, &p, 5) == 0);
+}
+
+static void test_effective_epoch(void) {
+    gd_epoch_params p;
+    gd_epoch_params_mainnet(&p);
+    gd_epoch e = {.index = 5, .poc_start_block_height = 86400};
+    CHECK(gd_epoch_effective_index(&e, &p, 86400) == 4);
+    CHECK(gd_epoch_effective_index(&e, &p, 87064) == 4);
+    CHECK(gd_epoch_effective_index(&e, &p, 87065) == 5);
+    CHECK(gd_epoch_effective_index(&e, &p, 100000) == 5);
+}
+
+static void test_param_checks(void) {
+    gd_epoch_params good;
+    gd_epoch_params_mainnet(&good);
+    gd_epoch_params p;
+#define BAD(field, value)                                    \
+    do {                                                     \
+        p = good;                                            \
+        p.field = value;                                     \
+        CHECK_STATUS(gd_epoch_params_check(&p), GD_ERR_INVALID); \
+    } while (0)
+    BAD(epoch_length, 0);
+    BAD(epoch_multiplier, 0);
+    BAD(default_unit_of_compute_price, -1);
+    BAD(poc_stage_duration, 0);
+    BAD(poc_exchange_duration, -1);
+    BAD(poc_validation_delay, -1);
+    BAD(poc_validation_duration, 0);
+    BAD(set_new_validators_delay, -1);
+    BAD(inference_validation_cutoff, -1);
+    BAD(inference_pruning_epoch_threshold, 0);
+    BAD(epoch_length, INT64_MAX);
+    BAD(epoch_shift, INT64_MIN);
+#undef BAD
+    CHECK_STATUS(gd_epoch_params_check(&(gd_epoch_params){0}), GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "epoch length must be positive") != NULL);
+}
+
+int main(void) {
+    RUN_TEST(test_mainnet_stages);
+    RUN_TEST(test_phases);
+    RUN_TEST(test_wind_down_truncation);
+    RUN_TEST(test_epoch_zero);
+    RUN_TEST(test_effective_epoch);
+    RUN_TEST(test_param_checks);
+    return gd_test_finish();
+}
