@@ -33,6 +33,7 @@ void gd_rpc_options_default(gd_rpc_options *opt) {
     opt->max_retries = 3;
     opt->retry_base_ms = 200;
     opt->retry_cap_ms = 5000;
+    opt->max_response = GD_RPC_MAX_RESPONSE;
 }
 
 gd_status gd_rpc_open(gd_rpc **out, const char *url, const gd_rpc_options *opt) {
@@ -89,13 +90,14 @@ const gd_rpc_error *gd_rpc_last_error(const gd_rpc *rpc) { return &rpc->last_err
 
 typedef struct gd_http_body {
     gd_buf buf;
+    size_t limit;
     int too_large;
 } gd_http_body;
 
 static size_t gd_rpc_write(char *data, size_t size, size_t nmemb, void *user) {
     gd_http_body *body = user;
     size_t n = size * nmemb;
-    if (body->buf.len + n > GD_RPC_MAX_RESPONSE) {
+    if (body->buf.len + n > body->limit) {
         body->too_large = 1;
         return 0; /* aborts the transfer with CURLE_WRITE_ERROR */
     }
@@ -132,8 +134,8 @@ static gd_status gd_rpc_post(gd_rpc *rpc, const char *request, gd_http_body *bod
         return GD_OK;
     case CURLE_WRITE_ERROR:
         if (body->too_large)
-            return gd_fail(GD_ERR_LIMIT, "node answer from %s exceeds %u bytes", rpc->url,
-                           GD_RPC_MAX_RESPONSE);
+            return gd_fail(GD_ERR_LIMIT, "node answer from %s exceeds %zu bytes", rpc->url,
+                           body->limit);
         return gd_fail(GD_ERR_NOMEM, "out of memory reading the node answer");
     case CURLE_OPERATION_TIMEDOUT:
         *retryable = 1;
@@ -188,7 +190,8 @@ gd_status gd_rpc_call(gd_rpc *rpc, const char *method, json_t *params, json_t **
     json_decref(req);
     if (text == NULL)
         return gd_fail(GD_ERR_NOMEM, "cannot encode the JSON-RPC request");
-    gd_http_body body = {0};
+    gd_http_body body = {.limit = rpc->opt.max_response ? rpc->opt.max_response
+                                                       : GD_RPC_MAX_RESPONSE};
     gd_status s = GD_OK;
     for (int attempt = 0;; attempt++) {
         long http = 0;

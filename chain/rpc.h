@@ -31,6 +31,7 @@ typedef struct gd_rpc_options {
     int max_retries;         /* transport retries after the first try; default 3 */
     long retry_base_ms;      /* first backoff; default 200 */
     long retry_cap_ms;       /* largest backoff; default 5000 */
+    size_t max_response;     /* refuse larger answers; default GD_RPC_MAX_RESPONSE */
 } gd_rpc_options;
 
 /* The JSON-RPC error of the last failed call (code 0 when the failure was

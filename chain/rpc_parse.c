@@ -208,6 +208,8 @@ gd_status gd_rpc_parse_tx(const json_t *result, gd_tx_result *out) {
     GD_TRY(gd_json_hash(result, "hash", 0, out->hash));
     GD_TRY(gd_json_i64(result, "height", 0, &out->height));
     GD_TRY(gd_json_u32(result, "index", &out->index));
+    if (out->height <= 0)
+        return gd_fail(GD_ERR_PARSE, "tx answer has no positive height");
     const json_t *txr = json_object_get(result, "tx_result");
     if (txr == NULL || json_is_null(txr))
         return GD_OK; /* every field at its zero value */
@@ -216,8 +218,6 @@ gd_status gd_rpc_parse_tx(const json_t *result, gd_tx_result *out) {
     GD_TRY(gd_json_abci_code(txr, &out->result));
     GD_TRY(gd_json_i64(txr, "gas_wanted", 1, &out->gas_wanted));
     GD_TRY(gd_json_i64(txr, "gas_used", 1, &out->gas_used));
-    if (out->height <= 0)
-        return gd_fail(GD_ERR_PARSE, "tx answer has no positive height");
     return GD_OK;
 }
 

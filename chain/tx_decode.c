@@ -7,6 +7,7 @@
 
 #include "chain/address.h"
 #include "chain/keys.h"
+#include "chain/pb_strict.h"
 #include "chain/tx.h"
 #include "common/base64.h"
 #include "common/bytes.h"
@@ -66,17 +67,6 @@ static gd_status gd_txraw_check_canonical(const uint8_t *p, size_t len) {
     return GD_OK;
 }
 
-static gd_status gd_check_unknown(const ProtobufCMessage *m, const char *what,
-                                  int allow_non_critical) {
-    for (size_t i = 0; i < m->n_unknown_fields; i++) {
-        uint32_t tag = m->unknown_fields[i].tag;
-        if (allow_non_critical && (tag & 1024u))
-            continue;
-        return gd_fail(GD_ERR_PARSE, "%s has unknown field %u", what, tag);
-    }
-    return GD_OK;
-}
-
 gd_status gd_tx_decode(gd_decoded_tx **out, const uint8_t *raw, size_t len) {
     if (len > GD_TX_MAX_BYTES)
         return gd_fail(GD_ERR_LIMIT, "transaction is %zu bytes, more than %d", len,
@@ -105,8 +95,8 @@ gd_status gd_tx_decode(gd_decoded_tx **out, const uint8_t *raw, size_t len) {
         s = gd_fail(GD_ERR_PARSE, "TxRaw.auth_info_bytes is not an AuthInfo");
         goto fail;
     }
-    if ((s = gd_check_unknown(&tx->body->base, "TxBody", 1)) != GD_OK ||
-        (s = gd_check_unknown(&tx->auth->base, "AuthInfo", 0)) != GD_OK)
+    if ((s = gd_pb_reject_unknown(&tx->body->base, true)) != GD_OK ||
+        (s = gd_pb_reject_unknown(&tx->auth->base, false)) != GD_OK)
         goto fail;
     if (tx->body->n_messages == 0) {
         s = gd_fail(GD_ERR_PARSE, "transaction has no messages");

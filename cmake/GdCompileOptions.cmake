@@ -1,11 +1,20 @@
 # Warnings and sanitizers for the project's own targets.
 set(GD_WARNINGS -Wall -Wextra -Wpedantic -Wshadow -Wformat=2 -Wstrict-prototypes
-    -Wmissing-prototypes -Wno-unused-parameter
-    -Wno-format-truncation) # truncating snprintf is deliberate (bounded details)
+    -Wmissing-prototypes -Wno-unused-parameter)
+if(CMAKE_C_COMPILER_ID STREQUAL "GNU")
+  list(APPEND GD_WARNINGS -Wno-format-truncation) # truncating snprintf is deliberate
+endif()
 # _GNU_SOURCE: getrandom, explicit_bzero, open_memstream, memmem.
 add_compile_definitions(_GNU_SOURCE)
 
-if(GD_SANITIZE)
+if(GD_FUZZ)
+  if(NOT CMAKE_C_COMPILER_ID STREQUAL "Clang")
+    message(FATAL_ERROR "GD_FUZZ needs clang: configure with CC=clang")
+  endif()
+  # Coverage instrumentation everywhere; fuzz binaries add -fsanitize=fuzzer.
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+elseif(GD_SANITIZE)
   add_compile_options(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
 endif()

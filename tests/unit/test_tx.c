@@ -227,6 +227,56 @@ static void test_strict_decoder(void) {
     uint8_t varint_field[] = {0x08, 0x01};
     CHECK_STATUS(gd_tx_decode(&dec, varint_field, sizeof varint_field), GD_ERR_PARSE);
     CHECK_STATUS(gd_tx_decode(&dec, tx, 0), GD_ERR_PARSE);
+
+    /* Unknown fields: TxBody tolerates non-critical ones (number >= 1024),
+     * AuthInfo none, at any depth; field number 0 never. */
+    struct {
+        const uint8_t *extra;
+        size_t len;
+        bool in_body;
+        gd_status want;
+    } cases[] = {
+        {(const uint8_t *)"\x88\x40\x01", 3, true, GD_OK},          /* field 1025 varint */
+        {(const uint8_t *)"\x30\x01", 2, true, GD_ERR_PARSE},        /* field 6 */
+        {(const uint8_t *)"\x20\x01", 2, false, GD_ERR_PARSE},       /* AuthInfo field 4 */
+        {(const uint8_t *)"\x88\x40\x01", 3, false, GD_ERR_PARSE},  /* even non-critical */
+        {(const uint8_t *)"\x1a\x02\x30\x01", 4, false, GD_ERR_PARSE}, /* Tip{6: 1}, nested */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint8_t b2[600], a2[600], out[1400];
+        memcpy(b2, body, nb);
+        memcpy(a2, auth, na);
+        size_t nb2 = nb, na2 = na;
+        if (cases[i].in_body) {
+            memcpy(b2 + nb, cases[i].extra, cases[i].len);
+            nb2 += cases[i].len;
+        } else {
+            memcpy(a2 + na, cases[i].extra, cases[i].len);
+            na2 += cases[i].len;
+        }
+        size_t k = 0;
+        out[k++] = 0x0a;
+        out[k++] = (uint8_t)(nb2 | 0x80);
+        out[k++] = (uint8_t)(nb2 >> 7);
+        memcpy(out + k, b2, nb2);
+        k += nb2;
+        out[k++] = 0x12;
+        out[k++] = (uint8_t)na2;
+        memcpy(out + k, a2, na2);
+        k += na2;
+        out[k++] = 0x1a;
+        out[k++] = 64;
+        memcpy(out + k, sig, 64);
+        k += 64;
+        gd_status got = gd_tx_decode(&dec, out, k);
+        if (got != cases[i].want)
+            fprintf(stderr, "unknown-field case %zu: %s (%s)\n", i, gd_status_name(got),
+                    gd_error_detail());
+        CHECK(got == cases[i].want);
+        if (got == GD_OK)
+            gd_decoded_tx_free(dec);
+        dec = NULL;
+    }
 }
 
 int main(void) {

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Checks the layering rule on #include lines: a folder may include only the
+# folders it depends on (docs/architecture.md):
+#   common <- proofs <- {chain, trainer};  common <- kernels <- trainer;
+#   plugin wires chain, trainer, proofs;   chain and trainer never meet.
+set -euo pipefail
+root="${1:-$(dirname "$0")/..}"
+cd "$root"
+
+allowed() {
+  case "$1" in
+    common)   echo "common" ;;
+    proofs)   echo "common proofs" ;;
+    kernels)  echo "common kernels" ;;
+    chain)    echo "common proofs chain" ;;
+    trainer)  echo "common proofs kernels trainer" ;;
+    plugin)   echo "common proofs kernels chain trainer plugin" ;;
+    localnet) echo "common proofs chain localnet" ;;
+    bench)    echo "common proofs kernels chain trainer plugin localnet bench tests" ;;
+    tests)    echo "common proofs kernels chain trainer plugin localnet tests" ;;
+  esac
+}
+
+layers="common proofs kernels chain trainer plugin localnet bench tests"
+status=0
+for layer in $layers; do
+  [ -d "$layer" ] || continue
+  ok=$(allowed "$layer")
+  while IFS= read -r line; do
+    file=${line%%:*}
+    inc=$(printf '%s' "$line" | sed -n 's/.*#include "\([a-z_]*\)\/.*/\1/p')
+    [ -n "$inc" ] || continue
+    case " $layers " in *" $inc "*) ;; *) continue ;; esac # generated protos etc.
+    case " $ok " in
+      *" $inc "*) ;;
+      *) echo "layer violation: $file includes $inc/ (allowed: $ok)"; status=1 ;;
+    esac
+  done < <(grep -rn --include='*.c' --include='*.h' --include='*.cu' --include='*.cuh' \
+             '#include "' "$layer" || true)
+done
+[ $status -eq 0 ] && echo "layers ok"
+exit $status
