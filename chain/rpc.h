@@ -17,80 +17,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/bytes.h"
+#include "chain/rpc_parse.h"
+#include "chain/rpc_types.h"
 #include "common/status.h"
-
-#define GD_RPC_URL_DEFAULT "http://127.0.0.1:26657"
-#define GD_RPC_MAX_RESPONSE (64u << 20) /* refuse answers larger than 64 MiB */
-#define GD_CODESPACE_MAX 64
-#define GD_LOG_MAX 1024
-
-typedef struct gd_rpc_options {
-    long timeout_ms;         /* whole request; default 10000 */
-    long connect_timeout_ms; /* default 3000 */
-    int max_retries;         /* transport retries after the first try; default 3 */
-    long retry_base_ms;      /* first backoff; default 200 */
-    long retry_cap_ms;       /* largest backoff; default 5000 */
-    size_t max_response;     /* refuse larger answers; default GD_RPC_MAX_RESPONSE */
-} gd_rpc_options;
-
-/* The JSON-RPC error of the last failed call (code 0 when the failure was
- * not a JSON-RPC error). */
-typedef struct gd_rpc_error {
-    int64_t code;
-    char message[256];
-    char data[GD_LOG_MAX];
-} gd_rpc_error;
-
-/* An ABCI outcome: code 0 is success; otherwise codespace/code/log say why. */
-typedef struct gd_abci_code {
-    uint32_t code;
-    char codespace[GD_CODESPACE_MAX];
-    char log[GD_LOG_MAX];
-} gd_abci_code;
-
-typedef struct gd_node_status {
-    char network[64]; /* the chain-id */
-    char moniker[128];
-    char version[64];
-    char node_id[64];
-    int64_t latest_block_height;
-    char latest_block_hash[65];
-    char latest_app_hash[65];
-    char latest_block_time[40];
-    int64_t earliest_block_height;
-    bool catching_up;
-} gd_node_status;
-
-typedef struct gd_abci_query_result {
-    gd_abci_code result;
-    int64_t height;
-    gd_buf value; /* protobuf response bytes; owned */
-} gd_abci_query_result;
-
-typedef struct gd_broadcast_result {
-    gd_abci_code result; /* CheckTx outcome */
-    char hash[65];       /* the node's hash, upper-case hex */
-} gd_broadcast_result;
-
-typedef struct gd_tx_result {
-    gd_abci_code result; /* DeliverTx / ExecTxResult outcome */
-    char hash[65];
-    int64_t height;
-    uint32_t index;
-    int64_t gas_wanted;
-    int64_t gas_used;
-} gd_tx_result;
-
-typedef struct gd_block_info {
-    int64_t height;
-    char chain_id[64];
-    char hash[65];
-    char time[40];
-    char app_hash[65];
-    char proposer[65];
-    size_t n_txs;
-} gd_block_info;
 
 typedef struct gd_rpc gd_rpc;
 
@@ -129,22 +58,5 @@ gd_status gd_rpc_tx(gd_rpc *rpc, const uint8_t hash[32], gd_tx_result *out) GD_M
 
 /* height 0 = latest. */
 gd_status gd_rpc_block(gd_rpc *rpc, int64_t height, gd_block_info *out) GD_MUST_CHECK;
-
-/* --- Response parsing (pure; used by the client and the fuzz targets) ---- */
-
-/* Parses a JSON-RPC response envelope. On success *result is a new
- * reference to "result"; a JSON-RPC "error" gives GD_ERR_RPC with err set. */
-gd_status gd_rpc_parse_envelope(const char *body, size_t len, json_t **result,
-                                gd_rpc_error *err) GD_MUST_CHECK;
-
-gd_status gd_rpc_parse_status(const json_t *result, gd_node_status *out) GD_MUST_CHECK;
-gd_status gd_rpc_parse_abci_query(const json_t *result, gd_abci_query_result *out) GD_MUST_CHECK;
-gd_status gd_rpc_parse_broadcast(const json_t *result, gd_broadcast_result *out) GD_MUST_CHECK;
-gd_status gd_rpc_parse_tx(const json_t *result, gd_tx_result *out) GD_MUST_CHECK;
-gd_status gd_rpc_parse_block(const json_t *result, gd_block_info *out) GD_MUST_CHECK;
-
-/* Renders a non-zero ABCI outcome as one line:
- * "codespace sdk, code 5: <log>" plus a hint for well-known codes. */
-void gd_abci_code_describe(const gd_abci_code *code, char *out, size_t cap);
 
 #endif

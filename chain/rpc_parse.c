@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "chain/rpc.h"
+#include "chain/rpc_parse.h"
 #include "common/base64.h"
 #include "common/parse.h"
 

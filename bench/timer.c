@@ -1,0 +1,23 @@
+/* Benchmark timing. */
+#include "bench/timer.h"
+
+#include <time.h>
+
+double gd_bench_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double gd_bench_rate(void (*fn)(void *ctx), void *ctx, double min_seconds, uint64_t min_ops) {
+    fn(ctx); /* warm up caches and lazy initialisation */
+    uint64_t ops = 0;
+    double start = gd_bench_now(), elapsed = 0;
+    do {
+        for (int i = 0; i < 16; i++)
+            fn(ctx);
+        ops += 16;
+        elapsed = gd_bench_now() - start;
+    } while (elapsed < min_seconds || ops < min_ops);
+    return (double)ops / elapsed;
+}

@@ -1,0 +1,15 @@
+/* Wall-clock timing for benchmarks: run a body until a time budget is
+ * spent and report operations per second. */
+#ifndef GD_BENCH_TIMER_H
+#define GD_BENCH_TIMER_H
+
+#include <stdint.h>
+
+/* Monotonic time in seconds. */
+double gd_bench_now(void);
+
+/* Calls fn(ctx) repeatedly for at least min_seconds (and at least min_ops
+ * times); returns the number of calls per second. */
+double gd_bench_rate(void (*fn)(void *ctx), void *ctx, double min_seconds, uint64_t min_ops);
+
+#endif
