@@ -4,6 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* 2^256 - 1, the largest cosmos math.Int. */
+static const char gd_amount_max[] =
+    "115792089237316195423570985008687907853269984665640564039457584007913129639935";
+
 static int gd_is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
 static int gd_is_digit(char c) { return c >= '0' && c <= '9'; }
 
@@ -31,6 +35,8 @@ gd_status gd_amount_check(const char *amount) {
             return gd_fail(GD_ERR_INVALID, "amount '%.80s' is not a whole number", amount);
     if (len > 1 && amount[0] == '0')
         return gd_fail(GD_ERR_INVALID, "amount '%.80s' has leading zeros", amount);
+    if (len == GD_AMOUNT_DIGITS_MAX && strcmp(amount, gd_amount_max) > 0)
+        return gd_fail(GD_ERR_INVALID, "amount is larger than 2^256 - 1");
     return GD_OK;
 }
 
@@ -49,14 +55,14 @@ gd_status gd_coin_parse(gd_coin *coin, const char *text) {
         return gd_fail(GD_ERR_INVALID, "'%.60s': amounts are whole numbers of the base denom "
                                        "(1 GNK = 1000000000ngonka)", text);
     if (digits > GD_AMOUNT_DIGITS_MAX)
-        return gd_fail(GD_ERR_INVALID, "'%.60s': amount has more than %d digits", text,
-                       GD_AMOUNT_DIGITS_MAX);
+        return gd_fail(GD_ERR_INVALID, "'%.60s': amount is larger than 2^256 - 1", text);
     const char *denom = p + digits;
     if (*denom == '\0')
         return gd_fail(GD_ERR_INVALID, "'%.60s' has no denom; write it like 1000ngonka", text);
     GD_TRY(gd_denom_check(denom));
     memcpy(coin->amount, p, digits);
     coin->amount[digits] = '\0';
+    GD_TRY(gd_amount_check(coin->amount));
     strcpy(coin->denom, denom);
     return GD_OK;
 }

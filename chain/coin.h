@@ -1,7 +1,7 @@
 /* Coin amounts as the Cosmos CLI takes them: "1000ngonka" or a comma list
- * "10ngonka,5stake". Amounts are non-negative decimal integers of up to 77
- * digits (they must fit cosmos math.Int's 256 bits); denoms follow the SDK's
- * rule [a-zA-Z][a-zA-Z0-9/:._-]{2,127}. */
+ * "10ngonka,5stake". Amounts are non-negative decimal integers no larger than
+ * 2^256 - 1 (cosmos math.Int's limit); denoms follow the SDK's rule
+ * [a-zA-Z][a-zA-Z0-9/:._-]{2,127}. */
 #ifndef GD_CHAIN_COIN_H
 #define GD_CHAIN_COIN_H
 
@@ -10,7 +10,7 @@
 #include "common/status.h"
 
 #define GD_DENOM_MAX 128
-#define GD_AMOUNT_DIGITS_MAX 77
+#define GD_AMOUNT_DIGITS_MAX 78 /* 2^256 - 1 has 78 digits */
 #define GD_COINS_MAX 16
 #define GD_DENOM_DEFAULT "ngonka"
 
@@ -32,7 +32,7 @@ gd_status gd_coins_parse(gd_coin *coins, size_t cap, size_t *count, const char *
 /* Validates a denom against the SDK's regular expression. */
 gd_status gd_denom_check(const char *denom) GD_MUST_CHECK;
 
-/* Validates an amount string (canonical decimal, <= 77 digits). */
+/* Validates an amount string (canonical decimal, at most 2^256 - 1). */
 gd_status gd_amount_check(const char *amount) GD_MUST_CHECK;
 
 #endif

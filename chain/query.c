@@ -15,20 +15,22 @@
  * and 38 ErrNotFound), which become GD_ERR_NOT_FOUND. err keeps the code. */
 static gd_status gd_query_run(gd_rpc *rpc, const char *path, const ProtobufCMessage *req,
                               gd_abci_query_result *res, gd_query_error *err) {
-    uint8_t stack[512];
+    gd_buf packed = {0};
     size_t size = protobuf_c_message_get_packed_size(req);
-    if (size > sizeof stack)
-        return gd_fail(GD_ERR_LIMIT, "query request too large");
-    size_t len = protobuf_c_message_pack(req, stack);
-    GD_TRY(gd_rpc_abci_query(rpc, path, stack, len, 0, res));
+    GD_TRY(gd_buf_reserve(&packed, size ? size : 1));
+    packed.len = protobuf_c_message_pack(req, packed.data);
+    gd_status s = gd_rpc_abci_query(rpc, path, packed.data, packed.len, 0, res);
+    gd_buf_free(&packed);
+    if (s != GD_OK)
+        return s;
     if (err)
         err->abci = res->result;
     if (res->result.code != 0) {
         char why[GD_LOG_MAX + 128];
         gd_abci_code_describe(&res->result, why, sizeof why);
         bool sdk = strcmp(res->result.codespace, "sdk") == 0;
-        gd_status s = sdk && (res->result.code == 22 || res->result.code == 38) ? GD_ERR_NOT_FOUND
-                                                                               : GD_ERR_CHAIN;
+        s = sdk && (res->result.code == 22 || res->result.code == 38) ? GD_ERR_NOT_FOUND
+                                                                      : GD_ERR_CHAIN;
         return gd_fail(s, "query %s failed: %s", path, why);
     }
     return GD_OK;
@@ -201,26 +203,9 @@ gd_status gd_query_simulate(gd_rpc *rpc, const uint8_t *tx, size_t len, uint64_t
     req.tx_bytes.data = (uint8_t *)tx;
     req.tx_bytes.len = len;
     gd_abci_query_result res = {0};
-    /* Simulate requests carry a whole transaction: pack on the heap. */
-    size_t size = protobuf_c_message_get_packed_size(&req.base);
-    gd_buf buf = {0};
-    gd_status s = gd_buf_reserve(&buf, size);
-    if (s == GD_OK) {
-        buf.len = protobuf_c_message_pack(&req.base, buf.data);
-        s = gd_rpc_abci_query(rpc, GD_PATH_SIMULATE, buf.data, buf.len, 0, &res);
-    }
-    gd_buf_free(&buf);
-    if (s == GD_OK) {
-        if (err)
-            err->abci = res.result;
-        if (res.result.code != 0) {
-            char why[GD_LOG_MAX + 128];
-            gd_abci_code_describe(&res.result, why, sizeof why);
-            s = gd_fail(GD_ERR_CHAIN, "simulation failed: %s", why);
-        } else {
-            s = gd_decode_simulate(res.value.data, res.value.len, gas_used);
-        }
-    }
+    gd_status s = gd_query_run(rpc, GD_PATH_SIMULATE, &req.base, &res, err);
+    if (s == GD_OK)
+        s = gd_decode_simulate(res.value.data, res.value.len, gas_used);
     gd_abci_query_result_free(&res);
     return s;
 }

@@ -1,5 +1,6 @@
 /* keys new | import | show. */
 #include <string.h>
+#include <sys/stat.h>
 
 #include "chain/address.h"
 #include "chain/bip32.h"
@@ -34,6 +35,13 @@ static int gd_run_keys_new(gd_cli *cli, gd_args *args) {
     const char *mnemonic_out = gd_arg(args, "mnemonic-out");
     if (out_path == NULL)
         return gd_cli_usage(cli, args, "--out FILE is required");
+    /* Refuse before creating anything, so no orphan backup is left behind. */
+    struct stat st;
+    const char *paths[2] = {out_path, mnemonic_out};
+    for (int i = 0; i < 2; i++)
+        if (paths[i] && lstat(paths[i], &st) == 0)
+            return gd_cli_fail(cli, gd_fail(GD_ERR_EXISTS, "%s already exists; refusing to "
+                                                           "overwrite it", paths[i]));
     gd_key key;
     char mnemonic[GD_BIP39_MNEMONIC_MAX + 2];
     gd_status s = gd_key_generate(&key, mnemonic, sizeof mnemonic);
@@ -88,6 +96,12 @@ static int gd_run_keys_import(gd_cli *cli, gd_args *args) {
     if (hex != NULL && (path || pass_file))
         return gd_cli_usage(cli, args, "--hd-path and --passphrase-file apply to "
                                        "--mnemonic-file only");
+    if (path != NULL) {
+        uint32_t idx[GD_HD_PATH_MAX_DEPTH];
+        size_t depth;
+        if (gd_hd_path_parse(idx, GD_HD_PATH_MAX_DEPTH, &depth, path) != GD_OK)
+            return gd_cli_fail(cli, gd_fail_context(GD_ERR_INVALID, "--hd-path"));
+    }
     gd_key key;
     gd_status s;
     if (hex != NULL) {

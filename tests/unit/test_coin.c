@@ -12,9 +12,12 @@ static void test_parse_one(void) {
     CHECK_OK(gd_coin_parse(&c, "0ngonka"));
     CHECK_STR_EQ(c.amount, "0");
     CHECK_OK(gd_coin_parse(&c, "5ibc/27394FB092D2ECCD56123C74F36E4C1F926001CEADA9CA97EA622B25F41E5EB2"));
-    /* 77 digits fit cosmos math.Int (256 bits); 78 do not. */
+    /* Up to 2^256 - 1 (cosmos math.Int); one more is refused. */
     CHECK_OK(gd_coin_parse(&c, "99999999999999999999999999999999999999999999999999999999999999999999999999999ngonka"));
+    CHECK_OK(gd_coin_parse(&c, "115792089237316195423570985008687907853269984665640564039457584007913129639935ngonka"));
+    CHECK(gd_coin_parse(&c, "115792089237316195423570985008687907853269984665640564039457584007913129639936ngonka") != GD_OK);
     CHECK(gd_coin_parse(&c, "999999999999999999999999999999999999999999999999999999999999999999999999999999ngonka") != GD_OK);
+    CHECK(gd_coin_parse(&c, "1000000000000000000000000000000000000000000000000000000000000000000000000000000ngonka") != GD_OK);
     const char *bad[] = {"", "ngonka", "1000", "-5ngonka", "1.5ngonka", "10 ngonka", "10ng",
                          "10ngonka!", "10Ngonka ", "12345678901234567890x"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)

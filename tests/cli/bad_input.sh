@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Runs the real gonka-diloco binary on malformed input: each case must exit
+# with the expected status (1 or 2), print exactly one line on stderr
+# starting "error: ", and never die from a signal.
+set -uo pipefail
+bin="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+"$bin" keys import --hex 0000000000000000000000000000000000000000000000000000000000000003 \
+  --out good.key >/dev/null || { echo "setup failed"; exit 1; }
+cp good.key open.key && chmod 644 open.key
+printf 'type: secp256k1\nprivkey: zz\n' > broken.key && chmod 600 broken.key
+printf 'abandon abandon abandon\n' > short.mnemonic && chmod 600 short.mnemonic
+printf 'legal winner thank year wave sausage worth useful legal winner thank yellow\n' > good.mnemonic
+chmod 600 good.mnemonic
+head -c 3000 /dev/urandom > noise.bin && chmod 600 noise.bin
+to=gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc
+off=(--offline --chain-id c --account-number 0 --sequence 0)
+
+fail=0
+check() { # expected-status description -- command...
+  local want="$1" what="$2"
+  shift 3
+  "$bin" "$@" >out.txt 2>err.txt
+  local rc=$?
+  local lines
+  lines=$(wc -l <err.txt)
+  if [ "$rc" -ne "$want" ] || [ "$lines" -ne 1 ] || ! grep -q '^error: ' err.txt; then
+    echo "FAIL: $what: status $rc (want $want), stderr:"
+    sed 's/^/    /' err.txt
+    fail=1
+  else
+    echo "ok: $what: $(cat err.txt)"
+  fi
+}
+
+check 2 "bad recipient checksum" -- tx send --key good.key --to gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahd --amount 1ngonka "${off[@]}"
+check 2 "recipient of another chain" -- tx send --key good.key --to cosmos1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmmk8rs6 --amount 1ngonka "${off[@]}"
+check 2 "empty recipient" -- tx send --key good.key --to "" --amount 1ngonka "${off[@]}"
+check 2 "amount without denom" -- tx send --key good.key --to $to --amount 1000 "${off[@]}"
+check 2 "negative amount" -- tx send --key good.key --to $to --amount -1ngonka "${off[@]}"
+check 2 "amount too large" -- tx send --key good.key --to $to --amount 999999999999999999999999999999999999999999999999999999999999999999999999999999ngonka "${off[@]}"
+check 2 "fractional amount" -- tx send --key good.key --to $to --amount 0.5gonka "${off[@]}"
+check 2 "duplicate denoms" -- tx send --key good.key --to $to --amount 1ngonka,2ngonka "${off[@]}"
+check 2 "bad fee" -- tx send --key good.key --to $to --amount 1ngonka --fees "10 ngonka" "${off[@]}"
+check 2 "bad gas" -- tx send --key good.key --to $to --amount 1ngonka --gas lots "${off[@]}"
+check 2 "sequence overflow" -- tx send --key good.key --to $to --amount 1ngonka --offline --chain-id c --account-number 0 --sequence 18446744073709551616
+check 2 "offline without sequence" -- tx send --key good.key --to $to --amount 1ngonka --offline --chain-id c --account-number 0
+check 1 "key file open to others" -- tx send --key open.key --to $to --amount 1ngonka "${off[@]}"
+check 1 "malformed key file" -- keys show --key broken.key
+check 1 "random bytes as key file" -- keys show --key noise.bin
+check 1 "missing key file" -- keys show --key nope.key
+check 2 "bad hex key" -- keys import --hex xyz --out x.key
+check 2 "short mnemonic" -- keys import --mnemonic-file short.mnemonic --out y.key
+check 2 "bad hd path" -- keys import --mnemonic-file good.mnemonic --hd-path "m/44'/x" --out y.key
+check 2 "garbage transaction" -- tx decode "$(head -c 300 noise.bin | base64 -w0)"
+check 2 "not base64" -- tx decode '!!!'
+check 1 "node refused" -- status --node http://127.0.0.1:9 --retries 0
+check 2 "node URL without scheme" -- status --node 127.0.0.1:26657
+check 2 "bad address to query" -- query balance gonka1zzz --node http://127.0.0.1:9
+check 2 "bad denom" -- query balance $to --denom x --node http://127.0.0.1:9
+check 2 "unknown option" -- keys show --key good.key --frob
+check 2 "unknown command" -- frobnicate
+check 2 "epoch params rejected" -- epoch-clock --epoch 1 --poc-start 10 --height 11 --poc-validation-duration 0
+exit $fail
