@@ -186,39 +186,42 @@ done:
     return rc;
 }
 
-/* Reads --tx-base64 or --tx-file (raw bytes or base64 text) into raw. */
+/* Reads --tx-base64 or --tx-file (raw bytes or base64 text) into raw.
+ * Returns -1 on success; on failure raw is freed and an exit code returned. */
 static int gd_cli_read_tx(gd_cli *cli, gd_args *args, const char *positional, gd_buf *raw) {
     const char *b64 = positional ? positional : gd_arg(args, "tx-base64");
     const char *file = gd_arg(args, "tx-file");
     if ((b64 != NULL) == (file != NULL))
         return gd_cli_usage(cli, args, "give the transaction as base64 or with --tx-file FILE");
     gd_buf text = {0};
+    const char *src = b64;
+    size_t n = b64 ? strlen(b64) : 0;
+    bool raw_fallback = false;
     if (file) {
         gd_status s = gd_file_read(file, 4 * GD_TX_MAX_BYTES, &text);
-        if (s != GD_OK)
-            return gd_cli_fail(cli, s);
-        /* A file may hold base64 text (as tx send --offline prints) or raw bytes. */
-        size_t n = text.len;
-        while (n > 0 && (text.data[n - 1] == '\n' || text.data[n - 1] == '\r' ||
-                         text.data[n - 1] == ' '))
-            n--;
-        if (gd_buf_reserve(raw, gd_base64_decoded_max(n) + 1) == GD_OK &&
-            gd_base64_decode(raw->data, raw->cap, &raw->len, (const char *)text.data, n) ==
-                GD_OK) {
+        if (s != GD_OK) {
             gd_buf_free(&text);
-            return -1;
+            return gd_cli_fail(cli, s);
         }
+        /* A file may hold base64 text (as tx send --offline prints) or raw bytes. */
+        src = (const char *)text.data;
+        n = text.len;
+        while (n > 0 && (src[n - 1] == '\n' || src[n - 1] == '\r' || src[n - 1] == ' '))
+            n--;
+        raw_fallback = true;
+    }
+    gd_status s = gd_buf_reserve(raw, gd_base64_decoded_max(n) + 1);
+    if (s == GD_OK)
+        s = gd_base64_decode(raw->data, raw->cap, &raw->len, src ? src : "", n);
+    if (s != GD_OK && raw_fallback) {
         raw->len = 0;
         s = gd_buf_append(raw, text.data, text.len);
-        gd_buf_free(&text);
-        return s == GD_OK ? -1 : gd_cli_fail(cli, s);
     }
-    size_t n = strlen(b64);
-    if (gd_buf_reserve(raw, gd_base64_decoded_max(n) + 1) != GD_OK)
-        return gd_cli_fail(cli, GD_ERR_NOMEM);
-    if (gd_base64_decode(raw->data, raw->cap, &raw->len, b64, n) != GD_OK)
-        return gd_cli_fail(cli, gd_fail_context(GD_ERR_INVALID, "transaction base64"));
-    return -1;
+    gd_buf_free(&text);
+    if (s == GD_OK)
+        return -1;
+    gd_buf_free(raw);
+    return gd_cli_fail(cli, gd_fail_context(GD_ERR_INVALID, "transaction base64"));
 }
 
 static int gd_run_tx_broadcast(gd_cli *cli, gd_args *args) {

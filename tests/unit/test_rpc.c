@@ -256,8 +256,11 @@ static void test_timeout_and_retries(void) {
     int before = gd_mock_count(srv);
     rpc = open_client(gd_mock_url(srv), 2, 100);
     CHECK_STATUS(gd_rpc_status(rpc, &st), GD_ERR_TIMEOUT);
-    struct timespec ts = {0, 900 * 1000000L};
-    nanosleep(&ts, NULL); /* let the mock finish its delayed answers */
+    /* The mock serves one connection at a time, each delayed: wait for all. */
+    for (int i = 0; i < 100 && gd_mock_count(srv) - before < 3; i++) {
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
     CHECK(gd_mock_count(srv) - before == 3);
     gd_rpc_close(rpc);
     /* Dropped connections are retried, and a later success is returned. */
