@@ -155,7 +155,7 @@ gd_status gd_bip39_seed(uint8_t seed[GD_BIP39_SEED_LEN], const char *mnemonic,
     size_t pass_len = strlen(pass);
     for (size_t i = 0; i < pass_len; i++) {
         if ((unsigned char)pass[i] >= 0x80) {
-            /* Non-ASCII needs NFKD normalisation, which is not implemented. */
+            /* Non-ASCII would need NFKD normalisation: refuse rather than hash it wrongly. */
             gd_wipe(norm, sizeof norm);
             return gd_fail(GD_ERR_INVALID, "BIP39 passphrase must be ASCII");
         }
