@@ -126,6 +126,18 @@ void gd_decoded_tx_free(gd_decoded_tx *tx) {
     free(tx);
 }
 
+const struct Cosmos__Tx__V1beta1__TxRaw *gd_decoded_tx_raw(const gd_decoded_tx *tx) {
+    return tx->raw;
+}
+
+const struct Cosmos__Tx__V1beta1__TxBody *gd_decoded_tx_body(const gd_decoded_tx *tx) {
+    return tx->body;
+}
+
+const struct Cosmos__Tx__V1beta1__AuthInfo *gd_decoded_tx_auth_info(const gd_decoded_tx *tx) {
+    return tx->auth;
+}
+
 /* The first signer's compressed secp256k1 key, if it has one. */
 static gd_status gd_decoded_tx_pubkey(const gd_decoded_tx *tx, uint8_t pubkey[GD_PUBKEY_LEN]) {
     if (tx->auth->n_signer_infos == 0)

@@ -20,6 +20,15 @@ gd_status gd_tx_decode(gd_decoded_tx **out, const uint8_t *raw, size_t len) GD_M
 
 void gd_decoded_tx_free(gd_decoded_tx *tx);
 
+/* The decoded parts, for code that inspects every field (the chain's ante
+ * checks). Valid until gd_decoded_tx_free. */
+struct Cosmos__Tx__V1beta1__TxRaw;
+struct Cosmos__Tx__V1beta1__TxBody;
+struct Cosmos__Tx__V1beta1__AuthInfo;
+const struct Cosmos__Tx__V1beta1__TxRaw *gd_decoded_tx_raw(const gd_decoded_tx *tx);
+const struct Cosmos__Tx__V1beta1__TxBody *gd_decoded_tx_body(const gd_decoded_tx *tx);
+const struct Cosmos__Tx__V1beta1__AuthInfo *gd_decoded_tx_auth_info(const gd_decoded_tx *tx);
+
 /* Checks the single SIGN_MODE_DIRECT signature against the embedded public
  * key for the given chain-id and account number. GD_ERR_CRYPTO on mismatch. */
 gd_status gd_decoded_tx_verify(const gd_decoded_tx *tx, const char *chain_id,

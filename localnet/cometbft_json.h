@@ -1,0 +1,29 @@
+/* CometBFT 0.38's JSON conventions for the localnet's answers: int64 as
+ * strings, []byte as base64, HexBytes as upper-case hex, zero-valued
+ * protobuf fields omitted (omitempty), and the RFC 6962 merkle root CometBFT
+ * uses for data and results hashes. */
+#ifndef GD_LOCALNET_COMETBFT_JSON_H
+#define GD_LOCALNET_COMETBFT_JSON_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chain/module/app.h"
+
+json_t *gd_cmt_int64(int64_t v);
+json_t *gd_cmt_base64(const uint8_t *data, size_t len);
+json_t *gd_cmt_hex(const uint8_t *data, size_t len); /* upper case; "" for len 0 */
+
+/* [{type, attributes: [{key, value, index}]}] */
+json_t *gd_cmt_events(const gd_events *events);
+
+/* ExecTxResult / ResponseCheckTx as JSON, zero fields omitted. */
+json_t *gd_cmt_tx_result(const gd_tx_outcome *o);
+
+/* merkle.HashFromByteSlices: leaves SHA256(0x00||item), inner nodes
+ * SHA256(0x01||left||right), split at the largest power of two below n;
+ * the empty list hashes to SHA256(""). */
+void gd_merkle_root(uint8_t out[32], const uint8_t *const *items, const size_t *lens, size_t n);
+
+#endif

@@ -1,0 +1,137 @@
+/* Home directory creation for a new localnet chain. */
+#include "localnet/init.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "chain/address.h"
+#include "chain/bip39.h"
+#include "chain/keyfile.h"
+#include "chain/keys.h"
+#include "chain/module/json_util.h"
+#include "common/file.h"
+#include "common/secure.h"
+#include "localnet/validator.h"
+
+#define GD_LOCALNET_ACCOUNTS_MAX 100000
+
+static gd_status gd_mkdir_private(const char *path) {
+    if (mkdir(path, 0700) != 0 && errno != EEXIST)
+        return gd_fail(GD_ERR_IO, "cannot create %s: %s", path, strerror(errno));
+    return GD_OK;
+}
+
+static json_t *gd_epoch_params_json(const gd_epoch_params *p) {
+    return json_pack(
+        "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "epoch_length",
+        gd_json_i64_str(p->epoch_length), "epoch_multiplier", gd_json_i64_str(p->epoch_multiplier),
+        "epoch_shift", gd_json_i64_str(p->epoch_shift), "default_unit_of_compute_price",
+        gd_json_i64_str(p->default_unit_of_compute_price), "poc_stage_duration",
+        gd_json_i64_str(p->poc_stage_duration), "poc_exchange_duration",
+        gd_json_i64_str(p->poc_exchange_duration), "poc_validation_delay",
+        gd_json_i64_str(p->poc_validation_delay), "poc_validation_duration",
+        gd_json_i64_str(p->poc_validation_duration), "set_new_validators_delay",
+        gd_json_i64_str(p->set_new_validators_delay), "inference_validation_cutoff",
+        gd_json_i64_str(p->inference_validation_cutoff), "inference_pruning_epoch_threshold",
+        gd_json_u64_str(p->inference_pruning_epoch_threshold));
+}
+
+gd_status gd_localnet_init(const gd_init_options *opt) {
+    if (opt->accounts == 0 || opt->accounts > GD_LOCALNET_ACCOUNTS_MAX)
+        return gd_fail(GD_ERR_INVALID, "--accounts must be 1 to %d", GD_LOCALNET_ACCOUNTS_MAX);
+    if (opt->chain_id == NULL || opt->chain_id[0] == '\0' || strlen(opt->chain_id) > 50)
+        return gd_fail(GD_ERR_INVALID, "--chain-id must be 1 to 50 characters");
+    GD_TRY(gd_epoch_params_check(&opt->epoch_params));
+    char path[600];
+    GD_TRY(gd_mkdir_private(opt->home));
+    snprintf(path, sizeof path, "%s/genesis.json", opt->home);
+    struct stat st;
+    if (stat(path, &st) == 0)
+        return gd_fail(GD_ERR_EXISTS, "%s already exists; use another --home", path);
+    snprintf(path, sizeof path, "%s/keys", opt->home);
+    GD_TRY(gd_mkdir_private(path));
+    snprintf(path, sizeof path, "%s/priv_validator_key.json", opt->home);
+    GD_TRY(gd_validator_key_create(path));
+
+    json_t *accounts = json_array(), *balances = json_array(), *index = json_array();
+    gd_status s = accounts && balances && index ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; s == GD_OK && i < opt->accounts; i++) {
+        gd_key key;
+        char mnemonic[GD_BIP39_MNEMONIC_MAX + 1], address[GD_ADDRESS_STR_MAX];
+        s = gd_key_generate(&key, mnemonic, sizeof mnemonic);
+        gd_wipe(mnemonic, sizeof mnemonic);
+        if (s == GD_OK)
+            s = gd_address_from_pubkey(address, sizeof address, GD_ADDRESS_PREFIX, key.pubkey);
+        if (s == GD_OK) {
+            snprintf(path, sizeof path, "%s/keys/account-%zu.key", opt->home, i);
+            s = gd_keyfile_write(path, &key);
+        }
+        gd_key_wipe(&key);
+        if (s != GD_OK)
+            break;
+        json_array_append_new(accounts,
+                              json_pack("{s:s,s:s,s:n,s:o,s:s}", "@type",
+                                        "/cosmos.auth.v1beta1.BaseAccount", "address", address,
+                                        "pub_key", "account_number", gd_json_u64_str(i),
+                                        "sequence", "0"));
+        json_array_append_new(balances,
+                              json_pack("{s:s,s:[{s:s,s:s}]}", "address", address, "coins",
+                                        "denom", opt->balance.denom, "amount",
+                                        opt->balance.amount));
+        json_array_append_new(index, json_pack("{s:I,s:s,s:s}", "index", (json_int_t)i, "address",
+                                               address, "key_file", path + strlen(opt->home) + 1));
+    }
+    char now[32];
+    if (opt->genesis_time == NULL) {
+        time_t t = time(NULL);
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    } else {
+        snprintf(now, sizeof now, "%s", opt->genesis_time);
+    }
+    json_t *genesis = NULL;
+    if (s == GD_OK)
+        genesis = json_pack(
+            "{s:s,s:s,s:s,s:s,s:{s:{s:{s:s,s:s,s:s,s:s},s:O},s:{s:{s:b,s:[]},s:O,s:[],s:[],s:[]},"
+            "s:{s:{s:o},s:{s:s,s:s}}}}",
+            "genesis_time", now, "chain_id", opt->chain_id, "initial_height", "1", "app_hash", "",
+            "app_state", "auth", "params", "max_memo_characters", "256", "tx_sig_limit", "7",
+            "tx_size_cost_per_byte", "10", "sig_verify_cost_secp256k1", "1000", "accounts",
+            accounts, "bank", "params", "default_send_enabled", 1, "send_enabled", "balances",
+            balances, "supply", "denom_metadata", "send_enabled", "inference", "params",
+            "epoch_params", gd_epoch_params_json(&opt->epoch_params), "latest_epoch", "index", "0",
+            "poc_start_block_height", "0");
+    if (s == GD_OK && genesis == NULL)
+        s = gd_fail(GD_ERR_NOMEM, "out of memory building genesis");
+    if (s == GD_OK) {
+        char *text = json_dumps(genesis, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        snprintf(path, sizeof path, "%s/genesis.json", opt->home);
+        FILE *f = text ? fopen(path, "wx") : NULL;
+        if (f == NULL || fputs(text, f) < 0 || fputc('\n', f) == EOF)
+            s = gd_fail(GD_ERR_IO, "cannot write %s", path);
+        if (f && fclose(f) != 0 && s == GD_OK)
+            s = gd_fail(GD_ERR_IO, "cannot write %s", path);
+        free(text);
+    }
+    if (s == GD_OK) {
+        char *text = json_dumps(index, JSON_INDENT(2));
+        snprintf(path, sizeof path, "%s/keys/accounts.json", opt->home);
+        FILE *f = text ? fopen(path, "wx") : NULL;
+        if (f == NULL || fputs(text, f) < 0 || fputc('\n', f) == EOF)
+            s = gd_fail(GD_ERR_IO, "cannot write %s", path);
+        if (f)
+            fclose(f);
+        free(text);
+    }
+    json_decref(genesis);
+    json_decref(accounts);
+    json_decref(balances);
+    json_decref(index);
+    return s;
+}

@@ -1,0 +1,26 @@
+/* `gonka-localnet init`: a home directory with a genesis of N funded
+ * accounts, their key files and the validator key. */
+#ifndef GD_LOCALNET_INIT_H
+#define GD_LOCALNET_INIT_H
+
+#include <stddef.h>
+
+#include "chain/coin.h"
+#include "chain/epoch.h"
+#include "common/status.h"
+
+typedef struct gd_init_options {
+    const char *home;
+    const char *chain_id;
+    size_t accounts;
+    gd_coin balance;               /* per account */
+    gd_epoch_params epoch_params;  /* localnet's short epochs by default */
+    const char *genesis_time;      /* NULL: now */
+} gd_init_options;
+
+/* Creates home (0700) with genesis.json, keys/account-N.key (0600),
+ * keys/accounts.json (index -> address) and priv_validator_key.json.
+ * Refuses a home that already has a genesis.json. */
+gd_status gd_localnet_init(const gd_init_options *opt) GD_MUST_CHECK;
+
+#endif

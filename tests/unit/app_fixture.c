@@ -1,0 +1,132 @@
+/* Test chain fixture (see app_fixture.h). */
+#include "tests/unit/app_fixture.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "chain/coin.h"
+#include "chain/msg.h"
+#include "chain/query.h"
+#include "chain/tx.h"
+#include "common/hash.h"
+#include "cosmos/auth/v1beta1/query.pb-c.h"
+#include "cosmos/bank/v1beta1/query.pb-c.h"
+#include "tests/testkit.h"
+
+void fix_init(app_fixture *f, const char *min_gas_price) {
+    memset(f, 0, sizeof *f);
+    json_t *accounts = json_array(), *balances = json_array();
+    for (int i = 0; i < FIX_ACCOUNTS; i++) {
+        uint8_t secret[32];
+        memset(secret, 0x11 * (i + 1), sizeof secret);
+        if (gd_key_from_secret(&f->keys[i], secret) != GD_OK ||
+            gd_address_from_pubkey(f->addr[i], sizeof f->addr[i], "gonka", f->keys[i].pubkey) !=
+                GD_OK)
+            abort();
+        char num[8];
+        snprintf(num, sizeof num, "%d", i);
+        json_array_append_new(accounts, json_pack("{s:s,s:s,s:s,s:s}", "@type",
+                                                  "/cosmos.auth.v1beta1.BaseAccount", "address",
+                                                  f->addr[i], "account_number", num, "sequence",
+                                                  "0"));
+        json_array_append_new(balances, json_pack("{s:s,s:[{s:s,s:s}]}", "address", f->addr[i],
+                                                  "coins", "denom", "ngonka", "amount", "1000000"));
+    }
+    f->genesis = json_pack("{s:s,s:s,s:s,s:{s:{s:o},s:{s:o},s:{}}}", "chain_id", FIX_CHAIN,
+                           "initial_height", "1", "genesis_time", "2026-01-01T00:00:00Z",
+                           "app_state", "auth", "accounts", accounts, "bank", "balances",
+                           balances, "inference");
+    gd_app_config cfg = {0};
+    if (min_gas_price)
+        snprintf(cfg.min_gas_price, sizeof cfg.min_gas_price, "%s", min_gas_price);
+    if (gd_app_new(&f->app, &cfg) != GD_OK || gd_app_register_standard(f->app) != GD_OK) {
+        fprintf(stderr, "fixture: %s\n", gd_error_detail());
+        abort();
+    }
+    CHECK_OK(gd_app_init_chain(f->app, f->genesis));
+    f->height = 0;
+}
+
+void fix_free(app_fixture *f) {
+    gd_app_free(f->app);
+    json_decref(f->genesis);
+}
+
+gd_status fix_send_tx(app_fixture *f, int from, const char *to, const char *amount,
+                      const char *fees, uint64_t gas, uint64_t sequence, const char *chain_id,
+                      gd_buf *out) {
+    gd_coin coins[4], fee[4];
+    size_t n = 0, nf = 0;
+    GD_TRY(gd_coins_parse(coins, 4, &n, amount, 1));
+    if (fees)
+        GD_TRY(gd_coins_parse(fee, 4, &nf, fees, 0));
+    gd_any msg = {0};
+    GD_TRY(gd_msg_send(&msg, f->addr[from], to, coins, n));
+    gd_tx_request req = {.msgs = &msg, .n_msgs = 1, .fees = fee, .n_fees = nf,
+                         .gas_limit = gas, .chain_id = chain_id ? chain_id : FIX_CHAIN,
+                         .account_number = (uint64_t)from, .sequence = sequence};
+    gd_signed_tx tx = {0};
+    gd_status s = gd_tx_sign(&tx, &f->keys[from], &req);
+    gd_any_free(&msg);
+    if (s == GD_OK)
+        *out = tx.raw;
+    return s;
+}
+
+uint64_t fix_sequence(app_fixture *f, int i) {
+    Cosmos__Auth__V1beta1__QueryAccountInfoRequest req =
+        COSMOS__AUTH__V1BETA1__QUERY_ACCOUNT_INFO_REQUEST__INIT;
+    req.address = f->addr[i];
+    uint8_t buf[128];
+    size_t n = cosmos__auth__v1beta1__query_account_info_request__pack(&req, buf);
+    gd_buf resp = {0};
+    gd_abci_error err;
+    gd_account_info info = {0};
+    if (gd_app_query(f->app, "/cosmos.auth.v1beta1.Query/AccountInfo", buf, n, &resp, &err) !=
+            GD_OK ||
+        err.code != 0 || gd_decode_account_info(resp.data, resp.len, &info) != GD_OK)
+        CHECK(0);
+    gd_buf_free(&resp);
+    return info.sequence;
+}
+
+void fix_block(app_fixture *f, const gd_buf *txs, size_t n, gd_tx_outcome *outcomes) {
+    uint64_t before[FIX_ACCOUNTS];
+    for (int i = 0; i < FIX_ACCOUNTS; i++)
+        before[i] = fix_sequence(f, i);
+    uint8_t block_hash[32], app_hash[32];
+    int64_t h = f->height + 1;
+    gd_sha256(block_hash, &h, sizeof h);
+    gd_events events = {0};
+    CHECK_OK(gd_app_begin_block(f->app, h, block_hash, &events));
+    for (size_t i = 0; i < n; i++)
+        CHECK_OK(gd_app_deliver_tx(f->app, txs[i].data, txs[i].len, &outcomes[i]));
+    CHECK_OK(gd_app_end_block(f->app, &events));
+    CHECK_OK(gd_app_commit(f->app, app_hash));
+    gd_events_free(&events);
+    f->height = h;
+    CHECK(gd_app_height(f->app) == h);
+    CHECK_OK(gd_app_check_invariants(f->app));
+    for (int i = 0; i < FIX_ACCOUNTS; i++)
+        CHECK(fix_sequence(f, i) >= before[i]);
+}
+
+const char *fix_balance(app_fixture *f, const char *address) {
+    static char amount[96];
+    Cosmos__Bank__V1beta1__QueryBalanceRequest req =
+        COSMOS__BANK__V1BETA1__QUERY_BALANCE_REQUEST__INIT;
+    req.address = (char *)address;
+    req.denom = "ngonka";
+    uint8_t buf[256];
+    size_t n = cosmos__bank__v1beta1__query_balance_request__pack(&req, buf);
+    gd_buf resp = {0};
+    gd_abci_error err;
+    gd_coin c = {0};
+    if (gd_app_query(f->app, "/cosmos.bank.v1beta1.Query/Balance", buf, n, &resp, &err) !=
+            GD_OK ||
+        err.code != 0 || gd_decode_balance(resp.data, resp.len, &c) != GD_OK)
+        CHECK(0);
+    gd_buf_free(&resp);
+    snprintf(amount, sizeof amount, "%s", c.amount);
+    return amount;
+}

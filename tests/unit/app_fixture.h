@@ -1,0 +1,45 @@
+/* A chain in a test: the state machine of chain/module with a genesis of
+ * funded accounts whose keys are known, and blocks driven by hand. Every
+ * block checks the invariants, and that no account sequence went down. */
+#ifndef GD_TESTS_UNIT_APP_FIXTURE_H
+#define GD_TESTS_UNIT_APP_FIXTURE_H
+
+#include <jansson.h>
+
+#include "chain/address.h"
+#include "chain/keys.h"
+#include "chain/module/app.h"
+
+#define FIX_ACCOUNTS 4
+#define FIX_CHAIN "prod-sim"
+
+typedef struct app_fixture {
+    gd_app *app;
+    gd_key keys[FIX_ACCOUNTS];
+    char addr[FIX_ACCOUNTS][GD_ADDRESS_STR_MAX];
+    uint64_t seq[FIX_ACCOUNTS]; /* next sequence, as the chain should have it */
+    json_t *genesis;
+    int64_t height;
+} app_fixture;
+
+/* Builds the genesis (each account 1000000ngonka) and initialises an app.
+ * min_gas_price may be NULL. */
+void fix_init(app_fixture *f, const char *min_gas_price);
+void fix_free(app_fixture *f);
+
+/* A signed MsgSend from account i to address to; fees may be NULL. */
+gd_status fix_send_tx(app_fixture *f, int from, const char *to, const char *amount,
+                      const char *fees, uint64_t gas, uint64_t sequence, const char *chain_id,
+                      gd_buf *out);
+
+/* Runs a block of the given transactions; outcomes[i] receives each
+ * result (caller frees). Checks invariants and sequence monotonicity. */
+void fix_block(app_fixture *f, const gd_buf *txs, size_t n, gd_tx_outcome *outcomes);
+
+/* Balance of ngonka at address, as a decimal string (static buffer). */
+const char *fix_balance(app_fixture *f, const char *address);
+
+/* The sequence of account i from a query. */
+uint64_t fix_sequence(app_fixture *f, int i);
+
+#endif
