@@ -75,7 +75,7 @@ int gd_rpc_param_index(const gd_rpc_method *method, const char *name) {
     return gd_rpc_param_index_n(method, name, strlen(name));
 }
 
-static void gd_call_clear_params(gd_rpc_call *call) {
+static void gd_call_clear_params(gd_incoming_call *call) {
     for (int i = 0; i < GD_RPC_MAX_PARAMS; i++) {
         free(call->params[i].str);
         free(call->params[i].bytes);
@@ -114,9 +114,9 @@ static const char *gd_rpc_error_message(int code) {
  * must be valid UTF-8 on one line. Parameters decoded so far are dropped so
  * a failed call never looks half-parsed; the method stays known only for
  * -32602, where it is the params that are wrong. */
-static void gd_call_error(gd_rpc_call *call, int code, const char *fmt, ...) GD_PRINTF(3, 4);
+static void gd_call_error(gd_incoming_call *call, int code, const char *fmt, ...) GD_PRINTF(3, 4);
 
-static void gd_call_error(gd_rpc_call *call, int code, const char *fmt, ...) {
+static void gd_call_error(gd_incoming_call *call, int code, const char *fmt, ...) {
     call->error_code = code;
     if (code != GD_RPC_ERR_INVALID_PARAMS)
         call->method = NULL;
@@ -189,9 +189,9 @@ static const char *gd_json_describe(char out[72], const json_t *v) {
 /* Internal convention of the param decoders below: GD_OK, GD_ERR_INVALID
  * once the call carries -32602 (the request goes on), or GD_ERR_NOMEM,
  * the one real failure. */
-static gd_status gd_param_invalid(gd_rpc_call *call, const char *fmt, ...) GD_PRINTF(2, 3);
+static gd_status gd_param_invalid(gd_incoming_call *call, const char *fmt, ...) GD_PRINTF(2, 3);
 
-static gd_status gd_param_invalid(gd_rpc_call *call, const char *fmt, ...) {
+static gd_status gd_param_invalid(gd_incoming_call *call, const char *fmt, ...) {
     char data[sizeof call->error_data];
     va_list ap;
     va_start(ap, fmt);
@@ -226,7 +226,7 @@ static gd_status gd_set_bytes(gd_rpc_param_value *pv, const void *data, size_t l
 }
 
 /* Decodes base64 or hex text into a fresh buffer owned by the param. */
-static gd_status gd_set_decoded(gd_rpc_call *call, int idx, bool hex, const char *text,
+static gd_status gd_set_decoded(gd_incoming_call *call, int idx, bool hex, const char *text,
                                 size_t len) {
     const gd_rpc_param_spec *spec = &call->method->params[idx];
     gd_rpc_param_value *pv = &call->params[idx];
@@ -262,7 +262,7 @@ static bool gd_i64_text(const char *text, int64_t *out) {
 }
 
 /* One JSON-RPC param, as cmtjson decodes it into the Go argument type. */
-static gd_status gd_param_from_json(gd_rpc_call *call, int idx, const json_t *v) {
+static gd_status gd_param_from_json(gd_incoming_call *call, int idx, const json_t *v) {
     const gd_rpc_param_spec *spec = &call->method->params[idx];
     gd_rpc_param_value *pv = &call->params[idx];
     char q[72];
@@ -324,7 +324,7 @@ static const char *gd_param_list(char out[128], const gd_rpc_method *m) {
     return m->n_params ? out : "none";
 }
 
-static gd_status gd_params_from_json(gd_rpc_call *call, const json_t *params) {
+static gd_status gd_params_from_json(gd_incoming_call *call, const json_t *params) {
     const gd_rpc_method *m = call->method;
     char list[128];
     if (params == NULL || json_is_null(params))
@@ -367,7 +367,7 @@ static gd_status gd_params_from_json(gd_rpc_call *call, const json_t *params) {
 
 /* One request object of a body (or of a batch) into call, whose id is
  * already JSON null. */
-static gd_status gd_call_from_json(gd_rpc_call *call, const json_t *req) {
+static gd_status gd_call_from_json(gd_incoming_call *call, const json_t *req) {
     if (!json_is_object(req)) {
         gd_call_error(call, GD_RPC_ERR_INVALID_REQUEST, "a request must be a JSON object");
         return GD_OK;
@@ -539,7 +539,7 @@ static bool gd_is_int_text(const char *val, size_t len) {
 /* One URI argument (non-empty, percent-decoded, NUL-terminated at len),
  * following http_uri_handler.go's nonJSONStringToArg then jsonStringToArg:
  * bare integers, 0x-hex for strings and bytes, quoted strings, then JSON. */
-static gd_status gd_param_from_uri(gd_rpc_call *call, int idx, const char *val, size_t len) {
+static gd_status gd_param_from_uri(gd_incoming_call *call, int idx, const char *val, size_t len) {
     const gd_rpc_param_spec *spec = &call->method->params[idx];
     gd_rpc_param_value *pv = &call->params[idx];
     char q[72];
@@ -633,7 +633,7 @@ static gd_status gd_param_from_uri(gd_rpc_call *call, int idx, const char *val, 
 
 /* Query pairs in order; the first occurrence of a name wins, as with Go's
  * url.Values.Get, and an empty value leaves the argument absent. */
-static gd_status gd_params_from_query(gd_rpc_call *call, const char *query) {
+static gd_status gd_params_from_query(gd_incoming_call *call, const char *query) {
     bool seen[GD_RPC_MAX_PARAMS] = {false};
     const char *p = query;
     while (*p) {
@@ -680,7 +680,7 @@ static gd_status gd_params_from_query(gd_rpc_call *call, const char *query) {
 
 static gd_status gd_parse_uri(gd_rpc_request *out, const char *path, const char *query) {
     GD_TRY(gd_alloc_calls(out, 1));
-    gd_rpc_call *call = &out->calls[0];
+    gd_incoming_call *call = &out->calls[0];
     char q[72];
     if (path == NULL)
         path = "";

@@ -63,17 +63,17 @@ typedef struct gd_rpc_param_value {
     size_t len;
 } gd_rpc_param_value;
 
-typedef struct gd_rpc_call {
+typedef struct gd_incoming_call {
     json_t *id;                  /* request id (owned ref); JSON null if absent */
     const gd_rpc_method *method; /* NULL when error_code is set for it */
     gd_rpc_param_value params[GD_RPC_MAX_PARAMS]; /* indexed as method->params */
     int error_code;              /* 0, or the JSON-RPC error for this call */
     char error_message[64];      /* "Parse error", "Invalid params", ... */
     char error_data[256];        /* the reason, one line */
-} gd_rpc_call;
+} gd_incoming_call;
 
 typedef struct gd_rpc_request {
-    gd_rpc_call *calls;
+    gd_incoming_call *calls;
     size_t n_calls;
     bool batch; /* the body was an array: answer with an array */
 } gd_rpc_request;

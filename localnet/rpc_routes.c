@@ -6,34 +6,34 @@
 #include "localnet/cometbft_json.h"
 #include "localnet/rpc_server.h"
 
-static json_t *gd_error_response(const gd_rpc_call *call, int code, const char *message,
+static json_t *gd_error_response(const gd_incoming_call *call, int code, const char *message,
                                  const char *data) {
     return json_pack("{s:s,s:O,s:{s:i,s:s,s:s}}", "jsonrpc", "2.0", "id",
                      call->id ? call->id : json_null(), "error", "code", code, "message", message,
                      "data", data);
 }
 
-static json_t *gd_result_response(const gd_rpc_call *call, json_t *result) {
+static json_t *gd_result_response(const gd_incoming_call *call, json_t *result) {
     return json_pack("{s:s,s:O,s:o}", "jsonrpc", "2.0", "id", call->id ? call->id : json_null(),
                      "result", result);
 }
 
 /* An internal error as CometBFT reports Go errors: -32603 with the text. */
-static json_t *gd_internal_error(const gd_rpc_call *call) {
+static json_t *gd_internal_error(const gd_incoming_call *call) {
     return gd_error_response(call, GD_RPC_ERR_INTERNAL, "Internal error", gd_error_detail());
 }
 
-static const gd_rpc_param_value *gd_param(const gd_rpc_call *call, const char *name) {
+static const gd_rpc_param_value *gd_param(const gd_incoming_call *call, const char *name) {
     int i = gd_rpc_param_index(call->method, name);
     return i >= 0 && call->params[i].present ? &call->params[i] : NULL;
 }
 
-static int64_t gd_param_i64(const gd_rpc_call *call, const char *name, int64_t dflt) {
+static int64_t gd_param_i64(const gd_incoming_call *call, const char *name, int64_t dflt) {
     const gd_rpc_param_value *p = gd_param(call, name);
     return p ? p->i64 : dflt;
 }
 
-static json_t *gd_broadcast(gd_node *node, const gd_rpc_call *call, bool sync) {
+static json_t *gd_broadcast(gd_node *node, const gd_incoming_call *call, bool sync) {
     const gd_rpc_param_value *tx = gd_param(call, "tx");
     if (tx == NULL || tx->len == 0)
         return gd_error_response(call, GD_RPC_ERR_INVALID_PARAMS, "Invalid params",
@@ -53,7 +53,7 @@ static json_t *gd_broadcast(gd_node *node, const gd_rpc_call *call, bool sync) {
     return r ? gd_result_response(call, r) : NULL;
 }
 
-json_t *gd_rpc_answer(gd_node *node, const char *rpc_address, const gd_rpc_call *call) {
+json_t *gd_rpc_answer(gd_node *node, const char *rpc_address, const gd_incoming_call *call) {
     if (call->error_code != 0)
         return gd_error_response(call, call->error_code, call->error_message, call->error_data);
     const char *m = call->method->name;

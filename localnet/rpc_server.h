@@ -21,6 +21,6 @@ gd_status gd_rpc_server_start(gd_rpc_server **out, gd_node *node, const char *li
 void gd_rpc_server_stop(gd_rpc_server *server);
 
 /* Answers one parsed call: a full JSON-RPC response object. */
-json_t *gd_rpc_answer(gd_node *node, const char *rpc_address, const gd_rpc_call *call);
+json_t *gd_rpc_answer(gd_node *node, const char *rpc_address, const gd_incoming_call *call);
 
 #endif

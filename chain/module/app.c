@@ -27,8 +27,19 @@
 #define GD_PRICE_SCALE 1000000000000000000ull   /* 18 fractional digits */
 #define GD_SIMULATE_PATH "/cosmos.tx.v1beta1.Service/Simulate"
 
+/* Hashes of transactions whose signature CheckTx verified. A transaction's
+ * bytes fix its signature and chain-id, and an account's number never
+ * changes, so DeliverTx may skip verifying them again (the slowest step of
+ * a transaction). Open addressing over the first 8 bytes of the hash. */
+typedef struct gd_verified_set {
+    uint8_t (*slots)[32];
+    size_t cap; /* power of two */
+    size_t used;
+} gd_verified_set;
+
 struct gd_app {
     gd_app_config config;
+    gd_verified_set verified;
     gd_store *store;
     gd_kv *check;   /* check state: a cache over the base, reset at commit */
     gd_kv *block;   /* the block being executed; NULL between blocks */
@@ -44,6 +55,44 @@ struct gd_app {
     gd_u256 price_scaled;
     char price_denom[GD_DENOM_MAX + 1];
 };
+
+static const uint8_t gd_empty_slot[32];
+
+static size_t gd_verified_slot(const gd_verified_set *v, const uint8_t hash[32]) {
+    uint64_t h = 0;
+    for (int i = 0; i < 8; i++)
+        h = h << 8 | hash[i];
+    size_t i = (size_t)h & (v->cap - 1);
+    while (memcmp(v->slots[i], gd_empty_slot, 32) != 0 && memcmp(v->slots[i], hash, 32) != 0)
+        i = (i + 1) & (v->cap - 1);
+    return i;
+}
+
+static bool gd_verified_has(const gd_verified_set *v, const uint8_t hash[32]) {
+    return v->cap && memcmp(v->slots[gd_verified_slot(v, hash)], hash, 32) == 0;
+}
+
+/* Remembers a verified hash; when the set fills it is simply cleared (the
+ * cache only saves work, it never changes a result). */
+static void gd_verified_add(gd_verified_set *v, const uint8_t hash[32]) {
+    if (v->cap == 0 || (v->used + 1) * 2 > v->cap) {
+        size_t cap = v->cap ? v->cap : 4096;
+        if (v->cap && cap < (1u << 20))
+            cap *= 2;
+        uint8_t (*slots)[32] = calloc(cap, 32);
+        if (slots == NULL)
+            return;
+        free(v->slots);
+        v->slots = slots;
+        v->cap = cap;
+        v->used = 0;
+    }
+    size_t i = gd_verified_slot(v, hash);
+    if (memcmp(v->slots[i], hash, 32) != 0) {
+        memcpy(v->slots[i], hash, 32);
+        v->used++;
+    }
+}
 
 void gd_tx_outcome_free(gd_tx_outcome *o) {
     gd_buf_free(&o->data);
@@ -110,6 +159,7 @@ void gd_app_free(gd_app *app) {
     gd_cache_free(app->block);
     gd_cache_free(app->check);
     gd_store_free(app->store);
+    free(app->verified.slots);
     free(app);
 }
 
@@ -307,7 +357,7 @@ typedef struct gd_ante_result {
  * size, fee (min price in CheckTx, deduction), public key, signature count
  * and gas, sequence and signature, sequence increment. */
 static gd_status gd_ante(gd_app *app, gd_ctx *ctx, const gd_decoded_tx *dec, size_t tx_len,
-                         gd_ante_result *res) {
+                         const uint8_t tx_hash[32], gd_ante_result *res) {
     const Cosmos__Tx__V1beta1__TxRaw *raw = gd_decoded_tx_raw(dec);
     const Cosmos__Tx__V1beta1__TxBody *body = gd_decoded_tx_body(dec);
     const Cosmos__Tx__V1beta1__AuthInfo *auth = gd_decoded_tx_auth_info(dec);
@@ -462,11 +512,16 @@ static gd_status gd_ante(gd_app *app, gd_ctx *ctx, const gd_decoded_tx *dec, siz
         return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_WRONG_SEQUENCE,
                            "account sequence mismatch, expected %llu, got %llu",
                            (unsigned long long)acc.sequence, (unsigned long long)si->sequence);
-    if (ctx->mode != GD_EXEC_SIMULATE &&
-        gd_decoded_tx_verify(dec, app->chain_id, acc.number) != GD_OK)
-        return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_UNAUTHORIZED,
-                           "signature verification failed; please verify account number (%llu) "
-                           "and chain-id (%s)", (unsigned long long)acc.number, app->chain_id);
+    bool known = ctx->mode == GD_EXEC_DELIVER && gd_verified_has(&app->verified, tx_hash);
+    if (ctx->mode != GD_EXEC_SIMULATE && !known) {
+        if (gd_decoded_tx_verify(dec, app->chain_id, acc.number) != GD_OK)
+            return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_UNAUTHORIZED,
+                               "signature verification failed; please verify account number "
+                               "(%llu) and chain-id (%s)", (unsigned long long)acc.number,
+                               app->chain_id);
+        if (ctx->mode == GD_EXEC_CHECK)
+            gd_verified_add(&app->verified, tx_hash);
+    }
     char acc_seq[GD_ADDRESS_STR_MAX + 24];
     snprintf(acc_seq, sizeof acc_seq, "%s/%llu", res->signer, (unsigned long long)acc.sequence);
     GD_TRY(gd_events_add(ctx->events, "tx", "acc_seq", acc_seq, NULL));
@@ -584,10 +639,12 @@ static gd_status gd_run_tx(gd_app *app, gd_kv *parent, gd_exec_mode mode, int64_
     out->gas_wanted = auth->fee ? auth->fee->gas_limit : 0;
     gd_kv *ante_cache = NULL, *msg_cache = NULL;
     gd_ante_result ante;
+    uint8_t tx_hash[32];
+    gd_sha256(tx_hash, tx, len);
     s = gd_cache_new(&ante_cache, parent);
     if (s == GD_OK) {
         ctx.kv = ante_cache;
-        s = gd_ante(app, &ctx, dec, len, &ante);
+        s = gd_ante(app, &ctx, dec, len, tx_hash, &ante);
     }
     if (s != GD_OK) {
         gd_outcome_fail(out, &ctx, s);
@@ -684,6 +741,8 @@ gd_status gd_app_commit(gd_app *app, uint8_t app_hash[32]) {
     gd_cache_free(app->check);
     app->check = NULL;
     return gd_cache_new(&app->check, gd_store_view(app->store));
+    /* The verified set keeps mempool transactions' hashes across blocks; it
+     * clears itself when full. */
 }
 
 gd_status gd_app_simulate(gd_app *app, const uint8_t *tx, size_t len, gd_tx_outcome *out) {

@@ -13,7 +13,7 @@ static void check_text(const char *text, size_t cap) {
         FUZZ_ASSERT(*p >= 0x20 && *p <= 0x7e);
 }
 
-static void check_call(const gd_rpc_call *c, bool from_uri) {
+static void check_call(const gd_incoming_call *c, bool from_uri) {
     FUZZ_ASSERT(c->id != NULL);
     FUZZ_ASSERT(json_is_null(c->id) || json_is_string(c->id) || json_is_number(c->id));
     if (from_uri)

@@ -26,7 +26,7 @@ static gd_rpc_request uri(const char *path, const char *query) {
 }
 
 /* The only call of a non-batch request. */
-static const gd_rpc_call *one(const gd_rpc_request *r) {
+static const gd_incoming_call *one(const gd_rpc_request *r) {
     if (r->n_calls != 1 || r->batch || r->calls == NULL) {
         fprintf(stderr, "expected one call, got %zu (batch %d)\n", r->n_calls, r->batch);
         abort();
@@ -34,14 +34,14 @@ static const gd_rpc_call *one(const gd_rpc_request *r) {
     return &r->calls[0];
 }
 
-static const gd_rpc_param_value *param(const gd_rpc_call *c, const char *name) {
+static const gd_rpc_param_value *param(const gd_incoming_call *c, const char *name) {
     static const gd_rpc_param_value absent;
     int i = gd_rpc_param_index(c->method, name);
     return i < 0 ? &absent : &c->params[i];
 }
 
 /* The call succeeded for method, printing the reason when it did not. */
-static int call_ok(const gd_rpc_call *c, const char *method) {
+static int call_ok(const gd_incoming_call *c, const char *method) {
     if (c->error_code != 0 || c->method == NULL || strcmp(c->method->name, method) != 0) {
         fprintf(stderr, "  expected %s, got error %d %s: %s\n", method, c->error_code,
                 c->error_message, c->error_data);
@@ -51,7 +51,7 @@ static int call_ok(const gd_rpc_call *c, const char *method) {
 }
 
 /* The call failed with code, and its reason mentions `about` (if given). */
-static int call_err(const gd_rpc_call *c, int code, const char *about) {
+static int call_err(const gd_incoming_call *c, int code, const char *about) {
     if (c->error_code != code || (about && strstr(c->error_data, about) == NULL)) {
         fprintf(stderr, "  expected error %d about '%s', got %d %s: %s\n", code,
                 about ? about : "", c->error_code, c->error_message, c->error_data);
@@ -63,7 +63,7 @@ static int call_err(const gd_rpc_call *c, int code, const char *about) {
     return 1;
 }
 
-static int str_param(const gd_rpc_call *c, const char *name, const char *want) {
+static int str_param(const gd_incoming_call *c, const char *name, const char *want) {
     const gd_rpc_param_value *p = param(c, name);
     if (!p->present || p->str == NULL || strcmp(p->str, want) != 0 || p->len != strlen(want)) {
         fprintf(stderr, "  %s: got '%s', expected '%s'\n", name, p->str ? p->str : "(absent)",
@@ -73,7 +73,7 @@ static int str_param(const gd_rpc_call *c, const char *name, const char *want) {
     return 1;
 }
 
-static int bytes_param(const gd_rpc_call *c, const char *name, const char *hex) {
+static int bytes_param(const gd_incoming_call *c, const char *name, const char *hex) {
     const gd_rpc_param_value *p = param(c, name);
     if (!p->present)
         return 0;
@@ -82,12 +82,12 @@ static int bytes_param(const gd_rpc_call *c, const char *name, const char *hex) 
     return p->bytes != NULL && gd_test_hex_eq(p->bytes, p->len, hex);
 }
 
-static int i64_param(const gd_rpc_call *c, const char *name, int64_t want) {
+static int i64_param(const gd_incoming_call *c, const char *name, int64_t want) {
     const gd_rpc_param_value *p = param(c, name);
     return p->present && p->i64 == want;
 }
 
-static int bool_param(const gd_rpc_call *c, const char *name, bool want) {
+static int bool_param(const gd_incoming_call *c, const char *name, bool want) {
     const gd_rpc_param_value *p = param(c, name);
     return p->present && p->b == want;
 }
@@ -176,7 +176,7 @@ static void test_json_named(void) {
 
     gd_rpc_request r = body(REQ("abci_query", "{\"path\":\"/cosmos.bank.v1beta1.Query/Balance\","
                                               "\"data\":\"0A2d\",\"height\":\"5\",\"prove\":true}"));
-    const gd_rpc_call *c = one(&r);
+    const gd_incoming_call *c = one(&r);
     CHECK(call_ok(c, "abci_query"));
     CHECK(str_param(c, "path", "/cosmos.bank.v1beta1.Query/Balance"));
     CHECK(bytes_param(c, "data", "0a2d"));
@@ -242,7 +242,7 @@ static void test_json_positional(void) {
         gd_rpc_request_free(&r);
     }
     gd_rpc_request r = body(REQ("abci_query", "[\"/a.b.Query/C\",\"ff00\",\"-1\",false]"));
-    const gd_rpc_call *c = one(&r);
+    const gd_incoming_call *c = one(&r);
     CHECK(call_ok(c, "abci_query"));
     CHECK(str_param(c, "path", "/a.b.Query/C"));
     CHECK(bytes_param(c, "data", "ff00"));
@@ -312,7 +312,7 @@ static void test_uri_every_method(void) {
     }
     gd_rpc_request r =
         uri("/abci_query", "path=\"/cosmos.bank.v1beta1.Query/Balance\"&data=0x0a02&height=0&prove=false");
-    const gd_rpc_call *c = one(&r);
+    const gd_incoming_call *c = one(&r);
     CHECK(call_ok(c, "abci_query"));
     CHECK(str_param(c, "path", "/cosmos.bank.v1beta1.Query/Balance"));
     CHECK(bytes_param(c, "data", "0a02"));
@@ -470,7 +470,7 @@ static void test_uri_forms(void) {
      * url.ParseQuery. */
     gd_rpc_request r = uri("/abci_query", "pa%74h=%22%2Fcosmos.bank.v1beta1.Query%2FBalance%22&"
                                           "data=%30x0a02");
-    const gd_rpc_call *c = one(&r);
+    const gd_incoming_call *c = one(&r);
     CHECK(call_ok(c, "abci_query"));
     CHECK(str_param(c, "path", "/cosmos.bank.v1beta1.Query/Balance"));
     CHECK(bytes_param(c, "data", "0a02"));
@@ -669,7 +669,7 @@ static void test_params_shape(void) {
 
     /* A bad param after good ones leaves nothing half-parsed, method kept. */
     r = body(REQ("abci_query", "{\"path\":\"/p\",\"data\":\"00\",\"height\":\"h\"}"));
-    const gd_rpc_call *c = one(&r);
+    const gd_incoming_call *c = one(&r);
     CHECK(call_err(c, GD_RPC_ERR_INVALID_PARAMS, "height"));
     CHECK_STR_EQ(c->error_message, "Invalid params");
     CHECK(c->method != NULL && strcmp(c->method->name, "abci_query") == 0);
