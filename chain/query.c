@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "chain/epoch_codec.h"
 #include "cosmos/auth/v1beta1/query.pb-c.h"
 #include "cosmos/bank/v1beta1/query.pb-c.h"
 #include "cosmos/crypto/secp256k1/keys.pb-c.h"
@@ -148,19 +149,7 @@ gd_status gd_decode_epoch_info(const uint8_t *data, size_t len, gd_epoch_info *o
         out->epoch.index = resp->latest_epoch->index;
         out->epoch.poc_start_block_height = resp->latest_epoch->poc_start_block_height;
     }
-    out->params = (gd_epoch_params){
-        .epoch_length = ep->epoch_length,
-        .epoch_multiplier = ep->epoch_multiplier,
-        .epoch_shift = ep->epoch_shift,
-        .default_unit_of_compute_price = ep->default_unit_of_compute_price,
-        .poc_stage_duration = ep->poc_stage_duration,
-        .poc_exchange_duration = ep->poc_exchange_duration,
-        .poc_validation_delay = ep->poc_validation_delay,
-        .poc_validation_duration = ep->poc_validation_duration,
-        .set_new_validators_delay = ep->set_new_validators_delay,
-        .inference_validation_cutoff = ep->inference_validation_cutoff,
-        .inference_pruning_epoch_threshold = ep->inference_pruning_epoch_threshold,
-    };
+    gd_epoch_params_from_proto(&out->params, ep);
     if (gd_epoch_params_check(&out->params) != GD_OK) {
         s = gd_fail_context(GD_ERR_PARSE, "EpochInfo answer has invalid epoch params");
         goto done;

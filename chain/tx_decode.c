@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "chain/address.h"
+#include "chain/json_bytes.h"
 #include "chain/keys.h"
 #include "chain/pb_strict.h"
 #include "chain/tx.h"
@@ -201,16 +202,6 @@ static json_t *gd_json_u64(uint64_t v) {
     return json_string(buf);
 }
 
-static json_t *gd_json_b64(const uint8_t *data, size_t len) {
-    char *text = malloc(gd_base64_encoded_len(len) + 1);
-    if (text == NULL)
-        return NULL;
-    gd_base64_encode(text, data, len);
-    json_t *j = json_string(text);
-    free(text);
-    return j;
-}
-
 static json_t *gd_json_str(const char *s) {
     /* Strings from the wire may not be UTF-8; render those as null. */
     return s ? json_string(s) : json_string("");
@@ -244,13 +235,13 @@ static json_t *gd_any_json(const Google__Protobuf__Any *any) {
             cosmos__crypto__secp256k1__pub_key__unpack(NULL, any->value.len, any->value.data);
         if (pk != NULL) {
             json_t *j = json_pack("{s:s,s:o?}", "@type", url, "key",
-                                  gd_json_b64(pk->key.data, pk->key.len));
+                                  gd_json_base64(pk->key.data, pk->key.len));
             cosmos__crypto__secp256k1__pub_key__free_unpacked(pk, NULL);
             return j;
         }
     }
     return json_pack("{s:o?,s:o?}", "@type", json_string(url), "value_base64",
-                     gd_json_b64(any->value.data, any->value.len));
+                     gd_json_base64(any->value.data, any->value.len));
 }
 
 json_t *gd_decoded_tx_to_json(const gd_decoded_tx *tx) {
@@ -292,6 +283,6 @@ json_t *gd_decoded_tx_to_json(const gd_decoded_tx *tx) {
     json_t *sigs = json_array();
     for (size_t i = 0; sigs && i < tx->raw->n_signatures; i++)
         json_array_append_new(sigs,
-                              gd_json_b64(tx->raw->signatures[i].data, tx->raw->signatures[i].len));
+                              gd_json_base64(tx->raw->signatures[i].data, tx->raw->signatures[i].len));
     return json_pack("{s:o?,s:o?,s:o?}", "body", body, "auth_info", auth, "signatures", sigs);
 }

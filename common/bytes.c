@@ -63,7 +63,7 @@ void gd_hex_encode(char *out, const uint8_t *data, size_t len, bool uppercase) {
     out[2 * len] = '\0';
 }
 
-static int gd_hex_value(char c) {
+int gd_hex_digit(char c) {
     if (c >= '0' && c <= '9')
         return c - '0';
     if (c >= 'a' && c <= 'f')
@@ -81,8 +81,8 @@ gd_status gd_hex_decode(uint8_t *out, size_t out_cap, size_t *out_len, const cha
         return gd_fail(GD_ERR_LIMIT, "hex string decodes to %zu bytes, at most %zu expected",
                        hex_len / 2, out_cap);
     for (size_t i = 0; i < hex_len; i += 2) {
-        int hi = gd_hex_value(hex[i]);
-        int lo = gd_hex_value(hex[i + 1]);
+        int hi = gd_hex_digit(hex[i]);
+        int lo = gd_hex_digit(hex[i + 1]);
         if (hi < 0 || lo < 0)
             return gd_fail(GD_ERR_PARSE, "invalid hex digit at position %zu", hi < 0 ? i : i + 1);
         out[i / 2] = (uint8_t)(hi << 4 | lo);

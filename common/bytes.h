@@ -30,6 +30,9 @@ void gd_buf_wipe_free(gd_buf *buf);
 /* Writes 2*len hex digits and a NUL to out (size >= 2*len+1). */
 void gd_hex_encode(char *out, const uint8_t *data, size_t len, bool uppercase);
 
+/* The value of one hex digit (either case), or -1. */
+int gd_hex_digit(char c);
+
 /* Decodes exactly hex_len digits (either case) into out.
  * Returns GD_ERR_PARSE for odd length or a non-hex digit, GD_ERR_LIMIT if
  * the result would exceed out_cap. On success *out_len = hex_len / 2. */

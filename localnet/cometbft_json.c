@@ -15,26 +15,6 @@ json_t *gd_cmt_int64(int64_t v) {
     return json_string(buf);
 }
 
-json_t *gd_cmt_base64(const uint8_t *data, size_t len) {
-    char *text = malloc(gd_base64_encoded_len(len) + 1);
-    if (text == NULL)
-        return NULL;
-    gd_base64_encode(text, data, len);
-    json_t *j = json_string(text);
-    free(text);
-    return j;
-}
-
-json_t *gd_cmt_hex(const uint8_t *data, size_t len) {
-    char *text = malloc(2 * len + 1);
-    if (text == NULL)
-        return NULL;
-    gd_hex_encode(text, data, len, true);
-    json_t *j = json_string(text);
-    free(text);
-    return j;
-}
-
 json_t *gd_cmt_events(const gd_events *events) {
     json_t *arr = json_array();
     for (size_t i = 0; arr && i < events->n; i++) {
@@ -56,7 +36,7 @@ json_t *gd_cmt_tx_result(const gd_tx_outcome *o) {
     if (o->err.code != 0)
         json_object_set_new(j, "code", json_integer(o->err.code));
     if (o->data.len > 0)
-        json_object_set_new(j, "data", gd_cmt_base64(o->data.data, o->data.len));
+        json_object_set_new(j, "data", gd_json_base64(o->data.data, o->data.len));
     if (o->err.log[0])
         json_object_set_new(j, "log", json_string(o->err.log));
     if (o->gas_wanted)

@@ -9,11 +9,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "chain/json_bytes.h"
 #include "chain/module/app.h"
 
 json_t *gd_cmt_int64(int64_t v);
-json_t *gd_cmt_base64(const uint8_t *data, size_t len);
-json_t *gd_cmt_hex(const uint8_t *data, size_t len); /* upper case; "" for len 0 */
 
 /* [{type, attributes: [{key, value, index}]}] */
 json_t *gd_cmt_events(const gd_events *events);

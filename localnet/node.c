@@ -343,8 +343,8 @@ static json_t *gd_block_id_json(const uint8_t hash[32], bool present) {
     gd_sha256(part, hash, 32);
     if (!present)
         return json_pack("{s:s,s:{s:i,s:s}}", "hash", "", "parts", "total", 0, "hash", "");
-    return json_pack("{s:o,s:{s:i,s:o}}", "hash", gd_cmt_hex(hash, 32), "parts", "total", 1,
-                     "hash", gd_cmt_hex(part, 32));
+    return json_pack("{s:o,s:{s:i,s:o}}", "hash", gd_json_hex(hash, 32, true), "parts", "total", 1,
+                     "hash", gd_json_hex(part, 32, true));
 }
 
 /* Builds the /block result for a produced block. */
@@ -352,7 +352,7 @@ static json_t *gd_block_json(gd_node *node, const gd_header *h, const uint8_t ha
                              const gd_mempool_tx *txs, size_t n) {
     json_t *tx_list = json_array();
     for (size_t i = 0; tx_list && i < n; i++)
-        json_array_append_new(tx_list, gd_cmt_base64(txs[i].tx, txs[i].len));
+        json_array_append_new(tx_list, gd_json_base64(txs[i].tx, txs[i].len));
     /* The commit for the previous block, signed by the validator over
      * SHA256("gonka-localnet/commit" || chain_id || BE64(height-1) || hash). */
     json_t *sigs = json_array();
@@ -371,21 +371,21 @@ static json_t *gd_block_json(gd_node *node, const gd_header *h, const uint8_t ha
             if (gd_validator_sign(&node->validator, msg, 32, sig) == GD_OK)
                 json_array_append_new(
                     sigs, json_pack("{s:i,s:o,s:s,s:o}", "block_id_flag", 2, "validator_address",
-                                    gd_cmt_hex(node->validator.address, 20), "timestamp",
-                                    node->last_block_time, "signature", gd_cmt_base64(sig, 64)));
+                                    gd_json_hex(node->validator.address, 20, true), "timestamp",
+                                    node->last_block_time, "signature", gd_json_base64(sig, 64)));
         }
     }
     json_t *header = json_pack(
         "{s:{s:s,s:s},s:s,s:o,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "version", "block",
         "11", "app", "0", "chain_id", node->chain_id, "height", gd_cmt_int64(h->height), "time",
         h->time, "last_block_id", gd_block_id_json(h->last_block_hash, h->has_last_block),
-        "last_commit_hash", h->has_last_block ? gd_cmt_hex(h->last_block_hash, 32) : json_string(""),
-        "data_hash", gd_cmt_hex(h->data_hash, 32), "validators_hash",
-        gd_cmt_hex(h->validators_hash, 32), "next_validators_hash",
-        gd_cmt_hex(h->validators_hash, 32), "consensus_hash", gd_cmt_hex(h->consensus_hash, 32),
-        "app_hash", gd_cmt_hex(h->app_hash, 32), "last_results_hash",
-        gd_cmt_hex(h->last_results_hash, 32), "evidence_hash", gd_cmt_hex(h->evidence_hash, 32),
-        "proposer_address", gd_cmt_hex(h->proposer, 20));
+        "last_commit_hash", h->has_last_block ? gd_json_hex(h->last_block_hash, 32, true) : json_string(""),
+        "data_hash", gd_json_hex(h->data_hash, 32, true), "validators_hash",
+        gd_json_hex(h->validators_hash, 32, true), "next_validators_hash",
+        gd_json_hex(h->validators_hash, 32, true), "consensus_hash", gd_json_hex(h->consensus_hash, 32, true),
+        "app_hash", gd_json_hex(h->app_hash, 32, true), "last_results_hash",
+        gd_json_hex(h->last_results_hash, 32, true), "evidence_hash", gd_json_hex(h->evidence_hash, 32, true),
+        "proposer_address", gd_json_hex(h->proposer, 20, true));
     json_t *last_commit = json_pack(
         "{s:o,s:i,s:o,s:o}", "height", gd_cmt_int64(h->has_last_block ? h->height - 1 : 0),
         "round", 0, "block_id", gd_block_id_json(h->last_block_hash, h->has_last_block),
@@ -495,8 +495,8 @@ gd_status gd_node_produce_block(gd_node *node) {
         results = json_pack("{s:o,s:o,s:o,s:n,s:n,s:o,s:o}", "height", gd_cmt_int64(h.height),
                             "txs_results", tx_results, "finalize_block_events",
                             gd_cmt_events(&block_events), "validator_updates",
-                            "consensus_param_updates", "app_hash", gd_cmt_base64(app_hash, 32),
-                            "gd_results_hash", gd_cmt_hex(results_hash, 32));
+                            "consensus_param_updates", "app_hash", gd_json_base64(app_hash, 32),
+                            "gd_results_hash", gd_json_hex(results_hash, 32, true));
         if (block == NULL || results == NULL)
             s = gd_fail(GD_ERR_NOMEM, "out of memory building block %lld", (long long)h.height);
     }
@@ -611,17 +611,17 @@ gd_status gd_node_status_json(gd_node *node, const char *rpc_address, json_t **o
         "{s:{s:{s:s,s:s,s:s},s:o,s:s,s:s,s:s,s:s,s:s,s:{s:s,s:s}},"
         "s:{s:o,s:o,s:o,s:s,s:s,s:s,s:o,s:s,s:b},s:{s:o,s:{s:s,s:o},s:s}}",
         "node_info", "protocol_version", "p2p", "8", "block", "11", "app", "0", "id",
-        gd_cmt_hex(node->validator.address, 20), "listen_addr", "none (single-node localnet)",
+        gd_json_hex(node->validator.address, 20, true), "listen_addr", "none (single-node localnet)",
         "network", node->chain_id, "version", "0.38.17", "channels", "", "moniker",
         "gonka-localnet", "other", "tx_index", "on", "rpc_address", rpc_address ? rpc_address : "",
         "sync_info", "latest_block_hash",
-        node->has_last_block ? gd_cmt_hex(node->last_block_hash, 32) : json_string(""),
-        "latest_app_hash", gd_cmt_hex(app_hash, 32), "latest_block_height", gd_cmt_int64(height),
+        node->has_last_block ? gd_json_hex(node->last_block_hash, 32, true) : json_string(""),
+        "latest_app_hash", gd_json_hex(app_hash, 32, true), "latest_block_height", gd_cmt_int64(height),
         "latest_block_time", node->last_block_time, "earliest_block_hash", earliest_hash,
         "earliest_app_hash", earliest_app, "earliest_block_height",
         gd_cmt_int64(node->earliest_height), "earliest_block_time", earliest_time, "catching_up", 0,
-        "validator_info", "address", gd_cmt_hex(node->validator.address, 20), "pub_key", "type",
-        "tendermint/PubKeyEd25519", "value", gd_cmt_base64(node->validator.pub, 32),
+        "validator_info", "address", gd_json_hex(node->validator.address, 20, true), "pub_key", "type",
+        "tendermint/PubKeyEd25519", "value", gd_json_base64(node->validator.pub, 32),
         "voting_power", "10");
     pthread_mutex_unlock(&node->lock);
     *out = j;
@@ -634,7 +634,7 @@ gd_status gd_node_abci_info_json(gd_node *node, json_t **out) {
     gd_app_hash(node->app, app_hash);
     *out = json_pack("{s:{s:s,s:s,s:o,s:o}}", "response", "data", "gonka-localnet", "version",
                      GD_VERSION, "last_block_height", gd_cmt_int64(gd_app_height(node->app)),
-                     "last_block_app_hash", gd_cmt_base64(app_hash, 32));
+                     "last_block_app_hash", gd_json_base64(app_hash, 32));
     pthread_mutex_unlock(&node->lock);
     return *out ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
 }
@@ -668,7 +668,7 @@ gd_status gd_node_abci_query_json(gd_node *node, const char *path, const uint8_t
         json_object_set_new(r, "codespace", json_string(err.codespace));
     }
     if (r && resp.len > 0)
-        json_object_set_new(r, "value", gd_cmt_base64(resp.data, resp.len));
+        json_object_set_new(r, "value", gd_json_base64(resp.data, resp.len));
     if (r)
         json_object_set_new(r, "height", gd_cmt_int64(latest));
     gd_buf_free(&resp);

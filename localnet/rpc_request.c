@@ -468,16 +468,6 @@ gd_status gd_rpc_request_parse_body(gd_rpc_request *out, const char *body, size_
     return s;
 }
 
-static int gd_hex_digit(char c) {
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Percent-decodes a query component the way Go's url.QueryUnescape does:
  * %XX becomes the byte and '+' a space (CometBFT reads arguments through
  * r.URL.Query()). *out is NUL-terminated; the text may hold NULs, so

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chain/json_bytes.h"
 #include "chain/module/json_util.h"
 #include "common/hash.h"
 #include "cosmos/auth/v1beta1/query.pb-c.h"
@@ -396,7 +397,7 @@ static json_t *gd_account_json(const gd_account *a) {
     json_t *pk = json_null();
     if (a->has_pubkey)
         pk = json_pack("{s:s,s:o}", "@type", gd_pubkey_type_url, "key",
-                       gd_json_b64(a->pubkey, GD_PUBKEY_LEN));
+                       gd_json_base64(a->pubkey, GD_PUBKEY_LEN));
     if (!a->is_module)
         return json_pack("{s:s,s:s,s:o,s:o,s:o}", "@type", "/cosmos.auth.v1beta1.BaseAccount",
                          "address", a->address, "pub_key", pk, "account_number",

@@ -3,6 +3,7 @@
 
 #include <string.h>
 
+#include "chain/epoch_codec.h"
 #include "chain/module/json_util.h"
 #include "inference/inference/query.pb-c.h"
 
@@ -26,42 +27,11 @@ void gd_epoch_params_localnet(gd_epoch_params *p) {
     };
 }
 
-static void gd_params_to_proto(Inference__Inference__EpochParams *ep, const gd_epoch_params *p) {
-    inference__inference__epoch_params__init(ep);
-    ep->epoch_length = p->epoch_length;
-    ep->epoch_multiplier = p->epoch_multiplier;
-    ep->epoch_shift = p->epoch_shift;
-    ep->default_unit_of_compute_price = p->default_unit_of_compute_price;
-    ep->poc_stage_duration = p->poc_stage_duration;
-    ep->poc_exchange_duration = p->poc_exchange_duration;
-    ep->poc_validation_delay = p->poc_validation_delay;
-    ep->poc_validation_duration = p->poc_validation_duration;
-    ep->set_new_validators_delay = p->set_new_validators_delay;
-    ep->inference_validation_cutoff = p->inference_validation_cutoff;
-    ep->inference_pruning_epoch_threshold = p->inference_pruning_epoch_threshold;
-}
-
-static void gd_params_from_proto(gd_epoch_params *p, const Inference__Inference__EpochParams *ep) {
-    *p = (gd_epoch_params){
-        .epoch_length = ep->epoch_length,
-        .epoch_multiplier = ep->epoch_multiplier,
-        .epoch_shift = ep->epoch_shift,
-        .default_unit_of_compute_price = ep->default_unit_of_compute_price,
-        .poc_stage_duration = ep->poc_stage_duration,
-        .poc_exchange_duration = ep->poc_exchange_duration,
-        .poc_validation_delay = ep->poc_validation_delay,
-        .poc_validation_duration = ep->poc_validation_duration,
-        .set_new_validators_delay = ep->set_new_validators_delay,
-        .inference_validation_cutoff = ep->inference_validation_cutoff,
-        .inference_pruning_epoch_threshold = ep->inference_pruning_epoch_threshold,
-    };
-}
-
 static gd_status gd_epochs_store(gd_ctx *ctx, const gd_epoch *e, const gd_epoch_params *p) {
     uint8_t buf[256];
     if (p) {
         Inference__Inference__EpochParams ep;
-        gd_params_to_proto(&ep, p);
+        gd_epoch_params_to_proto(&ep, p);
         const uint8_t key[2] = {GD_EPOCHS_PREFIX, GD_EPOCHS_KEY_PARAMS};
         size_t n = inference__inference__epoch_params__pack(&ep, buf);
         GD_TRY(gd_ctx_set(ctx, key, 2, buf, n));
@@ -86,7 +56,7 @@ gd_status gd_epochs_get(gd_ctx *ctx, gd_epoch *latest, gd_epoch_params *params) 
     Inference__Inference__EpochParams *ep = inference__inference__epoch_params__unpack(NULL, vlen, v);
     if (ep == NULL)
         return gd_fail(GD_ERR_PARSE, "stored epoch params are malformed");
-    gd_params_from_proto(params, ep);
+    gd_epoch_params_from_proto(params, ep);
     inference__inference__epoch_params__free_unpacked(ep, NULL);
     GD_TRY(gd_ctx_get(ctx, ekey, 2, &v, &vlen));
     Inference__Inference__Epoch *pe = inference__inference__epoch__unpack(NULL, vlen, v);
@@ -128,7 +98,7 @@ static gd_status gd_query_epoch_info(gd_app *app, gd_ctx *ctx, const uint8_t *re
     gd_epoch_params p;
     GD_TRY(gd_epochs_get(ctx, &e, &p));
     Inference__Inference__EpochParams ep;
-    gd_params_to_proto(&ep, &p);
+    gd_epoch_params_to_proto(&ep, &p);
     Inference__Inference__Params params = INFERENCE__INFERENCE__PARAMS__INIT;
     params.epoch_params = &ep;
     Inference__Inference__Epoch pe = INFERENCE__INFERENCE__EPOCH__INIT;

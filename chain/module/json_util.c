@@ -107,13 +107,3 @@ json_t *gd_json_i64_str(int64_t v) {
     snprintf(buf, sizeof buf, "%lld", (long long)v);
     return json_string(buf);
 }
-
-json_t *gd_json_b64(const uint8_t *data, size_t len) {
-    char *text = malloc(gd_base64_encoded_len(len) + 1);
-    if (text == NULL)
-        return NULL;
-    gd_base64_encode(text, data, len);
-    json_t *j = json_string(text);
-    free(text);
-    return j;
-}

@@ -30,6 +30,5 @@ gd_status gd_json_only_keys(const json_t *obj, const char *what, ...) GD_MUST_CH
 /* New JSON strings for integers, as the SDK writes them. */
 json_t *gd_json_u64_str(uint64_t v);
 json_t *gd_json_i64_str(int64_t v);
-json_t *gd_json_b64(const uint8_t *data, size_t len);
 
 #endif

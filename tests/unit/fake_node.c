@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chain/epoch_codec.h"
 #include "chain/tx.h"
 #include "chain/tx_decode.h"
 #include "common/base64.h"
@@ -87,18 +88,8 @@ static json_t *fake_query(fake_node *node, const char *path, const uint8_t *data
     }
     if (strcmp(path, "/inference.inference.Query/EpochInfo") == 0) {
         const gd_epoch_params *p = &node->epoch_params;
-        Inference__Inference__EpochParams ep = INFERENCE__INFERENCE__EPOCH_PARAMS__INIT;
-        ep.epoch_length = p->epoch_length;
-        ep.epoch_multiplier = p->epoch_multiplier;
-        ep.epoch_shift = p->epoch_shift;
-        ep.default_unit_of_compute_price = p->default_unit_of_compute_price;
-        ep.poc_stage_duration = p->poc_stage_duration;
-        ep.poc_exchange_duration = p->poc_exchange_duration;
-        ep.poc_validation_delay = p->poc_validation_delay;
-        ep.poc_validation_duration = p->poc_validation_duration;
-        ep.set_new_validators_delay = p->set_new_validators_delay;
-        ep.inference_validation_cutoff = p->inference_validation_cutoff;
-        ep.inference_pruning_epoch_threshold = p->inference_pruning_epoch_threshold;
+        Inference__Inference__EpochParams ep;
+        gd_epoch_params_to_proto(&ep, p);
         Inference__Inference__Params params = INFERENCE__INFERENCE__PARAMS__INIT;
         params.epoch_params = &ep;
         Inference__Inference__Epoch epoch = INFERENCE__INFERENCE__EPOCH__INIT;
