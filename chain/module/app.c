@@ -72,20 +72,24 @@ static bool gd_verified_has(const gd_verified_set *v, const uint8_t hash[32]) {
     return v->cap && memcmp(v->slots[gd_verified_slot(v, hash)], hash, 32) == 0;
 }
 
-/* Remembers a verified hash; when the set fills it is simply cleared (the
- * cache only saves work, it never changes a result). */
+/* Remembers a verified hash. The set grows by rehashing up to 2^20 slots;
+ * past that it starts over empty (the cache only saves work, it never
+ * changes a result). */
 static void gd_verified_add(gd_verified_set *v, const uint8_t hash[32]) {
     if (v->cap == 0 || (v->used + 1) * 2 > v->cap) {
-        size_t cap = v->cap ? v->cap : 4096;
-        if (v->cap && cap < (1u << 20))
-            cap *= 2;
+        size_t cap = v->cap == 0 ? 4096 : v->cap < (1u << 20) ? v->cap * 2 : v->cap;
         uint8_t (*slots)[32] = calloc(cap, 32);
         if (slots == NULL)
             return;
+        gd_verified_set grown = {slots, cap, 0};
+        for (size_t i = 0; cap > v->cap && i < v->cap; i++) {
+            if (memcmp(v->slots[i], gd_empty_slot, 32) != 0) {
+                memcpy(grown.slots[gd_verified_slot(&grown, v->slots[i])], v->slots[i], 32);
+                grown.used++;
+            }
+        }
         free(v->slots);
-        v->slots = slots;
-        v->cap = cap;
-        v->used = 0;
+        *v = grown;
     }
     size_t i = gd_verified_slot(v, hash);
     if (memcmp(v->slots[i], hash, 32) != 0) {
@@ -512,7 +516,9 @@ static gd_status gd_ante(gd_app *app, gd_ctx *ctx, const gd_decoded_tx *dec, siz
         return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_WRONG_SEQUENCE,
                            "account sequence mismatch, expected %llu, got %llu",
                            (unsigned long long)acc.sequence, (unsigned long long)si->sequence);
-    bool known = ctx->mode == GD_EXEC_DELIVER && gd_verified_has(&app->verified, tx_hash);
+    /* Known hashes skip verification in DeliverTx and in the mempool's
+     * recheck after each block alike. */
+    bool known = gd_verified_has(&app->verified, tx_hash);
     if (ctx->mode != GD_EXEC_SIMULATE && !known) {
         if (gd_decoded_tx_verify(dec, app->chain_id, acc.number) != GD_OK)
             return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_UNAUTHORIZED,

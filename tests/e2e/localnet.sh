@@ -3,7 +3,8 @@
 # Sends a transaction, queries balances, replays it (rejected, code 32),
 # sends one with a wrong chain-id (rejected, code 4), feeds the RPC bad
 # input (JSON-RPC errors, blocks go on), kills the node with SIGKILL and
-# restarts it: height and balances survive.
+# restarts it: height, balances and the indexed history (/tx,
+# /block_results, /tx_search) survive.
 # Usage: localnet.sh BIN_DIR
 set -uo pipefail
 bin="$1"
@@ -61,7 +62,9 @@ out=$("$bin/gonka-diloco" tx send --key "$a0" --to "$addr1" --amount 1000ngonka 
       --chain-id prod-sim --node "$node" --json) || fail "tx send: $out"
 grep -q '"code": 0' <<<"$out" || fail "tx send result: $out"
 grep -q '"included": true' <<<"$out" || fail "tx not included: $out"
-ok "tx send included"
+send_hash=$(json_field txhash <<<"$out")
+send_height=$(json_field height <<<"$out")
+ok "tx send included at height $send_height"
 
 bal=$("$bin/gonka-diloco" query balance "$addr1" --node "$node" --json | json_field amount)
 [ "$bal" = 1000000001000 ] || fail "balance of account 1 is $bal"
@@ -120,6 +123,24 @@ bal_after=$("$bin/gonka-diloco" query balance "$addr1" --node "$node" --json | j
 [ "$bal_after" = "$bal_before" ] || fail "balance went from $bal_before to $bal_after"
 grep -q "restored chain prod-sim" "$work/node.log" || fail "node did not restore"
 ok "after SIGKILL at height $h_before: restarted at $h_after, balance $bal_after kept"
+
+# The indexed history survives too: /tx, /block_results and /tx_search.
+rpc_json() { # path python-expression-over-result
+  curl -s "$node/$1" | python3 -c "import json,sys; r=json.load(sys.stdin)['result']; v=($2)
+print(*v) if isinstance(v, tuple) else print(v)"
+}
+[ "$(rpc_json "tx?hash=0x$send_hash" 'r["height"], r["tx_result"].get("code", 0)')" = "$send_height 0" ] ||
+  fail "/tx of $send_hash: $(curl -s "$node/tx?hash=0x$send_hash" | head -c 300)"
+[ "$(rpc_json "block_results?height=$send_height" \
+      'len(r["txs_results"]), r["txs_results"][0].get("code", 0), r["txs_results"][0]["gas_used"]')" = \
+  "1 0 $(json_field gas_used <<<"$out")" ] ||
+  fail "/block_results: $(curl -s "$node/block_results?height=$send_height" | head -c 300)"
+[ "$(rpc_json "tx_search?query=\"transfer.recipient='$addr1'\"" 'r["total_count"]')" = 2 ] ||
+  fail "tx_search by recipient: $(curl -s "$node/tx_search?query=\"transfer.recipient='$addr1'\"" | head -c 300)"
+[ "$(rpc_json "tx_search?query=\"tx.height=$send_height\"" 'r["txs"][0]["hash"]')" = "$send_hash" ] ||
+  fail "tx_search by height"
+rpc_error -32603 "$node/tx_search?query=\"tx.height%3E%3D\""
+ok "/tx, /block_results and /tx_search answer from the restored store"
 
 out=$("$bin/gonka-diloco" tx send --key "$a0" --to "$addr1" --amount 7ngonka --node "$node" --json) ||
   fail "tx after restart: $out"
