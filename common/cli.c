@@ -9,7 +9,7 @@
 
 /* Options every command takes. */
 static const gd_opt_spec gd_global_opts[] = {
-    {"log-level", "LEVEL", "error, warn (default), info or debug; or set GD_LOG"},
+    {"log-level", "LEVEL", "error, warn, info or debug (or set GD_LOG)"},
     {"help", NULL, "show this help"},
     {NULL, NULL, NULL},
 };

@@ -89,7 +89,7 @@ static int gd_run_start(gd_cli *cli, gd_args *args) {
     int rc = gd_node_args(cli, args, &cfg);
     if (rc >= 0)
         return rc;
-    if (!gd_arg(args, "log-level"))
+    if (!gd_arg(args, "log-level") && !getenv("GD_LOG"))
         gd_log_set_level(GD_LOG_INFO); /* one line per block by default */
     const char *listen = gd_arg(args, "rpc");
     gd_node *node = NULL;
@@ -179,7 +179,8 @@ static const gd_command gd_cmd_start = {
     "Run the node: CometBFT 0.38 JSON-RPC on loopback and a block every --block-time.",
     "State is kept in DIR/data/chain.db (SQLite, one transaction per block); the node\n"
     "resumes from the last committed block after a crash or kill. Stop with Ctrl-C or\n"
-    "SIGTERM.",
+    "SIGTERM. Logs at info level (one line per block, one per rejected transaction)\n"
+    "unless --log-level or GD_LOG says otherwise; other commands log warnings only.",
     gd_start_opts, gd_run_start,
 };
 

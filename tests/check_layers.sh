@@ -2,7 +2,8 @@
 # Checks the layering rule on #include lines: a folder may include only the
 # folders it depends on (docs/architecture.md):
 #   common <- proofs <- {chain, trainer};  common <- kernels <- trainer;
-#   plugin wires chain, trainer, proofs;   chain and trainer never meet.
+#   plugin wires chain, trainer, proofs;   chain and trainer never meet;
+#   chain/module builds on chain; localnet hosts chain; nothing includes localnet.
 set -euo pipefail
 root="${1:-$(dirname "$0")/..}"
 cd "$root"
@@ -38,5 +39,12 @@ for layer in $layers; do
   done < <(grep -rn --include='*.c' --include='*.h' --include='*.cu' --include='*.cuh' \
              '#include "' "$layer" || true)
 done
+# Inside chain/: the state machine (chain/module) builds on the client code,
+# never the other way round.
+while IFS= read -r line; do
+  echo "layer violation: ${line%%:*} includes chain/module/ (chain/ must not depend on it)"
+  status=1
+done < <(grep -rn --include='*.c' --include='*.h' '#include "chain/module/' chain |
+           grep -v '^chain/module/' || true)
 [ $status -eq 0 ] && echo "layers ok"
 exit $status
