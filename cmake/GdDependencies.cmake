@@ -51,3 +51,6 @@ if(GD_CUDA)
     endif()
   endif()
 endif()
+
+# OpenBLAS (Debian's libopenblas-dev) provides CBLAS for the CPU kernels.
+pkg_check_modules(OPENBLAS REQUIRED IMPORTED_TARGET openblas)
