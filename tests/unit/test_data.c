@@ -1,0 +1,569 @@
+/* Training data: token shards (round trip, header rejection), which windows
+ * training and eval batches hold, vocabulary checks, text sources, the
+ * synthetic Markov source (determinism, exact entropies checked against a
+ * long sampled stream) and malformed specs. */
+#include <dirent.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tests/testkit.h"
+#include "trainer/data.h"
+#include "trainer/markov.h"
+
+/* Open file descriptors of this process (-1 where /proc is missing): shards
+ * are mapped and their descriptors closed. */
+static int open_fds(void) {
+    DIR *dir = opendir("/proc/self/fd");
+    if (dir == NULL)
+        return -1;
+    int n = 0;
+    while (readdir(dir) != NULL)
+        n++;
+    closedir(dir);
+    return n;
+}
+
+static const char *tmp_path(const char *name) {
+    static char paths[8][600];
+    static int next;
+    char *path = paths[next++ % 8];
+    snprintf(path, 600, "%s/%s", gd_test_tmpdir(), name);
+    return path;
+}
+
+static bool detail_has(const char *needle) {
+    if (strstr(gd_error_detail(), needle) != NULL)
+        return true;
+    fprintf(stderr, "  detail '%s' lacks '%s'\n", gd_error_detail(), needle);
+    return false;
+}
+
+/* A raw shard file: header fields, then count_written tokens of width bytes. */
+static const char *raw_shard(const char *name, uint32_t magic, uint32_t version, int32_t count,
+                             size_t count_written, size_t width) {
+    size_t len = GD_SHARD_HEADER_BYTES + count_written * width;
+    uint8_t *bytes = calloc(1, len);
+    uint32_t fields[3] = {magic, version, (uint32_t)count};
+    for (int f = 0; f < 3; f++)
+        for (int b = 0; b < 4; b++)
+            bytes[4 * f + b] = (uint8_t)(fields[f] >> (8 * b));
+    const char *path = gd_test_write_file(name, bytes, len, 0644);
+    free(bytes);
+    return path;
+}
+
+static void test_shard_round_trip(void) {
+    for (int wide = 0; wide < 2; wide++) {
+        uint32_t width = wide ? 4 : 2;
+        size_t n = 3001;
+        uint32_t *tokens = malloc(n * sizeof *tokens);
+        for (size_t i = 0; i < n; i++)
+            tokens[i] = wide ? (uint32_t)(i * 7919 % 2000000) : (uint32_t)(i * 31 % 65536);
+        const char *path = tmp_path(wide ? "rt32.bin" : "rt16.bin");
+        CHECK_OK(gd_shard_write(path, tokens, n, width));
+        struct stat st;
+        CHECK(stat(path, &st) == 0 && (size_t)st.st_size == GD_SHARD_HEADER_BYTES + n * width);
+        gd_data *data = NULL;
+        CHECK_OK(gd_data_open(&data, path));
+        if (data == NULL) {
+            free(tokens);
+            continue;
+        }
+        CHECK(gd_data_kind_of(data) == GD_DATA_SHARDS);
+        CHECK(gd_data_token_count(data) == n);
+        CHECK(gd_data_vocab_bound(data) == (wide ? (uint64_t)1 << 32 : (uint64_t)1 << 16));
+        CHECK(strstr(gd_data_describe(data), wide ? "uint32" : "uint16") != NULL);
+        CHECK(gd_data_markov_entropies(data, NULL, 0) == 0);
+        /* One eval window of the whole file gives every token back. */
+        int32_t *out = malloc(n * sizeof *out);
+        bool available = false;
+        CHECK_OK(gd_data_eval_batch(data, out, 1, n - 1, (uint64_t)1 << 31, 0, &available));
+        CHECK(available);
+        size_t same = 0;
+        for (size_t i = 0; i < n; i++)
+            same += (uint32_t)out[i] == tokens[i];
+        CHECK(same == n);
+        gd_data_close(data);
+        free(out);
+        free(tokens);
+    }
+    /* The writer refuses what a shard cannot hold. */
+    uint32_t big[2] = {1, 70000};
+    CHECK_STATUS(gd_shard_write(tmp_path("w.bin"), big, 2, 2), GD_ERR_INVALID);
+    CHECK(detail_has("position 1"));
+    CHECK_STATUS(gd_shard_write(tmp_path("w.bin"), big, 2, 3), GD_ERR_INVALID);
+    CHECK_STATUS(gd_shard_write(tmp_path("w.bin"), big, 0, 4), GD_ERR_INVALID);
+    CHECK_STATUS(gd_shard_write(tmp_path("nodir/w.bin"), big, 2, 4), GD_ERR_NOT_FOUND);
+    struct stat st;
+    CHECK(stat(tmp_path("w.bin"), &st) != 0);
+}
+
+static void expect_open_fails(const char *spec, gd_status expected, const char *needle) {
+    gd_data *data = (gd_data *)1;
+    CHECK_STATUS(gd_data_open(&data, spec), expected);
+    CHECK(data == NULL);
+    if (needle != NULL)
+        CHECK(detail_has(needle));
+}
+
+static void test_shard_header_rejection(void) {
+    expect_open_fails(raw_shard("magic.bin", 20240521, 1, 4, 4, 2), GD_ERR_PARSE, "magic");
+    expect_open_fails(raw_shard("ver16.bin", GD_SHARD_MAGIC_U16, 7, 4, 4, 2), GD_ERR_PARSE,
+                      "version");
+    expect_open_fails(raw_shard("ver32.bin", GD_SHARD_MAGIC_U32, 1, 4, 4, 4), GD_ERR_PARSE,
+                      "version");
+    expect_open_fails(raw_shard("zero.bin", GD_SHARD_MAGIC_U16, 1, 0, 0, 2), GD_ERR_PARSE,
+                      "at least one token");
+    expect_open_fails(raw_shard("neg.bin", GD_SHARD_MAGIC_U32, 7, -5, 0, 4), GD_ERR_PARSE,
+                      "at least one token");
+    expect_open_fails(raw_shard("short.bin", GD_SHARD_MAGIC_U16, 1, 10, 5, 2), GD_ERR_PARSE,
+                      "truncated");
+    expect_open_fails(raw_shard("long.bin", GD_SHARD_MAGIC_U16, 1, 3, 5, 2), GD_ERR_PARSE,
+                      "trailing");
+    /* A u32 header over u16-sized data is inconsistent too. */
+    expect_open_fails(raw_shard("width.bin", GD_SHARD_MAGIC_U32, 7, 4, 4, 2), GD_ERR_PARSE,
+                      "width.bin");
+    uint8_t tiny[100] = {0};
+    expect_open_fails(gd_test_write_file("tiny.bin", tiny, sizeof tiny, 0644), GD_ERR_PARSE,
+                      "shorter than");
+    expect_open_fails(gd_test_write_file("empty.bin", tiny, 0, 0644), GD_ERR_PARSE,
+                      "empty.bin");
+    const char *dir = tmp_path("adir");
+    CHECK(mkdir(dir, 0700) == 0);
+    expect_open_fails(dir, GD_ERR_INVALID, "directory");
+    expect_open_fails(tmp_path("missing.bin"), GD_ERR_NOT_FOUND, "missing.bin");
+    expect_open_fails(tmp_path("nothing-*.bin"), GD_ERR_NOT_FOUND, "nothing-*.bin");
+    /* A glob where one shard is bad fails naming that shard. */
+    uint32_t ok[4] = {1, 2, 3, 4};
+    CHECK_OK(gd_shard_write(tmp_path("mix-a.bin"), ok, 4, 2));
+    raw_shard("mix-b.bin", 1, 1, 4, 4, 2);
+    expect_open_fails(tmp_path("mix-*.bin"), GD_ERR_PARSE, "mix-b.bin");
+    /* Mixed widths are refused. */
+    CHECK_OK(gd_shard_write(tmp_path("mix-b.bin"), ok, 4, 4));
+    expect_open_fails(tmp_path("mix-*.bin"), GD_ERR_INVALID, "uint32");
+
+    /* The parser directly. */
+    uint8_t header[GD_SHARD_HEADER_BYTES] = {0};
+    uint32_t fields[3] = {GD_SHARD_MAGIC_U32, GD_SHARD_VERSION_U32, 6};
+    for (int f = 0; f < 3; f++)
+        for (int b = 0; b < 4; b++)
+            header[4 * f + b] = (uint8_t)(fields[f] >> (8 * b));
+    gd_shard_header h = {0};
+    CHECK_OK(gd_shard_header_parse(&h, header, GD_SHARD_HEADER_BYTES + 24, "x"));
+    CHECK(h.token_bytes == 4 && h.token_count == 6);
+    CHECK_STATUS(gd_shard_header_parse(&h, header, GD_SHARD_HEADER_BYTES + 23, "x"),
+                 GD_ERR_PARSE);
+    CHECK_STATUS(gd_shard_header_parse(&h, header, 12, "x"), GD_ERR_PARSE);
+    CHECK_STATUS(gd_shard_header_parse(&h, NULL, 0, NULL), GD_ERR_PARSE);
+}
+
+/* Two shards whose tokens encode where they are: file A holds 0..699,
+ * file B holds 1000..1899 (token = 1000 * file + position). */
+#define A_COUNT 700
+#define B_COUNT 900
+
+static gd_data *open_two_shards(void) {
+    uint32_t a[A_COUNT], b[B_COUNT];
+    for (uint32_t i = 0; i < A_COUNT; i++)
+        a[i] = i;
+    for (uint32_t i = 0; i < B_COUNT; i++)
+        b[i] = 1000 + i;
+    const char *dir = tmp_path("two");
+    mkdir(dir, 0700);
+    CHECK_OK(gd_shard_write(tmp_path("two/b-second.bin"), b, B_COUNT, 2));
+    CHECK_OK(gd_shard_write(tmp_path("two/a-first.bin"), a, A_COUNT, 2));
+    gd_data *data = NULL;
+    CHECK_OK(gd_data_open(&data, tmp_path("two/*.bin")));
+    return data;
+}
+
+/* Token at global position g of the concatenation (A then B). */
+static int32_t two_shards_token(uint64_t g) {
+    return g < A_COUNT ? (int32_t)g : (int32_t)(1000 + g - A_COUNT);
+}
+
+static void test_train_windows(void) {
+    int fds = open_fds();
+    gd_data *data = open_two_shards();
+    if (data == NULL)
+        return;
+    CHECK(open_fds() == fds);
+    CHECK(gd_data_token_count(data) == A_COUNT + B_COUNT);
+    CHECK_STR_EQ(gd_data_describe(data), "2 shards, 1600 uint16 tokens");
+    enum { BATCH = 8, SEQ = 63, LEN = SEQ + 1 };
+    static int32_t x[BATCH * LEN], y[BATCH * LEN];
+    size_t from_a = 0, windows = 0;
+    int32_t min_a = 1 << 30, max_a = -1, min_b = 1 << 30, max_b = -1;
+    for (uint32_t worker = 0; worker < 4; worker++)
+        for (uint64_t step = 0; step < 25; step++)
+            for (uint32_t micro = 0; micro < 2; micro++) {
+                CHECK_OK(gd_data_train_batch(data, x, BATCH, SEQ, 2000, 99, worker, step, micro));
+                for (int j = 0; j < BATCH; j++) {
+                    const int32_t *w = x + j * LEN;
+                    /* Consecutive tokens of one file: never across a boundary. */
+                    bool consecutive = true;
+                    for (int k = 1; k < LEN; k++)
+                        consecutive = consecutive && w[k] == w[k - 1] + 1;
+                    CHECK(consecutive);
+                    bool in_a = w[0] < 1000;
+                    CHECK(in_a ? w[LEN - 1] < A_COUNT : w[LEN - 1] < 1000 + B_COUNT);
+                    from_a += in_a;
+                    windows++;
+                    if (in_a) {
+                        min_a = w[0] < min_a ? w[0] : min_a;
+                        max_a = w[0] > max_a ? w[0] : max_a;
+                    } else {
+                        min_b = w[0] < min_b ? w[0] : min_b;
+                        max_b = w[0] > max_b ? w[0] : max_b;
+                    }
+                }
+            }
+    /* Starts are uniform over the 637 + 837 windows: about 43% in A, and
+     * both ends of each file are reached. */
+    double share_a = (double)from_a / (double)windows;
+    CHECK(share_a > 0.36 && share_a < 0.50);
+    CHECK(min_a < 30 && max_a > A_COUNT - LEN - 30 && max_a <= A_COUNT - LEN);
+    CHECK(min_b < 1030 && max_b > 1000 + B_COUNT - LEN - 30 && max_b <= 1000 + B_COUNT - LEN);
+
+    /* Pure: the same arguments give the same batch... */
+    CHECK_OK(gd_data_train_batch(data, x, BATCH, SEQ, 2000, 7, 3, 11, 1));
+    CHECK_OK(gd_data_train_batch(data, y, BATCH, SEQ, 2000, 7, 3, 11, 1));
+    CHECK(memcmp(x, y, sizeof x) == 0);
+    /* ... and window micro * batch + j does not depend on how it is split. */
+    static int32_t half[BATCH / 2 * LEN];
+    CHECK_OK(gd_data_train_batch(data, y, BATCH, SEQ, 2000, 7, 3, 11, 0));
+    CHECK_OK(gd_data_train_batch(data, half, BATCH / 2, SEQ, 2000, 7, 3, 11, 1));
+    CHECK(memcmp(half, y + BATCH / 2 * LEN, sizeof half) == 0);
+    /* Another seed, worker, step or micro gives other windows. */
+    struct { uint64_t seed; uint32_t worker; uint64_t step; uint32_t micro; } other[] = {
+        {8, 3, 11, 1}, {7, 4, 11, 1}, {7, 3, 12, 1}, {7, 3, 11, 2}, {7, 3, 11 + (1ull << 32), 1},
+    };
+    CHECK_OK(gd_data_train_batch(data, x, BATCH, SEQ, 2000, 7, 3, 11, 1));
+    for (size_t o = 0; o < sizeof other / sizeof other[0]; o++) {
+        CHECK_OK(gd_data_train_batch(data, y, BATCH, SEQ, 2000, other[o].seed, other[o].worker,
+                                     other[o].step, other[o].micro));
+        int same = 0;
+        for (int j = 0; j < BATCH; j++)
+            same += x[j * LEN] == y[j * LEN];
+        CHECK(same < 3);
+    }
+    /* Windows of seq_len + 1 = 901 tokens fit in no file. */
+    int32_t *big = malloc(2 * 901 * sizeof *big);
+    CHECK_STATUS(gd_data_train_batch(data, big, 2, 900, 2000, 1, 0, 0, 0), GD_ERR_INVALID);
+    CHECK(detail_has("900"));
+    /* 900 fits B only. */
+    CHECK_OK(gd_data_train_batch(data, big, 2, 899, 2000, 1, 0, 0, 0));
+    CHECK(big[0] == 1000 && big[900] == 1000);
+    free(big);
+    CHECK_STATUS(gd_data_train_batch(data, x, 0, SEQ, 2000, 1, 0, 0, 0), GD_ERR_INVALID);
+    CHECK_STATUS(gd_data_train_batch(data, x, BATCH, 0, 2000, 1, 0, 0, 0), GD_ERR_INVALID);
+    CHECK_STATUS(gd_data_train_batch(data, x, SIZE_MAX / 2, SIZE_MAX / 2, 2000, 1, 0, 0, 0),
+                 GD_ERR_LIMIT);
+    gd_data_close(data);
+}
+
+static void test_eval_windows(void) {
+    gd_data *data = open_two_shards();
+    if (data == NULL)
+        return;
+    enum { BATCH = 4, SEQ = 63, LEN = SEQ + 1 };
+    int32_t x[BATCH * LEN];
+    uint64_t index = 0;
+    for (;; index++) {
+        bool available = false;
+        for (int i = 0; i < BATCH * LEN; i++)
+            x[i] = -7;
+        CHECK_OK(gd_data_eval_batch(data, x, BATCH, SEQ, 2000, index, &available));
+        if (!available) {
+            bool untouched = true;
+            for (int i = 0; i < BATCH * LEN; i++)
+                untouched = untouched && x[i] == -7;
+            CHECK(untouched);
+            break;
+        }
+        for (int j = 0; j < BATCH; j++) {
+            uint64_t start = (index * BATCH + (uint64_t)j) * SEQ;
+            bool match = true;
+            for (int k = 0; k < LEN; k++)
+                match = match && x[j * LEN + k] == two_shards_token(start + (uint64_t)k);
+            CHECK(match);
+        }
+    }
+    /* (b + 1) * 4 * 63 + 1 <= 1600 for b = 0..5 only; batch 2 holds the
+     * window at 693 that runs from A into B. */
+    CHECK(index == 6);
+    bool available = true;
+    CHECK_OK(gd_data_eval_batch(data, x, BATCH, SEQ, 2000, UINT64_MAX, &available));
+    CHECK(!available);
+    /* Exactly fitting: one window of all 1600 tokens. */
+    int32_t *all = malloc(1600 * sizeof *all);
+    CHECK_OK(gd_data_eval_batch(data, all, 1, 1599, 2000, 0, &available));
+    CHECK(available && all[699] == 699 && all[700] == 1000 && all[1599] == 1899);
+    CHECK_OK(gd_data_eval_batch(data, all, 1, 1599, 2000, 1, &available));
+    CHECK(!available);
+    free(all);
+    gd_data_close(data);
+}
+
+static void test_vocab_check(void) {
+    uint32_t tokens[20];
+    for (int i = 0; i < 20; i++)
+        tokens[i] = (uint32_t)i;
+    tokens[17] = 5000;
+    const char *path = tmp_path("vocab.bin");
+    CHECK_OK(gd_shard_write(path, tokens, 20, 4));
+    gd_data *data = NULL;
+    CHECK_OK(gd_data_open(&data, path));
+    if (data == NULL)
+        return;
+    int32_t x[20];
+    CHECK_STATUS(gd_data_train_batch(data, x, 1, 19, 4096, 1, 0, 0, 0), GD_ERR_INVALID);
+    CHECK(detail_has("position 17") && detail_has("vocab.bin") && detail_has("5000"));
+    bool available = false;
+    CHECK_STATUS(gd_data_eval_batch(data, x, 1, 19, 4096, 0, &available), GD_ERR_INVALID);
+    CHECK(detail_has("position 17"));
+    CHECK(!available);
+    CHECK_OK(gd_data_train_batch(data, x, 1, 19, 5001, 1, 0, 0, 0));
+    CHECK(x[17] == 5000);
+    gd_data_close(data);
+    /* Tokens that do not fit int32 are refused whatever the vocabulary. */
+    tokens[17] = 0x80000000u;
+    CHECK_OK(gd_shard_write(path, tokens, 20, 4));
+    CHECK_OK(gd_data_open(&data, path));
+    CHECK_STATUS(gd_data_train_batch(data, x, 1, 19, (uint64_t)1 << 32, 1, 0, 0, 0),
+                 GD_ERR_INVALID);
+    CHECK(detail_has("position 17"));
+    gd_data_close(data);
+}
+
+static void test_text(void) {
+    CHECK(mkdir(tmp_path("text"), 0700) == 0);
+    const char *parts[] = {"text/t-b.txt", "bravo\n", "text/t-a.txt", "alpha ",
+                           "text/t-c.txt", "charlie", "text/t-0.txt", ""};
+    for (int i = 0; i < 8; i += 2)
+        gd_test_write_file(parts[i], parts[i + 1], strlen(parts[i + 1]), 0644);
+    char spec[700];
+    snprintf(spec, sizeof spec, "text:%s", tmp_path("text/t-*.txt"));
+    gd_data *data = NULL;
+    CHECK_OK(gd_data_open(&data, spec));
+    if (data == NULL)
+        return;
+    const char *expect = "alpha bravo\ncharlie";
+    size_t n = strlen(expect);
+    CHECK(gd_data_kind_of(data) == GD_DATA_TEXT);
+    CHECK(gd_data_vocab_bound(data) == 256);
+    CHECK(gd_data_token_count(data) == n);
+    CHECK_STR_EQ(gd_data_describe(data), "4 text files, 19 bytes");
+    int32_t x[32];
+    bool available = false;
+    CHECK_OK(gd_data_eval_batch(data, x, 1, n - 1, 256, 0, &available));
+    CHECK(available);
+    bool same = true;
+    for (size_t i = 0; i < n; i++)
+        same = same && x[i] == (unsigned char)expect[i];
+    CHECK(same);
+    /* Training windows of 6 bytes stay inside "alpha " or "charlie". */
+    for (uint64_t step = 0; step < 40; step++) {
+        CHECK_OK(gd_data_train_batch(data, x, 4, 5, 256, 3, 0, step, 0));
+        for (int j = 0; j < 4; j++) {
+            char w[7] = {0};
+            for (int k = 0; k < 6; k++)
+                w[k] = (char)x[j * 6 + k];
+            CHECK(strcmp(w, "alpha ") == 0 || strcmp(w, "bravo\n") == 0 ||
+                  strcmp(w, "charli") == 0 || strcmp(w, "harlie") == 0);
+        }
+    }
+    /* A vocabulary below 256 fails on the first byte above it. */
+    CHECK_STATUS(gd_data_eval_batch(data, x, 1, n - 1, 100, 0, &available), GD_ERR_INVALID);
+    CHECK(detail_has("byte 108 at offset 1") && detail_has("t-a.txt"));
+    gd_data_close(data);
+
+    snprintf(spec, sizeof spec, "text:%s", tmp_path("text/t-0.txt"));
+    expect_open_fails(spec, GD_ERR_INVALID, "empty");
+    snprintf(spec, sizeof spec, "text:%s", tmp_path("text/none-*.txt"));
+    expect_open_fails(spec, GD_ERR_NOT_FOUND, "none-*.txt");
+    expect_open_fails("text:", GD_ERR_INVALID, "text:");
+    snprintf(spec, sizeof spec, "text:%s", tmp_path("text"));
+    expect_open_fails(spec, GD_ERR_INVALID, "directory");
+}
+
+/* Plug-in estimate of H(X_t | previous k symbols) from a symbol stream made
+ * of independent windows (contexts never span two windows). */
+static double empirical_conditional_entropy(const int32_t *x, size_t windows, size_t len,
+                                            uint32_t alphabet, uint32_t k) {
+    size_t contexts = 1;
+    for (uint32_t i = 0; i < k; i++)
+        contexts *= alphabet;
+    double *joint = calloc(contexts * alphabet, sizeof *joint);
+    double *ctx = calloc(contexts, sizeof *ctx);
+    double total = 0;
+    for (size_t w = 0; w < windows; w++) {
+        const int32_t *s = x + w * len;
+        for (size_t t = k; t < len; t++) {
+            size_t c = 0;
+            for (uint32_t i = 0; i < k; i++)
+                c = c * alphabet + (size_t)s[t - k + i];
+            joint[c * alphabet + (size_t)s[t]] += 1;
+            ctx[c] += 1;
+            total += 1;
+        }
+    }
+    double h = 0;
+    for (size_t c = 0; c < contexts; c++)
+        for (uint32_t a = 0; a < alphabet; a++) {
+            double n = joint[c * alphabet + a];
+            if (n > 0)
+                h -= n / total * log(n / ctx[c]);
+        }
+    free(joint);
+    free(ctx);
+    return h;
+}
+
+static void test_markov(void) {
+    gd_data *a = NULL, *b = NULL;
+    CHECK_OK(gd_data_open(&a, "synthetic:markov:42"));
+    CHECK_OK(gd_data_open(&b, "synthetic:markov:42:16:2"));
+    if (a == NULL || b == NULL) {
+        gd_data_close(a);
+        gd_data_close(b);
+        return;
+    }
+    CHECK(gd_data_kind_of(a) == GD_DATA_MARKOV);
+    CHECK(gd_data_vocab_bound(a) == 16);
+    CHECK(gd_data_token_count(a) == 0);
+    fprintf(stderr, "  %s\n", gd_data_describe(a));
+    double h[5] = {0}, hb[5] = {0};
+    CHECK(gd_data_markov_entropies(a, h, 2) == 0);
+    CHECK(gd_data_markov_entropies(a, h, 5) == 3);
+    CHECK(gd_data_markov_entropies(b, hb, 3) == 3);
+    CHECK(memcmp(h, hb, sizeof h) == 0);
+    fprintf(stderr, "  H_0 %.6f  H_1 %.6f  H_2 %.6f nats (ln 16 = %.6f)\n", h[0], h[1], h[2],
+            log(16.0));
+    CHECK(h[0] <= log(16.0) + 1e-12 && h[0] >= h[1] && h[1] >= h[2] && h[2] > 0);
+    CHECK(h[1] - h[2] > 0.3);
+
+    /* Same seed, same windows; the default spec equals the explicit one. */
+    enum { BATCH = 4, SEQ = 99, LEN = SEQ + 1 };
+    int32_t x[BATCH * LEN], y[BATCH * LEN];
+    CHECK_OK(gd_data_train_batch(a, x, BATCH, SEQ, 16, 5, 1, 2, 3));
+    CHECK_OK(gd_data_train_batch(b, y, BATCH, SEQ, 16, 5, 1, 2, 3));
+    CHECK(memcmp(x, y, sizeof x) == 0);
+    bool in_range = true;
+    for (int i = 0; i < BATCH * LEN; i++)
+        in_range = in_range && x[i] >= 0 && x[i] < 16;
+    CHECK(in_range);
+    CHECK(memcmp(x, x + LEN, LEN * sizeof *x) != 0);
+    CHECK_OK(gd_data_train_batch(a, y, BATCH, SEQ, 16, 5, 1, 2, 4));
+    CHECK(memcmp(x, y, sizeof x) != 0);
+    /* Eval windows: deterministic, unbounded, not training windows. */
+    bool available = false;
+    CHECK_OK(gd_data_eval_batch(a, x, BATCH, SEQ, 16, 1000000, &available));
+    CHECK(available);
+    CHECK_OK(gd_data_eval_batch(b, y, BATCH, SEQ, 16, 1000000, &available));
+    CHECK(memcmp(x, y, sizeof x) == 0);
+    CHECK_OK(gd_data_eval_batch(a, y, BATCH, SEQ, 16, 1000001, &available));
+    CHECK(memcmp(x, y, sizeof x) != 0);
+    /* The alphabet must fit the model's vocabulary. */
+    CHECK_STATUS(gd_data_train_batch(a, x, BATCH, SEQ, 15, 5, 1, 2, 3), GD_ERR_INVALID);
+    CHECK(detail_has("alphabet"));
+    CHECK_STATUS(gd_data_eval_batch(a, x, BATCH, SEQ, 15, 0, &available), GD_ERR_INVALID);
+
+    /* A long stream: the plug-in conditional entropies of orders 2, 1, 0
+     * match the exact H_2, H_1, H_0 (sampler and entropy maths agree). */
+    enum { WINDOWS = 4, WLEN = 500000 };
+    int32_t *stream = malloc((size_t)WINDOWS * WLEN * sizeof *stream);
+    CHECK_OK(gd_data_train_batch(a, stream, WINDOWS, WLEN - 1, 16, 1, 0, 0, 0));
+    for (uint32_t k = 0; k <= 2; k++) {
+        double e = empirical_conditional_entropy(stream, WINDOWS, WLEN, 16, k);
+        fprintf(stderr, "  empirical H_%u %.6f (exact %.6f)\n", k, e, h[k]);
+        CHECK(fabs(e - h[k]) < 0.01);
+    }
+    free(stream);
+    gd_data_close(a);
+    gd_data_close(b);
+
+    /* Another seed is another table. */
+    gd_markov *m1 = NULL, *m2 = NULL, *m3 = NULL;
+    CHECK_OK(gd_markov_create(&m1, 42, 16, 2));
+    CHECK_OK(gd_markov_create(&m2, 42, 16, 2));
+    CHECK_OK(gd_markov_create(&m3, 43, 16, 2));
+    if (m1 != NULL && m2 != NULL && m3 != NULL) {
+        int differ = 0;
+        bool same = true, sums = true;
+        for (uint32_t c = 0; c < 256; c++) {
+            double sum = 0;
+            for (uint32_t s = 0; s < 16; s++) {
+                double p = gd_markov_prob(m1, c, s);
+                same = same && p == gd_markov_prob(m2, c, s);
+                differ += p != gd_markov_prob(m3, c, s);
+                sum += p;
+            }
+            sums = sums && fabs(sum - 1) < 1e-12;
+        }
+        CHECK(same && sums && differ > 1000);
+    }
+    gd_markov_free(m1);
+    gd_markov_free(m2);
+    gd_markov_free(m3);
+
+    /* Other shapes: entropies ordered, within ln(ALPHABET). */
+    const char *specs[] = {"synthetic:markov:1:2:4", "synthetic:markov:2:256:2",
+                           "synthetic:markov:3:3:1", "synthetic:markov:18446744073709551615:16:4"};
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        gd_data *d = NULL;
+        CHECK_OK(gd_data_open(&d, specs[i]));
+        if (d == NULL)
+            continue;
+        double e[5];
+        size_t n = gd_data_markov_entropies(d, e, 5);
+        bool ordered = n >= 2 && e[0] <= log((double)gd_data_vocab_bound(d)) + 1e-12;
+        for (size_t j = 1; j < n; j++)
+            ordered = ordered && e[j] <= e[j - 1] + 1e-9 && e[j] > 0;
+        CHECK(ordered);
+        fprintf(stderr, "  %s\n", gd_data_describe(d));
+        int32_t w[3 * 10];
+        CHECK_OK(gd_data_train_batch(d, w, 3, 9, 256, 1, 2, 3, 4));
+        CHECK_OK(gd_data_train_batch(d, w, 1, 1, 256, 1, 2, 3, 4)); /* shorter than ORDER */
+        gd_data_close(d);
+    }
+}
+
+static void test_bad_specs(void) {
+    expect_open_fails("synthetic:markov:", GD_ERR_INVALID, "SEED");
+    expect_open_fails("synthetic:markov", GD_ERR_INVALID, "SEED");
+    expect_open_fails("synthetic:markov:abc", GD_ERR_INVALID, "abc");
+    expect_open_fails("synthetic:markov:-1", GD_ERR_INVALID, "SEED");
+    expect_open_fails("synthetic:markov:18446744073709551616", GD_ERR_INVALID, "SEED");
+    expect_open_fails("synthetic:markov:1:1", GD_ERR_INVALID, "ALPHABET");
+    expect_open_fails("synthetic:markov:1:300", GD_ERR_INVALID, "ALPHABET");
+    expect_open_fails("synthetic:markov:1:", GD_ERR_INVALID, "ALPHABET");
+    expect_open_fails("synthetic:markov:1:16:0", GD_ERR_INVALID, "ORDER");
+    expect_open_fails("synthetic:markov:1:16:9", GD_ERR_INVALID, "ORDER");
+    expect_open_fails("synthetic:markov:1:16:x", GD_ERR_INVALID, "ORDER");
+    expect_open_fails("synthetic:markov:1:32:4", GD_ERR_INVALID, "65536");
+    expect_open_fails("synthetic:markov:1:16:2:5", GD_ERR_INVALID, "too many");
+    expect_open_fails("synthetic:gauss:1", GD_ERR_INVALID, "unknown");
+    expect_open_fails("foo:bar", GD_ERR_INVALID, "foo:");
+    expect_open_fails("", GD_ERR_INVALID, NULL);
+    expect_open_fails(NULL, GD_ERR_INVALID, NULL);
+    gd_markov *m = NULL;
+    CHECK_STATUS(gd_markov_create(&m, 1, 300, 2), GD_ERR_INVALID);
+    CHECK_STATUS(gd_markov_create(&m, 1, 16, 5), GD_ERR_INVALID);
+    CHECK(m == NULL);
+}
+
+int main(void) {
+    RUN_TEST(test_shard_round_trip);
+    RUN_TEST(test_shard_header_rejection);
+    RUN_TEST(test_train_windows);
+    RUN_TEST(test_eval_windows);
+    RUN_TEST(test_vocab_check);
+    RUN_TEST(test_text);
+    RUN_TEST(test_markov);
+    RUN_TEST(test_bad_specs);
+    return gd_test_finish();
+}

@@ -1,0 +1,111 @@
+/* Training data: where token windows come from, and which windows a batch
+ * holds.
+ *
+ * A data source is opened from a spec:
+ *   synthetic:markov:SEED[:ALPHABET[:ORDER]]
+ *                  a built-in Markov source of the given order over ALPHABET
+ *                  symbols (defaults 16 and 2), its transition table a pure
+ *                  function of SEED; its entropy rate and the entropies of
+ *                  its best lower-order approximations are computed exactly
+ *                  (gd_data_markov_entropies), so "the model learned" has
+ *                  objective floors;
+ *   text:GLOB      the bytes of the matching files (sorted by path,
+ *                  concatenated), one token per byte (vocabulary 256);
+ *   PATH or GLOB   llm.c token shards (sorted by path): a header of 256
+ *                  little-endian int32 (magic 20240520 and version 1 for
+ *                  uint16 tokens, or magic 20240801 and version 7 for uint32
+ *                  tokens; header[2] = token count), then the tokens.
+ *
+ * A window is seq_len + 1 consecutive tokens: inputs are the first seq_len,
+ * targets the last seq_len. Batches are pure functions of their arguments,
+ * so anyone can recompute any batch:
+ *   training: window j of micro-batch `micro` of `step` for `worker` is
+ *             drawn with the counter-based RNG keyed by (seed, worker, step,
+ *             micro * batch + j): a uniformly random start among all
+ *             windows that fit inside one file (token sources), or a fresh
+ *             run of the Markov chain from its stationary distribution;
+ *   eval:     batch b, window j starts at token (b * batch + j) * seq_len
+ *             of the concatenated files (token sources), or is a run of the
+ *             Markov chain keyed by a fixed evaluation stream. */
+#ifndef GD_TRAINER_DATA_H
+#define GD_TRAINER_DATA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/status.h"
+
+typedef struct gd_data gd_data;
+
+typedef enum gd_data_kind {
+    GD_DATA_MARKOV,
+    GD_DATA_TEXT,
+    GD_DATA_SHARDS,
+} gd_data_kind;
+
+/* Opens a source; a bad spec, a missing file or a corrupt shard header is
+ * GD_ERR_INVALID / GD_ERR_NOT_FOUND / GD_ERR_PARSE with a message naming the
+ * file and what is wrong. Shards are memory-mapped, text is read. */
+gd_status gd_data_open(gd_data **out, const char *spec) GD_MUST_CHECK;
+void gd_data_close(gd_data *data);
+
+gd_data_kind gd_data_kind_of(const gd_data *data);
+
+/* The smallest vocabulary that holds every token this source can yield:
+ * ALPHABET (markov), 256 (text), 65536 or 2^32 for uint16/uint32 shards
+ * (their tokens are checked against the model's vocabulary per batch). */
+uint64_t gd_data_vocab_bound(const gd_data *data);
+
+/* Total tokens (0 for the unbounded Markov source). */
+uint64_t gd_data_token_count(const gd_data *data);
+
+/* A human-readable one-line description ("3 shards, 1.2e9 uint16 tokens"). */
+const char *gd_data_describe(const gd_data *data);
+
+/* Fills tokens (batch rows of seq_len + 1) with the training windows of
+ * (seed, worker, step, micro). Fails with GD_ERR_INVALID if a token is
+ * >= vocab (naming file and position) or if no window of seq_len + 1
+ * tokens fits in the source. */
+gd_status gd_data_train_batch(const gd_data *data, int32_t *tokens, size_t batch,
+                              size_t seq_len, uint64_t vocab, uint64_t seed, uint32_t worker,
+                              uint64_t step, uint32_t micro) GD_MUST_CHECK;
+
+/* Fills tokens with evaluation batch `index`. *available is false (and
+ * tokens untouched) when the source has no such batch: the last window of
+ * the batch would run past the end of the tokens. */
+gd_status gd_data_eval_batch(const gd_data *data, int32_t *tokens, size_t batch,
+                             size_t seq_len, uint64_t vocab, uint64_t index,
+                             bool *available) GD_MUST_CHECK;
+
+/* For a Markov source: entropies[j] = H(X_t | X_{t-j}..X_{t-1}) in nats for
+ * j = 0..order (entropies[order] is the entropy rate; entropies[order - 1]
+ * the best order-(order-1) approximation). Returns the number written
+ * (order + 1), 0 for other sources. cap >= order + 1. */
+size_t gd_data_markov_entropies(const gd_data *data, double *entropies, size_t cap);
+
+/* --- llm.c token shard headers (exposed for tests and the fuzz target) --- */
+
+#define GD_SHARD_HEADER_BYTES 1024
+#define GD_SHARD_MAGIC_U16 20240520
+#define GD_SHARD_VERSION_U16 1
+#define GD_SHARD_MAGIC_U32 20240801
+#define GD_SHARD_VERSION_U32 7
+
+typedef struct gd_shard_header {
+    uint32_t token_bytes; /* 2 or 4 */
+    uint64_t token_count;
+} gd_shard_header;
+
+/* Validates a shard's header against the file's size: magic and version
+ * known, token count > 0 and exactly matching the bytes after the header.
+ * bytes holds the first min(file_size, GD_SHARD_HEADER_BYTES) bytes. The
+ * message says what is wrong and that the file should be regenerated. */
+gd_status gd_shard_header_parse(gd_shard_header *out, const uint8_t *bytes, size_t file_size,
+                                const char *name) GD_MUST_CHECK;
+
+/* Writes a shard (used by tests and tools): header then tokens. */
+gd_status gd_shard_write(const char *path, const uint32_t *tokens, size_t count,
+                         uint32_t token_bytes) GD_MUST_CHECK;
+
+#endif
