@@ -1,5 +1,6 @@
 /* The gonka-diloco command line: its command table (keys, tx, query,
- * status, epoch-clock) on the shared framework in common/cli.h. */
+ * status, epoch-clock, train, eval, bench train) on the shared framework in
+ * common/cli.h. */
 #ifndef GD_PLUGIN_CLI_H
 #define GD_PLUGIN_CLI_H
 
@@ -15,5 +16,7 @@ extern const gd_command gd_cmd_keys_new, gd_cmd_keys_import, gd_cmd_keys_show;
 extern const gd_command gd_cmd_tx_send, gd_cmd_tx_broadcast, gd_cmd_tx_decode;
 extern const gd_command gd_cmd_query_account, gd_cmd_query_balance, gd_cmd_query_epoch;
 extern const gd_command gd_cmd_status, gd_cmd_epoch_clock;
+/* The trainer: cli_train.c and cli_bench.c. */
+extern const gd_command gd_cmd_train, gd_cmd_eval, gd_cmd_bench_train;
 
 #endif

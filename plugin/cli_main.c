@@ -5,11 +5,12 @@ static const gd_command *const gd_commands[] = {
     &gd_cmd_keys_new,      &gd_cmd_keys_import, &gd_cmd_keys_show,   &gd_cmd_tx_send,
     &gd_cmd_tx_broadcast,  &gd_cmd_tx_decode,   &gd_cmd_query_account,
     &gd_cmd_query_balance, &gd_cmd_query_epoch, &gd_cmd_status,      &gd_cmd_epoch_clock,
+    &gd_cmd_train,         &gd_cmd_eval,        &gd_cmd_bench_train,
 };
 
 static const gd_cli_program gd_program = {
     .name = "gonka-diloco",
-    .summary = "DiLoCo training for Gonka hosts (chain client).",
+    .summary = "DiLoCo training for Gonka hosts (chain client, CPU trainer).",
     .version = GD_VERSION,
     .commands = gd_commands,
     .n_commands = sizeof gd_commands / sizeof gd_commands[0],

@@ -1,6 +1,9 @@
 /* Shared command helpers. */
 #include "plugin/cli_util.h"
 
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "chain/keyfile.h"
@@ -12,6 +15,21 @@ int gd_cli_u64_opt(gd_cli *cli, gd_args *args, const char *name, uint64_t *out) 
         return -1;
     if (gd_parse_u64(v, out) != GD_OK)
         return gd_cli_usage(cli, args, "--%s wants a non-negative integer, got '%.40s'", name, v);
+    return -1;
+}
+
+int gd_cli_real_opt(gd_cli *cli, gd_args *args, const char *name, double min, double max,
+                    double *out) {
+    const char *v = gd_arg(args, name);
+    if (v == NULL)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (end == v || *end != '\0' || errno != 0 || !isfinite(d) || d < min || d > max)
+        return gd_cli_usage(cli, args, "--%s wants a number in [%g, %g], got '%.40s'", name, min,
+                            max, v);
+    *out = d;
     return -1;
 }
 

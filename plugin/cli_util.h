@@ -27,6 +27,10 @@ int gd_cli_print_json(gd_cli *cli, json_t *value);
  * Returns an exit code on error, -1 on success. */
 int gd_cli_u64_opt(gd_cli *cli, gd_args *args, const char *name, uint64_t *out);
 
+/* Parses a finite real option within [min, max]; absent leaves *out unchanged. */
+int gd_cli_real_opt(gd_cli *cli, gd_args *args, const char *name, double min, double max,
+                    double *out);
+
 /* Parses a duration option in milliseconds; absent leaves *out unchanged. */
 int gd_cli_duration_opt(gd_cli *cli, gd_args *args, const char *name, long *out_ms);
 

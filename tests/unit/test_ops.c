@@ -306,10 +306,10 @@ static double attention_loss(void *arg) {
     return dot(c->out, c->r, c->batch * c->seq_len * c->heads * c->head_dim);
 }
 
-static void grad_attention_case(size_t heads, size_t kv_heads) {
-    gd_rng rng = test_rng(5 + (uint32_t)(heads * 16 + kv_heads));
-    attention_case c = {.batch = 2, .seq_len = 5, .heads = heads, .kv_heads = kv_heads,
-                        .head_dim = 4};
+static void grad_attention_case(size_t batch, size_t seq_len, size_t heads, size_t kv_heads) {
+    gd_rng rng = test_rng(5 + (uint32_t)(heads * 16 + kv_heads + seq_len));
+    attention_case c = {.batch = batch, .seq_len = seq_len, .heads = heads,
+                        .kv_heads = kv_heads, .head_dim = 4};
     size_t nq = c.batch * c.seq_len * heads * c.head_dim;
     size_t nkv = c.batch * c.seq_len * kv_heads * c.head_dim;
     size_t natt = c.batch * heads * c.seq_len * c.seq_len;
@@ -345,9 +345,10 @@ static void grad_attention_case(size_t heads, size_t kv_heads) {
 }
 
 static void test_grad_attention(void) {
-    grad_attention_case(4, 2); /* grouped-query */
-    grad_attention_case(3, 3); /* plain multi-head */
-    grad_attention_case(4, 1); /* multi-query */
+    grad_attention_case(2, 5, 4, 2); /* grouped-query */
+    grad_attention_case(2, 5, 3, 3); /* plain multi-head */
+    grad_attention_case(2, 5, 4, 1); /* multi-query */
+    grad_attention_case(1, 70, 2, 1); /* query-row blocks of 64: a full one and a partial one */
 }
 
 typedef struct swiglu_case {
@@ -453,8 +454,9 @@ static void test_forward_reference(void) {
     free(inp), free(w), free(dout), free(out), free(ref), free(dinp), free(dinp_ref), free(dw);
     free(dw_ref);
 
-    /* attention: scores, causal softmax and the weighted sum, per element */
-    size_t B = 2, T = 7, H = 4, KV = 2, hd = 5;
+    /* attention: scores, causal softmax and the weighted sum, per element;
+     * T = 70 spans two query-row blocks */
+    size_t B = 2, T = 70, H = 4, KV = 2, hd = 5;
     double *q = random_normal(&rng, B * T * H * hd, 1);
     double *k = random_normal(&rng, B * T * KV * hd, 1);
     double *v = random_normal(&rng, B * T * KV * hd, 1);
@@ -466,7 +468,7 @@ static void test_forward_reference(void) {
         for (size_t h = 0; h < H; h++)
             for (size_t t = 0; t < T; t++) {
                 size_t kvh = h / (H / KV);
-                double s[7], max = -INFINITY, sum = 0;
+                double s[70], max = -INFINITY, sum = 0;
                 for (size_t j = 0; j <= t; j++) {
                     const double *qt = q + ((b * T + t) * H + h) * hd;
                     const double *kj = k + ((b * T + j) * KV + kvh) * hd;

@@ -1,0 +1,141 @@
+/* bench train: training throughput of the CPU trainer, beside OpenBLAS's
+ * own sgemm on this machine. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "kernels/cpu/blas_bench.h"
+#include "plugin/cli_train.h"
+#include "plugin/cli_util.h"
+#include "trainer/train.h"
+
+/* Training FLOPs per token in the usual accounting (Chowdhery et al.,
+ * PaLM, appendix B): 6 per weight of every matmul (forward 2, backward 4;
+ * the tied embedding counts once, as the output layer) plus 12 * layers *
+ * seq_len * (heads * head_dim) for the attention scores and their values
+ * over the full T x T square (the kernels skip most of its masked half, so
+ * this slightly overstates the work done, as it does for any causal model). */
+static double gd_train_flops_per_token(const gd_model_config *c, size_t seq_len) {
+    double h = c->hidden_size, f = c->intermediate_size, v = c->vocab_size;
+    double q = (double)c->num_attention_heads * (double)gd_model_head_dim(c);
+    double kv = (double)c->num_key_value_heads * (double)gd_model_head_dim(c);
+    double per_layer = h * q + 2 * h * kv + q * h + 3 * h * f;
+    double matmul_weights = c->num_hidden_layers * per_layer + v * h;
+    return 6 * matmul_weights + 12.0 * c->num_hidden_layers * (double)seq_len * q;
+}
+
+static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
+    gd_model_config config;
+    int threads = 1, rc;
+    if (!gd_arg(args, "model") && !gd_arg(args, "model-config")) {
+        if (gd_model_config_preset(&config, "small") != GD_OK)
+            return gd_cli_fail(cli, GD_ERR_INVALID);
+        uint64_t vocab = config.vocab_size;
+        if ((rc = gd_cli_u64_opt(cli, args, "vocab", &vocab)) >= 0)
+            return rc;
+        config.vocab_size = (uint32_t)vocab;
+        if (vocab < 1 || vocab > INT32_MAX || gd_model_config_validate(&config) != GD_OK)
+            return gd_cli_usage(cli, args, "--vocab must be 1..%d", INT32_MAX);
+    } else if ((rc = gd_cli_model_config(cli, args, &config)) >= 0) {
+        return rc;
+    }
+    gd_train_options o;
+    gd_train_options_default(&o);
+    uint64_t batch = o.batch, seq = o.seq_len, micro = 0, steps = 3, warmup = 1;
+    if ((rc = gd_cli_u64_opt(cli, args, "batch", &batch)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "seq", &seq)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "micro-batch", &micro)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "steps", &steps)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "warmup", &warmup)) >= 0 ||
+        (rc = gd_cli_threads(cli, args, &threads)) >= 0)
+        return rc;
+    if (batch < 1 || batch > 4096 || seq < 1 || seq > (1u << 20) || steps < 1 || steps > 10000)
+        return gd_cli_usage(cli, args, "--batch 1..4096, --seq >= 1, --steps 1..10000");
+    o.batch = (size_t)batch;
+    o.seq_len = (size_t)seq;
+    o.micro_batch = micro ? (size_t)micro : o.batch;
+    o.optim.schedule_steps = steps + warmup;
+    const char *spec = gd_arg(args, "data") ? gd_arg(args, "data") : "synthetic:markov:1";
+    gd_data *data = NULL;
+    gd_trainer *t = NULL;
+    gd_status s = gd_data_open(&data, spec);
+    if (s == GD_OK)
+        s = gd_trainer_create(&t, &config, &o, threads);
+    for (uint64_t i = 0; s == GD_OK && i < warmup; i++)
+        s = gd_trainer_step(t, data, NULL);
+    double t0 = gd_cli_now();
+    for (uint64_t i = 0; s == GD_OK && i < steps; i++)
+        s = gd_trainer_step(t, data, NULL);
+    double step_s = (gd_cli_now() - t0) / (double)steps;
+    if (s != GD_OK) {
+        gd_trainer_destroy(t);
+        gd_data_close(data);
+        return gd_cli_fail(cli, s);
+    }
+    double tokens = (double)o.batch * (double)o.seq_len;
+    double tok_s = tokens / step_s;
+    double gflops = gd_train_flops_per_token(&config, o.seq_len) * tok_s * 1e-9;
+    /* The peer: OpenBLAS sgemm with its own threads on the MLP's shape. */
+    size_t m = o.micro_batch * o.seq_len;
+    double sgemm = gd_cpu_sgemm_gflops(threads, m, config.intermediate_size, config.hidden_size,
+                                       1.0);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double peak_mib = (double)ru.ru_maxrss / 1024.0;
+    size_t params = gd_trainer_layout(t)->total;
+    const char *model = gd_arg(args, "model-config") ? "config"
+                        : gd_arg(args, "model")      ? gd_arg(args, "model")
+                                                     : "small";
+    if (gd_flag(args, "json")) {
+        rc = gd_cli_print_json(
+            cli, json_pack("{s:s,s:f,s:I,s:i,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:I}", "model", model,
+                           "tokens_per_s", tok_s, "params", (json_int_t)params, "threads",
+                           threads, "batch", (json_int_t)o.batch, "seq", (json_int_t)o.seq_len,
+                           "micro_batch", (json_int_t)o.micro_batch, "step_ms", step_s * 1e3,
+                           "gflops", gflops, "sgemm_gflops", sgemm, "peak_rss_mib", peak_mib,
+                           "steps", (json_int_t)steps));
+    } else {
+        fprintf(cli->out,
+                "bench train: %s, %zu parameters, batch %zu x %zu tokens, %d thread%s\n"
+                "  step time       %.1f ms (mean of %" PRIu64 " steps after %" PRIu64
+                " warm-up)\n"
+                "  tokens/s        %.0f\n"
+                "  model FLOP/s    %.1f GFLOP/s (6 x matmul weights + attention, per token)\n"
+                "  OpenBLAS sgemm  %.1f GFLOP/s on %zu x %u x %u with %d thread%s "
+                "(trainer/sgemm %.2f)\n"
+                "  peak memory     %.0f MiB\n",
+                model, params, o.batch, o.seq_len, threads, threads == 1 ? "" : "s",
+                step_s * 1e3, steps, warmup, tok_s, gflops, sgemm, m,
+                config.intermediate_size, config.hidden_size, threads, threads == 1 ? "" : "s",
+                sgemm > 0 ? gflops / sgemm : 0.0, peak_mib);
+        rc = GD_EXIT_OK;
+    }
+    gd_trainer_destroy(t);
+    gd_data_close(data);
+    return rc;
+}
+
+static const gd_opt_spec gd_bench_train_opts[] = {
+    {"model", "NAME", "model preset (default small)"},
+    {"model-config", "FILE", "model shape from a Hugging Face config.json instead"},
+    {"vocab", "N", "override the vocabulary size"},
+    {"batch", "B", "sequences per step (default 8)"},
+    {"seq", "T", "tokens per sequence (default 256)"},
+    {"micro-batch", "M", "sequences per forward/backward pass (default B)"},
+    {"threads", "N", "worker threads (default: all cores)"},
+    {"steps", "N", "timed steps (default 3)"},
+    {"warmup", "N", "untimed steps first (default 1)"},
+    {"data", "SPEC", "data source (default synthetic:markov:1)"},
+    {"json", NULL, "print {\"tokens_per_s\", \"params\", \"threads\", \"batch\", \"seq\", ...}"},
+    {NULL, NULL, NULL},
+};
+
+const gd_command gd_cmd_bench_train = {
+    "bench train", "", 0, 0,
+    "Training throughput of the CPU trainer: tokens/s, step time, GFLOP/s, peak memory.",
+    "Also measures OpenBLAS's own multi-threaded sgemm on the MLP's matrix shape with\n"
+    "the same thread count, the ceiling the trainer's matmuls work against.\n"
+    "bench/compare_torch runs the same model in PyTorch for a side-by-side figure.",
+    gd_bench_train_opts, gd_run_bench_train,
+};

@@ -1,0 +1,387 @@
+/* train, eval: the CPU trainer from the command line. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/log.h"
+#include "plugin/cli_train.h"
+#include "plugin/cli_util.h"
+#include "trainer/checkpoint.h"
+#include "trainer/train.h"
+
+double gd_cli_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+int gd_cli_threads(gd_cli *cli, gd_args *args, int *threads) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    uint64_t n = online > 0 ? (uint64_t)online : 1;
+    if (n > 64)
+        n = 64;
+    int rc = gd_cli_u64_opt(cli, args, "threads", &n);
+    if (rc >= 0)
+        return rc;
+    if (n < 1 || n > 1024)
+        return gd_cli_usage(cli, args, "--threads must be 1..1024");
+    *threads = (int)n;
+    return -1;
+}
+
+int gd_cli_model_config(gd_cli *cli, gd_args *args, gd_model_config *config) {
+    const char *preset = gd_arg(args, "model"), *file = gd_arg(args, "model-config");
+    if (preset && file)
+        return gd_cli_usage(cli, args, "give --model or --model-config, not both");
+    gd_status s = file ? gd_model_config_load(config, file)
+                       : gd_model_config_preset(config, preset ? preset : "tiny");
+    if (s != GD_OK)
+        return gd_cli_fail(cli, s == GD_ERR_PARSE ? GD_ERR_INVALID : s);
+    uint64_t vocab = config->vocab_size;
+    int rc = gd_cli_u64_opt(cli, args, "vocab", &vocab);
+    if (rc >= 0)
+        return rc;
+    if (vocab < 1 || vocab > INT32_MAX)
+        return gd_cli_usage(cli, args, "--vocab must be 1..%d", INT32_MAX);
+    config->vocab_size = (uint32_t)vocab;
+    if (gd_model_config_validate(config) != GD_OK)
+        return gd_cli_fail(cli, GD_ERR_INVALID);
+    return -1;
+}
+
+/* --batch, --seq, --micro-batch into o (defaults kept when absent). */
+static int gd_cli_batch_opts(gd_cli *cli, gd_args *args, gd_train_options *o) {
+    uint64_t batch = o->batch, seq = o->seq_len, micro = 0;
+    int rc;
+    if ((rc = gd_cli_u64_opt(cli, args, "batch", &batch)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "seq", &seq)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "micro-batch", &micro)) >= 0)
+        return rc;
+    if (batch < 1 || batch > (1u << 20) || seq < 1 || seq > (1u << 20))
+        return gd_cli_usage(cli, args, "--batch and --seq must be 1..%u", 1u << 20);
+    if (gd_arg(args, "batch") && !gd_arg(args, "micro-batch"))
+        micro = batch; /* a new batch without a micro-batch: one pass */
+    o->batch = (size_t)batch;
+    o->seq_len = (size_t)seq;
+    if (micro)
+        o->micro_batch = (size_t)micro;
+    return -1;
+}
+
+/* The optimizer and schedule flags over o->optim. */
+static int gd_cli_optim_opts(gd_cli *cli, gd_args *args, gd_optim_config *c) {
+    uint64_t warmup = c->warmup_steps, schedule = c->schedule_steps;
+    int rc;
+    if ((rc = gd_cli_real_opt(cli, args, "lr", 1e-12, 10, &c->lr)) >= 0 ||
+        (rc = gd_cli_real_opt(cli, args, "min-lr", 0, 10, &c->min_lr)) >= 0 ||
+        (rc = gd_cli_real_opt(cli, args, "weight-decay", 0, 0.99, &c->weight_decay)) >= 0 ||
+        (rc = gd_cli_real_opt(cli, args, "beta1", 0, 0.9999999, &c->beta1)) >= 0 ||
+        (rc = gd_cli_real_opt(cli, args, "beta2", 0, 0.9999999, &c->beta2)) >= 0 ||
+        (rc = gd_cli_real_opt(cli, args, "grad-clip", 0, 1e9, &c->grad_clip)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "warmup", &warmup)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "schedule-steps", &schedule)) >= 0)
+        return rc;
+    c->warmup_steps = warmup;
+    c->schedule_steps = schedule;
+    return -1;
+}
+
+/* --- train ------------------------------------------------------------------ */
+
+typedef struct gd_train_run {
+    gd_trainer *trainer;
+    gd_data *data;
+    const char *data_spec, *out;
+    uint64_t steps, log_every, save_every, eval_batches;
+} gd_train_run;
+
+/* Builds the trainer: fresh from the model flags, or resumed. */
+static int gd_train_setup(gd_cli *cli, gd_args *args, gd_train_run *run, int threads) {
+    const char *resume = gd_arg(args, "resume");
+    gd_train_options o;
+    gd_train_options_default(&o);
+    gd_status s;
+    if (resume) {
+        if (gd_arg(args, "model") || gd_arg(args, "model-config") || gd_arg(args, "vocab"))
+            return gd_cli_usage(cli, args, "--resume takes the model from the checkpoint; drop "
+                                           "--model, --model-config and --vocab");
+        s = gd_trainer_resume(&run->trainer, resume, threads);
+        if (s != GD_OK)
+            return gd_cli_fail(cli, s);
+        o = *gd_trainer_options(run->trainer);
+    }
+    int rc;
+    uint64_t seed = o.seed, worker = o.worker;
+    bool schedule_given = gd_arg(args, "schedule-steps") != NULL;
+    if ((rc = gd_cli_batch_opts(cli, args, &o)) >= 0 ||
+        (rc = gd_cli_optim_opts(cli, args, &o.optim)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "seed", &seed)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "worker", &worker)) >= 0)
+        return rc;
+    if (worker > UINT32_MAX)
+        return gd_cli_usage(cli, args, "--worker must fit 32 bits");
+    o.seed = seed;
+    o.worker = (uint32_t)worker;
+    if (!resume) {
+        /* A fresh run: the schedule spans the run unless told otherwise,
+         * with a 5% warmup (at most 100 steps) when none is given. */
+        if (!schedule_given)
+            o.optim.schedule_steps = run->steps;
+        if (!gd_arg(args, "warmup"))
+            o.optim.warmup_steps = run->steps / 20 < 100 ? run->steps / 20 : 100;
+        if (!gd_arg(args, "min-lr"))
+            o.optim.min_lr = o.optim.lr / 10;
+        gd_model_config config;
+        if ((rc = gd_cli_model_config(cli, args, &config)) >= 0)
+            return rc;
+        s = gd_trainer_create(&run->trainer, &config, &o, threads);
+    } else {
+        if (memcmp(&o, gd_trainer_options(run->trainer), sizeof o) != 0)
+            GD_LOG_WARN("train", "resuming with changed options: the run no longer matches an "
+                                 "uninterrupted one");
+        s = gd_trainer_reconfigure(run->trainer, &o);
+    }
+    if (s != GD_OK)
+        return gd_cli_fail(cli, s);
+    return -1;
+}
+
+static void gd_train_banner(gd_cli *cli, const gd_train_run *run, int threads) {
+    const gd_param_layout *l = gd_trainer_layout(run->trainer);
+    const gd_train_options *o = gd_trainer_options(run->trainer);
+    const gd_model_config *c = &l->config;
+    fprintf(cli->out,
+            "model: %zu parameters (hidden %u, %u layers, %u/%u heads, vocab %u%s)\n"
+            "data: %s\n"
+            "batch %zu x %zu tokens (micro-batch %zu), lr %.3g -> %.3g, warmup %" PRIu64
+            ", schedule %" PRIu64 " steps, %d threads, seed %" PRIu64 "\n",
+            l->total, c->hidden_size, c->num_hidden_layers, c->num_attention_heads,
+            c->num_key_value_heads, c->vocab_size, c->tie_word_embeddings ? ", tied" : "",
+            gd_data_describe(run->data), o->batch, o->seq_len, o->micro_batch, o->optim.lr,
+            o->optim.min_lr, o->optim.warmup_steps, o->optim.schedule_steps, threads, o->seed);
+}
+
+static gd_status gd_train_save(const gd_train_run *run) {
+    return gd_trainer_save(run->trainer, run->out, run->data_spec);
+}
+
+static int gd_run_train(gd_cli *cli, gd_args *args) {
+    gd_train_run run = {.data_spec = gd_arg(args, "data"), .out = gd_arg(args, "out"),
+                        .log_every = 0, .save_every = 0, .eval_batches = 0};
+    if (run.data_spec == NULL || gd_arg(args, "steps") == NULL || run.out == NULL)
+        return gd_cli_usage(cli, args, "--data, --steps and --out are required");
+    int threads = 1, rc;
+    if ((rc = gd_cli_u64_opt(cli, args, "steps", &run.steps)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "log-every", &run.log_every)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "save-every", &run.save_every)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "eval-batches", &run.eval_batches)) >= 0 ||
+        (rc = gd_cli_threads(cli, args, &threads)) >= 0)
+        return rc;
+    if (run.steps == 0 || run.steps > (1ull << 40))
+        return gd_cli_usage(cli, args, "--steps must be 1..2^40");
+    if (run.log_every == 0)
+        run.log_every = run.steps / 20 ? run.steps / 20 : 1;
+    gd_status s = gd_data_open(&run.data, run.data_spec);
+    if (s != GD_OK)
+        return gd_cli_fail(cli, s);
+    rc = gd_train_setup(cli, args, &run, threads);
+    if (rc >= 0) {
+        gd_data_close(run.data);
+        return rc;
+    }
+    bool json = gd_flag(args, "json");
+    if (!json)
+        gd_train_banner(cli, &run, threads);
+    uint64_t start = gd_trainer_step_count(run.trainer);
+    if (start >= run.steps)
+        fprintf(cli->err, "note: the checkpoint is at step %" PRIu64 ", not before --steps %" PRIu64
+                          "; nothing to train\n",
+                start, run.steps);
+    double t0 = gd_cli_now(), t_log = t0, tokens = 0;
+    gd_step_stats st = {0};
+    double last_loss = NAN;
+    uint64_t since_log = 0;
+    while (s == GD_OK && gd_trainer_step_count(run.trainer) < run.steps) {
+        s = gd_trainer_step(run.trainer, run.data, &st);
+        if (s != GD_OK)
+            break;
+        last_loss = st.loss;
+        tokens += (double)st.tokens;
+        since_log++;
+        uint64_t done = st.step + 1;
+        if (!json && (done % run.log_every == 0 || done == run.steps)) {
+            double now = gd_cli_now(), dt = now - t_log;
+            fprintf(cli->out,
+                    "step %6" PRIu64 "/%" PRIu64 " | loss %.4f | lr %.2e | grad norm %.3f | "
+                    "%.0f tok/s | %.1f ms/step\n",
+                    done, run.steps, st.loss, st.lr, st.grad_norm,
+                    (double)since_log * (double)st.tokens / dt, dt * 1e3 / (double)since_log);
+            fflush(cli->out);
+            t_log = now;
+            since_log = 0;
+        }
+        if (run.save_every && done % run.save_every == 0 && done != run.steps)
+            s = gd_train_save(&run);
+    }
+    double seconds = gd_cli_now() - t0;
+    if (s == GD_OK)
+        s = gd_train_save(&run);
+    double eval_loss = NAN;
+    uint64_t eval_tokens = 0;
+    if (s == GD_OK && run.eval_batches) {
+        const gd_train_options *o = gd_trainer_options(run.trainer);
+        s = gd_evaluate(gd_trainer_layout(run.trainer), gd_trainer_params(run.trainer), run.data,
+                        run.eval_batches, o->batch, o->seq_len, o->micro_batch,
+                        gd_trainer_pool(run.trainer), &eval_loss, &eval_tokens);
+    }
+    if (s == GD_OK) {
+        if (json) {
+            json_t *j = json_pack("{s:o,s:I,s:f,s:f,s:f,s:s}", "final_loss",
+                                  isfinite(last_loss) ? json_real(last_loss) : json_null(),
+                                  "steps", (json_int_t)gd_trainer_step_count(run.trainer),
+                                  "tokens", tokens, "seconds", seconds, "tokens_per_s",
+                                  seconds > 0 ? tokens / seconds : 0.0, "checkpoint", run.out);
+            if (j && run.eval_batches) {
+                json_object_set_new(j, "eval_loss", eval_tokens ? json_real(eval_loss)
+                                                                : json_null());
+                json_object_set_new(j, "eval_tokens", json_integer((json_int_t)eval_tokens));
+            }
+            rc = gd_cli_print_json(cli, j);
+        } else {
+            fprintf(cli->out, "final loss %.4f after %" PRIu64 " steps (%.0f tokens in %.1f s)\n",
+                    last_loss, gd_trainer_step_count(run.trainer), tokens, seconds);
+            if (run.eval_batches)
+                fprintf(cli->out, "eval loss %.4f nats/token over %" PRIu64 " tokens\n",
+                        eval_loss, eval_tokens);
+            fprintf(cli->out, "saved %s\n", run.out);
+            rc = GD_EXIT_OK;
+        }
+    } else {
+        rc = gd_cli_fail(cli, s);
+    }
+    gd_trainer_destroy(run.trainer);
+    gd_data_close(run.data);
+    return rc;
+}
+
+#define GD_MODEL_OPTS                                                                          \
+    {"model", "NAME", "model preset: tiny, small or base (default tiny)"},                     \
+        {"model-config", "FILE", "model shape from a Hugging Face config.json instead"},       \
+        {"vocab", "N", "override the vocabulary size"}
+#define GD_BATCH_OPTS                                                                          \
+    {"batch", "B", "sequences per step (default 8)"},                                          \
+        {"seq", "T", "tokens per sequence (default 256)"},                                     \
+        {"micro-batch", "M", "sequences per forward/backward pass; divides B (default B)"},    \
+        {"threads", "N", "worker threads (default: all cores; results do not depend on it)"}
+
+static const gd_opt_spec gd_train_opts[] = {
+    GD_MODEL_OPTS,
+    {"data", "SPEC", "synthetic:markov:SEED[:ALPHABET[:ORDER]], text:GLOB, or token shards"},
+    {"steps", "N", "train until this many optimizer steps in total"},
+    {"out", "CKPT", "checkpoint to write (safetensors; optimizer state beside it)"},
+    {"resume", "CKPT", "continue from a checkpoint and its optimizer state"},
+    GD_BATCH_OPTS,
+    {"lr", "LR", "peak learning rate (default 1e-3)"},
+    {"min-lr", "LR", "learning rate at the end of the cosine decay (default lr/10)"},
+    {"warmup", "N", "linear warmup steps (default 5% of --steps, at most 100)"},
+    {"schedule-steps", "N", "steps the warmup+cosine schedule spans (default --steps)"},
+    {"weight-decay", "WD", "AdamW weight decay on matrices (default 0.1)"},
+    {"beta1", "B1", "AdamW beta1 (default 0.9)"},
+    {"beta2", "B2", "AdamW beta2 (default 0.95)"},
+    {"grad-clip", "NORM", "clip the gradient's global norm (default 1.0; 0 = off)"},
+    {"seed", "S", "seed of the initial weights and the batches (default 1)"},
+    {"worker", "W", "worker rank: which data stream (default 0)"},
+    {"log-every", "N", "steps between progress lines (default steps/20)"},
+    {"save-every", "N", "also write the checkpoint every N steps"},
+    {"eval-batches", "N", "after training, the eval loss over N evaluation batches"},
+    {"json", NULL, "print one JSON summary instead of progress lines"},
+    {NULL, NULL, NULL},
+};
+
+const gd_command gd_cmd_train = {
+    "train", "", 0, 0,
+    "Train a Llama-style model on the CPU and write a checkpoint.",
+    "Prints a progress line per log interval (step, loss, learning rate, gradient\n"
+    "norm, tokens/s) and the final loss. The checkpoint is a Hugging Face-compatible\n"
+    "safetensors file; CKPT's .optim.safetensors companion holds the AdamW state so\n"
+    "--resume continues bit-exactly. Results do not depend on --threads.",
+    gd_train_opts, gd_run_train,
+};
+
+/* --- eval -------------------------------------------------------------------- */
+
+static int gd_run_eval(gd_cli *cli, gd_args *args) {
+    const char *ckpt = gd_arg(args, "checkpoint"), *spec = gd_arg(args, "data");
+    if (ckpt == NULL || spec == NULL)
+        return gd_cli_usage(cli, args, "--checkpoint and --data are required");
+    uint64_t batches = 10;
+    int threads = 1, rc;
+    gd_train_options o;
+    gd_train_options_default(&o);
+    if ((rc = gd_cli_u64_opt(cli, args, "batches", &batches)) >= 0 ||
+        (rc = gd_cli_batch_opts(cli, args, &o)) >= 0 ||
+        (rc = gd_cli_threads(cli, args, &threads)) >= 0)
+        return rc;
+    if (batches == 0 || batches > (1u << 30))
+        return gd_cli_usage(cli, args, "--batches must be 1..2^30");
+    gd_param_layout layout;
+    float *params = NULL;
+    uint64_t step = 0;
+    gd_status s = gd_checkpoint_load_model(ckpt, &layout, &params, &step);
+    if (s != GD_OK)
+        return gd_cli_fail(cli, s);
+    if (!gd_arg(args, "seq") && o.seq_len > layout.config.max_position_embeddings)
+        o.seq_len = layout.config.max_position_embeddings;
+    gd_data *data = NULL;
+    gd_pool *pool = NULL;
+    s = gd_data_open(&data, spec);
+    if (s == GD_OK)
+        s = gd_pool_create(&pool, threads);
+    double loss = 0;
+    uint64_t tokens = 0;
+    if (s == GD_OK)
+        s = gd_evaluate(&layout, params, data, batches, o.batch, o.seq_len, o.micro_batch, pool,
+                        &loss, &tokens);
+    if (s == GD_OK && tokens == 0)
+        s = gd_fail(GD_ERR_INVALID, "the data has no evaluation batch of %zu x %zu tokens",
+                    o.batch, o.seq_len + 1);
+    if (s != GD_OK) {
+        rc = gd_cli_fail(cli, s);
+    } else if (gd_flag(args, "json")) {
+        rc = gd_cli_print_json(cli, json_pack("{s:f,s:I,s:I,s:f,s:I,s:I}", "loss", loss,
+                                              "tokens", (json_int_t)tokens, "batches",
+                                              (json_int_t)(tokens / (o.batch * o.seq_len)),
+                                              "perplexity", exp(loss), "step",
+                                              (json_int_t)step, "seq", (json_int_t)o.seq_len));
+    } else {
+        fprintf(cli->out, "loss %.4f nats/token (perplexity %.3f) over %" PRIu64 " tokens, "
+                          "%" PRIu64 " batches of %zu x %zu\n",
+                loss, exp(loss), tokens, tokens / (o.batch * o.seq_len), o.batch, o.seq_len);
+        rc = GD_EXIT_OK;
+    }
+    gd_pool_destroy(pool);
+    gd_data_close(data);
+    free(params);
+    gd_param_layout_free(&layout);
+    return rc;
+}
+
+static const gd_opt_spec gd_eval_opts[] = {
+    {"checkpoint", "CKPT", "model checkpoint (safetensors)"},
+    {"data", "SPEC", "synthetic:markov:SEED[:ALPHABET[:ORDER]], text:GLOB, or token shards"},
+    {"batches", "N", "evaluation batches, from the first (default 10)"},
+    GD_BATCH_OPTS,
+    {"json", NULL, "print {\"loss\", \"tokens\", ...} as JSON"},
+    {NULL, NULL, NULL},
+};
+
+const gd_command gd_cmd_eval = {
+    "eval", "", 0, 0,
+    "Mean cross-entropy (nats/token) of a checkpoint over fixed evaluation batches.",
+    "With token shards, batch b holds B windows and window j is the T+1 tokens\n"
+    "starting at token (b*B + j)*T of the files (T inputs, T shifted targets).",
+    gd_eval_opts, gd_run_eval,
+};

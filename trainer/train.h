@@ -1,0 +1,88 @@
+/* The inner training loop on the CPU: parameters, gradients and AdamW
+ * moments in flat buffers, one step = gradient accumulation over the
+ * micro-batches of a fixed layout, global-norm clipping, one AdamW update.
+ *
+ * A step's bits depend only on the parameters, the optimizer state, the
+ * step number and the options below; not on the thread count (the ops are
+ * deterministic for any number of threads and the micro-batches are summed
+ * in a fixed order), so a validator replays any step exactly with however
+ * many threads it has. */
+#ifndef GD_TRAINER_TRAIN_H
+#define GD_TRAINER_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/pool.h"
+#include "common/status.h"
+#include "trainer/config.h"
+#include "trainer/data.h"
+#include "trainer/layout.h"
+#include "trainer/optim.h"
+
+typedef struct gd_train_options {
+    gd_optim_config optim;
+    size_t batch;       /* sequences per step */
+    size_t seq_len;     /* tokens per sequence */
+    size_t micro_batch; /* sequences per forward/backward pass; divides batch */
+    uint64_t seed;      /* initial weights and batch selection */
+    uint32_t worker;    /* whose data stream (DiLoCo worker rank) */
+} gd_train_options;
+
+/* batch 8, seq_len 256, micro_batch = batch, seed 1, worker 0, default optimizer. */
+void gd_train_options_default(gd_train_options *o);
+
+gd_status gd_train_options_validate(const gd_train_options *o,
+                                     const gd_model_config *c) GD_MUST_CHECK;
+
+typedef struct gd_step_stats {
+    uint64_t step;      /* the step just taken (0-based) */
+    double loss;        /* mean cross-entropy over the step's tokens (nats) */
+    double grad_norm;   /* global L2 norm before clipping */
+    double lr;
+    uint64_t tokens;    /* batch * seq_len */
+} gd_step_stats;
+
+typedef struct gd_trainer gd_trainer;
+
+/* A trainer with freshly initialised parameters (trainer/init.h, from
+ * options->seed) and zero optimizer state at step 0. */
+gd_status gd_trainer_create(gd_trainer **out, const gd_model_config *config,
+                            const gd_train_options *options, int threads) GD_MUST_CHECK;
+void gd_trainer_destroy(gd_trainer *t);
+
+/* One optimizer step on the data's training batches for (seed, worker,
+ * step). */
+gd_status gd_trainer_step(gd_trainer *t, const gd_data *data,
+                          gd_step_stats *stats) GD_MUST_CHECK;
+
+/* Writes the model checkpoint (safetensors, Hugging Face names) and its
+ * optimizer companion (trainer/checkpoint.h); data_spec is recorded. */
+gd_status gd_trainer_save(const gd_trainer *t, const char *path,
+                          const char *data_spec) GD_MUST_CHECK;
+
+/* Restores a trainer from a checkpoint and its optimizer companion, with
+ * the options stored there, to continue bit-exactly where it stopped. */
+gd_status gd_trainer_resume(gd_trainer **out, const char *path, int threads) GD_MUST_CHECK;
+
+/* Changes the options of a trainer (a longer schedule, another learning
+ * rate, batch or sequence length) and reallocates activations if needed.
+ * A resumed run that changes them no longer matches an uninterrupted one. */
+gd_status gd_trainer_reconfigure(gd_trainer *t, const gd_train_options *options) GD_MUST_CHECK;
+
+uint64_t gd_trainer_step_count(const gd_trainer *t);
+const gd_param_layout *gd_trainer_layout(const gd_trainer *t);
+const gd_train_options *gd_trainer_options(const gd_trainer *t);
+gd_pool *gd_trainer_pool(gd_trainer *t);
+float *gd_trainer_params(gd_trainer *t);
+const float *gd_trainer_moments(const gd_trainer *t, const float **v);
+size_t gd_trainer_activation_bytes(const gd_trainer *t);
+
+/* The mean cross-entropy (nats/token) of params over evaluation batches
+ * 0..batches-1 of the data (fewer if the data runs out), micro_batch
+ * sequences per pass. *tokens receives the tokens scored (0 if none). */
+gd_status gd_evaluate(const gd_param_layout *layout, const float *params, const gd_data *data,
+                      size_t batches, size_t batch, size_t seq_len, size_t micro_batch,
+                      gd_pool *pool, double *mean_loss, uint64_t *tokens) GD_MUST_CHECK;
+
+#endif
