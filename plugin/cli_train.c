@@ -80,6 +80,7 @@ static int gd_cli_optim_opts(gd_cli *cli, gd_args *args, gd_optim_config *c) {
         (rc = gd_cli_real_opt(cli, args, "weight-decay", 0, 0.99, &c->weight_decay)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "beta1", 0, 0.9999999, &c->beta1)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "beta2", 0, 0.9999999, &c->beta2)) >= 0 ||
+        (rc = gd_cli_real_opt(cli, args, "eps", 1e-30, 0.5, &c->eps)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "grad-clip", 0, 1e9, &c->grad_clip)) >= 0 ||
         (rc = gd_cli_u64_opt(cli, args, "warmup", &warmup)) >= 0 ||
         (rc = gd_cli_u64_opt(cli, args, "schedule-steps", &schedule)) >= 0)
@@ -291,6 +292,7 @@ static const gd_opt_spec gd_train_opts[] = {
     {"weight-decay", "WD", "AdamW weight decay on matrices (default 0.1)"},
     {"beta1", "B1", "AdamW beta1 (default 0.9)"},
     {"beta2", "B2", "AdamW beta2 (default 0.95)"},
+    {"eps", "EPS", "AdamW epsilon (default 1e-8)"},
     {"grad-clip", "NORM", "clip the gradient's global norm (default 1.0; 0 = off)"},
     {"seed", "S", "seed of the initial weights and the batches (default 1)"},
     {"worker", "W", "worker rank: which data stream (default 0)"},
