@@ -11,6 +11,13 @@
 
 #include "common/status.h"
 
+/* A read-only span of bytes; lists of them describe data that is written
+ * or hashed as if concatenated, without copying it together. */
+typedef struct gd_bytes_part {
+    const void *data;
+    size_t len;
+} gd_bytes_part;
+
 typedef struct gd_buf {
     uint8_t *data;
     size_t len;
@@ -29,6 +36,25 @@ void gd_buf_wipe_free(gd_buf *buf);
 
 /* Writes 2*len hex digits and a NUL to out (size >= 2*len+1). */
 void gd_hex_encode(char *out, const uint8_t *data, size_t len, bool uppercase);
+
+/* Little-endian fixed-width fields of the project's binary formats. */
+static inline void gd_put_le32(uint8_t *p, uint32_t v) {
+    for (int i = 0; i < 4; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void gd_put_le64(uint8_t *p, uint64_t v) {
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint32_t gd_get_le32(const uint8_t *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t gd_get_le64(const uint8_t *p) {
+    return (uint64_t)gd_get_le32(p) | (uint64_t)gd_get_le32(p + 4) << 32;
+}
 
 /* The value of one hex digit (either case), or -1. */
 int gd_hex_digit(char c);

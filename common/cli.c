@@ -49,6 +49,19 @@ bool gd_flag(const gd_args *args, const char *name) {
     return i >= 0 && args->set[i];
 }
 
+size_t gd_arg_all(const gd_args *args, const char *name, const char **out, size_t cap) {
+    int i = gd_opt_index(args->command, name, strlen(name));
+    size_t n = 0;
+    for (int k = 0; i >= 0 && k < args->n_repeats; k++) {
+        if (args->repeat_opt[k] != i)
+            continue;
+        if (n < cap)
+            out[n] = args->repeat_value[k];
+        n++;
+    }
+    return n;
+}
+
 int gd_cli_fail(gd_cli *cli, gd_status status) {
     const char *detail = gd_error_detail();
     fprintf(cli->err, "error: %s\n", detail[0] ? detail : gd_status_name(status));
@@ -145,7 +158,7 @@ static int gd_parse_args(gd_cli *cli, gd_args *args, int argc, char **argv) {
             if (idx < 0 || idx >= GD_CLI_MAX_OPTS)
                 return gd_cli_usage(cli, args, "unknown option --%.*s", (int)name_len, name);
             const gd_opt_spec *spec = gd_opt_at(args->command, idx);
-            if (args->set[idx])
+            if (args->set[idx] && !spec->repeatable)
                 return gd_cli_usage(cli, args, "option --%s given twice", spec->name);
             args->set[idx] = true;
             if (spec->arg == NULL) {
@@ -160,6 +173,12 @@ static int gd_parse_args(gd_cli *cli, gd_args *args, int argc, char **argv) {
                     return gd_cli_usage(cli, args, "option --%s needs a value (%s)", spec->name,
                                         spec->arg);
                 args->values[idx] = argv[++i];
+            }
+            if (spec->repeatable) {
+                if (args->n_repeats == GD_CLI_MAX_REPEATS)
+                    return gd_cli_usage(cli, args, "too many repeated options");
+                args->repeat_opt[args->n_repeats] = idx;
+                args->repeat_value[args->n_repeats++] = args->values[idx];
             }
             continue;
         }

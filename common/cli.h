@@ -32,7 +32,10 @@ typedef struct gd_opt_spec {
     const char *name;
     const char *arg;
     const char *help;
+    bool repeatable; /* may be given several times (gd_arg_all); others only once */
 } gd_opt_spec;
+
+#define GD_CLI_MAX_REPEATS 16
 
 typedef struct gd_args {
     const struct gd_command *command;
@@ -40,6 +43,10 @@ typedef struct gd_args {
     bool set[GD_CLI_MAX_OPTS];
     const char *positional[GD_CLI_MAX_POSITIONAL];
     int n_positional;
+    /* every value of repeatable options, in command-line order */
+    int repeat_opt[GD_CLI_MAX_REPEATS];
+    char *repeat_value[GD_CLI_MAX_REPEATS];
+    int n_repeats;
 } gd_args;
 
 typedef struct gd_command {
@@ -67,6 +74,8 @@ int gd_cli_run(const gd_cli_program *program, int argc, char **argv, FILE *out, 
 /* Accessors: the option's value (NULL if absent), whether it was given. */
 char *gd_arg(const gd_args *args, const char *name);
 bool gd_flag(const gd_args *args, const char *name);
+/* Every value of a repeatable option, in order; returns how many (at most cap stored). */
+size_t gd_arg_all(const gd_args *args, const char *name, const char **out, size_t cap);
 
 /* Prints "error: <detail>" for status and returns the matching exit code
  * (GD_EXIT_USAGE for GD_ERR_INVALID, else GD_EXIT_FAIL). */

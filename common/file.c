@@ -103,10 +103,11 @@ static gd_status gd_fsync_parent_dir(const char *path) {
     return GD_OK;
 }
 
-gd_status gd_file_create_private(const char *path, const void *data, size_t len) {
-    struct stat st;
-    if (lstat(path, &st) == 0)
-        return gd_fail(GD_ERR_EXISTS, "%s already exists; refusing to overwrite it", path);
+/* Writes parts to a fresh temporary file next to path (mode applied after
+ * creation, whatever the umask), fsynced and closed. *tmp receives its
+ * name (caller frees, and links, renames or unlinks it). */
+static gd_status gd_write_temp(const char *path, const gd_bytes_part *parts, size_t n_parts,
+                               unsigned mode, char **tmp_out) {
     size_t tmp_len = strlen(path) + sizeof ".tmp-XXXXXX";
     char *tmp = malloc(tmp_len);
     if (tmp == NULL)
@@ -120,29 +121,67 @@ gd_status gd_file_create_private(const char *path, const void *data, size_t len)
         return s;
     }
     gd_status s = GD_OK;
-    const uint8_t *p = data;
-    size_t left = len;
-    if (fchmod(fd, 0600) != 0)
-        s = gd_fail(GD_ERR_IO, "chmod 600 on %s failed: %s", tmp, strerror(errno));
-    while (s == GD_OK && left > 0) {
-        ssize_t n = write(fd, p, left);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            s = gd_fail(GD_ERR_IO, "writing %s: %s", path, strerror(errno));
-            break;
+    if (fchmod(fd, mode) != 0)
+        s = gd_fail(GD_ERR_IO, "chmod %o on %s failed: %s", mode, tmp, strerror(errno));
+    for (size_t i = 0; s == GD_OK && i < n_parts; i++) {
+        const uint8_t *p = parts[i].data;
+        size_t left = parts[i].len;
+        while (left > 0) {
+            ssize_t n = write(fd, p, left > (1u << 30) ? (1u << 30) : left);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0) {
+                s = gd_fail(GD_ERR_IO, "writing %s: %s", path, n == 0 ? "no progress"
+                                                                       : strerror(errno));
+                break;
+            }
+            p += n;
+            left -= (size_t)n;
         }
-        p += n;
-        left -= (size_t)n;
     }
     if (s == GD_OK && fsync(fd) != 0)
         s = gd_fail(GD_ERR_IO, "fsync of %s failed: %s", path, strerror(errno));
-    close(fd);
+    if (close(fd) != 0 && s == GD_OK)
+        s = gd_fail(GD_ERR_IO, "closing %s: %s", path, strerror(errno));
+    if (s != GD_OK) {
+        unlink(tmp);
+        free(tmp);
+        return s;
+    }
+    *tmp_out = tmp;
+    return GD_OK;
+}
+
+gd_status gd_file_create_private(const char *path, const void *data, size_t len) {
+    struct stat st;
+    if (lstat(path, &st) == 0)
+        return gd_fail(GD_ERR_EXISTS, "%s already exists; refusing to overwrite it", path);
+    gd_bytes_part part = {data, len};
+    char *tmp = NULL;
+    GD_TRY(gd_write_temp(path, &part, 1, 0600, &tmp));
+    gd_status s = GD_OK;
     /* link() fails if path appeared meanwhile: never overwrite. */
-    if (s == GD_OK && link(tmp, path) != 0)
+    if (link(tmp, path) != 0)
         s = gd_fail(errno == EEXIST ? GD_ERR_EXISTS : GD_ERR_IO, "cannot create %s: %s", path,
                     strerror(errno));
     unlink(tmp);
+    free(tmp);
+    if (s == GD_OK)
+        s = gd_fsync_parent_dir(path);
+    return s;
+}
+
+gd_status gd_file_write_atomic(const char *path, const gd_bytes_part *parts, size_t n_parts,
+                               unsigned mode) {
+    if (path == NULL || path[0] == '\0')
+        return gd_fail(GD_ERR_INVALID, "empty file path");
+    char *tmp = NULL;
+    GD_TRY(gd_write_temp(path, parts, n_parts, mode, &tmp));
+    gd_status s = GD_OK;
+    if (rename(tmp, path) != 0) {
+        s = gd_fail(GD_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+        unlink(tmp);
+    }
     free(tmp);
     if (s == GD_OK)
         s = gd_fsync_parent_dir(path);

@@ -24,4 +24,12 @@ gd_status gd_file_read_private(const char *path, size_t max_len, gd_buf *out) GD
  * with GD_ERR_EXISTS if path exists. */
 gd_status gd_file_create_private(const char *path, const void *data, size_t len) GD_MUST_CHECK;
 
+/* Writes the concatenation of parts to path with the given mode, replacing
+ * any existing file, atomically and durably: a temporary file in the same
+ * directory, fsync, rename over path, fsync of the directory. A reader sees
+ * the old file or the whole new one; on failure nothing is left behind
+ * (GD_ERR_NOT_FOUND if the directory does not exist, else GD_ERR_IO). */
+gd_status gd_file_write_atomic(const char *path, const gd_bytes_part *parts, size_t n_parts,
+                               unsigned mode) GD_MUST_CHECK;
+
 #endif

@@ -6,6 +6,7 @@ static const gd_command *const gd_commands[] = {
     &gd_cmd_tx_broadcast,  &gd_cmd_tx_decode,   &gd_cmd_query_account,
     &gd_cmd_query_balance, &gd_cmd_query_epoch, &gd_cmd_status,      &gd_cmd_epoch_clock,
     &gd_cmd_train,         &gd_cmd_eval,        &gd_cmd_bench_train,
+    &gd_cmd_sim,           &gd_cmd_payload_inspect, &gd_cmd_payload_verify,
 };
 
 static const gd_cli_program gd_program = {

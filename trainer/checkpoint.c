@@ -241,6 +241,7 @@ static const gd_optim_field gd_optim_fields[] = {
     GD_FIELD("micro_batch", GD_F_SIZE, micro_batch),
     GD_FIELD("seed", GD_F_U64, seed),
     GD_FIELD("worker", GD_F_U32, worker),
+    GD_FIELD("data_workers", GD_F_U32, data_workers),
 };
 #define GD_N_OPTIM_FIELDS (sizeof gd_optim_fields / sizeof gd_optim_fields[0])
 

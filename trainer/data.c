@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/file.h"
 #include "common/parse.h"
 #include "common/rng.h"
 #include "trainer/markov.h"
@@ -61,20 +62,10 @@ struct gd_data {
     size_t file_count;
     uint64_t total;
     uint8_t *text; /* text: every file's bytes, in path order */
-    gd_markov *markov;
+    gd_markov **markovs; /* one chain, or the components of a mixture */
+    uint32_t n_markov;
     char description[256];
 };
-
-static uint32_t gd_le32(const uint8_t *p) {
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static void gd_put_le32(uint8_t *p, uint32_t v) {
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
 
 static uint32_t gd_token_at(const uint8_t *tokens, uint32_t token_bytes, uint64_t i) {
     const uint8_t *p = tokens + i * token_bytes;
@@ -84,7 +75,7 @@ static uint32_t gd_token_at(const uint8_t *tokens, uint32_t token_bytes, uint64_
     case 2:
         return (uint32_t)p[0] | (uint32_t)p[1] << 8;
     default:
-        return gd_le32(p);
+        return gd_get_le32(p);
     }
 }
 
@@ -99,8 +90,8 @@ gd_status gd_shard_header_parse(gd_shard_header *out, const uint8_t *bytes, size
                        "%s is %zu bytes, shorter than the %d-byte header of a token shard; "
                        "regenerate it",
                        name, file_size, GD_SHARD_HEADER_BYTES);
-    uint32_t magic = gd_le32(bytes), version = gd_le32(bytes + 4);
-    int32_t count = (int32_t)gd_le32(bytes + 8);
+    uint32_t magic = gd_get_le32(bytes), version = gd_get_le32(bytes + 4);
+    int32_t count = (int32_t)gd_get_le32(bytes + 8);
     uint32_t token_bytes;
     if (magic == GD_SHARD_MAGIC_U16) {
         if (version != GD_SHARD_VERSION_U16)
@@ -139,51 +130,6 @@ gd_status gd_shard_header_parse(gd_shard_header *out, const uint8_t *bytes, size
     return GD_OK;
 }
 
-static gd_status gd_write_all(int fd, const void *data, size_t len, const char *path) {
-    const uint8_t *p = data;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return gd_fail(GD_ERR_IO, "writing %s: %s", path, strerror(errno));
-        p += n;
-        len -= (size_t)n;
-    }
-    return GD_OK;
-}
-
-static gd_status gd_shard_write_fd(int fd, const char *path, const uint32_t *tokens,
-                                   size_t count, uint32_t token_bytes) {
-    uint8_t header[GD_SHARD_HEADER_BYTES] = {0};
-    gd_put_le32(header, token_bytes == 2 ? GD_SHARD_MAGIC_U16 : GD_SHARD_MAGIC_U32);
-    gd_put_le32(header + 4, token_bytes == 2 ? GD_SHARD_VERSION_U16 : GD_SHARD_VERSION_U32);
-    gd_put_le32(header + 8, (uint32_t)count);
-    GD_TRY(gd_write_all(fd, header, sizeof header, path));
-    uint8_t chunk[1 << 15];
-    size_t per_chunk = sizeof chunk / token_bytes;
-    for (size_t done = 0; done < count;) {
-        size_t n = count - done < per_chunk ? count - done : per_chunk;
-        for (size_t i = 0; i < n; i++) {
-            uint32_t t = tokens[done + i];
-            if (token_bytes == 2) {
-                chunk[2 * i] = (uint8_t)t;
-                chunk[2 * i + 1] = (uint8_t)(t >> 8);
-            } else {
-                gd_put_le32(chunk + 4 * i, t);
-            }
-        }
-        GD_TRY(gd_write_all(fd, chunk, n * token_bytes, path));
-        done += n;
-    }
-    /* Shards are shared data, not secrets. */
-    if (fchmod(fd, 0644) != 0)
-        return gd_fail(GD_ERR_IO, "chmod 644 on the new %s failed: %s", path, strerror(errno));
-    if (fsync(fd) != 0)
-        return gd_fail(GD_ERR_IO, "fsync of %s failed: %s", path, strerror(errno));
-    return GD_OK;
-}
-
 gd_status gd_shard_write(const char *path, const uint32_t *tokens, size_t count,
                          uint32_t token_bytes) {
     if (path == NULL || (tokens == NULL && count > 0))
@@ -206,29 +152,26 @@ gd_status gd_shard_write(const char *path, const uint32_t *tokens, size_t count,
                                "token %u at position %zu does not fit a uint16 shard (%s); "
                                "write it with 4-byte tokens",
                                tokens[i], i, path);
-    /* A temporary name in the same directory, renamed into place: a reader
-     * never sees half a shard. */
-    size_t tmp_len = strlen(path) + sizeof ".tmp-XXXXXX";
-    char *tmp = malloc(tmp_len);
-    if (tmp == NULL)
-        return gd_fail(GD_ERR_NOMEM, "out of memory");
-    snprintf(tmp, tmp_len, "%s.tmp-XXXXXX", path);
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0) {
-        gd_status s = gd_fail(errno == ENOENT ? GD_ERR_NOT_FOUND : GD_ERR_IO,
-                              "cannot create a temporary file next to %s: %s", path,
-                              strerror(errno));
-        free(tmp);
-        return s;
+    uint8_t header[GD_SHARD_HEADER_BYTES] = {0};
+    gd_put_le32(header, token_bytes == 2 ? GD_SHARD_MAGIC_U16 : GD_SHARD_MAGIC_U32);
+    gd_put_le32(header + 4, token_bytes == 2 ? GD_SHARD_VERSION_U16 : GD_SHARD_VERSION_U32);
+    gd_put_le32(header + 8, (uint32_t)count);
+    uint8_t *body = malloc(count * token_bytes);
+    if (body == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for %zu tokens", count);
+    for (size_t i = 0; i < count; i++) {
+        if (token_bytes == 2) {
+            body[2 * i] = (uint8_t)tokens[i];
+            body[2 * i + 1] = (uint8_t)(tokens[i] >> 8);
+        } else {
+            gd_put_le32(body + 4 * i, tokens[i]);
+        }
     }
-    gd_status s = gd_shard_write_fd(fd, path, tokens, count, token_bytes);
-    if (close(fd) != 0 && s == GD_OK)
-        s = gd_fail(GD_ERR_IO, "closing %s: %s", path, strerror(errno));
-    if (s == GD_OK && rename(tmp, path) != 0)
-        s = gd_fail(GD_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    if (s != GD_OK)
-        unlink(tmp);
-    free(tmp);
+    /* Renamed into place once durable: a reader never sees half a shard.
+     * Shards are shared data, not secrets. */
+    gd_bytes_part parts[2] = {{header, sizeof header}, {body, count * token_bytes}};
+    gd_status s = gd_file_write_atomic(path, parts, 2, 0644);
+    free(body);
     return s;
 }
 
@@ -419,8 +362,8 @@ static gd_status gd_spec_number(const char *field, const char *name, const char 
                                 uint64_t *out) {
     if (field[0] == '\0')
         return gd_fail(GD_ERR_INVALID,
-                       "data source '%s' has an empty %s; use "
-                       "synthetic:markov:SEED[:ALPHABET[:ORDER]]",
+                       "data source '%s' has an empty %s; use synthetic:markov:SEED[:ALPHABET"
+                       "[:ORDER]] or synthetic:mixture:SEED:COMPONENTS[:ALPHABET[:ORDER]]",
                        spec, name);
     if (gd_parse_u64(field, out) != GD_OK)
         return gd_fail(GD_ERR_INVALID, "%s '%s' in data source '%s' is not a decimal number",
@@ -428,54 +371,82 @@ static gd_status gd_spec_number(const char *field, const char *name, const char 
     return GD_OK;
 }
 
+#define GD_SYNTHETIC_FORMS                                                                  \
+    "synthetic:markov:SEED[:ALPHABET[:ORDER]] or "                                       \
+    "synthetic:mixture:SEED:COMPONENTS[:ALPHABET[:ORDER]]"
+#define GD_MIXTURE_MAX_COMPONENTS 1024
+
+/* synthetic:markov:SEED[:ALPHABET[:ORDER]] is one chain;
+ * synthetic:mixture:SEED:COMPONENTS[:ALPHABET[:ORDER]] is COMPONENTS chains
+ * with seeds SEED, SEED + 1, ... (non-i.i.d. data: worker w trains on
+ * component w mod COMPONENTS; evaluation windows cycle through them). */
 static gd_status gd_data_open_synthetic(gd_data *d, const char *rest, const char *spec) {
     d->kind = GD_DATA_MARKOV;
-    static const char prefix[] = "markov:";
-    if (strncmp(rest, prefix, sizeof prefix - 1) != 0) {
-        if (strcmp(rest, "markov") == 0)
-            return gd_fail(GD_ERR_INVALID,
-                           "data source '%s' needs a SEED: synthetic:markov:SEED[:ALPHABET"
-                           "[:ORDER]]",
+    bool mixture = strncmp(rest, "mixture:", 8) == 0;
+    if (!mixture && strncmp(rest, "markov:", 7) != 0) {
+        if (strcmp(rest, "markov") == 0 || strcmp(rest, "mixture") == 0)
+            return gd_fail(GD_ERR_INVALID, "data source '%s' needs a SEED: " GD_SYNTHETIC_FORMS,
                            spec);
         return gd_fail(GD_ERR_INVALID,
-                       "unknown synthetic data source '%s': the one built in is "
-                       "synthetic:markov:SEED[:ALPHABET[:ORDER]]",
+                       "unknown synthetic data source '%s': the built-in ones are "
+                       GD_SYNTHETIC_FORMS,
                        spec);
     }
-    char *fields = strdup(rest + sizeof prefix - 1);
+    char *fields = strdup(rest + (mixture ? 8 : 7));
     if (fields == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
-    static const char *const names[3] = {"SEED", "ALPHABET", "ORDER"};
-    uint64_t values[3] = {0, GD_MARKOV_DEFAULT_ALPHABET, GD_MARKOV_DEFAULT_ORDER};
+    static const char *const markov_names[3] = {"SEED", "ALPHABET", "ORDER"};
+    static const char *const mixture_names[4] = {"SEED", "COMPONENTS", "ALPHABET", "ORDER"};
+    const char *const *names = mixture ? mixture_names : markov_names;
+    size_t n_fields = mixture ? 4 : 3, required = mixture ? 2 : 1;
+    uint64_t values[4] = {0, 0, 0, 0};
+    values[n_fields - 2] = GD_MARKOV_DEFAULT_ALPHABET;
+    values[n_fields - 1] = GD_MARKOV_DEFAULT_ORDER;
     gd_status s = GD_OK;
     char *field = fields;
-    for (int i = 0; s == GD_OK && field != NULL; i++) {
+    size_t given = 0;
+    for (size_t i = 0; s == GD_OK && field != NULL; i++) {
         char *colon = strchr(field, ':');
         if (colon != NULL)
             *colon = '\0';
-        if (i == 3)
+        if (i == n_fields)
             s = gd_fail(GD_ERR_INVALID,
-                        "data source '%s' has too many fields; use "
-                        "synthetic:markov:SEED[:ALPHABET[:ORDER]]",
-                        spec);
+                        "data source '%s' has too many fields; use " GD_SYNTHETIC_FORMS, spec);
         else
             s = gd_spec_number(field, names[i], spec, &values[i]);
+        given = i + 1;
         field = colon != NULL ? colon + 1 : NULL;
     }
     free(fields);
     GD_TRY(s);
-    if (values[1] < GD_MARKOV_MIN_ALPHABET || values[1] > GD_MARKOV_MAX_ALPHABET)
+    if (given < required)
+        return gd_fail(GD_ERR_INVALID, "data source '%s' needs SEED and COMPONENTS: "
+                                       "synthetic:mixture:SEED:COMPONENTS[:ALPHABET[:ORDER]]",
+                       spec);
+    uint64_t components = mixture ? values[1] : 1;
+    uint64_t alphabet = values[n_fields - 2], order = values[n_fields - 1];
+    if (components < 1 || components > GD_MIXTURE_MAX_COMPONENTS)
+        return gd_fail(GD_ERR_INVALID, "COMPONENTS %llu in data source '%s' is out of range: "
+                                       "use 1..%d",
+                       (unsigned long long)components, spec, GD_MIXTURE_MAX_COMPONENTS);
+    if (alphabet < GD_MARKOV_MIN_ALPHABET || alphabet > GD_MARKOV_MAX_ALPHABET)
         return gd_fail(GD_ERR_INVALID,
                        "ALPHABET %llu in data source '%s' is out of range: use %d..%d",
-                       (unsigned long long)values[1], spec, GD_MARKOV_MIN_ALPHABET,
+                       (unsigned long long)alphabet, spec, GD_MARKOV_MIN_ALPHABET,
                        GD_MARKOV_MAX_ALPHABET);
-    if (values[2] < GD_MARKOV_MIN_ORDER || values[2] > GD_MARKOV_MAX_ORDER)
+    if (order < GD_MARKOV_MIN_ORDER || order > GD_MARKOV_MAX_ORDER)
         return gd_fail(GD_ERR_INVALID, "ORDER %llu in data source '%s' is out of range: use %d..%d",
-                       (unsigned long long)values[2], spec, GD_MARKOV_MIN_ORDER,
+                       (unsigned long long)order, spec, GD_MARKOV_MIN_ORDER,
                        GD_MARKOV_MAX_ORDER);
-    s = gd_markov_create(&d->markov, values[0], (uint32_t)values[1], (uint32_t)values[2]);
-    if (s != GD_OK)
-        return gd_fail_context(s, "data source '%s'", spec);
+    d->markovs = calloc(components, sizeof *d->markovs);
+    if (d->markovs == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    d->n_markov = (uint32_t)components;
+    for (uint32_t c = 0; c < d->n_markov; c++) {
+        s = gd_markov_create(&d->markovs[c], values[0] + c, (uint32_t)alphabet, (uint32_t)order);
+        if (s != GD_OK)
+            return gd_fail_context(s, "data source '%s'", spec);
+    }
     return GD_OK;
 }
 
@@ -495,13 +466,21 @@ static void gd_data_set_description(gd_data *d) {
     switch (d->kind) {
     case GD_DATA_MARKOV: {
         double h[GD_MARKOV_MAX_ORDER + 1];
-        uint32_t order = gd_markov_order(d->markov);
-        (void)gd_markov_entropies(d->markov, h, GD_MARKOV_MAX_ORDER + 1);
-        snprintf(d->description, sizeof d->description,
-                 "synthetic Markov source (seed %llu, alphabet %u, order %u): entropy rate "
-                 "%.4f nats/token, best order-%u model %.4f",
-                 (unsigned long long)gd_markov_seed(d->markov), gd_markov_alphabet(d->markov),
-                 order, h[order], order - 1, h[order - 1]);
+        const gd_markov *m = d->markovs[0];
+        uint32_t order = gd_markov_order(m);
+        (void)gd_data_markov_entropies(d, h, GD_MARKOV_MAX_ORDER + 1);
+        if (d->n_markov == 1)
+            snprintf(d->description, sizeof d->description,
+                     "synthetic Markov source (seed %llu, alphabet %u, order %u): entropy rate "
+                     "%.4f nats/token, best order-%u model %.4f",
+                     (unsigned long long)gd_markov_seed(m), gd_markov_alphabet(m), order,
+                     h[order], order - 1, h[order - 1]);
+        else
+            snprintf(d->description, sizeof d->description,
+                     "mixture of %u synthetic Markov sources (seeds %llu.., alphabet %u, order "
+                     "%u): mean entropy rate %.4f nats/token, mean best order-%u model %.4f",
+                     d->n_markov, (unsigned long long)gd_markov_seed(m), gd_markov_alphabet(m),
+                     order, h[order], order - 1, h[order - 1]);
         break;
     }
     case GD_DATA_TEXT:
@@ -560,7 +539,9 @@ void gd_data_close(gd_data *data) {
     }
     free(data->files);
     free(data->text);
-    gd_markov_free(data->markov);
+    for (uint32_t c = 0; c < data->n_markov; c++)
+        gd_markov_free(data->markovs[c]);
+    free(data->markovs);
     free(data);
 }
 
@@ -569,7 +550,7 @@ gd_data_kind gd_data_kind_of(const gd_data *data) { return data->kind; }
 uint64_t gd_data_vocab_bound(const gd_data *data) {
     switch (data->kind) {
     case GD_DATA_MARKOV:
-        return gd_markov_alphabet(data->markov);
+        return gd_markov_alphabet(data->markovs[0]);
     case GD_DATA_TEXT:
         return 256;
     case GD_DATA_SHARDS:
@@ -587,7 +568,18 @@ const char *gd_data_describe(const gd_data *data) { return data->description; }
 size_t gd_data_markov_entropies(const gd_data *data, double *entropies, size_t cap) {
     if (data->kind != GD_DATA_MARKOV)
         return 0;
-    return gd_markov_entropies(data->markov, entropies, cap);
+    size_t n = gd_markov_entropies(data->markovs[0], entropies, cap);
+    /* A mixture: the mean over components, the floor of a model that tells
+     * from a window's context which component produced it. */
+    for (uint32_t c = 1; n && c < data->n_markov; c++) {
+        double h[GD_MARKOV_MAX_ORDER + 1];
+        (void)gd_markov_entropies(data->markovs[c], h, GD_MARKOV_MAX_ORDER + 1);
+        for (size_t j = 0; j < n; j++)
+            entropies[j] += h[j];
+    }
+    for (size_t j = 0; data->n_markov > 1 && j < n; j++)
+        entropies[j] /= data->n_markov;
+    return n;
 }
 
 /* --- batches ------------------------------------------------------------- */
@@ -613,11 +605,11 @@ static gd_status gd_batch_args(const gd_data *data, const int32_t *tokens, size_
     if (seq_len == SIZE_MAX || batch > SIZE_MAX / sizeof(int32_t) / (seq_len + 1))
         return gd_fail(GD_ERR_LIMIT, "a batch of %zu windows of %zu tokens is too large", batch,
                        seq_len);
-    if (data->kind == GD_DATA_MARKOV && gd_markov_alphabet(data->markov) > vocab)
+    if (data->kind == GD_DATA_MARKOV && gd_markov_alphabet(data->markovs[0]) > vocab)
         return gd_fail(GD_ERR_INVALID,
                        "the Markov source's alphabet of %u symbols does not fit the model's "
                        "vocabulary of %llu; use a smaller ALPHABET or a larger vocabulary",
-                       gd_markov_alphabet(data->markov), (unsigned long long)vocab);
+                       gd_markov_alphabet(data->markovs[0]), (unsigned long long)vocab);
     *len = seq_len + 1;
     return GD_OK;
 }
@@ -679,7 +671,7 @@ gd_status gd_data_train_batch(const gd_data *data, int32_t *tokens, size_t batch
         gd_rng rng;
         gd_window_rng(&rng, seed, GD_DATA_TAG_TRAIN, worker, step, (uint64_t)micro * batch + j);
         if (data->kind == GD_DATA_MARKOV) {
-            gd_markov_sample(data->markov, &rng, row, len);
+            gd_markov_sample(data->markovs[worker % data->n_markov], &rng, row, len);
             continue;
         }
         uint64_t r = gd_rng_below(&rng, windows);
@@ -730,8 +722,9 @@ gd_status gd_data_eval_batch(const gd_data *data, int32_t *tokens, size_t batch,
     if (data->kind == GD_DATA_MARKOV) {
         for (size_t j = 0; j < batch; j++) {
             gd_rng rng;
-            gd_window_rng(&rng, gd_markov_seed(data->markov), GD_DATA_TAG_EVAL, 0, index, j);
-            gd_markov_sample(data->markov, &rng, tokens + j * len, len);
+            const gd_markov *m = data->markovs[(index * batch + j) % data->n_markov];
+            gd_window_rng(&rng, gd_markov_seed(m), GD_DATA_TAG_EVAL, 0, index, j);
+            gd_markov_sample(m, &rng, tokens + j * len, len);
         }
         *available = true;
         return GD_OK;

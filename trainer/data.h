@@ -9,6 +9,11 @@
  *                  its best lower-order approximations are computed exactly
  *                  (gd_data_markov_entropies), so "the model learned" has
  *                  objective floors;
+ *   synthetic:mixture:SEED:COMPONENTS[:ALPHABET[:ORDER]]
+ *                  COMPONENTS such sources (seeds SEED, SEED + 1, ...), for
+ *                  non-i.i.d. training: worker w's batches come from
+ *                  component w mod COMPONENTS, evaluation window k of the
+ *                  concatenated eval order from component k mod COMPONENTS;
  *   text:GLOB      the bytes of the matching files (sorted by path,
  *                  concatenated), one token per byte (vocabulary 256);
  *   PATH or GLOB   llm.c token shards (sorted by path): a header of 256
@@ -26,7 +31,8 @@
  *             run of the Markov chain from its stationary distribution;
  *   eval:     batch b, window j starts at token (b * batch + j) * seq_len
  *             of the concatenated files (token sources), or is a run of the
- *             Markov chain keyed by a fixed evaluation stream. */
+ *             Markov chain keyed by a fixed evaluation stream (of component
+ *             (b * batch + j) mod COMPONENTS for a mixture). */
 #ifndef GD_TRAINER_DATA_H
 #define GD_TRAINER_DATA_H
 
@@ -80,8 +86,9 @@ gd_status gd_data_eval_batch(const gd_data *data, int32_t *tokens, size_t batch,
 
 /* For a Markov source: entropies[j] = H(X_t | X_{t-j}..X_{t-1}) in nats for
  * j = 0..order (entropies[order] is the entropy rate; entropies[order - 1]
- * the best order-(order-1) approximation). Returns the number written
- * (order + 1), 0 for other sources. cap >= order + 1. */
+ * the best order-(order-1) approximation); for a mixture, the mean over its
+ * components. Returns the number written (order + 1), 0 for other sources.
+ * cap >= order + 1. */
 size_t gd_data_markov_entropies(const gd_data *data, double *entropies, size_t cap);
 
 /* --- llm.c token shard headers (exposed for tests and the fuzz target) --- */

@@ -8,13 +8,14 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "common/file.h"
 
 /* Tensor bytes are handed out in place (no copy, no byte swap), so the host
  * must read little-endian values the way they are stored. */
@@ -562,40 +563,6 @@ static gd_status gd_st_build_header(uint8_t **out, size_t *out_len,
     return GD_OK;
 }
 
-static bool gd_st_write_all(int fd, const void *data, uint64_t len) {
-    const uint8_t *p = data;
-    while (len > 0) {
-        size_t chunk = len > (1u << 30) ? (1u << 30) : (size_t)len;
-        ssize_t w = write(fd, p, chunk);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            if (w == 0)
-                errno = EIO;
-            return false;
-        }
-        p += w;
-        len -= (uint64_t)w;
-    }
-    return true;
-}
-
-static gd_status gd_st_fsync_dir(const char *path) {
-    char *copy = strdup(path);
-    if (copy == NULL)
-        return gd_fail(GD_ERR_NOMEM, "out of memory");
-    int dfd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    free(copy);
-    if (dfd < 0)
-        return gd_fail(GD_ERR_IO, "cannot open the directory of %s: %s", path, strerror(errno));
-    gd_status s = GD_OK;
-    if (fsync(dfd) != 0)
-        s = gd_fail(GD_ERR_IO, "fsync of the directory of %s failed: %s", path,
-                    strerror(errno));
-    close(dfd);
-    return s;
-}
-
 gd_status gd_safetensors_write(const char *path, const gd_st_write_tensor *tensors,
                                size_t n_tensors, const gd_st_meta *meta, size_t n_meta) {
     if (path == NULL || path[0] == '\0')
@@ -606,46 +573,22 @@ gd_status gd_safetensors_write(const char *path, const gd_st_write_tensor *tenso
     size_t header_len = 0;
     GD_TRY(gd_st_build_header(&header, &header_len, tensors, n_tensors, meta, n_meta));
 
-    size_t tmp_len = strlen(path) + sizeof ".tmp-XXXXXX";
-    char *tmp = malloc(tmp_len);
-    if (tmp == NULL) {
+    gd_bytes_part *parts = calloc(n_tensors + 1, sizeof *parts);
+    if (parts == NULL) {
         free(header);
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     }
-    snprintf(tmp, tmp_len, "%s.tmp-XXXXXX", path);
-    int fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0) {
-        gd_status s = gd_fail(GD_ERR_IO, "cannot create a temporary file for %s: %s", path,
-                              strerror(errno));
-        free(tmp);
-        free(header);
-        return s;
-    }
-    gd_status s = GD_OK;
-    /* mkostemp creates 0600; checkpoints are ordinary readable files. */
-    if (fchmod(fd, 0644) != 0)
-        s = gd_fail(GD_ERR_IO, "chmod 644 on %s failed: %s", tmp, strerror(errno));
-    if (s == GD_OK && !gd_st_write_all(fd, header, header_len))
-        s = gd_fail(GD_ERR_IO, "writing %s: %s", path, strerror(errno));
-    for (size_t i = 0; s == GD_OK && i < n_tensors; i++) {
+    parts[0] = (gd_bytes_part){header, header_len};
+    for (size_t i = 0; i < n_tensors; i++) {
         const gd_st_write_tensor *t = &tensors[i];
         uint64_t numel = 0, nbytes = 0;
         /* Cannot fail: the header build checked every size. */
-        if (gd_st_sizes(t->shape, t->ndim, t->dtype, &numel, &nbytes) && nbytes > 0 &&
-            !gd_st_write_all(fd, t->data, nbytes))
-            s = gd_fail(GD_ERR_IO, "writing %s: %s", path, strerror(errno));
+        if (gd_st_sizes(t->shape, t->ndim, t->dtype, &numel, &nbytes))
+            parts[i + 1] = (gd_bytes_part){t->data, (size_t)nbytes};
     }
+    /* Checkpoints are ordinary readable files, replaced atomically. */
+    gd_status s = gd_file_write_atomic(path, parts, n_tensors + 1, 0644);
+    free(parts);
     free(header);
-    if (s == GD_OK && fsync(fd) != 0)
-        s = gd_fail(GD_ERR_IO, "fsync of %s failed: %s", path, strerror(errno));
-    if (close(fd) != 0 && s == GD_OK)
-        s = gd_fail(GD_ERR_IO, "closing %s: %s", path, strerror(errno));
-    if (s == GD_OK && rename(tmp, path) != 0)
-        s = gd_fail(GD_ERR_IO, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-    if (s != GD_OK)
-        unlink(tmp);
-    free(tmp);
-    if (s == GD_OK)
-        s = gd_st_fsync_dir(path);
     return s;
 }

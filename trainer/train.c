@@ -149,9 +149,14 @@ gd_status gd_trainer_step(gd_trainer *t, const gd_data *data, gd_step_stats *sta
     memset(t->grads, 0, t->layout.total * sizeof(float));
     double loss_sum = 0;
     for (size_t micro = 0; micro < micro_steps; micro++) {
+        uint32_t worker = o->worker, index = (uint32_t)micro;
+        if (o->data_workers > 0) {
+            worker = (uint32_t)(micro % o->data_workers);
+            index = (uint32_t)(micro / o->data_workers);
+        }
         GD_TRY(gd_data_train_batch(data, t->tokens, o->micro_batch, o->seq_len,
-                                   t->layout.config.vocab_size, o->seed, o->worker, t->step,
-                                   (uint32_t)micro));
+                                   t->layout.config.vocab_size, o->seed, worker, t->step,
+                                   index));
         double micro_loss = 0;
         GD_TRY(gd_model_forward_f32(t->model, t->params, t->tokens, o->micro_batch,
                                     &micro_loss));
@@ -212,6 +217,31 @@ gd_status gd_trainer_resume(gd_trainer **out, const char *path, int threads) {
     free(m);
     free(v);
     return s;
+}
+
+void gd_trainer_get_state(const gd_trainer *t, float *params, float *exp_avg,
+                          float *exp_avg_sq, uint64_t *step) {
+    size_t bytes = t->layout.total * sizeof(float);
+    if (params)
+        memcpy(params, t->params, bytes);
+    if (exp_avg)
+        memcpy(exp_avg, t->exp_avg, bytes);
+    if (exp_avg_sq)
+        memcpy(exp_avg_sq, t->exp_avg_sq, bytes);
+    if (step)
+        *step = t->step;
+}
+
+void gd_trainer_set_state(gd_trainer *t, const float *params, const float *exp_avg,
+                          const float *exp_avg_sq, uint64_t step) {
+    size_t bytes = t->layout.total * sizeof(float);
+    if (params)
+        memcpy(t->params, params, bytes);
+    if (exp_avg)
+        memcpy(t->exp_avg, exp_avg, bytes);
+    if (exp_avg_sq)
+        memcpy(t->exp_avg_sq, exp_avg_sq, bytes);
+    t->step = step;
 }
 
 uint64_t gd_trainer_step_count(const gd_trainer *t) {

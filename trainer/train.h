@@ -27,6 +27,11 @@ typedef struct gd_train_options {
     size_t micro_batch; /* sequences per forward/backward pass; divides batch */
     uint64_t seed;      /* initial weights and batch selection */
     uint32_t worker;    /* whose data stream (DiLoCo worker rank) */
+    /* 0: every micro-batch comes from `worker`'s stream. N > 0: micro-batch
+     * m of a step comes from worker m mod N's stream (its micro-batch
+     * m / N), so one trainer reproduces synchronous data parallelism over
+     * N workers (the DDP baseline). */
+    uint32_t data_workers;
 } gd_train_options;
 
 /* batch 8, seq_len 256, micro_batch = batch, seed 1, worker 0, default optimizer. */
@@ -69,6 +74,14 @@ gd_status gd_trainer_resume(gd_trainer **out, const char *path, int threads) GD_
  * rate, batch or sequence length) and reallocates activations if needed.
  * A resumed run that changes them no longer matches an uninterrupted one. */
 gd_status gd_trainer_reconfigure(gd_trainer *t, const gd_train_options *options) GD_MUST_CHECK;
+
+/* Copies a worker's whole optimizer state out of or into the trainer, so
+ * one trainer (one set of activations) can run several workers in turn;
+ * any pointer may be NULL to skip that array. */
+void gd_trainer_get_state(const gd_trainer *t, float *params, float *exp_avg,
+                          float *exp_avg_sq, uint64_t *step);
+void gd_trainer_set_state(gd_trainer *t, const float *params, const float *exp_avg,
+                          const float *exp_avg_sq, uint64_t step);
 
 uint64_t gd_trainer_step_count(const gd_trainer *t);
 const gd_param_layout *gd_trainer_layout(const gd_trainer *t);

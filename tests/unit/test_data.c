@@ -547,6 +547,11 @@ static void test_bad_specs(void) {
     expect_open_fails("synthetic:markov:1:32:4", GD_ERR_INVALID, "65536");
     expect_open_fails("synthetic:markov:1:16:2:5", GD_ERR_INVALID, "too many");
     expect_open_fails("synthetic:gauss:1", GD_ERR_INVALID, "unknown");
+    expect_open_fails("synthetic:mixture:1", GD_ERR_INVALID, "COMPONENTS");
+    expect_open_fails("synthetic:mixture:1:0", GD_ERR_INVALID, "COMPONENTS");
+    expect_open_fails("synthetic:mixture:1:5000", GD_ERR_INVALID, "COMPONENTS");
+    expect_open_fails("synthetic:mixture:1:4:1", GD_ERR_INVALID, "ALPHABET");
+    expect_open_fails("synthetic:mixture:1:4:16:2:9", GD_ERR_INVALID, "too many");
     expect_open_fails("foo:bar", GD_ERR_INVALID, "foo:");
     expect_open_fails("", GD_ERR_INVALID, NULL);
     expect_open_fails(NULL, GD_ERR_INVALID, NULL);
@@ -556,7 +561,48 @@ static void test_bad_specs(void) {
     CHECK(m == NULL);
 }
 
+/* A mixture: worker w trains on component w mod C (exactly that chain's
+ * windows), evaluation cycles through the components, and the entropies
+ * are the components' means. */
+static void test_mixture(void) {
+    gd_data *mix = NULL, *c1 = NULL, *c2 = NULL;
+    CHECK_OK(gd_data_open(&mix, "synthetic:mixture:7:3"));
+    CHECK_OK(gd_data_open(&c1, "synthetic:markov:8"));
+    CHECK_OK(gd_data_open(&c2, "synthetic:markov:9"));
+    int32_t a[2 * 17], b[2 * 17];
+    /* worker 4 -> component 1 (seed 8): the same windows as that chain on its own */
+    CHECK_OK(gd_data_train_batch(mix, a, 2, 16, 256, 3, 4, 10, 0));
+    CHECK_OK(gd_data_train_batch(c1, b, 2, 16, 256, 3, 4, 10, 0));
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    /* evaluation window k comes from component k mod 3: batch 0, window 2 is component 2 */
+    bool available = false;
+    int32_t e[3 * 17], f[3 * 17];
+    CHECK_OK(gd_data_eval_batch(mix, e, 3, 16, 256, 0, &available));
+    CHECK(available);
+    CHECK_OK(gd_data_eval_batch(c2, f, 3, 16, 256, 0, &available));
+    CHECK(memcmp(e + 2 * 17, f + 2 * 17, 17 * sizeof(int32_t)) == 0);
+    double hm[3], h[3], mean[3] = {0, 0, 0};
+    CHECK(gd_data_markov_entropies(mix, hm, 3) == 3);
+    for (int seed = 7; seed <= 9; seed++) {
+        char spec[40];
+        snprintf(spec, sizeof spec, "synthetic:markov:%d", seed);
+        gd_data *one = NULL;
+        CHECK_OK(gd_data_open(&one, spec));
+        CHECK(gd_data_markov_entropies(one, h, 3) == 3);
+        for (int j = 0; j < 3; j++)
+            mean[j] += h[j] / 3;
+        gd_data_close(one);
+    }
+    for (int j = 0; j < 3; j++)
+        CHECK(fabs(hm[j] - mean[j]) < 1e-12);
+    CHECK(strstr(gd_data_describe(mix), "mixture of 3") != NULL);
+    gd_data_close(mix);
+    gd_data_close(c1);
+    gd_data_close(c2);
+}
+
 int main(void) {
+    RUN_TEST(test_mixture);
     RUN_TEST(test_shard_round_trip);
     RUN_TEST(test_shard_header_rejection);
     RUN_TEST(test_train_windows);

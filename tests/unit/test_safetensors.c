@@ -468,9 +468,9 @@ static void test_writer_rejects(void) {
     struct stat sb;
     CHECK(stat(path, &sb) != 0); /* nothing was written */
 
-    /* A missing directory: an i/o error naming the path; no temp file. */
+    /* A missing directory: not found, naming the path; no temp file. */
     const char *missing = scratch("no/such/dir/x.safetensors");
-    CHECK_STATUS(gd_safetensors_write(missing, dup, 1, NULL, 0), GD_ERR_IO);
+    CHECK_STATUS(gd_safetensors_write(missing, dup, 1, NULL, 0), GD_ERR_NOT_FOUND);
     CHECK(strstr(gd_error_detail(), missing) != NULL);
     CHECK(strstr(gd_error_detail(), "No such file") != NULL);
     /* The target is a directory: the temp file is written, then rename

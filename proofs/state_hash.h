@@ -1,0 +1,33 @@
+/* State hashes: the MMR root (proofs/mmr.h) over fixed-size chunks of a
+ * state's canonical bytes. Leaf i hashes chunk i (the last one may be
+ * shorter). The bytes are given as a list of parts (a header, then the
+ * parameter array, then the optimizer moments, ...) that are hashed as if
+ * concatenated, so no copy of a multi-gigabyte state is made; chunk leaves
+ * are hashed in parallel on the pool and combined in order, so the root
+ * does not depend on the thread count. Chunk boundaries depend only on the
+ * concatenated length, so the hash does not depend on how a state is split
+ * into parts, or (later) sharded across devices. */
+#ifndef GD_PROOFS_STATE_HASH_H
+#define GD_PROOFS_STATE_HASH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/bytes.h"
+#include "common/pool.h"
+#include "common/status.h"
+#include "proofs/mmr.h"
+
+/* 1 MiB: a multi-gigabyte state is thousands of leaves (parallel hashing,
+ * proofs of ~13 hashes), a small one still several. */
+#define GD_STATE_CHUNK_BYTES ((size_t)1 << 20)
+
+/* The root over the concatenation of parts in chunk_bytes chunks (use
+ * GD_STATE_CHUNK_BYTES). An empty state (total length 0) is one empty
+ * chunk. pool may be NULL. *leaf_count receives the chunk count if not
+ * NULL. */
+gd_status gd_state_hash(gd_pool *pool, const gd_bytes_part *parts, size_t n_parts,
+                        size_t chunk_bytes, uint8_t root[GD_MMR_HASH_LEN],
+                        uint32_t *leaf_count) GD_MUST_CHECK;
+
+#endif

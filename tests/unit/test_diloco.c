@@ -1,0 +1,407 @@
+/* The DiLoCo engine: deterministic aggregation (across thread counts and
+ * processes), clipping against a huge or garbage contribution, the outer
+ * Nesterov step, worker rounds with transcripts, segment re-execution that
+ * accepts honest work and rejects cheating, and the simulation. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/rng.h"
+#include "tests/testkit.h"
+#include "trainer/diloco.h"
+#include "trainer/sim.h"
+
+#define N_PARAMS 200003 /* several aggregation tasks, not a multiple of anything */
+
+static float *random_vector(size_t n, uint64_t seed, double scale) {
+    float *v = malloc(n * sizeof(float));
+    gd_rng rng;
+    uint32_t ids[4] = {7, 7, 7, 7};
+    gd_rng_init(&rng, seed, ids);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)(gd_rng_normal12(&rng) * scale);
+    return v;
+}
+
+static gd_diloco_config test_config(void) {
+    gd_diloco_config c;
+    gd_diloco_config_default(&c);
+    return c;
+}
+
+/* Aggregates the same four contributions (given in a shuffled order) with
+ * `threads` threads from a fixed starting state; returns G's hash. */
+static void aggregate_hash(int threads, uint8_t out[32]) {
+    gd_diloco_config c = test_config();
+    gd_global_state g;
+    CHECK_OK(gd_global_state_init(&g, N_PARAMS));
+    float *init = random_vector(N_PARAMS, 1, 0.02);
+    memcpy(g.params, init, N_PARAMS * sizeof(float));
+    float *d[4];
+    for (int i = 0; i < 4; i++)
+        d[i] = random_vector(N_PARAMS, 10 + (uint64_t)i, 0.001 * (i + 1));
+    gd_contribution contribs[4] = {{"worker-00002", d[2], 1000},
+                                   {"worker-00000", d[0], 1000},
+                                   {"worker-00003", d[3], 700},
+                                   {"worker-00001", d[1], 1300}};
+    gd_pool *pool = NULL;
+    CHECK_OK(gd_pool_create(&pool, threads));
+    for (int round = 0; round < 3; round++)
+        CHECK_OK(gd_diloco_aggregate(pool, &c, contribs, 4, &g, NULL));
+    CHECK_OK(gd_global_state_hash(pool, c.run, &g, out));
+    gd_pool_destroy(pool);
+    for (int i = 0; i < 4; i++)
+        free(d[i]);
+    free(init);
+    gd_global_state_free(&g);
+}
+
+static void test_aggregation_is_deterministic(void) {
+    uint8_t one[32], three[32], child[32];
+    aggregate_hash(1, one);
+    aggregate_hash(3, three);
+    CHECK(memcmp(one, three, 32) == 0);
+    /* Another process (its own heap, its own thread pool of 2) agrees. */
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        uint8_t h[32];
+        aggregate_hash(2, h);
+        ssize_t w = write(fds[1], h, 32);
+        _exit(w == 32 ? 0 : 1);
+    }
+    close(fds[1]);
+    CHECK(read(fds[0], child, 32) == 32);
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    CHECK(memcmp(one, child, 32) == 0);
+}
+
+/* One outer step from zero momentum against the documented float formula,
+ * bit for bit (docs/protocol.md: weights rounded once, one rounding per
+ * operation, address order), and against the double-precision value. */
+static void test_outer_step(void) {
+    gd_diloco_config c = test_config();
+    c.clip_factor = 0;
+    size_t n = 1000;
+    gd_global_state g;
+    CHECK_OK(gd_global_state_init(&g, n));
+    float *init = random_vector(n, 2, 0.02);
+    memcpy(g.params, init, n * sizeof(float));
+    float *a = random_vector(n, 3, 0.01), *b = random_vector(n, 4, 0.01);
+    gd_contribution contribs[2] = {{"b", b, 300}, {"a", a, 100}};
+    CHECK_OK(gd_diloco_aggregate(NULL, &c, contribs, 2, &g, NULL));
+    const float wa = 0.25f, wb = 0.75f, lr = 0.7f, mu = 0.9f;
+    size_t mismatches = 0;
+    double worst = 0;
+    for (size_t i = 0; i < n; i++) {
+        float ta = wa * a[i], tb = wb * b[i];
+        float avg = 0.0f;
+        avg = avg + ta; /* "a" sorts before "b" */
+        avg = avg + tb;
+        float buf = mu * 0.0f;
+        buf = buf + avg;
+        float nesterov = mu * buf;
+        float d = avg + nesterov;
+        float step = lr * d;
+        float p = init[i] - step;
+        mismatches += memcmp(&p, &g.params[i], 4) != 0 || memcmp(&buf, &g.momentum[i], 4) != 0;
+        double exact = init[i] - 0.7 * 1.9 * (0.25 * a[i] + 0.75 * b[i]);
+        worst = fmax(worst, fabs(exact - g.params[i]));
+    }
+    CHECK(mismatches == 0);
+    CHECK(worst < 1e-7);
+    CHECK(g.round == 1);
+    /* Duplicate addresses and no contributions are refused. */
+    gd_contribution dup[2] = {{"a", a, 1}, {"a", b, 1}};
+    CHECK_STATUS(gd_diloco_aggregate(NULL, &c, dup, 2, &g, NULL), GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_aggregate(NULL, &c, dup, 0, &g, NULL), GD_ERR_INVALID);
+    free(a);
+    free(b);
+    free(init);
+    gd_global_state_free(&g);
+}
+
+static double distance(const float *x, const float *y, size_t n) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += ((double)x[i] - y[i]) * ((double)x[i] - y[i]);
+    return sqrt(s);
+}
+
+static double norm(const float *x, size_t n) {
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += (double)x[i] * x[i];
+    return sqrt(s);
+}
+
+/* A 1000x-scaled or garbage contribution among four moves G by no more than
+ * clipping allows: its weight (tokens share) times lr (1 + mu) times
+ * (the clip limit + the honest contribution's norm). */
+static void test_clipping_bounds_a_bad_contribution(void) {
+    gd_diloco_config c = test_config();
+    size_t n = 50000;
+    float *d[4];
+    for (int i = 0; i < 4; i++)
+        d[i] = random_vector(n, 20 + (uint64_t)i, 0.001);
+    float *scaled = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        scaled[i] = d[3][i] * 1000.0f;
+    float *garbage = random_vector(n, 99, 1e6);
+    double median = 0, norms[4];
+    for (int i = 0; i < 4; i++)
+        norms[i] = norm(d[i], n);
+    /* the median of three honest norms and one huge one */
+    double sorted[4] = {norms[0], norms[1], norms[2], 1e300};
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (sorted[j] < sorted[i]) {
+                double t = sorted[i];
+                sorted[i] = sorted[j];
+                sorted[j] = t;
+            }
+    median = (sorted[1] + sorted[2]) / 2;
+    const float *bad_inputs[2] = {scaled, garbage};
+    for (int k = 0; k < 2; k++) {
+        gd_global_state honest, attacked;
+        CHECK_OK(gd_global_state_init(&honest, n));
+        CHECK_OK(gd_global_state_init(&attacked, n));
+        gd_contribution good[4] = {{"w0", d[0], 100}, {"w1", d[1], 100}, {"w2", d[2], 100},
+                                   {"w3", d[3], 100}};
+        gd_contribution bad[4] = {{"w0", d[0], 100}, {"w1", d[1], 100}, {"w2", d[2], 100},
+                                  {"w3", bad_inputs[k], 100}};
+        gd_aggregate_stats st;
+        CHECK_OK(gd_diloco_aggregate(NULL, &c, good, 4, &honest, NULL));
+        CHECK_OK(gd_diloco_aggregate(NULL, &c, bad, 4, &attacked, &st));
+        CHECK(st.clipped == 1);
+        double bound = 0.25 * 0.7 * 1.9 * (c.clip_factor * median + norms[3]) * 1.0001;
+        double moved = distance(honest.params, attacked.params, n);
+        CHECK(moved <= bound);
+        /* and without clipping the same attack would move it ~1000x further */
+        CHECK(moved * 100 < 0.25 * 0.7 * 1.9 * norm(bad_inputs[k], n));
+        gd_global_state_free(&honest);
+        gd_global_state_free(&attacked);
+    }
+    for (int i = 0; i < 4; i++)
+        free(d[i]);
+    free(scaled);
+    free(garbage);
+}
+
+/* A small engine: the tiny model shrunk further, 2 workers, H = 4, K = 2. */
+typedef struct engine {
+    gd_diloco_config c;
+    gd_model_config model;
+    gd_data *data;
+    gd_trainer *t;
+    size_t n;
+    float *g0;
+} engine;
+
+static void engine_open(engine *e, uint32_t threads) {
+    e->c = test_config();
+    e->c.workers = 2;
+    e->c.inner_steps = 4;
+    e->c.segment_steps = 2;
+    e->c.chunk_elems = 5000; /* several chunks */
+    e->c.inner.batch = 2;
+    e->c.inner.micro_batch = 2;
+    e->c.inner.seq_len = 16;
+    e->c.inner.optim.lr = 3e-3;
+    e->c.inner.optim.schedule_steps = 40;
+    CHECK_OK(gd_model_config_preset(&e->model, "tiny"));
+    e->model.vocab_size = 32;
+    CHECK_OK(gd_diloco_config_validate(&e->c, &e->model));
+    CHECK_OK(gd_data_open(&e->data, "synthetic:markov:5"));
+    CHECK_OK(gd_trainer_create(&e->t, &e->model, &e->c.inner, (int)threads));
+    e->n = gd_trainer_layout(e->t)->total;
+    e->g0 = malloc(e->n * sizeof(float));
+    gd_trainer_get_state(e->t, e->g0, NULL, NULL, NULL);
+}
+
+static void engine_close(engine *e) {
+    gd_trainer_destroy(e->t);
+    gd_data_close(e->data);
+    free(e->g0);
+}
+
+static void free_segments(gd_worker_state *s, uint32_t n) {
+    for (uint32_t i = 0; i < n; i++)
+        gd_worker_state_free(&s[i]);
+}
+
+static void test_worker_round_and_segments(void) {
+    engine e;
+    engine_open(&e, 2);
+    gd_worker_state w;
+    CHECK_OK(gd_worker_state_init(&w, 0, e.n));
+    gd_worker_state seg[2];
+    gd_worker_round res;
+    CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, 0, e.g0, &w, seg, &res));
+    CHECK(res.steps == 4 && res.n_leaves == 3 && w.step == 4);
+    CHECK(res.tokens == 4 * 2 * 16);
+    /* Δ = start - θ, a float subtraction */
+    size_t mismatches = 0;
+    for (size_t i = 0; i < e.n; i++) {
+        float expect = e.g0[i] - w.params[i];
+        mismatches += memcmp(&expect, &res.delta[i], sizeof expect) != 0;
+    }
+    CHECK(mismatches == 0);
+    /* Both segments re-execute exactly; the last one also re-encodes the payload. */
+    for (uint32_t s = 0; s < 2; s++) {
+        gd_segment_claim claim = {.round = 0, .segment = s, .start = &seg[s],
+                                  .start_leaf = res.leaves[s], .end_leaf = res.leaves[s + 1],
+                                  .round_start = e.g0, .payload_root = res.payload_root};
+        bool pass = false;
+        char why[160];
+        CHECK_OK(gd_diloco_verify_segment(e.t, &e.c, e.data, &claim, &pass, why, sizeof why));
+        CHECK(pass);
+    }
+
+    /* Cheating, one way at a time. */
+    gd_segment_claim claim = {.round = 0, .segment = 0, .start = &seg[0],
+                              .start_leaf = res.leaves[0], .end_leaf = res.leaves[1]};
+    bool pass = true;
+    char why[160];
+    /* tampered optimizer state at the segment start */
+    gd_worker_state tampered;
+    CHECK_OK(gd_worker_state_copy(&tampered, &seg[0]));
+    tampered.exp_avg_sq[17] += 1e-3f;
+    claim.start = &tampered;
+    CHECK_OK(gd_diloco_verify_segment(e.t, &e.c, e.data, &claim, &pass, why, sizeof why));
+    CHECK(!pass && strstr(why, "start state") != NULL);
+    gd_worker_state_free(&tampered);
+    claim.start = &seg[0];
+    /* swapped data: the validator replays worker 1's stream */
+    gd_worker_state other;
+    CHECK_OK(gd_worker_state_copy(&other, &seg[0]));
+    other.rank = 1;
+    claim.start = &other;
+    CHECK_OK(gd_diloco_verify_segment(e.t, &e.c, e.data, &claim, &pass, why, sizeof why));
+    CHECK(!pass && strstr(why, "next transcript leaf") != NULL);
+    gd_worker_state_free(&other);
+    claim.start = &seg[0];
+    /* skipped steps: a transcript whose next leaf is one step, not two, on */
+    gd_diloco_config skipped = e.c;
+    skipped.segment_steps = 1;
+    skipped.inner_steps = 2;
+    gd_worker_state w2;
+    CHECK_OK(gd_worker_state_copy(&w2, &seg[0]));
+    gd_worker_round res2;
+    CHECK_OK(gd_diloco_worker_round(e.t, &skipped, e.data, 0, seg[0].params, &w2, NULL, &res2));
+    claim.end_leaf = res2.leaves[1]; /* after one step */
+    CHECK_OK(gd_diloco_verify_segment(e.t, &e.c, e.data, &claim, &pass, why, sizeof why));
+    CHECK(!pass);
+    gd_worker_round_free(&res2);
+    gd_worker_state_free(&w2);
+    /* a changed learning rate */
+    gd_diloco_config hot = e.c;
+    hot.inner.optim.lr *= 1.01;
+    gd_worker_state w3;
+    CHECK_OK(gd_worker_state_copy(&w3, &seg[0]));
+    gd_worker_round res3;
+    CHECK_OK(gd_diloco_worker_round(e.t, &hot, e.data, 0, seg[0].params, &w3, NULL, &res3));
+    claim.end_leaf = res3.leaves[1];
+    CHECK_OK(gd_diloco_verify_segment(e.t, &e.c, e.data, &claim, &pass, why, sizeof why));
+    CHECK(!pass);
+    gd_worker_round_free(&res3);
+    gd_worker_state_free(&w3);
+    /* a payload that does not match the final state */
+    gd_segment_claim last = {.round = 0, .segment = 1, .start = &seg[1],
+                             .start_leaf = res.leaves[1], .end_leaf = res.leaves[2],
+                             .round_start = e.g0, .payload_root = res.leaves[0]};
+    CHECK_OK(gd_diloco_verify_segment(e.t, &e.c, e.data, &last, &pass, why, sizeof why));
+    CHECK(!pass && strstr(why, "payload root") != NULL);
+    /* the last segment needs the round start and the payload root */
+    last.round_start = NULL;
+    CHECK_STATUS(gd_diloco_verify_segment(e.t, &e.c, e.data, &last, &pass, why, sizeof why),
+                 GD_ERR_INVALID);
+
+    free_segments(seg, 2);
+    gd_worker_round_free(&res);
+    gd_worker_state_free(&w);
+    engine_close(&e);
+}
+
+/* Transcripts do not depend on the thread count either. */
+static void test_transcript_thread_independent(void) {
+    uint8_t roots[2][32], payload[2][32];
+    for (int k = 0; k < 2; k++) {
+        engine e;
+        engine_open(&e, k == 0 ? 1 : 3);
+        gd_worker_state w;
+        CHECK_OK(gd_worker_state_init(&w, 1, e.n));
+        gd_worker_round res;
+        CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, 3, e.g0, &w, NULL, &res));
+        memcpy(roots[k], res.transcript_root, 32);
+        memcpy(payload[k], res.payload_root, 32);
+        gd_worker_round_free(&res);
+        gd_worker_state_free(&w);
+        engine_close(&e);
+    }
+    CHECK(memcmp(roots[0], roots[1], 32) == 0);
+    CHECK(memcmp(payload[0], payload[1], 32) == 0);
+}
+
+/* The simulation end to end on a tiny problem, with both baselines and a
+ * validator spot-checking every worker every round. */
+static void test_sim(void) {
+    gd_sim_options o;
+    memset(&o, 0, sizeof o);
+    gd_diloco_config_default(&o.diloco);
+    o.diloco.workers = 2;
+    o.diloco.inner_steps = 4;
+    o.diloco.segment_steps = 2;
+    o.diloco.inner.batch = 2;
+    o.diloco.inner.micro_batch = 1;
+    o.diloco.inner.seq_len = 16;
+    o.diloco.inner.optim.lr = 3e-3;
+    CHECK_OK(gd_model_config_preset(&o.model, "tiny"));
+    o.model.vocab_size = 32;
+    o.data_spec = "synthetic:markov:5";
+    o.rounds = 3;
+    o.eval_batches = 2;
+    o.link_mbps = 10;
+    o.rtt_ms = 20;
+    o.ddp = true;
+    o.local = true;
+    o.verify = true;
+    o.threads = 2;
+    gd_sim_report r;
+    CHECK_OK(gd_sim_run(&o, &r, NULL, NULL));
+    CHECK(r.n_rounds == 3 && r.verified_segments == 6);
+    CHECK(r.has_ddp && r.has_local && isfinite(r.entropy_floor));
+    CHECK(r.rounds[2].eval_loss < r.rounds[0].eval_loss);
+    /* DDP bytes: 2 (W-1)/W * 4 * params per step, 12 steps */
+    double expect = 2.0 * 1 / 2 * 4 * (double)r.params * 12;
+    CHECK(fabs((double)r.ddp_bytes - expect) < 1);
+    /* per round each worker sends its payload and receives the other's */
+    CHECK(r.rounds[0].bytes_sent > 0 && r.rounds[0].bytes_received > 0);
+    CHECK(r.byte_reduction > 1);
+    CHECK(r.utilization > 0 && r.utilization <= 1);
+    CHECK(r.utilization_overlap >= r.utilization_sync);
+    gd_sim_report_free(&r);
+    /* overlap mode runs, and reports the overlap timeline */
+    o.diloco.overlap = true;
+    o.ddp = o.local = o.verify = false;
+    CHECK_OK(gd_sim_run(&o, &r, NULL, NULL));
+    CHECK(r.diloco_wall == r.wall_overlap);
+    gd_sim_report_free(&r);
+}
+
+int main(void) {
+    RUN_TEST(test_aggregation_is_deterministic);
+    RUN_TEST(test_outer_step);
+    RUN_TEST(test_clipping_bounds_a_bad_contribution);
+    RUN_TEST(test_worker_round_and_segments);
+    RUN_TEST(test_transcript_thread_independent);
+    RUN_TEST(test_sim);
+    return gd_test_finish();
+}

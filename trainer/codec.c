@@ -1,0 +1,776 @@
+/* Pseudo-gradient codecs (trainer/codec.h): spec parsing and formatting, and
+ * the encoder and validating decoder of each chunk format.
+ *
+ * Quantisation rule (int8, int4 and topk's int8 values), with L = 127 for
+ * int8 and topk, 7 for int4, and m = the block's (topk: the chunk's) largest
+ * |x|:
+ *
+ *     scale = m / L                       (binary32 division)
+ *     q     = rha(x * (L / m))            (binary32 division, then multiply)
+ *     rha(t) = trunc(t) + (f >= 0.5) - (f <= -0.5),  f = t - trunc(t)
+ *
+ * then q is clamped to [-L, L] (a no-op in practice: |x| <= m keeps |t| within
+ * an ulp or two of L). f is exact (t and trunc(t) have the same sign and are
+ * within a factor of two once |t| >= 1), so rha rounds to nearest with ties
+ * away from zero without the classic t + 0.5 double-rounding trap. q's two
+ * binary32 operations are evaluated as if the exponent range were unbounded:
+ * when m < 2^-64, L / m could overflow, so the block is first multiplied by
+ * 2^64 (exact) and L / (m * 2^64) used instead, which gives the same bits.
+ * (scale itself is a plain binary32 division, subnormal if m is tiny.)
+ * A block with m = 0 has scale 0 and every q = 0. Decoded values are
+ * (float)q * scale.
+ *
+ * Speed: a worker encodes its whole delta every round and a reducer decodes
+ * every worker's, so the block loops run over fixed-size local copies
+ * (constant trip counts, nothing aliasing) which GCC vectorises even under
+ * -O2's "very cheap" cost model. Every step is an exact IEEE or integer
+ * operation, so vector and scalar code give the same bits. */
+#include "trainer/codec.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "codec.c moves little-endian wire values with memcpy");
+
+#define MAX_VALUES ((size_t)1 << 28)
+#define ABS_MASK 0x7fffffffu
+#define EXP_MASK 0x7f800000u
+/* Bits of 2^-64: below it L / m could overflow (see the top comment). */
+#define TINY_KEY 0x1f800000u
+#define B8 GD_CODEC_INT8_BLOCK
+#define B4 GD_CODEC_INT4_BLOCK
+
+static inline uint32_t f2u(float f) {
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline float u2f(uint32_t u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+static inline uint32_t load_key(const float *x, size_t i) {
+    uint32_t u;
+    memcpy(&u, x + i, sizeof u);
+    return u & ABS_MASK;
+}
+
+/* ---- spec text ---------------------------------------------------------- */
+
+static const char k_accepted[] =
+    "expected none, bf16, int8, int4 or topk:FRACTION with 0 < FRACTION <= 1 "
+    "(e.g. topk:0.01)";
+
+/* Decimal "D+(.D+)?" in (0, 1] to parts per million, exactly: no strtod, so
+ * "0.3" is 300000 ppm and not whatever the nearest double rounds to. */
+static bool parse_ppm(const char *s, uint32_t *ppm) {
+    uint64_t whole = 0, frac = 0;
+    size_t digits = 0;
+    for (; *s >= '0' && *s <= '9'; s++, digits++) {
+        if (whole > 1)
+            return false;
+        whole = whole * 10 + (uint64_t)(*s - '0');
+    }
+    if (digits == 0)
+        return false;
+    if (*s == '.') {
+        s++;
+        size_t fd = 0;
+        for (; *s >= '0' && *s <= '9'; s++, fd++) {
+            if (fd < 6)
+                frac = frac * 10 + (uint64_t)(*s - '0');
+            else if (*s != '0')
+                return false; /* finer than one part per million */
+        }
+        if (fd == 0)
+            return false;
+        for (; fd < 6; fd++)
+            frac *= 10;
+    }
+    if (*s != '\0' || whole > 1)
+        return false;
+    uint64_t v = whole * GD_CODEC_PPM + frac;
+    if (v == 0 || v > GD_CODEC_PPM)
+        return false;
+    *ppm = (uint32_t)v;
+    return true;
+}
+
+gd_status gd_codec_parse(gd_codec *out, const char *spec) {
+    if (out == NULL || spec == NULL)
+        return gd_fail(GD_ERR_INVALID, "codec spec missing (%s)", k_accepted);
+    static const struct {
+        const char *name;
+        gd_codec_kind kind;
+    } fixed[] = {{"none", GD_CODEC_NONE},
+                 {"bf16", GD_CODEC_BF16},
+                 {"int8", GD_CODEC_INT8},
+                 {"int4", GD_CODEC_INT4}};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        if (strcmp(spec, fixed[i].name) == 0) {
+            *out = (gd_codec){.kind = fixed[i].kind, .topk_ppm = 0};
+            return GD_OK;
+        }
+    }
+    uint32_t ppm;
+    if (strncmp(spec, "topk:", 5) == 0) {
+        if (!parse_ppm(spec + 5, &ppm))
+            return gd_fail(GD_ERR_INVALID,
+                           "bad topk fraction '%s': want a decimal in (0, 1] with at most six "
+                           "decimals, e.g. topk:0.01",
+                           spec + 5);
+        *out = (gd_codec){.kind = GD_CODEC_TOPK, .topk_ppm = ppm};
+        return GD_OK;
+    }
+    return gd_fail(GD_ERR_INVALID, "unknown codec '%s' (%s)", spec, k_accepted);
+}
+
+void gd_codec_format(const gd_codec *codec, char *out, size_t cap) {
+    if (out == NULL || cap == 0)
+        return;
+    switch (codec->kind) {
+    case GD_CODEC_NONE: snprintf(out, cap, "none"); return;
+    case GD_CODEC_BF16: snprintf(out, cap, "bf16"); return;
+    case GD_CODEC_INT8: snprintf(out, cap, "int8"); return;
+    case GD_CODEC_INT4: snprintf(out, cap, "int4"); return;
+    case GD_CODEC_TOPK:
+        if (codec->topk_ppm >= GD_CODEC_PPM) {
+            snprintf(out, cap, "topk:1");
+        } else {
+            /* Shortest decimal: six fraction digits less trailing zeros. */
+            char digits[8];
+            snprintf(digits, sizeof digits, "%06u", (unsigned)codec->topk_ppm);
+            size_t len = 6;
+            while (len > 1 && digits[len - 1] == '0')
+                len--;
+            digits[len] = '\0';
+            snprintf(out, cap, "topk:0.%s", digits);
+        }
+        return;
+    }
+    snprintf(out, cap, "invalid");
+}
+
+/* ---- sizes -------------------------------------------------------------- */
+
+static size_t topk_count(uint32_t ppm, size_t n) {
+    uint64_t k = ((uint64_t)n * ppm + (GD_CODEC_PPM - 1)) / GD_CODEC_PPM;
+    return k < 1 ? 1 : (size_t)k;
+}
+
+static size_t leb_len(uint64_t v) {
+    size_t len = 1;
+    for (; v >= 0x80; v >>= 7)
+        len++;
+    return len;
+}
+
+static size_t int8_size(size_t n) { return 4 * ((n + B8 - 1) / B8) + n; }
+static size_t int4_size(size_t n) { return 4 * ((n + B4 - 1) / B4) + (n + 1) / 2; }
+
+static bool codec_valid(const gd_codec *c) {
+    switch (c->kind) {
+    case GD_CODEC_NONE:
+    case GD_CODEC_BF16:
+    case GD_CODEC_INT8:
+    case GD_CODEC_INT4: return true;
+    case GD_CODEC_TOPK: return c->topk_ppm >= 1 && c->topk_ppm <= GD_CODEC_PPM;
+    }
+    return false;
+}
+
+size_t gd_codec_chunk_bound(const gd_codec *codec, size_t n) {
+    if (codec == NULL || !codec_valid(codec))
+        return 0;
+    switch (codec->kind) {
+    case GD_CODEC_NONE: return 4 * n;
+    case GD_CODEC_BF16: return 2 * n;
+    case GD_CODEC_INT8: return int8_size(n);
+    case GD_CODEC_INT4: return int4_size(n);
+    case GD_CODEC_TOPK: {
+        if (n == 0)
+            return 8;
+        /* Every varint (an index or a gap minus one) is below n. */
+        size_t k = topk_count(codec->topk_ppm, n);
+        return 8 + k * (1 + leb_len(n - 1));
+    }
+    }
+    return 0;
+}
+
+/* ---- shared pieces ------------------------------------------------------ */
+
+static gd_status fail_nonfinite(const float *x, size_t from, size_t to) {
+    size_t i = from;
+    while (i < to && load_key(x, i) < EXP_MASK)
+        i++;
+    return gd_fail(GD_ERR_INVALID,
+                   "value %zu is %s; the codecs encode finite values only", i,
+                   i < to && load_key(x, i) > EXP_MASK ? "NaN" : "infinite");
+}
+
+/* The decoder rejects a scale whose largest product L * scale overflows, so
+ * the encoder must not emit one: only m = FLT_MAX with L = 127 gets there. */
+static inline bool scale_overflows(float scale, float lim) {
+    return (f2u(scale * lim) & ABS_MASK) >= EXP_MASK;
+}
+
+static gd_status fail_too_large(const char *codec, size_t from) {
+    return gd_fail(GD_ERR_INVALID,
+                   "%s block starting at value %zu holds +-FLT_MAX, whose decoded value "
+                   "would overflow to infinity",
+                   codec, from);
+}
+
+static inline int32_t quantize_one(float v, float inv, int32_t lim) {
+    float t = v * inv;
+    int32_t r = (int32_t)t;
+    float f = t - (float)r; /* exact: see the top comment */
+    r += (f >= 0.5f) - (f <= -0.5f);
+    r = r < lim ? r : lim;
+    r = r > -lim ? r : -lim;
+    return r;
+}
+
+/* The largest |x| of a block as float bits; >= EXP_MASK means NaN or Inf. */
+static inline uint32_t block_max_key(const float *xb, size_t len) {
+    int32_t ub[B8];
+    memcpy(ub, xb, len * sizeof(float));
+    /* Signed: keys are below 2^31, and SSE2 has a signed compare only. */
+    int32_t mx = 0;
+    for (size_t i = 0; i < len; i++) {
+        int32_t k = ub[i] & (int32_t)ABS_MASK;
+        mx = k > mx ? k : mx;
+    }
+    return (uint32_t)mx;
+}
+
+/* Quantises a block (len is a constant at every call, so the loops get
+ * vectorised) against its max key mk > 0. xb is a scratch copy: the tiny
+ * path rescales it in place. */
+static inline void quantize_block(float *xb, size_t len, uint32_t mk, float limf, int8_t *q) {
+    float m = u2f(mk);
+    if (mk < TINY_KEY) {
+        for (size_t i = 0; i < len; i++)
+            xb[i] *= 0x1p64f;
+        m *= 0x1p64f;
+    }
+    float inv = limf / m;
+    int32_t lim = (int32_t)limf;
+    for (size_t i = 0; i < len; i++)
+        q[i] = (int8_t)quantize_one(xb[i], inv, lim);
+}
+
+static inline void dequantize_block(const int8_t *q, size_t len, float scale, float *y) {
+    for (size_t i = 0; i < len; i++)
+        y[i] = (float)q[i] * scale;
+}
+
+/* Block copies, constant-size (a few vector moves, not rep movs) except in a
+ * chunk's short last block. load_bytes zero-pads the tail, which changes
+ * neither a block's max nor the other values' q. Sizes are in bytes. */
+static inline void load_bytes(void *dst, const void *src, size_t len, size_t m) {
+    if (m == len) {
+        memcpy(dst, src, len);
+    } else {
+        memset(dst, 0, len);
+        memcpy(dst, src, m);
+    }
+}
+
+static inline void store_bytes(void *dst, const void *src, size_t len, size_t m) {
+    if (m == len)
+        memcpy(dst, src, len);
+    else
+        memcpy(dst, src, m);
+}
+
+static gd_status check_scale(const char *codec, float scale, float lim, size_t at) {
+    uint32_t u = f2u(scale);
+    if (u & 0x80000000u)
+        return gd_fail(GD_ERR_PARSE, "%s chunk: negative scale at byte %zu", codec, at);
+    if (u >= EXP_MASK)
+        return gd_fail(GD_ERR_PARSE, "%s chunk: non-finite scale at byte %zu", codec, at);
+    if (scale_overflows(scale, lim))
+        return gd_fail(GD_ERR_PARSE, "%s chunk: scale %g at byte %zu overflows when decoded",
+                       codec, (double)scale, at);
+    return GD_OK;
+}
+
+/* ---- none --------------------------------------------------------------- */
+
+/* Fixed-size rounds of an OR so the loop vectorises. */
+static bool all_finite(const float *x, size_t n) {
+    size_t i = 0;
+    uint32_t bad = 0;
+    for (; i + B8 <= n; i += B8) {
+        uint32_t ub[B8];
+        memcpy(ub, x + i, sizeof ub);
+        for (size_t j = 0; j < B8; j++)
+            bad |= (ub[j] & EXP_MASK) == EXP_MASK;
+        if (bad)
+            return false;
+    }
+    for (; i < n; i++)
+        bad |= load_key(x, i) >= EXP_MASK;
+    return bad == 0;
+}
+
+static gd_status encode_none(const float *x, size_t n, uint8_t *out, float *decoded) {
+    if (!all_finite(x, n))
+        return fail_nonfinite(x, 0, n);
+    memcpy(out, x, n * sizeof(float));
+    if (decoded != NULL && decoded != x)
+        memmove(decoded, x, n * sizeof(float));
+    return GD_OK;
+}
+
+static gd_status decode_none(const uint8_t *in, float *x, size_t n) {
+    memcpy(x, in, n * sizeof(float));
+    if (!all_finite(x, n)) {
+        size_t i = 0;
+        while (load_key(x, i) < EXP_MASK)
+            i++;
+        return gd_fail(GD_ERR_PARSE, "none chunk: value %zu is not finite", i);
+    }
+    return GD_OK;
+}
+
+/* ---- bf16 --------------------------------------------------------------- */
+
+static gd_status encode_bf16(const float *x, size_t n, uint8_t *out, float *decoded) {
+    for (size_t off = 0; off < n; off += B8) {
+        size_t m = n - off < B8 ? n - off : B8;
+        uint32_t ub[B8];
+        uint16_t hb[B8];
+        load_bytes(ub, x + off, sizeof ub, m * sizeof(float));
+        uint32_t bad = 0;
+        for (size_t i = 0; i < B8; i++) {
+            uint32_t v = ub[i];
+            bad |= (v & EXP_MASK) == EXP_MASK;
+            /* Round to nearest even on the dropped 16 bits. */
+            uint32_t r = (v + 0x7fffu + ((v >> 16) & 1u)) >> 16;
+            /* Finite values at or above bf16's max plus half an ulp would
+             * round to Inf; they saturate instead, still within 2^-8 |x|. */
+            r = (r & 0x7f80u) == 0x7f80u ? (r & 0x8000u) | 0x7f7fu : r;
+            hb[i] = (uint16_t)r;
+        }
+        if (bad)
+            return fail_nonfinite(x, off, off + m);
+        store_bytes(out + 2 * off, hb, sizeof hb, m * sizeof(uint16_t));
+        if (decoded != NULL) {
+            for (size_t i = 0; i < B8; i++)
+                ub[i] = (uint32_t)hb[i] << 16;
+            store_bytes(decoded + off, ub, sizeof ub, m * sizeof(float));
+        }
+    }
+    return GD_OK;
+}
+
+static gd_status decode_bf16(const uint8_t *in, float *x, size_t n) {
+    for (size_t off = 0; off < n; off += B8) {
+        size_t m = n - off < B8 ? n - off : B8;
+        uint16_t hb[B8];
+        uint32_t ub[B8];
+        load_bytes(hb, in + 2 * off, sizeof hb, m * sizeof(uint16_t));
+        uint32_t bad = 0;
+        for (size_t i = 0; i < B8; i++) {
+            bad |= (hb[i] & 0x7f80u) == 0x7f80u;
+            ub[i] = (uint32_t)hb[i] << 16;
+        }
+        if (bad) {
+            size_t i = 0;
+            while ((hb[i] & 0x7f80u) != 0x7f80u)
+                i++;
+            return gd_fail(GD_ERR_PARSE, "bf16 chunk: value %zu is not finite", off + i);
+        }
+        store_bytes(x + off, ub, sizeof ub, m * sizeof(float));
+    }
+    return GD_OK;
+}
+
+/* ---- int8 --------------------------------------------------------------- */
+
+static gd_status encode_int8(const float *x, size_t n, uint8_t *out, float *decoded) {
+    uint8_t *p = out;
+    for (size_t off = 0; off < n; off += B8) {
+        size_t m = n - off < B8 ? n - off : B8;
+        float xb[B8];
+        int8_t q[B8];
+        load_bytes(xb, x + off, sizeof xb, m * sizeof(float));
+        uint32_t mk = block_max_key(xb, B8);
+        if (mk >= EXP_MASK)
+            return fail_nonfinite(x, off, off + m);
+        float scale = 0.0f;
+        if (mk == 0) {
+            memset(q, 0, sizeof q);
+        } else {
+            scale = u2f(mk) / 127.0f;
+            if (scale_overflows(scale, 127.0f))
+                return fail_too_large("int8", off);
+            quantize_block(xb, B8, mk, 127.0f, q);
+        }
+        memcpy(p, &scale, 4);
+        store_bytes(p + 4, q, sizeof q, m);
+        p += 4 + m;
+        if (decoded != NULL) {
+            dequantize_block(q, B8, scale, xb);
+            store_bytes(decoded + off, xb, sizeof xb, m * sizeof(float));
+        }
+    }
+    return GD_OK;
+}
+
+static gd_status decode_int8(const uint8_t *in, float *x, size_t n) {
+    const uint8_t *p = in;
+    for (size_t off = 0; off < n; off += B8) {
+        size_t m = n - off < B8 ? n - off : B8;
+        float scale, y[B8];
+        int8_t q[B8];
+        memcpy(&scale, p, 4);
+        GD_TRY(check_scale("int8", scale, 127.0f, (size_t)(p - in)));
+        load_bytes(q, p + 4, sizeof q, m);
+        uint32_t bad = 0;
+        for (size_t i = 0; i < B8; i++)
+            bad |= q[i] == -128;
+        if (bad)
+            return gd_fail(GD_ERR_PARSE, "int8 chunk: value -128 in the block at byte %zu",
+                           (size_t)(p - in));
+        dequantize_block(q, B8, scale, y);
+        store_bytes(x + off, y, sizeof y, m * sizeof(float));
+        p += 4 + m;
+    }
+    return GD_OK;
+}
+
+/* ---- int4 --------------------------------------------------------------- */
+
+static gd_status encode_int4(const float *x, size_t n, uint8_t *out, float *decoded) {
+    uint8_t *p = out;
+    for (size_t off = 0; off < n; off += B4) {
+        size_t m = n - off < B4 ? n - off : B4;
+        float xb[B4];
+        int8_t q[B4];
+        uint8_t packed[B4 / 2];
+        load_bytes(xb, x + off, sizeof xb, m * sizeof(float));
+        uint32_t mk = block_max_key(xb, B4);
+        if (mk >= EXP_MASK)
+            return fail_nonfinite(x, off, off + m);
+        float scale = 0.0f;
+        if (mk == 0) {
+            memset(q, 0, sizeof q);
+        } else {
+            scale = u2f(mk) / 7.0f;
+            if (scale_overflows(scale, 7.0f)) /* unreachable: 7 * (FLT_MAX / 7) fits */
+                return fail_too_large("int4", off);
+            quantize_block(xb, B4, mk, 7.0f, q);
+        }
+        /* Two's-complement nibbles, the even index low; a short tail's
+         * padding nibble is 0 because its q is. */
+        for (size_t j = 0; j < B4 / 2; j++)
+            packed[j] = (uint8_t)(((uint8_t)q[2 * j] & 0x0fu) | ((uint8_t)q[2 * j + 1] << 4));
+        memcpy(p, &scale, 4);
+        store_bytes(p + 4, packed, sizeof packed, (m + 1) / 2);
+        p += 4 + (m + 1) / 2;
+        if (decoded != NULL) {
+            dequantize_block(q, B4, scale, xb);
+            store_bytes(decoded + off, xb, sizeof xb, m * sizeof(float));
+        }
+    }
+    return GD_OK;
+}
+
+static gd_status decode_int4(const uint8_t *in, float *x, size_t n) {
+    const uint8_t *p = in;
+    for (size_t off = 0; off < n; off += B4) {
+        size_t m = n - off < B4 ? n - off : B4;
+        size_t bytes = (m + 1) / 2;
+        float scale, y[B4];
+        uint8_t packed[B4 / 2];
+        int8_t q[B4];
+        memcpy(&scale, p, 4);
+        GD_TRY(check_scale("int4", scale, 7.0f, (size_t)(p - in)));
+        load_bytes(packed, p + 4, sizeof packed, bytes);
+        if ((m & 1) && (packed[bytes - 1] >> 4) != 0)
+            return gd_fail(GD_ERR_PARSE, "int4 chunk: nonzero padding nibble at byte %zu",
+                           (size_t)(p - in) + 4 + bytes - 1);
+        uint32_t bad = 0;
+        for (size_t j = 0; j < B4 / 2; j++) {
+            /* (v ^ 8) - 8 sign-extends a 4-bit two's-complement value. */
+            int32_t lo = (int32_t)((packed[j] & 0x0fu) ^ 8u) - 8;
+            int32_t hi = (int32_t)((packed[j] >> 4) ^ 8u) - 8;
+            bad |= (lo == -8) | (hi == -8);
+            q[2 * j] = (int8_t)lo;
+            q[2 * j + 1] = (int8_t)hi;
+        }
+        if (bad)
+            return gd_fail(GD_ERR_PARSE, "int4 chunk: value -8 in the block at byte %zu",
+                           (size_t)(p - in));
+        dequantize_block(q, B4, scale, y);
+        store_bytes(x + off, y, sizeof y, m * sizeof(float));
+        p += 4 + bytes;
+    }
+    return GD_OK;
+}
+
+/* ---- topk --------------------------------------------------------------- */
+
+/* Selection is an exact order statistic on the magnitudes' float bits (for
+ * finite values, |x| orders as its 31-bit pattern does as an unsigned
+ * integer): a radix select over 11 + 10 + 10 bits finds the k-th largest key
+ * T with histograms small enough for L1. Only two passes read all n values:
+ * one histograms the top 11 bits, the other gathers the candidates (keys in
+ * T's bin or above); T's low 20 bits are selected among those, and the
+ * chunk keeps every key > T and the lowest-index keys == T. */
+#define TOPK_D1 2048u /* bins of key >> 20 */
+#define TOPK_D2 1024u /* bins of the next 10 bits, then of the last 10 */
+
+/* Walks bins from the top; returns the bin holding the need-th largest key
+ * and lowers need by the counts of the bins above it. */
+static uint32_t topk_walk(const uint32_t *hist, uint32_t bins, size_t *need) {
+    uint32_t b = bins - 1;
+    for (;; b--) {
+        if (hist[b] >= *need || b == 0)
+            return b;
+        *need -= hist[b];
+    }
+}
+
+static size_t put_leb(uint8_t *p, uint32_t v) {
+    size_t len = 0;
+    while (v >= 0x80) {
+        p[len++] = (uint8_t)(v | 0x80u);
+        v >>= 7;
+    }
+    p[len++] = (uint8_t)v;
+    return len;
+}
+
+static gd_status decode_topk(uint32_t ppm, const uint8_t *in, size_t len, float *x, size_t n);
+
+static gd_status encode_topk(uint32_t ppm, const float *x, size_t n, uint8_t *out,
+                             size_t *written, float *decoded) {
+    size_t k = topk_count(ppm, n);
+
+    /* Pass 1: top 11 bits, into four histograms so that runs of equal bins
+     * do not serialise on one counter; and the max, for the scale. */
+    uint32_t h1[4][TOPK_D1];
+    memset(h1, 0, sizeof h1);
+    uint32_t maxk = 0;
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+        uint32_t k0 = load_key(x, i), k1 = load_key(x, i + 1);
+        uint32_t k2 = load_key(x, i + 2), k3 = load_key(x, i + 3);
+        h1[0][k0 >> 20]++;
+        h1[1][k1 >> 20]++;
+        h1[2][k2 >> 20]++;
+        h1[3][k3 >> 20]++;
+        uint32_t a = k0 > k1 ? k0 : k1, b = k2 > k3 ? k2 : k3;
+        a = a > b ? a : b;
+        maxk = a > maxk ? a : maxk;
+    }
+    for (; i < n; i++) {
+        uint32_t key = load_key(x, i);
+        h1[0][key >> 20]++;
+        maxk = key > maxk ? key : maxk;
+    }
+    if (maxk >= EXP_MASK)
+        return fail_nonfinite(x, 0, n);
+    float scale = 0.0f, inv = 0.0f;
+    bool tiny = maxk < TINY_KEY;
+    if (maxk != 0) {
+        scale = u2f(maxk) / 127.0f;
+        if (scale_overflows(scale, 127.0f))
+            return fail_too_large("topk", 0);
+        inv = 127.0f / (tiny ? u2f(maxk) * 0x1p64f : u2f(maxk));
+    }
+    for (uint32_t b = 0; b < TOPK_D1; b++)
+        h1[0][b] += h1[1][b] + h1[2][b] + h1[3][b];
+    size_t need = k;
+    uint32_t prefix = topk_walk(h1[0], TOPK_D1, &need);
+
+    /* Pass 2 gathers, in index order, every value in that bin or above:
+     * the k kept plus the rest of the bin, typically a few percent of n.
+     * The remaining work touches these candidates only. */
+    size_t cand_cap = (k - need) + h1[0][prefix] + 1; /* + 1: the branchless store */
+    uint32_t *cbits = malloc(cand_cap * 2 * sizeof *cbits);
+    if (cbits == NULL)
+        return gd_fail(GD_ERR_NOMEM, "topk: no memory for %zu candidates", cand_cap);
+    uint32_t *cidx = cbits + cand_cap;
+    uint32_t lowest = prefix << 20;
+    size_t nc = 0;
+    for (i = 0; i < n; i++) {
+        uint32_t bits;
+        memcpy(&bits, x + i, sizeof bits);
+        cbits[nc] = bits;
+        cidx[nc] = (uint32_t)i;
+        nc += (bits & ABS_MASK) >= lowest;
+    }
+
+    /* The bin's last 20 bits, 10 at a time. */
+    uint32_t h2[TOPK_D2];
+    for (int shift = 10; shift >= 0; shift -= 10) {
+        memset(h2, 0, sizeof h2);
+        unsigned sh = (unsigned)shift;
+        for (size_t c = 0; c < nc; c++) {
+            uint32_t key = cbits[c] & ABS_MASK;
+            if ((key >> (sh + 10)) == prefix)
+                h2[(key >> sh) & (TOPK_D2 - 1)]++;
+        }
+        prefix = (prefix << 10) | topk_walk(h2, TOPK_D2, &need);
+    }
+    uint32_t t = prefix; /* the k-th largest key; need = how many == t to keep */
+
+    /* Keep, quantise and index, in increasing index order. */
+    uint8_t *qout = out + 8;
+    size_t pos = 8 + k, kept = 0;
+    uint32_t next = 0;
+    for (size_t c = 0; c < nc && kept < k; c++) {
+        uint32_t key = cbits[c] & ABS_MASK;
+        if (key < t || (key == t && need == 0))
+            continue;
+        if (key == t)
+            need--;
+        int32_t q = 0;
+        if (maxk != 0) {
+            float v = u2f(cbits[c]);
+            q = quantize_one(tiny ? v * 0x1p64f : v, inv, 127);
+        }
+        qout[kept++] = (uint8_t)(int8_t)q;
+        pos += put_leb(out + pos, cidx[c] - next);
+        next = cidx[c] + 1;
+    }
+    free(cbits);
+    uint32_t k32 = (uint32_t)k;
+    memcpy(out, &k32, 4);
+    memcpy(out + 4, &scale, 4);
+    *written = pos;
+    /* Decoding our own bytes makes decoded == decode by construction and
+     * costs an O(n) memset plus O(k). */
+    if (decoded != NULL)
+        return decode_topk(ppm, out, pos, decoded, n);
+    return GD_OK;
+}
+
+static gd_status decode_topk(uint32_t ppm, const uint8_t *in, size_t len, float *x, size_t n) {
+    if (len < 8)
+        return gd_fail(GD_ERR_PARSE, "topk chunk: %zu bytes, shorter than its 8-byte head", len);
+    uint32_t k;
+    float scale;
+    memcpy(&k, in, 4);
+    memcpy(&scale, in + 4, 4);
+    if (k == 0 || k > n)
+        return gd_fail(GD_ERR_PARSE, "topk chunk: count %u outside 1..%zu", (unsigned)k, n);
+    size_t want = topk_count(ppm, n);
+    if (k != want)
+        return gd_fail(GD_ERR_PARSE, "topk chunk: count %u, but topk of %zu values keeps %zu",
+                       (unsigned)k, n, want);
+    GD_TRY(check_scale("topk", scale, 127.0f, 4));
+    if (len - 8 < k)
+        return gd_fail(GD_ERR_PARSE, "topk chunk: %zu bytes cannot hold %u values", len,
+                       (unsigned)k);
+    const int8_t *q = (const int8_t *)(in + 8);
+    memset(x, 0, n * sizeof(float));
+    size_t pos = 8 + (size_t)k;
+    uint64_t next = 0;
+    for (uint32_t j = 0; j < k; j++) {
+        uint32_t v = 0;
+        for (unsigned s = 0;; s++) {
+            if (pos >= len)
+                return gd_fail(GD_ERR_PARSE, "topk chunk: truncated in index %u", (unsigned)j);
+            uint8_t byte = in[pos++];
+            if (s == 4 && byte > 0x0f)
+                return gd_fail(GD_ERR_PARSE,
+                               "topk chunk: index %u's varint is longer than 5 bytes or "
+                               "exceeds 32 bits (byte %zu)",
+                               (unsigned)j, pos - 1);
+            v |= (uint32_t)(byte & 0x7fu) << (7 * s);
+            if (!(byte & 0x80u)) {
+                if (byte == 0 && s > 0)
+                    return gd_fail(GD_ERR_PARSE,
+                                   "topk chunk: index %u's varint is not minimal (byte %zu)",
+                                   (unsigned)j, pos - 1);
+                break;
+            }
+        }
+        uint64_t idx = next + v;
+        if (idx >= n)
+            return gd_fail(GD_ERR_PARSE,
+                           "topk chunk: index %u is %llu, out of range for %zu values",
+                           (unsigned)j, (unsigned long long)idx, n);
+        if (q[j] == -128)
+            return gd_fail(GD_ERR_PARSE, "topk chunk: value %u is -128", (unsigned)j);
+        x[idx] = (float)q[j] * scale;
+        next = idx + 1;
+    }
+    if (pos != len)
+        return gd_fail(GD_ERR_PARSE, "topk chunk: %zu bytes after the last index", len - pos);
+    return GD_OK;
+}
+
+/* ---- entry points ------------------------------------------------------- */
+
+gd_status gd_codec_encode_chunk(const gd_codec *codec, const float *x, size_t n, uint8_t *out,
+                                size_t cap, size_t *written, float *decoded) {
+    if (codec == NULL || x == NULL || out == NULL || written == NULL)
+        return gd_fail(GD_ERR_INVALID, "codec encode: missing argument");
+    if (!codec_valid(codec))
+        return gd_fail(GD_ERR_INVALID, "codec encode: invalid codec (kind %d, topk ppm %u)",
+                       (int)codec->kind, (unsigned)codec->topk_ppm);
+    if (n == 0 || n > MAX_VALUES)
+        return gd_fail(GD_ERR_INVALID, "codec encode: %zu values, want 1..%zu per chunk", n,
+                       MAX_VALUES);
+    size_t bound = gd_codec_chunk_bound(codec, n);
+    if (cap < bound)
+        return gd_fail(GD_ERR_INVALID, "codec encode: output of %zu bytes, %zu needed", cap,
+                       bound);
+    switch (codec->kind) {
+    case GD_CODEC_NONE:
+        *written = bound;
+        return encode_none(x, n, out, decoded);
+    case GD_CODEC_BF16:
+        *written = bound;
+        return encode_bf16(x, n, out, decoded);
+    case GD_CODEC_INT8:
+        *written = bound;
+        return encode_int8(x, n, out, decoded);
+    case GD_CODEC_INT4:
+        *written = bound;
+        return encode_int4(x, n, out, decoded);
+    case GD_CODEC_TOPK: return encode_topk(codec->topk_ppm, x, n, out, written, decoded);
+    }
+    return gd_fail(GD_ERR_INVALID, "codec encode: invalid codec");
+}
+
+gd_status gd_codec_decode_chunk(const gd_codec *codec, const uint8_t *in, size_t len, float *x,
+                                size_t n) {
+    if (codec == NULL || (in == NULL && len > 0) || x == NULL)
+        return gd_fail(GD_ERR_INVALID, "codec decode: missing argument");
+    if (!codec_valid(codec))
+        return gd_fail(GD_ERR_INVALID, "codec decode: invalid codec (kind %d, topk ppm %u)",
+                       (int)codec->kind, (unsigned)codec->topk_ppm);
+    if (n == 0 || n > MAX_VALUES)
+        return gd_fail(GD_ERR_INVALID, "codec decode: %zu values, want 1..%zu per chunk", n,
+                       MAX_VALUES);
+    if (codec->kind == GD_CODEC_TOPK)
+        return decode_topk(codec->topk_ppm, in, len, x, n);
+    static const char *const names[] = {"none", "bf16", "int8", "int4"};
+    size_t want = gd_codec_chunk_bound(codec, n);
+    if (len != want)
+        return gd_fail(GD_ERR_PARSE, "%s chunk of %zu values must be %zu bytes, got %zu",
+                       names[codec->kind], n, want, len);
+    switch (codec->kind) {
+    case GD_CODEC_NONE: return decode_none(in, x, n);
+    case GD_CODEC_BF16: return decode_bf16(in, x, n);
+    case GD_CODEC_INT8: return decode_int8(in, x, n);
+    case GD_CODEC_INT4: return decode_int4(in, x, n);
+    case GD_CODEC_TOPK: break;
+    }
+    return gd_fail(GD_ERR_INVALID, "codec decode: invalid codec");
+}

@@ -1,0 +1,777 @@
+/* The pseudo-gradient payload (see payload.h): header, chunked encoding
+ * with error feedback, the MMR commitment, and the file form with its
+ * strict reader. Why it is built this way:
+ * - One pool task per chunk, with fixed boundaries: the canonical bytes,
+ *   leaf hashes and zstd choice of a chunk depend only on that chunk, so
+ *   the root does not depend on the thread count.
+ * - The reader accepts exactly one layout for given stored chunks: chunk
+ *   data follows the table in order, back to back, up to the end of the
+ *   file. Nothing unhashed can hide in gaps or overlaps, and parse then
+ *   serialize gives back the same bytes.
+ * - Every size is checked against the file before anything is allocated:
+ *   the table must fit the file, a raw length must not exceed the codec's
+ *   bound for that chunk's value count, and a zstd frame must be able to
+ *   expand to its claimed size at all. */
+#include "trainer/payload.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include "common/file.h"
+
+#define GD_PAYLOAD_MAGIC "GDPL"
+#define GD_PAYLOAD_MAX_CHUNK_ELEMS ((uint32_t)1 << 28)
+#define GD_PAYLOAD_FLAG_ZSTD 1u
+/* Transport compression: level 1 is the fastest level that still entropy
+ * codes literals (negative levels do not, and save nothing on quantized
+ * gradients), and nearly all zstd finds in them is entropy coding; repeats
+ * are rare, so higher levels barely help. A 4096-entry match table instead
+ * of level 1's default makes int4 chunks compress ~15% faster for the same
+ * size (a smaller table stays in L1/L2). */
+#define GD_PAYLOAD_ZSTD_LEVEL 1
+#define GD_PAYLOAD_ZSTD_HASH_LOG 12
+/* A zstd block holds at most 128 KiB and takes at least 4 bytes (header
+ * plus one RLE byte), so no frame expands more than 32768-fold: a claim of
+ * more is a lie we can refuse before allocating. */
+#define GD_PAYLOAD_ZSTD_MAX_RATIO 32768u
+/* Files above this are refused before reading (2^40 bytes: far above any
+ * model this trainer handles). */
+#define GD_PAYLOAD_FILE_MAX ((size_t)1 << 40)
+
+/* ---- header --------------------------------------------------------------- */
+
+void gd_payload_header_encode(const gd_payload_header *h, uint8_t out[GD_PAYLOAD_HEADER_BYTES]) {
+    memset(out, 0, GD_PAYLOAD_HEADER_BYTES);
+    memcpy(out, GD_PAYLOAD_MAGIC, 4);
+    gd_put_le32(out + 4, GD_PAYLOAD_VERSION);
+    gd_put_le64(out + 8, h->run);
+    gd_put_le64(out + 16, h->round);
+    memcpy(out + 24, h->participant, strnlen(h->participant, GD_PAYLOAD_PARTICIPANT_MAX));
+    gd_put_le64(out + 88, h->param_count);
+    memcpy(out + 96, h->layout_digest, 32);
+    gd_put_le32(out + 128, (uint32_t)h->codec.kind);
+    gd_put_le32(out + 132, h->codec.kind == GD_CODEC_TOPK ? h->codec.topk_ppm : 0);
+    gd_put_le32(out + 136, h->chunk_elems);
+    gd_put_le32(out + 140, h->chunk_count);
+}
+
+/* ceil(param_count / chunk_elems) without overflow (chunk_elems >= 1). */
+static uint64_t gd_chunks_for(uint64_t param_count, uint32_t chunk_elems) {
+    return param_count / chunk_elems + (param_count % chunk_elems != 0);
+}
+
+gd_status gd_payload_header_decode(gd_payload_header *h, const uint8_t *in, size_t len) {
+    memset(h, 0, sizeof *h);
+    if (in == NULL || len != GD_PAYLOAD_HEADER_BYTES)
+        return gd_fail(GD_ERR_PARSE, "payload header is %zu bytes, want %d", in ? len : 0,
+                       GD_PAYLOAD_HEADER_BYTES);
+    if (memcmp(in, GD_PAYLOAD_MAGIC, 4) != 0)
+        return gd_fail(GD_ERR_PARSE, "not a payload: the magic is not \"GDPL\"");
+    uint32_t version = gd_get_le32(in + 4);
+    if (version != GD_PAYLOAD_VERSION)
+        return gd_fail(GD_ERR_PARSE, "payload version %u is not supported (want %d)",
+                       (unsigned)version, GD_PAYLOAD_VERSION);
+    /* Printable ASCII, then only NUL padding: one spelling per address. */
+    const uint8_t *part = in + 24;
+    size_t plen = 0;
+    while (plen < GD_PAYLOAD_PARTICIPANT_MAX && part[plen] != 0) {
+        if (part[plen] < 0x20 || part[plen] > 0x7e)
+            return gd_fail(GD_ERR_PARSE, "payload participant byte %zu is not printable ASCII",
+                           plen);
+        plen++;
+    }
+    for (size_t i = plen; i < GD_PAYLOAD_PARTICIPANT_MAX; i++)
+        if (part[i] != 0)
+            return gd_fail(GD_ERR_PARSE, "payload participant has bytes after its NUL padding");
+    uint32_t kind = gd_get_le32(in + 128), param = gd_get_le32(in + 132);
+    if (kind > GD_CODEC_TOPK)
+        return gd_fail(GD_ERR_PARSE, "payload codec kind %u is unknown", (unsigned)kind);
+    if (kind == GD_CODEC_TOPK ? (param < 1 || param > GD_CODEC_PPM) : param != 0)
+        return gd_fail(GD_ERR_PARSE, "payload codec parameter %u does not fit codec kind %u",
+                       (unsigned)param, (unsigned)kind);
+    uint64_t param_count = gd_get_le64(in + 88);
+    uint32_t chunk_elems = gd_get_le32(in + 136), chunk_count = gd_get_le32(in + 140);
+    if (param_count < 1)
+        return gd_fail(GD_ERR_PARSE, "payload has no values");
+    if (chunk_elems < 1 || chunk_elems > GD_PAYLOAD_MAX_CHUNK_ELEMS)
+        return gd_fail(GD_ERR_PARSE, "payload chunk size %u is not 1..2^28", (unsigned)chunk_elems);
+    uint64_t want = gd_chunks_for(param_count, chunk_elems);
+    if (want != chunk_count)
+        return gd_fail(GD_ERR_PARSE, "payload chunk count %u, but %llu values in chunks of %u "
+                                     "make %llu",
+                       (unsigned)chunk_count, (unsigned long long)param_count,
+                       (unsigned)chunk_elems, (unsigned long long)want);
+    /* The MMR holds the header leaf too. */
+    if (chunk_count >= GD_MMR_MAX_LEAVES)
+        return gd_fail(GD_ERR_PARSE, "payload of %u chunks exceeds the MMR's %u leaves",
+                       (unsigned)chunk_count, (unsigned)GD_MMR_MAX_LEAVES);
+    h->run = gd_get_le64(in + 8);
+    h->round = gd_get_le64(in + 16);
+    memcpy(h->participant, part, plen);
+    h->participant[plen] = '\0';
+    h->param_count = param_count;
+    memcpy(h->layout_digest, in + 96, 32);
+    h->codec = (gd_codec){.kind = (gd_codec_kind)kind, .topk_ppm = param};
+    h->chunk_elems = chunk_elems;
+    h->chunk_count = chunk_count;
+    return GD_OK;
+}
+
+/* Values in chunk i (the last may be short). */
+static size_t gd_chunk_values(const gd_payload_header *h, size_t i) {
+    uint64_t off = (uint64_t)i * h->chunk_elems;
+    uint64_t left = h->param_count - off;
+    return (size_t)(left < h->chunk_elems ? left : h->chunk_elems);
+}
+
+/* ---- parallel tasks and their errors -------------------------------------- */
+
+/* The failure of the lowest-numbered chunk, with its detail copied out of
+ * the worker thread (gd_fail's detail is thread-local): which chunk is
+ * reported does not depend on scheduling. */
+typedef struct gd_task_error {
+    pthread_mutex_t mu;
+    size_t index;
+    gd_status status;
+    char detail[256];
+} gd_task_error;
+
+static void gd_task_error_init(gd_task_error *e) {
+    pthread_mutex_init(&e->mu, NULL);
+    e->index = SIZE_MAX;
+    e->status = GD_OK;
+    e->detail[0] = '\0';
+}
+
+static void gd_task_error_record(gd_task_error *e, size_t index, gd_status status) {
+    pthread_mutex_lock(&e->mu);
+    if (index < e->index) {
+        e->index = index;
+        e->status = status;
+        snprintf(e->detail, sizeof e->detail, "%s", gd_error_detail());
+    }
+    pthread_mutex_unlock(&e->mu);
+}
+
+/* Re-raises the recorded failure on the caller's thread. */
+static gd_status gd_task_error_finish(gd_task_error *e, const char *what) {
+    pthread_mutex_destroy(&e->mu);
+    if (e->status == GD_OK)
+        return GD_OK;
+    return gd_fail(e->status, "%schunk %zu: %s", what, e->index, e->detail);
+}
+
+/* Scratch reused across the chunks of one call: one slot per pool thread,
+ * taken by a task for its duration, so a call sets up its 8 bytes per value
+ * of float scratch, zstd contexts (about 1 MiB each, with tables to reset)
+ * and frame buffer once per thread rather than once per chunk, whatever the
+ * allocator does with large blocks. Which slot a task gets never affects
+ * its result. */
+typedef struct gd_slot {
+    float *x; /* values + residual, then the decoded values */
+    size_t x_cap;
+    uint8_t *frame;
+    size_t frame_cap;
+    ZSTD_CCtx *cctx;
+    ZSTD_DCtx *dctx;
+    bool busy;
+} gd_slot;
+
+typedef struct gd_slots {
+    pthread_mutex_t mu;
+    gd_slot *slot;
+    size_t n;
+} gd_slots;
+
+static gd_status gd_slots_init(gd_slots *s, gd_pool *pool) {
+    /* Tasks run on at most the pool's threads (the caller among them). */
+    s->n = pool ? (size_t)gd_pool_threads(pool) : 1;
+    s->slot = calloc(s->n, sizeof *s->slot);
+    if (s->slot == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    pthread_mutex_init(&s->mu, NULL);
+    return GD_OK;
+}
+
+static void gd_slot_release(gd_slot *t) {
+    free(t->x);
+    free(t->frame);
+    ZSTD_freeCCtx(t->cctx);
+    ZSTD_freeDCtx(t->dctx);
+    memset(t, 0, sizeof *t);
+}
+
+static void gd_slots_free(gd_slots *s) {
+    for (size_t i = 0; i < s->n; i++)
+        gd_slot_release(&s->slot[i]);
+    free(s->slot);
+    pthread_mutex_destroy(&s->mu);
+}
+
+/* A free slot, or NULL if (against the pool's contract) all are taken:
+ * the caller then uses a temporary one. */
+static gd_slot *gd_slot_take(gd_slots *s) {
+    gd_slot *got = NULL;
+    pthread_mutex_lock(&s->mu);
+    for (size_t i = 0; i < s->n && got == NULL; i++)
+        if (!s->slot[i].busy)
+            got = &s->slot[i];
+    if (got != NULL)
+        got->busy = true;
+    pthread_mutex_unlock(&s->mu);
+    return got;
+}
+
+static void gd_slot_give(gd_slots *s, gd_slot *t) {
+    pthread_mutex_lock(&s->mu);
+    t->busy = false;
+    pthread_mutex_unlock(&s->mu);
+}
+
+static gd_status gd_slot_floats(gd_slot *t, size_t n) {
+    if (t->x_cap >= n)
+        return GD_OK;
+    free(t->x);
+    t->x = malloc(n * sizeof(float));
+    t->x_cap = t->x ? n : 0;
+    return t->x ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for %zu values", n);
+}
+
+static gd_status gd_slot_frame(gd_slot *t, size_t cap) {
+    if (t->cctx == NULL) {
+        t->cctx = ZSTD_createCCtx();
+        if (t->cctx == NULL ||
+            ZSTD_isError(ZSTD_CCtx_setParameter(t->cctx, ZSTD_c_compressionLevel,
+                                                GD_PAYLOAD_ZSTD_LEVEL)) ||
+            ZSTD_isError(ZSTD_CCtx_setParameter(t->cctx, ZSTD_c_hashLog,
+                                                GD_PAYLOAD_ZSTD_HASH_LOG)))
+            return gd_fail(GD_ERR_NOMEM, "cannot set up a zstd context");
+    }
+    if (t->frame_cap >= cap)
+        return GD_OK;
+    free(t->frame);
+    t->frame = malloc(cap);
+    t->frame_cap = t->frame ? cap : 0;
+    return t->frame ? GD_OK
+                    : gd_fail(GD_ERR_NOMEM, "out of memory for a zstd frame of %zu bytes", cap);
+}
+
+static void gd_chunk_free(gd_payload_chunk *c) {
+    if (c->stored != c->raw)
+        free(c->stored);
+    free(c->raw);
+    memset(c, 0, sizeof *c);
+}
+
+void gd_payload_free(gd_payload *p) {
+    if (p == NULL)
+        return;
+    if (p->chunks != NULL)
+        for (uint32_t i = 0; i < p->header.chunk_count; i++)
+            gd_chunk_free(&p->chunks[i]);
+    free(p->chunks);
+    gd_mmr_free(&p->mmr);
+    memset(p, 0, sizeof *p);
+    gd_mmr_init(&p->mmr);
+}
+
+/* Appends the header leaf and the chunk leaves, in order. */
+static gd_status gd_build_mmr(gd_payload *p, const uint8_t header[GD_PAYLOAD_HEADER_BYTES],
+                              const uint8_t (*leaves)[GD_MMR_HASH_LEN]) {
+    uint8_t leaf[GD_MMR_HASH_LEN];
+    gd_mmr_hash_leaf(leaf, 0, header, GD_PAYLOAD_HEADER_BYTES);
+    GD_TRY(gd_mmr_append(&p->mmr, leaf));
+    for (uint32_t i = 0; i < p->header.chunk_count; i++)
+        GD_TRY(gd_mmr_append(&p->mmr, leaves[i]));
+    return GD_OK;
+}
+
+/* ---- encode -------------------------------------------------------------- */
+
+typedef struct gd_encode_job {
+    const gd_payload_header *h;
+    const float *values;
+    float *residual;
+    gd_payload_chunk *chunks;
+    uint8_t (*leaves)[GD_MMR_HASH_LEN];
+    gd_slots slots;
+    gd_task_error err;
+} gd_encode_job;
+
+/* Two 32 KiB probes (the chunk's start and middle) decide whether a large
+ * chunk is worth a full zstd attempt: chunks are homogeneous (one codec
+ * over a run of neighbouring parameters), the probes' savings track the
+ * whole chunk's to a few tenths of a percent, and int8 chunks typically
+ * save 3-4%, short of 5%, so the full attempt would be a quarter of int8's
+ * encode time wasted.
+ * A probe saving under 4% skips the attempt; that only ever costs a few
+ * percent of transfer, never correctness. */
+#define GD_PAYLOAD_ZSTD_PROBE ((size_t)32 << 10)
+#define GD_PAYLOAD_ZSTD_PROBE_PERCENT 4
+
+static bool gd_probe_saves(gd_slot *t, const uint8_t *src) {
+    size_t n = ZSTD_compress2(t->cctx, t->frame, t->frame_cap, src, GD_PAYLOAD_ZSTD_PROBE);
+    return !ZSTD_isError(n) &&
+           n * 100 <= GD_PAYLOAD_ZSTD_PROBE * (100 - GD_PAYLOAD_ZSTD_PROBE_PERCENT);
+}
+
+/* Keeps a zstd frame of the chunk as its stored form if that saves >= 5%. */
+static gd_status gd_try_zstd(gd_payload_chunk *c, gd_slot *t) {
+    GD_TRY(gd_slot_frame(t, ZSTD_compressBound(c->raw_len)));
+    bool worth = c->raw_len < 8 * GD_PAYLOAD_ZSTD_PROBE || gd_probe_saves(t, c->raw) ||
+                 gd_probe_saves(t, c->raw + c->raw_len / 2);
+    if (!worth)
+        return GD_OK;
+    size_t n = ZSTD_compress2(t->cctx, t->frame, t->frame_cap, c->raw, c->raw_len);
+    if (ZSTD_isError(n) || n * 20 > c->raw_len * 19)
+        return GD_OK; /* not worth it (or zstd refused): the chunk travels raw */
+    uint8_t *stored = malloc(n);
+    if (stored == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for a zstd frame of %zu bytes", n);
+    memcpy(stored, t->frame, n);
+    c->stored = stored;
+    c->stored_len = n;
+    c->zstd = true;
+    return GD_OK;
+}
+
+/* out = a + b and out = a - b, elementwise in float. Eight at a time with
+ * restrict so that -O2 (whose vectorizer handles only such fixed-width
+ * straight-line code) emits SIMD: the scalar loops took a third of topk's
+ * encode time. The operations and their order per element are unchanged,
+ * so the bits are too. */
+static void gd_add(float *restrict out, const float *restrict a, const float *restrict b,
+                   size_t n) {
+    size_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        out[j] = a[j] + b[j];
+        out[j + 1] = a[j + 1] + b[j + 1];
+        out[j + 2] = a[j + 2] + b[j + 2];
+        out[j + 3] = a[j + 3] + b[j + 3];
+        out[j + 4] = a[j + 4] + b[j + 4];
+        out[j + 5] = a[j + 5] + b[j + 5];
+        out[j + 6] = a[j + 6] + b[j + 6];
+        out[j + 7] = a[j + 7] + b[j + 7];
+    }
+    for (; j < n; j++)
+        out[j] = a[j] + b[j];
+}
+
+static void gd_sub(float *restrict out, const float *restrict a, const float *restrict b,
+                   size_t n) {
+    size_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+        out[j] = a[j] - b[j];
+        out[j + 1] = a[j + 1] - b[j + 1];
+        out[j + 2] = a[j + 2] - b[j + 2];
+        out[j + 3] = a[j + 3] - b[j + 3];
+        out[j + 4] = a[j + 4] - b[j + 4];
+        out[j + 5] = a[j + 5] - b[j + 5];
+        out[j + 6] = a[j + 6] - b[j + 6];
+        out[j + 7] = a[j + 7] - b[j + 7];
+    }
+    for (; j < n; j++)
+        out[j] = a[j] - b[j];
+}
+
+static gd_status gd_encode_one(gd_encode_job *job, size_t i, gd_slot *t) {
+    const gd_payload_header *h = job->h;
+    size_t n = gd_chunk_values(h, i);
+    size_t off = i * (size_t)h->chunk_elems;
+    gd_payload_chunk *c = &job->chunks[i];
+    size_t bound = gd_codec_chunk_bound(&h->codec, n);
+    c->raw = malloc(bound);
+    if (c->raw == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for %zu encoded bytes", bound);
+    if (job->residual == NULL) {
+        GD_TRY(gd_codec_encode_chunk(&h->codec, job->values + off, n, c->raw, bound, &c->raw_len,
+                                     NULL));
+    } else {
+        /* Error feedback: code x = values + residual, keep x - decoded.
+         * The residual is written only once the chunk encoded. */
+        GD_TRY(gd_slot_floats(t, 2 * n));
+        float *x = t->x, *dec = t->x + n, *r = job->residual + off;
+        gd_add(x, job->values + off, r, n);
+        GD_TRY(gd_codec_encode_chunk(&h->codec, x, n, c->raw, bound, &c->raw_len, dec));
+        gd_sub(r, x, dec, n);
+    }
+    if (c->raw_len < bound) { /* topk: give back the unused tail */
+        uint8_t *shrunk = realloc(c->raw, c->raw_len);
+        if (shrunk != NULL)
+            c->raw = shrunk;
+    }
+    gd_mmr_hash_leaf(job->leaves[i], (uint32_t)(i + 1), c->raw, c->raw_len);
+    c->stored = c->raw;
+    c->stored_len = c->raw_len;
+    return gd_try_zstd(c, t);
+}
+
+static void gd_encode_task(void *ctx, size_t i) {
+    gd_encode_job *job = ctx;
+    gd_slot temp = {0}, *t = gd_slot_take(&job->slots);
+    gd_status s = gd_encode_one(job, i, t ? t : &temp);
+    if (t != NULL)
+        gd_slot_give(&job->slots, t);
+    gd_slot_release(&temp);
+    if (s != GD_OK)
+        gd_task_error_record(&job->err, i, s);
+}
+
+gd_status gd_payload_encode(gd_payload *out, const gd_payload_header *h, const float *values,
+                            float *residual, gd_pool *pool) {
+    if (out == NULL)
+        return gd_fail(GD_ERR_INVALID, "payload encode: no output");
+    memset(out, 0, sizeof *out);
+    gd_mmr_init(&out->mmr);
+    if (h == NULL || values == NULL)
+        return gd_fail(GD_ERR_INVALID, "payload encode: missing header or values");
+    if (h->chunk_elems < 1 || h->chunk_elems > GD_PAYLOAD_MAX_CHUNK_ELEMS)
+        return gd_fail(GD_ERR_INVALID, "payload chunk size %u must be 1..2^28",
+                       (unsigned)h->chunk_elems);
+    if (h->participant[GD_PAYLOAD_PARTICIPANT_MAX] != '\0')
+        return gd_fail(GD_ERR_INVALID, "payload participant is longer than %d bytes",
+                       GD_PAYLOAD_PARTICIPANT_MAX);
+    if (h->codec.kind != GD_CODEC_TOPK && h->codec.topk_ppm != 0)
+        return gd_fail(GD_ERR_INVALID, "payload codec: a topk fraction on a non-topk codec");
+    gd_payload_header hdr = *h;
+    uint64_t chunks = h->param_count ? gd_chunks_for(h->param_count, h->chunk_elems) : 0;
+    hdr.chunk_count = chunks > UINT32_MAX ? UINT32_MAX : (uint32_t)chunks;
+    /* The header must be one the strict reader accepts. */
+    uint8_t bytes[GD_PAYLOAD_HEADER_BYTES];
+    gd_payload_header_encode(&hdr, bytes);
+    gd_status s = gd_payload_header_decode(&out->header, bytes, sizeof bytes);
+    if (s != GD_OK)
+        return gd_fail_context(GD_ERR_INVALID, "payload encode");
+    uint32_t count = out->header.chunk_count;
+    gd_encode_job job = {.h = &out->header, .values = values, .residual = residual};
+    job.chunks = calloc(count, sizeof *job.chunks);
+    job.leaves = malloc((size_t)count * GD_MMR_HASH_LEN);
+    if (job.chunks == NULL || job.leaves == NULL || gd_slots_init(&job.slots, pool) != GD_OK) {
+        free(job.chunks);
+        free(job.leaves);
+        memset(&out->header, 0, sizeof out->header);
+        return gd_fail(GD_ERR_NOMEM, "out of memory for %u payload chunks", (unsigned)count);
+    }
+    out->chunks = job.chunks;
+    gd_task_error_init(&job.err);
+    gd_pool_run(pool, count, gd_encode_task, &job);
+    gd_slots_free(&job.slots);
+    s = gd_task_error_finish(&job.err, "payload encode: ");
+    if (s == GD_OK)
+        s = gd_build_mmr(out, bytes, (const uint8_t (*)[GD_MMR_HASH_LEN])job.leaves);
+    free(job.leaves);
+    if (s != GD_OK)
+        gd_payload_free(out);
+    return s;
+}
+
+/* ---- commitment and file form --------------------------------------------- */
+
+gd_status gd_payload_root(const gd_payload *p, uint8_t root[GD_MMR_HASH_LEN],
+                          uint32_t *leaf_count) {
+    if (p == NULL || p->mmr.n_leaves == 0)
+        return gd_fail(GD_ERR_INVALID, "payload root: empty payload");
+    GD_TRY(gd_mmr_root(&p->mmr, root));
+    if (leaf_count != NULL)
+        *leaf_count = p->mmr.n_leaves;
+    return GD_OK;
+}
+
+static size_t gd_table_end(uint32_t chunk_count) {
+    return GD_PAYLOAD_HEADER_BYTES + (size_t)chunk_count * GD_PAYLOAD_TABLE_ENTRY_BYTES;
+}
+
+size_t gd_payload_wire_bytes(const gd_payload *p) {
+    if (p == NULL || p->chunks == NULL)
+        return 0;
+    size_t total = gd_table_end(p->header.chunk_count);
+    for (uint32_t i = 0; i < p->header.chunk_count; i++)
+        total += p->chunks[i].stored_len;
+    return total;
+}
+
+/* Header and chunk table, into out (gd_table_end bytes). */
+static void gd_write_prefix(const gd_payload *p, uint8_t *out) {
+    gd_payload_header_encode(&p->header, out);
+    uint64_t off = gd_table_end(p->header.chunk_count);
+    for (uint32_t i = 0; i < p->header.chunk_count; i++) {
+        const gd_payload_chunk *c = &p->chunks[i];
+        uint8_t *e = out + GD_PAYLOAD_HEADER_BYTES + (size_t)i * GD_PAYLOAD_TABLE_ENTRY_BYTES;
+        gd_put_le64(e, off);
+        gd_put_le32(e + 8, (uint32_t)c->stored_len);
+        gd_put_le32(e + 12, (uint32_t)c->raw_len);
+        gd_put_le32(e + 16, c->zstd ? GD_PAYLOAD_FLAG_ZSTD : 0);
+        gd_put_le32(e + 20, 0);
+        off += c->stored_len;
+    }
+}
+
+static gd_status gd_check_writable(const gd_payload *p) {
+    if (p == NULL || p->chunks == NULL || p->mmr.n_leaves != p->header.chunk_count + 1)
+        return gd_fail(GD_ERR_INVALID, "payload: nothing encoded or parsed");
+    return GD_OK;
+}
+
+gd_status gd_payload_serialize(const gd_payload *p, gd_buf *out) {
+    GD_TRY(gd_check_writable(p));
+    size_t total = gd_payload_wire_bytes(p);
+    GD_TRY(gd_buf_reserve(out, total));
+    uint8_t *dst = out->data + out->len;
+    gd_write_prefix(p, dst);
+    size_t pos = gd_table_end(p->header.chunk_count);
+    for (uint32_t i = 0; i < p->header.chunk_count; i++) {
+        memcpy(dst + pos, p->chunks[i].stored, p->chunks[i].stored_len);
+        pos += p->chunks[i].stored_len;
+    }
+    out->len += total;
+    return GD_OK;
+}
+
+gd_status gd_payload_write(const gd_payload *p, const char *path) {
+    GD_TRY(gd_check_writable(p));
+    if (path == NULL || path[0] == '\0')
+        return gd_fail(GD_ERR_INVALID, "payload path is empty");
+    size_t prefix_len = gd_table_end(p->header.chunk_count);
+    uint8_t *prefix = malloc(prefix_len);
+    gd_bytes_part *parts = calloc((size_t)p->header.chunk_count + 1, sizeof *parts);
+    if (prefix == NULL || parts == NULL) {
+        free(prefix);
+        free(parts);
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    }
+    gd_write_prefix(p, prefix);
+    parts[0] = (gd_bytes_part){prefix, prefix_len};
+    for (uint32_t i = 0; i < p->header.chunk_count; i++)
+        parts[i + 1] = (gd_bytes_part){p->chunks[i].stored, p->chunks[i].stored_len};
+    /* Durable before the commitment is sent; public data, served to peers. */
+    gd_status s = gd_file_write_atomic(path, parts, (size_t)p->header.chunk_count + 1, 0644);
+    free(prefix);
+    free(parts);
+    return s;
+}
+
+/* ---- parse --------------------------------------------------------------- */
+
+typedef struct gd_parse_job {
+    const gd_payload_header *h;
+    const uint8_t *bytes;
+    const uint64_t *offsets;
+    gd_payload_chunk *chunks;
+    uint8_t (*leaves)[GD_MMR_HASH_LEN];
+    gd_slots slots;
+    gd_task_error err;
+} gd_parse_job;
+
+static gd_status gd_parse_one(gd_parse_job *job, size_t i, gd_slot *t) {
+    gd_payload_chunk *c = &job->chunks[i];
+    const uint8_t *src = job->bytes + job->offsets[i];
+    if (c->zstd) {
+        /* Exactly one complete frame of today's format (not a skippable or
+         * legacy frame, whose old decoders are needless attack surface)
+         * that declares exactly raw_len bytes. */
+        if (c->stored_len < 4 || gd_get_le32(src) != ZSTD_MAGICNUMBER)
+            return gd_fail(GD_ERR_PARSE, "stored bytes are not a zstd frame");
+        size_t frame = ZSTD_findFrameCompressedSize(src, c->stored_len);
+        if (ZSTD_isError(frame) || frame != c->stored_len)
+            return gd_fail(GD_ERR_PARSE, "stored bytes are not one complete zstd frame");
+        unsigned long long declared = ZSTD_getFrameContentSize(src, c->stored_len);
+        if (declared != (unsigned long long)c->raw_len)
+            return gd_fail(GD_ERR_PARSE, "zstd frame does not declare the table's %zu bytes",
+                           c->raw_len);
+    }
+    c->raw = malloc(c->raw_len);
+    if (c->raw == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for %zu bytes", c->raw_len);
+    if (c->zstd) {
+        if (t->dctx == NULL && (t->dctx = ZSTD_createDCtx()) == NULL)
+            return gd_fail(GD_ERR_NOMEM, "out of memory for a zstd context");
+        size_t n = ZSTD_decompressDCtx(t->dctx, c->raw, c->raw_len, src, c->stored_len);
+        if (ZSTD_isError(n) || n != c->raw_len)
+            return gd_fail(GD_ERR_PARSE, "zstd frame does not decompress to %zu bytes (%s)",
+                           c->raw_len, ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short");
+        c->stored = malloc(c->stored_len);
+        if (c->stored == NULL)
+            return gd_fail(GD_ERR_NOMEM, "out of memory for %zu bytes", c->stored_len);
+        memcpy(c->stored, src, c->stored_len);
+    } else {
+        memcpy(c->raw, src, c->raw_len);
+        c->stored = c->raw;
+    }
+    gd_mmr_hash_leaf(job->leaves[i], (uint32_t)(i + 1), c->raw, c->raw_len);
+    return GD_OK;
+}
+
+static void gd_parse_task(void *ctx, size_t i) {
+    gd_parse_job *job = ctx;
+    gd_slot temp = {0}, *t = gd_slot_take(&job->slots);
+    gd_status s = gd_parse_one(job, i, t ? t : &temp);
+    if (t != NULL)
+        gd_slot_give(&job->slots, t);
+    gd_slot_release(&temp);
+    if (s != GD_OK)
+        gd_task_error_record(&job->err, i, s);
+}
+
+/* Checks the table against the file; fills the chunks' lengths and flags. */
+static gd_status gd_parse_table(const gd_payload_header *h, const uint8_t *bytes, size_t len,
+                                gd_payload_chunk *chunks, uint64_t *offsets) {
+    size_t next = gd_table_end(h->chunk_count);
+    for (uint32_t i = 0; i < h->chunk_count; i++) {
+        const uint8_t *e =
+            bytes + GD_PAYLOAD_HEADER_BYTES + (size_t)i * GD_PAYLOAD_TABLE_ENTRY_BYTES;
+        uint64_t off = gd_get_le64(e);
+        uint32_t stored = gd_get_le32(e + 8), raw = gd_get_le32(e + 12);
+        uint32_t flags = gd_get_le32(e + 16), reserved = gd_get_le32(e + 20);
+        if (off != next)
+            return gd_fail(GD_ERR_PARSE, "chunk %u starts at byte %llu, want %zu (chunk data "
+                                         "follows the table in order, without gaps)",
+                           (unsigned)i, (unsigned long long)off, next);
+        if (stored == 0 || stored > len - next)
+            return gd_fail(GD_ERR_PARSE, "chunk %u: %u stored bytes at %zu do not fit the "
+                                         "%zu-byte file",
+                           (unsigned)i, (unsigned)stored, next, len);
+        if ((flags & ~GD_PAYLOAD_FLAG_ZSTD) != 0 || reserved != 0)
+            return gd_fail(GD_ERR_PARSE, "chunk %u: unknown flags %#x or reserved field %#x",
+                           (unsigned)i, (unsigned)flags, (unsigned)reserved);
+        size_t n = gd_chunk_values(h, i);
+        size_t bound = gd_codec_chunk_bound(&h->codec, n);
+        /* Fixed-size codecs have exactly their bound; topk at most it. */
+        if (raw == 0 || raw > bound || (h->codec.kind != GD_CODEC_TOPK && raw != bound))
+            return gd_fail(GD_ERR_PARSE, "chunk %u: %u raw bytes is impossible for %zu values "
+                                         "(codec bound %zu)",
+                           (unsigned)i, (unsigned)raw, n, bound);
+        bool zstd = (flags & GD_PAYLOAD_FLAG_ZSTD) != 0;
+        if (!zstd && stored != raw)
+            return gd_fail(GD_ERR_PARSE, "chunk %u: uncompressed but %u stored and %u raw bytes",
+                           (unsigned)i, (unsigned)stored, (unsigned)raw);
+        if (zstd && (uint64_t)raw > (uint64_t)stored * GD_PAYLOAD_ZSTD_MAX_RATIO)
+            return gd_fail(GD_ERR_PARSE, "chunk %u: %u zstd bytes cannot expand to %u",
+                           (unsigned)i, (unsigned)stored, (unsigned)raw);
+        chunks[i].raw_len = raw;
+        chunks[i].stored_len = stored;
+        chunks[i].zstd = zstd;
+        offsets[i] = off;
+        next += stored;
+    }
+    if (next != len)
+        return gd_fail(GD_ERR_PARSE, "%zu bytes after the last chunk", len - next);
+    return GD_OK;
+}
+
+gd_status gd_payload_parse(gd_payload *out, const uint8_t *bytes, size_t len, gd_pool *pool) {
+    if (out == NULL)
+        return gd_fail(GD_ERR_INVALID, "payload parse: no output");
+    memset(out, 0, sizeof *out);
+    gd_mmr_init(&out->mmr);
+    if (bytes == NULL || len < GD_PAYLOAD_HEADER_BYTES)
+        return gd_fail(GD_ERR_PARSE, "payload of %zu bytes is shorter than its %d-byte header",
+                       bytes ? len : 0, GD_PAYLOAD_HEADER_BYTES);
+    gd_payload_header h;
+    GD_TRY(gd_payload_header_decode(&h, bytes, GD_PAYLOAD_HEADER_BYTES));
+    /* Before allocating: the table, and one byte per chunk, must fit. */
+    size_t room = len - GD_PAYLOAD_HEADER_BYTES;
+    if (h.chunk_count > room / (GD_PAYLOAD_TABLE_ENTRY_BYTES + 1))
+        return gd_fail(GD_ERR_PARSE, "a payload of %u chunks cannot fit %zu bytes",
+                       (unsigned)h.chunk_count, len);
+    gd_parse_job job = {.h = &out->header, .bytes = bytes};
+    job.chunks = calloc(h.chunk_count, sizeof *job.chunks);
+    uint64_t *offsets = malloc((size_t)h.chunk_count * sizeof *offsets);
+    job.leaves = malloc((size_t)h.chunk_count * GD_MMR_HASH_LEN);
+    if (job.chunks == NULL || offsets == NULL || job.leaves == NULL) {
+        free(job.chunks);
+        free(offsets);
+        free(job.leaves);
+        return gd_fail(GD_ERR_NOMEM, "out of memory for %u payload chunks",
+                       (unsigned)h.chunk_count);
+    }
+    out->header = h;
+    out->chunks = job.chunks;
+    job.offsets = offsets;
+    gd_status s = gd_parse_table(&h, bytes, len, job.chunks, offsets);
+    if (s == GD_OK)
+        s = gd_slots_init(&job.slots, pool);
+    if (s == GD_OK) {
+        gd_task_error_init(&job.err);
+        gd_pool_run(pool, h.chunk_count, gd_parse_task, &job);
+        gd_slots_free(&job.slots);
+        s = gd_task_error_finish(&job.err, "");
+    }
+    if (s == GD_OK)
+        s = gd_build_mmr(out, bytes, (const uint8_t (*)[GD_MMR_HASH_LEN])job.leaves);
+    free(offsets);
+    free(job.leaves);
+    if (s != GD_OK)
+        gd_payload_free(out);
+    return s;
+}
+
+gd_status gd_payload_read(gd_payload *out, const char *path, gd_pool *pool) {
+    if (out != NULL) {
+        memset(out, 0, sizeof *out);
+        gd_mmr_init(&out->mmr);
+    }
+    gd_buf buf = {0};
+    gd_status s = gd_file_read(path, GD_PAYLOAD_FILE_MAX, &buf);
+    if (s == GD_OK)
+        s = gd_payload_parse(out, buf.data, buf.len, pool);
+    gd_buf_free(&buf);
+    if (s != GD_OK)
+        return gd_fail_context(s, "payload %s", path);
+    return GD_OK;
+}
+
+/* ---- decode and proofs ---------------------------------------------------- */
+
+typedef struct gd_decode_job {
+    const gd_payload *p;
+    float *values;
+    gd_task_error err;
+} gd_decode_job;
+
+static void gd_decode_task(void *ctx, size_t i) {
+    gd_decode_job *job = ctx;
+    const gd_payload_header *h = &job->p->header;
+    const gd_payload_chunk *c = &job->p->chunks[i];
+    gd_status s = gd_codec_decode_chunk(&h->codec, c->raw, c->raw_len,
+                                        job->values + i * (size_t)h->chunk_elems,
+                                        gd_chunk_values(h, i));
+    if (s != GD_OK)
+        gd_task_error_record(&job->err, i, s);
+}
+
+gd_status gd_payload_decode(const gd_payload *p, float *values, gd_pool *pool) {
+    GD_TRY(gd_check_writable(p));
+    if (values == NULL)
+        return gd_fail(GD_ERR_INVALID, "payload decode: no output");
+    gd_decode_job job = {.p = p, .values = values};
+    gd_task_error_init(&job.err);
+    gd_pool_run(pool, p->header.chunk_count, gd_decode_task, &job);
+    return gd_task_error_finish(&job.err, "");
+}
+
+gd_status gd_payload_prove_chunk(const gd_payload *p, uint32_t chunk, gd_mmr_proof *out) {
+    GD_TRY(gd_check_writable(p));
+    if (chunk >= p->header.chunk_count)
+        return gd_fail(GD_ERR_INVALID, "payload has no chunk %u (%u chunks)", (unsigned)chunk,
+                       (unsigned)p->header.chunk_count);
+    return gd_mmr_prove(&p->mmr, chunk + 1, out);
+}
+
+/* The caller must also compare proof->leaf_count with the published leaf
+ * count (the root alone does not bind it; see mmr.h). */
+bool gd_payload_verify_chunk(const uint8_t root[GD_MMR_HASH_LEN], uint32_t chunk,
+                             const uint8_t *raw, size_t raw_len, const gd_mmr_proof *proof) {
+    if (root == NULL || proof == NULL || (raw == NULL && raw_len > 0) ||
+        chunk >= GD_MMR_MAX_LEAVES - 1 || proof->leaf_index != chunk + 1)
+        return false;
+    uint8_t leaf[GD_MMR_HASH_LEN];
+    gd_mmr_hash_leaf(leaf, chunk + 1, raw, raw_len);
+    return gd_mmr_verify(root, proof, leaf);
+}

@@ -1,0 +1,114 @@
+/* The pseudo-gradient payload: what a worker commits to and serves.
+ *
+ * Canonical form (what is hashed): a fixed 144-byte little-endian header,
+ * then the codec's canonical bytes of each chunk of chunk_elems values.
+ * The commitment is the MMR (proofs/mmr.h) whose leaf 0 is the header and
+ * leaf i + 1 is chunk i's canonical (uncompressed) bytes; its root and
+ * leaf count go on chain.
+ *
+ * Header (offsets in bytes):
+ *     0  magic "GDPL"           4  version (LE32, 1)
+ *     8  run (LE64)            16  round (LE64)
+ *    24  participant (64 bytes: the worker's address, ASCII, NUL-padded)
+ *    88  param_count (LE64)    96  layout digest (32 bytes, trainer/layout.h)
+ *   128  codec kind (LE32)    132  codec parameter (LE32: topk ppm, else 0)
+ *   136  chunk_elems (LE32)   140  chunk_count (LE32)
+ *
+ * File / wire form (what is stored and sent): the header, a chunk table of
+ * chunk_count entries {LE64 offset, LE32 stored_len, LE32 raw_len, LE32
+ * flags (bit 0: zstd), LE32 0}, then the chunks' stored bytes. zstd is
+ * transport only: a chunk is stored compressed only when that saves at
+ * least 5%, and a reader decompresses and checks raw_len before hashing.
+ * The table is not hashed; a reader checks every entry against the file. */
+#ifndef GD_TRAINER_PAYLOAD_H
+#define GD_TRAINER_PAYLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/bytes.h"
+#include "common/pool.h"
+#include "common/status.h"
+#include "proofs/mmr.h"
+#include "trainer/codec.h"
+
+#define GD_PAYLOAD_VERSION 1
+#define GD_PAYLOAD_HEADER_BYTES 144
+#define GD_PAYLOAD_TABLE_ENTRY_BYTES 24
+#define GD_PAYLOAD_PARTICIPANT_MAX 64
+/* 1 Mi values per chunk: 1 MiB of int8, a few hundred chunks for a 100M
+ * model, each independently fetched, proved and decoded. */
+#define GD_PAYLOAD_CHUNK_ELEMS ((uint32_t)1 << 20)
+
+typedef struct gd_payload_header {
+    uint64_t run;
+    uint64_t round;
+    char participant[GD_PAYLOAD_PARTICIPANT_MAX + 1];
+    uint64_t param_count;
+    uint8_t layout_digest[32];
+    gd_codec codec;
+    uint32_t chunk_elems;
+    uint32_t chunk_count; /* ceil(param_count / chunk_elems) */
+} gd_payload_header;
+
+void gd_payload_header_encode(const gd_payload_header *h,
+                              uint8_t out[GD_PAYLOAD_HEADER_BYTES]);
+/* Strict: magic, version, known codec, chunk_count consistent, participant
+ * printable ASCII then NUL padding only, param_count >= 1. */
+gd_status gd_payload_header_decode(gd_payload_header *h, const uint8_t *in,
+                                   size_t len) GD_MUST_CHECK;
+
+typedef struct gd_payload_chunk {
+    uint8_t *raw;        /* canonical bytes (hashed) */
+    size_t raw_len;
+    uint8_t *stored;     /* what the file holds: raw itself or its zstd frame */
+    size_t stored_len;
+    bool zstd;
+} gd_payload_chunk;
+
+typedef struct gd_payload {
+    gd_payload_header header;
+    gd_payload_chunk *chunks;
+    gd_mmr mmr; /* header leaf + chunk leaves */
+} gd_payload;
+
+/* Encodes param_count values. With residual (error feedback, may be NULL)
+ * it encodes values + residual and leaves in residual what the coding
+ * lost: residual = (values + residual) - decoded. Chunks run in parallel
+ * on the pool; the result does not depend on the thread count. h's
+ * chunk_count is computed. */
+gd_status gd_payload_encode(gd_payload *out, const gd_payload_header *h, const float *values,
+                            float *residual, gd_pool *pool) GD_MUST_CHECK;
+
+/* The commitment: MMR root and leaf count (chunk_count + 1). */
+gd_status gd_payload_root(const gd_payload *p, uint8_t root[GD_MMR_HASH_LEN],
+                          uint32_t *leaf_count) GD_MUST_CHECK;
+
+/* The file form and its size (the bytes a transfer moves). */
+size_t gd_payload_wire_bytes(const gd_payload *p);
+gd_status gd_payload_serialize(const gd_payload *p, gd_buf *out) GD_MUST_CHECK;
+/* Writes the file form atomically and durably (temporary file, fsync,
+ * rename): a committed payload must survive a crash. */
+gd_status gd_payload_write(const gd_payload *p, const char *path) GD_MUST_CHECK;
+
+/* Parses a file form: validates the header, the table (every entry inside
+ * the file, chunk data not overlapping the header or table), decompresses,
+ * checks raw sizes and rebuilds the MMR. Does not decode values. */
+gd_status gd_payload_parse(gd_payload *out, const uint8_t *bytes, size_t len,
+                           gd_pool *pool) GD_MUST_CHECK;
+gd_status gd_payload_read(gd_payload *out, const char *path, gd_pool *pool) GD_MUST_CHECK;
+
+/* Decodes every chunk into values (param_count floats), validating each. */
+gd_status gd_payload_decode(const gd_payload *p, float *values, gd_pool *pool) GD_MUST_CHECK;
+
+/* Chunk i's inclusion proof (leaf i + 1), and its check by someone holding
+ * only the root, the leaf count and the chunk's canonical bytes. */
+gd_status gd_payload_prove_chunk(const gd_payload *p, uint32_t chunk,
+                                 gd_mmr_proof *out) GD_MUST_CHECK;
+bool gd_payload_verify_chunk(const uint8_t root[GD_MMR_HASH_LEN], uint32_t chunk,
+                             const uint8_t *raw, size_t raw_len, const gd_mmr_proof *proof);
+
+void gd_payload_free(gd_payload *p);
+
+#endif

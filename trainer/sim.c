@@ -1,0 +1,391 @@
+/* The single-machine DiLoCo simulation (see trainer/sim.h). */
+#include "trainer/sim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/rng.h"
+
+#define GD_SIM_VERIFY_TAG 0x76657269u /* "veri": which segment a validator picks */
+
+typedef struct gd_sim {
+    const gd_sim_options *o;
+    gd_data *data;
+    gd_trainer *trainer;
+    size_t n;
+    float *initial;        /* G_0's parameters, for the baselines */
+    gd_global_state g;
+    gd_worker_state *workers;
+    float **starts;        /* overlap: each worker's next start state */
+    float **decoded;       /* this round's decoded contributions */
+    gd_worker_round *results;
+    /* the timelines */
+    double sync_end;                 /* synchronous: end of the last exchange */
+    double ov_compute_end, ov_comm_end, ov_comm_end_prev;
+    double compute_total;            /* worker-seconds of training */
+} gd_sim;
+
+static double gd_seconds(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double gd_speed(const gd_sim_options *o, uint32_t w) {
+    return o->speeds ? o->speeds[w] : 1.0;
+}
+
+/* Seconds to move `bytes` over the link (0 for an infinite link). */
+static double gd_link_seconds(const gd_sim_options *o, double bytes) {
+    return o->link_mbps > 0 ? bytes * 8.0 / (o->link_mbps * 1e6) : 0.0;
+}
+
+static void gd_sim_free(gd_sim *s) {
+    uint32_t W = s->o->diloco.workers;
+    for (uint32_t w = 0; s->workers && w < W; w++)
+        gd_worker_state_free(&s->workers[w]);
+    for (uint32_t w = 0; s->starts && w < W; w++)
+        free(s->starts[w]);
+    for (uint32_t w = 0; s->decoded && w < W; w++)
+        free(s->decoded[w]);
+    for (uint32_t w = 0; s->results && w < W; w++)
+        gd_worker_round_free(&s->results[w]);
+    free(s->workers);
+    free(s->starts);
+    free(s->decoded);
+    free(s->results);
+    free(s->initial);
+    gd_global_state_free(&s->g);
+    gd_trainer_destroy(s->trainer);
+    gd_data_close(s->data);
+}
+
+static gd_status gd_sim_setup(gd_sim *s, const gd_sim_options *o) {
+    memset(s, 0, sizeof *s);
+    s->o = o;
+    const gd_diloco_config *c = &o->diloco;
+    GD_TRY(gd_diloco_config_validate(c, &o->model));
+    if (o->rounds < 1 || o->eval_batches < 1)
+        return gd_fail(GD_ERR_INVALID, "the simulation needs at least one round and one "
+                                       "evaluation batch");
+    for (uint32_t w = 0; o->speeds && w < c->workers; w++)
+        if (!(o->speeds[w] > 0 && o->speeds[w] <= 1000))
+            return gd_fail(GD_ERR_INVALID, "worker %u's speed %g must be in (0, 1000]", w,
+                           o->speeds[w]);
+    if (!(o->link_mbps >= 0) || !(o->rtt_ms >= 0))
+        return gd_fail(GD_ERR_INVALID, "link speed and round-trip time must be >= 0");
+    GD_TRY(gd_data_open(&s->data, o->data_spec));
+    gd_train_options inner = c->inner;
+    inner.optim.schedule_steps = (uint64_t)o->rounds * c->inner_steps;
+    s->trainer = NULL;
+    GD_TRY(gd_trainer_create(&s->trainer, &o->model, &inner, o->threads));
+    s->n = gd_trainer_layout(s->trainer)->total;
+    uint32_t W = c->workers;
+    s->initial = malloc(s->n * sizeof(float));
+    s->workers = calloc(W, sizeof *s->workers);
+    s->starts = calloc(W, sizeof *s->starts);
+    s->decoded = calloc(W, sizeof *s->decoded);
+    s->results = calloc(W, sizeof *s->results);
+    if (!s->initial || !s->workers || !s->starts || !s->decoded || !s->results)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    gd_trainer_get_state(s->trainer, s->initial, NULL, NULL, NULL);
+    GD_TRY(gd_global_state_init(&s->g, s->n));
+    memcpy(s->g.params, s->initial, s->n * sizeof(float));
+    for (uint32_t w = 0; w < W; w++) {
+        GD_TRY(gd_worker_state_init(&s->workers[w], w, s->n));
+        s->starts[w] = malloc(s->n * sizeof(float));
+        s->decoded[w] = malloc(s->n * sizeof(float));
+        if (!s->starts[w] || !s->decoded[w])
+            return gd_fail(GD_ERR_NOMEM, "out of memory");
+        memcpy(s->starts[w], s->initial, s->n * sizeof(float));
+    }
+    return GD_OK;
+}
+
+/* A validator re-executes one segment of worker w's round, picked by a
+ * stream keyed on (run, round, worker) the worker could not predict when
+ * it trained. */
+static gd_status gd_sim_verify(gd_sim *s, uint32_t r, uint32_t w, const float *start,
+                               const gd_worker_state *segment_starts,
+                               const gd_worker_round *res) {
+    const gd_diloco_config *c = &s->o->diloco;
+    uint32_t segments = c->inner_steps / c->segment_steps;
+    uint32_t ids[4] = {GD_SIM_VERIFY_TAG, (uint32_t)c->run, r, w};
+    gd_rng rng;
+    gd_rng_init(&rng, c->inner.seed, ids);
+    uint32_t seg = (uint32_t)gd_rng_below(&rng, segments);
+    gd_segment_claim claim = {.round = r, .segment = seg, .start = &segment_starts[seg],
+                              .start_leaf = res->leaves[seg], .end_leaf = res->leaves[seg + 1],
+                              .round_start = start, .payload_root = res->payload_root};
+    bool pass = false;
+    char why[160];
+    GD_TRY(gd_diloco_verify_segment(s->trainer, c, s->data, &claim, &pass, why, sizeof why));
+    if (!pass)
+        return gd_fail(GD_ERR_INVALID, "round %u, %s, segment %u failed re-execution: %s", r,
+                       s->workers[w].address, seg, why);
+    return GD_OK;
+}
+
+/* One worker's round, its payload through the wire form, and its check. */
+static gd_status gd_sim_worker(gd_sim *s, uint32_t r, uint32_t w, uint64_t *wire_bytes) {
+    const gd_sim_options *o = s->o;
+    const gd_diloco_config *c = &o->diloco;
+    const float *start = c->overlap ? s->starts[w] : s->g.params;
+    uint32_t segments = c->inner_steps / c->segment_steps;
+    gd_worker_state *seg = o->verify ? calloc(segments, sizeof *seg) : NULL;
+    if (o->verify && seg == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    gd_worker_round *res = &s->results[w];
+    gd_worker_round_free(res);
+    gd_status st = gd_diloco_worker_round(s->trainer, c, s->data, r, start, &s->workers[w], seg,
+                                          res);
+    /* The wire: what a peer downloads, parses, checks against the
+     * committed root and decodes. */
+    gd_buf wire = {0};
+    gd_payload parsed = {0};
+    if (st == GD_OK)
+        st = gd_payload_serialize(&res->payload, &wire);
+    if (st == GD_OK)
+        st = gd_payload_parse(&parsed, wire.data, wire.len, gd_trainer_pool(s->trainer));
+    uint8_t root[GD_MMR_HASH_LEN];
+    uint32_t leaves = 0;
+    if (st == GD_OK)
+        st = gd_payload_root(&parsed, root, &leaves);
+    if (st == GD_OK && (memcmp(root, res->payload_root, GD_MMR_HASH_LEN) != 0 ||
+                        leaves != res->payload_leaves))
+        st = gd_fail(GD_ERR_INVALID, "the downloaded payload of %s does not match its "
+                                     "commitment",
+                     s->workers[w].address);
+    if (st == GD_OK)
+        st = gd_payload_decode(&parsed, s->decoded[w], gd_trainer_pool(s->trainer));
+    *wire_bytes = wire.len;
+    gd_payload_free(&parsed);
+    gd_buf_free(&wire);
+    if (st == GD_OK && o->verify)
+        st = gd_sim_verify(s, r, w, start, seg, res);
+    for (uint32_t k = 0; seg && k < segments; k++)
+        gd_worker_state_free(&seg[k]);
+    free(seg);
+    return st;
+}
+
+/* Advances both timelines by one round of compute c_r and exchange m_r. */
+static void gd_sim_timelines(gd_sim *s, double compute, double comm) {
+    s->sync_end += compute + comm;
+    /* overlap: compute r starts once compute r-1 and exchange r-2 are done */
+    double start = s->ov_compute_end > s->ov_comm_end_prev ? s->ov_compute_end
+                                                             : s->ov_comm_end_prev;
+    s->ov_compute_end = start + compute;
+    double comm_start = s->ov_compute_end > s->ov_comm_end ? s->ov_compute_end : s->ov_comm_end;
+    s->ov_comm_end_prev = s->ov_comm_end;
+    s->ov_comm_end = comm_start + comm;
+}
+
+static gd_status gd_sim_round(gd_sim *s, uint32_t r, gd_sim_round_report *rep) {
+    const gd_sim_options *o = s->o;
+    const gd_diloco_config *c = &o->diloco;
+    uint32_t W = c->workers;
+    memset(rep, 0, sizeof *rep);
+    rep->round = r;
+    double slowest = 0, loss = 0, total_bytes = 0;
+    uint64_t *bytes = calloc(W, sizeof *bytes);
+    gd_contribution *contribs = calloc(W, sizeof *contribs);
+    gd_status st = bytes && contribs ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    for (uint32_t w = 0; st == GD_OK && w < W; w++) {
+        st = gd_sim_worker(s, r, w, &bytes[w]);
+        if (st != GD_OK)
+            break;
+        const gd_worker_round *res = &s->results[w];
+        loss += res->loss_sum / res->steps;
+        double cw = res->seconds / gd_speed(o, w);
+        slowest = cw > slowest ? cw : slowest;
+        s->compute_total += cw;
+        total_bytes += (double)bytes[w];
+        contribs[w] = (gd_contribution){s->workers[w].address, s->decoded[w], res->tokens};
+    }
+    if (st == GD_OK && c->overlap) {
+        /* Each worker's next start: the newest global state it has (G
+         * before this round's aggregation) plus its own decoded progress. */
+        for (uint32_t w = 0; w < W; w++)
+            for (size_t i = 0; i < s->n; i++)
+                s->starts[w][i] = s->g.params[i] - s->decoded[w][i];
+    }
+    gd_aggregate_stats agg = {0};
+    if (st == GD_OK)
+        st = gd_diloco_aggregate(gd_trainer_pool(s->trainer), c, contribs, W, &s->g, &agg);
+    uint64_t tokens = 0;
+    if (st == GD_OK) {
+        const gd_train_options *in = &c->inner;
+        st = gd_evaluate(gd_trainer_layout(s->trainer), s->g.params, s->data, o->eval_batches,
+                         in->batch, in->seq_len, in->micro_batch, gd_trainer_pool(s->trainer),
+                         &rep->eval_loss, &tokens);
+        if (st == GD_OK && tokens == 0)
+            st = gd_fail(GD_ERR_INVALID, "the data has no evaluation batch");
+    }
+    if (st == GD_OK) {
+        double sent = total_bytes / W, received = total_bytes - sent;
+        rep->inner_loss = loss / W;
+        rep->bytes_sent = (uint64_t)llround(sent);
+        rep->bytes_received = (uint64_t)llround(received);
+        rep->clipped = agg.clipped;
+        rep->verified = o->verify ? W : 0;
+        double up = 0, down = 0;
+        for (uint32_t w = 0; w < W; w++) {
+            up = (double)bytes[w] > up ? (double)bytes[w] : up;
+            double d = total_bytes - (double)bytes[w];
+            down = d > down ? d : down;
+        }
+        double comm = o->rtt_ms / 1e3 + gd_link_seconds(o, up > down ? up : down);
+        gd_sim_timelines(s, slowest, comm);
+        rep->wall_seconds = c->overlap ? s->ov_comm_end : s->sync_end;
+    }
+    free(bytes);
+    free(contribs);
+    return st;
+}
+
+/* DDP: one trainer with a global batch of W x batch whose micro-batches
+ * are the workers' batches (data_workers = W), R x H steps. */
+static gd_status gd_sim_ddp(gd_sim *s, gd_sim_report *rep) {
+    const gd_sim_options *o = s->o;
+    const gd_diloco_config *c = &o->diloco;
+    uint32_t W = c->workers;
+    uint64_t steps = (uint64_t)o->rounds * c->inner_steps;
+    gd_train_options opt = c->inner;
+    opt.batch = c->inner.batch * W;
+    opt.micro_batch = c->inner.micro_batch;
+    opt.data_workers = W;
+    opt.optim.schedule_steps = steps;
+    gd_trainer *t = NULL;
+    GD_TRY(gd_trainer_create(&t, &o->model, &opt, o->threads));
+    double slowest_speed = 1e300;
+    for (uint32_t w = 0; w < W; w++)
+        slowest_speed = gd_speed(o, w) < slowest_speed ? gd_speed(o, w) : slowest_speed;
+    double bytes_step = 2.0 * (W - 1) / W * 4.0 * (double)s->n;
+    double allreduce = 2.0 * (W - 1) * (o->rtt_ms / 2e3) + gd_link_seconds(o, bytes_step);
+    gd_status st = GD_OK;
+    double compute = 0;
+    for (uint64_t k = 0; st == GD_OK && k < steps; k++) {
+        double t0 = gd_seconds();
+        st = gd_trainer_step(t, s->data, NULL);
+        compute += (gd_seconds() - t0) / W / slowest_speed;
+    }
+    uint64_t tokens = 0;
+    if (st == GD_OK)
+        st = gd_evaluate(gd_trainer_layout(t), gd_trainer_params(t), s->data, o->eval_batches,
+                         c->inner.batch, c->inner.seq_len, c->inner.micro_batch,
+                         gd_trainer_pool(t), &rep->ddp_eval, &tokens);
+    if (st == GD_OK) {
+        rep->has_ddp = true;
+        rep->ddp_bytes = (uint64_t)llround(bytes_step * (double)steps);
+        rep->ddp_wall = compute + allreduce * (double)steps;
+        rep->ddp_utilization = rep->ddp_wall > 0 ? compute / rep->ddp_wall : 1;
+    }
+    gd_trainer_destroy(t);
+    return st;
+}
+
+/* No communication: every worker trains R x H steps from G_0 on its own
+ * data; the parameters are averaged once at the end (worker order, float). */
+static gd_status gd_sim_local(gd_sim *s, gd_sim_report *rep) {
+    const gd_sim_options *o = s->o;
+    const gd_diloco_config *c = &o->diloco;
+    uint32_t W = c->workers;
+    uint64_t steps = (uint64_t)o->rounds * c->inner_steps;
+    float *avg = calloc(s->n, sizeof(float)), *params = malloc(s->n * sizeof(float));
+    float *zeros = calloc(s->n, sizeof(float));
+    gd_status st = avg && params && zeros ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    float inv = 1.0f / (float)W;
+    for (uint32_t w = 0; st == GD_OK && w < W; w++) {
+        gd_train_options opt = c->inner;
+        opt.worker = w;
+        opt.optim.schedule_steps = steps;
+        st = gd_trainer_reconfigure(s->trainer, &opt);
+        if (st == GD_OK)
+            gd_trainer_set_state(s->trainer, s->initial, zeros, zeros, 0);
+        for (uint64_t k = 0; st == GD_OK && k < steps; k++)
+            st = gd_trainer_step(s->trainer, s->data, NULL);
+        if (st == GD_OK) {
+            gd_trainer_get_state(s->trainer, params, NULL, NULL, NULL);
+            for (size_t i = 0; i < s->n; i++)
+                avg[i] = avg[i] + params[i] * inv;
+        }
+    }
+    uint64_t tokens = 0;
+    if (st == GD_OK)
+        st = gd_evaluate(gd_trainer_layout(s->trainer), avg, s->data, o->eval_batches,
+                         c->inner.batch, c->inner.seq_len, c->inner.micro_batch,
+                         gd_trainer_pool(s->trainer), &rep->local_eval, &tokens);
+    if (st == GD_OK)
+        rep->has_local = true;
+    free(avg);
+    free(params);
+    free(zeros);
+    return st;
+}
+
+static void gd_sim_summary(gd_sim *s, gd_sim_report *rep) {
+    const gd_sim_options *o = s->o;
+    uint32_t W = o->diloco.workers;
+    rep->params = s->n;
+    rep->diloco_eval = rep->rounds[rep->n_rounds - 1].eval_loss;
+    rep->diloco_bytes = 0;
+    for (uint32_t r = 0; r < rep->n_rounds; r++)
+        rep->diloco_bytes += rep->rounds[r].bytes_sent + rep->rounds[r].bytes_received;
+    rep->wall_sync = s->sync_end;
+    rep->wall_overlap = s->ov_comm_end;
+    double work = s->compute_total / W; /* average worker's training seconds */
+    rep->utilization_sync = rep->wall_sync > 0 ? work / rep->wall_sync : 1;
+    rep->utilization_overlap = rep->wall_overlap > 0 ? work / rep->wall_overlap : 1;
+    rep->diloco_wall = o->diloco.overlap ? rep->wall_overlap : rep->wall_sync;
+    rep->utilization = o->diloco.overlap ? rep->utilization_overlap : rep->utilization_sync;
+    double h[8];
+    size_t nh = gd_data_markov_entropies(s->data, h, 8);
+    rep->entropy_floor = nh ? h[nh - 1] : NAN;
+    rep->loss_ratio = NAN;
+    rep->byte_reduction = NAN;
+    if (rep->has_ddp) {
+        double floor = isnan(rep->entropy_floor) ? 0 : rep->entropy_floor;
+        rep->loss_ratio = (rep->diloco_eval - floor) / (rep->ddp_eval - floor);
+        rep->byte_reduction = (double)rep->ddp_bytes / (double)rep->diloco_bytes;
+    }
+}
+
+gd_status gd_sim_run(const gd_sim_options *o, gd_sim_report *rep, gd_sim_progress_fn progress,
+                     void *ctx) {
+    memset(rep, 0, sizeof *rep);
+    gd_sim s;
+    gd_status st = gd_sim_setup(&s, o);
+    if (st == GD_OK) {
+        rep->rounds = calloc(o->rounds, sizeof *rep->rounds);
+        if (rep->rounds == NULL)
+            st = gd_fail(GD_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t r = 0; st == GD_OK && r < o->rounds; r++) {
+        st = gd_sim_round(&s, r, &rep->rounds[r]);
+        if (st == GD_OK) {
+            rep->n_rounds = r + 1;
+            rep->verified_segments += rep->rounds[r].verified;
+            if (progress)
+                progress(ctx, &rep->rounds[r]);
+        }
+    }
+    if (st == GD_OK && o->ddp)
+        st = gd_sim_ddp(&s, rep);
+    if (st == GD_OK && o->local)
+        st = gd_sim_local(&s, rep);
+    if (st == GD_OK)
+        gd_sim_summary(&s, rep);
+    gd_sim_free(&s);
+    if (st != GD_OK)
+        gd_sim_report_free(rep);
+    return st;
+}
+
+void gd_sim_report_free(gd_sim_report *r) {
+    free(r->rounds);
+    r->rounds = NULL;
+    r->n_rounds = 0;
+}
