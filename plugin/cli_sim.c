@@ -67,7 +67,7 @@ static int gd_sim_parse(gd_cli *cli, gd_args *args, gd_sim_options *o, double *s
     gd_diloco_config *c = &o->diloco;
     uint64_t workers = c->workers, inner = c->inner_steps, rounds = 10, segment = 0;
     uint64_t eval = 8, run = c->run, seed = c->inner.seed, batch = 8, seq = 64, micro = 0;
-    uint64_t warmup = 0;
+    uint64_t warmup = 0, warm_start = 0, chunk = c->chunk_elems;
     int rc;
     if ((rc = gd_cli_u64_opt(cli, args, "workers", &workers)) >= 0 ||
         (rc = gd_cli_u64_opt(cli, args, "inner-steps", &inner)) >= 0 ||
@@ -80,10 +80,15 @@ static int gd_sim_parse(gd_cli *cli, gd_args *args, gd_sim_options *o, double *s
         (rc = gd_cli_u64_opt(cli, args, "seq", &seq)) >= 0 ||
         (rc = gd_cli_u64_opt(cli, args, "micro-batch", &micro)) >= 0 ||
         (rc = gd_cli_u64_opt(cli, args, "warmup", &warmup)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "warm-start", &warm_start)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "chunk-elems", &chunk)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "outer-lr", 1e-6, 10, &c->outer_lr)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "outer-momentum", 0, 0.999, &c->outer_momentum)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "clip", 0, 1000, &c->clip_factor)) >= 0 ||
+        (rc = gd_cli_real_opt(cli, args, "ef-decay", 0, 1, &c->error_feedback_decay)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "lr", 1e-9, 10, &c->inner.optim.lr)) >= 0 ||
+        (rc = gd_cli_real_opt(cli, args, "weight-decay", 0, 0.99, &c->inner.optim.weight_decay)) >=
+            0 ||
         (rc = gd_cli_real_opt(cli, args, "link-mbps", 0, 1e7, &o->link_mbps)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "rtt-ms", 0, 1e5, &o->rtt_ms)) >= 0 ||
         (rc = gd_cli_threads(cli, args, &o->threads)) >= 0)
@@ -95,8 +100,14 @@ static int gd_sim_parse(gd_cli *cli, gd_args *args, gd_sim_options *o, double *s
                             GD_SIM_MAX_WORKERS);
     if (batch < 1 || batch > 4096 || seq < 1 || seq > (1u << 20) || (micro && batch % micro))
         return gd_cli_usage(cli, args, "--batch 1..4096, --seq >= 1, --micro-batch dividing it");
+    if (warm_start > 1000000)
+        return gd_cli_usage(cli, args, "--warm-start must be at most 1000000 steps");
     if (segment == 0)
         segment = inner % 10 == 0 ? 10 : inner;
+    o->warm_start = (uint32_t)warm_start;
+    if (chunk < 1 || chunk > ((uint64_t)1 << 28))
+        return gd_cli_usage(cli, args, "--chunk-elems must be 1..2^28");
+    c->chunk_elems = (uint32_t)chunk;
     c->workers = (uint32_t)workers;
     c->inner_steps = (uint32_t)inner;
     c->segment_steps = (uint32_t)segment;
@@ -107,7 +118,7 @@ static int gd_sim_parse(gd_cli *cli, gd_args *args, gd_sim_options *o, double *s
     c->inner.micro_batch = micro ? (size_t)micro : (size_t)batch;
     c->overlap = gd_flag(args, "overlap");
     c->error_feedback = !gd_flag(args, "no-error-feedback");
-    uint64_t total = rounds * inner;
+    uint64_t total = warm_start + rounds * inner;
     c->inner.optim.warmup_steps = gd_arg(args, "warmup") ? warmup
                                   : total / 20 < 100   ? total / 20
                                                        : 100;
@@ -144,8 +155,8 @@ static int gd_sim_print_json(gd_cli *cli, const gd_sim_options *o, const gd_sim_
                               "clipped", (int)x->clipped));
     }
     json_t *root = json_pack(
-        "{s:{s:o,s:I,s:f,s:f,s:s,s:i,s:i,s:f,s:f,s:b},s:o,s:o,s:o,s:f,s:f,s:f,s:f,s:f,s:I,s:I,"
-        "s:o}",
+        "{s:{s:o,s:I,s:f,s:f,s:s,s:i,s:i,s:f,s:f,s:b},s:o,s:o,s:o,s:f,s:f,s:f,s:f,s:f,s:f,s:i,"
+        "s:I,s:I,s:o}",
         "diloco", "eval_loss", gd_json_number(r->diloco_eval), "bytes_per_worker",
         (json_int_t)r->diloco_bytes, "wall_seconds", r->diloco_wall, "utilization",
         r->utilization, "codec", codec, "workers", (int)o->diloco.workers, "inner_steps",
@@ -154,7 +165,8 @@ static int gd_sim_print_json(gd_cli *cli, const gd_sim_options *o, const gd_sim_
         gd_json_number(r->entropy_floor), "loss_ratio", gd_json_number(r->loss_ratio),
         "byte_reduction", gd_json_number(r->byte_reduction), "utilization", r->utilization,
         "utilization_sync", r->utilization_sync, "utilization_overlap", r->utilization_overlap,
-        "wall_sync", r->wall_sync, "wall_overlap", r->wall_overlap, "params",
+        "wall_sync", r->wall_sync, "wall_overlap", r->wall_overlap, "start_eval_loss",
+        r->start_eval, "warm_start", (int)o->warm_start, "params",
         (json_int_t)r->params, "verified_segments", (json_int_t)r->verified_segments, "rounds",
         rounds);
     if (root && r->has_ddp)
@@ -173,6 +185,9 @@ static void gd_sim_print_summary(gd_cli *cli, const gd_sim_options *o, const gd_
     char codec[40];
     gd_codec_format(&o->diloco.codec, codec, sizeof codec);
     const gd_diloco_config *c = &o->diloco;
+    if (o->warm_start)
+        fprintf(cli->out, "\nshared start: %u synchronous steps, eval loss %.4f\n", o->warm_start,
+                r->start_eval);
     fprintf(cli->out,
             "\nDiLoCo  eval loss %.4f | %.2f MB per worker | simulated %.1f s, utilization %.3f "
             "(%u workers, H=%u, %s, outer lr %g, momentum %g%s)\n",
@@ -247,7 +262,10 @@ static const gd_opt_spec gd_sim_opts[] = {
     {"data", "SPEC", "synthetic:markov:SEED..., synthetic:mixture:SEED:COMPONENTS..., text:GLOB "
                      "or token shards"},
     {"codec", "C", "none, bf16, int8 (default), int4 or topk:FRACTION"},
+    {"chunk-elems", "N", "values per payload chunk; topk selects within each chunk "
+                         "(default 1048576)"},
     {"no-error-feedback", NULL, "drop the coding error instead of carrying it to the next round"},
+    {"ef-decay", "B", "multiply the carried coding error by B each round (default 1)"},
     {"outer-lr", "X", "outer learning rate (default 0.7)"},
     {"outer-momentum", "Y", "outer Nesterov momentum (default 0.9)"},
     {"clip", "C", "clip contributions to C times the median norm (default 2; 0 = off)"},
@@ -261,7 +279,10 @@ static const gd_opt_spec gd_sim_opts[] = {
     {"seq", "T", "tokens per sequence (default 64)"},
     {"micro-batch", "M", "sequences per forward/backward pass (default B)"},
     {"lr", "LR", "inner peak learning rate (default 3e-3; cosine to lr/10)"},
-    {"warmup", "N", "inner warmup steps (default 5% of R x H, at most 100)"},
+    {"warmup", "N", "inner warmup steps (default 5% of all steps, at most 100)"},
+    {"warm-start", "N", "first train N steps synchronously; every method starts there "
+                        "(default 0)"},
+    {"weight-decay", "WD", "inner AdamW weight decay on matrices (default 0.1)"},
     {"eval-batches", "N", "evaluation batches for each round's global state (default 8)"},
     {"verify", NULL, "a validator re-executes one random segment per worker per round"},
     {"run", "ID", "run id, tags hashes and payloads (default 1)"},

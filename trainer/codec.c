@@ -1,9 +1,8 @@
 /* Pseudo-gradient codecs (trainer/codec.h): spec parsing and formatting, and
  * the encoder and validating decoder of each chunk format.
  *
- * Quantisation rule (int8, int4 and topk's int8 values), with L = 127 for
- * int8 and topk, 7 for int4, and m = the block's (topk: the chunk's) largest
- * |x|:
+ * Quantisation rule (int8, int4 and topk's int4 values), with L = 127 for
+ * int8, 7 for int4, and m = the block's largest |x|:
  *
  *     scale = m / L                       (binary32 division)
  *     q     = rha(x * (L / m))            (binary32 division, then multiply)
@@ -42,6 +41,8 @@ _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 #define TINY_KEY 0x1f800000u
 #define B8 GD_CODEC_INT8_BLOCK
 #define B4 GD_CODEC_INT4_BLOCK
+/* Top bit of topk's count field: the indices are a bitmap, not varints. */
+#define GD_TOPK_BITMAP_FLAG 0x80000000u
 
 static inline uint32_t f2u(float f) {
     uint32_t u;
@@ -195,10 +196,12 @@ size_t gd_codec_chunk_bound(const gd_codec *codec, size_t n) {
     case GD_CODEC_INT4: return int4_size(n);
     case GD_CODEC_TOPK: {
         if (n == 0)
-            return 8;
-        /* Every varint (an index or a gap minus one) is below n. */
+            return 4;
+        /* Every varint (an index or a gap minus one) is below n; the
+         * encoder never writes more index bytes than a bitmap's. */
         size_t k = topk_count(codec->topk_ppm, n);
-        return 8 + k * (1 + leb_len(n - 1));
+        size_t varints = k * leb_len(n - 1), bitmap = (n + 7) / 8;
+        return 4 + int4_size(k) + (varints < bitmap ? varints : bitmap);
     }
     }
     return 0;
@@ -559,7 +562,8 @@ static gd_status encode_topk(uint32_t ppm, const float *x, size_t n, uint8_t *ou
     size_t k = topk_count(ppm, n);
 
     /* Pass 1: top 11 bits, into four histograms so that runs of equal bins
-     * do not serialise on one counter; and the max, for the scale. */
+     * do not serialise on one counter; and the max, to refuse non-finite
+     * input before selecting. */
     uint32_t h1[4][TOPK_D1];
     memset(h1, 0, sizeof h1);
     uint32_t maxk = 0;
@@ -582,14 +586,6 @@ static gd_status encode_topk(uint32_t ppm, const float *x, size_t n, uint8_t *ou
     }
     if (maxk >= EXP_MASK)
         return fail_nonfinite(x, 0, n);
-    float scale = 0.0f, inv = 0.0f;
-    bool tiny = maxk < TINY_KEY;
-    if (maxk != 0) {
-        scale = u2f(maxk) / 127.0f;
-        if (scale_overflows(scale, 127.0f))
-            return fail_too_large("topk", 0);
-        inv = 127.0f / (tiny ? u2f(maxk) * 0x1p64f : u2f(maxk));
-    }
     for (uint32_t b = 0; b < TOPK_D1; b++)
         h1[0][b] += h1[1][b] + h1[2][b] + h1[3][b];
     size_t need = k;
@@ -627,9 +623,10 @@ static gd_status encode_topk(uint32_t ppm, const float *x, size_t n, uint8_t *ou
     }
     uint32_t t = prefix; /* the k-th largest key; need = how many == t to keep */
 
-    /* Keep, quantise and index, in increasing index order. */
-    uint8_t *qout = out + 8;
-    size_t pos = 8 + k, kept = 0;
+    /* Keep in increasing index order: the kept values and indices are
+     * compacted into the front of cbits and cidx (c >= kept, so nothing is
+     * lost). */
+    size_t kept = 0, varint_bytes = 0;
     uint32_t next = 0;
     for (size_t c = 0; c < nc && kept < k; c++) {
         uint32_t key = cbits[c] & ABS_MASK;
@@ -637,19 +634,37 @@ static gd_status encode_topk(uint32_t ppm, const float *x, size_t n, uint8_t *ou
             continue;
         if (key == t)
             need--;
-        int32_t q = 0;
-        if (maxk != 0) {
-            float v = u2f(cbits[c]);
-            q = quantize_one(tiny ? v * 0x1p64f : v, inv, 127);
-        }
-        qout[kept++] = (uint8_t)(int8_t)q;
-        pos += put_leb(out + pos, cidx[c] - next);
+        varint_bytes += leb_len(cidx[c] - next);
         next = cidx[c] + 1;
+        cbits[kept] = cbits[c];
+        cidx[kept++] = cidx[c];
+    }
+    /* The kept values as int4 blocks (scales per 32 kept values track the
+     * magnitudes along the selection better than one scale would). */
+    size_t pos = 4;
+    gd_status st = encode_int4((const float *)(const void *)cbits, k, out + pos, NULL);
+    pos += int4_size(k);
+    /* The indices: varint gaps, or a bitmap when that is strictly smaller
+     * (dense selections); the choice is a function of the selection, so
+     * the encoding stays canonical. */
+    size_t bitmap_bytes = (n + 7) / 8;
+    bool bitmap = bitmap_bytes < varint_bytes;
+    if (bitmap) {
+        memset(out + pos, 0, bitmap_bytes);
+        for (size_t j = 0; j < kept; j++)
+            out[pos + cidx[j] / 8] |= (uint8_t)(1u << (cidx[j] % 8));
+        pos += bitmap_bytes;
+    } else {
+        next = 0;
+        for (size_t j = 0; j < kept; j++) {
+            pos += put_leb(out + pos, cidx[j] - next);
+            next = cidx[j] + 1;
+        }
     }
     free(cbits);
-    uint32_t k32 = (uint32_t)k;
+    GD_TRY(st);
+    uint32_t k32 = (uint32_t)k | (bitmap ? GD_TOPK_BITMAP_FLAG : 0);
     memcpy(out, &k32, 4);
-    memcpy(out + 4, &scale, 4);
     *written = pos;
     /* Decoding our own bytes makes decoded == decode by construction and
      * costs an O(n) memset plus O(k). */
@@ -658,26 +673,41 @@ static gd_status encode_topk(uint32_t ppm, const float *x, size_t n, uint8_t *ou
     return GD_OK;
 }
 
-static gd_status decode_topk(uint32_t ppm, const uint8_t *in, size_t len, float *x, size_t n) {
-    if (len < 8)
-        return gd_fail(GD_ERR_PARSE, "topk chunk: %zu bytes, shorter than its 8-byte head", len);
-    uint32_t k;
-    float scale;
-    memcpy(&k, in, 4);
-    memcpy(&scale, in + 4, 4);
-    if (k == 0 || k > n)
-        return gd_fail(GD_ERR_PARSE, "topk chunk: count %u outside 1..%zu", (unsigned)k, n);
-    size_t want = topk_count(ppm, n);
-    if (k != want)
-        return gd_fail(GD_ERR_PARSE, "topk chunk: count %u, but topk of %zu values keeps %zu",
-                       (unsigned)k, n, want);
-    GD_TRY(check_scale("topk", scale, 127.0f, 4));
-    if (len - 8 < k)
-        return gd_fail(GD_ERR_PARSE, "topk chunk: %zu bytes cannot hold %u values", len,
+/* The bitmap form: exactly ceil(n / 8) bytes, bit i (LSB first) set for a
+ * kept index, exactly k bits set, no bit at or past n, and (canonical) only
+ * used where it is strictly shorter than the varint form. */
+static gd_status decode_topk_bitmap(const float *vals, uint32_t k, const uint8_t *map,
+                                    size_t len, float *x, size_t n) {
+    size_t bytes = (n + 7) / 8;
+    if (len != bytes)
+        return gd_fail(GD_ERR_PARSE, "topk chunk: a bitmap of %zu values is %zu bytes, not %zu",
+                       n, bytes, len);
+    if (n % 8 != 0 && (map[bytes - 1] >> (n % 8)) != 0)
+        return gd_fail(GD_ERR_PARSE, "topk chunk: bitmap bits set past the last value");
+    uint32_t j = 0;
+    size_t varint_bytes = 0, next = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(map[i / 8] >> (i % 8) & 1u))
+            continue;
+        if (j == k)
+            return gd_fail(GD_ERR_PARSE, "topk chunk: bitmap has more than %u bits set",
+                           (unsigned)k);
+        x[i] = vals[j++];
+        varint_bytes += leb_len(i - next);
+        next = i + 1;
+    }
+    if (j != k)
+        return gd_fail(GD_ERR_PARSE, "topk chunk: bitmap has %u bits set, not %u", (unsigned)j,
                        (unsigned)k);
-    const int8_t *q = (const int8_t *)(in + 8);
-    memset(x, 0, n * sizeof(float));
-    size_t pos = 8 + (size_t)k;
+    if (bytes >= varint_bytes)
+        return gd_fail(GD_ERR_PARSE, "topk chunk: a bitmap where varints are no longer "
+                                     "(not canonical)");
+    return GD_OK;
+}
+
+static gd_status decode_topk_varints(const float *vals, uint32_t k, const uint8_t *in,
+                                     size_t len, float *x, size_t n) {
+    size_t pos = 0;
     uint64_t next = 0;
     for (uint32_t j = 0; j < k; j++) {
         uint32_t v = 0;
@@ -688,14 +718,13 @@ static gd_status decode_topk(uint32_t ppm, const uint8_t *in, size_t len, float 
             if (s == 4 && byte > 0x0f)
                 return gd_fail(GD_ERR_PARSE,
                                "topk chunk: index %u's varint is longer than 5 bytes or "
-                               "exceeds 32 bits (byte %zu)",
-                               (unsigned)j, pos - 1);
+                               "exceeds 32 bits",
+                               (unsigned)j);
             v |= (uint32_t)(byte & 0x7fu) << (7 * s);
             if (!(byte & 0x80u)) {
                 if (byte == 0 && s > 0)
-                    return gd_fail(GD_ERR_PARSE,
-                                   "topk chunk: index %u's varint is not minimal (byte %zu)",
-                                   (unsigned)j, pos - 1);
+                    return gd_fail(GD_ERR_PARSE, "topk chunk: index %u's varint is not minimal",
+                                   (unsigned)j);
                 break;
             }
         }
@@ -704,14 +733,48 @@ static gd_status decode_topk(uint32_t ppm, const uint8_t *in, size_t len, float 
             return gd_fail(GD_ERR_PARSE,
                            "topk chunk: index %u is %llu, out of range for %zu values",
                            (unsigned)j, (unsigned long long)idx, n);
-        if (q[j] == -128)
-            return gd_fail(GD_ERR_PARSE, "topk chunk: value %u is -128", (unsigned)j);
-        x[idx] = (float)q[j] * scale;
+        x[idx] = vals[j];
         next = idx + 1;
     }
     if (pos != len)
         return gd_fail(GD_ERR_PARSE, "topk chunk: %zu bytes after the last index", len - pos);
+    if (len > (n + 7) / 8)
+        return gd_fail(GD_ERR_PARSE, "topk chunk: varint indices where a bitmap is shorter "
+                                     "(not canonical)");
     return GD_OK;
+}
+
+/* Layout: LE32 k (top bit: bitmap form), the k kept values as an int4
+ * chunk of k values, then the indices. */
+static gd_status decode_topk(uint32_t ppm, const uint8_t *in, size_t len, float *x, size_t n) {
+    if (len < 4)
+        return gd_fail(GD_ERR_PARSE, "topk chunk: %zu bytes, shorter than its 4-byte count", len);
+    uint32_t k;
+    memcpy(&k, in, 4);
+    bool bitmap = (k & GD_TOPK_BITMAP_FLAG) != 0;
+    k &= ~GD_TOPK_BITMAP_FLAG;
+    if (k == 0 || k > n)
+        return gd_fail(GD_ERR_PARSE, "topk chunk: count %u outside 1..%zu", (unsigned)k, n);
+    size_t want = topk_count(ppm, n);
+    if (k != want)
+        return gd_fail(GD_ERR_PARSE, "topk chunk: count %u, but topk of %zu values keeps %zu",
+                       (unsigned)k, n, want);
+    size_t vbytes = int4_size(k);
+    if (len - 4 < vbytes)
+        return gd_fail(GD_ERR_PARSE, "topk chunk: %zu bytes cannot hold %u int4 values", len,
+                       (unsigned)k);
+    float *vals = malloc((size_t)k * sizeof *vals);
+    if (vals == NULL)
+        return gd_fail(GD_ERR_NOMEM, "topk: no memory for %u values", (unsigned)k);
+    gd_status st = decode_int4(in + 4, vals, k);
+    if (st == GD_OK) {
+        memset(x, 0, n * sizeof(float));
+        size_t pos = 4 + vbytes;
+        st = bitmap ? decode_topk_bitmap(vals, k, in + pos, len - pos, x, n)
+                    : decode_topk_varints(vals, k, in + pos, len - pos, x, n);
+    }
+    free(vals);
+    return st;
 }
 
 /* ---- entry points ------------------------------------------------------- */

@@ -8,10 +8,13 @@
  *   int4      blocks of 32 values: a float32 scale absmax/7, then two
  *             values per byte (low nibble first), q in [-7, 7]
  *   topk:F    the ceil(F * n) largest-magnitude values of the chunk (ties
- *             broken by lower index), as a count, one float32 scale
- *             absmax/127, int8 values, and their indices delta-coded as
- *             unsigned LEB128 varints (first index, then gaps minus 1);
- *             every other value decodes to 0
+ *             broken by lower index), as a count, the kept values in index
+ *             order as an int4 chunk of k values (blocks of 32 kept values,
+ *             each with its own scale), and their indices: delta-coded as
+ *             unsigned LEB128 varints (first index, then gaps minus 1), or,
+ *             when strictly shorter, a bitmap of ceil(n / 8) bytes (bit i,
+ *             LSB first, set for a kept index), flagged by the count's top
+ *             bit; every other value decodes to 0
  *
  * Every codec is deterministic: the same input bits give the same output
  * bits on every machine (only exactly rounded IEEE operations, integer
@@ -27,9 +30,10 @@
  *         bf16's range saturate to its largest finite value;
  *   int8: |y - x| <= scale / 2 (+ rounding), scale = blockmax / 127;
  *   int4: |y - x| <= scale / 2 (+ rounding), scale = blockmax / 7;
- *   topk: kept values as int8 against the chunk's kept absmax; dropped
- *         values are at most the smallest kept magnitude.
- * (int8 and topk refuse +-FLT_MAX, whose 127 * (FLT_MAX / 127) would decode
+ *   topk: kept values as int4 does (the block's max over 32 consecutive
+ *         kept values); dropped values are at most the smallest kept
+ *         magnitude.
+ * (int8 refuses +-FLT_MAX, whose 127 * (FLT_MAX / 127) would decode
  * to infinity: GD_ERR_INVALID. trainer/codec.c documents the exact
  * quantisation expression.)
  * Error feedback (trainer/diloco.c) carries each round's coding error into

@@ -30,6 +30,7 @@ void gd_diloco_config_default(gd_diloco_config *c) {
     c->outer_momentum = 0.9;
     c->codec = (gd_codec){.kind = GD_CODEC_INT8};
     c->error_feedback = true;
+    c->error_feedback_decay = 1.0;
     c->clip_factor = 2.0;
     c->overlap = false;
     c->chunk_elems = GD_PAYLOAD_CHUNK_ELEMS;
@@ -50,6 +51,9 @@ gd_status gd_diloco_config_validate(const gd_diloco_config *c, const gd_model_co
     if (!(c->clip_factor == 0 || (c->clip_factor >= 1 && c->clip_factor <= 1000)))
         return gd_fail(GD_ERR_INVALID, "clip factor %g must be 0 (off) or in [1, 1000]",
                        c->clip_factor);
+    if (!(c->error_feedback_decay >= 0 && c->error_feedback_decay <= 1))
+        return gd_fail(GD_ERR_INVALID, "error-feedback decay %g must be in [0, 1]",
+                       c->error_feedback_decay);
     if (c->chunk_elems < 1 || c->chunk_elems > ((uint32_t)1 << 28))
         return gd_fail(GD_ERR_INVALID, "payload chunk size %u must be 1..2^28", c->chunk_elems);
     return gd_train_options_validate(&c->inner, model);
@@ -185,6 +189,11 @@ static gd_status gd_encode_delta(gd_trainer *t, const gd_diloco_config *c, uint6
                            .codec = c->codec, .chunk_elems = c->chunk_elems};
     snprintf(h.participant, sizeof h.participant, "%s", w->address);
     memcpy(h.layout_digest, gd_trainer_layout(t)->digest, 32);
+    if (c->error_feedback && c->error_feedback_decay != 1.0) {
+        float decay = (float)c->error_feedback_decay;
+        for (size_t i = 0; i < n; i++)
+            w->residual[i] = decay * w->residual[i];
+    }
     return gd_payload_encode(payload, &h, delta, c->error_feedback ? w->residual : NULL,
                              gd_trainer_pool(t));
 }

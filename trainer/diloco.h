@@ -55,6 +55,11 @@ typedef struct gd_diloco_config {
     double outer_momentum;   /* 0.9, Nesterov */
     gd_codec codec;
     bool error_feedback;     /* carry the coding error into the next round's Δ */
+    /* The residual is multiplied by this before it is added to the next Δ
+     * (1 keeps all of it). Below 1 old, never-sent coordinates fade instead
+     * of piling up, which keeps sparse codecs stable (SparseLoCo, Sarfi et
+     * al. 2025, decays its error buffer the same way). */
+    double error_feedback_decay;
     double clip_factor;      /* clip contributions to this times the median norm; 0 = off */
     bool overlap;            /* one-step-delay overlap */
     uint32_t chunk_elems;    /* payload chunk size (values) */

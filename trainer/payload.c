@@ -124,6 +124,29 @@ gd_status gd_payload_header_decode(gd_payload_header *h, const uint8_t *in, size
     return GD_OK;
 }
 
+gd_status gd_payload_header_matches(const gd_payload_header *got,
+                                    const gd_payload_header *want) {
+    const char *field = NULL;
+    if (got->run != want->run)
+        field = "run";
+    else if (got->round != want->round)
+        field = "round";
+    else if (strcmp(got->participant, want->participant) != 0)
+        field = "participant";
+    else if (got->param_count != want->param_count)
+        field = "param count";
+    else if (memcmp(got->layout_digest, want->layout_digest, 32) != 0)
+        field = "layout digest";
+    else if (got->codec.kind != want->codec.kind || got->codec.topk_ppm != want->codec.topk_ppm)
+        field = "codec";
+    else if (got->chunk_elems != want->chunk_elems)
+        field = "chunk size";
+    if (field == NULL)
+        return GD_OK;
+    return gd_fail(GD_ERR_INVALID, "payload of '%s': its %s is not the one expected",
+                   got->participant, field);
+}
+
 /* Values in chunk i (the last may be short). */
 static size_t gd_chunk_values(const gd_payload_header *h, size_t i) {
     uint64_t off = (uint64_t)i * h->chunk_elems;

@@ -58,6 +58,13 @@ void gd_payload_header_encode(const gd_payload_header *h,
  * printable ASCII then NUL padding only, param_count >= 1. */
 gd_status gd_payload_header_decode(gd_payload_header *h, const uint8_t *in,
                                    size_t len) GD_MUST_CHECK;
+/* What a receiver checks before decoding a peer's payload: run, round,
+ * participant, param count, layout digest, codec and chunk size all equal
+ * what it expects (chunk_count follows). A decoded payload writes
+ * param_count floats, so this also bounds the receiver's buffer.
+ * GD_ERR_INVALID naming the first field that differs. */
+gd_status gd_payload_header_matches(const gd_payload_header *got,
+                                    const gd_payload_header *want) GD_MUST_CHECK;
 
 typedef struct gd_payload_chunk {
     uint8_t *raw;        /* canonical bytes (hashed) */

@@ -12,10 +12,13 @@
 
 typedef struct gd_sim {
     const gd_sim_options *o;
+    gd_diloco_config c;    /* o->diloco with the schedule spanning the whole run */
     gd_data *data;
     gd_trainer *trainer;
     size_t n;
     float *initial;        /* G_0's parameters, for the baselines */
+    float *initial_m, *initial_v; /* the AdamW moments every method starts with */
+    uint64_t start_step;   /* inner steps before round 0 (the warm start) */
     gd_global_state g;
     gd_worker_state *workers;
     float **starts;        /* overlap: each worker's next start state */
@@ -57,15 +60,48 @@ static void gd_sim_free(gd_sim *s) {
     free(s->decoded);
     free(s->results);
     free(s->initial);
+    free(s->initial_m);
+    free(s->initial_v);
     gd_global_state_free(&s->g);
     gd_trainer_destroy(s->trainer);
     gd_data_close(s->data);
 }
 
+static uint64_t gd_sim_total_steps(const gd_sim_options *o) {
+    return (uint64_t)o->warm_start + (uint64_t)o->rounds * o->diloco.inner_steps;
+}
+
+/* The synchronous data-parallel trainer: a global batch of W x batch whose
+ * micro-batches are the workers' batches, over the whole schedule. */
+static gd_status gd_sim_ddp_trainer(const gd_sim_options *o, gd_trainer **out) {
+    const gd_diloco_config *c = &o->diloco;
+    gd_train_options opt = c->inner;
+    opt.batch = c->inner.batch * c->workers;
+    opt.micro_batch = c->inner.micro_batch;
+    opt.data_workers = c->workers;
+    opt.optim.schedule_steps = gd_sim_total_steps(o);
+    return gd_trainer_create(out, &o->model, &opt, o->threads);
+}
+
+/* The shared start: warm_start synchronous steps from the seed's weights. */
+static gd_status gd_sim_warm_start(gd_sim *s) {
+    gd_trainer *t = NULL;
+    GD_TRY(gd_sim_ddp_trainer(s->o, &t));
+    gd_status st = GD_OK;
+    for (uint32_t k = 0; st == GD_OK && k < s->o->warm_start; k++)
+        st = gd_trainer_step(t, s->data, NULL);
+    if (st == GD_OK)
+        gd_trainer_get_state(t, s->initial, s->initial_m, s->initial_v, &s->start_step);
+    gd_trainer_destroy(t);
+    return st;
+}
+
 static gd_status gd_sim_setup(gd_sim *s, const gd_sim_options *o) {
     memset(s, 0, sizeof *s);
     s->o = o;
-    const gd_diloco_config *c = &o->diloco;
+    s->c = o->diloco;
+    s->c.inner.optim.schedule_steps = gd_sim_total_steps(o);
+    const gd_diloco_config *c = &s->c;
     GD_TRY(gd_diloco_config_validate(c, &o->model));
     if (o->rounds < 1 || o->eval_batches < 1)
         return gd_fail(GD_ERR_INVALID, "the simulation needs at least one round and one "
@@ -78,23 +114,32 @@ static gd_status gd_sim_setup(gd_sim *s, const gd_sim_options *o) {
         return gd_fail(GD_ERR_INVALID, "link speed and round-trip time must be >= 0");
     GD_TRY(gd_data_open(&s->data, o->data_spec));
     gd_train_options inner = c->inner;
-    inner.optim.schedule_steps = (uint64_t)o->rounds * c->inner_steps;
+    inner.optim.schedule_steps = gd_sim_total_steps(o);
     s->trainer = NULL;
     GD_TRY(gd_trainer_create(&s->trainer, &o->model, &inner, o->threads));
     s->n = gd_trainer_layout(s->trainer)->total;
     uint32_t W = c->workers;
     s->initial = malloc(s->n * sizeof(float));
+    s->initial_m = calloc(s->n, sizeof(float));
+    s->initial_v = calloc(s->n, sizeof(float));
     s->workers = calloc(W, sizeof *s->workers);
     s->starts = calloc(W, sizeof *s->starts);
     s->decoded = calloc(W, sizeof *s->decoded);
     s->results = calloc(W, sizeof *s->results);
-    if (!s->initial || !s->workers || !s->starts || !s->decoded || !s->results)
+    if (!s->initial || !s->initial_m || !s->initial_v || !s->workers || !s->starts ||
+        !s->decoded || !s->results)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     gd_trainer_get_state(s->trainer, s->initial, NULL, NULL, NULL);
+    if (o->warm_start > 0)
+        GD_TRY(gd_sim_warm_start(s));
     GD_TRY(gd_global_state_init(&s->g, s->n));
     memcpy(s->g.params, s->initial, s->n * sizeof(float));
     for (uint32_t w = 0; w < W; w++) {
         GD_TRY(gd_worker_state_init(&s->workers[w], w, s->n));
+        gd_worker_state *ws = &s->workers[w];
+        memcpy(ws->exp_avg, s->initial_m, s->n * sizeof(float));
+        memcpy(ws->exp_avg_sq, s->initial_v, s->n * sizeof(float));
+        ws->step = s->start_step;
         s->starts[w] = malloc(s->n * sizeof(float));
         s->decoded[w] = malloc(s->n * sizeof(float));
         if (!s->starts[w] || !s->decoded[w])
@@ -110,7 +155,7 @@ static gd_status gd_sim_setup(gd_sim *s, const gd_sim_options *o) {
 static gd_status gd_sim_verify(gd_sim *s, uint32_t r, uint32_t w, const float *start,
                                const gd_worker_state *segment_starts,
                                const gd_worker_round *res) {
-    const gd_diloco_config *c = &s->o->diloco;
+    const gd_diloco_config *c = &s->c;
     uint32_t segments = c->inner_steps / c->segment_steps;
     uint32_t ids[4] = {GD_SIM_VERIFY_TAG, (uint32_t)c->run, r, w};
     gd_rng rng;
@@ -131,7 +176,7 @@ static gd_status gd_sim_verify(gd_sim *s, uint32_t r, uint32_t w, const float *s
 /* One worker's round, its payload through the wire form, and its check. */
 static gd_status gd_sim_worker(gd_sim *s, uint32_t r, uint32_t w, uint64_t *wire_bytes) {
     const gd_sim_options *o = s->o;
-    const gd_diloco_config *c = &o->diloco;
+    const gd_diloco_config *c = &s->c;
     const float *start = c->overlap ? s->starts[w] : s->g.params;
     uint32_t segments = c->inner_steps / c->segment_steps;
     gd_worker_state *seg = o->verify ? calloc(segments, sizeof *seg) : NULL;
@@ -149,6 +194,8 @@ static gd_status gd_sim_worker(gd_sim *s, uint32_t r, uint32_t w, uint64_t *wire
         st = gd_payload_serialize(&res->payload, &wire);
     if (st == GD_OK)
         st = gd_payload_parse(&parsed, wire.data, wire.len, gd_trainer_pool(s->trainer));
+    if (st == GD_OK)
+        st = gd_payload_header_matches(&parsed.header, &res->payload.header);
     uint8_t root[GD_MMR_HASH_LEN];
     uint32_t leaves = 0;
     if (st == GD_OK)
@@ -185,7 +232,7 @@ static void gd_sim_timelines(gd_sim *s, double compute, double comm) {
 
 static gd_status gd_sim_round(gd_sim *s, uint32_t r, gd_sim_round_report *rep) {
     const gd_sim_options *o = s->o;
-    const gd_diloco_config *c = &o->diloco;
+    const gd_diloco_config *c = &s->c;
     uint32_t W = c->workers;
     memset(rep, 0, sizeof *rep);
     rep->round = r;
@@ -246,20 +293,16 @@ static gd_status gd_sim_round(gd_sim *s, uint32_t r, gd_sim_round_report *rep) {
     return st;
 }
 
-/* DDP: one trainer with a global batch of W x batch whose micro-batches
- * are the workers' batches (data_workers = W), R x H steps. */
+/* DDP: the synchronous trainer continues from the shared start for the
+ * same R x H steps. */
 static gd_status gd_sim_ddp(gd_sim *s, gd_sim_report *rep) {
     const gd_sim_options *o = s->o;
-    const gd_diloco_config *c = &o->diloco;
+    const gd_diloco_config *c = &s->c;
     uint32_t W = c->workers;
     uint64_t steps = (uint64_t)o->rounds * c->inner_steps;
-    gd_train_options opt = c->inner;
-    opt.batch = c->inner.batch * W;
-    opt.micro_batch = c->inner.micro_batch;
-    opt.data_workers = W;
-    opt.optim.schedule_steps = steps;
     gd_trainer *t = NULL;
-    GD_TRY(gd_trainer_create(&t, &o->model, &opt, o->threads));
+    GD_TRY(gd_sim_ddp_trainer(o, &t));
+    gd_trainer_set_state(t, s->initial, s->initial_m, s->initial_v, s->start_step);
     double slowest_speed = 1e300;
     for (uint32_t w = 0; w < W; w++)
         slowest_speed = gd_speed(o, w) < slowest_speed ? gd_speed(o, w) : slowest_speed;
@@ -291,20 +334,20 @@ static gd_status gd_sim_ddp(gd_sim *s, gd_sim_report *rep) {
  * data; the parameters are averaged once at the end (worker order, float). */
 static gd_status gd_sim_local(gd_sim *s, gd_sim_report *rep) {
     const gd_sim_options *o = s->o;
-    const gd_diloco_config *c = &o->diloco;
+    const gd_diloco_config *c = &s->c;
     uint32_t W = c->workers;
     uint64_t steps = (uint64_t)o->rounds * c->inner_steps;
     float *avg = calloc(s->n, sizeof(float)), *params = malloc(s->n * sizeof(float));
-    float *zeros = calloc(s->n, sizeof(float));
-    gd_status st = avg && params && zeros ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    gd_status st = avg && params ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
     float inv = 1.0f / (float)W;
     for (uint32_t w = 0; st == GD_OK && w < W; w++) {
         gd_train_options opt = c->inner;
         opt.worker = w;
-        opt.optim.schedule_steps = steps;
+        opt.optim.schedule_steps = gd_sim_total_steps(o);
         st = gd_trainer_reconfigure(s->trainer, &opt);
         if (st == GD_OK)
-            gd_trainer_set_state(s->trainer, s->initial, zeros, zeros, 0);
+            gd_trainer_set_state(s->trainer, s->initial, s->initial_m, s->initial_v,
+                                 s->start_step);
         for (uint64_t k = 0; st == GD_OK && k < steps; k++)
             st = gd_trainer_step(s->trainer, s->data, NULL);
         if (st == GD_OK) {
@@ -322,7 +365,6 @@ static gd_status gd_sim_local(gd_sim *s, gd_sim_report *rep) {
         rep->has_local = true;
     free(avg);
     free(params);
-    free(zeros);
     return st;
 }
 
@@ -363,6 +405,11 @@ gd_status gd_sim_run(const gd_sim_options *o, gd_sim_report *rep, gd_sim_progres
         if (rep->rounds == NULL)
             st = gd_fail(GD_ERR_NOMEM, "out of memory");
     }
+    uint64_t tokens = 0;
+    if (st == GD_OK)
+        st = gd_evaluate(gd_trainer_layout(s.trainer), s.initial, s.data, o->eval_batches,
+                         s.c.inner.batch, s.c.inner.seq_len, s.c.inner.micro_batch,
+                         gd_trainer_pool(s.trainer), &rep->start_eval, &tokens);
     for (uint32_t r = 0; st == GD_OK && r < o->rounds; r++) {
         st = gd_sim_round(&s, r, &rep->rounds[r]);
         if (st == GD_OK) {

@@ -32,6 +32,11 @@ typedef struct gd_sim_options {
     gd_model_config model;
     const char *data_spec;
     uint32_t rounds;
+    /* Steps of synchronous data-parallel training every method starts from
+     * (as the DiLoCo paper starts from a pretrained model): G_0 and the
+     * AdamW moments after them are shared by DiLoCo and both baselines,
+     * and the learning-rate schedule spans warm_start + rounds x H steps. */
+    uint32_t warm_start;
     uint32_t eval_batches;  /* evaluation batches for G after every round */
     double link_mbps;       /* 0: an infinitely fast link */
     double rtt_ms;
@@ -71,6 +76,7 @@ typedef struct gd_sim_report {
     double byte_reduction;     /* DDP bytes / DiLoCo bytes (NAN without DDP) */
     uint64_t params;
     uint32_t verified_segments;
+    double start_eval;         /* eval loss of G_0 (after the warm start, if any) */
 } gd_sim_report;
 
 typedef void (*gd_sim_progress_fn)(void *ctx, const gd_sim_round_report *round);

@@ -3,6 +3,7 @@
  * error feedback over many rounds, and the decoder's rejections. */
 #include <float.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,9 +241,17 @@ static void check_bounds(const gd_codec *c, const float *x, size_t n, const uint
         k = k < 1 ? 1 : k;
         uint32_t k_got;
         memcpy(&k_got, bytes, 4);
+        bool bitmap = (k_got & 0x80000000u) != 0;
+        k_got &= 0x7fffffffu;
         CHECK(k_got == k);
         if (k_got != k)
             return;
+        /* The index form is whichever is shorter (a bitmap only when
+         * strictly shorter than the varints). */
+        size_t vbytes = 4 * ((k + 31) / 32) + (k + 1) / 2, bitmap_bytes = (n + 7) / 8;
+        size_t ibytes = len - 4 - vbytes;
+        CHECK(len > 4 + vbytes);
+        CHECK(bitmap ? ibytes == bitmap_bytes : ibytes <= bitmap_bytes);
         /* The kept set must be exactly the k largest |x|, lower index first
          * among equals. */
         key_index *ref = malloc(n * sizeof *ref);
@@ -252,26 +261,41 @@ static void check_bounds(const gd_codec *c, const float *x, size_t n, const uint
         qsort(ref, n, sizeof *ref, by_key_desc);
         for (size_t j = 0; j < k; j++)
             kept[ref[j].index] = 1;
-        size_t pos = 8 + k, idx = 0;
-        float amax = u2f(ref[0].key), kmin = u2f(ref[k - 1].key);
-        double s = (double)amax / 127;
+        float kmin = u2f(ref[k - 1].key);
+        /* The indices name the kept set in increasing order... */
+        size_t pos = 4 + vbytes, idx = 0;
+        float *kx = malloc(k * sizeof *kx), *ky = malloc(k * sizeof *ky);
         for (size_t j = 0; j < k; j++) {
-            idx = (j == 0 ? 0 : idx + 1) + get_leb(bytes, &pos);
+            if (bitmap) {
+                size_t from = j == 0 ? 0 : idx + 1;
+                for (idx = from; idx < n && !(bytes[pos + idx / 8] >> (idx % 8) & 1u); idx++)
+                    ;
+            } else {
+                idx = (j == 0 ? 0 : idx + 1) + get_leb(bytes, &pos);
+            }
             CHECK(idx < n && kept[idx] == 1);
             if (idx >= n)
                 break;
             kept[idx] = 2;
-            CHECK(fabs((double)y[idx] - (double)x[idx]) <= s * 0.5 * (1 + 0x1p-10) + 0x1p-140);
-            if (amax >= 0x1p-64f)
-                CHECK((int8_t)bytes[8 + j] == ref_q(x[idx], amax, 127.0f));
+            kx[j] = x[idx];
+            ky[j] = y[idx];
         }
-        CHECK(pos == len);
+        CHECK(bitmap ? pos + bitmap_bytes == len : pos == len);
+        /* ... their values are int4 blocks of 32 kept values ... */
+        for (size_t off = 0, at = 4; off < k; off += 32) {
+            size_t m = k - off < 32 ? k - off : 32;
+            check_block(kx + off, ky + off, m, bytes + at, 7.0f, 1);
+            at += 4 + (m + 1) / 2;
+        }
+        /* ... and everything else decodes to 0. */
         for (size_t i = 0; i < n; i++) {
             if (kept[i] != 2) {
                 CHECK(f2u(y[i]) == 0);
                 CHECK(fabsf(x[i]) <= kmin);
             }
         }
+        free(kx);
+        free(ky);
         free(ref);
         free(kept);
         break;
@@ -337,13 +361,15 @@ static void test_topk_ties(void) {
     size_t len;
     float y[40];
     uint8_t *bytes = encode(&c, x, 40, &len, y);
-    /* 04000000, scale 0.5/127, q 64 -64 127 -127 (0.25 * 254 = 63.5 -> 64),
-     * indices 0, 1 (gap 0), 30 (gap 28), 35 (gap 4). */
-    float scale = 0.5f / 127.0f;
+    /* 04000000, then the values 0.25 -0.25 0.5 -0.5 as one int4 block:
+     * scale 0.5 / 7, q 4 -4 7 -7 (0.25 * 14 = 3.5 -> 4), nibbles 4 c 7 9;
+     * then the indices 0, 1 (gap 0), 30 (gap 28), 35 (gap 4): four varint
+     * bytes beat a five-byte bitmap. */
+    float scale = 0.5f / 7.0f;
     uint8_t head[8] = {4, 0, 0, 0};
     memcpy(head + 4, &scale, 4);
-    CHECK(len == 16 && memcmp(bytes, head, 8) == 0);
-    CHECK_HEX_EQ(bytes + 8, len - 8, "40c07f8100001c04");
+    CHECK(len == 14 && memcmp(bytes, head, 8) == 0);
+    CHECK_HEX_EQ(bytes + 8, len - 8, "c49700001c04");
     for (int i = 0; i < 40; i++)
         CHECK((y[i] != 0) == (i == 0 || i == 1 || i == 30 || i == 35));
     check_bounds(&c, x, 40, bytes, len, y);
@@ -351,7 +377,7 @@ static void test_topk_ties(void) {
     /* All zero: scale 0, the first k indices. */
     memset(x, 0, sizeof x);
     bytes = encode(&c, x, 40, &len, y);
-    CHECK_HEX_EQ(bytes, len, "04000000000000000000000000000000");
+    CHECK_HEX_EQ(bytes, len, "0400000000000000000000000000");
     for (int i = 0; i < 40; i++)
         CHECK(f2u(y[i]) == 0);
     free(bytes);
@@ -372,8 +398,11 @@ static void test_topk_ties(void) {
  *   ties to the even 3f80; -(1 + 3 * 2^-8) = bf818000 ties to the even bf82;
  *   -126.5 = c2fd; -0.0 = 8000; 42c8ffff rounds up to 42c9.
  * topk:0.3: k = (10 * 300000 + 999999) / 10^6 = 3: |x| 127 (index 0), 126.5
- *   (7) and 100.49999 (9). LE32 3, scale 127 / 127 = 1, q 127 -127 100, then
- *   varints 0, 7 - 0 - 1 = 6, 9 - 7 - 1 = 1.
+ *   (7) and 100.49999 (9). Their int4 block: scale 127 / 7 = 18.142857
+ *   (92249141), q = rha(x * (7 / 127)) = 7, -7 (-6.97), 6 (5.54), nibbles
+ *   7 9 6 = 97 06. The varints 0, 6, 1 would take 3 bytes, a bitmap of 10
+ *   values 2, so the bitmap: bits 0 and 7 (81) and 9 (02), and the count's
+ *   top bit set: LE32 0x80000003.
  *
  * B = {7, -2.5, 2.5, 0.5, -0.5, 1.5 - 2^-23, -6.5, -0.0, 3.5, -7}.
  * int4: m = 7, scale 1 (0000803f), 7 / m = 1, q = 7 -3 3 1 -1 1 -7 0 4 -7,
@@ -391,7 +420,7 @@ static void test_golden(void) {
     } golden[] = {
         {"int8", 0, "0000803f7ffd0301ff01ff810064"},
         {"bf16", 0, "fe4220c02040003f00bf803f82bffdc20080c942"},
-        {"topk:0.3", 0, "030000000000803f7f8164000601"},
+        {"topk:0.3", 0, "03000080922491419706" "8102"},
         {"int4", 1, "0000803fd7131f0994"},
         {"none", 1, "0000e040000020c0000020400000003f000000bfffffbf3f0000d0c000000080"
                     "000060400000e0c0"},
@@ -630,66 +659,87 @@ static void test_decode_rejects_values(void) {
     expect_parse_error(&int4, buf, 27, 37);
 }
 
-/* A topk chunk for n = 10, k = 3 (topk:0.3) from parts. */
-static size_t topk_chunk(uint8_t *out, uint32_t k, float scale, const char *tail_hex) {
+/* A topk chunk from parts: the count field, then the int4 values and the
+ * indices as hex. */
+static size_t topk_chunk(uint8_t *out, uint32_t k, const char *tail_hex) {
     memcpy(out, &k, 4);
-    put_f32(out + 4, scale);
-    return 8 + gd_test_unhex(out + 8, 64, tail_hex);
+    return 4 + gd_test_unhex(out + 4, 64, tail_hex);
 }
 
+static void expect_topk_error(const gd_codec *c, uint32_t k, const char *tail, size_t n) {
+    uint8_t buf[128];
+    size_t len = topk_chunk(buf, k, tail);
+    uint8_t *exact = malloc(len); /* exact size: any over-read shows under ASan */
+    memcpy(exact, buf, len);
+    expect_parse_error(c, exact, len, n);
+    free(exact);
+}
+
+#define TOPK_BITMAP 0x80000000u
+/* Three int4 values under scale 1: 7, -7, 5. */
+#define V3 "0000803f" "9705"
+
 static void test_decode_rejects_topk(void) {
+    /* n = 10, k = 3: the bitmap form (2 bytes) is the canonical one. */
     gd_codec c = codec_of("topk:0.3");
     uint8_t buf[128];
     float y[10];
-    size_t len = topk_chunk(buf, 3, 1.0f, "7f8164000601");
+    size_t len = topk_chunk(buf, 3 | TOPK_BITMAP, V3 "8102");
     CHECK_OK(gd_codec_decode_chunk(&c, buf, len, y, 10));
-    CHECK(y[0] == 127 && y[7] == -127 && y[9] == 100 && y[8] == 0);
+    CHECK(y[0] == 7 && y[7] == -7 && y[9] == 5 && y[8] == 0);
+    expect_topk_error(&c, 3, V3 "000601", 10); /* varints where a bitmap is shorter */
     /* Counts: 0, above n, or not ceil(F n). */
-    len = topk_chunk(buf, 0, 1.0f, "");
-    expect_parse_error(&c, buf, len, 10);
-    len = topk_chunk(buf, 11, 1.0f, "7f7f7f7f7f7f7f7f7f7f7f000000000000000000000000");
-    expect_parse_error(&c, buf, len, 10);
-    len = topk_chunk(buf, 2, 1.0f, "7f810006");
-    expect_parse_error(&c, buf, len, 10);
-    /* Scales. */
-    static const float bad_scales[] = {NAN, INFINITY, -INFINITY, -1.0f, -0.0f, 3.0e38f};
-    for (size_t i = 0; i < sizeof bad_scales / sizeof bad_scales[0]; i++) {
-        len = topk_chunk(buf, 3, bad_scales[i], "7f8164000601");
-        expect_parse_error(&c, buf, len, 10);
-    }
-    len = topk_chunk(buf, 3, 1.0f, "7f8080000601"); /* value -128 */
-    expect_parse_error(&c, buf, len, 10);
-    /* Indices: out of range (first 10; gaps reaching 10), the last varint
+    expect_topk_error(&c, 0 | TOPK_BITMAP, "", 10);
+    expect_topk_error(&c, 11 | TOPK_BITMAP, "0000803f77777777777fff07", 10);
+    expect_topk_error(&c, 2 | TOPK_BITMAP, "0000803f978100", 10);
+    /* The values: bad scales (NaN, +-Inf, negative, -0, one whose 7 * scale
+     * overflows), a -8, a nonzero padding nibble, too short to hold them. */
+    static const char *const bad_values[] = {
+        "0000c07f97058102", "0000807f97058102", "000080ff97058102", "000080bf97058102",
+        "0000008097058102", "e6b1617f97058102", "0000803f97088102", "0000803f97158102",
+        "0000803f97", "0000803f", "",
+    };
+    for (size_t i = 0; i < sizeof bad_values / sizeof bad_values[0]; i++)
+        expect_topk_error(&c, 3 | TOPK_BITMAP, bad_values[i], 10);
+    /* Bitmaps: bits past n, too few or too many bits, the wrong length. */
+    static const char *const bad_maps[] = {V3 "8106", V3 "8100", V3 "8302", V3 "81",
+                                           V3 "810200"};
+    for (size_t i = 0; i < sizeof bad_maps / sizeof bad_maps[0]; i++)
+        expect_topk_error(&c, 3 | TOPK_BITMAP, bad_maps[i], 10);
+
+    /* n = 100, k = 3 (topk:0.03): varints (3 bytes) beat a 13-byte bitmap. */
+    gd_codec v = codec_of("topk:0.03");
+    float z[100];
+    len = topk_chunk(buf, 3, V3 "000601");
+    CHECK_OK(gd_codec_decode_chunk(&v, buf, len, z, 100));
+    CHECK(z[0] == 7 && z[7] == -7 && z[9] == 5 && z[8] == 0);
+    expect_topk_error(&v, 3 | TOPK_BITMAP, V3 "8102000000000000000000000000", 100);
+    expect_topk_error(&v, 3, "0000803f9708000601", 100); /* value -8 */
+    /* Indices: out of range (first 100; gaps reaching 100), the last varint
      * missing, trailing bytes. Non-increasing indices cannot be written at
      * all: gaps are coded minus one. */
     static const char *const bad_tails[] = {
-        "7f81640a0000",   /* first index 10 */
-        "7f8164070100",   /* 7, 9, 10 */
-        "7f8164000608",   /* 0, 7, 16 */
-        "7f81640006",     /* two indices */
-        "7f816400060100",   /* trailing byte */
-        "7f81640006808080808000", /* overlong: six bytes */
-        "7f81640006ffffffff0f",   /* 2^32 - 1: minimal, but out of range */
-        "7f81640006ffffffff1f",   /* fifth byte above 0x0f: over 32 bits */
-        "7f8164000680808080",     /* continuation past the end */
-        "7f816400068000",         /* non-minimal: 0 in two bytes */
-        "7f816400068100",         /* non-minimal: 1 in two bytes */
-        "7f81640006",             /* truncated */
+        V3 "640000",         /* first index 100 */
+        V3 "07015a",         /* 7, 9, 100 */
+        V3 "00065c",         /* 0, 7, 100 */
+        V3 "0006",           /* two indices */
+        V3 "00060100",       /* trailing byte */
+        V3 "0006808080808000", /* overlong: six bytes */
+        V3 "0006ffffffff0f", /* 2^32 - 1: minimal, but out of range */
+        V3 "0006ffffffff1f", /* fifth byte above 0x0f: over 32 bits */
+        V3 "000680808080",   /* continuation past the end */
+        V3 "00068000",       /* non-minimal: 0 in two bytes */
+        V3 "00068100",       /* non-minimal: 1 in two bytes */
     };
-    for (size_t i = 0; i < sizeof bad_tails / sizeof bad_tails[0]; i++) {
-        len = topk_chunk(buf, 3, 1.0f, bad_tails[i]);
-        uint8_t *exact = malloc(len);
-        memcpy(exact, buf, len);
-        expect_parse_error(&c, exact, len, 10);
-        free(exact);
-    }
+    for (size_t i = 0; i < sizeof bad_tails / sizeof bad_tails[0]; i++)
+        expect_topk_error(&v, 3, bad_tails[i], 100);
     /* A well-formed multi-byte varint. */
     gd_codec c1 = {GD_CODEC_TOPK, 1}; /* k = 1 for n <= 10^6 */
     float *big = malloc(1000 * sizeof *big);
-    len = topk_chunk(buf, 1, 1.0f, "7fe707"); /* index 999 */
+    len = topk_chunk(buf, 1, "0000803f07" "e707"); /* index 999 */
     CHECK_OK(gd_codec_decode_chunk(&c1, buf, len, big, 1000));
-    CHECK(big[999] == 127 && big[998] == 0);
-    len = topk_chunk(buf, 1, 1.0f, "7fe807"); /* index 1000 */
+    CHECK(big[999] == 7 && big[998] == 0);
+    len = topk_chunk(buf, 1, "0000803f07" "e807"); /* index 1000 */
     expect_parse_error(&c1, buf, len, 1000);
     free(big);
 }
@@ -728,14 +778,19 @@ static void test_encode_rejects(void) {
     CHECK_STATUS(gd_codec_decode_chunk(&big_ppm, out, 8, x, 100), GD_ERR_INVALID);
     CHECK(gd_codec_chunk_bound(&bogus, 100) == 0);
 
-    /* +-FLT_MAX: int8 and topk would decode 127 * (FLT_MAX / 127) = Inf, so
-     * they refuse it; int4 and none keep it; bf16 saturates to its max. */
+    /* +-FLT_MAX: int8 would decode 127 * (FLT_MAX / 127) = Inf, so it
+     * refuses it; int4, topk (int4 values) and none keep it; bf16 saturates
+     * to its max. */
     x[5] = -FLT_MAX;
     gd_codec c8 = codec_of("int8"), ck = codec_of("topk:0.01");
     CHECK_STATUS(gd_codec_encode_chunk(&c8, x, 100, out, sizeof out, &len, NULL),
                  GD_ERR_INVALID);
-    CHECK_STATUS(gd_codec_encode_chunk(&ck, x, 100, out, sizeof out, &len, NULL),
-                 GD_ERR_INVALID);
+    {
+        float yk[100];
+        CHECK_OK(gd_codec_encode_chunk(&ck, x, 100, out, sizeof out, &len, yk));
+        CHECK(isfinite(yk[5]) && yk[5] < 0);
+        check_bounds(&ck, x, 100, out, len, yk);
+    }
     x[5] = nextafterf(FLT_MAX, 0);
     float y[100];
     CHECK_OK(gd_codec_encode_chunk(&c8, x, 100, out, sizeof out, &len, y));

@@ -171,6 +171,38 @@ static void test_header_rejects(void) {
     CHECK_STATUS(gd_payload_header_decode(&out, topk, sizeof topk), GD_ERR_PARSE);
 }
 
+static void mut_run(gd_payload_header *h) { h->run++; }
+static void mut_round(gd_payload_header *h) { h->round--; }
+static void mut_participant(gd_payload_header *h) { h->participant[7] = '2'; }
+static void mut_params(gd_payload_header *h) { h->param_count++; }
+static void mut_layout(gd_payload_header *h) { h->layout_digest[31] ^= 1; }
+static void mut_codec(gd_payload_header *h) { h->codec = (gd_codec){GD_CODEC_INT8, 0}; }
+static void mut_ppm(gd_payload_header *h) { h->codec.topk_ppm++; }
+static void mut_chunk(gd_payload_header *h) { h->chunk_elems++; }
+
+/* A receiver's expectations: every field that fixes what the payload is
+ * must match, each refusal naming the field. */
+static void test_header_matches(void) {
+    gd_payload_header want = sample_header("topk:0.05", 10007, 1000);
+    gd_payload_header got = want;
+    CHECK_OK(gd_payload_header_matches(&got, &want));
+    struct {
+        void (*mutate)(gd_payload_header *);
+        const char *field;
+    } cases[] = {
+        {mut_run, "its run "},       {mut_round, "its round "},
+        {mut_participant, "its participant "}, {mut_params, "its param count "},
+        {mut_layout, "its layout digest "},    {mut_codec, "its codec "},
+        {mut_ppm, "its codec "},     {mut_chunk, "its chunk size "},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        got = want;
+        cases[i].mutate(&got);
+        CHECK_STATUS(gd_payload_header_matches(&got, &want), GD_ERR_INVALID);
+        CHECK(strstr(gd_error_detail(), cases[i].field) != NULL);
+    }
+}
+
 static void test_encode_rejects(void) {
     float v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
     gd_payload p;
@@ -765,6 +797,7 @@ static void test_files(void) {
 int main(void) {
     RUN_TEST(test_header_golden);
     RUN_TEST(test_header_rejects);
+    RUN_TEST(test_header_matches);
     RUN_TEST(test_encode_rejects);
     RUN_TEST(test_roundtrip_codecs);
     RUN_TEST(test_thread_independence);

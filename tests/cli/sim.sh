@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# gonka-diloco sim through the real binary: a small run with both baselines
+# and validator spot checks prints per-round lines and a summary, --json has
+# the documented keys, and bad input gets one "error:" line and exit 2.
+set -uo pipefail
+bin="$1"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+fail=0
+ok() { echo "ok: $*"; }
+bad() { echo "FAIL: $*"; fail=1; }
+small=(--model tiny --vocab 32 --data synthetic:markov:3 --workers 2 --inner-steps 4
+       --segment-steps 2 --rounds 2 --batch 2 --seq 16 --eval-batches 2 --threads 2)
+
+if out=$("$bin" sim "${small[@]}" --baseline ddp --baseline local --verify); then
+  grep -q "^round    1/2 | inner loss [0-9.]* | eval loss [0-9.]* | sent" <<<"$out" ||
+    bad "no round line: $out"
+  grep -q "^DDP     eval loss" <<<"$out" && grep -q "^local   eval loss" <<<"$out" ||
+    bad "no baseline lines: $out"
+  grep -q "validators re-executed 4 segments; all matched" <<<"$out" || bad "no verification: $out"
+  ok "sim text: $(grep '^excess loss DiLoCo' <<<"$out")"
+else
+  bad "sim failed: $out"
+fi
+
+if j=$("$bin" sim "${small[@]}" --codec topk:0.1 --overlap --warm-start 3 --baseline ddp \
+       --baseline local --json); then
+  /usr/bin/env python3 - "$j" <<'PY' || fail=1
+import json, sys
+d = json.loads(sys.argv[1])
+need = {"diloco": ["eval_loss", "bytes_per_worker"], "ddp": ["eval_loss", "bytes_per_worker"],
+        "local": ["eval_loss"]}
+for part, keys in need.items():
+    for k in keys:
+        assert k in d[part], (part, k)
+for k in ["entropy_floor", "loss_ratio", "byte_reduction", "utilization", "rounds"]:
+    assert k in d, k
+assert isinstance(d["entropy_floor"], float) and d["loss_ratio"] > 0 and d["byte_reduction"] > 1
+assert [r["round"] for r in d["rounds"]] == [0, 1]
+for r in d["rounds"]:
+    assert isinstance(r["eval_loss"], float) and r["bytes_per_worker"] > 0
+assert d["diloco"]["codec"] == "topk:0.1" and d["diloco"]["overlap"] is True
+print("ok: sim --json keys present; byte reduction %.1fx" % d["byte_reduction"])
+PY
+else
+  bad "sim --json failed: $j"
+fi
+
+check() { # expected-status description -- args...
+  local want="$1" what="$2"
+  shift 3
+  "$bin" "$@" >out.txt 2>err.txt
+  local rc=$?
+  if [ "$rc" -ne "$want" ] || [ "$(wc -l <err.txt)" -ne 1 ] || ! grep -q '^error: ' err.txt; then
+    bad "$what: status $rc (want $want): $(cat err.txt)"
+  else
+    ok "$what: $(cat err.txt)"
+  fi
+}
+check 2 "missing --data" -- sim --model tiny
+check 2 "unknown codec" -- sim "${small[@]}" --codec int9
+check 2 "unknown baseline" -- sim "${small[@]}" --baseline fedavg
+check 2 "segment not dividing H" -- sim --model tiny --data synthetic:markov:3 --inner-steps 4 --segment-steps 3
+check 2 "wrong number of speeds" -- sim "${small[@]}" --speeds 1,2,3
+check 2 "negative link" -- sim "${small[@]}" --link-mbps -5
+check 2 "outer momentum of 1" -- sim "${small[@]}" --outer-momentum 1
+check 1 "missing data file" -- sim --model tiny --data /no/such.bin --workers 2 --inner-steps 2 --rounds 1
+exit $fail
