@@ -16,7 +16,8 @@
 #include "common/rng.h"
 #include "trainer/payload.h"
 
-static const char *const k_codecs[] = {"none", "bf16", "int8", "int4", "topk:0.01"};
+static const char *const k_codecs[] = {"none", "bf16",      "int8",
+                                       "int4", "topk:0.01", "topk:0.3"};
 #define N_CODECS (sizeof k_codecs / sizeof k_codecs[0])
 
 /* Gradient-like values: roughly normal (a sum of four uniforms, cheap to

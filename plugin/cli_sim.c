@@ -129,6 +129,7 @@ static int gd_sim_parse(gd_cli *cli, gd_args *args, gd_sim_options *o, double *s
     o->rounds = (uint32_t)rounds;
     o->eval_batches = (uint32_t)eval;
     o->verify = gd_flag(args, "verify");
+    o->payload_dir = gd_arg(args, "payload-dir");
     if ((rc = gd_sim_speeds(cli, args, c->workers, speeds)) >= 0)
         return rc;
     o->speeds = gd_arg(args, "speeds") ? speeds : NULL;
@@ -285,6 +286,7 @@ static const gd_opt_spec gd_sim_opts[] = {
     {"weight-decay", "WD", "inner AdamW weight decay on matrices (default 0.1)"},
     {"eval-batches", "N", "evaluation batches for each round's global state (default 8)"},
     {"verify", NULL, "a validator re-executes one random segment per worker per round"},
+    {"payload-dir", "DIR", "also write every payload there (r<round>-<address>.gdpl)"},
     {"run", "ID", "run id, tags hashes and payloads (default 1)"},
     {"seed", "S", "seed of the initial weights and the batches (default 1)"},
     {"threads", "N", "worker threads (default: all cores)"},

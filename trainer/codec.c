@@ -686,15 +686,21 @@ static gd_status decode_topk_bitmap(const float *vals, uint32_t k, const uint8_t
         return gd_fail(GD_ERR_PARSE, "topk chunk: bitmap bits set past the last value");
     uint32_t j = 0;
     size_t varint_bytes = 0, next = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (!(map[i / 8] >> (i % 8) & 1u))
-            continue;
-        if (j == k)
-            return gd_fail(GD_ERR_PARSE, "topk chunk: bitmap has more than %u bits set",
-                           (unsigned)k);
-        x[i] = vals[j++];
-        varint_bytes += leb_len(i - next);
-        next = i + 1;
+    /* A word at a time, one iteration per set bit: a dense map costs no
+     * branch mispredictions per value. */
+    for (size_t at = 0; at < bytes; at += 8) {
+        uint64_t word = 0;
+        for (size_t b = 0; b < 8 && at + b < bytes; b++)
+            word |= (uint64_t)map[at + b] << (8 * b);
+        for (; word != 0; word &= word - 1) {
+            size_t i = at * 8 + (size_t)__builtin_ctzll(word);
+            if (j == k)
+                return gd_fail(GD_ERR_PARSE, "topk chunk: bitmap has more than %u bits set",
+                               (unsigned)k);
+            x[i] = vals[j++];
+            varint_bytes += leb_len(i - next);
+            next = i + 1;
+        }
     }
     if (j != k)
         return gd_fail(GD_ERR_PARSE, "topk chunk: bitmap has %u bits set, not %u", (unsigned)j,

@@ -2,6 +2,7 @@
 #include "trainer/sim.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -207,6 +208,14 @@ static gd_status gd_sim_worker(gd_sim *s, uint32_t r, uint32_t w, uint64_t *wire
                      s->workers[w].address);
     if (st == GD_OK)
         st = gd_payload_decode(&parsed, s->decoded[w], gd_trainer_pool(s->trainer));
+    if (st == GD_OK && o->payload_dir != NULL) {
+        char path[4096];
+        int len = snprintf(path, sizeof path, "%s/r%04u-%s.gdpl", o->payload_dir, (unsigned)r,
+                           s->workers[w].address);
+        st = len > 0 && (size_t)len < sizeof path
+                 ? gd_payload_write(&res->payload, path)
+                 : gd_fail(GD_ERR_INVALID, "payload directory path too long");
+    }
     *wire_bytes = wire.len;
     gd_payload_free(&parsed);
     gd_buf_free(&wire);

@@ -47,6 +47,30 @@ else
   bad "sim --json failed: $j"
 fi
 
+# --payload-dir: the files a worker would serve, readable by payload
+# inspect and verify (a flipped byte then fails verification).
+mkdir pl
+if "$bin" sim "${small[@]}" --codec int4 --payload-dir pl >/dev/null 2>err.txt; then
+  n=$(ls pl | wc -l)
+  f=pl/r0001-worker-00001.gdpl
+  if [ "$n" -ne 4 ] || [ ! -f "$f" ]; then
+    bad "--payload-dir wrote $n files: $(ls pl)"
+  else
+    root=$("$bin" payload inspect "$f" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["root"])')
+    if "$bin" payload verify "$f" --root "$root" >/dev/null; then
+      ok "--payload-dir: $n payloads, $f verifies against $root"
+    else
+      bad "payload verify of $f failed"
+    fi
+    printf '\x55' | dd of="$f" bs=1 seek=$(( $(stat -c %s "$f") - 3 )) conv=notrunc 2>/dev/null
+    if "$bin" payload verify "$f" --root "$root" >/dev/null 2>&1; then
+      bad "a corrupted payload from --payload-dir still verifies"
+    fi
+  fi
+else
+  bad "sim --payload-dir failed: $(cat err.txt)"
+fi
+
 check() { # expected-status description -- args...
   local want="$1" what="$2"
   shift 3
@@ -66,4 +90,5 @@ check 2 "wrong number of speeds" -- sim "${small[@]}" --speeds 1,2,3
 check 2 "negative link" -- sim "${small[@]}" --link-mbps -5
 check 2 "outer momentum of 1" -- sim "${small[@]}" --outer-momentum 1
 check 1 "missing data file" -- sim --model tiny --data /no/such.bin --workers 2 --inner-steps 2 --rounds 1
+check 1 "missing payload dir" -- sim "${small[@]}" --payload-dir /no/such/dir
 exit $fail
