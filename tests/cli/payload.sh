@@ -6,6 +6,7 @@
 # file, 2 for a malformed --root; every failure is one "error:" line.
 # Usage: payload.sh GONKA_DILOCO [GD_BENCH_CODEC] (default: beside the first)
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bin=$(realpath "$1")
 bench=$(realpath "${2:-$(dirname "$1")/gd-bench-codec}")
 if [ ! -x "$bench" ]; then
@@ -16,8 +17,6 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 fail=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
 
 root=$("$bench" --write-sample s.gdpl --codec int8 --values 50000 --chunk-elems 2000) ||
   { echo "FAIL: --write-sample failed"; exit 1; }
@@ -70,17 +69,6 @@ done
   "$bin" payload inspect z.gdpl | grep -qE ' zstd$' || bad "bf16 sample not stored as zstd"
 ok "none, bf16, int4 and topk samples verify"
 
-check() { # expected-status description -- args...
-  local want="$1" what="$2"
-  shift 3
-  "$bin" "$@" >out.txt 2>err.txt
-  local rc=$?
-  if [ "$rc" -ne "$want" ] || [ "$(wc -l <err.txt)" -ne 1 ] || ! grep -q '^error: ' err.txt; then
-    bad "$what: status $rc (want $want): $(cat err.txt)"
-  else
-    ok "$what: $(cat err.txt)"
-  fi
-}
 # XORs the byte at offset $2 of file $1 with 0xff.
 flip() {
   local b

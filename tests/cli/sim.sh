@@ -3,13 +3,12 @@
 # and validator spot checks prints per-round lines and a summary, --json has
 # the documented keys, and bad input gets one "error:" line and exit 2.
 set -uo pipefail
-bin="$1"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bin=$(realpath "$1")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 fail=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
 small=(--model tiny --vocab 32 --data synthetic:markov:3 --workers 2 --inner-steps 4
        --segment-steps 2 --rounds 2 --batch 2 --seq 16 --eval-batches 2 --threads 2)
 
@@ -71,17 +70,6 @@ else
   bad "sim --payload-dir failed: $(cat err.txt)"
 fi
 
-check() { # expected-status description -- args...
-  local want="$1" what="$2"
-  shift 3
-  "$bin" "$@" >out.txt 2>err.txt
-  local rc=$?
-  if [ "$rc" -ne "$want" ] || [ "$(wc -l <err.txt)" -ne 1 ] || ! grep -q '^error: ' err.txt; then
-    bad "$what: status $rc (want $want): $(cat err.txt)"
-  else
-    ok "$what: $(cat err.txt)"
-  fi
-}
 check 2 "missing --data" -- sim --model tiny
 check 2 "unknown codec" -- sim "${small[@]}" --codec int9
 check 2 "unknown baseline" -- sim "${small[@]}" --baseline fedavg

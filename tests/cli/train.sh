@@ -4,13 +4,12 @@
 # resume continues to the same bits as an uninterrupted run; bench train
 # prints its figures; bad input gets one "error:" line and exit 1 or 2.
 set -uo pipefail
-bin="$1"
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bin=$(realpath "$1")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 fail=0
-ok() { echo "ok: $*"; }
-bad() { echo "FAIL: $*"; fail=1; }
 
 common=(--model tiny --data synthetic:markov:5 --batch 4 --seq 32 --threads 2 --lr 3e-3)
 if out=$("$bin" train "${common[@]}" --steps 6 --log-every 2 --out a.safetensors); then
@@ -50,17 +49,6 @@ else
   bad "bench train failed: $j"
 fi
 
-check() { # expected-status description -- args...
-  local want="$1" what="$2"
-  shift 3
-  "$bin" "$@" >out.txt 2>err.txt
-  local rc=$?
-  if [ "$rc" -ne "$want" ] || [ "$(wc -l <err.txt)" -ne 1 ] || ! grep -q '^error: ' err.txt; then
-    bad "$what: status $rc (want $want): $(cat err.txt)"
-  else
-    ok "$what: $(cat err.txt)"
-  fi
-}
 printf '{"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1,
  "num_attention_heads": 5, "vocab_size": 100}' > inconsistent.json
 printf 'not a checkpoint' > junk.safetensors
