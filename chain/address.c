@@ -53,3 +53,21 @@ gd_status gd_address_check(const char *text) {
     size_t n;
     return gd_address_decode(raw, &n, text, GD_ADDRESS_PREFIX);
 }
+
+gd_status gd_address_canonical(char *out, size_t out_cap, const char *text) {
+    uint8_t raw[GD_ADDRESS_RAW_MAX];
+    size_t n;
+    GD_TRY(gd_address_decode(raw, &n, text, GD_ADDRESS_PREFIX));
+    return gd_address_encode(out, out_cap, GD_ADDRESS_PREFIX, raw, n);
+}
+
+gd_status gd_address_check_canonical(const char *text) {
+    char canon[GD_ADDRESS_STR_MAX];
+    if (text == NULL)
+        return gd_fail(GD_ERR_PARSE, "address is missing");
+    GD_TRY(gd_address_canonical(canon, sizeof canon, text));
+    if (strcmp(canon, text) != 0)
+        return gd_fail(GD_ERR_PARSE, "address %.100s is not in canonical (lower-case) form",
+                       text);
+    return GD_OK;
+}

@@ -33,4 +33,13 @@ gd_status gd_address_decode(uint8_t raw[GD_ADDRESS_RAW_MAX], size_t *raw_len, co
 /* Validates text as a Gonka account address (prefix "gonka"). */
 gd_status gd_address_check(const char *text) GD_MUST_CHECK;
 
+/* A Gonka address re-encoded in canonical (lower-case) form, e.g. for an
+ * address typed in upper case. */
+gd_status gd_address_canonical(char *out, size_t out_cap, const char *text) GD_MUST_CHECK;
+
+/* Validates text as a Gonka address already in canonical form: state that
+ * compares addresses as strings (the DiLoCo module) must not take
+ * "GONKA1..." for another account. */
+gd_status gd_address_check_canonical(const char *text) GD_MUST_CHECK;
+
 #endif

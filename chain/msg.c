@@ -12,12 +12,16 @@ void gd_any_free(gd_any *any) {
     any->type_url[0] = '\0';
 }
 
-/* Packs a protobuf-c message into any->value. */
-static gd_status gd_any_pack(gd_any *any, const char *type_url, const ProtobufCMessage *msg) {
+gd_status gd_msg_pack(gd_buf *out, const ProtobufCMessage *msg) {
     size_t size = protobuf_c_message_get_packed_size(msg);
-    any->value.len = 0;
-    GD_TRY(gd_buf_reserve(&any->value, size));
-    any->value.len = protobuf_c_message_pack(msg, any->value.data);
+    out->len = 0;
+    GD_TRY(gd_buf_reserve(out, size ? size : 1));
+    out->len = protobuf_c_message_pack(msg, out->data);
+    return GD_OK;
+}
+
+gd_status gd_any_pack(gd_any *any, const char *type_url, const ProtobufCMessage *msg) {
+    GD_TRY(gd_msg_pack(&any->value, msg));
     snprintf(any->type_url, sizeof any->type_url, "%s", type_url);
     return GD_OK;
 }

@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <protobuf-c/protobuf-c.h>
+
 #include "chain/coin.h"
 #include "common/bytes.h"
 #include "common/status.h"
@@ -19,6 +21,15 @@ typedef struct gd_any {
 } gd_any;
 
 void gd_any_free(gd_any *any);
+
+/* Packs a protobuf-c message into out, replacing its contents (out->data
+ * is allocated even for an empty message). */
+gd_status gd_msg_pack(gd_buf *out, const ProtobufCMessage *msg) GD_MUST_CHECK;
+
+/* Packs a protobuf-c message into any->value under type_url (the other
+ * message encoders, such as chain/diloco_msg.h, share it). */
+gd_status gd_any_pack(gd_any *any, const char *type_url,
+                      const ProtobufCMessage *msg) GD_MUST_CHECK;
 
 /* /cosmos.bank.v1beta1.MsgSend from one Gonka address to another. */
 gd_status gd_msg_send(gd_any *out, const char *from_address, const char *to_address,

@@ -5,36 +5,38 @@
 #include <string.h>
 
 #include "chain/epoch_codec.h"
+#include "chain/msg.h"
 #include "cosmos/auth/v1beta1/query.pb-c.h"
 #include "cosmos/bank/v1beta1/query.pb-c.h"
 #include "cosmos/crypto/secp256k1/keys.pb-c.h"
 #include "cosmos/tx/v1beta1/service.pb-c.h"
 #include "inference/inference/query.pb-c.h"
 
-/* Runs one query; a non-zero ABCI code becomes GD_ERR_CHAIN, except the
- * SDK's "not found" codes (22 ErrKeyNotFound, which gRPC NotFound maps to,
- * and 38 ErrNotFound), which become GD_ERR_NOT_FOUND. err keeps the code. */
-static gd_status gd_query_run(gd_rpc *rpc, const char *path, const ProtobufCMessage *req,
-                              gd_abci_query_result *res, gd_query_error *err) {
-    gd_buf packed = {0};
-    size_t size = protobuf_c_message_get_packed_size(req);
-    GD_TRY(gd_buf_reserve(&packed, size ? size : 1));
-    packed.len = protobuf_c_message_pack(req, packed.data);
-    gd_status s = gd_rpc_abci_query(rpc, path, packed.data, packed.len, 0, res);
-    gd_buf_free(&packed);
-    if (s != GD_OK)
-        return s;
+gd_status gd_query_abci(gd_rpc *rpc, const char *path, const uint8_t *req, size_t len,
+                        gd_abci_query_result *res, gd_query_error *err) {
+    GD_TRY(gd_rpc_abci_query(rpc, path, req, len, 0, res));
     if (err)
         err->abci = res->result;
     if (res->result.code != 0) {
         char why[GD_LOG_MAX + 128];
         gd_abci_code_describe(&res->result, why, sizeof why);
         bool sdk = strcmp(res->result.codespace, "sdk") == 0;
-        s = sdk && (res->result.code == 22 || res->result.code == 38) ? GD_ERR_NOT_FOUND
-                                                                      : GD_ERR_CHAIN;
+        gd_status s = sdk && (res->result.code == 22 || res->result.code == 38) ? GD_ERR_NOT_FOUND
+                                                                                : GD_ERR_CHAIN;
         return gd_fail(s, "query %s failed: %s", path, why);
     }
     return GD_OK;
+}
+
+/* gd_query_abci with the request as a protobuf-c message. */
+static gd_status gd_query_run(gd_rpc *rpc, const char *path, const ProtobufCMessage *req,
+                              gd_abci_query_result *res, gd_query_error *err) {
+    gd_buf packed = {0};
+    gd_status s = gd_msg_pack(&packed, req);
+    if (s == GD_OK)
+        s = gd_query_abci(rpc, path, packed.data, packed.len, res, err);
+    gd_buf_free(&packed);
+    return s;
 }
 
 gd_status gd_decode_account_info(const uint8_t *data, size_t len, gd_account_info *out) {

@@ -40,6 +40,15 @@ typedef struct gd_query_error {
     gd_abci_code abci;
 } gd_query_error;
 
+/* Runs one abci_query of packed request bytes at path (latest height). A
+ * non-zero ABCI code becomes GD_ERR_CHAIN, except the SDK's "not found"
+ * codes (22 ErrKeyNotFound, which gRPC NotFound maps to, and 38
+ * ErrNotFound), which become GD_ERR_NOT_FOUND; err keeps the code. On
+ * GD_OK res->value holds the answer; free res with
+ * gd_abci_query_result_free either way. */
+gd_status gd_query_abci(gd_rpc *rpc, const char *path, const uint8_t *req, size_t len,
+                        gd_abci_query_result *res, gd_query_error *err) GD_MUST_CHECK;
+
 /* Account number and sequence. GD_ERR_NOT_FOUND if the account does not
  * exist (it has never received funds). */
 gd_status gd_query_account_info(gd_rpc *rpc, const char *address, gd_account_info *out,

@@ -9,14 +9,6 @@
 #include "cosmos/crypto/secp256k1/keys.pb-c.h"
 #include "cosmos/tx/v1beta1/tx.pb-c.h"
 
-static gd_status gd_pack(gd_buf *out, const ProtobufCMessage *msg) {
-    size_t size = protobuf_c_message_get_packed_size(msg);
-    out->len = 0;
-    GD_TRY(gd_buf_reserve(out, size ? size : 1));
-    out->len = protobuf_c_message_pack(msg, out->data);
-    return GD_OK;
-}
-
 static gd_status gd_tx_request_check(const gd_tx_request *req) {
     if (req->n_msgs == 0)
         return gd_fail(GD_ERR_INVALID, "a transaction needs at least one message");
@@ -55,7 +47,7 @@ gd_status gd_tx_encode_body(gd_buf *out, const gd_tx_request *req) {
     body.messages = any_ptrs;
     body.memo = (char *)(req->memo ? req->memo : "");
     body.timeout_height = req->timeout_height;
-    return gd_pack(out, &body.base);
+    return gd_msg_pack(out, &body.base);
 }
 
 gd_status gd_tx_encode_auth_info(gd_buf *out, const gd_tx_request *req,
@@ -103,7 +95,7 @@ gd_status gd_tx_encode_auth_info(gd_buf *out, const gd_tx_request *req,
     auth.n_signer_infos = 1;
     auth.signer_infos = signers;
     auth.fee = &fee;
-    return gd_pack(out, &auth.base);
+    return gd_msg_pack(out, &auth.base);
 }
 
 gd_status gd_tx_encode_sign_doc(gd_buf *out, const uint8_t *body, size_t body_len,
@@ -116,7 +108,7 @@ gd_status gd_tx_encode_sign_doc(gd_buf *out, const uint8_t *body, size_t body_le
     doc.auth_info_bytes.len = auth_info_len;
     doc.chain_id = (char *)chain_id;
     doc.account_number = account_number; /* 0 is omitted, as Go does */
-    return gd_pack(out, &doc.base);
+    return gd_msg_pack(out, &doc.base);
 }
 
 void gd_tx_hash(uint8_t hash[32], char hex[GD_TXHASH_HEX_LEN + 1], const uint8_t *raw,
@@ -147,7 +139,7 @@ gd_status gd_tx_sign(gd_signed_tx *out, const gd_key *key, const gd_tx_request *
         raw.auth_info_bytes.len = auth.len;
         raw.n_signatures = 1;
         raw.signatures = sigs;
-        s = gd_pack(&out->raw, &raw.base);
+        s = gd_msg_pack(&out->raw, &raw.base);
     }
     if (s == GD_OK)
         gd_tx_hash(out->hash, out->hash_hex, out->raw.data, out->raw.len);

@@ -13,6 +13,8 @@
 #include "chain/bip39.h"
 #include "chain/keyfile.h"
 #include "chain/keys.h"
+#include "chain/diloco_spec.h"
+#include "chain/module/auth.h"
 #include "chain/module/json_util.h"
 #include "common/file.h"
 #include "common/secure.h"
@@ -41,12 +43,57 @@ static json_t *gd_epoch_params_json(const gd_epoch_params *p) {
         gd_json_u64_str(p->inference_pruning_epoch_threshold));
 }
 
+/* app_state.diloco: the authority, and run 1 when a spec file is given.
+ * The run's pool goes to the module account through auth and bank. */
+static gd_status gd_diloco_genesis(const gd_init_options *opt, const char *authority,
+                                   json_t *accounts, json_t *balances, json_t **out) {
+    json_t *state = json_pack("{s:{s:s}}", "params", "authority", authority);
+    if (state == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    *out = state;
+    if (opt->diloco_run_spec == NULL)
+        return GD_OK;
+    json_error_t err;
+    json_t *spec_json = json_load_file(opt->diloco_run_spec, JSON_REJECT_DUPLICATES, &err);
+    if (spec_json == NULL)
+        return gd_fail(GD_ERR_PARSE, "%s: %s (line %d)", opt->diloco_run_spec, err.text,
+                       err.line);
+    Gonka__Diloco__V1__RunSpec *spec = NULL;
+    gd_status s = gd_diloco_spec_from_json(&spec, spec_json);
+    if (s == GD_OK && strcmp(opt->diloco_pool.denom, spec->reward_per_epoch->denom) != 0)
+        s = gd_fail(GD_ERR_INVALID, "--diloco-pool is in %s, the run pays in %s",
+                    opt->diloco_pool.denom, spec->reward_per_epoch->denom);
+    gd_diloco_spec_free(spec);
+    if (s != GD_OK) {
+        json_decref(spec_json);
+        return gd_fail_context(GD_ERR_INVALID, "%s", opt->diloco_run_spec);
+    }
+    char module[GD_ADDRESS_STR_MAX];
+    GD_TRY(gd_auth_module_address("diloco", module, sizeof module));
+    json_object_set_new(state, "runs",
+                        json_pack("[{s:o,s:s}]", "spec", spec_json, "pool",
+                                  opt->diloco_pool.amount));
+    json_array_append_new(accounts,
+                          json_pack("{s:s,s:{s:s,s:o,s:s},s:s,s:[]}", "@type",
+                                    "/cosmos.auth.v1beta1.ModuleAccount", "base_account",
+                                    "address", module, "account_number",
+                                    gd_json_u64_str(opt->accounts), "sequence", "0", "name",
+                                    "diloco", "permissions"));
+    json_array_append_new(balances, json_pack("{s:s,s:[{s:s,s:s}]}", "address", module, "coins",
+                                              "denom", opt->diloco_pool.denom, "amount",
+                                              opt->diloco_pool.amount));
+    return GD_OK;
+}
+
 gd_status gd_localnet_init(const gd_init_options *opt) {
     if (opt->accounts == 0 || opt->accounts > GD_LOCALNET_ACCOUNTS_MAX)
         return gd_fail(GD_ERR_INVALID, "--accounts must be 1 to %d", GD_LOCALNET_ACCOUNTS_MAX);
     if (opt->chain_id == NULL || opt->chain_id[0] == '\0' || strlen(opt->chain_id) > 50)
         return gd_fail(GD_ERR_INVALID, "--chain-id must be 1 to 50 characters");
     GD_TRY(gd_epoch_params_check(&opt->epoch_params));
+    if (opt->diloco_authority >= opt->accounts)
+        return gd_fail(GD_ERR_INVALID, "--diloco-authority %zu is not one of the %zu accounts",
+                       opt->diloco_authority, opt->accounts);
     char path[600];
     GD_TRY(gd_mkdir_private(opt->home));
     snprintf(path, sizeof path, "%s/genesis.json", opt->home);
@@ -59,6 +106,7 @@ gd_status gd_localnet_init(const gd_init_options *opt) {
     GD_TRY(gd_validator_key_create(path));
 
     json_t *accounts = json_array(), *balances = json_array(), *index = json_array();
+    char authority[GD_ADDRESS_STR_MAX] = "";
     gd_status s = accounts && balances && index ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
     for (size_t i = 0; s == GD_OK && i < opt->accounts; i++) {
         gd_key key;
@@ -74,6 +122,8 @@ gd_status gd_localnet_init(const gd_init_options *opt) {
         gd_key_wipe(&key);
         if (s != GD_OK)
             break;
+        if (i == opt->diloco_authority)
+            snprintf(authority, sizeof authority, "%s", address);
         json_array_append_new(accounts,
                               json_pack("{s:s,s:s,s:n,s:o,s:s}", "@type",
                                         "/cosmos.auth.v1beta1.BaseAccount", "address", address,
@@ -95,18 +145,22 @@ gd_status gd_localnet_init(const gd_init_options *opt) {
     } else {
         snprintf(now, sizeof now, "%s", opt->genesis_time);
     }
-    json_t *genesis = NULL;
+    json_t *genesis = NULL, *diloco = NULL;
+    if (s == GD_OK)
+        s = gd_diloco_genesis(opt, authority, accounts, balances, &diloco);
     if (s == GD_OK)
         genesis = json_pack(
             "{s:s,s:s,s:s,s:s,s:{s:{s:{s:s,s:s,s:s,s:s},s:O},s:{s:{s:b,s:[]},s:O,s:[],s:[],s:[]},"
-            "s:{s:{s:o},s:{s:s,s:s}}}}",
+            "s:{s:{s:o},s:{s:s,s:s}},s:o}}",
             "genesis_time", now, "chain_id", opt->chain_id, "initial_height", "1", "app_hash", "",
             "app_state", "auth", "params", "max_memo_characters", "256", "tx_sig_limit", "7",
             "tx_size_cost_per_byte", "10", "sig_verify_cost_secp256k1", "1000", "accounts",
             accounts, "bank", "params", "default_send_enabled", 1, "send_enabled", "balances",
             balances, "supply", "denom_metadata", "send_enabled", "inference", "params",
             "epoch_params", gd_epoch_params_json(&opt->epoch_params), "latest_epoch", "index", "0",
-            "poc_start_block_height", "0");
+            "poc_start_block_height", "0", "diloco", diloco);
+    else
+        json_decref(diloco);
     if (s == GD_OK && genesis == NULL)
         s = gd_fail(GD_ERR_NOMEM, "out of memory building genesis");
     if (s == GD_OK) {

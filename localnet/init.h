@@ -16,9 +16,16 @@ typedef struct gd_init_options {
     gd_coin balance;               /* per account */
     gd_epoch_params epoch_params;  /* localnet's short epochs by default */
     const char *genesis_time;      /* NULL: now */
+    /* The DiLoCo module: account diloco_authority may create runs; with
+     * diloco_run_spec (a RunSpec JSON file, docs/cli.md) genesis also
+     * creates run 1 with a reward pool of diloco_pool, held by the
+     * module account. */
+    size_t diloco_authority;
+    const char *diloco_run_spec;
+    gd_coin diloco_pool;
 } gd_init_options;
 
-/* Creates home (0700) with genesis.json, keys/account-N.key (0600),
+/* Creates home (0700) with genesis.json (auth, bank, inference and diloco), keys/account-N.key (0600),
  * keys/accounts.json (index -> address) and priv_validator_key.json.
  * Refuses a home that already has a genesis.json. */
 gd_status gd_localnet_init(const gd_init_options *opt) GD_MUST_CHECK;

@@ -46,6 +46,17 @@ static int gd_run_init(gd_cli *cli, gd_args *args) {
         opt.epoch_params.epoch_shift = v > 20 ? v - 20 : 0;
     }
     opt.genesis_time = gd_arg(args, "genesis-time");
+    const char *authority = gd_arg(args, "diloco-authority");
+    if (authority && gd_parse_u64(authority, &n) != GD_OK)
+        return gd_cli_usage(cli, args, "--diloco-authority wants an account index");
+    opt.diloco_authority = authority ? (size_t)n : 0;
+    opt.diloco_run_spec = gd_arg(args, "diloco-run");
+    const char *pool = gd_arg(args, "diloco-pool");
+    if (pool && !opt.diloco_run_spec)
+        return gd_cli_usage(cli, args, "--diloco-pool goes with --diloco-run");
+    if (gd_coin_parse(&opt.diloco_pool, pool ? pool : "1000000000ngonka") != GD_OK ||
+        strcmp(opt.diloco_pool.amount, "0") == 0)
+        return gd_cli_fail(cli, gd_fail_context(GD_ERR_INVALID, "--diloco-pool"));
     gd_status s = gd_localnet_init(&opt);
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
@@ -81,6 +92,7 @@ static int gd_node_args(gd_cli *cli, gd_args *args, gd_node_config *cfg) {
         cfg->mempool_max = (size_t)v;
     }
     cfg->deterministic_time = gd_flag(args, "deterministic-time");
+    cfg->check_invariants = gd_flag(args, "check-invariants");
     return -1;
 }
 
@@ -154,6 +166,9 @@ static const gd_opt_spec gd_init_opts[] = {
     {"balance", "COINS", "balance of each account (default 1000000000000ngonka)"},
     {"epoch-length", "N", "blocks per Gonka epoch (default 100; PoC starts 20 blocks in)"},
     {"genesis-time", "TIME", "RFC 3339 genesis time (default now)"},
+    {"diloco-authority", "N", "account index that may create DiLoCo runs (default 0)"},
+    {"diloco-run", "SPEC.json", "also create DiLoCo run 1 in genesis from this RunSpec"},
+    {"diloco-pool", "COIN", "that run's reward pool (default 1000000000ngonka)"},
     {NULL, NULL, NULL},
 };
 
@@ -168,6 +183,7 @@ static const gd_opt_spec gd_start_opts[] = {
     {"rpc", "HOST:PORT", "RPC listen address (default 127.0.0.1:26657; port 0 picks one)"},
     {"rpc-addr-file", "FILE", "write the bound RPC address (host:port) here once listening"},
     {"block-time", "DURATION", "time between blocks (default 500ms)"},
+    {"check-invariants", NULL, "check every module's invariants after each block; stop if one breaks"},
     {"min-gas-price", "PRICE", "minimum gas price, e.g. 0.025ngonka (default: zero fees)"},
     {"mempool-size", "N", "most transactions waiting (default 10000)"},
     {"deterministic-time", NULL, "block times from genesis time + height x block time"},

@@ -489,6 +489,8 @@ gd_status gd_node_produce_block(gd_node *node) {
     gd_phase_stamp(phases, GD_PHASE_EXECUTED);
     if (s == GD_OK)
         s = gd_app_commit(node->app, app_hash);
+    if (s == GD_OK && node->cfg.check_invariants && gd_app_check_invariants(node->app) != GD_OK)
+        s = gd_fail_context(GD_ERR_PARSE, "block %lld breaks an invariant", (long long)h.height);
     gd_phase_stamp(phases, GD_PHASE_HASHED);
 
     json_t *block = NULL, *results = NULL, *tx_results = NULL;

@@ -25,6 +25,9 @@ typedef struct gd_node_config {
     /* Block times from genesis_time + height * block_time instead of the
      * wall clock: a reproducible chain (tests, demos). */
     bool deterministic_time;
+    /* Checks every module's invariants after each block, before it is
+     * stored; a broken one stops the node with the invariant's name. */
+    bool check_invariants;
 } gd_node_config;
 
 void gd_node_config_default(gd_node_config *cfg);

@@ -2,187 +2,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/address.h"
-#include "chain/submit.h"
 #include "chain/tx_decode.h"
 #include "common/base64.h"
 #include "common/file.h"
-#include "plugin/cli_util.h"
-
-/* Prints the outcome of an online submission. */
-static int gd_print_submit(gd_cli *cli, gd_args *args, const gd_submit_result *r) {
-    if (gd_flag(args, "json")) {
-        const gd_abci_code *c = r->included ? &r->deliver : &r->check;
-        json_t *j = json_pack("{s:s,s:b,s:I,s:i,s:s,s:s,s:I,s:I,s:I,s:I}", "txhash", r->txhash,
-                              "included", r->included, "height", (json_int_t)r->height, "code",
-                              (int)c->code, "codespace", c->codespace, "log", c->log,
-                              "gas_wanted", (json_int_t)r->gas_wanted, "gas_used",
-                              (json_int_t)r->gas_used, "account_number",
-                              (json_int_t)r->account_number, "sequence",
-                              (json_int_t)r->sequence);
-        return gd_cli_print_json(cli, j);
-    }
-    fprintf(cli->out, "txhash: %s\n", r->txhash);
-    if (r->included)
-        fprintf(cli->out, "height: %lld\ncode:   %u\ngas:    %lld used of %lld\n",
-                (long long)r->height, r->deliver.code, (long long)r->gas_used,
-                (long long)r->gas_wanted);
-    else
-        fprintf(cli->out, "accepted into the mempool (not waiting for a block)\n");
-    return GD_EXIT_OK;
-}
-
-/* After a failed submission, print what is known (hash, code) then the error. */
-static int gd_submit_failed(gd_cli *cli, gd_args *args, const gd_submit_result *r,
-                            gd_status s) {
-    if (gd_flag(args, "json") && r->txhash[0]) {
-        const gd_abci_code *c = r->included ? &r->deliver : &r->check;
-        json_t *j = json_pack("{s:s,s:b,s:I,s:i,s:s,s:s}", "txhash", r->txhash, "included",
-                              r->included, "height", (json_int_t)r->height, "code",
-                              (int)c->code, "codespace", c->codespace, "log", c->log);
-        gd_cli_print_json(cli, j);
-    }
-    return gd_cli_fail(cli, s);
-}
+#include "plugin/cli_submit.h"
 
 static int gd_run_tx_send(gd_cli *cli, gd_args *args) {
     const char *to = gd_arg(args, "to");
     const char *amount = gd_arg(args, "amount");
-    const char *chain_id = gd_arg(args, "chain-id");
-    const char *gas = gd_arg(args, "gas");
-    const char *fees = gd_arg(args, "fees");
-    bool offline = gd_flag(args, "offline");
     if (to == NULL)
         return gd_cli_usage(cli, args, "--to ADDR is required");
     if (amount == NULL)
         return gd_cli_usage(cli, args, "--amount COINS is required (e.g. 1000ngonka)");
-
-    gd_tx_request req = {.gas_limit = GD_GAS_DEFAULT, .memo = gd_arg(args, "memo")};
-    gd_submit_options opt;
-    gd_submit_options_default(&opt);
-    int rc;
-    if ((rc = gd_cli_u64_opt(cli, args, "timeout-height", &req.timeout_height)) >= 0)
-        return rc;
-    if (gas && strcmp(gas, "auto") == 0) {
-        if (offline)
-            return gd_cli_usage(cli, args, "--gas auto needs a node; give a number with "
-                                           "--offline");
-        opt.gas_auto = true;
-    } else if ((rc = gd_cli_u64_opt(cli, args, "gas", &req.gas_limit)) >= 0) {
-        return rc;
-    }
-    if (req.gas_limit == 0)
-        return gd_cli_usage(cli, args, "--gas must be positive");
-    const char *adj = gd_arg(args, "gas-adjustment");
-    if (adj) {
-        char *end = NULL;
-        opt.gas_adjustment = strtod(adj, &end);
-        if (end == adj || *end != '\0' || !(opt.gas_adjustment >= 1.0 && opt.gas_adjustment <= 10))
-            return gd_cli_usage(cli, args, "--gas-adjustment wants a number from 1 to 10");
-    }
-    if (gd_flag(args, "no-wait"))
-        opt.wait = false;
-    if ((rc = gd_cli_duration_opt(cli, args, "wait-timeout", &opt.wait_timeout_ms)) >= 0)
-        return rc;
-    if (offline) {
-        if (!chain_id)
-            return gd_cli_usage(cli, args, "--offline needs --chain-id");
-        if (!gd_arg(args, "account-number") || !gd_arg(args, "sequence"))
-            return gd_cli_usage(cli, args, "--offline needs --account-number and --sequence");
-        if (gd_arg(args, "node"))
-            return gd_cli_usage(cli, args, "--offline contacts no node; drop --node");
-    } else if (gd_arg(args, "account-number") || gd_arg(args, "sequence")) {
-        if (!gd_arg(args, "account-number") || !gd_arg(args, "sequence"))
-            return gd_cli_usage(cli, args, "give both --account-number and --sequence, or "
-                                           "neither");
-        opt.have_account = true;
-    }
-    if ((rc = gd_cli_u64_opt(cli, args, "account-number", &req.account_number)) >= 0 ||
-        (rc = gd_cli_u64_opt(cli, args, "sequence", &req.sequence)) >= 0)
-        return rc;
+    gd_cli_tx tx;
+    gd_any msg = {0};
+    int rc = gd_cli_tx_parse(cli, args, &tx);
+    if (rc >= 0)
+        goto done;
 
     /* Addresses are re-encoded in canonical lower case; coins sorted. */
-    uint8_t raw[GD_ADDRESS_RAW_MAX];
-    size_t raw_len;
-    char to_canon[GD_ADDRESS_STR_MAX], from[GD_ADDRESS_STR_MAX];
-    if (gd_address_decode(raw, &raw_len, to, GD_ADDRESS_PREFIX) != GD_OK ||
-        gd_address_encode(to_canon, sizeof to_canon, GD_ADDRESS_PREFIX, raw, raw_len) != GD_OK)
-        return gd_cli_fail(cli, gd_fail_context(GD_ERR_INVALID, "--to"));
-    gd_coin coins[GD_COINS_MAX], fee_coins[GD_COINS_MAX];
-    size_t n_coins = 0, n_fees = 0;
-    gd_status s = gd_coins_parse(coins, GD_COINS_MAX, &n_coins, amount, 1);
-    if (s != GD_OK)
-        return gd_cli_fail(cli, gd_fail_context(GD_ERR_INVALID, "--amount"));
-    if (n_coins == 0)
-        return gd_cli_usage(cli, args, "--amount is empty");
-    if (fees && gd_coins_parse(fee_coins, GD_COINS_MAX, &n_fees, fees, 0) != GD_OK)
-        return gd_cli_fail(cli, gd_fail_context(GD_ERR_INVALID, "--fees"));
-
-    gd_key key;
-    if ((rc = gd_cli_load_key(cli, args, &key)) >= 0)
-        return rc;
-    gd_any msg = {0};
-    gd_rpc *rpc = NULL;
-    char node_chain_id[64];
-    s = gd_address_from_pubkey(from, sizeof from, GD_ADDRESS_PREFIX, key.pubkey);
-    if (s == GD_OK)
-        s = gd_msg_send(&msg, from, to_canon, coins, n_coins);
-    if (s != GD_OK) {
-        rc = gd_cli_fail(cli, s);
+    char to_canon[GD_ADDRESS_STR_MAX];
+    if (gd_address_canonical(to_canon, sizeof to_canon, to) != GD_OK) {
+        rc = gd_cli_fail(cli, gd_fail_context(GD_ERR_INVALID, "--to"));
         goto done;
     }
-    req.msgs = &msg;
-    req.n_msgs = 1;
-    req.fees = fee_coins;
-    req.n_fees = n_fees;
-    req.chain_id = chain_id;
-
-    if (offline) {
-        gd_signed_tx tx = {0};
-        s = gd_tx_sign(&tx, &key, &req);
-        if (s != GD_OK) {
-            rc = gd_cli_fail(cli, s);
-            goto done;
-        }
-        char *b64 = malloc(gd_base64_encoded_len(tx.raw.len) + 1);
-        if (b64 == NULL) {
-            gd_signed_tx_free(&tx);
-            rc = gd_cli_fail(cli, gd_fail(GD_ERR_NOMEM, "out of memory"));
-            goto done;
-        }
-        gd_base64_encode(b64, tx.raw.data, tx.raw.len);
-        if (gd_flag(args, "json"))
-            rc = gd_cli_print_json(cli, json_pack("{s:s,s:s}", "tx_base64", b64, "txhash",
-                                                  tx.hash_hex));
-        else {
-            fprintf(cli->out, "tx_base64: %s\ntxhash: %s\n", b64, tx.hash_hex);
-            rc = GD_EXIT_OK;
-        }
-        free(b64);
-        gd_signed_tx_free(&tx);
+    gd_coin coins[GD_COINS_MAX];
+    size_t n_coins = 0;
+    if (gd_coins_parse(coins, GD_COINS_MAX, &n_coins, amount, 1) != GD_OK) {
+        rc = gd_cli_fail(cli, gd_fail_context(GD_ERR_INVALID, "--amount"));
         goto done;
     }
-
-    if ((rc = gd_cli_open_rpc(cli, args, &rpc)) >= 0)
+    if (n_coins == 0) {
+        rc = gd_cli_usage(cli, args, "--amount is empty");
         goto done;
-    if (chain_id == NULL) {
-        /* Like a client config's chain-id: take the node's network. */
-        gd_node_status st;
-        if ((s = gd_rpc_status(rpc, &st)) != GD_OK) {
-            rc = gd_cli_fail(cli, gd_fail_context(s, "reading the chain-id from the node (or "
-                                                     "give --chain-id)"));
-            goto done;
-        }
-        snprintf(node_chain_id, sizeof node_chain_id, "%s", st.network);
-        req.chain_id = node_chain_id;
     }
-    gd_submit_result result;
-    s = gd_tx_submit(rpc, &key, &req, &opt, &result);
-    rc = s == GD_OK ? gd_print_submit(cli, args, &result) : gd_submit_failed(cli, args, &result, s);
+    if ((rc = gd_cli_tx_load_key(cli, args, &tx)) >= 0)
+        goto done;
+    gd_status s = gd_msg_send(&msg, tx.signer, to_canon, coins, n_coins);
+    rc = s == GD_OK ? gd_cli_tx_send(cli, args, &tx, &msg, 1) : gd_cli_fail(cli, s);
 done:
-    gd_rpc_close(rpc);
     gd_any_free(&msg);
-    gd_key_wipe(&key);
+    gd_cli_tx_end(&tx);
     return rc;
 }
 
@@ -250,7 +110,7 @@ static int gd_run_tx_broadcast(gd_cli *cli, gd_args *args) {
     gd_tx_hash(tx.hash, tx.hash_hex, raw.data, raw.len);
     gd_submit_result r;
     s = gd_tx_broadcast_signed(rpc, &tx, &opt, &r);
-    rc = s == GD_OK ? gd_print_submit(cli, args, &r) : gd_submit_failed(cli, args, &r, s);
+    rc = s == GD_OK ? gd_cli_print_submit(cli, args, &r) : gd_cli_submit_failed(cli, args, &r, s);
 out:
     gd_rpc_close(rpc);
     gd_buf_free(&raw);
@@ -304,19 +164,7 @@ static const gd_opt_spec gd_tx_send_opts[] = {
     {"key", "FILE", "signer's key file"},
     {"to", "ADDR", "recipient gonka1... address"},
     {"amount", "COINS", "amount, e.g. 1000ngonka (1 GNK = 1000000000ngonka)"},
-    {"chain-id", "ID", "chain id, e.g. gonka-mainnet (online default: the node's)"},
-    {"memo", "TEXT", "transaction memo"},
-    {"gas", "N|auto", "gas limit (default 200000); auto simulates first"},
-    {"gas-adjustment", "X", "factor on simulated gas with --gas auto (default 1.0)"},
-    {"fees", "COINS", "fee, e.g. 100ngonka (default none)"},
-    {"timeout-height", "H", "reject the transaction after block H"},
-    {"offline", NULL, "sign only: print the transaction, contact no node"},
-    {"account-number", "N", "signer's account number (required with --offline)"},
-    {"sequence", "S", "signer's sequence (required with --offline)"},
-    {"no-wait", NULL, "return once the node accepts it, without waiting for a block"},
-    {"wait-timeout", "DURATION", "how long to wait for a block (default 30s)"},
-    GD_RPC_OPTS,
-    {"json", NULL, "print the result as JSON"},
+    GD_TX_OPTS,
     {NULL, NULL, NULL},
 };
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chain/address.h"
 #include "chain/keyfile.h"
 #include "common/parse.h"
 
@@ -85,4 +86,105 @@ int gd_cli_print_json(gd_cli *cli, json_t *value) {
     json_decref(value);
     fputc('\n', cli->out);
     return rc == 0 ? GD_EXIT_OK : GD_EXIT_FAIL;
+}
+
+int gd_cli_uint_opt(gd_cli *cli, gd_args *args, const char *name, uint64_t max, bool required,
+                    uint64_t *out) {
+    const char *v = gd_arg(args, name);
+    uint64_t n;
+    if (v == NULL)
+        return required ? gd_cli_usage(cli, args, "--%s N is required", name) : -1;
+    if (gd_parse_u64(v, &n) != GD_OK || n > max)
+        return gd_cli_usage(cli, args, "--%s wants an integer from 0 to %llu, got '%.40s'", name,
+                            (unsigned long long)max, v);
+    *out = n;
+    return -1;
+}
+
+int gd_cli_hex_opt(gd_cli *cli, gd_args *args, const char *name, uint8_t *out, size_t len,
+                   bool required) {
+    const char *v = gd_arg(args, name);
+    size_t got = 0;
+    if (v == NULL)
+        return required ? gd_cli_usage(cli, args, "--%s HEX is required", name) : -1;
+    if (strlen(v) != 2 * len || gd_hex_decode(out, len, &got, v, 2 * len) != GD_OK)
+        return gd_cli_usage(cli, args, "--%s wants %zu hex digits (%zu bytes)", name, 2 * len,
+                            len);
+    return -1;
+}
+
+int gd_cli_address_opt(gd_cli *cli, gd_args *args, const char *name, char *out, bool required) {
+    const char *v = gd_arg(args, name);
+    if (v == NULL)
+        return required ? gd_cli_usage(cli, args, "--%s ADDR is required", name) : -1;
+    if (gd_address_canonical(out, GD_ADDRESS_STR_MAX, v) != GD_OK)
+        return gd_cli_fail(cli, gd_fail_context(GD_ERR_INVALID, "--%s", name));
+    return -1;
+}
+
+/* One leaf as text: strings bare (the empty string as ""), null as "null",
+ * empty containers as [] and {}. */
+static void gd_tree_scalar(FILE *f, const json_t *v) {
+    if (json_is_array(v) || json_is_object(v))
+        fputs(json_is_array(v) ? "[]" : "{}", f);
+    else if (json_is_string(v))
+        fputs(json_string_length(v) ? json_string_value(v) : "\"\"", f);
+    else if (json_is_integer(v))
+        fprintf(f, "%lld", (long long)json_integer_value(v));
+    else if (json_is_real(v))
+        fprintf(f, "%g", json_real_value(v));
+    else
+        fputs(json_is_true(v) ? "true" : json_is_false(v) ? "false" : "null", f);
+}
+
+static bool gd_tree_leaf(const json_t *v) {
+    return !(json_is_object(v) && json_object_size(v) > 0) &&
+           !(json_is_array(v) && json_array_size(v) > 0);
+}
+
+/* YAML-like: objects as "key: value" lines, arrays as "- " items; the
+ * first key of an array item shares the "- " line (first_inline). */
+static void gd_tree(FILE *f, const json_t *v, int indent, bool first_inline) {
+    if (json_is_object(v)) {
+        const char *key;
+        json_t *item;
+        bool first = true;
+        json_object_foreach((json_t *)v, key, item) {
+            int pad = first && first_inline ? 0 : indent;
+            first = false;
+            if (!gd_tree_leaf(item)) {
+                fprintf(f, "%*s%s:\n", pad, "", key);
+                gd_tree(f, item, indent + 2, false);
+            } else {
+                fprintf(f, "%*s%s: ", pad, "", key);
+                gd_tree_scalar(f, item);
+                fputc('\n', f);
+            }
+        }
+        return;
+    }
+    size_t i;
+    json_t *item;
+    json_array_foreach(v, i, item) {
+        fprintf(f, "%*s- ", indent, "");
+        if (json_is_object(item) && json_object_size(item) > 0) {
+            gd_tree(f, item, indent + 2, true);
+        } else if (!gd_tree_leaf(item)) {
+            fputc('\n', f);
+            gd_tree(f, item, indent + 2, false);
+        } else {
+            gd_tree_scalar(f, item);
+            fputc('\n', f);
+        }
+    }
+}
+
+int gd_cli_print_tree(gd_cli *cli, json_t *value) {
+    if (value == NULL) {
+        fprintf(cli->err, "error: out of memory formatting the answer\n");
+        return GD_EXIT_FAIL;
+    }
+    gd_tree(cli->out, value, 0, false);
+    json_decref(value);
+    return GD_EXIT_OK;
 }

@@ -3,6 +3,9 @@
 #define GD_PLUGIN_CLI_UTIL_H
 
 #include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "chain/keys.h"
 #include "chain/rpc.h"
@@ -26,6 +29,23 @@ int gd_cli_print_json(gd_cli *cli, json_t *value);
 /* Parses a non-negative integer option; absent leaves *out unchanged.
  * Returns an exit code on error, -1 on success. */
 int gd_cli_u64_opt(gd_cli *cli, gd_args *args, const char *name, uint64_t *out);
+
+/* Parses an integer option in [0, max]; absent is a usage error when
+ * required, else leaves *out unchanged. -1 on success, else an exit code. */
+int gd_cli_uint_opt(gd_cli *cli, gd_args *args, const char *name, uint64_t max, bool required,
+                    uint64_t *out);
+
+/* Parses a hex option of exactly len bytes (either case); absent as above. */
+int gd_cli_hex_opt(gd_cli *cli, gd_args *args, const char *name, uint8_t *out, size_t len,
+                   bool required);
+
+/* Parses a Gonka address option into canonical lower case (out holds
+ * GD_ADDRESS_STR_MAX bytes); absent as above. */
+int gd_cli_address_opt(gd_cli *cli, gd_args *args, const char *name, char *out, bool required);
+
+/* Prints a JSON value (consumed) as indented "key: value" lines, the text
+ * form of commands whose --json output is the reference. */
+int gd_cli_print_tree(gd_cli *cli, json_t *value);
 
 /* Parses a finite real option within [min, max]; absent leaves *out unchanged. */
 int gd_cli_real_opt(gd_cli *cli, gd_args *args, const char *name, double min, double max,

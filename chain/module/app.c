@@ -10,6 +10,7 @@
 #include "chain/coin.h"
 #include "chain/module/auth.h"
 #include "chain/module/bank.h"
+#include "chain/module/diloco.h"
 #include "chain/module/epochs.h"
 #include "chain/module/json_util.h"
 #include "chain/module/u256.h"
@@ -180,7 +181,8 @@ gd_status gd_app_register(gd_app *app, const gd_module *module) {
 gd_status gd_app_register_standard(gd_app *app) {
     GD_TRY(gd_app_register(app, &gd_auth_module));
     GD_TRY(gd_app_register(app, &gd_bank_module));
-    return gd_app_register(app, &gd_epochs_module);
+    GD_TRY(gd_app_register(app, &gd_epochs_module));
+    return gd_app_register(app, &gd_diloco_module);
 }
 
 const gd_app_config *gd_app_get_config(const gd_app *app) { return &app->config; }

@@ -83,7 +83,8 @@ void gd_app_free(gd_app *app);
 /* Registers a module; call before gd_app_init_chain/gd_app_load. The order
  * of registration is the order of genesis, hooks and export. */
 gd_status gd_app_register(gd_app *app, const gd_module *module) GD_MUST_CHECK;
-/* Registers auth, bank and the epoch module (inference). */
+/* Registers auth, bank, the epoch module (inference) and the DiLoCo
+ * training module (diloco). */
 gd_status gd_app_register_standard(gd_app *app) GD_MUST_CHECK;
 
 /* Imports a genesis document's app_state. Fails (nothing committed) on any

@@ -1,6 +1,8 @@
 /* Test chain fixture (see app_fixture.h). */
 #include "tests/unit/app_fixture.h"
 
+#include <protobuf-c/protobuf-c.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -13,7 +15,19 @@
 #include "cosmos/bank/v1beta1/query.pb-c.h"
 #include "tests/testkit.h"
 
+static void fix_init_state(app_fixture *f, const char *min_gas_price,
+                           const json_t *diloco_state);
+
 void fix_init(app_fixture *f, const char *min_gas_price) {
+    fix_init_state(f, min_gas_price, NULL);
+}
+
+void fix_init_diloco(app_fixture *f, const json_t *diloco_state) {
+    fix_init_state(f, NULL, diloco_state);
+}
+
+static void fix_init_state(app_fixture *f, const char *min_gas_price,
+                           const json_t *diloco_state) {
     memset(f, 0, sizeof *f);
     json_t *accounts = json_array(), *balances = json_array();
     for (int i = 0; i < FIX_ACCOUNTS; i++) {
@@ -36,6 +50,9 @@ void fix_init(app_fixture *f, const char *min_gas_price) {
                            "initial_height", "1", "genesis_time", "2026-01-01T00:00:00Z",
                            "app_state", "auth", "accounts", accounts, "bank", "balances",
                            balances, "inference");
+    if (diloco_state != NULL)
+        json_object_set(json_object_get(f->genesis, "app_state"), "diloco",
+                        (json_t *)diloco_state);
     gd_app_config cfg = {0};
     if (min_gas_price)
         snprintf(cfg.min_gas_price, sizeof cfg.min_gas_price, "%s", min_gas_price);
@@ -71,6 +88,38 @@ gd_status fix_send_tx(app_fixture *f, int from, const char *to, const char *amou
     if (s == GD_OK)
         *out = tx.raw;
     return s;
+}
+
+gd_status fix_msgs_tx(app_fixture *f, int from, size_t n, const char *const *type_urls,
+                      const void *const *msgs, gd_buf *out) {
+    gd_any any[16];
+    if (n == 0 || n > 16)
+        return gd_fail(GD_ERR_INVALID, "1..16 messages per test transaction");
+    memset(any, 0, sizeof any);
+    gd_status s = GD_OK;
+    for (size_t i = 0; s == GD_OK && i < n; i++) {
+        snprintf(any[i].type_url, sizeof any[i].type_url, "%s", type_urls[i]);
+        size_t len = protobuf_c_message_get_packed_size(msgs[i]);
+        s = gd_buf_reserve(&any[i].value, len + 1);
+        if (s == GD_OK)
+            any[i].value.len = protobuf_c_message_pack(msgs[i], any[i].value.data);
+    }
+    gd_tx_request req = {.msgs = any, .n_msgs = n, .gas_limit = 20000000,
+                         .chain_id = FIX_CHAIN, .account_number = (uint64_t)from,
+                         .sequence = fix_sequence(f, from)};
+    gd_signed_tx tx = {0};
+    if (s == GD_OK)
+        s = gd_tx_sign(&tx, &f->keys[from], &req);
+    for (size_t i = 0; i < n; i++)
+        gd_any_free(&any[i]);
+    if (s == GD_OK)
+        *out = tx.raw;
+    return s;
+}
+
+gd_status fix_msg_tx(app_fixture *f, int from, const char *type_url, const void *msg,
+                     gd_buf *out) {
+    return fix_msgs_tx(f, from, 1, &type_url, &msg, out);
 }
 
 uint64_t fix_sequence(app_fixture *f, int i) {

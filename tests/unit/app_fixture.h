@@ -9,8 +9,9 @@
 #include "chain/address.h"
 #include "chain/keys.h"
 #include "chain/module/app.h"
+#include "common/bytes.h"
 
-#define FIX_ACCOUNTS 4
+#define FIX_ACCOUNTS 8
 #define FIX_CHAIN "prod-sim"
 
 typedef struct app_fixture {
@@ -25,12 +26,24 @@ typedef struct app_fixture {
 /* Builds the genesis (each account 1000000ngonka) and initialises an app.
  * min_gas_price may be NULL. */
 void fix_init(app_fixture *f, const char *min_gas_price);
+/* The same with app_state.diloco set to diloco_state (a new reference is
+ * taken; NULL leaves it out). */
+void fix_init_diloco(app_fixture *f, const json_t *diloco_state);
 void fix_free(app_fixture *f);
 
 /* A signed MsgSend from account i to address to; fees may be NULL. */
 gd_status fix_send_tx(app_fixture *f, int from, const char *to, const char *amount,
                       const char *fees, uint64_t gas, uint64_t sequence, const char *chain_id,
                       gd_buf *out);
+
+/* A signed transaction of one message from account i, at the sequence the
+ * chain holds for it (so transactions of one block need distinct signers,
+ * or use fix_send_tx's explicit sequence). */
+gd_status fix_msg_tx(app_fixture *f, int from, const char *type_url, const void *msg,
+                     gd_buf *out);
+/* The same with n messages in one transaction (it fails as a whole). */
+gd_status fix_msgs_tx(app_fixture *f, int from, size_t n, const char *const *type_urls,
+                      const void *const *msgs, gd_buf *out);
 
 /* Runs a block of the given transactions; outcomes[i] receives each
  * result (caller frees). Checks invariants and sequence monotonicity. */

@@ -1,6 +1,5 @@
 /* The gonka-diloco command line, run in-process: exact JSON shapes, exit
  * codes, error messages, and online commands against the scripted node. */
-#include <stdarg.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -9,56 +8,8 @@
 #include "common/base64.h"
 #include "plugin/cli.h"
 #include "tests/testkit.h"
+#include "tests/unit/cli_run.h"
 #include "tests/unit/fake_node.h"
-
-typedef struct run_result {
-    int rc;
-    char *out;
-    char *err;
-    json_t *json; /* stdout parsed as JSON, if it is */
-} run_result;
-
-static void run_free(run_result *r) {
-    free(r->out);
-    free(r->err);
-    json_decref(r->json);
-}
-
-/* Runs the CLI with a NULL-terminated argument list. */
-static run_result run(const char *first, ...) {
-    char *argv[64];
-    int argc = 0;
-    argv[argc++] = strdup("gonka-diloco");
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
-        argv[argc++] = strdup(a);
-    va_end(ap);
-    argv[argc] = NULL;
-    run_result r = {0};
-    size_t out_len = 0, err_len = 0;
-    FILE *out = open_memstream(&r.out, &out_len);
-    FILE *err = open_memstream(&r.err, &err_len);
-    r.rc = gd_cli_main(argc, argv, out, err);
-    fclose(out);
-    fclose(err);
-    r.json = json_loads(r.out, 0, NULL);
-    for (int i = 0; i < argc; i++)
-        free(argv[i]);
-    return r;
-}
-
-static const char *path_in_tmp(const char *name) {
-    static char paths[8][600];
-    static int next;
-    char *p = paths[next++ % 8];
-    snprintf(p, 600, "%s/%s", gd_test_tmpdir(), name);
-    return p;
-}
-
-static const char *json_str(const json_t *j, const char *key) {
-    return json_string_value(json_object_get(j, key));
-}
 
 static void test_keys(void) {
     const char *k1 = path_in_tmp("k1.key");

@@ -226,7 +226,7 @@ static void test_ante_refusals(void) {
     /* An account that does not exist cannot sign. */
     gd_key stranger;
     uint8_t secret[32];
-    memset(secret, 0x77, sizeof secret);
+    memset(secret, 0xa5, sizeof secret); /* no fixture account uses it */
     CHECK_OK(gd_key_from_secret(&stranger, secret));
     char saddr[GD_ADDRESS_STR_MAX];
     CHECK_OK(gd_address_from_pubkey(saddr, sizeof saddr, "gonka", stranger.pubkey));

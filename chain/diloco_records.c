@@ -1,0 +1,148 @@
+/* Checks of the DiLoCo module's records (chain/diloco_records.h). */
+#include "chain/diloco_records.h"
+
+#include <inttypes.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "chain/address.h"
+#include "chain/diloco_msg.h"
+#include "chain/diloco_rules.h"
+#include "chain/diloco_spec.h"
+
+static gd_status gd_rec_address(const char *text, const char *what) {
+    if (gd_address_check_canonical(text) != GD_OK)
+        return gd_fail_context(GD_ERR_INVALID, "%s", what);
+    return GD_OK;
+}
+
+static gd_status gd_rec_addresses(char *const *list, size_t n, const char *what) {
+    for (size_t i = 0; i < n; i++)
+        GD_TRY(gd_rec_address(list[i], what));
+    return GD_OK;
+}
+
+/* 32 bytes, or (when optional) empty: not fixed yet. */
+static gd_status gd_rec_hash(const ProtobufCBinaryData *b, bool optional, const char *what) {
+    if (b->len == GD_DILOCO_HASH_LEN || (optional && b->len == 0))
+        return GD_OK;
+    return gd_fail(GD_ERR_INVALID, "%s is %zu bytes, not %d", what, b->len, GD_DILOCO_HASH_LEN);
+}
+
+static gd_status gd_rec_check_index(uint32_t check) {
+    if (check >= GD_DILOCO_CHECKS_MAX)
+        return gd_fail(GD_ERR_INVALID, "check %u is out of range", check);
+    return GD_OK;
+}
+
+gd_status gd_diloco_run_check(const Gonka__Diloco__V1__Run *r) {
+    if (r == NULL)
+        return gd_fail(GD_ERR_INVALID, "run is missing");
+    if (r->creator[0])
+        GD_TRY(gd_rec_address(r->creator, "run creator"));
+    GD_TRY(gd_diloco_spec_check(r->spec));
+    GD_TRY(gd_rec_hash(&r->state_hash, false, "run state_hash"));
+    return gd_diloco_amount_check(r->pool, "run pool");
+}
+
+gd_status gd_diloco_member_check(const Gonka__Diloco__V1__Member *m) {
+    GD_TRY(gd_rec_address(m->address, "member address"));
+    GD_TRY(gd_diloco_text_check(m->artifact_url, GD_DILOCO_URL_MAX, "member artifact_url"));
+    GD_TRY(gd_diloco_text_check(m->hw_class, GD_DILOCO_HW_CLASS_MAX, "member hw_class"));
+    GD_TRY(gd_diloco_amount_check(m->collateral, "member collateral"));
+    if (m->joined_height < 0)
+        return gd_fail(GD_ERR_INVALID, "member joined_height is negative");
+    return GD_OK;
+}
+
+static gd_status gd_rec_windows(const Gonka__Diloco__V1__RoundWindows *w) {
+    if (w == NULL)
+        return gd_fail(GD_ERR_INVALID, "round windows are missing");
+    const int64_t h[] = {w->train_start, w->commit_start,  w->reveal_start, w->verify_start,
+                         w->open_start,  w->dispute_start, w->attest_start, w->end};
+    if (h[0] < 0)
+        return gd_fail(GD_ERR_INVALID, "round train_start is negative");
+    for (size_t i = 1; i < sizeof h / sizeof h[0]; i++)
+        if (h[i] < h[i - 1])
+            return gd_fail(GD_ERR_INVALID, "round window heights decrease");
+    return GD_OK;
+}
+
+gd_status gd_diloco_round_check(const Gonka__Diloco__V1__Round *r) {
+    if (r == NULL)
+        return gd_fail(GD_ERR_INVALID, "round is missing");
+    GD_TRY(gd_rec_windows(r->windows));
+    GD_TRY(gd_rec_hash(&r->beacon, false, "round beacon"));
+    GD_TRY(gd_rec_hash(&r->verify_randomness, true, "round verify_randomness"));
+    GD_TRY(gd_rec_hash(&r->recheck_randomness, true, "round recheck_randomness"));
+    for (size_t i = 0; i < r->n_members; i++) {
+        const Gonka__Diloco__V1__WeightedMember *m = r->members[i];
+        GD_TRY(gd_rec_address(m->address, "round member"));
+        GD_TRY(gd_diloco_amount_check(m->weight, "round member weight"));
+        GD_TRY(gd_diloco_text_check(m->hw_class, GD_DILOCO_HW_CLASS_MAX, "round member hw_class"));
+    }
+    GD_TRY(gd_diloco_amount_check(r->total_weight, "round total_weight"));
+    GD_TRY(gd_rec_hash(&r->start_state_hash, false, "round start_state_hash"));
+    GD_TRY(gd_rec_hash(&r->next_state_hash, true, "round next_state_hash"));
+    if (r->phase < GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_TRAIN ||
+        r->phase > GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_VOID)
+        return gd_fail(GD_ERR_INVALID, "round phase %d is not defined", (int)r->phase);
+    GD_TRY(gd_rec_addresses(r->inclusion_set, r->n_inclusion_set, "round inclusion_set"));
+    GD_TRY(gd_rec_addresses(r->aggregation_set, r->n_aggregation_set, "round aggregation_set"));
+    return gd_rec_addresses(r->failed, r->n_failed, "round failed");
+}
+
+gd_status gd_diloco_commitment_check(const Gonka__Diloco__V1__Commitment *c,
+                                     const Gonka__Diloco__V1__Round *round) {
+    if (c->run != round->run || c->round != round->index)
+        return gd_fail(GD_ERR_INVALID, "commitment of run %" PRIu64 " round %" PRIu64
+                                       " listed under another round", c->run, c->round);
+    GD_TRY(gd_rec_address(c->participant, "commitment participant"));
+    GD_TRY(gd_rec_hash(&c->payload_root, false, "commitment payload_root"));
+    GD_TRY(gd_rec_hash(&c->transcript_root, false, "commitment transcript_root"));
+    if (c->payload_leaves < 2)
+        return gd_fail(GD_ERR_INVALID, "commitment payload_leaves %u is below 2",
+                       c->payload_leaves);
+    if (c->height < 0)
+        return gd_fail(GD_ERR_INVALID, "commitment height is negative");
+    return GD_OK;
+}
+
+gd_status gd_diloco_availability_check(const Gonka__Diloco__V1__AvailabilityReport *a) {
+    GD_TRY(gd_rec_address(a->reporter, "availability reporter"));
+    return gd_rec_address(a->target, "availability target");
+}
+
+gd_status gd_diloco_assignment_check(const Gonka__Diloco__V1__Assignment *a) {
+    GD_TRY(gd_rec_address(a->target, "assignment target"));
+    GD_TRY(gd_rec_check_index(a->check));
+    if (a->n_validators < 1 || a->n_validators > 2)
+        return gd_fail(GD_ERR_INVALID, "assignment has %zu validators, not 1 or 2",
+                       a->n_validators);
+    GD_TRY(gd_rec_addresses(a->validators, a->n_validators, "assignment validator"));
+    if (a->n_recheckers > GD_DILOCO_RECHECKERS_MAX)
+        return gd_fail(GD_ERR_INVALID, "assignment has %zu re-checkers", a->n_recheckers);
+    return gd_rec_addresses(a->recheckers, a->n_recheckers, "assignment re-checker");
+}
+
+gd_status gd_diloco_verdict_record_check(const Gonka__Diloco__V1__VerdictRecord *v) {
+    GD_TRY(gd_rec_address(v->validator, "verdict validator"));
+    GD_TRY(gd_rec_address(v->target, "verdict target"));
+    GD_TRY(gd_rec_check_index(v->check));
+    GD_TRY(gd_rec_hash(&v->seal, true, "verdict seal"));
+    GD_TRY(gd_rec_hash(&v->digest, true, "verdict digest"));
+    if ((int)v->verdict < GONKA__DILOCO__V1__VERDICT__VERDICT_UNSPECIFIED ||
+        (int)v->verdict > GONKA__DILOCO__V1__VERDICT__VERDICT_UNAVAILABLE)
+        return gd_fail(GD_ERR_INVALID, "verdict %d is not defined", (int)v->verdict);
+    return GD_OK;
+}
+
+gd_status gd_diloco_attestation_check(const Gonka__Diloco__V1__Attestation *a) {
+    GD_TRY(gd_rec_address(a->attester, "attester"));
+    return gd_rec_hash(&a->next_state_hash, false, "attested next_state_hash");
+}
+
+gd_status gd_diloco_settle_check(const Gonka__Diloco__V1__SettleAmount *s) {
+    GD_TRY(gd_rec_address(s->address, "settled address"));
+    return gd_diloco_amount_check(s->amount, "settled amount");
+}

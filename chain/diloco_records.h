@@ -1,0 +1,29 @@
+/* Well-formedness of the DiLoCo module's state records (types.proto), as a
+ * client checks what a node answers and as a genesis file can be checked:
+ * canonical Gonka addresses, 32-byte hashes (empty only where the record
+ * says "not fixed yet"), canonical 64-bit amounts, defined enum values,
+ * printable bounded text. GD_ERR_INVALID naming the record and field. */
+#ifndef GD_CHAIN_DILOCO_RECORDS_H
+#define GD_CHAIN_DILOCO_RECORDS_H
+
+#include "common/status.h"
+#include "gonka/diloco/v1/types.pb-c.h"
+
+/* A run: its spec passes gd_diloco_spec_check; creator may be empty (a run
+ * from genesis). */
+gd_status gd_diloco_run_check(const Gonka__Diloco__V1__Run *r) GD_MUST_CHECK;
+gd_status gd_diloco_member_check(const Gonka__Diloco__V1__Member *m) GD_MUST_CHECK;
+/* Also: window heights non-negative and non-decreasing. */
+gd_status gd_diloco_round_check(const Gonka__Diloco__V1__Round *r) GD_MUST_CHECK;
+/* A commitment listed under round (same run and round index). */
+gd_status gd_diloco_commitment_check(const Gonka__Diloco__V1__Commitment *c,
+                                     const Gonka__Diloco__V1__Round *round) GD_MUST_CHECK;
+gd_status gd_diloco_availability_check(const Gonka__Diloco__V1__AvailabilityReport *a)
+    GD_MUST_CHECK;
+gd_status gd_diloco_assignment_check(const Gonka__Diloco__V1__Assignment *a) GD_MUST_CHECK;
+gd_status gd_diloco_verdict_record_check(const Gonka__Diloco__V1__VerdictRecord *v)
+    GD_MUST_CHECK;
+gd_status gd_diloco_attestation_check(const Gonka__Diloco__V1__Attestation *a) GD_MUST_CHECK;
+gd_status gd_diloco_settle_check(const Gonka__Diloco__V1__SettleAmount *s) GD_MUST_CHECK;
+
+#endif

@@ -1,0 +1,306 @@
+/* RunSpec <-> JSON (chain/diloco_spec.h). One table of fields drives both
+ * directions, so the two cannot drift apart and export -> import is exact. */
+#include "chain/diloco_spec.h"
+
+#include <inttypes.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain/coin.h"
+#include "chain/json_bytes.h"
+#include "common/bytes.h"
+#include "common/parse.h"
+
+typedef enum gd_spec_kind {
+    GD_SPEC_TEXT,    /* char * */
+    GD_SPEC_HASH,    /* ProtobufCBinaryData, 32 bytes as 64 hex digits */
+    GD_SPEC_U32,     /* uint32_t */
+    GD_SPEC_U64,     /* uint64_t, written back as a decimal string */
+    GD_SPEC_COIN,    /* Cosmos__Base__V1beta1__Coin *, "1000ngonka" */
+    GD_SPEC_WINDOWS, /* Gonka__Diloco__V1__WindowLengths * */
+} gd_spec_kind;
+
+typedef struct gd_spec_field {
+    const char *key;
+    gd_spec_kind kind;
+    size_t offset;
+    bool optional;
+    uint32_t dflt; /* optional fields are all uint32 */
+} gd_spec_field;
+
+#define GD_AT(field) offsetof(Gonka__Diloco__V1__RunSpec, field)
+
+/* In proto field order: to_json writes keys in this order. */
+static const gd_spec_field gd_spec_fields[] = {
+    {"model", GD_SPEC_TEXT, GD_AT(model), false, 0},
+    {"layout_digest", GD_SPEC_HASH, GD_AT(layout_digest), false, 0},
+    {"seed", GD_SPEC_U64, GD_AT(seed), false, 0},
+    {"data_spec", GD_SPEC_TEXT, GD_AT(data_spec), false, 0},
+    {"initial_state_hash", GD_SPEC_HASH, GD_AT(initial_state_hash), false, 0},
+    {"h_min", GD_SPEC_U32, GD_AT(h_min), false, 0},
+    {"h_max", GD_SPEC_U32, GD_AT(h_max), false, 0},
+    {"segment_steps", GD_SPEC_U32, GD_AT(segment_steps), false, 0},
+    {"tokens_per_step", GD_SPEC_U64, GD_AT(tokens_per_step), false, 0},
+    {"outer_lr_ppm", GD_SPEC_U32, GD_AT(outer_lr_ppm), false, 0},
+    {"outer_momentum_ppm", GD_SPEC_U32, GD_AT(outer_momentum_ppm), false, 0},
+    {"codec", GD_SPEC_TEXT, GD_AT(codec), false, 0},
+    {"windows", GD_SPEC_WINDOWS, GD_AT(windows), false, 0},
+    {"reward_per_epoch", GD_SPEC_COIN, GD_AT(reward_per_epoch), false, 0},
+    {"min_collateral", GD_SPEC_COIN, GD_AT(min_collateral), false, 0},
+    {"fail_bond", GD_SPEC_COIN, GD_AT(fail_bond), false, 0},
+    {"checks_per_commit", GD_SPEC_U32, GD_AT(checks_per_commit), true,
+     GD_DILOCO_DEFAULT_CHECKS_PER_COMMIT},
+    {"double_check_ppm", GD_SPEC_U32, GD_AT(double_check_ppm), true, 0},
+    {"recheck_validators", GD_SPEC_U32, GD_AT(recheck_validators), true,
+     GD_DILOCO_DEFAULT_RECHECK_VALIDATORS},
+    {"slash_ppm", GD_SPEC_U32, GD_AT(slash_ppm), false, 0},
+    {"skip_slash_ppm", GD_SPEC_U32, GD_AT(skip_slash_ppm), true, 0},
+    {"validator_share_ppm", GD_SPEC_U32, GD_AT(validator_share_ppm), true,
+     GD_DILOCO_DEFAULT_VALIDATOR_SHARE_PPM},
+};
+#define GD_SPEC_N_FIELDS (sizeof gd_spec_fields / sizeof gd_spec_fields[0])
+
+#define GD_WIN(field)                                                                         \
+    {#field, GD_SPEC_U32, offsetof(Gonka__Diloco__V1__WindowLengths, field), false, 0}
+
+static const gd_spec_field gd_window_fields[] = {
+    GD_WIN(train), GD_WIN(commit), GD_WIN(reveal), GD_WIN(verify),
+    GD_WIN(open),  GD_WIN(dispute), GD_WIN(attest),
+};
+#define GD_N_WINDOWS (sizeof gd_window_fields / sizeof gd_window_fields[0])
+
+/* --- reading --------------------------------------------------------------- */
+
+/* Strictness: a key not in fields is a typo, not something to ignore. */
+static gd_status gd_spec_known_keys(const json_t *obj, const gd_spec_field *fields, size_t n,
+                                    const char *what) {
+    const char *key;
+    json_t *item;
+    json_object_foreach((json_t *)obj, key, item) {
+        size_t i = 0;
+        while (i < n && strcmp(key, fields[i].key) != 0)
+            i++;
+        if (i == n)
+            return gd_fail(GD_ERR_INVALID, "%s has an unknown key '%.40s'", what, key);
+    }
+    return GD_OK;
+}
+
+/* A JSON string without an embedded NUL (which C would silently cut). */
+static gd_status gd_spec_string(const json_t *v, const char *key, const char **out) {
+    if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
+        return gd_fail(GD_ERR_INVALID, "run spec: %s must be a string", key);
+    *out = json_string_value(v);
+    return GD_OK;
+}
+
+/* A non-negative integer as a JSON number or a decimal string, at most max. */
+static gd_status gd_spec_uint(const json_t *v, const char *key, uint64_t max, uint64_t *out) {
+    if (json_is_integer(v)) {
+        if (json_integer_value(v) < 0)
+            return gd_fail(GD_ERR_INVALID, "run spec: %s must not be negative", key);
+        *out = (uint64_t)json_integer_value(v);
+    } else if (json_is_string(v)) {
+        const char *text;
+        GD_TRY(gd_spec_string(v, key, &text));
+        if (gd_parse_u64(text, out) != GD_OK)
+            return gd_fail(GD_ERR_INVALID, "run spec: %s '%.40s' is not a non-negative integer",
+                           key, text);
+    } else {
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: %s must be an integer (a JSON number or a decimal string)",
+                       key);
+    }
+    if (*out > max)
+        return gd_fail(GD_ERR_INVALID, "run spec: %s %" PRIu64 " is larger than %" PRIu64, key,
+                       *out, max);
+    return GD_OK;
+}
+
+static gd_status gd_spec_text(const json_t *v, const char *key, char **out) {
+    const char *text;
+    GD_TRY(gd_spec_string(v, key, &text));
+    *out = strdup(text);
+    return *out ? GD_OK : gd_fail(GD_ERR_NOMEM, "run spec: out of memory");
+}
+
+static gd_status gd_spec_hash(const json_t *v, const char *key, ProtobufCBinaryData *out) {
+    const char *hex;
+    GD_TRY(gd_spec_string(v, key, &hex));
+    uint8_t bytes[32];
+    size_t len = 0;
+    if (strlen(hex) != 64 || gd_hex_decode(bytes, sizeof bytes, &len, hex, 64) != GD_OK)
+        return gd_fail(GD_ERR_INVALID, "run spec: %s must be 64 hex digits (32 bytes)", key);
+    out->data = malloc(len);
+    if (out->data == NULL)
+        return gd_fail(GD_ERR_NOMEM, "run spec: out of memory");
+    memcpy(out->data, bytes, len);
+    out->len = len;
+    return GD_OK;
+}
+
+static gd_status gd_spec_coin(const json_t *v, const char *key,
+                              Cosmos__Base__V1beta1__Coin **out) {
+    const char *text;
+    gd_coin coin;
+    GD_TRY(gd_spec_string(v, key, &text));
+    if (gd_coin_parse(&coin, text) != GD_OK)
+        return gd_fail_context(GD_ERR_INVALID, "run spec: %s", key);
+    Cosmos__Base__V1beta1__Coin *c = malloc(sizeof *c);
+    if (c == NULL)
+        return gd_fail(GD_ERR_NOMEM, "run spec: out of memory");
+    cosmos__base__v1beta1__coin__init(c);
+    *out = c; /* owned by the spec from here: freed with it on failure */
+    c->denom = strdup(coin.denom);
+    c->amount = strdup(coin.amount);
+    if (c->denom == NULL || c->amount == NULL)
+        return gd_fail(GD_ERR_NOMEM, "run spec: out of memory");
+    return GD_OK;
+}
+
+static gd_status gd_spec_windows(const json_t *v, Gonka__Diloco__V1__WindowLengths **out) {
+    if (!json_is_object(v))
+        return gd_fail(GD_ERR_INVALID, "run spec: windows must be an object {train, commit, "
+                                       "reveal, verify, open, dispute, attest}");
+    GD_TRY(gd_spec_known_keys(v, gd_window_fields, GD_N_WINDOWS, "run spec: windows"));
+    Gonka__Diloco__V1__WindowLengths *w = malloc(sizeof *w);
+    if (w == NULL)
+        return gd_fail(GD_ERR_NOMEM, "run spec: out of memory");
+    gonka__diloco__v1__window_lengths__init(w);
+    *out = w;
+    for (size_t i = 0; i < GD_N_WINDOWS; i++) {
+        const json_t *len = json_object_get(v, gd_window_fields[i].key);
+        char name[32];
+        snprintf(name, sizeof name, "windows.%s", gd_window_fields[i].key);
+        if (len == NULL)
+            return gd_fail(GD_ERR_INVALID, "run spec: %s is missing", name);
+        uint64_t n;
+        GD_TRY(gd_spec_uint(len, name, UINT32_MAX, &n));
+        *(uint32_t *)((char *)w + gd_window_fields[i].offset) = (uint32_t)n;
+    }
+    return GD_OK;
+}
+
+static gd_status gd_spec_read_field(Gonka__Diloco__V1__RunSpec *spec, const gd_spec_field *f,
+                                    const json_t *v) {
+    void *at = (char *)spec + f->offset;
+    uint64_t n;
+    switch (f->kind) {
+    case GD_SPEC_TEXT:
+        return gd_spec_text(v, f->key, (char **)at);
+    case GD_SPEC_HASH:
+        return gd_spec_hash(v, f->key, (ProtobufCBinaryData *)at);
+    case GD_SPEC_U32:
+        GD_TRY(gd_spec_uint(v, f->key, UINT32_MAX, &n));
+        *(uint32_t *)at = (uint32_t)n;
+        return GD_OK;
+    case GD_SPEC_U64:
+        return gd_spec_uint(v, f->key, UINT64_MAX, (uint64_t *)at);
+    case GD_SPEC_COIN:
+        return gd_spec_coin(v, f->key, (Cosmos__Base__V1beta1__Coin **)at);
+    case GD_SPEC_WINDOWS:
+        return gd_spec_windows(v, (Gonka__Diloco__V1__WindowLengths **)at);
+    }
+    return gd_fail(GD_ERR_INVALID, "run spec: %s has an unknown kind", f->key);
+}
+
+static gd_status gd_spec_read(Gonka__Diloco__V1__RunSpec *spec, const json_t *j) {
+    if (!json_is_object(j))
+        return gd_fail(GD_ERR_INVALID, "run spec must be a JSON object");
+    GD_TRY(gd_spec_known_keys(j, gd_spec_fields, GD_SPEC_N_FIELDS, "run spec"));
+    for (size_t i = 0; i < GD_SPEC_N_FIELDS; i++) {
+        const gd_spec_field *f = &gd_spec_fields[i];
+        const json_t *v = json_object_get(j, f->key);
+        if (v != NULL)
+            GD_TRY(gd_spec_read_field(spec, f, v));
+        else if (f->optional)
+            *(uint32_t *)((char *)spec + f->offset) = f->dflt;
+        else
+            return gd_fail(GD_ERR_INVALID, "run spec: %s is missing", f->key);
+    }
+    return gd_diloco_spec_check(spec);
+}
+
+gd_status gd_diloco_spec_from_json(Gonka__Diloco__V1__RunSpec **out, const json_t *j) {
+    *out = NULL;
+    Gonka__Diloco__V1__RunSpec *spec = malloc(sizeof *spec);
+    if (spec == NULL)
+        return gd_fail(GD_ERR_NOMEM, "run spec: out of memory");
+    gonka__diloco__v1__run_spec__init(spec);
+    gd_status s = gd_spec_read(spec, j);
+    if (s != GD_OK) {
+        gd_diloco_spec_free(spec);
+        return s;
+    }
+    *out = spec;
+    return GD_OK;
+}
+
+void gd_diloco_spec_free(Gonka__Diloco__V1__RunSpec *spec) {
+    if (spec != NULL)
+        protobuf_c_message_free_unpacked(&spec->base, NULL);
+}
+
+/* --- writing --------------------------------------------------------------- */
+
+static json_t *gd_spec_u64_json(uint64_t v) {
+    char text[24];
+    snprintf(text, sizeof text, "%" PRIu64, v);
+    return json_string(text);
+}
+
+static json_t *gd_spec_field_json(const Gonka__Diloco__V1__RunSpec *spec,
+                                  const gd_spec_field *f) {
+    const void *at = (const char *)spec + f->offset;
+    switch (f->kind) {
+    case GD_SPEC_TEXT: {
+        const char *text = *(char *const *)at;
+        return json_string(text ? text : "");
+    }
+    case GD_SPEC_HASH: {
+        const ProtobufCBinaryData *b = at;
+        return gd_json_hex(b->data, b->len, false);
+    }
+    case GD_SPEC_U32:
+        return json_integer(*(const uint32_t *)at);
+    case GD_SPEC_U64:
+        return gd_spec_u64_json(*(const uint64_t *)at);
+    case GD_SPEC_COIN: {
+        const Cosmos__Base__V1beta1__Coin *c = *(Cosmos__Base__V1beta1__Coin *const *)at;
+        if (c == NULL || c->amount == NULL || c->denom == NULL)
+            return NULL;
+        char text[GD_AMOUNT_DIGITS_MAX + GD_DENOM_MAX + 1];
+        if ((size_t)snprintf(text, sizeof text, "%s%s", c->amount, c->denom) >= sizeof text)
+            return NULL;
+        return json_string(text);
+    }
+    case GD_SPEC_WINDOWS: {
+        const Gonka__Diloco__V1__WindowLengths *w =
+            *(Gonka__Diloco__V1__WindowLengths *const *)at;
+        json_t *o = w ? json_object() : NULL;
+        for (size_t i = 0; o && i < GD_N_WINDOWS; i++) {
+            uint32_t n = *(const uint32_t *)((const char *)w + gd_window_fields[i].offset);
+            if (json_object_set_new(o, gd_window_fields[i].key, json_integer(n)) != 0) {
+                json_decref(o);
+                o = NULL;
+            }
+        }
+        return o;
+    }
+    }
+    return NULL;
+}
+
+json_t *gd_diloco_spec_to_json(const Gonka__Diloco__V1__RunSpec *spec) {
+    json_t *j = json_object();
+    for (size_t i = 0; j && i < GD_SPEC_N_FIELDS; i++) {
+        json_t *v = gd_spec_field_json(spec, &gd_spec_fields[i]);
+        if (v == NULL || json_object_set_new(j, gd_spec_fields[i].key, v) != 0) {
+            json_decref(j);
+            j = NULL;
+        }
+    }
+    return j;
+}

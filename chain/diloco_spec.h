@@ -1,0 +1,72 @@
+/* The RunSpec of a DiLoCo training run (gonka.diloco.v1.RunSpec) as JSON,
+ * the form `tx create-run --spec` and the module's genesis read, and its
+ * ValidateBasic. docs/cli.md ("Training module (chain)") documents the
+ * format; docs/examples/run-spec.json is a complete example.
+ *
+ * JSON keys are the proto field names. Integers are JSON numbers or decimal
+ * strings (a uint64 may exceed 2^53, so a string is the safe form);
+ * layout_digest and initial_state_hash are 64 hex digits; coins are strings
+ * like "1000ngonka"; windows is an object {train, commit, reveal, verify,
+ * open, dispute, attest}. Duplicate keys are the loader's to refuse: parse
+ * the file with JSON_REJECT_DUPLICATES, as the CLI does. */
+#ifndef GD_CHAIN_DILOCO_SPEC_H
+#define GD_CHAIN_DILOCO_SPEC_H
+
+#include <jansson.h>
+
+#include "common/status.h"
+#include "gonka/diloco/v1/types.pb-c.h"
+
+/* Limits of the spec rules (gd_diloco_spec_check). */
+#define GD_DILOCO_TEXT_MAX 256          /* model, data_spec */
+#define GD_DILOCO_WINDOWS_MAX 100000    /* sum of a round's window lengths, in blocks */
+#define GD_DILOCO_OUTER_LR_PPM_MAX 2000000
+#define GD_DILOCO_CHECKS_MAX 16         /* checks_per_commit */
+#define GD_DILOCO_RECHECKERS_MAX 15     /* recheck_validators */
+
+/* Defaults of the optional keys. */
+#define GD_DILOCO_DEFAULT_CHECKS_PER_COMMIT 1
+#define GD_DILOCO_DEFAULT_RECHECK_VALIDATORS 3
+#define GD_DILOCO_DEFAULT_VALIDATOR_SHARE_PPM 200000
+
+/* Parses a RunSpec object strictly: only known keys, every key present but
+ * the optional double_check_ppm, skip_slash_ppm, recheck_validators,
+ * validator_share_ppm and checks_per_commit (defaults 0, 0, 3, 200000, 1),
+ * then applies gd_diloco_spec_check. GD_ERR_INVALID naming the key on any
+ * problem. On success *out is a new message allocated with malloc
+ * throughout (protobuf-c's default allocator), so that
+ * protobuf_c_message_free_unpacked(&spec->base, NULL) frees it;
+ * gd_diloco_spec_free does exactly that. */
+gd_status gd_diloco_spec_from_json(Gonka__Diloco__V1__RunSpec **out, const json_t *j) GD_MUST_CHECK;
+
+/* Frees a spec from gd_diloco_spec_from_json (NULL is fine). A spec from
+ * gonka__diloco__v1__run_spec__unpack is freed with its free_unpacked, as
+ * any unpacked message; with the default allocator that is the same call. */
+void gd_diloco_spec_free(Gonka__Diloco__V1__RunSpec *spec);
+
+/* The same JSON shape back: uint64 fields as decimal strings, bytes as
+ * lowercase hex, coins as "AMOUNTdenom", every key present, so that
+ * export -> import gives an equal spec. NULL when out of memory or when a
+ * required sub-message (windows, a coin) is absent. */
+json_t *gd_diloco_spec_to_json(const Gonka__Diloco__V1__RunSpec *spec);
+
+/* ValidateBasic of a spec (the rules are in docs/cli.md): GD_ERR_INVALID
+ * with a detail naming the field and the rule. */
+gd_status gd_diloco_spec_check(const Gonka__Diloco__V1__RunSpec *spec) GD_MUST_CHECK;
+
+/* An amount the module stores as a decimal string (pool, collateral,
+ * weight, reward): canonical, and small enough for its 64-bit arithmetic.
+ * Zero is allowed. */
+gd_status gd_diloco_amount_check(const char *amount, const char *what) GD_MUST_CHECK;
+
+/* A coin of the spec (or a message) as the module's 64-bit arithmetic
+ * needs it: valid denom, canonical positive amount that fits a uint64.
+ * what names it in the detail. */
+gd_status gd_diloco_coin_check(const Cosmos__Base__V1beta1__Coin *coin,
+                               const char *what) GD_MUST_CHECK;
+
+/* Free text of the module's records (model, data_spec, artifact URL,
+ * hardware class): 1..max bytes of printable ASCII. */
+gd_status gd_diloco_text_check(const char *text, size_t max, const char *what) GD_MUST_CHECK;
+
+#endif

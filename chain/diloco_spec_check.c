@@ -1,0 +1,166 @@
+/* ValidateBasic of a RunSpec and of the coins and text the module stores
+ * (chain/diloco_spec.h). The codec is checked as text: chain/ does not link
+ * the trainer, and the chain only needs the spec to be one the trainer's
+ * gd_codec_parse accepts (this accepts a subset: at most six decimals). */
+#include <inttypes.h>
+#include <string.h>
+
+#include "chain/coin.h"
+#include "chain/diloco_rules.h"
+#include "chain/diloco_spec.h"
+#include "common/parse.h"
+
+gd_status gd_diloco_text_check(const char *text, size_t max, const char *what) {
+    size_t len = text ? strlen(text) : 0;
+    if (len == 0 || len > max)
+        return gd_fail(GD_ERR_INVALID, "%s must be 1 to %zu bytes", what, max);
+    for (size_t i = 0; i < len; i++)
+        if (text[i] < 0x20 || text[i] > 0x7e)
+            return gd_fail(GD_ERR_INVALID, "%s must be printable ASCII (byte %zu is not)", what,
+                           i);
+    return GD_OK;
+}
+
+gd_status gd_diloco_amount_check(const char *amount, const char *what) {
+    uint64_t value;
+    if (amount == NULL || strlen(amount) > GD_AMOUNT_DIGITS_MAX ||
+        gd_amount_check(amount) != GD_OK)
+        return gd_fail(GD_ERR_INVALID, "%s '%.80s' is not a canonical amount", what,
+                       amount ? amount : "");
+    if (gd_parse_u64(amount, &value) != GD_OK)
+        return gd_fail(GD_ERR_INVALID, "%s %.80s does not fit in 64 bits", what, amount);
+    return GD_OK;
+}
+
+gd_status gd_diloco_coin_check(const Cosmos__Base__V1beta1__Coin *coin, const char *what) {
+    if (coin == NULL || coin->denom == NULL || coin->amount == NULL)
+        return gd_fail(GD_ERR_INVALID, "%s is missing", what);
+    if (strlen(coin->denom) > GD_DENOM_MAX || gd_denom_check(coin->denom) != GD_OK)
+        return gd_fail(GD_ERR_INVALID, "%s has an invalid denom", what);
+    GD_TRY(gd_diloco_amount_check(coin->amount, what));
+    if (strcmp(coin->amount, "0") == 0)
+        return gd_fail(GD_ERR_INVALID, "%s must be positive", what);
+    return GD_OK;
+}
+
+/* "none", "bf16", "int8", "int4" or "topk:F": F a decimal in (0, 1] with at
+ * most six decimals ("0.3", "0.000001", "1", "1.0"). */
+static bool gd_codec_text_ok(const char *codec) {
+    static const char *const fixed[] = {"none", "bf16", "int8", "int4"};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        if (strcmp(codec, fixed[i]) == 0)
+            return true;
+    if (strncmp(codec, "topk:", 5) != 0)
+        return false;
+    const char *p = codec + 5;
+    if (*p != '0' && *p != '1')
+        return false;
+    uint32_t ppm = (uint32_t)(*p++ - '0') * GD_DILOCO_PPM;
+    if (*p == '.') {
+        p++;
+        uint32_t scale = GD_DILOCO_PPM / 10;
+        size_t digits = 0;
+        for (; *p >= '0' && *p <= '9'; p++, digits++, scale /= 10) {
+            if (digits == 6)
+                return false;
+            ppm += (uint32_t)(*p - '0') * scale;
+        }
+        if (digits == 0)
+            return false;
+    }
+    return *p == '\0' && ppm >= 1 && ppm <= GD_DILOCO_PPM;
+}
+
+static gd_status gd_hash_check(const ProtobufCBinaryData *b, const char *what) {
+    if (b->len != GD_DILOCO_HASH_LEN || b->data == NULL)
+        return gd_fail(GD_ERR_INVALID, "run spec: %s must be %d bytes, not %zu", what,
+                       GD_DILOCO_HASH_LEN, b->len);
+    return GD_OK;
+}
+
+static gd_status gd_spec_steps_check(const Gonka__Diloco__V1__RunSpec *s) {
+    if (s->segment_steps == 0)
+        return gd_fail(GD_ERR_INVALID, "run spec: segment_steps must be at least 1");
+    if (s->h_min < s->segment_steps || s->h_min > s->h_max)
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: need segment_steps <= h_min <= h_max (%u, %u, %u)",
+                       s->segment_steps, s->h_min, s->h_max);
+    if (s->h_min % s->segment_steps != 0 || s->h_max % s->segment_steps != 0)
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: h_min and h_max must be multiples of segment_steps %u",
+                       s->segment_steps);
+    if (s->tokens_per_step == 0)
+        return gd_fail(GD_ERR_INVALID, "run spec: tokens_per_step must be at least 1");
+    if (s->outer_lr_ppm == 0 || s->outer_lr_ppm > GD_DILOCO_OUTER_LR_PPM_MAX)
+        return gd_fail(GD_ERR_INVALID, "run spec: outer_lr_ppm must be 1 to %d",
+                       GD_DILOCO_OUTER_LR_PPM_MAX);
+    if (s->outer_momentum_ppm >= GD_DILOCO_PPM)
+        return gd_fail(GD_ERR_INVALID, "run spec: outer_momentum_ppm must be below %u",
+                       GD_DILOCO_PPM);
+    return GD_OK;
+}
+
+static gd_status gd_spec_windows_check(const Gonka__Diloco__V1__WindowLengths *w) {
+    if (w == NULL)
+        return gd_fail(GD_ERR_INVALID, "run spec: windows is missing");
+    const uint32_t lens[] = {w->train, w->commit, w->reveal, w->verify,
+                             w->open,  w->dispute, w->attest};
+    static const char *const names[] = {"train", "commit", "reveal", "verify",
+                                        "open",  "dispute", "attest"};
+    uint64_t sum = 0;
+    for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
+        if (lens[i] == 0)
+            return gd_fail(GD_ERR_INVALID, "run spec: windows.%s must be at least 1 block",
+                           names[i]);
+        sum += lens[i];
+    }
+    if (sum > GD_DILOCO_WINDOWS_MAX)
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: the windows add up to %" PRIu64 " blocks, more than %d", sum,
+                       GD_DILOCO_WINDOWS_MAX);
+    return GD_OK;
+}
+
+static gd_status gd_spec_economics_check(const Gonka__Diloco__V1__RunSpec *s) {
+    GD_TRY(gd_diloco_coin_check(s->reward_per_epoch, "run spec: reward_per_epoch"));
+    GD_TRY(gd_diloco_coin_check(s->min_collateral, "run spec: min_collateral"));
+    GD_TRY(gd_diloco_coin_check(s->fail_bond, "run spec: fail_bond"));
+    if (strcmp(s->reward_per_epoch->denom, s->min_collateral->denom) != 0 ||
+        strcmp(s->reward_per_epoch->denom, s->fail_bond->denom) != 0)
+        return gd_fail(GD_ERR_INVALID, "run spec: reward_per_epoch, min_collateral and "
+                                       "fail_bond must have the same denom");
+    if (s->checks_per_commit == 0 || s->checks_per_commit > GD_DILOCO_CHECKS_MAX)
+        return gd_fail(GD_ERR_INVALID, "run spec: checks_per_commit must be 1 to %d",
+                       GD_DILOCO_CHECKS_MAX);
+    if (s->recheck_validators == 0 || s->recheck_validators > GD_DILOCO_RECHECKERS_MAX)
+        return gd_fail(GD_ERR_INVALID, "run spec: recheck_validators must be 1 to %d",
+                       GD_DILOCO_RECHECKERS_MAX);
+    const struct {
+        const char *name;
+        uint32_t value;
+    } ppm[] = {{"double_check_ppm", s->double_check_ppm},
+               {"slash_ppm", s->slash_ppm},
+               {"skip_slash_ppm", s->skip_slash_ppm},
+               {"validator_share_ppm", s->validator_share_ppm}};
+    for (size_t i = 0; i < sizeof ppm / sizeof ppm[0]; i++)
+        if (ppm[i].value > GD_DILOCO_PPM)
+            return gd_fail(GD_ERR_INVALID, "run spec: %s must be at most %u", ppm[i].name,
+                           GD_DILOCO_PPM);
+    return GD_OK;
+}
+
+gd_status gd_diloco_spec_check(const Gonka__Diloco__V1__RunSpec *s) {
+    if (s == NULL)
+        return gd_fail(GD_ERR_INVALID, "run spec is missing");
+    GD_TRY(gd_diloco_text_check(s->model, GD_DILOCO_TEXT_MAX, "run spec: model"));
+    GD_TRY(gd_diloco_text_check(s->data_spec, GD_DILOCO_TEXT_MAX, "run spec: data_spec"));
+    GD_TRY(gd_hash_check(&s->layout_digest, "layout_digest"));
+    GD_TRY(gd_hash_check(&s->initial_state_hash, "initial_state_hash"));
+    GD_TRY(gd_spec_steps_check(s));
+    if (s->codec == NULL || !gd_codec_text_ok(s->codec))
+        return gd_fail(GD_ERR_INVALID, "run spec: codec '%.40s' is not none, bf16, int8, int4 "
+                                       "or topk:F with 0 < F <= 1 and at most six decimals",
+                       s->codec ? s->codec : "");
+    GD_TRY(gd_spec_windows_check(s->windows));
+    return gd_spec_economics_check(s);
+}

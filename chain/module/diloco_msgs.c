@@ -1,0 +1,789 @@
+/* The DiLoCo module's messages: stateless checks (validate) and execution
+ * against the state, one pair per message (docs/protocol.md section 7). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain/coin.h"
+#include "chain/diloco_msg.h"
+#include "chain/diloco_spec.h"
+#include "chain/module/diloco_internal.h"
+#include "chain/module/epochs.h"
+#include "chain/pb_strict.h"
+#include "proofs/mmr.h"
+
+
+/* ---- shared pieces --------------------------------------------------------------- */
+
+/* Decodes a message strictly (unknown fields refused, as the SDK does). */
+static void *dl_unpack(gd_ctx *ctx, const ProtobufCMessageDescriptor *d, const uint8_t *b,
+                       size_t len) {
+    ProtobufCMessage *m = protobuf_c_message_unpack(d, NULL, len, b);
+    if (m == NULL) {
+        gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_TX_DECODE, "%s does not decode", d->name);
+        return NULL;
+    }
+    if (gd_pb_reject_unknown(m, false) != GD_OK) {
+        gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_TX_DECODE, "%s", gd_error_detail());
+        dl_free(m);
+        return NULL;
+    }
+    return m;
+}
+
+static gd_status dl_address(gd_ctx *ctx, const char *what, const char *addr) {
+    if (addr == NULL || gd_address_check_canonical(addr) != GD_OK)
+        return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_INVALID_ADDRESS, "invalid %s: %s",
+                           what, addr ? gd_error_detail() : "missing");
+    return GD_OK;
+}
+
+static gd_status dl_signer(gd_ctx *ctx, const char *addr, char *signer, size_t cap) {
+    GD_TRY(dl_address(ctx, "signer address", addr));
+    if (strlen(addr) >= cap)
+        return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_INVALID_ADDRESS, "address too long");
+    strcpy(signer, addr);
+    return GD_OK;
+}
+
+/* Code 10 when a record already exists under k (a second commit, report,
+ * re-check or attestation). */
+static gd_status dl_require_absent(gd_ctx *ctx, const dl_key *k, const char *what) {
+    const uint8_t *v;
+    size_t n;
+    gd_status g = gd_ctx_get(ctx, k->b, k->n, &v, &n);
+    if (g == GD_ERR_NOT_FOUND)
+        return GD_OK;
+    if (g != GD_OK)
+        return g;
+    return dl_fail(ctx, GD_DILOCO_ERR_DUPLICATE, "%s", what);
+}
+
+/* The message's ValidateBasic, shared with the clients that build it
+ * (chain/diloco_msg.h), as code 2. */
+static gd_status dl_basic(gd_ctx *ctx, gd_status check) {
+    if (check != GD_OK)
+        return dl_fail(ctx, GD_DILOCO_ERR_INVALID, "%s", gd_error_detail());
+    return GD_OK;
+}
+
+/* A positive coin that fits 64 bits. */
+static gd_status dl_coin_check(gd_ctx *ctx, const char *what,
+                               const Cosmos__Base__V1beta1__Coin *c, uint64_t *amount) {
+    uint64_t v = 0;
+    if (c == NULL || c->denom == NULL || gd_denom_check(c->denom) != GD_OK ||
+        dl_amount(c->amount, &v) != GD_OK || v == 0)
+        return dl_fail(ctx, GD_DILOCO_ERR_INVALID, "%s must be a positive coin below 2^64", what);
+    if (amount)
+        *amount = v;
+    return GD_OK;
+}
+
+static const char *dl_window_name(Gonka__Diloco__V1__RoundPhase w) {
+    static const char *const names[] = {"none",   "train",   "commit", "reveal", "verify",
+                                        "open",   "dispute", "attest", "done",   "void"};
+    return (unsigned)w < sizeof names / sizeof names[0] ? names[w] : "none";
+}
+
+/* The run and its current round (code 4 / 8), which must be in window want
+ * at this height (code 9). */
+static gd_status dl_current(gd_ctx *ctx, uint64_t run_id, uint64_t round_id,
+                            Gonka__Diloco__V1__RoundPhase want, dl_run **run, dl_round **round) {
+    *run = NULL;
+    *round = NULL;
+    gd_status s = dl_get_run(ctx, run_id, run);
+    if (s == GD_ERR_NOT_FOUND)
+        return dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_RUN, "run %llu does not exist",
+                       (unsigned long long)run_id);
+    GD_TRY(s);
+    if ((*run)->next_round == 0 || round_id != (*run)->next_round - 1)
+        return dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_ROUND, "round %llu is not run %llu's current "
+                                                         "round",
+                       (unsigned long long)round_id, (unsigned long long)run_id);
+    s = dl_get_round(ctx, run_id, round_id, round);
+    if (s == GD_ERR_NOT_FOUND)
+        return dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_ROUND, "round %llu does not exist",
+                       (unsigned long long)round_id);
+    GD_TRY(s);
+    Gonka__Diloco__V1__RoundPhase at = dl_window_at(*round, ctx->height);
+    if (at != want)
+        return dl_fail(ctx, GD_DILOCO_ERR_WINDOW,
+                       "height %lld is in round %llu's %s window, not its %s window",
+                       (long long)ctx->height, (unsigned long long)round_id, dl_window_name(at),
+                       dl_window_name(want));
+    return GD_OK;
+}
+
+static gd_status dl_event_round(gd_ctx *ctx, const char *type, uint64_t run, uint64_t round,
+                                const char *k1, const char *v1, const char *k2, const char *v2) {
+    char rs[24], ro[24];
+    dl_amount_str(rs, run);
+    dl_amount_str(ro, round);
+    if (k2 != NULL)
+        return gd_events_add(ctx->events, type, "run", rs, "round", ro, k1, v1, k2, v2, NULL);
+    return gd_events_add(ctx->events, type, "run", rs, "round", ro, k1, v1, NULL);
+}
+
+static gd_status dl_pack_response(gd_buf *response, const void *msg) {
+    const ProtobufCMessage *m = msg;
+    size_t len = protobuf_c_message_get_packed_size(m);
+    GD_TRY(gd_buf_reserve(response, len + 1));
+    response->len = protobuf_c_message_pack(m, response->data);
+    return GD_OK;
+}
+
+/* ---- MsgCreateRun ------------------------------------------------------------------ */
+
+static gd_status dl_create_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
+                                    size_t cap) {
+    Gonka__Diloco__V1__MsgCreateRun *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_create_run__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    gd_status s = dl_signer(ctx, m->authority, signer, cap);
+    if (s == GD_OK)
+        s = dl_basic(ctx, gd_diloco_msg_create_run_check(m));
+    dl_free(m);
+    return s;
+}
+
+static gd_status dl_create_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
+                                   gd_buf *response) {
+    (void)app;
+    Gonka__Diloco__V1__MsgCreateRun *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_create_run__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    dl_params *params = NULL;
+    uint64_t pool = 0, id = 1;
+    gd_status s = dl_get_params(ctx, &params);
+    if (s == GD_OK && strcmp(params->authority, m->authority) != 0)
+        s = dl_fail(ctx, GD_DILOCO_ERR_UNAUTHORIZED, "%s is not the module authority",
+                    m->authority);
+    if (s == GD_OK)
+        s = dl_coin_check(ctx, "pool", m->pool, &pool);
+    if (s == GD_OK && strcmp(m->pool->denom, m->spec->reward_per_epoch->denom) != 0)
+        s = dl_fail(ctx, GD_DILOCO_ERR_INVALID, "pool denom %s is not the run's %s",
+                    m->pool->denom, m->spec->reward_per_epoch->denom);
+    dl_key k;
+    dl_key_init(&k, DL_NEXT_RUN);
+    const uint8_t *v;
+    size_t vlen;
+    if (s == GD_OK) {
+        gd_status g = gd_ctx_get(ctx, k.b, k.n, &v, &vlen);
+        if (g == GD_OK && vlen == 8)
+            id = dl_get_be64(v);
+        else if (g != GD_ERR_NOT_FOUND)
+            s = g == GD_OK ? gd_fail(GD_ERR_PARSE, "stored next run id is malformed") : g;
+    }
+    gd_epoch latest;
+    gd_epoch_params ep;
+    if (s == GD_OK)
+        s = gd_epochs_get(ctx, &latest, &ep);
+    if (s == GD_OK)
+        s = dl_pay_in(ctx, m->authority, m->pool->denom, pool);
+    if (s == GD_OK) {
+        dl_run run = GONKA__DILOCO__V1__RUN__INIT;
+        char pool_text[24];
+        dl_amount_str(pool_text, pool);
+        run.id = id;
+        run.creator = m->authority;
+        run.spec = m->spec;
+        run.state_hash = m->spec->initial_state_hash;
+        run.pool = pool_text;
+        run.next_settle_epoch = latest.index;
+        s = dl_put_run(ctx, &run);
+        uint8_t next[8];
+        dl_put_be64(next, id + 1);
+        if (s == GD_OK)
+            s = gd_ctx_set(ctx, k.b, k.n, next, 8);
+        char ids[24];
+        dl_amount_str(ids, id);
+        if (s == GD_OK)
+            s = gd_events_add(ctx->events, "diloco_run_created", "run", ids, "creator",
+                              m->authority, "pool", pool_text, NULL);
+        Gonka__Diloco__V1__MsgCreateRunResponse r =
+            GONKA__DILOCO__V1__MSG_CREATE_RUN_RESPONSE__INIT;
+        r.run = id;
+        if (s == GD_OK)
+            s = dl_pack_response(response, &r);
+    }
+    dl_free(params);
+    dl_free(m);
+    return s;
+}
+
+/* ---- MsgJoinRun ------------------------------------------------------------------------ */
+
+static gd_status dl_join_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
+                                  size_t cap) {
+    Gonka__Diloco__V1__MsgJoinRun *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_join_run__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    gd_status s = dl_signer(ctx, m->participant, signer, cap);
+    if (s == GD_OK)
+        s = dl_basic(ctx, gd_diloco_msg_join_run_check(m));
+    dl_free(m);
+    return s;
+}
+
+static gd_status dl_join_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
+                                 gd_buf *response) {
+    (void)app;
+    Gonka__Diloco__V1__MsgJoinRun *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_join_run__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    dl_run *run = NULL;
+    dl_member *old = NULL;
+    uint64_t amount = 0, min = 0;
+    gd_status s = dl_get_run(ctx, m->run, &run);
+    if (s == GD_ERR_NOT_FOUND)
+        s = dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_RUN, "run %llu does not exist",
+                    (unsigned long long)m->run);
+    if (s == GD_OK) {
+        gd_status g = dl_get_member(ctx, m->run, m->participant, &old);
+        if (g == GD_OK)
+            s = dl_fail(ctx, GD_DILOCO_ERR_ALREADY_MEMBER, "%s is already a member of run %llu",
+                        m->participant, (unsigned long long)m->run);
+        else if (g != GD_ERR_NOT_FOUND)
+            s = g;
+    }
+    if (s == GD_OK)
+        s = dl_coin_check(ctx, "collateral", m->collateral, &amount);
+    if (s == GD_OK && (dl_amount(run->spec->min_collateral->amount, &min) != GD_OK ||
+                       strcmp(m->collateral->denom, dl_denom(run)) != 0 || amount < min))
+        s = dl_fail(ctx, GD_DILOCO_ERR_COLLATERAL, "collateral must be at least %s%s",
+                    run->spec->min_collateral->amount, dl_denom(run));
+    if (s == GD_OK)
+        s = dl_pay_in(ctx, m->participant, m->collateral->denom, amount);
+    if (s == GD_OK) {
+        dl_member mem = GONKA__DILOCO__V1__MEMBER__INIT;
+        char amount_text[24];
+        dl_amount_str(amount_text, amount);
+        mem.run = m->run;
+        mem.address = m->participant;
+        mem.artifact_url = m->artifact_url;
+        mem.hw_class = m->hw_class;
+        mem.collateral = amount_text;
+        mem.joined_height = ctx->height;
+        s = dl_put_member(ctx, &mem);
+        char rs[24];
+        dl_amount_str(rs, m->run);
+        if (s == GD_OK)
+            s = gd_events_add(ctx->events, "diloco_joined", "run", rs, "participant",
+                              m->participant, "hw_class", m->hw_class, "collateral",
+                              amount_text, NULL);
+    }
+    response->len = 0;
+    dl_free(old);
+    dl_free(run);
+    dl_free(m);
+    return s;
+}
+
+/* ---- MsgCommitRound ------------------------------------------------------------------- */
+
+static gd_status dl_commit_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
+                                    size_t cap) {
+    Gonka__Diloco__V1__MsgCommitRound *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_commit_round__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    gd_status s = dl_signer(ctx, m->participant, signer, cap);
+    if (s == GD_OK)
+        s = dl_basic(ctx, gd_diloco_msg_commit_round_check(m));
+    dl_free(m);
+    return s;
+}
+
+static gd_status dl_commit_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
+                                   gd_buf *response) {
+    (void)app;
+    Gonka__Diloco__V1__MsgCommitRound *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_commit_round__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    dl_run *run = NULL;
+    dl_round *round = NULL;
+    uint64_t tokens = 0;
+    gd_status s = dl_current(ctx, m->run, m->round, GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_COMMIT,
+                             &run, &round);
+    if (s == GD_OK && dl_round_weight(round, m->participant, NULL) == 0)
+        s = dl_fail(ctx, GD_DILOCO_ERR_NOT_MEMBER, "%s is not a member of round %llu",
+                    m->participant, (unsigned long long)m->round);
+    dl_key k;
+    dl_key_init(&k, DL_COMMIT);
+    dl_key_u64(&k, m->run);
+    dl_key_u64(&k, m->round);
+    dl_key_addr(&k, m->participant);
+    if (s == GD_OK)
+        s = dl_require_absent(ctx, &k, "the participant already committed to this round");
+    if (s == GD_OK) {
+        const dl_spec *sp = run->spec;
+        uint64_t steps = (uint64_t)m->segment_count * sp->segment_steps;
+        if (steps < sp->h_min || steps > sp->h_max)
+            s = dl_fail(ctx, GD_DILOCO_ERR_INVALID,
+                        "%u segments of %u steps is %llu inner steps, outside %u..%u",
+                        (unsigned)m->segment_count, (unsigned)sp->segment_steps,
+                        (unsigned long long)steps, (unsigned)sp->h_min, (unsigned)sp->h_max);
+        else if (sp->tokens_per_step > UINT64_MAX / steps)
+            s = dl_fail(ctx, GD_DILOCO_ERR_INVALID, "token count overflows");
+        else
+            tokens = steps * sp->tokens_per_step;
+    }
+    if (s == GD_OK) {
+        dl_commitment c = GONKA__DILOCO__V1__COMMITMENT__INIT;
+        c.run = m->run;
+        c.round = m->round;
+        c.participant = m->participant;
+        c.payload_root = m->payload_root;
+        c.payload_leaves = m->payload_leaves;
+        c.payload_bytes = m->payload_bytes;
+        c.transcript_root = m->transcript_root;
+        c.segment_count = m->segment_count;
+        c.tokens = tokens;
+        c.loss_first_micro = m->loss_first_micro;
+        c.loss_last_micro = m->loss_last_micro;
+        c.height = ctx->height;
+        s = dl_save(ctx, &k, &c);
+        char ts[24];
+        dl_amount_str(ts, tokens);
+        if (s == GD_OK)
+            s = dl_event_round(ctx, "diloco_committed", m->run, m->round, "participant",
+                               m->participant, "tokens", ts);
+        Gonka__Diloco__V1__MsgCommitRoundResponse r =
+            GONKA__DILOCO__V1__MSG_COMMIT_ROUND_RESPONSE__INIT;
+        r.tokens = tokens;
+        if (s == GD_OK)
+            s = dl_pack_response(response, &r);
+    }
+    dl_free(round);
+    dl_free(run);
+    dl_free(m);
+    return s;
+}
+
+/* ---- MsgReportAvailability --------------------------------------------------------- */
+
+static gd_status dl_report_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
+                                    size_t cap) {
+    Gonka__Diloco__V1__MsgReportAvailability *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_report_availability__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    gd_mmr_proof proof;
+    gd_status s = dl_signer(ctx, m->reporter, signer, cap);
+    /* A missing or undecodable proof is code 12, like one that does not
+     * verify; the rest of ValidateBasic is code 2. */
+    if (s == GD_OK && (m->proof.len == 0 ||
+                       gd_mmr_proof_decode(&proof, m->proof.data, m->proof.len) != GD_OK))
+        s = dl_fail(ctx, GD_DILOCO_ERR_BAD_PROOF, "the availability proof does not decode: %s",
+                    m->proof.len ? gd_error_detail() : "missing");
+    if (s == GD_OK)
+        s = dl_basic(ctx, gd_diloco_msg_report_availability_check(m));
+    dl_free(m);
+    return s;
+}
+
+static gd_status dl_report_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
+                                   gd_buf *response) {
+    (void)app;
+    Gonka__Diloco__V1__MsgReportAvailability *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_report_availability__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    dl_run *run = NULL;
+    dl_round *round = NULL;
+    dl_commitment *c = NULL;
+    gd_status s = dl_current(ctx, m->run, m->round, GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_REVEAL,
+                             &run, &round);
+    if (s == GD_OK && dl_round_weight(round, m->reporter, NULL) == 0)
+        s = dl_fail(ctx, GD_DILOCO_ERR_NOT_MEMBER, "%s is not a member of round %llu",
+                    m->reporter, (unsigned long long)m->round);
+    if (s == GD_OK) {
+        gd_status g = dl_get_commitment(ctx, m->run, m->round, m->target, &c);
+        if (g == GD_ERR_NOT_FOUND)
+            s = dl_fail(ctx, GD_DILOCO_ERR_NO_COMMITMENT, "%s has no commitment in round %llu",
+                        m->target, (unsigned long long)m->round);
+        else
+            s = g;
+    }
+    dl_key k;
+    dl_key_init(&k, DL_REPORT);
+    dl_key_u64(&k, m->run);
+    dl_key_u64(&k, m->round);
+    dl_key_addr(&k, m->target);
+    dl_key_addr(&k, m->reporter);
+    if (s == GD_OK)
+        s = dl_require_absent(ctx, &k, "the reporter already reported this payload");
+    uint32_t chunk = 0;
+    if (s == GD_OK) {
+        gd_mmr_proof proof;
+        chunk = gd_diloco_avail_chunk(round->beacon.data, m->target, m->reporter,
+                                      c->payload_leaves - 1);
+        if (round->beacon.len != GD_DILOCO_HASH_LEN || c->payload_root.len != GD_DILOCO_HASH_LEN)
+            s = gd_fail(GD_ERR_PARSE, "stored round or commitment is malformed");
+        else if (gd_mmr_proof_decode(&proof, m->proof.data, m->proof.len) != GD_OK ||
+                 proof.leaf_index != chunk + 1 || proof.leaf_count != c->payload_leaves ||
+                 !gd_mmr_verify(c->payload_root.data, &proof, m->leaf_hash.data))
+            s = dl_fail(ctx, GD_DILOCO_ERR_BAD_PROOF,
+                        "the proof does not show leaf %u of %u under %s's payload root",
+                        (unsigned)chunk + 1, (unsigned)c->payload_leaves, m->target);
+    }
+    if (s == GD_OK) {
+        dl_report r = GONKA__DILOCO__V1__AVAILABILITY_REPORT__INIT;
+        r.reporter = m->reporter;
+        r.target = m->target;
+        r.chunk = chunk;
+        s = dl_save(ctx, &k, &r);
+        if (s == GD_OK)
+            s = dl_event_round(ctx, "diloco_available", m->run, m->round, "target", m->target,
+                               "reporter", m->reporter);
+    }
+    response->len = 0;
+    dl_free(c);
+    dl_free(round);
+    dl_free(run);
+    dl_free(m);
+    return s;
+}
+
+/* ---- MsgSubmitVerdict and MsgDispute ---------------------------------------------------- */
+
+static gd_status dl_verdict_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
+                                     size_t cap) {
+    Gonka__Diloco__V1__MsgSubmitVerdict *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_submit_verdict__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    gd_status s = dl_signer(ctx, m->validator, signer, cap);
+    if (s == GD_OK)
+        s = dl_basic(ctx, gd_diloco_msg_submit_verdict_check(m));
+    dl_free(m);
+    return s;
+}
+
+/* The assignment of (target, check), and whether addr is among its
+ * validators (recheck = false) or re-checkers (true); code 13 otherwise. */
+static gd_status dl_assigned(gd_ctx *ctx, uint64_t run, uint64_t round, const char *target,
+                             uint32_t check, const char *addr, bool recheck,
+                             dl_assignment **out) {
+    dl_key k;
+    dl_key_init(&k, DL_ASSIGN);
+    dl_key_u64(&k, run);
+    dl_key_u64(&k, round);
+    dl_key_addr(&k, target);
+    dl_key_u32(&k, check);
+    gd_status s = dl_load(ctx, &k, &gonka__diloco__v1__assignment__descriptor, (void **)out);
+    bool in = s == GD_OK && (recheck ? dl_has_str((*out)->recheckers, (*out)->n_recheckers, addr)
+                                     : dl_has_str((*out)->validators, (*out)->n_validators, addr));
+    if (s == GD_OK && !in)
+        s = GD_ERR_NOT_FOUND;
+    if (s == GD_ERR_NOT_FOUND)
+        return dl_fail(ctx, GD_DILOCO_ERR_NOT_ASSIGNED, "%s is not %s check %u of %s", addr,
+                       recheck ? "re-checking" : "assigned", (unsigned)check, target);
+    return s;
+}
+
+static void dl_verdict_key(dl_key *k, uint64_t run, uint64_t round, const char *target,
+                           uint32_t check, const char *validator) {
+    dl_key_init(k, DL_VERDICT);
+    dl_key_u64(k, run);
+    dl_key_u64(k, round);
+    dl_key_addr(k, target);
+    dl_key_u32(k, check);
+    dl_key_addr(k, validator);
+}
+
+static const char *dl_verdict_name(int v) {
+    return v == 1 ? "pass" : v == 2 ? "fail" : v == 3 ? "unavailable" : "sealed";
+}
+
+static gd_status dl_verdict_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
+                                    gd_buf *response) {
+    (void)app;
+    Gonka__Diloco__V1__MsgSubmitVerdict *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_submit_verdict__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    bool sealed = m->seal.len > 0;
+    dl_run *run = NULL;
+    dl_round *round = NULL;
+    dl_assignment *a = NULL;
+    dl_verdict *rec = NULL;
+    gd_status s = dl_current(ctx, m->run, m->round,
+                             sealed ? GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_VERIFY
+                                    : GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_OPEN,
+                             &run, &round);
+    if (s == GD_OK)
+        s = dl_assigned(ctx, m->run, m->round, m->target, m->check, m->validator, false, &a);
+    dl_key k;
+    dl_verdict_key(&k, m->run, m->round, m->target, m->check, m->validator);
+    gd_status g = GD_ERR_NOT_FOUND;
+    if (s == GD_OK) {
+        g = dl_load(ctx, &k, &gonka__diloco__v1__verdict_record__descriptor, (void **)&rec);
+        if (g != GD_OK && g != GD_ERR_NOT_FOUND)
+            s = g;
+    }
+    if (s == GD_OK && sealed) {
+        if (g == GD_OK)
+            s = dl_fail(ctx, GD_DILOCO_ERR_DUPLICATE, "%s already sealed check %u of %s",
+                        m->validator, (unsigned)m->check, m->target);
+        dl_verdict v = GONKA__DILOCO__V1__VERDICT_RECORD__INIT;
+        v.validator = m->validator;
+        v.target = m->target;
+        v.check = m->check;
+        v.seal = m->seal;
+        if (s == GD_OK)
+            s = dl_save(ctx, &k, &v);
+        if (s == GD_OK)
+            s = dl_event_round(ctx, "diloco_verdict_sealed", m->run, m->round, "target",
+                               m->target, "validator", m->validator);
+    } else if (s == GD_OK) {
+        uint8_t seal[GD_DILOCO_HASH_LEN];
+        gd_diloco_seal(seal, m->validator, (gd_diloco_verdict)m->verdict, m->digest.data);
+        uint64_t bond = 0;
+        if (g == GD_ERR_NOT_FOUND || rec->seal.len != GD_DILOCO_HASH_LEN)
+            s = dl_fail(ctx, GD_DILOCO_ERR_SEAL, "%s sealed no verdict on check %u of %s",
+                        m->validator, (unsigned)m->check, m->target);
+        else if (rec->verdict != 0)
+            s = dl_fail(ctx, GD_DILOCO_ERR_DUPLICATE, "%s already revealed check %u of %s",
+                        m->validator, (unsigned)m->check, m->target);
+        else if (memcmp(seal, rec->seal.data, sizeof seal) != 0)
+            s = dl_fail(ctx, GD_DILOCO_ERR_SEAL, "the verdict and digest do not match the seal");
+        if (s == GD_OK && m->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_FAIL) {
+            s = dl_amount(run->spec->fail_bond->amount, &bond);
+            if (s == GD_OK)
+                s = dl_pay_in(ctx, m->validator, dl_denom(run), bond);
+            rec->bonded = true;
+        }
+        if (s == GD_OK) {
+            rec->verdict = m->verdict;
+            s = dl_set_bytes(&rec->digest, m->digest.data, m->digest.len);
+        }
+        if (s == GD_OK)
+            s = dl_save(ctx, &k, rec);
+        if (s == GD_OK)
+            s = dl_event_round(ctx, "diloco_verdict_revealed", m->run, m->round, "target",
+                               m->target, "verdict", dl_verdict_name((int)m->verdict));
+    }
+    response->len = 0;
+    dl_free(rec);
+    dl_free(a);
+    dl_free(round);
+    dl_free(run);
+    dl_free(m);
+    return s;
+}
+
+static gd_status dl_dispute_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
+                                     size_t cap) {
+    Gonka__Diloco__V1__MsgDispute *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_dispute__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    gd_status s = dl_signer(ctx, m->validator, signer, cap);
+    if (s == GD_OK)
+        s = dl_basic(ctx, gd_diloco_msg_dispute_check(m));
+    dl_free(m);
+    return s;
+}
+
+static gd_status dl_dispute_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
+                                    gd_buf *response) {
+    (void)app;
+    Gonka__Diloco__V1__MsgDispute *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_dispute__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    dl_run *run = NULL;
+    dl_round *round = NULL;
+    dl_assignment *a = NULL;
+    gd_status s = dl_current(ctx, m->run, m->round,
+                             GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_DISPUTE, &run, &round);
+    if (s == GD_OK)
+        s = dl_assigned(ctx, m->run, m->round, m->target, m->check, m->validator, true, &a);
+    dl_key k;
+    dl_verdict_key(&k, m->run, m->round, m->target, m->check, m->validator);
+    if (s == GD_OK)
+        s = dl_require_absent(ctx, &k, "the validator already re-checked this check");
+    if (s == GD_OK) {
+        dl_verdict v = GONKA__DILOCO__V1__VERDICT_RECORD__INIT;
+        v.validator = m->validator;
+        v.target = m->target;
+        v.check = m->check;
+        v.verdict = m->verdict;
+        v.digest = m->digest;
+        v.recheck = true;
+        s = dl_save(ctx, &k, &v);
+        if (s == GD_OK)
+            s = dl_event_round(ctx, "diloco_dispute", m->run, m->round, "target", m->target,
+                               "verdict", dl_verdict_name((int)m->verdict));
+    }
+    response->len = 0;
+    dl_free(a);
+    dl_free(round);
+    dl_free(run);
+    dl_free(m);
+    return s;
+}
+
+/* ---- MsgAttestRound ------------------------------------------------------------------------ */
+
+static gd_status dl_attest_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
+                                    size_t cap) {
+    Gonka__Diloco__V1__MsgAttestRound *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_attest_round__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    gd_status s = dl_signer(ctx, m->attester, signer, cap);
+    if (s == GD_OK)
+        s = dl_basic(ctx, gd_diloco_msg_attest_round_check(m));
+    dl_free(m);
+    return s;
+}
+
+static gd_status dl_attest_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
+                                   gd_buf *response) {
+    (void)app;
+    Gonka__Diloco__V1__MsgAttestRound *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_attest_round__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    dl_run *run = NULL;
+    dl_round *round = NULL;
+    gd_status s = dl_current(ctx, m->run, m->round,
+                             GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_ATTEST, &run, &round);
+    if (s == GD_OK && dl_round_weight(round, m->attester, NULL) == 0)
+        s = dl_fail(ctx, GD_DILOCO_ERR_NOT_MEMBER, "%s is not a member of round %llu",
+                    m->attester, (unsigned long long)m->round);
+    dl_key k;
+    dl_key_init(&k, DL_ATTEST);
+    dl_key_u64(&k, m->run);
+    dl_key_u64(&k, m->round);
+    dl_key_addr(&k, m->attester);
+    if (s == GD_OK)
+        s = dl_require_absent(ctx, &k, "the attester already attested this round");
+    if (s == GD_OK) {
+        dl_attestation a = GONKA__DILOCO__V1__ATTESTATION__INIT;
+        a.attester = m->attester;
+        a.next_state_hash = m->next_state_hash;
+        s = dl_save(ctx, &k, &a);
+        char hex[2 * GD_DILOCO_HASH_LEN + 1];
+        gd_hex_encode(hex, m->next_state_hash.data, GD_DILOCO_HASH_LEN, false);
+        if (s == GD_OK)
+            s = dl_event_round(ctx, "diloco_attested", m->run, m->round, "attester",
+                               m->attester, "next_state_hash", hex);
+    }
+    response->len = 0;
+    dl_free(round);
+    dl_free(run);
+    dl_free(m);
+    return s;
+}
+
+/* ---- MsgClaimRewards --------------------------------------------------------------------- */
+
+static gd_status dl_claim_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
+                                   size_t cap) {
+    Gonka__Diloco__V1__MsgClaimRewards *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_claim_rewards__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    gd_status s = dl_signer(ctx, m->claimer, signer, cap);
+    if (s == GD_OK)
+        s = dl_basic(ctx, gd_diloco_msg_claim_rewards_check(m));
+    dl_free(m);
+    return s;
+}
+
+static gd_status dl_claim_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
+                                  gd_buf *response) {
+    (void)app;
+    Gonka__Diloco__V1__MsgClaimRewards *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_claim_rewards__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    gd_epoch latest;
+    gd_epoch_params ep;
+    dl_run *run = NULL;
+    dl_settle *st = NULL;
+    uint64_t amount = 0;
+    gd_status s = dl_get_run(ctx, m->run, &run);
+    if (s == GD_ERR_NOT_FOUND)
+        s = dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_RUN, "run %llu does not exist",
+                    (unsigned long long)m->run);
+    if (s == GD_OK)
+        s = gd_epochs_get(ctx, &latest, &ep);
+    if (s == GD_OK && (latest.index == 0 || m->epoch != latest.index - 1))
+        s = dl_fail(ctx, GD_DILOCO_ERR_EPOCH, "only the previous epoch can be claimed (epoch "
+                                              "%llu is current)",
+                    (unsigned long long)latest.index);
+    if (s == GD_OK) {
+        gd_epoch_stages st_h;
+        gd_epoch_stages_compute(&st_h, &latest, &ep);
+        if (ctx->height < st_h.claim_money)
+            s = dl_fail(ctx, GD_DILOCO_ERR_CLAIM_STAGE,
+                        "claims open at the claim-money stage, height %lld",
+                        (long long)st_h.claim_money);
+    }
+    dl_key k;
+    dl_key_init(&k, DL_SETTLE);
+    dl_key_u64(&k, m->run);
+    dl_key_u64(&k, m->epoch);
+    dl_key_addr(&k, m->claimer);
+    if (s == GD_OK) {
+        gd_status g = dl_load(ctx, &k, &gonka__diloco__v1__settle_amount__descriptor,
+                              (void **)&st);
+        if (g == GD_ERR_NOT_FOUND)
+            s = dl_fail(ctx, GD_DILOCO_ERR_NOTHING, "nothing settled to %s for epoch %llu",
+                        m->claimer, (unsigned long long)m->epoch);
+        else if (g == GD_OK && st->claimed)
+            s = dl_fail(ctx, GD_DILOCO_ERR_CLAIMED, "%s already claimed epoch %llu", m->claimer,
+                        (unsigned long long)m->epoch);
+        else
+            s = g;
+    }
+    if (s == GD_OK)
+        s = dl_amount(st->amount, &amount);
+    if (s == GD_OK)
+        s = dl_pay_out(ctx, m->claimer, dl_denom(run), amount);
+    if (s == GD_OK) {
+        st->claimed = true;
+        s = dl_save(ctx, &k, st);
+    }
+    if (s == GD_OK) {
+        char rs[24], es[24];
+        dl_amount_str(rs, m->run);
+        dl_amount_str(es, m->epoch);
+        s = gd_events_add(ctx->events, "diloco_claimed", "run", rs, "epoch", es, "claimer",
+                          m->claimer, "amount", st->amount, NULL);
+    }
+    if (s == GD_OK) {
+        Cosmos__Base__V1beta1__Coin coin = COSMOS__BASE__V1BETA1__COIN__INIT;
+        coin.denom = (char *)dl_denom(run);
+        coin.amount = st->amount;
+        Gonka__Diloco__V1__MsgClaimRewardsResponse r =
+            GONKA__DILOCO__V1__MSG_CLAIM_REWARDS_RESPONSE__INIT;
+        r.amount = &coin;
+        s = dl_pack_response(response, &r);
+    }
+    dl_free(st);
+    dl_free(run);
+    dl_free(m);
+    return s;
+}
+
+const gd_msg_route dl_msg_routes[] = {
+    {GD_DILOCO_MSG_CREATE_RUN, dl_create_validate, dl_create_execute},
+    {GD_DILOCO_MSG_JOIN_RUN, dl_join_validate, dl_join_execute},
+    {GD_DILOCO_MSG_COMMIT_ROUND, dl_commit_validate, dl_commit_execute},
+    {GD_DILOCO_MSG_REPORT_AVAILABILITY, dl_report_validate, dl_report_execute},
+    {GD_DILOCO_MSG_SUBMIT_VERDICT, dl_verdict_validate, dl_verdict_execute},
+    {GD_DILOCO_MSG_DISPUTE, dl_dispute_validate, dl_dispute_execute},
+    {GD_DILOCO_MSG_ATTEST_ROUND, dl_attest_validate, dl_attest_execute},
+    {GD_DILOCO_MSG_CLAIM_REWARDS, dl_claim_validate, dl_claim_execute},
+};
+const size_t dl_n_msg_routes = sizeof dl_msg_routes / sizeof dl_msg_routes[0];

@@ -1,0 +1,70 @@
+/* What every transaction command shares with 'tx send': the common flags
+ * (chain id, gas, fees, memo, offline signing, waiting), the signer's key,
+ * and signing then printing (--offline) or submitting and printing the
+ * outcome. A command parses its own flags and the common ones, loads the
+ * key, builds its message(s) for the signer and hands them to
+ * gd_cli_tx_send. */
+#ifndef GD_PLUGIN_CLI_SUBMIT_H
+#define GD_PLUGIN_CLI_SUBMIT_H
+
+#include <stdbool.h>
+
+#include "chain/address.h"
+#include "chain/coin.h"
+#include "chain/keys.h"
+#include "chain/msg.h"
+#include "chain/rpc.h"
+#include "chain/submit.h"
+#include "plugin/cli_util.h"
+
+/* The common options, after a command's own (which start with --key). */
+#define GD_TX_OPTS                                                                            \
+    {"chain-id", "ID", "chain id, e.g. gonka-mainnet (online default: the node's)"},          \
+        {"memo", "TEXT", "transaction memo"},                                                 \
+        {"gas", "N|auto", "gas limit (default 200000); auto simulates first"},                \
+        {"gas-adjustment", "X", "factor on simulated gas with --gas auto (default 1.0)"},     \
+        {"fees", "COINS", "fee, e.g. 100ngonka (default none)"},                              \
+        {"timeout-height", "H", "reject the transaction after block H"},                      \
+        {"offline", NULL, "sign only: print the transaction, contact no node"},               \
+        {"account-number", "N", "signer's account number (required with --offline)"},         \
+        {"sequence", "S", "signer's sequence (required with --offline)"},                     \
+        {"no-wait", NULL, "return once the node accepts it, without waiting for a block"},    \
+        {"wait-timeout", "DURATION", "how long to wait for a block (default 30s)"},           \
+        GD_RPC_OPTS, {"json", NULL, "print the result as JSON"}
+
+typedef struct gd_cli_tx {
+    gd_tx_request req;
+    gd_submit_options opt;
+    bool offline;
+    gd_coin fees[GD_COINS_MAX];
+    gd_key key;
+    char signer[GD_ADDRESS_STR_MAX]; /* the key's address, once loaded */
+    gd_rpc *rpc;                     /* opened on first use */
+} gd_cli_tx;
+
+/* Parses the common flags into tx (zeroed here). Returns -1 to go on, or an
+ * exit code after printing the error. Always pair with gd_cli_tx_end. */
+int gd_cli_tx_parse(gd_cli *cli, gd_args *args, gd_cli_tx *tx);
+
+/* Reads --key and the signer's address. -1 or an exit code. */
+int gd_cli_tx_load_key(gd_cli *cli, gd_args *args, gd_cli_tx *tx);
+
+/* The node connection (opened once), for commands that query before they
+ * sign; refused with --offline. -1 or an exit code. */
+int gd_cli_tx_rpc(gd_cli *cli, gd_args *args, gd_cli_tx *tx);
+
+/* Signs msgs with the loaded key; with --offline prints the signed bytes
+ * and hash, else submits (chain id from the node unless given) and prints
+ * the outcome. Returns the exit code. */
+int gd_cli_tx_send(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_any *msgs, size_t n_msgs);
+
+/* Wipes the key and closes the connection. */
+void gd_cli_tx_end(gd_cli_tx *tx);
+
+/* The outcome of an online submission or broadcast, as text or --json. */
+int gd_cli_print_submit(gd_cli *cli, gd_args *args, const gd_submit_result *r);
+/* After a failed submission: what is known (hash, code) with --json, then
+ * the error line. */
+int gd_cli_submit_failed(gd_cli *cli, gd_args *args, const gd_submit_result *r, gd_status s);
+
+#endif

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# The training module's tx commands through the real binary, without a
+# node: every kind signs offline, 'tx decode' shows its type URL and the
+# signature verifies; malformed input to every tx and query command is one
+# "error:" line and exit 2 (a missing file: 1).
+# Usage: diloco_tx.sh GONKA_DILOCO [GD_BENCH_CODEC] (default: beside the first)
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bin=$(realpath "$1")
+bench=$(realpath "${2:-$(dirname "$1")/gd-bench-codec}")
+spec=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../../docs/examples/run-spec.json")
+if [ ! -x "$bench" ]; then
+  echo "FAIL: $bench not built (build the gd-bench-codec target)"
+  exit 1
+fi
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+fail=0
+
+"$bin" keys import --hex 0000000000000000000000000000000000000000000000000000000000000003 \
+  --out k.key >/dev/null || { echo "FAIL: key setup"; exit 1; }
+me=$("$bin" keys show --key k.key --json | sed -n 's/.*"address": "\([^"]*\)".*/\1/p')
+to=gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc
+h=$(printf 'ab%.0s' {1..32})
+z=$(printf '00%.0s' {1..32})
+"$bench" --write-sample s.gdpl --codec int8 --values 50000 --chunk-elems 2000 >/dev/null ||
+  { echo "FAIL: --write-sample failed"; exit 1; }
+off=(--offline --chain-id diloco-test --account-number 3 --sequence 1)
+
+# Signs one command offline and checks the decoded type URL and signature.
+signs() { # type-url description -- args...
+  local url="$1" what="$2"
+  shift 3
+  local out b64 dec
+  if ! out=$("$bin" "$@" --key k.key "${off[@]}" --json 2>err.txt); then
+    bad "$what: $(cat err.txt)"
+    return
+  fi
+  b64=$(sed -n 's/.*"tx_base64": "\([^"]*\)".*/\1/p' <<<"$out")
+  if dec=$("$bin" tx decode "$b64" --chain-id diloco-test --account-number 3 2>err.txt) &&
+     grep -q "\"@type\": \"$url\"" <<<"$dec" && grep -q '"signature": "valid"' <<<"$dec" &&
+     grep -q "\"signer\": \"$me\"" <<<"$dec"; then
+    ok "$what signs as $url"
+  else
+    bad "$what: decode: $(cat err.txt) $dec"
+  fi
+}
+
+signs /gonka.diloco.v1.MsgCreateRun "create-run" -- tx create-run --spec "$spec" --pool 5000000000ngonka
+signs /gonka.diloco.v1.MsgJoinRun "join-run" -- tx join-run --run 1 --artifact-url http://10.0.0.2:8080 \
+  --hw-class cpu-x86-64 --collateral 100000000ngonka
+signs /gonka.diloco.v1.MsgCommitRound "commit-round by hand" -- tx commit-round --run 1 --round 0 \
+  --payload-root "$h" --payload-leaves 26 --payload-bytes 51234 --transcript-root "$h" --segments 4 \
+  --loss-first-micro 2300000 --loss-last-micro 1900000
+signs /gonka.diloco.v1.MsgCommitRound "commit-round --payload" -- tx commit-round --run 1 --round 0 \
+  --payload s.gdpl --transcript-root "$h" --segments 4
+signs /gonka.diloco.v1.MsgReportAvailability "report-availability --payload" -- tx report-availability \
+  --run 1 --round 0 --target "$to" --payload s.gdpl --beacon "$h"
+signs /gonka.diloco.v1.MsgReportAvailability "report-availability by hand" -- tx report-availability \
+  --run 1 --round 0 --target "$to" --leaf-hash "$h" --proof "$(printf '0500000006000000020000%s%s%s' 00 "$h" "$h")"
+signs /gonka.diloco.v1.MsgSubmitVerdict "submit-verdict --seal-only" -- tx submit-verdict --run 1 --round 0 \
+  --target "$to" --check 0 --verdict pass --digest "$h" --seal-only
+signs /gonka.diloco.v1.MsgSubmitVerdict "submit-verdict revealed" -- tx submit-verdict --run 1 --round 0 \
+  --target "$to" --check 0 --verdict fail --digest "$h"
+signs /gonka.diloco.v1.MsgSubmitVerdict "submit-verdict unavailable" -- tx submit-verdict --run 1 --round 0 \
+  --target "$to" --check 1 --verdict unavailable
+signs /gonka.diloco.v1.MsgDispute "dispute" -- tx dispute --run 1 --round 0 --target "$to" --check 0 \
+  --verdict pass --digest "$h"
+signs /gonka.diloco.v1.MsgAttestRound "attest-round" -- tx attest-round --run 1 --round 0 --state-hash "$h"
+signs /gonka.diloco.v1.MsgClaimRewards "claim-rewards" -- tx claim-rewards --run 1 --epoch 7
+
+# Text output is tx send's.
+out=$("$bin" tx claim-rewards --run 1 --epoch 7 --key k.key "${off[@]}")
+grep -q '^tx_base64: ' <<<"$out" && grep -q '^txhash: [0-9A-F]\{64\}$' <<<"$out" ||
+  bad "claim-rewards text output: $out"
+
+# Bad input.
+printf '{"model": "tiny", "colour": 1}' > unknown.json
+printf '{"model": ' > broken.json
+sed 's/"h_min": 40/"h_min": 45/' "$spec" > rule.json
+sed 's/"seed": "1",/"seed": "1", "seed": "2",/' "$spec" > twice.json
+tx=(--key k.key "${off[@]}")
+check 2 "create-run without --spec" -- tx create-run --pool 1ngonka "${tx[@]}"
+check 2 "create-run with an unknown key" -- tx create-run --spec unknown.json --pool 1ngonka "${tx[@]}"
+check 2 "create-run with broken JSON" -- tx create-run --spec broken.json --pool 1ngonka "${tx[@]}"
+check 2 "create-run breaking a rule" -- tx create-run --spec rule.json --pool 1ngonka "${tx[@]}"
+check 2 "create-run with a key twice" -- tx create-run --spec twice.json --pool 1ngonka "${tx[@]}"
+check 2 "create-run pool in another denom" -- tx create-run --spec "$spec" --pool 5stake "${tx[@]}"
+check 2 "create-run bad pool" -- tx create-run --spec "$spec" --pool 5 "${tx[@]}"
+check 1 "create-run missing spec file" -- tx create-run --spec none.json --pool 1ngonka "${tx[@]}"
+check 2 "join-run without --run" -- tx join-run --artifact-url u --hw-class c --collateral 1ngonka "${tx[@]}"
+check 2 "join-run non-numeric run" -- tx join-run --run one --artifact-url u --hw-class c --collateral 1ngonka "${tx[@]}"
+check 2 "join-run bad collateral" -- tx join-run --run 1 --artifact-url u --hw-class c --collateral 1.5ngonka "${tx[@]}"
+check 2 "join-run collateral over 64 bits" -- tx join-run --run 1 --artifact-url u --hw-class c --collateral 18446744073709551616ngonka "${tx[@]}"
+check 2 "join-run empty hw class" -- tx join-run --run 1 --artifact-url u --hw-class "" --collateral 1ngonka "${tx[@]}"
+check 2 "commit-round payload and root" -- tx commit-round --run 1 --round 0 --payload s.gdpl --payload-root "$h" --transcript-root "$h" --segments 1 "${tx[@]}"
+check 2 "commit-round short root" -- tx commit-round --run 1 --round 0 --payload-root ab --payload-leaves 2 --payload-bytes 900 --transcript-root "$h" --segments 1 "${tx[@]}"
+check 2 "commit-round one leaf" -- tx commit-round --run 1 --round 0 --payload-root "$h" --payload-leaves 1 --payload-bytes 900 --transcript-root "$h" --segments 1 "${tx[@]}"
+check 2 "commit-round no segments" -- tx commit-round --run 1 --round 0 --payload-root "$h" --payload-leaves 2 --payload-bytes 900 --transcript-root "$h" --segments 0 "${tx[@]}"
+check 2 "commit-round payload below a header" -- tx commit-round --run 1 --round 0 --payload-root "$h" --payload-leaves 2 --payload-bytes 143 --transcript-root "$h" --segments 1 "${tx[@]}"
+check 2 "commit-round leaves over 32 bits" -- tx commit-round --run 1 --round 0 --payload-root "$h" --payload-leaves 4294967296 --payload-bytes 900 --transcript-root "$h" --segments 1 "${tx[@]}"
+check 2 "commit-round payload of another round" -- tx commit-round --run 1 --round 3 --payload s.gdpl --transcript-root "$h" --segments 1 "${tx[@]}"
+check 2 "commit-round without transcript root" -- tx commit-round --run 1 --round 0 --payload s.gdpl --segments 1 "${tx[@]}"
+check 1 "commit-round missing payload file" -- tx commit-round --run 1 --round 0 --payload none.gdpl --transcript-root "$h" --segments 1 "${tx[@]}"
+check 2 "report-availability bad target" -- tx report-availability --run 1 --round 0 --target gonka1zz --leaf-hash "$h" --proof 00 "${tx[@]}"
+check 2 "report-availability own payload" -- tx report-availability --run 1 --round 0 --target "$me" --leaf-hash "$h" --proof "$(printf '0500000006000000020000%s%s%s' 00 "$h" "$h")" "${tx[@]}"
+check 2 "report-availability offline without beacon" -- tx report-availability --run 1 --round 0 --target "$to" --payload s.gdpl "${tx[@]}"
+check 2 "report-availability proof not hex" -- tx report-availability --run 1 --round 0 --target "$to" --leaf-hash "$h" --proof xyz "${tx[@]}"
+check 2 "report-availability malformed proof" -- tx report-availability --run 1 --round 0 --target "$to" --leaf-hash "$h" --proof 0102 "${tx[@]}"
+check 2 "report-availability payload and leaf" -- tx report-availability --run 1 --round 0 --target "$to" --payload s.gdpl --leaf-hash "$h" "${tx[@]}"
+check 2 "submit-verdict bad verdict" -- tx submit-verdict --run 1 --round 0 --target "$to" --check 0 --verdict maybe --digest "$h" "${tx[@]}"
+check 2 "submit-verdict pass without digest" -- tx submit-verdict --run 1 --round 0 --target "$to" --check 0 --verdict pass "${tx[@]}"
+check 2 "submit-verdict unavailable with digest" -- tx submit-verdict --run 1 --round 0 --target "$to" --check 0 --verdict unavailable --digest "$h" "${tx[@]}"
+check 2 "submit-verdict check out of range" -- tx submit-verdict --run 1 --round 0 --target "$to" --check 99 --verdict pass --digest "$h" "${tx[@]}"
+check 2 "submit-verdict on itself" -- tx submit-verdict --run 1 --round 0 --target "$me" --check 0 --verdict pass --digest "$h" "${tx[@]}"
+check 2 "dispute unavailable" -- tx dispute --run 1 --round 0 --target "$to" --check 0 --verdict unavailable --digest "$z" "${tx[@]}"
+check 2 "dispute without digest" -- tx dispute --run 1 --round 0 --target "$to" --check 0 --verdict fail "${tx[@]}"
+check 2 "attest-round without state hash" -- tx attest-round --run 1 --round 0 "${tx[@]}"
+check 2 "attest-round short state hash" -- tx attest-round --run 1 --round 0 --state-hash "${h:2}" "${tx[@]}"
+check 2 "claim-rewards without epoch" -- tx claim-rewards --run 1 "${tx[@]}"
+check 2 "claim-rewards epoch overflow" -- tx claim-rewards --run 1 --epoch 18446744073709551616 "${tx[@]}"
+check 2 "gas auto offline" -- tx claim-rewards --run 1 --epoch 2 --gas auto "${tx[@]}"
+check 2 "offline without sequence" -- tx claim-rewards --run 1 --epoch 2 --key k.key --offline --chain-id c --account-number 0
+check 2 "query run non-numeric" -- query run x --node http://127.0.0.1:9
+check 2 "query round without ROUND" -- query round 1 --node http://127.0.0.1:9
+check 2 "query rewards bad address" -- query rewards gonka1zz --node http://127.0.0.1:9
+check 1 "query runs, node refused" -- query runs --node http://127.0.0.1:9 --retries 0
+exit $fail

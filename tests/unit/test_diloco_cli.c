@@ -1,0 +1,382 @@
+/* The training module's commands, in-process against a scripted node that
+ * answers the gonka.diloco.v1 queries with hand-packed answers (the module
+ * itself is not needed): query output shapes, answers for the wrong run,
+ * chain errors, and the paths that compute something for the signer: the
+ * availability proof from a payload file (online and with --beacon), the
+ * seal, and a commitment read from a payload file. */
+#include <stdlib.h>
+
+#include "chain/diloco_msg.h"
+#include "chain/diloco_query.h"
+#include "chain/tx_decode.h"
+#include "common/base64.h"
+#include "cosmos/tx/v1beta1/tx.pb-c.h"
+#include "tests/testkit.h"
+#include "tests/unit/cli_run.h"
+#include "tests/unit/fake_node.h"
+#include "trainer/payload.h"
+
+#define ADDR_A "gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc"
+#define KEY_HEX "6666666666666666666666666666666666666666666666666666666666666666"
+
+static const uint8_t BEACON[32] = {[0] = 0xbe, [1] = 0xac, [31] = 0x07};
+static const uint8_t H2[32] = {[0] = 0xaa, [31] = 0xbb};
+
+/* fake_node for accounts and submission, plus the DiLoCo query answers. */
+typedef struct diloco_node {
+    fake_node base;
+    gd_buf answer;    /* what every /gonka.diloco.v1 query gets */
+    uint32_t code;    /* or this ABCI code */
+    char path[96];    /* the last DiLoCo query */
+    gd_buf request;   /* and its request bytes */
+    char *last_tx;    /* base64 of the last broadcast */
+} diloco_node;
+
+static void diloco_handler(void *ctx, const gd_mock_request *req, gd_mock_response *resp) {
+    diloco_node *n = ctx;
+    const char *path = json_string_value(json_object_get(req->rpc_params, "path"));
+    if (strcmp(req->rpc_method, "abci_query") == 0 && path &&
+        strncmp(path, "/gonka.diloco.v1.", 17) == 0) {
+        snprintf(n->path, sizeof n->path, "%s", path);
+        const char *hex = json_string_value(json_object_get(req->rpc_params, "data"));
+        n->request.len = 0;
+        if (hex && gd_buf_reserve(&n->request, strlen(hex) / 2 + 1) == GD_OK &&
+            gd_hex_decode(n->request.data, n->request.cap, &n->request.len, hex, strlen(hex)) !=
+                GD_OK)
+            n->request.len = 0;
+        json_t *r = json_pack("{s:s}", "height", "100");
+        if (n->code) {
+            json_object_set_new(r, "code", json_integer(n->code));
+            json_object_set_new(r, "codespace", json_string("diloco"));
+            json_object_set_new(r, "log", json_string("unknown run"));
+        } else {
+            char *b64 = malloc(gd_base64_encoded_len(n->answer.len) + 1);
+            gd_base64_encode(b64, n->answer.data ? n->answer.data : (const uint8_t *)"",
+                             n->answer.len);
+            json_object_set_new(r, "value", json_string(b64));
+            free(b64);
+        }
+        gd_mock_result(resp, req, json_pack("{s:o}", "response", r));
+        return;
+    }
+    if (strcmp(req->rpc_method, "broadcast_tx_sync") == 0) {
+        free(n->last_tx);
+        n->last_tx = strdup(json_string_value(json_object_get(req->rpc_params, "tx")));
+    }
+    fake_node_handler(&n->base, req, resp);
+}
+
+static void set_answer(diloco_node *n, const ProtobufCMessage *m) {
+    n->answer.len = 0;
+    size_t size = protobuf_c_message_get_packed_size(m);
+    CHECK_OK(gd_buf_reserve(&n->answer, size + 1));
+    n->answer.len = protobuf_c_message_pack(m, n->answer.data);
+}
+
+/* The single message of a signed transaction (base64), unpacked as desc. */
+static ProtobufCMessage *tx_message(const char *b64, const char *type_url,
+                                    const ProtobufCMessageDescriptor *desc) {
+    uint8_t *raw = malloc(strlen(b64) + 4);
+    size_t n = 0;
+    ProtobufCMessage *m = NULL;
+    gd_decoded_tx *dec = NULL;
+    if (gd_base64_decode(raw, strlen(b64) + 4, &n, b64, strlen(b64)) == GD_OK &&
+        gd_tx_decode(&dec, raw, n) == GD_OK) {
+        const Cosmos__Tx__V1beta1__TxBody *body = gd_decoded_tx_body(dec);
+        if (body->n_messages == 1 && strcmp(body->messages[0]->type_url, type_url) == 0)
+            m = protobuf_c_message_unpack(desc, NULL, body->messages[0]->value.len,
+                                          body->messages[0]->value.data);
+    }
+    CHECK(m != NULL);
+    gd_decoded_tx_free(dec);
+    free(raw);
+    return m;
+}
+
+/* --- queries ------------------------------------------------------------------- */
+
+/* A round answer with the target's commitment of (root, leaves). */
+typedef struct round_answer {
+    Gonka__Diloco__V1__RoundWindows windows;
+    Gonka__Diloco__V1__Round round;
+    Gonka__Diloco__V1__Commitment commit;
+    Gonka__Diloco__V1__Commitment *commits[1];
+    Gonka__Diloco__V1__QueryRoundResponse resp;
+} round_answer;
+
+static void round_answer_init(round_answer *a, const char *target, const uint8_t *root,
+                              uint32_t leaves) {
+    gonka__diloco__v1__round_windows__init(&a->windows);
+    a->windows.train_start = 100;
+    a->windows.commit_start = a->windows.reveal_start = a->windows.verify_start = 110;
+    a->windows.open_start = a->windows.dispute_start = a->windows.attest_start = 120;
+    a->windows.end = 130;
+    gonka__diloco__v1__round__init(&a->round);
+    a->round.run = 1;
+    a->round.index = 4;
+    a->round.windows = &a->windows;
+    a->round.beacon = (ProtobufCBinaryData){32, (uint8_t *)BEACON};
+    a->round.total_weight = "0";
+    a->round.start_state_hash = (ProtobufCBinaryData){32, (uint8_t *)H2};
+    a->round.phase = GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_REVEAL;
+    gonka__diloco__v1__commitment__init(&a->commit);
+    a->commit.run = 1;
+    a->commit.round = 4;
+    a->commit.participant = (char *)target;
+    a->commit.payload_root = (ProtobufCBinaryData){32, (uint8_t *)root};
+    a->commit.payload_leaves = leaves;
+    a->commit.transcript_root = (ProtobufCBinaryData){32, (uint8_t *)H2};
+    a->commit.segment_count = 2;
+    a->commits[0] = &a->commit;
+    gonka__diloco__v1__query_round_response__init(&a->resp);
+    a->resp.round = &a->round;
+    a->resp.n_commitments = 1;
+    a->resp.commitments = a->commits;
+    a->resp.height = 115;
+}
+
+/* The node, its URL, and the signer's key file and address, for every test. */
+static diloco_node g_node;
+static const char *g_url;
+static char g_key[600], g_signer[96];
+
+static void test_queries(void) {
+    diloco_node *node = &g_node;
+    const char *url = g_url;
+    Gonka__Diloco__V1__Params params = GONKA__DILOCO__V1__PARAMS__INIT;
+    params.authority = ADDR_A;
+    Gonka__Diloco__V1__QueryParamsResponse pr = GONKA__DILOCO__V1__QUERY_PARAMS_RESPONSE__INIT;
+    pr.params = &params;
+    set_answer(node, &pr.base);
+    run_result r = run("query", "diloco-params", "--node", url, "--json", NULL);
+    CHECK(r.rc == 0 && r.json);
+    CHECK_STR_EQ(json_str(json_object_get(r.json, "params"), "authority"), ADDR_A);
+    CHECK_STR_EQ(node->path, GD_DILOCO_QUERY_PARAMS);
+    run_free(&r);
+    r = run("query", "diloco-params", "--node", url, NULL);
+    CHECK(r.rc == 0 && strstr(r.out, "params:\n  authority: " ADDR_A "\n") != NULL);
+    run_free(&r);
+
+    round_answer ra;
+    round_answer_init(&ra, ADDR_A, H2, 5);
+    set_answer(node, &ra.resp.base);
+    r = run("query", "round", "1", "4", "--node", url, "--json", NULL);
+    CHECK(r.rc == 0 && r.json);
+    CHECK_STR_EQ(json_str(json_object_get(r.json, "round"), "phase"), "reveal");
+    CHECK(json_array_size(json_object_get(r.json, "commitments")) == 1);
+    CHECK_STR_EQ(node->path, GD_DILOCO_QUERY_ROUND);
+    Gonka__Diloco__V1__QueryRoundRequest *req =
+        gonka__diloco__v1__query_round_request__unpack(NULL, node->request.len,
+                                                       node->request.data);
+    CHECK(req && req->run == 1 && req->round == 4);
+    gonka__diloco__v1__query_round_request__free_unpacked(req, NULL);
+    run_free(&r);
+    r = run("query", "round", "1", "4", "--node", url, NULL);
+    CHECK(r.rc == 0 && strstr(r.out, "  phase: reveal\n") &&
+          strstr(r.out, "commitments:\n  - run: 1\n    round: 4\n"));
+    run_free(&r);
+    /* An answer for another round is refused. */
+    r = run("query", "round", "1", "5", "--node", url, NULL);
+    CHECK(r.rc == 1 && strstr(r.err, "another round") && r.out[0] == '\0');
+    run_free(&r);
+
+    /* A chain error is one line with its code. */
+    node->code = 4;
+    r = run("query", "run", "9", "--node", url, NULL);
+    CHECK(r.rc == 1 && strstr(r.err, "error: ") == r.err && strstr(r.err, "diloco") &&
+          strchr(r.err, '\n') == r.err + strlen(r.err) - 1);
+    run_free(&r);
+    node->code = 0;
+
+    Gonka__Diloco__V1__QueryRewardsResponse rw = GONKA__DILOCO__V1__QUERY_REWARDS_RESPONSE__INIT;
+    set_answer(node, &rw.base);
+    r = run("query", "rewards", ADDR_A, "--node", url, "--json", NULL);
+    CHECK(r.rc == 0 && r.json && json_array_size(json_object_get(r.json, "amounts")) == 0);
+    run_free(&r);
+    r = run("query", "rewards", ADDR_A, "--node", url, NULL);
+    CHECK(r.rc == 0 && strcmp(r.out, "amounts: []\n") == 0);
+    run_free(&r);
+
+    /* Malformed answers and arguments. */
+    node->answer.len = 0;
+    CHECK_OK(gd_buf_append(&node->answer, "\xff\xff", 2));
+    r = run("query", "runs", "--node", url, NULL);
+    CHECK(r.rc == 1 && strstr(r.err, "not a QueryRunsResponse"));
+    run_free(&r);
+    r = run("query", "run", "x1", "--node", url, NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "RUN wants"));
+    run_free(&r);
+    r = run("query", "rewards", "gonka1zz", "--node", url, NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "ADDR"));
+    run_free(&r);
+}
+
+/* --- transactions that compute something for the signer -------------------------------- */
+
+/* A small payload of several chunks, written to a file. */
+static void write_payload(const char *path, gd_payload *p) {
+    gd_payload_header h;
+    memset(&h, 0, sizeof h);
+    h.run = 1;
+    h.round = 4;
+    snprintf(h.participant, sizeof h.participant, "%s", ADDR_A);
+    h.param_count = 5000;
+    CHECK_OK(gd_codec_parse(&h.codec, "int8"));
+    h.chunk_elems = 256;
+    float *v = malloc(h.param_count * sizeof(float));
+    for (size_t i = 0; i < h.param_count; i++)
+        v[i] = (float)((int)(i * 7919 % 201) - 100) * 1e-3f;
+    CHECK_OK(gd_payload_encode(p, &h, v, NULL, NULL));
+    CHECK_OK(gd_payload_write(p, path));
+    free(v);
+}
+
+/* The report proves the chunk the chain draws for (beacon, target, signer). */
+static void check_report(const char *b64, const char *signer, const gd_payload *p,
+                         const uint8_t root[32], uint32_t leaves) {
+    Gonka__Diloco__V1__MsgReportAvailability *m = (void *)tx_message(
+        b64, GD_DILOCO_MSG_REPORT_AVAILABILITY,
+        &gonka__diloco__v1__msg_report_availability__descriptor);
+    if (m == NULL)
+        return;
+    uint32_t chunk = gd_diloco_avail_chunk(BEACON, ADDR_A, signer, leaves - 1);
+    uint8_t leaf[32];
+    gd_mmr_hash_leaf(leaf, chunk + 1, p->chunks[chunk].raw, p->chunks[chunk].raw_len);
+    gd_mmr_proof proof;
+    CHECK_OK(gd_mmr_proof_decode(&proof, m->proof.data, m->proof.len));
+    CHECK(proof.leaf_index == chunk + 1 && proof.leaf_count == leaves);
+    CHECK(m->leaf_hash.len == 32 && memcmp(m->leaf_hash.data, leaf, 32) == 0);
+    CHECK(gd_mmr_verify(root, &proof, leaf));
+    CHECK(strcmp(m->target, ADDR_A) == 0 && strcmp(m->reporter, signer) == 0 && m->run == 1 &&
+          m->round == 4);
+    protobuf_c_message_free_unpacked(&m->base, NULL);
+}
+
+static void test_availability(void) {
+    diloco_node *node = &g_node;
+    const char *url = g_url, *key = g_key, *signer = g_signer;
+    const char *file = path_in_tmp("w.gdpl");
+    gd_payload p;
+    write_payload(file, &p);
+    uint8_t root[32];
+    uint32_t leaves = 0;
+    CHECK_OK(gd_payload_root(&p, root, &leaves));
+    CHECK(leaves == 21);
+
+    round_answer ra;
+    round_answer_init(&ra, ADDR_A, root, leaves);
+    set_answer(node, &ra.resp.base);
+    run_result r = run("tx", "report-availability", "--key", key, "--run", "1", "--round", "4",
+                       "--target", ADDR_A, "--payload", file, "--node", url, "--json", NULL);
+    CHECK(r.rc == 0 && r.json && json_is_true(json_object_get(r.json, "included")));
+    CHECK(node->last_tx != NULL);
+    if (node->last_tx)
+        check_report(node->last_tx, signer, &p, root, leaves);
+    run_free(&r);
+
+    /* Offline with --beacon: the same draw. */
+    char beacon[65];
+    gd_hex_encode(beacon, BEACON, 32, false);
+    r = run("tx", "report-availability", "--key", key, "--run", "1", "--round", "4", "--target",
+            ADDR_A, "--payload", file, "--beacon", beacon, "--offline", "--chain-id", "c",
+            "--account-number", "0", "--sequence", "0", "--json", NULL);
+    CHECK(r.rc == 0 && json_str(r.json, "tx_base64"));
+    if (json_str(r.json, "tx_base64"))
+        check_report(json_str(r.json, "tx_base64"), signer, &p, root, leaves);
+    run_free(&r);
+
+    /* The file is not what the target committed; the target committed nothing. */
+    round_answer_init(&ra, ADDR_A, H2, leaves);
+    set_answer(node, &ra.resp.base);
+    r = run("tx", "report-availability", "--key", key, "--run", "1", "--round", "4", "--target",
+            ADDR_A, "--payload", file, "--node", url, NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "is not the payload"));
+    run_free(&r);
+    round_answer_init(&ra, signer, root, leaves);
+    set_answer(node, &ra.resp.base);
+    r = run("tx", "report-availability", "--key", key, "--run", "1", "--round", "4", "--target",
+            ADDR_A, "--payload", file, "--node", url, NULL);
+    CHECK(r.rc == 1 && strstr(r.err, "no commitment"));
+    run_free(&r);
+
+    /* commit-round --payload: the commitment of the file. */
+    r = run("tx", "commit-round", "--key", key, "--run", "1", "--round", "4", "--payload", file,
+            "--transcript-root", beacon, "--segments", "3", "--offline", "--chain-id", "c",
+            "--account-number", "0", "--sequence", "0", "--json", NULL);
+    CHECK(r.rc == 0);
+    Gonka__Diloco__V1__MsgCommitRound *c =
+        json_str(r.json, "tx_base64")
+            ? (void *)tx_message(json_str(r.json, "tx_base64"), GD_DILOCO_MSG_COMMIT_ROUND,
+                                 &gonka__diloco__v1__msg_commit_round__descriptor)
+            : NULL;
+    CHECK(c && c->payload_leaves == leaves && c->payload_bytes == gd_payload_wire_bytes(&p) &&
+          c->payload_root.len == 32 && memcmp(c->payload_root.data, root, 32) == 0 &&
+          c->segment_count == 3);
+    if (c)
+        protobuf_c_message_free_unpacked(&c->base, NULL);
+    run_free(&r);
+    r = run("tx", "commit-round", "--key", key, "--run", "1", "--round", "5", "--payload", file,
+            "--transcript-root", beacon, "--segments", "3", "--offline", "--chain-id", "c",
+            "--account-number", "0", "--sequence", "0", NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "is for run 1 round 4"));
+    run_free(&r);
+    gd_payload_free(&p);
+}
+
+static void test_verdicts(void) {
+    const char *key = g_key, *signer = g_signer;
+    const char *digest = "aa000000000000000000000000000000000000000000000000000000000000bb";
+    run_result r = run("tx", "submit-verdict", "--key", key, "--run", "1", "--round", "4",
+                       "--target", ADDR_A, "--check", "0", "--verdict", "fail", "--digest",
+                       digest, "--seal-only", "--offline", "--chain-id", "c",
+                       "--account-number", "0", "--sequence", "0", "--json", NULL);
+    CHECK(r.rc == 0);
+    Gonka__Diloco__V1__MsgSubmitVerdict *m =
+        json_str(r.json, "tx_base64")
+            ? (void *)tx_message(json_str(r.json, "tx_base64"), GD_DILOCO_MSG_SUBMIT_VERDICT,
+                                 &gonka__diloco__v1__msg_submit_verdict__descriptor)
+            : NULL;
+    uint8_t seal[32];
+    gd_diloco_seal(seal, signer, GD_VERDICT_FAIL, H2);
+    CHECK(m && m->seal.len == 32 && memcmp(m->seal.data, seal, 32) == 0 && m->verdict == 0 &&
+          m->digest.len == 0);
+    if (m)
+        protobuf_c_message_free_unpacked(&m->base, NULL);
+    run_free(&r);
+
+    r = run("tx", "submit-verdict", "--key", key, "--run", "1", "--round", "4", "--target",
+            ADDR_A, "--check", "1", "--verdict", "unavailable", "--offline", "--chain-id", "c",
+            "--account-number", "0", "--sequence", "0", "--json", NULL);
+    CHECK(r.rc == 0);
+    m = json_str(r.json, "tx_base64")
+            ? (void *)tx_message(json_str(r.json, "tx_base64"), GD_DILOCO_MSG_SUBMIT_VERDICT,
+                                 &gonka__diloco__v1__msg_submit_verdict__descriptor)
+            : NULL;
+    static const uint8_t zero[32];
+    CHECK(m && m->seal.len == 0 && m->check == 1 &&
+          m->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_UNAVAILABLE && m->digest.len == 32 &&
+          memcmp(m->digest.data, zero, 32) == 0);
+    if (m)
+        protobuf_c_message_free_unpacked(&m->base, NULL);
+    run_free(&r);
+}
+
+int main(void) {
+    snprintf(g_key, sizeof g_key, "%s", path_in_tmp("v.key"));
+    run_result k = run("keys", "import", "--hex", KEY_HEX, "--out", g_key, "--json", NULL);
+    CHECK(k.rc == 0 && json_str(k.json, "address"));
+    snprintf(g_signer, sizeof g_signer, "%s",
+             json_str(k.json, "address") ? json_str(k.json, "address") : "");
+    run_free(&k);
+    fake_node_init(&g_node.base, g_signer);
+    gd_mock_server *srv = gd_mock_start(diloco_handler, &g_node);
+    g_url = gd_mock_url(srv);
+    RUN_TEST(test_queries);
+    RUN_TEST(test_availability);
+    RUN_TEST(test_verdicts);
+    gd_mock_stop(srv);
+    free(g_node.last_tx);
+    gd_buf_free(&g_node.answer);
+    gd_buf_free(&g_node.request);
+    return gd_test_finish();
+}

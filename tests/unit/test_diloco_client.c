@@ -1,0 +1,829 @@
+/* The client side of the DiLoCo module (chain/diloco_spec.h,
+ * chain/diloco_msg.h, chain/diloco_query.h): the RunSpec JSON and its
+ * rules, every message builder's validation and bytes, the seal and the
+ * availability draw against their definitions, and the strict decoding and
+ * JSON of query answers. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "chain/diloco_msg.h"
+#include "chain/diloco_query.h"
+#include "chain/diloco_spec.h"
+#include "common/bytes.h"
+#include "common/hash.h"
+#include "proofs/mmr.h"
+#include "tests/testkit.h"
+
+#define ADDR_A "gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc"
+#define ADDR_B "gonka10ht9tyks4vh7p5p904t340cr9nvahy7uhvqtp8"
+
+static json_t *load_example(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/../docs/examples/run-spec.json", gd_test_source_dir());
+    json_error_t err;
+    json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+    if (j == NULL) {
+        fprintf(stderr, "%s: %s\n", path, err.text);
+        abort();
+    }
+    return j;
+}
+
+static Gonka__Diloco__V1__RunSpec *example_spec(void) {
+    json_t *j = load_example();
+    Gonka__Diloco__V1__RunSpec *spec = NULL;
+    CHECK_OK(gd_diloco_spec_from_json(&spec, j));
+    json_decref(j);
+    if (spec == NULL)
+        abort();
+    return spec;
+}
+
+/* --- RunSpec JSON ----------------------------------------------------------------- */
+
+static void test_spec_example(void) {
+    Gonka__Diloco__V1__RunSpec *s = example_spec();
+    CHECK_STR_EQ(s->model, "tiny");
+    CHECK(s->seed == 1 && s->h_min == 40 && s->h_max == 80 && s->segment_steps == 10);
+    CHECK(s->tokens_per_step == 512 && s->outer_lr_ppm == 700000);
+    CHECK(s->windows && s->windows->train == 30 && s->windows->attest == 8);
+    CHECK_STR_EQ(s->reward_per_epoch->amount, "1000000000");
+    CHECK_STR_EQ(s->fail_bond->denom, "ngonka");
+    CHECK(s->layout_digest.len == 32 && s->layout_digest.data[0] == 0x3f);
+    CHECK_OK(gd_diloco_spec_check(s));
+    gd_diloco_spec_free(s);
+    gd_diloco_spec_free(NULL);
+
+    /* The optional keys default; a uint64 above 2^53 as a string. */
+    json_t *j = load_example();
+    const char *optional[] = {"double_check_ppm", "skip_slash_ppm", "recheck_validators",
+                              "validator_share_ppm", "checks_per_commit"};
+    for (size_t i = 0; i < 5; i++)
+        json_object_del(j, optional[i]);
+    json_object_set_new(j, "seed", json_string("18446744073709551615"));
+    json_object_set_new(j, "tokens_per_step", json_integer(4096));
+    CHECK_OK(gd_diloco_spec_from_json(&s, j));
+    CHECK(s && s->double_check_ppm == 0 && s->skip_slash_ppm == 0 && s->recheck_validators == 3 &&
+          s->validator_share_ppm == 200000 && s->checks_per_commit == 1);
+    CHECK(s && s->seed == UINT64_MAX && s->tokens_per_step == 4096);
+    gd_diloco_spec_free(s);
+    json_decref(j);
+}
+
+/* One broken spec: key set to the JSON text value (NULL: key removed),
+ * or in windows when sub. */
+typedef struct spec_case {
+    const char *key;
+    const char *value;
+    const char *detail;
+    bool sub;
+} spec_case;
+
+static void test_spec_rules(void) {
+    const spec_case cases[] = {
+        {"colour", "\"red\"", "unknown key 'colour'", false},
+        {"model", NULL, "model is missing", false},
+        {"windows", NULL, "windows is missing", false},
+        {"slash_ppm", NULL, "slash_ppm is missing", false},
+        {"model", "\"\"", "model must be 1 to 256", false},
+        {"model", "\"caf\\u00e9\"", "printable ASCII", false},
+        {"model", "\"a\\u0000b\"", "model must be a string", false},
+        {"data_spec", "7", "data_spec must be a string", false},
+        {"layout_digest", "\"abcd\"", "layout_digest must be 64 hex", false},
+        {"initial_state_hash",
+         "\"zz00000000000000000000000000000000000000000000000000000000000000\"",
+         "initial_state_hash must be 64 hex", false},
+        {"seed", "-1", "seed must not be negative", false},
+        {"seed", "1.5", "seed must be an integer", false},
+        {"seed", "\"18446744073709551616\"", "seed '18446744073709551616'", false},
+        {"seed", "\"+1\"", "not a non-negative integer", false},
+        {"h_min", "4294967296", "larger than 4294967295", false},
+        {"segment_steps", "0", "segment_steps must be at least 1", false},
+        {"h_min", "45", "multiples of segment_steps", false},
+        {"h_max", "30", "segment_steps <= h_min <= h_max", false},
+        {"h_min", "5", "segment_steps <= h_min <= h_max", false},
+        {"tokens_per_step", "0", "tokens_per_step must be at least 1", false},
+        {"outer_lr_ppm", "0", "outer_lr_ppm must be 1 to 2000000", false},
+        {"outer_lr_ppm", "2000001", "outer_lr_ppm must be 1 to 2000000", false},
+        {"outer_momentum_ppm", "1000000", "outer_momentum_ppm must be below", false},
+        {"codec", "\"int2\"", "codec 'int2'", false},
+        {"codec", "\"topk:0\"", "codec 'topk:0'", false},
+        {"codec", "\"topk:1.5\"", "codec", false},
+        {"codec", "\"topk:0.0000001\"", "six decimals", false},
+        {"codec", "\"topk:.3\"", "codec", false},
+        {"codec", "\"topk:0.\"", "codec", false},
+        {"codec", "\"topk:00.3\"", "codec", false},
+        {"codec", "\"INT8\"", "codec", false},
+        {"windows", "[1,2]", "windows must be an object", false},
+        {"train", "0", "windows.train must be at least 1", true},
+        {"attest", NULL, "windows.attest is missing", true},
+        {"pause", "1", "windows has an unknown key 'pause'", true},
+        {"open", "99933", "add up to 100001 blocks", true},
+        {"reward_per_epoch", "\"1000\"", "reward_per_epoch", false},
+        {"reward_per_epoch", "\"0ngonka\"", "reward_per_epoch must be positive", false},
+        {"min_collateral", "\"18446744073709551616ngonka\"", "does not fit in 64 bits", false},
+        {"fail_bond", "\"10stake\"", "same denom", false},
+        {"fail_bond", "1000", "fail_bond must be a string", false},
+        {"checks_per_commit", "0", "checks_per_commit must be 1 to 16", false},
+        {"checks_per_commit", "17", "checks_per_commit must be 1 to 16", false},
+        {"recheck_validators", "0", "recheck_validators must be 1 to 15", false},
+        {"recheck_validators", "16", "recheck_validators must be 1 to 15", false},
+        {"double_check_ppm", "1000001", "double_check_ppm must be at most", false},
+        {"slash_ppm", "1000001", "slash_ppm must be at most", false},
+        {"skip_slash_ppm", "1000001", "skip_slash_ppm must be at most", false},
+        {"validator_share_ppm", "1000001", "validator_share_ppm must be at most", false},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        json_t *j = load_example();
+        json_t *target = cases[i].sub ? json_object_get(j, "windows") : j;
+        if (cases[i].value == NULL)
+            json_object_del(target, cases[i].key);
+        else
+            json_object_set_new(target, cases[i].key,
+                                json_loads(cases[i].value, JSON_DECODE_ANY | JSON_ALLOW_NUL,
+                                           NULL));
+        Gonka__Diloco__V1__RunSpec *s = (void *)1;
+        gd_status st = gd_diloco_spec_from_json(&s, j);
+        bool ok = st == GD_ERR_INVALID && s == NULL &&
+                  strstr(gd_error_detail(), cases[i].detail) != NULL;
+        if (!ok)
+            fprintf(stderr, "spec case %zu (%s): status %d, '%s'\n", i, cases[i].key, (int)st,
+                    gd_error_detail());
+        CHECK(ok);
+        json_decref(j);
+    }
+    Gonka__Diloco__V1__RunSpec *s = NULL;
+    json_t *arr = json_array();
+    CHECK_STATUS(gd_diloco_spec_from_json(&s, arr), GD_ERR_INVALID);
+    json_decref(arr);
+    CHECK_STATUS(gd_diloco_spec_check(NULL), GD_ERR_INVALID);
+
+    /* Codecs the chain takes. */
+    const char *good[] = {"none", "bf16", "int8", "int4", "topk:1", "topk:1.0", "topk:0.3",
+                          "topk:0.000001", "topk:1.000000"};
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        json_t *j = load_example();
+        json_object_set_new(j, "codec", json_string(good[i]));
+        CHECK_OK(gd_diloco_spec_from_json(&s, j));
+        gd_diloco_spec_free(s);
+        json_decref(j);
+    }
+}
+
+static size_t pack_spec(const Gonka__Diloco__V1__RunSpec *s, uint8_t *buf, size_t cap) {
+    size_t n = gonka__diloco__v1__run_spec__get_packed_size(s);
+    CHECK(n <= cap);
+    return n <= cap ? gonka__diloco__v1__run_spec__pack(s, buf) : 0;
+}
+
+static void test_spec_roundtrip(void) {
+    Gonka__Diloco__V1__RunSpec *a = example_spec();
+    json_t *ja = gd_diloco_spec_to_json(a);
+    CHECK(ja != NULL);
+    CHECK_STR_EQ(json_string_value(json_object_get(ja, "seed")), "1");
+    CHECK_STR_EQ(json_string_value(json_object_get(ja, "fail_bond")), "10000000ngonka");
+    CHECK(json_integer_value(json_object_get(json_object_get(ja, "windows"), "verify")) == 8);
+    json_t *file = load_example();
+    CHECK(json_equal(ja, file)); /* the example is written in the canonical shape */
+    json_decref(file);
+    Gonka__Diloco__V1__RunSpec *b = NULL;
+    CHECK_OK(gd_diloco_spec_from_json(&b, ja));
+    uint8_t pa[1024], pb[1024];
+    size_t na = pack_spec(a, pa, sizeof pa), nb = b ? pack_spec(b, pb, sizeof pb) : 0;
+    CHECK(na > 0 && na == nb && memcmp(pa, pb, na) == 0);
+    json_t *jb = b ? gd_diloco_spec_to_json(b) : NULL;
+    CHECK(jb && json_equal(ja, jb));
+
+    /* An unpacked spec is checked and exported the same, and freed by the
+     * same call (both use the default allocator). */
+    Gonka__Diloco__V1__RunSpec *u = gonka__diloco__v1__run_spec__unpack(NULL, na, pa);
+    CHECK(u != NULL);
+    CHECK_OK(gd_diloco_spec_check(u));
+    json_t *ju = gd_diloco_spec_to_json(u);
+    CHECK(ju && json_equal(ja, ju));
+    json_decref(ju);
+    gd_diloco_spec_free(u);
+    json_decref(ja);
+    json_decref(jb);
+    gd_diloco_spec_free(a);
+    gd_diloco_spec_free(b);
+}
+
+/* --- messages -------------------------------------------------------------------- */
+
+static const uint8_t H1[32] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+                               17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32};
+static const uint8_t H2[32] = {[0] = 0xaa, [31] = 0xbb};
+static const uint8_t ZERO[32];
+
+/* A valid proof in wire form for leaf index of count. */
+static void make_proof(gd_buf *out, uint32_t index, uint32_t count) {
+    gd_mmr mmr;
+    gd_mmr_init(&mmr);
+    for (uint32_t i = 0; i < count; i++) {
+        uint8_t leaf[32];
+        gd_mmr_hash_leaf(leaf, i, &i, sizeof i);
+        CHECK_OK(gd_mmr_append(&mmr, leaf));
+    }
+    gd_mmr_proof proof;
+    CHECK_OK(gd_mmr_prove(&mmr, index, &proof));
+    CHECK_OK(gd_mmr_proof_encode(&proof, out));
+    gd_mmr_free(&mmr);
+}
+
+static void test_msg_create_join(void) {
+    Gonka__Diloco__V1__RunSpec *spec = example_spec();
+    gd_coin pool = {"ngonka", "5000"};
+    gd_any any = {0};
+    CHECK_OK(gd_diloco_msg_create_run(&any, ADDR_A, spec, &pool));
+    CHECK_STR_EQ(any.type_url, GD_DILOCO_MSG_CREATE_RUN);
+    Gonka__Diloco__V1__MsgCreateRun *m =
+        gonka__diloco__v1__msg_create_run__unpack(NULL, any.value.len, any.value.data);
+    CHECK(m && strcmp(m->authority, ADDR_A) == 0 && strcmp(m->pool->amount, "5000") == 0);
+    CHECK(m && m->spec && m->spec->h_max == 80 && strcmp(m->spec->codec, "int8") == 0);
+    if (m)
+        CHECK_OK(gd_diloco_msg_create_run_check(m));
+    gonka__diloco__v1__msg_create_run__free_unpacked(m, NULL);
+    gd_any_free(&any);
+    gd_coin stake = {"stake", "5000"}, zero = {"ngonka", "0"};
+    CHECK_STATUS(gd_diloco_msg_create_run(&any, ADDR_A, spec, &stake), GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "reward denom") != NULL);
+    CHECK_STATUS(gd_diloco_msg_create_run(&any, ADDR_A, spec, &zero), GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_msg_create_run(&any, "gonka1xyz", spec, &pool), GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_msg_create_run(&any, ADDR_A, NULL, &pool), GD_ERR_INVALID);
+    spec->h_min = 41;
+    CHECK_STATUS(gd_diloco_msg_create_run(&any, ADDR_A, spec, &pool), GD_ERR_INVALID);
+    gd_diloco_spec_free(spec);
+
+    gd_coin coll = {"ngonka", "100"};
+    CHECK_OK(gd_diloco_msg_join_run(&any, ADDR_B, 7, "http://h:8080/a", "cpu-x86", &coll));
+    CHECK_STR_EQ(any.type_url, GD_DILOCO_MSG_JOIN_RUN);
+    Gonka__Diloco__V1__MsgJoinRun *j =
+        gonka__diloco__v1__msg_join_run__unpack(NULL, any.value.len, any.value.data);
+    CHECK(j && j->run == 7 && strcmp(j->participant, ADDR_B) == 0 &&
+          strcmp(j->artifact_url, "http://h:8080/a") == 0 && strcmp(j->hw_class, "cpu-x86") == 0 &&
+          strcmp(j->collateral->amount, "100") == 0);
+    gonka__diloco__v1__msg_join_run__free_unpacked(j, NULL);
+    gd_any_free(&any);
+    char long_url[600];
+    memset(long_url, 'a', sizeof long_url - 1);
+    long_url[sizeof long_url - 1] = '\0';
+    gd_coin big = {"ngonka", "18446744073709551616"};
+    CHECK_STATUS(gd_diloco_msg_join_run(&any, ADDR_B, 7, "", "cpu", &coll), GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_msg_join_run(&any, ADDR_B, 7, long_url, "cpu", &coll), GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_msg_join_run(&any, ADDR_B, 7, "u", "a\tb", &coll), GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_msg_join_run(&any, ADDR_B, 7, "u", "cpu", &big), GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_msg_join_run(&any, "GONKA1PKPTRE7FDKL6GFRZLESJJVHXHLC3R4GMTRQAHC", 7,
+                                        "u", "cpu", &coll),
+                 GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "lower-case") != NULL);
+}
+
+static void test_msg_commit(void) {
+    gd_diloco_commit c = {.run = 3, .round = 9, .payload_leaves = 26, .payload_bytes = 12345,
+                          .segment_count = 5, .loss_first_micro = 2300000,
+                          .loss_last_micro = 1900000};
+    memcpy(c.payload_root, H1, 32);
+    memcpy(c.transcript_root, H2, 32);
+    gd_any any = {0};
+    CHECK_OK(gd_diloco_msg_commit_round(&any, ADDR_A, &c));
+    CHECK_STR_EQ(any.type_url, GD_DILOCO_MSG_COMMIT_ROUND);
+    Gonka__Diloco__V1__MsgCommitRound *m =
+        gonka__diloco__v1__msg_commit_round__unpack(NULL, any.value.len, any.value.data);
+    CHECK(m && m->run == 3 && m->round == 9 && m->payload_leaves == 26 &&
+          m->payload_bytes == 12345 && m->segment_count == 5 && m->loss_first_micro == 2300000 &&
+          m->loss_last_micro == 1900000 && strcmp(m->participant, ADDR_A) == 0);
+    CHECK(m && m->payload_root.len == 32 && memcmp(m->payload_root.data, H1, 32) == 0);
+    CHECK(m && m->transcript_root.len == 32 && memcmp(m->transcript_root.data, H2, 32) == 0);
+    gonka__diloco__v1__msg_commit_round__free_unpacked(m, NULL);
+    gd_any_free(&any);
+    gd_diloco_commit bad = c;
+    bad.payload_leaves = 1;
+    CHECK_STATUS(gd_diloco_msg_commit_round(&any, ADDR_A, &bad), GD_ERR_INVALID);
+    bad = c;
+    bad.segment_count = 0;
+    CHECK_STATUS(gd_diloco_msg_commit_round(&any, ADDR_A, &bad), GD_ERR_INVALID);
+    bad = c;
+    bad.payload_bytes = 143;
+    CHECK_STATUS(gd_diloco_msg_commit_round(&any, ADDR_A, &bad), GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_msg_commit_round(&any, "", &c), GD_ERR_INVALID);
+}
+
+static void test_msg_availability(void) {
+    gd_buf proof = {0};
+    make_proof(&proof, 4, 9);
+    gd_any any = {0};
+    CHECK_OK(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_B, H1, proof.data,
+                                               proof.len));
+    CHECK_STR_EQ(any.type_url, GD_DILOCO_MSG_REPORT_AVAILABILITY);
+    Gonka__Diloco__V1__MsgReportAvailability *m =
+        gonka__diloco__v1__msg_report_availability__unpack(NULL, any.value.len, any.value.data);
+    CHECK(m && m->run == 1 && m->round == 2 && strcmp(m->reporter, ADDR_A) == 0 &&
+          strcmp(m->target, ADDR_B) == 0 && m->leaf_hash.len == 32 &&
+          memcmp(m->leaf_hash.data, H1, 32) == 0 && m->proof.len == proof.len &&
+          memcmp(m->proof.data, proof.data, proof.len) == 0);
+    gonka__diloco__v1__msg_report_availability__free_unpacked(m, NULL);
+    gd_any_free(&any);
+    CHECK_STATUS(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_A, H1, proof.data,
+                                                   proof.len),
+                 GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_B, H1, proof.data,
+                                                   proof.len - 1),
+                 GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_B, NULL, proof.data,
+                                                   proof.len),
+                 GD_ERR_INVALID);
+    gd_buf header = {0};
+    make_proof(&header, 0, 9);
+    CHECK_STATUS(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_B, H1, header.data,
+                                                   header.len),
+                 GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "header leaf") != NULL);
+    gd_buf_free(&header);
+    gd_buf_free(&proof);
+}
+
+static void test_msg_verdicts(void) {
+    gd_any any = {0};
+    uint8_t seal[32];
+    gd_diloco_seal(seal, ADDR_A, GD_VERDICT_FAIL, H1);
+    CHECK_OK(gd_diloco_msg_submit_verdict_sealed(&any, ADDR_A, 4, 5, ADDR_B, 2, seal));
+    CHECK_STR_EQ(any.type_url, GD_DILOCO_MSG_SUBMIT_VERDICT);
+    Gonka__Diloco__V1__MsgSubmitVerdict *m =
+        gonka__diloco__v1__msg_submit_verdict__unpack(NULL, any.value.len, any.value.data);
+    CHECK(m && m->check == 2 && m->seal.len == 32 && memcmp(m->seal.data, seal, 32) == 0 &&
+          m->verdict == 0 && m->digest.len == 0 && strcmp(m->validator, ADDR_A) == 0);
+    gonka__diloco__v1__msg_submit_verdict__free_unpacked(m, NULL);
+    gd_any_free(&any);
+
+    CHECK_OK(gd_diloco_msg_submit_verdict_revealed(&any, ADDR_A, 4, 5, ADDR_B, 2, GD_VERDICT_FAIL,
+                                                   H1));
+    m = gonka__diloco__v1__msg_submit_verdict__unpack(NULL, any.value.len, any.value.data);
+    CHECK(m && m->seal.len == 0 && m->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_FAIL &&
+          m->digest.len == 32 && memcmp(m->digest.data, H1, 32) == 0);
+    gonka__diloco__v1__msg_submit_verdict__free_unpacked(m, NULL);
+    gd_any_free(&any);
+    CHECK_OK(gd_diloco_msg_submit_verdict_revealed(&any, ADDR_A, 4, 5, ADDR_B, 2,
+                                                   GD_VERDICT_UNAVAILABLE, ZERO));
+    gd_any_free(&any);
+    CHECK_STATUS(gd_diloco_msg_submit_verdict_revealed(&any, ADDR_A, 4, 5, ADDR_B, 2,
+                                                       GD_VERDICT_UNAVAILABLE, H1),
+                 GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_msg_submit_verdict_revealed(&any, ADDR_A, 4, 5, ADDR_B, 2,
+                                                       GD_VERDICT_UNSPECIFIED, H1),
+                 GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_msg_submit_verdict_revealed(&any, ADDR_A, 4, 5, ADDR_B, 2,
+                                                       (gd_diloco_verdict)4, H1),
+                 GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_msg_submit_verdict_revealed(&any, ADDR_A, 4, 5, ADDR_B, 16,
+                                                       GD_VERDICT_PASS, H1),
+                 GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_msg_submit_verdict_sealed(&any, ADDR_B, 4, 5, ADDR_B, 0, seal),
+                 GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_msg_submit_verdict_sealed(&any, ADDR_A, 4, 5, ADDR_B, 0, NULL),
+                 GD_ERR_INVALID);
+
+    /* Both forms at once are refused by the check the module applies. */
+    Gonka__Diloco__V1__MsgSubmitVerdict both = GONKA__DILOCO__V1__MSG_SUBMIT_VERDICT__INIT;
+    both.validator = ADDR_A;
+    both.target = ADDR_B;
+    both.seal = (ProtobufCBinaryData){32, seal};
+    both.verdict = GONKA__DILOCO__V1__VERDICT__VERDICT_PASS;
+    both.digest = (ProtobufCBinaryData){32, (uint8_t *)H1};
+    CHECK_STATUS(gd_diloco_msg_submit_verdict_check(&both), GD_ERR_INVALID);
+    both.seal.len = 31;
+    both.verdict = 0;
+    both.digest.len = 0;
+    CHECK_STATUS(gd_diloco_msg_submit_verdict_check(&both), GD_ERR_INVALID);
+
+    CHECK_OK(gd_diloco_msg_dispute(&any, ADDR_A, 4, 5, ADDR_B, 1, GD_VERDICT_PASS, H2));
+    CHECK_STR_EQ(any.type_url, GD_DILOCO_MSG_DISPUTE);
+    Gonka__Diloco__V1__MsgDispute *d =
+        gonka__diloco__v1__msg_dispute__unpack(NULL, any.value.len, any.value.data);
+    CHECK(d && d->run == 4 && d->round == 5 && d->check == 1 &&
+          d->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_PASS && d->digest.len == 32 &&
+          memcmp(d->digest.data, H2, 32) == 0 && strcmp(d->target, ADDR_B) == 0);
+    gonka__diloco__v1__msg_dispute__free_unpacked(d, NULL);
+    gd_any_free(&any);
+    CHECK_STATUS(gd_diloco_msg_dispute(&any, ADDR_A, 4, 5, ADDR_B, 1, GD_VERDICT_UNAVAILABLE, ZERO),
+                 GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_msg_dispute(&any, ADDR_A, 4, 5, ADDR_B, 1, GD_VERDICT_FAIL, NULL),
+                 GD_ERR_INVALID);
+}
+
+static void test_msg_attest_claim(void) {
+    gd_any any = {0};
+    CHECK_OK(gd_diloco_msg_attest_round(&any, ADDR_B, 8, 13, H2));
+    CHECK_STR_EQ(any.type_url, GD_DILOCO_MSG_ATTEST_ROUND);
+    Gonka__Diloco__V1__MsgAttestRound *a =
+        gonka__diloco__v1__msg_attest_round__unpack(NULL, any.value.len, any.value.data);
+    CHECK(a && a->run == 8 && a->round == 13 && strcmp(a->attester, ADDR_B) == 0 &&
+          a->next_state_hash.len == 32 && memcmp(a->next_state_hash.data, H2, 32) == 0);
+    gonka__diloco__v1__msg_attest_round__free_unpacked(a, NULL);
+    gd_any_free(&any);
+    CHECK_STATUS(gd_diloco_msg_attest_round(&any, ADDR_B, 8, 13, NULL), GD_ERR_INVALID);
+
+    CHECK_OK(gd_diloco_msg_claim_rewards(&any, ADDR_A, 2, 77));
+    CHECK_STR_EQ(any.type_url, GD_DILOCO_MSG_CLAIM_REWARDS);
+    Gonka__Diloco__V1__MsgClaimRewards *c =
+        gonka__diloco__v1__msg_claim_rewards__unpack(NULL, any.value.len, any.value.data);
+    CHECK(c && c->run == 2 && c->epoch == 77 && strcmp(c->claimer, ADDR_A) == 0);
+    gonka__diloco__v1__msg_claim_rewards__free_unpacked(c, NULL);
+    gd_any_free(&any);
+    CHECK_STATUS(gd_diloco_msg_claim_rewards(&any, "cosmos1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmmk8rs6",
+                                             2, 77),
+                 GD_ERR_INVALID);
+}
+
+/* The seal and the availability draw are the concatenations protocol.md
+ * section 7 writes down. */
+static void test_rules(void) {
+    uint8_t buf[256], want[32], got[32];
+    size_t n = 0;
+    memcpy(buf, "gd-verdict-seal", 15);
+    n = 15;
+    memcpy(buf + n, ADDR_A, strlen(ADDR_A));
+    n += strlen(ADDR_A);
+    buf[n++] = 2;
+    memcpy(buf + n, H1, 32);
+    n += 32;
+    gd_sha256(want, buf, n);
+    gd_diloco_seal(got, ADDR_A, GD_VERDICT_FAIL, H1);
+    CHECK(memcmp(want, got, 32) == 0);
+
+    n = 0;
+    memcpy(buf, "gd-avail", 8);
+    n = 8;
+    memcpy(buf + n, H2, 32);
+    n += 32;
+    memcpy(buf + n, ADDR_B, strlen(ADDR_B));
+    n += strlen(ADDR_B);
+    memcpy(buf + n, ADDR_A, strlen(ADDR_A));
+    n += strlen(ADDR_A);
+    gd_sha256(want, buf, n);
+    for (uint32_t chunks = 1; chunks < 40; chunks += 7)
+        CHECK(gd_diloco_avail_chunk(H2, ADDR_B, ADDR_A, chunks) ==
+              (uint32_t)(gd_get_le64(want) % chunks));
+}
+
+/* --- queries ------------------------------------------------------------------------- */
+
+static size_t pack(const ProtobufCMessage *m, uint8_t *buf, size_t cap) {
+    size_t n = protobuf_c_message_get_packed_size(m);
+    if (n > cap)
+        abort();
+    return protobuf_c_message_pack(m, buf);
+}
+
+static void test_requests(void) {
+    gd_buf b = {0};
+    CHECK_OK(gd_diloco_query_round_request(&b, 3, 1ull << 60));
+    Gonka__Diloco__V1__QueryRoundRequest *r =
+        gonka__diloco__v1__query_round_request__unpack(NULL, b.len, b.data);
+    CHECK(r && r->run == 3 && r->round == 1ull << 60);
+    gonka__diloco__v1__query_round_request__free_unpacked(r, NULL);
+    CHECK_OK(gd_diloco_query_run_request(&b, 42));
+    Gonka__Diloco__V1__QueryRunRequest *q =
+        gonka__diloco__v1__query_run_request__unpack(NULL, b.len, b.data);
+    CHECK(q && q->run == 42);
+    gonka__diloco__v1__query_run_request__free_unpacked(q, NULL);
+    CHECK_OK(gd_diloco_query_rewards_request(&b, ADDR_A));
+    Gonka__Diloco__V1__QueryRewardsRequest *w =
+        gonka__diloco__v1__query_rewards_request__unpack(NULL, b.len, b.data);
+    CHECK(w && strcmp(w->address, ADDR_A) == 0);
+    gonka__diloco__v1__query_rewards_request__free_unpacked(w, NULL);
+    CHECK_STATUS(gd_diloco_query_rewards_request(&b, "gonka1zzz"), GD_ERR_INVALID);
+    CHECK_OK(gd_diloco_query_params_request(&b));
+    CHECK(b.len == 0);
+    CHECK_OK(gd_diloco_query_runs_request(&b));
+    CHECK(b.len == 0);
+    gd_buf_free(&b);
+}
+
+/* A round answer with one of everything; tests break one field at a time. */
+typedef struct round_fixture {
+    Gonka__Diloco__V1__RoundWindows windows;
+    Gonka__Diloco__V1__WeightedMember wm[2];
+    Gonka__Diloco__V1__WeightedMember *wmp[2];
+    char *incl[2];
+    Gonka__Diloco__V1__Round round;
+    Gonka__Diloco__V1__Commitment commit;
+    Gonka__Diloco__V1__Commitment *commitp[1];
+    Gonka__Diloco__V1__AvailabilityReport avail;
+    Gonka__Diloco__V1__AvailabilityReport *availp[1];
+    char *validators[1];
+    Gonka__Diloco__V1__Assignment assign;
+    Gonka__Diloco__V1__Assignment *assignp[1];
+    Gonka__Diloco__V1__VerdictRecord verdict;
+    Gonka__Diloco__V1__VerdictRecord *verdictp[1];
+    Gonka__Diloco__V1__Attestation att;
+    Gonka__Diloco__V1__Attestation *attp[1];
+    Gonka__Diloco__V1__QueryRoundResponse resp;
+} round_fixture;
+
+static void round_fixture_init(round_fixture *f) {
+    memset(f, 0, sizeof *f);
+    gonka__diloco__v1__round_windows__init(&f->windows);
+    f->windows.train_start = 100;
+    f->windows.commit_start = 160;
+    f->windows.reveal_start = 170;
+    f->windows.verify_start = 180;
+    f->windows.open_start = 190;
+    f->windows.dispute_start = 200;
+    f->windows.attest_start = 210;
+    f->windows.end = 220;
+    const char *addrs[2] = {ADDR_B, ADDR_A};
+    for (int i = 0; i < 2; i++) {
+        gonka__diloco__v1__weighted_member__init(&f->wm[i]);
+        f->wm[i].address = (char *)addrs[i];
+        f->wm[i].weight = "100000000";
+        f->wm[i].hw_class = "cpu-x86";
+        f->wmp[i] = &f->wm[i];
+        f->incl[i] = (char *)addrs[i];
+    }
+    Gonka__Diloco__V1__Round *r = &f->round;
+    gonka__diloco__v1__round__init(r);
+    r->run = 1;
+    r->index = 4;
+    r->epoch = 9;
+    r->windows = &f->windows;
+    r->beacon = (ProtobufCBinaryData){32, (uint8_t *)H1};
+    r->verify_randomness = (ProtobufCBinaryData){32, (uint8_t *)H2};
+    r->n_members = 2;
+    r->members = f->wmp;
+    r->total_weight = "200000000";
+    r->start_state_hash = (ProtobufCBinaryData){32, (uint8_t *)H2};
+    r->phase = GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_OPEN;
+    r->n_inclusion_set = 2;
+    r->inclusion_set = f->incl;
+    Gonka__Diloco__V1__Commitment *c = &f->commit;
+    gonka__diloco__v1__commitment__init(c);
+    c->run = 1;
+    c->round = 4;
+    c->participant = ADDR_B;
+    c->payload_root = (ProtobufCBinaryData){32, (uint8_t *)H1};
+    c->payload_leaves = 26;
+    c->payload_bytes = 51234;
+    c->transcript_root = (ProtobufCBinaryData){32, (uint8_t *)H2};
+    c->segment_count = 5;
+    c->tokens = (1ull << 53) + 1; /* above 2^53: a string in JSON */
+    c->height = 165;
+    f->commitp[0] = c;
+    gonka__diloco__v1__availability_report__init(&f->avail);
+    f->avail.reporter = ADDR_A;
+    f->avail.target = ADDR_B;
+    f->avail.chunk = 17;
+    f->availp[0] = &f->avail;
+    gonka__diloco__v1__assignment__init(&f->assign);
+    f->assign.target = ADDR_B;
+    f->assign.check = 0;
+    f->assign.segment = 3;
+    f->assign.step = 7;
+    f->validators[0] = ADDR_A;
+    f->assign.n_validators = 1;
+    f->assign.validators = f->validators;
+    f->assignp[0] = &f->assign;
+    gonka__diloco__v1__verdict_record__init(&f->verdict);
+    f->verdict.validator = ADDR_A;
+    f->verdict.target = ADDR_B;
+    f->verdict.seal = (ProtobufCBinaryData){32, (uint8_t *)H2};
+    f->verdictp[0] = &f->verdict;
+    gonka__diloco__v1__attestation__init(&f->att);
+    f->att.attester = ADDR_A;
+    f->att.next_state_hash = (ProtobufCBinaryData){32, (uint8_t *)H1};
+    f->attp[0] = &f->att;
+    Gonka__Diloco__V1__QueryRoundResponse *q = &f->resp;
+    gonka__diloco__v1__query_round_response__init(q);
+    q->round = r;
+    q->n_commitments = 1;
+    q->commitments = f->commitp;
+    q->n_availability = 1;
+    q->availability = f->availp;
+    q->n_assignments = 1;
+    q->assignments = f->assignp;
+    q->n_verdicts = 1;
+    q->verdicts = f->verdictp;
+    q->n_attestations = 1;
+    q->attestations = f->attp;
+    q->height = 191;
+}
+
+static gd_status decode_round(const round_fixture *f, Gonka__Diloco__V1__QueryRoundResponse **out) {
+    uint8_t buf[4096];
+    size_t n = pack(&f->resp.base, buf, sizeof buf);
+    return gd_diloco_query_round_decode(out, buf, n);
+}
+
+static void test_round_decode(void) {
+    round_fixture f;
+    round_fixture_init(&f);
+    Gonka__Diloco__V1__QueryRoundResponse *r = NULL;
+    CHECK_OK(decode_round(&f, &r));
+    json_t *j = r ? gd_diloco_round_json(r) : NULL;
+    CHECK(j != NULL);
+    json_t *round = json_object_get(j, "round");
+    CHECK_STR_EQ(json_string_value(json_object_get(round, "phase")), "open");
+    CHECK(json_integer_value(json_object_get(json_object_get(round, "windows"), "end")) == 220);
+    CHECK_STR_EQ(json_string_value(json_object_get(round, "verify_randomness")),
+                 "aa000000000000000000000000000000000000000000000000000000000000bb");
+    CHECK_STR_EQ(json_string_value(json_object_get(round, "recheck_randomness")), "");
+    CHECK(json_array_size(json_object_get(round, "inclusion_set")) == 2);
+    CHECK_STR_EQ(json_string_value(json_object_get(round, "total_weight")), "200000000");
+    json_t *c = json_array_get(json_object_get(j, "commitments"), 0);
+    CHECK_STR_EQ(json_string_value(json_object_get(c, "tokens")), "9007199254740993");
+    CHECK(json_integer_value(json_object_get(c, "payload_bytes")) == 51234);
+    json_t *v = json_array_get(json_object_get(j, "verdicts"), 0);
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "verdict")), "sealed");
+    CHECK_STR_EQ(json_string_value(json_object_get(v, "digest")), "");
+    CHECK(json_integer_value(json_object_get(j, "height")) == 191);
+    const char *keys[] = {"round", "commitments", "availability", "assignments", "verdicts",
+                          "attestations", "height"};
+    for (size_t i = 0; i < 7; i++)
+        CHECK(json_object_get(j, keys[i]) != NULL);
+    json_decref(j);
+    if (r)
+        protobuf_c_message_free_unpacked(&r->base, NULL);
+
+    /* One broken field at a time. */
+    for (int k = 0; k < 14; k++) {
+        round_fixture_init(&f);
+        switch (k) {
+        case 0: f.round.phase = 0; break;
+        case 1: f.round.phase = 10; break;
+        case 2: f.round.beacon.len = 31; break;
+        case 3: f.round.beacon.len = 0; break;
+        case 4: f.wm[1].weight = "01"; break;
+        case 5: f.wm[0].address = "gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahd"; break;
+        case 6: f.round.total_weight = "18446744073709551616"; break;
+        case 7: f.commit.round = 5; break;
+        case 8: f.commit.payload_leaves = 1; break;
+        case 9: f.verdict.verdict = 7; break;
+        case 10: f.assign.n_validators = 0; break;
+        case 11: f.windows.open_start = 179; break;
+        case 12: f.resp.round = NULL; break;
+        case 13: f.att.attester = "GONKA1PKPTRE7FDKL6GFRZLESJJVHXHLC3R4GMTRQAHC"; break;
+        }
+        r = (void *)1;
+        gd_status s = decode_round(&f, &r);
+        if (s != GD_ERR_PARSE || r != NULL)
+            fprintf(stderr, "round case %d: %d '%s'\n", k, (int)s, gd_error_detail());
+        CHECK(s == GD_ERR_PARSE && r == NULL);
+    }
+
+    /* Not the message, an unknown field, truncated bytes. */
+    round_fixture_init(&f);
+    uint8_t buf[4096];
+    size_t n = pack(&f.resp.base, buf, sizeof buf);
+    CHECK_STATUS(gd_diloco_query_round_decode(&r, buf, n - 1), GD_ERR_PARSE);
+    buf[n] = 0x48; /* field 9, varint */
+    buf[n + 1] = 0x01;
+    CHECK_STATUS(gd_diloco_query_round_decode(&r, buf, n + 2), GD_ERR_PARSE);
+    CHECK(strstr(gd_error_detail(), "unknown field") != NULL);
+    const uint8_t junk[] = {0xff, 0xff, 0xff};
+    CHECK_STATUS(gd_diloco_query_round_decode(&r, junk, sizeof junk), GD_ERR_PARSE);
+}
+
+static void test_run_decode(void) {
+    Gonka__Diloco__V1__RunSpec *spec = example_spec();
+    Gonka__Diloco__V1__Run run = GONKA__DILOCO__V1__RUN__INIT;
+    run.id = 1;
+    run.creator = ADDR_A;
+    run.spec = spec;
+    run.state_hash = (ProtobufCBinaryData){32, (uint8_t *)H1};
+    run.next_round = 5;
+    run.pool = "4000000000";
+    run.next_settle_epoch = 3;
+    Gonka__Diloco__V1__Member mem = GONKA__DILOCO__V1__MEMBER__INIT;
+    mem.run = 1;
+    mem.address = ADDR_B;
+    mem.artifact_url = "http://b:9000";
+    mem.hw_class = "cpu-x86";
+    mem.collateral = "100000000";
+    mem.joined_height = 12;
+    Gonka__Diloco__V1__Member *mems[1] = {&mem};
+    Gonka__Diloco__V1__QueryRunResponse resp = GONKA__DILOCO__V1__QUERY_RUN_RESPONSE__INIT;
+    resp.run = &run;
+    resp.n_members = 1;
+    resp.members = mems;
+    uint8_t buf[4096];
+    size_t n = pack(&resp.base, buf, sizeof buf);
+    Gonka__Diloco__V1__QueryRunResponse *r = NULL;
+    CHECK_OK(gd_diloco_query_run_decode(&r, buf, n));
+    json_t *j = r ? gd_diloco_run_json(r) : NULL;
+    CHECK(j && json_is_null(json_object_get(j, "current_round")));
+    json_t *jr = json_object_get(j, "run");
+    CHECK(json_integer_value(json_object_get(jr, "id")) == 1);
+    CHECK_STR_EQ(json_string_value(json_object_get(jr, "pool")), "4000000000");
+    CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(jr, "spec"), "codec")), "int8");
+    json_t *jm = json_array_get(json_object_get(j, "members"), 0);
+    CHECK_STR_EQ(json_string_value(json_object_get(jm, "hw_class")), "cpu-x86");
+    CHECK(json_integer_value(json_object_get(jm, "joined_height")) == 12);
+    json_decref(j);
+    if (r)
+        protobuf_c_message_free_unpacked(&r->base, NULL);
+
+    /* Runs answer with the same run; an invalid spec or pool is refused. */
+    Gonka__Diloco__V1__Run *runs[1] = {&run};
+    Gonka__Diloco__V1__QueryRunsResponse all = GONKA__DILOCO__V1__QUERY_RUNS_RESPONSE__INIT;
+    all.n_runs = 1;
+    all.runs = runs;
+    n = pack(&all.base, buf, sizeof buf);
+    Gonka__Diloco__V1__QueryRunsResponse *rs = NULL;
+    CHECK_OK(gd_diloco_query_runs_decode(&rs, buf, n));
+    j = rs ? gd_diloco_runs_json(rs) : NULL;
+    CHECK(j && json_array_size(json_object_get(j, "runs")) == 1);
+    json_decref(j);
+    if (rs)
+        protobuf_c_message_free_unpacked(&rs->base, NULL);
+    run.pool = "-5";
+    n = pack(&all.base, buf, sizeof buf);
+    CHECK_STATUS(gd_diloco_query_runs_decode(&rs, buf, n), GD_ERR_PARSE);
+    run.pool = "5";
+    spec->segment_steps = 0;
+    n = pack(&resp.base, buf, sizeof buf);
+    CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
+    spec->segment_steps = 10;
+    mem.run = 2; /* a member of another run */
+    n = pack(&resp.base, buf, sizeof buf);
+    CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
+    mem.run = 1;
+    mem.hw_class = "";
+    n = pack(&resp.base, buf, sizeof buf);
+    CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
+    resp.run = NULL;
+    n = pack(&resp.base, buf, sizeof buf);
+    CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
+    gd_diloco_spec_free(spec);
+}
+
+static void test_params_rewards_decode(void) {
+    Gonka__Diloco__V1__Params params = GONKA__DILOCO__V1__PARAMS__INIT;
+    params.authority = ADDR_A;
+    Gonka__Diloco__V1__QueryParamsResponse pr = GONKA__DILOCO__V1__QUERY_PARAMS_RESPONSE__INIT;
+    pr.params = &params;
+    uint8_t buf[1024];
+    size_t n = pack(&pr.base, buf, sizeof buf);
+    Gonka__Diloco__V1__QueryParamsResponse *p = NULL;
+    CHECK_OK(gd_diloco_query_params_decode(&p, buf, n));
+    json_t *j = p ? gd_diloco_params_json(p) : NULL;
+    CHECK_STR_EQ(json_string_value(json_object_get(json_object_get(j, "params"), "authority")),
+                 ADDR_A);
+    json_decref(j);
+    if (p)
+        protobuf_c_message_free_unpacked(&p->base, NULL);
+    params.authority = "nobody";
+    n = pack(&pr.base, buf, sizeof buf);
+    CHECK_STATUS(gd_diloco_query_params_decode(&p, buf, n), GD_ERR_PARSE);
+    pr.params = NULL;
+    n = pack(&pr.base, buf, sizeof buf);
+    CHECK_STATUS(gd_diloco_query_params_decode(&p, buf, n), GD_ERR_PARSE);
+
+    Gonka__Diloco__V1__SettleAmount sa = GONKA__DILOCO__V1__SETTLE_AMOUNT__INIT;
+    sa.run = 1;
+    sa.epoch = 6;
+    sa.address = ADDR_B;
+    sa.amount = "800000000";
+    sa.tokens = 20480;
+    sa.checks = 2;
+    sa.claimed = 1;
+    Gonka__Diloco__V1__SettleAmount *sas[1] = {&sa};
+    Gonka__Diloco__V1__QueryRewardsResponse rr = GONKA__DILOCO__V1__QUERY_REWARDS_RESPONSE__INIT;
+    rr.n_amounts = 1;
+    rr.amounts = sas;
+    n = pack(&rr.base, buf, sizeof buf);
+    Gonka__Diloco__V1__QueryRewardsResponse *r = NULL;
+    CHECK_OK(gd_diloco_query_rewards_decode(&r, buf, n));
+    j = r ? gd_diloco_rewards_json(r) : NULL;
+    json_t *a = json_array_get(json_object_get(j, "amounts"), 0);
+    CHECK_STR_EQ(json_string_value(json_object_get(a, "amount")), "800000000");
+    CHECK(json_integer_value(json_object_get(a, "tokens")) == 20480);
+    CHECK(json_is_true(json_object_get(a, "claimed")));
+    json_decref(j);
+    if (r)
+        protobuf_c_message_free_unpacked(&r->base, NULL);
+    sa.amount = "";
+    n = pack(&rr.base, buf, sizeof buf);
+    CHECK_STATUS(gd_diloco_query_rewards_decode(&r, buf, n), GD_ERR_PARSE);
+
+    CHECK_STR_EQ(gd_diloco_phase_name(1), "train");
+    CHECK_STR_EQ(gd_diloco_phase_name(8), "done");
+    CHECK_STR_EQ(gd_diloco_phase_name(9), "void");
+    CHECK_STR_EQ(gd_diloco_verdict_name(3), "unavailable");
+}
+
+int main(void) {
+    RUN_TEST(test_spec_example);
+    RUN_TEST(test_spec_rules);
+    RUN_TEST(test_spec_roundtrip);
+    RUN_TEST(test_msg_create_join);
+    RUN_TEST(test_msg_commit);
+    RUN_TEST(test_msg_availability);
+    RUN_TEST(test_msg_verdicts);
+    RUN_TEST(test_msg_attest_claim);
+    RUN_TEST(test_rules);
+    RUN_TEST(test_requests);
+    RUN_TEST(test_round_decode);
+    RUN_TEST(test_run_decode);
+    RUN_TEST(test_params_rewards_decode);
+    return gd_test_finish();
+}
