@@ -31,6 +31,7 @@
 
 typedef struct knobs {
     uint32_t checks, double_ppm, rechecks;
+    bool two_classes; /* members 4 and 5 in another hardware class */
 } knobs;
 
 /* ---- plumbing -------------------------------------------------------------------------- */
@@ -291,7 +292,7 @@ static void setup(app_fixture *f, const knobs *k) {
         j.participant = f->addr[i + 1];
         j.run = 1;
         j.artifact_url = "http://127.0.0.1:8080";
-        j.hw_class = "cpu-x86-openblas";
+        j.hw_class = k->two_classes && i >= 3 ? "gpu-h100-cuda13" : "cpu-x86-openblas";
         j.collateral = &coll;
         join[i] = j;
         from[i] = i + 1;
@@ -607,11 +608,24 @@ static void test_honest_round(void) {
     CHECK(run->run->rounds_aggregated == 1 && memcmp(run->run->state_hash.data, h, 32) == 0);
     protobuf_c_message_free_unpacked(&run->base, NULL);
 
+    /* Rounds 1 (63) and 2 (84) opened and went void with no commitments;
+     * a round from 105 would end after the next PoC start (120), so none
+     * opens until epoch 2's Inference phase (142). */
     /* Epoch 2 starts at 120: epoch 1 settles. Claims open at its
      * claim-money stage (145). */
     until(&f, 121);
     Gonka__Diloco__V1__MsgClaimRewards cl = claim_msg(&f, 1, 1);
     CHECK(deliver(&f, 1, GD_DILOCO_MSG_CLAIM_REWARDS, &cl) == GD_DILOCO_ERR_CLAIM_STAGE);
+    until(&f, 142);
+    run = q_run(&f);
+    CHECK(run->run->next_round == 3 && run->current_round->windows->train_start == 84);
+    CHECK(run->current_round->phase == PH(VOID));
+    protobuf_c_message_free_unpacked(&run->base, NULL);
+    fix_block(&f, NULL, 0, NULL); /* block 142 */
+    run = q_run(&f);
+    CHECK(run->run->next_round == 4 && run->current_round->windows->train_start == 142);
+    CHECK(run->current_round->epoch == 2);
+    protobuf_c_message_free_unpacked(&run->base, NULL);
     until(&f, 146);
     Gonka__Diloco__V1__QueryRewardsRequest rq = GONKA__DILOCO__V1__QUERY_REWARDS_REQUEST__INIT;
     rq.address = f.addr[1];
@@ -867,6 +881,33 @@ static void test_double_checks(void) {
     fix_free(&f);
 }
 
+/* Checks go to validators of the target's hardware class only: with two
+ * classes of three and two members, every validator shares its target's
+ * class, and a class's members never check the other class. */
+static void test_hardware_classes(void) {
+    app_fixture f;
+    knobs k = {3, 500000, 1, true};
+    setup(&f, &k);
+    until(&f, 43);
+    payload p[MEMBERS + 1];
+    Gonka__Diloco__V1__QueryRoundResponse *r = to_verify(&f, 0, p, 0, 0, false);
+    CHECK(r->n_assignments == 3 * MEMBERS);
+    for (size_t i = 0; i < r->n_assignments; i++) {
+        const Gonka__Diloco__V1__Assignment *a = r->assignments[i];
+        bool gpu = index_of(&f, a->target) >= 4;
+        for (size_t j = 0; j < a->n_validators; j++) {
+            CHECK((index_of(&f, a->validators[j]) >= 4) == gpu);
+            CHECK(strcmp(a->validators[j], a->target) != 0);
+        }
+        /* The GPU class has one other member: never a double check. */
+        if (gpu)
+            CHECK(a->n_validators == 1);
+    }
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    payloads_free(p);
+    fix_free(&f);
+}
+
 /* The same genesis and transactions give the same app hash on two runs,
  * and a chain restarted from the exported genesis has it too. */
 static void test_determinism_and_export(void) {
@@ -971,6 +1012,7 @@ int main(void) {
     RUN_TEST(test_honest_round);
     RUN_TEST(test_fail_upheld_and_overturned);
     RUN_TEST(test_double_checks);
+    RUN_TEST(test_hardware_classes);
     RUN_TEST(test_determinism_and_export);
     RUN_TEST(test_genesis);
     return gd_test_finish();
