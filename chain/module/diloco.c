@@ -560,6 +560,17 @@ static int dl_ledger_visit(void *arg, const uint8_t *key, size_t key_len, const 
             dl_free(run);
         }
         dl_free(v);
+    } else if (key[1] == DL_ROUND) {
+        /* Weights are looked up by binary search over the snapshot. */
+        dl_round *r = gonka__diloco__v1__round__unpack(NULL, value_len, value);
+        for (size_t i = 1; r && i < r->n_members; i++)
+            if (strcmp(r->members[i - 1]->address, r->members[i]->address) >= 0)
+                l->status = gd_fail(GD_ERR_PARSE, "invariant diloco: round %llu's members are "
+                                                  "not in strict address order",
+                                    (unsigned long long)r->index);
+        if (r == NULL)
+            l->status = gd_fail(GD_ERR_PARSE, "invariant diloco: a round does not decode");
+        dl_free(r);
     } else if (key[1] == DL_SETTLE) {
         dl_settle *st = gonka__diloco__v1__settle_amount__unpack(NULL, value_len, value);
         if (st && !st->claimed)
@@ -570,8 +581,8 @@ static int dl_ledger_visit(void *arg, const uint8_t *key, size_t key_len, const 
 }
 
 /* The module account holds exactly every pool, collateral, held bond and
- * unclaimed settle amount; and every settled token amount comes from an
- * accepted commitment. */
+ * unclaimed settle amount; every settled token amount comes from an
+ * accepted commitment; every round's member snapshot is sorted. */
 static gd_status dl_invariants(gd_app *app, gd_kv *kv) {
     (void)app;
     dl_ledger l = {.n = 0, .status = GD_OK, .kv = kv};

@@ -41,16 +41,25 @@ Gonka__Diloco__V1__RoundPhase dl_window_at(const dl_round *r, int64_t h) {
     return PH(DONE);
 }
 
+/* The round's members are sorted by address when it opens, so a lookup is
+ * a binary search: the inclusion set weighs every report of every target. */
 uint64_t dl_round_weight(const dl_round *r, const char *addr, const char **hw_class) {
-    for (size_t i = 0; i < r->n_members; i++) {
-        if (strcmp(r->members[i]->address, addr) != 0)
-            continue;
-        uint64_t w = 0;
-        if (dl_amount(r->members[i]->weight, &w) != GD_OK)
-            return 0;
-        if (hw_class)
-            *hw_class = r->members[i]->hw_class;
-        return w;
+    size_t lo = 0, hi = r->n_members;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = strcmp(r->members[mid]->address, addr);
+        if (c < 0) {
+            lo = mid + 1;
+        } else if (c > 0) {
+            hi = mid;
+        } else {
+            uint64_t w = 0;
+            if (dl_amount(r->members[mid]->weight, &w) != GD_OK)
+                return 0;
+            if (hw_class)
+                *hw_class = r->members[mid]->hw_class;
+            return w;
+        }
     }
     return 0;
 }
