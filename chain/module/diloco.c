@@ -23,6 +23,7 @@ static const ProtobufCMessageDescriptor *dl_raw_kind(uint8_t kind) {
     case DL_VERDICT: return &gonka__diloco__v1__verdict_record__descriptor;
     case DL_ATTEST: return &gonka__diloco__v1__attestation__descriptor;
     case DL_SETTLE: return &gonka__diloco__v1__settle_amount__descriptor;
+    case DL_WEIGHT: return &gonka__diloco__v1__weighted_member__descriptor;
     default: return NULL;
     }
 }
@@ -353,6 +354,8 @@ static gd_status dl_q_run(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t l
         s = dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__member__descriptor, &members);
     if (s == GD_OK && run->next_round > 0)
         s = dl_get_round(ctx, q->run, run->next_round - 1, &round);
+    if (s == GD_OK && round != NULL)
+        s = dl_load_members(ctx, round);
     if (s == GD_OK) {
         Gonka__Diloco__V1__QueryRunResponse r = GONKA__DILOCO__V1__QUERY_RUN_RESPONSE__INIT;
         r.run = run;
@@ -380,6 +383,8 @@ static gd_status dl_q_round(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t
     if (s == GD_ERR_NOT_FOUND)
         s = dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_ROUND, "run %llu has no round %llu",
                     (unsigned long long)q->run, (unsigned long long)q->round);
+    if (s == GD_OK)
+        s = dl_load_members(ctx, round);
     static const uint8_t kinds[] = {DL_COMMIT, DL_REPORT, DL_ASSIGN, DL_VERDICT, DL_ATTEST};
     const ProtobufCMessageDescriptor *types[] = {
         &gonka__diloco__v1__commitment__descriptor,
@@ -560,17 +565,6 @@ static int dl_ledger_visit(void *arg, const uint8_t *key, size_t key_len, const 
             dl_free(run);
         }
         dl_free(v);
-    } else if (key[1] == DL_ROUND) {
-        /* Weights are looked up by binary search over the snapshot. */
-        dl_round *r = gonka__diloco__v1__round__unpack(NULL, value_len, value);
-        for (size_t i = 1; r && i < r->n_members; i++)
-            if (strcmp(r->members[i - 1]->address, r->members[i]->address) >= 0)
-                l->status = gd_fail(GD_ERR_PARSE, "invariant diloco: round %llu's members are "
-                                                  "not in strict address order",
-                                    (unsigned long long)r->index);
-        if (r == NULL)
-            l->status = gd_fail(GD_ERR_PARSE, "invariant diloco: a round does not decode");
-        dl_free(r);
     } else if (key[1] == DL_SETTLE) {
         dl_settle *st = gonka__diloco__v1__settle_amount__unpack(NULL, value_len, value);
         if (st && !st->claimed)
@@ -581,8 +575,8 @@ static int dl_ledger_visit(void *arg, const uint8_t *key, size_t key_len, const 
 }
 
 /* The module account holds exactly every pool, collateral, held bond and
- * unclaimed settle amount; every settled token amount comes from an
- * accepted commitment; every round's member snapshot is sorted. */
+ * unclaimed settle amount; and every settled token amount comes from an
+ * accepted commitment. */
 static gd_status dl_invariants(gd_app *app, gd_kv *kv) {
     (void)app;
     dl_ledger l = {.n = 0, .status = GD_OK, .kv = kv};

@@ -15,6 +15,7 @@
  *   0x04 0x09 run round target check addr     VerdictRecord
  *   0x04 0x0a run round addr                  Attestation
  *   0x04 0x0b run epoch addr                  SettleAmount
+ *   0x04 0x0c run round addr                  WeightedMember (the round's snapshot)
  * Values are canonical protobuf. The module account "diloco" holds every
  * pool, collateral and bond; the invariants check that its balance equals
  * their sum. */

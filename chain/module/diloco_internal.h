@@ -44,6 +44,7 @@ enum {
     DL_VERDICT = 0x09,
     DL_ATTEST = 0x0a,
     DL_SETTLE = 0x0b,
+    DL_WEIGHT = 0x0c,
 };
 
 typedef struct dl_key {
@@ -55,6 +56,10 @@ void dl_key_init(dl_key *k, uint8_t kind);
 void dl_key_u64(dl_key *k, uint64_t v);
 void dl_key_u32(dl_key *k, uint32_t v);
 void dl_key_addr(dl_key *k, const char *address);
+/* The order of address keys: by length, then bytewise (for addresses of
+ * one length, as all of Gonka's account addresses are, plain string
+ * order). The module's "address order" is this order. */
+int dl_address_cmp(const char *a, const char *b);
 
 uint64_t dl_get_be64(const uint8_t b[8]);
 void dl_put_be64(uint8_t b[8], uint64_t v);
@@ -93,8 +98,17 @@ gd_status dl_get_run(gd_ctx *ctx, uint64_t run, dl_run **out) GD_MUST_CHECK;
 gd_status dl_put_run(gd_ctx *ctx, const dl_run *r) GD_MUST_CHECK;
 gd_status dl_get_member(gd_ctx *ctx, uint64_t run, const char *addr, dl_member **out) GD_MUST_CHECK;
 gd_status dl_put_member(gd_ctx *ctx, const dl_member *m) GD_MUST_CHECK;
+/* A round record holds everything but its member snapshot, which lives in
+ * one record per member (DL_WEIGHT) so that a message reads one member's
+ * weight without decoding all of them. dl_get_round leaves members empty;
+ * dl_load_members fills them (address order) for the block hooks and the
+ * queries; dl_put_round never stores them. */
 gd_status dl_get_round(gd_ctx *ctx, uint64_t run, uint64_t round, dl_round **out) GD_MUST_CHECK;
+gd_status dl_load_members(gd_ctx *ctx, dl_round *r) GD_MUST_CHECK;
 gd_status dl_put_round(gd_ctx *ctx, const dl_round *r) GD_MUST_CHECK;
+/* A member's frozen weight in a round (0 if not in its snapshot). */
+gd_status dl_member_weight(gd_ctx *ctx, uint64_t run, uint64_t round, const char *addr,
+                           uint64_t *weight) GD_MUST_CHECK;
 gd_status dl_get_commitment(gd_ctx *ctx, uint64_t run, uint64_t round, const char *addr,
                             dl_commitment **out) GD_MUST_CHECK;
 
@@ -129,7 +143,8 @@ gd_status dl_randomness(gd_ctx *ctx, const char *purpose,
 /* The window a height falls in, as a RoundPhase (TRAIN..ATTEST), or DONE
  * past the end. */
 Gonka__Diloco__V1__RoundPhase dl_window_at(const dl_round *r, int64_t height);
-/* A member's frozen weight in the round (0 if not in its snapshot). */
+/* A member's frozen weight in a round whose members are loaded (0 if not
+ * in its snapshot). */
 uint64_t dl_round_weight(const dl_round *r, const char *addr, const char **hw_class);
 /* Slashes ppm of a member's collateral (burned), with an event. */
 gd_status dl_slash(gd_ctx *ctx, uint64_t run, const char *addr, uint32_t ppm,

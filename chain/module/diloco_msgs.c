@@ -310,7 +310,10 @@ static gd_status dl_commit_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
     uint64_t tokens = 0;
     gd_status s = dl_current(ctx, m->run, m->round, GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_COMMIT,
                              &run, &round);
-    if (s == GD_OK && dl_round_weight(round, m->participant, NULL) == 0)
+    uint64_t weight = 0;
+    if (s == GD_OK)
+        s = dl_member_weight(ctx, m->run, m->round, m->participant, &weight);
+    if (s == GD_OK && weight == 0)
         s = dl_fail(ctx, GD_DILOCO_ERR_NOT_MEMBER, "%s is not a member of round %llu",
                     m->participant, (unsigned long long)m->round);
     dl_key k;
@@ -399,7 +402,10 @@ static gd_status dl_report_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
     dl_commitment *c = NULL;
     gd_status s = dl_current(ctx, m->run, m->round, GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_REVEAL,
                              &run, &round);
-    if (s == GD_OK && dl_round_weight(round, m->reporter, NULL) == 0)
+    uint64_t weight = 0;
+    if (s == GD_OK)
+        s = dl_member_weight(ctx, m->run, m->round, m->reporter, &weight);
+    if (s == GD_OK && weight == 0)
         s = dl_fail(ctx, GD_DILOCO_ERR_NOT_MEMBER, "%s is not a member of round %llu",
                     m->reporter, (unsigned long long)m->round);
     if (s == GD_OK) {
@@ -656,7 +662,10 @@ static gd_status dl_attest_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
     dl_round *round = NULL;
     gd_status s = dl_current(ctx, m->run, m->round,
                              GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_ATTEST, &run, &round);
-    if (s == GD_OK && dl_round_weight(round, m->attester, NULL) == 0)
+    uint64_t weight = 0;
+    if (s == GD_OK)
+        s = dl_member_weight(ctx, m->run, m->round, m->attester, &weight);
+    if (s == GD_OK && weight == 0)
         s = dl_fail(ctx, GD_DILOCO_ERR_NOT_MEMBER, "%s is not a member of round %llu",
                     m->attester, (unsigned long long)m->round);
     dl_key k;

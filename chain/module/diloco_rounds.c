@@ -41,13 +41,13 @@ Gonka__Diloco__V1__RoundPhase dl_window_at(const dl_round *r, int64_t h) {
     return PH(DONE);
 }
 
-/* The round's members are sorted by address when it opens, so a lookup is
- * a binary search: the inclusion set weighs every report of every target. */
+/* Loaded members come in key order (dl_address_cmp), so a lookup is a
+ * binary search: the inclusion set weighs every report of every target. */
 uint64_t dl_round_weight(const dl_round *r, const char *addr, const char **hw_class) {
     size_t lo = 0, hi = r->n_members;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(r->members[mid]->address, addr);
+        int c = dl_address_cmp(r->members[mid]->address, addr);
         if (c < 0) {
             lo = mid + 1;
         } else if (c > 0) {
@@ -120,11 +120,6 @@ gd_status dl_slash(gd_ctx *ctx, uint64_t run_id, const char *addr, uint32_t ppm,
 
 /* ---- opening a round ---------------------------------------------------------------- */
 
-static int dl_by_address(const void *a, const void *b) {
-    const Gonka__Diloco__V1__WeightedMember *const *x = a, *const *y = b;
-    return strcmp((*x)->address, (*y)->address);
-}
-
 static int64_t dl_span(const Gonka__Diloco__V1__WindowLengths *w) {
     return (int64_t)w->train + w->commit + w->reveal + w->verify + w->open + w->dispute +
            w->attest;
@@ -174,7 +169,6 @@ static gd_status dl_open_round(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
     if (s == GD_OK)
         s = dl_randomness(ctx, "beacon", beacon);
     if (s == GD_OK) {
-        qsort(wp, members.n, sizeof *wp, dl_by_address);
         char total_text[24];
         dl_amount_str(total_text, total);
         dl_round r = GONKA__DILOCO__V1__ROUND__INIT;
@@ -184,12 +178,18 @@ static gd_status dl_open_round(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
         r.windows = &w;
         r.beacon.data = beacon;
         r.beacon.len = sizeof beacon;
-        r.members = wp;
-        r.n_members = members.n;
         r.total_weight = total_text;
         r.start_state_hash = run->state_hash;
         r.phase = PH(TRAIN);
         s = dl_put_round(ctx, &r);
+        for (size_t i = 0; s == GD_OK && i < members.n; i++) {
+            dl_key wk;
+            dl_key_init(&wk, DL_WEIGHT);
+            dl_key_u64(&wk, run->id);
+            dl_key_u64(&wk, r.index);
+            dl_key_addr(&wk, wp[i]->address);
+            s = dl_save(ctx, &wk, wp[i]);
+        }
         run->next_round++;
         char ends[24], count[24];
         snprintf(ends, sizeof ends, "%lld", (long long)w.end);
@@ -846,7 +846,10 @@ static gd_status dl_run_block(gd_ctx *ctx, dl_run *run, const gd_epoch *latest,
     gd_status s = dl_pack_run(run, &before);
     if (s == GD_OK && run->next_round > 0) {
         s = dl_get_round(ctx, run->id, run->next_round - 1, &r);
-        if (s == GD_OK)
+        bool live = s == GD_OK && r->phase != PH(DONE) && r->phase != PH(VOID);
+        if (live)
+            s = dl_load_members(ctx, r);
+        if (live && s == GD_OK)
             s = dl_advance(ctx, run, r);
     }
     for (; s == GD_OK && run->next_settle_epoch < latest->index; run->next_settle_epoch++)

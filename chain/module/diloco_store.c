@@ -51,6 +51,13 @@ void dl_put_be64(uint8_t b[8], uint64_t v) {
         b[i] = (uint8_t)v;
 }
 
+int dl_address_cmp(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la != lb)
+        return la < lb ? -1 : 1;
+    return strcmp(a, b);
+}
+
 /* ---- records ----------------------------------------------------------------- */
 
 gd_status dl_load(gd_ctx *ctx, const dl_key *k, const ProtobufCMessageDescriptor *d,
@@ -227,7 +234,43 @@ gd_status dl_put_round(gd_ctx *ctx, const dl_round *r) {
     dl_key_init(&k, DL_ROUND);
     dl_key_u64(&k, r->run);
     dl_key_u64(&k, r->index);
-    return dl_save(ctx, &k, r);
+    dl_round bare = *r;
+    bare.members = NULL;
+    bare.n_members = 0;
+    return dl_save(ctx, &k, &bare);
+}
+
+gd_status dl_load_members(gd_ctx *ctx, dl_round *r) {
+    if (r->n_members > 0)
+        return GD_OK;
+    dl_key k;
+    dl_key_init(&k, DL_WEIGHT);
+    dl_key_u64(&k, r->run);
+    dl_key_u64(&k, r->index);
+    dl_list l;
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__weighted_member__descriptor, &l));
+    /* The round takes the list: free_unpacked frees both. */
+    r->members = (Gonka__Diloco__V1__WeightedMember **)l.items;
+    r->n_members = l.n;
+    return GD_OK;
+}
+
+gd_status dl_member_weight(gd_ctx *ctx, uint64_t run, uint64_t round, const char *addr,
+                           uint64_t *weight) {
+    *weight = 0;
+    dl_key k;
+    dl_key_init(&k, DL_WEIGHT);
+    dl_key_u64(&k, run);
+    dl_key_u64(&k, round);
+    dl_key_addr(&k, addr);
+    Gonka__Diloco__V1__WeightedMember *m = NULL;
+    gd_status s = dl_load(ctx, &k, &gonka__diloco__v1__weighted_member__descriptor, (void **)&m);
+    if (s == GD_ERR_NOT_FOUND)
+        return GD_OK;
+    if (s == GD_OK)
+        s = dl_amount(m->weight, weight);
+    dl_free(m);
+    return s;
 }
 
 gd_status dl_get_commitment(gd_ctx *ctx, uint64_t run, uint64_t round, const char *addr,
