@@ -492,7 +492,7 @@ typedef struct dl_owed {
 } dl_owed;
 
 typedef struct dl_ledger {
-    dl_owed items[8];
+    dl_owed items[64]; /* one per denom runs pay in (in practice one: ngonka) */
     size_t n;
     gd_status status;
     gd_kv *kv;
@@ -622,8 +622,6 @@ static gd_status dl_invariants(gd_app *app, gd_kv *kv) {
             s = gd_fail(GD_ERR_PARSE, "invariant diloco: %s was settled tokens without an "
                                       "accepted commitment",
                         st->address);
-        if (s == GD_OK)
-            (void)ctx;
         dl_list_free(&rounds);
     }
     dl_list_free(&owed);

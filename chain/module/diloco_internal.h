@@ -56,6 +56,8 @@ void dl_key_init(dl_key *k, uint8_t kind);
 void dl_key_u64(dl_key *k, uint64_t v);
 void dl_key_u32(dl_key *k, uint32_t v);
 void dl_key_addr(dl_key *k, const char *address);
+/* The prefix of a round's records of one kind: kind, run, round. */
+void dl_round_prefix(dl_key *k, uint8_t kind, const Gonka__Diloco__V1__Round *r);
 /* The order of address keys: by length, then bytewise (for addresses of
  * one length, as all of Gonka's account addresses are, plain string
  * order). The module's "address order" is this order. */
@@ -149,6 +151,8 @@ uint64_t dl_round_weight(const dl_round *r, const char *addr, const char **hw_cl
 /* Slashes ppm of a member's collateral (burned), with an event. */
 gd_status dl_slash(gd_ctx *ctx, uint64_t run, const char *addr, uint32_t ppm,
                    const char *reason) GD_MUST_CHECK;
+/* Settles one epoch of a run (diloco_settle.c); updates run->pool. */
+gd_status dl_settle_epoch(gd_ctx *ctx, dl_run *run, uint64_t epoch) GD_MUST_CHECK;
 /* The begin-block work of every run: window transitions, settlement, and
  * opening the next round. */
 gd_status dl_begin_block(gd_ctx *ctx) GD_MUST_CHECK;

@@ -51,6 +51,12 @@ void dl_put_be64(uint8_t b[8], uint64_t v) {
         b[i] = (uint8_t)v;
 }
 
+void dl_round_prefix(dl_key *k, uint8_t kind, const dl_round *r) {
+    dl_key_init(k, kind);
+    dl_key_u64(k, r->run);
+    dl_key_u64(k, r->index);
+}
+
 int dl_address_cmp(const char *a, const char *b) {
     size_t la = strlen(a), lb = strlen(b);
     if (la != lb)

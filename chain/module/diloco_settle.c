@@ -1,0 +1,177 @@
+/* The DiLoCo module's settlement: when Gonka's epoch advances, each run
+ * pays its epoch reward to workers by accepted tokens and to validators by
+ * checks done in the epoch's DONE rounds, and burns what the epoch before
+ * settled and nobody claimed (docs/protocol.md section 7). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain/module/diloco_internal.h"
+
+#define PH(x) GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_##x
+
+typedef struct dl_earner {
+    char *address;
+    uint64_t tokens;
+    uint32_t checks;
+} dl_earner;
+
+typedef struct dl_earners {
+    dl_earner *items;
+    size_t n;
+} dl_earners;
+
+static dl_earner *dl_earner_of(dl_earners *e, const char *addr) {
+    for (size_t i = 0; i < e->n; i++)
+        if (strcmp(e->items[i].address, addr) == 0)
+            return &e->items[i];
+    dl_earner *grown = realloc(e->items, (e->n + 1) * sizeof *grown);
+    if (grown == NULL)
+        return NULL;
+    e->items = grown;
+    dl_earner *x = &grown[e->n];
+    *x = (dl_earner){strdup(addr), 0, 0};
+    if (x->address == NULL)
+        return NULL;
+    e->n++;
+    return x;
+}
+
+static int dl_earner_cmp(const void *a, const void *b) {
+    return strcmp(((const dl_earner *)a)->address, ((const dl_earner *)b)->address);
+}
+
+/* Accepted tokens and checks done in the run's DONE rounds of an epoch. */
+static gd_status dl_collect(gd_ctx *ctx, const dl_run *run, uint64_t epoch, dl_earners *e) {
+    dl_key k;
+    dl_key_init(&k, DL_ROUND);
+    dl_key_u64(&k, run->id);
+    dl_list rounds;
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__round__descriptor, &rounds));
+    gd_status s = GD_OK;
+    for (size_t i = 0; s == GD_OK && i < rounds.n; i++) {
+        const dl_round *r = rounds.items[i];
+        if (r->epoch != epoch || r->phase != PH(DONE))
+            continue;
+        for (size_t j = 0; s == GD_OK && j < r->n_aggregation_set; j++) {
+            dl_commitment *c = NULL;
+            s = dl_get_commitment(ctx, r->run, r->index, r->aggregation_set[j], &c);
+            dl_earner *x = s == GD_OK ? dl_earner_of(e, c->participant) : NULL;
+            if (s == GD_OK && x == NULL)
+                s = gd_fail(GD_ERR_NOMEM, "out of memory");
+            if (s == GD_OK && x->tokens > UINT64_MAX - c->tokens)
+                s = gd_fail(GD_ERR_INVALID, "token total overflows");
+            if (s == GD_OK)
+                x->tokens += c->tokens;
+            dl_free(c);
+        }
+        dl_key vk;
+        dl_round_prefix(&vk, DL_VERDICT, r);
+        dl_list verdicts;
+        if (s == GD_OK)
+            s = dl_list_prefix(ctx->kv, &vk, &gonka__diloco__v1__verdict_record__descriptor,
+                               &verdicts);
+        else
+            verdicts = (dl_list){NULL, 0};
+        for (size_t j = 0; s == GD_OK && j < verdicts.n; j++) {
+            const dl_verdict *v = verdicts.items[j];
+            if (v->verdict == 0 || v->faulty)
+                continue;
+            dl_earner *x = dl_earner_of(e, v->validator);
+            if (x == NULL)
+                s = gd_fail(GD_ERR_NOMEM, "out of memory");
+            else
+                x->checks++;
+        }
+        dl_list_free(&verdicts);
+    }
+    dl_list_free(&rounds);
+    return s;
+}
+
+/* Burns what was settled for epoch and not claimed (its claim window is
+ * over once the next epoch settles). */
+static gd_status dl_expire(gd_ctx *ctx, const dl_run *run, uint64_t epoch) {
+    dl_key k;
+    dl_key_init(&k, DL_SETTLE);
+    dl_key_u64(&k, run->id);
+    dl_key_u64(&k, epoch);
+    dl_list owed;
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__settle_amount__descriptor, &owed));
+    gd_status s = GD_OK;
+    for (size_t i = 0; s == GD_OK && i < owed.n; i++) {
+        const dl_settle *o = owed.items[i];
+        if (o->claimed)
+            continue;
+        uint64_t amount = 0;
+        s = dl_amount(o->amount, &amount);
+        if (s == GD_OK)
+            s = dl_burn(ctx, dl_denom(run), amount);
+        dl_key ok = k;
+        dl_key_addr(&ok, o->address);
+        if (s == GD_OK)
+            s = gd_ctx_delete(ctx, ok.b, ok.n);
+    }
+    dl_list_free(&owed);
+    return s;
+}
+
+gd_status dl_settle_epoch(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
+    if (epoch > 0)
+        GD_TRY(dl_expire(ctx, run, epoch - 1));
+    dl_earners e = {NULL, 0};
+    gd_status s = dl_collect(ctx, run, epoch, &e);
+    uint64_t pool = 0, reward = 0, total_tokens = 0, total_checks = 0, paid = 0;
+    if (s == GD_OK)
+        s = dl_amount(run->pool, &pool);
+    if (s == GD_OK)
+        s = dl_amount(run->spec->reward_per_epoch->amount, &reward);
+    uint64_t budget = reward < pool ? reward : pool;
+    uint64_t workers = dl_muldiv(budget, GD_DILOCO_PPM - run->spec->validator_share_ppm,
+                                 GD_DILOCO_PPM);
+    uint64_t validators = budget - workers;
+    for (size_t i = 0; i < e.n; i++) {
+        total_tokens += e.items[i].tokens; /* each fits; their sum is bounded by commits */
+        total_checks += e.items[i].checks;
+    }
+    if (e.n > 1)
+        qsort(e.items, e.n, sizeof *e.items, dl_earner_cmp);
+    for (size_t i = 0; s == GD_OK && i < e.n; i++) {
+        const dl_earner *x = &e.items[i];
+        uint64_t amount = (total_tokens ? dl_muldiv(workers, x->tokens, total_tokens) : 0) +
+                          (total_checks ? dl_muldiv(validators, x->checks, total_checks) : 0);
+        if (amount == 0)
+            continue;
+        char text[24];
+        dl_amount_str(text, amount);
+        dl_settle st = GONKA__DILOCO__V1__SETTLE_AMOUNT__INIT;
+        st.run = run->id;
+        st.epoch = epoch;
+        st.address = x->address;
+        st.amount = text;
+        st.tokens = x->tokens;
+        st.checks = x->checks;
+        dl_key k;
+        dl_key_init(&k, DL_SETTLE);
+        dl_key_u64(&k, run->id);
+        dl_key_u64(&k, epoch);
+        dl_key_addr(&k, x->address);
+        s = dl_save(ctx, &k, &st);
+        paid += amount;
+    }
+    char left[24], paid_text[24], rs[24], es[24];
+    dl_amount_str(left, pool - paid);
+    dl_amount_str(paid_text, paid);
+    dl_amount_str(rs, run->id);
+    dl_amount_str(es, epoch);
+    if (s == GD_OK)
+        s = dl_set_str(&run->pool, left);
+    if (s == GD_OK)
+        s = gd_events_add(ctx->events, "diloco_settled", "run", rs, "epoch", es, "paid",
+                          paid_text, NULL);
+    for (size_t i = 0; i < e.n; i++)
+        free(e.items[i].address);
+    free(e.items);
+    return s;
+}
+
