@@ -295,13 +295,6 @@ static gd_status dl_query_bad(gd_ctx *ctx, const char *what) {
                        "rpc error: code = InvalidArgument desc = %s", what);
 }
 
-static gd_status dl_respond(gd_buf *resp, const void *msg) {
-    size_t len = protobuf_c_message_get_packed_size(msg);
-    GD_TRY(gd_buf_reserve(resp, len + 1));
-    resp->len = protobuf_c_message_pack(msg, resp->data);
-    return GD_OK;
-}
-
 static gd_status dl_q_params(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t len,
                              gd_buf *resp) {
     (void)app;
@@ -311,7 +304,7 @@ static gd_status dl_q_params(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_
     GD_TRY(dl_get_params(ctx, &p));
     Gonka__Diloco__V1__QueryParamsResponse r = GONKA__DILOCO__V1__QUERY_PARAMS_RESPONSE__INIT;
     r.params = p;
-    gd_status s = dl_respond(resp, &r);
+    gd_status s = dl_pack(resp, &r);
     dl_free(p);
     return s;
 }
@@ -328,7 +321,7 @@ static gd_status dl_q_runs(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t 
     Gonka__Diloco__V1__QueryRunsResponse r = GONKA__DILOCO__V1__QUERY_RUNS_RESPONSE__INIT;
     r.runs = (dl_run **)runs.items;
     r.n_runs = runs.n;
-    gd_status s = dl_respond(resp, &r);
+    gd_status s = dl_pack(resp, &r);
     dl_list_free(&runs);
     return s;
 }
@@ -362,7 +355,7 @@ static gd_status dl_q_run(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t l
         r.members = (dl_member **)members.items;
         r.n_members = members.n;
         r.current_round = round;
-        s = dl_respond(resp, &r);
+        s = dl_pack(resp, &r);
     }
     dl_list_free(&members);
     dl_free(round);
@@ -414,7 +407,7 @@ static gd_status dl_q_round(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t
         r.attestations = (dl_attestation **)lists[4].items;
         r.n_attestations = lists[4].n;
         r.height = ctx->height;
-        s = dl_respond(resp, &r);
+        s = dl_pack(resp, &r);
     }
     for (size_t i = 0; i < 5; i++)
         dl_list_free(&lists[i]);
@@ -477,7 +470,7 @@ static gd_status dl_q_rewards(gd_app *app, gd_ctx *ctx, const uint8_t *req, size
             GONKA__DILOCO__V1__QUERY_REWARDS_RESPONSE__INIT;
         r.amounts = (dl_settle **)found.items;
         r.n_amounts = found.n;
-        s = dl_respond(resp, &r);
+        s = dl_pack(resp, &r);
     }
     dl_list_free(&found);
     dl_free(q);

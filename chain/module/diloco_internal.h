@@ -73,6 +73,9 @@ void dl_put_be64(uint8_t b[8], uint64_t v);
 gd_status dl_load(gd_ctx *ctx, const dl_key *k, const ProtobufCMessageDescriptor *d,
                   void **out) GD_MUST_CHECK;
 gd_status dl_save(gd_ctx *ctx, const dl_key *k, const void *msg) GD_MUST_CHECK;
+/* A message's canonical bytes into out (replacing its content): query and
+ * message responses. */
+gd_status dl_pack(gd_buf *out, const void *msg) GD_MUST_CHECK;
 void dl_free(void *msg);
 
 /* Every record under a key prefix, in key order. */

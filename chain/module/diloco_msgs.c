@@ -124,14 +124,6 @@ static gd_status dl_event_round(gd_ctx *ctx, const char *type, uint64_t run, uin
     return gd_events_add(ctx->events, type, "run", rs, "round", ro, k1, v1, NULL);
 }
 
-static gd_status dl_pack_response(gd_buf *response, const void *msg) {
-    const ProtobufCMessage *m = msg;
-    size_t len = protobuf_c_message_get_packed_size(m);
-    GD_TRY(gd_buf_reserve(response, len + 1));
-    response->len = protobuf_c_message_pack(m, response->data);
-    return GD_OK;
-}
-
 /* ---- MsgCreateRun ------------------------------------------------------------------ */
 
 static gd_status dl_create_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
@@ -206,7 +198,7 @@ static gd_status dl_create_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
             GONKA__DILOCO__V1__MSG_CREATE_RUN_RESPONSE__INIT;
         r.run = id;
         if (s == GD_OK)
-            s = dl_pack_response(response, &r);
+            s = dl_pack(response, &r);
     }
     dl_free(params);
     dl_free(m);
@@ -360,7 +352,7 @@ static gd_status dl_commit_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
             GONKA__DILOCO__V1__MSG_COMMIT_ROUND_RESPONSE__INIT;
         r.tokens = tokens;
         if (s == GD_OK)
-            s = dl_pack_response(response, &r);
+            s = dl_pack(response, &r);
     }
     dl_free(round);
     dl_free(run);
@@ -777,7 +769,7 @@ static gd_status dl_claim_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, si
         Gonka__Diloco__V1__MsgClaimRewardsResponse r =
             GONKA__DILOCO__V1__MSG_CLAIM_REWARDS_RESPONSE__INIT;
         r.amount = &coin;
-        s = dl_pack_response(response, &r);
+        s = dl_pack(response, &r);
     }
     dl_free(st);
     dl_free(run);

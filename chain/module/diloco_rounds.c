@@ -658,19 +658,11 @@ static gd_status dl_advance(gd_ctx *ctx, dl_run *run, dl_round *r) {
 
 /* ---- the block hook ----------------------------------------------------------------------------- */
 
-/* The run's bytes, to write it back only when a block changed it. */
-static gd_status dl_pack_run(const dl_run *run, gd_buf *out) {
-    size_t len = protobuf_c_message_get_packed_size(&run->base);
-    GD_TRY(gd_buf_reserve(out, len + 1));
-    out->len = protobuf_c_message_pack(&run->base, out->data);
-    return GD_OK;
-}
-
 static gd_status dl_run_block(gd_ctx *ctx, dl_run *run, const gd_epoch *latest,
                               const gd_epoch_params *ep) {
     dl_round *r = NULL;
-    gd_buf before = {0}, after = {0};
-    gd_status s = dl_pack_run(run, &before);
+    gd_buf before = {0}, after = {0}; /* write the run back only if the block changed it */
+    gd_status s = dl_pack(&before, run);
     if (s == GD_OK && run->next_round > 0) {
         s = dl_get_round(ctx, run->id, run->next_round - 1, &r);
         bool live = s == GD_OK && r->phase != PH(DONE) && r->phase != PH(VOID);
@@ -690,7 +682,7 @@ static gd_status dl_run_block(gd_ctx *ctx, dl_run *run, const gd_epoch *latest,
             s = dl_open_round(ctx, run, latest->index);
     }
     if (s == GD_OK)
-        s = dl_pack_run(run, &after);
+        s = dl_pack(&after, run);
     if (s == GD_OK && (after.len != before.len || memcmp(after.data, before.data, after.len)))
         s = dl_put_run(ctx, run);
     gd_buf_free(&before);

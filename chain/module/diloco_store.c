@@ -93,6 +93,15 @@ gd_status dl_save(gd_ctx *ctx, const dl_key *k, const void *msg) {
     return s;
 }
 
+gd_status dl_pack(gd_buf *out, const void *msg) {
+    const ProtobufCMessage *m = msg;
+    size_t len = protobuf_c_message_get_packed_size(m);
+    out->len = 0;
+    GD_TRY(gd_buf_reserve(out, len + 1));
+    out->len = protobuf_c_message_pack(m, out->data);
+    return GD_OK;
+}
+
 void dl_free(void *msg) {
     if (msg != NULL)
         protobuf_c_message_free_unpacked(msg, NULL);
