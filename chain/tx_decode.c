@@ -6,8 +6,10 @@
 #include <string.h>
 
 #include "chain/address.h"
+#include "chain/diloco_rules.h"
 #include "chain/json_bytes.h"
 #include "chain/keys.h"
+#include "chain/pb_json.h"
 #include "chain/pb_strict.h"
 #include "chain/tx.h"
 #include "common/base64.h"
@@ -16,6 +18,7 @@
 #include "cosmos/bank/v1beta1/tx.pb-c.h"
 #include "cosmos/crypto/secp256k1/keys.pb-c.h"
 #include "cosmos/tx/v1beta1/tx.pb-c.h"
+#include "gonka/diloco/v1/tx.pb-c.h"
 
 struct gd_decoded_tx {
     Cosmos__Tx__V1beta1__TxRaw *raw;
@@ -239,6 +242,40 @@ static json_t *gd_any_json(const Google__Protobuf__Any *any) {
             cosmos__crypto__secp256k1__pub_key__free_unpacked(pk, NULL);
             return j;
         }
+    }
+    /* The DiLoCo module's messages, field by field (strictly decoded). */
+    static const struct {
+        const char *url;
+        const ProtobufCMessageDescriptor *d;
+    } known[] = {
+        {GD_DILOCO_MSG_CREATE_RUN, &gonka__diloco__v1__msg_create_run__descriptor},
+        {GD_DILOCO_MSG_JOIN_RUN, &gonka__diloco__v1__msg_join_run__descriptor},
+        {GD_DILOCO_MSG_COMMIT_ROUND, &gonka__diloco__v1__msg_commit_round__descriptor},
+        {GD_DILOCO_MSG_REPORT_AVAILABILITY,
+         &gonka__diloco__v1__msg_report_availability__descriptor},
+        {GD_DILOCO_MSG_SUBMIT_VERDICT, &gonka__diloco__v1__msg_submit_verdict__descriptor},
+        {GD_DILOCO_MSG_DISPUTE, &gonka__diloco__v1__msg_dispute__descriptor},
+        {GD_DILOCO_MSG_ATTEST_ROUND, &gonka__diloco__v1__msg_attest_round__descriptor},
+        {GD_DILOCO_MSG_CLAIM_REWARDS, &gonka__diloco__v1__msg_claim_rewards__descriptor},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        if (strcmp(url, known[i].url) != 0)
+            continue;
+        ProtobufCMessage *m =
+            protobuf_c_message_unpack(known[i].d, NULL, any->value.len, any->value.data);
+        json_t *j = m && gd_pb_reject_unknown(m, false) == GD_OK ? gd_pb_to_json(m) : NULL;
+        if (m)
+            protobuf_c_message_free_unpacked(m, NULL);
+        if (j != NULL) {
+            json_t *typed = json_pack("{s:s}", "@type", url);
+            if (typed && json_object_update(typed, j) == 0) {
+                json_decref(j);
+                return typed;
+            }
+            json_decref(typed);
+            json_decref(j);
+        }
+        break;
     }
     return json_pack("{s:o?,s:o?}", "@type", json_string(url), "value_base64",
                      gd_json_base64(any->value.data, any->value.len));
