@@ -33,8 +33,8 @@ cat >spec.json <<'JSON'
   "initial_state_hash": "2222222222222222222222222222222222222222222222222222222222222222",
   "h_min": 20, "h_max": 40, "segment_steps": 10, "tokens_per_step": "512",
   "outer_lr_ppm": 700000, "outer_momentum_ppm": 900000, "codec": "int8",
-  "windows": {"train": 4, "commit": 12, "reveal": 14, "verify": 12, "open": 12,
-              "dispute": 4, "attest": 12},
+  "windows": {"train": 2, "commit": 10, "reveal": 14, "verify": 16, "open": 16,
+              "dispute": 4, "attest": 14},
   "reward_per_epoch": "90000ngonka", "min_collateral": "5000ngonka",
   "fail_bond": "1000ngonka", "checks_per_commit": 1, "double_check_ppm": 0,
   "recheck_validators": 2, "slash_ppm": 500000, "skip_slash_ppm": 100000,
@@ -44,7 +44,7 @@ JSON
 "$bin/gonka-localnet" init --home home --accounts 4 --diloco-run spec.json \
   --diloco-pool 1000000ngonka >/dev/null || fail "init"
 "$bin/gonka-localnet" start --home home --rpc 127.0.0.1:0 --rpc-addr-file rpc.addr \
-  --block-time 200ms --check-invariants >>node.log 2>&1 &
+  --block-time 250ms --check-invariants >>node.log 2>&1 &
 node_pid=$!
 disown "$node_pid"
 for _ in $(seq 1 100); do [ -s rpc.addr ] && break; sleep 0.05; done
