@@ -122,9 +122,13 @@ gd_status dl_get_commitment(gd_ctx *ctx, uint64_t run, uint64_t round, const cha
 /* A canonical decimal amount that fits 64 bits. */
 gd_status dl_amount(const char *text, uint64_t *out) GD_MUST_CHECK;
 void dl_amount_str(char out[24], uint64_t v);
-/* floor(a * b / c) without overflow (c > 0; the result fits a and b's
- * range whenever b <= c). */
-uint64_t dl_muldiv(uint64_t a, uint64_t b, uint64_t c);
+/* floor(a * b / c) without overflow (c > 0), saturating at 2^64 - 1 (it
+ * fits whenever b <= c). */
+uint64_t dl_muldiv(uint64_t a, uint64_t b, dl_u128 c);
+/* Sums of many 64-bit amounts (a round's total weight) are 128-bit, so that
+ * no collateral can overflow them: canonical decimal, at most 39 digits. */
+gd_status dl_amount128(const char *text, dl_u128 *out) GD_MUST_CHECK;
+void dl_amount128_str(char out[40], dl_u128 v);
 
 gd_status dl_module_address(char out[GD_ADDRESS_STR_MAX]) GD_MUST_CHECK;
 gd_status dl_pay_in(gd_ctx *ctx, const char *from, const char *denom, uint64_t amount) GD_MUST_CHECK;

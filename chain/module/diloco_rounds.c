@@ -64,14 +64,14 @@ uint64_t dl_round_weight(const dl_round *r, const char *addr, const char **hw_cl
     return 0;
 }
 
-static uint64_t dl_total_weight(const dl_round *r) {
-    uint64_t w = 0;
-    return dl_amount(r->total_weight, &w) == GD_OK ? w : 0;
+static dl_u128 dl_total_weight(const dl_round *r) {
+    dl_u128 w = 0;
+    return dl_amount128(r->total_weight, &w) == GD_OK ? w : 0;
 }
 
-/* 3 * part >= 2 * total, exactly. */
-static bool dl_two_thirds(uint64_t part, uint64_t total) {
-    return total > 0 && (dl_u128)part * 3 >= (dl_u128)total * 2;
+/* 3 * part >= 2 * total, exactly (both below 2^96: W 64-bit weights). */
+static bool dl_two_thirds(dl_u128 part, dl_u128 total) {
+    return total > 0 && part * 3 >= total * 2;
 }
 
 static gd_status dl_event(gd_ctx *ctx, const char *type, const dl_round *r, const char *k1,
@@ -150,7 +150,7 @@ static gd_status dl_open_round(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
     Gonka__Diloco__V1__WeightedMember **wp = calloc(members.n, sizeof *wp);
     char (*weights)[24] = calloc(members.n, sizeof *weights);
     gd_status s = wm && wp && weights ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
-    uint64_t total = 0;
+    dl_u128 total = 0;
     for (size_t i = 0; s == GD_OK && i < members.n; i++) {
         dl_member *m = members.items[i];
         uint64_t c = 0;
@@ -161,16 +161,14 @@ static gd_status dl_open_round(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
         dl_amount_str(weights[i], c);
         wm[i].weight = weights[i];
         wp[i] = &wm[i];
-        if (total > UINT64_MAX - c)
-            s = gd_fail(GD_ERR_INVALID, "total weight overflows");
         total += c;
     }
     uint8_t beacon[GD_DILOCO_HASH_LEN];
     if (s == GD_OK)
         s = dl_randomness(ctx, "beacon", beacon);
     if (s == GD_OK) {
-        char total_text[24];
-        dl_amount_str(total_text, total);
+        char total_text[40];
+        dl_amount128_str(total_text, total);
         dl_round r = GONKA__DILOCO__V1__ROUND__INIT;
         r.run = run->id;
         r.index = run->next_round;
@@ -275,7 +273,7 @@ static gd_status dl_fix_inclusion(gd_ctx *ctx, dl_round *r) {
     dl_round_prefix(&k, DL_COMMIT, r);
     dl_list commits;
     GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__commitment__descriptor, &commits));
-    uint64_t total = dl_total_weight(r);
+    dl_u128 total = dl_total_weight(r);
     gd_status s = GD_OK;
     for (size_t i = 0; s == GD_OK && i < commits.n; i++) {
         const dl_commitment *c = commits.items[i];
@@ -285,9 +283,8 @@ static gd_status dl_fix_inclusion(gd_ctx *ctx, dl_round *r) {
         dl_list reports;
         s = dl_list_prefix(ctx->kv, &rk, &gonka__diloco__v1__availability_report__descriptor,
                            &reports);
-        /* The committer's weight counts for its own payload; weights are
-         * bounded by the total, so the sum cannot overflow. */
-        uint64_t w = dl_round_weight(r, c->participant, NULL);
+        /* The committer's weight counts for its own payload. */
+        dl_u128 w = dl_round_weight(r, c->participant, NULL);
         for (size_t j = 0; s == GD_OK && j < reports.n; j++)
             w += dl_round_weight(r, ((dl_report *)reports.items[j])->reporter, NULL);
         if (s == GD_OK && dl_two_thirds(w, total))
@@ -568,11 +565,11 @@ static gd_status dl_finish(gd_ctx *ctx, dl_run *run, dl_round *r) {
     dl_round_prefix(&k, DL_ATTEST, r);
     dl_list atts;
     GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__attestation__descriptor, &atts));
-    uint64_t total = dl_total_weight(r);
+    dl_u128 total = dl_total_weight(r);
     const dl_attestation *winner = NULL;
     for (size_t i = 0; i < atts.n && winner == NULL; i++) {
         const dl_attestation *a = atts.items[i];
-        uint64_t w = 0;
+        dl_u128 w = 0;
         for (size_t j = 0; j < atts.n; j++) {
             const dl_attestation *b = atts.items[j];
             if (b->next_state_hash.len == a->next_state_hash.len &&

@@ -59,10 +59,10 @@ static gd_status dl_collect(gd_ctx *ctx, const dl_run *run, uint64_t epoch, dl_e
             dl_earner *x = s == GD_OK ? dl_earner_of(e, c->participant) : NULL;
             if (s == GD_OK && x == NULL)
                 s = gd_fail(GD_ERR_NOMEM, "out of memory");
-            if (s == GD_OK && x->tokens > UINT64_MAX - c->tokens)
-                s = gd_fail(GD_ERR_INVALID, "token total overflows");
+            /* Saturating: a record of the tokens, never a reason to halt. */
             if (s == GD_OK)
-                x->tokens += c->tokens;
+                x->tokens = x->tokens > UINT64_MAX - c->tokens ? UINT64_MAX
+                                                               : x->tokens + c->tokens;
             dl_free(c);
         }
         dl_key vk;
@@ -121,7 +121,8 @@ gd_status dl_settle_epoch(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
         GD_TRY(dl_expire(ctx, run, epoch - 1));
     dl_earners e = {NULL, 0};
     gd_status s = dl_collect(ctx, run, epoch, &e);
-    uint64_t pool = 0, reward = 0, total_tokens = 0, total_checks = 0, paid = 0;
+    uint64_t pool = 0, reward = 0, paid = 0;
+    dl_u128 total_tokens = 0, total_checks = 0;
     if (s == GD_OK)
         s = dl_amount(run->pool, &pool);
     if (s == GD_OK)
@@ -131,7 +132,7 @@ gd_status dl_settle_epoch(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
                                  GD_DILOCO_PPM);
     uint64_t validators = budget - workers;
     for (size_t i = 0; i < e.n; i++) {
-        total_tokens += e.items[i].tokens; /* each fits; their sum is bounded by commits */
+        total_tokens += e.items[i].tokens;
         total_checks += e.items[i].checks;
     }
     if (e.n > 1)

@@ -319,9 +319,39 @@ gd_status dl_amount(const char *text, uint64_t *out) {
 
 void dl_amount_str(char out[24], uint64_t v) { snprintf(out, 24, "%llu", (unsigned long long)v); }
 
-uint64_t dl_muldiv(uint64_t a, uint64_t b, uint64_t c) {
+uint64_t dl_muldiv(uint64_t a, uint64_t b, dl_u128 c) {
     dl_u128 p = (dl_u128)a * b / c;
     return p > UINT64_MAX ? UINT64_MAX : (uint64_t)p;
+}
+
+gd_status dl_amount128(const char *text, dl_u128 *out) {
+    if (text == NULL || text[0] == '\0' || (text[0] == '0' && text[1] != '\0') ||
+        strlen(text) > 39)
+        return gd_fail(GD_ERR_INVALID, "amount '%s' is not a canonical decimal",
+                       text ? text : "");
+    dl_u128 v = 0, max = ~(dl_u128)0;
+    for (const char *p = text; *p; p++) {
+        if (*p < '0' || *p > '9')
+            return gd_fail(GD_ERR_INVALID, "amount '%s' is not a canonical decimal", text);
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (max - d) / 10)
+            return gd_fail(GD_ERR_INVALID, "amount %s does not fit 128 bits", text);
+        v = v * 10 + d;
+    }
+    *out = v;
+    return GD_OK;
+}
+
+void dl_amount128_str(char out[40], dl_u128 v) {
+    char rev[40];
+    size_t n = 0;
+    do {
+        rev[n++] = (char)('0' + (unsigned)(v % 10));
+        v /= 10;
+    } while (v != 0);
+    for (size_t i = 0; i < n; i++)
+        out[i] = rev[n - 1 - i];
+    out[n] = '\0';
 }
 
 /* ---- the module account ---------------------------------------------------------- */

@@ -1008,6 +1008,61 @@ static void test_genesis(void) {
     json_decref(genesis);
 }
 
+/* Weights are summed in 128 bits: three members whose collateral sums past
+ * 2^64 still get a round (at height 1: epoch 0 has no PoC and the round's
+ * seven one-block windows end before block 20), with the exact total, and
+ * the chain keeps going with every invariant holding. */
+static void test_huge_collateral(void) {
+    app_fixture f;
+    fix_init_diloco(&f, NULL);
+    char module[GD_ADDRESS_STR_MAX];
+    CHECK_OK(gd_auth_module_address("diloco", module, sizeof module));
+    knobs k = {1, 0, 1};
+    json_t *spec = spec_json(&k);
+    json_object_set_new(spec, "windows",
+                        json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "train", 1, "commit", 1,
+                                  "reveal", 1, "verify", 1, "open", 1, "dispute", 1, "attest",
+                                  1));
+    json_t *members = json_array();
+    for (int i = 1; i <= 3; i++)
+        json_array_append_new(members, json_pack("{s:s,s:s,s:s,s:s,s:s}", "run", "1", "address",
+                                                 f.addr[i], "artifact_url", "http://h",
+                                                 "hw_class", "cpu", "collateral",
+                                                 "9000000000000000000"));
+    json_t *genesis = json_deep_copy(f.genesis);
+    json_t *app_state = json_object_get(genesis, "app_state");
+    json_object_set_new(app_state, "diloco",
+                        json_pack("{s:{s:s},s:[{s:o,s:s}],s:o}", "params", "authority",
+                                  f.addr[0], "runs", "spec", spec, "pool", "1000", "members",
+                                  members));
+    json_array_append_new(json_object_get(json_object_get(app_state, "auth"), "accounts"),
+                          json_pack("{s:s,s:{s:s,s:s,s:s},s:s}", "@type",
+                                    "/cosmos.auth.v1beta1.ModuleAccount", "base_account",
+                                    "address", module, "account_number", "8", "sequence", "0",
+                                    "name", "diloco"));
+    json_array_append_new(json_object_get(json_object_get(app_state, "bank"), "balances"),
+                          json_pack("{s:s,s:[{s:s,s:s}]}", "address", module, "coins", "denom",
+                                    "ngonka", "amount", "27000000000000001000"));
+    gd_app_free(f.app);
+    json_decref(f.genesis);
+    f.genesis = genesis;
+    CHECK_OK(gd_app_new(&f.app, NULL));
+    CHECK_OK(gd_app_register_standard(f.app));
+    CHECK_OK(gd_app_init_chain(f.app, f.genesis));
+    f.height = 0;
+    fix_block(&f, NULL, 0, NULL);
+    Gonka__Diloco__V1__QueryRunResponse *run = q_run(&f);
+    CHECK(run->current_round != NULL);
+    if (run->current_round)
+        CHECK_STR_EQ(run->current_round->total_weight, "27000000000000000000");
+    protobuf_c_message_free_unpacked(&run->base, NULL);
+    until(&f, 12);
+    Gonka__Diloco__V1__QueryRoundResponse *r = q_round(&f, 0);
+    CHECK(r->round->phase == PH(VOID));
+    protobuf_c_message_free_unpacked(&r->base, NULL);
+    fix_free(&f);
+}
+
 int main(void) {
     RUN_TEST(test_honest_round);
     RUN_TEST(test_fail_upheld_and_overturned);
@@ -1015,5 +1070,6 @@ int main(void) {
     RUN_TEST(test_hardware_classes);
     RUN_TEST(test_determinism_and_export);
     RUN_TEST(test_genesis);
+    RUN_TEST(test_huge_collateral);
     return gd_test_finish();
 }
