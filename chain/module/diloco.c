@@ -11,6 +11,8 @@
 #include "chain/module/json_util.h"
 #include "common/base64.h"
 
+static gd_status dl_invariants(gd_app *app, gd_kv *kv);
+
 /* ---- genesis ------------------------------------------------------------------------------ */
 
 /* Record kinds that export as raw (key, value) pairs, with their types. */
@@ -190,7 +192,6 @@ static gd_status dl_each_record(gd_ctx *ctx, const json_t *j, uint64_t *unused) 
 }
 
 static gd_status dl_init_genesis(gd_app *app, gd_ctx *ctx, const json_t *state) {
-    (void)app;
     gd_account module;
     GD_TRY(gd_auth_module_account(ctx, GD_DILOCO_MODULE_NAME, &module));
     if (state != NULL)
@@ -212,7 +213,13 @@ static gd_status dl_init_genesis(gd_app *app, gd_ctx *ctx, const json_t *state) 
     dl_put_be64(b, next);
     dl_key k;
     dl_key_init(&k, DL_NEXT_RUN);
-    return gd_ctx_set(ctx, k.b, k.n, b, 8);
+    GD_TRY(gd_ctx_set(ctx, k.b, k.n, b, 8));
+    /* A genesis whose records disagree (amounts that do not parse, a module
+     * balance that is not their sum) would stop the chain later, in a block
+     * hook or an invariant check: refuse it now. */
+    if (dl_invariants(app, ctx->kv) != GD_OK)
+        return gd_fail_context(GD_ERR_PARSE, "diloco genesis");
+    return GD_OK;
 }
 
 typedef struct dl_export {

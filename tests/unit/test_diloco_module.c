@@ -987,6 +987,14 @@ static void test_genesis(void) {
     CHECK_OK(gd_app_init_chain(app, genesis));
     CHECK_OK(gd_app_check_invariants(app));
     gd_app_free(app);
+    /* A pool the module account does not hold: refused at genesis, not
+     * left to stop the chain at its first invariant check. */
+    json_t *runs = json_object_get(json_object_get(app_state, "diloco"), "runs");
+    json_object_set_new(json_array_get(runs, 0), "pool", json_string("7001"));
+    CHECK_OK(gd_app_new(&app, NULL));
+    CHECK_OK(gd_app_register_standard(app));
+    CHECK(gd_app_init_chain(app, genesis) != GD_OK);
+    gd_app_free(app);
     /* Unknown keys, a member of a missing run, a bad spec. */
     const char *bad[] = {
         "{\"params\":{\"authority\":\"\"},\"typo\":1}",
