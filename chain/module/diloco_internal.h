@@ -58,6 +58,14 @@ void dl_key_u32(dl_key *k, uint32_t v);
 void dl_key_addr(dl_key *k, const char *address);
 /* The prefix of a round's records of one kind: kind, run, round. */
 void dl_round_prefix(dl_key *k, uint8_t kind, const Gonka__Diloco__V1__Round *r);
+/* Whole keys of the records more than one file reads or writes. */
+void dl_key_commit(dl_key *k, uint64_t run, uint64_t round, const char *participant);
+void dl_key_weight(dl_key *k, uint64_t run, uint64_t round, const char *member);
+void dl_key_assignment(dl_key *k, uint64_t run, uint64_t round, const char *target,
+                       uint32_t check);
+void dl_key_verdict(dl_key *k, uint64_t run, uint64_t round, const char *target, uint32_t check,
+                    const char *validator);
+void dl_key_settle(dl_key *k, uint64_t run, uint64_t epoch, const char *address);
 /* The order of address keys: by length, then bytewise (for addresses of
  * one length, as all of Gonka's account addresses are, plain string
  * order). The module's "address order" is this order. */

@@ -309,10 +309,7 @@ static gd_status dl_commit_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
         s = dl_fail(ctx, GD_DILOCO_ERR_NOT_MEMBER, "%s is not a member of round %llu",
                     m->participant, (unsigned long long)m->round);
     dl_key k;
-    dl_key_init(&k, DL_COMMIT);
-    dl_key_u64(&k, m->run);
-    dl_key_u64(&k, m->round);
-    dl_key_addr(&k, m->participant);
+    dl_key_commit(&k, m->run, m->round, m->participant);
     if (s == GD_OK)
         s = dl_require_absent(ctx, &k, "the participant already committed to this round");
     if (s == GD_OK) {
@@ -469,11 +466,7 @@ static gd_status dl_assigned(gd_ctx *ctx, uint64_t run, uint64_t round, const ch
                              uint32_t check, const char *addr, bool recheck,
                              dl_assignment **out) {
     dl_key k;
-    dl_key_init(&k, DL_ASSIGN);
-    dl_key_u64(&k, run);
-    dl_key_u64(&k, round);
-    dl_key_addr(&k, target);
-    dl_key_u32(&k, check);
+    dl_key_assignment(&k, run, round, target, check);
     gd_status s = dl_load(ctx, &k, &gonka__diloco__v1__assignment__descriptor, (void **)out);
     bool in = s == GD_OK && (recheck ? dl_has_str((*out)->recheckers, (*out)->n_recheckers, addr)
                                      : dl_has_str((*out)->validators, (*out)->n_validators, addr));
@@ -483,16 +476,6 @@ static gd_status dl_assigned(gd_ctx *ctx, uint64_t run, uint64_t round, const ch
         return dl_fail(ctx, GD_DILOCO_ERR_NOT_ASSIGNED, "%s is not %s check %u of %s", addr,
                        recheck ? "re-checking" : "assigned", (unsigned)check, target);
     return s;
-}
-
-static void dl_verdict_key(dl_key *k, uint64_t run, uint64_t round, const char *target,
-                           uint32_t check, const char *validator) {
-    dl_key_init(k, DL_VERDICT);
-    dl_key_u64(k, run);
-    dl_key_u64(k, round);
-    dl_key_addr(k, target);
-    dl_key_u32(k, check);
-    dl_key_addr(k, validator);
 }
 
 static const char *dl_verdict_name(int v) {
@@ -518,7 +501,7 @@ static gd_status dl_verdict_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, 
     if (s == GD_OK)
         s = dl_assigned(ctx, m->run, m->round, m->target, m->check, m->validator, false, &a);
     dl_key k;
-    dl_verdict_key(&k, m->run, m->round, m->target, m->check, m->validator);
+    dl_key_verdict(&k, m->run, m->round, m->target, m->check, m->validator);
     gd_status g = GD_ERR_NOT_FOUND;
     if (s == GD_OK) {
         g = dl_load(ctx, &k, &gonka__diloco__v1__verdict_record__descriptor, (void **)&rec);
@@ -604,7 +587,7 @@ static gd_status dl_dispute_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, 
     if (s == GD_OK)
         s = dl_assigned(ctx, m->run, m->round, m->target, m->check, m->validator, true, &a);
     dl_key k;
-    dl_verdict_key(&k, m->run, m->round, m->target, m->check, m->validator);
+    dl_key_verdict(&k, m->run, m->round, m->target, m->check, m->validator);
     if (s == GD_OK)
         s = dl_require_absent(ctx, &k, "the validator already re-checked this check");
     if (s == GD_OK) {
@@ -731,10 +714,7 @@ static gd_status dl_claim_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, si
                         (long long)st_h.claim_money);
     }
     dl_key k;
-    dl_key_init(&k, DL_SETTLE);
-    dl_key_u64(&k, m->run);
-    dl_key_u64(&k, m->epoch);
-    dl_key_addr(&k, m->claimer);
+    dl_key_settle(&k, m->run, m->epoch, m->claimer);
     if (s == GD_OK) {
         gd_status g = dl_load(ctx, &k, &gonka__diloco__v1__settle_amount__descriptor,
                               (void **)&st);

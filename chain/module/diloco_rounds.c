@@ -182,10 +182,7 @@ static gd_status dl_open_round(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
         s = dl_put_round(ctx, &r);
         for (size_t i = 0; s == GD_OK && i < members.n; i++) {
             dl_key wk;
-            dl_key_init(&wk, DL_WEIGHT);
-            dl_key_u64(&wk, run->id);
-            dl_key_u64(&wk, r.index);
-            dl_key_addr(&wk, wp[i]->address);
+            dl_key_weight(&wk, run->id, r.index, wp[i]->address);
             s = dl_save(ctx, &wk, wp[i]);
         }
         run->next_round++;
@@ -249,9 +246,7 @@ static gd_status dl_assign_checks(gd_ctx *ctx, const dl_run *run, dl_round *r) {
             a.validators = validators;
             a.n_validators = d.twice ? 2 : 1;
             dl_key ak;
-            dl_round_prefix(&ak, DL_ASSIGN, r);
-            dl_key_addr(&ak, c->participant);
-            dl_key_u32(&ak, j);
+            dl_key_assignment(&ak, r->run, r->index, c->participant, j);
             s = dl_save(ctx, &ak, &a);
             assigned++;
         }
@@ -304,20 +299,14 @@ static gd_status dl_fix_inclusion(gd_ctx *ctx, dl_round *r) {
 static gd_status dl_load_verdict(gd_ctx *ctx, const dl_round *r, const char *target,
                                  uint32_t check, const char *validator, dl_verdict **out) {
     dl_key k;
-    dl_round_prefix(&k, DL_VERDICT, r);
-    dl_key_addr(&k, target);
-    dl_key_u32(&k, check);
-    dl_key_addr(&k, validator);
+    dl_key_verdict(&k, r->run, r->index, target, check, validator);
     gd_status s = dl_load(ctx, &k, &gonka__diloco__v1__verdict_record__descriptor, (void **)out);
     return s == GD_ERR_NOT_FOUND ? GD_OK : s;
 }
 
 static gd_status dl_save_verdict(gd_ctx *ctx, const dl_round *r, const dl_verdict *v) {
     dl_key k;
-    dl_round_prefix(&k, DL_VERDICT, r);
-    dl_key_addr(&k, v->target);
-    dl_key_u32(&k, v->check);
-    dl_key_addr(&k, v->validator);
+    dl_key_verdict(&k, r->run, r->index, v->target, v->check, v->validator);
     return dl_save(ctx, &k, v);
 }
 
@@ -365,9 +354,7 @@ static gd_status dl_assign_rechecks(gd_ctx *ctx, const dl_run *run, dl_round *r)
                 n--;
             }
             dl_key ak;
-            dl_round_prefix(&ak, DL_ASSIGN, r);
-            dl_key_addr(&ak, a->target);
-            dl_key_u32(&ak, a->check);
+            dl_key_assignment(&ak, r->run, r->index, a->target, a->check);
             if (s == GD_OK)
                 s = dl_save(ctx, &ak, a);
             char count[24];

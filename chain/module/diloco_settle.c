@@ -153,10 +153,7 @@ gd_status dl_settle_epoch(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
         st.tokens = x->tokens;
         st.checks = x->checks;
         dl_key k;
-        dl_key_init(&k, DL_SETTLE);
-        dl_key_u64(&k, run->id);
-        dl_key_u64(&k, epoch);
-        dl_key_addr(&k, x->address);
+        dl_key_settle(&k, run->id, epoch, x->address);
         s = dl_save(ctx, &k, &st);
         paid += amount;
     }

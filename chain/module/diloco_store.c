@@ -57,6 +57,42 @@ void dl_round_prefix(dl_key *k, uint8_t kind, const dl_round *r) {
     dl_key_u64(k, r->index);
 }
 
+static void dl_key_run_round(dl_key *k, uint8_t kind, uint64_t run, uint64_t round) {
+    dl_key_init(k, kind);
+    dl_key_u64(k, run);
+    dl_key_u64(k, round);
+}
+
+void dl_key_commit(dl_key *k, uint64_t run, uint64_t round, const char *participant) {
+    dl_key_run_round(k, DL_COMMIT, run, round);
+    dl_key_addr(k, participant);
+}
+
+void dl_key_weight(dl_key *k, uint64_t run, uint64_t round, const char *member) {
+    dl_key_run_round(k, DL_WEIGHT, run, round);
+    dl_key_addr(k, member);
+}
+
+void dl_key_assignment(dl_key *k, uint64_t run, uint64_t round, const char *target,
+                       uint32_t check) {
+    dl_key_run_round(k, DL_ASSIGN, run, round);
+    dl_key_addr(k, target);
+    dl_key_u32(k, check);
+}
+
+void dl_key_verdict(dl_key *k, uint64_t run, uint64_t round, const char *target, uint32_t check,
+                    const char *validator) {
+    dl_key_run_round(k, DL_VERDICT, run, round);
+    dl_key_addr(k, target);
+    dl_key_u32(k, check);
+    dl_key_addr(k, validator);
+}
+
+void dl_key_settle(dl_key *k, uint64_t run, uint64_t epoch, const char *address) {
+    dl_key_run_round(k, DL_SETTLE, run, epoch);
+    dl_key_addr(k, address);
+}
+
 int dl_address_cmp(const char *a, const char *b) {
     size_t la = strlen(a), lb = strlen(b);
     if (la != lb)
@@ -274,10 +310,7 @@ gd_status dl_member_weight(gd_ctx *ctx, uint64_t run, uint64_t round, const char
                            uint64_t *weight) {
     *weight = 0;
     dl_key k;
-    dl_key_init(&k, DL_WEIGHT);
-    dl_key_u64(&k, run);
-    dl_key_u64(&k, round);
-    dl_key_addr(&k, addr);
+    dl_key_weight(&k, run, round, addr);
     Gonka__Diloco__V1__WeightedMember *m = NULL;
     gd_status s = dl_load(ctx, &k, &gonka__diloco__v1__weighted_member__descriptor, (void **)&m);
     if (s == GD_ERR_NOT_FOUND)
@@ -291,10 +324,7 @@ gd_status dl_member_weight(gd_ctx *ctx, uint64_t run, uint64_t round, const char
 gd_status dl_get_commitment(gd_ctx *ctx, uint64_t run, uint64_t round, const char *addr,
                             dl_commitment **out) {
     dl_key k;
-    dl_key_init(&k, DL_COMMIT);
-    dl_key_u64(&k, run);
-    dl_key_u64(&k, round);
-    dl_key_addr(&k, addr);
+    dl_key_commit(&k, run, round, addr);
     return dl_load(ctx, &k, &gonka__diloco__v1__commitment__descriptor, (void **)out);
 }
 
