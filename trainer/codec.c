@@ -398,27 +398,39 @@ static gd_status decode_bf16(const uint8_t *in, float *x, size_t n) {
     return GD_OK;
 }
 
+/* The front of an int8 / int4 block: copy the m values at off into the
+ * block-sized scratch xb (zero-padded), find the largest magnitude, refuse
+ * non-finite values and a scale whose products overflow, and quantize
+ * against lim (all-zero blocks get scale 0). Inlined with a constant
+ * block size, so the block loops keep their fixed trip counts. */
+static inline gd_status quantize_at(const float *x, size_t off, size_t m, size_t block,
+                                    float lim, const char *codec, float *xb, int8_t *q,
+                                    float *scale) {
+    load_bytes(xb, x + off, block * sizeof(float), m * sizeof(float));
+    uint32_t mk = block_max_key(xb, block);
+    if (mk >= EXP_MASK)
+        return fail_nonfinite(x, off, off + m);
+    *scale = 0.0f;
+    if (mk == 0) {
+        memset(q, 0, block);
+        return GD_OK;
+    }
+    *scale = u2f(mk) / lim;
+    if (scale_overflows(*scale, lim))
+        return fail_too_large(codec, off);
+    quantize_block(xb, block, mk, lim, q);
+    return GD_OK;
+}
+
 /* ---- int8 --------------------------------------------------------------- */
 
 static gd_status encode_int8(const float *x, size_t n, uint8_t *out, float *decoded) {
     uint8_t *p = out;
     for (size_t off = 0; off < n; off += B8) {
         size_t m = n - off < B8 ? n - off : B8;
-        float xb[B8];
+        float xb[B8], scale = 0.0f;
         int8_t q[B8];
-        load_bytes(xb, x + off, sizeof xb, m * sizeof(float));
-        uint32_t mk = block_max_key(xb, B8);
-        if (mk >= EXP_MASK)
-            return fail_nonfinite(x, off, off + m);
-        float scale = 0.0f;
-        if (mk == 0) {
-            memset(q, 0, sizeof q);
-        } else {
-            scale = u2f(mk) / 127.0f;
-            if (scale_overflows(scale, 127.0f))
-                return fail_too_large("int8", off);
-            quantize_block(xb, B8, mk, 127.0f, q);
-        }
+        GD_TRY(quantize_at(x, off, m, B8, 127.0f, "int8", xb, q, &scale));
         memcpy(p, &scale, 4);
         store_bytes(p + 4, q, sizeof q, m);
         p += 4 + m;
@@ -458,22 +470,11 @@ static gd_status encode_int4(const float *x, size_t n, uint8_t *out, float *deco
     uint8_t *p = out;
     for (size_t off = 0; off < n; off += B4) {
         size_t m = n - off < B4 ? n - off : B4;
-        float xb[B4];
+        float xb[B4], scale = 0.0f;
         int8_t q[B4];
         uint8_t packed[B4 / 2];
-        load_bytes(xb, x + off, sizeof xb, m * sizeof(float));
-        uint32_t mk = block_max_key(xb, B4);
-        if (mk >= EXP_MASK)
-            return fail_nonfinite(x, off, off + m);
-        float scale = 0.0f;
-        if (mk == 0) {
-            memset(q, 0, sizeof q);
-        } else {
-            scale = u2f(mk) / 7.0f;
-            if (scale_overflows(scale, 7.0f)) /* unreachable: 7 * (FLT_MAX / 7) fits */
-                return fail_too_large("int4", off);
-            quantize_block(xb, B4, mk, 7.0f, q);
-        }
+        /* (int4 never overflows: 7 * (FLT_MAX / 7) fits.) */
+        GD_TRY(quantize_at(x, off, m, B4, 7.0f, "int4", xb, q, &scale));
         /* Two's-complement nibbles, the even index low; a short tail's
          * padding nibble is 0 because its q is. */
         for (size_t j = 0; j < B4 / 2; j++)
