@@ -496,6 +496,10 @@ typedef struct dl_ledger {
     size_t n;
     gd_status status;
     gd_kv *kv;
+    /* The run the last record named: records of one run sit together in
+     * key order, so each run is read once per kind, not once per record. */
+    uint64_t run_id;
+    dl_run *run;
 } dl_ledger;
 
 static void dl_owe(dl_ledger *l, const char *denom, const char *amount) {
@@ -518,27 +522,28 @@ static void dl_owe(dl_ledger *l, const char *denom, const char *amount) {
     l->items[l->n++].amount = v;
 }
 
-/* The denom of a run, read through the run record (members, bonds and
- * settle amounts only name their run). */
-static const char *dl_run_denom(dl_ledger *l, uint64_t run_id, char *buf, size_t cap) {
+/* The run a member, bond or settle record names (they name only their
+ * run), or NULL with the ledger failed when it does not exist. */
+static const dl_run *dl_ledger_run(dl_ledger *l, uint64_t run_id) {
+    if (l->run != NULL && l->run_id == run_id)
+        return l->run;
+    dl_free(l->run);
+    l->run = NULL;
     gd_gas_meter unmetered = {0, 0};
     gd_ctx ctx = {.kv = l->kv, .gas = &unmetered, .mode = GD_EXEC_QUERY};
-    dl_run *run = NULL;
-    buf[0] = '\0';
-    if (dl_get_run(&ctx, run_id, &run) == GD_OK)
-        snprintf(buf, cap, "%s", dl_denom(run));
-    else
+    if (dl_get_run(&ctx, run_id, &l->run) != GD_OK) {
         l->status = gd_fail(GD_ERR_PARSE, "invariant diloco: a record names run %llu, which "
                                           "does not exist",
                             (unsigned long long)run_id);
-    dl_free(run);
-    return buf;
+        return NULL;
+    }
+    l->run_id = run_id;
+    return l->run;
 }
 
 static int dl_ledger_visit(void *arg, const uint8_t *key, size_t key_len, const uint8_t *value,
                            size_t value_len) {
     dl_ledger *l = arg;
-    char denom[GD_DENOM_MAX + 1];
     if (key_len < 10)
         return 0;
     uint64_t run_id = dl_get_be64(key + 2);
@@ -551,24 +556,21 @@ static int dl_ledger_visit(void *arg, const uint8_t *key, size_t key_len, const 
         dl_free(r);
     } else if (key[1] == DL_MEMBER) {
         dl_member *m = gonka__diloco__v1__member__unpack(NULL, value_len, value);
-        if (m)
-            dl_owe(l, dl_run_denom(l, run_id, denom, sizeof denom), m->collateral);
+        const dl_run *run = m ? dl_ledger_run(l, run_id) : NULL;
+        if (run)
+            dl_owe(l, dl_denom(run), m->collateral);
         dl_free(m);
     } else if (key[1] == DL_VERDICT) {
         dl_verdict *v = gonka__diloco__v1__verdict_record__unpack(NULL, value_len, value);
-        if (v && v->bonded) {
-            gd_gas_meter unmetered = {0, 0};
-            gd_ctx ctx = {.kv = l->kv, .gas = &unmetered, .mode = GD_EXEC_QUERY};
-            dl_run *run = NULL;
-            if (dl_get_run(&ctx, run_id, &run) == GD_OK)
-                dl_owe(l, dl_denom(run), run->spec->fail_bond->amount);
-            dl_free(run);
-        }
+        const dl_run *run = v && v->bonded ? dl_ledger_run(l, run_id) : NULL;
+        if (run)
+            dl_owe(l, dl_denom(run), run->spec->fail_bond->amount);
         dl_free(v);
     } else if (key[1] == DL_SETTLE) {
         dl_settle *st = gonka__diloco__v1__settle_amount__unpack(NULL, value_len, value);
-        if (st && !st->claimed)
-            dl_owe(l, dl_run_denom(l, run_id, denom, sizeof denom), st->amount);
+        const dl_run *run = st && !st->claimed ? dl_ledger_run(l, run_id) : NULL;
+        if (run)
+            dl_owe(l, dl_denom(run), st->amount);
         dl_free(st);
     }
     return l->status != GD_OK;
@@ -579,9 +581,11 @@ static int dl_ledger_visit(void *arg, const uint8_t *key, size_t key_len, const 
  * accepted commitment. */
 static gd_status dl_invariants(gd_app *app, gd_kv *kv) {
     (void)app;
-    dl_ledger l = {.n = 0, .status = GD_OK, .kv = kv};
+    dl_ledger l = {.n = 0, .status = GD_OK, .kv = kv, .run = NULL};
     const uint8_t prefix[1] = {DL_PREFIX};
-    GD_TRY(gd_kv_iterate_prefix(kv, prefix, 1, dl_ledger_visit, &l));
+    gd_status it = gd_kv_iterate_prefix(kv, prefix, 1, dl_ledger_visit, &l);
+    dl_free(l.run);
+    GD_TRY(it);
     GD_TRY(l.status);
     gd_gas_meter unmetered = {0, 0};
     gd_ctx ctx = {.kv = kv, .gas = &unmetered, .mode = GD_EXEC_QUERY};
