@@ -89,9 +89,21 @@ static void gd_state_task(void *ctx, size_t task) {
     }
 }
 
-gd_status gd_state_hash(gd_pool *pool, const gd_bytes_part *parts, size_t n_parts,
-                        size_t chunk_bytes, uint8_t root[GD_MMR_HASH_LEN],
-                        uint32_t *leaf_count) {
+/* Where the leaves of each round of chunks go: the streaming peaks (a root
+ * only) or a full MMR (to prove a chunk). */
+typedef struct gd_state_sink {
+    gd_mmr_peaks *peaks;
+    gd_mmr *mmr;
+} gd_state_sink;
+
+static gd_status gd_state_sink_append(gd_state_sink *sink, const uint8_t leaf[GD_MMR_HASH_LEN]) {
+    return sink->mmr ? gd_mmr_append(sink->mmr, leaf) : gd_mmr_peaks_append(sink->peaks, leaf);
+}
+
+/* Checks the parts, counts the chunks and hashes every chunk leaf into the
+ * sink, in chunk order. */
+static gd_status gd_state_leaves(gd_pool *pool, const gd_bytes_part *parts, size_t n_parts,
+                                 size_t chunk_bytes, gd_state_sink *sink, uint32_t *leaf_count) {
     if (chunk_bytes == 0)
         return gd_fail(GD_ERR_INVALID, "state hash chunk size is 0");
     if (n_parts > 0 && parts == NULL)
@@ -142,8 +154,6 @@ gd_status gd_state_hash(gd_pool *pool, const gd_bytes_part *parts, size_t n_part
     job->per_task = per_task;
     job->leaves = leaves;
 
-    gd_mmr_peaks peaks;
-    gd_mmr_peaks_init(&peaks);
     for (uint64_t first = 0; first < n_chunks; first += job->round_count) {
         job->first = first;
         job->round_count = n_chunks - first < round_max ? (size_t)(n_chunks - first) : round_max;
@@ -156,17 +166,70 @@ gd_status gd_state_hash(gd_pool *pool, const gd_bytes_part *parts, size_t n_part
                 goto done;
             }
         for (size_t i = 0; i < job->round_count; i++) {
-            s = gd_mmr_peaks_append(&peaks, leaves[i]);
+            s = gd_state_sink_append(sink, leaves[i]);
             if (s != GD_OK)
                 goto done;
         }
     }
-    s = gd_mmr_peaks_root(&peaks, root);
-    if (s == GD_OK && leaf_count != NULL)
+    if (leaf_count != NULL)
         *leaf_count = (uint32_t)n_chunks;
 done:
     free(leaves);
     free(starts);
     free(job);
     return s;
+}
+
+gd_status gd_state_hash(gd_pool *pool, const gd_bytes_part *parts, size_t n_parts,
+                        size_t chunk_bytes, uint8_t root[GD_MMR_HASH_LEN],
+                        uint32_t *leaf_count) {
+    gd_mmr_peaks peaks;
+    gd_mmr_peaks_init(&peaks);
+    gd_state_sink sink = {.peaks = &peaks};
+    uint32_t count = 0;
+    GD_TRY(gd_state_leaves(pool, parts, n_parts, chunk_bytes, &sink, &count));
+    GD_TRY(gd_mmr_peaks_root(&peaks, root));
+    if (leaf_count != NULL)
+        *leaf_count = count;
+    return GD_OK;
+}
+
+gd_status gd_state_prove(gd_pool *pool, const gd_bytes_part *parts, size_t n_parts,
+                         size_t chunk_bytes, uint32_t chunk, gd_mmr_proof *proof) {
+    gd_mmr mmr;
+    gd_mmr_init(&mmr);
+    gd_state_sink sink = {.mmr = &mmr};
+    uint32_t count = 0;
+    gd_status s = gd_state_leaves(pool, parts, n_parts, chunk_bytes, &sink, &count);
+    if (s == GD_OK && chunk >= count)
+        s = gd_fail(GD_ERR_INVALID, "state chunk %u of %u", (unsigned)chunk, (unsigned)count);
+    if (s == GD_OK)
+        s = gd_mmr_prove(&mmr, chunk, proof);
+    gd_mmr_free(&mmr);
+    return s;
+}
+
+uint32_t gd_state_chunk_count(uint64_t total, size_t chunk_bytes) {
+    if (chunk_bytes == 0)
+        return 0;
+    uint64_t n = total / chunk_bytes + (total % chunk_bytes != 0);
+    if (n == 0)
+        n = 1;
+    return n > GD_MMR_MAX_LEAVES ? 0 : (uint32_t)n;
+}
+
+bool gd_state_verify_chunk(const uint8_t root[GD_MMR_HASH_LEN], uint64_t total,
+                           size_t chunk_bytes, uint32_t chunk, const void *data, size_t len,
+                           const gd_mmr_proof *proof) {
+    uint32_t count = gd_state_chunk_count(total, chunk_bytes);
+    if (count == 0 || chunk >= count || proof == NULL || proof->leaf_index != chunk ||
+        proof->leaf_count != count)
+        return false;
+    uint64_t off = (uint64_t)chunk * chunk_bytes;
+    uint64_t want = total - off < chunk_bytes ? total - off : chunk_bytes;
+    if (len != want || (len > 0 && data == NULL))
+        return false;
+    uint8_t leaf[GD_MMR_HASH_LEN];
+    gd_mmr_hash_leaf(leaf, chunk, data, len);
+    return gd_mmr_verify(root, proof, leaf);
 }

@@ -10,6 +10,7 @@
 #ifndef GD_PROOFS_STATE_HASH_H
 #define GD_PROOFS_STATE_HASH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,5 +30,22 @@
 gd_status gd_state_hash(gd_pool *pool, const gd_bytes_part *parts, size_t n_parts,
                         size_t chunk_bytes, uint8_t root[GD_MMR_HASH_LEN],
                         uint32_t *leaf_count) GD_MUST_CHECK;
+
+/* The inclusion proof of chunk `chunk` of the same concatenation (every
+ * chunk is hashed: O(total) work, for the side that serves the state). */
+gd_status gd_state_prove(gd_pool *pool, const gd_bytes_part *parts, size_t n_parts,
+                         size_t chunk_bytes, uint32_t chunk, gd_mmr_proof *proof) GD_MUST_CHECK;
+
+/* The chunk count of a state of `total` bytes (at least 1), or 0 if
+ * chunk_bytes is 0 or the count exceeds GD_MMR_MAX_LEAVES. */
+uint32_t gd_state_chunk_count(uint64_t total, size_t chunk_bytes);
+
+/* True if `data` (len bytes) is chunk `chunk` of a state of `total` bytes
+ * hashed in chunk_bytes chunks under root: len must be exactly that chunk's
+ * length, and the proof's index and leaf count must be that chunk's and
+ * the state's (the root alone does not bind the count). */
+bool gd_state_verify_chunk(const uint8_t root[GD_MMR_HASH_LEN], uint64_t total,
+                           size_t chunk_bytes, uint32_t chunk, const void *data, size_t len,
+                           const gd_mmr_proof *proof);
 
 #endif

@@ -8,13 +8,8 @@
 #include <time.h>
 
 #include "kernels/cpu/ops.h"
-#include "proofs/state_hash.h"
+#include "trainer/diloco_impl.h"
 
-#define GD_WORKER_STATE_MAGIC "GDWS"
-#define GD_GLOBAL_STATE_MAGIC "GDGS"
-#define GD_STATE_VERSION 1
-#define GD_WORKER_STATE_HEADER 104
-#define GD_GLOBAL_STATE_HEADER 32
 /* Elementwise work of the aggregation, per task: fixed, so results never
  * depend on the thread count. */
 #define GD_AGG_TASK_ELEMS ((size_t)1 << 16)
@@ -59,99 +54,20 @@ gd_status gd_diloco_config_validate(const gd_diloco_config *c, const gd_model_co
     return gd_train_options_validate(&c->inner, model);
 }
 
-/* --- states ------------------------------------------------------------------------- */
-
-gd_status gd_worker_state_init(gd_worker_state *w, uint32_t rank, size_t n) {
-    memset(w, 0, sizeof *w);
-    w->rank = rank;
-    w->n = n;
-    snprintf(w->address, sizeof w->address, "worker-%05u", rank);
-    w->params = calloc(n, sizeof(float));
-    w->exp_avg = calloc(n, sizeof(float));
-    w->exp_avg_sq = calloc(n, sizeof(float));
-    w->residual = calloc(n, sizeof(float));
-    if (!w->params || !w->exp_avg || !w->exp_avg_sq || !w->residual) {
-        gd_worker_state_free(w);
-        return gd_fail(GD_ERR_NOMEM, "out of memory for a worker state of %zu parameters", n);
-    }
-    return GD_OK;
-}
-
-gd_status gd_worker_state_copy(gd_worker_state *dst, const gd_worker_state *src) {
-    GD_TRY(gd_worker_state_init(dst, src->rank, src->n));
-    size_t bytes = src->n * sizeof(float);
-    memcpy(dst->address, src->address, sizeof dst->address);
-    memcpy(dst->params, src->params, bytes);
-    memcpy(dst->exp_avg, src->exp_avg, bytes);
-    memcpy(dst->exp_avg_sq, src->exp_avg_sq, bytes);
-    memcpy(dst->residual, src->residual, bytes);
-    dst->step = src->step;
-    return GD_OK;
-}
-
-void gd_worker_state_free(gd_worker_state *w) {
-    free(w->params);
-    free(w->exp_avg);
-    free(w->exp_avg_sq);
-    free(w->residual);
-    w->params = w->exp_avg = w->exp_avg_sq = w->residual = NULL;
-}
-
-gd_status gd_global_state_init(gd_global_state *g, size_t n) {
-    memset(g, 0, sizeof *g);
-    g->n = n;
-    g->params = calloc(n, sizeof(float));
-    g->momentum = calloc(n, sizeof(float));
-    if (!g->params || !g->momentum) {
-        gd_global_state_free(g);
-        return gd_fail(GD_ERR_NOMEM, "out of memory for the global state");
-    }
-    return GD_OK;
-}
-
-void gd_global_state_free(gd_global_state *g) {
-    free(g->params);
-    free(g->momentum);
-    g->params = g->momentum = NULL;
-}
-
-gd_status gd_worker_state_hash(gd_pool *pool, uint64_t run, uint64_t round,
-                               const gd_worker_state *w, uint8_t out[GD_MMR_HASH_LEN]) {
-    /* magic, version, run, round, address (64, NUL-padded), step, n; then
-     * params, exp_avg, exp_avg_sq, residual as little-endian float32. */
-    uint8_t header[GD_WORKER_STATE_HEADER] = {0};
-    memcpy(header, GD_WORKER_STATE_MAGIC, 4);
-    gd_put_le32(header + 4, GD_STATE_VERSION);
-    gd_put_le64(header + 8, run);
-    gd_put_le64(header + 16, round);
-    memcpy(header + 24, w->address, strnlen(w->address, GD_PAYLOAD_PARTICIPANT_MAX));
-    gd_put_le64(header + 88, w->step);
-    gd_put_le64(header + 96, w->n);
-    size_t bytes = w->n * sizeof(float);
-    gd_bytes_part parts[5] = {{header, sizeof header},
-                              {w->params, bytes},
-                              {w->exp_avg, bytes},
-                              {w->exp_avg_sq, bytes},
-                              {w->residual, bytes}};
-    return gd_state_hash(pool, parts, 5, GD_STATE_CHUNK_BYTES, out, NULL);
-}
-
-gd_status gd_global_state_hash(gd_pool *pool, uint64_t run, const gd_global_state *g,
-                               uint8_t out[GD_MMR_HASH_LEN]) {
-    uint8_t header[GD_GLOBAL_STATE_HEADER] = {0};
-    memcpy(header, GD_GLOBAL_STATE_MAGIC, 4);
-    gd_put_le32(header + 4, GD_STATE_VERSION);
-    gd_put_le64(header + 8, run);
-    gd_put_le64(header + 16, g->round);
-    gd_put_le64(header + 24, g->n);
-    size_t bytes = g->n * sizeof(float);
-    gd_bytes_part parts[3] = {{header, sizeof header}, {g->params, bytes}, {g->momentum, bytes}};
-    return gd_state_hash(pool, parts, 3, GD_STATE_CHUNK_BYTES, out, NULL);
-}
-
 /* --- a worker's round ------------------------------------------------------------------- */
 
+void gd_diloco_state_tag(const gd_diloco_config *c, const gd_param_layout *layout,
+                         gd_state_tag *out) {
+    memset(out, 0, sizeof *out);
+    out->run = c->run;
+    memcpy(out->spec_digest, c->spec_digest, 32);
+    memcpy(out->layout_digest, layout->digest, 32);
+    out->chunk_elems = c->chunk_elems;
+}
+
 void gd_worker_round_free(gd_worker_round *r) {
+    free(r->descs);
+    gd_mmr_free(&r->transcript);
     free(r->leaves);
     free(r->delta);
     gd_payload_free(&r->payload);
@@ -164,59 +80,107 @@ static double gd_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* The trainer's options for worker w. */
-static gd_status gd_use_worker(gd_trainer *t, const gd_diloco_config *c, uint32_t rank) {
+gd_status gd_diloco_load_worker(gd_trainer *t, const gd_diloco_config *c,
+                                const gd_worker_state *w, const float *params) {
     gd_train_options o = c->inner;
-    o.worker = rank;
-    return gd_trainer_reconfigure(t, &o);
+    o.worker = w->rank;
+    GD_TRY(gd_trainer_reconfigure(t, &o));
+    gd_trainer_set_state(t, params, w->exp_avg, w->exp_avg_sq, w->step);
+    return GD_OK;
 }
 
-/* Moves the trainer's state into w and hashes it as transcript leaf. */
-static gd_status gd_record_leaf(gd_trainer *t, const gd_diloco_config *c, uint64_t round,
-                                gd_worker_state *w, uint8_t leaf[GD_MMR_HASH_LEN]) {
+gd_status gd_diloco_record_state(gd_trainer *t, const gd_state_tag *tag, uint64_t round,
+                                 gd_worker_state *w, gd_worker_desc *desc) {
     gd_trainer_get_state(t, w->params, w->exp_avg, w->exp_avg_sq, &w->step);
-    return gd_worker_state_hash(gd_trainer_pool(t), c->run, round, w, leaf);
+    return gd_worker_state_describe(gd_trainer_pool(t), tag, round, GD_STAGE_TRAIN, w, desc);
 }
 
-/* Δ = start - θ, encoded with (or without) error feedback. */
-static gd_status gd_encode_delta(gd_trainer *t, const gd_diloco_config *c, uint64_t round,
-                                 const float *start, gd_worker_state *w, float *delta,
-                                 gd_payload *payload) {
+gd_status gd_diloco_check_sizes(const gd_trainer *t, size_t n, const char *what) {
+    size_t want = gd_trainer_layout(t)->total;
+    if (n != want)
+        return gd_fail(GD_ERR_INVALID, "%s has %zu values; the model has %zu", what, n, want);
+    return GD_OK;
+}
+
+gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, const float *start,
+                                 const float *params, float *residual, size_t count,
+                                 uint8_t *out, size_t cap, size_t *written) {
+    if (count < 1 || count > c->chunk_elems)
+        return gd_fail(GD_ERR_INVALID, "a chunk of %zu values (chunks hold 1..%u)", count,
+                       c->chunk_elems);
+    float *delta = malloc(count * sizeof(float));
+    if (delta == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < count; i++)
+        delta[i] = start[i] - params[i];
+    if (c->error_feedback && c->error_feedback_decay != 1.0) {
+        float decay = (float)c->error_feedback_decay;
+        for (size_t i = 0; i < count; i++)
+            residual[i] = decay * residual[i];
+    }
+    gd_status s = gd_payload_encode_values(&c->codec, delta, c->error_feedback ? residual : NULL,
+                                           count, out, cap, written);
+    free(delta);
+    return s;
+}
+
+/* Δ = start - θ, encoded with (or without) error feedback: per chunk the
+ * rule of gd_diloco_encode_chunk, run over the whole state by the payload
+ * encoder. */
+static gd_status gd_encode_delta(gd_pool *pool, const gd_diloco_config *c,
+                                 const gd_state_tag *tag, uint64_t round, const float *start,
+                                 gd_worker_state *w, float *delta, gd_payload *payload) {
     size_t n = w->n;
     for (size_t i = 0; i < n; i++)
         delta[i] = start[i] - w->params[i];
     gd_payload_header h = {.run = c->run, .round = round, .param_count = n,
                            .codec = c->codec, .chunk_elems = c->chunk_elems};
     snprintf(h.participant, sizeof h.participant, "%s", w->address);
-    memcpy(h.layout_digest, gd_trainer_layout(t)->digest, 32);
+    memcpy(h.layout_digest, tag->layout_digest, 32);
+    memcpy(h.spec_digest, tag->spec_digest, 32);
     if (c->error_feedback && c->error_feedback_decay != 1.0) {
         float decay = (float)c->error_feedback_decay;
         for (size_t i = 0; i < n; i++)
             w->residual[i] = decay * w->residual[i];
     }
-    return gd_payload_encode(payload, &h, delta, c->error_feedback ? w->residual : NULL,
-                             gd_trainer_pool(t));
+    return gd_payload_encode(payload, &h, delta, c->error_feedback ? w->residual : NULL, pool);
+}
+
+/* The transcript MMR over the leaves' state hashes. */
+static gd_status gd_build_transcript(gd_worker_round *out) {
+    for (uint32_t i = 0; i < out->n_leaves; i++) {
+        uint8_t leaf[GD_MMR_HASH_LEN];
+        gd_worker_desc_hash(&out->descs[i], out->leaves[i]);
+        gd_mmr_hash_leaf(leaf, i, out->leaves[i], GD_MMR_HASH_LEN);
+        GD_TRY(gd_mmr_append(&out->transcript, leaf));
+    }
+    return gd_mmr_root(&out->transcript, out->transcript_root);
 }
 
 gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
-                                 uint64_t round, const float *start, gd_worker_state *w,
-                                 gd_worker_state *segment_starts, gd_worker_round *out) {
+                                 uint64_t round, const float *start, size_t start_n,
+                                 gd_worker_state *w, gd_worker_state *segment_starts,
+                                 gd_worker_round *out) {
     memset(out, 0, sizeof *out);
+    gd_mmr_init(&out->transcript);
+    GD_TRY(gd_diloco_check_sizes(t, start_n, "the round's start state"));
+    GD_TRY(gd_diloco_check_sizes(t, w->n, "the worker's state"));
     uint32_t segments = c->inner_steps / c->segment_steps;
-    out->n_leaves = segments + 1;
+    gd_state_tag tag;
+    gd_diloco_state_tag(c, gd_trainer_layout(t), &tag);
+    out->n_leaves = gd_transcript_leaves(segments);
+    out->descs = calloc(out->n_leaves, sizeof *out->descs);
     out->leaves = calloc(out->n_leaves, GD_MMR_HASH_LEN);
     out->delta = malloc(w->n * sizeof(float));
-    if (out->leaves == NULL || out->delta == NULL) {
+    if (out->descs == NULL || out->leaves == NULL || out->delta == NULL) {
         gd_worker_round_free(out);
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     }
-    gd_status s = gd_use_worker(t, c, w->rank);
-    if (s == GD_OK)
-        gd_trainer_set_state(t, start, w->exp_avg, w->exp_avg_sq, w->step);
+    gd_status s = gd_diloco_load_worker(t, c, w, start);
     double t0 = gd_now(), hashing = 0;
     for (uint32_t seg = 0; s == GD_OK && seg <= segments; seg++) {
         double h0 = gd_now();
-        s = gd_record_leaf(t, c, round, w, out->leaves[seg]);
+        s = gd_diloco_record_state(t, &tag, round, w, &out->descs[seg]);
         hashing += gd_now() - h0;
         if (s != GD_OK || seg == segments)
             break;
@@ -231,20 +195,16 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
         }
     }
     out->seconds = gd_now() - t0 - hashing;
-    gd_mmr mmr;
-    gd_mmr_init(&mmr);
-    for (uint32_t i = 0; s == GD_OK && i < out->n_leaves; i++) {
-        uint8_t leaf[GD_MMR_HASH_LEN];
-        gd_mmr_hash_leaf(leaf, i, out->leaves[i], GD_MMR_HASH_LEN);
-        s = gd_mmr_append(&mmr, leaf);
-    }
     if (s == GD_OK)
-        s = gd_mmr_root(&mmr, out->transcript_root);
-    gd_mmr_free(&mmr);
-    if (s == GD_OK)
-        s = gd_encode_delta(t, c, round, start, w, out->delta, &out->payload);
+        s = gd_encode_delta(gd_trainer_pool(t), c, &tag, round, start, w, out->delta,
+                            &out->payload);
     if (s == GD_OK)
         s = gd_payload_root(&out->payload, out->payload_root, &out->payload_leaves);
+    if (s == GD_OK)
+        s = gd_worker_state_describe(gd_trainer_pool(t), &tag, round, GD_STAGE_ENCODED, w,
+                                     &out->descs[segments + 1]);
+    if (s == GD_OK)
+        s = gd_build_transcript(out);
     if (s != GD_OK) {
         gd_worker_round_free(out);
         return gd_fail_context(s, "%s, round %llu", w->address, (unsigned long long)round);
@@ -289,10 +249,18 @@ static void gd_agg_task(void *arg, size_t task) {
     }
 }
 
+/* The module's address order: by length, then bytewise. */
+static int gd_address_cmp(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la != lb)
+        return la < lb ? -1 : 1;
+    return memcmp(a, b, la);
+}
+
 static int gd_cmp_contrib(const void *a, const void *b) {
     const gd_contribution *x = *(const gd_contribution *const *)a;
     const gd_contribution *y = *(const gd_contribution *const *)b;
-    return strcmp(x->address, y->address);
+    return gd_address_cmp(x->address, y->address);
 }
 
 static int gd_cmp_double(const void *a, const void *b) {
@@ -301,10 +269,26 @@ static int gd_cmp_double(const void *a, const void *b) {
 }
 
 gd_status gd_diloco_aggregate(gd_pool *pool, const gd_diloco_config *c,
-                              const gd_contribution *contribs, size_t n_contribs,
-                              gd_global_state *g, gd_aggregate_stats *stats) {
+                              const uint8_t layout_digest[32], const gd_contribution *contribs,
+                              size_t n_contribs, gd_global_state *g,
+                              gd_aggregate_stats *stats) {
     if (n_contribs == 0)
         return gd_fail(GD_ERR_INVALID, "no contributions to aggregate");
+    /* Sizes and layouts first: nothing is read from a delta that does not
+     * have exactly G's shape. */
+    for (size_t i = 0; i < n_contribs; i++) {
+        const gd_contribution *x = &contribs[i];
+        const char *who = x->address ? x->address : "(no address)";
+        if (x->address == NULL || x->delta == NULL || x->layout_digest == NULL)
+            return gd_fail(GD_ERR_INVALID, "contribution of %s lacks its address, values or "
+                                           "layout digest",
+                           who);
+        if (x->n != g->n)
+            return gd_fail(GD_ERR_INVALID, "contribution of %s has %zu values; G has %zu", who,
+                           x->n, g->n);
+        if (memcmp(x->layout_digest, layout_digest, 32) != 0)
+            return gd_fail(GD_ERR_INVALID, "contribution of %s has another model layout", who);
+    }
     const gd_contribution **ordered = calloc(n_contribs, sizeof *ordered);
     double *norms = calloc(n_contribs, sizeof *norms), *sorted = calloc(n_contribs, sizeof *sorted);
     float *weights = calloc(n_contribs, sizeof *weights);
@@ -322,7 +306,7 @@ gd_status gd_diloco_aggregate(gd_pool *pool, const gd_diloco_config *c,
     if (s == GD_OK) {
         qsort(ordered, n_contribs, sizeof *ordered, gd_cmp_contrib);
         for (size_t i = 1; s == GD_OK && i < n_contribs; i++)
-            if (strcmp(ordered[i - 1]->address, ordered[i]->address) == 0)
+            if (gd_address_cmp(ordered[i - 1]->address, ordered[i]->address) == 0)
                 s = gd_fail(GD_ERR_INVALID, "two contributions from %s", ordered[i]->address);
     }
     gd_aggregate_stats st = {0};
@@ -366,65 +350,3 @@ gd_status gd_diloco_aggregate(gd_pool *pool, const gd_diloco_config *c,
     return s;
 }
 
-/* --- validation ------------------------------------------------------------------------ */
-
-static bool gd_fail_check(char *why, size_t cap, const char *text) {
-    if (why && cap)
-        snprintf(why, cap, "%s", text);
-    return false;
-}
-
-gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c,
-                                   const gd_data *data, const gd_segment_claim *claim,
-                                   bool *pass, char *why, size_t why_cap) {
-    *pass = false;
-    uint32_t segments = c->inner_steps / c->segment_steps;
-    if (claim->segment >= segments)
-        return gd_fail(GD_ERR_INVALID, "segment %u of a round of %u", claim->segment, segments);
-    bool last = claim->segment + 1 == segments;
-    if (last && (claim->round_start == NULL || claim->payload_root == NULL))
-        return gd_fail(GD_ERR_INVALID, "the last segment needs the round's start and the "
-                                       "committed payload root");
-    gd_pool *pool = gd_trainer_pool(t);
-    uint8_t leaf[GD_MMR_HASH_LEN];
-    GD_TRY(gd_worker_state_hash(pool, c->run, claim->round, claim->start, leaf));
-    if (memcmp(leaf, claim->start_leaf, GD_MMR_HASH_LEN) != 0) {
-        gd_fail_check(why, why_cap, "the start state does not match its transcript leaf");
-        return GD_OK;
-    }
-    gd_worker_state w;
-    GD_TRY(gd_worker_state_copy(&w, claim->start));
-    gd_status s = gd_use_worker(t, c, w.rank);
-    if (s == GD_OK)
-        gd_trainer_set_state(t, w.params, w.exp_avg, w.exp_avg_sq, w.step);
-    for (uint32_t k = 0; s == GD_OK && k < c->segment_steps; k++)
-        s = gd_trainer_step(t, data, NULL);
-    if (s == GD_OK)
-        s = gd_record_leaf(t, c, claim->round, &w, leaf);
-    bool ok = s == GD_OK;
-    if (ok && memcmp(leaf, claim->end_leaf, GD_MMR_HASH_LEN) != 0)
-        ok = gd_fail_check(why, why_cap, "re-executing the segment does not reach the next "
-                                         "transcript leaf");
-    if (ok && last) {
-        float *delta = malloc(w.n * sizeof(float));
-        gd_payload payload = {0};
-        uint8_t root[GD_MMR_HASH_LEN];
-        uint32_t leaves = 0;
-        s = delta ? gd_encode_delta(t, c, claim->round, claim->round_start, &w, delta, &payload)
-                  : gd_fail(GD_ERR_NOMEM, "out of memory");
-        if (s == GD_OK)
-            s = gd_payload_root(&payload, root, &leaves);
-        ok = s == GD_OK;
-        if (ok && memcmp(root, claim->payload_root, GD_MMR_HASH_LEN) != 0)
-            ok = gd_fail_check(why, why_cap, "the re-encoded pseudo-gradient does not match "
-                                             "the committed payload root");
-        gd_payload_free(&payload);
-        free(delta);
-    }
-    gd_worker_state_free(&w);
-    GD_TRY(s);
-    *pass = ok;
-    if (ok && why && why_cap)
-        why[0] = '\0';
-    return GD_OK;
-}

@@ -19,11 +19,13 @@
  * (the newest global state it has, plus its own decoded progress), and the
  * exchange and aggregation of round r run while it trains round r+1.
  *
- * Every worker records a transcript: the hash of its whole local state
- * (parameters, AdamW moments, step counter, residual; tagged with run,
- * round and address) at inner steps 0, K, 2K, ..., H. A validator
- * re-executes any K-step segment from its start state and requires the
- * next leaf exactly (gd_diloco_verify_segment).
+ * Every worker records a transcript (trainer/state.h): the descriptor hash
+ * of its whole local state (parameters, AdamW moments, step counter,
+ * residual; tagged with the run's spec digest, run, round, address and the
+ * chain-assigned rank) at inner steps 0, K, 2K, ..., H, and one last leaf
+ * after encoding (the new residual). Leaf 0 is bound to the round's start
+ * S_r and to the previous round's last leaf, so a worker's transcripts
+ * chain from the run's start; trainer/verify.h holds the checks.
  *
  * Aggregation is deterministic and bit-identical on every machine: fixed
  * address order, norms summed in double over fixed chunks, weights rounded
@@ -43,10 +45,12 @@
 #include "trainer/data.h"
 #include "trainer/layout.h"
 #include "trainer/payload.h"
+#include "trainer/state.h"
 #include "trainer/train.h"
 
 typedef struct gd_diloco_config {
     uint64_t run;            /* run id: tags every hash and payload */
+    uint8_t spec_digest[32]; /* the RunSpec's digest: in every state and payload header */
     uint32_t workers;
     uint32_t inner_steps;    /* H */
     uint32_t segment_steps;  /* K: a transcript leaf every K inner steps; divides H */
@@ -62,48 +66,24 @@ typedef struct gd_diloco_config {
     double error_feedback_decay;
     double clip_factor;      /* clip contributions to this times the median norm; 0 = off */
     bool overlap;            /* one-step-delay overlap */
-    uint32_t chunk_elems;    /* payload chunk size (values) */
+    uint32_t chunk_elems;    /* payload chunk size (values); state hashes use the same chunks */
 } gd_diloco_config;
 
 /* run 1, 4 workers, H 50, K 10, outer lr 0.7, momentum 0.9, int8 with error
- * feedback, clipping at 2x the median norm, no overlap, default chunks. */
+ * feedback, clipping at 2x the median norm, no overlap, default chunks, a
+ * zero spec digest. */
 void gd_diloco_config_default(gd_diloco_config *c);
 gd_status gd_diloco_config_validate(const gd_diloco_config *c,
                                     const gd_model_config *model) GD_MUST_CHECK;
 
-/* --- states ----------------------------------------------------------------------- */
+/* The tag every worker state of the run carries. */
+void gd_diloco_state_tag(const gd_diloco_config *c, const gd_param_layout *layout,
+                         gd_state_tag *out);
 
-/* A worker's local state: what its transcript leaves hash. */
-typedef struct gd_worker_state {
-    uint32_t rank;
-    char address[GD_PAYLOAD_PARTICIPANT_MAX + 1];
-    size_t n;
-    float *params, *exp_avg, *exp_avg_sq, *residual;
-    uint64_t step; /* inner steps taken over the whole run */
-} gd_worker_state;
-
-/* Zeroed arrays of n values; address defaults to "worker-RANK" (5 digits). */
-gd_status gd_worker_state_init(gd_worker_state *w, uint32_t rank, size_t n) GD_MUST_CHECK;
-gd_status gd_worker_state_copy(gd_worker_state *dst, const gd_worker_state *src) GD_MUST_CHECK;
-void gd_worker_state_free(gd_worker_state *w);
-
-/* The global state: parameters and outer momentum. */
-typedef struct gd_global_state {
-    size_t n;
-    float *params, *momentum;
-    uint64_t round; /* rounds aggregated so far */
-} gd_global_state;
-
-gd_status gd_global_state_init(gd_global_state *g, size_t n) GD_MUST_CHECK;
-void gd_global_state_free(gd_global_state *g);
-
-/* State hashes (proofs/state_hash.h over the canonical bytes of
- * docs/protocol.md): a worker's local state at a round, and G. */
-gd_status gd_worker_state_hash(gd_pool *pool, uint64_t run, uint64_t round,
-                               const gd_worker_state *w,
-                               uint8_t out[GD_MMR_HASH_LEN]) GD_MUST_CHECK;
-gd_status gd_global_state_hash(gd_pool *pool, uint64_t run, const gd_global_state *g,
-                               uint8_t out[GD_MMR_HASH_LEN]) GD_MUST_CHECK;
+/* The transcript of a round of S = H / K segments has S + 2 leaves: leaf i
+ * (0 <= i <= S) is the state after i segments, leaf S + 1 the state after
+ * encoding. */
+static inline uint32_t gd_transcript_leaves(uint32_t segments) { return segments + 2; }
 
 /* --- a worker's round ----------------------------------------------------------------- */
 
@@ -111,8 +91,10 @@ typedef struct gd_worker_round {
     double loss_sum;       /* sum of the H inner steps' mean losses */
     uint32_t steps;        /* H */
     uint64_t tokens;       /* H * batch * seq_len */
-    uint32_t n_leaves;     /* H / K + 1 */
-    uint8_t (*leaves)[GD_MMR_HASH_LEN]; /* transcript leaves (state hashes) */
+    uint32_t n_leaves;     /* H / K + 2 */
+    gd_worker_desc *descs; /* each leaf's state descriptor */
+    uint8_t (*leaves)[GD_MMR_HASH_LEN]; /* their hashes: the transcript leaves' data */
+    gd_mmr transcript;     /* to prove leaves */
     uint8_t transcript_root[GD_MMR_HASH_LEN];
     gd_payload payload;
     uint8_t payload_root[GD_MMR_HASH_LEN];
@@ -123,23 +105,37 @@ typedef struct gd_worker_round {
 
 void gd_worker_round_free(gd_worker_round *r);
 
-/* Runs round `round` for worker w from start (n values): H inner steps on
- * the trainer (which must have the run's layout and options), a transcript
- * leaf every K steps, then Δ = start - θ_H encoded (with error feedback).
- * w is updated (θ_H, moments, step, residual). If segment_starts is not
- * NULL it receives copies of w at the start of each of the H / K segments
- * (initialised by the callee; free each with gd_worker_state_free): what
- * a worker keeps on disk until the round settles. */
+/* Runs round `round` for worker w from start (start_n values, which must be
+ * w's and the layout's size): H inner steps on the trainer (which must have
+ * the run's layout and options) with w's rank as its data stream, a
+ * transcript leaf every K steps, then Δ = start - θ_H encoded (with error
+ * feedback) and the post-encode leaf. w is updated (θ_H, moments, step,
+ * residual). If segment_starts is not NULL it receives copies of w at the
+ * start of each of the H / K segments (initialised by the callee; free each
+ * with gd_worker_state_free): what a worker keeps on disk until the round
+ * settles. */
 gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
-                                 uint64_t round, const float *start, gd_worker_state *w,
-                                 gd_worker_state *segment_starts,
+                                 uint64_t round, const float *start, size_t start_n,
+                                 gd_worker_state *w, gd_worker_state *segment_starts,
                                  gd_worker_round *out) GD_MUST_CHECK;
+
+/* Δ + decay·residual of one chunk, encoded as the worker does (the rule a
+ * verifier replays on one chunk): delta[i] = start[i] - params[i]; with
+ * error feedback the residual is first multiplied by the decay, then
+ * x = Δ + residual is coded and residual becomes x - decoded. residual
+ * (count values, updated in place) is ignored without error feedback.
+ * out (cap >= gd_codec_chunk_bound) receives the chunk's canonical bytes. */
+gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, const float *start,
+                                 const float *params, float *residual, size_t count,
+                                 uint8_t *out, size_t cap, size_t *written) GD_MUST_CHECK;
 
 /* --- aggregation ------------------------------------------------------------------------ */
 
 typedef struct gd_contribution {
     const char *address;
-    const float *delta; /* decoded Δ */
+    size_t n;                   /* values in delta: must be G's */
+    const uint8_t *layout_digest; /* 32 bytes: must be the run's */
+    const float *delta;         /* decoded Δ */
     uint64_t tokens;
 } gd_contribution;
 
@@ -149,31 +145,14 @@ typedef struct gd_aggregate_stats {
     uint32_t clipped;   /* contributions scaled down */
 } gd_aggregate_stats;
 
-/* Steps g with the contributions (any order; duplicate addresses are
- * GD_ERR_INVALID): clipping, token weights, the Nesterov outer step. */
+/* Steps g with the contributions (any order; they are summed in the one
+ * address order of proofs/diloco_rules.h): clipping, token weights, the
+ * Nesterov outer step. A contribution whose size or layout digest is not
+ * g's and layout_digest's, or a duplicate address, is GD_ERR_INVALID
+ * before anything is read. */
 gd_status gd_diloco_aggregate(gd_pool *pool, const gd_diloco_config *c,
-                              const gd_contribution *contribs, size_t n_contribs,
-                              gd_global_state *g, gd_aggregate_stats *stats) GD_MUST_CHECK;
-
-/* --- validation ------------------------------------------------------------------------- */
-
-typedef struct gd_segment_claim {
-    uint64_t round;
-    uint32_t segment;                          /* 0 .. H/K - 1 */
-    const gd_worker_state *start;              /* the segment's start state */
-    const uint8_t *start_leaf;                 /* transcript leaf `segment` */
-    const uint8_t *end_leaf;                   /* transcript leaf `segment + 1` */
-    const float *round_start;                  /* last segment only: S_r */
-    const uint8_t *payload_root;               /* last segment only: the committed root */
-} gd_segment_claim;
-
-/* Re-executes a segment: the start state must hash to start_leaf; K inner
- * steps from it must reach end_leaf exactly; for the last segment the
- * re-encoded Δ = round_start - θ_H (with the start state's residual) must
- * give the committed payload root. *pass says whether it held; why gets
- * the first mismatch in words. The trainer is overwritten. */
-gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c,
-                                   const gd_data *data, const gd_segment_claim *claim,
-                                   bool *pass, char *why, size_t why_cap) GD_MUST_CHECK;
+                              const uint8_t layout_digest[32], const gd_contribution *contribs,
+                              size_t n_contribs, gd_global_state *g,
+                              gd_aggregate_stats *stats) GD_MUST_CHECK;
 
 #endif

@@ -56,10 +56,11 @@ void gd_payload_header_encode(const gd_payload_header *h, uint8_t out[GD_PAYLOAD
     memcpy(out + 24, h->participant, strnlen(h->participant, GD_PAYLOAD_PARTICIPANT_MAX));
     gd_put_le64(out + 88, h->param_count);
     memcpy(out + 96, h->layout_digest, 32);
-    gd_put_le32(out + 128, (uint32_t)h->codec.kind);
-    gd_put_le32(out + 132, h->codec.kind == GD_CODEC_TOPK ? h->codec.topk_ppm : 0);
-    gd_put_le32(out + 136, h->chunk_elems);
-    gd_put_le32(out + 140, h->chunk_count);
+    memcpy(out + 128, h->spec_digest, 32);
+    gd_put_le32(out + 160, (uint32_t)h->codec.kind);
+    gd_put_le32(out + 164, h->codec.kind == GD_CODEC_TOPK ? h->codec.topk_ppm : 0);
+    gd_put_le32(out + 168, h->chunk_elems);
+    gd_put_le32(out + 172, h->chunk_count);
 }
 
 /* ceil(param_count / chunk_elems) without overflow (chunk_elems >= 1). */
@@ -90,14 +91,14 @@ gd_status gd_payload_header_decode(gd_payload_header *h, const uint8_t *in, size
     for (size_t i = plen; i < GD_PAYLOAD_PARTICIPANT_MAX; i++)
         if (part[i] != 0)
             return gd_fail(GD_ERR_PARSE, "payload participant has bytes after its NUL padding");
-    uint32_t kind = gd_get_le32(in + 128), param = gd_get_le32(in + 132);
+    uint32_t kind = gd_get_le32(in + 160), param = gd_get_le32(in + 164);
     if (kind > GD_CODEC_TOPK)
         return gd_fail(GD_ERR_PARSE, "payload codec kind %u is unknown", (unsigned)kind);
     if (kind == GD_CODEC_TOPK ? (param < 1 || param > GD_CODEC_PPM) : param != 0)
         return gd_fail(GD_ERR_PARSE, "payload codec parameter %u does not fit codec kind %u",
                        (unsigned)param, (unsigned)kind);
     uint64_t param_count = gd_get_le64(in + 88);
-    uint32_t chunk_elems = gd_get_le32(in + 136), chunk_count = gd_get_le32(in + 140);
+    uint32_t chunk_elems = gd_get_le32(in + 168), chunk_count = gd_get_le32(in + 172);
     if (param_count < 1)
         return gd_fail(GD_ERR_PARSE, "payload has no values");
     if (chunk_elems < 1 || chunk_elems > GD_PAYLOAD_MAX_CHUNK_ELEMS)
@@ -118,6 +119,7 @@ gd_status gd_payload_header_decode(gd_payload_header *h, const uint8_t *in, size
     h->participant[plen] = '\0';
     h->param_count = param_count;
     memcpy(h->layout_digest, in + 96, 32);
+    memcpy(h->spec_digest, in + 128, 32);
     h->codec = (gd_codec){.kind = (gd_codec_kind)kind, .topk_ppm = param};
     h->chunk_elems = chunk_elems;
     h->chunk_count = chunk_count;
@@ -137,6 +139,8 @@ gd_status gd_payload_header_matches(const gd_payload_header *got,
         field = "param count";
     else if (memcmp(got->layout_digest, want->layout_digest, 32) != 0)
         field = "layout digest";
+    else if (memcmp(got->spec_digest, want->spec_digest, 32) != 0)
+        field = "run spec digest";
     else if (got->codec.kind != want->codec.kind || got->codec.topk_ppm != want->codec.topk_ppm)
         field = "codec";
     else if (got->chunk_elems != want->chunk_elems)
@@ -404,6 +408,34 @@ static void gd_sub(float *restrict out, const float *restrict a, const float *re
         out[j] = a[j] - b[j];
 }
 
+/* One chunk's canonical bytes from its values; with a residual (error
+ * feedback) x = values + residual is coded and residual becomes x - decoded,
+ * written only once the chunk encoded. scratch holds 2 n floats when
+ * residual is set. */
+static gd_status gd_encode_values(const gd_codec *codec, const float *values, float *residual,
+                                  size_t n, float *scratch, uint8_t *out, size_t cap,
+                                  size_t *written) {
+    if (residual == NULL)
+        return gd_codec_encode_chunk(codec, values, n, out, cap, written, NULL);
+    float *x = scratch, *dec = scratch + n;
+    gd_add(x, values, residual, n);
+    GD_TRY(gd_codec_encode_chunk(codec, x, n, out, cap, written, dec));
+    gd_sub(residual, x, dec, n);
+    return GD_OK;
+}
+
+gd_status gd_payload_encode_values(const gd_codec *codec, const float *values, float *residual,
+                                   size_t n, uint8_t *out, size_t cap, size_t *written) {
+    if (n < 1 || n > GD_PAYLOAD_MAX_CHUNK_ELEMS)
+        return gd_fail(GD_ERR_INVALID, "a payload chunk holds 1..2^28 values, not %zu", n);
+    float *scratch = residual ? malloc(2 * n * sizeof(float)) : NULL;
+    if (residual && scratch == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for %zu values", n);
+    gd_status s = gd_encode_values(codec, values, residual, n, scratch, out, cap, written);
+    free(scratch);
+    return s;
+}
+
 static gd_status gd_encode_one(gd_encode_job *job, size_t i, gd_slot *t) {
     const gd_payload_header *h = job->h;
     size_t n = gd_chunk_values(h, i);
@@ -413,18 +445,11 @@ static gd_status gd_encode_one(gd_encode_job *job, size_t i, gd_slot *t) {
     c->raw = malloc(bound);
     if (c->raw == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory for %zu encoded bytes", bound);
-    if (job->residual == NULL) {
-        GD_TRY(gd_codec_encode_chunk(&h->codec, job->values + off, n, c->raw, bound, &c->raw_len,
-                                     NULL));
-    } else {
-        /* Error feedback: code x = values + residual, keep x - decoded.
-         * The residual is written only once the chunk encoded. */
+    if (job->residual != NULL)
         GD_TRY(gd_slot_floats(t, 2 * n));
-        float *x = t->x, *dec = t->x + n, *r = job->residual + off;
-        gd_add(x, job->values + off, r, n);
-        GD_TRY(gd_codec_encode_chunk(&h->codec, x, n, c->raw, bound, &c->raw_len, dec));
-        gd_sub(r, x, dec, n);
-    }
+    GD_TRY(gd_encode_values(&h->codec, job->values + off,
+                            job->residual ? job->residual + off : NULL, n, t->x, c->raw, bound,
+                            &c->raw_len));
     if (c->raw_len < bound) { /* topk: give back the unused tail */
         uint8_t *shrunk = realloc(c->raw, c->raw_len);
         if (shrunk != NULL)

@@ -1,18 +1,19 @@
 /* The pseudo-gradient payload: what a worker commits to and serves.
  *
- * Canonical form (what is hashed): a fixed 144-byte little-endian header,
+ * Canonical form (what is hashed): a fixed 176-byte little-endian header,
  * then the codec's canonical bytes of each chunk of chunk_elems values.
  * The commitment is the MMR (proofs/mmr.h) whose leaf 0 is the header and
  * leaf i + 1 is chunk i's canonical (uncompressed) bytes; its root and
  * leaf count go on chain.
  *
  * Header (offsets in bytes):
- *     0  magic "GDPL"           4  version (LE32, 1)
+ *     0  magic "GDPL"           4  version (LE32, 2)
  *     8  run (LE64)            16  round (LE64)
  *    24  participant (64 bytes: the worker's address, ASCII, NUL-padded)
  *    88  param_count (LE64)    96  layout digest (32 bytes, trainer/layout.h)
- *   128  codec kind (LE32)    132  codec parameter (LE32: topk ppm, else 0)
- *   136  chunk_elems (LE32)   140  chunk_count (LE32)
+ *   128  spec digest (32 bytes: the run's RunSpec digest)
+ *   160  codec kind (LE32)    164  codec parameter (LE32: topk ppm, else 0)
+ *   168  chunk_elems (LE32)   172  chunk_count (LE32)
  *
  * File / wire form (what is stored and sent): the header, a chunk table of
  * chunk_count entries {LE64 offset, LE32 stored_len, LE32 raw_len, LE32
@@ -33,8 +34,8 @@
 #include "proofs/mmr.h"
 #include "trainer/codec.h"
 
-#define GD_PAYLOAD_VERSION 1
-#define GD_PAYLOAD_HEADER_BYTES 144
+#define GD_PAYLOAD_VERSION 2
+#define GD_PAYLOAD_HEADER_BYTES 176
 #define GD_PAYLOAD_TABLE_ENTRY_BYTES 24
 #define GD_PAYLOAD_PARTICIPANT_MAX 64
 /* 1 Mi values per chunk: 1 MiB of int8, a few hundred chunks for a 100M
@@ -47,6 +48,7 @@ typedef struct gd_payload_header {
     char participant[GD_PAYLOAD_PARTICIPANT_MAX + 1];
     uint64_t param_count;
     uint8_t layout_digest[32];
+    uint8_t spec_digest[32];
     gd_codec codec;
     uint32_t chunk_elems;
     uint32_t chunk_count; /* ceil(param_count / chunk_elems) */
@@ -59,7 +61,7 @@ void gd_payload_header_encode(const gd_payload_header *h,
 gd_status gd_payload_header_decode(gd_payload_header *h, const uint8_t *in,
                                    size_t len) GD_MUST_CHECK;
 /* What a receiver checks before decoding a peer's payload: run, round,
- * participant, param count, layout digest, codec and chunk size all equal
+ * participant, param count, layout and spec digests, codec and chunk size all equal
  * what it expects (chunk_count follows). A decoded payload writes
  * param_count floats, so this also bounds the receiver's buffer.
  * GD_ERR_INVALID naming the first field that differs. */
@@ -87,6 +89,14 @@ typedef struct gd_payload {
  * chunk_count is computed. */
 gd_status gd_payload_encode(gd_payload *out, const gd_payload_header *h, const float *values,
                             float *residual, gd_pool *pool) GD_MUST_CHECK;
+
+/* One chunk's canonical bytes from n values, exactly as gd_payload_encode
+ * codes each chunk (the rule a verifier replays on a single chunk): with
+ * residual (n values, may be NULL) it codes values + residual and leaves
+ * the coding error in residual. out has cap >= gd_codec_chunk_bound. */
+gd_status gd_payload_encode_values(const gd_codec *codec, const float *values, float *residual,
+                                   size_t n, uint8_t *out, size_t cap,
+                                   size_t *written) GD_MUST_CHECK;
 
 /* The commitment: MMR root and leaf count (chunk_count + 1). */
 gd_status gd_payload_root(const gd_payload *p, uint8_t root[GD_MMR_HASH_LEN],

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/rng.h"
+#include "trainer/verify.h"
 
 #define GD_SIM_VERIFY_TAG 0x76657269u /* "veri": which segment a validator picks */
 
@@ -25,6 +26,15 @@ typedef struct gd_sim {
     float **starts;        /* overlap: each worker's next start state */
     float **decoded;       /* this round's decoded contributions */
     gd_worker_round *results;
+    /* the validator's memory (--verify) */
+    uint32_t *ranks;                 /* what the chain assigned at join: worker w joined w-th */
+    gd_worker_round *prev_results;   /* each worker's previous round */
+    gd_prev_link *prev;              /* each worker's link to its previous round */
+    bool *has_prev;
+    uint8_t (*prev_roots)[GD_MMR_HASH_LEN];
+    gd_global_state g_prev;          /* overlap: G at the start of the previous round */
+    gd_global_desc g_start;          /* G_r's descriptor and hash */
+    uint8_t g_start_hash[GD_MMR_HASH_LEN];
     /* the timelines */
     double sync_end;                 /* synchronous: end of the last exchange */
     double ov_compute_end, ov_comm_end, ov_comm_end_prev;
@@ -56,6 +66,14 @@ static void gd_sim_free(gd_sim *s) {
         free(s->decoded[w]);
     for (uint32_t w = 0; s->results && w < W; w++)
         gd_worker_round_free(&s->results[w]);
+    for (uint32_t w = 0; s->prev_results && w < W; w++)
+        gd_worker_round_free(&s->prev_results[w]);
+    free(s->prev_results);
+    free(s->ranks);
+    free(s->prev);
+    free(s->has_prev);
+    free(s->prev_roots);
+    gd_global_state_free(&s->g_prev);
     free(s->workers);
     free(s->starts);
     free(s->decoded);
@@ -127,8 +145,14 @@ static gd_status gd_sim_setup(gd_sim *s, const gd_sim_options *o) {
     s->starts = calloc(W, sizeof *s->starts);
     s->decoded = calloc(W, sizeof *s->decoded);
     s->results = calloc(W, sizeof *s->results);
+    s->prev_results = calloc(W, sizeof *s->prev_results);
+    s->ranks = calloc(W, sizeof *s->ranks);
+    s->prev = calloc(W, sizeof *s->prev);
+    s->has_prev = calloc(W, sizeof *s->has_prev);
+    s->prev_roots = calloc(W, sizeof *s->prev_roots);
     if (!s->initial || !s->initial_m || !s->initial_v || !s->workers || !s->starts ||
-        !s->decoded || !s->results)
+        !s->decoded || !s->results || !s->prev_results || !s->ranks || !s->prev ||
+        !s->has_prev || !s->prev_roots)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     gd_trainer_get_state(s->trainer, s->initial, NULL, NULL, NULL);
     if (o->warm_start > 0)
@@ -146,31 +170,140 @@ static gd_status gd_sim_setup(gd_sim *s, const gd_sim_options *o) {
         if (!s->starts[w] || !s->decoded[w])
             return gd_fail(GD_ERR_NOMEM, "out of memory");
         memcpy(s->starts[w], s->initial, s->n * sizeof(float));
+        s->ranks[w] = w;
+        if (o->verify && o->warm_start > 0) {
+            /* The shared warm start is the run's initial optimizer state. */
+            gd_state_tag tag;
+            gd_diloco_state_tag(c, gd_trainer_layout(s->trainer), &tag);
+            s->has_prev[w] = true;
+            s->prev[w].initial = true;
+            GD_TRY(gd_worker_state_describe(gd_trainer_pool(s->trainer), &tag, 0,
+                                            GD_STAGE_ENCODED, ws, &s->prev[w].post.desc));
+        }
     }
     return GD_OK;
 }
 
-/* A validator re-executes one segment of worker w's round, picked by a
- * stream keyed on (run, round, worker) the worker could not predict when
- * it trained. */
-static gd_status gd_sim_verify(gd_sim *s, uint32_t r, uint32_t w, const float *start,
+/* A validator's draw for worker w's round: a stream keyed on (run, round,
+ * worker) that the worker could not predict when it trained (on a chain,
+ * the module's check draw). */
+static uint32_t gd_sim_draw(const gd_sim *s, uint32_t r, uint32_t w, uint32_t what,
+                            uint64_t below) {
+    uint32_t ids[4] = {GD_SIM_VERIFY_TAG + what, (uint32_t)s->c.run, r, w};
+    gd_rng rng;
+    gd_rng_init(&rng, s->c.inner.seed, ids);
+    return (uint32_t)gd_rng_below(&rng, below);
+}
+
+/* The chain's view of worker w's commitment of round r. */
+static gd_commitment_view gd_sim_commitment(const gd_sim *s, uint32_t r, uint32_t w,
+                                            const gd_worker_round *res,
+                                            const uint8_t *start_hash) {
+    uint32_t segments = s->c.inner_steps / s->c.segment_steps;
+    return (gd_commitment_view){.round = r, .address = s->workers[w].address,
+                                .rank = s->ranks[w], .segments = segments,
+                                .transcript_root = res->transcript_root,
+                                .payload_root = res->payload_root,
+                                .payload_leaves = res->payload_leaves,
+                                .start_state_hash = start_hash};
+}
+
+static gd_status gd_sim_check_result(const gd_check_result *res, uint32_t r, const char *who,
+                                     const char *what) {
+    if (!res->pass)
+        return gd_fail(GD_ERR_INVALID, "round %u, %s: the %s check failed: %s", r, who, what,
+                       res->why);
+    return GD_OK;
+}
+
+/* S_r's chunk `chunk` as a validator derives it: G_r's, or with overlap
+ * G_{r-1} - Δ̂_{w,r-1}; then leaf 0's chunk is checked against it. */
+static gd_status gd_sim_start_chunk(gd_sim *s, uint32_t r, uint32_t w,
+                                    const gd_commitment_view *cv, const gd_prev_link *prev,
+                                    const gd_leaf_evidence *start, const float *leaf0_params,
+                                    uint32_t chunk, float *out) {
+    const gd_diloco_config *c = &s->c;
+    size_t lo = 0, count = 0;
+    (void)gd_values_chunk_range(s->n, c->chunk_elems, chunk, &lo, &count);
+    if (!gd_diloco_start_by_chunk(c, cv, prev)) {
+        memcpy(out, s->g.params + lo, count * sizeof(float));
+        return GD_OK;
+    }
+    const gd_worker_round *before = &s->prev_results[w];
+    const gd_payload_chunk *pc = &before->payload.chunks[chunk];
+    gd_mmr_proof proof, leaf_proof;
+    bool ok = false;
+    GD_TRY(gd_payload_prove_chunk(&before->payload, chunk, &proof));
+    GD_TRY(gd_diloco_overlap_start(c, s->n, chunk, s->g_prev.params + lo, before->payload_root,
+                                   before->payload_leaves, pc->raw, pc->raw_len, &proof, out,
+                                   &ok));
+    if (!ok)
+        return gd_fail(GD_ERR_INVALID, "round %u, %s: the previous payload chunk %u does not "
+                                       "verify",
+                       r, s->workers[w].address, chunk);
+    GD_TRY(gd_values_prove(gd_trainer_pool(s->trainer), leaf0_params, s->n, c->chunk_elems, chunk,
+                           &leaf_proof));
+    gd_check_result res;
+    GD_TRY(gd_diloco_check_start_chunk(s->n, cv, start, chunk, leaf0_params + lo, &leaf_proof,
+                                       out, &res));
+    return gd_sim_check_result(&res, r, s->workers[w].address, "start chunk");
+}
+
+/* A validator checks worker w's round r as docs/verification.md says: the
+ * links, one drawn payload chunk (and with overlap the same chunk of the
+ * start), one drawn segment re-executed. Everything an honest simulation
+ * produces must pass. */
+static gd_status gd_sim_verify(gd_sim *s, uint32_t r, uint32_t w,
                                const gd_worker_state *segment_starts,
                                const gd_worker_round *res) {
     const gd_diloco_config *c = &s->c;
+    gd_pool *pool = gd_trainer_pool(s->trainer);
+    const char *who = s->workers[w].address;
     uint32_t segments = c->inner_steps / c->segment_steps;
-    uint32_t ids[4] = {GD_SIM_VERIFY_TAG, (uint32_t)c->run, r, w};
-    gd_rng rng;
-    gd_rng_init(&rng, c->inner.seed, ids);
-    uint32_t seg = (uint32_t)gd_rng_below(&rng, segments);
-    gd_segment_claim claim = {.round = r, .segment = seg, .start = &segment_starts[seg],
-                              .start_leaf = res->leaves[seg], .end_leaf = res->leaves[seg + 1],
-                              .round_start = start, .payload_root = res->payload_root};
-    bool pass = false;
-    char why[160];
-    GD_TRY(gd_diloco_verify_segment(s->trainer, c, s->data, &claim, &pass, why, sizeof why));
-    if (!pass)
-        return gd_fail(GD_ERR_INVALID, "round %u, %s, segment %u failed re-execution: %s", r,
-                       s->workers[w].address, seg, why);
+    gd_commitment_view cv = gd_sim_commitment(s, r, w, res, s->g_start_hash);
+    gd_leaf_evidence start, final, post;
+    GD_TRY(gd_worker_round_leaf(res, 0, &start));
+    GD_TRY(gd_worker_round_leaf(res, segments, &final));
+    GD_TRY(gd_worker_round_leaf(res, segments + 1, &post));
+    const gd_prev_link *prev = s->has_prev[w] ? &s->prev[w] : NULL;
+    gd_check_result check;
+    GD_TRY(gd_diloco_check_links(pool, c, gd_trainer_layout(s->trainer)->digest, s->n, &cv,
+                                 &s->g_start, prev, &start, &final, &post, &check));
+    GD_TRY(gd_sim_check_result(&check, r, who, "links"));
+
+    uint32_t chunk = gd_sim_draw(s, r, w, 1, gd_values_chunks(s->n, c->chunk_elems));
+    float *start_values = malloc((size_t)c->chunk_elems * sizeof(float));
+    if (start_values == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    gd_chunk_evidence ev;
+    gd_status st = gd_sim_start_chunk(s, r, w, &cv, prev, &start, segment_starts[0].params, chunk,
+                                      start_values);
+    if (st == GD_OK)
+        st = gd_worker_round_chunk(pool, c, res, &s->workers[w], segment_starts[0].residual, chunk,
+                                   &ev);
+    if (st == GD_OK)
+        st = gd_diloco_check_payload_chunk(c, s->n, &cv, &final, &post, &ev, start_values,
+                                           &check);
+    free(start_values);
+    GD_TRY(st);
+    GD_TRY(gd_sim_check_result(&check, r, who, "payload chunk"));
+
+    uint32_t seg = gd_sim_draw(s, r, w, 2, segments);
+    gd_leaf_evidence a, b;
+    GD_TRY(gd_worker_round_leaf(res, seg, &a));
+    GD_TRY(gd_worker_round_leaf(res, seg + 1, &b));
+    gd_segment_claim claim = {.cv = &cv, .segment = seg,
+                              .digest_step = gd_sim_draw(s, r, w, 3, c->segment_steps),
+                              .first_step = start.desc.step, .start = &segment_starts[seg],
+                              .start_proof = &a.proof, .end_leaf = res->leaves[seg + 1],
+                              .end_proof = &b.proof};
+    GD_TRY(gd_diloco_verify_segment(s->trainer, c, s->data, &claim, &check));
+    GD_TRY(gd_sim_check_result(&check, r, who, "segment"));
+    /* This round's last leaf is the next round's link. */
+    s->has_prev[w] = true;
+    s->prev[w] = (gd_prev_link){.round = r, .segments = segments, .post = post};
+    memcpy(s->prev_roots[w], res->transcript_root, GD_MMR_HASH_LEN);
+    s->prev[w].transcript_root = s->prev_roots[w];
     return GD_OK;
 }
 
@@ -183,10 +316,13 @@ static gd_status gd_sim_worker(gd_sim *s, uint32_t r, uint32_t w, uint64_t *wire
     gd_worker_state *seg = o->verify ? calloc(segments, sizeof *seg) : NULL;
     if (o->verify && seg == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
+    /* The previous round's results stay for the overlap start check. */
+    gd_worker_round_free(&s->prev_results[w]);
+    s->prev_results[w] = s->results[w];
+    memset(&s->results[w], 0, sizeof s->results[w]);
     gd_worker_round *res = &s->results[w];
-    gd_worker_round_free(res);
-    gd_status st = gd_diloco_worker_round(s->trainer, c, s->data, r, start, &s->workers[w], seg,
-                                          res);
+    gd_status st = gd_diloco_worker_round(s->trainer, c, s->data, r, start, s->n, &s->workers[w],
+                                          seg, res);
     /* The wire: what a peer downloads, parses, checks against the
      * committed root and decodes. */
     gd_buf wire = {0};
@@ -220,7 +356,7 @@ static gd_status gd_sim_worker(gd_sim *s, uint32_t r, uint32_t w, uint64_t *wire
     gd_payload_free(&parsed);
     gd_buf_free(&wire);
     if (st == GD_OK && o->verify)
-        st = gd_sim_verify(s, r, w, start, seg, res);
+        st = gd_sim_verify(s, r, w, seg, res);
     for (uint32_t k = 0; seg && k < segments; k++)
         gd_worker_state_free(&seg[k]);
     free(seg);
@@ -249,6 +385,13 @@ static gd_status gd_sim_round(gd_sim *s, uint32_t r, gd_sim_round_report *rep) {
     uint64_t *bytes = calloc(W, sizeof *bytes);
     gd_contribution *contribs = calloc(W, sizeof *contribs);
     gd_status st = bytes && contribs ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    const uint8_t *layout_digest = gd_trainer_layout(s->trainer)->digest;
+    if (st == GD_OK && o->verify) {
+        /* G_r as the chain attests it: what every leaf 0 must start from. */
+        st = gd_global_state_describe(gd_trainer_pool(s->trainer), layout_digest, c->chunk_elems,
+                                      &s->g, &s->g_start);
+        gd_global_desc_hash(&s->g_start, s->g_start_hash);
+    }
     for (uint32_t w = 0; st == GD_OK && w < W; w++) {
         st = gd_sim_worker(s, r, w, &bytes[w]);
         if (st != GD_OK)
@@ -259,7 +402,14 @@ static gd_status gd_sim_round(gd_sim *s, uint32_t r, gd_sim_round_report *rep) {
         slowest = cw > slowest ? cw : slowest;
         s->compute_total += cw;
         total_bytes += (double)bytes[w];
-        contribs[w] = (gd_contribution){s->workers[w].address, s->decoded[w], res->tokens};
+        contribs[w] = (gd_contribution){.address = s->workers[w].address, .n = s->n,
+                                        .layout_digest = layout_digest,
+                                        .delta = s->decoded[w], .tokens = res->tokens};
+    }
+    if (st == GD_OK && o->verify && c->overlap) {
+        /* Round r + 1's validators derive its starts from this G_r. */
+        gd_global_state_free(&s->g_prev);
+        st = gd_global_state_copy(&s->g_prev, &s->g);
     }
     if (st == GD_OK && c->overlap) {
         /* Each worker's next start: the newest global state it has (G
@@ -270,7 +420,8 @@ static gd_status gd_sim_round(gd_sim *s, uint32_t r, gd_sim_round_report *rep) {
     }
     gd_aggregate_stats agg = {0};
     if (st == GD_OK)
-        st = gd_diloco_aggregate(gd_trainer_pool(s->trainer), c, contribs, W, &s->g, &agg);
+        st = gd_diloco_aggregate(gd_trainer_pool(s->trainer), c, layout_digest, contribs, W,
+                                 &s->g, &agg);
     uint64_t tokens = 0;
     if (st == GD_OK) {
         const gd_train_options *in = &c->inner;

@@ -12,6 +12,7 @@
 #include "tests/testkit.h"
 #include "trainer/diloco.h"
 #include "trainer/sim.h"
+#include "trainer/verify.h"
 
 #define N_PARAMS 200003 /* several aggregation tasks, not a multiple of anything */
 
@@ -23,6 +24,15 @@ static float *random_vector(size_t n, uint64_t seed, double scale) {
     for (size_t i = 0; i < n; i++)
         v[i] = (float)(gd_rng_normal12(&rng) * scale);
     return v;
+}
+
+/* A layout digest the aggregation tests share: contributions must carry G's. */
+static const uint8_t k_layout[32] = {1, 2, 3};
+
+static gd_contribution contrib(const char *address, const float *delta, size_t n,
+                               uint64_t tokens) {
+    return (gd_contribution){.address = address, .n = n, .layout_digest = k_layout,
+                             .delta = delta, .tokens = tokens};
 }
 
 static gd_diloco_config test_config(void) {
@@ -42,15 +52,15 @@ static void aggregate_hash(int threads, uint8_t out[32]) {
     float *d[4];
     for (int i = 0; i < 4; i++)
         d[i] = random_vector(N_PARAMS, 10 + (uint64_t)i, 0.001 * (i + 1));
-    gd_contribution contribs[4] = {{"worker-00002", d[2], 1000},
-                                   {"worker-00000", d[0], 1000},
-                                   {"worker-00003", d[3], 700},
-                                   {"worker-00001", d[1], 1300}};
+    gd_contribution contribs[4] = {contrib("worker-00002", d[2], N_PARAMS, 1000),
+                                   contrib("worker-00000", d[0], N_PARAMS, 1000),
+                                   contrib("worker-00003", d[3], N_PARAMS, 700),
+                                   contrib("worker-00001", d[1], N_PARAMS, 1300)};
     gd_pool *pool = NULL;
     CHECK_OK(gd_pool_create(&pool, threads));
     for (int round = 0; round < 3; round++)
-        CHECK_OK(gd_diloco_aggregate(pool, &c, contribs, 4, &g, NULL));
-    CHECK_OK(gd_global_state_hash(pool, c.run, &g, out));
+        CHECK_OK(gd_diloco_aggregate(pool, &c, k_layout, contribs, 4, &g, NULL));
+    CHECK_OK(gd_global_state_hash(pool, k_layout, c.chunk_elems, &g, out));
     gd_pool_destroy(pool);
     for (int i = 0; i < 4; i++)
         free(d[i]);
@@ -95,8 +105,8 @@ static void test_outer_step(void) {
     float *init = random_vector(n, 2, 0.02);
     memcpy(g.params, init, n * sizeof(float));
     float *a = random_vector(n, 3, 0.01), *b = random_vector(n, 4, 0.01);
-    gd_contribution contribs[2] = {{"b", b, 300}, {"a", a, 100}};
-    CHECK_OK(gd_diloco_aggregate(NULL, &c, contribs, 2, &g, NULL));
+    gd_contribution contribs[2] = {contrib("b", b, n, 300), contrib("a", a, n, 100)};
+    CHECK_OK(gd_diloco_aggregate(NULL, &c, k_layout, contribs, 2, &g, NULL));
     const float wa = 0.25f, wb = 0.75f, lr = 0.7f, mu = 0.9f;
     size_t mismatches = 0;
     double worst = 0;
@@ -119,9 +129,23 @@ static void test_outer_step(void) {
     CHECK(worst < 1e-7);
     CHECK(g.round == 1);
     /* Duplicate addresses and no contributions are refused. */
-    gd_contribution dup[2] = {{"a", a, 1}, {"a", b, 1}};
-    CHECK_STATUS(gd_diloco_aggregate(NULL, &c, dup, 2, &g, NULL), GD_ERR_INVALID);
-    CHECK_STATUS(gd_diloco_aggregate(NULL, &c, dup, 0, &g, NULL), GD_ERR_INVALID);
+    gd_contribution dup[2] = {contrib("a", a, n, 1), contrib("a", b, n, 1)};
+    CHECK_STATUS(gd_diloco_aggregate(NULL, &c, k_layout, dup, 2, &g, NULL), GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_aggregate(NULL, &c, k_layout, dup, 0, &g, NULL), GD_ERR_INVALID);
+    /* A contribution of another size or layout is refused before any value
+     * is read (a short buffer would otherwise be read past its end). */
+    float *g_before = malloc(n * sizeof(float));
+    memcpy(g_before, g.params, n * sizeof(float));
+    gd_contribution short_one[2] = {contrib("a", a, n, 1), contrib("b", b, n - 1, 1)};
+    CHECK_STATUS(gd_diloco_aggregate(NULL, &c, k_layout, short_one, 2, &g, NULL),
+                 GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "has 999 values; G has 1000") != NULL);
+    static const uint8_t other_layout[32] = {9};
+    gd_contribution foreign[2] = {contrib("a", a, n, 1), contrib("b", b, n, 1)};
+    foreign[1].layout_digest = other_layout;
+    CHECK_STATUS(gd_diloco_aggregate(NULL, &c, k_layout, foreign, 2, &g, NULL), GD_ERR_INVALID);
+    CHECK(memcmp(g_before, g.params, n * sizeof(float)) == 0 && g.round == 1);
+    free(g_before);
     free(a);
     free(b);
     free(init);
@@ -173,13 +197,14 @@ static void test_clipping_bounds_a_bad_contribution(void) {
         gd_global_state honest, attacked;
         CHECK_OK(gd_global_state_init(&honest, n));
         CHECK_OK(gd_global_state_init(&attacked, n));
-        gd_contribution good[4] = {{"w0", d[0], 100}, {"w1", d[1], 100}, {"w2", d[2], 100},
-                                   {"w3", d[3], 100}};
-        gd_contribution bad[4] = {{"w0", d[0], 100}, {"w1", d[1], 100}, {"w2", d[2], 100},
-                                  {"w3", bad_inputs[k], 100}};
+        gd_contribution good[4] = {contrib("w0", d[0], n, 100), contrib("w1", d[1], n, 100),
+                                   contrib("w2", d[2], n, 100), contrib("w3", d[3], n, 100)};
+        gd_contribution bad[4] = {contrib("w0", d[0], n, 100), contrib("w1", d[1], n, 100),
+                                  contrib("w2", d[2], n, 100),
+                                  contrib("w3", bad_inputs[k], n, 100)};
         gd_aggregate_stats st;
-        CHECK_OK(gd_diloco_aggregate(NULL, &c, good, 4, &honest, NULL));
-        CHECK_OK(gd_diloco_aggregate(NULL, &c, bad, 4, &attacked, &st));
+        CHECK_OK(gd_diloco_aggregate(NULL, &c, k_layout, good, 4, &honest, NULL));
+        CHECK_OK(gd_diloco_aggregate(NULL, &c, k_layout, bad, 4, &attacked, &st));
         CHECK(st.clipped == 1);
         double bound = 0.25 * 0.7 * 1.9 * (c.clip_factor * median + norms[3]) * 1.0001;
         double moved = distance(honest.params, attacked.params, n);
@@ -237,6 +262,45 @@ static void free_segments(gd_worker_state *s, uint32_t n) {
         gd_worker_state_free(&s[i]);
 }
 
+/* The chain's view of a worker's round-0 commitment (G_0 = g0). */
+typedef struct commitment {
+    gd_global_state g;
+    gd_global_desc g_desc;
+    uint8_t g_hash[32];
+    gd_commitment_view cv;
+} commitment;
+
+static void commitment_open(commitment *m, engine *e, const gd_worker_round *res,
+                            const gd_worker_state *w, uint32_t rank) {
+    CHECK_OK(gd_global_state_init(&m->g, e->n));
+    memcpy(m->g.params, e->g0, e->n * sizeof(float));
+    CHECK_OK(gd_global_state_describe(NULL, gd_trainer_layout(e->t)->digest, e->c.chunk_elems,
+                                      &m->g, &m->g_desc));
+    gd_global_desc_hash(&m->g_desc, m->g_hash);
+    m->cv = (gd_commitment_view){.round = 0, .address = w->address, .rank = rank,
+                                 .segments = e->c.inner_steps / e->c.segment_steps,
+                                 .transcript_root = res->transcript_root,
+                                 .payload_root = res->payload_root,
+                                 .payload_leaves = res->payload_leaves,
+                                 .start_state_hash = m->g_hash};
+}
+
+/* Re-executes segment s of res against the claimed start state. */
+static gd_check_result check_segment(engine *e, const gd_commitment_view *cv,
+                                     const gd_worker_round *res, uint32_t s,
+                                     const gd_worker_state *start, const uint8_t *end_leaf) {
+    gd_leaf_evidence a, b;
+    CHECK_OK(gd_worker_round_leaf(res, s, &a));
+    CHECK_OK(gd_worker_round_leaf(res, s + 1, &b));
+    gd_segment_claim claim = {.cv = cv, .segment = s, .digest_step = 0,
+                              .first_step = res->descs[0].step, .start = start,
+                              .start_proof = &a.proof, .end_leaf = end_leaf,
+                              .end_proof = &b.proof};
+    gd_check_result r;
+    CHECK_OK(gd_diloco_verify_segment(e->t, &e->c, e->data, &claim, &r));
+    return r;
+}
+
 static void test_worker_round_and_segments(void) {
     engine e;
     engine_open(&e, 2);
@@ -244,9 +308,11 @@ static void test_worker_round_and_segments(void) {
     CHECK_OK(gd_worker_state_init(&w, 0, e.n));
     gd_worker_state seg[2];
     gd_worker_round res;
-    CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, 0, e.g0, &w, seg, &res));
-    CHECK(res.steps == 4 && res.n_leaves == 3 && w.step == 4);
+    CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, 0, e.g0, e.n, &w, seg, &res));
+    CHECK(res.steps == 4 && res.n_leaves == 4 && w.step == 4);
     CHECK(res.tokens == 4 * 2 * 16);
+    CHECK(res.descs[0].stage == GD_STAGE_TRAIN && res.descs[3].stage == GD_STAGE_ENCODED);
+    CHECK(res.descs[2].step == 4 && res.descs[3].step == 4);
     /* Δ = start - θ, a float subtraction */
     size_t mismatches = 0;
     for (size_t i = 0; i < e.n; i++) {
@@ -254,40 +320,48 @@ static void test_worker_round_and_segments(void) {
         mismatches += memcmp(&expect, &res.delta[i], sizeof expect) != 0;
     }
     CHECK(mismatches == 0);
-    /* Both segments re-execute exactly; the last one also re-encodes the payload. */
+    commitment m;
+    commitment_open(&m, &e, &res, &w, 0);
+    /* Both segments re-execute exactly, and give the digest's state hashes:
+     * the end is the next leaf, the drawn step's is a state no leaf shows. */
     for (uint32_t s = 0; s < 2; s++) {
-        gd_segment_claim claim = {.round = 0, .segment = s, .start = &seg[s],
-                                  .start_leaf = res.leaves[s], .end_leaf = res.leaves[s + 1],
-                                  .round_start = e.g0, .payload_root = res.payload_root};
-        bool pass = false;
-        char why[160];
-        CHECK_OK(gd_diloco_verify_segment(e.t, &e.c, e.data, &claim, &pass, why, sizeof why));
-        CHECK(pass);
+        gd_check_result r = check_segment(&e, &m.cv, &res, s, &seg[s], res.leaves[s + 1]);
+        CHECK(r.pass);
+        CHECK(memcmp(r.end_state, res.leaves[s + 1], 32) == 0);
+        for (uint32_t k = 0; k < res.n_leaves; k++)
+            CHECK(memcmp(r.step_state, res.leaves[k], 32) != 0);
+    }
+    /* The digest step's state is the one after digest_step + 1 steps:
+     * drawing the last step gives the segment's end. */
+    {
+        gd_leaf_evidence a, b;
+        CHECK_OK(gd_worker_round_leaf(&res, 0, &a));
+        CHECK_OK(gd_worker_round_leaf(&res, 1, &b));
+        gd_segment_claim claim = {.cv = &m.cv, .segment = 0, .digest_step = 1, .first_step = 0,
+                                  .start = &seg[0], .start_proof = &a.proof,
+                                  .end_leaf = res.leaves[1], .end_proof = &b.proof};
+        gd_check_result r;
+        CHECK_OK(gd_diloco_verify_segment(e.t, &e.c, e.data, &claim, &r));
+        CHECK(r.pass && memcmp(r.step_state, r.end_state, 32) == 0);
+        claim.digest_step = 2; /* K = 2: out of range */
+        CHECK_STATUS(gd_diloco_verify_segment(e.t, &e.c, e.data, &claim, &r), GD_ERR_INVALID);
     }
 
     /* Cheating, one way at a time. */
-    gd_segment_claim claim = {.round = 0, .segment = 0, .start = &seg[0],
-                              .start_leaf = res.leaves[0], .end_leaf = res.leaves[1]};
-    bool pass = true;
-    char why[160];
     /* tampered optimizer state at the segment start */
     gd_worker_state tampered;
     CHECK_OK(gd_worker_state_copy(&tampered, &seg[0]));
     tampered.exp_avg_sq[17] += 1e-3f;
-    claim.start = &tampered;
-    CHECK_OK(gd_diloco_verify_segment(e.t, &e.c, e.data, &claim, &pass, why, sizeof why));
-    CHECK(!pass && strstr(why, "start state") != NULL);
+    gd_check_result r = check_segment(&e, &m.cv, &res, 0, &tampered, res.leaves[1]);
+    CHECK(!r.pass && strstr(r.why, "not transcript leaf 0") != NULL);
     gd_worker_state_free(&tampered);
-    claim.start = &seg[0];
-    /* swapped data: the validator replays worker 1's stream */
+    /* swapped data: a state claiming another rank than the chain's */
     gd_worker_state other;
     CHECK_OK(gd_worker_state_copy(&other, &seg[0]));
     other.rank = 1;
-    claim.start = &other;
-    CHECK_OK(gd_diloco_verify_segment(e.t, &e.c, e.data, &claim, &pass, why, sizeof why));
-    CHECK(!pass && strstr(why, "next transcript leaf") != NULL);
+    r = check_segment(&e, &m.cv, &res, 0, &other, res.leaves[1]);
+    CHECK(!r.pass && strstr(r.why, "rank 1") != NULL);
     gd_worker_state_free(&other);
-    claim.start = &seg[0];
     /* skipped steps: a transcript whose next leaf is one step, not two, on */
     gd_diloco_config skipped = e.c;
     skipped.segment_steps = 1;
@@ -295,10 +369,10 @@ static void test_worker_round_and_segments(void) {
     gd_worker_state w2;
     CHECK_OK(gd_worker_state_copy(&w2, &seg[0]));
     gd_worker_round res2;
-    CHECK_OK(gd_diloco_worker_round(e.t, &skipped, e.data, 0, seg[0].params, &w2, NULL, &res2));
-    claim.end_leaf = res2.leaves[1]; /* after one step */
-    CHECK_OK(gd_diloco_verify_segment(e.t, &e.c, e.data, &claim, &pass, why, sizeof why));
-    CHECK(!pass);
+    CHECK_OK(gd_diloco_worker_round(e.t, &skipped, e.data, 0, seg[0].params, e.n, &w2, NULL,
+                                    &res2));
+    r = check_segment(&e, &m.cv, &res, 0, &seg[0], res2.leaves[1]); /* after one step */
+    CHECK(!r.pass && strstr(r.why, "does not reach") != NULL);
     gd_worker_round_free(&res2);
     gd_worker_state_free(&w2);
     /* a changed learning rate */
@@ -307,27 +381,51 @@ static void test_worker_round_and_segments(void) {
     gd_worker_state w3;
     CHECK_OK(gd_worker_state_copy(&w3, &seg[0]));
     gd_worker_round res3;
-    CHECK_OK(gd_diloco_worker_round(e.t, &hot, e.data, 0, seg[0].params, &w3, NULL, &res3));
-    claim.end_leaf = res3.leaves[1];
-    CHECK_OK(gd_diloco_verify_segment(e.t, &e.c, e.data, &claim, &pass, why, sizeof why));
-    CHECK(!pass);
+    CHECK_OK(gd_diloco_worker_round(e.t, &hot, e.data, 0, seg[0].params, e.n, &w3, NULL, &res3));
+    r = check_segment(&e, &m.cv, &res, 0, &seg[0], res3.leaves[1]);
+    CHECK(!r.pass);
     gd_worker_round_free(&res3);
     gd_worker_state_free(&w3);
-    /* a payload that does not match the final state */
-    gd_segment_claim last = {.round = 0, .segment = 1, .start = &seg[1],
-                             .start_leaf = res.leaves[1], .end_leaf = res.leaves[2],
-                             .round_start = e.g0, .payload_root = res.leaves[0]};
-    CHECK_OK(gd_diloco_verify_segment(e.t, &e.c, e.data, &last, &pass, why, sizeof why));
-    CHECK(!pass && strstr(why, "payload root") != NULL);
-    /* the last segment needs the round start and the payload root */
-    last.round_start = NULL;
-    CHECK_STATUS(gd_diloco_verify_segment(e.t, &e.c, e.data, &last, &pass, why, sizeof why),
+    /* a segment-start state at the wrong step */
+    gd_worker_state late;
+    CHECK_OK(gd_worker_state_copy(&late, &seg[1]));
+    r = check_segment(&e, &m.cv, &res, 0, &late, res.leaves[1]);
+    CHECK(!r.pass && strstr(r.why, "at step 2, not 0") != NULL);
+    gd_worker_state_free(&late);
+    /* a start that is not the round's own: the worker round refuses a
+     * start of another size than the model's */
+    gd_worker_round bad;
+    CHECK_STATUS(gd_diloco_worker_round(e.t, &e.c, e.data, 0, e.g0, e.n - 1, &w, NULL, &bad),
                  GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "the model has") != NULL);
 
+    gd_global_state_free(&m.g);
     free_segments(seg, 2);
     gd_worker_round_free(&res);
     gd_worker_state_free(&w);
     engine_close(&e);
+}
+
+/* Contributions are summed in the module's address order (by length, then
+ * bytewise): "a", "c", "bb", not strcmp's "a", "bb", "c". The values make
+ * the two orders round differently. */
+static void test_address_order(void) {
+    gd_diloco_config c = test_config();
+    c.clip_factor = 0;
+    size_t n = 1;
+    float va = 1.0f, vbb = 1e-8f, vc = -1.0f;
+    gd_global_state g;
+    CHECK_OK(gd_global_state_init(&g, n));
+    gd_contribution contribs[3] = {contrib("bb", &vbb, n, 1), contrib("c", &vc, n, 1),
+                                   contrib("a", &va, n, 1)};
+    CHECK_OK(gd_diloco_aggregate(NULL, &c, k_layout, contribs, 3, &g, NULL));
+    float w = (float)(1.0 / 3.0);
+    float ta = w * va, tc = w * vc, tbb = w * vbb;
+    float by_length = ((0.0f + ta) + tc) + tbb;
+    float by_strcmp = ((0.0f + ta) + tbb) + tc;
+    CHECK(by_length != by_strcmp);
+    CHECK(memcmp(&g.momentum[0], &by_length, 4) == 0);
+    gd_global_state_free(&g);
 }
 
 /* Transcripts do not depend on the thread count either. */
@@ -339,7 +437,7 @@ static void test_transcript_thread_independent(void) {
         gd_worker_state w;
         CHECK_OK(gd_worker_state_init(&w, 1, e.n));
         gd_worker_round res;
-        CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, 3, e.g0, &w, NULL, &res));
+        CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, 3, e.g0, e.n, &w, NULL, &res));
         memcpy(roots[k], res.transcript_root, 32);
         memcpy(payload[k], res.payload_root, 32);
         gd_worker_round_free(&res);
@@ -388,9 +486,10 @@ static void test_sim(void) {
     CHECK(r.utilization > 0 && r.utilization <= 1);
     CHECK(r.utilization_overlap >= r.utilization_sync);
     gd_sim_report_free(&r);
-    /* overlap mode runs, and reports the overlap timeline */
+    /* overlap mode runs, and reports the overlap timeline; its validator
+     * derives each start from G_{r-1} and the previous payload */
     o.diloco.overlap = true;
-    o.ddp = o.local = o.verify = false;
+    o.ddp = o.local = false;
     CHECK_OK(gd_sim_run(&o, &r, NULL, NULL));
     CHECK(r.diloco_wall == r.wall_overlap);
     gd_sim_report_free(&r);
@@ -401,6 +500,7 @@ int main(void) {
     RUN_TEST(test_outer_step);
     RUN_TEST(test_clipping_bounds_a_bad_contribution);
     RUN_TEST(test_worker_round_and_segments);
+    RUN_TEST(test_address_order);
     RUN_TEST(test_transcript_thread_independent);
     RUN_TEST(test_sim);
     return gd_test_finish();

@@ -43,8 +43,10 @@ static gd_payload_header sample_header(const char *codec, uint64_t n, uint32_t c
     h.round = 42;
     snprintf(h.participant, sizeof h.participant, "worker-00001");
     h.param_count = n;
-    for (int i = 0; i < 32; i++)
+    for (int i = 0; i < 32; i++) {
         h.layout_digest[i] = (uint8_t)i;
+        h.spec_digest[i] = (uint8_t)(0xa0 + i);
+    }
     if (gd_codec_parse(&h.codec, codec) != GD_OK)
         abort();
     h.chunk_elems = chunk_elems;
@@ -68,7 +70,7 @@ static void root_of(const gd_payload *p, gd_h root, uint32_t expect_leaves) {
 /* The layout of payload.h, field by field. */
 static const char k_golden_header[] =
     "4744504c"                                                         /*   0 magic "GDPL" */
-    "01000000"                                                         /*   4 version 1 */
+    "02000000"                                                         /*   4 version 2 */
     "0807060504030201"                                                 /*   8 run */
     "2a00000000000000"                                                 /*  16 round 42 */
     "776f726b65722d3030303031"                                         /*  24 "worker-00001" */
@@ -76,10 +78,11 @@ static const char k_golden_header[] =
     "000000000000000000000000000000000000000000000000"                 /*     to 64 bytes */
     "1727000000000000"                                                 /*  88 10007 values */
     "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f" /*  96 layout digest */
-    "04000000"                                                         /* 128 codec topk */
-    "50c30000"                                                         /* 132 50000 ppm */
-    "e8030000"                                                         /* 136 1000 per chunk */
-    "0b000000";                                                        /* 140 11 chunks */
+    "a0a1a2a3a4a5a6a7a8a9aaabacadaeafb0b1b2b3b4b5b6b7b8b9babbbcbdbebf" /* 128 spec digest */
+    "04000000"                                                         /* 160 codec topk */
+    "50c30000"                                                         /* 164 50000 ppm */
+    "e8030000"                                                         /* 168 1000 per chunk */
+    "0b000000";                                                        /* 172 11 chunks */
 
 static void test_header_golden(void) {
     gd_payload_header h = sample_header("topk:0.05", 10007, 1000);
@@ -127,20 +130,21 @@ static void test_header_rejects(void) {
     CHECK_STATUS(gd_payload_header_decode(&out, NULL, 0), GD_ERR_PARSE);
     expect_header_reject(good, 0, "GDPX", 4);
     expect_header_reject(good, 0, "gdpl", 4);
-    expect_header_reject(good, 4, "\x02\0\0\0", 4);
+    expect_header_reject(good, 4, "\x01\0\0\0", 4);      /* version 1 */
+    expect_header_reject(good, 4, "\x03\0\0\0", 4);
     expect_header_reject(good, 4, "\0\0\0\0", 4);
     expect_header_reject(good, 24, "\x1f", 1);             /* control character */
     expect_header_reject(good, 24 + 3, "\x7f", 1);         /* DEL */
     expect_header_reject(good, 24 + 5, "\xc3\xa9", 2);     /* non-ASCII */
     expect_header_reject(good, 24 + 40, "x", 1);           /* bytes after the padding */
     expect_header_reject(good, 24 + 63, "\x01", 1);
-    expect_header_reject(good, 128, "\x05\0\0\0", 4);      /* unknown codec */
-    expect_header_reject(good, 132, "\x01\0\0\0", 4);      /* int8 with a parameter */
+    expect_header_reject(good, 160, "\x05\0\0\0", 4);      /* unknown codec */
+    expect_header_reject(good, 164, "\x01\0\0\0", 4);      /* int8 with a parameter */
     expect_header_reject(good, 88, "\0\0\0\0\0\0\0\0", 8); /* no values */
     expect_header_reject(good, 88, "\xf9\x2a", 2);         /* 11001 values: 12 chunks */
-    expect_header_reject(good, 140, "\x0c\0\0\0", 4);      /* 12 chunks */
-    expect_header_reject(good, 136, "\0\0\0\0", 4);        /* chunk size 0 */
-    expect_header_reject(good, 136, "\x01\0\0\x10", 4);    /* 2^28 + 1 */
+    expect_header_reject(good, 172, "\x0c\0\0\0", 4);      /* 12 chunks */
+    expect_header_reject(good, 168, "\0\0\0\0", 4);        /* chunk size 0 */
+    expect_header_reject(good, 168, "\x01\0\0\x10", 4);    /* 2^28 + 1 */
     /* 10008 values is fine with 11 chunks if the count says so: only the
      * consistency matters. An empty participant is allowed. */
     uint8_t ok[GD_PAYLOAD_HEADER_BYTES];
@@ -157,8 +161,8 @@ static void test_header_rejects(void) {
     uint8_t topk[GD_PAYLOAD_HEADER_BYTES];
     gd_payload_header_encode(&t, topk);
     CHECK_OK(gd_payload_header_decode(&out, topk, sizeof topk));
-    expect_header_reject(topk, 132, "\0\0\0\0", 4);         /* ppm 0 */
-    expect_header_reject(topk, 132, "\x41\x42\x0f\0", 4);   /* 1000001 ppm */
+    expect_header_reject(topk, 164, "\0\0\0\0", 4);         /* ppm 0 */
+    expect_header_reject(topk, 164, "\x41\x42\x0f\0", 4);   /* 1000001 ppm */
     /* One chunk of 2^28 values is the largest chunk. */
     gd_payload_header big = sample_header("none", (uint64_t)1 << 28, (uint32_t)1 << 28);
     big.chunk_count = 1;
@@ -179,6 +183,7 @@ static void mut_layout(gd_payload_header *h) { h->layout_digest[31] ^= 1; }
 static void mut_codec(gd_payload_header *h) { h->codec = (gd_codec){GD_CODEC_INT8, 0}; }
 static void mut_ppm(gd_payload_header *h) { h->codec.topk_ppm++; }
 static void mut_chunk(gd_payload_header *h) { h->chunk_elems++; }
+static void mut_spec(gd_payload_header *h) { h->spec_digest[31] ^= 1; }
 
 /* A receiver's expectations: every field that fixes what the payload is
  * must match, each refusal naming the field. */
@@ -194,6 +199,7 @@ static void test_header_matches(void) {
         {mut_participant, "its participant "}, {mut_params, "its param count "},
         {mut_layout, "its layout digest "},    {mut_codec, "its codec "},
         {mut_ppm, "its codec "},     {mut_chunk, "its chunk size "},
+        {mut_spec, "its run spec digest "},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         got = want;

@@ -1,0 +1,42 @@
+/* Worker and global state descriptors and worker state files from peers
+ * (trainer/state.h): any accepted descriptor re-encodes to the same bytes,
+ * and a state file is accepted only when it is exactly its descriptor's
+ * arrays (serializing the parsed state gives the input back). The run tag
+ * and size a parser expects are taken from the input's own descriptor, so
+ * the fuzzer reaches the array checks; sizes are capped to keep each input
+ * fast. */
+#include <string.h>
+
+#include "tests/fuzz/fuzz.h"
+#include "trainer/state.h"
+
+#define FUZZ_STATE_MAX_VALUES 4096u
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    gd_global_desc g;
+    if (size >= GD_GLOBAL_DESC_BYTES &&
+        gd_global_desc_decode(&g, data, GD_GLOBAL_DESC_BYTES) == GD_OK) {
+        uint8_t again[GD_GLOBAL_DESC_BYTES];
+        gd_global_desc_encode(&g, again);
+        FUZZ_ASSERT(memcmp(again, data, sizeof again) == 0);
+    }
+    gd_worker_desc d;
+    if (size < GD_WORKER_DESC_BYTES || gd_worker_desc_decode(&d, data, GD_WORKER_DESC_BYTES) != GD_OK)
+        return 0;
+    uint8_t again[GD_WORKER_DESC_BYTES];
+    gd_worker_desc_encode(&d, again);
+    FUZZ_ASSERT(memcmp(again, data, sizeof again) == 0);
+    if (d.n > FUZZ_STATE_MAX_VALUES)
+        return 0;
+    gd_worker_state w;
+    gd_worker_desc got;
+    if (gd_worker_state_parse(NULL, &w, &got, data, size, &d.tag, (size_t)d.n) != GD_OK)
+        return 0;
+    FUZZ_ASSERT(w.n == d.n && w.step == d.step && w.rank == d.rank);
+    gd_buf out = {0};
+    FUZZ_ASSERT(gd_worker_state_serialize(NULL, &d.tag, d.round, d.stage, &w, &out) == GD_OK);
+    FUZZ_ASSERT(out.len == size && memcmp(out.data, data, size) == 0);
+    gd_buf_free(&out);
+    gd_worker_state_free(&w);
+    return 0;
+}

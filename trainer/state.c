@@ -1,0 +1,424 @@
+/* Worker and global states, their descriptors and file form (see state.h).
+ * Why it is built this way:
+ * - A descriptor holds one root per array rather than one root over the
+ *   concatenation, so the chunks of each array line up with the payload's
+ *   chunks and one chunk of one array can be proved alone.
+ * - Decoders check every size against the descriptor and the caller's
+ *   expectation before allocating, and a parsed state is rehashed before it
+ *   is returned: a state from a peer is either exactly what its descriptor
+ *   says or refused. */
+#include "trainer/state.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/hash.h"
+#include "proofs/state_hash.h"
+
+#define GD_WORKER_MAGIC "GDWS"
+#define GD_GLOBAL_MAGIC "GDGS"
+
+/* --- arrays -------------------------------------------------------------------------- */
+
+static size_t gd_chunk_bytes(uint32_t chunk_elems) { return (size_t)chunk_elems * sizeof(float); }
+
+uint32_t gd_values_chunks(size_t n, uint32_t chunk_elems) {
+    if (chunk_elems == 0)
+        return 0;
+    return gd_state_chunk_count((uint64_t)n * sizeof(float), gd_chunk_bytes(chunk_elems));
+}
+
+bool gd_values_chunk_range(size_t n, uint32_t chunk_elems, uint32_t chunk, size_t *lo,
+                           size_t *count) {
+    if (chunk_elems == 0 || n == 0 || chunk >= gd_values_chunks(n, chunk_elems))
+        return false;
+    size_t first = (size_t)chunk * chunk_elems;
+    *lo = first;
+    *count = n - first < chunk_elems ? n - first : chunk_elems;
+    return true;
+}
+
+static gd_status gd_values_check(size_t n, uint32_t chunk_elems) {
+    if (chunk_elems < 1 || chunk_elems > GD_STATE_CHUNK_ELEMS_MAX)
+        return gd_fail(GD_ERR_INVALID, "state chunk size %u must be 1..2^28", chunk_elems);
+    if (n < 1 || n > GD_STATE_VALUES_MAX)
+        return gd_fail(GD_ERR_INVALID, "state of %zu values (must be 1..2^36)", n);
+    return GD_OK;
+}
+
+gd_status gd_values_root(gd_pool *pool, const float *values, size_t n, uint32_t chunk_elems,
+                         uint8_t root[GD_MMR_HASH_LEN]) {
+    GD_TRY(gd_values_check(n, chunk_elems));
+    gd_bytes_part part = {values, n * sizeof(float)};
+    return gd_state_hash(pool, &part, 1, gd_chunk_bytes(chunk_elems), root, NULL);
+}
+
+gd_status gd_zero_values_root(gd_pool *pool, size_t n, uint32_t chunk_elems,
+                              uint8_t root[GD_MMR_HASH_LEN]) {
+    GD_TRY(gd_values_check(n, chunk_elems));
+    /* One zero chunk, listed once per chunk: no n-value allocation. */
+    size_t chunk = (size_t)chunk_elems < n ? chunk_elems : n;
+    uint32_t chunks = gd_values_chunks(n, chunk_elems);
+    float *zeros = calloc(chunk, sizeof(float));
+    gd_bytes_part *parts = calloc(chunks, sizeof *parts);
+    gd_status s = zeros && parts ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    for (uint32_t i = 0; s == GD_OK && i < chunks; i++) {
+        size_t lo = 0, count = 0;
+        (void)gd_values_chunk_range(n, chunk_elems, i, &lo, &count);
+        parts[i] = (gd_bytes_part){zeros, count * sizeof(float)};
+    }
+    if (s == GD_OK)
+        s = gd_state_hash(pool, parts, chunks, gd_chunk_bytes(chunk_elems), root, NULL);
+    free(parts);
+    free(zeros);
+    return s;
+}
+
+gd_status gd_values_prove(gd_pool *pool, const float *values, size_t n, uint32_t chunk_elems,
+                          uint32_t chunk, gd_mmr_proof *proof) {
+    GD_TRY(gd_values_check(n, chunk_elems));
+    gd_bytes_part part = {values, n * sizeof(float)};
+    return gd_state_prove(pool, &part, 1, gd_chunk_bytes(chunk_elems), chunk, proof);
+}
+
+bool gd_values_verify_chunk(const uint8_t root[GD_MMR_HASH_LEN], size_t n, uint32_t chunk_elems,
+                            uint32_t chunk, const float *values, size_t count,
+                            const gd_mmr_proof *proof) {
+    if (gd_values_check(n, chunk_elems) != GD_OK || count > SIZE_MAX / sizeof(float))
+        return false;
+    return gd_state_verify_chunk(root, (uint64_t)n * sizeof(float), gd_chunk_bytes(chunk_elems),
+                                 chunk, values, count * sizeof(float), proof);
+}
+
+/* --- text fields --------------------------------------------------------------------- */
+
+/* Printable ASCII, then only NUL padding: one spelling per address. */
+static gd_status gd_address_decode(char out[GD_STATE_ADDRESS_MAX + 1], const uint8_t *in) {
+    size_t len = 0;
+    while (len < GD_STATE_ADDRESS_MAX && in[len] != 0) {
+        if (in[len] < 0x20 || in[len] > 0x7e)
+            return gd_fail(GD_ERR_PARSE, "state address byte %zu is not printable ASCII", len);
+        len++;
+    }
+    for (size_t i = len; i < GD_STATE_ADDRESS_MAX; i++)
+        if (in[i] != 0)
+            return gd_fail(GD_ERR_PARSE, "state address has bytes after its NUL padding");
+    if (len == 0)
+        return gd_fail(GD_ERR_PARSE, "state address is empty");
+    memcpy(out, in, len);
+    out[len] = '\0';
+    return GD_OK;
+}
+
+static void gd_address_encode(uint8_t *out, const char *address) {
+    memset(out, 0, GD_STATE_ADDRESS_MAX);
+    memcpy(out, address, strnlen(address, GD_STATE_ADDRESS_MAX));
+}
+
+/* --- worker states -------------------------------------------------------------------- */
+
+gd_status gd_worker_state_init(gd_worker_state *w, uint32_t rank, size_t n) {
+    memset(w, 0, sizeof *w);
+    w->rank = rank;
+    w->n = n;
+    snprintf(w->address, sizeof w->address, "worker-%05u", rank);
+    w->params = calloc(n, sizeof(float));
+    w->exp_avg = calloc(n, sizeof(float));
+    w->exp_avg_sq = calloc(n, sizeof(float));
+    w->residual = calloc(n, sizeof(float));
+    if (!w->params || !w->exp_avg || !w->exp_avg_sq || !w->residual) {
+        gd_worker_state_free(w);
+        return gd_fail(GD_ERR_NOMEM, "out of memory for a worker state of %zu parameters", n);
+    }
+    return GD_OK;
+}
+
+gd_status gd_worker_state_copy(gd_worker_state *dst, const gd_worker_state *src) {
+    GD_TRY(gd_worker_state_init(dst, src->rank, src->n));
+    size_t bytes = src->n * sizeof(float);
+    memcpy(dst->address, src->address, sizeof dst->address);
+    memcpy(dst->params, src->params, bytes);
+    memcpy(dst->exp_avg, src->exp_avg, bytes);
+    memcpy(dst->exp_avg_sq, src->exp_avg_sq, bytes);
+    memcpy(dst->residual, src->residual, bytes);
+    dst->step = src->step;
+    return GD_OK;
+}
+
+void gd_worker_state_free(gd_worker_state *w) {
+    free(w->params);
+    free(w->exp_avg);
+    free(w->exp_avg_sq);
+    free(w->residual);
+    w->params = w->exp_avg = w->exp_avg_sq = w->residual = NULL;
+}
+
+gd_status gd_worker_state_describe(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
+                                   gd_state_stage stage, const gd_worker_state *w,
+                                   gd_worker_desc *out) {
+    memset(out, 0, sizeof *out);
+    if (strnlen(w->address, sizeof w->address) > GD_STATE_ADDRESS_MAX || w->address[0] == '\0')
+        return gd_fail(GD_ERR_INVALID, "worker address must be 1..%d bytes",
+                       GD_STATE_ADDRESS_MAX);
+    out->tag = *tag;
+    out->round = round;
+    snprintf(out->address, sizeof out->address, "%s", w->address);
+    out->rank = w->rank;
+    out->stage = stage;
+    out->step = w->step;
+    out->n = w->n;
+    GD_TRY(gd_values_root(pool, w->params, w->n, tag->chunk_elems, out->params_root));
+    GD_TRY(gd_values_root(pool, w->exp_avg, w->n, tag->chunk_elems, out->exp_avg_root));
+    GD_TRY(gd_values_root(pool, w->exp_avg_sq, w->n, tag->chunk_elems, out->exp_avg_sq_root));
+    return gd_values_root(pool, w->residual, w->n, tag->chunk_elems, out->residual_root);
+}
+
+void gd_worker_desc_encode(const gd_worker_desc *d, uint8_t out[GD_WORKER_DESC_BYTES]) {
+    memset(out, 0, GD_WORKER_DESC_BYTES);
+    memcpy(out, GD_WORKER_MAGIC, 4);
+    gd_put_le32(out + 4, GD_STATE_VERSION);
+    memcpy(out + 8, d->tag.spec_digest, 32);
+    memcpy(out + 40, d->tag.layout_digest, 32);
+    gd_put_le64(out + 72, d->tag.run);
+    gd_put_le64(out + 80, d->round);
+    gd_address_encode(out + 88, d->address);
+    gd_put_le32(out + 152, d->rank);
+    gd_put_le32(out + 156, (uint32_t)d->stage);
+    gd_put_le64(out + 160, d->step);
+    gd_put_le64(out + 168, d->n);
+    gd_put_le32(out + 176, d->tag.chunk_elems);
+    memcpy(out + 184, d->params_root, 32);
+    memcpy(out + 216, d->exp_avg_root, 32);
+    memcpy(out + 248, d->exp_avg_sq_root, 32);
+    memcpy(out + 280, d->residual_root, 32);
+}
+
+/* n and chunk_elems of a descriptor from outside. */
+static gd_status gd_desc_sizes_check(uint64_t n, uint32_t chunk_elems, const char *what) {
+    if (n < 1 || n > GD_STATE_VALUES_MAX)
+        return gd_fail(GD_ERR_PARSE, "%s describes %llu values (must be 1..2^36)", what,
+                       (unsigned long long)n);
+    if (chunk_elems < 1 || chunk_elems > GD_STATE_CHUNK_ELEMS_MAX)
+        return gd_fail(GD_ERR_PARSE, "%s chunk size %u is not 1..2^28", what, chunk_elems);
+    return GD_OK;
+}
+
+static gd_status gd_desc_prefix_check(const uint8_t *in, size_t len, size_t want,
+                                      const char *magic, const char *what) {
+    if (in == NULL || len != want)
+        return gd_fail(GD_ERR_PARSE, "%s is %zu bytes, want %zu", what, in ? len : 0, want);
+    if (memcmp(in, magic, 4) != 0)
+        return gd_fail(GD_ERR_PARSE, "not a %s: the magic is not \"%s\"", what, magic);
+    uint32_t version = gd_get_le32(in + 4);
+    if (version != GD_STATE_VERSION)
+        return gd_fail(GD_ERR_PARSE, "%s version %u is not supported (want %d)", what,
+                       (unsigned)version, GD_STATE_VERSION);
+    return GD_OK;
+}
+
+gd_status gd_worker_desc_decode(gd_worker_desc *d, const uint8_t *in, size_t len) {
+    memset(d, 0, sizeof *d);
+    GD_TRY(gd_desc_prefix_check(in, len, GD_WORKER_DESC_BYTES, GD_WORKER_MAGIC,
+                                "worker state descriptor"));
+    uint32_t stage = gd_get_le32(in + 156);
+    if (stage > GD_STAGE_ENCODED)
+        return gd_fail(GD_ERR_PARSE, "worker state stage %u is unknown", (unsigned)stage);
+    if (gd_get_le32(in + 180) != 0)
+        return gd_fail(GD_ERR_PARSE, "worker state descriptor padding is not zero");
+    uint64_t n = gd_get_le64(in + 168);
+    uint32_t chunk_elems = gd_get_le32(in + 176);
+    GD_TRY(gd_desc_sizes_check(n, chunk_elems, "worker state"));
+    GD_TRY(gd_address_decode(d->address, in + 88));
+    memcpy(d->tag.spec_digest, in + 8, 32);
+    memcpy(d->tag.layout_digest, in + 40, 32);
+    d->tag.run = gd_get_le64(in + 72);
+    d->tag.chunk_elems = chunk_elems;
+    d->round = gd_get_le64(in + 80);
+    d->rank = gd_get_le32(in + 152);
+    d->stage = (gd_state_stage)stage;
+    d->step = gd_get_le64(in + 160);
+    d->n = n;
+    memcpy(d->params_root, in + 184, 32);
+    memcpy(d->exp_avg_root, in + 216, 32);
+    memcpy(d->exp_avg_sq_root, in + 248, 32);
+    memcpy(d->residual_root, in + 280, 32);
+    return GD_OK;
+}
+
+void gd_worker_desc_hash(const gd_worker_desc *d, uint8_t out[GD_MMR_HASH_LEN]) {
+    uint8_t bytes[GD_WORKER_DESC_BYTES];
+    gd_worker_desc_encode(d, bytes);
+    gd_sha256(out, bytes, sizeof bytes);
+}
+
+gd_status gd_worker_state_hash(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
+                               gd_state_stage stage, const gd_worker_state *w,
+                               uint8_t out[GD_MMR_HASH_LEN]) {
+    gd_worker_desc d;
+    GD_TRY(gd_worker_state_describe(pool, tag, round, stage, w, &d));
+    gd_worker_desc_hash(&d, out);
+    return GD_OK;
+}
+
+gd_status gd_worker_state_serialize(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
+                                    gd_state_stage stage, const gd_worker_state *w,
+                                    gd_buf *out) {
+    gd_worker_desc d;
+    GD_TRY(gd_worker_state_describe(pool, tag, round, stage, w, &d));
+    size_t bytes = w->n * sizeof(float);
+    uint8_t *buf = malloc(GD_WORKER_DESC_BYTES + 4 * bytes);
+    if (buf == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for a worker state file");
+    gd_worker_desc_encode(&d, buf);
+    uint8_t *p = buf + GD_WORKER_DESC_BYTES;
+    const float *arrays[4] = {w->params, w->exp_avg, w->exp_avg_sq, w->residual};
+    for (int i = 0; i < 4; i++, p += bytes)
+        memcpy(p, arrays[i], bytes);
+    out->data = buf;
+    out->len = GD_WORKER_DESC_BYTES + 4 * bytes;
+    return GD_OK;
+}
+
+/* The first tag field that differs, or NULL. */
+static const char *gd_tag_mismatch(const gd_state_tag *got, const gd_state_tag *want) {
+    if (got->run != want->run)
+        return "run";
+    if (memcmp(got->spec_digest, want->spec_digest, 32) != 0)
+        return "run spec digest";
+    if (memcmp(got->layout_digest, want->layout_digest, 32) != 0)
+        return "layout digest";
+    if (got->chunk_elems != want->chunk_elems)
+        return "chunk size";
+    return NULL;
+}
+
+gd_status gd_worker_state_parse(gd_pool *pool, gd_worker_state *w, gd_worker_desc *desc,
+                                const uint8_t *bytes, size_t len, const gd_state_tag *expect,
+                                size_t expect_n) {
+    memset(w, 0, sizeof *w);
+    if (bytes == NULL || len < GD_WORKER_DESC_BYTES)
+        return gd_fail(GD_ERR_PARSE, "worker state file of %zu bytes is shorter than its "
+                                     "%d-byte descriptor",
+                       bytes ? len : 0, GD_WORKER_DESC_BYTES);
+    GD_TRY(gd_worker_desc_decode(desc, bytes, GD_WORKER_DESC_BYTES));
+    const char *field = gd_tag_mismatch(&desc->tag, expect);
+    if (field != NULL)
+        return gd_fail(GD_ERR_INVALID, "worker state of '%s': its %s is not the run's",
+                       desc->address, field);
+    if (desc->n != expect_n)
+        return gd_fail(GD_ERR_INVALID, "worker state of '%s' has %llu values; the model has %zu",
+                       desc->address, (unsigned long long)desc->n, expect_n);
+    /* desc->n <= 2^36, so 16 n cannot overflow. */
+    uint64_t want = GD_WORKER_DESC_BYTES + 16 * desc->n;
+    if ((uint64_t)len != want)
+        return gd_fail(GD_ERR_PARSE, "worker state file is %zu bytes; %llu values need %llu",
+                       len, (unsigned long long)desc->n, (unsigned long long)want);
+    GD_TRY(gd_worker_state_init(w, desc->rank, (size_t)desc->n));
+    snprintf(w->address, sizeof w->address, "%s", desc->address);
+    w->step = desc->step;
+    size_t n_bytes = w->n * sizeof(float);
+    const uint8_t *p = bytes + GD_WORKER_DESC_BYTES;
+    float *arrays[4] = {w->params, w->exp_avg, w->exp_avg_sq, w->residual};
+    for (int i = 0; i < 4; i++, p += n_bytes)
+        memcpy(arrays[i], p, n_bytes);
+    gd_worker_desc again;
+    gd_status s = gd_worker_state_describe(pool, &desc->tag, desc->round, desc->stage, w, &again);
+    if (s == GD_OK) {
+        uint8_t a[GD_MMR_HASH_LEN], b[GD_MMR_HASH_LEN];
+        gd_worker_desc_hash(desc, a);
+        gd_worker_desc_hash(&again, b);
+        if (memcmp(a, b, sizeof a) != 0)
+            s = gd_fail(GD_ERR_INVALID, "worker state of '%s': its arrays do not hash to the "
+                                        "roots its descriptor names",
+                        desc->address);
+    }
+    if (s != GD_OK)
+        gd_worker_state_free(w);
+    return s;
+}
+
+/* --- the global state ---------------------------------------------------------------- */
+
+gd_status gd_global_state_init(gd_global_state *g, size_t n) {
+    memset(g, 0, sizeof *g);
+    g->n = n;
+    g->params = calloc(n, sizeof(float));
+    g->momentum = calloc(n, sizeof(float));
+    if (!g->params || !g->momentum) {
+        gd_global_state_free(g);
+        return gd_fail(GD_ERR_NOMEM, "out of memory for the global state");
+    }
+    return GD_OK;
+}
+
+gd_status gd_global_state_copy(gd_global_state *dst, const gd_global_state *src) {
+    GD_TRY(gd_global_state_init(dst, src->n));
+    memcpy(dst->params, src->params, src->n * sizeof(float));
+    memcpy(dst->momentum, src->momentum, src->n * sizeof(float));
+    dst->round = src->round;
+    return GD_OK;
+}
+
+void gd_global_state_free(gd_global_state *g) {
+    free(g->params);
+    free(g->momentum);
+    g->params = g->momentum = NULL;
+}
+
+gd_status gd_global_state_describe(gd_pool *pool, const uint8_t layout_digest[32],
+                                   uint32_t chunk_elems, const gd_global_state *g,
+                                   gd_global_desc *out) {
+    memset(out, 0, sizeof *out);
+    memcpy(out->layout_digest, layout_digest, 32);
+    out->round = g->round;
+    out->n = g->n;
+    out->chunk_elems = chunk_elems;
+    GD_TRY(gd_values_root(pool, g->params, g->n, chunk_elems, out->params_root));
+    return gd_values_root(pool, g->momentum, g->n, chunk_elems, out->momentum_root);
+}
+
+void gd_global_desc_encode(const gd_global_desc *d, uint8_t out[GD_GLOBAL_DESC_BYTES]) {
+    memset(out, 0, GD_GLOBAL_DESC_BYTES);
+    memcpy(out, GD_GLOBAL_MAGIC, 4);
+    gd_put_le32(out + 4, GD_STATE_VERSION);
+    memcpy(out + 8, d->layout_digest, 32);
+    gd_put_le64(out + 40, d->round);
+    gd_put_le64(out + 48, d->n);
+    gd_put_le32(out + 56, d->chunk_elems);
+    memcpy(out + 64, d->params_root, 32);
+    memcpy(out + 96, d->momentum_root, 32);
+}
+
+gd_status gd_global_desc_decode(gd_global_desc *d, const uint8_t *in, size_t len) {
+    memset(d, 0, sizeof *d);
+    GD_TRY(gd_desc_prefix_check(in, len, GD_GLOBAL_DESC_BYTES, GD_GLOBAL_MAGIC,
+                                "global state descriptor"));
+    if (gd_get_le32(in + 60) != 0)
+        return gd_fail(GD_ERR_PARSE, "global state descriptor padding is not zero");
+    uint64_t n = gd_get_le64(in + 48);
+    uint32_t chunk_elems = gd_get_le32(in + 56);
+    GD_TRY(gd_desc_sizes_check(n, chunk_elems, "global state"));
+    memcpy(d->layout_digest, in + 8, 32);
+    d->round = gd_get_le64(in + 40);
+    d->n = n;
+    d->chunk_elems = chunk_elems;
+    memcpy(d->params_root, in + 64, 32);
+    memcpy(d->momentum_root, in + 96, 32);
+    return GD_OK;
+}
+
+void gd_global_desc_hash(const gd_global_desc *d, uint8_t out[GD_MMR_HASH_LEN]) {
+    uint8_t bytes[GD_GLOBAL_DESC_BYTES];
+    gd_global_desc_encode(d, bytes);
+    gd_sha256(out, bytes, sizeof bytes);
+}
+
+gd_status gd_global_state_hash(gd_pool *pool, const uint8_t layout_digest[32],
+                               uint32_t chunk_elems, const gd_global_state *g,
+                               uint8_t out[GD_MMR_HASH_LEN]) {
+    gd_global_desc d;
+    GD_TRY(gd_global_state_describe(pool, layout_digest, chunk_elems, g, &d));
+    gd_global_desc_hash(&d, out);
+    return GD_OK;
+}

@@ -1,0 +1,188 @@
+/* The states a DiLoCo run hashes, and their canonical forms.
+ *
+ * A worker's local state is its parameters, AdamW moments, error-feedback
+ * residual and inner step counter; the global state G is the parameters and
+ * the outer momentum. Each is committed to by a descriptor: a fixed-size
+ * header naming what the state is (run, round, worker, data rank, ...)
+ * followed by one sub-root per array. A sub-root is the MMR root
+ * (proofs/state_hash.h) over the array's chunks of chunk_elems values, the
+ * same chunks a payload is cut into, so a verifier can check chunk i of a
+ * state against chunk i of a payload or of G, downloading only those chunks
+ * and their proofs. A state's hash is SHA-256 of its descriptor.
+ *
+ * Chunks are ranges of value indices of one array, so a hash depends
+ * neither on how the arrays are held in memory nor on how a model is later
+ * sharded across devices. Floats are hashed as their little-endian bytes
+ * (this code runs on little-endian hosts; codec.c checks it at compile
+ * time).
+ *
+ * Worker descriptor (312 bytes, docs/protocol.md section 2):
+ *     0 "GDWS"               4 version (LE32, 2)
+ *     8 spec digest (32)    40 layout digest (32)
+ *    72 run (LE64)          80 round (LE64)
+ *    88 address (64, NUL-padded printable ASCII)
+ *   152 rank (LE32)        156 stage (LE32)
+ *   160 step (LE64)        168 n (LE64)
+ *   176 chunk_elems (LE32) 180 0 (LE32)
+ *   184 params root  216 exp_avg root  248 exp_avg_sq root  280 residual root
+ *
+ * Global descriptor (128 bytes):
+ *     0 "GDGS"               4 version (LE32, 2)
+ *     8 layout digest (32)  40 rounds aggregated (LE64)
+ *    48 n (LE64)            56 chunk_elems (LE32)  60 0 (LE32)
+ *    64 params root         96 momentum root
+ * G's descriptor names no run: the run's spec carries G_0's hash, and the
+ * chain assigns the run id only when the spec is accepted. */
+#ifndef GD_TRAINER_STATE_H
+#define GD_TRAINER_STATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/bytes.h"
+#include "common/pool.h"
+#include "common/status.h"
+#include "proofs/mmr.h"
+
+#define GD_STATE_VERSION 2
+#define GD_WORKER_DESC_BYTES 312
+#define GD_GLOBAL_DESC_BYTES 128
+#define GD_STATE_ADDRESS_MAX 64
+/* The largest state a descriptor may describe (2^36 values: far above the
+ * models a host trains), so sizes from outside are bounded before use. */
+#define GD_STATE_VALUES_MAX ((uint64_t)1 << 36)
+#define GD_STATE_CHUNK_ELEMS_MAX ((uint32_t)1 << 28)
+
+/* Where in a round a worker state was taken. */
+typedef enum gd_state_stage {
+    GD_STAGE_TRAIN = 0,   /* transcript leaves 0 .. S: before/after each segment */
+    GD_STAGE_ENCODED = 1, /* the last leaf: after encoding, with the new residual */
+} gd_state_stage;
+
+/* What every worker state of a run carries: fixed by the run's spec. */
+typedef struct gd_state_tag {
+    uint64_t run;
+    uint8_t spec_digest[32];   /* the RunSpec's canonical digest */
+    uint8_t layout_digest[32]; /* trainer/layout.h */
+    uint32_t chunk_elems;      /* the payload chunk size */
+} gd_state_tag;
+
+/* --- worker states ------------------------------------------------------------- */
+
+typedef struct gd_worker_state {
+    uint32_t rank; /* its data stream: assigned by the chain at join */
+    char address[GD_STATE_ADDRESS_MAX + 1];
+    size_t n;
+    float *params, *exp_avg, *exp_avg_sq, *residual;
+    uint64_t step; /* inner steps taken over the whole run */
+} gd_worker_state;
+
+/* Zeroed arrays of n values (the run's initial optimizer state); address
+ * defaults to "worker-RANK" (5 digits). */
+gd_status gd_worker_state_init(gd_worker_state *w, uint32_t rank, size_t n) GD_MUST_CHECK;
+gd_status gd_worker_state_copy(gd_worker_state *dst, const gd_worker_state *src) GD_MUST_CHECK;
+void gd_worker_state_free(gd_worker_state *w);
+
+typedef struct gd_worker_desc {
+    gd_state_tag tag;
+    uint64_t round;
+    char address[GD_STATE_ADDRESS_MAX + 1];
+    uint32_t rank;
+    gd_state_stage stage;
+    uint64_t step;
+    uint64_t n;
+    uint8_t params_root[GD_MMR_HASH_LEN];
+    uint8_t exp_avg_root[GD_MMR_HASH_LEN];
+    uint8_t exp_avg_sq_root[GD_MMR_HASH_LEN];
+    uint8_t residual_root[GD_MMR_HASH_LEN];
+} gd_worker_desc;
+
+/* The descriptor of w at (round, stage): hashes all four arrays. */
+gd_status gd_worker_state_describe(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
+                                   gd_state_stage stage, const gd_worker_state *w,
+                                   gd_worker_desc *out) GD_MUST_CHECK;
+void gd_worker_desc_encode(const gd_worker_desc *d, uint8_t out[GD_WORKER_DESC_BYTES]);
+/* Strict: magic, version, stage, address spelling, n in 1..GD_STATE_VALUES_MAX,
+ * chunk_elems in 1..2^28, zero padding. GD_ERR_PARSE naming the field. */
+gd_status gd_worker_desc_decode(gd_worker_desc *d, const uint8_t *in,
+                                size_t len) GD_MUST_CHECK;
+/* The state hash: SHA-256 of the encoded descriptor (a transcript leaf). */
+void gd_worker_desc_hash(const gd_worker_desc *d, uint8_t out[GD_MMR_HASH_LEN]);
+/* describe + hash. */
+gd_status gd_worker_state_hash(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
+                               gd_state_stage stage, const gd_worker_state *w,
+                               uint8_t out[GD_MMR_HASH_LEN]) GD_MUST_CHECK;
+
+/* The file form of a worker state (a segment-start checkpoint a worker
+ * serves): the descriptor, then params, exp_avg, exp_avg_sq and residual as
+ * n little-endian floats each (312 + 16 n bytes). */
+gd_status gd_worker_state_serialize(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
+                                    gd_state_stage stage, const gd_worker_state *w,
+                                    gd_buf *out) GD_MUST_CHECK;
+/* Parses a peer's state file. Before anything is allocated or copied it
+ * checks the descriptor strictly, that its run, spec digest, layout digest
+ * and chunk size are `expect`'s and its n is expect_n, and that the length
+ * is exactly 312 + 16 n; then it rehashes the arrays and requires the
+ * descriptor's four roots. GD_ERR_INVALID / GD_ERR_PARSE naming what is
+ * wrong. *w is initialised on success (free with gd_worker_state_free). */
+gd_status gd_worker_state_parse(gd_pool *pool, gd_worker_state *w, gd_worker_desc *desc,
+                                const uint8_t *bytes, size_t len, const gd_state_tag *expect,
+                                size_t expect_n) GD_MUST_CHECK;
+
+/* --- the global state -------------------------------------------------------------- */
+
+typedef struct gd_global_state {
+    size_t n;
+    float *params, *momentum;
+    uint64_t round; /* rounds aggregated so far */
+} gd_global_state;
+
+gd_status gd_global_state_init(gd_global_state *g, size_t n) GD_MUST_CHECK;
+gd_status gd_global_state_copy(gd_global_state *dst, const gd_global_state *src) GD_MUST_CHECK;
+void gd_global_state_free(gd_global_state *g);
+
+typedef struct gd_global_desc {
+    uint8_t layout_digest[32];
+    uint64_t round;
+    uint64_t n;
+    uint32_t chunk_elems;
+    uint8_t params_root[GD_MMR_HASH_LEN];
+    uint8_t momentum_root[GD_MMR_HASH_LEN];
+} gd_global_desc;
+
+gd_status gd_global_state_describe(gd_pool *pool, const uint8_t layout_digest[32],
+                                   uint32_t chunk_elems, const gd_global_state *g,
+                                   gd_global_desc *out) GD_MUST_CHECK;
+void gd_global_desc_encode(const gd_global_desc *d, uint8_t out[GD_GLOBAL_DESC_BYTES]);
+gd_status gd_global_desc_decode(gd_global_desc *d, const uint8_t *in,
+                                size_t len) GD_MUST_CHECK;
+void gd_global_desc_hash(const gd_global_desc *d, uint8_t out[GD_MMR_HASH_LEN]);
+/* describe + hash: what attesters post and the run's spec names for G_0. */
+gd_status gd_global_state_hash(gd_pool *pool, const uint8_t layout_digest[32],
+                               uint32_t chunk_elems, const gd_global_state *g,
+                               uint8_t out[GD_MMR_HASH_LEN]) GD_MUST_CHECK;
+
+/* --- arrays and their chunks ----------------------------------------------------------- */
+
+/* The sub-root of n values in chunks of chunk_elems. */
+gd_status gd_values_root(gd_pool *pool, const float *values, size_t n, uint32_t chunk_elems,
+                         uint8_t root[GD_MMR_HASH_LEN]) GD_MUST_CHECK;
+/* The sub-root of n zeros: the moments' and residual's at a worker's first
+ * round (O(n) hashing; a verifier computes it once per run). */
+gd_status gd_zero_values_root(gd_pool *pool, size_t n, uint32_t chunk_elems,
+                              uint8_t root[GD_MMR_HASH_LEN]) GD_MUST_CHECK;
+/* Chunk `chunk`'s proof within the n values. */
+gd_status gd_values_prove(gd_pool *pool, const float *values, size_t n, uint32_t chunk_elems,
+                          uint32_t chunk, gd_mmr_proof *proof) GD_MUST_CHECK;
+/* The values of chunk `chunk` (count values) of an array of n under root. */
+bool gd_values_verify_chunk(const uint8_t root[GD_MMR_HASH_LEN], size_t n, uint32_t chunk_elems,
+                            uint32_t chunk, const float *values, size_t count,
+                            const gd_mmr_proof *proof);
+/* Chunk count and the [*lo, *lo + *count) range of chunk `chunk`;
+ * false if the chunk is out of range. */
+uint32_t gd_values_chunks(size_t n, uint32_t chunk_elems);
+bool gd_values_chunk_range(size_t n, uint32_t chunk_elems, uint32_t chunk, size_t *lo,
+                           size_t *count);
+
+#endif
