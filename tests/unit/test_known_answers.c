@@ -1,0 +1,303 @@
+/* Known answers: SHA-256 digests of the exact bits the trainer and the DiLoCo
+ * engine produce from fixed inputs, so a compiler, a flag or a host that
+ * rounds one operation differently (a fused multiply-add, a libm call) is
+ * caught here and not as a split between worker and validator. CI builds
+ * this test with gcc and with clang and requires the same answers.
+ *
+ * Values are hashed as little-endian float32 (double for the learning
+ * rates), arrays concatenated in the order stated. Each answer is also
+ * printed on stdout ("kat NAME VALUE"), so two builds can be compared line
+ * by line where no answer is pinned for the host (the training step). */
+#include <cblas.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/bytes.h"
+#include "common/hash.h"
+#include "common/rng.h"
+#include "tests/testkit.h"
+#include "trainer/config.h"
+#include "trainer/data.h"
+#include "trainer/diloco.h"
+#include "trainer/optim.h"
+#include "trainer/train.h"
+
+#define KAT_HEX_LEN (2 * GD_SHA256_LEN + 1)
+
+/* The hex SHA-256 of n_arrays arrays of n floats, concatenated, each value
+ * as its little-endian bits (what a big-endian host must hash too). */
+static void kat_sha256_floats(char hex[KAT_HEX_LEN], const float *const *arrays,
+                              size_t n_arrays, size_t n) {
+    uint8_t *bytes = malloc(n_arrays * n * 4 + 1);
+    if (bytes == NULL)
+        abort();
+    for (size_t a = 0; a < n_arrays; a++) {
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u;
+            memcpy(&u, &arrays[a][i], 4);
+            gd_put_le32(bytes + (a * n + i) * 4, u);
+        }
+    }
+    uint8_t digest[GD_SHA256_LEN];
+    gd_sha256(digest, bytes, n_arrays * n * 4);
+    gd_hex_encode(hex, digest, GD_SHA256_LEN, false);
+    free(bytes);
+}
+
+static void kat_sha256_doubles(char hex[KAT_HEX_LEN], const double *v, size_t n) {
+    uint8_t *bytes = malloc(n * 8 + 1);
+    if (bytes == NULL)
+        abort();
+    for (size_t i = 0; i < n; i++) {
+        uint64_t u;
+        memcpy(&u, &v[i], 8);
+        gd_put_le64(bytes + i * 8, u);
+    }
+    uint8_t digest[GD_SHA256_LEN];
+    gd_sha256(digest, bytes, n * 8);
+    gd_hex_encode(hex, digest, GD_SHA256_LEN, false);
+    free(bytes);
+}
+
+/* Prints the answer and checks it against the pinned one (NULL: none
+ * pinned, only printed). */
+static void kat_check(const char *name, const char *got, const char *expected) {
+    printf("kat %s %s\n", name, got);
+    if (expected == NULL)
+        return;
+    if (strcmp(got, expected) != 0)
+        fprintf(stderr, "    %s: got %s, expected %s\n", name, got, expected);
+    CHECK(strcmp(got, expected) == 0);
+}
+
+static void kat_check_double(const char *name, double got, double expected) {
+    printf("kat %s %a\n", name, got);
+    if (got != expected)
+        fprintf(stderr, "    %s: got %a, expected %a\n", name, got, expected);
+    CHECK(got == expected);
+}
+
+static gd_model_config kat_tiny(void) {
+    gd_model_config c;
+    if (gd_model_config_preset(&c, "tiny") != GD_OK)
+        abort();
+    return c;
+}
+
+/* Every option of the training answers, stated rather than defaulted, so a
+ * changed default does not move the answer. */
+static gd_train_options kat_train_options(void) {
+    gd_train_options o;
+    gd_train_options_default(&o);
+    o.optim = (gd_optim_config){.lr = 1e-2, .min_lr = 1e-3, .warmup_steps = 0,
+                                .schedule_steps = 10, .beta1 = 0.9, .beta2 = 0.95,
+                                .eps = 1e-8, .weight_decay = 0.1, .grad_clip = 1.0};
+    o.batch = 4;
+    o.seq_len = 32;
+    o.micro_batch = 2;
+    o.seed = 1;
+    o.worker = 0;
+    o.data_workers = 0;
+    return o;
+}
+
+/* A warmup of 100 steps, then a cosine from 1e-3 to 1e-4 until step 1000:
+ * the 1,000 learning rates of steps 0..999 as doubles. The cosine's last
+ * multiply-add is where a contracting compiler rounds differently. */
+static void test_learning_rates(void) {
+    gd_optim_config c = {.lr = 1e-3, .min_lr = 1e-4, .warmup_steps = 100,
+                         .schedule_steps = 1000, .beta1 = 0.9, .beta2 = 0.95, .eps = 1e-8,
+                         .weight_decay = 0.1, .grad_clip = 1.0};
+    CHECK_OK(gd_optim_config_validate(&c));
+    double lr[1000];
+    for (uint64_t s = 0; s < 1000; s++)
+        lr[s] = gd_optim_lr_at(&c, s);
+    char hex[KAT_HEX_LEN];
+    kat_sha256_doubles(hex, lr, 1000);
+    kat_check("lr_warmup_cosine_1000", hex,
+              "65cc6fa816dd04be3b52718b50981a054bffd307ddb093e0148bba03e8580efd");
+    /* A few of them exactly, to say which one moved. */
+    static const struct {
+        uint64_t step;
+        double lr;
+    } pinned[] = {
+        {0, 0x1.4f8b588e368f1p-17},
+        {99, 0x1.0624dd2f1a9fcp-10},
+        {100, 0x1.0624dd2f1a9fcp-10},
+        {101, 0x1.0624ae159f3cbp-10},
+        {550, 0x1.205bc01a36e2fp-11},
+        {777, 0x1.e17b44d644b86p-13},
+        {999, 0x1.a37120497a633p-14},
+    };
+    for (size_t i = 0; i < sizeof pinned / sizeof pinned[0]; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "lr_%" PRIu64, pinned[i].step);
+        kat_check_double(name, lr[pinned[i].step], pinned[i].lr);
+    }
+}
+
+/* G_0 of tiny: the initial parameters for seed 1. */
+static void test_initial_params(void) {
+    gd_model_config c = kat_tiny();
+    gd_train_options o = kat_train_options();
+    gd_trainer *t = NULL;
+    CHECK_OK(gd_trainer_create(&t, &c, &o, 1));
+    if (t == NULL)
+        return;
+    size_t n = gd_trainer_layout(t)->total;
+    float *params = malloc(n * sizeof(float));
+    uint64_t step = 1;
+    gd_trainer_get_state(t, params, NULL, NULL, &step);
+    CHECK(step == 0);
+    CHECK(n == gd_model_param_count(&c));
+    char hex[KAT_HEX_LEN];
+    const float *arrays[1] = {params};
+    kat_sha256_floats(hex, arrays, 1, n);
+    kat_check("tiny_g0_seed1", hex,
+              "3ad72488895ff601027aecb0ba0b71ffade596e780ceefa229c4179dd2852637");
+    free(params);
+    gd_trainer_destroy(t);
+}
+
+/* The training step runs OpenBLAS's sgemm, whose kernels OpenBLAS picks per
+ * CPU (its Sandybridge kernels give other bits than Haswell's), and libm's
+ * expf, pow, cos and sin, which glibc also picks per CPU (docs/trainer.md).
+ * So its answer is pinned per OpenBLAS version and core; on another one the
+ * test prints it, unchecked, and scripts/test's comparison of the gcc and
+ * clang builds still holds. A new row comes from a host of that core (not
+ * OPENBLAS_CORETYPE elsewhere: libm would still be this host's). */
+static const struct {
+    const char *blas;
+    const char *state;
+    const char *loss;
+} kat_step_answers[] = {
+    {"0.3.21 Haswell", "090c296854ef2c7061f1e6b4ab1e84b49dabf8e145bfb7800b999bcf571d50dd",
+     "40b03b45"},
+    {"0.3.21 Zen", "090c296854ef2c7061f1e6b4ab1e84b49dabf8e145bfb7800b999bcf571d50dd",
+     "40b03b45"},
+};
+
+/* "VERSION CORE" of the OpenBLAS that runs here. */
+static void kat_blas_name(char *out, size_t cap) {
+    char version[32] = "?";
+    if (sscanf(openblas_get_config(), "OpenBLAS %31s", version) != 1)
+        snprintf(version, sizeof version, "?");
+    snprintf(out, cap, "%s %s", version, openblas_get_corename());
+}
+
+/* One step of tiny on a fixed batch: params ‖ exp_avg ‖ exp_avg_sq after
+ * it, and the step's loss as float32 bits. */
+static void test_one_step(void) {
+    gd_model_config c = kat_tiny();
+    gd_train_options o = kat_train_options();
+    gd_data *data = NULL;
+    CHECK_OK(gd_data_open(&data, "synthetic:markov:1"));
+    gd_trainer *t = NULL;
+    CHECK_OK(gd_trainer_create(&t, &c, &o, 1));
+    if (t == NULL || data == NULL) {
+        gd_trainer_destroy(t);
+        gd_data_close(data);
+        return;
+    }
+    gd_step_stats st = {0};
+    CHECK_OK(gd_trainer_step(t, data, &st));
+    CHECK(st.step == 0 && gd_trainer_step_count(t) == 1);
+    size_t n = gd_trainer_layout(t)->total;
+    float *state = malloc(3 * n * sizeof(float));
+    uint64_t step = 0;
+    gd_trainer_get_state(t, state, state + n, state + 2 * n, &step);
+    CHECK(step == 1);
+    char hex[KAT_HEX_LEN], loss[16];
+    const float *arrays[3] = {state, state + n, state + 2 * n};
+    kat_sha256_floats(hex, arrays, 3, n);
+    float loss_f = (float)st.loss;
+    uint32_t loss_bits;
+    memcpy(&loss_bits, &loss_f, 4);
+    snprintf(loss, sizeof loss, "%08" PRIx32, loss_bits);
+
+    char blas[96];
+    kat_blas_name(blas, sizeof blas);
+    const char *want_state = NULL, *want_loss = NULL;
+    for (size_t i = 0; i < sizeof kat_step_answers / sizeof kat_step_answers[0]; i++) {
+        if (strcmp(kat_step_answers[i].blas, blas) == 0) {
+            want_state = kat_step_answers[i].state;
+            want_loss = kat_step_answers[i].loss;
+        }
+    }
+    if (want_state == NULL)
+        fprintf(stderr, "    no answer pinned for OpenBLAS %s: printed, not checked\n", blas);
+    kat_check("tiny_step1_state", hex, want_state);
+    kat_check("tiny_step1_loss", loss, want_loss);
+    free(state);
+    gd_trainer_destroy(t);
+    gd_data_close(data);
+}
+
+#define KAT_AGG_N 1000
+
+/* n values of stream `stream` of the answers' Philox key, scale times
+ * approximately standard normal. */
+static void kat_fill(float *v, size_t n, uint32_t stream, double scale) {
+    gd_rng rng;
+    uint32_t ids[4] = {0x4b4154u /* "KAT" */, stream, 0, 0};
+    gd_rng_init(&rng, 20240601, ids);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)(gd_rng_normal12(&rng) * scale);
+}
+
+/* The three contributions of the aggregation answer, in one place so that a
+ * change of gd_contribution is one edit. Addresses of equal length (their
+ * order is the same by bytes or by length then bytes), different token
+ * counts, and "gonka1bbb" five to ten times the others' scale, so that
+ * clipping at twice the median norm scales it down. Given out of address
+ * order. */
+static void kat_contributions(gd_contribution out[3], float *deltas) {
+    kat_fill(deltas, KAT_AGG_N, 10, 1e-3);
+    kat_fill(deltas + KAT_AGG_N, KAT_AGG_N, 11, 1e-2);
+    kat_fill(deltas + 2 * KAT_AGG_N, KAT_AGG_N, 12, 2e-3);
+    out[0] = (gd_contribution){.address = "gonka1ccc", .delta = deltas + 2 * KAT_AGG_N,
+                               .tokens = 2048};
+    out[1] = (gd_contribution){.address = "gonka1aaa", .delta = deltas, .tokens = 1024};
+    out[2] = (gd_contribution){.address = "gonka1bbb", .delta = deltas + KAT_AGG_N,
+                               .tokens = 4096};
+}
+
+/* One aggregate and outer step from a fixed G: params ‖ momentum after it. */
+static void test_aggregate(void) {
+    gd_diloco_config c;
+    gd_diloco_config_default(&c);
+    c.outer_lr = 0.7;
+    c.outer_momentum = 0.9;
+    c.clip_factor = 2.0;
+    gd_global_state g;
+    CHECK_OK(gd_global_state_init(&g, KAT_AGG_N));
+    kat_fill(g.params, KAT_AGG_N, 1, 0.02);
+    kat_fill(g.momentum, KAT_AGG_N, 2, 1e-3);
+    float *deltas = malloc(3 * KAT_AGG_N * sizeof(float));
+    gd_contribution contribs[3];
+    kat_contributions(contribs, deltas);
+    gd_aggregate_stats st = {0};
+    CHECK_OK(gd_diloco_aggregate(NULL, &c, contribs, 3, &g, &st));
+    CHECK(st.clipped == 1);
+    CHECK(g.round == 1);
+    /* The norms clipping compared: they decide the clipped weight. */
+    kat_check_double("aggregate_median_norm", st.median_norm, 0x1.f0e0404d963aap-5);
+    kat_check_double("aggregate_max_norm", st.max_norm, 0x1.491f0c4c9c69fp-2);
+    char hex[KAT_HEX_LEN];
+    const float *arrays[2] = {g.params, g.momentum};
+    kat_sha256_floats(hex, arrays, 2, KAT_AGG_N);
+    kat_check("aggregate_3_clipped", hex,
+              "8ff8a04fa60d1b5de1e9ba4a520a38546bd9954b55863b7402418d6f1d8ea4a0");
+    free(deltas);
+    gd_global_state_free(&g);
+}
+
+int main(void) {
+    RUN_TEST(test_learning_rates);
+    RUN_TEST(test_initial_params);
+    RUN_TEST(test_one_step);
+    RUN_TEST(test_aggregate);
+    return gd_test_finish();
+}
