@@ -157,6 +157,19 @@ static void test_initial_params(void) {
     kat_sha256_floats(hex, arrays, 1, n);
     kat_check("tiny_g0_seed1", hex,
               "3ad72488895ff601027aecb0ba0b71ffade596e780ceefa229c4179dd2852637");
+    /* The same G_0 as a run's spec names it: the v2 state hash (descriptor
+     * with tiny's layout digest, zero momentum, payload-sized chunks). */
+    gd_global_state g;
+    CHECK_OK(gd_global_state_init(&g, n));
+    memcpy(g.params, params, n * sizeof(float));
+    uint8_t state_hash[32];
+    CHECK_OK(gd_global_state_hash(NULL, gd_trainer_layout(t)->digest, GD_PAYLOAD_CHUNK_ELEMS, &g,
+                                  state_hash));
+    for (int i = 0; i < 32; i++)
+        snprintf(hex + 2 * i, 3, "%02x", state_hash[i]);
+    kat_check("tiny_g0_state_hash", hex,
+              "eecde113f3f20894c2bf652e6c66fbf22371d532a19b149eae4e011be526ee94");
+    gd_global_state_free(&g);
     free(params);
     gd_trainer_destroy(t);
 }
@@ -253,14 +266,19 @@ static void kat_fill(float *v, size_t n, uint32_t stream, double scale) {
  * counts, and "gonka1bbb" five to ten times the others' scale, so that
  * clipping at twice the median norm scales it down. Given out of address
  * order. */
+static const uint8_t kat_layout[32] = {0x4b, 0x41, 0x54};
+
 static void kat_contributions(gd_contribution out[3], float *deltas) {
     kat_fill(deltas, KAT_AGG_N, 10, 1e-3);
     kat_fill(deltas + KAT_AGG_N, KAT_AGG_N, 11, 1e-2);
     kat_fill(deltas + 2 * KAT_AGG_N, KAT_AGG_N, 12, 2e-3);
-    out[0] = (gd_contribution){.address = "gonka1ccc", .delta = deltas + 2 * KAT_AGG_N,
+    out[0] = (gd_contribution){.address = "gonka1ccc", .n = KAT_AGG_N,
+                               .layout_digest = kat_layout, .delta = deltas + 2 * KAT_AGG_N,
                                .tokens = 2048};
-    out[1] = (gd_contribution){.address = "gonka1aaa", .delta = deltas, .tokens = 1024};
-    out[2] = (gd_contribution){.address = "gonka1bbb", .delta = deltas + KAT_AGG_N,
+    out[1] = (gd_contribution){.address = "gonka1aaa", .n = KAT_AGG_N,
+                               .layout_digest = kat_layout, .delta = deltas, .tokens = 1024};
+    out[2] = (gd_contribution){.address = "gonka1bbb", .n = KAT_AGG_N,
+                               .layout_digest = kat_layout, .delta = deltas + KAT_AGG_N,
                                .tokens = 4096};
 }
 
@@ -279,7 +297,7 @@ static void test_aggregate(void) {
     gd_contribution contribs[3];
     kat_contributions(contribs, deltas);
     gd_aggregate_stats st = {0};
-    CHECK_OK(gd_diloco_aggregate(NULL, &c, contribs, 3, &g, &st));
+    CHECK_OK(gd_diloco_aggregate(NULL, &c, kat_layout, contribs, 3, &g, &st));
     CHECK(st.clipped == 1);
     CHECK(g.round == 1);
     /* The norms clipping compared: they decide the clipped weight. */
