@@ -294,7 +294,9 @@ static gd_status gd_sim_verify(gd_sim *s, uint32_t r, uint32_t w,
     GD_TRY(gd_worker_round_leaf(res, seg + 1, &b));
     gd_segment_claim claim = {.cv = &cv, .segment = seg,
                               .digest_step = gd_sim_draw(s, r, w, 3, c->segment_steps),
-                              .first_step = start.desc.step, .start = &segment_starts[seg],
+                              .first_step = start.desc.step,
+                              .residual_root = start.desc.residual_root,
+                              .start = &segment_starts[seg],
                               .start_proof = &a.proof, .end_leaf = res->leaves[seg + 1],
                               .end_proof = &b.proof};
     GD_TRY(gd_diloco_verify_segment(s->trainer, c, s->data, &claim, &check));

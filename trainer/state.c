@@ -141,7 +141,12 @@ gd_status gd_worker_state_copy(gd_worker_state *dst, const gd_worker_state *src)
     memcpy(dst->params, src->params, bytes);
     memcpy(dst->exp_avg, src->exp_avg, bytes);
     memcpy(dst->exp_avg_sq, src->exp_avg_sq, bytes);
-    memcpy(dst->residual, src->residual, bytes);
+    if (src->residual != NULL) {
+        memcpy(dst->residual, src->residual, bytes);
+    } else {
+        free(dst->residual);
+        dst->residual = NULL;
+    }
     dst->step = src->step;
     return GD_OK;
 }
@@ -157,7 +162,17 @@ void gd_worker_state_free(gd_worker_state *w) {
 gd_status gd_worker_state_describe(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
                                    gd_state_stage stage, const gd_worker_state *w,
                                    gd_worker_desc *out) {
+    return gd_worker_state_describe_with(pool, tag, round, stage, w, NULL, out);
+}
+
+gd_status gd_worker_state_describe_with(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
+                                        gd_state_stage stage, const gd_worker_state *w,
+                                        const uint8_t residual_root[GD_MMR_HASH_LEN],
+                                        gd_worker_desc *out) {
     memset(out, 0, sizeof *out);
+    if (residual_root == NULL && w->residual == NULL)
+        return gd_fail(GD_ERR_INVALID, "a worker state without its residual needs the "
+                                       "residual's root");
     if (strnlen(w->address, sizeof w->address) > GD_STATE_ADDRESS_MAX || w->address[0] == '\0')
         return gd_fail(GD_ERR_INVALID, "worker address must be 1..%d bytes",
                        GD_STATE_ADDRESS_MAX);
@@ -171,6 +186,10 @@ gd_status gd_worker_state_describe(gd_pool *pool, const gd_state_tag *tag, uint6
     GD_TRY(gd_values_root(pool, w->params, w->n, tag->chunk_elems, out->params_root));
     GD_TRY(gd_values_root(pool, w->exp_avg, w->n, tag->chunk_elems, out->exp_avg_root));
     GD_TRY(gd_values_root(pool, w->exp_avg_sq, w->n, tag->chunk_elems, out->exp_avg_sq_root));
+    if (residual_root != NULL) {
+        memcpy(out->residual_root, residual_root, GD_MMR_HASH_LEN);
+        return GD_OK;
+    }
     return gd_values_root(pool, w->residual, w->n, tag->chunk_elems, out->residual_root);
 }
 
@@ -264,6 +283,8 @@ gd_status gd_worker_state_hash(gd_pool *pool, const gd_state_tag *tag, uint64_t 
 gd_status gd_worker_state_serialize(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
                                     gd_state_stage stage, const gd_worker_state *w,
                                     gd_buf *out) {
+    if (w->residual == NULL)
+        return gd_fail(GD_ERR_INVALID, "a worker state file holds the residual");
     gd_worker_desc d;
     GD_TRY(gd_worker_state_describe(pool, tag, round, stage, w, &d));
     size_t bytes = w->n * sizeof(float);
@@ -309,21 +330,31 @@ gd_status gd_worker_state_parse(gd_pool *pool, gd_worker_state *w, gd_worker_des
     if (desc->n != expect_n)
         return gd_fail(GD_ERR_INVALID, "worker state of '%s' has %llu values; the model has %zu",
                        desc->address, (unsigned long long)desc->n, expect_n);
-    /* desc->n <= 2^36, so 16 n cannot overflow. */
-    uint64_t want = GD_WORKER_DESC_BYTES + 16 * desc->n;
-    if ((uint64_t)len != want)
-        return gd_fail(GD_ERR_PARSE, "worker state file is %zu bytes; %llu values need %llu",
-                       len, (unsigned long long)desc->n, (unsigned long long)want);
+    /* desc->n <= 2^36, so 16 n cannot overflow. Without the residual (its
+     * root is in the descriptor) the file is 4 n bytes shorter. */
+    uint64_t full = GD_WORKER_DESC_BYTES + 16 * desc->n, partial = full - 4 * desc->n;
+    if ((uint64_t)len != full && (uint64_t)len != partial)
+        return gd_fail(GD_ERR_PARSE, "worker state file is %zu bytes; %llu values need %llu "
+                                     "(or %llu without the residual)",
+                       len, (unsigned long long)desc->n, (unsigned long long)full,
+                       (unsigned long long)partial);
     GD_TRY(gd_worker_state_init(w, desc->rank, (size_t)desc->n));
     snprintf(w->address, sizeof w->address, "%s", desc->address);
     w->step = desc->step;
+    int n_arrays = (uint64_t)len == full ? 4 : 3;
+    if (n_arrays == 3) {
+        free(w->residual);
+        w->residual = NULL;
+    }
     size_t n_bytes = w->n * sizeof(float);
     const uint8_t *p = bytes + GD_WORKER_DESC_BYTES;
     float *arrays[4] = {w->params, w->exp_avg, w->exp_avg_sq, w->residual};
-    for (int i = 0; i < 4; i++, p += n_bytes)
+    for (int i = 0; i < n_arrays; i++, p += n_bytes)
         memcpy(arrays[i], p, n_bytes);
     gd_worker_desc again;
-    gd_status s = gd_worker_state_describe(pool, &desc->tag, desc->round, desc->stage, w, &again);
+    gd_status s = gd_worker_state_describe_with(pool, &desc->tag, desc->round, desc->stage, w,
+                                                n_arrays == 3 ? desc->residual_root : NULL,
+                                                &again);
     if (s == GD_OK) {
         uint8_t a[GD_MMR_HASH_LEN], b[GD_MMR_HASH_LEN];
         gd_worker_desc_hash(desc, a);

@@ -74,7 +74,8 @@ typedef struct gd_worker_state {
     uint32_t rank; /* its data stream: assigned by the chain at join */
     char address[GD_STATE_ADDRESS_MAX + 1];
     size_t n;
-    float *params, *exp_avg, *exp_avg_sq, *residual;
+    float *params, *exp_avg, *exp_avg_sq;
+    float *residual; /* NULL in a state parsed without it (its root then stands in) */
     uint64_t step; /* inner steps taken over the whole run */
 } gd_worker_state;
 
@@ -102,6 +103,13 @@ typedef struct gd_worker_desc {
 gd_status gd_worker_state_describe(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
                                    gd_state_stage stage, const gd_worker_state *w,
                                    gd_worker_desc *out) GD_MUST_CHECK;
+/* The same with the residual's root given (w->residual may then be NULL):
+ * training never changes the residual, so a re-execution carries its root
+ * instead of downloading and rehashing it. */
+gd_status gd_worker_state_describe_with(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
+                                        gd_state_stage stage, const gd_worker_state *w,
+                                        const uint8_t residual_root[GD_MMR_HASH_LEN],
+                                        gd_worker_desc *out) GD_MUST_CHECK;
 void gd_worker_desc_encode(const gd_worker_desc *d, uint8_t out[GD_WORKER_DESC_BYTES]);
 /* Strict: magic, version, stage, address spelling, n in 1..GD_STATE_VALUES_MAX,
  * chunk_elems in 1..2^28, zero padding. GD_ERR_PARSE naming the field. */
@@ -116,16 +124,18 @@ gd_status gd_worker_state_hash(gd_pool *pool, const gd_state_tag *tag, uint64_t 
 
 /* The file form of a worker state (a segment-start checkpoint a worker
  * serves): the descriptor, then params, exp_avg, exp_avg_sq and residual as
- * n little-endian floats each (312 + 16 n bytes). */
+ * n little-endian floats each (312 + 16 n bytes). Its first 312 + 12 n
+ * bytes (all but the residual) are what a segment re-execution needs. */
 gd_status gd_worker_state_serialize(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
                                     gd_state_stage stage, const gd_worker_state *w,
                                     gd_buf *out) GD_MUST_CHECK;
 /* Parses a peer's state file. Before anything is allocated or copied it
  * checks the descriptor strictly, that its run, spec digest, layout digest
  * and chunk size are `expect`'s and its n is expect_n, and that the length
- * is exactly 312 + 16 n; then it rehashes the arrays and requires the
- * descriptor's four roots. GD_ERR_INVALID / GD_ERR_PARSE naming what is
- * wrong. *w is initialised on success (free with gd_worker_state_free). */
+ * is exactly 312 + 16 n, or 312 + 12 n without the residual (w->residual is
+ * then NULL); then it rehashes the arrays and requires the descriptor's
+ * roots. GD_ERR_INVALID / GD_ERR_PARSE naming what is wrong. *w is
+ * initialised on success (free with gd_worker_state_free). */
 gd_status gd_worker_state_parse(gd_pool *pool, gd_worker_state *w, gd_worker_desc *desc,
                                 const uint8_t *bytes, size_t len, const gd_state_tag *expect,
                                 size_t expect_n) GD_MUST_CHECK;

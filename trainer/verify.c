@@ -311,7 +311,9 @@ gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, con
                        c->segment_steps);
     /* The served state's size first: nothing is copied from a state that
      * does not have the model's shape. */
-    if (in->n != n || !in->params || !in->exp_avg || !in->exp_avg_sq || !in->residual) {
+    if (claim->residual_root == NULL)
+        return gd_fail(GD_ERR_INVALID, "a segment claim needs leaf 0's residual root");
+    if (in->n != n || !in->params || !in->exp_avg || !in->exp_avg_sq) {
         gd_refuse(res, "the segment's start state has %zu values; the model has %zu", in->n, n);
         return GD_OK;
     }
@@ -329,8 +331,8 @@ gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, con
     gd_state_tag tag;
     gd_diloco_state_tag(c, gd_trainer_layout(t), &tag);
     gd_leaf_evidence start_ev = {.proof = *claim->start_proof};
-    GD_TRY(gd_worker_state_describe(gd_trainer_pool(t), &tag, cv->round, GD_STAGE_TRAIN, in,
-                                    &start_ev.desc));
+    GD_TRY(gd_worker_state_describe_with(gd_trainer_pool(t), &tag, cv->round, GD_STAGE_TRAIN, in,
+                                         claim->residual_root, &start_ev.desc));
     if (!gd_diloco_leaf_proven(cv->transcript_root, cv->segments, claim->segment, &start_ev)) {
         gd_refuse(res, "the segment's start state is not transcript leaf %u", claim->segment);
         return GD_OK;
@@ -338,12 +340,17 @@ gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, con
     gd_worker_state w;
     GD_TRY(gd_worker_state_copy(&w, in));
     w.rank = cv->rank; /* the chain's, which the check above matched */
+    free(w.residual);  /* unchanged by training: its root stands in */
+    w.residual = NULL;
     gd_status s = gd_diloco_load_worker(t, c, &w, w.params);
     gd_leaf_evidence end_ev = {.proof = *claim->end_proof};
     for (uint32_t k = 0; s == GD_OK && k < c->segment_steps; k++) {
         s = gd_trainer_step(t, data, NULL);
-        if (s == GD_OK && (k == claim->digest_step || k + 1 == c->segment_steps))
-            s = gd_diloco_record_state(t, &tag, cv->round, &w, &end_ev.desc);
+        if (s == GD_OK && (k == claim->digest_step || k + 1 == c->segment_steps)) {
+            gd_trainer_get_state(t, w.params, w.exp_avg, w.exp_avg_sq, &w.step);
+            s = gd_worker_state_describe_with(gd_trainer_pool(t), &tag, cv->round, GD_STAGE_TRAIN,
+                                              &w, claim->residual_root, &end_ev.desc);
+        }
         if (s == GD_OK && k == claim->digest_step)
             gd_worker_desc_hash(&end_ev.desc, res->step_state);
     }

@@ -153,7 +153,9 @@ typedef struct gd_segment_claim {
     uint32_t digest_step;            /* drawn by the chain: 0 .. K - 1; the digest covers
                                         the state after digest_step + 1 steps */
     uint64_t first_step;             /* leaf 0's step (checked by the links) */
-    const gd_worker_state *start;    /* the served segment-start state */
+    const uint8_t *residual_root;    /* leaf 0's residual root (checked by the links) */
+    const gd_worker_state *start;    /* the served segment-start state; its residual is
+                                        not used and may be NULL */
     const gd_mmr_proof *start_proof; /* leaf `segment` */
     const uint8_t *end_leaf;         /* leaf segment + 1's hash, as served */
     const gd_mmr_proof *end_proof;
@@ -161,9 +163,11 @@ typedef struct gd_segment_claim {
 
 /* Re-executes the segment on the trainer (overwritten) with the commitment's
  * rank as data stream: the start state must have the model's size, the
- * worker's address and rank and the segment's step, and hash to leaf
- * `segment`; K inner steps from it must reach leaf segment + 1 exactly.
- * res->step_state and res->end_state are the recomputed hashes. */
+ * worker's address and rank and the segment's step, and hash (with leaf 0's
+ * residual root: training never changes the residual) to leaf `segment`; K
+ * inner steps from it must reach leaf segment + 1 exactly. So a validator
+ * downloads 12 bytes per parameter, not 16. res->step_state and
+ * res->end_state are the recomputed hashes. */
 gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
                                    const gd_segment_claim *claim,
                                    gd_check_result *res) GD_MUST_CHECK;

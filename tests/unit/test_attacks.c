@@ -227,7 +227,8 @@ static verdicts validate(world *x, const char *address, uint32_t rank, uint64_t 
         CHECK_OK(gd_worker_round_leaf(&v->res, s, &a));
         CHECK_OK(gd_worker_round_leaf(&v->res, s + 1, &b));
         gd_segment_claim claim = {.cv = &cv, .segment = s, .digest_step = 0,
-                                  .first_step = start.desc.step, .start = &v->segs[s],
+                                  .first_step = start.desc.step,
+                                  .residual_root = start.desc.residual_root, .start = &v->segs[s],
                                   .start_proof = &a.proof, .end_leaf = v->res.leaves[s + 1],
                                   .end_proof = &b.proof};
         CHECK_OK(gd_diloco_verify_segment(x->t, &x->c, x->data, &claim, &r));
@@ -524,6 +525,7 @@ static void test_wrong_sizes_are_refused(void) {
     gd_worker_state small;
     CHECK_OK(gd_worker_state_init(&small, 0, x.n / 10));
     gd_segment_claim claim = {.cv = &cv, .segment = 0, .digest_step = 0, .first_step = 0,
+                              .residual_root = v.res.descs[0].residual_root,
                               .start = &small, .start_proof = &a.proof,
                               .end_leaf = v.res.leaves[1], .end_proof = &b.proof};
     gd_check_result r;
@@ -542,6 +544,18 @@ static void test_wrong_sizes_are_refused(void) {
     CHECK_OK(gd_worker_state_parse(x.pool, &got, &desc, file.data, file.len, &tag, x.n));
     CHECK(memcmp(got.params, v.segs[0].params, x.n * sizeof(float)) == 0 && got.rank == 0);
     gd_worker_state_free(&got);
+    /* What a validator fetches is the file without the residual (its root
+     * is in the descriptor, and training never changes it); the segment
+     * re-executes from that. */
+    size_t partial = GD_WORKER_DESC_BYTES + 12 * x.n;
+    CHECK_OK(gd_worker_state_parse(x.pool, &got, &desc, file.data, partial, &tag, x.n));
+    CHECK(got.residual == NULL);
+    claim.start = &got;
+    CHECK_OK(gd_diloco_verify_segment(x.t, &x.c, x.data, &claim, &r));
+    CHECK(r.pass);
+    gd_worker_state_free(&got);
+    CHECK_STATUS(gd_worker_state_parse(x.pool, &got, &desc, file.data, partial + 4, &tag, x.n),
+                 GD_ERR_PARSE);
     CHECK_STATUS(gd_worker_state_parse(x.pool, &got, &desc, file.data, file.len, &tag, x.n + 1),
                  GD_ERR_INVALID);
     CHECK(contains(gd_error_detail(), "the model has"));

@@ -293,7 +293,8 @@ static gd_check_result check_segment(engine *e, const gd_commitment_view *cv,
     CHECK_OK(gd_worker_round_leaf(res, s, &a));
     CHECK_OK(gd_worker_round_leaf(res, s + 1, &b));
     gd_segment_claim claim = {.cv = cv, .segment = s, .digest_step = 0,
-                              .first_step = res->descs[0].step, .start = start,
+                              .first_step = res->descs[0].step,
+                              .residual_root = res->descs[0].residual_root, .start = start,
                               .start_proof = &a.proof, .end_leaf = end_leaf,
                               .end_proof = &b.proof};
     gd_check_result r;
@@ -338,6 +339,7 @@ static void test_worker_round_and_segments(void) {
         CHECK_OK(gd_worker_round_leaf(&res, 0, &a));
         CHECK_OK(gd_worker_round_leaf(&res, 1, &b));
         gd_segment_claim claim = {.cv = &m.cv, .segment = 0, .digest_step = 1, .first_step = 0,
+                                  .residual_root = res.descs[0].residual_root,
                                   .start = &seg[0], .start_proof = &a.proof,
                                   .end_leaf = res.leaves[1], .end_proof = &b.proof};
         gd_check_result r;
