@@ -383,7 +383,9 @@ static const gd_opt_spec gd_eval_opts[] = {
 const gd_command gd_cmd_eval = {
     "eval", "", 0, 0,
     "Mean cross-entropy (nats/token) of a checkpoint over fixed evaluation batches.",
-    "With token shards, batch b holds B windows and window j is the T+1 tokens\n"
-    "starting at token (b*B + j)*T of the files (T inputs, T shifted targets).",
+    "A window is T+1 tokens (T inputs, T shifted targets). With text or token\n"
+    "shards, the files hold M windows at a stride of T and batch b takes B of them,\n"
+    "spread over all the files by a golden-ratio stride (docs/trainer.md); batches\n"
+    "run out after M/B.",
     gd_eval_opts, gd_run_eval,
 };
