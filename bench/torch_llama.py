@@ -8,7 +8,9 @@ shares no code with the C implementation.
 
   torch_llama.py eval  --checkpoint CKPT --tokens SHARD --batch B --seq T --batches N
       mean cross-entropy over the evaluation windows gonka-diloco documents
-      (window j of batch b starts at token (b*B + j)*T), in float64; JSON out.
+      (eval window k = b*B + j is window (k*s) mod M of the M = (len - 1) // T
+      windows at a stride of T, s coprime to M near M / golden ratio; see
+      eval_starts), in float64; JSON out.
   torch_llama.py bench --checkpoint CKPT --threads N --batch B --seq T --steps S
       training throughput of the same model in float32 with torch.optim.AdamW
       (betas 0.9/0.95, weight decay 0.1 on matrices), global-norm clipping 1.0;
@@ -157,6 +159,17 @@ def load_model(path, dtype):
     return cfg, model
 
 
+def eval_starts(n_tokens, seq, count):
+    """The first token of eval windows 0..count-1 (trainer/data.h): M windows
+    at a stride of seq fit; window k is window (k*s) mod M, s the first
+    integer >= floor(M * 0x9E3779B97F4A7C15 / 2^64) coprime to M."""
+    m = (n_tokens - 1) // seq if n_tokens > seq else 0
+    s = (m * 0x9E3779B97F4A7C15) >> 64
+    while math.gcd(s, m) != 1:
+        s += 1
+    return [(k * s % m) * seq for k in range(min(count, m))]
+
+
 def cmd_eval(args):
     torch.set_num_threads(args.threads)
     _, model = load_model(args.checkpoint, torch.float64)
@@ -164,10 +177,9 @@ def cmd_eval(args):
     b_, t_ = args.batch, args.seq
     total, scored = 0.0, 0
     with torch.no_grad():
-        for b in range(args.batches):
-            if (b + 1) * b_ * t_ >= len(tokens):
-                break
-            rows = [tokens[(b * b_ + j) * t_ : (b * b_ + j) * t_ + t_ + 1] for j in range(b_)]
+        starts = eval_starts(len(tokens), t_, args.batches * b_)
+        for b in range(len(starts) // b_):
+            rows = [tokens[p : p + t_ + 1] for p in starts[b * b_ : (b + 1) * b_]]
             w = torch.from_numpy(np.stack(rows))
             logits = model(w[:, :-1])
             loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), w[:, 1:].reshape(-1),

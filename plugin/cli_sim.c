@@ -170,6 +170,9 @@ static int gd_sim_print_json(gd_cli *cli, const gd_sim_options *o, const gd_sim_
         r->start_eval, "warm_start", (int)o->warm_start, "params",
         (json_int_t)r->params, "verified_segments", (json_int_t)r->verified_segments, "rounds",
         rounds);
+    if (root)
+        json_object_set_new(root, "eval_data",
+                            json_string(o->eval_data_spec ? o->eval_data_spec : o->data_spec));
     if (root && r->has_ddp)
         json_object_set_new(root, "ddp",
                             json_pack("{s:o,s:I,s:f,s:f}", "eval_loss",
@@ -186,6 +189,9 @@ static void gd_sim_print_summary(gd_cli *cli, const gd_sim_options *o, const gd_
     char codec[40];
     gd_codec_format(&o->diloco.codec, codec, sizeof codec);
     const gd_diloco_config *c = &o->diloco;
+    if (o->eval_data_spec)
+        fprintf(cli->out, "\nevaluated on %s (trained on %s)\n", o->eval_data_spec,
+                o->data_spec);
     if (o->warm_start)
         fprintf(cli->out, "\nshared start: %u synchronous steps, eval loss %.4f\n", o->warm_start,
                 r->start_eval);
@@ -229,6 +235,7 @@ static int gd_run_sim(gd_cli *cli, gd_args *args) {
     o.link_mbps = 100;
     o.rtt_ms = 50;
     o.data_spec = gd_arg(args, "data");
+    o.eval_data_spec = gd_arg(args, "eval-data");
     if (o.data_spec == NULL)
         return gd_cli_usage(cli, args, "--data is required");
     double speeds[GD_SIM_MAX_WORKERS];
@@ -262,6 +269,7 @@ static const gd_opt_spec gd_sim_opts[] = {
     {"vocab", "N", "override the vocabulary size"},
     {"data", "SPEC", "synthetic:markov:SEED..., synthetic:mixture:SEED:COMPONENTS..., text:GLOB "
                      "or token shards"},
+    {"eval-data", "SPEC", "evaluate on this source instead of --data (a held-out loss)"},
     {"codec", "C", "none, bf16, int8 (default), int4 or topk:FRACTION"},
     {"chunk-elems", "N", "values per payload chunk; topk selects within each chunk "
                          "(default 1048576)"},

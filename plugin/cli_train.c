@@ -95,7 +95,8 @@ static int gd_cli_optim_opts(gd_cli *cli, gd_args *args, gd_optim_config *c) {
 typedef struct gd_train_run {
     gd_trainer *trainer;
     gd_data *data;
-    const char *data_spec, *out;
+    gd_data *eval_data; /* --eval-data's source, or NULL: evaluate on data */
+    const char *data_spec, *eval_spec, *out;
     uint64_t steps, log_every, save_every, eval_batches;
 } gd_train_run;
 
@@ -163,6 +164,21 @@ static void gd_train_banner(gd_cli *cli, const gd_train_run *run, int threads) {
             c->num_key_value_heads, c->vocab_size, c->tie_word_embeddings ? ", tied" : "",
             gd_data_describe(run->data), o->batch, o->seq_len, o->micro_batch, o->optim.lr,
             o->optim.min_lr, o->optim.warmup_steps, o->optim.schedule_steps, threads, o->seed);
+    if (run->eval_data)
+        fprintf(cli->out, "eval data: %s\n", gd_data_describe(run->eval_data));
+}
+
+/* The source the eval after training reads, checked against the model
+ * before training so a bad one does not cost the run. */
+static gd_status gd_train_eval_check(const gd_train_run *run) {
+    const gd_train_options *o = gd_trainer_options(run->trainer);
+    const gd_data *eval = run->eval_data ? run->eval_data : run->data;
+    gd_status s = gd_data_eval_check(eval, o->batch, o->seq_len,
+                                     gd_trainer_layout(run->trainer)->config.vocab_size);
+    if (s != GD_OK)
+        return gd_fail_context(s, "evaluation data '%s'",
+                               run->eval_spec ? run->eval_spec : run->data_spec);
+    return GD_OK;
 }
 
 static gd_status gd_train_save(const gd_train_run *run) {
@@ -170,10 +186,14 @@ static gd_status gd_train_save(const gd_train_run *run) {
 }
 
 static int gd_run_train(gd_cli *cli, gd_args *args) {
-    gd_train_run run = {.data_spec = gd_arg(args, "data"), .out = gd_arg(args, "out"),
-                        .log_every = 0, .save_every = 0, .eval_batches = 0};
+    gd_train_run run = {.data_spec = gd_arg(args, "data"), .eval_spec = gd_arg(args, "eval-data"),
+                        .out = gd_arg(args, "out"), .log_every = 0, .save_every = 0,
+                        .eval_batches = 0};
     if (run.data_spec == NULL || gd_arg(args, "steps") == NULL || run.out == NULL)
         return gd_cli_usage(cli, args, "--data, --steps and --out are required");
+    if (run.eval_spec && !gd_arg(args, "eval-batches"))
+        return gd_cli_usage(cli, args, "--eval-data is read by the eval after training: give "
+                                       "--eval-batches N too");
     int threads = 1, rc;
     if ((rc = gd_cli_u64_opt(cli, args, "steps", &run.steps)) >= 0 ||
         (rc = gd_cli_u64_opt(cli, args, "log-every", &run.log_every)) >= 0 ||
@@ -186,11 +206,22 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
     if (run.log_every == 0)
         run.log_every = run.steps / 20 ? run.steps / 20 : 1;
     gd_status s = gd_data_open(&run.data, run.data_spec);
-    if (s != GD_OK)
-        return gd_cli_fail(cli, s);
-    rc = gd_train_setup(cli, args, &run, threads);
-    if (rc >= 0) {
+    if (s == GD_OK && run.eval_spec) {
+        s = gd_data_open(&run.eval_data, run.eval_spec);
+        if (s != GD_OK)
+            s = gd_fail_context(s, "evaluation data '%s'", run.eval_spec);
+    }
+    if (s != GD_OK) {
         gd_data_close(run.data);
+        return gd_cli_fail(cli, s);
+    }
+    rc = gd_train_setup(cli, args, &run, threads);
+    if (rc < 0 && run.eval_batches && (s = gd_train_eval_check(&run)) != GD_OK)
+        rc = gd_cli_fail(cli, s);
+    if (rc >= 0) {
+        gd_trainer_destroy(run.trainer);
+        gd_data_close(run.data);
+        gd_data_close(run.eval_data);
         return rc;
     }
     bool json = gd_flag(args, "json");
@@ -234,9 +265,10 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
     uint64_t eval_tokens = 0;
     if (s == GD_OK && run.eval_batches) {
         const gd_train_options *o = gd_trainer_options(run.trainer);
-        s = gd_evaluate(gd_trainer_layout(run.trainer), gd_trainer_params(run.trainer), run.data,
-                        run.eval_batches, o->batch, o->seq_len, o->micro_batch,
-                        gd_trainer_pool(run.trainer), &eval_loss, &eval_tokens);
+        s = gd_evaluate(gd_trainer_layout(run.trainer), gd_trainer_params(run.trainer),
+                        run.eval_data ? run.eval_data : run.data, run.eval_batches, o->batch,
+                        o->seq_len, o->micro_batch, gd_trainer_pool(run.trainer), &eval_loss,
+                        &eval_tokens);
     }
     if (s == GD_OK) {
         if (json) {
@@ -249,14 +281,17 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
                 json_object_set_new(j, "eval_loss", eval_tokens ? json_real(eval_loss)
                                                                 : json_null());
                 json_object_set_new(j, "eval_tokens", json_integer((json_int_t)eval_tokens));
+                json_object_set_new(j, "eval_data",
+                                    json_string(run.eval_spec ? run.eval_spec : run.data_spec));
             }
             rc = gd_cli_print_json(cli, j);
         } else {
             fprintf(cli->out, "final loss %.4f after %" PRIu64 " steps (%.0f tokens in %.1f s)\n",
                     last_loss, gd_trainer_step_count(run.trainer), tokens, seconds);
             if (run.eval_batches)
-                fprintf(cli->out, "eval loss %.4f nats/token over %" PRIu64 " tokens\n",
-                        eval_loss, eval_tokens);
+                fprintf(cli->out, "eval loss %.4f nats/token over %" PRIu64 " tokens%s%s\n",
+                        eval_loss, eval_tokens, run.eval_spec ? " of " : "",
+                        run.eval_spec ? run.eval_spec : "");
             fprintf(cli->out, "saved %s\n", run.out);
             rc = GD_EXIT_OK;
         }
@@ -265,6 +300,7 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
     }
     gd_trainer_destroy(run.trainer);
     gd_data_close(run.data);
+    gd_data_close(run.eval_data);
     return rc;
 }
 
@@ -299,6 +335,7 @@ static const gd_opt_spec gd_train_opts[] = {
     {"log-every", "N", "steps between progress lines (default steps/20)"},
     {"save-every", "N", "also write the checkpoint every N steps"},
     {"eval-batches", "N", "after training, the eval loss over N evaluation batches"},
+    {"eval-data", "SPEC", "the source of those batches (default --data): a held-out loss"},
     {"json", NULL, "print one JSON summary instead of progress lines"},
     {NULL, NULL, NULL},
 };
@@ -316,9 +353,14 @@ const gd_command gd_cmd_train = {
 /* --- eval -------------------------------------------------------------------- */
 
 static int gd_run_eval(gd_cli *cli, gd_args *args) {
-    const char *ckpt = gd_arg(args, "checkpoint"), *spec = gd_arg(args, "data");
-    if (ckpt == NULL || spec == NULL)
-        return gd_cli_usage(cli, args, "--checkpoint and --data are required");
+    const char *ckpt = gd_arg(args, "checkpoint"), *spec = gd_arg(args, "eval-data");
+    if (ckpt == NULL)
+        return gd_cli_usage(cli, args, "--checkpoint is required");
+    if (spec && gd_arg(args, "data"))
+        return gd_cli_usage(cli, args, "--data and --eval-data name the same source here; give "
+                                       "one");
+    if (spec == NULL)
+        spec = gd_arg(args, "data");
     uint64_t batches = 10;
     int threads = 1, rc;
     gd_train_options o;
@@ -335,11 +377,31 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
     gd_status s = gd_checkpoint_load_model(ckpt, &layout, &params, &step);
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
+    /* Neither given: the source it was trained on, as its optimizer state
+     * records it. */
+    char recorded[sizeof ((gd_optim_state *)0)->data_spec];
+    if (spec == NULL) {
+        s = gd_checkpoint_data_spec(ckpt, recorded, sizeof recorded);
+        if (s != GD_OK) {
+            free(params);
+            gd_param_layout_free(&layout);
+            if (s != GD_ERR_NOT_FOUND)
+                return gd_cli_fail(cli, s);
+            return gd_cli_usage(cli, args, "%s; give --eval-data SPEC", gd_error_detail());
+        }
+        spec = recorded;
+    }
+    bool from_checkpoint = spec == recorded;
     if (!gd_arg(args, "seq") && o.seq_len > layout.config.max_position_embeddings)
         o.seq_len = layout.config.max_position_embeddings;
     gd_data *data = NULL;
     gd_pool *pool = NULL;
     s = gd_data_open(&data, spec);
+    if (s == GD_OK)
+        s = gd_data_eval_check(data, o.batch, o.seq_len, layout.config.vocab_size);
+    if (s != GD_OK)
+        s = gd_fail_context(s, "evaluation data '%s'%s", spec,
+                            from_checkpoint ? " (recorded in the checkpoint)" : "");
     if (s == GD_OK)
         s = gd_pool_create(&pool, threads);
     double loss = 0;
@@ -347,18 +409,19 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
     if (s == GD_OK)
         s = gd_evaluate(&layout, params, data, batches, o.batch, o.seq_len, o.micro_batch, pool,
                         &loss, &tokens);
-    if (s == GD_OK && tokens == 0)
-        s = gd_fail(GD_ERR_INVALID, "the data has no evaluation batch of %zu x %zu tokens",
-                    o.batch, o.seq_len + 1);
     if (s != GD_OK) {
         rc = gd_cli_fail(cli, s);
     } else if (gd_flag(args, "json")) {
-        rc = gd_cli_print_json(cli, json_pack("{s:f,s:I,s:I,s:f,s:I,s:I}", "loss", loss,
+        rc = gd_cli_print_json(cli, json_pack("{s:f,s:I,s:I,s:f,s:I,s:I,s:s,s:b}", "loss", loss,
                                               "tokens", (json_int_t)tokens, "batches",
                                               (json_int_t)(tokens / (o.batch * o.seq_len)),
                                               "perplexity", exp(loss), "step",
-                                              (json_int_t)step, "seq", (json_int_t)o.seq_len));
+                                              (json_int_t)step, "seq", (json_int_t)o.seq_len,
+                                              "eval_data", spec, "eval_data_from_checkpoint",
+                                              from_checkpoint));
     } else {
+        fprintf(cli->out, "data: %s%s: %s\n", spec,
+                from_checkpoint ? " (recorded in the checkpoint)" : "", gd_data_describe(data));
         fprintf(cli->out, "loss %.4f nats/token (perplexity %.3f) over %" PRIu64 " tokens, "
                           "%" PRIu64 " batches of %zu x %zu\n",
                 loss, exp(loss), tokens, tokens / (o.batch * o.seq_len), o.batch, o.seq_len);
@@ -373,7 +436,9 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
 
 static const gd_opt_spec gd_eval_opts[] = {
     {"checkpoint", "CKPT", "model checkpoint (safetensors)"},
-    {"data", "SPEC", "synthetic:markov:SEED[:ALPHABET[:ORDER]], text:GLOB, or token shards"},
+    {"eval-data", "SPEC", "synthetic:markov:SEED[:ALPHABET[:ORDER]], text:GLOB, or token shards "
+                          "(default: the data recorded in the checkpoint)"},
+    {"data", "SPEC", "the same as --eval-data"},
     {"batches", "N", "evaluation batches, from the first (default 10)"},
     GD_BATCH_OPTS,
     {"json", NULL, "print {\"loss\", \"tokens\", ...} as JSON"},
@@ -383,7 +448,9 @@ static const gd_opt_spec gd_eval_opts[] = {
 const gd_command gd_cmd_eval = {
     "eval", "", 0, 0,
     "Mean cross-entropy (nats/token) of a checkpoint over fixed evaluation batches.",
-    "With token shards, batch b holds B windows and window j is the T+1 tokens\n"
-    "starting at token (b*B + j)*T of the files (T inputs, T shifted targets).",
+    "A window is T+1 tokens (T inputs, T shifted targets). With text or token\n"
+    "shards, the files hold M windows at a stride of T and batch b takes B of them,\n"
+    "spread over all the files by a golden-ratio stride (docs/trainer.md); batches\n"
+    "run out after M/B.",
     gd_eval_opts, gd_run_eval,
 };

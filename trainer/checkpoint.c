@@ -381,3 +381,27 @@ gd_status gd_checkpoint_load_optim(const char *model_path, const gd_param_layout
         return gd_fail_context(s, "optimizer state %s", path);
     return GD_OK;
 }
+
+gd_status gd_checkpoint_data_spec(const char *model_path, char *out, size_t cap) {
+    char path[GD_CHECKPOINT_PATH_MAX];
+    GD_TRY(gd_checkpoint_optim_path(path, sizeof path, model_path));
+    gd_safetensors st;
+    gd_status s = gd_safetensors_open(&st, path);
+    if (s == GD_ERR_NOT_FOUND)
+        return gd_fail(GD_ERR_NOT_FOUND,
+                       "no data source is recorded with %s: it has no optimizer state %s",
+                       model_path, path);
+    if (s != GD_OK)
+        return gd_fail_context(s, "optimizer state %s (where the data source is recorded)",
+                               path);
+    const char *data = gd_safetensors_meta(&st, "data");
+    if (data == NULL || data[0] == '\0')
+        s = gd_fail(GD_ERR_NOT_FOUND, "no data source is recorded in %s", path);
+    else if (strlen(data) >= cap)
+        s = gd_fail(GD_ERR_LIMIT, "the data source recorded in %s is longer than %zu bytes",
+                    path, cap - 1);
+    else
+        memcpy(out, data, strlen(data) + 1);
+    gd_safetensors_free(&st);
+    return s;
+}

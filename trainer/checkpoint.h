@@ -61,4 +61,10 @@ gd_status gd_checkpoint_load_optim(const char *model_path, const gd_param_layout
                                    float *exp_avg, float *exp_avg_sq,
                                    gd_optim_state *state) GD_MUST_CHECK;
 
+/* The data source recorded with a checkpoint (its optimizer companion's
+ * "data", the spec it was trained on) into out. GD_ERR_NOT_FOUND when the
+ * companion is missing or records none (checkpoints from elsewhere), with a
+ * message naming the file; GD_ERR_LIMIT when the spec does not fit cap. */
+gd_status gd_checkpoint_data_spec(const char *model_path, char *out, size_t cap) GD_MUST_CHECK;
+
 #endif

@@ -18,10 +18,16 @@
  *       holds max(0, n - seq_len) of them); window r is counted through
  *       the files in path order, and starts at token r - (windows of the
  *       files before) of its file. Markov: gd_markov_sample on the stream.
- *   eval: token sources take the seq_len + 1 tokens from (b * batch + j) *
- *       seq_len of the files' concatenation; Markov takes gd_markov_sample
- *       on the stream (SEED of the source, tag EVAL, a = 0, b = index,
- *       w = j), which no training stream shares (different tag). */
+ *   eval: token sources: the files' concatenation of T tokens holds M =
+ *       (T - 1) / seq_len windows at a stride of seq_len (M = 0 if T <
+ *       seq_len + 1); eval window k = b * batch + j is window (k * s) mod M,
+ *       the seq_len + 1 tokens from ((k * s) mod M) * seq_len (across file
+ *       boundaries), where s is the first integer >= floor(M *
+ *       0x9E3779B97F4A7C15 / 2^64) (floor of M / golden ratio, exactly in
+ *       integers) coprime to M; batch b exists while (b + 1) * batch <= M.
+ *       Markov takes gd_markov_sample on the stream (SEED of the source,
+ *       tag EVAL, a = 0, b = index, w = j), which no training stream shares
+ *       (different tag). */
 #include "trainer/data.h"
 
 #include <errno.h>
@@ -45,6 +51,8 @@
 #define GD_DATA_TAG_TRAIN 0x74726e31u  /* "trn1" */
 #define GD_DATA_TAG_EVAL 0x65766c31u   /* "evl1" */
 #define GD_DATA_TAG_WINDOW 0x77696e31u /* "win1" */
+
+__extension__ typedef unsigned __int128 gd_u128;
 
 typedef struct gd_data_file {
     char *path;
@@ -714,6 +722,31 @@ static gd_status gd_copy_span(const gd_data *d, uint64_t pos, size_t len, int32_
     return GD_OK;
 }
 
+/* 2^64 / golden ratio, rounded down (Fibonacci hashing's multiplier). */
+#define GD_EVAL_GOLDEN 0x9E3779B97F4A7C15ull
+
+static uint64_t gd_gcd(uint64_t a, uint64_t b) {
+    while (b != 0) {
+        uint64_t t = a % b;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+/* The evaluation stride over m windows: the first s >= floor(m / golden
+ * ratio) (as floor(m * GD_EVAL_GOLDEN / 2^64)) coprime to m. Coprime, so k
+ * -> k * s mod m visits every window once; near m / golden ratio, so every
+ * prefix of that order is spread evenly over the source (the three-distance
+ * theorem), where any small stride would crowd it into the first files.
+ * s < m for m >= 2 (m - 1 is coprime to m); s = 0 for m = 1. */
+static uint64_t gd_eval_stride(uint64_t m) {
+    uint64_t s = (uint64_t)(((gd_u128)m * GD_EVAL_GOLDEN) >> 64);
+    while (gd_gcd(s, m) != 1)
+        s++;
+    return s;
+}
+
 gd_status gd_data_eval_batch(const gd_data *data, int32_t *tokens, size_t batch,
                              size_t seq_len, uint64_t vocab, uint64_t index, bool *available) {
     *available = false;
@@ -729,19 +762,43 @@ gd_status gd_data_eval_batch(const gd_data *data, int32_t *tokens, size_t batch,
         *available = true;
         return GD_OK;
     }
-    /* The last window, ((index + 1) * batch - 1) * seq_len + seq_len + 1 =
-     * (index + 1) * batch * seq_len + 1 tokens in, must fit. */
-    uint64_t windows_through;
-    if (index == UINT64_MAX || (index + 1) > UINT64_MAX / batch)
+    /* Windows at a stride of seq_len: window i (from i * seq_len through
+     * (i + 1) * seq_len) fits while (i + 1) * seq_len + 1 <= total. The
+     * batch's last window, (index + 1) * batch - 1, must be one of them. */
+    uint64_t windows = data->total >= len ? (data->total - 1) / seq_len : 0;
+    if (index >= windows / batch)
         return GD_OK;
-    windows_through = (index + 1) * batch;
-    if (windows_through > (UINT64_MAX - 1) / seq_len ||
-        windows_through * seq_len + 1 > data->total)
-        return GD_OK;
+    uint64_t stride = gd_eval_stride(windows);
     for (size_t j = 0; j < batch; j++) {
-        uint64_t start = (index * batch + j) * seq_len;
-        GD_TRY(gd_copy_span(data, start, len, tokens + j * len, vocab));
+        uint64_t k = index * batch + j;
+        uint64_t window = (uint64_t)((gd_u128)k * stride % windows);
+        GD_TRY(gd_copy_span(data, window * seq_len, len, tokens + j * len, vocab));
     }
     *available = true;
+    return GD_OK;
+}
+
+gd_status gd_data_eval_check(const gd_data *data, size_t batch, size_t seq_len,
+                             uint64_t vocab) {
+    if (data == NULL || batch == 0 || seq_len == 0)
+        return gd_fail(GD_ERR_INVALID, "batch (%zu) and seq_len (%zu) must be at least 1", batch,
+                       seq_len);
+    if (seq_len == SIZE_MAX || batch > SIZE_MAX / sizeof(int32_t) / (seq_len + 1))
+        return gd_fail(GD_ERR_LIMIT, "a batch of %zu windows of %zu tokens is too large", batch,
+                       seq_len);
+    int32_t *tokens = malloc(batch * (seq_len + 1) * sizeof *tokens);
+    if (tokens == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for an evaluation batch of %zu x %zu tokens",
+                       batch, seq_len + 1);
+    bool available = false;
+    gd_status s = gd_data_eval_batch(data, tokens, batch, seq_len, vocab, 0, &available);
+    free(tokens);
+    GD_TRY(s);
+    if (!available)
+        return gd_fail(GD_ERR_INVALID,
+                       "%s: no evaluation batch of %zu windows of %zu tokens fits (one needs "
+                       "%llu tokens); use a smaller batch or seq_len, or more data",
+                       data->description, batch, seq_len + 1,
+                       (unsigned long long)((uint64_t)batch * seq_len + 1));
     return GD_OK;
 }

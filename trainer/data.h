@@ -29,10 +29,17 @@
  *             micro * batch + j): a uniformly random start among all
  *             windows that fit inside one file (token sources), or a fresh
  *             run of the Markov chain from its stationary distribution;
- *   eval:     batch b, window j starts at token (b * batch + j) * seq_len
- *             of the concatenated files (token sources), or is a run of the
- *             Markov chain keyed by a fixed evaluation stream (of component
- *             (b * batch + j) mod COMPONENTS for a mixture). */
+ *   eval:     window j of batch b is eval window k = b * batch + j.
+ *             Token sources: the concatenated files hold M = (tokens - 1) /
+ *             seq_len windows at a stride of seq_len (window i starts at
+ *             token i * seq_len); eval window k is window (k * s) mod M,
+ *             s the first integer >= floor(M * 0x9E3779B97F4A7C15 / 2^64)
+ *             (M over the golden ratio, in exact integers) coprime to M.
+ *             So no window repeats for k < M, any prefix of eval windows
+ *             is spread over the whole source (not its first bytes), and
+ *             batch b exists while (b + 1) * batch <= M. Markov: a run of
+ *             the chain keyed by a fixed evaluation stream (of component k
+ *             mod COMPONENTS for a mixture). */
 #ifndef GD_TRAINER_DATA_H
 #define GD_TRAINER_DATA_H
 
@@ -78,11 +85,19 @@ gd_status gd_data_train_batch(const gd_data *data, int32_t *tokens, size_t batch
                               uint64_t step, uint32_t micro) GD_MUST_CHECK;
 
 /* Fills tokens with evaluation batch `index`. *available is false (and
- * tokens untouched) when the source has no such batch: the last window of
- * the batch would run past the end of the tokens. */
+ * tokens untouched) when the source has no such batch: a token source
+ * holds fewer than (index + 1) * batch windows (M above). */
 gd_status gd_data_eval_batch(const gd_data *data, int32_t *tokens, size_t batch,
                              size_t seq_len, uint64_t vocab, uint64_t index,
                              bool *available) GD_MUST_CHECK;
+
+/* Checks, before a run relies on it, that the source can be evaluated
+ * with a model of vocabulary vocab: evaluation batch 0 exists and its
+ * tokens fit (the checks gd_data_eval_batch makes; later batches are
+ * checked as they are read, as training batches are). GD_ERR_INVALID with
+ * the reason otherwise. */
+gd_status gd_data_eval_check(const gd_data *data, size_t batch, size_t seq_len,
+                             uint64_t vocab) GD_MUST_CHECK;
 
 /* For a Markov source: entropies[j] = H(X_t | X_{t-j}..X_{t-1}) in nats for
  * j = 0..order (entropies[order] is the entropy rate; entropies[order - 1]

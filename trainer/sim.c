@@ -16,6 +16,8 @@ typedef struct gd_sim {
     const gd_sim_options *o;
     gd_diloco_config c;    /* o->diloco with the schedule spanning the whole run */
     gd_data *data;
+    gd_data *eval_data;    /* o->eval_data_spec's source, or NULL */
+    const gd_data *eval;   /* what evaluations read: eval_data, else data */
     gd_trainer *trainer;
     size_t n;
     float *initial;        /* G_0's parameters, for the baselines */
@@ -84,6 +86,7 @@ static void gd_sim_free(gd_sim *s) {
     gd_global_state_free(&s->g);
     gd_trainer_destroy(s->trainer);
     gd_data_close(s->data);
+    gd_data_close(s->eval_data);
 }
 
 static uint64_t gd_sim_total_steps(const gd_sim_options *o) {
@@ -132,11 +135,24 @@ static gd_status gd_sim_setup(gd_sim *s, const gd_sim_options *o) {
     if (!(o->link_mbps >= 0) || !(o->rtt_ms >= 0))
         return gd_fail(GD_ERR_INVALID, "link speed and round-trip time must be >= 0");
     GD_TRY(gd_data_open(&s->data, o->data_spec));
+    if (o->eval_data_spec != NULL) {
+        gd_status st = gd_data_open(&s->eval_data, o->eval_data_spec);
+        if (st != GD_OK)
+            return gd_fail_context(st, "evaluation data '%s'", o->eval_data_spec);
+    }
+    s->eval = s->eval_data != NULL ? s->eval_data : s->data;
     gd_train_options inner = c->inner;
     inner.optim.schedule_steps = gd_sim_total_steps(o);
     s->trainer = NULL;
     GD_TRY(gd_trainer_create(&s->trainer, &o->model, &inner, o->threads));
     s->n = gd_trainer_layout(s->trainer)->total;
+    /* Before any training: an evaluation source that does not suit the
+     * model would otherwise fail only after the first round. */
+    gd_status fit = gd_data_eval_check(s->eval, c->inner.batch, c->inner.seq_len,
+                                       o->model.vocab_size);
+    if (fit != GD_OK)
+        return gd_fail_context(fit, "evaluation data '%s'",
+                               o->eval_data_spec ? o->eval_data_spec : o->data_spec);
     uint32_t W = c->workers;
     s->initial = malloc(s->n * sizeof(float));
     s->initial_m = calloc(s->n, sizeof(float));
@@ -427,7 +443,7 @@ static gd_status gd_sim_round(gd_sim *s, uint32_t r, gd_sim_round_report *rep) {
     uint64_t tokens = 0;
     if (st == GD_OK) {
         const gd_train_options *in = &c->inner;
-        st = gd_evaluate(gd_trainer_layout(s->trainer), s->g.params, s->data, o->eval_batches,
+        st = gd_evaluate(gd_trainer_layout(s->trainer), s->g.params, s->eval, o->eval_batches,
                          in->batch, in->seq_len, in->micro_batch, gd_trainer_pool(s->trainer),
                          &rep->eval_loss, &tokens);
         if (st == GD_OK && tokens == 0)
@@ -479,7 +495,7 @@ static gd_status gd_sim_ddp(gd_sim *s, gd_sim_report *rep) {
     }
     uint64_t tokens = 0;
     if (st == GD_OK)
-        st = gd_evaluate(gd_trainer_layout(t), gd_trainer_params(t), s->data, o->eval_batches,
+        st = gd_evaluate(gd_trainer_layout(t), gd_trainer_params(t), s->eval, o->eval_batches,
                          c->inner.batch, c->inner.seq_len, c->inner.micro_batch,
                          gd_trainer_pool(t), &rep->ddp_eval, &tokens);
     if (st == GD_OK) {
@@ -520,7 +536,7 @@ static gd_status gd_sim_local(gd_sim *s, gd_sim_report *rep) {
     }
     uint64_t tokens = 0;
     if (st == GD_OK)
-        st = gd_evaluate(gd_trainer_layout(s->trainer), avg, s->data, o->eval_batches,
+        st = gd_evaluate(gd_trainer_layout(s->trainer), avg, s->eval, o->eval_batches,
                          c->inner.batch, c->inner.seq_len, c->inner.micro_batch,
                          gd_trainer_pool(s->trainer), &rep->local_eval, &tokens);
     if (st == GD_OK)
@@ -546,7 +562,7 @@ static void gd_sim_summary(gd_sim *s, gd_sim_report *rep) {
     rep->diloco_wall = o->diloco.overlap ? rep->wall_overlap : rep->wall_sync;
     rep->utilization = o->diloco.overlap ? rep->utilization_overlap : rep->utilization_sync;
     double h[8];
-    size_t nh = gd_data_markov_entropies(s->data, h, 8);
+    size_t nh = gd_data_markov_entropies(s->eval, h, 8);
     rep->entropy_floor = nh ? h[nh - 1] : NAN;
     rep->loss_ratio = NAN;
     rep->byte_reduction = NAN;
@@ -569,7 +585,7 @@ gd_status gd_sim_run(const gd_sim_options *o, gd_sim_report *rep, gd_sim_progres
     }
     uint64_t tokens = 0;
     if (st == GD_OK)
-        st = gd_evaluate(gd_trainer_layout(s.trainer), s.initial, s.data, o->eval_batches,
+        st = gd_evaluate(gd_trainer_layout(s.trainer), s.initial, s.eval, o->eval_batches,
                          s.c.inner.batch, s.c.inner.seq_len, s.c.inner.micro_batch,
                          gd_trainer_pool(s.trainer), &rep->start_eval, &tokens);
     for (uint32_t r = 0; st == GD_OK && r < o->rounds; r++) {

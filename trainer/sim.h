@@ -31,6 +31,9 @@ typedef struct gd_sim_options {
     gd_diloco_config diloco;
     gd_model_config model;
     const char *data_spec;
+    /* Where every evaluation reads (G each round, the start, both
+     * baselines; the entropy floor is its own); NULL: data_spec. */
+    const char *eval_data_spec;
     uint32_t rounds;
     /* Steps of synchronous data-parallel training every method starts from
      * (as the DiLoCo paper starts from a pretrained model): G_0 and the
@@ -74,7 +77,7 @@ typedef struct gd_sim_report {
     double ddp_eval, ddp_wall, ddp_utilization;
     uint64_t ddp_bytes;        /* per worker over the run */
     double local_eval;
-    double entropy_floor;      /* NAN unless the data has one */
+    double entropy_floor;      /* NAN unless the evaluation data has one */
     double loss_ratio;         /* excess loss over the floor, DiLoCo / DDP (NAN without DDP) */
     double byte_reduction;     /* DDP bytes / DiLoCo bytes (NAN without DDP) */
     uint64_t params;

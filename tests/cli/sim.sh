@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gonka-diloco sim through the real binary: a small run with both baselines
 # and validator spot checks prints per-round lines and a summary, --json has
-# the documented keys, and bad input gets one "error:" line and exit 2.
+# the documented keys, --eval-data moves every evaluation to another source,
+# and bad input gets one "error:" line and exit 2 (1 for missing files).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bin=$(realpath "$1")
@@ -46,6 +47,33 @@ else
   bad "sim --json failed: $j"
 fi
 
+# --eval-data: every evaluation (start, rounds, baselines) reads it, the
+# training does not change, and the JSON names it.
+if a=$("$bin" sim "${small[@]}" --baseline ddp --baseline local --json) &&
+   b=$("$bin" sim "${small[@]}" --eval-data synthetic:markov:4 --baseline ddp --baseline local --json); then
+  /usr/bin/env python3 - "$a" "$b" <<'PY' || fail=1
+import json, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert a["eval_data"] == "synthetic:markov:3" and b["eval_data"] == "synthetic:markov:4", (a["eval_data"], b["eval_data"])
+assert a["start_eval_loss"] != b["start_eval_loss"]
+for part in ["diloco", "ddp", "local"]:
+    assert a[part]["eval_loss"] != b[part]["eval_loss"], part
+for ra, rb in zip(a["rounds"], b["rounds"]):
+    assert ra["inner_loss"] == rb["inner_loss"] and ra["eval_loss"] != rb["eval_loss"]
+assert a["entropy_floor"] != b["entropy_floor"]  # the floor is the evaluation source's
+print("ok: sim --eval-data: DiLoCo eval loss %.4f -> %.4f, DDP %.4f -> %.4f" %
+      (a["diloco"]["eval_loss"], b["diloco"]["eval_loss"], a["ddp"]["eval_loss"], b["ddp"]["eval_loss"]))
+PY
+else
+  bad "sim --eval-data failed: $a $b"
+fi
+if out=$("$bin" sim "${small[@]}" --eval-data synthetic:markov:4); then
+  grep -q "^evaluated on synthetic:markov:4 (trained on synthetic:markov:3)" <<<"$out" ||
+    bad "sim does not say what it evaluated on: $out"
+else
+  bad "sim --eval-data (text output) failed: $out"
+fi
+
 # --payload-dir: the files a worker would serve, readable by payload
 # inspect and verify (a flipped byte then fails verification).
 mkdir pl
@@ -78,5 +106,10 @@ check 2 "wrong number of speeds" -- sim "${small[@]}" --speeds 1,2,3
 check 2 "negative link" -- sim "${small[@]}" --link-mbps -5
 check 2 "outer momentum of 1" -- sim "${small[@]}" --outer-momentum 1
 check 1 "missing data file" -- sim --model tiny --data /no/such.bin --workers 2 --inner-steps 2 --rounds 1
+check 2 "bad eval data spec" -- sim "${small[@]}" --eval-data synthetic:markov:x
+check 1 "missing eval data file" -- sim "${small[@]}" --eval-data /no/such.bin
+check 2 "eval data beyond the vocabulary" -- sim "${small[@]}" --eval-data synthetic:markov:3:64
+head -c 20 /dev/zero | tr '\0' 'x' > short.txt
+check 2 "eval data without an evaluation batch" -- sim "${small[@]}" --eval-data text:short.txt
 check 1 "missing payload dir" -- sim "${small[@]}" --payload-dir /no/such/dir
 exit $fail

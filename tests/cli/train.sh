@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The trainer commands end to end through the real binary: train writes a
-# checkpoint and prints progress and a final loss; eval scores it (--json);
-# resume continues to the same bits as an uninterrupted run; bench train
+# checkpoint and prints progress and a final loss; eval scores it (--json),
+# on the data the checkpoint records or on --eval-data; resume continues to the same bits as an uninterrupted run; bench train
 # prints its figures; bad input gets one "error:" line and exit 1 or 2.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -40,6 +40,38 @@ else
   bad "eval failed: $j"
 fi
 
+# Held-out evaluation: --eval-data moves train's eval loss and names the
+# source; eval defaults to the data the checkpoint records, and --eval-data
+# (or --data, not both) overrides it.
+field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
+if j=$("$bin" train "${common[@]}" --steps 6 --eval-batches 2 --out e.safetensors --json) &&
+   k=$("$bin" train "${common[@]}" --steps 6 --eval-batches 2 --eval-data synthetic:markov:6 \
+       --out f.safetensors --json); then
+  [ "$(field "$j" eval_data)" = synthetic:markov:5 ] && [ "$(field "$k" eval_data)" = synthetic:markov:6 ] ||
+    bad "train --json eval_data: $j $k"
+  [ "$(field "$j" eval_loss)" != "$(field "$k" eval_loss)" ] || bad "--eval-data left the eval loss: $k"
+  cmp -s e.safetensors f.safetensors || bad "--eval-data changed the training"
+  ok "train --eval-data: eval loss $(field "$j" eval_loss) -> $(field "$k" eval_loss)"
+else
+  bad "train --eval-data failed: $j $k"
+fi
+ev=(eval --checkpoint e.safetensors --batches 2 --batch 4 --seq 32)
+if out=$("$bin" "${ev[@]}") && a=$("$bin" "${ev[@]}" --json) &&
+   b=$("$bin" "${ev[@]}" --data synthetic:markov:5 --json) &&
+   c=$("$bin" "${ev[@]}" --eval-data synthetic:markov:6 --json); then
+  grep -q "^data: synthetic:markov:5 (recorded in the checkpoint): synthetic Markov" <<<"$out" ||
+    bad "eval does not say which data it used: $out"
+  [ "$(field "$a" eval_data)" = synthetic:markov:5 ] && [ "$(field "$a" eval_data_from_checkpoint)" = True ] &&
+  [ "$(field "$b" eval_data_from_checkpoint)" = False ] && [ "$(field "$c" eval_data)" = synthetic:markov:6 ] ||
+    bad "eval --json eval_data: $a $b $c"
+  [ "$(field "$a" loss)" = "$(field "$b" loss)" ] && [ "$(field "$a" loss)" = "$(field "$j" eval_loss)" ] ||
+    bad "the recorded data is not the training data: $a $b $j"
+  [ "$(field "$c" loss)" = "$(field "$k" eval_loss)" ] || bad "eval --eval-data disagrees with train: $c $k"
+  ok "eval: recorded data $(field "$a" loss), --eval-data $(field "$c" loss)"
+else
+  bad "eval with the recorded data or --eval-data failed: $out $a $b $c"
+fi
+
 if j=$("$bin" bench train --model tiny --batch 2 --seq 32 --steps 1 --threads 1 --json); then
   for k in tokens_per_s params threads batch seq gflops sgemm_gflops; do
     grep -q "\"$k\":" <<<"$j" || bad "bench train json lacks $k: $j"
@@ -65,5 +97,19 @@ check 1 "corrupt checkpoint" -- eval --checkpoint junk.safetensors --data synthe
 check 1 "truncated checkpoint" -- eval --checkpoint truncated.safetensors --data synthetic:markov:1
 check 1 "missing checkpoint" -- eval --checkpoint none.safetensors --data synthetic:markov:1
 check 1 "resume without optimizer state" -- train --resume junk.safetensors --data synthetic:markov:1 --steps 2 --out y.safetensors
+check 2 "bad eval data spec" -- train --model tiny --data synthetic:markov:1 --steps 1 --eval-batches 1 --eval-data synthetic:markov:zz --out x.safetensors
+check 1 "missing eval data file" -- train --model tiny --data synthetic:markov:1 --steps 1 --eval-batches 1 --eval-data /no/such/shard.bin --out x.safetensors
+check 2 "eval data beyond the vocabulary" -- train --model tiny --vocab 16 --data synthetic:markov:1 --steps 1 --eval-batches 1 --eval-data synthetic:markov:1:32 --out x.safetensors
+[ -e x.safetensors ] && bad "a run whose eval data does not fit the model trained anyway"
+check 2 "eval data without eval batches" -- train --model tiny --data synthetic:markov:1 --steps 1 --eval-data synthetic:markov:2 --out x.safetensors
+check 2 "eval with --data and --eval-data" -- eval --checkpoint a.safetensors --data synthetic:markov:1 --eval-data synthetic:markov:2
+"$bin" train --model tiny --vocab 16 --data synthetic:markov:1 --steps 1 --batch 2 --seq 16 \
+  --out v16.safetensors >/dev/null || bad "training a vocabulary-16 model failed"
+check 2 "eval data beyond the model's vocabulary" -- eval --checkpoint v16.safetensors --eval-data synthetic:markov:1:32
+head -c 3000 /dev/zero | tr '\0' 'x' > bytes.txt
+check 2 "text eval data beyond the model's vocabulary" -- eval --checkpoint v16.safetensors --eval-data text:bytes.txt --seq 16
+cp a.safetensors lone.safetensors
+check 2 "no data given and none recorded" -- eval --checkpoint lone.safetensors
+check 1 "missing eval data file" -- eval --checkpoint a.safetensors --eval-data text:/no/such/*.txt
 check 2 "bad learning rate" -- train --model tiny --data synthetic:markov:1 --steps 1 --lr -1 --out x.safetensors
 exit $fail

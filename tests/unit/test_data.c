@@ -265,6 +265,12 @@ static void test_train_windows(void) {
     gd_data_close(data);
 }
 
+/* Eval window k of the two shards (M = 1599 / 63 = 25 windows at a stride
+ * of 63): the rule of data.h worked by hand. floor(25 / golden ratio) = 15
+ * shares 5 with 25, so the stride is 16, and window k starts at
+ * ((16 k) mod 25) * 63. */
+static uint64_t two_shards_eval_start(uint64_t k) { return (k * 16 % 25) * 63; }
+
 static void test_eval_windows(void) {
     gd_data *data = open_two_shards();
     if (data == NULL)
@@ -272,6 +278,7 @@ static void test_eval_windows(void) {
     enum { BATCH = 4, SEQ = 63, LEN = SEQ + 1 };
     int32_t x[BATCH * LEN];
     uint64_t index = 0;
+    bool seen[25] = {false}, crosses = false;
     for (;; index++) {
         bool available = false;
         for (int i = 0; i < BATCH * LEN; i++)
@@ -285,19 +292,44 @@ static void test_eval_windows(void) {
             break;
         }
         for (int j = 0; j < BATCH; j++) {
-            uint64_t start = (index * BATCH + (uint64_t)j) * SEQ;
+            uint64_t start = two_shards_eval_start(index * BATCH + (uint64_t)j);
             bool match = true;
             for (int k = 0; k < LEN; k++)
                 match = match && x[j * LEN + k] == two_shards_token(start + (uint64_t)k);
             CHECK(match);
+            CHECK(!seen[start / SEQ]);
+            seen[start / SEQ] = true;
+            crosses = crosses || (start < A_COUNT && start + LEN > A_COUNT);
         }
     }
-    /* (b + 1) * 4 * 63 + 1 <= 1600 for b = 0..5 only; batch 2 holds the
-     * window at 693 that runs from A into B. */
+    /* 6 batches of 4 use 24 of the 25 windows; one of them (at 693) runs
+     * from A into B. */
     CHECK(index == 6);
-    bool available = true;
+    CHECK(crosses);
+    /* Window k does not depend on the batch size: batch 1 of 4 is eval
+     * windows 4..7, and window 24, the last, is batch 24 of 1. */
+    int32_t one[LEN];
+    bool available = false;
+    CHECK_OK(gd_data_eval_batch(data, x, BATCH, SEQ, 2000, 1, &available));
+    for (int j = 0; j < BATCH; j++) {
+        CHECK_OK(gd_data_eval_batch(data, one, 1, SEQ, 2000, 4 + (uint64_t)j, &available));
+        CHECK(available && memcmp(one, x + j * LEN, sizeof one) == 0);
+    }
+    CHECK_OK(gd_data_eval_batch(data, one, 1, SEQ, 2000, 24, &available));
+    CHECK(available && one[0] == two_shards_token(two_shards_eval_start(24)));
+    CHECK_OK(gd_data_eval_batch(data, one, 1, SEQ, 2000, 25, &available));
+    CHECK(!available);
     CHECK_OK(gd_data_eval_batch(data, x, BATCH, SEQ, 2000, UINT64_MAX, &available));
     CHECK(!available);
+    CHECK_OK(gd_data_eval_batch(data, x, BATCH, SEQ, 2000, UINT64_MAX / BATCH, &available));
+    CHECK(!available);
+    /* Deterministic: another opening of the same files gives the same batch. */
+    gd_data *again = open_two_shards();
+    int32_t y[BATCH * LEN];
+    CHECK_OK(gd_data_eval_batch(data, x, BATCH, SEQ, 2000, 3, &available));
+    CHECK_OK(gd_data_eval_batch(again, y, BATCH, SEQ, 2000, 3, &available));
+    CHECK(available && memcmp(x, y, sizeof x) == 0);
+    gd_data_close(again);
     /* Exactly fitting: one window of all 1600 tokens. */
     int32_t *all = malloc(1600 * sizeof *all);
     CHECK_OK(gd_data_eval_batch(data, all, 1, 1599, 2000, 0, &available));
@@ -305,6 +337,129 @@ static void test_eval_windows(void) {
     CHECK_OK(gd_data_eval_batch(data, all, 1, 1599, 2000, 1, &available));
     CHECK(!available);
     free(all);
+    /* The probe a run makes before it trains: batch 0 must exist. */
+    CHECK_OK(gd_data_eval_check(data, BATCH, SEQ, 2000));
+    CHECK_STATUS(gd_data_eval_check(data, 26, SEQ, 2000), GD_ERR_INVALID);
+    CHECK(detail_has("2 shards, 1600 uint16 tokens") && detail_has("26 windows of 64 tokens"));
+    CHECK_STATUS(gd_data_eval_check(data, BATCH, SEQ, 1500), GD_ERR_INVALID);
+    CHECK(detail_has("vocabulary of 1500"));
+    gd_data_close(data);
+}
+
+/* For every number of windows M from 1000 tokens (seq_len 1..300): eval
+ * windows 0..M-1 are the M windows at a stride of seq_len, each once, and
+ * window M does not exist. Over 14285 windows, the first n of them leave
+ * no gap wider than 3 M / n windows (golden-ratio order: about 2.4 M / n
+ * at worst; the first n of any order cannot beat M / n). */
+static void test_eval_windows_permute(void) {
+    enum { N = 1000, BIG = 100000 };
+    uint32_t *tokens = malloc(BIG * sizeof *tokens);
+    for (uint32_t i = 0; i < BIG; i++)
+        tokens[i] = i;
+    CHECK_OK(gd_shard_write(tmp_path("positions.bin"), tokens, N, 4));
+    CHECK_OK(gd_shard_write(tmp_path("positions-big.bin"), tokens, BIG, 4));
+    gd_data *data = NULL, *big = NULL;
+    CHECK_OK(gd_data_open(&data, tmp_path("positions.bin")));
+    CHECK_OK(gd_data_open(&big, tmp_path("positions-big.bin")));
+    if (data == NULL || big == NULL) {
+        gd_data_close(data);
+        free(tokens);
+        return;
+    }
+    int32_t window[302];
+    bool seen[N], all_once = true;
+    for (size_t seq = 1; seq <= 300; seq++) {
+        uint64_t m = (N - 1) / seq;
+        memset(seen, 0, sizeof seen);
+        bool available = false;
+        for (uint64_t k = 0; k < m; k++) {
+            CHECK_OK(gd_data_eval_batch(data, window, 1, seq, (uint64_t)1 << 31, k, &available));
+            uint64_t start = (uint64_t)window[0];
+            bool ok = available && start % seq == 0 && start / seq < m && !seen[start / seq] &&
+                      window[seq] == (int32_t)(start + seq);
+            all_once = all_once && ok;
+            seen[start / seq] = true;
+        }
+        CHECK_OK(gd_data_eval_batch(data, window, 1, seq, (uint64_t)1 << 31, m, &available));
+        all_once = all_once && !available;
+    }
+    CHECK(all_once);
+    enum { SEQ = 7, M = (BIG - 1) / SEQ, FIRST = 64 };
+    uint64_t starts[FIRST];
+    bool spread = true;
+    for (size_t n = 1; n <= FIRST; n++) {
+        bool available = false;
+        CHECK_OK(gd_data_eval_batch(big, window, 1, SEQ, (uint64_t)1 << 31, n - 1, &available));
+        /* insertion into the sorted starts so far */
+        size_t at = n - 1;
+        while (at > 0 && starts[at - 1] > (uint64_t)window[0] / SEQ) {
+            starts[at] = starts[at - 1];
+            at--;
+        }
+        starts[at] = (uint64_t)window[0] / SEQ;
+        uint64_t widest = starts[0] + M - starts[n - 1];
+        for (size_t i = 1; i < n; i++)
+            widest = starts[i] - starts[i - 1] > widest ? starts[i] - starts[i - 1] : widest;
+        if (n >= 2 && widest * n >= 3 * (uint64_t)M) {
+            fprintf(stderr, "  the first %zu windows leave a gap of %llu of %d\n", n,
+                    (unsigned long long)widest, M);
+            spread = false;
+        }
+    }
+    CHECK(spread);
+    gd_data_close(data);
+    gd_data_close(big);
+    free(tokens);
+}
+
+/* Ten text files, the bytes of file i all 'a' + i: the first batch of 8
+ * eval windows comes from across the whole source, not its first file. */
+static void test_eval_windows_text(void) {
+    CHECK(mkdir(tmp_path("ten"), 0700) == 0);
+    enum { FILES = 10 };
+    char *bytes = malloc(2000);
+    uint64_t total = 0, file_start[FILES];
+    for (int i = 0; i < FILES; i++) {
+        size_t n = 800 + 100 * (size_t)i;
+        memset(bytes, 'a' + i, n);
+        char name[32];
+        snprintf(name, sizeof name, "ten/part-%02d.txt", i);
+        gd_test_write_file(name, bytes, n, 0644);
+        file_start[i] = total;
+        total += n;
+    }
+    free(bytes);
+    char spec[700];
+    snprintf(spec, sizeof spec, "text:%s", tmp_path("ten/part-*.txt"));
+    gd_data *data = NULL;
+    CHECK_OK(gd_data_open(&data, spec));
+    if (data == NULL)
+        return;
+    enum { BATCH = 8, SEQ = 32, LEN = SEQ + 1 };
+    int32_t x[BATCH * LEN];
+    bool available = false, files[FILES] = {false};
+    CHECK_OK(gd_data_eval_batch(data, x, BATCH, SEQ, 256, 0, &available));
+    CHECK(available);
+    int touched = 0;
+    for (int j = 0; j < BATCH; j++)
+        for (int k = 0; k < LEN; k++) {
+            int f = x[j * LEN + k] - 'a';
+            CHECK(f >= 0 && f < FILES);
+            if (f >= 0 && f < FILES && !files[f]) {
+                files[f] = true;
+                touched++;
+            }
+        }
+    /* The first window starts in the first file; the windows reach a file
+     * that starts beyond half the tokens (in the first files' order they
+     * would all lie in the first file). */
+    int first = x[0] - 'a', last_file = 0;
+    for (int f = 0; f < FILES; f++)
+        last_file = files[f] ? f : last_file;
+    fprintf(stderr, "  the first %d eval windows touch %d of %d files (%d..%d)\n", BATCH,
+            touched, FILES, first, last_file);
+    CHECK(first == 0 && touched > FILES / 2 && file_start[last_file] > total / 2);
+    CHECK(total == gd_data_token_count(data));
     gd_data_close(data);
 }
 
@@ -607,6 +762,8 @@ int main(void) {
     RUN_TEST(test_shard_header_rejection);
     RUN_TEST(test_train_windows);
     RUN_TEST(test_eval_windows);
+    RUN_TEST(test_eval_windows_permute);
+    RUN_TEST(test_eval_windows_text);
     RUN_TEST(test_vocab_check);
     RUN_TEST(test_text);
     RUN_TEST(test_markov);

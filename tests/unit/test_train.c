@@ -358,7 +358,9 @@ static void test_evaluate_shard_windows(void) {
     CHECK_OK(gd_evaluate(gd_trainer_layout(t), gd_trainer_params(t), data, 2, B, T, 1, NULL,
                          &loss, &scored));
     CHECK(scored == 2 * B * T);
-    /* The same windows by hand: window j of batch b starts at (b*B + j)*T. */
+    /* The same windows by hand: 999 / 40 = 24 windows at a stride of T;
+     * floor(24 / golden ratio) = 14, and 14, 15, 16 share a factor with 24,
+     * so eval window k = b*B + j starts at ((17 k) mod 24) * T. */
     gd_model_f32 *m = NULL;
     CHECK_OK(gd_model_create_f32(&m, gd_trainer_layout(t), 1, T, NULL));
     int32_t w[41];
@@ -366,14 +368,14 @@ static void test_evaluate_shard_windows(void) {
     for (size_t b = 0; b < 2; b++)
         for (size_t j = 0; j < B; j++) {
             for (size_t k = 0; k <= T; k++)
-                w[k] = (int32_t)tokens[(b * B + j) * T + k];
+                w[k] = (int32_t)tokens[((b * B + j) * 17 % 24) * T + k];
             double part = 0;
             CHECK_OK(gd_model_forward_f32(m, gd_trainer_params(t), w, 1, &part));
             sum += part;
         }
     CHECK(fabs(sum / (double)(2 * B * T) - loss) < 1e-9);
     /* Asking for more batches than the data holds scores the whole batches
-     * that fit: batch b needs tokens up to (b + 1) * B * T, so 8 of them. */
+     * that fit: batch b needs (b + 1) * B of the 24 windows, so 8 of them. */
     CHECK_OK(gd_evaluate(gd_trainer_layout(t), gd_trainer_params(t), data, 100, B, T, 1, NULL,
                          &loss, &scored));
     CHECK(scored == 8 * B * T);
