@@ -38,7 +38,13 @@ cat >spec.json <<'JSON'
   "reward_per_epoch": "90000ngonka", "min_collateral": "5000ngonka",
   "fail_bond": "1000ngonka", "checks_per_commit": 1, "double_check_ppm": 0,
   "recheck_validators": 2, "slash_ppm": 500000, "skip_slash_ppm": 100000,
-  "validator_share_ppm": 200000
+  "validator_share_ppm": 200000,
+  "inner_lr": "0.003", "inner_min_lr": "0.0003", "inner_warmup_steps": "10",
+  "inner_schedule_steps": "1000", "adam_beta1": "0.9", "adam_beta2": "0.95",
+  "adam_eps": "0.00000001", "weight_decay": "0.1", "grad_clip": "1",
+  "batch": 8, "seq_len": 64, "micro_batch": 8, "clip_factor": "2",
+  "error_feedback": true, "error_feedback_decay": "1", "chunk_elems": 1000,
+  "overlap": false
 }
 JSON
 "$bin/gonka-localnet" init --home home --accounts 4 --diloco-run spec.json \

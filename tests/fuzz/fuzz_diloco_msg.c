@@ -29,7 +29,8 @@ static void fuzz_address(int i, char *out, size_t cap) {
 static json_t *fuzz_spec(void) {
     return json_pack(
         "{s:s,s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:s,"
-        "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i}",
+        "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,"
+        "s:s,s:s,s:i,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:b,s:s,s:i,s:b}",
         "model", "tiny", "layout_digest",
         "1111111111111111111111111111111111111111111111111111111111111111", "seed", 1,
         "data_spec", "synthetic:markov:1", "initial_state_hash",
@@ -39,7 +40,12 @@ static json_t *fuzz_spec(void) {
         "reveal", 1, "verify", 1, "open", 1, "dispute", 1, "attest", 1, "reward_per_epoch",
         "1000ngonka", "min_collateral", "100ngonka", "fail_bond", "10ngonka",
         "checks_per_commit", 2, "double_check_ppm", 500000, "recheck_validators", 1,
-        "slash_ppm", 500000, "skip_slash_ppm", 100000, "validator_share_ppm", 200000);
+        "slash_ppm", 500000, "skip_slash_ppm", 100000, "validator_share_ppm", 200000,
+        "inner_lr", "0.003", "inner_min_lr", "0.0003", "inner_warmup_steps", 10,
+        "inner_schedule_steps", 1000, "adam_beta1", "0.9", "adam_beta2", "0.95", "adam_eps",
+        "0.00000001", "weight_decay", "0.1", "grad_clip", "1", "batch", 4, "seq_len", 16,
+        "micro_batch", 2, "clip_factor", "2", "error_feedback", 1, "error_feedback_decay", "1",
+        "chunk_elems", 1024, "overlap", 0);
 }
 
 /* Genesis: the accounts funded, run 1 with its pool and the members'

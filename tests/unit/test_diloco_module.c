@@ -39,7 +39,8 @@ typedef struct knobs {
 static json_t *spec_json(const knobs *k) {
     return json_pack(
         "{s:s,s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:s,"
-        "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i}",
+        "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,"
+        "s:s,s:s,s:i,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:b,s:s,s:i,s:b}",
         "model", "tiny", "layout_digest",
         "1111111111111111111111111111111111111111111111111111111111111111", "seed", 1,
         "data_spec", "synthetic:markov:1", "initial_state_hash",
@@ -50,7 +51,12 @@ static json_t *spec_json(const knobs *k) {
         "50000ngonka", "min_collateral", "5000ngonka", "fail_bond", "1000ngonka",
         "checks_per_commit", (int)k->checks, "double_check_ppm", (int)k->double_ppm,
         "recheck_validators", (int)k->rechecks, "slash_ppm", 500000, "skip_slash_ppm", 100000,
-        "validator_share_ppm", 200000);
+        "validator_share_ppm", 200000,
+        "inner_lr", "0.003", "inner_min_lr", "0.0003", "inner_warmup_steps", 10,
+        "inner_schedule_steps", 1000, "adam_beta1", "0.9", "adam_beta2", "0.95", "adam_eps",
+        "0.00000001", "weight_decay", "0.1", "grad_clip", "1", "batch", 8, "seq_len", 64,
+        "micro_batch", 4, "clip_factor", "2", "error_feedback", 1, "error_feedback_decay", "1",
+        "chunk_elems", 1024, "overlap", 0);
 }
 
 /* A transaction of several messages from one signer. */
