@@ -41,13 +41,13 @@ Gonka__Diloco__V1__RoundPhase dl_window_at(const dl_round *r, int64_t h) {
     return PH(DONE);
 }
 
-/* Loaded members come in key order (dl_address_cmp), so a lookup is a
+/* Loaded members come in key order (gd_diloco_address_cmp), so a lookup is a
  * binary search: the inclusion set weighs every report of every target. */
 uint64_t dl_round_weight(const dl_round *r, const char *addr, const char **hw_class) {
     size_t lo = 0, hi = r->n_members;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = dl_address_cmp(r->members[mid]->address, addr);
+        int c = gd_diloco_address_cmp(r->members[mid]->address, addr);
         if (c < 0) {
             lo = mid + 1;
         } else if (c > 0) {

@@ -1,5 +1,6 @@
-/* The DiLoCo module's draws and seals (chain/diloco_rules.h). */
-#include "chain/diloco_rules.h"
+/* The DiLoCo module's draws, seals and address order
+ * (proofs/diloco_rules.h). */
+#include "proofs/diloco_rules.h"
 
 #include <string.h>
 
@@ -108,4 +109,11 @@ void gd_diloco_verdict_digest(uint8_t out[GD_DILOCO_HASH_LEN], uint64_t run, uin
     put(&c, step_state, GD_DILOCO_HASH_LEN);
     put(&c, end_state, GD_DILOCO_HASH_LEN);
     gd_sha256(out, c.bytes, c.len);
+}
+
+int gd_diloco_address_cmp(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la != lb)
+        return la < lb ? -1 : 1;
+    return memcmp(a, b, la);
 }
