@@ -98,10 +98,10 @@ static void bench_open(bench *b) {
                                                   b->addr[i], "account_number", i));
         json_array_append_new(balances, json_pack("{s:s,s:[{s:s,s:s}]}", "address", b->addr[i],
                                                   "coins", "denom", "ngonka", "amount", "100000"));
-        json_array_append_new(members, json_pack("{s:s,s:s,s:s,s:s,s:s}", "run", "1", "address",
-                                                 b->addr[i], "artifact_url", "http://h",
-                                                 "hw_class", i % 2 ? "cpu-a" : "cpu-b",
-                                                 "collateral", "10000"));
+        json_array_append_new(members, json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "run", "1",
+                                                 "address", b->addr[i], "artifact_url",
+                                                 "http://h", "hw_class", i % 2 ? "cpu-a" : "cpu-b",
+                                                 "collateral", "10000", "rank", i));
         gd_mmr_init(&b->mmr[i]);
         for (uint32_t l = 0; l <= CHUNKS; l++) {
             uint8_t h[32];
@@ -121,10 +121,10 @@ static void bench_open(bench *b) {
     json_array_append_new(balances, json_pack("{s:s,s:[{s:s,s:s}]}", "address", module, "coins",
                                               "denom", "ngonka", "amount", held));
     json_t *genesis = json_pack(
-        "{s:s,s:{s:{s:o},s:{s:o},s:{s:{s:s},s:[{s:o,s:s}],s:o}}}", "chain_id", "prod-sim",
+        "{s:s,s:{s:{s:o},s:{s:o},s:{s:{s:s},s:[{s:o,s:s,s:i}],s:o}}}", "chain_id", "prod-sim",
         "app_state", "auth", "accounts", accounts, "bank", "balances", balances, "diloco",
         "params", "authority", b->addr[0], "runs", "spec", spec_json(), "pool", "100000000",
-        "members", members);
+        "next_rank", b->w, "members", members);
     if (genesis == NULL || gd_app_new(&b->app, NULL) != GD_OK ||
         gd_app_register_standard(b->app) != GD_OK || gd_app_init_chain(b->app, genesis) != GD_OK)
         die("genesis");

@@ -158,6 +158,7 @@ static gd_status dl_open_round(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
         gonka__diloco__v1__weighted_member__init(&wm[i]);
         wm[i].address = m->address;
         wm[i].hw_class = m->hw_class;
+        wm[i].rank = m->rank;
         dl_amount_str(weights[i], c);
         wm[i].weight = weights[i];
         wp[i] = &wm[i];

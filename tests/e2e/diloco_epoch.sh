@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # A full epoch of the DiLoCo training module on gonka-localnet, driven by
 # scripted `gonka-diloco tx` commands (no trainer): genesis creates run 1;
-# three hosts join; round 0 opens in epoch 1's Inference phase; each host
-# commits a real payload file, reports the others' payloads with MMR
-# proofs, seals and reveals PASS verdicts on its assigned checks and
-# attests the next state hash; the round is DONE; epoch 1 settles when
-# epoch 2 starts; at the claim-money stage each host claims, and its
-# balance grows by exactly its settle amount; a second claim is refused.
+# three hosts join and get ranks 0 to 2; round 0 opens in epoch 1's
+# Inference phase; each host commits a real payload file, reports the
+# others' payloads with MMR proofs, seals and reveals PASS verdicts on its
+# assigned checks and attests the next state hash; the round is DONE;
+# epoch 1 settles when epoch 2 starts; at the claim-money stage each host
+# claims, and its balance grows by exactly its settle amount; a second
+# claim is refused.
 # The node runs with --check-invariants, so a block that breaks any
 # module's invariant stops it (and the test).
 # Usage: diloco_epoch.sh BIN_DIR
@@ -95,7 +96,13 @@ for i in 1 2 3; do
     --collateral 10000ngonka
 done
 join_all
-ok "hosts 1-3 joined run 1 (created in genesis)"
+"$dg" query run 1 --node "$node" --json >run.json || fail "query run"
+python3 -c "
+import json
+r = json.load(open('run.json'))
+assert sorted(m['rank'] for m in r['members']) == [0, 1, 2] and r['run']['next_rank'] == 3, r" ||
+  fail "ranks are not 0, 1, 2: $(cat run.json)"
+ok "hosts 1-3 joined run 1 (created in genesis) and got ranks 0, 1 and 2"
 
 # Round 0 opens at the first Inference height of epoch 1 where it fits.
 for _ in $(seq 1 600); do

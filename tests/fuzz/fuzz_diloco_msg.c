@@ -64,10 +64,10 @@ static gd_app *fuzz_app(void) {
         json_array_append_new(balances, json_pack("{s:s,s:[{s:s,s:s}]}", "address", addr[i],
                                                   "coins", "denom", "ngonka", "amount", "100000"));
         if (i > 0)
-            json_array_append_new(members, json_pack("{s:s,s:s,s:s,s:s,s:s}", "run", "1",
+            json_array_append_new(members, json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "run", "1",
                                                      "address", addr[i], "artifact_url",
                                                      "http://h", "hw_class", "cpu",
-                                                     "collateral", "1000"));
+                                                     "collateral", "1000", "rank", i - 1));
     }
     json_array_append_new(accounts, json_pack("{s:s,s:{s:s,s:i},s:s}", "@type",
                                               "/cosmos.auth.v1beta1.ModuleAccount",
@@ -76,10 +76,10 @@ static gd_app *fuzz_app(void) {
     json_array_append_new(balances, json_pack("{s:s,s:[{s:s,s:s}]}", "address", module, "coins",
                                               "denom", "ngonka", "amount", "8000"));
     json_t *genesis = json_pack(
-        "{s:s,s:{s:{s:o},s:{s:o},s:{s:{s:s},s:[{s:o,s:s}],s:o}}}", "chain_id", "prod-sim",
+        "{s:s,s:{s:{s:o},s:{s:o},s:{s:{s:s},s:[{s:o,s:s,s:i}],s:o}}}", "chain_id", "prod-sim",
         "app_state", "auth", "accounts", accounts, "bank", "balances", balances, "diloco",
         "params", "authority", addr[0], "runs", "spec", fuzz_spec(), "pool", "5000",
-        "members", members);
+        "next_rank", FUZZ_MEMBERS, "members", members);
     gd_app *app = NULL;
     FUZZ_ASSERT(genesis && gd_app_new(&app, NULL) == GD_OK);
     FUZZ_ASSERT(gd_app_register_standard(app) == GD_OK);

@@ -684,6 +684,7 @@ static void round_fixture_init(round_fixture *f) {
         f->wm[i].address = (char *)addrs[i];
         f->wm[i].weight = "100000000";
         f->wm[i].hw_class = "cpu-x86";
+        f->wm[i].rank = (uint32_t)(1 - i);
         f->wmp[i] = &f->wm[i];
         f->incl[i] = (char *)addrs[i];
     }
@@ -774,6 +775,8 @@ static void test_round_decode(void) {
                  "aa000000000000000000000000000000000000000000000000000000000000bb");
     CHECK_STR_EQ(json_string_value(json_object_get(round, "recheck_randomness")), "");
     CHECK(json_array_size(json_object_get(round, "inclusion_set")) == 2);
+    json_t *jwm = json_array_get(json_object_get(round, "members"), 0);
+    CHECK(json_integer_value(json_object_get(jwm, "rank")) == 1);
     CHECK_STR_EQ(json_string_value(json_object_get(round, "total_weight")), "200000000");
     json_t *c = json_array_get(json_object_get(j, "commitments"), 0);
     CHECK_STR_EQ(json_string_value(json_object_get(c, "tokens")), "9007199254740993");
@@ -791,7 +794,7 @@ static void test_round_decode(void) {
         protobuf_c_message_free_unpacked(&r->base, NULL);
 
     /* One broken field at a time. */
-    for (int k = 0; k < 14; k++) {
+    for (int k = 0; k < 15; k++) {
         round_fixture_init(&f);
         switch (k) {
         case 0: f.round.phase = 0; break;
@@ -808,6 +811,7 @@ static void test_round_decode(void) {
         case 11: f.windows.open_start = 179; break;
         case 12: f.resp.round = NULL; break;
         case 13: f.att.attester = "GONKA1PKPTRE7FDKL6GFRZLESJJVHXHLC3R4GMTRQAHC"; break;
+        case 14: f.wm[1].rank = f.wm[0].rank; break; /* two members of one rank */
         }
         r = (void *)1;
         gd_status s = decode_round(&f, &r);
@@ -839,17 +843,22 @@ static void test_run_decode(void) {
     run.next_round = 5;
     run.pool = "4000000000";
     run.next_settle_epoch = 3;
-    Gonka__Diloco__V1__Member mem = GONKA__DILOCO__V1__MEMBER__INIT;
+    run.next_rank = 4;
+    Gonka__Diloco__V1__Member mem = GONKA__DILOCO__V1__MEMBER__INIT, mem2;
     mem.run = 1;
     mem.address = ADDR_B;
     mem.artifact_url = "http://b:9000";
     mem.hw_class = "cpu-x86";
     mem.collateral = "100000000";
     mem.joined_height = 12;
-    Gonka__Diloco__V1__Member *mems[1] = {&mem};
+    mem.rank = 3;
+    mem2 = mem;
+    mem2.address = ADDR_A;
+    mem2.rank = 0;
+    Gonka__Diloco__V1__Member *mems[2] = {&mem, &mem2};
     Gonka__Diloco__V1__QueryRunResponse resp = GONKA__DILOCO__V1__QUERY_RUN_RESPONSE__INIT;
     resp.run = &run;
-    resp.n_members = 1;
+    resp.n_members = 2;
     resp.members = mems;
     uint8_t buf[4096];
     size_t n = pack(&resp.base, buf, sizeof buf);
@@ -864,6 +873,8 @@ static void test_run_decode(void) {
     json_t *jm = json_array_get(json_object_get(j, "members"), 0);
     CHECK_STR_EQ(json_string_value(json_object_get(jm, "hw_class")), "cpu-x86");
     CHECK(json_integer_value(json_object_get(jm, "joined_height")) == 12);
+    CHECK(json_integer_value(json_object_get(jm, "rank")) == 3);
+    CHECK(json_integer_value(json_object_get(jr, "next_rank")) == 4);
     json_decref(j);
     if (r)
         protobuf_c_message_free_unpacked(&r->base, NULL);
@@ -893,6 +904,16 @@ static void test_run_decode(void) {
     n = pack(&resp.base, buf, sizeof buf);
     CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
     mem.run = 1;
+    /* Ranks: distinct, below next_rank. */
+    mem2.rank = 3;
+    n = pack(&resp.base, buf, sizeof buf);
+    CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
+    CHECK(strstr(gd_error_detail(), "two members have rank 3") != NULL);
+    mem2.rank = 4;
+    n = pack(&resp.base, buf, sizeof buf);
+    CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
+    CHECK(strstr(gd_error_detail(), "rank 4 is not below the run's next_rank 4") != NULL);
+    mem2.rank = 0;
     mem.hw_class = "";
     n = pack(&resp.base, buf, sizeof buf);
     CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
