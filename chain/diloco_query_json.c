@@ -136,9 +136,9 @@ static json_t *gd_dj_availability(const void *p) {
 
 static json_t *gd_dj_assignment(const void *p) {
     const Gonka__Diloco__V1__Assignment *a = p;
-    return json_pack("{s:s,s:I,s:I,s:I,s:o,s:o}", "target", a->target, "check",
+    return json_pack("{s:s,s:I,s:I,s:I,s:I,s:o,s:o}", "target", a->target, "check",
                      (json_int_t)a->check, "segment", (json_int_t)a->segment, "step",
-                     (json_int_t)a->step, "validators",
+                     (json_int_t)a->step, "chunk", (json_int_t)a->chunk, "validators",
                      gd_dj_strings(a->validators, a->n_validators), "recheckers",
                      gd_dj_strings(a->recheckers, a->n_recheckers));
 }

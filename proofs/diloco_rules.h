@@ -34,19 +34,24 @@ uint32_t gd_diloco_avail_chunk(const uint8_t beacon[GD_DILOCO_HASH_LEN], const c
                                const char *reporter, uint32_t chunks);
 
 /* Check j of a target: r = SHA-256("gd-check" || randomness || target ||
- * LE32 j). */
+ * LE32 j), and for its chunk c = SHA-256("gd-check-chunk" || randomness ||
+ * target || LE32 j) (a hash of its own: r's 32 bytes are all taken). */
 typedef struct gd_diloco_check_draw {
     uint32_t segment;    /* LE64(r[0..8]) mod segments */
     uint32_t step;       /* LE32(r[28..32]) mod segment_steps */
     uint32_t first;      /* eligible[LE64(r[8..16]) mod n] */
     bool twice;          /* LE32(r[16..20]) mod 10^6 < double_ppm and n >= 2 */
     uint32_t second;     /* (first + 1 + LE64(r[20..28]) mod (n - 1)) mod n */
+    uint32_t chunk;      /* LE64(c[0..8]) mod chunks: the payload chunk (0-based,
+                          * MMR leaf chunk + 1) the validator checks against
+                          * the target's final state */
 } gd_diloco_check_draw;
 
-/* segments, segment_steps and n_eligible >= 1. */
+/* segments, segment_steps, chunks and n_eligible >= 1 (0 counts as 1). */
 void gd_diloco_draw_check(gd_diloco_check_draw *out, const uint8_t randomness[GD_DILOCO_HASH_LEN],
                           const char *target, uint32_t check, uint32_t segments,
-                          uint32_t segment_steps, uint32_t n_eligible, uint32_t double_ppm);
+                          uint32_t segment_steps, uint32_t chunks, uint32_t n_eligible,
+                          uint32_t double_ppm);
 
 /* Re-checker k of a disputed check: LE64(SHA-256("gd-recheck" || randomness
  * || target || LE32 check || LE32 k)[0..8]) mod n (n >= 1); the module draws

@@ -236,14 +236,18 @@ static gd_status dl_assign_checks(gd_ctx *ctx, const dl_run *run, dl_round *r) {
         uint32_t assigned = 0;
         for (uint32_t j = 0; s == GD_OK && n > 0 && j < sp->checks_per_commit; j++) {
             gd_diloco_check_draw d;
+            /* payload_leaves >= 2 (MsgCommitRound's check): a header and
+             * at least one chunk. */
             gd_diloco_draw_check(&d, rnd, c->participant, j, c->segment_count,
-                                 sp->segment_steps, (uint32_t)n, sp->double_check_ppm);
+                                 sp->segment_steps, c->payload_leaves - 1, (uint32_t)n,
+                                 sp->double_check_ppm);
             char *validators[2] = {(char *)eligible[d.first], (char *)eligible[d.second]};
             dl_assignment a = GONKA__DILOCO__V1__ASSIGNMENT__INIT;
             a.target = c->participant;
             a.check = j;
             a.segment = d.segment;
             a.step = d.step;
+            a.chunk = d.chunk;
             a.validators = validators;
             a.n_validators = d.twice ? 2 : 1;
             dl_key ak;

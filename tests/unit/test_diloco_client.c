@@ -726,6 +726,7 @@ static void round_fixture_init(round_fixture *f) {
     f->assign.check = 0;
     f->assign.segment = 3;
     f->assign.step = 7;
+    f->assign.chunk = 19;
     f->validators[0] = ADDR_A;
     f->assign.n_validators = 1;
     f->assign.validators = f->validators;
@@ -781,6 +782,9 @@ static void test_round_decode(void) {
     json_t *c = json_array_get(json_object_get(j, "commitments"), 0);
     CHECK_STR_EQ(json_string_value(json_object_get(c, "tokens")), "9007199254740993");
     CHECK(json_integer_value(json_object_get(c, "payload_bytes")) == 51234);
+    json_t *a = json_array_get(json_object_get(j, "assignments"), 0);
+    CHECK(json_integer_value(json_object_get(a, "chunk")) == 19);
+    CHECK(json_integer_value(json_object_get(a, "step")) == 7);
     json_t *v = json_array_get(json_object_get(j, "verdicts"), 0);
     CHECK_STR_EQ(json_string_value(json_object_get(v, "verdict")), "sealed");
     CHECK_STR_EQ(json_string_value(json_object_get(v, "digest")), "");

@@ -561,6 +561,38 @@ static Gonka__Diloco__V1__MsgClaimRewards claim_msg(app_fixture *f, int who, uin
     return m;
 }
 
+/* Every assignment is the draw of proofs/diloco_rules.h for its commitment
+ * (one hardware class: the eligible validators are the members other than
+ * the target, in address order). */
+static void check_draws(const Gonka__Diloco__V1__QueryRoundResponse *r, const knobs *k) {
+    const Gonka__Diloco__V1__Round *round = r->round;
+    CHECK(round->verify_randomness.len == 32);
+    for (size_t i = 0; i < r->n_assignments && round->verify_randomness.len == 32; i++) {
+        const Gonka__Diloco__V1__Assignment *a = r->assignments[i];
+        const Gonka__Diloco__V1__Commitment *c = NULL;
+        for (size_t j = 0; j < r->n_commitments; j++)
+            if (strcmp(r->commitments[j]->participant, a->target) == 0)
+                c = r->commitments[j];
+        CHECK(c != NULL);
+        if (c == NULL)
+            continue;
+        const char *eligible[MEMBERS];
+        uint32_t n = 0;
+        for (size_t j = 0; j < round->n_members; j++)
+            if (strcmp(round->members[j]->address, a->target) != 0)
+                eligible[n++] = round->members[j]->address;
+        gd_diloco_check_draw d;
+        gd_diloco_draw_check(&d, round->verify_randomness.data, a->target, a->check,
+                             c->segment_count, 2, c->payload_leaves - 1, n, k->double_ppm);
+        CHECK(a->segment == d.segment && a->step == d.step && a->chunk == d.chunk);
+        CHECK(a->chunk < CHUNKS);
+        CHECK(a->n_validators == (d.twice ? 2u : 1u));
+        CHECK_STR_EQ(a->validators[0], eligible[d.first]);
+        if (d.twice && a->n_validators == 2)
+            CHECK_STR_EQ(a->validators[1], eligible[d.second]);
+    }
+}
+
 /* ---- the tests ---------------------------------------------------------------------------- */
 
 /* One honest round end to end, with every window edge and the claims. */
@@ -582,6 +614,7 @@ static void test_honest_round(void) {
     CHECK(r->round->n_inclusion_set == 3);
     CHECK(!has_str(r->round->inclusion_set, r->round->n_inclusion_set, f.addr[4]));
     CHECK(r->n_assignments == 4);
+    check_draws(r, &k);
     for (size_t i = 0; i < r->n_commitments; i++)
         CHECK(r->commitments[i]->tokens == 2 * 2 * 512);
     Gonka__Diloco__V1__RoundWindows w;
@@ -858,6 +891,7 @@ static void test_double_checks(void) {
     Gonka__Diloco__V1__QueryRoundResponse *r = to_verify(&f, 0, p, 0, 0, false);
     Gonka__Diloco__V1__RoundWindows w;
     windows_of(&f, 0, &w);
+    check_draws(r, &k);
     for (size_t i = 0; i < r->n_assignments; i++)
         CHECK(r->assignments[i]->n_validators == 2 &&
               strcmp(r->assignments[i]->validators[0], r->assignments[i]->validators[1]) != 0);
