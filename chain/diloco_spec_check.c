@@ -155,9 +155,10 @@ static gd_status gd_spec_optimizer_check(const Gonka__Diloco__V1__RunSpec *s) {
     gd_decimal v[sizeof rules / sizeof rules[0]];
     for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
         GD_TRY(gd_spec_real_check(&rules[i], &v[i]));
+    const gd_decimal *lr = &v[0]; /* rules[0] */
     gd_decimal min_lr, grad_clip, clip;
     GD_TRY(gd_spec_real(s->inner_min_lr, "inner_min_lr", &min_lr));
-    if (gd_decimal_cmp(&min_lr, &v[0]) > 0)
+    if (gd_decimal_cmp(&min_lr, lr) > 0)
         return gd_fail(GD_ERR_INVALID, "run spec: inner_min_lr %s must be at most inner_lr %s",
                        s->inner_min_lr, s->inner_lr);
     /* Any canonical decimal is >= 0 and finite as a double; "0" is off. */

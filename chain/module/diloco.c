@@ -573,7 +573,8 @@ static int dl_rank_cmp(const void *a, const void *b) {
 
 /* No two members of the run whose ranks were collected share a rank. */
 static void dl_ranks_flush(dl_ledger *l) {
-    qsort(l->ranks, l->n_ranks, sizeof *l->ranks, dl_rank_cmp);
+    if (l->n_ranks > 1)
+        qsort(l->ranks, l->n_ranks, sizeof *l->ranks, dl_rank_cmp);
     for (size_t i = 1; l->status == GD_OK && i < l->n_ranks; i++)
         if (l->ranks[i] == l->ranks[i - 1])
             l->status = gd_fail(GD_ERR_PARSE, "invariant diloco: two members of run %llu have "
