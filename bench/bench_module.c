@@ -59,7 +59,8 @@ static void leaf(uint8_t out[32], int member, uint32_t index) {
 static json_t *spec_json(void) {
     return json_pack(
         "{s:s,s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:s,"
-        "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i}",
+        "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,"
+        "s:s,s:s,s:i,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:b,s:s,s:i,s:b}",
         "model", "tiny", "layout_digest",
         "1111111111111111111111111111111111111111111111111111111111111111", "seed", 1,
         "data_spec", "synthetic:markov:1", "initial_state_hash",
@@ -69,7 +70,12 @@ static json_t *spec_json(void) {
         "reveal", 2, "verify", 2, "open", 2, "dispute", 2, "attest", 2, "reward_per_epoch",
         "1000000ngonka", "min_collateral", "1000ngonka", "fail_bond", "100ngonka",
         "checks_per_commit", 2, "double_check_ppm", 100000, "recheck_validators", 3,
-        "slash_ppm", 100000, "skip_slash_ppm", 10000, "validator_share_ppm", 200000);
+        "slash_ppm", 100000, "skip_slash_ppm", 10000, "validator_share_ppm", 200000,
+        "inner_lr", "0.003", "inner_min_lr", "0.0003", "inner_warmup_steps", 10,
+        "inner_schedule_steps", 1000, "adam_beta1", "0.9", "adam_beta2", "0.95", "adam_eps",
+        "0.00000001", "weight_decay", "0.1", "grad_clip", "1", "batch", 8, "seq_len", 64,
+        "micro_batch", 8, "clip_factor", "2", "error_feedback", 1, "error_feedback_decay", "1",
+        "chunk_elems", 1048576, "overlap", 0);
 }
 
 /* Genesis: W funded members of run 1, collateral and pool in the module
@@ -92,10 +98,10 @@ static void bench_open(bench *b) {
                                                   b->addr[i], "account_number", i));
         json_array_append_new(balances, json_pack("{s:s,s:[{s:s,s:s}]}", "address", b->addr[i],
                                                   "coins", "denom", "ngonka", "amount", "100000"));
-        json_array_append_new(members, json_pack("{s:s,s:s,s:s,s:s,s:s}", "run", "1", "address",
-                                                 b->addr[i], "artifact_url", "http://h",
-                                                 "hw_class", i % 2 ? "cpu-a" : "cpu-b",
-                                                 "collateral", "10000"));
+        json_array_append_new(members, json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "run", "1",
+                                                 "address", b->addr[i], "artifact_url",
+                                                 "http://h", "hw_class", i % 2 ? "cpu-a" : "cpu-b",
+                                                 "collateral", "10000", "rank", i));
         gd_mmr_init(&b->mmr[i]);
         for (uint32_t l = 0; l <= CHUNKS; l++) {
             uint8_t h[32];
@@ -115,10 +121,10 @@ static void bench_open(bench *b) {
     json_array_append_new(balances, json_pack("{s:s,s:[{s:s,s:s}]}", "address", module, "coins",
                                               "denom", "ngonka", "amount", held));
     json_t *genesis = json_pack(
-        "{s:s,s:{s:{s:o},s:{s:o},s:{s:{s:s},s:[{s:o,s:s}],s:o}}}", "chain_id", "prod-sim",
+        "{s:s,s:{s:{s:o},s:{s:o},s:{s:{s:s},s:[{s:o,s:s,s:i}],s:o}}}", "chain_id", "prod-sim",
         "app_state", "auth", "accounts", accounts, "bank", "balances", balances, "diloco",
         "params", "authority", b->addr[0], "runs", "spec", spec_json(), "pool", "100000000",
-        "members", members);
+        "next_rank", b->w, "members", members);
     if (genesis == NULL || gd_app_new(&b->app, NULL) != GD_OK ||
         gd_app_register_standard(b->app) != GD_OK || gd_app_init_chain(b->app, genesis) != GD_OK)
         die("genesis");

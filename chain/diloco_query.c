@@ -87,12 +87,7 @@ static gd_status gd_dq_runs_check(const ProtobufCMessage *m) {
 static gd_status gd_dq_run_check(const ProtobufCMessage *m) {
     const Gonka__Diloco__V1__QueryRunResponse *r = (const void *)m;
     GD_TRY(gd_diloco_run_check(r->run));
-    for (size_t i = 0; i < r->n_members; i++) {
-        GD_TRY(gd_diloco_member_check(r->members[i]));
-        if (r->members[i]->run != r->run->id)
-            return gd_fail(GD_ERR_INVALID, "member %zu is of run %" PRIu64, i,
-                           r->members[i]->run);
-    }
+    GD_TRY(gd_diloco_members_check(r->run, r->members, r->n_members));
     if (r->current_round) {
         GD_TRY(gd_diloco_round_check(r->current_round));
         if (r->current_round->run != r->run->id)

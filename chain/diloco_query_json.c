@@ -68,24 +68,26 @@ const char *gd_diloco_verdict_name(int verdict) {
 
 static json_t *gd_dj_run(const void *p) {
     const Gonka__Diloco__V1__Run *r = p;
-    return json_pack("{s:o,s:s,s:o,s:o,s:o,s:o,s:s,s:o}", "id", gd_dj_u64(r->id), "creator",
-                     r->creator, "spec", gd_diloco_spec_to_json(r->spec), "state_hash",
-                     gd_dj_hex(&r->state_hash), "rounds_aggregated",
+    return json_pack("{s:o,s:s,s:o,s:o,s:o,s:o,s:s,s:o,s:I}", "id", gd_dj_u64(r->id),
+                     "creator", r->creator, "spec", gd_diloco_spec_to_json(r->spec),
+                     "state_hash", gd_dj_hex(&r->state_hash), "rounds_aggregated",
                      gd_dj_u64(r->rounds_aggregated), "next_round", gd_dj_u64(r->next_round),
-                     "pool", r->pool, "next_settle_epoch", gd_dj_u64(r->next_settle_epoch));
+                     "pool", r->pool, "next_settle_epoch", gd_dj_u64(r->next_settle_epoch),
+                     "next_rank", (json_int_t)r->next_rank);
 }
 
 static json_t *gd_dj_member(const void *p) {
     const Gonka__Diloco__V1__Member *m = p;
-    return json_pack("{s:o,s:s,s:s,s:s,s:s,s:o}", "run", gd_dj_u64(m->run), "address",
+    return json_pack("{s:o,s:s,s:s,s:s,s:s,s:o,s:I}", "run", gd_dj_u64(m->run), "address",
                      m->address, "artifact_url", m->artifact_url, "hw_class", m->hw_class,
-                     "collateral", m->collateral, "joined_height", gd_dj_i64(m->joined_height));
+                     "collateral", m->collateral, "joined_height", gd_dj_i64(m->joined_height),
+                     "rank", (json_int_t)m->rank);
 }
 
 static json_t *gd_dj_weighted(const void *p) {
     const Gonka__Diloco__V1__WeightedMember *m = p;
-    return json_pack("{s:s,s:s,s:s}", "address", m->address, "weight", m->weight, "hw_class",
-                     m->hw_class);
+    return json_pack("{s:s,s:s,s:s,s:I}", "address", m->address, "weight", m->weight,
+                     "hw_class", m->hw_class, "rank", (json_int_t)m->rank);
 }
 
 static json_t *gd_dj_windows(const Gonka__Diloco__V1__RoundWindows *w) {
@@ -134,9 +136,9 @@ static json_t *gd_dj_availability(const void *p) {
 
 static json_t *gd_dj_assignment(const void *p) {
     const Gonka__Diloco__V1__Assignment *a = p;
-    return json_pack("{s:s,s:I,s:I,s:I,s:o,s:o}", "target", a->target, "check",
+    return json_pack("{s:s,s:I,s:I,s:I,s:I,s:o,s:o}", "target", a->target, "check",
                      (json_int_t)a->check, "segment", (json_int_t)a->segment, "step",
-                     (json_int_t)a->step, "validators",
+                     (json_int_t)a->step, "chunk", (json_int_t)a->chunk, "validators",
                      gd_dj_strings(a->validators, a->n_validators), "recheckers",
                      gd_dj_strings(a->recheckers, a->n_recheckers));
 }

@@ -3,6 +3,7 @@
 
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "chain/address.h"
@@ -33,6 +34,42 @@ static gd_status gd_rec_check_index(uint32_t check) {
     if (check >= GD_DILOCO_CHECKS_MAX)
         return gd_fail(GD_ERR_INVALID, "check %u is out of range", check);
     return GD_OK;
+}
+
+static int gd_rec_rank_cmp(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* n ranks (the array is sorted here): each below `below`, no two equal. */
+static gd_status gd_rec_ranks(uint32_t *ranks, size_t n, uint64_t below, const char *what) {
+    qsort(ranks, n, sizeof *ranks, gd_rec_rank_cmp);
+    if (n > 0 && ranks[n - 1] >= below)
+        return gd_fail(GD_ERR_INVALID, "%s rank %u is not below the run's next_rank %" PRIu64,
+                       what, ranks[n - 1], below);
+    for (size_t i = 1; i < n; i++)
+        if (ranks[i] == ranks[i - 1])
+            return gd_fail(GD_ERR_INVALID, "two %ss have rank %u", what, ranks[i]);
+    return GD_OK;
+}
+
+gd_status gd_diloco_members_check(const Gonka__Diloco__V1__Run *run,
+                                  Gonka__Diloco__V1__Member *const *members, size_t n) {
+    uint32_t *ranks = malloc((n ? n : 1) * sizeof *ranks);
+    if (ranks == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    gd_status s = GD_OK;
+    for (size_t i = 0; s == GD_OK && i < n; i++) {
+        s = gd_diloco_member_check(members[i]);
+        if (s == GD_OK && members[i]->run != run->id)
+            s = gd_fail(GD_ERR_INVALID, "member %zu is of run %" PRIu64, i, members[i]->run);
+        if (s == GD_OK)
+            ranks[i] = members[i]->rank;
+    }
+    if (s == GD_OK)
+        s = gd_rec_ranks(ranks, n, run->next_rank, "member");
+    free(ranks);
+    return s;
 }
 
 gd_status gd_diloco_run_check(const Gonka__Diloco__V1__Run *r) {
@@ -75,12 +112,25 @@ gd_status gd_diloco_round_check(const Gonka__Diloco__V1__Round *r) {
     GD_TRY(gd_rec_hash(&r->beacon, false, "round beacon"));
     GD_TRY(gd_rec_hash(&r->verify_randomness, true, "round verify_randomness"));
     GD_TRY(gd_rec_hash(&r->recheck_randomness, true, "round recheck_randomness"));
-    for (size_t i = 0; i < r->n_members; i++) {
+    uint32_t *ranks = malloc((r->n_members ? r->n_members : 1) * sizeof *ranks);
+    if (ranks == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    gd_status s = GD_OK;
+    for (size_t i = 0; s == GD_OK && i < r->n_members; i++) {
         const Gonka__Diloco__V1__WeightedMember *m = r->members[i];
-        GD_TRY(gd_rec_address(m->address, "round member"));
-        GD_TRY(gd_diloco_amount_check(m->weight, "round member weight"));
-        GD_TRY(gd_diloco_text_check(m->hw_class, GD_DILOCO_HW_CLASS_MAX, "round member hw_class"));
+        s = gd_rec_address(m->address, "round member");
+        if (s == GD_OK)
+            s = gd_diloco_amount_check(m->weight, "round member weight");
+        if (s == GD_OK)
+            s = gd_diloco_text_check(m->hw_class, GD_DILOCO_HW_CLASS_MAX,
+                                     "round member hw_class");
+        ranks[i] = m->rank;
     }
+    /* A snapshot does not carry next_rank: distinct ranks is what it can show. */
+    if (s == GD_OK)
+        s = gd_rec_ranks(ranks, r->n_members, (uint64_t)UINT32_MAX + 1, "round member");
+    free(ranks);
+    GD_TRY(s);
     GD_TRY(gd_diloco_amount_check(r->total_weight, "round total_weight"));
     GD_TRY(gd_rec_hash(&r->start_state_hash, false, "round start_state_hash"));
     GD_TRY(gd_rec_hash(&r->next_state_hash, true, "round next_state_hash"));

@@ -13,7 +13,14 @@
  * from genesis). */
 gd_status gd_diloco_run_check(const Gonka__Diloco__V1__Run *r) GD_MUST_CHECK;
 gd_status gd_diloco_member_check(const Gonka__Diloco__V1__Member *m) GD_MUST_CHECK;
-/* Also: window heights non-negative and non-decreasing. */
+/* A run's members as a Run query lists them: each passes
+ * gd_diloco_member_check and is of this run, and their ranks are distinct
+ * and below the run's next_rank. */
+gd_status gd_diloco_members_check(const Gonka__Diloco__V1__Run *run,
+                                  Gonka__Diloco__V1__Member *const *members,
+                                  size_t n) GD_MUST_CHECK;
+/* Also: window heights non-negative and non-decreasing, the snapshot's
+ * ranks distinct. */
 gd_status gd_diloco_round_check(const Gonka__Diloco__V1__Round *r) GD_MUST_CHECK;
 /* A commitment listed under round (same run and round index). */
 gd_status gd_diloco_commitment_check(const Gonka__Diloco__V1__Commitment *c,

@@ -1,15 +1,11 @@
-/* The deterministic draws and seals of the DiLoCo training module
- * (gonka.diloco.v1), shared by the chain (chain/module) and the clients that
- * must predict or reproduce them (the plugin's tx commands, validators),
- * and the names both sides use.
- * docs/protocol.md section 7 defines each one; all hashes are SHA-256 over
- * the concatenation shown, addresses as their bech32 ASCII. */
+/* The names of the DiLoCo training module (gonka.diloco.v1) that the chain
+ * and its clients share: message type URLs and query paths. The draws,
+ * seals and digests both sides compute live below, in proofs/diloco_rules.h,
+ * where the trainer can use them too. */
 #ifndef GD_CHAIN_DILOCO_RULES_H
 #define GD_CHAIN_DILOCO_RULES_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
+#include "proofs/diloco_rules.h"
 
 /* Message type URLs and query paths. */
 #define GD_DILOCO_MSG_CREATE_RUN "/gonka.diloco.v1.MsgCreateRun"
@@ -26,56 +22,5 @@
 #define GD_DILOCO_QUERY_RUN "/gonka.diloco.v1.Query/Run"
 #define GD_DILOCO_QUERY_ROUND "/gonka.diloco.v1.Query/Round"
 #define GD_DILOCO_QUERY_REWARDS "/gonka.diloco.v1.Query/Rewards"
-
-#define GD_DILOCO_HASH_LEN 32
-#define GD_DILOCO_PPM 1000000u
-
-/* Verdict values, as the proto enum gonka.diloco.v1.Verdict. */
-typedef enum gd_diloco_verdict {
-    GD_VERDICT_UNSPECIFIED = 0,
-    GD_VERDICT_PASS = 1,
-    GD_VERDICT_FAIL = 2,
-    GD_VERDICT_UNAVAILABLE = 3,
-} gd_diloco_verdict;
-
-/* seal = SHA-256("gd-verdict-seal" || validator || verdict byte || digest);
- * digest is 32 bytes (all zero for UNAVAILABLE). */
-void gd_diloco_seal(uint8_t out[GD_DILOCO_HASH_LEN], const char *validator,
-                    gd_diloco_verdict verdict, const uint8_t digest[GD_DILOCO_HASH_LEN]);
-
-/* The chunk (0-based; MMR leaf chunk + 1) a reporter must prove for a target:
- * LE64(SHA-256("gd-avail" || beacon || target || reporter)[0..8]) mod chunks.
- * chunks >= 1. */
-uint32_t gd_diloco_avail_chunk(const uint8_t beacon[GD_DILOCO_HASH_LEN], const char *target,
-                               const char *reporter, uint32_t chunks);
-
-/* Check j of a target: r = SHA-256("gd-check" || randomness || target ||
- * LE32 j). */
-typedef struct gd_diloco_check_draw {
-    uint32_t segment;    /* LE64(r[0..8]) mod segments */
-    uint32_t step;       /* LE32(r[28..32]) mod segment_steps */
-    uint32_t first;      /* eligible[LE64(r[8..16]) mod n] */
-    bool twice;          /* LE32(r[16..20]) mod 10^6 < double_ppm and n >= 2 */
-    uint32_t second;     /* (first + 1 + LE64(r[20..28]) mod (n - 1)) mod n */
-} gd_diloco_check_draw;
-
-/* segments, segment_steps and n_eligible >= 1. */
-void gd_diloco_draw_check(gd_diloco_check_draw *out, const uint8_t randomness[GD_DILOCO_HASH_LEN],
-                          const char *target, uint32_t check, uint32_t segments,
-                          uint32_t segment_steps, uint32_t n_eligible, uint32_t double_ppm);
-
-/* Re-checker k of a disputed check: LE64(SHA-256("gd-recheck" || randomness
- * || target || LE32 check || LE32 k)[0..8]) mod n (n >= 1); the module draws
- * k = 0, 1, ... and skips repeats and the check's own validators. */
-uint32_t gd_diloco_draw_rechecker(const uint8_t randomness[GD_DILOCO_HASH_LEN], const char *target,
-                                  uint32_t check, uint32_t k, uint32_t n);
-
-/* The verdict digest a validator computes by re-execution:
- * SHA-256("gd-verdict-v1" || LE64 run || LE64 round || target || LE32 segment
- *         || state hash after the drawn step || state hash at segment end). */
-void gd_diloco_verdict_digest(uint8_t out[GD_DILOCO_HASH_LEN], uint64_t run, uint64_t round,
-                              const char *target, uint32_t segment,
-                              const uint8_t step_state[GD_DILOCO_HASH_LEN],
-                              const uint8_t end_state[GD_DILOCO_HASH_LEN]);
 
 #endif

@@ -20,6 +20,8 @@ typedef enum gd_spec_kind {
     GD_SPEC_U64,     /* uint64_t, written back as a decimal string */
     GD_SPEC_COIN,    /* Cosmos__Base__V1beta1__Coin *, "1000ngonka" */
     GD_SPEC_WINDOWS, /* Gonka__Diloco__V1__WindowLengths * */
+    GD_SPEC_DECIMAL, /* char *, a canonical decimal (chain/decimal.h) as a JSON string */
+    GD_SPEC_BOOL,    /* protobuf_c_boolean, JSON true or false */
 } gd_spec_kind;
 
 typedef struct gd_spec_field {
@@ -59,6 +61,23 @@ static const gd_spec_field gd_spec_fields[] = {
     {"skip_slash_ppm", GD_SPEC_U32, GD_AT(skip_slash_ppm), true, 0},
     {"validator_share_ppm", GD_SPEC_U32, GD_AT(validator_share_ppm), true,
      GD_DILOCO_DEFAULT_VALIDATOR_SHARE_PPM},
+    {"inner_lr", GD_SPEC_DECIMAL, GD_AT(inner_lr), false, 0},
+    {"inner_min_lr", GD_SPEC_DECIMAL, GD_AT(inner_min_lr), false, 0},
+    {"inner_warmup_steps", GD_SPEC_U64, GD_AT(inner_warmup_steps), false, 0},
+    {"inner_schedule_steps", GD_SPEC_U64, GD_AT(inner_schedule_steps), false, 0},
+    {"adam_beta1", GD_SPEC_DECIMAL, GD_AT(adam_beta1), false, 0},
+    {"adam_beta2", GD_SPEC_DECIMAL, GD_AT(adam_beta2), false, 0},
+    {"adam_eps", GD_SPEC_DECIMAL, GD_AT(adam_eps), false, 0},
+    {"weight_decay", GD_SPEC_DECIMAL, GD_AT(weight_decay), false, 0},
+    {"grad_clip", GD_SPEC_DECIMAL, GD_AT(grad_clip), false, 0},
+    {"batch", GD_SPEC_U32, GD_AT(batch), false, 0},
+    {"seq_len", GD_SPEC_U32, GD_AT(seq_len), false, 0},
+    {"micro_batch", GD_SPEC_U32, GD_AT(micro_batch), false, 0},
+    {"clip_factor", GD_SPEC_DECIMAL, GD_AT(clip_factor), false, 0},
+    {"error_feedback", GD_SPEC_BOOL, GD_AT(error_feedback), false, 0},
+    {"error_feedback_decay", GD_SPEC_DECIMAL, GD_AT(error_feedback_decay), false, 0},
+    {"chunk_elems", GD_SPEC_U32, GD_AT(chunk_elems), false, 0},
+    {"overlap", GD_SPEC_BOOL, GD_AT(overlap), false, 0},
 };
 #define GD_SPEC_N_FIELDS (sizeof gd_spec_fields / sizeof gd_spec_fields[0])
 
@@ -124,6 +143,25 @@ static gd_status gd_spec_text(const json_t *v, const char *key, char **out) {
     GD_TRY(gd_spec_string(v, key, &text));
     *out = strdup(text);
     return *out ? GD_OK : gd_fail(GD_ERR_NOMEM, "run spec: out of memory");
+}
+
+/* A decimal is a JSON string: a JSON number would pass through the
+ * reader's double and could not be kept exactly. The grammar is checked
+ * with the other rules (gd_diloco_spec_check). */
+static gd_status gd_spec_decimal(const json_t *v, const char *key, char **out) {
+    if (json_is_number(v))
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: %s must be a decimal in a JSON string, e.g. \"0.003\" "
+                       "(quote it)",
+                       key);
+    return gd_spec_text(v, key, out);
+}
+
+static gd_status gd_spec_bool(const json_t *v, const char *key, protobuf_c_boolean *out) {
+    if (!json_is_boolean(v))
+        return gd_fail(GD_ERR_INVALID, "run spec: %s must be true or false", key);
+    *out = json_is_true(v);
+    return GD_OK;
 }
 
 static gd_status gd_spec_hash(const json_t *v, const char *key, ProtobufCBinaryData *out) {
@@ -202,6 +240,10 @@ static gd_status gd_spec_read_field(Gonka__Diloco__V1__RunSpec *spec, const gd_s
         return gd_spec_coin(v, f->key, (Cosmos__Base__V1beta1__Coin **)at);
     case GD_SPEC_WINDOWS:
         return gd_spec_windows(v, (Gonka__Diloco__V1__WindowLengths **)at);
+    case GD_SPEC_DECIMAL:
+        return gd_spec_decimal(v, f->key, (char **)at);
+    case GD_SPEC_BOOL:
+        return gd_spec_bool(v, f->key, (protobuf_c_boolean *)at);
     }
     return gd_fail(GD_ERR_INVALID, "run spec: %s has an unknown kind", f->key);
 }
@@ -255,10 +297,13 @@ static json_t *gd_spec_field_json(const Gonka__Diloco__V1__RunSpec *spec,
                                   const gd_spec_field *f) {
     const void *at = (const char *)spec + f->offset;
     switch (f->kind) {
-    case GD_SPEC_TEXT: {
+    case GD_SPEC_TEXT:
+    case GD_SPEC_DECIMAL: {
         const char *text = *(char *const *)at;
         return json_string(text ? text : "");
     }
+    case GD_SPEC_BOOL:
+        return json_boolean(*(const protobuf_c_boolean *)at);
     case GD_SPEC_HASH: {
         const ProtobufCBinaryData *b = at;
         return gd_json_hex(b->data, b->len, false);

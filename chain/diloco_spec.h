@@ -1,18 +1,22 @@
 /* The RunSpec of a DiLoCo training run (gonka.diloco.v1.RunSpec) as JSON,
- * the form `tx create-run --spec` and the module's genesis read, and its
- * ValidateBasic. docs/cli.md ("Training module (chain)") documents the
- * format; docs/examples/run-spec.json is a complete example.
+ * the form `tx create-run --spec` and the module's genesis read, its
+ * ValidateBasic and its digest. docs/cli.md ("Training module (chain)")
+ * documents the format; docs/examples/run-spec.json is a complete example.
  *
  * JSON keys are the proto field names. Integers are JSON numbers or decimal
  * strings (a uint64 may exceed 2^53, so a string is the safe form);
- * layout_digest and initial_state_hash are 64 hex digits; coins are strings
- * like "1000ngonka"; windows is an object {train, commit, reveal, verify,
- * open, dispute, attest}. Duplicate keys are the loader's to refuse: parse
- * the file with JSON_REJECT_DUPLICATES, as the CLI does. */
+ * real numbers (inner_lr, adam_beta1, clip_factor, ...) are canonical
+ * decimals (chain/decimal.h) in JSON strings, never JSON numbers; flags
+ * are JSON true or false; layout_digest and initial_state_hash are 64 hex
+ * digits; coins are strings like "1000ngonka"; windows is an object
+ * {train, commit, reveal, verify, open, dispute, attest}. Duplicate keys
+ * are the loader's to refuse: parse the file with JSON_REJECT_DUPLICATES,
+ * as the CLI does. */
 #ifndef GD_CHAIN_DILOCO_SPEC_H
 #define GD_CHAIN_DILOCO_SPEC_H
 
 #include <jansson.h>
+#include <stdint.h>
 
 #include "common/status.h"
 #include "gonka/diloco/v1/types.pb-c.h"
@@ -23,6 +27,10 @@
 #define GD_DILOCO_OUTER_LR_PPM_MAX 2000000
 #define GD_DILOCO_CHECKS_MAX 16         /* checks_per_commit */
 #define GD_DILOCO_RECHECKERS_MAX 15     /* recheck_validators */
+#define GD_DILOCO_BATCH_MAX (1u << 20)  /* batch, as the trainer's limit */
+#define GD_DILOCO_SEQ_LEN_MAX (1u << 20)
+#define GD_DILOCO_BATCH_TOKENS_MAX ((uint64_t)1 << 32) /* batch x seq_len */
+#define GD_DILOCO_CHUNK_ELEMS_MAX (1u << 28)
 
 /* Defaults of the optional keys. */
 #define GD_DILOCO_DEFAULT_CHECKS_PER_COMMIT 1
@@ -31,8 +39,9 @@
 
 /* Parses a RunSpec object strictly: only known keys, every key present but
  * the optional double_check_ppm, skip_slash_ppm, recheck_validators,
- * validator_share_ppm and checks_per_commit (defaults 0, 0, 3, 200000, 1),
- * then applies gd_diloco_spec_check. GD_ERR_INVALID naming the key on any
+ * validator_share_ppm and checks_per_commit (defaults 0, 0, 3, 200000, 1;
+ * the inner optimizer's keys have no defaults), then applies
+ * gd_diloco_spec_check. GD_ERR_INVALID naming the key on any
  * problem. On success *out is a new message allocated with malloc
  * throughout (protobuf-c's default allocator), so that
  * protobuf_c_message_free_unpacked(&spec->base, NULL) frees it;
@@ -44,15 +53,26 @@ gd_status gd_diloco_spec_from_json(Gonka__Diloco__V1__RunSpec **out, const json_
  * any unpacked message; with the default allocator that is the same call. */
 void gd_diloco_spec_free(Gonka__Diloco__V1__RunSpec *spec);
 
-/* The same JSON shape back: uint64 fields as decimal strings, bytes as
- * lowercase hex, coins as "AMOUNTdenom", every key present, so that
- * export -> import gives an equal spec. NULL when out of memory or when a
+/* The same JSON shape back: uint64 fields as decimal strings, decimals as
+ * the strings they are, bytes as lowercase hex, coins as "AMOUNTdenom",
+ * every key present, so that export -> import gives an equal spec. NULL when out of memory or when a
  * required sub-message (windows, a coin) is absent. */
 json_t *gd_diloco_spec_to_json(const Gonka__Diloco__V1__RunSpec *spec);
 
 /* ValidateBasic of a spec (the rules are in docs/cli.md): GD_ERR_INVALID
- * with a detail naming the field and the rule. */
+ * with a detail naming the field and the rule. The inner optimizer's
+ * ranges are a subset of what the trainer accepts (gd_train_options and
+ * gd_diloco_config), so a run the chain takes is one workers can train. */
 gd_status gd_diloco_spec_check(const Gonka__Diloco__V1__RunSpec *spec) GD_MUST_CHECK;
+
+/* out = SHA-256("gd-run-spec-v2" || the spec's protobuf bytes): the one
+ * name of everything a run fixes. protobuf-c writes proto3 fields in field
+ * number order and leaves out zero values, so two equal specs have the
+ * same bytes; a spec carrying unknown fields has no canonical bytes and is
+ * refused (GD_ERR_INVALID), as is NULL. The spec need not pass
+ * gd_diloco_spec_check. GD_ERR_NOMEM when out of memory. */
+gd_status gd_diloco_spec_digest(const Gonka__Diloco__V1__RunSpec *spec,
+                                uint8_t out[32]) GD_MUST_CHECK;
 
 /* An amount the module stores as a decimal string (pool, collateral,
  * weight, reward): canonical, and small enough for its 64-bit arithmetic.

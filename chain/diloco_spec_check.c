@@ -1,11 +1,14 @@
 /* ValidateBasic of a RunSpec and of the coins and text the module stores
  * (chain/diloco_spec.h). The codec is checked as text: chain/ does not link
  * the trainer, and the chain only needs the spec to be one the trainer's
- * gd_codec_parse accepts (this accepts a subset: at most six decimals). */
+ * gd_codec_parse accepts (this accepts a subset: at most six decimals).
+ * The inner optimizer's ranges are likewise a subset of the trainer's
+ * (trainer/optim.c, train.c, diloco.c), compared exactly in integers. */
 #include <inttypes.h>
 #include <string.h>
 
 #include "chain/coin.h"
+#include "chain/decimal.h"
 #include "chain/diloco_rules.h"
 #include "chain/diloco_spec.h"
 #include "common/parse.h"
@@ -100,6 +103,109 @@ static gd_status gd_spec_steps_check(const Gonka__Diloco__V1__RunSpec *s) {
     return GD_OK;
 }
 
+/* The trainer reads these decimals as doubles. Where its bound is open
+ * (lr < 10, betas < 1), a decimal a hair below the bound would round onto
+ * it, so the chain stops 10^-12 short: 0.999999999999 is a double below 1,
+ * 0.999999999999999999 is not. */
+static const gd_decimal gd_below_one = {0, GD_DECIMAL_ONE - 1000000};
+static const gd_decimal gd_below_ten = {9, GD_DECIMAL_ONE - 1000000};
+static const gd_decimal gd_zero = {0, 0};
+static const gd_decimal gd_one = {1, 0};
+static const gd_decimal gd_thousand = {1000, 0};
+
+/* A decimal field: canonical, and its exact value. */
+static gd_status gd_spec_real(const char *text, const char *name, gd_decimal *out) {
+    if (gd_decimal_parse(out, text) != GD_OK)
+        return gd_fail_context(GD_ERR_INVALID, "run spec: %s", name);
+    return GD_OK;
+}
+
+/* A decimal field in [lo, hi], or (lo, hi] when lo_open. */
+typedef struct gd_real_rule {
+    const char *name;
+    const char *text;
+    gd_decimal lo, hi;
+    bool lo_open;
+    const char *rule; /* the range as the error states it */
+} gd_real_rule;
+
+static gd_status gd_spec_real_check(const gd_real_rule *r, gd_decimal *value) {
+    GD_TRY(gd_spec_real(r->text, r->name, value));
+    int lo = gd_decimal_cmp(value, &r->lo);
+    if (lo < 0 || (r->lo_open && lo == 0) || gd_decimal_cmp(value, &r->hi) > 0)
+        return gd_fail(GD_ERR_INVALID, "run spec: %s %s must be %s", r->name, r->text, r->rule);
+    return GD_OK;
+}
+
+static gd_status gd_spec_optimizer_check(const Gonka__Diloco__V1__RunSpec *s) {
+    const gd_real_rule rules[] = {
+        {"inner_lr", s->inner_lr, gd_zero, gd_below_ten, true,
+         "in (0, 10): above 0, at most 9.999999999999"},
+        {"adam_beta1", s->adam_beta1, gd_zero, gd_below_one, false,
+         "in [0, 1): at most 0.999999999999"},
+        {"adam_beta2", s->adam_beta2, gd_zero, gd_below_one, false,
+         "in [0, 1): at most 0.999999999999"},
+        {"adam_eps", s->adam_eps, gd_zero, gd_below_one, true,
+         "in (0, 1): above 0, at most 0.999999999999"},
+        {"weight_decay", s->weight_decay, gd_zero, gd_below_one, false,
+         "in [0, 1): at most 0.999999999999"},
+        {"error_feedback_decay", s->error_feedback_decay, gd_zero, gd_one, false,
+         "in [0, 1]"},
+    };
+    gd_decimal v[sizeof rules / sizeof rules[0]];
+    for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+        GD_TRY(gd_spec_real_check(&rules[i], &v[i]));
+    const gd_decimal *lr = &v[0]; /* rules[0] */
+    gd_decimal min_lr, grad_clip, clip;
+    GD_TRY(gd_spec_real(s->inner_min_lr, "inner_min_lr", &min_lr));
+    if (gd_decimal_cmp(&min_lr, lr) > 0)
+        return gd_fail(GD_ERR_INVALID, "run spec: inner_min_lr %s must be at most inner_lr %s",
+                       s->inner_min_lr, s->inner_lr);
+    /* Any canonical decimal is >= 0 and finite as a double; "0" is off. */
+    GD_TRY(gd_spec_real(s->grad_clip, "grad_clip", &grad_clip));
+    GD_TRY(gd_spec_real(s->clip_factor, "clip_factor", &clip));
+    if (!gd_decimal_is_zero(&clip) &&
+        (gd_decimal_cmp(&clip, &gd_one) < 0 || gd_decimal_cmp(&clip, &gd_thousand) > 0))
+        return gd_fail(GD_ERR_INVALID, "run spec: clip_factor %s must be 0 (off) or in [1, 1000]",
+                       s->clip_factor);
+    if (s->inner_schedule_steps == 0)
+        return gd_fail(GD_ERR_INVALID, "run spec: inner_schedule_steps must be at least 1");
+    if (s->inner_warmup_steps > s->inner_schedule_steps)
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: inner_warmup_steps %" PRIu64
+                       " must be at most inner_schedule_steps %" PRIu64,
+                       s->inner_warmup_steps, s->inner_schedule_steps);
+    return GD_OK;
+}
+
+/* The batch shape, and the tokens per step the chain pays for, which is
+ * that shape: a spec cannot claim more tokens than its steps train on. */
+static gd_status gd_spec_batch_check(const Gonka__Diloco__V1__RunSpec *s) {
+    if (s->batch == 0 || s->batch > GD_DILOCO_BATCH_MAX)
+        return gd_fail(GD_ERR_INVALID, "run spec: batch %u must be 1 to %u", s->batch,
+                       GD_DILOCO_BATCH_MAX);
+    if (s->seq_len == 0 || s->seq_len > GD_DILOCO_SEQ_LEN_MAX)
+        return gd_fail(GD_ERR_INVALID, "run spec: seq_len %u must be 1 to %u", s->seq_len,
+                       GD_DILOCO_SEQ_LEN_MAX);
+    uint64_t tokens = (uint64_t)s->batch * s->seq_len;
+    if (tokens > GD_DILOCO_BATCH_TOKENS_MAX)
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: batch x seq_len is %" PRIu64 " tokens, more than 2^32", tokens);
+    if (s->micro_batch == 0 || s->batch % s->micro_batch != 0)
+        return gd_fail(GD_ERR_INVALID, "run spec: micro_batch %u must divide batch %u (and be "
+                                       "at least 1)",
+                       s->micro_batch, s->batch);
+    if (s->tokens_per_step != tokens)
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: tokens_per_step %" PRIu64 " must equal batch x seq_len = %u x "
+                       "%u = %" PRIu64,
+                       s->tokens_per_step, s->batch, s->seq_len, tokens);
+    if (s->chunk_elems == 0 || s->chunk_elems > GD_DILOCO_CHUNK_ELEMS_MAX)
+        return gd_fail(GD_ERR_INVALID, "run spec: chunk_elems %u must be 1 to 2^28",
+                       s->chunk_elems);
+    return GD_OK;
+}
+
 static gd_status gd_spec_windows_check(const Gonka__Diloco__V1__WindowLengths *w) {
     if (w == NULL)
         return gd_fail(GD_ERR_INVALID, "run spec: windows is missing");
@@ -162,5 +268,7 @@ gd_status gd_diloco_spec_check(const Gonka__Diloco__V1__RunSpec *s) {
                                        "or topk:F with 0 < F <= 1 and at most six decimals",
                        s->codec ? s->codec : "");
     GD_TRY(gd_spec_windows_check(s->windows));
-    return gd_spec_economics_check(s);
+    GD_TRY(gd_spec_economics_check(s));
+    GD_TRY(gd_spec_optimizer_check(s));
+    return gd_spec_batch_check(s);
 }

@@ -59,7 +59,7 @@ static gd_status dl_import_params(gd_ctx *ctx, const json_t *state) {
 static gd_status dl_import_run(gd_ctx *ctx, const json_t *j, uint64_t *next_id) {
     GD_TRY(gd_json_only_keys(j, "diloco run", "id", "creator", "spec", "state_hash",
                              "rounds_aggregated", "next_round", "pool", "next_settle_epoch",
-                             NULL));
+                             "next_rank", NULL));
     dl_run run = GONKA__DILOCO__V1__RUN__INIT;
     char creator[GD_ADDRESS_STR_MAX] = "", pool[24] = "";
     uint8_t hash[GD_DILOCO_HASH_LEN];
@@ -73,6 +73,12 @@ static gd_status dl_import_run(gd_ctx *ctx, const json_t *j, uint64_t *next_id) 
     GD_TRY(gd_json_u64_field(j, "rounds_aggregated", true, 0, &run.rounds_aggregated));
     GD_TRY(gd_json_u64_field(j, "next_round", true, 0, &run.next_round));
     GD_TRY(gd_json_u64_field(j, "next_settle_epoch", true, 0, &run.next_settle_epoch));
+    uint64_t next_rank = 0;
+    GD_TRY(gd_json_u64_field(j, "next_rank", true, 0, &next_rank));
+    if (next_rank > UINT32_MAX)
+        return gd_fail(GD_ERR_PARSE, "diloco run next_rank %llu does not fit 32 bits",
+                       (unsigned long long)next_rank);
+    run.next_rank = (uint32_t)next_rank;
     GD_TRY(gd_json_b64_field(j, "state_hash", true, hash, sizeof hash, &hash_len));
     if (run.id == 0)
         return gd_fail(GD_ERR_PARSE, "diloco run id 0 is not valid");
@@ -110,16 +116,19 @@ static gd_status dl_import_run(gd_ctx *ctx, const json_t *j, uint64_t *next_id) 
 
 static gd_status dl_import_member(gd_ctx *ctx, const json_t *j) {
     GD_TRY(gd_json_only_keys(j, "diloco member", "run", "address", "artifact_url", "hw_class",
-                             "collateral", "joined_height", NULL));
+                             "collateral", "joined_height", "rank", NULL));
     dl_member m = GONKA__DILOCO__V1__MEMBER__INIT;
     char address[GD_ADDRESS_STR_MAX], url[513], cls[129], collateral[24];
-    uint64_t v = 0;
+    uint64_t v = 0, rank = 0;
     GD_TRY(gd_json_u64_field(j, "run", false, 0, &m.run));
     GD_TRY(gd_json_str_field(j, "address", false, address, sizeof address));
     GD_TRY(gd_json_str_field(j, "artifact_url", false, url, sizeof url));
     GD_TRY(gd_json_str_field(j, "hw_class", false, cls, sizeof cls));
     GD_TRY(gd_json_str_field(j, "collateral", false, collateral, sizeof collateral));
     GD_TRY(gd_json_i64_field(j, "joined_height", true, 0, &m.joined_height));
+    /* No default: a rank names a data stream, so genesis says which. */
+    if (gd_json_u64_field(j, "rank", false, 0, &rank) != GD_OK)
+        return gd_fail_context(GD_ERR_PARSE, "diloco member %s", address);
     if (gd_address_check_canonical(address) != GD_OK || dl_amount(collateral, &v) != GD_OK ||
         gd_diloco_text_check(url, 512, "artifact_url") != GD_OK ||
         gd_diloco_text_check(cls, 128, "hw_class") != GD_OK)
@@ -129,7 +138,16 @@ static gd_status dl_import_member(gd_ctx *ctx, const json_t *j) {
     if (dl_get_run(ctx, m.run, &run) != GD_OK)
         return gd_fail(GD_ERR_PARSE, "diloco member %s: run %llu does not exist", address,
                        (unsigned long long)m.run);
+    uint32_t next_rank = run->next_rank;
     dl_free(run);
+    /* Distinct ranks are the invariants' to check (dl_invariants runs at
+     * the end of the import); a rank at or past next_rank would be handed
+     * out again by the next join. */
+    if (rank >= next_rank)
+        return gd_fail(GD_ERR_PARSE, "diloco member %s: rank %llu is not below run %llu's "
+                                     "next_rank %u",
+                       address, (unsigned long long)rank, (unsigned long long)m.run, next_rank);
+    m.rank = (uint32_t)rank;
     m.address = address;
     m.artifact_url = url;
     m.hw_class = cls;
@@ -237,12 +255,13 @@ static int dl_export_visit(void *arg, const uint8_t *key, size_t key_len, const 
         dl_run *r = gonka__diloco__v1__run__unpack(NULL, value_len, value);
         json_t *spec = r ? gd_diloco_spec_to_json(r->spec) : NULL;
         if (r && spec)
-            item = json_pack("{s:o,s:s,s:o,s:o,s:o,s:o,s:s,s:o}", "id", gd_json_u64_str(r->id),
-                             "creator", r->creator, "spec", spec, "state_hash",
-                             dl_b64(r->state_hash.data, r->state_hash.len),
+            item = json_pack("{s:o,s:s,s:o,s:o,s:o,s:o,s:s,s:o,s:I}", "id",
+                             gd_json_u64_str(r->id), "creator", r->creator, "spec", spec,
+                             "state_hash", dl_b64(r->state_hash.data, r->state_hash.len),
                              "rounds_aggregated", gd_json_u64_str(r->rounds_aggregated),
                              "next_round", gd_json_u64_str(r->next_round), "pool", r->pool,
-                             "next_settle_epoch", gd_json_u64_str(r->next_settle_epoch));
+                             "next_settle_epoch", gd_json_u64_str(r->next_settle_epoch),
+                             "next_rank", (json_int_t)r->next_rank);
         else
             json_decref(spec);
         dl_free(r);
@@ -250,10 +269,11 @@ static int dl_export_visit(void *arg, const uint8_t *key, size_t key_len, const 
     } else if (key[1] == DL_MEMBER) {
         dl_member *m = gonka__diloco__v1__member__unpack(NULL, value_len, value);
         if (m)
-            item = json_pack("{s:o,s:s,s:s,s:s,s:s,s:o}", "run", gd_json_u64_str(m->run),
+            item = json_pack("{s:o,s:s,s:s,s:s,s:s,s:o,s:I}", "run", gd_json_u64_str(m->run),
                              "address", m->address, "artifact_url", m->artifact_url,
                              "hw_class", m->hw_class, "collateral", m->collateral,
-                             "joined_height", gd_json_i64_str(m->joined_height));
+                             "joined_height", gd_json_i64_str(m->joined_height), "rank",
+                             (json_int_t)m->rank);
         dl_free(m);
         e->failed |= item == NULL || json_array_append_new(e->members, item) != 0;
     } else if (dl_raw_kind(key[1]) != NULL) {
@@ -500,6 +520,11 @@ typedef struct dl_ledger {
      * key order, so each run is read once per kind, not once per record. */
     uint64_t run_id;
     dl_run *run;
+    /* The ranks of run rank_run's members seen so far: member records of
+     * one run sit together in key order too. */
+    uint64_t rank_run;
+    uint32_t *ranks;
+    size_t n_ranks, cap_ranks;
 } dl_ledger;
 
 static void dl_owe(dl_ledger *l, const char *denom, const char *amount) {
@@ -541,6 +566,47 @@ static const dl_run *dl_ledger_run(dl_ledger *l, uint64_t run_id) {
     return l->run;
 }
 
+static int dl_rank_cmp(const void *a, const void *b) {
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* No two members of the run whose ranks were collected share a rank. */
+static void dl_ranks_flush(dl_ledger *l) {
+    if (l->n_ranks > 1)
+        qsort(l->ranks, l->n_ranks, sizeof *l->ranks, dl_rank_cmp);
+    for (size_t i = 1; l->status == GD_OK && i < l->n_ranks; i++)
+        if (l->ranks[i] == l->ranks[i - 1])
+            l->status = gd_fail(GD_ERR_PARSE, "invariant diloco: two members of run %llu have "
+                                              "rank %u (each rank names one member's data)",
+                                (unsigned long long)l->rank_run, l->ranks[i]);
+    l->n_ranks = 0;
+}
+
+/* A member's rank: below its run's next_rank, and (dl_ranks_flush) its own. */
+static void dl_rank_add(dl_ledger *l, const dl_run *run, const dl_member *m) {
+    if (m->rank >= run->next_rank) {
+        l->status = gd_fail(GD_ERR_PARSE, "invariant diloco: member %s of run %llu has rank %u, "
+                                          "not below the run's next_rank %u",
+                            m->address, (unsigned long long)run->id, m->rank, run->next_rank);
+        return;
+    }
+    if (l->n_ranks > 0 && l->rank_run != run->id)
+        dl_ranks_flush(l);
+    l->rank_run = run->id;
+    if (l->n_ranks == l->cap_ranks) {
+        size_t cap = l->cap_ranks ? 2 * l->cap_ranks : 64;
+        uint32_t *grown = realloc(l->ranks, cap * sizeof *grown);
+        if (grown == NULL) {
+            l->status = gd_fail(GD_ERR_NOMEM, "invariant diloco: out of memory");
+            return;
+        }
+        l->ranks = grown;
+        l->cap_ranks = cap;
+    }
+    l->ranks[l->n_ranks++] = m->rank;
+}
+
 static int dl_ledger_visit(void *arg, const uint8_t *key, size_t key_len, const uint8_t *value,
                            size_t value_len) {
     dl_ledger *l = arg;
@@ -557,8 +623,10 @@ static int dl_ledger_visit(void *arg, const uint8_t *key, size_t key_len, const 
     } else if (key[1] == DL_MEMBER) {
         dl_member *m = gonka__diloco__v1__member__unpack(NULL, value_len, value);
         const dl_run *run = m ? dl_ledger_run(l, run_id) : NULL;
-        if (run)
+        if (run) {
             dl_owe(l, dl_denom(run), m->collateral);
+            dl_rank_add(l, run, m);
+        }
         dl_free(m);
     } else if (key[1] == DL_VERDICT) {
         dl_verdict *v = gonka__diloco__v1__verdict_record__unpack(NULL, value_len, value);
@@ -577,13 +645,17 @@ static int dl_ledger_visit(void *arg, const uint8_t *key, size_t key_len, const 
 }
 
 /* The module account holds exactly every pool, collateral, held bond and
- * unclaimed settle amount; and every settled token amount comes from an
- * accepted commitment. */
+ * unclaimed settle amount; every settled token amount comes from an
+ * accepted commitment; and each run's members have distinct ranks below
+ * its next_rank. */
 static gd_status dl_invariants(gd_app *app, gd_kv *kv) {
     (void)app;
-    dl_ledger l = {.n = 0, .status = GD_OK, .kv = kv, .run = NULL};
+    dl_ledger l = {.n = 0, .status = GD_OK, .kv = kv, .run = NULL, .ranks = NULL};
     const uint8_t prefix[1] = {DL_PREFIX};
     gd_status it = gd_kv_iterate_prefix(kv, prefix, 1, dl_ledger_visit, &l);
+    if (it == GD_OK && l.status == GD_OK)
+        dl_ranks_flush(&l);
+    free(l.ranks);
     dl_free(l.run);
     GD_TRY(it);
     GD_TRY(l.status);

@@ -18,7 +18,8 @@
  *   0x04 0x0c run round addr                  WeightedMember (the round's snapshot)
  * Values are canonical protobuf. The module account "diloco" holds every
  * pool, collateral and bond; the invariants check that its balance equals
- * their sum. */
+ * their sum, and that each run's members have distinct ranks below its
+ * next_rank. */
 #ifndef GD_CHAIN_MODULE_DILOCO_H
 #define GD_CHAIN_MODULE_DILOCO_H
 

@@ -66,10 +66,9 @@ void dl_key_assignment(dl_key *k, uint64_t run, uint64_t round, const char *targ
 void dl_key_verdict(dl_key *k, uint64_t run, uint64_t round, const char *target, uint32_t check,
                     const char *validator);
 void dl_key_settle(dl_key *k, uint64_t run, uint64_t epoch, const char *address);
-/* The order of address keys: by length, then bytewise (for addresses of
- * one length, as all of Gonka's account addresses are, plain string
- * order). The module's "address order" is this order. */
-int dl_address_cmp(const char *a, const char *b);
+/* Address keys (dl_key_addr: length, then bytes) sort in the one address
+ * order, gd_diloco_address_cmp (proofs/diloco_rules.h), so records listed
+ * by prefix come in that order. */
 
 uint64_t dl_get_be64(const uint8_t b[8]);
 void dl_put_be64(uint8_t b[8], uint64_t v);

@@ -248,27 +248,39 @@ static gd_status dl_join_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, siz
                        strcmp(m->collateral->denom, dl_denom(run)) != 0 || amount < min))
         s = dl_fail(ctx, GD_DILOCO_ERR_COLLATERAL, "collateral must be at least %s%s",
                     run->spec->min_collateral->amount, dl_denom(run));
+    /* Ranks are handed out once, in join order, and never reused: a later
+     * member cannot take over an earlier one's data stream. */
+    if (s == GD_OK && run->next_rank == UINT32_MAX)
+        s = dl_fail(ctx, GD_DILOCO_ERR_INVALID, "run %llu has no ranks left",
+                    (unsigned long long)m->run);
     if (s == GD_OK)
         s = dl_pay_in(ctx, m->participant, m->collateral->denom, amount);
     if (s == GD_OK) {
         dl_member mem = GONKA__DILOCO__V1__MEMBER__INIT;
-        char amount_text[24];
+        char amount_text[24], rank_text[24];
         dl_amount_str(amount_text, amount);
+        dl_amount_str(rank_text, run->next_rank);
         mem.run = m->run;
         mem.address = m->participant;
         mem.artifact_url = m->artifact_url;
         mem.hw_class = m->hw_class;
         mem.collateral = amount_text;
         mem.joined_height = ctx->height;
+        mem.rank = run->next_rank++;
         s = dl_put_member(ctx, &mem);
+        if (s == GD_OK)
+            s = dl_put_run(ctx, run);
         char rs[24];
         dl_amount_str(rs, m->run);
         if (s == GD_OK)
             s = gd_events_add(ctx->events, "diloco_joined", "run", rs, "participant",
                               m->participant, "hw_class", m->hw_class, "collateral",
-                              amount_text, NULL);
+                              amount_text, "rank", rank_text, NULL);
+        Gonka__Diloco__V1__MsgJoinRunResponse r = GONKA__DILOCO__V1__MSG_JOIN_RUN_RESPONSE__INIT;
+        r.rank = mem.rank;
+        if (s == GD_OK)
+            s = dl_pack(response, &r);
     }
-    response->len = 0;
     dl_free(old);
     dl_free(run);
     dl_free(m);

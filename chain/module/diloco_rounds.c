@@ -41,13 +41,13 @@ Gonka__Diloco__V1__RoundPhase dl_window_at(const dl_round *r, int64_t h) {
     return PH(DONE);
 }
 
-/* Loaded members come in key order (dl_address_cmp), so a lookup is a
+/* Loaded members come in key order (gd_diloco_address_cmp), so a lookup is a
  * binary search: the inclusion set weighs every report of every target. */
 uint64_t dl_round_weight(const dl_round *r, const char *addr, const char **hw_class) {
     size_t lo = 0, hi = r->n_members;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        int c = dl_address_cmp(r->members[mid]->address, addr);
+        int c = gd_diloco_address_cmp(r->members[mid]->address, addr);
         if (c < 0) {
             lo = mid + 1;
         } else if (c > 0) {
@@ -158,6 +158,7 @@ static gd_status dl_open_round(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
         gonka__diloco__v1__weighted_member__init(&wm[i]);
         wm[i].address = m->address;
         wm[i].hw_class = m->hw_class;
+        wm[i].rank = m->rank;
         dl_amount_str(weights[i], c);
         wm[i].weight = weights[i];
         wp[i] = &wm[i];
@@ -235,14 +236,18 @@ static gd_status dl_assign_checks(gd_ctx *ctx, const dl_run *run, dl_round *r) {
         uint32_t assigned = 0;
         for (uint32_t j = 0; s == GD_OK && n > 0 && j < sp->checks_per_commit; j++) {
             gd_diloco_check_draw d;
+            /* payload_leaves >= 2 (MsgCommitRound's check): a header and
+             * at least one chunk. */
             gd_diloco_draw_check(&d, rnd, c->participant, j, c->segment_count,
-                                 sp->segment_steps, (uint32_t)n, sp->double_check_ppm);
+                                 sp->segment_steps, c->payload_leaves - 1, (uint32_t)n,
+                                 sp->double_check_ppm);
             char *validators[2] = {(char *)eligible[d.first], (char *)eligible[d.second]};
             dl_assignment a = GONKA__DILOCO__V1__ASSIGNMENT__INIT;
             a.target = c->participant;
             a.check = j;
             a.segment = d.segment;
             a.step = d.step;
+            a.chunk = d.chunk;
             a.validators = validators;
             a.n_validators = d.twice ? 2 : 1;
             dl_key ak;

@@ -38,7 +38,8 @@ static dl_earner *dl_earner_of(dl_earners *e, const char *addr) {
 }
 
 static int dl_earner_cmp(const void *a, const void *b) {
-    return strcmp(((const dl_earner *)a)->address, ((const dl_earner *)b)->address);
+    return gd_diloco_address_cmp(((const dl_earner *)a)->address,
+                                 ((const dl_earner *)b)->address);
 }
 
 /* Accepted tokens and checks done in the run's DONE rounds of an epoch. */

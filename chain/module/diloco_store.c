@@ -93,13 +93,6 @@ void dl_key_settle(dl_key *k, uint64_t run, uint64_t epoch, const char *address)
     dl_key_addr(k, address);
 }
 
-int dl_address_cmp(const char *a, const char *b) {
-    size_t la = strlen(a), lb = strlen(b);
-    if (la != lb)
-        return la < lb ? -1 : 1;
-    return strcmp(a, b);
-}
-
 /* ---- records ----------------------------------------------------------------- */
 
 gd_status dl_load(gd_ctx *ctx, const dl_key *k, const ProtobufCMessageDescriptor *d,

@@ -80,12 +80,17 @@ printf '{"model": "tiny", "colour": 1}' > unknown.json
 printf '{"model": ' > broken.json
 sed 's/"h_min": 40/"h_min": 45/' "$spec" > rule.json
 sed 's/"seed": "1",/"seed": "1", "seed": "2",/' "$spec" > twice.json
+sed 's/"inner_lr": "0.003"/"inner_lr": 0.003/' "$spec" > number.json
+sed 's/"micro_batch": 8/"micro_batch": 3/' "$spec" > micro.json
 tx=(--key k.key "${off[@]}")
 check 2 "create-run without --spec" -- tx create-run --pool 1ngonka "${tx[@]}"
 check 2 "create-run with an unknown key" -- tx create-run --spec unknown.json --pool 1ngonka "${tx[@]}"
 check 2 "create-run with broken JSON" -- tx create-run --spec broken.json --pool 1ngonka "${tx[@]}"
 check 2 "create-run breaking a rule" -- tx create-run --spec rule.json --pool 1ngonka "${tx[@]}"
 check 2 "create-run with a key twice" -- tx create-run --spec twice.json --pool 1ngonka "${tx[@]}"
+check 2 "create-run with a decimal as a JSON number" -- tx create-run --spec number.json --pool 1ngonka "${tx[@]}"
+grep -q 'inner_lr must be a decimal in a JSON string' err.txt || bad "number.json: $(cat err.txt)"
+check 2 "create-run with a micro-batch that does not divide the batch" -- tx create-run --spec micro.json --pool 1ngonka "${tx[@]}"
 check 2 "create-run pool in another denom" -- tx create-run --spec "$spec" --pool 5stake "${tx[@]}"
 check 2 "create-run bad pool" -- tx create-run --spec "$spec" --pool 5 "${tx[@]}"
 check 1 "create-run missing spec file" -- tx create-run --spec none.json --pool 1ngonka "${tx[@]}"

@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # A full epoch of the DiLoCo training module on gonka-localnet, driven by
 # scripted `gonka-diloco tx` commands (no trainer): genesis creates run 1;
-# three hosts join; round 0 opens in epoch 1's Inference phase; each host
-# commits a real payload file, reports the others' payloads with MMR
-# proofs, seals and reveals PASS verdicts on its assigned checks and
-# attests the next state hash; the round is DONE; epoch 1 settles when
-# epoch 2 starts; at the claim-money stage each host claims, and its
-# balance grows by exactly its settle amount; a second claim is refused.
+# three hosts join and get ranks 0 to 2; round 0 opens in epoch 1's
+# Inference phase; each host commits a real payload file, reports the
+# others' payloads with MMR proofs, seals and reveals PASS verdicts on its
+# assigned checks and attests the next state hash; the round is DONE;
+# epoch 1 settles when epoch 2 starts; at the claim-money stage each host
+# claims, and its balance grows by exactly its settle amount; a second
+# claim is refused.
 # The node runs with --check-invariants, so a block that breaks any
 # module's invariant stops it (and the test).
 # Usage: diloco_epoch.sh BIN_DIR
@@ -38,7 +39,13 @@ cat >spec.json <<'JSON'
   "reward_per_epoch": "90000ngonka", "min_collateral": "5000ngonka",
   "fail_bond": "1000ngonka", "checks_per_commit": 1, "double_check_ppm": 0,
   "recheck_validators": 2, "slash_ppm": 500000, "skip_slash_ppm": 100000,
-  "validator_share_ppm": 200000
+  "validator_share_ppm": 200000,
+  "inner_lr": "0.003", "inner_min_lr": "0.0003", "inner_warmup_steps": "10",
+  "inner_schedule_steps": "1000", "adam_beta1": "0.9", "adam_beta2": "0.95",
+  "adam_eps": "0.00000001", "weight_decay": "0.1", "grad_clip": "1",
+  "batch": 8, "seq_len": 64, "micro_batch": 8, "clip_factor": "2",
+  "error_feedback": true, "error_feedback_decay": "1", "chunk_elems": 1000,
+  "overlap": false
 }
 JSON
 "$bin/gonka-localnet" init --home home --accounts 4 --diloco-run spec.json \
@@ -89,7 +96,13 @@ for i in 1 2 3; do
     --collateral 10000ngonka
 done
 join_all
-ok "hosts 1-3 joined run 1 (created in genesis)"
+"$dg" query run 1 --node "$node" --json >run.json || fail "query run"
+python3 -c "
+import json
+r = json.load(open('run.json'))
+assert sorted(m['rank'] for m in r['members']) == [0, 1, 2] and r['run']['next_rank'] == 3, r" ||
+  fail "ranks are not 0, 1, 2: $(cat run.json)"
+ok "hosts 1-3 joined run 1 (created in genesis) and got ranks 0, 1 and 2"
 
 # Round 0 opens at the first Inference height of epoch 1 where it fits.
 for _ in $(seq 1 600); do

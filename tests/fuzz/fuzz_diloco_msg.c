@@ -29,7 +29,8 @@ static void fuzz_address(int i, char *out, size_t cap) {
 static json_t *fuzz_spec(void) {
     return json_pack(
         "{s:s,s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:s,"
-        "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i}",
+        "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,"
+        "s:s,s:s,s:i,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:b,s:s,s:i,s:b}",
         "model", "tiny", "layout_digest",
         "1111111111111111111111111111111111111111111111111111111111111111", "seed", 1,
         "data_spec", "synthetic:markov:1", "initial_state_hash",
@@ -39,7 +40,12 @@ static json_t *fuzz_spec(void) {
         "reveal", 1, "verify", 1, "open", 1, "dispute", 1, "attest", 1, "reward_per_epoch",
         "1000ngonka", "min_collateral", "100ngonka", "fail_bond", "10ngonka",
         "checks_per_commit", 2, "double_check_ppm", 500000, "recheck_validators", 1,
-        "slash_ppm", 500000, "skip_slash_ppm", 100000, "validator_share_ppm", 200000);
+        "slash_ppm", 500000, "skip_slash_ppm", 100000, "validator_share_ppm", 200000,
+        "inner_lr", "0.003", "inner_min_lr", "0.0003", "inner_warmup_steps", 10,
+        "inner_schedule_steps", 1000, "adam_beta1", "0.9", "adam_beta2", "0.95", "adam_eps",
+        "0.00000001", "weight_decay", "0.1", "grad_clip", "1", "batch", 4, "seq_len", 16,
+        "micro_batch", 2, "clip_factor", "2", "error_feedback", 1, "error_feedback_decay", "1",
+        "chunk_elems", 1024, "overlap", 0);
 }
 
 /* Genesis: the accounts funded, run 1 with its pool and the members'
@@ -58,10 +64,10 @@ static gd_app *fuzz_app(void) {
         json_array_append_new(balances, json_pack("{s:s,s:[{s:s,s:s}]}", "address", addr[i],
                                                   "coins", "denom", "ngonka", "amount", "100000"));
         if (i > 0)
-            json_array_append_new(members, json_pack("{s:s,s:s,s:s,s:s,s:s}", "run", "1",
+            json_array_append_new(members, json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "run", "1",
                                                      "address", addr[i], "artifact_url",
                                                      "http://h", "hw_class", "cpu",
-                                                     "collateral", "1000"));
+                                                     "collateral", "1000", "rank", i - 1));
     }
     json_array_append_new(accounts, json_pack("{s:s,s:{s:s,s:i},s:s}", "@type",
                                               "/cosmos.auth.v1beta1.ModuleAccount",
@@ -70,10 +76,10 @@ static gd_app *fuzz_app(void) {
     json_array_append_new(balances, json_pack("{s:s,s:[{s:s,s:s}]}", "address", module, "coins",
                                               "denom", "ngonka", "amount", "8000"));
     json_t *genesis = json_pack(
-        "{s:s,s:{s:{s:o},s:{s:o},s:{s:{s:s},s:[{s:o,s:s}],s:o}}}", "chain_id", "prod-sim",
+        "{s:s,s:{s:{s:o},s:{s:o},s:{s:{s:s},s:[{s:o,s:s,s:i}],s:o}}}", "chain_id", "prod-sim",
         "app_state", "auth", "accounts", accounts, "bank", "balances", balances, "diloco",
         "params", "authority", addr[0], "runs", "spec", fuzz_spec(), "pool", "5000",
-        "members", members);
+        "next_rank", FUZZ_MEMBERS, "members", members);
     gd_app *app = NULL;
     FUZZ_ASSERT(genesis && gd_app_new(&app, NULL) == GD_OK);
     FUZZ_ASSERT(gd_app_register_standard(app) == GD_OK);

@@ -50,11 +50,17 @@ static void test_spec_example(void) {
     CHECK_STR_EQ(s->reward_per_epoch->amount, "1000000000");
     CHECK_STR_EQ(s->fail_bond->denom, "ngonka");
     CHECK(s->layout_digest.len == 32 && s->layout_digest.data[0] == 0x3f);
+    CHECK_STR_EQ(s->inner_lr, "0.003");
+    CHECK_STR_EQ(s->adam_eps, "0.00000001");
+    CHECK(s->inner_warmup_steps == 10 && s->inner_schedule_steps == 1000);
+    CHECK(s->batch == 8 && s->seq_len == 64 && s->micro_batch == 8);
+    CHECK(s->error_feedback && !s->overlap && s->chunk_elems == 1048576);
     CHECK_OK(gd_diloco_spec_check(s));
     gd_diloco_spec_free(s);
     gd_diloco_spec_free(NULL);
 
-    /* The optional keys default; a uint64 above 2^53 as a string. */
+    /* The optional keys default; a uint64 above 2^53 as a string; a
+     * tokens_per_step that follows a larger batch. */
     json_t *j = load_example();
     const char *optional[] = {"double_check_ppm", "skip_slash_ppm", "recheck_validators",
                               "validator_share_ppm", "checks_per_commit"};
@@ -62,6 +68,7 @@ static void test_spec_example(void) {
         json_object_del(j, optional[i]);
     json_object_set_new(j, "seed", json_string("18446744073709551615"));
     json_object_set_new(j, "tokens_per_step", json_integer(4096));
+    json_object_set_new(j, "batch", json_integer(64));
     CHECK_OK(gd_diloco_spec_from_json(&s, j));
     CHECK(s && s->double_check_ppm == 0 && s->skip_slash_ppm == 0 && s->recheck_validators == 3 &&
           s->validator_share_ppm == 200000 && s->checks_per_commit == 1);
@@ -132,6 +139,46 @@ static void test_spec_rules(void) {
         {"slash_ppm", "1000001", "slash_ppm must be at most", false},
         {"skip_slash_ppm", "1000001", "skip_slash_ppm must be at most", false},
         {"validator_share_ppm", "1000001", "validator_share_ppm must be at most", false},
+        /* The inner optimizer: every key required, decimals quoted. */
+        {"inner_lr", NULL, "inner_lr is missing", false},
+        {"overlap", NULL, "overlap is missing", false},
+        {"chunk_elems", NULL, "chunk_elems is missing", false},
+        {"inner_lr", "0.003", "inner_lr must be a decimal in a JSON string", false},
+        {"grad_clip", "1", "grad_clip must be a decimal in a JSON string", false},
+        {"inner_lr", "\"3e-3\"", "inner_lr: '3e-3' is not a canonical decimal", false},
+        {"inner_lr", "\".5\"", "not a canonical decimal", false},
+        {"adam_beta1", "\"0.90\"", "adam_beta1: '0.90' is not a canonical decimal", false},
+        {"adam_eps", "\"-1\"", "adam_eps: '-1' is not a canonical decimal", false},
+        {"weight_decay", "\"\"", "weight_decay: '' is not a canonical decimal", false},
+        {"clip_factor", "\"00.1\"", "clip_factor: '00.1'", false},
+        {"inner_min_lr", "\"1.\"", "inner_min_lr: '1.'", false},
+        {"inner_lr", "\"0\"", "inner_lr 0 must be in (0, 10)", false},
+        {"inner_lr", "\"10\"", "inner_lr 10 must be in (0, 10)", false},
+        {"inner_lr", "\"9.9999999999999\"", "at most 9.999999999999", false},
+        {"inner_min_lr", "\"0.0031\"", "inner_min_lr 0.0031 must be at most inner_lr 0.003",
+         false},
+        {"adam_beta1", "\"1\"", "adam_beta1 1 must be in [0, 1)", false},
+        {"adam_beta2", "\"0.999999999999999999\"", "adam_beta2", false},
+        {"adam_eps", "\"0\"", "adam_eps 0 must be in (0, 1)", false},
+        {"weight_decay", "\"1\"", "weight_decay 1 must be in [0, 1)", false},
+        {"clip_factor", "\"0.5\"", "clip_factor 0.5 must be 0 (off) or in [1, 1000]", false},
+        {"clip_factor", "\"1000.000000000000000001\"", "clip_factor", false},
+        {"error_feedback_decay", "\"1.5\"", "error_feedback_decay 1.5 must be in [0, 1]", false},
+        {"error_feedback", "1", "error_feedback must be true or false", false},
+        {"overlap", "\"false\"", "overlap must be true or false", false},
+        {"inner_schedule_steps", "0", "inner_schedule_steps must be at least 1", false},
+        {"inner_warmup_steps", "1001", "inner_warmup_steps 1001 must be at most "
+                                       "inner_schedule_steps 1000", false},
+        {"batch", "0", "batch 0 must be 1 to 1048576", false},
+        {"seq_len", "1048577", "seq_len 1048577 must be 1 to 1048576", false},
+        {"micro_batch", "3", "micro_batch 3 must divide batch 8", false},
+        {"micro_batch", "0", "micro_batch 0 must divide batch 8", false},
+        {"micro_batch", "16", "micro_batch 16 must divide batch 8", false},
+        {"tokens_per_step", "\"513\"", "tokens_per_step 513 must equal batch x seq_len = 8 x "
+                                        "64 = 512", false},
+        {"seq_len", "128", "tokens_per_step 512 must equal batch x seq_len", false},
+        {"chunk_elems", "0", "chunk_elems 0 must be 1 to 2^28", false},
+        {"chunk_elems", "268435457", "chunk_elems 268435457 must be 1 to 2^28", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         json_t *j = load_example();
@@ -157,6 +204,35 @@ static void test_spec_rules(void) {
     CHECK_STATUS(gd_diloco_spec_from_json(&s, arr), GD_ERR_INVALID);
     json_decref(arr);
     CHECK_STATUS(gd_diloco_spec_check(NULL), GD_ERR_INVALID);
+
+    /* The edges the chain takes. */
+    const char *edges[][2] = {
+        {"inner_lr", "9.999999999999"},   {"inner_min_lr", "0"},
+        {"inner_min_lr", "0.003"},        {"adam_beta1", "0"},
+        {"adam_beta2", "0.999999999999"}, {"adam_eps", "0.000000000000000001"},
+        {"weight_decay", "0"},            {"grad_clip", "0"},
+        {"grad_clip", "999999999999.5"},  {"clip_factor", "0"},
+        {"clip_factor", "1"},             {"clip_factor", "1000"},
+        {"error_feedback_decay", "0"},    {"inner_warmup_steps", "1000"},
+    };
+    for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
+        json_t *j = load_example();
+        json_object_set_new(j, edges[i][0], json_string(edges[i][1]));
+        CHECK_OK(gd_diloco_spec_from_json(&s, j));
+        gd_diloco_spec_free(s);
+        json_decref(j);
+    }
+    /* batch x seq_len at its 2^32 limit; one more sequence is too many. */
+    json_t *big = load_example();
+    json_object_set_new(big, "batch", json_integer(4096));
+    json_object_set_new(big, "seq_len", json_integer(1 << 20));
+    json_object_set_new(big, "tokens_per_step", json_string("4294967296"));
+    CHECK_OK(gd_diloco_spec_from_json(&s, big));
+    gd_diloco_spec_free(s);
+    json_object_set_new(big, "batch", json_integer(4104));
+    CHECK_STATUS(gd_diloco_spec_from_json(&s, big), GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "more than 2^32") != NULL);
+    json_decref(big);
 
     /* Codecs the chain takes. */
     const char *good[] = {"none", "bf16", "int8", "int4", "topk:1", "topk:1.0", "topk:0.3",
@@ -205,6 +281,76 @@ static void test_spec_roundtrip(void) {
     gd_diloco_spec_free(u);
     json_decref(ja);
     json_decref(jb);
+    gd_diloco_spec_free(a);
+    gd_diloco_spec_free(b);
+}
+
+/* Changes one field of msg: a number by one, a flag flipped, a string's
+ * or bytes' first byte, a message's first field. */
+static void mutate_field(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *f) {
+    void *at = (char *)msg + f->offset;
+    switch (f->type) {
+    case PROTOBUF_C_TYPE_UINT32: *(uint32_t *)at += 1; break;
+    case PROTOBUF_C_TYPE_UINT64: *(uint64_t *)at += 1; break;
+    case PROTOBUF_C_TYPE_BOOL: *(protobuf_c_boolean *)at = !*(protobuf_c_boolean *)at; break;
+    case PROTOBUF_C_TYPE_STRING: (*(char **)at)[0] ^= 1; break;
+    case PROTOBUF_C_TYPE_BYTES: ((ProtobufCBinaryData *)at)->data[0] ^= 1; break;
+    case PROTOBUF_C_TYPE_MESSAGE: {
+        ProtobufCMessage *sub = *(ProtobufCMessage **)at;
+        mutate_field(sub, &sub->descriptor->fields[0]);
+        break;
+    }
+    default: CHECK(!"a RunSpec field of a type this test does not change"); break;
+    }
+}
+
+static void test_spec_digest(void) {
+    Gonka__Diloco__V1__RunSpec *a = example_spec(), *b = example_spec();
+    uint8_t da[32], db[32], want[32];
+    CHECK_OK(gd_diloco_spec_digest(a, da));
+    CHECK_OK(gd_diloco_spec_digest(b, db));
+    CHECK(memcmp(da, db, 32) == 0);
+    /* The definition: SHA-256("gd-run-spec-v2" || the packed spec). */
+    uint8_t buf[1024];
+    memcpy(buf, "gd-run-spec-v2", 14);
+    size_t n = 14 + pack_spec(a, buf + 14, sizeof buf - 14);
+    gd_sha256(want, buf, n);
+    CHECK(memcmp(da, want, 32) == 0);
+
+    /* Every field counts: changing any one changes the digest. */
+    const ProtobufCMessageDescriptor *d = &gonka__diloco__v1__run_spec__descriptor;
+    CHECK(d->n_fields == 39);
+    for (unsigned i = 0; i < d->n_fields; i++) {
+        Gonka__Diloco__V1__RunSpec *c = example_spec();
+        mutate_field(&c->base, &d->fields[i]);
+        uint8_t dc[32];
+        CHECK_OK(gd_diloco_spec_digest(c, dc));
+        if (memcmp(dc, da, 32) == 0)
+            fprintf(stderr, "changing %s kept the digest\n", d->fields[i].name);
+        CHECK(memcmp(dc, da, 32) != 0);
+        gd_diloco_spec_free(c);
+    }
+
+    /* Export -> import keeps it. */
+    json_t *j = gd_diloco_spec_to_json(a);
+    Gonka__Diloco__V1__RunSpec *back = NULL;
+    CHECK_OK(gd_diloco_spec_from_json(&back, j));
+    CHECK_OK(gd_diloco_spec_digest(back, db));
+    CHECK(memcmp(da, db, 32) == 0);
+    json_decref(j);
+    gd_diloco_spec_free(back);
+
+    /* Unknown fields have no canonical bytes; no spec, no digest. */
+    n = pack_spec(a, buf, sizeof buf);
+    buf[n] = 0xa0; /* field 100, varint */
+    buf[n + 1] = 0x06;
+    buf[n + 2] = 0x01;
+    Gonka__Diloco__V1__RunSpec *u = gonka__diloco__v1__run_spec__unpack(NULL, n + 3, buf);
+    CHECK(u != NULL);
+    CHECK_STATUS(gd_diloco_spec_digest(u, db), GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "run spec digest") != NULL);
+    gd_diloco_spec_free(u);
+    CHECK_STATUS(gd_diloco_spec_digest(NULL, db), GD_ERR_INVALID);
     gd_diloco_spec_free(a);
     gd_diloco_spec_free(b);
 }
@@ -538,6 +684,7 @@ static void round_fixture_init(round_fixture *f) {
         f->wm[i].address = (char *)addrs[i];
         f->wm[i].weight = "100000000";
         f->wm[i].hw_class = "cpu-x86";
+        f->wm[i].rank = (uint32_t)(1 - i);
         f->wmp[i] = &f->wm[i];
         f->incl[i] = (char *)addrs[i];
     }
@@ -579,6 +726,7 @@ static void round_fixture_init(round_fixture *f) {
     f->assign.check = 0;
     f->assign.segment = 3;
     f->assign.step = 7;
+    f->assign.chunk = 19;
     f->validators[0] = ADDR_A;
     f->assign.n_validators = 1;
     f->assign.validators = f->validators;
@@ -628,10 +776,15 @@ static void test_round_decode(void) {
                  "aa000000000000000000000000000000000000000000000000000000000000bb");
     CHECK_STR_EQ(json_string_value(json_object_get(round, "recheck_randomness")), "");
     CHECK(json_array_size(json_object_get(round, "inclusion_set")) == 2);
+    json_t *jwm = json_array_get(json_object_get(round, "members"), 0);
+    CHECK(json_integer_value(json_object_get(jwm, "rank")) == 1);
     CHECK_STR_EQ(json_string_value(json_object_get(round, "total_weight")), "200000000");
     json_t *c = json_array_get(json_object_get(j, "commitments"), 0);
     CHECK_STR_EQ(json_string_value(json_object_get(c, "tokens")), "9007199254740993");
     CHECK(json_integer_value(json_object_get(c, "payload_bytes")) == 51234);
+    json_t *a = json_array_get(json_object_get(j, "assignments"), 0);
+    CHECK(json_integer_value(json_object_get(a, "chunk")) == 19);
+    CHECK(json_integer_value(json_object_get(a, "step")) == 7);
     json_t *v = json_array_get(json_object_get(j, "verdicts"), 0);
     CHECK_STR_EQ(json_string_value(json_object_get(v, "verdict")), "sealed");
     CHECK_STR_EQ(json_string_value(json_object_get(v, "digest")), "");
@@ -645,7 +798,7 @@ static void test_round_decode(void) {
         protobuf_c_message_free_unpacked(&r->base, NULL);
 
     /* One broken field at a time. */
-    for (int k = 0; k < 14; k++) {
+    for (int k = 0; k < 15; k++) {
         round_fixture_init(&f);
         switch (k) {
         case 0: f.round.phase = 0; break;
@@ -662,6 +815,7 @@ static void test_round_decode(void) {
         case 11: f.windows.open_start = 179; break;
         case 12: f.resp.round = NULL; break;
         case 13: f.att.attester = "GONKA1PKPTRE7FDKL6GFRZLESJJVHXHLC3R4GMTRQAHC"; break;
+        case 14: f.wm[1].rank = f.wm[0].rank; break; /* two members of one rank */
         }
         r = (void *)1;
         gd_status s = decode_round(&f, &r);
@@ -693,17 +847,22 @@ static void test_run_decode(void) {
     run.next_round = 5;
     run.pool = "4000000000";
     run.next_settle_epoch = 3;
-    Gonka__Diloco__V1__Member mem = GONKA__DILOCO__V1__MEMBER__INIT;
+    run.next_rank = 4;
+    Gonka__Diloco__V1__Member mem = GONKA__DILOCO__V1__MEMBER__INIT, mem2;
     mem.run = 1;
     mem.address = ADDR_B;
     mem.artifact_url = "http://b:9000";
     mem.hw_class = "cpu-x86";
     mem.collateral = "100000000";
     mem.joined_height = 12;
-    Gonka__Diloco__V1__Member *mems[1] = {&mem};
+    mem.rank = 3;
+    mem2 = mem;
+    mem2.address = ADDR_A;
+    mem2.rank = 0;
+    Gonka__Diloco__V1__Member *mems[2] = {&mem, &mem2};
     Gonka__Diloco__V1__QueryRunResponse resp = GONKA__DILOCO__V1__QUERY_RUN_RESPONSE__INIT;
     resp.run = &run;
-    resp.n_members = 1;
+    resp.n_members = 2;
     resp.members = mems;
     uint8_t buf[4096];
     size_t n = pack(&resp.base, buf, sizeof buf);
@@ -718,6 +877,8 @@ static void test_run_decode(void) {
     json_t *jm = json_array_get(json_object_get(j, "members"), 0);
     CHECK_STR_EQ(json_string_value(json_object_get(jm, "hw_class")), "cpu-x86");
     CHECK(json_integer_value(json_object_get(jm, "joined_height")) == 12);
+    CHECK(json_integer_value(json_object_get(jm, "rank")) == 3);
+    CHECK(json_integer_value(json_object_get(jr, "next_rank")) == 4);
     json_decref(j);
     if (r)
         protobuf_c_message_free_unpacked(&r->base, NULL);
@@ -747,6 +908,16 @@ static void test_run_decode(void) {
     n = pack(&resp.base, buf, sizeof buf);
     CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
     mem.run = 1;
+    /* Ranks: distinct, below next_rank. */
+    mem2.rank = 3;
+    n = pack(&resp.base, buf, sizeof buf);
+    CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
+    CHECK(strstr(gd_error_detail(), "two members have rank 3") != NULL);
+    mem2.rank = 4;
+    n = pack(&resp.base, buf, sizeof buf);
+    CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
+    CHECK(strstr(gd_error_detail(), "rank 4 is not below the run's next_rank 4") != NULL);
+    mem2.rank = 0;
     mem.hw_class = "";
     n = pack(&resp.base, buf, sizeof buf);
     CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
@@ -815,6 +986,7 @@ int main(void) {
     RUN_TEST(test_spec_example);
     RUN_TEST(test_spec_rules);
     RUN_TEST(test_spec_roundtrip);
+    RUN_TEST(test_spec_digest);
     RUN_TEST(test_msg_create_join);
     RUN_TEST(test_msg_commit);
     RUN_TEST(test_msg_availability);

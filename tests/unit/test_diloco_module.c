@@ -16,6 +16,7 @@
 #include "chain/module/auth.h"
 #include "common/hash.h"
 #include "chain/module/diloco.h"
+#include "cosmos/base/abci/v1beta1/abci.pb-c.h"
 #include "gonka/diloco/v1/query.pb-c.h"
 #include "gonka/diloco/v1/tx.pb-c.h"
 #include "proofs/mmr.h"
@@ -39,7 +40,8 @@ typedef struct knobs {
 static json_t *spec_json(const knobs *k) {
     return json_pack(
         "{s:s,s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:s,"
-        "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i}",
+        "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,"
+        "s:s,s:s,s:i,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:b,s:s,s:i,s:b}",
         "model", "tiny", "layout_digest",
         "1111111111111111111111111111111111111111111111111111111111111111", "seed", 1,
         "data_spec", "synthetic:markov:1", "initial_state_hash",
@@ -50,7 +52,12 @@ static json_t *spec_json(const knobs *k) {
         "50000ngonka", "min_collateral", "5000ngonka", "fail_bond", "1000ngonka",
         "checks_per_commit", (int)k->checks, "double_check_ppm", (int)k->double_ppm,
         "recheck_validators", (int)k->rechecks, "slash_ppm", 500000, "skip_slash_ppm", 100000,
-        "validator_share_ppm", 200000);
+        "validator_share_ppm", 200000,
+        "inner_lr", "0.003", "inner_min_lr", "0.0003", "inner_warmup_steps", 10,
+        "inner_schedule_steps", 1000, "adam_beta1", "0.9", "adam_beta2", "0.95", "adam_eps",
+        "0.00000001", "weight_decay", "0.1", "grad_clip", "1", "batch", 8, "seq_len", 64,
+        "micro_batch", 4, "clip_factor", "2", "error_feedback", 1, "error_feedback_decay", "1",
+        "chunk_elems", 1024, "overlap", 0);
 }
 
 /* A transaction of several messages from one signer. */
@@ -312,6 +319,13 @@ static void setup(app_fixture *f, const knobs *k) {
     coll.amount = "4999";
     CHECK(deliver(f, 6, GD_DILOCO_MSG_JOIN_RUN, &other) == GD_DILOCO_ERR_COLLATERAL);
     CHECK_STR_EQ(collateral_of(f, 1), "10000");
+    /* Ranks 0, 1, ... in join order (the block's order); the refused joins
+     * took none. */
+    Gonka__Diloco__V1__QueryRunResponse *run = q_run(f);
+    CHECK(run->run->next_rank == MEMBERS && run->n_members == MEMBERS);
+    for (size_t i = 0; i < run->n_members; i++)
+        CHECK(run->members[i]->rank == (uint32_t)index_of(f, run->members[i]->address) - 1);
+    protobuf_c_message_free_unpacked(&run->base, NULL);
 }
 
 /* Runs round `round` of the run up to its verify window: every member
@@ -547,6 +561,38 @@ static Gonka__Diloco__V1__MsgClaimRewards claim_msg(app_fixture *f, int who, uin
     return m;
 }
 
+/* Every assignment is the draw of proofs/diloco_rules.h for its commitment
+ * (one hardware class: the eligible validators are the members other than
+ * the target, in address order). */
+static void check_draws(const Gonka__Diloco__V1__QueryRoundResponse *r, const knobs *k) {
+    const Gonka__Diloco__V1__Round *round = r->round;
+    CHECK(round->verify_randomness.len == 32);
+    for (size_t i = 0; i < r->n_assignments && round->verify_randomness.len == 32; i++) {
+        const Gonka__Diloco__V1__Assignment *a = r->assignments[i];
+        const Gonka__Diloco__V1__Commitment *c = NULL;
+        for (size_t j = 0; j < r->n_commitments; j++)
+            if (strcmp(r->commitments[j]->participant, a->target) == 0)
+                c = r->commitments[j];
+        CHECK(c != NULL);
+        if (c == NULL)
+            continue;
+        const char *eligible[MEMBERS];
+        uint32_t n = 0;
+        for (size_t j = 0; j < round->n_members; j++)
+            if (strcmp(round->members[j]->address, a->target) != 0)
+                eligible[n++] = round->members[j]->address;
+        gd_diloco_check_draw d;
+        gd_diloco_draw_check(&d, round->verify_randomness.data, a->target, a->check,
+                             c->segment_count, 2, c->payload_leaves - 1, n, k->double_ppm);
+        CHECK(a->segment == d.segment && a->step == d.step && a->chunk == d.chunk);
+        CHECK(a->chunk < CHUNKS);
+        CHECK(a->n_validators == (d.twice ? 2u : 1u));
+        CHECK_STR_EQ(a->validators[0], eligible[d.first]);
+        if (d.twice && a->n_validators == 2)
+            CHECK_STR_EQ(a->validators[1], eligible[d.second]);
+    }
+}
+
 /* ---- the tests ---------------------------------------------------------------------------- */
 
 /* One honest round end to end, with every window edge and the claims. */
@@ -568,6 +614,7 @@ static void test_honest_round(void) {
     CHECK(r->round->n_inclusion_set == 3);
     CHECK(!has_str(r->round->inclusion_set, r->round->n_inclusion_set, f.addr[4]));
     CHECK(r->n_assignments == 4);
+    check_draws(r, &k);
     for (size_t i = 0; i < r->n_commitments; i++)
         CHECK(r->commitments[i]->tokens == 2 * 2 * 512);
     Gonka__Diloco__V1__RoundWindows w;
@@ -844,6 +891,7 @@ static void test_double_checks(void) {
     Gonka__Diloco__V1__QueryRoundResponse *r = to_verify(&f, 0, p, 0, 0, false);
     Gonka__Diloco__V1__RoundWindows w;
     windows_of(&f, 0, &w);
+    check_draws(r, &k);
     for (size_t i = 0; i < r->n_assignments; i++)
         CHECK(r->assignments[i]->n_validators == 2 &&
               strcmp(r->assignments[i]->validators[0], r->assignments[i]->validators[1]) != 0);
@@ -908,6 +956,77 @@ static void test_hardware_classes(void) {
     fix_free(&f);
 }
 
+static bool has_event_attr(const gd_events *ev, const char *type, const char *key,
+                           const char *value) {
+    for (size_t i = 0; i < ev->n; i++) {
+        if (strcmp(ev->items[i].type, type) != 0)
+            continue;
+        for (size_t j = 0; j < ev->items[i].n_attrs; j++)
+            if (strcmp(ev->items[i].attrs[j].key, key) == 0 &&
+                strcmp(ev->items[i].attrs[j].value, value) == 0)
+                return true;
+    }
+    return false;
+}
+
+/* Ranks: a late joiner gets the next one (in its response and event, never
+ * an earlier member's), and the round snapshot carries every member's. */
+static void test_ranks(void) {
+    app_fixture f;
+    knobs k = {1, 0, 2};
+    setup(&f, &k);
+    Cosmos__Base__V1beta1__Coin coll = COSMOS__BASE__V1BETA1__COIN__INIT;
+    coll.denom = "ngonka";
+    coll.amount = "6000";
+    Gonka__Diloco__V1__MsgJoinRun j = GONKA__DILOCO__V1__MSG_JOIN_RUN__INIT;
+    j.participant = f.addr[6];
+    j.run = 1;
+    j.artifact_url = "http://127.0.0.1:8086";
+    j.hw_class = "cpu-x86-openblas";
+    j.collateral = &coll;
+    gd_buf tx = {0};
+    gd_tx_outcome out;
+    memset(&out, 0, sizeof out);
+    CHECK_OK(fix_msg_tx(&f, 6, GD_DILOCO_MSG_JOIN_RUN, &j, &tx));
+    fix_block(&f, &tx, 1, &out);
+    CHECK(out.err.code == 0);
+    Cosmos__Base__Abci__V1beta1__TxMsgData *d =
+        cosmos__base__abci__v1beta1__tx_msg_data__unpack(NULL, out.data.len, out.data.data);
+    CHECK(d && d->n_msg_responses == 1);
+    if (d && d->n_msg_responses == 1) {
+        CHECK_STR_EQ(d->msg_responses[0]->type_url, "/gonka.diloco.v1.MsgJoinRunResponse");
+        Gonka__Diloco__V1__MsgJoinRunResponse *r = gonka__diloco__v1__msg_join_run_response__unpack(
+            NULL, d->msg_responses[0]->value.len, d->msg_responses[0]->value.data);
+        CHECK(r && r->rank == MEMBERS);
+        if (r)
+            gonka__diloco__v1__msg_join_run_response__free_unpacked(r, NULL);
+    }
+    if (d)
+        cosmos__base__abci__v1beta1__tx_msg_data__free_unpacked(d, NULL);
+    CHECK(has_event_attr(&out.events, "diloco_joined", "rank", "5"));
+    CHECK(has_event_attr(&out.events, "diloco_joined", "participant", f.addr[6]));
+    gd_tx_outcome_free(&out);
+    gd_buf_free(&tx);
+
+    until(&f, 43);
+    Gonka__Diloco__V1__QueryRunResponse *run = q_run(&f);
+    CHECK(run->run->next_rank == MEMBERS + 1 && run->n_members == MEMBERS + 1);
+    CHECK(run->current_round != NULL);
+    if (run->current_round) {
+        const Gonka__Diloco__V1__Round *r = run->current_round;
+        CHECK(r->n_members == MEMBERS + 1);
+        for (size_t i = 0; i < r->n_members; i++)
+            for (size_t m = 0; m < run->n_members; m++)
+                if (strcmp(run->members[m]->address, r->members[i]->address) == 0)
+                    CHECK(r->members[i]->rank == run->members[m]->rank);
+        for (size_t i = 0; i < r->n_members; i++)
+            if (strcmp(r->members[i]->address, f.addr[6]) == 0)
+                CHECK(r->members[i]->rank == MEMBERS);
+    }
+    protobuf_c_message_free_unpacked(&run->base, NULL);
+    fix_free(&f);
+}
+
 /* The same genesis and transactions give the same app hash on two runs,
  * and a chain restarted from the exported genesis has it too. */
 static void test_determinism_and_export(void) {
@@ -966,11 +1085,11 @@ static void test_genesis(void) {
     fix_free(&f);
     knobs k = {1, 0, 2};
     json_t *spec = spec_json(&k);
-    json_t *state = json_pack("{s:{s:s},s:[{s:o,s:s}],s:[{s:s,s:s,s:s,s:s,s:s}]}", "params",
-                              "authority", "", "runs", "spec", spec, "pool", "7000", "members",
-                              "run", "1", "address", "gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc",
-                              "artifact_url", "http://h:1", "hw_class", "cpu", "collateral",
-                              "3000");
+    json_t *state = json_pack("{s:{s:s},s:[{s:o,s:s,s:i}],s:[{s:s,s:s,s:s,s:s,s:s,s:i}]}",
+                              "params", "authority", "", "runs", "spec", spec, "pool", "7000",
+                              "next_rank", 2, "members", "run", "1", "address",
+                              "gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc", "artifact_url",
+                              "http://h:1", "hw_class", "cpu", "collateral", "3000", "rank", 1);
     json_t *app_state = json_object_get(genesis, "app_state");
     json_object_set_new(app_state, "diloco", state);
     json_array_append_new(json_object_get(json_object_get(app_state, "auth"), "accounts"),
@@ -987,6 +1106,39 @@ static void test_genesis(void) {
     CHECK_OK(gd_app_init_chain(app, genesis));
     CHECK_OK(gd_app_check_invariants(app));
     gd_app_free(app);
+    /* Ranks: distinct per run, below the run's next_rank, and given. A
+     * second member bonds nothing, so only its rank is wrong. */
+    json_t *members = json_object_get(json_object_get(app_state, "diloco"), "members");
+    json_t *second = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "run", "1", "address",
+                               "gonka10ht9tyks4vh7p5p904t340cr9nvahy7uhvqtp8", "artifact_url",
+                               "http://h:2", "hw_class", "cpu", "collateral", "0", "rank", 0);
+    json_array_append_new(members, second);
+    CHECK_OK(gd_app_new(&app, NULL));
+    CHECK_OK(gd_app_register_standard(app));
+    CHECK_OK(gd_app_init_chain(app, genesis)); /* ranks 1 and 0 of 2 */
+    gd_app_free(app);
+    const struct {
+        int rank; /* the second member's; -1: no rank key */
+        const char *detail;
+    } rank_cases[] = {
+        {1, "two members of run 1 have rank 1"},
+        {2, "rank 2 is not below run 1's next_rank 2"},
+        {-1, "rank"},
+    };
+    for (size_t i = 0; i < sizeof rank_cases / sizeof rank_cases[0]; i++) {
+        if (rank_cases[i].rank < 0)
+            json_object_del(second, "rank");
+        else
+            json_object_set_new(second, "rank", json_integer(rank_cases[i].rank));
+        CHECK_OK(gd_app_new(&app, NULL));
+        CHECK_OK(gd_app_register_standard(app));
+        CHECK(gd_app_init_chain(app, genesis) != GD_OK);
+        if (getenv("GD_TEST_VERBOSE") || strstr(gd_error_detail(), rank_cases[i].detail) == NULL)
+            fprintf(stderr, "rank case %zu: '%s'\n", i, gd_error_detail());
+        CHECK(strstr(gd_error_detail(), rank_cases[i].detail) != NULL);
+        gd_app_free(app);
+    }
+    json_array_remove(members, 1);
     /* A pool the module account does not hold: refused at genesis, not
      * left to stop the chain at its first invariant check. */
     json_t *runs = json_object_get(json_object_get(app_state, "diloco"), "runs");
@@ -999,7 +1151,7 @@ static void test_genesis(void) {
     const char *bad[] = {
         "{\"params\":{\"authority\":\"\"},\"typo\":1}",
         ("{\"members\":[{\"run\":\"9\",\"address\":\"gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc\","
-         "\"artifact_url\":\"u\",\"hw_class\":\"c\",\"collateral\":\"1\"}]}"),
+         "\"artifact_url\":\"u\",\"hw_class\":\"c\",\"collateral\":\"1\",\"rank\":0}]}"),
         "{\"runs\":[{\"spec\":{\"model\":\"tiny\"},\"pool\":\"1\"}]}",
         "{\"records\":[{\"key\":\"BAE=\",\"value\":\"\"}]}",
     };
@@ -1033,16 +1185,16 @@ static void test_huge_collateral(void) {
                                   1));
     json_t *members = json_array();
     for (int i = 1; i <= 3; i++)
-        json_array_append_new(members, json_pack("{s:s,s:s,s:s,s:s,s:s}", "run", "1", "address",
-                                                 f.addr[i], "artifact_url", "http://h",
-                                                 "hw_class", "cpu", "collateral",
-                                                 "9000000000000000000"));
+        json_array_append_new(members, json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "run", "1",
+                                                 "address", f.addr[i], "artifact_url",
+                                                 "http://h", "hw_class", "cpu", "collateral",
+                                                 "9000000000000000000", "rank", i - 1));
     json_t *genesis = json_deep_copy(f.genesis);
     json_t *app_state = json_object_get(genesis, "app_state");
     json_object_set_new(app_state, "diloco",
-                        json_pack("{s:{s:s},s:[{s:o,s:s}],s:o}", "params", "authority",
-                                  f.addr[0], "runs", "spec", spec, "pool", "1000", "members",
-                                  members));
+                        json_pack("{s:{s:s},s:[{s:o,s:s,s:i}],s:o}", "params", "authority",
+                                  f.addr[0], "runs", "spec", spec, "pool", "1000", "next_rank", 3,
+                                  "members", members));
     json_array_append_new(json_object_get(json_object_get(app_state, "auth"), "accounts"),
                           json_pack("{s:s,s:{s:s,s:s,s:s},s:s}", "@type",
                                     "/cosmos.auth.v1beta1.ModuleAccount", "base_account",
@@ -1076,6 +1228,7 @@ int main(void) {
     RUN_TEST(test_fail_upheld_and_overturned);
     RUN_TEST(test_double_checks);
     RUN_TEST(test_hardware_classes);
+    RUN_TEST(test_ranks);
     RUN_TEST(test_determinism_and_export);
     RUN_TEST(test_genesis);
     RUN_TEST(test_huge_collateral);

@@ -1,5 +1,6 @@
-/* The DiLoCo module's draws and seals (chain/diloco_rules.h). */
-#include "chain/diloco_rules.h"
+/* The DiLoCo module's draws, seals and address order
+ * (proofs/diloco_rules.h). */
+#include "proofs/diloco_rules.h"
 
 #include <string.h>
 
@@ -59,16 +60,25 @@ uint32_t gd_diloco_avail_chunk(const uint8_t beacon[GD_DILOCO_HASH_LEN], const c
     return (uint32_t)(gd_get_le64(h) % (chunks ? chunks : 1));
 }
 
-void gd_diloco_draw_check(gd_diloco_check_draw *out, const uint8_t randomness[GD_DILOCO_HASH_LEN],
-                          const char *target, uint32_t check, uint32_t segments,
-                          uint32_t segment_steps, uint32_t n_eligible, uint32_t double_ppm) {
+/* SHA-256(tag || randomness || target || LE32 check). */
+static void check_hash(uint8_t out[GD_DILOCO_HASH_LEN], const char *tag,
+                       const uint8_t randomness[GD_DILOCO_HASH_LEN], const char *target,
+                       uint32_t check) {
     gd_concat c = {.len = 0};
-    put_str(&c, "gd-check");
+    put_str(&c, tag);
     put(&c, randomness, GD_DILOCO_HASH_LEN);
     put_str(&c, target);
     put_le32(&c, check);
-    uint8_t r[GD_DILOCO_HASH_LEN];
-    gd_sha256(r, c.bytes, c.len);
+    gd_sha256(out, c.bytes, c.len);
+}
+
+void gd_diloco_draw_check(gd_diloco_check_draw *out, const uint8_t randomness[GD_DILOCO_HASH_LEN],
+                          const char *target, uint32_t check, uint32_t segments,
+                          uint32_t segment_steps, uint32_t chunks, uint32_t n_eligible,
+                          uint32_t double_ppm) {
+    uint8_t r[GD_DILOCO_HASH_LEN], c[GD_DILOCO_HASH_LEN];
+    check_hash(r, "gd-check", randomness, target, check);
+    check_hash(c, "gd-check-chunk", randomness, target, check);
     segments = segments ? segments : 1;
     segment_steps = segment_steps ? segment_steps : 1;
     n_eligible = n_eligible ? n_eligible : 1;
@@ -80,6 +90,7 @@ void gd_diloco_draw_check(gd_diloco_check_draw *out, const uint8_t randomness[GD
                       ? (uint32_t)((out->first + 1 + gd_get_le64(r + 20) % (n_eligible - 1)) %
                                    n_eligible)
                       : out->first;
+    out->chunk = (uint32_t)(gd_get_le64(c) % (chunks ? chunks : 1));
 }
 
 uint32_t gd_diloco_draw_rechecker(const uint8_t randomness[GD_DILOCO_HASH_LEN], const char *target,
@@ -108,4 +119,11 @@ void gd_diloco_verdict_digest(uint8_t out[GD_DILOCO_HASH_LEN], uint64_t run, uin
     put(&c, step_state, GD_DILOCO_HASH_LEN);
     put(&c, end_state, GD_DILOCO_HASH_LEN);
     gd_sha256(out, c.bytes, c.len);
+}
+
+int gd_diloco_address_cmp(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la != lb)
+        return la < lb ? -1 : 1;
+    return memcmp(a, b, la);
 }
