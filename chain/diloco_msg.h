@@ -22,7 +22,7 @@
 #define GD_DILOCO_HW_CLASS_MAX 128
 /* A payload is at least its header (trainer/payload.h, which chain/ does
  * not include). */
-#define GD_DILOCO_PAYLOAD_BYTES_MIN 144
+#define GD_DILOCO_PAYLOAD_BYTES_MIN 176
 
 /* ValidateBasic of each message. */
 gd_status gd_diloco_msg_create_run_check(const Gonka__Diloco__V1__MsgCreateRun *m) GD_MUST_CHECK;

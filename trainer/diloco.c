@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "kernels/cpu/ops.h"
+#include "proofs/diloco_rules.h"
 #include "trainer/diloco_impl.h"
 
 /* Elementwise work of the aggregation, per task: fixed, so results never
@@ -249,18 +250,10 @@ static void gd_agg_task(void *arg, size_t task) {
     }
 }
 
-/* The module's address order: by length, then bytewise. */
-static int gd_address_cmp(const char *a, const char *b) {
-    size_t la = strlen(a), lb = strlen(b);
-    if (la != lb)
-        return la < lb ? -1 : 1;
-    return memcmp(a, b, la);
-}
-
 static int gd_cmp_contrib(const void *a, const void *b) {
     const gd_contribution *x = *(const gd_contribution *const *)a;
     const gd_contribution *y = *(const gd_contribution *const *)b;
-    return gd_address_cmp(x->address, y->address);
+    return gd_diloco_address_cmp(x->address, y->address);
 }
 
 static int gd_cmp_double(const void *a, const void *b) {
@@ -306,7 +299,7 @@ gd_status gd_diloco_aggregate(gd_pool *pool, const gd_diloco_config *c,
     if (s == GD_OK) {
         qsort(ordered, n_contribs, sizeof *ordered, gd_cmp_contrib);
         for (size_t i = 1; s == GD_OK && i < n_contribs; i++)
-            if (gd_address_cmp(ordered[i - 1]->address, ordered[i]->address) == 0)
+            if (gd_diloco_address_cmp(ordered[i - 1]->address, ordered[i]->address) == 0)
                 s = gd_fail(GD_ERR_INVALID, "two contributions from %s", ordered[i]->address);
     }
     gd_aggregate_stats st = {0};

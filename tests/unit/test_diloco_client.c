@@ -450,7 +450,7 @@ static void test_msg_commit(void) {
     bad.segment_count = 0;
     CHECK_STATUS(gd_diloco_msg_commit_round(&any, ADDR_A, &bad), GD_ERR_INVALID);
     bad = c;
-    bad.payload_bytes = 143;
+    bad.payload_bytes = 175; /* one byte short of a payload header */
     CHECK_STATUS(gd_diloco_msg_commit_round(&any, ADDR_A, &bad), GD_ERR_INVALID);
     CHECK_STATUS(gd_diloco_msg_commit_round(&any, "", &c), GD_ERR_INVALID);
 }
