@@ -38,4 +38,16 @@ int gd_decimal_cmp(const gd_decimal *a, const gd_decimal *b);
 
 bool gd_decimal_is_zero(const gd_decimal *d);
 
+/* Reads a decimal a person wrote ("3e-3", "0.50", "+1", ".5", "1E2"): an
+ * optional '+', digits with at most one '.', an optional exponent. The value
+ * must be exactly representable (below 10^12, at most 18 decimals after
+ * the point). GD_ERR_INVALID otherwise, quoting the text. */
+gd_status gd_decimal_read(gd_decimal *out, const char *text) GD_MUST_CHECK;
+
+/* The canonical spelling (NUL-terminated, at most GD_DECIMAL_TEXT_MAX). */
+void gd_decimal_format(const gd_decimal *d, char out[GD_DECIMAL_TEXT_MAX + 1]);
+
+/* d / 10^k if that is exact in 18 decimals; GD_ERR_INVALID otherwise. */
+gd_status gd_decimal_div_pow10(gd_decimal *d, unsigned k) GD_MUST_CHECK;
+
 #endif

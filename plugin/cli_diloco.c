@@ -14,7 +14,6 @@
 #include "proofs/mmr.h"
 #include "trainer/payload.h"
 
-#define GD_SPEC_FILE_MAX (1u << 20)
 /* A proof in wire form: 12 bytes and at most GD_MMR_PROOF_MAX hashes. */
 #define GD_PROOF_WIRE_MAX (12 + GD_MMR_PROOF_MAX * GD_MMR_HASH_LEN)
 
@@ -97,24 +96,6 @@ static int gd_dtx_verdict(gd_cli *cli, gd_args *args, bool unavailable_ok, gd_di
 
 /* --- create-run ------------------------------------------------------------------ */
 
-/* Reads --spec FILE.json strictly (duplicate keys refused). */
-static gd_status gd_dtx_read_spec(const char *path, Gonka__Diloco__V1__RunSpec **out) {
-    gd_buf text = {0};
-    gd_status s = gd_file_read(path, GD_SPEC_FILE_MAX, &text);
-    if (s != GD_OK) {
-        gd_buf_free(&text);
-        return gd_fail_context(s, "--spec");
-    }
-    json_error_t err;
-    json_t *j = json_loadb((const char *)text.data, text.len, JSON_REJECT_DUPLICATES, &err);
-    gd_buf_free(&text);
-    if (j == NULL)
-        return gd_fail(GD_ERR_INVALID, "--spec %.200s: line %d: %s", path, err.line, err.text);
-    s = gd_diloco_spec_from_json(out, j);
-    json_decref(j);
-    return s == GD_OK ? GD_OK : gd_fail_context(s, "--spec %.200s", path);
-}
-
 static int gd_dtx_build_create_run(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d,
                                    gd_any *msg) {
     (void)args;
@@ -139,7 +120,7 @@ static int gd_run_tx_create_run(gd_cli *cli, gd_args *args) {
     int rc = gd_dtx_coin(cli, args, "pool", &d.coin);
     if (rc >= 0)
         return rc;
-    gd_status s = gd_dtx_read_spec(spec, &d.spec);
+    gd_status s = gd_cli_read_run_spec(spec, "--spec", &d.spec);
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
     rc = gd_dtx_submit(cli, args, &d, gd_dtx_build_create_run);

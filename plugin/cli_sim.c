@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chain/diloco_spec.h"
+#include "plugin/cli_sim_spec.h"
 #include "plugin/cli_train.h"
 #include "plugin/cli_util.h"
 #include "trainer/sim.h"
@@ -62,78 +64,60 @@ static int gd_sim_baselines(gd_cli *cli, gd_args *args, gd_sim_options *o) {
     return -1;
 }
 
-/* Everything but the model and baselines, into o. */
-static int gd_sim_parse(gd_cli *cli, gd_args *args, gd_sim_options *o, double *speeds) {
-    gd_diloco_config *c = &o->diloco;
-    uint64_t workers = c->workers, inner = c->inner_steps, rounds = 10, segment = 0;
-    uint64_t eval = 8, run = c->run, seed = c->inner.seed, batch = 8, seq = 64, micro = 0;
-    uint64_t warmup = 0, warm_start = 0, chunk = c->chunk_elems;
+/* The experiment's flags (what a spec does not fix), into o. */
+static int gd_sim_parse(gd_cli *cli, gd_args *args, gd_sim_options *o, double *speeds,
+                        uint64_t *run) {
+    uint64_t workers = 4, rounds = 10, eval = 8, warm_start = 0;
     int rc;
     if ((rc = gd_cli_u64_opt(cli, args, "workers", &workers)) >= 0 ||
-        (rc = gd_cli_u64_opt(cli, args, "inner-steps", &inner)) >= 0 ||
         (rc = gd_cli_u64_opt(cli, args, "rounds", &rounds)) >= 0 ||
-        (rc = gd_cli_u64_opt(cli, args, "segment-steps", &segment)) >= 0 ||
         (rc = gd_cli_u64_opt(cli, args, "eval-batches", &eval)) >= 0 ||
-        (rc = gd_cli_u64_opt(cli, args, "run", &run)) >= 0 ||
-        (rc = gd_cli_u64_opt(cli, args, "seed", &seed)) >= 0 ||
-        (rc = gd_cli_u64_opt(cli, args, "batch", &batch)) >= 0 ||
-        (rc = gd_cli_u64_opt(cli, args, "seq", &seq)) >= 0 ||
-        (rc = gd_cli_u64_opt(cli, args, "micro-batch", &micro)) >= 0 ||
-        (rc = gd_cli_u64_opt(cli, args, "warmup", &warmup)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "run", run)) >= 0 ||
         (rc = gd_cli_u64_opt(cli, args, "warm-start", &warm_start)) >= 0 ||
-        (rc = gd_cli_u64_opt(cli, args, "chunk-elems", &chunk)) >= 0 ||
-        (rc = gd_cli_real_opt(cli, args, "outer-lr", 1e-6, 10, &c->outer_lr)) >= 0 ||
-        (rc = gd_cli_real_opt(cli, args, "outer-momentum", 0, 0.999, &c->outer_momentum)) >= 0 ||
-        (rc = gd_cli_real_opt(cli, args, "clip", 0, 1000, &c->clip_factor)) >= 0 ||
-        (rc = gd_cli_real_opt(cli, args, "ef-decay", 0, 1, &c->error_feedback_decay)) >= 0 ||
-        (rc = gd_cli_real_opt(cli, args, "lr", 1e-9, 10, &c->inner.optim.lr)) >= 0 ||
-        (rc = gd_cli_real_opt(cli, args, "weight-decay", 0, 0.99, &c->inner.optim.weight_decay)) >=
-            0 ||
         (rc = gd_cli_real_opt(cli, args, "link-mbps", 0, 1e7, &o->link_mbps)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "rtt-ms", 0, 1e5, &o->rtt_ms)) >= 0 ||
         (rc = gd_cli_threads(cli, args, &o->threads)) >= 0)
         return rc;
-    if (workers < 1 || workers > GD_SIM_MAX_WORKERS || inner < 1 || inner > 100000 ||
-        rounds < 1 || rounds > 100000 || eval < 1 || eval > 100000)
-        return gd_cli_usage(cli, args, "--workers 1..%d, --inner-steps 1..100000, --rounds and "
-                                       "--eval-batches 1..100000",
+    if (workers < 1 || workers > GD_SIM_MAX_WORKERS || rounds < 1 || rounds > 100000 ||
+        eval < 1 || eval > 100000)
+        return gd_cli_usage(cli, args, "--workers 1..%d, --rounds and --eval-batches 1..100000",
                             GD_SIM_MAX_WORKERS);
-    if (batch < 1 || batch > 4096 || seq < 1 || seq > (1u << 20) || (micro && batch % micro))
-        return gd_cli_usage(cli, args, "--batch 1..4096, --seq >= 1, --micro-batch dividing it");
     if (warm_start > 1000000)
         return gd_cli_usage(cli, args, "--warm-start must be at most 1000000 steps");
-    if (segment == 0)
-        segment = inner % 10 == 0 ? 10 : inner;
     o->warm_start = (uint32_t)warm_start;
-    if (chunk < 1 || chunk > ((uint64_t)1 << 28))
-        return gd_cli_usage(cli, args, "--chunk-elems must be 1..2^28");
-    c->chunk_elems = (uint32_t)chunk;
-    c->workers = (uint32_t)workers;
-    c->inner_steps = (uint32_t)inner;
-    c->segment_steps = (uint32_t)segment;
-    c->run = run;
-    c->inner.seed = seed;
-    c->inner.batch = (size_t)batch;
-    c->inner.seq_len = (size_t)seq;
-    c->inner.micro_batch = micro ? (size_t)micro : (size_t)batch;
-    c->overlap = gd_flag(args, "overlap");
-    c->error_feedback = !gd_flag(args, "no-error-feedback");
-    uint64_t total = warm_start + rounds * inner;
-    c->inner.optim.warmup_steps = gd_arg(args, "warmup") ? warmup
-                                  : total / 20 < 100   ? total / 20
-                                                       : 100;
-    c->inner.optim.min_lr = c->inner.optim.lr / 10;
-    const char *codec = gd_arg(args, "codec");
-    if (codec && gd_codec_parse(&c->codec, codec) != GD_OK)
-        return gd_cli_fail(cli, GD_ERR_INVALID);
+    o->diloco.workers = (uint32_t)workers;
     o->rounds = (uint32_t)rounds;
     o->eval_batches = (uint32_t)eval;
     o->verify = gd_flag(args, "verify");
     o->payload_dir = gd_arg(args, "payload-dir");
-    if ((rc = gd_sim_speeds(cli, args, c->workers, speeds)) >= 0)
+    if ((rc = gd_sim_speeds(cli, args, o->diloco.workers, speeds)) >= 0)
         return rc;
     o->speeds = gd_arg(args, "speeds") ? speeds : NULL;
     return gd_sim_baselines(cli, args, o);
+}
+
+/* The run spec: from --spec FILE, or from the flags. */
+static int gd_sim_spec(gd_cli *cli, gd_args *args, gd_sim_options *o, uint64_t run,
+                       Gonka__Diloco__V1__RunSpec **spec, gd_run_config *rc) {
+    const char *path = gd_arg(args, "spec");
+    if (path == NULL) {
+        uint64_t inner = 50;
+        int code = gd_cli_u64_opt(cli, args, "inner-steps", &inner);
+        if (code >= 0)
+            return code;
+        uint64_t schedule = (uint64_t)o->warm_start + (uint64_t)o->rounds * inner;
+        return gd_sim_spec_from_flags(cli, args, schedule, run, o->threads, spec, rc);
+    }
+    for (size_t i = 0; gd_sim_spec_flags[i] != NULL; i++)
+        if (strcmp(gd_sim_spec_flags[i], "model-config") != 0 && gd_arg(args, gd_sim_spec_flags[i]))
+            return gd_cli_usage(cli, args, "--%s is fixed by --spec", gd_sim_spec_flags[i]);
+    if (gd_arg(args, "data") != NULL)
+        return gd_cli_usage(cli, args, "--data is fixed by --spec (its data_spec)");
+    gd_model_config local;
+    const char *file = gd_arg(args, "model-config");
+    if (file != NULL && gd_model_config_load(&local, file) != GD_OK)
+        return gd_cli_fail(cli, GD_ERR_INVALID);
+    return gd_sim_spec_from_file(cli, path, run, file ? &local : NULL, o->threads, spec, rc);
 }
 
 static json_t *gd_json_number(double v) {
@@ -230,25 +214,44 @@ static void gd_sim_print_summary(gd_cli *cli, const gd_sim_options *o, const gd_
 static int gd_run_sim(gd_cli *cli, gd_args *args) {
     gd_sim_options o;
     memset(&o, 0, sizeof o);
-    gd_diloco_config_default(&o.diloco);
-    o.diloco.inner.optim.lr = 3e-3;
     o.link_mbps = 100;
     o.rtt_ms = 50;
-    o.data_spec = gd_arg(args, "data");
-    o.eval_data_spec = gd_arg(args, "eval-data");
-    if (o.data_spec == NULL)
-        return gd_cli_usage(cli, args, "--data is required");
+    uint64_t run = 1;
     double speeds[GD_SIM_MAX_WORKERS];
-    int rc = gd_cli_model_config(cli, args, &o.model);
+    bool print_spec = gd_flag(args, "print-spec");
+    if (gd_arg(args, "data") == NULL && gd_arg(args, "spec") == NULL)
+        return gd_cli_usage(cli, args, "--data (or --spec) is required");
+    int rc = gd_sim_parse(cli, args, &o, speeds, &run);
     if (rc >= 0)
         return rc;
-    if ((rc = gd_sim_parse(cli, args, &o, speeds)) >= 0)
+    if (o.warm_start > 0 && (print_spec || gd_arg(args, "spec")))
+        return gd_cli_usage(cli, args, "--warm-start is a simulation's own start: a run spec "
+                                       "starts from its seed's weights");
+    Gonka__Diloco__V1__RunSpec *spec = NULL;
+    gd_run_config config;
+    if ((rc = gd_sim_spec(cli, args, &o, run, &spec, &config)) >= 0)
         return rc;
+    if (print_spec) {
+        /* The spec as tx create-run and gonka-localnet init --diloco-run take it. */
+        json_t *j = gd_diloco_spec_to_json(spec);
+        gd_diloco_spec_free(spec);
+        if (j == NULL)
+            return gd_cli_fail(cli, gd_fail(GD_ERR_NOMEM, "out of memory"));
+        return gd_cli_print_json(cli, j);
+    }
+    uint32_t workers = o.diloco.workers;
+    o.diloco = config.diloco;
+    o.diloco.workers = workers;
+    o.model = config.model;
+    o.data_spec = config.data_spec;
+    o.eval_data_spec = gd_arg(args, "eval-data");
     gd_sim_cli ctx = {cli, gd_flag(args, "json"), o.rounds};
     gd_sim_report report;
     gd_status s = gd_sim_run(&o, &report, gd_sim_print_round, &ctx);
-    if (s != GD_OK)
+    if (s != GD_OK) {
+        gd_diloco_spec_free(spec);
         return gd_cli_fail(cli, s);
+    }
     if (ctx.json) {
         rc = gd_sim_print_json(cli, &o, &report);
     } else {
@@ -256,6 +259,7 @@ static int gd_run_sim(gd_cli *cli, gd_args *args) {
         rc = GD_EXIT_OK;
     }
     gd_sim_report_free(&report);
+    gd_diloco_spec_free(spec);
     return rc;
 }
 
@@ -288,6 +292,7 @@ static const gd_opt_spec gd_sim_opts[] = {
     {"seq", "T", "tokens per sequence (default 64)"},
     {"micro-batch", "M", "sequences per forward/backward pass (default B)"},
     {"lr", "LR", "inner peak learning rate (default 3e-3; cosine to lr/10)"},
+    {"min-lr", "LR", "inner learning rate the cosine ends at (default lr/10)"},
     {"warmup", "N", "inner warmup steps (default 5% of all steps, at most 100)"},
     {"warm-start", "N", "first train N steps synchronously; every method starts there "
                         "(default 0)"},
@@ -298,6 +303,9 @@ static const gd_opt_spec gd_sim_opts[] = {
     {"run", "ID", "run id, tags hashes and payloads (default 1)"},
     {"seed", "S", "seed of the initial weights and the batches (default 1)"},
     {"threads", "N", "worker threads (default: all cores)"},
+    {"spec", "FILE", "run the RunSpec in FILE (tx create-run's JSON) instead of the flags it fixes"},
+    {"print-spec", NULL, "print the RunSpec these flags make (for tx create-run or gonka-localnet "
+                         "init --diloco-run) and exit"},
     {"json", NULL, "print one JSON object instead of progress lines"},
     {NULL, NULL, NULL},
 };

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "chain/address.h"
+#include "chain/diloco_spec.h"
 #include "chain/keyfile.h"
+#include "common/file.h"
 #include "common/parse.h"
 
 int gd_cli_u64_opt(gd_cli *cli, gd_args *args, const char *name, uint64_t *out) {
@@ -187,4 +189,25 @@ int gd_cli_print_tree(gd_cli *cli, json_t *value) {
     gd_tree(cli->out, value, 0, false);
     json_decref(value);
     return GD_EXIT_OK;
+}
+
+/* A spec file is a small JSON object; anything larger is not one. */
+#define GD_SPEC_FILE_MAX (1u << 20)
+
+gd_status gd_cli_read_run_spec(const char *path, const char *what,
+                               Gonka__Diloco__V1__RunSpec **out) {
+    gd_buf text = {0};
+    gd_status s = gd_file_read(path, GD_SPEC_FILE_MAX, &text);
+    if (s != GD_OK) {
+        gd_buf_free(&text);
+        return gd_fail_context(s, "%s", what);
+    }
+    json_error_t err;
+    json_t *j = json_loadb((const char *)text.data, text.len, JSON_REJECT_DUPLICATES, &err);
+    gd_buf_free(&text);
+    if (j == NULL)
+        return gd_fail(GD_ERR_INVALID, "%s %.200s: line %d: %s", what, path, err.line, err.text);
+    s = gd_diloco_spec_from_json(out, j);
+    json_decref(j);
+    return s == GD_OK ? GD_OK : gd_fail_context(s, "%s %.200s", what, path);
 }

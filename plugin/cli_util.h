@@ -9,6 +9,7 @@
 
 #include "chain/keys.h"
 #include "chain/rpc.h"
+#include "gonka/diloco/v1/types.pb-c.h"
 #include "plugin/cli.h"
 
 /* Options of every command that talks to a node. */
@@ -53,5 +54,11 @@ int gd_cli_real_opt(gd_cli *cli, gd_args *args, const char *name, double min, do
 
 /* Parses a duration option in milliseconds; absent leaves *out unchanged. */
 int gd_cli_duration_opt(gd_cli *cli, gd_args *args, const char *name, long *out_ms);
+
+/* Reads a RunSpec JSON file strictly (duplicate keys refused, every rule
+ * of chain/diloco_spec.h); errors name `what` (the option) and the path.
+ * Free *out with gd_diloco_spec_free. */
+gd_status gd_cli_read_run_spec(const char *path, const char *what,
+                               Gonka__Diloco__V1__RunSpec **out) GD_MUST_CHECK;
 
 #endif

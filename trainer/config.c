@@ -8,6 +8,7 @@
 
 #include "common/bytes.h"
 #include "common/file.h"
+#include "common/hash.h"
 
 typedef struct gd_preset {
     const char *name;
@@ -243,4 +244,30 @@ char *gd_model_config_to_json(const gd_model_config *c) {
     char *text = json_dumps(root, JSON_INDENT(2) | JSON_REAL_PRECISION(17));
     json_decref(root);
     return text;
+}
+
+void gd_model_config_digest(const gd_model_config *c, uint8_t out[32]) {
+    static const char tag[] = "gd-model-config-v1";
+    uint8_t b[sizeof tag - 1 + 7 * 4 + 3 * 8 + 1];
+    uint8_t *p = b;
+    memcpy(p, tag, sizeof tag - 1);
+    p += sizeof tag - 1;
+    const uint32_t ints[7] = {c->vocab_size,          c->hidden_size,
+                              c->intermediate_size,   c->num_hidden_layers,
+                              c->num_attention_heads, c->num_key_value_heads,
+                              c->max_position_embeddings};
+    for (int i = 0; i < 7; i++, p += 4)
+        gd_put_le32(p, ints[i]);
+    const double reals[2] = {c->rms_norm_eps, c->rope_theta};
+    for (int i = 0; i < 2; i++, p += 8) {
+        uint64_t bits;
+        memcpy(&bits, &reals[i], 8);
+        gd_put_le64(p, bits);
+    }
+    *p++ = c->tie_word_embeddings ? 1 : 0;
+    uint64_t bits;
+    memcpy(&bits, &c->initializer_range, 8);
+    gd_put_le64(p, bits);
+    p += 8;
+    gd_sha256(out, b, (size_t)(p - b));
 }

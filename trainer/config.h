@@ -54,6 +54,11 @@ gd_status gd_model_config_validate(const gd_model_config *c) GD_MUST_CHECK;
  * LlamaForCausalLM, float32, every key above. NULL if out of memory. */
 char *gd_model_config_to_json(const gd_model_config *c);
 
+/* The config's digest, which a run spec names instead of a preset:
+ * SHA-256("gd-model-config-v1" || the fields in declaration order, integers
+ * as LE32, reals as the LE64 bits of their double, the bool as one byte). */
+void gd_model_config_digest(const gd_model_config *c, uint8_t out[32]);
+
 size_t gd_model_head_dim(const gd_model_config *c);
 
 /* Parameter count of the model (tied embeddings counted once). */

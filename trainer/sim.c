@@ -14,7 +14,7 @@
 
 typedef struct gd_sim {
     const gd_sim_options *o;
-    gd_diloco_config c;    /* o->diloco with the schedule spanning the whole run */
+    gd_diloco_config c;    /* o->diloco */
     gd_data *data;
     gd_data *eval_data;    /* o->eval_data_spec's source, or NULL */
     const gd_data *eval;   /* what evaluations read: eval_data, else data */
@@ -89,10 +89,6 @@ static void gd_sim_free(gd_sim *s) {
     gd_data_close(s->eval_data);
 }
 
-static uint64_t gd_sim_total_steps(const gd_sim_options *o) {
-    return (uint64_t)o->warm_start + (uint64_t)o->rounds * o->diloco.inner_steps;
-}
-
 /* The synchronous data-parallel trainer: a global batch of W x batch whose
  * micro-batches are the workers' batches, over the whole schedule. */
 static gd_status gd_sim_ddp_trainer(const gd_sim_options *o, gd_trainer **out) {
@@ -101,7 +97,6 @@ static gd_status gd_sim_ddp_trainer(const gd_sim_options *o, gd_trainer **out) {
     opt.batch = c->inner.batch * c->workers;
     opt.micro_batch = c->inner.micro_batch;
     opt.data_workers = c->workers;
-    opt.optim.schedule_steps = gd_sim_total_steps(o);
     return gd_trainer_create(out, &o->model, &opt, o->threads);
 }
 
@@ -122,7 +117,6 @@ static gd_status gd_sim_setup(gd_sim *s, const gd_sim_options *o) {
     memset(s, 0, sizeof *s);
     s->o = o;
     s->c = o->diloco;
-    s->c.inner.optim.schedule_steps = gd_sim_total_steps(o);
     const gd_diloco_config *c = &s->c;
     GD_TRY(gd_diloco_config_validate(c, &o->model));
     if (o->rounds < 1 || o->eval_batches < 1)
@@ -142,7 +136,6 @@ static gd_status gd_sim_setup(gd_sim *s, const gd_sim_options *o) {
     }
     s->eval = s->eval_data != NULL ? s->eval_data : s->data;
     gd_train_options inner = c->inner;
-    inner.optim.schedule_steps = gd_sim_total_steps(o);
     s->trainer = NULL;
     GD_TRY(gd_trainer_create(&s->trainer, &o->model, &inner, o->threads));
     s->n = gd_trainer_layout(s->trainer)->total;
@@ -521,8 +514,7 @@ static gd_status gd_sim_local(gd_sim *s, gd_sim_report *rep) {
     for (uint32_t w = 0; st == GD_OK && w < W; w++) {
         gd_train_options opt = c->inner;
         opt.worker = w;
-        opt.optim.schedule_steps = gd_sim_total_steps(o);
-        st = gd_trainer_reconfigure(s->trainer, &opt);
+            st = gd_trainer_reconfigure(s->trainer, &opt);
         if (st == GD_OK)
             gd_trainer_set_state(s->trainer, s->initial, s->initial_m, s->initial_v,
                                  s->start_step);

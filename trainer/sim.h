@@ -37,8 +37,9 @@ typedef struct gd_sim_options {
     uint32_t rounds;
     /* Steps of synchronous data-parallel training every method starts from
      * (as the DiLoCo paper starts from a pretrained model): G_0 and the
-     * AdamW moments after them are shared by DiLoCo and both baselines,
-     * and the learning-rate schedule spans warm_start + rounds x H steps. */
+     * AdamW moments after them are shared by DiLoCo and both baselines.
+     * The inner schedule is diloco.inner's (sim's command line makes it
+     * span warm_start + rounds x H steps). */
     uint32_t warm_start;
     uint32_t eval_batches;  /* evaluation batches for G after every round */
     double link_mbps;       /* 0: an infinitely fast link */

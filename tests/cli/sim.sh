@@ -98,6 +98,62 @@ else
   bad "sim --payload-dir failed: $(cat err.txt)"
 fi
 
+# --print-spec: the RunSpec of these flags, taken as is by gonka-localnet
+# init --diloco-run and tx create-run; sim --spec of it runs the very same
+# bits as the flags (a sim is a spec run without a chain).
+preset=(--model tiny --data synthetic:markov:3 --workers 2 --inner-steps 4 --segment-steps 2
+        --rounds 2 --batch 2 --seq 16 --eval-batches 2 --threads 2)
+localnet="$(dirname "$bin")/gonka-localnet"
+if "$bin" sim "${preset[@]}" --lr 4e-3 --print-spec > spec.json 2>err.txt; then
+  python3 - spec.json <<'PY' || fail=1
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["model"] == "tiny" and s["inner_lr"] == "0.004" and s["inner_min_lr"] == "0.0004", s
+assert s["h_max"] == 4 and s["segment_steps"] == 2 and s["tokens_per_step"] == "32", s
+assert s["inner_schedule_steps"] == "8" and len(s["initial_state_hash"]) == 64, s
+print("ok: sim --print-spec writes a complete RunSpec")
+PY
+  a=$("$bin" sim "${preset[@]}" --lr 4e-3 --verify --json)
+  b=$("$bin" sim --spec spec.json --workers 2 --rounds 2 --eval-batches 2 --threads 2 --verify --json)
+  if [ -n "$a" ] && [ "$(sed 's/"wall[^,]*,//g; s/"utilization[^,]*,//g' <<<"$a" | python3 -c 'import json,sys; d=json.load(sys.stdin); print([r["eval_loss"] for r in d["rounds"]], d["diloco"]["bytes_per_worker"])')" = \
+       "$(sed 's/"wall[^,]*,//g; s/"utilization[^,]*,//g' <<<"$b" | python3 -c 'import json,sys; d=json.load(sys.stdin); print([r["eval_loss"] for r in d["rounds"]], d["diloco"]["bytes_per_worker"])')" ]; then
+    ok "sim --spec of the printed spec gives the flags' losses and bytes exactly"
+  else
+    bad "sim --spec differs from the flags: $a / $b"
+  fi
+  if "$localnet" init --home ln --accounts 2 --diloco-run spec.json >/dev/null 2>err.txt; then
+    ok "gonka-localnet init --diloco-run takes the printed spec"
+  else
+    bad "gonka-localnet init --diloco-run refused the printed spec: $(cat err.txt)"
+  fi
+  "$bin" keys import --hex 0000000000000000000000000000000000000000000000000000000000000005 \
+    --out k.key >/dev/null
+  if "$bin" tx create-run --spec spec.json --pool 1000ngonka --key k.key --offline \
+       --chain-id prod-sim --account-number 0 --sequence 0 --json >/dev/null 2>err.txt; then
+    ok "tx create-run takes the printed spec"
+  else
+    bad "tx create-run refused the printed spec: $(cat err.txt)"
+  fi
+  python3 - spec.json <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+s["initial_state_hash"] = "ab" * 32
+json.dump(s, open("wrong_g0.json", "w"))
+PY
+  check 2 "--spec naming another G_0" -- sim --spec wrong_g0.json --workers 2 --rounds 1
+  check 2 "--spec with a flag the spec fixes" -- sim --spec spec.json --lr 0.01
+  check 2 "--spec with --data" -- sim --spec spec.json --data synthetic:markov:3
+  check 1 "--spec of a missing file" -- sim --spec /no/such/spec.json
+else
+  bad "sim --print-spec failed: $(cat err.txt)"
+fi
+"$bin" sim "${small[@]}" --print-spec > digest_spec.json 2>/dev/null
+check 2 "--spec naming a model config digest without the config" -- sim --spec digest_spec.json --workers 2
+check 2 "--print-spec with --warm-start" -- sim "${preset[@]}" --warm-start 3 --print-spec
+check 2 "an inner lr with too many decimals" -- sim "${preset[@]}" --lr 1e-30
+check 2 "an outer lr with more than six decimals" -- sim "${preset[@]}" --outer-lr 0.1234567
+check 2 "a learning rate that is not a number" -- sim "${preset[@]}" --lr fast
+
 check 2 "missing --data" -- sim --model tiny
 check 2 "unknown codec" -- sim "${small[@]}" --codec int9
 check 2 "unknown baseline" -- sim "${small[@]}" --baseline fedavg

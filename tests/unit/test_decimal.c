@@ -97,9 +97,49 @@ static void test_compare(void) {
     CHECK(!gd_decimal_is_zero(&o));
 }
 
+/* What a person writes becomes the canonical spelling of the same value,
+ * and canonical text formats back to itself. */
+static void test_read_and_format(void) {
+    const char *cases[][2] = {
+        {"3e-3", "0.003"},   {"0.0030", "0.003"},  {"+1", "1"},        {".5", "0.5"},
+        {"1E2", "100"},      {"0.95", "0.95"},     {"1e-8", "0.00000001"}, {"0", "0"},
+        {"0.000", "0"},      {"00012.50", "12.5"}, {"2.5e1", "25"},    {"1e-18", "0.000000000000000001"},
+        {"999999999999", "999999999999"},          {"12345e-4", "1.2345"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gd_decimal d;
+        char text[GD_DECIMAL_TEXT_MAX + 1];
+        CHECK_OK(gd_decimal_read(&d, cases[i][0]));
+        gd_decimal_format(&d, text);
+        CHECK_STR_EQ(text, cases[i][1]);
+        gd_decimal again;
+        CHECK_OK(gd_decimal_parse(&again, text));
+        CHECK(gd_decimal_cmp(&again, &d) == 0);
+    }
+    const char *bad[] = {"", "-1", "1e-19", "1e12", "abc", "1.2.3", "1e", "1e+", ".", "0x10",
+                         "1 ", "nan", "inf", "0.0000000000000000001"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        gd_decimal d;
+        CHECK_STATUS(gd_decimal_read(&d, bad[i]), GD_ERR_INVALID);
+    }
+    gd_decimal d;
+    CHECK_OK(gd_decimal_read(&d, "0.003"));
+    CHECK_OK(gd_decimal_div_pow10(&d, 1));
+    char text[GD_DECIMAL_TEXT_MAX + 1];
+    gd_decimal_format(&d, text);
+    CHECK_STR_EQ(text, "0.0003");
+    CHECK_OK(gd_decimal_read(&d, "12.5"));
+    CHECK_OK(gd_decimal_div_pow10(&d, 2));
+    gd_decimal_format(&d, text);
+    CHECK_STR_EQ(text, "0.125");
+    CHECK_OK(gd_decimal_read(&d, "0.000000000000000001"));
+    CHECK_STATUS(gd_decimal_div_pow10(&d, 1), GD_ERR_INVALID);
+}
+
 int main(void) {
     RUN_TEST(test_valid);
     RUN_TEST(test_invalid);
     RUN_TEST(test_compare);
+    RUN_TEST(test_read_and_format);
     return gd_test_finish();
 }

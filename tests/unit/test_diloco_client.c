@@ -49,7 +49,7 @@ static void test_spec_example(void) {
     CHECK(s->windows && s->windows->train == 30 && s->windows->attest == 8);
     CHECK_STR_EQ(s->reward_per_epoch->amount, "1000000000");
     CHECK_STR_EQ(s->fail_bond->denom, "ngonka");
-    CHECK(s->layout_digest.len == 32 && s->layout_digest.data[0] == 0x3f);
+    CHECK(s->layout_digest.len == 32 && s->layout_digest.data[0] == 0xf5);
     CHECK_STR_EQ(s->inner_lr, "0.003");
     CHECK_STR_EQ(s->adam_eps, "0.00000001");
     CHECK(s->inner_warmup_steps == 10 && s->inner_schedule_steps == 1000);

@@ -1,0 +1,42 @@
+/* The run configuration: the one place where the chain's RunSpec
+ * (chain/diloco_spec.h) and the trainer's types meet. A worker, a
+ * validator and the simulation all turn a spec into the engine's
+ * configuration through gd_run_config_from_spec, so a simulation is a run
+ * without a chain and every host derives the same bits from one spec.
+ *
+ * The spec's real numbers are canonical decimals (chain/decimal.h); each
+ * becomes the double nearest to it (strtod rounds correctly), the same on
+ * every host. */
+#ifndef GD_PLUGIN_RUN_CONFIG_H
+#define GD_PLUGIN_RUN_CONFIG_H
+
+#include <stdint.h>
+
+#include "common/status.h"
+#include "gonka/diloco/v1/types.pb-c.h"
+#include "trainer/config.h"
+#include "trainer/diloco.h"
+
+typedef struct gd_run_config {
+    gd_model_config model;
+    gd_diloco_config diloco;       /* inner_steps = h_max; workers = 1 (a chain has members) */
+    const char *data_spec;         /* the spec's */
+    uint8_t initial_state_hash[32];/* the spec's G_0 */
+} gd_run_config;
+
+/* The engine configuration of run `run` from its spec. The spec's model is
+ * a preset name, or the 64-hex-digit gd_model_config_digest of a config the
+ * caller holds (local_model; NULL when it has none). The spec must pass
+ * gd_diloco_spec_check; the layout digest must be the model's; the spec
+ * digest goes into the configuration. GD_ERR_INVALID naming the field on
+ * any mismatch. */
+gd_status gd_run_config_from_spec(gd_run_config *out, const Gonka__Diloco__V1__RunSpec *spec,
+                                  uint64_t run,
+                                  const gd_model_config *local_model) GD_MUST_CHECK;
+
+/* G_0's state hash for a configuration: the seed's initial weights and a
+ * zero outer momentum, as the spec's initial_state_hash must name it. */
+gd_status gd_run_config_initial_state(const gd_run_config *rc, int threads,
+                                      uint8_t out[32]) GD_MUST_CHECK;
+
+#endif
