@@ -7,10 +7,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/rng.h"
+#include "common/bytes.h"
+#include "common/hash.h"
+#include "proofs/diloco_rules.h"
 #include "trainer/verify.h"
 
-#define GD_SIM_VERIFY_TAG 0x76657269u /* "veri": which segment a validator picks */
 
 typedef struct gd_sim {
     const gd_sim_options *o;
@@ -193,15 +194,21 @@ static gd_status gd_sim_setup(gd_sim *s, const gd_sim_options *o) {
     return GD_OK;
 }
 
-/* A validator's draw for worker w's round: a stream keyed on (run, round,
- * worker) that the worker could not predict when it trained (on a chain,
- * the module's check draw). */
-static uint32_t gd_sim_draw(const gd_sim *s, uint32_t r, uint32_t w, uint32_t what,
-                            uint64_t below) {
-    uint32_t ids[4] = {GD_SIM_VERIFY_TAG + what, (uint32_t)s->c.run, r, w};
-    gd_rng rng;
-    gd_rng_init(&rng, s->c.inner.seed, ids);
-    return (uint32_t)gd_rng_below(&rng, below);
+/* The check of worker w's round r, drawn by the module's rule
+ * (proofs/diloco_rules.h) from randomness the worker could not know when it
+ * trained: here SHA-256("gd-sim-check" || LE64 run || LE64 round), on a
+ * chain the round's verify randomness. */
+static gd_diloco_check_draw gd_sim_draw(const gd_sim *s, uint32_t r, uint32_t w) {
+    uint8_t in[12 + 16], randomness[GD_DILOCO_HASH_LEN];
+    memcpy(in, "gd-sim-check", 12);
+    gd_put_le64(in + 12, s->c.run);
+    gd_put_le64(in + 20, r);
+    gd_sha256(randomness, in, sizeof in);
+    gd_diloco_check_draw d;
+    gd_diloco_draw_check(&d, randomness, s->workers[w].address, 0,
+                         s->c.inner_steps / s->c.segment_steps, s->c.segment_steps,
+                         gd_values_chunks(s->n, s->c.chunk_elems), 1, 0);
+    return d;
 }
 
 /* The chain's view of worker w's commitment of round r. */
@@ -280,7 +287,8 @@ static gd_status gd_sim_verify(gd_sim *s, uint32_t r, uint32_t w,
                                  &s->g_start, prev, &start, &final, &post, &check));
     GD_TRY(gd_sim_check_result(&check, r, who, "links"));
 
-    uint32_t chunk = gd_sim_draw(s, r, w, 1, gd_values_chunks(s->n, c->chunk_elems));
+    gd_diloco_check_draw draw = gd_sim_draw(s, r, w);
+    uint32_t chunk = draw.chunk;
     float *start_values = malloc((size_t)c->chunk_elems * sizeof(float));
     if (start_values == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
@@ -297,12 +305,12 @@ static gd_status gd_sim_verify(gd_sim *s, uint32_t r, uint32_t w,
     GD_TRY(st);
     GD_TRY(gd_sim_check_result(&check, r, who, "payload chunk"));
 
-    uint32_t seg = gd_sim_draw(s, r, w, 2, segments);
+    uint32_t seg = draw.segment;
     gd_leaf_evidence a, b;
     GD_TRY(gd_worker_round_leaf(res, seg, &a));
     GD_TRY(gd_worker_round_leaf(res, seg + 1, &b));
     gd_segment_claim claim = {.cv = &cv, .segment = seg,
-                              .digest_step = gd_sim_draw(s, r, w, 3, c->segment_steps),
+                              .digest_step = draw.step,
                               .first_step = start.desc.step,
                               .residual_root = start.desc.residual_root,
                               .start = &segment_starts[seg],

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "common/rng.h"
+#include "proofs/diloco_rules.h"
 #include "tests/testkit.h"
 #include "trainer/diloco.h"
 #include "trainer/sim.h"
@@ -408,6 +409,43 @@ static void test_worker_round_and_segments(void) {
     engine_close(&e);
 }
 
+/* Two validators re-executing the same segment with different thread
+ * counts compute the same verdict digest (proofs/diloco_rules.h), which is
+ * what the module compares in a double check; a digest of a state the
+ * worker never published, so it cannot be copied from the transcript. */
+static void test_verdict_digest_agrees(void) {
+    engine worker;
+    engine_open(&worker, 1);
+    gd_worker_state w;
+    CHECK_OK(gd_worker_state_init(&w, 0, worker.n));
+    gd_worker_state seg[2];
+    gd_worker_round res;
+    CHECK_OK(gd_diloco_worker_round(worker.t, &worker.c, worker.data, 0, worker.g0, worker.n, &w,
+                                    seg, &res));
+    commitment m;
+    commitment_open(&m, &worker, &res, &w, 0);
+    uint8_t digests[2][32];
+    for (int v = 0; v < 2; v++) {
+        engine validator;
+        engine_open(&validator, v == 0 ? 1 : 3);
+        gd_check_result r = check_segment(&validator, &m.cv, &res, 1, &seg[1], res.leaves[2]);
+        CHECK(r.pass);
+        gd_diloco_verdict_digest(digests[v], validator.c.run, 0, w.address, 1, r.step_state,
+                                 r.end_state);
+        engine_close(&validator);
+    }
+    CHECK(memcmp(digests[0], digests[1], 32) == 0);
+    uint8_t from_leaves[32];
+    gd_diloco_verdict_digest(from_leaves, worker.c.run, 0, w.address, 1, res.leaves[1],
+                             res.leaves[2]);
+    CHECK(memcmp(digests[0], from_leaves, 32) != 0);
+    gd_global_state_free(&m.g);
+    free_segments(seg, 2);
+    gd_worker_round_free(&res);
+    gd_worker_state_free(&w);
+    engine_close(&worker);
+}
+
 /* Contributions are summed in the module's address order (by length, then
  * bytewise): "a", "c", "bb", not strcmp's "a", "bb", "c". The values make
  * the two orders round differently. */
@@ -502,6 +540,7 @@ int main(void) {
     RUN_TEST(test_outer_step);
     RUN_TEST(test_clipping_bounds_a_bad_contribution);
     RUN_TEST(test_worker_round_and_segments);
+    RUN_TEST(test_verdict_digest_agrees);
     RUN_TEST(test_address_order);
     RUN_TEST(test_transcript_thread_independent);
     RUN_TEST(test_sim);
