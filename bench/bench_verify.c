@@ -270,7 +270,8 @@ int main(int argc, char **argv) {
     }
     printf("model %s: %zu parameters; H = %u, K = %u, %s payloads, batch %u x %u tokens\n", o.model,
            r.params, o.inner_steps, o.segment_steps, o.codec, o.batch, o.seq);
-    printf("worker round    %9.3f s  (%s; step %.3f s, state hash %.3f s, encode %.3f s)\n",
+    printf("worker round    %9.3f s  (%s; step %.3f s, state hash %.3f s, encoding and copies "
+           "%.3f s)\n",
            r.worker_round_s,
            o.full ? "measured" : "extended from 2 measured segments to H", r.step_s, r.hash_s,
            r.encode_s);

@@ -6,7 +6,8 @@
  * are hashed in parallel on the pool and combined in order, so the root
  * does not depend on the thread count. Chunk boundaries depend only on the
  * concatenated length, so the hash does not depend on how a state is split
- * into parts, or (later) sharded across devices. */
+ * into parts, or (later) sharded across devices. A chunk can be proved
+ * (gd_state_prove) and checked alone (gd_state_verify_chunk). */
 #ifndef GD_PROOFS_STATE_HASH_H
 #define GD_PROOFS_STATE_HASH_H
 
@@ -19,12 +20,10 @@
 #include "common/status.h"
 #include "proofs/mmr.h"
 
-/* 1 MiB: a multi-gigabyte state is thousands of leaves (parallel hashing,
- * proofs of ~13 hashes), a small one still several. */
-#define GD_STATE_CHUNK_BYTES ((size_t)1 << 20)
-
-/* The root over the concatenation of parts in chunk_bytes chunks (use
- * GD_STATE_CHUNK_BYTES). An empty state (total length 0) is one empty
+/* The root over the concatenation of parts in chunk_bytes chunks (the
+ * trainer hashes each state array in chunks of a payload chunk's values,
+ * trainer/state.h, so state chunks line up with payload chunks). An empty
+ * state (total length 0) is one empty
  * chunk. pool may be NULL. *leaf_count receives the chunk count if not
  * NULL. */
 gd_status gd_state_hash(gd_pool *pool, const gd_bytes_part *parts, size_t n_parts,

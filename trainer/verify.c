@@ -21,6 +21,7 @@
 #include "trainer/diloco_impl.h"
 
 /* Records the first failed rule; always returns false. */
+static bool gd_refuse(gd_check_result *res, const char *fmt, ...) GD_PRINTF(2, 3);
 static bool gd_refuse(gd_check_result *res, const char *fmt, ...) {
     if (res->pass || res->why[0] == '\0') {
         va_list ap;
