@@ -18,7 +18,8 @@ static void gd_root_hex(const uint8_t root[GD_MMR_HASH_LEN], char hex[2 * GD_MMR
 /* --- inspect ------------------------------------------------------------------ */
 
 static int gd_inspect_json(gd_cli *cli, const gd_payload *p, const char *codec,
-                           const char *layout, const char *root, uint32_t leaves, size_t shown) {
+                           const char *layout, const char *spec, const char *root,
+                           uint32_t leaves, size_t shown) {
     const gd_payload_header *h = &p->header;
     json_t *chunks = json_array();
     for (size_t i = 0; chunks != NULL && i < shown; i++) {
@@ -35,18 +36,19 @@ static int gd_inspect_json(gd_cli *cli, const gd_payload *p, const char *codec,
         return gd_cli_print_json(cli, NULL);
     /* run and round are 64-bit: as JSON integers (json_int_t is 64-bit). */
     return gd_cli_print_json(
-        cli, json_pack("{s:I,s:I,s:s,s:I,s:s,s:s,s:I,s:I,s:s,s:I,s:I,s:o}", "run",
+        cli, json_pack("{s:I,s:I,s:s,s:I,s:s,s:s,s:s,s:I,s:I,s:s,s:I,s:I,s:o}", "run",
                        (json_int_t)h->run, "round", (json_int_t)h->round, "participant",
                        h->participant, "param_count", (json_int_t)h->param_count,
-                       "layout_digest", layout, "codec", codec, "chunk_elems",
+                       "layout_digest", layout, "spec_digest", spec, "codec", codec,
+                       "chunk_elems",
                        (json_int_t)h->chunk_elems, "chunk_count", (json_int_t)h->chunk_count,
                        "root", root, "leaf_count", (json_int_t)leaves, "wire_bytes",
                        (json_int_t)gd_payload_wire_bytes(p), "chunks", chunks));
 }
 
 static void gd_inspect_text(gd_cli *cli, const char *path, const gd_payload *p,
-                            const char *codec, const char *layout, const char *root,
-                            uint32_t leaves, size_t shown) {
+                            const char *codec, const char *layout, const char *spec,
+                            const char *root, uint32_t leaves, size_t shown) {
     const gd_payload_header *h = &p->header;
     FILE *o = cli->out;
     fprintf(o, "payload %s\n", path);
@@ -55,6 +57,7 @@ static void gd_inspect_text(gd_cli *cli, const char *path, const gd_payload *p,
     fprintf(o, "  participant:  %s\n", h->participant[0] ? h->participant : "(empty)");
     fprintf(o, "  param count:  %" PRIu64 "\n", h->param_count);
     fprintf(o, "  layout:       %s\n", layout);
+    fprintf(o, "  run spec:     %s\n", spec);
     fprintf(o, "  codec:        %s\n", codec);
     fprintf(o, "  chunk size:   %u values\n", (unsigned)h->chunk_elems);
     fprintf(o, "  chunk count:  %u\n", (unsigned)h->chunk_count);
@@ -82,18 +85,19 @@ static int gd_run_payload_inspect(gd_cli *cli, gd_args *args) {
         gd_payload_free(&p);
         return gd_cli_fail(cli, s == GD_ERR_INVALID ? GD_ERR_PARSE : s);
     }
-    char codec[32], layout[65], root_hex[2 * GD_MMR_HASH_LEN + 1];
+    char codec[32], layout[65], spec[65], root_hex[2 * GD_MMR_HASH_LEN + 1];
     gd_codec_format(&p.header.codec, codec, sizeof codec);
     gd_hex_encode(layout, p.header.layout_digest, sizeof p.header.layout_digest, false);
+    gd_hex_encode(spec, p.header.spec_digest, sizeof p.header.spec_digest, false);
     gd_root_hex(root, root_hex);
     size_t shown = p.header.chunk_count;
     if (!gd_flag(args, "all") && shown > GD_INSPECT_CHUNKS)
         shown = GD_INSPECT_CHUNKS;
     int rc = GD_EXIT_OK;
     if (gd_flag(args, "json"))
-        rc = gd_inspect_json(cli, &p, codec, layout, root_hex, leaves, shown);
+        rc = gd_inspect_json(cli, &p, codec, layout, spec, root_hex, leaves, shown);
     else
-        gd_inspect_text(cli, path, &p, codec, layout, root_hex, leaves, shown);
+        gd_inspect_text(cli, path, &p, codec, layout, spec, root_hex, leaves, shown);
     gd_payload_free(&p);
     return rc;
 }

@@ -39,7 +39,7 @@ out=$("$bin" payload inspect s.gdpl --all) || bad "inspect --all failed"
   bad "inspect --all should list 25 chunks: $out"
 
 if j=$("$bin" payload inspect s.gdpl --json); then
-  for k in run round participant param_count layout_digest codec chunk_elems chunk_count root \
+  for k in run round participant param_count layout_digest spec_digest codec chunk_elems chunk_count root \
            leaf_count wire_bytes chunks index stored_bytes raw_bytes zstd; do
     grep -q "\"$k\":" <<<"$j" || bad "inspect --json lacks $k"
   done
