@@ -616,6 +616,17 @@ static gd_status gd_run_msgs(gd_app *app, gd_ctx *ctx, const gd_decoded_tx *dec,
     return s;
 }
 
+/* A failure of this node rather than of the transaction: out of memory, a
+ * file or the network. It may not become a transaction result, since
+ * another node would not have failed and would store another result and
+ * app hash: the block is abandoned and the node stops instead. Everything
+ * else (module errors, malformed bytes, limits) follows from the
+ * transaction and the state alone. */
+static bool gd_status_is_local(gd_status s) {
+    return s == GD_ERR_NOMEM || s == GD_ERR_IO || s == GD_ERR_PERMISSION ||
+           s == GD_ERR_NETWORK || s == GD_ERR_TIMEOUT || s == GD_ERR_RPC;
+}
+
 /* Turns a failed step into an outcome: module errors carry their code;
  * anything else is an internal error the SDK would report as code 1. */
 static void gd_outcome_fail(gd_tx_outcome *out, const gd_ctx *ctx, gd_status s) {
@@ -660,7 +671,7 @@ static gd_status gd_run_tx(gd_app *app, gd_kv *parent, gd_exec_mode mode, int64_
         gd_events_free(&ante_events);
         gd_cache_free(ante_cache);
         gd_decoded_tx_free(dec);
-        return s == GD_ERR_CHAIN || s == GD_ERR_NOT_FOUND || s == GD_ERR_PARSE ? GD_OK : s;
+        return gd_status_is_local(s) ? s : GD_OK;
     }
     /* Ante passed: its state (sequence, fee) stands whatever the messages do. */
     s = gd_cache_write(ante_cache);
@@ -678,6 +689,8 @@ static gd_status gd_run_tx(gd_app *app, gd_kv *parent, gd_exec_mode mode, int64_
     gd_status internal = GD_OK;
     if (s == GD_OK) {
         internal = gd_events_move(&ante_events, &msg_events);
+    } else if (gd_status_is_local(s)) {
+        internal = s; /* not a result: the caller abandons the block */
     } else {
         gd_outcome_fail(out, &ctx, s);
         out->data.len = 0;

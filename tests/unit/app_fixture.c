@@ -16,18 +16,22 @@
 #include "tests/testkit.h"
 
 static void fix_init_state(app_fixture *f, const char *min_gas_price,
-                           const json_t *diloco_state);
+                           const json_t *diloco_state, const gd_module *extra);
 
 void fix_init(app_fixture *f, const char *min_gas_price) {
-    fix_init_state(f, min_gas_price, NULL);
+    fix_init_state(f, min_gas_price, NULL, NULL);
 }
 
 void fix_init_diloco(app_fixture *f, const json_t *diloco_state) {
-    fix_init_state(f, NULL, diloco_state);
+    fix_init_state(f, NULL, diloco_state, NULL);
+}
+
+void fix_init_with(app_fixture *f, const gd_module *extra) {
+    fix_init_state(f, NULL, NULL, extra);
 }
 
 static void fix_init_state(app_fixture *f, const char *min_gas_price,
-                           const json_t *diloco_state) {
+                           const json_t *diloco_state, const gd_module *extra) {
     memset(f, 0, sizeof *f);
     json_t *accounts = json_array(), *balances = json_array();
     for (int i = 0; i < FIX_ACCOUNTS; i++) {
@@ -56,7 +60,8 @@ static void fix_init_state(app_fixture *f, const char *min_gas_price,
     gd_app_config cfg = {0};
     if (min_gas_price)
         snprintf(cfg.min_gas_price, sizeof cfg.min_gas_price, "%s", min_gas_price);
-    if (gd_app_new(&f->app, &cfg) != GD_OK || gd_app_register_standard(f->app) != GD_OK) {
+    if (gd_app_new(&f->app, &cfg) != GD_OK || gd_app_register_standard(f->app) != GD_OK ||
+        (extra != NULL && gd_app_register(f->app, extra) != GD_OK)) {
         fprintf(stderr, "fixture: %s\n", gd_error_detail());
         abort();
     }

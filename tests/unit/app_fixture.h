@@ -29,6 +29,8 @@ void fix_init(app_fixture *f, const char *min_gas_price);
 /* The same with app_state.diloco set to diloco_state (a new reference is
  * taken; NULL leaves it out). */
 void fix_init_diloco(app_fixture *f, const json_t *diloco_state);
+/* The same with one more module registered after the standard ones. */
+void fix_init_with(app_fixture *f, const gd_module *extra);
 void fix_free(app_fixture *f);
 
 /* A signed MsgSend from account i to address to; fees may be NULL. */

@@ -507,6 +507,84 @@ static void test_genesis_errors(void) {
     }
 }
 
+/* --- a local failure is not a transaction result ------------------------------- */
+
+/* A test module whose one message fails as its amount says: "chain" with a
+ * module error (a result), "nomem" and "io" as this node's own failures. */
+static gd_status fault_validate(gd_ctx *ctx, const uint8_t *msg, size_t len, char *signer,
+                                size_t cap) {
+    Cosmos__Bank__V1beta1__MsgSend *m = cosmos__bank__v1beta1__msg_send__unpack(NULL, len, msg);
+    if (m == NULL)
+        return gd_ctx_fail(ctx, "sdk", 2, "not a fault message");
+    snprintf(signer, cap, "%s", m->from_address);
+    cosmos__bank__v1beta1__msg_send__free_unpacked(m, NULL);
+    return GD_OK;
+}
+
+static gd_status fault_execute(gd_app *app, gd_ctx *ctx, const uint8_t *msg, size_t len,
+                               gd_buf *response) {
+    (void)app;
+    (void)response;
+    Cosmos__Bank__V1beta1__MsgSend *m = cosmos__bank__v1beta1__msg_send__unpack(NULL, len, msg);
+    char what[16] = "";
+    if (m && m->n_amount == 1)
+        snprintf(what, sizeof what, "%s", m->amount[0]->denom);
+    cosmos__bank__v1beta1__msg_send__free_unpacked(m, NULL);
+    if (strcmp(what, "nomem") == 0)
+        return gd_fail(GD_ERR_NOMEM, "out of memory (injected)");
+    if (strcmp(what, "io") == 0)
+        return gd_fail(GD_ERR_IO, "disk error (injected)");
+    return gd_ctx_fail(ctx, "fault", 7, "refused (injected)");
+}
+
+static const gd_msg_route k_fault_msgs[] = {{"/gd.test.MsgFault", fault_validate, fault_execute}};
+static const gd_module k_fault_module = {.name = "fault", .msgs = k_fault_msgs, .n_msgs = 1};
+
+static void fault_tx(app_fixture *f, int from, const char *what, gd_buf *out) {
+    Cosmos__Base__V1beta1__Coin coin = COSMOS__BASE__V1BETA1__COIN__INIT;
+    coin.denom = (char *)what;
+    coin.amount = "1";
+    Cosmos__Base__V1beta1__Coin *coins[1] = {&coin};
+    Cosmos__Bank__V1beta1__MsgSend m = COSMOS__BANK__V1BETA1__MSG_SEND__INIT;
+    m.from_address = f->addr[from];
+    m.to_address = f->addr[from];
+    m.n_amount = 1;
+    m.amount = coins;
+    CHECK_OK(fix_msg_tx(f, from, "/gd.test.MsgFault", &m, out));
+}
+
+/* A message that fails for a reason of the transaction is a result (code
+ * and log), the same on every node; one that fails because this node ran
+ * out of memory or hit a disk error is not: delivering returns the error,
+ * so the node abandons the block instead of storing a result and app hash
+ * no other node would have. */
+static void test_local_failure_is_not_a_result(void) {
+    app_fixture f;
+    fix_init_with(&f, &k_fault_module);
+    gd_buf chain = {0}, nomem = {0}, io = {0};
+    fault_tx(&f, 0, "chain", &chain);
+    fault_tx(&f, 1, "nomem", &nomem);
+    fault_tx(&f, 2, "io", &io);
+    uint8_t hash[32] = {0};
+    CHECK_OK(gd_app_begin_block(f.app, 1, hash, NULL));
+    gd_tx_outcome out;
+    CHECK_OK(gd_app_deliver_tx(f.app, chain.data, chain.len, &out));
+    CHECK(out.err.code == 7 && strcmp(out.err.codespace, "fault") == 0);
+    gd_tx_outcome_free(&out);
+    CHECK_STATUS(gd_app_deliver_tx(f.app, nomem.data, nomem.len, &out), GD_ERR_NOMEM);
+    gd_tx_outcome_free(&out);
+    CHECK_STATUS(gd_app_deliver_tx(f.app, io.data, io.len, &out), GD_ERR_IO);
+    gd_tx_outcome_free(&out);
+    /* In CheckTx too: the mempool answers with an error, not a verdict. */
+    CHECK_STATUS(gd_app_check_tx(f.app, nomem.data, nomem.len, &out), GD_OK);
+    CHECK(out.err.code == 0); /* CheckTx runs the ante only */
+    gd_tx_outcome_free(&out);
+    gd_buf_free(&chain);
+    gd_buf_free(&nomem);
+    gd_buf_free(&io);
+    fix_free(&f);
+}
+
 int main(void) {
     RUN_TEST(test_genesis);
     RUN_TEST(test_send);
@@ -519,5 +597,6 @@ int main(void) {
     RUN_TEST(test_epochs);
     RUN_TEST(test_determinism_and_export);
     RUN_TEST(test_genesis_errors);
+    RUN_TEST(test_local_failure_is_not_a_result);
     return gd_test_finish();
 }
