@@ -427,12 +427,16 @@ static gd_status dl_report_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
         s = dl_require_absent(ctx, &k, "the reporter already reported this payload");
     uint32_t chunk = 0;
     if (s == GD_OK) {
+        /* The stored lengths first: the draw reads 32 bytes of the beacon. */
+        if (round->beacon.len != GD_DILOCO_HASH_LEN || c->payload_root.len != GD_DILOCO_HASH_LEN ||
+            c->payload_leaves < 2)
+            s = gd_fail(GD_ERR_PARSE, "stored round or commitment is malformed");
+    }
+    if (s == GD_OK) {
         gd_mmr_proof proof;
         chunk = gd_diloco_avail_chunk(round->beacon.data, m->target, m->reporter,
                                       c->payload_leaves - 1);
-        if (round->beacon.len != GD_DILOCO_HASH_LEN || c->payload_root.len != GD_DILOCO_HASH_LEN)
-            s = gd_fail(GD_ERR_PARSE, "stored round or commitment is malformed");
-        else if (gd_mmr_proof_decode(&proof, m->proof.data, m->proof.len) != GD_OK ||
+        if (gd_mmr_proof_decode(&proof, m->proof.data, m->proof.len) != GD_OK ||
                  proof.leaf_index != chunk + 1 || proof.leaf_count != c->payload_leaves ||
                  !gd_mmr_verify(c->payload_root.data, &proof, m->leaf_hash.data))
             s = dl_fail(ctx, GD_DILOCO_ERR_BAD_PROOF,
