@@ -187,8 +187,8 @@ static gd_status run(const bench_opts *o, bench_result *r) {
         s = gd_worker_round_leaf(&res, S + 1, &post);
     t0 = gd_bench_now();
     if (s == GD_OK)
-        s = gd_diloco_check_links(pool, &c, layout, n, &cv, &gd, NULL, &start, &final, &post,
-                                  &check);
+        s = gd_diloco_check_links(pool, &c, layout, n, &cv, &gd, NULL, NULL, &start, &final,
+                                  &post, &check);
     r->check_links_s = gd_bench_now() - t0;
     if (s == GD_OK && !check.pass)
         s = gd_fail(GD_ERR_INVALID, "links: %s", check.why);

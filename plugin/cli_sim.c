@@ -100,14 +100,9 @@ static int gd_sim_parse(gd_cli *cli, gd_args *args, gd_sim_options *o, double *s
 static int gd_sim_spec(gd_cli *cli, gd_args *args, gd_sim_options *o, uint64_t run,
                        Gonka__Diloco__V1__RunSpec **spec, gd_run_config *rc) {
     const char *path = gd_arg(args, "spec");
-    if (path == NULL) {
-        uint64_t inner = 50;
-        int code = gd_cli_u64_opt(cli, args, "inner-steps", &inner);
-        if (code >= 0)
-            return code;
-        uint64_t schedule = (uint64_t)o->warm_start + (uint64_t)o->rounds * inner;
-        return gd_sim_spec_from_flags(cli, args, schedule, run, o->threads, spec, rc);
-    }
+    if (path == NULL)
+        return gd_sim_spec_from_flags(cli, args, o->warm_start, o->rounds, run, o->threads, spec,
+                                      rc);
     for (size_t i = 0; gd_sim_spec_flags[i] != NULL; i++)
         if (strcmp(gd_sim_spec_flags[i], "model-config") != 0 && gd_arg(args, gd_sim_spec_flags[i]))
             return gd_cli_usage(cli, args, "--%s is fixed by --spec", gd_sim_spec_flags[i]);
@@ -303,7 +298,8 @@ static const gd_opt_spec gd_sim_opts[] = {
     {"run", "ID", "run id, tags hashes and payloads (default 1)"},
     {"seed", "S", "seed of the initial weights and the batches (default 1)"},
     {"threads", "N", "worker threads (default: all cores)"},
-    {"spec", "FILE", "run the RunSpec in FILE (tx create-run's JSON) instead of the flags it fixes"},
+    {"spec", "FILE", "run the RunSpec in FILE (tx create-run's JSON) instead of the flags it "
+                     "fixes"},
     {"print-spec", NULL, "print the RunSpec these flags make (for tx create-run or gonka-localnet "
                          "init --diloco-run) and exit"},
     {"json", NULL, "print one JSON object instead of progress lines"},

@@ -15,6 +15,7 @@
 
 #include "chain/decimal.h"
 #include "chain/diloco_spec.h"
+#include "common/bytes.h"
 #include "plugin/cli_train.h"
 #include "plugin/cli_util.h"
 #include "trainer/layout.h"
@@ -81,19 +82,15 @@ static int gd_flag_ppm(gd_cli *cli, gd_args *args, const char *name, uint32_t df
 }
 
 /* The model: a preset by name, or any other shape by its config digest. */
-static int gd_spec_model_name(gd_cli *cli, gd_args *args, const gd_model_config *model,
-                              char out[65]) {
+static void gd_spec_model_name(gd_args *args, const gd_model_config *model, char out[65]) {
     const char *preset = gd_arg(args, "model");
     if (gd_arg(args, "model-config") == NULL && gd_arg(args, "vocab") == NULL) {
         snprintf(out, 65, "%s", preset ? preset : "tiny");
-        return -1;
+        return;
     }
     uint8_t digest[32];
     gd_model_config_digest(model, digest);
-    for (int i = 0; i < 32; i++)
-        snprintf(out + 2 * i, 3, "%02x", digest[i]);
-    (void)cli;
-    return -1;
+    gd_hex_encode(out, digest, sizeof digest, false);
 }
 
 static json_t *gd_u64_json(uint64_t v) {
@@ -118,8 +115,9 @@ static int gd_spec_finish(gd_cli *cli, Gonka__Diloco__V1__RunSpec *spec, uint64_
     return s == GD_OK ? -1 : gd_cli_fail(cli, s);
 }
 
-int gd_sim_spec_from_flags(gd_cli *cli, gd_args *args, uint64_t schedule_steps, uint64_t run,
-                           int threads, Gonka__Diloco__V1__RunSpec **spec, gd_run_config *rc) {
+int gd_sim_spec_from_flags(gd_cli *cli, gd_args *args, uint64_t warm_start, uint64_t rounds,
+                           uint64_t run, int threads, Gonka__Diloco__V1__RunSpec **spec,
+                           gd_run_config *rc) {
     *spec = NULL;
     gd_model_config model;
     int code = gd_cli_model_config(cli, args, &model);
@@ -148,6 +146,7 @@ int gd_sim_spec_from_flags(gd_cli *cli, gd_args *args, uint64_t schedule_steps, 
         return gd_cli_usage(cli, args, "--chunk-elems must be 1..2^28");
     if (segment == 0)
         segment = inner % 10 == 0 ? 10 : inner;
+    uint64_t schedule_steps = warm_start + rounds * inner;
     if (!gd_arg(args, "warmup"))
         warmup = schedule_steps / 20 < 100 ? schedule_steps / 20 : 100;
     /* sim's inner learning rate defaults higher than the trainer's: its
@@ -161,7 +160,8 @@ int gd_sim_spec_from_flags(gd_cli *cli, gd_args *args, uint64_t schedule_steps, 
         (code = gd_flag_decimal(cli, args, "clip", dc.clip_factor, clip)) >= 0 ||
         (code = gd_flag_decimal(cli, args, "ef-decay", dc.error_feedback_decay, decay)) >= 0)
         return code;
-    if (gd_decimal_of_double(oc.beta1, b1) != GD_OK || gd_decimal_of_double(oc.beta2, b2) != GD_OK ||
+    if (gd_decimal_of_double(oc.beta1, b1) != GD_OK ||
+        gd_decimal_of_double(oc.beta2, b2) != GD_OK ||
         gd_decimal_of_double(oc.eps, eps) != GD_OK ||
         gd_decimal_of_double(oc.grad_clip, gclip) != GD_OK)
         return gd_cli_fail(cli, GD_ERR_INVALID);
@@ -190,15 +190,13 @@ int gd_sim_spec_from_flags(gd_cli *cli, gd_args *args, uint64_t schedule_steps, 
     char codec_name[40];
     gd_codec_format(&codec, codec_name, sizeof codec_name);
     char model_name[65];
-    if ((code = gd_spec_model_name(cli, args, &model, model_name)) >= 0)
-        return code;
+    gd_spec_model_name(args, &model, model_name);
     gd_param_layout layout;
     gd_status s = gd_param_layout_build(&layout, &model);
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
     char layout_hex[65];
-    for (int i = 0; i < 32; i++)
-        snprintf(layout_hex + 2 * i, 3, "%02x", layout.digest[i]);
+    gd_hex_encode(layout_hex, layout.digest, sizeof layout.digest, false);
     gd_param_layout_free(&layout);
     const char *data = gd_arg(args, "data");
 
@@ -258,8 +256,9 @@ int gd_sim_spec_from_file(gd_cli *cli, const char *path, uint64_t run,
     memcpy(named, (*spec)->initial_state_hash.data, 32);
     int code = gd_spec_finish(cli, *spec, run, local_model, threads, rc);
     if (code < 0 && memcmp(named, rc->initial_state_hash, 32) != 0)
-        code = gd_cli_fail(cli, gd_fail(GD_ERR_INVALID, "--spec %.200s: its initial_state_hash is not "
-                                                      "G_0 of its model and seed",
+        code = gd_cli_fail(cli, gd_fail(GD_ERR_INVALID,
+                                        "--spec %.200s: its initial_state_hash is not G_0 of "
+                                        "its model and seed",
                                         path));
     if (code >= 0) {
         gd_diloco_spec_free(*spec);

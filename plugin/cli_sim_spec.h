@@ -14,13 +14,14 @@
 extern const char *const gd_sim_spec_flags[];
 
 /* The spec of sim's flags: the model, the inner and outer optimizer,
- * batches, codec and chunks, with `schedule_steps` inner steps of schedule
- * (warm start + rounds x H), and the chain-side fields (windows, economics)
- * at the defaults docs/cli.md lists. initial_state_hash is G_0's, computed.
+ * batches, codec and chunks, with an inner schedule of warm_start + rounds
+ * x H steps, and the chain-side fields (windows, economics) at the
+ * defaults docs/cli.md lists. initial_state_hash is G_0's, computed.
  * Returns an exit code, or -1 with *spec (free with gd_diloco_spec_free)
  * and *rc set. */
-int gd_sim_spec_from_flags(gd_cli *cli, gd_args *args, uint64_t schedule_steps, uint64_t run,
-                           int threads, Gonka__Diloco__V1__RunSpec **spec, gd_run_config *rc);
+int gd_sim_spec_from_flags(gd_cli *cli, gd_args *args, uint64_t warm_start, uint64_t rounds,
+                           uint64_t run, int threads, Gonka__Diloco__V1__RunSpec **spec,
+                           gd_run_config *rc);
 
 /* The spec in FILE (the JSON of tx create-run), its configuration, and a
  * check that its initial_state_hash is G_0's. local_model: the config a

@@ -36,8 +36,9 @@ static gd_status gd_spec_model(const char *name, const gd_model_config *local,
                                        "model config digest (64 hex digits)",
                        name, gd_model_config_preset_names());
     if (local == NULL)
-        return gd_fail(GD_ERR_INVALID, "run spec: the model is given by its config digest %.16s...; "
-                                       "pass the config file it was made from",
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: the model is given by its config digest %.16s...; pass the "
+                       "config file it was made from",
                        name);
     gd_model_config_digest(local, have);
     if (memcmp(want, have, sizeof want) != 0)

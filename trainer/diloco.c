@@ -90,17 +90,34 @@ gd_status gd_diloco_load_worker(gd_trainer *t, const gd_diloco_config *c,
     return GD_OK;
 }
 
-gd_status gd_diloco_record_state(gd_trainer *t, const gd_state_tag *tag, uint64_t round,
+/* Moves the trainer's state into w and describes it (a training-stage leaf). */
+static gd_status gd_record_state(gd_trainer *t, const gd_state_tag *tag, uint64_t round,
                                  gd_worker_state *w, gd_worker_desc *desc) {
     gd_trainer_get_state(t, w->params, w->exp_avg, w->exp_avg_sq, &w->step);
     return gd_worker_state_describe(gd_trainer_pool(t), tag, round, GD_STAGE_TRAIN, w, desc);
 }
 
-gd_status gd_diloco_check_sizes(const gd_trainer *t, size_t n, const char *what) {
+/* GD_ERR_INVALID unless n is the trainer's layout size (what names it). */
+static gd_status gd_check_sizes(const gd_trainer *t, size_t n, const char *what) {
     size_t want = gd_trainer_layout(t)->total;
     if (n != want)
         return gd_fail(GD_ERR_INVALID, "%s has %zu values; the model has %zu", what, n, want);
     return GD_OK;
+}
+
+/* The worker's rule before coding, one home for the full encode and the
+ * one-chunk check: delta = start - params, and with error feedback the
+ * residual multiplied by the decay (when it is not 1). */
+static void gd_delta_and_decay(const gd_diloco_config *c, const float *start,
+                               const float *params, float *residual, size_t count,
+                               float *delta) {
+    for (size_t i = 0; i < count; i++)
+        delta[i] = start[i] - params[i];
+    if (c->error_feedback && c->error_feedback_decay != 1.0) {
+        float decay = (float)c->error_feedback_decay;
+        for (size_t i = 0; i < count; i++)
+            residual[i] = decay * residual[i];
+    }
 }
 
 gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, const float *start,
@@ -112,13 +129,7 @@ gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, const float *start,
     float *delta = malloc(count * sizeof(float));
     if (delta == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < count; i++)
-        delta[i] = start[i] - params[i];
-    if (c->error_feedback && c->error_feedback_decay != 1.0) {
-        float decay = (float)c->error_feedback_decay;
-        for (size_t i = 0; i < count; i++)
-            residual[i] = decay * residual[i];
-    }
+    gd_delta_and_decay(c, start, params, residual, count, delta);
     gd_status s = gd_payload_encode_values(&c->codec, delta, c->error_feedback ? residual : NULL,
                                            count, out, cap, written);
     free(delta);
@@ -131,19 +142,12 @@ gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, const float *start,
 static gd_status gd_encode_delta(gd_pool *pool, const gd_diloco_config *c,
                                  const gd_state_tag *tag, uint64_t round, const float *start,
                                  gd_worker_state *w, float *delta, gd_payload *payload) {
-    size_t n = w->n;
-    for (size_t i = 0; i < n; i++)
-        delta[i] = start[i] - w->params[i];
-    gd_payload_header h = {.run = c->run, .round = round, .param_count = n,
+    gd_delta_and_decay(c, start, w->params, w->residual, w->n, delta);
+    gd_payload_header h = {.run = c->run, .round = round, .param_count = w->n,
                            .codec = c->codec, .chunk_elems = c->chunk_elems};
     snprintf(h.participant, sizeof h.participant, "%s", w->address);
     memcpy(h.layout_digest, tag->layout_digest, 32);
     memcpy(h.spec_digest, tag->spec_digest, 32);
-    if (c->error_feedback && c->error_feedback_decay != 1.0) {
-        float decay = (float)c->error_feedback_decay;
-        for (size_t i = 0; i < n; i++)
-            w->residual[i] = decay * w->residual[i];
-    }
     return gd_payload_encode(payload, &h, delta, c->error_feedback ? w->residual : NULL, pool);
 }
 
@@ -164,8 +168,8 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
                                  gd_worker_round *out) {
     memset(out, 0, sizeof *out);
     gd_mmr_init(&out->transcript);
-    GD_TRY(gd_diloco_check_sizes(t, start_n, "the round's start state"));
-    GD_TRY(gd_diloco_check_sizes(t, w->n, "the worker's state"));
+    GD_TRY(gd_check_sizes(t, start_n, "the round's start state"));
+    GD_TRY(gd_check_sizes(t, w->n, "the worker's state"));
     uint32_t segments = c->inner_steps / c->segment_steps;
     gd_state_tag tag;
     gd_diloco_state_tag(c, gd_trainer_layout(t), &tag);
@@ -181,7 +185,7 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
     double t0 = gd_now(), hashing = 0;
     for (uint32_t seg = 0; s == GD_OK && seg <= segments; seg++) {
         double h0 = gd_now();
-        s = gd_diloco_record_state(t, &tag, round, w, &out->descs[seg]);
+        s = gd_record_state(t, &tag, round, w, &out->descs[seg]);
         hashing += gd_now() - h0;
         if (s != GD_OK || seg == segments)
             break;

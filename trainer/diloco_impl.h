@@ -1,6 +1,6 @@
 /* What the round engine (diloco.c) and the verifier (verify.c) share:
- * loading a worker into the trainer and recording its state, so a
- * re-execution runs exactly the steps the worker ran. Private to trainer/. */
+ * loading a worker into the trainer, so a re-execution runs exactly the
+ * steps the worker ran. Private to trainer/. */
 #ifndef GD_TRAINER_DILOCO_IMPL_H
 #define GD_TRAINER_DILOCO_IMPL_H
 
@@ -10,12 +10,5 @@
  * and loads w's optimizer state with params as the parameters. */
 gd_status gd_diloco_load_worker(gd_trainer *t, const gd_diloco_config *c,
                                 const gd_worker_state *w, const float *params) GD_MUST_CHECK;
-
-/* Moves the trainer's state into w and describes it (a training-stage leaf). */
-gd_status gd_diloco_record_state(gd_trainer *t, const gd_state_tag *tag, uint64_t round,
-                                 gd_worker_state *w, gd_worker_desc *desc) GD_MUST_CHECK;
-
-/* GD_ERR_INVALID unless n is the trainer's layout size (what names it). */
-gd_status gd_diloco_check_sizes(const gd_trainer *t, size_t n, const char *what) GD_MUST_CHECK;
 
 #endif

@@ -36,6 +36,7 @@ typedef struct gd_sim {
     bool *has_prev;
     uint8_t (*prev_roots)[GD_MMR_HASH_LEN];
     gd_global_state g_prev;          /* overlap: G at the start of the previous round */
+    uint8_t zero_root[GD_MMR_HASH_LEN]; /* n zeros: every first round's moments */
     gd_global_desc g_start;          /* G_r's descriptor and hash */
     uint8_t g_start_hash[GD_MMR_HASH_LEN];
     /* the timelines */
@@ -169,6 +170,9 @@ static gd_status gd_sim_setup(gd_sim *s, const gd_sim_options *o) {
         GD_TRY(gd_sim_warm_start(s));
     GD_TRY(gd_global_state_init(&s->g, s->n));
     memcpy(s->g.params, s->initial, s->n * sizeof(float));
+    if (o->verify)
+        GD_TRY(gd_zero_values_root(gd_trainer_pool(s->trainer), s->n, c->chunk_elems,
+                                   s->zero_root));
     for (uint32_t w = 0; w < W; w++) {
         GD_TRY(gd_worker_state_init(&s->workers[w], w, s->n));
         gd_worker_state *ws = &s->workers[w];
@@ -284,7 +288,8 @@ static gd_status gd_sim_verify(gd_sim *s, uint32_t r, uint32_t w,
     const gd_prev_link *prev = s->has_prev[w] ? &s->prev[w] : NULL;
     gd_check_result check;
     GD_TRY(gd_diloco_check_links(pool, c, gd_trainer_layout(s->trainer)->digest, s->n, &cv,
-                                 &s->g_start, prev, &start, &final, &post, &check));
+                                 &s->g_start, prev, s->zero_root, &start, &final, &post,
+                                 &check));
     GD_TRY(gd_sim_check_result(&check, r, who, "links"));
 
     gd_diloco_check_draw draw = gd_sim_draw(s, r, w);

@@ -86,10 +86,14 @@ bool gd_diloco_start_by_chunk(const gd_diloco_config *c, const gd_commitment_vie
  * run's initial optimizer state (zeros at step 0). */
 static gd_status gd_check_prev(gd_pool *pool, const gd_state_tag *tag, size_t n,
                                const gd_commitment_view *cv, const gd_prev_link *prev,
-                               const gd_worker_desc *start, gd_check_result *res) {
+                               const uint8_t *zero_root, const gd_worker_desc *start,
+                               gd_check_result *res) {
     if (prev == NULL) {
         uint8_t zero[GD_MMR_HASH_LEN];
-        GD_TRY(gd_zero_values_root(pool, n, tag->chunk_elems, zero));
+        if (zero_root != NULL)
+            memcpy(zero, zero_root, sizeof zero);
+        else
+            GD_TRY(gd_zero_values_root(pool, n, tag->chunk_elems, zero));
         if (start->step != 0)
             gd_refuse(res, "a worker's first round starts at step 0, not %llu",
                       (unsigned long long)start->step);
@@ -135,9 +139,9 @@ static gd_status gd_check_prev(gd_pool *pool, const gd_state_tag *tag, size_t n,
 gd_status gd_diloco_check_links(gd_pool *pool, const gd_diloco_config *c,
                                 const uint8_t layout_digest[32], size_t n,
                                 const gd_commitment_view *cv, const gd_global_desc *g_start,
-                                const gd_prev_link *prev, const gd_leaf_evidence *start,
-                                const gd_leaf_evidence *final, const gd_leaf_evidence *post,
-                                gd_check_result *res) {
+                                const gd_prev_link *prev, const uint8_t *zero_root,
+                                const gd_leaf_evidence *start, const gd_leaf_evidence *final,
+                                const gd_leaf_evidence *post, gd_check_result *res) {
     gd_result_begin(res);
     gd_state_tag tag = {.run = c->run, .chunk_elems = c->chunk_elems};
     memcpy(tag.spec_digest, c->spec_digest, 32);
@@ -182,7 +186,7 @@ gd_status gd_diloco_check_links(gd_pool *pool, const gd_diloco_config *c,
                  !gd_same_root(dp->exp_avg_sq_root, dS->exp_avg_sq_root))
             gd_refuse(res, "the encoded leaf changes more than the residual");
         else
-            GD_TRY(gd_check_prev(pool, &tag, n, cv, prev, d0, res));
+            GD_TRY(gd_check_prev(pool, &tag, n, cv, prev, zero_root, d0, res));
     }
     return GD_OK;
 }

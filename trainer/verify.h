@@ -90,11 +90,14 @@ bool gd_diloco_leaf_proven(const uint8_t root[GD_MMR_HASH_LEN], uint32_t segment
 /* The links of a commitment: start = leaf 0, final = leaf S, post = leaf
  * S + 1; g_start is G_r's descriptor (its hash must be the commitment's
  * start_state_hash); prev is NULL in the worker's first round. n is the
- * model's size. Hashes n zeros in a first round (pool may be NULL). */
+ * model's size. zero_root is the root of n zeros in the run's chunks
+ * (gd_zero_values_root: a verifier computes it once per run); if it is
+ * NULL, a first round hashes n zeros (pool may be NULL). */
 gd_status gd_diloco_check_links(gd_pool *pool, const gd_diloco_config *c,
                                 const uint8_t layout_digest[32], size_t n,
                                 const gd_commitment_view *cv, const gd_global_desc *g_start,
-                                const gd_prev_link *prev, const gd_leaf_evidence *start,
+                                const gd_prev_link *prev, const uint8_t *zero_root,
+                                const gd_leaf_evidence *start,
                                 const gd_leaf_evidence *final, const gd_leaf_evidence *post,
                                 gd_check_result *res) GD_MUST_CHECK;
 

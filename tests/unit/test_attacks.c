@@ -205,8 +205,8 @@ static verdicts validate(world *x, const char *address, uint32_t rank, uint64_t 
     CHECK_OK(gd_worker_round_leaf(&v->res, S, &final));
     CHECK_OK(gd_worker_round_leaf(&v->res, S + 1, &post));
     gd_check_result r;
-    CHECK_OK(gd_diloco_check_links(x->pool, &x->c, x->layout, x->n, &cv, &x->g_desc, prev, &start,
-                                   &final, &post, &r));
+    CHECK_OK(gd_diloco_check_links(x->pool, &x->c, x->layout, x->n, &cv, &x->g_desc, prev, NULL,
+                                   &start, &final, &post, &r));
     out.links = r.pass;
     snprintf(out.why[0], sizeof out.why[0], "%s", r.why);
     uint32_t chunks = gd_values_chunks(x->n, x->c.chunk_elems);
