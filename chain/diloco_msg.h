@@ -31,15 +31,20 @@ gd_status gd_diloco_msg_commit_round_check(const Gonka__Diloco__V1__MsgCommitRou
     GD_MUST_CHECK;
 gd_status gd_diloco_msg_report_availability_check(
     const Gonka__Diloco__V1__MsgReportAvailability *m) GD_MUST_CHECK;
-/* Exactly one form: sealed (seal only) or revealed (verdict and digest; the
- * digest of UNAVAILABLE is all zero). */
+/* Verdicts and re-checks: exactly one form, sealed (seal only) or revealed
+ * (verdict, digest and a 32-byte salt; the digest of UNAVAILABLE is all
+ * zero). */
 gd_status gd_diloco_msg_submit_verdict_check(const Gonka__Diloco__V1__MsgSubmitVerdict *m)
     GD_MUST_CHECK;
 gd_status gd_diloco_msg_dispute_check(const Gonka__Diloco__V1__MsgDispute *m) GD_MUST_CHECK;
+/* Sealed (seal only) or revealed (next_state_hash and salt). */
 gd_status gd_diloco_msg_attest_round_check(const Gonka__Diloco__V1__MsgAttestRound *m)
     GD_MUST_CHECK;
 gd_status gd_diloco_msg_claim_rewards_check(const Gonka__Diloco__V1__MsgClaimRewards *m)
     GD_MUST_CHECK;
+/* Exactly one of seal and secret, 32 bytes. */
+gd_status gd_diloco_msg_randomness_check(const Gonka__Diloco__V1__MsgRandomness *m) GD_MUST_CHECK;
+gd_status gd_diloco_msg_leave_run_check(const Gonka__Diloco__V1__MsgLeaveRun *m) GD_MUST_CHECK;
 
 /* MsgCreateRun: the pool must be in the spec's reward denom. */
 gd_status gd_diloco_msg_create_run(gd_any *out, const char *authority,
@@ -66,16 +71,24 @@ typedef struct gd_diloco_commit {
 gd_status gd_diloco_msg_commit_round(gd_any *out, const char *participant,
                                      const gd_diloco_commit *c) GD_MUST_CHECK;
 
-/* proof is the proofs/mmr.h wire form of the chunk's inclusion proof; it
- * must decode and be for a chunk leaf (index >= 1). */
+/* One proven chunk of an availability report: proof is the proofs/mmr.h
+ * wire form of the chunk's inclusion proof; it must decode and be for a
+ * chunk leaf (index >= 1). */
+typedef struct gd_diloco_chunk_proof {
+    uint8_t leaf_hash[GD_DILOCO_HASH_LEN];
+    const uint8_t *proof;
+    size_t proof_len;
+} gd_diloco_chunk_proof;
+
+/* n chunks, 1 to GD_DILOCO_AVAIL_CHUNKS_MAX, in the chain's draw order
+ * (gd_diloco_avail_chunks). */
 gd_status gd_diloco_msg_report_availability(gd_any *out, const char *reporter, uint64_t run,
                                             uint64_t round, const char *target,
-                                            const uint8_t leaf_hash[GD_DILOCO_HASH_LEN],
-                                            const uint8_t *proof,
-                                            size_t proof_len) GD_MUST_CHECK;
+                                            const gd_diloco_chunk_proof *chunks,
+                                            size_t n) GD_MUST_CHECK;
 
-/* The sealed form (verify window): seal = gd_diloco_seal(validator,
- * verdict, digest). */
+/* The sealed form (verify window): seal = gd_diloco_verdict_seal(
+ * GD_SEAL_VERDICT, validator, verdict, digest, salt). */
 gd_status gd_diloco_msg_submit_verdict_sealed(gd_any *out, const char *validator, uint64_t run,
                                               uint64_t round, const char *target, uint32_t check,
                                               const uint8_t seal[GD_DILOCO_HASH_LEN])
@@ -85,18 +98,45 @@ gd_status gd_diloco_msg_submit_verdict_sealed(gd_any *out, const char *validator
 gd_status gd_diloco_msg_submit_verdict_revealed(gd_any *out, const char *validator,
                                                 uint64_t run, uint64_t round, const char *target,
                                                 uint32_t check, gd_diloco_verdict verdict,
-                                                const uint8_t digest[GD_DILOCO_HASH_LEN])
+                                                const uint8_t digest[GD_DILOCO_HASH_LEN],
+                                                const uint8_t salt[GD_DILOCO_SALT_LEN])
     GD_MUST_CHECK;
 
-/* A re-checker's verdict: PASS or FAIL with its digest. */
-gd_status gd_diloco_msg_dispute(gd_any *out, const char *validator, uint64_t run, uint64_t round,
-                                const char *target, uint32_t check, gd_diloco_verdict verdict,
-                                const uint8_t digest[GD_DILOCO_HASH_LEN]) GD_MUST_CHECK;
+/* A re-checker's verdict, sealed in the dispute window (seal =
+ * gd_diloco_verdict_seal(GD_SEAL_RECHECK, ...)), revealed in dispute_open. */
+gd_status gd_diloco_msg_dispute_sealed(gd_any *out, const char *validator, uint64_t run,
+                                       uint64_t round, const char *target, uint32_t check,
+                                       const uint8_t seal[GD_DILOCO_HASH_LEN]) GD_MUST_CHECK;
+gd_status gd_diloco_msg_dispute_revealed(gd_any *out, const char *validator, uint64_t run,
+                                         uint64_t round, const char *target, uint32_t check,
+                                         gd_diloco_verdict verdict,
+                                         const uint8_t digest[GD_DILOCO_HASH_LEN],
+                                         const uint8_t salt[GD_DILOCO_SALT_LEN]) GD_MUST_CHECK;
 
-gd_status gd_diloco_msg_attest_round(gd_any *out, const char *attester, uint64_t run,
-                                     uint64_t round,
-                                     const uint8_t next_state_hash[GD_DILOCO_HASH_LEN])
+/* Sealed in the attest window (seal = gd_diloco_seal(GD_SEAL_ATTEST,
+ * attester, hash, 32, salt)), revealed in attest_open. */
+gd_status gd_diloco_msg_attest_round_sealed(gd_any *out, const char *attester, uint64_t run,
+                                            uint64_t round,
+                                            const uint8_t seal[GD_DILOCO_HASH_LEN]) GD_MUST_CHECK;
+gd_status gd_diloco_msg_attest_round_revealed(gd_any *out, const char *attester, uint64_t run,
+                                              uint64_t round,
+                                              const uint8_t next_state_hash[GD_DILOCO_HASH_LEN],
+                                              const uint8_t salt[GD_DILOCO_SALT_LEN])
     GD_MUST_CHECK;
+
+/* A secret's seal for the run's next round (seal = gd_diloco_seal(
+ * GD_SEAL_RANDOMNESS, member, NULL, 0, secret)), or the secret itself in
+ * that round's reveal window. */
+gd_status gd_diloco_msg_randomness_sealed(gd_any *out, const char *member, uint64_t run,
+                                          uint64_t round,
+                                          const uint8_t seal[GD_DILOCO_HASH_LEN]) GD_MUST_CHECK;
+gd_status gd_diloco_msg_randomness_revealed(gd_any *out, const char *member, uint64_t run,
+                                            uint64_t round,
+                                            const uint8_t secret[GD_DILOCO_SALT_LEN])
+    GD_MUST_CHECK;
+
+gd_status gd_diloco_msg_leave_run(gd_any *out, const char *participant,
+                                  uint64_t run) GD_MUST_CHECK;
 
 gd_status gd_diloco_msg_claim_rewards(gd_any *out, const char *claimer, uint64_t run,
                                       uint64_t epoch) GD_MUST_CHECK;

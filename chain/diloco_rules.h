@@ -16,6 +16,8 @@
 #define GD_DILOCO_MSG_DISPUTE "/gonka.diloco.v1.MsgDispute"
 #define GD_DILOCO_MSG_ATTEST_ROUND "/gonka.diloco.v1.MsgAttestRound"
 #define GD_DILOCO_MSG_CLAIM_REWARDS "/gonka.diloco.v1.MsgClaimRewards"
+#define GD_DILOCO_MSG_RANDOMNESS "/gonka.diloco.v1.MsgRandomness"
+#define GD_DILOCO_MSG_LEAVE_RUN "/gonka.diloco.v1.MsgLeaveRun"
 
 #define GD_DILOCO_QUERY_PARAMS "/gonka.diloco.v1.Query/Params"
 #define GD_DILOCO_QUERY_RUNS "/gonka.diloco.v1.Query/Runs"

@@ -1,4 +1,4 @@
-/* The DiLoCo module's draws, seals and address order
+/* The DiLoCo module's draws, seals, seed and address order
  * (proofs/diloco_rules.h). */
 #include "proofs/diloco_rules.h"
 
@@ -37,27 +37,98 @@ static void put_le64(gd_concat *c, uint64_t v) {
     put(c, b, 8);
 }
 
-void gd_diloco_seal(uint8_t out[GD_DILOCO_HASH_LEN], const char *validator,
-                    gd_diloco_verdict verdict, const uint8_t digest[GD_DILOCO_HASH_LEN]) {
+void gd_diloco_seal(uint8_t out[GD_DILOCO_HASH_LEN], gd_diloco_seal_kind kind, const char *signer,
+                    const uint8_t *body, size_t body_len, const uint8_t salt[GD_DILOCO_SALT_LEN]) {
     gd_concat c = {.len = 0};
-    put_str(&c, "gd-verdict-seal");
-    put_str(&c, validator);
-    uint8_t v = (uint8_t)verdict;
-    put(&c, &v, 1);
-    put(&c, digest, GD_DILOCO_HASH_LEN);
+    put_str(&c, "gd-diloco-seal-v2");
+    uint8_t k = (uint8_t)kind, n = (uint8_t)(strlen(signer) < 255 ? strlen(signer) : 255);
+    put(&c, &k, 1);
+    put(&c, &n, 1);
+    put(&c, signer, n);
+    put(&c, body, body_len);
+    put(&c, salt, GD_DILOCO_SALT_LEN);
     gd_sha256(out, c.bytes, c.len);
 }
 
-uint32_t gd_diloco_avail_chunk(const uint8_t beacon[GD_DILOCO_HASH_LEN], const char *target,
-                               const char *reporter, uint32_t chunks) {
+void gd_diloco_verdict_seal(uint8_t out[GD_DILOCO_HASH_LEN], gd_diloco_seal_kind kind,
+                            const char *signer, gd_diloco_verdict verdict,
+                            const uint8_t digest[GD_DILOCO_HASH_LEN],
+                            const uint8_t salt[GD_DILOCO_SALT_LEN]) {
+    uint8_t body[1 + GD_DILOCO_HASH_LEN];
+    body[0] = (uint8_t)verdict;
+    memcpy(body + 1, digest, GD_DILOCO_HASH_LEN);
+    gd_diloco_seal(out, kind, signer, body, sizeof body, salt);
+}
+
+gd_status gd_diloco_round_seed(uint8_t seed[GD_DILOCO_HASH_LEN], uint64_t run, uint64_t round,
+                               const uint8_t beacon[GD_DILOCO_HASH_LEN], const uint8_t *secrets,
+                               size_t n_secrets) {
+    gd_sha256_ctx *h = NULL;
+    GD_TRY(gd_sha256_begin(&h));
+    uint8_t le[8];
+    gd_sha256_update(h, "gd-diloco-seed-v1", 17);
+    gd_put_le64(le, run);
+    gd_sha256_update(h, le, 8);
+    gd_put_le64(le, round);
+    gd_sha256_update(h, le, 8);
+    gd_sha256_update(h, beacon, GD_DILOCO_HASH_LEN);
+    for (size_t i = 0; i < n_secrets; i++)
+        gd_sha256_update(h, secrets + i * GD_DILOCO_SALT_LEN, GD_DILOCO_SALT_LEN);
+    gd_sha256_finish(h, seed);
+    return GD_OK;
+}
+
+void gd_diloco_purpose(uint8_t out[GD_DILOCO_HASH_LEN], const uint8_t seed[GD_DILOCO_HASH_LEN],
+                       const char *purpose) {
     gd_concat c = {.len = 0};
-    put_str(&c, "gd-avail");
-    put(&c, beacon, GD_DILOCO_HASH_LEN);
-    put_str(&c, target);
-    put_str(&c, reporter);
-    uint8_t h[GD_DILOCO_HASH_LEN];
-    gd_sha256(h, c.bytes, c.len);
-    return (uint32_t)(gd_get_le64(h) % (chunks ? chunks : 1));
+    put_str(&c, "gd-diloco-purpose");
+    put(&c, seed, GD_DILOCO_HASH_LEN);
+    put_str(&c, purpose);
+    gd_sha256(out, c.bytes, c.len);
+}
+
+uint32_t gd_diloco_avail_chunks(const uint8_t randomness[GD_DILOCO_HASH_LEN], const char *target,
+                                const char *reporter, uint32_t chunks, uint32_t want,
+                                uint32_t out[GD_DILOCO_AVAIL_CHUNKS_MAX]) {
+    chunks = chunks ? chunks : 1;
+    want = want < GD_DILOCO_AVAIL_CHUNKS_MAX ? want : GD_DILOCO_AVAIL_CHUNKS_MAX;
+    want = want < chunks ? want : chunks;
+    uint32_t n = 0;
+    for (uint32_t j = 0; n < want; j++) {
+        gd_concat c = {.len = 0};
+        put_str(&c, "gd-avail-v2");
+        put(&c, randomness, GD_DILOCO_HASH_LEN);
+        put_str(&c, target);
+        put_str(&c, reporter);
+        put_le32(&c, j);
+        uint8_t h[GD_DILOCO_HASH_LEN];
+        gd_sha256(h, c.bytes, c.len);
+        uint32_t chunk = (uint32_t)(gd_get_le64(h) % chunks);
+        bool seen = false;
+        for (uint32_t i = 0; i < n && !seen; i++)
+            seen = out[i] == chunk;
+        if (!seen)
+            out[n++] = chunk;
+    }
+    return n;
+}
+
+uint32_t gd_diloco_draw_weighted(const uint8_t h[GD_DILOCO_HASH_LEN], const uint64_t *weights,
+                                 uint32_t n) {
+    __extension__ typedef unsigned __int128 u128;
+    n = n ? n : 1;
+    u128 total = 0;
+    for (uint32_t i = 0; i < n; i++)
+        total += weights[i];
+    if (total == 0)
+        return (uint32_t)(gd_get_le64(h) % n);
+    u128 x = ((u128)gd_get_le64(h + 8) << 64 | gd_get_le64(h)) % total, run = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        run += weights[i];
+        if (x < run)
+            return i;
+    }
+    return n - 1; /* not reached: x < total */
 }
 
 /* SHA-256(tag || randomness || target || LE32 check). */
@@ -74,36 +145,30 @@ static void check_hash(uint8_t out[GD_DILOCO_HASH_LEN], const char *tag,
 
 void gd_diloco_draw_check(gd_diloco_check_draw *out, const uint8_t randomness[GD_DILOCO_HASH_LEN],
                           const char *target, uint32_t check, uint32_t segments,
-                          uint32_t segment_steps, uint32_t chunks, uint32_t n_eligible,
-                          uint32_t double_ppm) {
+                          uint32_t segment_steps, uint32_t chunks, uint32_t double_ppm) {
     uint8_t r[GD_DILOCO_HASH_LEN], c[GD_DILOCO_HASH_LEN];
     check_hash(r, "gd-check", randomness, target, check);
     check_hash(c, "gd-check-chunk", randomness, target, check);
     segments = segments ? segments : 1;
     segment_steps = segment_steps ? segment_steps : 1;
-    n_eligible = n_eligible ? n_eligible : 1;
     out->segment = (uint32_t)(gd_get_le64(r) % segments);
     out->step = gd_get_le32(r + 28) % segment_steps;
-    out->first = (uint32_t)(gd_get_le64(r + 8) % n_eligible);
-    out->twice = n_eligible >= 2 && gd_get_le32(r + 16) % GD_DILOCO_PPM < double_ppm;
-    out->second = out->twice
-                      ? (uint32_t)((out->first + 1 + gd_get_le64(r + 20) % (n_eligible - 1)) %
-                                   n_eligible)
-                      : out->first;
+    out->twice = gd_get_le32(r + 16) % GD_DILOCO_PPM < double_ppm;
     out->chunk = (uint32_t)(gd_get_le64(c) % (chunks ? chunks : 1));
 }
 
-uint32_t gd_diloco_draw_rechecker(const uint8_t randomness[GD_DILOCO_HASH_LEN], const char *target,
-                                  uint32_t check, uint32_t k, uint32_t n) {
+uint32_t gd_diloco_draw_member(const char *tag, const uint8_t randomness[GD_DILOCO_HASH_LEN],
+                               const char *target, uint32_t check, uint32_t k,
+                               const uint64_t *weights, uint32_t n) {
     gd_concat c = {.len = 0};
-    put_str(&c, "gd-recheck");
+    put_str(&c, tag);
     put(&c, randomness, GD_DILOCO_HASH_LEN);
     put_str(&c, target);
     put_le32(&c, check);
     put_le32(&c, k);
     uint8_t h[GD_DILOCO_HASH_LEN];
     gd_sha256(h, c.bytes, c.len);
-    return (uint32_t)(gd_get_le64(h) % (n ? n : 1));
+    return gd_diloco_draw_weighted(h, weights, n);
 }
 
 void gd_diloco_verdict_digest(uint8_t out[GD_DILOCO_HASH_LEN], uint64_t run, uint64_t round,

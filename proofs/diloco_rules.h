@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/status.h"
+
 #define GD_DILOCO_HASH_LEN 32
 #define GD_DILOCO_PPM 1000000u
 
@@ -22,42 +24,84 @@ typedef enum gd_diloco_verdict {
     GD_VERDICT_UNAVAILABLE = 3,
 } gd_diloco_verdict;
 
-/* seal = SHA-256("gd-verdict-seal" || validator || verdict byte || digest);
- * digest is 32 bytes (all zero for UNAVAILABLE). */
-void gd_diloco_seal(uint8_t out[GD_DILOCO_HASH_LEN], const char *validator,
-                    gd_diloco_verdict verdict, const uint8_t digest[GD_DILOCO_HASH_LEN]);
+/* Every sealed answer (verdicts, re-checks, attestations, randomness) is
+ * committed the same way, salted so that equal answers give unrelated
+ * seals until they are revealed:
+ *   seal = SHA-256("gd-diloco-seal-v2" || kind byte || signer length byte
+ *                  || signer || body || salt),
+ * salt 32 bytes. A verdict's body is its verdict byte then its 32-byte
+ * digest (all zero for UNAVAILABLE); an attestation's is the 32-byte state
+ * hash; a randomness seal has no body and its secret is the salt. */
+#define GD_DILOCO_SALT_LEN 32
+typedef enum gd_diloco_seal_kind {
+    GD_SEAL_VERDICT = 1,
+    GD_SEAL_RECHECK = 2,
+    GD_SEAL_ATTEST = 3,
+    GD_SEAL_RANDOMNESS = 4,
+} gd_diloco_seal_kind;
 
-/* The chunk (0-based; MMR leaf chunk + 1) a reporter must prove for a target:
- * LE64(SHA-256("gd-avail" || beacon || target || reporter)[0..8]) mod chunks.
- * chunks >= 1. */
-uint32_t gd_diloco_avail_chunk(const uint8_t beacon[GD_DILOCO_HASH_LEN], const char *target,
-                               const char *reporter, uint32_t chunks);
+void gd_diloco_seal(uint8_t out[GD_DILOCO_HASH_LEN], gd_diloco_seal_kind kind, const char *signer,
+                    const uint8_t *body, size_t body_len, const uint8_t salt[GD_DILOCO_SALT_LEN]);
+/* The seal of a verdict or re-check (kind GD_SEAL_VERDICT or _RECHECK). */
+void gd_diloco_verdict_seal(uint8_t out[GD_DILOCO_HASH_LEN], gd_diloco_seal_kind kind,
+                            const char *signer, gd_diloco_verdict verdict,
+                            const uint8_t digest[GD_DILOCO_HASH_LEN],
+                            const uint8_t salt[GD_DILOCO_SALT_LEN]);
+
+/* A round's seed, fixed at its verify_start: the beacon (the hash of the
+ * round's train_start block, which no one could choose knowing the secrets)
+ * and every secret revealed for the round, in the members' address order:
+ *   seed = SHA-256("gd-diloco-seed-v1" || LE64 run || LE64 round || beacon
+ *                  || secret_1 || ... || secret_n).
+ * Each purpose's randomness is SHA-256("gd-diloco-purpose" || seed ||
+ * purpose), purposes "verify" (checks, availability chunks) and "recheck". */
+gd_status gd_diloco_round_seed(uint8_t seed[GD_DILOCO_HASH_LEN], uint64_t run, uint64_t round,
+                               const uint8_t beacon[GD_DILOCO_HASH_LEN], const uint8_t *secrets,
+                               size_t n_secrets) GD_MUST_CHECK;
+void gd_diloco_purpose(uint8_t out[GD_DILOCO_HASH_LEN], const uint8_t seed[GD_DILOCO_HASH_LEN],
+                       const char *purpose);
+
+/* The chunks (0-based; MMR leaf chunk + 1) a reporter must prove for a
+ * target: draw j = 0, 1, ... gives LE64(SHA-256("gd-avail-v2" || randomness
+ * || target || reporter || LE32 j)[0..8]) mod chunks, repeats skipped, until
+ * min(want, chunks) distinct chunks are drawn (in draw order). Returns that
+ * count; chunks >= 1, want <= GD_DILOCO_AVAIL_CHUNKS_MAX. */
+#define GD_DILOCO_AVAIL_CHUNKS_MAX 16
+uint32_t gd_diloco_avail_chunks(const uint8_t randomness[GD_DILOCO_HASH_LEN], const char *target,
+                                const char *reporter, uint32_t chunks, uint32_t want,
+                                uint32_t out[GD_DILOCO_AVAIL_CHUNKS_MAX]);
+
+/* A pick weighted by bonded collateral: index i with probability weights[i]
+ * / sum, from x = LE128(h[0..16]) mod sum, the first i whose running sum
+ * exceeds x (uniform, LE64(h[0..8]) mod n, when every weight is 0). n >= 1. */
+uint32_t gd_diloco_draw_weighted(const uint8_t h[GD_DILOCO_HASH_LEN], const uint64_t *weights,
+                                 uint32_t n);
 
 /* Check j of a target: r = SHA-256("gd-check" || randomness || target ||
  * LE32 j), and for its chunk c = SHA-256("gd-check-chunk" || randomness ||
  * target || LE32 j) (a hash of its own: r's 32 bytes are all taken). */
 typedef struct gd_diloco_check_draw {
-    uint32_t segment;    /* LE64(r[0..8]) mod segments */
-    uint32_t step;       /* LE32(r[28..32]) mod segment_steps */
-    uint32_t first;      /* eligible[LE64(r[8..16]) mod n] */
-    bool twice;          /* LE32(r[16..20]) mod 10^6 < double_ppm and n >= 2 */
-    uint32_t second;     /* (first + 1 + LE64(r[20..28]) mod (n - 1)) mod n */
-    uint32_t chunk;      /* LE64(c[0..8]) mod chunks: the payload chunk (0-based,
-                          * MMR leaf chunk + 1) the validator checks against
-                          * the target's final state */
+    uint32_t segment; /* LE64(r[0..8]) mod segments */
+    uint32_t step;    /* LE32(r[28..32]) mod segment_steps */
+    bool twice;       /* LE32(r[16..20]) mod 10^6 < double_ppm */
+    uint32_t chunk;   /* LE64(c[0..8]) mod chunks: the payload chunk (0-based,
+                       * MMR leaf chunk + 1) the validator checks against the
+                       * target's final state */
 } gd_diloco_check_draw;
 
-/* segments, segment_steps, chunks and n_eligible >= 1 (0 counts as 1). */
+/* segments, segment_steps and chunks >= 1 (0 counts as 1). */
 void gd_diloco_draw_check(gd_diloco_check_draw *out, const uint8_t randomness[GD_DILOCO_HASH_LEN],
                           const char *target, uint32_t check, uint32_t segments,
-                          uint32_t segment_steps, uint32_t chunks, uint32_t n_eligible,
-                          uint32_t double_ppm);
+                          uint32_t segment_steps, uint32_t chunks, uint32_t double_ppm);
 
-/* Re-checker k of a disputed check: LE64(SHA-256("gd-recheck" || randomness
- * || target || LE32 check || LE32 k)[0..8]) mod n (n >= 1); the module draws
- * k = 0, 1, ... and skips repeats and the check's own validators. */
-uint32_t gd_diloco_draw_rechecker(const uint8_t randomness[GD_DILOCO_HASH_LEN], const char *target,
-                                  uint32_t check, uint32_t k, uint32_t n);
+/* Validator k (0, or 1 for a double check) of check j, or re-checker k of a
+ * disputed check: gd_diloco_draw_weighted over the eligible members' weights
+ * with h = SHA-256(tag || randomness || target || LE32 check || LE32 k), tag
+ * "gd-validator" or "gd-recheck". The module draws k = 0, 1, ... and takes
+ * each pick out of the eligible list (weight and all) before the next. */
+uint32_t gd_diloco_draw_member(const char *tag, const uint8_t randomness[GD_DILOCO_HASH_LEN],
+                               const char *target, uint32_t check, uint32_t k,
+                               const uint64_t *weights, uint32_t n);
 
 /* The verdict digest a validator computes by re-execution:
  * SHA-256("gd-verdict-v1" || LE64 run || LE64 round || target || LE32 segment
