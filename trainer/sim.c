@@ -211,7 +211,7 @@ static gd_diloco_check_draw gd_sim_draw(const gd_sim *s, uint32_t r, uint32_t w)
     gd_diloco_check_draw d;
     gd_diloco_draw_check(&d, randomness, s->workers[w].address, 0,
                          s->c.inner_steps / s->c.segment_steps, s->c.segment_steps,
-                         gd_values_chunks(s->n, s->c.chunk_elems), 1, 0);
+                         gd_values_chunks(s->n, s->c.chunk_elems), 0);
     return d;
 }
 

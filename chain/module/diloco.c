@@ -26,6 +26,7 @@ static const ProtobufCMessageDescriptor *dl_raw_kind(uint8_t kind) {
     case DL_ATTEST: return &gonka__diloco__v1__attestation__descriptor;
     case DL_SETTLE: return &gonka__diloco__v1__settle_amount__descriptor;
     case DL_WEIGHT: return &gonka__diloco__v1__weighted_member__descriptor;
+    case DL_RANDOM: return &gonka__diloco__v1__randomness_record__descriptor;
     default: return NULL;
     }
 }
@@ -116,7 +117,8 @@ static gd_status dl_import_run(gd_ctx *ctx, const json_t *j, uint64_t *next_id) 
 
 static gd_status dl_import_member(gd_ctx *ctx, const json_t *j) {
     GD_TRY(gd_json_only_keys(j, "diloco member", "run", "address", "artifact_url", "hw_class",
-                             "collateral", "joined_height", "rank", NULL));
+                             "collateral", "joined_height", "rank", "suspended_until", "leaving",
+                             NULL));
     dl_member m = GONKA__DILOCO__V1__MEMBER__INIT;
     char address[GD_ADDRESS_STR_MAX], url[513], cls[129], collateral[24];
     uint64_t v = 0, rank = 0;
@@ -126,6 +128,11 @@ static gd_status dl_import_member(gd_ctx *ctx, const json_t *j) {
     GD_TRY(gd_json_str_field(j, "hw_class", false, cls, sizeof cls));
     GD_TRY(gd_json_str_field(j, "collateral", false, collateral, sizeof collateral));
     GD_TRY(gd_json_i64_field(j, "joined_height", true, 0, &m.joined_height));
+    GD_TRY(gd_json_u64_field(j, "suspended_until", true, 0, &m.suspended_until));
+    const json_t *leaving = json_object_get(j, "leaving");
+    if (leaving != NULL && !json_is_boolean(leaving))
+        return gd_fail(GD_ERR_PARSE, "diloco member leaving must be true or false");
+    m.leaving = leaving != NULL && json_is_true(leaving);
     /* No default: a rank names a data stream, so genesis says which. */
     if (gd_json_u64_field(j, "rank", false, 0, &rank) != GD_OK)
         return gd_fail_context(GD_ERR_PARSE, "diloco member %s", address);
@@ -269,11 +276,12 @@ static int dl_export_visit(void *arg, const uint8_t *key, size_t key_len, const 
     } else if (key[1] == DL_MEMBER) {
         dl_member *m = gonka__diloco__v1__member__unpack(NULL, value_len, value);
         if (m)
-            item = json_pack("{s:o,s:s,s:s,s:s,s:s,s:o,s:I}", "run", gd_json_u64_str(m->run),
-                             "address", m->address, "artifact_url", m->artifact_url,
-                             "hw_class", m->hw_class, "collateral", m->collateral,
-                             "joined_height", gd_json_i64_str(m->joined_height), "rank",
-                             (json_int_t)m->rank);
+            item = json_pack("{s:o,s:s,s:s,s:s,s:s,s:o,s:I,s:o,s:b}", "run",
+                             gd_json_u64_str(m->run), "address", m->address, "artifact_url",
+                             m->artifact_url, "hw_class", m->hw_class, "collateral",
+                             m->collateral, "joined_height", gd_json_i64_str(m->joined_height),
+                             "rank", (json_int_t)m->rank, "suspended_until",
+                             gd_json_u64_str(m->suspended_until), "leaving", (int)m->leaving);
         dl_free(m);
         e->failed |= item == NULL || json_array_append_new(e->members, item) != 0;
     } else if (dl_raw_kind(key[1]) != NULL) {
@@ -372,8 +380,11 @@ static gd_status dl_q_run(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t l
     dl_key_u64(&k, q->run);
     if (s == GD_OK)
         s = dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__member__descriptor, &members);
-    if (s == GD_OK && run->next_round > 0)
+    if (s == GD_OK && run->next_round > 0) {
         s = dl_get_round(ctx, q->run, run->next_round - 1, &round);
+        if (s == GD_ERR_NOT_FOUND) /* pruned after its epoch's claims closed */
+            s = GD_OK;
+    }
     if (s == GD_OK && round != NULL)
         s = dl_load_members(ctx, round);
     if (s == GD_OK) {
@@ -405,15 +416,17 @@ static gd_status dl_q_round(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t
                     (unsigned long long)q->run, (unsigned long long)q->round);
     if (s == GD_OK)
         s = dl_load_members(ctx, round);
-    static const uint8_t kinds[] = {DL_COMMIT, DL_REPORT, DL_ASSIGN, DL_VERDICT, DL_ATTEST};
+    static const uint8_t kinds[] = {DL_COMMIT, DL_REPORT, DL_ASSIGN, DL_VERDICT, DL_ATTEST,
+                                    DL_RANDOM};
     const ProtobufCMessageDescriptor *types[] = {
         &gonka__diloco__v1__commitment__descriptor,
         &gonka__diloco__v1__availability_report__descriptor,
         &gonka__diloco__v1__assignment__descriptor,
         &gonka__diloco__v1__verdict_record__descriptor,
-        &gonka__diloco__v1__attestation__descriptor};
-    dl_list lists[5] = {{NULL, 0}};
-    for (size_t i = 0; s == GD_OK && i < 5; i++) {
+        &gonka__diloco__v1__attestation__descriptor,
+        &gonka__diloco__v1__randomness_record__descriptor};
+    dl_list lists[6] = {{NULL, 0}};
+    for (size_t i = 0; s == GD_OK && i < 6; i++) {
         dl_key k;
         dl_key_init(&k, kinds[i]);
         dl_key_u64(&k, q->run);
@@ -433,10 +446,12 @@ static gd_status dl_q_round(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t
         r.n_verdicts = lists[3].n;
         r.attestations = (dl_attestation **)lists[4].items;
         r.n_attestations = lists[4].n;
+        r.randomness = (dl_secret **)lists[5].items;
+        r.n_randomness = lists[5].n;
         r.height = ctx->height;
         s = dl_pack(resp, &r);
     }
-    for (size_t i = 0; i < 5; i++)
+    for (size_t i = 0; i < 6; i++)
         dl_list_free(&lists[i]);
     dl_free(round);
     dl_free(q);
@@ -718,7 +733,7 @@ static const gd_query_route dl_queries[] = {
 const gd_module gd_diloco_module = {
     .name = GD_DILOCO_MODULE_NAME,
     .msgs = dl_msg_routes,
-    .n_msgs = 8,
+    .n_msgs = 10, /* dl_msg_routes (diloco_msgs.c) */
     .queries = dl_queries,
     .n_queries = sizeof dl_queries / sizeof dl_queries[0],
     .init_genesis = dl_init_genesis,

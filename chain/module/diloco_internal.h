@@ -24,6 +24,8 @@ typedef Gonka__Diloco__V1__Assignment dl_assignment;
 typedef Gonka__Diloco__V1__VerdictRecord dl_verdict;
 typedef Gonka__Diloco__V1__Attestation dl_attestation;
 typedef Gonka__Diloco__V1__SettleAmount dl_settle;
+typedef Gonka__Diloco__V1__RandomnessRecord dl_secret;
+typedef Gonka__Diloco__V1__WeightedMember dl_weighted;
 
 /* Exact products of two 64-bit amounts (GCC and Clang; the Go port uses
  * math/big or sdk.Int). */
@@ -45,6 +47,7 @@ enum {
     DL_ATTEST = 0x0a,
     DL_SETTLE = 0x0b,
     DL_WEIGHT = 0x0c,
+    DL_RANDOM = 0x0d,
 };
 
 typedef struct dl_key {
@@ -66,6 +69,7 @@ void dl_key_assignment(dl_key *k, uint64_t run, uint64_t round, const char *targ
 void dl_key_verdict(dl_key *k, uint64_t run, uint64_t round, const char *target, uint32_t check,
                     const char *validator);
 void dl_key_settle(dl_key *k, uint64_t run, uint64_t epoch, const char *address);
+void dl_key_secret(dl_key *k, uint64_t run, uint64_t round, const char *member);
 /* Address keys (dl_key_addr: length, then bytes) sort in the one address
  * order, gd_diloco_address_cmp (proofs/diloco_rules.h), so records listed
  * by prefix come in that order. */
@@ -93,6 +97,10 @@ typedef struct dl_list {
 gd_status dl_list_prefix(gd_kv *kv, const dl_key *prefix, const ProtobufCMessageDescriptor *d,
                          dl_list *out) GD_MUST_CHECK;
 void dl_list_free(dl_list *l);
+/* Deletes every record under a key prefix. */
+gd_status dl_delete_prefix(gd_ctx *ctx, const dl_key *prefix) GD_MUST_CHECK;
+/* The number of records under a key prefix (nothing decoded). */
+gd_status dl_count_prefix(gd_kv *kv, const dl_key *prefix, size_t *out) GD_MUST_CHECK;
 
 /* Replaces a string field of a decoded record (frees the old one). */
 gd_status dl_set_str(char **field, const char *value) GD_MUST_CHECK;
@@ -150,11 +158,14 @@ const char *dl_denom(const dl_run *r);
 
 /* ---- rounds (diloco_rounds.c) --------------------------------------------- */
 
-/* The module's randomness for a purpose ("beacon", "verify", "recheck") at
- * the block being executed. On localnet it is the block hash; a real chain
- * plugs commit-reveal or BLS randomness in here. */
-gd_status dl_randomness(gd_ctx *ctx, const char *purpose,
-                        uint8_t out[GD_DILOCO_HASH_LEN]) GD_MUST_CHECK;
+/* The one entry point of the module's randomness: a round's seed, fixed at
+ * its verify_start from the beacon (the hash of its train_start block) and
+ * the secrets its members revealed (gd_diloco_round_seed). A chain beacon
+ * (Gonka's BLS randomness, drand) replaces this function's body: it must
+ * give 32 bytes no one could know before the round's commit window closed.
+ * Writes r->seed; the purposes' randomness follows from it
+ * (gd_diloco_purpose). */
+gd_status dl_round_seed(gd_ctx *ctx, const dl_run *run, dl_round *r) GD_MUST_CHECK;
 
 /* The window a height falls in, as a RoundPhase (TRAIN..ATTEST), or DONE
  * past the end. */
@@ -162,9 +173,51 @@ Gonka__Diloco__V1__RoundPhase dl_window_at(const dl_round *r, int64_t height);
 /* A member's frozen weight in a round whose members are loaded (0 if not
  * in its snapshot). */
 uint64_t dl_round_weight(const dl_round *r, const char *addr, const char **hw_class);
-/* Slashes ppm of a member's collateral (burned), with an event. */
-gd_status dl_slash(gd_ctx *ctx, uint64_t run, const char *addr, uint32_t ppm,
+/* 3 * part >= 2 * total, exactly (both below 2^96: W 64-bit weights). */
+bool dl_two_thirds(dl_u128 part, dl_u128 total);
+/* An event naming the round, with up to two more attributes (k2 may be
+ * NULL, or k1 and k2). */
+gd_status dl_event(gd_ctx *ctx, const char *type, const dl_round *r, const char *k1,
+                   const char *v1, const char *k2, const char *v2) GD_MUST_CHECK;
+
+/* ---- penalties and membership (diloco_members.c) ------------------------- */
+
+/* Burns a fixed amount of a member's collateral (all of it if less is
+ * left), with an event. */
+gd_status dl_slash(gd_ctx *ctx, const dl_run *run, const char *addr, const char *amount,
                    const char *reason) GD_MUST_CHECK;
+/* The run's cheat_slash: an upheld accusation, a PASS that lost. */
+gd_status dl_slash_cheat(gd_ctx *ctx, const dl_run *run, const char *addr,
+                         const char *reason) GD_MUST_CHECK;
+/* The skip slash for a duty a round member did not do: at most once per
+ * member and round (a producer that censors many reveals costs an honest
+ * member one skip slash per round, no more). r's members are loaded; the
+ * member's snapshot record remembers the slash. */
+gd_status dl_skip(gd_ctx *ctx, const dl_run *run, dl_round *r, const char *addr,
+                  const char *reason) GD_MUST_CHECK;
+/* Keeps a member out of the snapshots of rounds below until. */
+gd_status dl_suspend(gd_ctx *ctx, uint64_t run, const char *addr, uint64_t until) GD_MUST_CHECK;
+/* Marks a round member active (it sent a message of the round); weight is
+ * its frozen weight, 0 if it is not in the snapshot (code 6 then). */
+gd_status dl_mark_active(gd_ctx *ctx, uint64_t run, uint64_t round, const char *addr,
+                         uint64_t *weight) GD_MUST_CHECK;
+/* Pays a member's collateral back and removes it (it left, or fell below
+ * the minimum collateral). */
+gd_status dl_release(gd_ctx *ctx, const dl_run *run, const dl_member *m,
+                     const char *reason) GD_MUST_CHECK;
+/* The index of addr in r's loaded members, or r->n_members. */
+size_t dl_round_find(const dl_round *r, const char *addr);
+/* Whether a round is over (DONE or VOID). */
+bool dl_round_over(const dl_round *r);
+
+/* ---- checks (diloco_checks.c) ---------------------------------------------- */
+
+/* verify_start: each commitment's checks, validators weighted by collateral. */
+gd_status dl_assign_checks(gd_ctx *ctx, const dl_run *run, dl_round *r) GD_MUST_CHECK;
+/* dispute_start: skipped checks, undisputed outcomes, re-checkers. */
+gd_status dl_assign_rechecks(gd_ctx *ctx, const dl_run *run, dl_round *r) GD_MUST_CHECK;
+/* attest_start: every disputed check's outcome, slashes, the aggregation set. */
+gd_status dl_resolve(gd_ctx *ctx, const dl_run *run, dl_round *r) GD_MUST_CHECK;
 /* Settles one epoch of a run (diloco_settle.c); updates run->pool. */
 gd_status dl_settle_epoch(gd_ctx *ctx, dl_run *run, uint64_t epoch) GD_MUST_CHECK;
 /* The begin-block work of every run: window transitions, settlement, and

@@ -242,6 +242,20 @@ static gd_status dl_join_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, siz
         else if (g != GD_ERR_NOT_FOUND)
             s = g;
     }
+    /* The run fixes the classes it accepts: a class no one else declares
+     * would get no checks (docs/verification.md). */
+    if (s == GD_OK && !dl_has_str(run->spec->hw_classes, run->spec->n_hw_classes, m->hw_class))
+        s = dl_fail(ctx, GD_DILOCO_ERR_INVALID, "hardware class %s is not one of run %llu's",
+                    m->hw_class, (unsigned long long)m->run);
+    size_t count = 0;
+    dl_key mk;
+    dl_key_init(&mk, DL_MEMBER);
+    dl_key_u64(&mk, m->run);
+    if (s == GD_OK)
+        s = dl_count_prefix(ctx->kv, &mk, &count);
+    if (s == GD_OK && count >= run->spec->max_members)
+        s = dl_fail(ctx, GD_DILOCO_ERR_INVALID, "run %llu has its %u members",
+                    (unsigned long long)m->run, (unsigned)run->spec->max_members);
     if (s == GD_OK)
         s = dl_coin_check(ctx, "collateral", m->collateral, &amount);
     if (s == GD_OK && (dl_amount(run->spec->min_collateral->amount, &min) != GD_OK ||
@@ -316,10 +330,7 @@ static gd_status dl_commit_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
                              &run, &round);
     uint64_t weight = 0;
     if (s == GD_OK)
-        s = dl_member_weight(ctx, m->run, m->round, m->participant, &weight);
-    if (s == GD_OK && weight == 0)
-        s = dl_fail(ctx, GD_DILOCO_ERR_NOT_MEMBER, "%s is not a member of round %llu",
-                    m->participant, (unsigned long long)m->round);
+        s = dl_mark_active(ctx, m->run, m->round, m->participant, &weight);
     dl_key k;
     dl_key_commit(&k, m->run, m->round, m->participant);
     if (s == GD_OK)
@@ -351,6 +362,9 @@ static gd_status dl_commit_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
         c.loss_first_micro = m->loss_first_micro;
         c.loss_last_micro = m->loss_last_micro;
         c.height = ctx->height;
+        char own[24];
+        dl_amount_str(own, weight); /* the committer's weight counts for its own payload */
+        c.report_weight = own;
         s = dl_save(ctx, &k, &c);
         char ts[24];
         dl_amount_str(ts, tokens);
@@ -381,10 +395,14 @@ static gd_status dl_report_validate(gd_ctx *ctx, const uint8_t *b, size_t len, c
     gd_status s = dl_signer(ctx, m->reporter, signer, cap);
     /* A missing or undecodable proof is code 12, like one that does not
      * verify; the rest of ValidateBasic is code 2. */
-    if (s == GD_OK && (m->proof.len == 0 ||
-                       gd_mmr_proof_decode(&proof, m->proof.data, m->proof.len) != GD_OK))
-        s = dl_fail(ctx, GD_DILOCO_ERR_BAD_PROOF, "the availability proof does not decode: %s",
-                    m->proof.len ? gd_error_detail() : "missing");
+    if (s == GD_OK && m->n_proofs == 0)
+        s = dl_fail(ctx, GD_DILOCO_ERR_BAD_PROOF, "the availability proofs are missing");
+    for (size_t i = 0; s == GD_OK && i < m->n_proofs; i++)
+        if (m->proofs[i].len == 0 ||
+            gd_mmr_proof_decode(&proof, m->proofs[i].data, m->proofs[i].len) != GD_OK)
+            s = dl_fail(ctx, GD_DILOCO_ERR_BAD_PROOF,
+                        "availability proof %zu does not decode: %s", i,
+                        m->proofs[i].len ? gd_error_detail() : "empty");
     if (s == GD_OK)
         s = dl_basic(ctx, gd_diloco_msg_report_availability_check(m));
     dl_free(m);
@@ -401,14 +419,14 @@ static gd_status dl_report_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
     dl_run *run = NULL;
     dl_round *round = NULL;
     dl_commitment *c = NULL;
-    gd_status s = dl_current(ctx, m->run, m->round, GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_REVEAL,
+    gd_status s = dl_current(ctx, m->run, m->round, GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_VERIFY,
                              &run, &round);
+    if (s == GD_OK && strcmp(m->reporter, m->target) == 0)
+        s = dl_fail(ctx, GD_DILOCO_ERR_INVALID, "a committer's own weight already counts for its "
+                                                "payload");
     uint64_t weight = 0;
     if (s == GD_OK)
-        s = dl_member_weight(ctx, m->run, m->round, m->reporter, &weight);
-    if (s == GD_OK && weight == 0)
-        s = dl_fail(ctx, GD_DILOCO_ERR_NOT_MEMBER, "%s is not a member of round %llu",
-                    m->reporter, (unsigned long long)m->round);
+        s = dl_mark_active(ctx, m->run, m->round, m->reporter, &weight);
     if (s == GD_OK) {
         gd_status g = dl_get_commitment(ctx, m->run, m->round, m->target, &c);
         if (g == GD_ERR_NOT_FOUND)
@@ -425,29 +443,53 @@ static gd_status dl_report_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
     dl_key_addr(&k, m->reporter);
     if (s == GD_OK)
         s = dl_require_absent(ctx, &k, "the reporter already reported this payload");
-    uint32_t chunk = 0;
+    /* The stored lengths first: the draw reads 32 bytes of the randomness. */
+    if (s == GD_OK && (round->verify_randomness.len != GD_DILOCO_HASH_LEN ||
+                       c->payload_root.len != GD_DILOCO_HASH_LEN || c->payload_leaves < 2))
+        s = gd_fail(GD_ERR_PARSE, "stored round or commitment is malformed");
+    /* The chunks come from the seed, fixed after the commit window closed:
+     * a worker cannot know them when it decides what to serve. */
+    uint32_t chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
+    uint32_t n = 0;
     if (s == GD_OK) {
-        /* The stored lengths first: the draw reads 32 bytes of the beacon. */
-        if (round->beacon.len != GD_DILOCO_HASH_LEN || c->payload_root.len != GD_DILOCO_HASH_LEN ||
-            c->payload_leaves < 2)
-            s = gd_fail(GD_ERR_PARSE, "stored round or commitment is malformed");
+        n = gd_diloco_avail_chunks(round->verify_randomness.data, m->target, m->reporter,
+                                   c->payload_leaves - 1, run->spec->avail_chunks, chunks);
+        if (m->n_leaf_hashes != n || m->n_proofs != n)
+            s = dl_fail(ctx, GD_DILOCO_ERR_BAD_PROOF, "the report proves %zu chunks, not the %u "
+                                                      "the chain drew",
+                        m->n_proofs, (unsigned)n);
     }
-    if (s == GD_OK) {
+    for (uint32_t i = 0; s == GD_OK && i < n; i++) {
         gd_mmr_proof proof;
-        chunk = gd_diloco_avail_chunk(round->beacon.data, m->target, m->reporter,
-                                      c->payload_leaves - 1);
-        if (gd_mmr_proof_decode(&proof, m->proof.data, m->proof.len) != GD_OK ||
-                 proof.leaf_index != chunk + 1 || proof.leaf_count != c->payload_leaves ||
-                 !gd_mmr_verify(c->payload_root.data, &proof, m->leaf_hash.data))
+        if (m->leaf_hashes[i].len != GD_DILOCO_HASH_LEN ||
+            gd_mmr_proof_decode(&proof, m->proofs[i].data, m->proofs[i].len) != GD_OK ||
+            proof.leaf_index != chunks[i] + 1 || proof.leaf_count != c->payload_leaves ||
+            !gd_mmr_verify(c->payload_root.data, &proof, m->leaf_hashes[i].data))
             s = dl_fail(ctx, GD_DILOCO_ERR_BAD_PROOF,
-                        "the proof does not show leaf %u of %u under %s's payload root",
-                        (unsigned)chunk + 1, (unsigned)c->payload_leaves, m->target);
+                        "proof %u does not show leaf %u of %u under %s's payload root",
+                        (unsigned)i, (unsigned)chunks[i] + 1, (unsigned)c->payload_leaves,
+                        m->target);
+    }
+    /* The tally: inclusion reads one number per commitment, not its reports. */
+    dl_u128 tally = 0;
+    if (s == GD_OK)
+        s = dl_amount128(c->report_weight, &tally);
+    if (s == GD_OK) {
+        char text[40];
+        dl_amount128_str(text, tally + weight);
+        s = dl_set_str(&c->report_weight, text);
+        c->reports++;
+        dl_key ck;
+        dl_key_commit(&ck, m->run, m->round, m->target);
+        if (s == GD_OK)
+            s = dl_save(ctx, &ck, c);
     }
     if (s == GD_OK) {
         dl_report r = GONKA__DILOCO__V1__AVAILABILITY_REPORT__INIT;
         r.reporter = m->reporter;
         r.target = m->target;
-        r.chunk = chunk;
+        r.chunks = chunks;
+        r.n_chunks = n;
         s = dl_save(ctx, &k, &r);
         if (s == GD_OK)
             s = dl_event_round(ctx, "diloco_available", m->run, m->round, "target", m->target,
@@ -498,24 +540,55 @@ static const char *dl_verdict_name(int v) {
     return v == 1 ? "pass" : v == 2 ? "fail" : v == 3 ? "unavailable" : "sealed";
 }
 
-static gd_status dl_verdict_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
-                                    gd_buf *response) {
-    (void)app;
-    Gonka__Diloco__V1__MsgSubmitVerdict *m =
-        dl_unpack(ctx, &gonka__diloco__v1__msg_submit_verdict__descriptor, b, len);
-    if (m == NULL)
-        return GD_ERR_CHAIN;
-    bool sealed = m->seal.len > 0;
+#define PHASE(x) GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_##x
+
+/* A sealed answer's record, stored at its seal and completed at its reveal:
+ * verdicts and re-checks (VerdictRecord), attestations, secrets. The
+ * reveal must match the seal (code 14), once (code 10). */
+static gd_status dl_check_reveal(gd_ctx *ctx, bool found, const ProtobufCBinaryData *stored_seal,
+                                 bool already, const uint8_t computed[GD_DILOCO_HASH_LEN],
+                                 const char *who, const char *what) {
+    if (!found || stored_seal->len != GD_DILOCO_HASH_LEN)
+        return dl_fail(ctx, GD_DILOCO_ERR_SEAL, "%s sealed no %s", who, what);
+    if (already)
+        return dl_fail(ctx, GD_DILOCO_ERR_DUPLICATE, "%s already revealed its %s", who, what);
+    if (memcmp(computed, stored_seal->data, GD_DILOCO_HASH_LEN) != 0)
+        return dl_fail(ctx, GD_DILOCO_ERR_SEAL, "the revealed %s does not match %s's seal", what,
+                       who);
+    return GD_OK;
+}
+
+/* A verdict or re-check, sealed or revealed (MsgSubmitVerdict and
+ * MsgDispute differ only in their windows, whom they are for, the seal's
+ * kind, and the bond an assigned accusation pays). */
+typedef struct dl_answer {
+    const char *validator;
+    uint64_t run, round;
+    const char *target;
+    uint32_t check;
+    const ProtobufCBinaryData *seal, *digest, *salt;
+    int verdict;
+    bool recheck;
+} dl_answer;
+
+static gd_status dl_answer_execute(gd_ctx *ctx, const dl_answer *m) {
+    bool sealed = m->seal->len > 0;
+    Gonka__Diloco__V1__RoundPhase want =
+        m->recheck ? (sealed ? PHASE(DISPUTE) : PHASE(DISPUTE_OPEN))
+                   : (sealed ? PHASE(VERIFY) : PHASE(OPEN));
     dl_run *run = NULL;
     dl_round *round = NULL;
     dl_assignment *a = NULL;
     dl_verdict *rec = NULL;
-    gd_status s = dl_current(ctx, m->run, m->round,
-                             sealed ? GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_VERIFY
-                                    : GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_OPEN,
-                             &run, &round);
+    gd_status s = dl_current(ctx, m->run, m->round, want, &run, &round);
+    /* ValidateBasic ran before; the sizes the seal reads are checked again
+     * where they are read. */
+    if (s == GD_OK && !sealed &&
+        (m->digest->len != GD_DILOCO_HASH_LEN || m->salt->len != GD_DILOCO_SALT_LEN))
+        s = dl_fail(ctx, GD_DILOCO_ERR_INVALID, "a revealed %s needs a 32-byte digest and salt",
+                    m->recheck ? "re-check" : "verdict");
     if (s == GD_OK)
-        s = dl_assigned(ctx, m->run, m->round, m->target, m->check, m->validator, false, &a);
+        s = dl_assigned(ctx, m->run, m->round, m->target, m->check, m->validator, m->recheck, &a);
     dl_key k;
     dl_key_verdict(&k, m->run, m->round, m->target, m->check, m->validator);
     gd_status g = GD_ERR_NOT_FOUND;
@@ -524,33 +597,37 @@ static gd_status dl_verdict_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, 
         if (g != GD_OK && g != GD_ERR_NOT_FOUND)
             s = g;
     }
+    const char *what = m->recheck ? "re-check" : "verdict";
     if (s == GD_OK && sealed) {
+        uint64_t weight = 0;
         if (g == GD_OK)
             s = dl_fail(ctx, GD_DILOCO_ERR_DUPLICATE, "%s already sealed check %u of %s",
                         m->validator, (unsigned)m->check, m->target);
+        if (s == GD_OK)
+            s = dl_mark_active(ctx, m->run, m->round, m->validator, &weight);
         dl_verdict v = GONKA__DILOCO__V1__VERDICT_RECORD__INIT;
-        v.validator = m->validator;
-        v.target = m->target;
+        v.validator = (char *)m->validator;
+        v.target = (char *)m->target;
         v.check = m->check;
-        v.seal = m->seal;
+        v.seal = *m->seal;
+        v.recheck = m->recheck;
         if (s == GD_OK)
             s = dl_save(ctx, &k, &v);
         if (s == GD_OK)
-            s = dl_event_round(ctx, "diloco_verdict_sealed", m->run, m->round, "target",
-                               m->target, "validator", m->validator);
+            s = dl_event_round(ctx, m->recheck ? "diloco_recheck_sealed" : "diloco_verdict_sealed",
+                               m->run, m->round, "target", m->target, "validator", m->validator);
     } else if (s == GD_OK) {
         uint8_t seal[GD_DILOCO_HASH_LEN];
-        gd_diloco_seal(seal, m->validator, (gd_diloco_verdict)m->verdict, m->digest.data);
-        uint64_t bond = 0;
-        if (g == GD_ERR_NOT_FOUND || rec->seal.len != GD_DILOCO_HASH_LEN)
-            s = dl_fail(ctx, GD_DILOCO_ERR_SEAL, "%s sealed no verdict on check %u of %s",
-                        m->validator, (unsigned)m->check, m->target);
-        else if (rec->verdict != 0)
-            s = dl_fail(ctx, GD_DILOCO_ERR_DUPLICATE, "%s already revealed check %u of %s",
-                        m->validator, (unsigned)m->check, m->target);
-        else if (memcmp(seal, rec->seal.data, sizeof seal) != 0)
-            s = dl_fail(ctx, GD_DILOCO_ERR_SEAL, "the verdict and digest do not match the seal");
-        if (s == GD_OK && m->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_FAIL) {
+        gd_diloco_verdict_seal(seal, m->recheck ? GD_SEAL_RECHECK : GD_SEAL_VERDICT, m->validator,
+                               (gd_diloco_verdict)m->verdict, m->digest->data, m->salt->data);
+        s = dl_check_reveal(ctx, g == GD_OK, g == GD_OK ? &rec->seal : NULL,
+                            g == GD_OK && rec->verdict != 0, seal, m->validator, what);
+        /* An assigned accusation (FAIL or UNAVAILABLE) is bonded: it is paid
+         * only if re-checkers uphold it, and loses the bond otherwise. */
+        bool accuses = m->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_FAIL ||
+                       m->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_UNAVAILABLE;
+        if (s == GD_OK && accuses && !m->recheck) {
+            uint64_t bond = 0;
             s = dl_amount(run->spec->fail_bond->amount, &bond);
             if (s == GD_OK)
                 s = dl_pay_in(ctx, m->validator, dl_denom(run), bond);
@@ -558,19 +635,34 @@ static gd_status dl_verdict_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, 
         }
         if (s == GD_OK) {
             rec->verdict = m->verdict;
-            s = dl_set_bytes(&rec->digest, m->digest.data, m->digest.len);
+            s = dl_set_bytes(&rec->digest, m->digest->data, m->digest->len);
         }
         if (s == GD_OK)
             s = dl_save(ctx, &k, rec);
         if (s == GD_OK)
-            s = dl_event_round(ctx, "diloco_verdict_revealed", m->run, m->round, "target",
-                               m->target, "verdict", dl_verdict_name((int)m->verdict));
+            s = dl_event_round(ctx,
+                               m->recheck ? "diloco_recheck_revealed" : "diloco_verdict_revealed",
+                               m->run, m->round, "target", m->target, "verdict",
+                               dl_verdict_name(m->verdict));
     }
-    response->len = 0;
     dl_free(rec);
     dl_free(a);
     dl_free(round);
     dl_free(run);
+    return s;
+}
+
+static gd_status dl_verdict_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
+                                    gd_buf *response) {
+    (void)app;
+    Gonka__Diloco__V1__MsgSubmitVerdict *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_submit_verdict__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    dl_answer x = {m->validator, m->run, m->round, m->target, m->check,
+                   &m->seal, &m->digest, &m->salt, (int)m->verdict, false};
+    gd_status s = dl_answer_execute(ctx, &x);
+    response->len = 0;
     dl_free(m);
     return s;
 }
@@ -595,34 +687,10 @@ static gd_status dl_dispute_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, 
         dl_unpack(ctx, &gonka__diloco__v1__msg_dispute__descriptor, b, len);
     if (m == NULL)
         return GD_ERR_CHAIN;
-    dl_run *run = NULL;
-    dl_round *round = NULL;
-    dl_assignment *a = NULL;
-    gd_status s = dl_current(ctx, m->run, m->round,
-                             GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_DISPUTE, &run, &round);
-    if (s == GD_OK)
-        s = dl_assigned(ctx, m->run, m->round, m->target, m->check, m->validator, true, &a);
-    dl_key k;
-    dl_key_verdict(&k, m->run, m->round, m->target, m->check, m->validator);
-    if (s == GD_OK)
-        s = dl_require_absent(ctx, &k, "the validator already re-checked this check");
-    if (s == GD_OK) {
-        dl_verdict v = GONKA__DILOCO__V1__VERDICT_RECORD__INIT;
-        v.validator = m->validator;
-        v.target = m->target;
-        v.check = m->check;
-        v.verdict = m->verdict;
-        v.digest = m->digest;
-        v.recheck = true;
-        s = dl_save(ctx, &k, &v);
-        if (s == GD_OK)
-            s = dl_event_round(ctx, "diloco_dispute", m->run, m->round, "target", m->target,
-                               "verdict", dl_verdict_name((int)m->verdict));
-    }
+    dl_answer x = {m->validator, m->run, m->round, m->target, m->check,
+                   &m->seal, &m->digest, &m->salt, (int)m->verdict, true};
+    gd_status s = dl_answer_execute(ctx, &x);
     response->len = 0;
-    dl_free(a);
-    dl_free(round);
-    dl_free(run);
     dl_free(m);
     return s;
 }
@@ -649,28 +717,51 @@ static gd_status dl_attest_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
         dl_unpack(ctx, &gonka__diloco__v1__msg_attest_round__descriptor, b, len);
     if (m == NULL)
         return GD_ERR_CHAIN;
+    bool sealed = m->seal.len > 0;
     dl_run *run = NULL;
     dl_round *round = NULL;
-    gd_status s = dl_current(ctx, m->run, m->round,
-                             GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_ATTEST, &run, &round);
-    uint64_t weight = 0;
-    if (s == GD_OK)
-        s = dl_member_weight(ctx, m->run, m->round, m->attester, &weight);
-    if (s == GD_OK && weight == 0)
-        s = dl_fail(ctx, GD_DILOCO_ERR_NOT_MEMBER, "%s is not a member of round %llu",
-                    m->attester, (unsigned long long)m->round);
+    dl_attestation *rec = NULL;
+    gd_status s = dl_current(ctx, m->run, m->round, sealed ? PHASE(ATTEST) : PHASE(ATTEST_OPEN),
+                             &run, &round);
+    if (s == GD_OK && !sealed &&
+        (m->next_state_hash.len != GD_DILOCO_HASH_LEN || m->salt.len != GD_DILOCO_SALT_LEN))
+        s = dl_fail(ctx, GD_DILOCO_ERR_INVALID, "a revealed attestation needs a 32-byte hash and "
+                                                "salt");
     dl_key k;
     dl_key_init(&k, DL_ATTEST);
     dl_key_u64(&k, m->run);
     dl_key_u64(&k, m->round);
     dl_key_addr(&k, m->attester);
-    if (s == GD_OK)
-        s = dl_require_absent(ctx, &k, "the attester already attested this round");
+    gd_status g = GD_ERR_NOT_FOUND;
     if (s == GD_OK) {
+        g = dl_load(ctx, &k, &gonka__diloco__v1__attestation__descriptor, (void **)&rec);
+        if (g != GD_OK && g != GD_ERR_NOT_FOUND)
+            s = g;
+    }
+    if (s == GD_OK && sealed) {
+        uint64_t weight = 0;
+        s = dl_mark_active(ctx, m->run, m->round, m->attester, &weight);
+        if (s == GD_OK && g == GD_OK)
+            s = dl_fail(ctx, GD_DILOCO_ERR_DUPLICATE, "the attester already attested this round");
         dl_attestation a = GONKA__DILOCO__V1__ATTESTATION__INIT;
         a.attester = m->attester;
-        a.next_state_hash = m->next_state_hash;
-        s = dl_save(ctx, &k, &a);
+        a.seal = m->seal;
+        if (s == GD_OK)
+            s = dl_save(ctx, &k, &a);
+        if (s == GD_OK)
+            s = dl_event_round(ctx, "diloco_attestation_sealed", m->run, m->round, "attester",
+                               m->attester, NULL, NULL);
+    } else if (s == GD_OK) {
+        uint8_t seal[GD_DILOCO_HASH_LEN];
+        gd_diloco_seal(seal, GD_SEAL_ATTEST, m->attester, m->next_state_hash.data,
+                       GD_DILOCO_HASH_LEN, m->salt.data);
+        s = dl_check_reveal(ctx, g == GD_OK, g == GD_OK ? &rec->seal : NULL,
+                            g == GD_OK && rec->next_state_hash.len != 0, seal, m->attester,
+                            "attestation");
+        if (s == GD_OK)
+            s = dl_set_bytes(&rec->next_state_hash, m->next_state_hash.data, GD_DILOCO_HASH_LEN);
+        if (s == GD_OK)
+            s = dl_save(ctx, &k, rec);
         char hex[2 * GD_DILOCO_HASH_LEN + 1];
         gd_hex_encode(hex, m->next_state_hash.data, GD_DILOCO_HASH_LEN, false);
         if (s == GD_OK)
@@ -678,7 +769,168 @@ static gd_status dl_attest_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
                                m->attester, "next_state_hash", hex);
     }
     response->len = 0;
+    dl_free(rec);
     dl_free(round);
+    dl_free(run);
+    dl_free(m);
+    return s;
+}
+
+/* ---- MsgRandomness ---------------------------------------------------------------------------- */
+
+static gd_status dl_randomness_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
+                                        size_t cap) {
+    Gonka__Diloco__V1__MsgRandomness *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_randomness__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    gd_status s = dl_signer(ctx, m->member, signer, cap);
+    if (s == GD_OK)
+        s = dl_basic(ctx, gd_diloco_msg_randomness_check(m));
+    dl_free(m);
+    return s;
+}
+
+static gd_status dl_randomness_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
+                                       gd_buf *response) {
+    (void)app;
+    Gonka__Diloco__V1__MsgRandomness *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_randomness__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    bool sealed = m->seal.len > 0;
+    dl_run *run = NULL;
+    dl_round *round = NULL;
+    dl_member *mem = NULL;
+    dl_secret *rec = NULL;
+    gd_status s = GD_OK;
+    if (sealed) {
+        /* Sealed a round ahead: for the round not yet opened, by a member. */
+        s = dl_get_run(ctx, m->run, &run);
+        if (s == GD_ERR_NOT_FOUND)
+            s = dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_RUN, "run %llu does not exist",
+                        (unsigned long long)m->run);
+        if (s == GD_OK && m->round != run->next_round)
+            s = dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_ROUND,
+                        "secrets are sealed for run %llu's next round, %llu, not %llu",
+                        (unsigned long long)m->run, (unsigned long long)run->next_round,
+                        (unsigned long long)m->round);
+        gd_status g = s == GD_OK ? dl_get_member(ctx, m->run, m->member, &mem) : GD_OK;
+        if (s == GD_OK && (g == GD_ERR_NOT_FOUND || (g == GD_OK && mem->leaving)))
+            s = dl_fail(ctx, GD_DILOCO_ERR_NOT_MEMBER, "%s is not a member of run %llu",
+                        m->member, (unsigned long long)m->run);
+        else if (s == GD_OK)
+            s = g;
+    } else {
+        s = dl_current(ctx, m->run, m->round, PHASE(REVEAL), &run, &round);
+        if (s == GD_OK && m->secret.len != GD_DILOCO_SALT_LEN)
+            s = dl_fail(ctx, GD_DILOCO_ERR_INVALID, "a secret is 32 bytes");
+    }
+    dl_key k;
+    dl_key_secret(&k, m->run, m->round, m->member);
+    gd_status g = GD_ERR_NOT_FOUND;
+    if (s == GD_OK) {
+        g = dl_load(ctx, &k, &gonka__diloco__v1__randomness_record__descriptor, (void **)&rec);
+        if (g != GD_OK && g != GD_ERR_NOT_FOUND)
+            s = g;
+    }
+    if (s == GD_OK && sealed) {
+        if (g == GD_OK)
+            s = dl_fail(ctx, GD_DILOCO_ERR_DUPLICATE, "%s already sealed a secret for round %llu",
+                        m->member, (unsigned long long)m->round);
+        dl_secret x = GONKA__DILOCO__V1__RANDOMNESS_RECORD__INIT;
+        x.member = m->member;
+        x.seal = m->seal;
+        if (s == GD_OK)
+            s = dl_save(ctx, &k, &x);
+        if (s == GD_OK)
+            s = dl_event_round(ctx, "diloco_secret_sealed", m->run, m->round, "member", m->member,
+                               NULL, NULL);
+    } else if (s == GD_OK) {
+        uint8_t seal[GD_DILOCO_HASH_LEN];
+        gd_diloco_seal(seal, GD_SEAL_RANDOMNESS, m->member, NULL, 0, m->secret.data);
+        s = dl_check_reveal(ctx, g == GD_OK, g == GD_OK ? &rec->seal : NULL,
+                            g == GD_OK && rec->secret.len != 0, seal, m->member, "secret");
+        uint64_t weight = 0;
+        if (s == GD_OK)
+            s = dl_member_weight(ctx, m->run, m->round, m->member, &weight);
+        if (s == GD_OK && weight > 0)
+            s = dl_mark_active(ctx, m->run, m->round, m->member, &weight);
+        if (s == GD_OK)
+            s = dl_set_bytes(&rec->secret, m->secret.data, GD_DILOCO_SALT_LEN);
+        if (s == GD_OK)
+            s = dl_save(ctx, &k, rec);
+        if (s == GD_OK)
+            s = dl_event_round(ctx, "diloco_secret_revealed", m->run, m->round, "member",
+                               m->member, NULL, NULL);
+    }
+    response->len = 0;
+    dl_free(rec);
+    dl_free(mem);
+    dl_free(round);
+    dl_free(run);
+    dl_free(m);
+    return s;
+}
+
+/* ---- MsgLeaveRun -------------------------------------------------------------------------------- */
+
+static gd_status dl_leave_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
+                                   size_t cap) {
+    Gonka__Diloco__V1__MsgLeaveRun *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_leave_run__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    gd_status s = dl_signer(ctx, m->participant, signer, cap);
+    if (s == GD_OK)
+        s = dl_basic(ctx, gd_diloco_msg_leave_run_check(m));
+    dl_free(m);
+    return s;
+}
+
+static gd_status dl_leave_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
+                                  gd_buf *response) {
+    (void)app;
+    Gonka__Diloco__V1__MsgLeaveRun *m =
+        dl_unpack(ctx, &gonka__diloco__v1__msg_leave_run__descriptor, b, len);
+    if (m == NULL)
+        return GD_ERR_CHAIN;
+    dl_run *run = NULL;
+    dl_member *mem = NULL;
+    dl_round *round = NULL;
+    gd_status s = dl_get_run(ctx, m->run, &run);
+    if (s == GD_ERR_NOT_FOUND)
+        s = dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_RUN, "run %llu does not exist",
+                    (unsigned long long)m->run);
+    gd_status g = s == GD_OK ? dl_get_member(ctx, m->run, m->participant, &mem) : GD_OK;
+    if (s == GD_OK && (g == GD_ERR_NOT_FOUND || (g == GD_OK && mem->leaving)))
+        s = dl_fail(ctx, GD_DILOCO_ERR_NOT_MEMBER, "%s is not a member of run %llu",
+                    m->participant, (unsigned long long)m->run);
+    else if (s == GD_OK)
+        s = g;
+    /* Its collateral stays bonded while a live round holds it (it can
+     * still be slashed for that round); after that it is paid back. */
+    uint64_t held = 0;
+    if (s == GD_OK && run->next_round > 0) {
+        g = dl_get_round(ctx, m->run, run->next_round - 1, &round);
+        if (g == GD_OK && !dl_round_over(round))
+            g = dl_member_weight(ctx, m->run, round->index, m->participant, &held);
+        s = g == GD_ERR_NOT_FOUND ? GD_OK : g;
+    }
+    if (s == GD_OK && held > 0) {
+        mem->leaving = true;
+        s = dl_put_member(ctx, mem);
+        char rs[24];
+        dl_amount_str(rs, m->run);
+        if (s == GD_OK)
+            s = gd_events_add(ctx->events, "diloco_leaving", "run", rs, "participant",
+                              m->participant, NULL);
+    } else if (s == GD_OK) {
+        s = dl_release(ctx, run, mem, "left");
+    }
+    response->len = 0;
+    dl_free(round);
+    dl_free(mem);
     dl_free(run);
     dl_free(m);
     return s;
@@ -782,5 +1034,7 @@ const gd_msg_route dl_msg_routes[] = {
     {GD_DILOCO_MSG_DISPUTE, dl_dispute_validate, dl_dispute_execute},
     {GD_DILOCO_MSG_ATTEST_ROUND, dl_attest_validate, dl_attest_execute},
     {GD_DILOCO_MSG_CLAIM_REWARDS, dl_claim_validate, dl_claim_execute},
+    {GD_DILOCO_MSG_RANDOMNESS, dl_randomness_validate, dl_randomness_execute},
+    {GD_DILOCO_MSG_LEAVE_RUN, dl_leave_validate, dl_leave_execute},
 };
 const size_t dl_n_msg_routes = sizeof dl_msg_routes / sizeof dl_msg_routes[0];

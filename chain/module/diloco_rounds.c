@@ -1,7 +1,8 @@
 /* The DiLoCo module's block logic: opening rounds inside Gonka's Inference
- * phase, the transitions at each window's first block (checks, inclusion,
- * re-checks, dispute resolution, attestation quorum), slashing, and the
- * settlement of each finished epoch (docs/protocol.md section 7). */
+ * phase (with the member snapshot), the transitions at each window's first
+ * block (the seed, inclusion, attestation quorum; the checks themselves are
+ * diloco_checks.c's), and the settlement of each finished epoch
+ * (docs/protocol.md section 7). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,12 +11,12 @@
 #include "chain/module/epochs.h"
 
 #define PH(x) GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_##x
-#define VERDICT(x) GONKA__DILOCO__V1__VERDICT__VERDICT_##x
 
-gd_status dl_randomness(gd_ctx *ctx, const char *purpose, uint8_t out[GD_DILOCO_HASH_LEN]) {
-    (void)purpose; /* one source on localnet; a real chain keys its source by purpose */
+
+/* The hash of the block being executed. */
+static gd_status dl_block_hash(gd_ctx *ctx, uint8_t out[GD_DILOCO_HASH_LEN]) {
     if (ctx->block_hash == NULL)
-        return gd_fail(GD_ERR_INVALID, "diloco: randomness outside a block");
+        return gd_fail(GD_ERR_INVALID, "diloco: a block hook outside a block");
     memcpy(out, ctx->block_hash, GD_DILOCO_HASH_LEN);
     return GD_OK;
 }
@@ -34,11 +35,32 @@ Gonka__Diloco__V1__RoundPhase dl_window_at(const dl_round *r, int64_t h) {
         return PH(VERIFY);
     if (h < w->dispute_start)
         return PH(OPEN);
-    if (h < w->attest_start)
+    if (h < w->dispute_open_start)
         return PH(DISPUTE);
-    if (h < w->end)
+    if (h < w->attest_start)
+        return PH(DISPUTE_OPEN);
+    if (h < w->attest_open_start)
         return PH(ATTEST);
+    if (h < w->end)
+        return PH(ATTEST_OPEN);
     return PH(DONE);
+}
+
+/* The first height of the window after the round's current phase. */
+static int64_t dl_next_boundary(const dl_round *r) {
+    const Gonka__Diloco__V1__RoundWindows *w = r->windows;
+    switch (r->phase) {
+    case PH(TRAIN): return w->commit_start;
+    case PH(COMMIT): return w->reveal_start;
+    case PH(REVEAL): return w->verify_start;
+    case PH(VERIFY): return w->open_start;
+    case PH(OPEN): return w->dispute_start;
+    case PH(DISPUTE): return w->dispute_open_start;
+    case PH(DISPUTE_OPEN): return w->attest_start;
+    case PH(ATTEST): return w->attest_open_start;
+    case PH(ATTEST_OPEN): return w->end;
+    default: return INT64_MAX;
+    }
 }
 
 /* Loaded members come in key order (gd_diloco_address_cmp), so a lookup is a
@@ -64,17 +86,12 @@ uint64_t dl_round_weight(const dl_round *r, const char *addr, const char **hw_cl
     return 0;
 }
 
-static dl_u128 dl_total_weight(const dl_round *r) {
-    dl_u128 w = 0;
-    return dl_amount128(r->total_weight, &w) == GD_OK ? w : 0;
-}
-
 /* 3 * part >= 2 * total, exactly (both below 2^96: W 64-bit weights). */
-static bool dl_two_thirds(dl_u128 part, dl_u128 total) {
+bool dl_two_thirds(dl_u128 part, dl_u128 total) {
     return total > 0 && part * 3 >= total * 2;
 }
 
-static gd_status dl_event(gd_ctx *ctx, const char *type, const dl_round *r, const char *k1,
+gd_status dl_event(gd_ctx *ctx, const char *type, const dl_round *r, const char *k1,
                           const char *v1, const char *k2, const char *v2) {
     char rs[24], ro[24];
     dl_amount_str(rs, r->run);
@@ -86,43 +103,46 @@ static gd_status dl_event(gd_ctx *ctx, const char *type, const dl_round *r, cons
     return gd_events_add(ctx->events, type, "run", rs, "round", ro, k1, v1, k2, v2, NULL);
 }
 
-gd_status dl_slash(gd_ctx *ctx, uint64_t run_id, const char *addr, uint32_t ppm,
-                   const char *reason) {
-    dl_member *m = NULL;
-    dl_run *run = NULL;
-    gd_status s = dl_get_member(ctx, run_id, addr, &m);
-    if (s == GD_ERR_NOT_FOUND)
-        return GD_OK; /* nothing bonded */
-    uint64_t have = 0;
-    if (s == GD_OK)
-        s = dl_get_run(ctx, run_id, &run);
-    if (s == GD_OK)
-        s = dl_amount(m->collateral, &have);
-    uint64_t cut = dl_muldiv(have, ppm, GD_DILOCO_PPM);
-    if (s == GD_OK && cut > 0) {
-        char left[24], cs[24], rs[24];
-        dl_amount_str(left, have - cut);
-        dl_amount_str(cs, cut);
-        dl_amount_str(rs, run_id);
-        s = dl_set_str(&m->collateral, left);
-        if (s == GD_OK)
-            s = dl_put_member(ctx, m);
-        if (s == GD_OK)
-            s = dl_burn(ctx, dl_denom(run), cut);
-        if (s == GD_OK)
-            s = gd_events_add(ctx->events, "diloco_slashed", "run", rs, "address", addr,
-                              "amount", cs, "reason", reason, NULL);
-    }
-    dl_free(run);
-    dl_free(m);
-    return s;
-}
-
 /* ---- opening a round ---------------------------------------------------------------- */
 
 static int64_t dl_span(const Gonka__Diloco__V1__WindowLengths *w) {
     return (int64_t)w->train + w->commit + w->reveal + w->verify + w->open + w->dispute +
-           w->attest;
+           w->dispute_open + w->attest + w->attest_open;
+}
+
+/* Who is in the next round: members that left or fell below the minimum
+ * collateral are paid back and removed first (no live round holds them
+ * now), suspended ones sit this round out. Returns the snapshot's members
+ * (borrowed from *members). */
+static gd_status dl_snapshot(gd_ctx *ctx, const dl_run *run, dl_list *members,
+                             dl_member ***out, size_t *n_out) {
+    *out = NULL;
+    *n_out = 0;
+    uint64_t min = 0;
+    GD_TRY(dl_amount(run->spec->min_collateral->amount, &min));
+    dl_member **in = calloc(members->n + 1, sizeof *in);
+    if (in == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    gd_status s = GD_OK;
+    size_t n = 0;
+    for (size_t i = 0; s == GD_OK && i < members->n; i++) {
+        dl_member *m = members->items[i];
+        uint64_t c = 0;
+        s = dl_amount(m->collateral, &c);
+        if (s == GD_OK && m->leaving)
+            s = dl_release(ctx, run, m, "left");
+        else if (s == GD_OK && c < min)
+            s = dl_release(ctx, run, m, "below the minimum collateral");
+        else if (s == GD_OK && m->suspended_until <= run->next_round)
+            in[n++] = m;
+    }
+    if (s != GD_OK) {
+        free(in);
+        return s;
+    }
+    *out = in;
+    *n_out = n;
+    return GD_OK;
 }
 
 static gd_status dl_open_round(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
@@ -131,9 +151,13 @@ static gd_status dl_open_round(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
     dl_key_u64(&k, run->id);
     dl_list members;
     GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__member__descriptor, &members));
-    if (members.n == 0) {
+    dl_member **in = NULL;
+    size_t n_in = 0;
+    gd_status s = dl_snapshot(ctx, run, &members, &in, &n_in);
+    if (s != GD_OK || n_in == 0) {
+        free(in);
         dl_list_free(&members);
-        return GD_OK;
+        return s;
     }
     const Gonka__Diloco__V1__WindowLengths *len = run->spec->windows;
     Gonka__Diloco__V1__RoundWindows w = GONKA__DILOCO__V1__ROUND_WINDOWS__INIT;
@@ -143,30 +167,30 @@ static gd_status dl_open_round(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
     w.verify_start = w.reveal_start + len->reveal;
     w.open_start = w.verify_start + len->verify;
     w.dispute_start = w.open_start + len->open;
-    w.attest_start = w.dispute_start + len->dispute;
-    w.end = w.attest_start + len->attest;
+    w.dispute_open_start = w.dispute_start + len->dispute;
+    w.attest_start = w.dispute_open_start + len->dispute_open;
+    w.attest_open_start = w.attest_start + len->attest;
+    w.end = w.attest_open_start + len->attest_open;
 
-    Gonka__Diloco__V1__WeightedMember *wm = calloc(members.n, sizeof *wm);
-    Gonka__Diloco__V1__WeightedMember **wp = calloc(members.n, sizeof *wp);
-    char (*weights)[24] = calloc(members.n, sizeof *weights);
-    gd_status s = wm && wp && weights ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    dl_weighted *wm = calloc(n_in, sizeof *wm);
+    char (*weights)[24] = calloc(n_in, sizeof *weights);
+    if (s == GD_OK && (wm == NULL || weights == NULL))
+        s = gd_fail(GD_ERR_NOMEM, "out of memory");
     dl_u128 total = 0;
-    for (size_t i = 0; s == GD_OK && i < members.n; i++) {
-        dl_member *m = members.items[i];
+    for (size_t i = 0; s == GD_OK && i < n_in; i++) {
         uint64_t c = 0;
-        s = dl_amount(m->collateral, &c);
+        s = dl_amount(in[i]->collateral, &c);
         gonka__diloco__v1__weighted_member__init(&wm[i]);
-        wm[i].address = m->address;
-        wm[i].hw_class = m->hw_class;
-        wm[i].rank = m->rank;
+        wm[i].address = in[i]->address;
+        wm[i].hw_class = in[i]->hw_class;
+        wm[i].rank = in[i]->rank;
         dl_amount_str(weights[i], c);
         wm[i].weight = weights[i];
-        wp[i] = &wm[i];
         total += c;
     }
     uint8_t beacon[GD_DILOCO_HASH_LEN];
     if (s == GD_OK)
-        s = dl_randomness(ctx, "beacon", beacon);
+        s = dl_block_hash(ctx, beacon);
     if (s == GD_OK) {
         char total_text[40];
         dl_amount128_str(total_text, total);
@@ -178,416 +202,207 @@ static gd_status dl_open_round(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
         r.beacon.data = beacon;
         r.beacon.len = sizeof beacon;
         r.total_weight = total_text;
+        r.active_weight = (char *)"0";
         r.start_state_hash = run->state_hash;
         r.phase = PH(TRAIN);
         s = dl_put_round(ctx, &r);
-        for (size_t i = 0; s == GD_OK && i < members.n; i++) {
+        for (size_t i = 0; s == GD_OK && i < n_in; i++) {
             dl_key wk;
-            dl_key_weight(&wk, run->id, r.index, wp[i]->address);
-            s = dl_save(ctx, &wk, wp[i]);
+            dl_key_weight(&wk, run->id, r.index, wm[i].address);
+            s = dl_save(ctx, &wk, &wm[i]);
         }
         run->next_round++;
         char ends[24], count[24];
         snprintf(ends, sizeof ends, "%lld", (long long)w.end);
-        dl_amount_str(count, members.n);
+        dl_amount_str(count, n_in);
         if (s == GD_OK)
             s = dl_event(ctx, "diloco_round_opened", &r, "members", count, "end", ends);
     }
     free(weights);
-    free(wp);
     free(wm);
+    free(in);
     dl_list_free(&members);
     return s;
 }
 
-/* ---- reveal start: checks ------------------------------------------------------------ */
+/* ---- verify start: the seed ---------------------------------------------------------------- */
 
-/* The round's members of a class other than the target (and other than the
- * excluded addresses), in address order. Pointers into r. */
-static size_t dl_eligible(const dl_round *r, const char *hw_class, const char *target,
-                          char *const *exclude, size_t n_exclude, const char **out) {
-    size_t n = 0;
-    for (size_t i = 0; i < r->n_members; i++) {
-        const Gonka__Diloco__V1__WeightedMember *m = r->members[i];
-        if (strcmp(m->hw_class, hw_class) != 0 || strcmp(m->address, target) == 0 ||
-            dl_has_str(exclude, n_exclude, m->address))
-            continue;
-        out[n++] = m->address;
-    }
-    return n;
-}
-
-static gd_status dl_assign_checks(gd_ctx *ctx, const dl_run *run, dl_round *r) {
-    uint8_t rnd[GD_DILOCO_HASH_LEN];
-    GD_TRY(dl_randomness(ctx, "verify", rnd));
-    GD_TRY(dl_set_bytes(&r->verify_randomness, rnd, sizeof rnd));
+gd_status dl_round_seed(gd_ctx *ctx, const dl_run *run, dl_round *r) {
+    if (r->beacon.len != GD_DILOCO_HASH_LEN)
+        return gd_fail(GD_ERR_PARSE, "stored round %llu has a malformed beacon",
+                       (unsigned long long)r->index);
     dl_key k;
-    dl_round_prefix(&k, DL_COMMIT, r);
-    dl_list commits;
-    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__commitment__descriptor, &commits));
-    const char **eligible = calloc(r->n_members + 1, sizeof *eligible);
-    gd_status s = eligible ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
-    const dl_spec *sp = run->spec;
-    for (size_t i = 0; s == GD_OK && i < commits.n; i++) {
-        const dl_commitment *c = commits.items[i];
-        const char *cls = "";
-        dl_round_weight(r, c->participant, &cls);
-        size_t n = dl_eligible(r, cls, c->participant, NULL, 0, eligible);
-        uint32_t assigned = 0;
-        for (uint32_t j = 0; s == GD_OK && n > 0 && j < sp->checks_per_commit; j++) {
-            gd_diloco_check_draw d;
-            /* payload_leaves >= 2 (MsgCommitRound's check): a header and
-             * at least one chunk. */
-            gd_diloco_draw_check(&d, rnd, c->participant, j, c->segment_count,
-                                 sp->segment_steps, c->payload_leaves - 1, (uint32_t)n,
-                                 sp->double_check_ppm);
-            char *validators[2] = {(char *)eligible[d.first], (char *)eligible[d.second]};
-            dl_assignment a = GONKA__DILOCO__V1__ASSIGNMENT__INIT;
-            a.target = c->participant;
-            a.check = j;
-            a.segment = d.segment;
-            a.step = d.step;
-            a.chunk = d.chunk;
-            a.validators = validators;
-            a.n_validators = d.twice ? 2 : 1;
-            dl_key ak;
-            dl_key_assignment(&ak, r->run, r->index, c->participant, j);
-            s = dl_save(ctx, &ak, &a);
-            assigned++;
-        }
-        char count[24];
-        dl_amount_str(count, assigned);
-        if (s == GD_OK)
-            s = dl_event(ctx, "diloco_checks_assigned", r, "target", c->participant, "checks",
-                         count);
+    dl_round_prefix(&k, DL_RANDOM, r);
+    dl_list secrets;
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__randomness_record__descriptor,
+                          &secrets));
+    uint8_t *bytes = malloc(secrets.n * GD_DILOCO_SALT_LEN + 1);
+    gd_status s = bytes ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    size_t n = 0;
+    /* Records come in address order; a sealed secret not revealed costs its
+     * member the skip slash (a member that sealed and then withholds, to
+     * pick between two seeds, pays for the choice). */
+    for (size_t i = 0; s == GD_OK && i < secrets.n; i++) {
+        const dl_secret *x = secrets.items[i];
+        if (x->secret.len == GD_DILOCO_SALT_LEN)
+            memcpy(bytes + GD_DILOCO_SALT_LEN * n++, x->secret.data, GD_DILOCO_SALT_LEN);
+        else
+            s = dl_skip(ctx, run, r, x->member, "unrevealed randomness");
     }
-    free(eligible);
-    dl_list_free(&commits);
+    uint8_t seed[GD_DILOCO_HASH_LEN], verify[GD_DILOCO_HASH_LEN];
+    if (s == GD_OK)
+        s = gd_diloco_round_seed(seed, r->run, r->index, r->beacon.data, bytes, n);
+    gd_diloco_purpose(verify, seed, "verify");
+    if (s == GD_OK)
+        s = dl_set_bytes(&r->seed, seed, sizeof seed);
+    if (s == GD_OK)
+        s = dl_set_bytes(&r->verify_randomness, verify, sizeof verify);
+    char count[24];
+    dl_amount_str(count, n);
+    if (s == GD_OK)
+        s = dl_event(ctx, "diloco_seed_fixed", r, "secrets", count, NULL, NULL);
+    free(bytes);
+    dl_list_free(&secrets);
     return s;
 }
 
-/* ---- verify start: the inclusion set ---------------------------------------------------- */
+/* ---- open start: the inclusion set ----------------------------------------------------------- */
+
+/* The weight of the round's members that sent a message of it so far:
+ * thresholds count active weight, so idle members (who pay the skip slash
+ * for it, and may leave) can never hold a round up. */
+static gd_status dl_fix_active_weight(dl_round *r, dl_u128 *out) {
+    dl_u128 w = 0;
+    for (size_t i = 0; i < r->n_members; i++)
+        if (r->members[i]->active) {
+            uint64_t x = 0;
+            GD_TRY(dl_amount(r->members[i]->weight, &x));
+            w += x;
+        }
+    char text[40];
+    dl_amount128_str(text, w);
+    *out = w;
+    return dl_set_str(&r->active_weight, text);
+}
 
 static gd_status dl_fix_inclusion(gd_ctx *ctx, dl_round *r) {
+    dl_u128 active = 0;
+    GD_TRY(dl_fix_active_weight(r, &active));
     dl_key k;
     dl_round_prefix(&k, DL_COMMIT, r);
     dl_list commits;
     GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__commitment__descriptor, &commits));
-    dl_u128 total = dl_total_weight(r);
     gd_status s = GD_OK;
     for (size_t i = 0; s == GD_OK && i < commits.n; i++) {
         const dl_commitment *c = commits.items[i];
-        dl_key rk;
-        dl_round_prefix(&rk, DL_REPORT, r);
-        dl_key_addr(&rk, c->participant);
-        dl_list reports;
-        s = dl_list_prefix(ctx->kv, &rk, &gonka__diloco__v1__availability_report__descriptor,
-                           &reports);
-        /* The committer's weight counts for its own payload. */
-        dl_u128 w = dl_round_weight(r, c->participant, NULL);
-        for (size_t j = 0; s == GD_OK && j < reports.n; j++)
-            w += dl_round_weight(r, ((dl_report *)reports.items[j])->reporter, NULL);
-        if (s == GD_OK && dl_two_thirds(w, total))
+        dl_u128 w = 0; /* the tally: the committer's weight and each reporter's */
+        s = dl_amount128(c->report_weight, &w);
+        if (s == GD_OK && dl_two_thirds(w, active))
             s = dl_push_str(&r->inclusion_set, &r->n_inclusion_set, c->participant);
-        dl_list_free(&reports);
     }
     char count[24];
     dl_amount_str(count, r->n_inclusion_set);
     if (s == GD_OK)
-        s = dl_event(ctx, "diloco_inclusion_fixed", r, "included", count, NULL, NULL);
+        s = dl_event(ctx, "diloco_inclusion_fixed", r, "included", count, "active_weight",
+                     r->active_weight);
     dl_list_free(&commits);
     return s;
 }
 
-/* ---- dispute start: skipped checks and re-checkers ---------------------------------------- */
+/* ---- dispute start ---------------------------------------------------------------------------- */
 
-static gd_status dl_load_verdict(gd_ctx *ctx, const dl_round *r, const char *target,
-                                 uint32_t check, const char *validator, dl_verdict **out) {
-    dl_key k;
-    dl_key_verdict(&k, r->run, r->index, target, check, validator);
-    gd_status s = dl_load(ctx, &k, &gonka__diloco__v1__verdict_record__descriptor, (void **)out);
-    return s == GD_ERR_NOT_FOUND ? GD_OK : s;
-}
-
-static gd_status dl_save_verdict(gd_ctx *ctx, const dl_round *r, const dl_verdict *v) {
-    dl_key k;
-    dl_key_verdict(&k, r->run, r->index, v->target, v->check, v->validator);
-    return dl_save(ctx, &k, v);
-}
-
-static bool dl_same_digest(const dl_verdict *a, const dl_verdict *b) {
-    return a->digest.len == b->digest.len &&
-           memcmp(a->digest.data, b->digest.data, a->digest.len) == 0;
-}
-
-static gd_status dl_assign_rechecks(gd_ctx *ctx, const dl_run *run, dl_round *r) {
+static gd_status dl_start_disputes(gd_ctx *ctx, const dl_run *run, dl_round *r) {
+    if (r->seed.len != GD_DILOCO_HASH_LEN)
+        return gd_fail(GD_ERR_PARSE, "stored round %llu has no seed", (unsigned long long)r->index);
     uint8_t rnd[GD_DILOCO_HASH_LEN];
-    GD_TRY(dl_randomness(ctx, "recheck", rnd));
+    gd_diloco_purpose(rnd, r->seed.data, "recheck");
     GD_TRY(dl_set_bytes(&r->recheck_randomness, rnd, sizeof rnd));
-    dl_key k;
-    dl_round_prefix(&k, DL_ASSIGN, r);
-    dl_list checks;
-    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__assignment__descriptor, &checks));
-    const char **pool = calloc(r->n_members + 1, sizeof *pool);
-    gd_status s = pool ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; s == GD_OK && i < checks.n; i++) {
-        dl_assignment *a = checks.items[i];
-        dl_verdict *v[2] = {NULL, NULL};
-        bool fail = false;
-        size_t revealed = 0;
-        for (size_t j = 0; s == GD_OK && j < a->n_validators && j < 2; j++) {
-            s = dl_load_verdict(ctx, r, a->target, a->check, a->validators[j], &v[j]);
-            if (s == GD_OK && (v[j] == NULL || v[j]->verdict == 0))
-                s = dl_slash(ctx, r->run, a->validators[j], run->spec->skip_slash_ppm,
-                             "skipped check");
-            else if (s == GD_OK) {
-                revealed++;
-                fail |= v[j]->verdict == VERDICT(FAIL);
-            }
-        }
-        bool split = revealed == 2 && v[0]->verdict == VERDICT(PASS) &&
-                     v[1]->verdict == VERDICT(PASS) && !dl_same_digest(v[0], v[1]);
-        if (s == GD_OK && (fail || split)) {
-            const char *cls = "";
-            dl_round_weight(r, a->target, &cls);
-            size_t n = dl_eligible(r, cls, a->target, a->validators, a->n_validators, pool);
-            for (uint32_t kk = 0; s == GD_OK && n > 0 && kk < run->spec->recheck_validators;
-                 kk++) {
-                uint32_t at = gd_diloco_draw_rechecker(rnd, a->target, a->check, kk, (uint32_t)n);
-                s = dl_push_str(&a->recheckers, &a->n_recheckers, pool[at]);
-                memmove(&pool[at], &pool[at + 1], (n - at - 1) * sizeof *pool);
-                n--;
-            }
-            dl_key ak;
-            dl_key_assignment(&ak, r->run, r->index, a->target, a->check);
-            if (s == GD_OK)
-                s = dl_save(ctx, &ak, a);
-            char count[24];
-            dl_amount_str(count, a->n_recheckers);
-            if (s == GD_OK)
-                s = dl_event(ctx, "diloco_dispute", r, "target", a->target, "recheckers", count);
-        }
-        dl_free(v[0]);
-        dl_free(v[1]);
-    }
-    free(pool);
-    dl_list_free(&checks);
-    return s;
-}
-
-/* ---- attest start: resolution --------------------------------------------------------------- */
-
-typedef struct dl_resolution {
-    const dl_run *run;
-    dl_round *r;
-    char **failed;
-    size_t n_failed;
-} dl_resolution;
-
-static gd_status dl_mark_failed(dl_resolution *res, const char *target) {
-    if (dl_has_str(res->failed, res->n_failed, target))
-        return GD_OK;
-    return dl_push_str(&res->failed, &res->n_failed, target);
-}
-
-/* Returns a FAIL's bond to the accuser, or burns it. */
-static gd_status dl_settle_bond(gd_ctx *ctx, dl_resolution *res, dl_verdict *v, bool give_back) {
-    if (!v->bonded)
-        return GD_OK;
-    uint64_t bond = 0;
-    GD_TRY(dl_amount(res->run->spec->fail_bond->amount, &bond));
-    GD_TRY(give_back ? dl_pay_out(ctx, v->validator, dl_denom(res->run), bond)
-                     : dl_burn(ctx, dl_denom(res->run), bond));
-    v->bonded = false;
-    return GD_OK;
-}
-
-/* The digest most re-check PASS verdicts share, or NULL without a strict
- * majority among them. */
-static const dl_verdict *dl_majority_digest(dl_verdict *const *re, size_t n) {
-    size_t passes = 0;
-    for (size_t i = 0; i < n; i++)
-        passes += re[i] && re[i]->verdict == VERDICT(PASS);
-    for (size_t i = 0; i < n; i++) {
-        if (!re[i] || re[i]->verdict != VERDICT(PASS))
-            continue;
-        size_t same = 0;
-        for (size_t j = 0; j < n; j++)
-            same += re[j] && re[j]->verdict == VERDICT(PASS) && dl_same_digest(re[i], re[j]);
-        if (2 * same > passes)
-            return re[i];
-    }
-    return NULL;
-}
-
-static gd_status dl_resolve_check(gd_ctx *ctx, dl_resolution *res, dl_assignment *a) {
-    dl_round *r = res->r;
-    size_t nv = a->n_validators < 2 ? a->n_validators : 2, nr = a->n_recheckers;
-    dl_verdict *orig[2] = {NULL, NULL};
-    dl_verdict **re = calloc(nr + 1, sizeof *re);
-    gd_status s = re ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
-    for (size_t j = 0; s == GD_OK && j < nv; j++)
-        s = dl_load_verdict(ctx, r, a->target, a->check, a->validators[j], &orig[j]);
-    size_t fails = 0, passes = 0;
-    for (size_t j = 0; s == GD_OK && j < nr; j++) {
-        s = dl_load_verdict(ctx, r, a->target, a->check, a->recheckers[j], &re[j]);
-        if (s == GD_OK && re[j] == NULL)
-            s = dl_slash(ctx, r->run, a->recheckers[j], res->run->spec->skip_slash_ppm,
-                         "skipped re-check");
-        else if (s == GD_OK) {
-            fails += re[j]->verdict == VERDICT(FAIL);
-            passes += re[j]->verdict == VERDICT(PASS);
-        }
-    }
-    bool accused = false;
-    for (size_t j = 0; j < nv; j++)
-        accused |= orig[j] && orig[j]->verdict == VERDICT(FAIL);
-    bool upheld = fails > passes, overturned = passes > fails;
-    const dl_verdict *major = upheld ? NULL : dl_majority_digest(re, nr);
-    if (s == GD_OK && (accused || nr > 0)) {
-        if (upheld)
-            s = dl_mark_failed(res, a->target);
-        for (size_t j = 0; s == GD_OK && j < nv; j++) {
-            dl_verdict *v = orig[j];
-            if (v == NULL || v->verdict == 0)
-                continue;
-            if (v->verdict == VERDICT(FAIL)) {
-                s = dl_settle_bond(ctx, res, v, !overturned);
-                v->faulty = overturned;
-            } else if (v->verdict == VERDICT(PASS)) {
-                v->faulty = upheld || (major != NULL && !dl_same_digest(v, major));
-            }
-            if (s == GD_OK)
-                s = dl_save_verdict(ctx, r, v);
-        }
-        for (size_t j = 0; s == GD_OK && j < nr; j++) {
-            dl_verdict *v = re[j];
-            if (v == NULL)
-                continue;
-            v->faulty = v->verdict == VERDICT(FAIL)
-                            ? overturned
-                            : upheld || (major != NULL && !dl_same_digest(v, major));
-            s = dl_save_verdict(ctx, r, v);
-        }
-        if (s == GD_OK && accused)
-            s = dl_event(ctx, upheld ? "diloco_fail_upheld"
-                              : overturned ? "diloco_fail_overturned" : "diloco_fail_undecided",
-                         r, "target", a->target, NULL, NULL);
-    }
-    dl_free(orig[0]);
-    dl_free(orig[1]);
-    for (size_t j = 0; re && j < nr; j++)
-        dl_free(re[j]);
-    free(re);
-    return s;
-}
-
-/* Two revealed UNAVAILABLE verdicts against a target count as a FAIL. */
-static gd_status dl_count_unavailable(gd_ctx *ctx, dl_resolution *res) {
-    dl_key k;
-    dl_round_prefix(&k, DL_VERDICT, res->r);
-    dl_list all;
-    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__verdict_record__descriptor, &all));
-    gd_status s = GD_OK;
-    for (size_t i = 0; s == GD_OK && i < all.n; i++) {
-        const dl_verdict *v = all.items[i];
-        if (v->recheck || v->verdict != VERDICT(UNAVAILABLE))
-            continue;
-        size_t count = 0;
-        for (size_t j = 0; j < all.n; j++) {
-            const dl_verdict *w = all.items[j];
-            count += !w->recheck && w->verdict == VERDICT(UNAVAILABLE) &&
-                     strcmp(w->target, v->target) == 0;
-        }
-        if (count >= 2)
-            s = dl_mark_failed(res, v->target);
-    }
-    dl_list_free(&all);
-    return s;
-}
-
-static gd_status dl_resolve(gd_ctx *ctx, const dl_run *run, dl_round *r) {
-    dl_resolution res = {run, r, NULL, 0};
-    dl_key k;
-    dl_round_prefix(&k, DL_ASSIGN, r);
-    dl_list checks;
-    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__assignment__descriptor, &checks));
-    gd_status s = GD_OK;
-    for (size_t i = 0; s == GD_OK && i < checks.n; i++) {
-        dl_assignment *a = checks.items[i];
-        if (a->n_recheckers > 0)
-            s = dl_resolve_check(ctx, &res, a);
-        else {
-            /* Not disputed: nothing to decide, but a FAIL revealed with no
-             * one to re-check it gets its bond back. */
-            dl_resolution *rp = &res;
-            for (size_t j = 0; s == GD_OK && j < a->n_validators; j++) {
-                dl_verdict *v = NULL;
-                s = dl_load_verdict(ctx, r, a->target, a->check, a->validators[j], &v);
-                if (s == GD_OK && v && v->bonded) {
-                    s = dl_settle_bond(ctx, rp, v, true);
-                    if (s == GD_OK)
-                        s = dl_save_verdict(ctx, r, v);
-                }
-                dl_free(v);
-            }
-        }
-    }
-    if (s == GD_OK)
-        s = dl_count_unavailable(ctx, &res);
-    for (size_t i = 0; s == GD_OK && i < res.n_failed; i++) {
-        s = dl_push_str(&r->failed, &r->n_failed, res.failed[i]);
-        if (s == GD_OK)
-            s = dl_slash(ctx, r->run, res.failed[i], run->spec->slash_ppm, "upheld FAIL");
-    }
-    for (size_t i = 0; s == GD_OK && i < r->n_inclusion_set; i++)
-        if (!dl_has_str(res.failed, res.n_failed, r->inclusion_set[i]))
-            s = dl_push_str(&r->aggregation_set, &r->n_aggregation_set, r->inclusion_set[i]);
-    for (size_t i = 0; i < res.n_failed; i++)
-        free(res.failed[i]);
-    free(res.failed);
-    dl_list_free(&checks);
-    return s;
+    return dl_assign_rechecks(ctx, run, r);
 }
 
 /* ---- end: the attestation quorum ----------------------------------------------------------- */
 
+static int dl_attestation_cmp(const void *a, const void *b) {
+    const dl_attestation *x = *(const dl_attestation *const *)a;
+    const dl_attestation *y = *(const dl_attestation *const *)b;
+    return memcmp(x->next_state_hash.data, y->next_state_hash.data, GD_DILOCO_HASH_LEN);
+}
+
+/* The revealed hash with the most weight (sorted, so one pass), if it has
+ * two thirds of the active weight. */
+static gd_status dl_quorum(const dl_round *r, dl_list *atts, dl_u128 active,
+                           const dl_attestation **winner) {
+    *winner = NULL;
+    const dl_attestation **rev = calloc(atts->n + 1, sizeof *rev);
+    if (rev == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    size_t n = 0;
+    for (size_t i = 0; i < atts->n; i++) {
+        const dl_attestation *a = atts->items[i];
+        if (a->next_state_hash.len == GD_DILOCO_HASH_LEN)
+            rev[n++] = a;
+    }
+    if (n > 1)
+        qsort(rev, n, sizeof *rev, dl_attestation_cmp);
+    for (size_t i = 0; i < n;) {
+        dl_u128 w = 0;
+        size_t j = i;
+        for (; j < n && dl_attestation_cmp(&rev[i], &rev[j]) == 0; j++)
+            w += dl_round_weight(r, rev[j]->attester, NULL);
+        if (dl_two_thirds(w, active))
+            *winner = rev[i];
+        i = j;
+    }
+    free(rev);
+    return GD_OK;
+}
+
 static gd_status dl_finish(gd_ctx *ctx, dl_run *run, dl_round *r) {
+    dl_u128 active = 0;
+    GD_TRY(dl_fix_active_weight(r, &active));
     dl_key k;
     dl_round_prefix(&k, DL_ATTEST, r);
     dl_list atts;
     GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__attestation__descriptor, &atts));
-    dl_u128 total = dl_total_weight(r);
     const dl_attestation *winner = NULL;
-    for (size_t i = 0; i < atts.n && winner == NULL; i++) {
-        const dl_attestation *a = atts.items[i];
-        dl_u128 w = 0;
-        for (size_t j = 0; j < atts.n; j++) {
-            const dl_attestation *b = atts.items[j];
-            if (b->next_state_hash.len == a->next_state_hash.len &&
-                memcmp(b->next_state_hash.data, a->next_state_hash.data,
-                       a->next_state_hash.len) == 0)
-                w += dl_round_weight(r, b->attester, NULL);
-        }
-        if (dl_two_thirds(w, total))
-            winner = a;
-    }
-    gd_status s = GD_OK;
-    if (winner != NULL) {
-        s = dl_set_bytes(&r->next_state_hash, winner->next_state_hash.data,
-                         winner->next_state_hash.len);
+    gd_status s = dl_quorum(r, &atts, active, &winner);
+    if (s == GD_OK && winner != NULL) {
+        s = dl_set_bytes(&r->next_state_hash, winner->next_state_hash.data, GD_DILOCO_HASH_LEN);
         if (s == GD_OK)
-            s = dl_set_bytes(&run->state_hash, winner->next_state_hash.data,
-                             winner->next_state_hash.len);
+            s = dl_set_bytes(&run->state_hash, winner->next_state_hash.data, GD_DILOCO_HASH_LEN);
         run->rounds_aggregated++;
         r->phase = PH(DONE);
         char hex[2 * GD_DILOCO_HASH_LEN + 1];
         gd_hex_encode(hex, winner->next_state_hash.data, GD_DILOCO_HASH_LEN, false);
         if (s == GD_OK)
             s = dl_event(ctx, "diloco_round_done", r, "next_state_hash", hex, NULL, NULL);
-    } else {
+    } else if (s == GD_OK) {
         r->phase = PH(VOID);
         s = dl_event(ctx, "diloco_round_void", r, NULL, NULL, NULL, NULL);
+    }
+    /* Once a quorum formed, a member that attested nothing, or another hash,
+     * pays the skip slash; an idle member pays it in every round. */
+    /* Members and attestations both come in address order: one walk. */
+    for (size_t i = 0, j = 0; s == GD_OK && i < r->n_members; i++) {
+        const dl_weighted *m = r->members[i];
+        while (j < atts.n &&
+               gd_diloco_address_cmp(((dl_attestation *)atts.items[j])->attester, m->address) < 0)
+            j++;
+        const dl_attestation *mine =
+            j < atts.n && strcmp(((dl_attestation *)atts.items[j])->attester, m->address) == 0
+                ? atts.items[j]
+                : NULL;
+        if (!m->active) {
+            s = dl_skip(ctx, run, r, m->address, "idle");
+            continue;
+        }
+        if (winner == NULL)
+            continue;
+        if (mine == NULL || mine->next_state_hash.len != GD_DILOCO_HASH_LEN)
+            s = dl_skip(ctx, run, r, m->address, "absent attestation");
+        else if (memcmp(mine->next_state_hash.data, winner->next_state_hash.data,
+                        GD_DILOCO_HASH_LEN) != 0)
+            s = dl_skip(ctx, run, r, m->address, "minority attestation");
     }
     dl_list_free(&atts);
     return s;
@@ -595,51 +410,35 @@ static gd_status dl_finish(gd_ctx *ctx, dl_run *run, dl_round *r) {
 
 /* Runs every transition whose window has started by this height. */
 static gd_status dl_advance(gd_ctx *ctx, dl_run *run, dl_round *r) {
-    const Gonka__Diloco__V1__RoundWindows *w = r->windows;
     gd_status s = GD_OK;
-    for (bool moved = true; s == GD_OK && moved;) {
-        moved = false;
-        int64_t h = ctx->height;
+    while (s == GD_OK && !dl_round_over(r) && ctx->height >= dl_next_boundary(r)) {
         switch (r->phase) {
-        case PH(TRAIN):
-            if ((moved = h >= w->commit_start))
-                r->phase = PH(COMMIT);
-            break;
-        case PH(COMMIT):
-            if ((moved = h >= w->reveal_start)) {
-                s = dl_assign_checks(ctx, run, r);
-                r->phase = PH(REVEAL);
-            }
-            break;
+        case PH(TRAIN): r->phase = PH(COMMIT); break;
+        case PH(COMMIT): r->phase = PH(REVEAL); break;
         case PH(REVEAL):
-            if ((moved = h >= w->verify_start)) {
-                s = dl_fix_inclusion(ctx, r);
-                r->phase = PH(VERIFY);
-            }
+            s = dl_round_seed(ctx, run, r);
+            if (s == GD_OK)
+                s = dl_assign_checks(ctx, run, r);
+            r->phase = PH(VERIFY);
             break;
         case PH(VERIFY):
-            if ((moved = h >= w->open_start))
-                r->phase = PH(OPEN);
+            s = dl_fix_inclusion(ctx, r);
+            r->phase = PH(OPEN);
             break;
         case PH(OPEN):
-            if ((moved = h >= w->dispute_start)) {
-                s = dl_assign_rechecks(ctx, run, r);
-                r->phase = PH(DISPUTE);
-            }
+            s = dl_start_disputes(ctx, run, r);
+            r->phase = PH(DISPUTE);
             break;
-        case PH(DISPUTE):
-            if ((moved = h >= w->attest_start)) {
-                s = dl_resolve(ctx, run, r);
-                r->phase = PH(ATTEST);
-            }
+        case PH(DISPUTE): r->phase = PH(DISPUTE_OPEN); break;
+        case PH(DISPUTE_OPEN):
+            s = dl_resolve(ctx, run, r);
+            r->phase = PH(ATTEST);
             break;
-        case PH(ATTEST):
-            if ((moved = h >= w->end))
-                s = dl_finish(ctx, run, r);
-            break;
-        default: break;
+        case PH(ATTEST): r->phase = PH(ATTEST_OPEN); break;
+        case PH(ATTEST_OPEN): s = dl_finish(ctx, run, r); break;
+        default: return gd_fail(GD_ERR_PARSE, "stored round has phase %d", (int)r->phase);
         }
-        if (s == GD_OK && moved)
+        if (s == GD_OK)
             s = dl_put_round(ctx, r);
     }
     return s;
@@ -654,15 +453,19 @@ static gd_status dl_run_block(gd_ctx *ctx, dl_run *run, const gd_epoch *latest,
     gd_status s = dl_pack(&before, run);
     if (s == GD_OK && run->next_round > 0) {
         s = dl_get_round(ctx, run->id, run->next_round - 1, &r);
-        bool live = s == GD_OK && r->phase != PH(DONE) && r->phase != PH(VOID);
-        if (live)
+        if (s == GD_ERR_NOT_FOUND) /* pruned: the run has been idle a while */
+            s = GD_OK;
+        /* The snapshot is read only in blocks where a window starts. */
+        bool due = s == GD_OK && r != NULL && !dl_round_over(r) &&
+                   ctx->height >= dl_next_boundary(r);
+        if (due)
             s = dl_load_members(ctx, r);
-        if (live && s == GD_OK)
+        if (due && s == GD_OK)
             s = dl_advance(ctx, run, r);
     }
     for (; s == GD_OK && run->next_settle_epoch < latest->index; run->next_settle_epoch++)
         s = dl_settle_epoch(ctx, run, run->next_settle_epoch);
-    bool idle = r == NULL || r->phase == PH(DONE) || r->phase == PH(VOID);
+    bool idle = r == NULL || dl_round_over(r);
     if (s == GD_OK && idle) {
         gd_epoch_stages st;
         gd_epoch_stages_compute(&st, latest, ep);

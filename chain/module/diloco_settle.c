@@ -1,7 +1,8 @@
 /* The DiLoCo module's settlement: when Gonka's epoch advances, each run
- * pays its epoch reward to workers by accepted tokens and to validators by
- * checks done in the epoch's DONE rounds, and burns what the epoch before
- * settled and nobody claimed (docs/protocol.md section 7). */
+ * pays its epoch reward to workers by accepted tokens, to validators by
+ * credited checks and to attesters by winning attestations in the epoch's
+ * DONE rounds, and burns what the epoch before settled and nobody claimed,
+ * pruning that epoch's rounds (docs/protocol.md section 7). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@ typedef struct dl_earner {
     char *address;
     uint64_t tokens;
     uint32_t checks;
+    uint32_t attestations;
 } dl_earner;
 
 typedef struct dl_earners {
@@ -30,7 +32,7 @@ static dl_earner *dl_earner_of(dl_earners *e, const char *addr) {
         return NULL;
     e->items = grown;
     dl_earner *x = &grown[e->n];
-    *x = (dl_earner){strdup(addr), 0, 0};
+    *x = (dl_earner){strdup(addr), 0, 0, 0};
     if (x->address == NULL)
         return NULL;
     e->n++;
@@ -74,9 +76,10 @@ static gd_status dl_collect(gd_ctx *ctx, const dl_run *run, uint64_t epoch, dl_e
                                &verdicts);
         else
             verdicts = (dl_list){NULL, 0};
+        /* A check is paid when its outcome credited it (the winning side). */
         for (size_t j = 0; s == GD_OK && j < verdicts.n; j++) {
             const dl_verdict *v = verdicts.items[j];
-            if (v->verdict == 0 || v->faulty)
+            if (!v->credited)
                 continue;
             dl_earner *x = dl_earner_of(e, v->validator);
             if (x == NULL)
@@ -85,13 +88,50 @@ static gd_status dl_collect(gd_ctx *ctx, const dl_run *run, uint64_t epoch, dl_e
                 x->checks++;
         }
         dl_list_free(&verdicts);
+        /* An attestation is paid when it revealed the winning hash. */
+        dl_key ak;
+        dl_round_prefix(&ak, DL_ATTEST, r);
+        dl_list atts;
+        if (s == GD_OK)
+            s = dl_list_prefix(ctx->kv, &ak, &gonka__diloco__v1__attestation__descriptor, &atts);
+        else
+            atts = (dl_list){NULL, 0};
+        for (size_t j = 0; s == GD_OK && j < atts.n; j++) {
+            const dl_attestation *a = atts.items[j];
+            if (a->next_state_hash.len != GD_DILOCO_HASH_LEN ||
+                r->next_state_hash.len != GD_DILOCO_HASH_LEN ||
+                memcmp(a->next_state_hash.data, r->next_state_hash.data, GD_DILOCO_HASH_LEN) != 0)
+                continue;
+            dl_earner *x = dl_earner_of(e, a->attester);
+            if (x == NULL)
+                s = gd_fail(GD_ERR_NOMEM, "out of memory");
+            else
+                x->attestations++;
+        }
+        dl_list_free(&atts);
     }
     dl_list_free(&rounds);
     return s;
 }
 
-/* Burns what was settled for epoch and not claimed (its claim window is
- * over once the next epoch settles). */
+/* Every record of one round (the round itself last): settled rounds are
+ * pruned, and the events they emitted keep their history. */
+static gd_status dl_prune_round(gd_ctx *ctx, const dl_round *r) {
+    static const uint8_t kinds[] = {DL_COMMIT, DL_REPORT, DL_ASSIGN, DL_VERDICT,
+                                    DL_ATTEST, DL_WEIGHT, DL_RANDOM};
+    for (size_t i = 0; i < sizeof kinds; i++) {
+        dl_key k;
+        dl_round_prefix(&k, kinds[i], r);
+        GD_TRY(dl_delete_prefix(ctx, &k));
+    }
+    dl_key k;
+    dl_round_prefix(&k, DL_ROUND, r);
+    return gd_ctx_delete(ctx, k.b, k.n);
+}
+
+/* The claim window of epoch is over once the next epoch settles: burns what
+ * was settled for it and not claimed, and removes its settle amounts and
+ * its rounds, which nothing reads any more. */
 static gd_status dl_expire(gd_ctx *ctx, const dl_run *run, uint64_t epoch) {
     dl_key k;
     dl_key_init(&k, DL_SETTLE);
@@ -102,18 +142,29 @@ static gd_status dl_expire(gd_ctx *ctx, const dl_run *run, uint64_t epoch) {
     gd_status s = GD_OK;
     for (size_t i = 0; s == GD_OK && i < owed.n; i++) {
         const dl_settle *o = owed.items[i];
-        if (o->claimed)
-            continue;
         uint64_t amount = 0;
-        s = dl_amount(o->amount, &amount);
-        if (s == GD_OK)
+        if (!o->claimed)
+            s = dl_amount(o->amount, &amount);
+        if (s == GD_OK && amount > 0)
             s = dl_burn(ctx, dl_denom(run), amount);
-        dl_key ok = k;
-        dl_key_addr(&ok, o->address);
-        if (s == GD_OK)
-            s = gd_ctx_delete(ctx, ok.b, ok.n);
     }
     dl_list_free(&owed);
+    if (s == GD_OK)
+        s = dl_delete_prefix(ctx, &k);
+    dl_key rk;
+    dl_key_init(&rk, DL_ROUND);
+    dl_key_u64(&rk, run->id);
+    dl_list rounds;
+    if (s == GD_OK)
+        s = dl_list_prefix(ctx->kv, &rk, &gonka__diloco__v1__round__descriptor, &rounds);
+    else
+        rounds = (dl_list){NULL, 0};
+    for (size_t i = 0; s == GD_OK && i < rounds.n; i++) {
+        const dl_round *r = rounds.items[i];
+        if (r->epoch <= epoch && dl_round_over(r))
+            s = dl_prune_round(ctx, r);
+    }
+    dl_list_free(&rounds);
     return s;
 }
 
@@ -129,19 +180,24 @@ gd_status dl_settle_epoch(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
     if (s == GD_OK)
         s = dl_amount(run->spec->reward_per_epoch->amount, &reward);
     uint64_t budget = reward < pool ? reward : pool;
-    uint64_t workers = dl_muldiv(budget, GD_DILOCO_PPM - run->spec->validator_share_ppm,
-                                 GD_DILOCO_PPM);
-    uint64_t validators = budget - workers;
+    /* The spec check keeps the two shares within the whole. */
+    uint64_t validators = dl_muldiv(budget, run->spec->validator_share_ppm, GD_DILOCO_PPM);
+    uint64_t attesters = dl_muldiv(budget, run->spec->attest_share_ppm, GD_DILOCO_PPM);
+    uint64_t workers = budget - validators - attesters;
+    dl_u128 total_attestations = 0;
     for (size_t i = 0; i < e.n; i++) {
         total_tokens += e.items[i].tokens;
         total_checks += e.items[i].checks;
+        total_attestations += e.items[i].attestations;
     }
     if (e.n > 1)
         qsort(e.items, e.n, sizeof *e.items, dl_earner_cmp);
     for (size_t i = 0; s == GD_OK && i < e.n; i++) {
         const dl_earner *x = &e.items[i];
-        uint64_t amount = (total_tokens ? dl_muldiv(workers, x->tokens, total_tokens) : 0) +
-                          (total_checks ? dl_muldiv(validators, x->checks, total_checks) : 0);
+        uint64_t amount =
+            (total_tokens ? dl_muldiv(workers, x->tokens, total_tokens) : 0) +
+            (total_checks ? dl_muldiv(validators, x->checks, total_checks) : 0) +
+            (total_attestations ? dl_muldiv(attesters, x->attestations, total_attestations) : 0);
         if (amount == 0)
             continue;
         char text[24];
@@ -153,6 +209,7 @@ gd_status dl_settle_epoch(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
         st.amount = text;
         st.tokens = x->tokens;
         st.checks = x->checks;
+        st.attestations = x->attestations;
         dl_key k;
         dl_key_settle(&k, run->id, epoch, x->address);
         s = dl_save(ctx, &k, &st);

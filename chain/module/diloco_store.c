@@ -95,6 +95,11 @@ void dl_key_settle(dl_key *k, uint64_t run, uint64_t epoch, const char *address)
 
 /* ---- records ----------------------------------------------------------------- */
 
+void dl_key_secret(dl_key *k, uint64_t run, uint64_t round, const char *member) {
+    dl_key_run_round(k, DL_RANDOM, run, round);
+    dl_key_addr(k, member);
+}
+
 gd_status dl_load(gd_ctx *ctx, const dl_key *k, const ProtobufCMessageDescriptor *d,
                   void **out) {
     *out = NULL;
@@ -182,6 +187,73 @@ void dl_list_free(dl_list *l) {
     free(l->items);
     l->items = NULL;
     l->n = 0;
+}
+
+typedef struct dl_keys_job {
+    uint8_t **keys;
+    size_t *lens;
+    size_t n, cap;
+    gd_status status;
+} dl_keys_job;
+
+static int dl_keys_visit(void *arg, const uint8_t *key, size_t key_len, const uint8_t *value,
+                         size_t value_len) {
+    (void)value;
+    (void)value_len;
+    dl_keys_job *job = arg;
+    if (job->n == job->cap) {
+        size_t cap = job->cap ? 2 * job->cap : 64;
+        uint8_t **keys = realloc(job->keys, cap * sizeof *keys);
+        if (keys != NULL)
+            job->keys = keys;
+        size_t *lens = keys ? realloc(job->lens, cap * sizeof *lens) : NULL;
+        if (lens != NULL)
+            job->lens = lens;
+        if (keys == NULL || lens == NULL) {
+            job->status = gd_fail(GD_ERR_NOMEM, "out of memory listing keys");
+            return 1;
+        }
+        job->cap = cap;
+    }
+    uint8_t *copy = malloc(key_len);
+    if (copy == NULL) {
+        job->status = gd_fail(GD_ERR_NOMEM, "out of memory listing keys");
+        return 1;
+    }
+    memcpy(copy, key, key_len);
+    job->keys[job->n] = copy;
+    job->lens[job->n++] = key_len;
+    return 0;
+}
+
+/* Keys are collected first: the store is not changed under an iteration. */
+gd_status dl_delete_prefix(gd_ctx *ctx, const dl_key *prefix) {
+    dl_keys_job job = {NULL, NULL, 0, 0, GD_OK};
+    gd_status s = gd_kv_iterate_prefix(ctx->kv, prefix->b, prefix->n, dl_keys_visit, &job);
+    if (s == GD_OK)
+        s = job.status;
+    for (size_t i = 0; s == GD_OK && i < job.n; i++)
+        s = gd_ctx_delete(ctx, job.keys[i], job.lens[i]);
+    for (size_t i = 0; i < job.n; i++)
+        free(job.keys[i]);
+    free(job.keys);
+    free(job.lens);
+    return s;
+}
+
+static int dl_count_visit(void *arg, const uint8_t *key, size_t key_len, const uint8_t *value,
+                          size_t value_len) {
+    (void)key;
+    (void)key_len;
+    (void)value;
+    (void)value_len;
+    (*(size_t *)arg)++;
+    return 0;
+}
+
+gd_status dl_count_prefix(gd_kv *kv, const dl_key *prefix, size_t *out) {
+    *out = 0;
+    return gd_kv_iterate_prefix(kv, prefix->b, prefix->n, dl_count_visit, out);
 }
 
 /* protobuf-c frees an unpacked message's fields with free(), and an empty

@@ -1,0 +1,434 @@
+/* The DiLoCo module's checks: who checks what (verify_start), which checks
+ * are disputed and who re-checks them (dispute_start), and what each check
+ * decided (attest_start): the outcome, bonds, credits, slashes and the
+ * aggregation set (docs/protocol.md section 7, docs/verification.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain/module/diloco_internal.h"
+
+#define VERDICT(x) GONKA__DILOCO__V1__VERDICT__VERDICT_##x
+#define OUTCOME(x) GONKA__DILOCO__V1__CHECK_OUTCOME__CHECK_OUTCOME_##x
+
+/* ---- eligible members --------------------------------------------------------- */
+
+/* The round members of one class, less the target and some excluded
+ * addresses, in address order, with their frozen weights: those who may
+ * check the target. Pointers into the round. */
+typedef struct dl_pool {
+    const char **addr;
+    uint64_t *weight;
+    uint32_t n;
+} dl_pool;
+
+static gd_status dl_pool_fill(dl_pool *p, const dl_round *r, const char *hw_class,
+                              const char *target, char *const *exclude, size_t n_exclude) {
+    p->n = 0;
+    for (size_t i = 0; i < r->n_members; i++) {
+        const dl_weighted *m = r->members[i];
+        if (strcmp(m->hw_class, hw_class) != 0 || strcmp(m->address, target) == 0 ||
+            dl_has_str(exclude, n_exclude, m->address))
+            continue;
+        GD_TRY(dl_amount(m->weight, &p->weight[p->n]));
+        p->addr[p->n++] = m->address;
+    }
+    return GD_OK;
+}
+
+static void dl_pool_take(dl_pool *p, uint32_t i) {
+    memmove(&p->addr[i], &p->addr[i + 1], (p->n - i - 1) * sizeof *p->addr);
+    memmove(&p->weight[i], &p->weight[i + 1], (p->n - i - 1) * sizeof *p->weight);
+    p->n--;
+}
+
+static gd_status dl_pool_init(dl_pool *p, const dl_round *r) {
+    p->addr = calloc(r->n_members + 1, sizeof *p->addr);
+    p->weight = calloc(r->n_members + 1, sizeof *p->weight);
+    p->n = 0;
+    if (p->addr == NULL || p->weight == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    return GD_OK;
+}
+
+static void dl_pool_free(dl_pool *p) {
+    free(p->addr);
+    free(p->weight);
+}
+
+static uint32_t dl_class_size(const dl_round *r, const char *hw_class) {
+    uint32_t n = 0;
+    for (size_t i = 0; i < r->n_members; i++)
+        n += strcmp(r->members[i]->hw_class, hw_class) == 0;
+    return n;
+}
+
+static const char *dl_class_of(const dl_round *r, const char *addr) {
+    size_t i = dl_round_find(r, addr);
+    return i < r->n_members ? r->members[i]->hw_class : "";
+}
+
+/* ---- verify start: the checks ----------------------------------------------------- */
+
+gd_status dl_assign_checks(gd_ctx *ctx, const dl_run *run, dl_round *r) {
+    const uint8_t *rnd = r->verify_randomness.data;
+    dl_key k;
+    dl_round_prefix(&k, DL_COMMIT, r);
+    dl_list commits;
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__commitment__descriptor, &commits));
+    dl_pool pool;
+    gd_status s = dl_pool_init(&pool, r);
+    const dl_spec *sp = run->spec;
+    for (size_t i = 0; s == GD_OK && i < commits.n; i++) {
+        const dl_commitment *c = commits.items[i];
+        const char *cls = dl_class_of(r, c->participant);
+        /* Too few members of its class to check it and re-check a dispute:
+         * the commitment gets no checks, so it is neither aggregated nor
+         * paid (a private class is no free pass). */
+        if (dl_class_size(r, cls) < sp->min_class_members) {
+            s = dl_event(ctx, "diloco_unchecked", r, "target", c->participant, "reason",
+                         "class too small");
+            continue;
+        }
+        for (uint32_t j = 0; s == GD_OK && j < sp->checks_per_commit; j++) {
+            gd_diloco_check_draw d;
+            /* payload_leaves >= 2 (MsgCommitRound's check): a header and at
+             * least one chunk. */
+            gd_diloco_draw_check(&d, rnd, c->participant, j, c->segment_count, sp->segment_steps,
+                                 c->payload_leaves - 1, sp->double_check_ppm);
+            s = dl_pool_fill(&pool, r, cls, c->participant, NULL, 0);
+            char *validators[2] = {NULL, NULL};
+            size_t n_validators = 0;
+            for (uint32_t v = 0; s == GD_OK && v < (d.twice ? 2u : 1u) && pool.n > 0; v++) {
+                uint32_t at = gd_diloco_draw_member("gd-validator", rnd, c->participant, j, v,
+                                                    pool.weight, pool.n);
+                validators[n_validators++] = (char *)pool.addr[at];
+                dl_pool_take(&pool, at);
+            }
+            dl_assignment a = GONKA__DILOCO__V1__ASSIGNMENT__INIT;
+            a.target = c->participant;
+            a.check = j;
+            a.segment = d.segment;
+            a.step = d.step;
+            a.chunk = d.chunk;
+            a.validators = validators;
+            a.n_validators = n_validators;
+            dl_key ak;
+            dl_key_assignment(&ak, r->run, r->index, c->participant, j);
+            if (s == GD_OK)
+                s = dl_save(ctx, &ak, &a);
+        }
+        char count[24];
+        dl_amount_str(count, sp->checks_per_commit);
+        if (s == GD_OK)
+            s = dl_event(ctx, "diloco_checks_assigned", r, "target", c->participant, "checks",
+                         count);
+    }
+    dl_pool_free(&pool);
+    dl_list_free(&commits);
+    return s;
+}
+
+/* ---- verdict records ------------------------------------------------------------------- */
+
+static gd_status dl_load_verdict(gd_ctx *ctx, const dl_round *r, const char *target,
+                                 uint32_t check, const char *validator, dl_verdict **out) {
+    *out = NULL;
+    dl_key k;
+    dl_key_verdict(&k, r->run, r->index, target, check, validator);
+    gd_status s = dl_load(ctx, &k, &gonka__diloco__v1__verdict_record__descriptor, (void **)out);
+    return s == GD_ERR_NOT_FOUND ? GD_OK : s;
+}
+
+static gd_status dl_save_verdict(gd_ctx *ctx, const dl_round *r, const dl_verdict *v) {
+    dl_key k;
+    dl_key_verdict(&k, r->run, r->index, v->target, v->check, v->validator);
+    return dl_save(ctx, &k, v);
+}
+
+static bool dl_revealed(const dl_verdict *v) { return v != NULL && v->verdict != 0; }
+
+static bool dl_accuses(const dl_verdict *v) {
+    return dl_revealed(v) && (v->verdict == VERDICT(FAIL) || v->verdict == VERDICT(UNAVAILABLE));
+}
+
+static bool dl_same_digest(const dl_verdict *a, const dl_verdict *b) {
+    return a->digest.len == b->digest.len &&
+           memcmp(a->digest.data, b->digest.data, a->digest.len) == 0;
+}
+
+/* Returns an accusation's bond to the accuser, or burns it. */
+static gd_status dl_settle_bond(gd_ctx *ctx, const dl_run *run, dl_verdict *v, bool give_back) {
+    if (!v->bonded)
+        return GD_OK;
+    uint64_t bond = 0;
+    GD_TRY(dl_amount(run->spec->fail_bond->amount, &bond));
+    GD_TRY(give_back ? dl_pay_out(ctx, v->validator, dl_denom(run), bond)
+                     : dl_burn(ctx, dl_denom(run), bond));
+    v->bonded = false;
+    return GD_OK;
+}
+
+static gd_status dl_save_assignment(gd_ctx *ctx, const dl_round *r, const dl_assignment *a) {
+    dl_key k;
+    dl_key_assignment(&k, r->run, r->index, a->target, a->check);
+    return dl_save(ctx, &k, a);
+}
+
+static const char *dl_outcome_name(int o) {
+    return o == OUTCOME(PASSED) ? "passed" : o == OUTCOME(UPHELD) ? "upheld"
+                                          : o == OUTCOME(UNDECIDED) ? "undecided" : "pending";
+}
+
+static gd_status dl_outcome_event(gd_ctx *ctx, const dl_round *r, const dl_assignment *a,
+                                  const char *why) {
+    char check[24];
+    dl_amount_str(check, a->check);
+    char text[64];
+    snprintf(text, sizeof text, "%s: %s", dl_outcome_name(a->outcome), why);
+    return dl_event(ctx, "diloco_check_outcome", r, "target", a->target, "outcome", text);
+}
+
+/* ---- dispute start: undisputed outcomes and re-checkers ----------------------------------- */
+
+/* A check is undisputed when every validator revealed PASS with one digest;
+ * anything else (an accusation, two digests, no revealed verdict at all)
+ * goes to re-checkers, so a skipped check neither passes a cheat nor costs
+ * an honest target its pay when re-checkers are there. */
+static gd_status dl_open_dispute(gd_ctx *ctx, const dl_run *run, dl_round *r, dl_assignment *a,
+                                 dl_pool *pool) {
+    size_t nv = a->n_validators < 2 ? a->n_validators : 2;
+    dl_verdict *v[2] = {NULL, NULL};
+    gd_status s = GD_OK;
+    size_t revealed = 0;
+    bool accused = false;
+    for (size_t j = 0; s == GD_OK && j < nv; j++) {
+        s = dl_load_verdict(ctx, r, a->target, a->check, a->validators[j], &v[j]);
+        if (s == GD_OK && !dl_revealed(v[j]))
+            s = dl_skip(ctx, run, r, a->validators[j], "skipped check");
+        else if (s == GD_OK) {
+            revealed++;
+            accused |= dl_accuses(v[j]);
+        }
+    }
+    bool split = revealed == 2 && !accused && !dl_same_digest(v[0], v[1]);
+    bool disputed = revealed == 0 || accused || split;
+    if (s == GD_OK && !disputed) {
+        a->outcome = OUTCOME(PASSED);
+        for (size_t j = 0; s == GD_OK && j < nv; j++) {
+            if (!dl_revealed(v[j]))
+                continue;
+            v[j]->credited = true;
+            s = dl_save_verdict(ctx, r, v[j]);
+        }
+        if (s == GD_OK)
+            s = dl_save_assignment(ctx, r, a);
+    } else if (s == GD_OK) {
+        s = dl_pool_fill(pool, r, dl_class_of(r, a->target), a->target, a->validators,
+                         a->n_validators);
+        uint32_t need = run->spec->recheck_validators;
+        if (s == GD_OK && pool->n < need) {
+            /* Nobody left to decide: the target is not paid, accusers get
+             * their bonds back, nobody is slashed for the decision. */
+            a->outcome = OUTCOME(UNDECIDED);
+            for (size_t j = 0; s == GD_OK && j < nv; j++)
+                if (v[j] != NULL && v[j]->bonded) {
+                    s = dl_settle_bond(ctx, run, v[j], true);
+                    if (s == GD_OK)
+                        s = dl_save_verdict(ctx, r, v[j]);
+                }
+            if (s == GD_OK)
+                s = dl_save_assignment(ctx, r, a);
+            if (s == GD_OK)
+                s = dl_outcome_event(ctx, r, a, "too few re-checkers");
+        } else {
+            const uint8_t *rnd = r->recheck_randomness.data;
+            for (uint32_t k = 0; s == GD_OK && k < need; k++) {
+                uint32_t at = gd_diloco_draw_member("gd-recheck", rnd, a->target, a->check, k,
+                                                    pool->weight, pool->n);
+                s = dl_push_str(&a->recheckers, &a->n_recheckers, pool->addr[at]);
+                dl_pool_take(pool, at);
+            }
+            if (s == GD_OK)
+                s = dl_save_assignment(ctx, r, a);
+            char count[24];
+            dl_amount_str(count, a->n_recheckers);
+            if (s == GD_OK)
+                s = dl_event(ctx, "diloco_dispute", r, "target", a->target, "recheckers", count);
+        }
+    }
+    dl_free(v[0]);
+    dl_free(v[1]);
+    return s;
+}
+
+gd_status dl_assign_rechecks(gd_ctx *ctx, const dl_run *run, dl_round *r) {
+    dl_key k;
+    dl_round_prefix(&k, DL_ASSIGN, r);
+    dl_list checks;
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__assignment__descriptor, &checks));
+    dl_pool pool;
+    gd_status s = dl_pool_init(&pool, r);
+    for (size_t i = 0; s == GD_OK && i < checks.n; i++)
+        s = dl_open_dispute(ctx, run, r, checks.items[i], &pool);
+    dl_pool_free(&pool);
+    dl_list_free(&checks);
+    return s;
+}
+
+/* ---- attest start: outcomes ---------------------------------------------------------------- */
+
+/* The re-checkers' decision. n is the number drawn (odd), so a strict
+ * majority of it exists only when enough of them answered the same way: a
+ * tie or too many silent re-checkers leave the check UNDECIDED, which never
+ * pays the accused. An UNAVAILABLE re-check is a vote against the target:
+ * data the re-checkers cannot fetch either is a failure of the target. */
+typedef struct dl_tally {
+    size_t n, accuse, fails;
+    const dl_verdict *major; /* the PASS digest most re-checkers gave */
+    size_t major_count;
+    int outcome;
+} dl_tally;
+
+static void dl_tally_count(dl_tally *t, dl_verdict *const *re, size_t n) {
+    *t = (dl_tally){.n = n};
+    for (size_t i = 0; i < n; i++) {
+        if (!dl_revealed(re[i]))
+            continue;
+        t->accuse += dl_accuses(re[i]);
+        t->fails += re[i]->verdict == VERDICT(FAIL);
+        if (re[i]->verdict != VERDICT(PASS))
+            continue;
+        size_t same = 0;
+        for (size_t j = 0; j < n; j++)
+            same += dl_revealed(re[j]) && re[j]->verdict == VERDICT(PASS) &&
+                    dl_same_digest(re[i], re[j]);
+        if (same > t->major_count) {
+            t->major = re[i];
+            t->major_count = same;
+        }
+    }
+    t->outcome = 2 * t->accuse > n        ? OUTCOME(UPHELD)
+                 : 2 * t->major_count > n ? OUTCOME(PASSED)
+                                          : OUTCOME(UNDECIDED);
+}
+
+/* What a revealed verdict (an assigned one when bond_held, else a re-check)
+ * earns or costs under the outcome. */
+static gd_status dl_judge(gd_ctx *ctx, const dl_run *run, const dl_round *r, const dl_tally *t,
+                          dl_verdict *v, bool assigned) {
+    bool passed = t->outcome == OUTCOME(PASSED), upheld = t->outcome == OUTCOME(UPHELD);
+    gd_status s = GD_OK;
+    if (dl_accuses(v)) {
+        /* An accusation is paid only if upheld; an overturned one loses its
+         * bond (assigned) or, for a re-check FAIL, the cheat slash: within
+         * a class re-execution is bit-exact, so a losing FAIL is a lie. */
+        if (assigned)
+            s = dl_settle_bond(ctx, run, v, !passed);
+        v->credited = upheld;
+        v->faulty = passed;
+        if (s == GD_OK && passed && !assigned && v->verdict == VERDICT(FAIL))
+            s = dl_slash_cheat(ctx, run, v->validator, "FAIL overturned by re-checkers");
+    } else if (v->verdict == VERDICT(PASS)) {
+        bool agrees = passed && dl_same_digest(v, t->major);
+        v->credited = agrees;
+        v->faulty = (passed && !agrees) || upheld;
+        /* A PASS that loses is slashed, not only unpaid: a lazy validator
+         * that reveals PASS with any digest pays for it. A PASS on a check
+         * upheld only because the data was unavailable is unpaid but not
+         * slashed: the target may have served that validator alone. */
+        if (passed && !agrees)
+            s = dl_slash_cheat(ctx, run, v->validator, "PASS digest lost to the majority");
+        else if (upheld && 2 * t->fails > t->n)
+            s = dl_slash_cheat(ctx, run, v->validator, "PASS on an upheld FAIL");
+    }
+    if (s == GD_OK)
+        s = dl_save_verdict(ctx, r, v);
+    return s;
+}
+
+static gd_status dl_resolve_check(gd_ctx *ctx, const dl_run *run, dl_round *r, dl_assignment *a) {
+    size_t nv = a->n_validators < 2 ? a->n_validators : 2, nr = a->n_recheckers;
+    dl_verdict *orig[2] = {NULL, NULL};
+    dl_verdict **re = calloc(nr + 1, sizeof *re);
+    gd_status s = re ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    for (size_t j = 0; s == GD_OK && j < nv; j++)
+        s = dl_load_verdict(ctx, r, a->target, a->check, a->validators[j], &orig[j]);
+    for (size_t j = 0; s == GD_OK && j < nr; j++) {
+        s = dl_load_verdict(ctx, r, a->target, a->check, a->recheckers[j], &re[j]);
+        if (s == GD_OK && !dl_revealed(re[j]))
+            s = dl_skip(ctx, run, r, a->recheckers[j], "skipped re-check");
+    }
+    dl_tally t;
+    dl_tally_count(&t, re, nr);
+    for (size_t j = 0; s == GD_OK && j < nv; j++)
+        if (dl_revealed(orig[j]))
+            s = dl_judge(ctx, run, r, &t, orig[j], true);
+    for (size_t j = 0; s == GD_OK && j < nr; j++)
+        if (dl_revealed(re[j]))
+            s = dl_judge(ctx, run, r, &t, re[j], false);
+    a->outcome = t.outcome;
+    if (s == GD_OK)
+        s = dl_save_assignment(ctx, r, a);
+    if (s == GD_OK)
+        s = dl_outcome_event(ctx, r, a, "re-checked");
+    dl_free(orig[0]);
+    dl_free(orig[1]);
+    for (size_t j = 0; re && j < nr; j++)
+        dl_free(re[j]);
+    free(re);
+    return s;
+}
+
+/* What a target's checks decided, for the aggregation set. */
+typedef struct dl_target {
+    const char *address;
+    uint32_t passed;
+    bool upheld;
+} dl_target;
+
+static int dl_target_cmp(const void *key, const void *item) {
+    return gd_diloco_address_cmp(key, ((const dl_target *)item)->address);
+}
+
+gd_status dl_resolve(gd_ctx *ctx, const dl_run *run, dl_round *r) {
+    dl_key k;
+    dl_round_prefix(&k, DL_ASSIGN, r);
+    dl_list checks;
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__assignment__descriptor, &checks));
+    /* Assignments come in (target, check) key order: one run per target. */
+    dl_target *targets = calloc(checks.n + 1, sizeof *targets);
+    size_t n_targets = 0;
+    gd_status s = targets ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; s == GD_OK && i < checks.n; i++) {
+        dl_assignment *a = checks.items[i];
+        if (a->outcome == OUTCOME(PENDING))
+            s = dl_resolve_check(ctx, run, r, a);
+        if (n_targets == 0 || strcmp(targets[n_targets - 1].address, a->target) != 0)
+            targets[n_targets++] = (dl_target){a->target, 0, false};
+        dl_target *t = &targets[n_targets - 1];
+        t->passed += a->outcome == OUTCOME(PASSED);
+        t->upheld |= a->outcome == OUTCOME(UPHELD);
+    }
+    const dl_spec *sp = run->spec;
+    for (size_t i = 0; s == GD_OK && i < n_targets; i++) {
+        if (!targets[i].upheld)
+            continue;
+        s = dl_push_str(&r->failed, &r->n_failed, targets[i].address);
+        if (s == GD_OK)
+            s = dl_slash_cheat(ctx, run, targets[i].address, "upheld accusation");
+        uint64_t until = r->index + 1 + sp->suspend_rounds;
+        if (s == GD_OK)
+            s = dl_suspend(ctx, r->run, targets[i].address, until < r->index ? UINT64_MAX : until);
+    }
+    /* Aggregated: included, and every one of its checks passed. */
+    for (size_t i = 0; s == GD_OK && i < r->n_inclusion_set; i++) {
+        const dl_target *t = bsearch(r->inclusion_set[i], targets, n_targets, sizeof *targets,
+                                     dl_target_cmp);
+        if (t != NULL && !t->upheld && t->passed == sp->checks_per_commit)
+            s = dl_push_str(&r->aggregation_set, &r->n_aggregation_set, r->inclusion_set[i]);
+    }
+    free(targets);
+    dl_list_free(&checks);
+    return s;
+}
