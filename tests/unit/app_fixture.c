@@ -15,33 +15,45 @@
 #include "cosmos/bank/v1beta1/query.pb-c.h"
 #include "tests/testkit.h"
 
-static void fix_init_state(app_fixture *f, const char *min_gas_price,
+static void fix_init_state(app_fixture *f, int n, const char *min_gas_price,
                            const json_t *diloco_state, const gd_module *extra);
 
 void fix_init(app_fixture *f, const char *min_gas_price) {
-    fix_init_state(f, min_gas_price, NULL, NULL);
+    fix_init_state(f, FIX_ACCOUNTS, min_gas_price, NULL, NULL);
 }
 
 void fix_init_diloco(app_fixture *f, const json_t *diloco_state) {
-    fix_init_state(f, NULL, diloco_state, NULL);
+    fix_init_state(f, FIX_ACCOUNTS, NULL, diloco_state, NULL);
+}
+
+void fix_init_accounts(app_fixture *f, int n, const json_t *diloco_state) {
+    fix_init_state(f, n, NULL, diloco_state, NULL);
 }
 
 void fix_init_with(app_fixture *f, const gd_module *extra) {
-    fix_init_state(f, NULL, NULL, extra);
+    fix_init_state(f, FIX_ACCOUNTS, NULL, NULL, extra);
 }
 
-static void fix_init_state(app_fixture *f, const char *min_gas_price,
+static void fix_init_state(app_fixture *f, int n, const char *min_gas_price,
                            const json_t *diloco_state, const gd_module *extra) {
     memset(f, 0, sizeof *f);
+    if (n < 1 || n > FIX_ACCOUNTS_MAX)
+        abort();
+    f->n_accounts = n;
     json_t *accounts = json_array(), *balances = json_array();
-    for (int i = 0; i < FIX_ACCOUNTS; i++) {
+    for (int i = 0; i < n; i++) {
         uint8_t secret[32];
         memset(secret, 0x11 * (i + 1), sizeof secret);
+        if (i >= 8) { /* 0xff.. is past the curve order: hashed secrets for the rest */
+            char text[32];
+            snprintf(text, sizeof text, "fixture account %d", i);
+            gd_sha256(secret, text, strlen(text));
+        }
         if (gd_key_from_secret(&f->keys[i], secret) != GD_OK ||
             gd_address_from_pubkey(f->addr[i], sizeof f->addr[i], "gonka", f->keys[i].pubkey) !=
                 GD_OK)
             abort();
-        char num[8];
+        char num[12];
         snprintf(num, sizeof num, "%d", i);
         json_array_append_new(accounts, json_pack("{s:s,s:s,s:s,s:s}", "@type",
                                                   "/cosmos.auth.v1beta1.BaseAccount", "address",
@@ -72,6 +84,7 @@ static void fix_init_state(app_fixture *f, const char *min_gas_price,
 void fix_free(app_fixture *f) {
     gd_app_free(f->app);
     json_decref(f->genesis);
+    gd_events_free(&f->events);
 }
 
 gd_status fix_send_tx(app_fixture *f, int from, const char *to, const char *amount,
@@ -95,11 +108,24 @@ gd_status fix_send_tx(app_fixture *f, int from, const char *to, const char *amou
     return s;
 }
 
+gd_status fix_anys_tx(app_fixture *f, int from, size_t n, const gd_any *msgs, gd_buf *out) {
+    if (n == 0 || n > FIX_TX_MSGS_MAX)
+        return gd_fail(GD_ERR_INVALID, "1..%d messages per test transaction", FIX_TX_MSGS_MAX);
+    gd_tx_request req = {.msgs = msgs, .n_msgs = n, .gas_limit = 20000000,
+                         .chain_id = FIX_CHAIN, .account_number = (uint64_t)from,
+                         .sequence = fix_sequence(f, from)};
+    gd_signed_tx tx = {0};
+    gd_status s = gd_tx_sign(&tx, &f->keys[from], &req);
+    if (s == GD_OK)
+        *out = tx.raw;
+    return s;
+}
+
 gd_status fix_msgs_tx(app_fixture *f, int from, size_t n, const char *const *type_urls,
                       const void *const *msgs, gd_buf *out) {
-    gd_any any[16];
-    if (n == 0 || n > 16)
-        return gd_fail(GD_ERR_INVALID, "1..16 messages per test transaction");
+    gd_any any[FIX_TX_MSGS_MAX];
+    if (n == 0 || n > FIX_TX_MSGS_MAX)
+        return gd_fail(GD_ERR_INVALID, "1..%d messages per test transaction", FIX_TX_MSGS_MAX);
     memset(any, 0, sizeof any);
     gd_status s = GD_OK;
     for (size_t i = 0; s == GD_OK && i < n; i++) {
@@ -109,16 +135,10 @@ gd_status fix_msgs_tx(app_fixture *f, int from, size_t n, const char *const *typ
         if (s == GD_OK)
             any[i].value.len = protobuf_c_message_pack(msgs[i], any[i].value.data);
     }
-    gd_tx_request req = {.msgs = any, .n_msgs = n, .gas_limit = 20000000,
-                         .chain_id = FIX_CHAIN, .account_number = (uint64_t)from,
-                         .sequence = fix_sequence(f, from)};
-    gd_signed_tx tx = {0};
     if (s == GD_OK)
-        s = gd_tx_sign(&tx, &f->keys[from], &req);
+        s = fix_anys_tx(f, from, n, any, out);
     for (size_t i = 0; i < n; i++)
         gd_any_free(&any[i]);
-    if (s == GD_OK)
-        *out = tx.raw;
     return s;
 }
 
@@ -145,23 +165,30 @@ uint64_t fix_sequence(app_fixture *f, int i) {
 }
 
 void fix_block(app_fixture *f, const gd_buf *txs, size_t n, gd_tx_outcome *outcomes) {
-    uint64_t before[FIX_ACCOUNTS];
-    for (int i = 0; i < FIX_ACCOUNTS; i++)
+    uint64_t before[FIX_ACCOUNTS_MAX];
+    for (int i = 0; i < f->n_accounts; i++)
         before[i] = fix_sequence(f, i);
     uint8_t block_hash[32], app_hash[32];
     int64_t h = f->height + 1;
-    gd_sha256(block_hash, &h, sizeof h);
-    gd_events events = {0};
-    CHECK_OK(gd_app_begin_block(f->app, h, block_hash, &events));
+    if (f->hash_salt != 0 && h >= f->hash_salt_from) {
+        uint8_t text[12];
+        memcpy(text, &h, sizeof h);
+        for (int i = 0; i < 4; i++)
+            text[8 + i] = (uint8_t)(f->hash_salt >> (8 * i));
+        gd_sha256(block_hash, text, sizeof text);
+    } else {
+        gd_sha256(block_hash, &h, sizeof h);
+    }
+    gd_events_free(&f->events);
+    CHECK_OK(gd_app_begin_block(f->app, h, block_hash, &f->events));
     for (size_t i = 0; i < n; i++)
         CHECK_OK(gd_app_deliver_tx(f->app, txs[i].data, txs[i].len, &outcomes[i]));
-    CHECK_OK(gd_app_end_block(f->app, &events));
+    CHECK_OK(gd_app_end_block(f->app, &f->events));
     CHECK_OK(gd_app_commit(f->app, app_hash));
-    gd_events_free(&events);
     f->height = h;
     CHECK(gd_app_height(f->app) == h);
     CHECK_OK(gd_app_check_invariants(f->app));
-    for (int i = 0; i < FIX_ACCOUNTS; i++)
+    for (int i = 0; i < f->n_accounts; i++)
         CHECK(fix_sequence(f, i) >= before[i]);
 }
 
