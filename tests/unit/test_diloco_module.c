@@ -1,1015 +1,589 @@
 /* The DiLoCo training module (chain/module/diloco*.c) driven block by block
- * through the application: runs and members, every window edge, double and
- * non-member commits, availability proofs and the inclusion set, sealed and
- * revealed verdicts, skipped checks, FAILs upheld and overturned, digest
- * splits, two UNAVAILABLE, attestation quorum and void rounds, settlement
- * and claims (at the wrong time, twice, for the wrong epoch), determinism
- * and export/import. The fixture checks every module's invariants after
- * every block (the module's: its account holds exactly every pool,
+ * through the application, protocol v2: runs and members, every window edge
+ * of the nine windows, double and non-member commits, availability proofs of
+ * several chunks and the inclusion set over active weight, sealed and
+ * salted verdicts, skipped checks, FAILs upheld and overturned, digest
+ * splits, two UNAVAILABLE re-checked, sealed attestations, quorum and void
+ * rounds, settlement and claims (at the wrong time, twice, for the wrong
+ * epoch), ranks, hardware classes, determinism and export/import, genesis.
+ * The attacks of the adversarial review are test_diloco_incentives.c's.
+ *
+ * tests/unit/diloco_fixture.h plays the rounds; every block checks every
+ * module's invariants (the module's: its account holds exactly every pool,
  * collateral, bond and unclaimed reward; no reward without an accepted
- * commitment). */
+ * commitment), and a slash of a member whose actor is honest fails the
+ * test. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/diloco_rules.h"
 #include "chain/diloco_spec.h"
 #include "chain/module/auth.h"
-#include "common/hash.h"
-#include "chain/module/diloco.h"
 #include "cosmos/base/abci/v1beta1/abci.pb-c.h"
-#include "gonka/diloco/v1/query.pb-c.h"
-#include "gonka/diloco/v1/tx.pb-c.h"
-#include "proofs/mmr.h"
 #include "tests/testkit.h"
-#include "tests/unit/app_fixture.h"
+#include "tests/unit/diloco_fixture.h"
 
-#define PH(x) GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_##x
-#define V_PASS GONKA__DILOCO__V1__VERDICT__VERDICT_PASS
-#define V_FAIL GONKA__DILOCO__V1__VERDICT__VERDICT_FAIL
-#define V_UNAVAILABLE GONKA__DILOCO__V1__VERDICT__VERDICT_UNAVAILABLE
-#define MEMBERS 5 /* accounts 1..5; 0 is the authority, 6 and 7 outsiders */
-#define CHUNKS 2  /* every test payload: a header leaf and two chunks */
+#define MEMBERS 8 /* accounts 1..8; 0 is the authority, 9.. outsiders */
 
-typedef struct knobs {
-    uint32_t checks, double_ppm, rechecks;
-    bool two_classes; /* members 4 and 5 in another hardware class */
-} knobs;
-
-/* ---- plumbing -------------------------------------------------------------------------- */
-
-static json_t *spec_json(const knobs *k) {
-    return json_pack(
-        "{s:s,s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:s,"
-        "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,"
-        "s:s,s:s,s:i,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:b,s:s,s:i,s:b}",
-        "model", "tiny", "layout_digest",
-        "1111111111111111111111111111111111111111111111111111111111111111", "seed", 1,
-        "data_spec", "synthetic:markov:1", "initial_state_hash",
-        "2222222222222222222222222222222222222222222222222222222222222222", "h_min", 4, "h_max",
-        8, "segment_steps", 2, "tokens_per_step", 512, "outer_lr_ppm", 700000,
-        "outer_momentum_ppm", 900000, "codec", "int8", "windows", "train", 3, "commit", 3,
-        "reveal", 3, "verify", 3, "open", 3, "dispute", 3, "attest", 3, "reward_per_epoch",
-        "50000ngonka", "min_collateral", "5000ngonka", "fail_bond", "1000ngonka",
-        "checks_per_commit", (int)k->checks, "double_check_ppm", (int)k->double_ppm,
-        "recheck_validators", (int)k->rechecks, "slash_ppm", 500000, "skip_slash_ppm", 100000,
-        "validator_share_ppm", 200000,
-        "inner_lr", "0.003", "inner_min_lr", "0.0003", "inner_warmup_steps", 10,
-        "inner_schedule_steps", 1000, "adam_beta1", "0.9", "adam_beta2", "0.95", "adam_eps",
-        "0.00000001", "weight_decay", "0.1", "grad_clip", "1", "batch", 8, "seq_len", 64,
-        "micro_batch", 4, "clip_factor", "2", "error_feedback", 1, "error_feedback_decay", "1",
-        "chunk_elems", 1024, "overlap", 0);
-}
-
-/* A transaction of several messages from one signer. */
-typedef struct txspec {
-    int from;
-    size_t n;
-    const char *urls[8];
-    const void *msgs[8];
-} txspec;
-
-/* One block of n transactions; codes[i] receives each result code (999
- * for a codespace other than sdk or diloco). */
-static void run_block(app_fixture *f, const txspec *t, size_t n, uint32_t *codes) {
-    gd_buf txs[8] = {{0}};
-    gd_tx_outcome outs[8];
-    memset(outs, 0, sizeof outs);
-    for (size_t i = 0; i < n; i++)
-        CHECK_OK(fix_msgs_tx(f, t[i].from, t[i].n, t[i].urls, t[i].msgs, &txs[i]));
-    fix_block(f, txs, n, outs);
-    for (size_t i = 0; i < n; i++) {
-        codes[i] = outs[i].err.code;
-        if (outs[i].err.code != 0 && strcmp(outs[i].err.codespace, "diloco") != 0 &&
-            strcmp(outs[i].err.codespace, "sdk") != 0)
-            codes[i] = 999;
-        if (outs[i].err.code != 0 && getenv("GD_TEST_VERBOSE"))
-            fprintf(stderr, "  tx %zu: %s %u %s\n", i, outs[i].err.codespace, outs[i].err.code,
-                    outs[i].err.log);
-        gd_tx_outcome_free(&outs[i]);
-        gd_buf_free(&txs[i]);
-    }
-}
-
-static void block(app_fixture *f, size_t n, const int *from, const char *const *url,
-                  const void *const *msg, uint32_t *codes) {
-    txspec t[8];
-    for (size_t i = 0; i < n; i++)
-        t[i] = (txspec){from[i], 1, {url[i]}, {msg[i]}};
-    run_block(f, t, n, codes);
-}
-
-/* One transaction in its own block; its code. */
-static uint32_t deliver(app_fixture *f, int from, const char *url, const void *msg) {
-    uint32_t code;
-    block(f, 1, &from, &url, &msg, &code);
-    return code;
-}
-
-/* Empty blocks until the next block is `height`. */
-static void until(app_fixture *f, int64_t height) {
-    while (f->height + 1 < height)
-        fix_block(f, NULL, 0, NULL);
-}
-
-static void *query(app_fixture *f, const char *path, const void *req,
-                   const ProtobufCMessageDescriptor *d) {
-    uint8_t buf[512];
-    size_t n = protobuf_c_message_pack(req, buf);
-    gd_buf resp = {0};
-    gd_abci_error err;
-    CHECK_OK(gd_app_query(f->app, path, buf, n, &resp, &err));
-    void *out = err.code == 0 ? protobuf_c_message_unpack(d, NULL, resp.len, resp.data) : NULL;
-    gd_buf_free(&resp);
-    return out;
-}
-
-static Gonka__Diloco__V1__QueryRoundResponse *q_round(app_fixture *f, uint64_t round) {
-    Gonka__Diloco__V1__QueryRoundRequest req = GONKA__DILOCO__V1__QUERY_ROUND_REQUEST__INIT;
-    req.run = 1;
-    req.round = round;
-    Gonka__Diloco__V1__QueryRoundResponse *r =
-        query(f, GD_DILOCO_QUERY_ROUND, &req, &gonka__diloco__v1__query_round_response__descriptor);
-    CHECK(r != NULL && r->round != NULL);
-    return r;
-}
-
-static Gonka__Diloco__V1__QueryRunResponse *q_run(app_fixture *f) {
-    Gonka__Diloco__V1__QueryRunRequest req = GONKA__DILOCO__V1__QUERY_RUN_REQUEST__INIT;
-    req.run = 1;
-    Gonka__Diloco__V1__QueryRunResponse *r =
-        query(f, GD_DILOCO_QUERY_RUN, &req, &gonka__diloco__v1__query_run_response__descriptor);
-    CHECK(r != NULL && r->run != NULL);
-    return r;
-}
-
-static const char *collateral_of(app_fixture *f, int who) {
-    static char out[32];
-    Gonka__Diloco__V1__QueryRunResponse *r = q_run(f);
-    out[0] = '\0';
-    for (size_t i = 0; r && i < r->n_members; i++)
-        if (strcmp(r->members[i]->address, f->addr[who]) == 0)
-            snprintf(out, sizeof out, "%s", r->members[i]->collateral);
-    protobuf_c_message_free_unpacked(&r->base, NULL);
-    return out;
-}
-
-static bool has_str(char *const *items, size_t n, const char *s) {
-    for (size_t i = 0; i < n; i++)
-        if (strcmp(items[i], s) == 0)
-            return true;
-    return false;
-}
-
-static int index_of(app_fixture *f, const char *addr) {
-    for (int i = 0; i < FIX_ACCOUNTS; i++)
-        if (strcmp(f->addr[i], addr) == 0)
-            return i;
-    return -1;
-}
-
-/* Member i's payload commitment: an MMR over a header and CHUNKS chunks. */
-typedef struct payload {
-    gd_mmr mmr;
-    uint8_t root[32];
-} payload;
-
-static void payload_of(payload *p, int member) {
-    gd_mmr_init(&p->mmr);
-    for (uint32_t leaf = 0; leaf <= CHUNKS; leaf++) {
-        char data[64];
-        snprintf(data, sizeof data, "payload of %d, leaf %u", member, (unsigned)leaf);
-        uint8_t h[32];
-        gd_mmr_hash_leaf(h, leaf, data, strlen(data));
-        CHECK_OK(gd_mmr_append(&p->mmr, h));
-    }
-    CHECK_OK(gd_mmr_root(&p->mmr, p->root));
-}
-
-static void payloads_free(payload *p) {
-    for (int i = 1; i <= MEMBERS; i++)
-        gd_mmr_free(&p[i].mmr);
-}
-
-static void leaf_hash_of(uint8_t out[32], int member, uint32_t leaf) {
-    char data[64];
-    snprintf(data, sizeof data, "payload of %d, leaf %u", member, (unsigned)leaf);
-    gd_mmr_hash_leaf(out, leaf, data, strlen(data));
-}
-
-static uint8_t g_transcript[32] = {7};
-
-static Gonka__Diloco__V1__MsgCommitRound commit_msg(app_fixture *f, int who, uint64_t round,
-                                                    payload *p, uint32_t segments) {
-    Gonka__Diloco__V1__MsgCommitRound m = GONKA__DILOCO__V1__MSG_COMMIT_ROUND__INIT;
-    m.participant = f->addr[who];
-    m.run = 1;
-    m.round = round;
-    m.payload_root = (ProtobufCBinaryData){32, p->root};
-    m.payload_leaves = CHUNKS + 1;
-    m.payload_bytes = 4096;
-    m.transcript_root = (ProtobufCBinaryData){32, g_transcript};
-    m.segment_count = segments;
-    m.loss_first_micro = 2500000;
-    m.loss_last_micro = 2100000;
-    return m;
-}
-
-/* A report by `who` on `target` with the proof the chain asks for (or a
- * wrong leaf). The returned message points into *proof_buf. */
-static Gonka__Diloco__V1__MsgReportAvailability report_msg(app_fixture *f, int who, int target,
-                                                           uint64_t round, const uint8_t *beacon,
-                                                           payload *p, gd_buf *proof_buf,
-                                                           uint8_t leaf[32], bool honest) {
-    uint32_t chunk = gd_diloco_avail_chunk(beacon, f->addr[target], f->addr[who], CHUNKS);
-    gd_mmr_proof proof;
-    CHECK_OK(gd_mmr_prove(&p->mmr, chunk + 1, &proof));
-    proof_buf->len = 0;
-    CHECK_OK(gd_mmr_proof_encode(&proof, proof_buf));
-    leaf_hash_of(leaf, target, honest ? chunk + 1 : chunk == 0 ? 2 : 1);
-    Gonka__Diloco__V1__MsgReportAvailability m = GONKA__DILOCO__V1__MSG_REPORT_AVAILABILITY__INIT;
-    m.reporter = f->addr[who];
-    m.run = 1;
-    m.round = round;
-    m.target = f->addr[target];
-    m.leaf_hash = (ProtobufCBinaryData){32, leaf};
-    m.proof = (ProtobufCBinaryData){proof_buf->len, proof_buf->data};
-    return m;
-}
-
-/* The digest an honest validator computes for a check (stand-in state
- * hashes derived from the target, segment and step). */
-static void honest_digest(uint8_t out[32], const char *target, uint32_t segment, uint32_t step) {
-    uint8_t a[32], b[32];
-    char text[160];
-    snprintf(text, sizeof text, "%s/%u/%u", target, (unsigned)segment, (unsigned)step);
-    gd_sha256(a, text, strlen(text));
-    gd_sha256(b, a, sizeof a);
-    gd_diloco_verdict_digest(out, 1, 0, target, segment, a, b);
-}
-
-static Gonka__Diloco__V1__MsgSubmitVerdict verdict_msg(app_fixture *f, int who, uint64_t round,
-                                                       const char *target, uint32_t check) {
-    Gonka__Diloco__V1__MsgSubmitVerdict m = GONKA__DILOCO__V1__MSG_SUBMIT_VERDICT__INIT;
-    m.validator = f->addr[who];
-    m.run = 1;
-    m.round = round;
-    m.target = (char *)target;
-    m.check = check;
-    return m;
-}
-
-/* ---- setting up a run ---------------------------------------------------------------------------- */
-
-static void setup(app_fixture *f, const knobs *k) {
-    json_t *state = NULL;
-    fix_init_diloco(f, NULL); /* for the addresses */
-    state = json_pack("{s:{s:s}}", "params", "authority", f->addr[0]);
-    fix_free(f);
-    fix_init_diloco(f, state);
-    json_decref(state);
-
-    Gonka__Diloco__V1__MsgCreateRun create = GONKA__DILOCO__V1__MSG_CREATE_RUN__INIT;
-    Cosmos__Base__V1beta1__Coin pool = COSMOS__BASE__V1BETA1__COIN__INIT;
-    pool.denom = "ngonka";
-    pool.amount = "100000";
-    json_t *sj = spec_json(k);
-    Gonka__Diloco__V1__RunSpec *spec = NULL;
-    CHECK_OK(gd_diloco_spec_from_json(&spec, sj));
-    json_decref(sj);
-    create.spec = spec;
-    create.pool = &pool;
-    /* Only the authority creates runs. */
-    create.authority = f->addr[1];
-    CHECK(deliver(f, 1, GD_DILOCO_MSG_CREATE_RUN, &create) == GD_DILOCO_ERR_UNAUTHORIZED);
-    create.authority = f->addr[0];
-    CHECK(deliver(f, 0, GD_DILOCO_MSG_CREATE_RUN, &create) == 0);
-    CHECK_STR_EQ(fix_balance(f, f->addr[0]), "900000");
-    gd_diloco_spec_free(spec);
-
-    Gonka__Diloco__V1__MsgJoinRun join[MEMBERS];
-    Cosmos__Base__V1beta1__Coin coll = COSMOS__BASE__V1BETA1__COIN__INIT;
-    coll.denom = "ngonka";
-    coll.amount = "10000";
-    int from[MEMBERS];
-    const char *urls[MEMBERS];
-    const void *msgs[MEMBERS];
-    uint32_t codes[MEMBERS];
-    for (int i = 0; i < MEMBERS; i++) {
-        Gonka__Diloco__V1__MsgJoinRun j = GONKA__DILOCO__V1__MSG_JOIN_RUN__INIT;
-        j.participant = f->addr[i + 1];
-        j.run = 1;
-        j.artifact_url = "http://127.0.0.1:8080";
-        j.hw_class = k->two_classes && i >= 3 ? "gpu-h100-cuda13" : "cpu-x86-openblas";
-        j.collateral = &coll;
-        join[i] = j;
-        from[i] = i + 1;
-        urls[i] = GD_DILOCO_MSG_JOIN_RUN;
-        msgs[i] = &join[i];
-    }
-    block(f, MEMBERS, from, urls, msgs, codes);
-    for (int i = 0; i < MEMBERS; i++)
-        CHECK(codes[i] == 0);
-    /* Joining twice, an unknown run, too little collateral. */
-    CHECK(deliver(f, 1, GD_DILOCO_MSG_JOIN_RUN, &join[0]) == GD_DILOCO_ERR_ALREADY_MEMBER);
-    Gonka__Diloco__V1__MsgJoinRun other = join[0];
-    other.participant = f->addr[6];
-    other.run = 9;
-    CHECK(deliver(f, 6, GD_DILOCO_MSG_JOIN_RUN, &other) == GD_DILOCO_ERR_UNKNOWN_RUN);
-    other.run = 1;
-    coll.amount = "4999";
-    CHECK(deliver(f, 6, GD_DILOCO_MSG_JOIN_RUN, &other) == GD_DILOCO_ERR_COLLATERAL);
-    CHECK_STR_EQ(collateral_of(f, 1), "10000");
-    /* Ranks 0, 1, ... in join order (the block's order); the refused joins
-     * took none. */
-    Gonka__Diloco__V1__QueryRunResponse *run = q_run(f);
-    CHECK(run->run->next_rank == MEMBERS && run->n_members == MEMBERS);
-    for (size_t i = 0; i < run->n_members; i++)
-        CHECK(run->members[i]->rank == (uint32_t)index_of(f, run->members[i]->address) - 1);
-    protobuf_c_message_free_unpacked(&run->base, NULL);
-}
-
-/* Runs round `round` of the run up to its verify window: every member
- * commits (except `silent`), everyone reports everyone (but nobody reports
- * `unreported`). Checks the window edges on the way. Returns the round. */
-static Gonka__Diloco__V1__QueryRoundResponse *to_verify(app_fixture *f, uint64_t round,
-                                                        payload *p, int silent, int unreported,
-                                                        bool edges) {
-    Gonka__Diloco__V1__QueryRunResponse *run = q_run(f);
-    CHECK(run->current_round != NULL);
-    if (run->current_round == NULL)
-        abort();
-    const Gonka__Diloco__V1__RoundWindows w = *run->current_round->windows;
-    CHECK(run->current_round->index == round);
-    protobuf_c_message_free_unpacked(&run->base, NULL);
-    for (int i = 1; i <= MEMBERS; i++)
-        payload_of(&p[i], i);
-
-    Gonka__Diloco__V1__MsgCommitRound c[MEMBERS + 1];
-    for (int i = 1; i <= MEMBERS; i++)
-        c[i] = commit_msg(f, i, round, &p[i], 2);
-    if (edges) { /* early: still training */
-        until(f, w.commit_start - 1);
-        CHECK(deliver(f, 1, GD_DILOCO_MSG_COMMIT_ROUND, &c[1]) == GD_DILOCO_ERR_WINDOW);
-    }
-    until(f, w.commit_start);
-    int from[8];
-    const char *urls[8];
-    const void *msgs[8];
-    uint32_t codes[8];
-    size_t n = 0;
-    for (int i = 1; i <= MEMBERS; i++) {
-        if (i == silent)
-            continue;
-        from[n] = i;
-        urls[n] = GD_DILOCO_MSG_COMMIT_ROUND;
-        msgs[n++] = &c[i];
-    }
-    block(f, n, from, urls, msgs, codes);
-    for (size_t i = 0; i < n; i++)
-        CHECK(codes[i] == 0);
-    if (edges) {
-        /* A second commit; one from outside the round; a segment count
-         * outside H_min..H_max; a report before the reveal window. */
-        Gonka__Diloco__V1__MsgCommitRound outsider = commit_msg(f, 6, round, &p[1], 2);
-        gd_buf pb = {0};
-        uint8_t leaf[32];
-        uint8_t beacon[32] = {0};
-        Gonka__Diloco__V1__MsgReportAvailability early =
-            report_msg(f, 2, 1, round, beacon, &p[1], &pb, leaf, true);
-        int from2[3] = {1, 6, 2};
-        const char *urls2[3] = {GD_DILOCO_MSG_COMMIT_ROUND, GD_DILOCO_MSG_COMMIT_ROUND,
-                                GD_DILOCO_MSG_REPORT_AVAILABILITY};
-        const void *msgs2[3] = {&c[1], &outsider, &early};
-        block(f, 3, from2, urls2, msgs2, codes);
-        CHECK(codes[0] == GD_DILOCO_ERR_DUPLICATE);
-        CHECK(codes[1] == GD_DILOCO_ERR_NOT_MEMBER);
-        CHECK(codes[2] == GD_DILOCO_ERR_WINDOW);
-        gd_buf_free(&pb);
-        if (silent > 0) {
-            Gonka__Diloco__V1__MsgCommitRound bad = commit_msg(f, silent, round, &p[silent], 5);
-            CHECK(deliver(f, silent, GD_DILOCO_MSG_COMMIT_ROUND, &bad) == GD_DILOCO_ERR_INVALID);
-        }
-    }
-    until(f, w.reveal_start);
-    if (edges && silent > 0) /* late */
-        CHECK(deliver(f, silent, GD_DILOCO_MSG_COMMIT_ROUND, &c[silent]) ==
-              GD_DILOCO_ERR_WINDOW);
-    else
-        fix_block(f, NULL, 0, NULL); /* the reveal window's first block draws the checks */
-    Gonka__Diloco__V1__QueryRoundResponse *r = q_round(f, round);
-    CHECK(r->round->phase == PH(REVEAL) && r->round->beacon.len == 32 &&
-          r->round->verify_randomness.len == 32);
-    uint8_t beacon[32];
-    memcpy(beacon, r->round->beacon.data, 32);
-    protobuf_c_message_free_unpacked(&r->base, NULL);
-
-    /* Reports: each reporter sends one transaction holding all its reports;
-     * all reporters in one block. */
-    Gonka__Diloco__V1__MsgReportAvailability rep[MEMBERS + 1][MEMBERS + 1];
-    gd_buf pbs[MEMBERS + 1][MEMBERS + 1];
-    uint8_t leaves[MEMBERS + 1][MEMBERS + 1][32];
-    memset(pbs, 0, sizeof pbs);
-    txspec t[MEMBERS];
-    n = 0;
-    for (int reporter = 1; reporter <= MEMBERS; reporter++) {
-        txspec x = {reporter, 0, {NULL}, {NULL}};
-        for (int target = 1; target <= MEMBERS; target++) {
-            if (target == reporter || target == silent || target == unreported)
-                continue;
-            rep[reporter][target] = report_msg(f, reporter, target, round, beacon, &p[target],
-                                               &pbs[reporter][target], leaves[reporter][target],
-                                               true);
-            x.urls[x.n] = GD_DILOCO_MSG_REPORT_AVAILABILITY;
-            x.msgs[x.n++] = &rep[reporter][target];
-        }
-        if (x.n > 0)
-            t[n++] = x;
-    }
-    run_block(f, t, n, codes);
-    for (size_t i = 0; i < n; i++)
-        CHECK(codes[i] == 0);
-    if (edges) {
-        /* The same report again; a leaf that is not the one asked for. */
-        gd_buf pb = {0};
-        uint8_t leaf[32];
-        Gonka__Diloco__V1__MsgReportAvailability wrong =
-            report_msg(f, 3, unreported, round, beacon, &p[unreported], &pb, leaf, false);
-        /* And one without any proof. */
-        Gonka__Diloco__V1__MsgReportAvailability bare = wrong;
-        bare.reporter = f->addr[5];
-        bare.proof = (ProtobufCBinaryData){0, NULL};
-        int from3[3] = {2, 3, 5};
-        const char *urls3[3] = {GD_DILOCO_MSG_REPORT_AVAILABILITY,
-                                GD_DILOCO_MSG_REPORT_AVAILABILITY,
-                                GD_DILOCO_MSG_REPORT_AVAILABILITY};
-        const void *msgs3[3] = {&rep[2][1], &wrong, &bare};
-        block(f, 3, from3, urls3, msgs3, codes);
-        CHECK(codes[0] == GD_DILOCO_ERR_DUPLICATE);
-        CHECK(codes[1] == GD_DILOCO_ERR_BAD_PROOF);
-        CHECK(codes[2] == GD_DILOCO_ERR_BAD_PROOF);
-        gd_buf_free(&pb);
-    }
-    for (int i = 0; i <= MEMBERS; i++)
-        for (int j = 0; j <= MEMBERS; j++)
-            gd_buf_free(&pbs[i][j]);
-    until(f, w.verify_start);
-    fix_block(f, NULL, 0, NULL); /* the verify window's first block fixes the inclusion set */
-    r = q_round(f, round);
-    CHECK(r->round->phase == PH(VERIFY));
-    return r;
-}
-
-/* What each assigned validator does with each check: verdict 0 = skip. */
-typedef struct plan {
-    int verdict[64][2];
-    uint8_t digest[64][2][32];
-} plan;
-
-/* Honest PASS everywhere. */
-static void plan_honest(plan *pl, const Gonka__Diloco__V1__QueryRoundResponse *r) {
-    memset(pl, 0, sizeof *pl);
-    for (size_t i = 0; i < r->n_assignments && i < 64; i++) {
-        const Gonka__Diloco__V1__Assignment *a = r->assignments[i];
-        for (size_t j = 0; j < a->n_validators && j < 2; j++) {
-            pl->verdict[i][j] = V_PASS;
-            honest_digest(pl->digest[i][j], a->target, a->segment, a->step);
-        }
-    }
-}
-
-/* Sends every validator's sealed (reveal = false) or revealed verdicts,
- * one transaction per validator, all in one block; returns how many
- * transactions failed. */
-static int verdicts(app_fixture *f, uint64_t round, const Gonka__Diloco__V1__QueryRoundResponse *r,
-                    const plan *pl, bool reveal) {
-    Gonka__Diloco__V1__MsgSubmitVerdict msgs[64][2];
-    uint8_t seals[64][2][32];
-    txspec t[8];
-    size_t nt = 0;
-    for (int who = 1; who <= MEMBERS; who++) {
-        txspec x = {who, 0, {NULL}, {NULL}};
-        for (size_t i = 0; i < r->n_assignments && i < 64; i++) {
-            const Gonka__Diloco__V1__Assignment *a = r->assignments[i];
-            for (size_t j = 0; j < a->n_validators && j < 2; j++) {
-                if (index_of(f, a->validators[j]) != who || pl->verdict[i][j] == 0 || x.n == 8)
-                    continue;
-                Gonka__Diloco__V1__MsgSubmitVerdict m =
-                    verdict_msg(f, who, round, a->target, a->check);
-                if (reveal) {
-                    m.verdict = (Gonka__Diloco__V1__Verdict)pl->verdict[i][j];
-                    m.digest = (ProtobufCBinaryData){32, (uint8_t *)pl->digest[i][j]};
-                } else {
-                    gd_diloco_seal(seals[i][j], f->addr[who],
-                                   (gd_diloco_verdict)pl->verdict[i][j], pl->digest[i][j]);
-                    m.seal = (ProtobufCBinaryData){32, seals[i][j]};
-                }
-                msgs[i][j] = m;
-                x.urls[x.n] = GD_DILOCO_MSG_SUBMIT_VERDICT;
-                x.msgs[x.n++] = &msgs[i][j];
-            }
-        }
-        if (x.n > 0)
-            t[nt++] = x;
-    }
-    uint32_t codes[8];
-    run_block(f, t, nt, codes);
-    int failed = 0;
-    for (size_t i = 0; i < nt; i++)
-        failed += codes[i] != 0;
-    return failed;
-}
-
-/* Attestations: member i attests hashes[i] (NULL: does not attest). */
-static void attest(app_fixture *f, uint64_t round, const uint8_t *const *hashes) {
-    Gonka__Diloco__V1__MsgAttestRound m[MEMBERS + 1];
-    int from[MEMBERS];
-    const char *urls[MEMBERS];
-    const void *msgs[MEMBERS];
-    uint32_t codes[MEMBERS];
-    size_t n = 0;
-    for (int i = 1; i <= MEMBERS; i++) {
-        if (hashes[i] == NULL)
-            continue;
-        Gonka__Diloco__V1__MsgAttestRound a = GONKA__DILOCO__V1__MSG_ATTEST_ROUND__INIT;
-        a.attester = f->addr[i];
-        a.run = 1;
-        a.round = round;
-        a.next_state_hash = (ProtobufCBinaryData){32, (uint8_t *)hashes[i]};
-        m[i] = a;
-        from[n] = i;
-        urls[n] = GD_DILOCO_MSG_ATTEST_ROUND;
-        msgs[n++] = &m[i];
-    }
-    block(f, n, from, urls, msgs, codes);
-    for (size_t i = 0; i < n; i++)
-        CHECK(codes[i] == 0);
-}
-
-static const Gonka__Diloco__V1__RoundWindows *windows_of(app_fixture *f, uint64_t round,
-                                                         Gonka__Diloco__V1__RoundWindows *out) {
-    Gonka__Diloco__V1__QueryRoundResponse *r = q_round(f, round);
-    *out = *r->round->windows;
-    protobuf_c_message_free_unpacked(&r->base, NULL);
-    return out;
-}
-
-static Gonka__Diloco__V1__MsgClaimRewards claim_msg(app_fixture *f, int who, uint64_t epoch) {
-    Gonka__Diloco__V1__MsgClaimRewards m = GONKA__DILOCO__V1__MSG_CLAIM_REWARDS__INIT;
-    m.claimer = f->addr[who];
-    m.run = 1;
-    m.epoch = epoch;
-    return m;
-}
-
-/* Every assignment is the draw of proofs/diloco_rules.h for its commitment
- * (one hardware class: the eligible validators are the members other than
- * the target, in address order). */
-static void check_draws(const Gonka__Diloco__V1__QueryRoundResponse *r, const knobs *k) {
-    const Gonka__Diloco__V1__Round *round = r->round;
-    CHECK(round->verify_randomness.len == 32);
-    for (size_t i = 0; i < r->n_assignments && round->verify_randomness.len == 32; i++) {
-        const Gonka__Diloco__V1__Assignment *a = r->assignments[i];
-        const Gonka__Diloco__V1__Commitment *c = NULL;
-        for (size_t j = 0; j < r->n_commitments; j++)
-            if (strcmp(r->commitments[j]->participant, a->target) == 0)
-                c = r->commitments[j];
-        CHECK(c != NULL);
-        if (c == NULL)
-            continue;
-        const char *eligible[MEMBERS];
-        uint32_t n = 0;
-        for (size_t j = 0; j < round->n_members; j++)
-            if (strcmp(round->members[j]->address, a->target) != 0)
-                eligible[n++] = round->members[j]->address;
-        gd_diloco_check_draw d;
-        gd_diloco_draw_check(&d, round->verify_randomness.data, a->target, a->check,
-                             c->segment_count, 2, c->payload_leaves - 1, n, k->double_ppm);
-        CHECK(a->segment == d.segment && a->step == d.step && a->chunk == d.chunk);
-        CHECK(a->chunk < CHUNKS);
-        CHECK(a->n_validators == (d.twice ? 2u : 1u));
-        CHECK_STR_EQ(a->validators[0], eligible[d.first]);
-        if (d.twice && a->n_validators == 2)
-            CHECK_STR_EQ(a->validators[1], eligible[d.second]);
-    }
-}
+static uint64_t u64(const char *s) { return strtoull(s, NULL, 10); }
 
 /* ---- the tests ---------------------------------------------------------------------------- */
 
-/* One honest round end to end, with every window edge and the claims. */
+/* One round end to end with every window edge, then settlement and the
+ * claims. Member 8 trains nothing and attests nothing (it still reports and
+ * validates); nobody reports member 7, whose commitment has only its own
+ * weight. */
 static void test_honest_round(void) {
-    app_fixture f;
-    knobs k = {1, 0, 2};
-    setup(&f, &k);
+    df d;
+    df_knobs k;
+    df_knobs_default(&k);
+    df_setup(&d, &k, MEMBERS, NULL, NULL);
+    /* Only the authority creates runs; joins refused: twice, an unknown
+     * run, too little collateral. */
+    {
+        json_t *sj = df_spec_json(&k);
+        Gonka__Diloco__V1__RunSpec *spec = NULL;
+        CHECK_OK(gd_diloco_spec_from_json(&spec, sj));
+        json_decref(sj);
+        Gonka__Diloco__V1__MsgCreateRun create = GONKA__DILOCO__V1__MSG_CREATE_RUN__INIT;
+        Cosmos__Base__V1beta1__Coin pool = COSMOS__BASE__V1BETA1__COIN__INIT;
+        pool.denom = "ngonka";
+        pool.amount = "1000";
+        create.authority = d.f.addr[1];
+        create.spec = spec;
+        create.pool = &pool;
+        CHECK(df_deliver(&d, 1, GD_DILOCO_MSG_CREATE_RUN, &create) == GD_DILOCO_ERR_UNAUTHORIZED);
+        gd_diloco_spec_free(spec);
+        CHECK(df_balance(&d, 0) == DF_BALANCE - k.pool);
+        Cosmos__Base__V1beta1__Coin coin;
+        char amount[24];
+        Gonka__Diloco__V1__MsgJoinRun j = df_join_msg(&d, 1, DF_CPU, &coin, amount, 20000);
+        CHECK(df_deliver(&d, 1, GD_DILOCO_MSG_JOIN_RUN, &j) == GD_DILOCO_ERR_ALREADY_MEMBER);
+        j = df_join_msg(&d, 9, DF_CPU, &coin, amount, 20000);
+        j.run = 9;
+        CHECK(df_deliver(&d, 9, GD_DILOCO_MSG_JOIN_RUN, &j) == GD_DILOCO_ERR_UNKNOWN_RUN);
+        j = df_join_msg(&d, 9, DF_CPU, &coin, amount, k.min_collateral - 1);
+        CHECK(df_deliver(&d, 9, GD_DILOCO_MSG_JOIN_RUN, &j) == GD_DILOCO_ERR_COLLATERAL);
+        CHECK(df_collateral(&d, 1) == DF_COLLATERAL && df_collateral(&d, 9) == UINT64_MAX);
+    }
+    /* Ranks 0, 1, ... in join order; the refused joins took none. */
+    df_qrun *run = df_q_run(&d);
+    CHECK(run->run->next_rank == MEMBERS && run->n_members == MEMBERS);
+    for (size_t i = 0; i < run->n_members; i++)
+        CHECK(run->members[i]->rank == (uint32_t)df_index(&d, run->members[i]->address) - 1);
     /* Rounds open only in the Inference phase of epoch 1 (from height 42 on
      * localnet's clock), so the run waits. */
-    Gonka__Diloco__V1__QueryRunResponse *run = q_run(&f);
-    CHECK(run->current_round == NULL && run->n_members == MEMBERS);
-    protobuf_c_message_free_unpacked(&run->base, NULL);
-    until(&f, 43);
-    payload p[MEMBERS + 1];
-    Gonka__Diloco__V1__QueryRoundResponse *r = to_verify(&f, 0, p, 5, 4, true);
-    /* 5 did not commit; 4 was reported by nobody: only its own fifth of
-     * the weight, under two thirds. */
-    CHECK(r->n_commitments == 4);
-    CHECK(r->round->n_inclusion_set == 3);
-    CHECK(!has_str(r->round->inclusion_set, r->round->n_inclusion_set, f.addr[4]));
-    CHECK(r->n_assignments == 4);
-    check_draws(r, &k);
-    for (size_t i = 0; i < r->n_commitments; i++)
-        CHECK(r->commitments[i]->tokens == 2 * 2 * 512);
-    Gonka__Diloco__V1__RoundWindows w;
-    windows_of(&f, 0, &w);
-    plan pl;
-    plan_honest(&pl, r);
-    /* The first check's validator skips; everyone else seals PASS. */
-    int skipper = index_of(&f, r->assignments[0]->validators[0]);
-    pl.verdict[0][0] = 0;
-    CHECK(verdicts(&f, 0, r, &pl, false) == 0);
-    /* Revealing in the verify window is early. */
-    CHECK(verdicts(&f, 0, r, &pl, true) > 0);
-    until(&f, w.open_start);
-    /* A reveal that differs from its seal. */
-    plan lie = pl;
-    for (size_t i = 1; i < r->n_assignments; i++)
-        lie.verdict[i][0] = V_FAIL;
-    CHECK(verdicts(&f, 0, r, &lie, true) > 0);
-    CHECK(verdicts(&f, 0, r, &pl, true) == 0);
-    until(&f, w.dispute_start + 1);
-    /* The skipper lost 10% of its collateral. */
-    CHECK_STR_EQ(collateral_of(&f, skipper), "9000");
-    until(&f, w.attest_start + 1);
-    protobuf_c_message_free_unpacked(&r->base, NULL);
-    r = q_round(&f, 0);
-    CHECK(r->round->n_aggregation_set == 3 && r->round->n_failed == 0);
-    protobuf_c_message_free_unpacked(&r->base, NULL);
-    uint8_t h[32];
-    memset(h, 0x5a, sizeof h);
-    const uint8_t *hs[MEMBERS + 1] = {NULL, h, h, h, h, NULL};
-    attest(&f, 0, hs);
-    until(&f, w.end + 1);
-    r = q_round(&f, 0);
-    CHECK(r->round->phase == PH(DONE));
-    CHECK(r->round->next_state_hash.len == 32 && memcmp(r->round->next_state_hash.data, h, 32) == 0);
-    protobuf_c_message_free_unpacked(&r->base, NULL);
-    run = q_run(&f);
-    CHECK(run->run->rounds_aggregated == 1 && memcmp(run->run->state_hash.data, h, 32) == 0);
-    protobuf_c_message_free_unpacked(&run->base, NULL);
+    CHECK(run->current_round == NULL);
+    df_qfree(run);
 
-    /* Rounds 1 (63) and 2 (84) opened and went void with no commitments;
-     * a round from 105 would end after the next PoC start (120), so none
-     * opens until epoch 2's Inference phase (142). */
-    /* Epoch 2 starts at 120: epoch 1 settles. Claims open at its
-     * claim-money stage (145). */
-    until(&f, 121);
-    Gonka__Diloco__V1__MsgClaimRewards cl = claim_msg(&f, 1, 1);
-    CHECK(deliver(&f, 1, GD_DILOCO_MSG_CLAIM_REWARDS, &cl) == GD_DILOCO_ERR_CLAIM_STAGE);
-    until(&f, 142);
-    run = q_run(&f);
-    CHECK(run->run->next_round == 3 && run->current_round->windows->train_start == 84);
-    CHECK(run->current_round->phase == PH(VOID));
-    protobuf_c_message_free_unpacked(&run->base, NULL);
-    fix_block(&f, NULL, 0, NULL); /* block 142 */
-    run = q_run(&f);
-    CHECK(run->run->next_round == 4 && run->current_round->windows->train_start == 142);
-    CHECK(run->current_round->epoch == 2);
-    protobuf_c_message_free_unpacked(&run->base, NULL);
-    until(&f, 146);
-    Gonka__Diloco__V1__QueryRewardsRequest rq = GONKA__DILOCO__V1__QUERY_REWARDS_REQUEST__INIT;
-    rq.address = f.addr[1];
-    Gonka__Diloco__V1__QueryRewardsResponse *rw = query(
-        &f, GD_DILOCO_QUERY_REWARDS, &rq, &gonka__diloco__v1__query_rewards_response__descriptor);
-    CHECK(rw && rw->n_amounts == 1);
-    uint64_t owed = 0;
-    if (rw && rw->n_amounts == 1) {
-        CHECK(rw->amounts[0]->epoch == 1 && rw->amounts[0]->tokens == 2048);
-        owed = strtoull(rw->amounts[0]->amount, NULL, 10);
-        /* Three accepted commitments share 80% of 50000 equally. */
-        CHECK(owed >= 40000 / 3);
+    d.act[8].no_commit = true;
+    d.act[8].attest = DF_SKIP;
+    for (int i = 1; i <= MEMBERS; i++)
+        d.act[i].skip_report[7] = true;
+    df_open(&d);
+    CHECK(d.w.train_start == 42);
+    /* Early: still training. */
+    df_until(&d, d.w.commit_start - 1);
+    Gonka__Diloco__V1__MsgCommitRound c1 = df_commit_msg(&d, 1, DF_SEGMENTS);
+    CHECK(df_deliver(&d, 1, GD_DILOCO_MSG_COMMIT_ROUND, &c1) == GD_DILOCO_ERR_WINDOW);
+    df_commit(&d);
+    {
+        /* A second commit; one from outside the round; a report before the
+         * verify window; a segment count outside H_min..H_max. */
+        Gonka__Diloco__V1__MsgCommitRound again = df_commit_msg(&d, 1, DF_SEGMENTS);
+        Gonka__Diloco__V1__MsgCommitRound outsider = df_commit_msg(&d, 9, DF_SEGMENTS);
+        Gonka__Diloco__V1__MsgCommitRound bad = df_commit_msg(&d, 8, 5);
+        uint32_t chunks[2] = {0, 1};
+        gd_buf proofs[2] = {{0}};
+        ProtobufCBinaryData pf[2], lf[2];
+        uint8_t leaves[2][32];
+        Gonka__Diloco__V1__MsgReportAvailability early =
+            df_report_msg(&d, 2, 1, chunks, 2, proofs, pf, leaves, lf);
+        int from[4] = {1, 9, 2, 8};
+        const char *urls[4] = {GD_DILOCO_MSG_COMMIT_ROUND, GD_DILOCO_MSG_COMMIT_ROUND,
+                               GD_DILOCO_MSG_REPORT_AVAILABILITY, GD_DILOCO_MSG_COMMIT_ROUND};
+        const void *msgs[4] = {&again, &outsider, &early, &bad};
+        uint32_t codes[4];
+        df_deliver_n(&d, 4, from, urls, msgs, codes);
+        CHECK(codes[0] == GD_DILOCO_ERR_DUPLICATE);
+        CHECK(codes[1] == GD_DILOCO_ERR_NOT_MEMBER);
+        CHECK(codes[2] == GD_DILOCO_ERR_WINDOW);
+        CHECK(codes[3] == GD_DILOCO_ERR_INVALID);
+        gd_buf_free(&proofs[0]);
+        gd_buf_free(&proofs[1]);
     }
-    if (rw)
-        protobuf_c_message_free_unpacked(&rw->base, NULL);
-    uint64_t before = strtoull(fix_balance(&f, f.addr[1]), NULL, 10);
-    cl = claim_msg(&f, 1, 2);
-    CHECK(deliver(&f, 1, GD_DILOCO_MSG_CLAIM_REWARDS, &cl) == GD_DILOCO_ERR_EPOCH);
-    cl = claim_msg(&f, 1, 1);
-    CHECK(deliver(&f, 1, GD_DILOCO_MSG_CLAIM_REWARDS, &cl) == 0);
-    CHECK(strtoull(fix_balance(&f, f.addr[1]), NULL, 10) == before + owed);
-    CHECK(deliver(&f, 1, GD_DILOCO_MSG_CLAIM_REWARDS, &cl) == GD_DILOCO_ERR_CLAIMED);
-    /* 4's payload was not included and 5 never committed: nothing for 5
-     * unless it validated; an outsider has nothing. */
-    cl = claim_msg(&f, 6, 1);
-    CHECK(deliver(&f, 6, GD_DILOCO_MSG_CLAIM_REWARDS, &cl) == GD_DILOCO_ERR_NOTHING);
-    payloads_free(p);
-    fix_free(&f);
-}
-
-/* Re-check verdicts for every disputed check: each re-checker answers with
- * answer(target) and the honest digest. */
-static void rechecks(app_fixture *f, uint64_t round, const Gonka__Diloco__V1__QueryRoundResponse *r,
-                     int (*answer)(app_fixture *, const char *target)) {
-    Gonka__Diloco__V1__MsgDispute msgs[64][4];
-    uint8_t digests[64][32];
-    txspec t[8];
-    size_t nt = 0;
-    for (int who = 1; who <= MEMBERS; who++) {
-        txspec x = {who, 0, {NULL}, {NULL}};
-        for (size_t i = 0; i < r->n_assignments && i < 64; i++) {
-            const Gonka__Diloco__V1__Assignment *a = r->assignments[i];
-            for (size_t j = 0; j < a->n_recheckers && j < 4; j++) {
-                if (index_of(f, a->recheckers[j]) != who || x.n == 8)
-                    continue;
-                honest_digest(digests[i], a->target, a->segment, a->step);
-                Gonka__Diloco__V1__MsgDispute m = GONKA__DILOCO__V1__MSG_DISPUTE__INIT;
-                m.validator = f->addr[who];
-                m.run = 1;
-                m.round = round;
-                m.target = a->target;
-                m.check = a->check;
-                m.verdict = (Gonka__Diloco__V1__Verdict)answer(f, a->target);
-                m.digest = (ProtobufCBinaryData){32, digests[i]};
-                msgs[i][j] = m;
-                x.urls[x.n] = GD_DILOCO_MSG_DISPUTE;
-                x.msgs[x.n++] = &msgs[i][j];
+    df_reveal(&d);
+    /* Late. */
+    Gonka__Diloco__V1__MsgCommitRound late = df_commit_msg(&d, 8, DF_SEGMENTS);
+    CHECK(df_deliver(&d, 8, GD_DILOCO_MSG_COMMIT_ROUND, &late) == GD_DILOCO_ERR_WINDOW);
+    /* The verify window's first block fixes the seed and draws the checks. */
+    df_until(&d, d.w.verify_start + 1);
+    df_refresh(&d);
+    CHECK(d.r->round->phase == PH(VERIFY) && d.r->round->beacon.len == 32 &&
+          d.r->round->seed.len == 32 && d.r->n_randomness == MEMBERS);
+    CHECK(d.r->n_commitments == MEMBERS - 1);
+    for (size_t i = 0; i < d.r->n_commitments; i++)
+        CHECK(d.r->commitments[i]->tokens == DF_TOKENS &&
+              u64(d.r->commitments[i]->report_weight) == DF_COLLATERAL);
+    CHECK(d.r->n_assignments == (MEMBERS - 1) * k.checks);
+    df_check_draws(&d, d.r);
+    /* The first check's first validator skips it. */
+    const df_assignment *a0 = d.r->assignments[0];
+    int skipper = df_index(&d, a0->validators[0]);
+    int skipped = df_index(&d, a0->target);
+    d.act[skipper].verdict_on[skipped] = DF_SKIP;
+    df_verify(&d);
+    {
+        /* The same report again; a leaf that is not the one asked for; a
+         * report without proofs; one chunk of two; one on itself; one on a
+         * member that did not commit. A reveal in the verify window is early. */
+        uint32_t chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
+        uint32_t n2 = df_drawn_chunks(&d, 2, 1, chunks);
+        CHECK(n2 == k.avail);
+        gd_buf proofs[6][GD_DILOCO_AVAIL_CHUNKS_MAX];
+        ProtobufCBinaryData pf[6][GD_DILOCO_AVAIL_CHUNKS_MAX], lf[6][GD_DILOCO_AVAIL_CHUNKS_MAX];
+        uint8_t leaves[6][GD_DILOCO_AVAIL_CHUNKS_MAX][32];
+        memset(proofs, 0, sizeof proofs);
+        Gonka__Diloco__V1__MsgReportAvailability dup =
+            df_report_msg(&d, 2, 1, chunks, n2, proofs[0], pf[0], leaves[0], lf[0]);
+        uint32_t n3 = df_drawn_chunks(&d, 3, 7, chunks);
+        Gonka__Diloco__V1__MsgReportAvailability wrong =
+            df_report_msg(&d, 3, 7, chunks, n3, proofs[1], pf[1], leaves[1], lf[1]);
+        leaves[1][0][0] ^= 1;
+        Gonka__Diloco__V1__MsgReportAvailability bare = wrong;
+        bare.reporter = d.f.addr[4];
+        bare.n_proofs = 0;
+        bare.proofs = NULL;
+        uint32_t n5 = df_drawn_chunks(&d, 5, 7, chunks);
+        Gonka__Diloco__V1__MsgReportAvailability one =
+            df_report_msg(&d, 5, 7, chunks, n5, proofs[2], pf[2], leaves[2], lf[2]);
+        one.n_proofs = one.n_leaf_hashes = 1;
+        uint32_t n6 = df_drawn_chunks(&d, 6, 6, chunks);
+        Gonka__Diloco__V1__MsgReportAvailability self =
+            df_report_msg(&d, 6, 6, chunks, n6, proofs[3], pf[3], leaves[3], lf[3]);
+        uint32_t n7 = df_drawn_chunks(&d, 7, 1, chunks);
+        Gonka__Diloco__V1__MsgReportAvailability nobody =
+            df_report_msg(&d, 7, 1, chunks, n7, proofs[4], pf[4], leaves[4], lf[4]);
+        nobody.target = d.f.addr[8];
+        /* The early reveal: from a validator (1 or 8) not reporting here. */
+        const df_assignment *ea = NULL;
+        int v1 = -1;
+        for (size_t x = 0; x < d.r->n_assignments && ea == NULL; x++) {
+            int v = df_index(&d, d.r->assignments[x]->validators[0]);
+            if ((v == 1 || v == 8) && v != skipper) {
+                ea = d.r->assignments[x];
+                v1 = v;
             }
         }
-        if (x.n > 0)
-            t[nt++] = x;
+        CHECK(ea != NULL);
+        if (ea == NULL)
+            abort();
+        uint8_t dg[32], salt[32];
+        df_honest_digest(dg, 0, ea->target, ea->segment, ea->step);
+        df_salt(&d, salt, GD_SEAL_VERDICT, v1, 0, ea->target, ea->check);
+        Gonka__Diloco__V1__MsgSubmitVerdict early =
+            df_verdict_msg(&d, v1, ea->target, ea->check, NULL, V_PASS, dg, salt);
+        df_batch b;
+        df_batch_init(&b);
+        df_batch_add(&b, 2, GD_DILOCO_MSG_REPORT_AVAILABILITY, &dup);
+        df_batch_add(&b, 3, GD_DILOCO_MSG_REPORT_AVAILABILITY, &wrong);
+        df_batch_add(&b, 4, GD_DILOCO_MSG_REPORT_AVAILABILITY, &bare);
+        df_batch_add(&b, 5, GD_DILOCO_MSG_REPORT_AVAILABILITY, &one);
+        df_batch_add(&b, 6, GD_DILOCO_MSG_REPORT_AVAILABILITY, &self);
+        df_batch_add(&b, 7, GD_DILOCO_MSG_REPORT_AVAILABILITY, &nobody);
+        df_batch_add(&b, v1, GD_DILOCO_MSG_SUBMIT_VERDICT, &early);
+        uint32_t codes[8];
+        df_batch_run(&d, &b, codes);
+        CHECK(codes[0] == GD_DILOCO_ERR_DUPLICATE);
+        CHECK(codes[1] == GD_DILOCO_ERR_BAD_PROOF);
+        CHECK(codes[2] == GD_DILOCO_ERR_BAD_PROOF);
+        CHECK(codes[3] == GD_DILOCO_ERR_BAD_PROOF);
+        CHECK(codes[4] == GD_DILOCO_ERR_INVALID);
+        CHECK(codes[5] == GD_DILOCO_ERR_NO_COMMITMENT);
+        CHECK(codes[6] == GD_DILOCO_ERR_WINDOW);
+        for (int i = 0; i < 6; i++)
+            for (int j = 0; j < GD_DILOCO_AVAIL_CHUNKS_MAX; j++)
+                gd_buf_free(&proofs[i][j]);
     }
-    uint32_t codes[8];
-    run_block(f, t, nt, codes);
-    for (size_t i = 0; i < nt; i++)
-        CHECK(codes[i] == 0);
-}
-
-static const char *g_cheater; /* the target whose FAIL the re-checkers uphold */
-
-static int uphold_cheater(app_fixture *f, const char *target) {
-    (void)f;
-    return strcmp(target, g_cheater) == 0 ? V_FAIL : V_PASS;
-}
-
-static const Gonka__Diloco__V1__VerdictRecord *verdict_of(
-    const Gonka__Diloco__V1__QueryRoundResponse *r, const char *target, uint32_t check,
-    const char *validator) {
-    for (size_t i = 0; i < r->n_verdicts; i++) {
-        const Gonka__Diloco__V1__VerdictRecord *v = r->verdicts[i];
-        if (strcmp(v->target, target) == 0 && v->check == check &&
-            strcmp(v->validator, validator) == 0)
-            return v;
+    /* Open: a reveal that differs from its seal (FAIL for the sealed PASS)
+     * is refused, then the true reveals. */
+    df_until(&d, d.w.open_start);
+    {
+        const df_assignment *a = d.r->assignments[1];
+        int v = df_index(&d, a->validators[0]);
+        uint8_t dg[32], salt[32];
+        df_honest_digest(dg, 0, a->target, a->segment, a->step);
+        df_salt(&d, salt, GD_SEAL_VERDICT, v, 0, a->target, a->check);
+        Gonka__Diloco__V1__MsgSubmitVerdict lie =
+            df_verdict_msg(&d, v, a->target, a->check, NULL, V_FAIL, dg, salt);
+        CHECK(df_deliver(&d, v, GD_DILOCO_MSG_SUBMIT_VERDICT, &lie) == GD_DILOCO_ERR_SEAL);
     }
-    return NULL;
+    df_open_verdicts(&d);
+    df_refresh(&d);
+    /* Inclusion, at open_start: 7 has only its own eighth of the active
+     * weight; every other commitment has all of it. */
+    CHECK(u64(d.r->round->active_weight) == MEMBERS * DF_COLLATERAL);
+    CHECK(d.r->round->n_inclusion_set == MEMBERS - 2);
+    CHECK(!df_has_str(d.r->round->inclusion_set, d.r->round->n_inclusion_set, d.f.addr[7]));
+    CHECK(df_commitment_of(d.r, d.f.addr[1])->reports == MEMBERS - 1);
+    df_dispute(&d);
+    /* The skipper paid the skip slash, once. */
+    size_t count = 0;
+    CHECK(df_slashed(&d, skipper, "skipped check", &count) == k.skip_slash && count == 1);
+    CHECK(df_collateral(&d, skipper) == DF_COLLATERAL - k.skip_slash);
+    df_dispute_open(&d);
+    df_attest(&d);
+    df_refresh(&d);
+    CHECK(d.r->round->n_aggregation_set == MEMBERS - 2 && d.r->round->n_failed == 0);
+    for (size_t i = 0; i < d.r->n_assignments; i++)
+        CHECK(d.r->assignments[i]->outcome == OUTCOME(PASSED));
+    /* A revealed attestation in the sealed window is early. */
+    {
+        uint8_t h[32], salt[32];
+        df_truth(h, 0);
+        df_salt(&d, salt, GD_SEAL_ATTEST, 1, 0, NULL, 0);
+        Gonka__Diloco__V1__MsgAttestRound early = df_attest_msg(&d, 1, NULL, h, salt);
+        CHECK(df_deliver(&d, 1, GD_DILOCO_MSG_ATTEST_ROUND, &early) == GD_DILOCO_ERR_WINDOW);
+    }
+    df_attest_open(&d);
+    df_finish(&d);
+    uint8_t truth[32];
+    df_truth(truth, 0);
+    CHECK(d.r->round->phase == PH(DONE));
+    CHECK(d.r->round->next_state_hash.len == 32 &&
+          memcmp(d.r->round->next_state_hash.data, truth, 32) == 0);
+    /* Member 8 attested nothing once a quorum formed: the skip slash. */
+    CHECK(df_slashed(&d, 8, "absent attestation", NULL) == k.skip_slash);
+    run = df_q_run(&d);
+    CHECK(run->run->rounds_aggregated == 1 && memcmp(run->run->state_hash.data, truth, 32) == 0);
+    df_qfree(run);
+
+    /* Round 1 (69) is played honestly; a round from 96 would end after the
+     * next PoC start (120), so none opens until epoch 2's Inference phase
+     * (142). Epoch 2 starts at 120: epoch 1 settles. Claims open at its
+     * claim-money stage (145). */
+    memset(d.act, 0, sizeof d.act);
+    df_play_round(&d);
+    df_until(&d, 121);
+    Gonka__Diloco__V1__MsgClaimRewards cl = df_claim_msg(&d, 1, 1);
+    CHECK(df_deliver(&d, 1, GD_DILOCO_MSG_CLAIM_REWARDS, &cl) == GD_DILOCO_ERR_CLAIM_STAGE);
+    df_until(&d, 142);
+    run = df_q_run(&d);
+    CHECK(run->run->next_round == 2 && run->current_round->windows->train_start == 69);
+    CHECK(run->current_round->phase == PH(DONE));
+    df_qfree(run);
+    df_empty_block(&d); /* block 142 */
+    run = df_q_run(&d);
+    CHECK(run->run->next_round == 3 && run->current_round->windows->train_start == 142);
+    CHECK(run->current_round->epoch == 2);
+    df_qfree(run);
+    df_until(&d, 146);
+    df_check_settlement(&d, 1);
+    df_settle s1;
+    CHECK(df_settled(&d, 1, 1, &s1));
+    /* Two aggregated commitments of 2048 tokens, two winning attestations. */
+    CHECK(s1.tokens == 2 * DF_TOKENS && s1.attestations == 2 && !s1.claimed);
+    df_settle s7, s8;
+    CHECK(df_settled(&d, 7, 1, &s7) && s7.tokens == DF_TOKENS); /* round 1 only */
+    CHECK(df_settled(&d, 8, 1, &s8) && s8.tokens == DF_TOKENS && s8.attestations == 1);
+    uint64_t before = df_balance(&d, 1);
+    cl = df_claim_msg(&d, 1, 2);
+    CHECK(df_deliver(&d, 1, GD_DILOCO_MSG_CLAIM_REWARDS, &cl) == GD_DILOCO_ERR_EPOCH);
+    cl = df_claim_msg(&d, 1, 1);
+    CHECK(df_deliver(&d, 1, GD_DILOCO_MSG_CLAIM_REWARDS, &cl) == 0);
+    CHECK(df_balance(&d, 1) == before + s1.amount);
+    CHECK(df_settled(&d, 1, 1, &s1) && s1.claimed);
+    CHECK(df_deliver(&d, 1, GD_DILOCO_MSG_CLAIM_REWARDS, &cl) == GD_DILOCO_ERR_CLAIMED);
+    /* An outsider has nothing. */
+    cl = df_claim_msg(&d, 9, 1);
+    CHECK(df_deliver(&d, 9, GD_DILOCO_MSG_CLAIM_REWARDS, &cl) == GD_DILOCO_ERR_NOTHING);
+    df_free(&d);
 }
 
-/* Two FAILs on different targets: the re-checkers uphold one (the target
- * is slashed and left out of the aggregation; the accuser gets its bond
- * back) and overturn the other (the accuser's bond is burned and its
- * verdict unpaid). Then the attestations split: the round is void and G
- * stays. */
+/* Two FAILs on different targets: the re-checkers uphold one (the target,
+ * which trained wrongly, loses the fixed cheat slash, is suspended and left
+ * out of the aggregation; its accusers get their bonds back and are
+ * credited) and overturn the other (a false accuser: its bond is burned and
+ * its verdict unpaid). Then the attestations split 4 : 4: the round is void
+ * and G stays. */
 static void test_fail_upheld_and_overturned(void) {
-    app_fixture f;
-    knobs k = {1, 0, 3};
-    setup(&f, &k);
-    until(&f, 43);
-    payload p[MEMBERS + 1];
-    Gonka__Diloco__V1__QueryRoundResponse *r = to_verify(&f, 0, p, 0, 0, false);
-    CHECK(r->round->n_inclusion_set == MEMBERS && r->n_assignments == MEMBERS);
-    Gonka__Diloco__V1__RoundWindows w;
-    windows_of(&f, 0, &w);
-    plan pl;
-    plan_honest(&pl, r);
-    /* Assignments are in target order: 0 is member 1's check, 1 member 2's. */
-    /* Copies: r is queried again below. */
-    struct {
-        char target[GD_ADDRESS_STR_MAX], validators[2][GD_ADDRESS_STR_MAX];
-    } a0s, a1s, *a0 = &a0s, *a1 = &a1s;
-    snprintf(a0s.target, sizeof a0s.target, "%s", r->assignments[0]->target);
-    snprintf(a0s.validators[0], sizeof a0s.validators[0], "%s", r->assignments[0]->validators[0]);
-    snprintf(a1s.target, sizeof a1s.target, "%s", r->assignments[1]->target);
-    snprintf(a1s.validators[0], sizeof a1s.validators[0], "%s", r->assignments[1]->validators[0]);
-    int accuser0 = index_of(&f, a0->validators[0]), accuser1 = index_of(&f, a1->validators[0]);
-    pl.verdict[0][0] = V_FAIL;
-    pl.verdict[1][0] = V_FAIL;
-    g_cheater = a0->target;
-    uint64_t bal0 = strtoull(fix_balance(&f, f.addr[accuser0]), NULL, 10);
-    uint64_t bal1 = strtoull(fix_balance(&f, f.addr[accuser1]), NULL, 10);
-    CHECK(verdicts(&f, 0, r, &pl, false) == 0);
-    until(&f, w.open_start);
-    CHECK(verdicts(&f, 0, r, &pl, true) == 0);
-    /* Each FAIL holds a bond of 1000 (an accuser of both holds two). */
-    uint64_t bonds0 = accuser0 == accuser1 ? 2000 : 1000;
-    CHECK(strtoull(fix_balance(&f, f.addr[accuser0]), NULL, 10) == bal0 - bonds0);
-    until(&f, w.dispute_start + 1);
-    protobuf_c_message_free_unpacked(&r->base, NULL);
-    r = q_round(&f, 0);
-    CHECK(r->round->phase == PH(DISPUTE));
-    CHECK(r->assignments[0]->n_recheckers == 3 && r->assignments[1]->n_recheckers == 3);
-    CHECK(r->assignments[2]->n_recheckers == 0);
-    for (size_t j = 0; j < r->assignments[0]->n_recheckers; j++) {
-        CHECK(strcmp(r->assignments[0]->recheckers[j], a0->target) != 0);
-        CHECK(strcmp(r->assignments[0]->recheckers[j], r->assignments[0]->validators[0]) != 0);
+    df d;
+    df_knobs k;
+    df_knobs_default(&k);
+    df_setup(&d, &k, MEMBERS, NULL, NULL);
+    const int cheater = 1, honest = 2;
+    d.act[cheater].cheat = true;
+    df_open(&d);
+    df_commit(&d);
+    df_reveal(&d);
+    df_until(&d, d.w.verify_start + 1);
+    df_refresh(&d);
+    /* The false accuser: the first validator of the honest target's first
+     * check that is not the cheater. */
+    int liar = -1;
+    for (uint32_t j = 0; j < k.checks && liar < 0; j++) {
+        const df_assignment *a = df_assignment_of(d.r, honest, j, &d);
+        for (size_t v = 0; a && v < a->n_validators && liar < 0; v++)
+            if (df_index(&d, a->validators[v]) != cheater)
+                liar = df_index(&d, a->validators[v]);
     }
-    rechecks(&f, 0, r, uphold_cheater);
+    CHECK(liar > 0);
+    if (liar <= 0)
+        abort();
+    d.act[liar].verdict_on[honest] = DF_FAIL;
+    /* The bonds each accuser will pay: one per FAIL it reveals. */
+    uint64_t bonds[DF_ACCOUNTS] = {0};
+    size_t lies = 0;
+    for (size_t x = 0; x < d.r->n_assignments; x++) {
+        const df_assignment *a = d.r->assignments[x];
+        for (size_t v = 0; v < a->n_validators; v++) {
+            int who = df_index(&d, a->validators[v]);
+            if (strcmp(a->target, d.f.addr[cheater]) == 0 ||
+                (who == liar && strcmp(a->target, d.f.addr[honest]) == 0))
+                bonds[who] += k.fail_bond;
+            lies += who == liar && strcmp(a->target, d.f.addr[honest]) == 0;
+        }
+    }
+    uint64_t bal[DF_ACCOUNTS];
+    for (int i = 1; i <= MEMBERS; i++)
+        bal[i] = df_balance(&d, i);
+    df_verify(&d);
+    df_open_verdicts(&d);
+    for (int i = 1; i <= MEMBERS; i++)
+        CHECK(df_balance(&d, i) == bal[i] - bonds[i]);
+    df_dispute(&d);
+    /* Every check of both targets is disputed, none of the others. */
+    for (size_t x = 0; x < d.r->n_assignments; x++) {
+        const df_assignment *a = d.r->assignments[x];
+        bool accused = strcmp(a->target, d.f.addr[cheater]) == 0 ||
+                       (strcmp(a->target, d.f.addr[honest]) == 0 &&
+                        df_has_str(a->validators, a->n_validators, d.f.addr[liar]));
+        CHECK((a->n_recheckers == k.rechecks) == accused);
+        CHECK(accused || a->outcome == OUTCOME(PASSED));
+        for (size_t j = 0; j < a->n_recheckers; j++) {
+            CHECK(strcmp(a->recheckers[j], a->target) != 0);
+            CHECK(!df_has_str(a->validators, a->n_validators, a->recheckers[j]));
+        }
+    }
     /* A re-check from someone not re-checking. */
-    Gonka__Diloco__V1__MsgDispute d = GONKA__DILOCO__V1__MSG_DISPUTE__INIT;
-    uint8_t dg[32] = {1};
-    d.validator = f.addr[accuser0];
-    d.run = 1;
-    d.round = 0;
-    d.target = r->assignments[0]->target;
-    d.check = 0;
-    d.verdict = V_PASS;
-    d.digest = (ProtobufCBinaryData){32, dg};
-    CHECK(deliver(&f, accuser0, GD_DILOCO_MSG_DISPUTE, &d) == GD_DILOCO_ERR_NOT_ASSIGNED);
-    until(&f, w.attest_start + 1);
-    protobuf_c_message_free_unpacked(&r->base, NULL);
-    r = q_round(&f, 0);
-    int cheater = index_of(&f, g_cheater);
-    CHECK(r->round->n_failed == 1 && strcmp(r->round->failed[0], g_cheater) == 0);
-    CHECK(r->round->n_aggregation_set == MEMBERS - 1);
-    CHECK(!has_str(r->round->aggregation_set, r->round->n_aggregation_set, g_cheater));
-    /* The cheater lost half its collateral. */
-    CHECK_STR_EQ(collateral_of(&f, cheater), "5000");
-    const Gonka__Diloco__V1__VerdictRecord *v0 =
-        verdict_of(r, a0->target, 0, a0->validators[0]);
-    const Gonka__Diloco__V1__VerdictRecord *v1 =
-        verdict_of(r, a1->target, 0, a1->validators[0]);
-    CHECK(v0 && !v0->faulty && !v0->bonded);
-    CHECK(v1 && v1->faulty && !v1->bonded);
-    /* Upheld: bond back. Overturned: bond burned. */
-    uint64_t now0 = strtoull(fix_balance(&f, f.addr[accuser0]), NULL, 10);
-    uint64_t now1 = strtoull(fix_balance(&f, f.addr[accuser1]), NULL, 10);
-    if (accuser0 == accuser1)
-        CHECK(now0 == bal0 - 1000);
-    else {
-        CHECK(now0 == bal0);
-        CHECK(now1 == bal1 - 1000);
+    {
+        const df_assignment *a = df_assignment_of(d.r, cheater, 0, &d);
+        int outsider = -1;
+        for (int i = 1; i <= MEMBERS && outsider < 0; i++)
+            if (i != cheater && !df_has_str(a->recheckers, a->n_recheckers, d.f.addr[i]))
+                outsider = i;
+        uint8_t seal[32] = {1};
+        Gonka__Diloco__V1__MsgDispute m = df_dispute_msg(&d, outsider, a->target, 0, seal, 0, NULL,
+                                                         NULL);
+        CHECK(df_deliver(&d, outsider, GD_DILOCO_MSG_DISPUTE, &m) == GD_DILOCO_ERR_NOT_ASSIGNED);
     }
-    /* Attestations split 2 : 3 of five equal weights: no two thirds. */
-    uint8_t h1[32], h2[32];
-    memset(h1, 1, 32);
-    memset(h2, 2, 32);
-    const uint8_t *hs[MEMBERS + 1] = {NULL, h1, h1, h2, h2, h2};
-    attest(&f, 0, hs);
-    Gonka__Diloco__V1__MsgAttestRound again = GONKA__DILOCO__V1__MSG_ATTEST_ROUND__INIT;
-    again.attester = f.addr[1];
-    again.run = 1;
-    again.round = 0;
-    again.next_state_hash = (ProtobufCBinaryData){32, h2};
-    CHECK(deliver(&f, 1, GD_DILOCO_MSG_ATTEST_ROUND, &again) == GD_DILOCO_ERR_DUPLICATE);
-    until(&f, w.end + 1);
-    protobuf_c_message_free_unpacked(&r->base, NULL);
-    r = q_round(&f, 0);
-    CHECK(r->round->phase == PH(VOID) && r->round->next_state_hash.len == 0);
-    protobuf_c_message_free_unpacked(&r->base, NULL);
-    Gonka__Diloco__V1__QueryRunResponse *run = q_run(&f);
+    df_dispute_open(&d);
+    /* Attestations split 4 : 4 of equal weights: no two thirds. */
+    for (int i = 5; i <= MEMBERS; i++)
+        d.act[i].attest = DF_MINORITY;
+    df_attest(&d);
+    df_refresh(&d);
+    CHECK(d.r->round->n_failed == 1 && strcmp(d.r->round->failed[0], d.f.addr[cheater]) == 0);
+    CHECK(d.r->round->n_aggregation_set == MEMBERS - 1);
+    CHECK(!df_has_str(d.r->round->aggregation_set, d.r->round->n_aggregation_set,
+                      d.f.addr[cheater]));
+    CHECK(df_has_str(d.r->round->aggregation_set, d.r->round->n_aggregation_set, d.f.addr[honest]));
+    /* The cheater lost the fixed cheat slash. */
+    CHECK(df_collateral(&d, cheater) == DF_COLLATERAL - k.cheat_slash);
+    CHECK(df_slashed(&d, cheater, "upheld", NULL) == k.cheat_slash);
+    for (size_t x = 0; x < d.r->n_assignments; x++) {
+        const df_assignment *a = d.r->assignments[x];
+        bool on_cheater = strcmp(a->target, d.f.addr[cheater]) == 0;
+        CHECK(a->outcome == (on_cheater ? OUTCOME(UPHELD) : OUTCOME(PASSED)));
+        for (size_t v = 0; v < a->n_validators; v++) {
+            const df_verdict *r = df_verdict_of(d.r, a->target, a->check, a->validators[v]);
+            bool lie = df_index(&d, a->validators[v]) == liar && !on_cheater &&
+                       strcmp(a->target, d.f.addr[honest]) == 0;
+            CHECK(r && !r->bonded);
+            CHECK(r && r->faulty == lie && r->credited == !lie);
+        }
+    }
+    /* Upheld: bonds back. Overturned: bonds burned. */
+    for (int i = 1; i <= MEMBERS; i++)
+        CHECK(df_balance(&d, i) == bal[i] - (i == liar ? lies * k.fail_bond : 0));
+    df_attest_open(&d);
+    df_finish(&d);
+    CHECK(d.r->round->phase == PH(VOID) && d.r->round->next_state_hash.len == 0);
+    df_qrun *run = df_q_run(&d);
     uint8_t initial[32];
     memset(initial, 0x22, sizeof initial);
     CHECK(run->run->rounds_aggregated == 0 && memcmp(run->run->state_hash.data, initial, 32) == 0);
-    /* The next round opened right after, and attesting the old one is over. */
+    /* The next round opened right after, without the suspended cheater,
+     * and attesting the old one is over. */
     CHECK(run->current_round && run->current_round->index == 1);
-    protobuf_c_message_free_unpacked(&run->base, NULL);
-    CHECK(deliver(&f, 2, GD_DILOCO_MSG_ATTEST_ROUND, &again) == GD_DILOCO_ERR_UNKNOWN_ROUND);
-    payloads_free(p);
-    fix_free(&f);
+    CHECK(run->current_round && df_weighted_of(&(df_qround){.round = run->current_round},
+                                               d.f.addr[cheater]) == NULL);
+    for (size_t i = 0; i < run->n_members; i++)
+        if (strcmp(run->members[i]->address, d.f.addr[cheater]) == 0)
+            CHECK(run->members[i]->suspended_until == 1 + k.suspend);
+    df_qfree(run);
+    uint8_t seal[32] = {9};
+    d.round = 0;
+    Gonka__Diloco__V1__MsgAttestRound again = df_attest_msg(&d, 2, seal, NULL, NULL);
+    CHECK(df_deliver(&d, 2, GD_DILOCO_MSG_ATTEST_ROUND, &again) == GD_DILOCO_ERR_UNKNOWN_ROUND);
+    /* Nobody was slashed for attesting in a void round. */
+    for (int i = 5; i <= MEMBERS; i++)
+        CHECK(df_slashed(&d, i, NULL, NULL) == 0);
+    df_free(&d);
 }
 
-static int all_pass(app_fixture *f, const char *target) {
-    (void)f;
-    (void)target;
-    return V_PASS;
-}
-
-/* Double checks: two UNAVAILABLE against one target count as a FAIL; two
- * PASS digests that differ go to re-checkers, and the validator whose
- * digest the re-checkers do not share goes unpaid. */
+/* Double checks: two UNAVAILABLE against a target that served everything
+ * no longer fail it alone: re-checkers fetch the data, PASS it, and both
+ * accusers lose their bonds. Two PASS digests that differ go to
+ * re-checkers, and the validator whose digest they do not share is slashed
+ * the fixed cheat slash and goes unpaid. */
 static void test_double_checks(void) {
-    app_fixture f;
-    knobs k = {1, 1000000, 2};
-    setup(&f, &k);
-    until(&f, 43);
-    payload p[MEMBERS + 1];
-    Gonka__Diloco__V1__QueryRoundResponse *r = to_verify(&f, 0, p, 0, 0, false);
-    Gonka__Diloco__V1__RoundWindows w;
-    windows_of(&f, 0, &w);
-    check_draws(r, &k);
-    for (size_t i = 0; i < r->n_assignments; i++)
-        CHECK(r->assignments[i]->n_validators == 2 &&
-              strcmp(r->assignments[i]->validators[0], r->assignments[i]->validators[1]) != 0);
-    plan pl;
-    plan_honest(&pl, r);
-    struct {
-        char target[GD_ADDRESS_STR_MAX], validators[2][GD_ADDRESS_STR_MAX];
-    } a0s, a1s, *a0 = &a0s, *a1 = &a1s;
-    snprintf(a0s.target, sizeof a0s.target, "%s", r->assignments[0]->target);
-    snprintf(a1s.target, sizeof a1s.target, "%s", r->assignments[1]->target);
-    for (int j = 0; j < 2; j++)
-        snprintf(a1s.validators[j], sizeof a1s.validators[j], "%s",
-                 r->assignments[1]->validators[j]);
-    pl.verdict[0][0] = pl.verdict[0][1] = V_UNAVAILABLE;
-    memset(pl.digest[0], 0, sizeof pl.digest[0]);
-    pl.digest[1][1][0] ^= 1; /* the second validator of check 1 did not re-execute */
-    CHECK(verdicts(&f, 0, r, &pl, false) == 0);
-    until(&f, w.open_start);
-    CHECK(verdicts(&f, 0, r, &pl, true) == 0);
-    until(&f, w.dispute_start + 1);
-    protobuf_c_message_free_unpacked(&r->base, NULL);
-    r = q_round(&f, 0);
-    CHECK(r->assignments[1]->n_recheckers == 2 && r->assignments[0]->n_recheckers == 0);
-    rechecks(&f, 0, r, all_pass);
-    until(&f, w.attest_start + 1);
-    protobuf_c_message_free_unpacked(&r->base, NULL);
-    r = q_round(&f, 0);
-    CHECK(r->round->n_failed == 1 && strcmp(r->round->failed[0], a0->target) == 0);
-    const Gonka__Diloco__V1__VerdictRecord *good = verdict_of(r, a1->target, 0, a1->validators[0]);
-    const Gonka__Diloco__V1__VerdictRecord *lazy = verdict_of(r, a1->target, 0, a1->validators[1]);
-    CHECK(good && !good->faulty);
-    CHECK(lazy && lazy->faulty);
-    protobuf_c_message_free_unpacked(&r->base, NULL);
-    payloads_free(p);
-    fix_free(&f);
+    df d;
+    df_knobs k;
+    df_knobs_default(&k);
+    k.double_ppm = 1000000;
+    k.checks = 1;
+    df_setup(&d, &k, MEMBERS, NULL, NULL);
+    df_open(&d);
+    df_commit(&d);
+    df_reveal(&d);
+    df_until(&d, d.w.verify_start + 1);
+    df_refresh(&d);
+    for (size_t i = 0; i < d.r->n_assignments; i++)
+        CHECK(d.r->assignments[i]->n_validators == 2 &&
+              strcmp(d.r->assignments[i]->validators[0], d.r->assignments[i]->validators[1]) != 0);
+    /* Target 1: both validators say UNAVAILABLE. Target 2: its second
+     * validator PASSes with a digest it did not compute. */
+    const df_assignment *a1 = df_assignment_of(d.r, 1, 0, &d), *a2 = df_assignment_of(d.r, 2, 0, &d);
+    int u0 = df_index(&d, a1->validators[0]), u1 = df_index(&d, a1->validators[1]);
+    int good = df_index(&d, a2->validators[0]), lazy = df_index(&d, a2->validators[1]);
+    d.act[u0].verdict_on[1] = d.act[u1].verdict_on[1] = DF_UNAVAILABLE;
+    d.act[lazy].verdict_on[2] = DF_LAZY_PASS;
+    uint64_t bal0 = df_balance(&d, u0), bal1 = df_balance(&d, u1);
+    df_verify(&d);
+    df_open_verdicts(&d);
+    CHECK(df_balance(&d, u0) == bal0 - k.fail_bond && df_balance(&d, u1) == bal1 - k.fail_bond);
+    df_dispute(&d);
+    a1 = df_assignment_of(d.r, 1, 0, &d);
+    a2 = df_assignment_of(d.r, 2, 0, &d);
+    CHECK(a1->n_recheckers == k.rechecks && a2->n_recheckers == k.rechecks);
+    for (int t = 3; t <= MEMBERS; t++)
+        CHECK(df_assignment_of(d.r, t, 0, &d)->n_recheckers == 0);
+    df_dispute_open(&d);
+    df_attest(&d);
+    df_refresh(&d);
+    CHECK(d.r->round->n_failed == 0 && d.r->round->n_aggregation_set == MEMBERS);
+    CHECK(df_assignment_of(d.r, 1, 0, &d)->outcome == OUTCOME(PASSED));
+    CHECK(df_assignment_of(d.r, 2, 0, &d)->outcome == OUTCOME(PASSED));
+    const df_verdict *vu0 = df_verdict_of(d.r, d.f.addr[1], 0, d.f.addr[u0]);
+    const df_verdict *vu1 = df_verdict_of(d.r, d.f.addr[1], 0, d.f.addr[u1]);
+    CHECK(vu0 && vu0->faulty && !vu0->credited && !vu0->bonded);
+    CHECK(vu1 && vu1->faulty && !vu1->credited && !vu1->bonded);
+    CHECK(df_balance(&d, u0) == bal0 - k.fail_bond && df_balance(&d, u1) == bal1 - k.fail_bond);
+    const df_verdict *vg = df_verdict_of(d.r, d.f.addr[2], 0, d.f.addr[good]);
+    const df_verdict *vl = df_verdict_of(d.r, d.f.addr[2], 0, d.f.addr[lazy]);
+    CHECK(vg && !vg->faulty && vg->credited);
+    CHECK(vl && vl->faulty && !vl->credited);
+    CHECK(df_slashed(&d, lazy, "PASS digest lost", NULL) == k.cheat_slash);
+    CHECK(df_collateral(&d, lazy) == DF_COLLATERAL - k.cheat_slash);
+    /* The re-checkers who agreed are credited. */
+    for (size_t j = 0; j < a2->n_recheckers; j++) {
+        const df_verdict *v = df_verdict_of(d.r, d.f.addr[2], 0, a2->recheckers[j]);
+        CHECK(v && v->recheck && v->credited && !v->faulty);
+    }
+    df_free(&d);
 }
 
-/* Checks go to validators of the target's hardware class only: with two
- * classes of three and two members, every validator shares its target's
- * class, and a class's members never check the other class. */
+/* Checks go to validators of the target's hardware class only, re-checks
+ * too: with classes of five and four members (a small-knob run: single
+ * checks, one re-checker, classes of three), every validator and
+ * re-checker shares its target's class. */
 static void test_hardware_classes(void) {
-    app_fixture f;
-    knobs k = {3, 500000, 1, true};
-    setup(&f, &k);
-    until(&f, 43);
-    payload p[MEMBERS + 1];
-    Gonka__Diloco__V1__QueryRoundResponse *r = to_verify(&f, 0, p, 0, 0, false);
-    CHECK(r->n_assignments == 3 * MEMBERS);
-    for (size_t i = 0; i < r->n_assignments; i++) {
-        const Gonka__Diloco__V1__Assignment *a = r->assignments[i];
-        bool gpu = index_of(&f, a->target) >= 4;
-        for (size_t j = 0; j < a->n_validators; j++) {
-            CHECK((index_of(&f, a->validators[j]) >= 4) == gpu);
-            CHECK(strcmp(a->validators[j], a->target) != 0);
-        }
-        /* The GPU class has one other member: never a double check. */
-        if (gpu)
-            CHECK(a->n_validators == 1);
+    df d;
+    df_knobs k;
+    df_knobs_default(&k);
+    k.double_ppm = 0;
+    k.rechecks = 1;
+    k.min_class = 3;
+    k.checks = 3;
+    const char *classes[9] = {DF_CPU, DF_CPU, DF_CPU, DF_CPU, DF_CPU,
+                              DF_GPU, DF_GPU, DF_GPU, DF_GPU};
+    df_setup(&d, &k, 9, classes, NULL);
+    /* Every member of the GPU class is accused once by a lazy validator, so
+     * that every one of its checks is re-checked. */
+    for (int i = 1; i <= 9; i++)
+        d.act[i].verdict = DF_UNAVAILABLE;
+    df_open(&d);
+    df_commit(&d);
+    df_reveal(&d);
+    df_verify(&d);
+    CHECK(d.r->n_assignments == 3 * 9);
+    df_open_verdicts(&d);
+    df_dispute(&d);
+    for (size_t i = 0; i < d.r->n_assignments; i++) {
+        const df_assignment *a = d.r->assignments[i];
+        bool gpu = df_index(&d, a->target) >= 6;
+        CHECK(a->n_validators == 1 && a->n_recheckers == 1);
+        for (size_t j = 0; j < a->n_validators; j++)
+            CHECK((df_index(&d, a->validators[j]) >= 6) == gpu &&
+                  strcmp(a->validators[j], a->target) != 0);
+        for (size_t j = 0; j < a->n_recheckers; j++)
+            CHECK((df_index(&d, a->recheckers[j]) >= 6) == gpu);
     }
-    protobuf_c_message_free_unpacked(&r->base, NULL);
-    payloads_free(p);
-    fix_free(&f);
-}
-
-static bool has_event_attr(const gd_events *ev, const char *type, const char *key,
-                           const char *value) {
-    for (size_t i = 0; i < ev->n; i++) {
-        if (strcmp(ev->items[i].type, type) != 0)
-            continue;
-        for (size_t j = 0; j < ev->items[i].n_attrs; j++)
-            if (strcmp(ev->items[i].attrs[j].key, key) == 0 &&
-                strcmp(ev->items[i].attrs[j].value, value) == 0)
-                return true;
-    }
-    return false;
+    df_dispute_open(&d);
+    df_attest(&d);
+    df_refresh(&d);
+    /* All overturned: every target aggregated, every accuser's bonds gone. */
+    CHECK(d.r->round->n_aggregation_set == 9);
+    for (int i = 1; i <= 9; i++)
+        CHECK(df_balance(&d, i) < DF_BALANCE - DF_COLLATERAL);
+    df_free(&d);
 }
 
 /* Ranks: a late joiner gets the next one (in its response and event, never
  * an earlier member's), and the round snapshot carries every member's. */
 static void test_ranks(void) {
-    app_fixture f;
-    knobs k = {1, 0, 2};
-    setup(&f, &k);
-    Cosmos__Base__V1beta1__Coin coll = COSMOS__BASE__V1BETA1__COIN__INIT;
-    coll.denom = "ngonka";
-    coll.amount = "6000";
-    Gonka__Diloco__V1__MsgJoinRun j = GONKA__DILOCO__V1__MSG_JOIN_RUN__INIT;
-    j.participant = f.addr[6];
-    j.run = 1;
-    j.artifact_url = "http://127.0.0.1:8086";
-    j.hw_class = "cpu-x86-openblas";
-    j.collateral = &coll;
+    df d;
+    df_knobs k;
+    df_knobs_default(&k);
+    df_setup(&d, &k, MEMBERS, NULL, NULL);
+    Cosmos__Base__V1beta1__Coin coin;
+    char amount[24];
+    Gonka__Diloco__V1__MsgJoinRun j = df_join_msg(&d, 9, DF_CPU, &coin, amount, 12000);
     gd_buf tx = {0};
     gd_tx_outcome out;
     memset(&out, 0, sizeof out);
-    CHECK_OK(fix_msg_tx(&f, 6, GD_DILOCO_MSG_JOIN_RUN, &j, &tx));
-    fix_block(&f, &tx, 1, &out);
+    CHECK_OK(fix_msg_tx(&d.f, 9, GD_DILOCO_MSG_JOIN_RUN, &j, &tx));
+    fix_block(&d.f, &tx, 1, &out);
     CHECK(out.err.code == 0);
-    Cosmos__Base__Abci__V1beta1__TxMsgData *d =
+    Cosmos__Base__Abci__V1beta1__TxMsgData *md =
         cosmos__base__abci__v1beta1__tx_msg_data__unpack(NULL, out.data.len, out.data.data);
-    CHECK(d && d->n_msg_responses == 1);
-    if (d && d->n_msg_responses == 1) {
-        CHECK_STR_EQ(d->msg_responses[0]->type_url, "/gonka.diloco.v1.MsgJoinRunResponse");
+    CHECK(md && md->n_msg_responses == 1);
+    if (md && md->n_msg_responses == 1) {
+        CHECK_STR_EQ(md->msg_responses[0]->type_url, "/gonka.diloco.v1.MsgJoinRunResponse");
         Gonka__Diloco__V1__MsgJoinRunResponse *r = gonka__diloco__v1__msg_join_run_response__unpack(
-            NULL, d->msg_responses[0]->value.len, d->msg_responses[0]->value.data);
+            NULL, md->msg_responses[0]->value.len, md->msg_responses[0]->value.data);
         CHECK(r && r->rank == MEMBERS);
         if (r)
             gonka__diloco__v1__msg_join_run_response__free_unpacked(r, NULL);
     }
-    if (d)
-        cosmos__base__abci__v1beta1__tx_msg_data__free_unpacked(d, NULL);
-    CHECK(has_event_attr(&out.events, "diloco_joined", "rank", "5"));
-    CHECK(has_event_attr(&out.events, "diloco_joined", "participant", f.addr[6]));
+    if (md)
+        cosmos__base__abci__v1beta1__tx_msg_data__free_unpacked(md, NULL);
+    bool rank = false, who = false;
+    for (size_t i = 0; i < out.events.n; i++)
+        for (size_t a = 0; a < out.events.items[i].n_attrs; a++) {
+            const gd_event_attr *x = &out.events.items[i].attrs[a];
+            if (strcmp(out.events.items[i].type, "diloco_joined") != 0)
+                continue;
+            rank |= strcmp(x->key, "rank") == 0 && strcmp(x->value, "8") == 0;
+            who |= strcmp(x->key, "participant") == 0 && strcmp(x->value, d.f.addr[9]) == 0;
+        }
+    CHECK(rank && who);
     gd_tx_outcome_free(&out);
     gd_buf_free(&tx);
-
-    until(&f, 43);
-    Gonka__Diloco__V1__QueryRunResponse *run = q_run(&f);
+    d.n = 9;
+    d.member[9] = true;
+    df_open(&d);
+    df_qrun *run = df_q_run(&d);
     CHECK(run->run->next_rank == MEMBERS + 1 && run->n_members == MEMBERS + 1);
     CHECK(run->current_round != NULL);
     if (run->current_round) {
@@ -1020,58 +594,105 @@ static void test_ranks(void) {
                 if (strcmp(run->members[m]->address, r->members[i]->address) == 0)
                     CHECK(r->members[i]->rank == run->members[m]->rank);
         for (size_t i = 0; i < r->n_members; i++)
-            if (strcmp(r->members[i]->address, f.addr[6]) == 0)
-                CHECK(r->members[i]->rank == MEMBERS);
+            if (strcmp(r->members[i]->address, d.f.addr[9]) == 0)
+                CHECK(r->members[i]->rank == MEMBERS && u64(r->members[i]->weight) == 12000);
     }
-    protobuf_c_message_free_unpacked(&run->base, NULL);
-    fix_free(&f);
+    df_qfree(run);
+    df_free(&d);
 }
 
-/* The same genesis and transactions give the same app hash on two runs,
- * and a chain restarted from the exported genesis has it too. */
-static void test_determinism_and_export(void) {
-    uint8_t hashes[2][32];
-    json_t *exported = NULL;
-    int64_t height = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        app_fixture f;
-        knobs k = {2, 500000, 2};
-        setup(&f, &k);
-        until(&f, 43);
-        payload p[MEMBERS + 1];
-        Gonka__Diloco__V1__QueryRoundResponse *r = to_verify(&f, 0, p, 3, 0, false);
-        plan pl;
-        plan_honest(&pl, r);
-        CHECK(verdicts(&f, 0, r, &pl, false) == 0);
-        protobuf_c_message_free_unpacked(&r->base, NULL);
-        gd_app_hash(f.app, hashes[pass]);
-        if (pass == 0) {
-            exported = gd_app_export(f.app);
-            height = gd_app_height(f.app);
-        }
-        payloads_free(p);
-        fix_free(&f);
-    }
-    CHECK(memcmp(hashes[0], hashes[1], 32) == 0);
-    CHECK(exported != NULL && json_object_get(exported, "diloco") != NULL);
+/* One scenario with an upheld cheat, a false accusation, a skipped check
+ * and a member leaving, played twice: the same app hash after every
+ * window; and a chain restarted from the export taken at the dispute window
+ * finishes the round, and opens the next, with the same hashes. */
+static void scenario(df *d) {
+    df_knobs k;
+    df_knobs_default(&k);
+    df_setup(d, &k, MEMBERS, NULL, NULL);
+    d->act[3].cheat = true;
+    d->act[4].verdict = DF_UNAVAILABLE;
+    d->act[5].verdict = DF_SKIP;
+    df_open(d);
+    df_commit(d);
+    Gonka__Diloco__V1__MsgLeaveRun leave = GONKA__DILOCO__V1__MSG_LEAVE_RUN__INIT;
+    leave.participant = d->f.addr[6];
+    leave.run = 1;
+    CHECK(df_deliver(d, 6, GD_DILOCO_MSG_LEAVE_RUN, &leave) == 0);
+    df_reveal(d);
+    df_verify(d);
+    df_open_verdicts(d);
+    df_dispute(d);
+}
+
+static void scenario_rest(df *d, uint8_t hashes[4][32]) {
+    df_dispute_open(d);
+    gd_app_hash(d->f.app, hashes[0]);
+    df_attest(d);
+    gd_app_hash(d->f.app, hashes[1]);
+    df_attest_open(d);
+    df_finish(d);
+    gd_app_hash(d->f.app, hashes[2]);
+    df_open(d);
+    gd_app_hash(d->f.app, hashes[3]);
+}
+
+static void restart_from_export(df *d, json_t *exported) {
     char initial[24];
-    snprintf(initial, sizeof initial, "%lld", (long long)(height + 1));
-    json_t *genesis = json_pack("{s:s,s:s,s:O}", "chain_id", FIX_CHAIN, "initial_height",
-                                initial, "app_state", exported);
+    snprintf(initial, sizeof initial, "%lld", (long long)(d->f.height + 1));
+    json_t *genesis = json_pack("{s:s,s:s,s:O}", "chain_id", FIX_CHAIN, "initial_height", initial,
+                                "app_state", exported);
     gd_app *again = NULL;
     CHECK_OK(gd_app_new(&again, NULL));
     CHECK_OK(gd_app_register_standard(again));
     CHECK_OK(gd_app_init_chain(again, genesis));
-    uint8_t h[32];
-    gd_app_hash(again, h);
-    CHECK(memcmp(h, hashes[0], 32) == 0);
+    uint8_t h1[32], h2[32];
+    gd_app_hash(again, h1);
+    gd_app_hash(d->f.app, h2);
+    CHECK(memcmp(h1, h2, 32) == 0);
     CHECK_OK(gd_app_check_invariants(again));
     json_t *exported2 = gd_app_export(again);
     CHECK(json_equal(exported, exported2));
     json_decref(exported2);
-    gd_app_free(again);
+    gd_app_free(d->f.app);
+    d->f.app = again;
     json_decref(genesis);
+}
+
+static void test_determinism_and_export(void) {
+    df a, b;
+    uint8_t ha[4][32], hb[4][32];
+    scenario(&a);
+    scenario(&b);
+    uint8_t x[32], y[32];
+    gd_app_hash(a.f.app, x);
+    gd_app_hash(b.f.app, y);
+    CHECK(memcmp(x, y, 32) == 0);
+    json_t *exported = gd_app_export(b.f.app);
+    CHECK(exported != NULL && json_object_get(exported, "diloco") != NULL);
+    /* The v2 state travels: the leaving flag, randomness records. */
+    json_t *dl = json_object_get(exported, "diloco");
+    bool leaving = false;
+    json_t *m;
+    size_t i;
+    json_array_foreach(json_object_get(dl, "members"), i, m)
+        leaving |= json_is_true(json_object_get(m, "leaving"));
+    CHECK(leaving);
+    restart_from_export(&b, exported);
     json_decref(exported);
+    scenario_rest(&a, ha);
+    scenario_rest(&b, hb);
+    CHECK(memcmp(ha, hb, sizeof ha) == 0);
+    /* The cheater is suspended in the next round, the leaver released. */
+    CHECK(!a.in_round[3] && !a.in_round[6] && a.in_round[1]);
+    CHECK(df_released(&a, 6, NULL) && df_released(&b, 6, NULL));
+    CHECK(df_collateral(&b, 6) == UINT64_MAX);
+    /* An export with a suspended member in the next round's time still
+     * round-trips. */
+    exported = gd_app_export(b.f.app);
+    restart_from_export(&b, exported);
+    json_decref(exported);
+    df_free(&a);
+    df_free(&b);
 }
 
 /* Genesis: a run and its members can be created there (the module account
@@ -1083,13 +704,14 @@ static void test_genesis(void) {
     CHECK_OK(gd_auth_module_address("diloco", module, sizeof module));
     json_t *genesis = json_deep_copy(f.genesis);
     fix_free(&f);
-    knobs k = {1, 0, 2};
-    json_t *spec = spec_json(&k);
+    df_knobs k;
+    df_knobs_default(&k);
+    json_t *spec = df_spec_json(&k);
     json_t *state = json_pack("{s:{s:s},s:[{s:o,s:s,s:i}],s:[{s:s,s:s,s:s,s:s,s:s,s:i}]}",
                               "params", "authority", "", "runs", "spec", spec, "pool", "7000",
                               "next_rank", 2, "members", "run", "1", "address",
                               "gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc", "artifact_url",
-                              "http://h:1", "hw_class", "cpu", "collateral", "3000", "rank", 1);
+                              "http://h:1", "hw_class", DF_CPU, "collateral", "3000", "rank", 1);
     json_t *app_state = json_object_get(genesis, "app_state");
     json_object_set_new(app_state, "diloco", state);
     json_array_append_new(json_object_get(json_object_get(app_state, "auth"), "accounts"),
@@ -1106,12 +728,32 @@ static void test_genesis(void) {
     CHECK_OK(gd_app_init_chain(app, genesis));
     CHECK_OK(gd_app_check_invariants(app));
     gd_app_free(app);
+    /* v2 member fields: suspension and leaving. */
+    json_t *members = json_object_get(json_object_get(app_state, "diloco"), "members");
+    json_t *first = json_array_get(members, 0);
+    json_object_set_new(first, "suspended_until", json_string("4"));
+    json_object_set_new(first, "leaving", json_true());
+    CHECK_OK(gd_app_new(&app, NULL));
+    CHECK_OK(gd_app_register_standard(app));
+    CHECK_OK(gd_app_init_chain(app, genesis));
+    json_t *exported = gd_app_export(app);
+    json_t *em = json_array_get(json_object_get(json_object_get(exported, "diloco"), "members"), 0);
+    CHECK(json_is_true(json_object_get(em, "leaving")));
+    CHECK_STR_EQ(json_string_value(json_object_get(em, "suspended_until")), "4");
+    json_decref(exported);
+    gd_app_free(app);
+    json_object_set_new(first, "leaving", json_string("yes"));
+    CHECK_OK(gd_app_new(&app, NULL));
+    CHECK_OK(gd_app_register_standard(app));
+    CHECK(gd_app_init_chain(app, genesis) != GD_OK);
+    gd_app_free(app);
+    json_object_del(first, "leaving");
+    json_object_del(first, "suspended_until");
     /* Ranks: distinct per run, below the run's next_rank, and given. A
      * second member bonds nothing, so only its rank is wrong. */
-    json_t *members = json_object_get(json_object_get(app_state, "diloco"), "members");
     json_t *second = json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "run", "1", "address",
                                "gonka10ht9tyks4vh7p5p904t340cr9nvahy7uhvqtp8", "artifact_url",
-                               "http://h:2", "hw_class", "cpu", "collateral", "0", "rank", 0);
+                               "http://h:2", "hw_class", DF_CPU, "collateral", "0", "rank", 0);
     json_array_append_new(members, second);
     CHECK_OK(gd_app_new(&app, NULL));
     CHECK_OK(gd_app_register_standard(app));
@@ -1147,7 +789,16 @@ static void test_genesis(void) {
     CHECK_OK(gd_app_register_standard(app));
     CHECK(gd_app_init_chain(app, genesis) != GD_OK);
     gd_app_free(app);
-    /* Unknown keys, a member of a missing run, a bad spec. */
+    json_object_set_new(json_array_get(runs, 0), "pool", json_string("7000"));
+    /* A v1 spec (fractional slashes, seven windows, no classes) is refused. */
+    json_t *spec2 = json_object_get(json_array_get(runs, 0), "spec");
+    json_object_set_new(spec2, "slash_ppm", json_integer(500000));
+    CHECK_OK(gd_app_new(&app, NULL));
+    CHECK_OK(gd_app_register_standard(app));
+    CHECK(gd_app_init_chain(app, genesis) != GD_OK);
+    gd_app_free(app);
+    /* Unknown keys, a member of a missing run, a bad spec, a raw record of
+     * an unknown kind. */
     const char *bad[] = {
         "{\"params\":{\"authority\":\"\"},\"typo\":1}",
         ("{\"members\":[{\"run\":\"9\",\"address\":\"gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc\","
@@ -1170,24 +821,22 @@ static void test_genesis(void) {
 
 /* Weights are summed in 128 bits: three members whose collateral sums past
  * 2^64 still get a round (at height 1: epoch 0 has no PoC and the round's
- * seven one-block windows end before block 20), with the exact total, and
+ * nine one-block windows end before block 20), with the exact total, and
  * the chain keeps going with every invariant holding. */
 static void test_huge_collateral(void) {
     app_fixture f;
     fix_init_diloco(&f, NULL);
     char module[GD_ADDRESS_STR_MAX];
     CHECK_OK(gd_auth_module_address("diloco", module, sizeof module));
-    knobs k = {1, 0, 1};
-    json_t *spec = spec_json(&k);
-    json_object_set_new(spec, "windows",
-                        json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "train", 1, "commit", 1,
-                                  "reveal", 1, "verify", 1, "open", 1, "dispute", 1, "attest",
-                                  1));
+    df_knobs k;
+    df_knobs_default(&k);
+    k.window = 1;
+    json_t *spec = df_spec_json(&k);
     json_t *members = json_array();
     for (int i = 1; i <= 3; i++)
         json_array_append_new(members, json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "run", "1",
                                                  "address", f.addr[i], "artifact_url",
-                                                 "http://h", "hw_class", "cpu", "collateral",
+                                                 "http://h", "hw_class", DF_CPU, "collateral",
                                                  "9000000000000000000", "rank", i - 1));
     json_t *genesis = json_deep_copy(f.genesis);
     json_t *app_state = json_object_get(genesis, "app_state");
@@ -1211,15 +860,41 @@ static void test_huge_collateral(void) {
     CHECK_OK(gd_app_init_chain(f.app, f.genesis));
     f.height = 0;
     fix_block(&f, NULL, 0, NULL);
-    Gonka__Diloco__V1__QueryRunResponse *run = q_run(&f);
-    CHECK(run->current_round != NULL);
-    if (run->current_round)
+    Gonka__Diloco__V1__QueryRunRequest req = GONKA__DILOCO__V1__QUERY_RUN_REQUEST__INIT;
+    req.run = 1;
+    uint8_t buf[64];
+    size_t n = gonka__diloco__v1__query_run_request__pack(&req, buf);
+    gd_buf resp = {0};
+    gd_abci_error err;
+    CHECK_OK(gd_app_query(f.app, GD_DILOCO_QUERY_RUN, buf, n, &resp, &err));
+    df_qrun *run = gonka__diloco__v1__query_run_response__unpack(NULL, resp.len, resp.data);
+    gd_buf_free(&resp);
+    CHECK(run && run->current_round != NULL);
+    if (run && run->current_round)
         CHECK_STR_EQ(run->current_round->total_weight, "27000000000000000000");
-    protobuf_c_message_free_unpacked(&run->base, NULL);
-    until(&f, 12);
-    Gonka__Diloco__V1__QueryRoundResponse *r = q_round(&f, 0);
-    CHECK(r->round->phase == PH(VOID));
-    protobuf_c_message_free_unpacked(&r->base, NULL);
+    df_qfree(run);
+    /* Nine idle blocks: the round goes void, and every idle member pays the
+     * fixed skip slash, not a share of 9 * 10^18. */
+    while (f.height < 12)
+        fix_block(&f, NULL, 0, NULL);
+    Gonka__Diloco__V1__QueryRoundRequest rr = GONKA__DILOCO__V1__QUERY_ROUND_REQUEST__INIT;
+    rr.run = 1;
+    rr.round = 0;
+    n = gonka__diloco__v1__query_round_request__pack(&rr, buf);
+    CHECK_OK(gd_app_query(f.app, GD_DILOCO_QUERY_ROUND, buf, n, &resp, &err));
+    df_qround *r = gonka__diloco__v1__query_round_response__unpack(NULL, resp.len, resp.data);
+    gd_buf_free(&resp);
+    CHECK(r && r->round && r->round->phase == PH(VOID));
+    for (size_t i = 0; r && r->round && i < r->round->n_members; i++)
+        CHECK(r->round->members[i]->skip_slashed);
+    df_qfree(r);
+    n = gonka__diloco__v1__query_run_request__pack(&req, buf);
+    CHECK_OK(gd_app_query(f.app, GD_DILOCO_QUERY_RUN, buf, n, &resp, &err));
+    run = gonka__diloco__v1__query_run_response__unpack(NULL, resp.len, resp.data);
+    gd_buf_free(&resp);
+    for (size_t i = 0; run && i < run->n_members; i++)
+        CHECK_STR_EQ(run->members[i]->collateral, "8999999999999999800");
+    df_qfree(run);
     fix_free(&f);
 }
 
