@@ -230,6 +230,8 @@ size_t df_batch_run(df *d, df_batch *b, uint32_t *codes) {
         if (codes)
             codes[i] = code;
         failed += code != 0;
+        if (code != 0)
+            snprintf(d->last_log, sizeof d->last_log, "%s", outs[i].err.log);
         if (code != 0 && getenv("GD_TEST_VERBOSE"))
             fprintf(stderr, "  h%lld tx of %d: %s %u %s\n", (long long)d->f.height, b->from[i],
                     outs[i].err.codespace, outs[i].err.code, outs[i].err.log);
@@ -812,7 +814,7 @@ void df_commit(df *d) {
             d->committed[i] = true;
         }
         uint64_t next = d->round + 1;
-        if (d->member[i] && a->secret != DF_SKIP && next < 64) {
+        if (d->member[i] && a->secret != DF_SKIP && next < 64 && !(d->sealed[i] >> next & 1)) {
             uint8_t secret[32];
             df_secret(d, secret, i, next);
             gd_diloco_seal(seals[i], GD_SEAL_RANDOMNESS, d->f.addr[i], NULL, 0, secret);

@@ -124,6 +124,7 @@ typedef struct df {
     bool watch_honest;               /* fail on a slash of an honest member (default on) */
     df_event_rec log[DF_LOG_MAX];    /* diloco_slashed and diloco_released events */
     size_t n_log;
+    char last_log[512];              /* the log of the last transaction that failed */
 } df;
 
 /* A chain with the run (id 1, created by account 0) and members 1 .. n,
