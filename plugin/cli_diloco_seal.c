@@ -173,8 +173,11 @@ static int gd_seal_build_randomness(gd_cli *cli, gd_args *args, gd_cli_tx *tx, c
     if (!d->seal_only)
         return gd_dtx_status(cli, gd_diloco_msg_randomness_revealed(msg, tx->signer, d->run,
                                                                     d->round, d->salt));
+    /* No body, but not NULL: the rules copy it, and memcpy from NULL is
+     * undefined even for no bytes. */
+    static const uint8_t no_body[1];
     uint8_t seal[GD_DILOCO_HASH_LEN];
-    gd_diloco_seal(seal, GD_SEAL_RANDOMNESS, tx->signer, NULL, 0, d->salt);
+    gd_diloco_seal(seal, GD_SEAL_RANDOMNESS, tx->signer, no_body, 0, d->salt);
     int rc = gd_dtx_status(
         cli, gd_diloco_msg_randomness_sealed(msg, tx->signer, d->run, d->round, seal));
     return rc >= 0 ? rc : gd_seal_extra(cli, tx, "secret", d->salt, seal);

@@ -581,7 +581,7 @@ static void test_randomness_leave(void) {
     uint8_t secret[32], seal[32], printed[32];
     unhex32(secret, json_str(r.json, "secret"));
     unhex32(printed, json_str(r.json, "seal"));
-    gd_diloco_seal(seal, GD_SEAL_RANDOMNESS, signer, NULL, 0, secret);
+    gd_diloco_seal(seal, GD_SEAL_RANDOMNESS, signer, secret, 0, secret); /* no body, not NULL */
     CHECK(memcmp(seal, printed, 32) == 0 && json_str(r.json, "salt") == NULL);
     CHECK(m && m->run == 1 && m->round == 5 && m->seal.len == 32 &&
           memcmp(m->seal.data, seal, 32) == 0 && m->secret.len == 0);

@@ -487,6 +487,7 @@ static const uint8_t H1[32] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
                                17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32};
 static const uint8_t H2[32] = {[0] = 0xaa, [31] = 0xbb};
 static const uint8_t ZERO[32];
+static const uint8_t LONG33[33];
 
 /* A valid proof in wire form for leaf index of count. */
 static void make_proof(gd_buf *out, uint32_t index, uint32_t count) {
@@ -856,7 +857,7 @@ static void test_msg_attest(void) {
 static void test_msg_randomness_leave_claim(void) {
     gd_any any = {0};
     uint8_t seal[32];
-    gd_diloco_seal(seal, GD_SEAL_RANDOMNESS, ADDR_A, NULL, 0, SALT);
+    gd_diloco_seal(seal, GD_SEAL_RANDOMNESS, ADDR_A, H1, 0, SALT); /* no body (not NULL) */
     CHECK_OK(gd_diloco_msg_randomness_sealed(&any, ADDR_A, 3, 10, seal));
     CHECK_STR_EQ(any.type_url, GD_DILOCO_MSG_RANDOMNESS);
     Gonka__Diloco__V1__MsgRandomness *r =
@@ -1203,7 +1204,7 @@ static void test_round_decode(void) {
         case 27: f.rnd[0].secret.len = 31; break;
         case 28: f.rnd[1].seal.len = 0; break; /* neither seal nor secret */
         case 29: f.rnd[1].member = "gonka1zz"; break;
-        case 30: f.rnd[0].seal.len = 33; break;
+        case 30: f.rnd[0].seal = (ProtobufCBinaryData){33, (uint8_t *)LONG33}; break;
         }
         r = (void *)1;
         gd_status s = decode_round(&f, &r);
