@@ -330,6 +330,19 @@ static void test_spec_rules(void) {
         gd_diloco_spec_free(s);
         json_decref(j);
     }
+    /* A class name is 1 to 128 bytes, as MsgJoinRun's hw_class. */
+    char name[130];
+    memset(name, 'c', sizeof name - 1);
+    name[129] = '\0';
+    json_t *named = load_example();
+    json_object_set_new(named, "hw_classes", json_pack("[s]", name));
+    CHECK_STATUS(gd_diloco_spec_from_json(&s, named), GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "hw_classes[0] must be 1 to 128 bytes") != NULL);
+    name[128] = '\0';
+    json_object_set_new(named, "hw_classes", json_pack("[s]", name));
+    CHECK_OK(gd_diloco_spec_from_json(&s, named));
+    gd_diloco_spec_free(s);
+    json_decref(named);
     /* Fifteen re-checkers need a class of 18 (two validators) or 17 (one). */
     json_t *many = load_example();
     json_object_set_new(many, "recheck_validators", json_integer(15));
