@@ -1324,6 +1324,12 @@ static void test_run_decode(void) {
     CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
     CHECK(strstr(gd_error_detail(), "rank 4 is not below the run's next_rank 4") != NULL);
     mem2.rank = 0;
+    /* A class the run does not list. */
+    mem.hw_class = "gpu-h100";
+    n = pack(&resp.base, buf, sizeof buf);
+    CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
+    CHECK(strstr(gd_error_detail(), "declares hw_class 'gpu-h100', not one of the run's") !=
+          NULL);
     mem.hw_class = "";
     n = pack(&resp.base, buf, sizeof buf);
     CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
