@@ -330,6 +330,19 @@ static void test_spec_rules(void) {
         gd_diloco_spec_free(s);
         json_decref(j);
     }
+    /* A class name is 1 to 128 bytes, as MsgJoinRun's hw_class. */
+    char name[130];
+    memset(name, 'c', sizeof name - 1);
+    name[129] = '\0';
+    json_t *named = load_example();
+    json_object_set_new(named, "hw_classes", json_pack("[s]", name));
+    CHECK_STATUS(gd_diloco_spec_from_json(&s, named), GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "hw_classes[0] must be 1 to 128 bytes") != NULL);
+    name[128] = '\0';
+    json_object_set_new(named, "hw_classes", json_pack("[s]", name));
+    CHECK_OK(gd_diloco_spec_from_json(&s, named));
+    gd_diloco_spec_free(s);
+    json_decref(named);
     /* Fifteen re-checkers need a class of 18 (two validators) or 17 (one). */
     json_t *many = load_example();
     json_object_set_new(many, "recheck_validators", json_integer(15));
@@ -487,6 +500,7 @@ static const uint8_t H1[32] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15
                                17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32};
 static const uint8_t H2[32] = {[0] = 0xaa, [31] = 0xbb};
 static const uint8_t ZERO[32];
+static const uint8_t LONG33[33];
 
 /* A valid proof in wire form for leaf index of count. */
 static void make_proof(gd_buf *out, uint32_t index, uint32_t count) {
@@ -856,7 +870,7 @@ static void test_msg_attest(void) {
 static void test_msg_randomness_leave_claim(void) {
     gd_any any = {0};
     uint8_t seal[32];
-    gd_diloco_seal(seal, GD_SEAL_RANDOMNESS, ADDR_A, NULL, 0, SALT);
+    gd_diloco_seal(seal, GD_SEAL_RANDOMNESS, ADDR_A, H1, 0, SALT); /* no body (not NULL) */
     CHECK_OK(gd_diloco_msg_randomness_sealed(&any, ADDR_A, 3, 10, seal));
     CHECK_STR_EQ(any.type_url, GD_DILOCO_MSG_RANDOMNESS);
     Gonka__Diloco__V1__MsgRandomness *r =
@@ -1203,7 +1217,7 @@ static void test_round_decode(void) {
         case 27: f.rnd[0].secret.len = 31; break;
         case 28: f.rnd[1].seal.len = 0; break; /* neither seal nor secret */
         case 29: f.rnd[1].member = "gonka1zz"; break;
-        case 30: f.rnd[0].seal.len = 33; break;
+        case 30: f.rnd[0].seal = (ProtobufCBinaryData){33, (uint8_t *)LONG33}; break;
         }
         r = (void *)1;
         gd_status s = decode_round(&f, &r);
@@ -1310,6 +1324,12 @@ static void test_run_decode(void) {
     CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
     CHECK(strstr(gd_error_detail(), "rank 4 is not below the run's next_rank 4") != NULL);
     mem2.rank = 0;
+    /* A class the run does not list. */
+    mem.hw_class = "gpu-h100";
+    n = pack(&resp.base, buf, sizeof buf);
+    CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
+    CHECK(strstr(gd_error_detail(), "declares hw_class 'gpu-h100', not one of the run's") !=
+          NULL);
     mem.hw_class = "";
     n = pack(&resp.base, buf, sizeof buf);
     CHECK_STATUS(gd_diloco_query_run_decode(&r, buf, n), GD_ERR_PARSE);
