@@ -698,7 +698,8 @@ static void test_chunks_drawn_after_commit(void) {
     k.window = 8; /* room for the refused reports in the verify window */
     df_setup(&d, &k, N, NULL, NULL);
     to_draws(&d);
-    const uint8_t *beacon = d.r->round->beacon.data;
+    uint8_t beacon[32]; /* a copy: d.r is queried again below */
+    memcpy(beacon, d.r->round->beacon.data, 32);
     /* What a worker could compute at commit time: the seed without secrets. */
     uint8_t guess_seed[32], guess[32];
     CHECK_OK(gd_diloco_round_seed(guess_seed, 1, 0, beacon, NULL, 0));

@@ -486,6 +486,7 @@ static void test_double_checks(void) {
     CHECK(df_slashed(&d, lazy, "PASS digest lost", NULL) == k.cheat_slash);
     CHECK(df_collateral(&d, lazy) == DF_COLLATERAL - k.cheat_slash);
     /* The re-checkers who agreed are credited. */
+    a2 = df_assignment_of(d.r, 2, 0, &d);
     for (size_t j = 0; j < a2->n_recheckers; j++) {
         const df_verdict *v = df_verdict_of(d.r, d.f.addr[2], 0, a2->recheckers[j]);
         CHECK(v && v->recheck && v->credited && !v->faulty);
