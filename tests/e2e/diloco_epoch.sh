@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # A full epoch of the DiLoCo training module on gonka-localnet, driven by
-# scripted `gonka-diloco tx` commands (no trainer): genesis creates run 1;
-# three hosts join and get ranks 0 to 2; round 0 opens in epoch 1's
-# Inference phase; each host commits a real payload file, reports the
-# others' payloads with MMR proofs, seals and reveals PASS verdicts on its
-# assigned checks and attests the next state hash; the round is DONE;
-# epoch 1 settles when epoch 2 starts; at the claim-money stage each host
-# claims, and its balance grows by exactly its settle amount; a second
-# claim is refused.
+# scripted `gonka-diloco tx` commands (no trainer), protocol v2: genesis
+# creates run 1; three hosts join its one hardware class and get ranks 0 to
+# 2; each seals a secret for round 0; round 0 opens in epoch 1's Inference
+# phase; each host commits a real payload file, reveals its secret, reports
+# the others' payloads with MMR proofs of the chunks the round's seed draws,
+# seals and reveals (with its salt) PASS verdicts on its assigned checks,
+# and seals and reveals the next state hash; the round is DONE with the
+# seed of the three secrets; epoch 1 settles when epoch 2 starts; at the
+# claim-money stage each host claims, and its balance grows by exactly its
+# settle amount (workers, validators and attesters); a second claim is
+# refused.
 # The node runs with --check-invariants, so a block that breaks any
 # module's invariant stops it (and the test).
 # Usage: diloco_epoch.sh BIN_DIR
@@ -34,12 +37,14 @@ cat >spec.json <<'JSON'
   "initial_state_hash": "2222222222222222222222222222222222222222222222222222222222222222",
   "h_min": 20, "h_max": 40, "segment_steps": 10, "tokens_per_step": "512",
   "outer_lr_ppm": 700000, "outer_momentum_ppm": 900000, "codec": "int8",
-  "windows": {"train": 2, "commit": 10, "reveal": 14, "verify": 16, "open": 16,
-              "dispute": 4, "attest": 14},
-  "reward_per_epoch": "90000ngonka", "min_collateral": "5000ngonka",
+  "windows": {"train": 4, "commit": 10, "reveal": 8, "verify": 16, "open": 12,
+              "dispute": 4, "dispute_open": 4, "attest": 8, "attest_open": 8},
+  "reward_per_epoch": "9000ngonka", "min_collateral": "10000ngonka",
   "fail_bond": "1000ngonka", "checks_per_commit": 1, "double_check_ppm": 0,
-  "recheck_validators": 2, "slash_ppm": 500000, "skip_slash_ppm": 100000,
-  "validator_share_ppm": 200000,
+  "recheck_validators": 1, "validator_share_ppm": 200000,
+  "hw_classes": ["cpu-x86"], "min_class_members": 3, "avail_chunks": 2,
+  "cheat_slash": "9000ngonka", "skip_slash": "100ngonka", "suspend_rounds": 2,
+  "max_members": 16, "attest_share_ppm": 50000,
   "inner_lr": "0.003", "inner_min_lr": "0.0003", "inner_warmup_steps": "10",
   "inner_schedule_steps": "1000", "adam_beta1": "0.9", "adam_beta2": "0.95",
   "adam_eps": "0.00000001", "weight_decay": "0.1", "grad_clip": "1",
@@ -104,6 +109,15 @@ assert sorted(m['rank'] for m in r['members']) == [0, 1, 2] and r['run']['next_r
   fail "ranks are not 0, 1, 2: $(cat run.json)"
 ok "hosts 1-3 joined run 1 (created in genesis) and got ranks 0, 1 and 2"
 
+# Each host's secret for round 0 (the run's next round), sealed before it opens.
+secret() { printf 'secret %s' "$1" | sha256sum | cut -c1-64; }
+salt() { printf 'salt %s' "$*" | sha256sum | cut -c1-64; }
+for i in 1 2 3; do
+  bg tx "$i" randomness --run 1 --round 0 --seal-only --secret "$(secret "$i")"
+done
+join_all
+ok "three secrets sealed for round 0"
+
 # Round 0 opens at the first Inference height of epoch 1 where it fits.
 for _ in $(seq 1 600); do
   alive
@@ -119,7 +133,7 @@ for k, v in r["windows"].items():
     print(f"{k}={v}")
 PY
 source windows.env
-ok "round 0 opened at $train_start: commit $commit_start, reveal $reveal_start, verify $verify_start, open $open_start, dispute $dispute_start, attest $attest_start, end $end"
+ok "round 0 opened at $train_start: commit $commit_start, reveal $reveal_start, verify $verify_start, open $open_start, dispute $dispute_start, attest $attest_start, attest_open $attest_open_start, end $end"
 
 # Payload files: real MMR commitments (run 1, round 0).
 for i in 1 2 3; do
@@ -135,8 +149,14 @@ join_all
 ok "three commitments"
 
 until_height "$reveal_start"
+for i in 1 2 3; do bg tx "$i" randomness --run 1 --round 0 --secret "$(secret "$i")"; done
+join_all
+ok "secrets revealed"
+
+until_height "$verify_start"
 round_json
-beacon=$(pyround 'print(r["round"]["beacon"])')
+[ "$(pyround 'print(sum(1 for x in r["randomness"] if x.get("secret")))')" = 3 ] ||
+  fail "the seed does not have the three secrets: $(cat round.json)"
 for i in 1 2 3; do
   for t in 1 2 3; do
     [ "$i" = "$t" ] && continue
@@ -144,42 +164,53 @@ for i in 1 2 3; do
   done
   join_all
 done
-ok "availability reported with MMR proofs of the beacon-chosen chunks"
-
-until_height "$verify_start"
-round_json
-[ "$(pyround 'print(len(r["round"]["inclusion_set"]))')" = 3 ] || fail "inclusion set: $(cat round.json)"
+ok "availability reported with MMR proofs of the chunks the seed drew"
 pyround '
 for a in r["assignments"]:
     print(a["target"], a["check"], a["segment"], " ".join(a["validators"]))' >checks.txt
 [ -s checks.txt ] || fail "no checks assigned"
 digest() { printf '%s' "$1/$2" | sha256sum | cut -c1-64; }
-verdicts_of() { # verdicts_of HOST EXTRA_ARGS...: that validator's checks, in order
-  local i="$1" target check segment validators v
-  shift
+verdicts_of() { # verdicts_of HOST MODE: that validator's checks, in order
+  local i="$1" mode="$2" target check segment validators v
   while read -r target check segment validators; do
     for v in $validators; do
       [ "$v" = "${A[$i]}" ] || continue
-      tx "$i" submit-verdict --run 1 --round 0 --target "$target" --check "$check" \
-        --verdict pass --digest "$(digest "$target" "$segment")" "$@"
+      if [ "$mode" = seal ]; then
+        tx "$i" submit-verdict --run 1 --round 0 --target "$target" --check "$check" \
+          --verdict pass --digest "$(digest "$target" "$segment")" --seal-only \
+          --salt "$(salt "$i" "$target" "$check")"
+      else
+        tx "$i" submit-verdict --run 1 --round 0 --target "$target" --check "$check" \
+          --verdict pass --digest "$(digest "$target" "$segment")" \
+          --salt "$(salt "$i" "$target" "$check")"
+      fi
     done
   done <checks.txt
 }
 verdict_all() { # validators in parallel
-  for i in 1 2 3; do bg verdicts_of "$i" "$@"; done
+  for i in 1 2 3; do bg verdicts_of "$i" "$1"; done
   join_all
 }
-verdict_all --seal-only
+verdict_all seal
 ok "$(wc -l <checks.txt) checks sealed"
 until_height "$open_start"
-verdict_all
+verdict_all reveal
 ok "verdicts revealed"
+round_json
+[ "$(pyround 'print(len(r["round"]["inclusion_set"]))')" = 3 ] || fail "inclusion set: $(cat round.json)"
 
 until_height "$attest_start"
 round_json
 [ "$(pyround 'print(len(r["round"]["aggregation_set"]))')" = 3 ] || fail "aggregation set"
 next=$(printf 'G1' | sha256sum | cut -c1-64)
-for i in 1 2 3; do bg tx "$i" attest-round --run 1 --round 0 --state-hash "$next"; done
+for i in 1 2 3; do
+  bg tx "$i" attest-round --run 1 --round 0 --state-hash "$next" --seal-only --salt "$(salt "$i")"
+done
+join_all
+until_height "$attest_open_start"
+for i in 1 2 3; do
+  bg tx "$i" attest-round --run 1 --round 0 --state-hash "$next" --salt "$(salt "$i")"
+done
 join_all
 until_height "$end"
 round_json
@@ -209,7 +240,7 @@ print(a[0]["amount"] if a else 0)')
   [ "$after" = $((before + owed)) ] || fail "host $i: balance $before + $owed != $after"
   total=$((total + owed))
 done
-ok "claims paid exactly the settle amounts ($total of the 90000 epoch reward)"
+ok "claims paid exactly the settle amounts ($total of the 9000 epoch reward)"
 "$dg" tx claim-rewards --key home/keys/account-1.key --node "$node" --run 1 --epoch 1 \
   --gas 3000000 >twice.txt 2>&1 && fail "a second claim was accepted"
 grep -q "16" twice.txt || fail "second claim: $(cat twice.txt)"
