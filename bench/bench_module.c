@@ -1,9 +1,9 @@
 /* The DiLoCo training module's cost on chain: one round of W members
  * executed through the module's message handlers and the app's block hooks
  * (no signatures, no network: what a block producer spends on the module).
- * Every member commits, reports every other payload with an MMR proof,
- * seals and reveals its checks and attests; then the epoch settles and
- * everyone claims. Prints microseconds per message of each kind and
+ * Every member commits, reports every other payload with MMR proofs of the
+ * chunks the round's seed draws, seals and reveals its checks, and seals
+ * and reveals its attestation; then the epoch settles and everyone claims. Prints microseconds per message of each kind and
  * milliseconds for the blocks whose hooks do the round's work (checks,
  * inclusion, re-checks, resolution, attestation, settlement), including
  * the app hash over the whole state.
@@ -56,10 +56,12 @@ static void leaf(uint8_t out[32], int member, uint32_t index) {
     gd_mmr_hash_leaf(out, index, text, strlen(text));
 }
 
+#define AVAIL 4 /* chunks per availability report */
+
 static json_t *spec_json(void) {
-    return json_pack(
+    json_t *j = json_pack(
         "{s:s,s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:s,"
-        "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,"
+        "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:i,s:i,s:i,s:i,"
         "s:s,s:s,s:i,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:b,s:s,s:i,s:b}",
         "model", "tiny", "layout_digest",
         "1111111111111111111111111111111111111111111111111111111111111111", "seed", 1,
@@ -67,15 +69,21 @@ static json_t *spec_json(void) {
         "2222222222222222222222222222222222222222222222222222222222222222", "h_min", 40,
         "h_max", 80, "segment_steps", 10, "tokens_per_step", 512, "outer_lr_ppm", 700000,
         "outer_momentum_ppm", 900000, "codec", "int8", "windows", "train", 2, "commit", 2,
-        "reveal", 2, "verify", 2, "open", 2, "dispute", 2, "attest", 2, "reward_per_epoch",
-        "1000000ngonka", "min_collateral", "1000ngonka", "fail_bond", "100ngonka",
-        "checks_per_commit", 2, "double_check_ppm", 100000, "recheck_validators", 3,
-        "slash_ppm", 100000, "skip_slash_ppm", 10000, "validator_share_ppm", 200000,
+        "reveal", 2, "verify", 2, "open", 2, "dispute", 2, "dispute_open", 2, "attest", 2,
+        "attest_open", 2, "reward_per_epoch", "1000000ngonka", "min_collateral",
+        "1000000ngonka", "fail_bond", "100ngonka", "checks_per_commit", 2, "double_check_ppm",
+        100000, "recheck_validators", 3, "validator_share_ppm", 200000,
         "inner_lr", "0.003", "inner_min_lr", "0.0003", "inner_warmup_steps", 10,
         "inner_schedule_steps", 1000, "adam_beta1", "0.9", "adam_beta2", "0.95", "adam_eps",
         "0.00000001", "weight_decay", "0.1", "grad_clip", "1", "batch", 8, "seq_len", 64,
         "micro_batch", 8, "clip_factor", "2", "error_feedback", 1, "error_feedback_decay", "1",
         "chunk_elems", 1048576, "overlap", 0);
+    json_object_set_new(j, "hw_classes", json_pack("[s,s]", "cpu-a", "cpu-b"));
+    json_object_set_new(j, "avail_chunks", json_integer(AVAIL));
+    json_object_set_new(j, "cheat_slash", json_string("1000000ngonka"));
+    json_object_set_new(j, "skip_slash", json_string("10000ngonka"));
+    json_object_set_new(j, "max_members", json_integer(1024));
+    return j;
 }
 
 /* Genesis: W funded members of run 1, collateral and pool in the module
@@ -101,7 +109,7 @@ static void bench_open(bench *b) {
         json_array_append_new(members, json_pack("{s:s,s:s,s:s,s:s,s:s,s:i}", "run", "1",
                                                  "address", b->addr[i], "artifact_url",
                                                  "http://h", "hw_class", i % 2 ? "cpu-a" : "cpu-b",
-                                                 "collateral", "10000", "rank", i));
+                                                 "collateral", "2000000", "rank", i));
         gd_mmr_init(&b->mmr[i]);
         for (uint32_t l = 0; l <= CHUNKS; l++) {
             uint8_t h[32];
@@ -117,7 +125,7 @@ static void bench_open(bench *b) {
                                               "base_account", "address", module,
                                               "account_number", b->w, "name", "diloco"));
     char held[32];
-    snprintf(held, sizeof held, "%llu", 100000000ull + 10000ull * (unsigned long long)b->w);
+    snprintf(held, sizeof held, "%llu", 100000000ull + 2000000ull * (unsigned long long)b->w);
     json_array_append_new(balances, json_pack("{s:s,s:[{s:s,s:s}]}", "address", module, "coins",
                                               "denom", "ngonka", "amount", held));
     json_t *genesis = json_pack(
@@ -228,8 +236,9 @@ static void bench_verdicts(bench *b, const Gonka__Diloco__V1__QueryRoundResponse
     for (size_t i = 0; i < r->n_assignments; i++) {
         const Gonka__Diloco__V1__Assignment *a = r->assignments[i];
         for (size_t j = 0; j < a->n_validators; j++) {
-            uint8_t digest[32], seal[32], state[32] = {3};
+            uint8_t digest[32], seal[32], state[32] = {3}, salt[32];
             gd_diloco_verdict_digest(digest, 1, b->round, a->target, a->segment, state, state);
+            gd_sha256(salt, a->validators[j], strlen(a->validators[j]));
             Gonka__Diloco__V1__MsgSubmitVerdict m = GONKA__DILOCO__V1__MSG_SUBMIT_VERDICT__INIT;
             m.validator = a->validators[j];
             m.run = 1;
@@ -239,12 +248,34 @@ static void bench_verdicts(bench *b, const Gonka__Diloco__V1__QueryRoundResponse
             if (reveal) {
                 m.verdict = GONKA__DILOCO__V1__VERDICT__VERDICT_PASS;
                 m.digest = (ProtobufCBinaryData){32, digest};
+                m.salt = (ProtobufCBinaryData){32, salt};
             } else {
-                gd_diloco_seal(seal, a->validators[j], GD_VERDICT_PASS, digest);
+                gd_diloco_verdict_seal(seal, GD_SEAL_VERDICT, a->validators[j], GD_VERDICT_PASS,
+                                       digest, salt);
                 m.seal = (ProtobufCBinaryData){32, seal};
             }
             bench_msg(b, reveal ? K_REVEAL : K_SEAL, GD_DILOCO_MSG_SUBMIT_VERDICT, &m);
         }
+    }
+}
+
+static void bench_attest(bench *b, bool reveal) {
+    uint8_t next[32] = {7};
+    for (int i = 0; i < b->w; i++) {
+        uint8_t salt[32], seal[32];
+        gd_sha256(salt, b->addr[i], strlen(b->addr[i]));
+        Gonka__Diloco__V1__MsgAttestRound m = GONKA__DILOCO__V1__MSG_ATTEST_ROUND__INIT;
+        m.attester = b->addr[i];
+        m.run = 1;
+        m.round = b->round;
+        if (reveal) {
+            m.next_state_hash = (ProtobufCBinaryData){32, next};
+            m.salt = (ProtobufCBinaryData){32, salt};
+        } else {
+            gd_diloco_seal(seal, GD_SEAL_ATTEST, b->addr[i], next, 32, salt);
+            m.seal = (ProtobufCBinaryData){32, seal};
+        }
+        bench_msg(b, K_ATTEST, GD_DILOCO_MSG_ATTEST_ROUND, &m);
     }
 }
 
@@ -270,58 +301,62 @@ static void bench_run(bench *b) {
         m.segment_count = 6;
         bench_msg(b, K_COMMIT, GD_DILOCO_MSG_COMMIT_ROUND, &m);
     }
-    bench_until(b, w.reveal_start - 1);
+    /* verify_start: the seed (the beacon; no secrets here) and the checks. */
+    bench_until(b, w.verify_start - 1);
     b->block_ms[B_CHECKS] = bench_block(b);
     r = bench_round(b);
-    uint8_t beacon[32];
-    memcpy(beacon, r->round->beacon.data, 32);
-    gonka__diloco__v1__query_round_response__free_unpacked(r, NULL);
+    uint8_t rnd[32];
+    memcpy(rnd, r->round->verify_randomness.data, 32);
     for (int i = 0; i < b->w; i++) {
         for (int t = 0; t < b->w; t++) {
             if (t == i)
                 continue;
-            uint32_t chunk = gd_diloco_avail_chunk(beacon, b->addr[t], b->addr[i], CHUNKS);
-            gd_mmr_proof proof;
-            gd_buf enc = {0};
-            uint8_t lh[32];
-            leaf(lh, t, chunk + 1);
-            if (gd_mmr_prove(&b->mmr[t], chunk + 1, &proof) != GD_OK ||
-                gd_mmr_proof_encode(&proof, &enc) != GD_OK)
-                die("proof");
+            uint32_t chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
+            uint32_t n = gd_diloco_avail_chunks(rnd, b->addr[t], b->addr[i], CHUNKS, AVAIL, chunks);
+            gd_buf enc[GD_DILOCO_AVAIL_CHUNKS_MAX];
+            uint8_t lh[GD_DILOCO_AVAIL_CHUNKS_MAX][32];
+            ProtobufCBinaryData leaves[GD_DILOCO_AVAIL_CHUNKS_MAX], proofs[GD_DILOCO_AVAIL_CHUNKS_MAX];
+            memset(enc, 0, sizeof enc);
+            for (uint32_t c = 0; c < n; c++) {
+                gd_mmr_proof proof;
+                leaf(lh[c], t, chunks[c] + 1);
+                if (gd_mmr_prove(&b->mmr[t], chunks[c] + 1, &proof) != GD_OK ||
+                    gd_mmr_proof_encode(&proof, &enc[c]) != GD_OK)
+                    die("proof");
+                leaves[c] = (ProtobufCBinaryData){32, lh[c]};
+                proofs[c] = (ProtobufCBinaryData){enc[c].len, enc[c].data};
+            }
             Gonka__Diloco__V1__MsgReportAvailability m =
                 GONKA__DILOCO__V1__MSG_REPORT_AVAILABILITY__INIT;
             m.reporter = b->addr[i];
             m.run = 1;
             m.round = b->round;
             m.target = b->addr[t];
-            m.leaf_hash = (ProtobufCBinaryData){32, lh};
-            m.proof = (ProtobufCBinaryData){enc.len, enc.data};
+            m.n_leaf_hashes = n;
+            m.leaf_hashes = leaves;
+            m.n_proofs = n;
+            m.proofs = proofs;
             bench_msg(b, K_REPORT, GD_DILOCO_MSG_REPORT_AVAILABILITY, &m);
-            gd_buf_free(&enc);
+            for (uint32_t c = 0; c < n; c++)
+                gd_buf_free(&enc[c]);
         }
     }
-    bench_until(b, w.verify_start - 1);
-    b->block_ms[B_INCLUSION] = bench_block(b);
-    r = bench_round(b);
-    if (r->round->n_inclusion_set != (size_t)b->w)
-        die("inclusion set");
     bench_verdicts(b, r, false);
-    bench_until(b, w.open_start);
+    bench_until(b, w.open_start - 1);
+    b->block_ms[B_INCLUSION] = bench_block(b);
+    Gonka__Diloco__V1__QueryRoundResponse *o = bench_round(b);
+    if (o->round->n_inclusion_set != (size_t)b->w)
+        die("inclusion set");
+    gonka__diloco__v1__query_round_response__free_unpacked(o, NULL);
     bench_verdicts(b, r, true);
     gonka__diloco__v1__query_round_response__free_unpacked(r, NULL);
     bench_until(b, w.dispute_start - 1);
     b->block_ms[B_RECHECKS] = bench_block(b);
     bench_until(b, w.attest_start - 1);
     b->block_ms[B_RESOLVE] = bench_block(b);
-    uint8_t next[32] = {7};
-    for (int i = 0; i < b->w; i++) {
-        Gonka__Diloco__V1__MsgAttestRound m = GONKA__DILOCO__V1__MSG_ATTEST_ROUND__INIT;
-        m.attester = b->addr[i];
-        m.run = 1;
-        m.round = b->round;
-        m.next_state_hash = (ProtobufCBinaryData){32, next};
-        bench_msg(b, K_ATTEST, GD_DILOCO_MSG_ATTEST_ROUND, &m);
-    }
+    bench_attest(b, false);
+    bench_until(b, w.attest_open_start);
+    bench_attest(b, true);
     bench_until(b, w.end - 1);
     b->block_ms[B_END] = bench_block(b);
     bench_until(b, 119);
