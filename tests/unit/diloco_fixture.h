@@ -279,7 +279,9 @@ void df_refresh(df *d);
 /* Every settle amount of an epoch is the settlement rule's: the epoch's
  * budget (reward_per_epoch; the pool is assumed larger) split into the
  * validators' and attesters' shares and the workers' rest, each shared by
- * tokens, credited checks and winning attestations, floored. */
+ * tokens, credited checks and winning attestations (by count, as
+ * diloco_settle.c pays them today; see
+ * test_attest_pay_does_not_reward_splitting), floored. */
 void df_check_settlement(df *d, uint64_t epoch);
 
 /* ---- the rules, recomputed ------------------------------------------------------------------- */
