@@ -110,6 +110,8 @@ static gd_status gd_dq_round_check(const ProtobufCMessage *m) {
         GD_TRY(gd_diloco_verdict_record_check(r->verdicts[i]));
     for (size_t i = 0; i < r->n_attestations; i++)
         GD_TRY(gd_diloco_attestation_check(r->attestations[i]));
+    for (size_t i = 0; i < r->n_randomness; i++)
+        GD_TRY(gd_diloco_randomness_record_check(r->randomness[i]));
     if (r->height < 0)
         return gd_fail(GD_ERR_INVALID, "negative height");
     return GD_OK;

@@ -73,9 +73,13 @@ json_t *gd_diloco_round_json(const Gonka__Diloco__V1__QueryRoundResponse *r);
 json_t *gd_diloco_rewards_json(const Gonka__Diloco__V1__QueryRewardsResponse *r);
 
 /* "train", "commit", "reveal", "verify", "open", "dispute", "attest",
- * "done", "void"; "unspecified" for anything else. */
+ * "done", "void", "dispute_open", "attest_open"; "unspecified" for
+ * anything else. */
 const char *gd_diloco_phase_name(int phase);
 /* "pass", "fail", "unavailable"; "sealed" for 0 (not revealed yet). */
 const char *gd_diloco_verdict_name(int verdict);
+/* A check's outcome: "pending", "passed", "upheld", "undecided";
+ * "unspecified" for anything else. */
+const char *gd_diloco_outcome_name(int outcome);
 
 #endif

@@ -30,6 +30,12 @@ static gd_status gd_rec_hash(const ProtobufCBinaryData *b, bool optional, const 
     return gd_fail(GD_ERR_INVALID, "%s is %zu bytes, not %d", what, b->len, GD_DILOCO_HASH_LEN);
 }
 
+/* An amount the module fixes later (a tally, the active weight): empty
+ * until then, else canonical. */
+static gd_status gd_rec_amount_later(const char *amount, const char *what) {
+    return amount[0] ? gd_diloco_amount_check(amount, what) : GD_OK;
+}
+
 static gd_status gd_rec_check_index(uint32_t check) {
     if (check >= GD_DILOCO_CHECKS_MAX)
         return gd_fail(GD_ERR_INVALID, "check %u is out of range", check);
@@ -95,8 +101,11 @@ gd_status gd_diloco_member_check(const Gonka__Diloco__V1__Member *m) {
 static gd_status gd_rec_windows(const Gonka__Diloco__V1__RoundWindows *w) {
     if (w == NULL)
         return gd_fail(GD_ERR_INVALID, "round windows are missing");
-    const int64_t h[] = {w->train_start, w->commit_start,  w->reveal_start, w->verify_start,
-                         w->open_start,  w->dispute_start, w->attest_start, w->end};
+    /* In the order the windows follow each other. */
+    const int64_t h[] = {w->train_start,  w->commit_start,       w->reveal_start,
+                         w->verify_start, w->open_start,         w->dispute_start,
+                         w->dispute_open_start, w->attest_start, w->attest_open_start,
+                         w->end};
     if (h[0] < 0)
         return gd_fail(GD_ERR_INVALID, "round train_start is negative");
     for (size_t i = 1; i < sizeof h / sizeof h[0]; i++)
@@ -112,6 +121,7 @@ gd_status gd_diloco_round_check(const Gonka__Diloco__V1__Round *r) {
     GD_TRY(gd_rec_hash(&r->beacon, false, "round beacon"));
     GD_TRY(gd_rec_hash(&r->verify_randomness, true, "round verify_randomness"));
     GD_TRY(gd_rec_hash(&r->recheck_randomness, true, "round recheck_randomness"));
+    GD_TRY(gd_rec_hash(&r->seed, true, "round seed"));
     uint32_t *ranks = malloc((r->n_members ? r->n_members : 1) * sizeof *ranks);
     if (ranks == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
@@ -132,10 +142,11 @@ gd_status gd_diloco_round_check(const Gonka__Diloco__V1__Round *r) {
     free(ranks);
     GD_TRY(s);
     GD_TRY(gd_diloco_amount_check(r->total_weight, "round total_weight"));
+    GD_TRY(gd_rec_amount_later(r->active_weight, "round active_weight"));
     GD_TRY(gd_rec_hash(&r->start_state_hash, false, "round start_state_hash"));
     GD_TRY(gd_rec_hash(&r->next_state_hash, true, "round next_state_hash"));
     if (r->phase < GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_TRAIN ||
-        r->phase > GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_VOID)
+        r->phase > GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_ATTEST_OPEN)
         return gd_fail(GD_ERR_INVALID, "round phase %d is not defined", (int)r->phase);
     GD_TRY(gd_rec_addresses(r->inclusion_set, r->n_inclusion_set, "round inclusion_set"));
     GD_TRY(gd_rec_addresses(r->aggregation_set, r->n_aggregation_set, "round aggregation_set"));
@@ -155,12 +166,22 @@ gd_status gd_diloco_commitment_check(const Gonka__Diloco__V1__Commitment *c,
                        c->payload_leaves);
     if (c->height < 0)
         return gd_fail(GD_ERR_INVALID, "commitment height is negative");
-    return GD_OK;
+    return gd_rec_amount_later(c->report_weight, "commitment report_weight");
 }
 
 gd_status gd_diloco_availability_check(const Gonka__Diloco__V1__AvailabilityReport *a) {
     GD_TRY(gd_rec_address(a->reporter, "availability reporter"));
-    return gd_rec_address(a->target, "availability target");
+    GD_TRY(gd_rec_address(a->target, "availability target"));
+    /* The chunks the chain drew: distinct, as gd_diloco_avail_chunks draws them. */
+    if (a->n_chunks < 1 || a->n_chunks > GD_DILOCO_AVAIL_CHUNKS_MAX)
+        return gd_fail(GD_ERR_INVALID, "availability report has %zu chunks, not 1 to %d",
+                       a->n_chunks, GD_DILOCO_AVAIL_CHUNKS_MAX);
+    for (size_t i = 0; i < a->n_chunks; i++)
+        for (size_t k = 0; k < i; k++)
+            if (a->chunks[i] == a->chunks[k])
+                return gd_fail(GD_ERR_INVALID, "availability report lists chunk %u twice",
+                               a->chunks[i]);
+    return GD_OK;
 }
 
 gd_status gd_diloco_assignment_check(const Gonka__Diloco__V1__Assignment *a) {
@@ -172,6 +193,9 @@ gd_status gd_diloco_assignment_check(const Gonka__Diloco__V1__Assignment *a) {
     GD_TRY(gd_rec_addresses(a->validators, a->n_validators, "assignment validator"));
     if (a->n_recheckers > GD_DILOCO_RECHECKERS_MAX)
         return gd_fail(GD_ERR_INVALID, "assignment has %zu re-checkers", a->n_recheckers);
+    if ((int)a->outcome < GONKA__DILOCO__V1__CHECK_OUTCOME__CHECK_OUTCOME_PENDING ||
+        (int)a->outcome > GONKA__DILOCO__V1__CHECK_OUTCOME__CHECK_OUTCOME_UNDECIDED)
+        return gd_fail(GD_ERR_INVALID, "assignment outcome %d is not defined", (int)a->outcome);
     return gd_rec_addresses(a->recheckers, a->n_recheckers, "assignment re-checker");
 }
 
@@ -184,12 +208,35 @@ gd_status gd_diloco_verdict_record_check(const Gonka__Diloco__V1__VerdictRecord 
     if ((int)v->verdict < GONKA__DILOCO__V1__VERDICT__VERDICT_UNSPECIFIED ||
         (int)v->verdict > GONKA__DILOCO__V1__VERDICT__VERDICT_UNAVAILABLE)
         return gd_fail(GD_ERR_INVALID, "verdict %d is not defined", (int)v->verdict);
+    if (v->faulty && v->credited)
+        return gd_fail(GD_ERR_INVALID, "verdict is on both sides of its check (faulty and "
+                                       "credited)");
+    return GD_OK;
+}
+
+/* A sealed answer's record: the seal, the revealed value, or both; not
+ * neither (there would be nothing to record). */
+static gd_status gd_rec_sealed(const ProtobufCBinaryData *seal, const ProtobufCBinaryData *value,
+                               const char *what) {
+    if (seal->len == 0 && value->len == 0)
+        return gd_fail(GD_ERR_INVALID, "%s has neither a seal nor a revealed value", what);
     return GD_OK;
 }
 
 gd_status gd_diloco_attestation_check(const Gonka__Diloco__V1__Attestation *a) {
     GD_TRY(gd_rec_address(a->attester, "attester"));
-    return gd_rec_hash(&a->next_state_hash, false, "attested next_state_hash");
+    GD_TRY(gd_rec_hash(&a->seal, true, "attestation seal"));
+    GD_TRY(gd_rec_hash(&a->next_state_hash, true, "attested next_state_hash"));
+    return gd_rec_sealed(&a->seal, &a->next_state_hash, "attestation");
+}
+
+gd_status gd_diloco_randomness_record_check(const Gonka__Diloco__V1__RandomnessRecord *r) {
+    GD_TRY(gd_rec_address(r->member, "randomness member"));
+    GD_TRY(gd_rec_hash(&r->seal, true, "randomness seal"));
+    if (r->secret.len != 0 && r->secret.len != GD_DILOCO_SALT_LEN)
+        return gd_fail(GD_ERR_INVALID, "randomness secret is %zu bytes, not %d", r->secret.len,
+                       GD_DILOCO_SALT_LEN);
+    return gd_rec_sealed(&r->seal, &r->secret, "randomness record");
 }
 
 gd_status gd_diloco_settle_check(const Gonka__Diloco__V1__SettleAmount *s) {

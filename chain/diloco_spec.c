@@ -22,6 +22,7 @@ typedef enum gd_spec_kind {
     GD_SPEC_WINDOWS, /* Gonka__Diloco__V1__WindowLengths * */
     GD_SPEC_DECIMAL, /* char *, a canonical decimal (chain/decimal.h) as a JSON string */
     GD_SPEC_BOOL,    /* protobuf_c_boolean, JSON true or false */
+    GD_SPEC_STRINGS, /* repeated string: char ** with its count at count_offset */
 } gd_spec_kind;
 
 typedef struct gd_spec_field {
@@ -29,7 +30,8 @@ typedef struct gd_spec_field {
     gd_spec_kind kind;
     size_t offset;
     bool optional;
-    uint32_t dflt; /* optional fields are all uint32 */
+    uint32_t dflt;       /* optional fields are all uint32 */
+    size_t count_offset; /* GD_SPEC_STRINGS: where the element count is */
 } gd_spec_field;
 
 #define GD_AT(field) offsetof(Gonka__Diloco__V1__RunSpec, field)
@@ -54,11 +56,10 @@ static const gd_spec_field gd_spec_fields[] = {
     {"fail_bond", GD_SPEC_COIN, GD_AT(fail_bond), false, 0},
     {"checks_per_commit", GD_SPEC_U32, GD_AT(checks_per_commit), true,
      GD_DILOCO_DEFAULT_CHECKS_PER_COMMIT},
-    {"double_check_ppm", GD_SPEC_U32, GD_AT(double_check_ppm), true, 0},
+    {"double_check_ppm", GD_SPEC_U32, GD_AT(double_check_ppm), true,
+     GD_DILOCO_DEFAULT_DOUBLE_CHECK_PPM},
     {"recheck_validators", GD_SPEC_U32, GD_AT(recheck_validators), true,
      GD_DILOCO_DEFAULT_RECHECK_VALIDATORS},
-    {"slash_ppm", GD_SPEC_U32, GD_AT(slash_ppm), false, 0},
-    {"skip_slash_ppm", GD_SPEC_U32, GD_AT(skip_slash_ppm), true, 0},
     {"validator_share_ppm", GD_SPEC_U32, GD_AT(validator_share_ppm), true,
      GD_DILOCO_DEFAULT_VALIDATOR_SHARE_PPM},
     {"inner_lr", GD_SPEC_DECIMAL, GD_AT(inner_lr), false, 0},
@@ -78,6 +79,17 @@ static const gd_spec_field gd_spec_fields[] = {
     {"error_feedback_decay", GD_SPEC_DECIMAL, GD_AT(error_feedback_decay), false, 0},
     {"chunk_elems", GD_SPEC_U32, GD_AT(chunk_elems), false, 0},
     {"overlap", GD_SPEC_BOOL, GD_AT(overlap), false, 0},
+    {"hw_classes", GD_SPEC_STRINGS, GD_AT(hw_classes), false, 0, GD_AT(n_hw_classes)},
+    /* Its default depends on other keys: gd_spec_read sets it. */
+    {"min_class_members", GD_SPEC_U32, GD_AT(min_class_members), true, 0},
+    {"avail_chunks", GD_SPEC_U32, GD_AT(avail_chunks), true, GD_DILOCO_DEFAULT_AVAIL_CHUNKS},
+    {"cheat_slash", GD_SPEC_COIN, GD_AT(cheat_slash), false, 0},
+    {"skip_slash", GD_SPEC_COIN, GD_AT(skip_slash), false, 0},
+    {"suspend_rounds", GD_SPEC_U32, GD_AT(suspend_rounds), true,
+     GD_DILOCO_DEFAULT_SUSPEND_ROUNDS},
+    {"max_members", GD_SPEC_U32, GD_AT(max_members), true, GD_DILOCO_DEFAULT_MAX_MEMBERS},
+    {"attest_share_ppm", GD_SPEC_U32, GD_AT(attest_share_ppm), true,
+     GD_DILOCO_DEFAULT_ATTEST_SHARE_PPM},
 };
 #define GD_SPEC_N_FIELDS (sizeof gd_spec_fields / sizeof gd_spec_fields[0])
 
@@ -85,8 +97,9 @@ static const gd_spec_field gd_spec_fields[] = {
     {#field, GD_SPEC_U32, offsetof(Gonka__Diloco__V1__WindowLengths, field), false, 0}
 
 static const gd_spec_field gd_window_fields[] = {
-    GD_WIN(train), GD_WIN(commit), GD_WIN(reveal), GD_WIN(verify),
-    GD_WIN(open),  GD_WIN(dispute), GD_WIN(attest),
+    GD_WIN(train),   GD_WIN(commit), GD_WIN(reveal),       GD_WIN(verify),
+    GD_WIN(open),    GD_WIN(dispute), GD_WIN(attest),      GD_WIN(dispute_open),
+    GD_WIN(attest_open),
 };
 #define GD_N_WINDOWS (sizeof gd_window_fields / sizeof gd_window_fields[0])
 
@@ -201,7 +214,8 @@ static gd_status gd_spec_coin(const json_t *v, const char *key,
 static gd_status gd_spec_windows(const json_t *v, Gonka__Diloco__V1__WindowLengths **out) {
     if (!json_is_object(v))
         return gd_fail(GD_ERR_INVALID, "run spec: windows must be an object {train, commit, "
-                                       "reveal, verify, open, dispute, attest}");
+                                       "reveal, verify, open, dispute, attest, dispute_open, "
+                                       "attest_open}");
     GD_TRY(gd_spec_known_keys(v, gd_window_fields, GD_N_WINDOWS, "run spec: windows"));
     Gonka__Diloco__V1__WindowLengths *w = malloc(sizeof *w);
     if (w == NULL)
@@ -217,6 +231,27 @@ static gd_status gd_spec_windows(const json_t *v, Gonka__Diloco__V1__WindowLengt
         uint64_t n;
         GD_TRY(gd_spec_uint(len, name, UINT32_MAX, &n));
         *(uint32_t *)((char *)w + gd_window_fields[i].offset) = (uint32_t)n;
+    }
+    return GD_OK;
+}
+
+/* An array of strings. Its length and order are rules of the spec
+ * (gd_diloco_spec_check); here only the shape. The count grows with each
+ * copy, so that the spec's free releases what was read on failure. */
+static gd_status gd_spec_strings(const json_t *v, const char *key, char ***out, size_t *n) {
+    if (!json_is_array(v))
+        return gd_fail(GD_ERR_INVALID, "run spec: %s must be an array of strings", key);
+    *out = calloc(json_array_size(v) ? json_array_size(v) : 1, sizeof **out);
+    if (*out == NULL)
+        return gd_fail(GD_ERR_NOMEM, "run spec: out of memory");
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        const char *text;
+        char name[48];
+        snprintf(name, sizeof name, "%s[%zu]", key, i);
+        GD_TRY(gd_spec_string(json_array_get(v, i), name, &text));
+        if (((*out)[i] = strdup(text)) == NULL)
+            return gd_fail(GD_ERR_NOMEM, "run spec: out of memory");
+        *n = i + 1;
     }
     return GD_OK;
 }
@@ -244,13 +279,26 @@ static gd_status gd_spec_read_field(Gonka__Diloco__V1__RunSpec *spec, const gd_s
         return gd_spec_decimal(v, f->key, (char **)at);
     case GD_SPEC_BOOL:
         return gd_spec_bool(v, f->key, (protobuf_c_boolean *)at);
+    case GD_SPEC_STRINGS:
+        return gd_spec_strings(v, f->key, (char ***)at,
+                               (size_t *)((char *)spec + f->count_offset));
     }
     return gd_fail(GD_ERR_INVALID, "run spec: %s has an unknown kind", f->key);
 }
 
+/* v1's proportional slashes: a spec written for v1 is told what replaced
+ * them instead of only that the key is unknown. */
+static const char *const gd_spec_retired[] = {"slash_ppm", "skip_slash_ppm"};
+
 static gd_status gd_spec_read(Gonka__Diloco__V1__RunSpec *spec, const json_t *j) {
     if (!json_is_object(j))
         return gd_fail(GD_ERR_INVALID, "run spec must be a JSON object");
+    for (size_t i = 0; i < sizeof gd_spec_retired / sizeof gd_spec_retired[0]; i++)
+        if (json_object_get(j, gd_spec_retired[i]) != NULL)
+            return gd_fail(GD_ERR_INVALID,
+                           "run spec: %s is gone: slashes are fixed amounts now (the coins "
+                           "cheat_slash and skip_slash)",
+                           gd_spec_retired[i]);
     GD_TRY(gd_spec_known_keys(j, gd_spec_fields, GD_SPEC_N_FIELDS, "run spec"));
     for (size_t i = 0; i < GD_SPEC_N_FIELDS; i++) {
         const gd_spec_field *f = &gd_spec_fields[i];
@@ -262,6 +310,8 @@ static gd_status gd_spec_read(Gonka__Diloco__V1__RunSpec *spec, const json_t *j)
         else
             return gd_fail(GD_ERR_INVALID, "run spec: %s is missing", f->key);
     }
+    if (json_object_get(j, "min_class_members") == NULL)
+        spec->min_class_members = gd_diloco_spec_class_min(spec);
     return gd_diloco_spec_check(spec);
 }
 
@@ -304,6 +354,17 @@ static json_t *gd_spec_field_json(const Gonka__Diloco__V1__RunSpec *spec,
     }
     case GD_SPEC_BOOL:
         return json_boolean(*(const protobuf_c_boolean *)at);
+    case GD_SPEC_STRINGS: {
+        char *const *v = *(char *const *const *)at;
+        size_t n = *(const size_t *)((const char *)spec + f->count_offset);
+        json_t *a = json_array();
+        for (size_t i = 0; a && i < n; i++)
+            if (json_array_append_new(a, json_string(v[i])) != 0) {
+                json_decref(a);
+                a = NULL;
+            }
+        return a;
+    }
     case GD_SPEC_HASH: {
         const ProtobufCBinaryData *b = at;
         return gd_json_hex(b->data, b->len, false);

@@ -8,10 +8,11 @@
  * real numbers (inner_lr, adam_beta1, clip_factor, ...) are canonical
  * decimals (chain/decimal.h) in JSON strings, never JSON numbers; flags
  * are JSON true or false; layout_digest and initial_state_hash are 64 hex
- * digits; coins are strings like "1000ngonka"; windows is an object
- * {train, commit, reveal, verify, open, dispute, attest}. Duplicate keys
- * are the loader's to refuse: parse the file with JSON_REJECT_DUPLICATES,
- * as the CLI does. */
+ * digits; coins are strings like "1000ngonka"; hw_classes is an array of
+ * strings; windows is an object {train, commit, reveal, verify, open,
+ * dispute, attest, dispute_open, attest_open}. Duplicate keys are the
+ * loader's to refuse: parse the file with JSON_REJECT_DUPLICATES, as the
+ * CLI does. */
 #ifndef GD_CHAIN_DILOCO_SPEC_H
 #define GD_CHAIN_DILOCO_SPEC_H
 
@@ -26,23 +27,34 @@
 #define GD_DILOCO_WINDOWS_MAX 100000    /* sum of a round's window lengths, in blocks */
 #define GD_DILOCO_OUTER_LR_PPM_MAX 2000000
 #define GD_DILOCO_CHECKS_MAX 16         /* checks_per_commit */
-#define GD_DILOCO_RECHECKERS_MAX 15     /* recheck_validators */
+#define GD_DILOCO_RECHECKERS_MAX 15     /* recheck_validators (odd) */
+#define GD_DILOCO_HW_CLASSES_MAX 16     /* hw_classes */
+#define GD_DILOCO_MEMBERS_MAX 1024      /* max_members */
+#define GD_DILOCO_SUSPEND_ROUNDS_MAX 1000000 /* suspend_rounds */
 #define GD_DILOCO_BATCH_MAX (1u << 20)  /* batch, as the trainer's limit */
 #define GD_DILOCO_SEQ_LEN_MAX (1u << 20)
 #define GD_DILOCO_BATCH_TOKENS_MAX ((uint64_t)1 << 32) /* batch x seq_len */
 #define GD_DILOCO_CHUNK_ELEMS_MAX (1u << 28)
 
-/* Defaults of the optional keys. */
-#define GD_DILOCO_DEFAULT_CHECKS_PER_COMMIT 1
+/* Defaults of the optional keys. min_class_members has none of its own:
+ * it defaults to gd_diloco_spec_class_min of the spec read. */
+#define GD_DILOCO_DEFAULT_CHECKS_PER_COMMIT 4
+#define GD_DILOCO_DEFAULT_DOUBLE_CHECK_PPM 500000
 #define GD_DILOCO_DEFAULT_RECHECK_VALIDATORS 3
 #define GD_DILOCO_DEFAULT_VALIDATOR_SHARE_PPM 200000
+#define GD_DILOCO_DEFAULT_AVAIL_CHUNKS 4
+#define GD_DILOCO_DEFAULT_SUSPEND_ROUNDS 4
+#define GD_DILOCO_DEFAULT_MAX_MEMBERS 256
+#define GD_DILOCO_DEFAULT_ATTEST_SHARE_PPM 50000
 
 /* Parses a RunSpec object strictly: only known keys, every key present but
- * the optional double_check_ppm, skip_slash_ppm, recheck_validators,
- * validator_share_ppm and checks_per_commit (defaults 0, 0, 3, 200000, 1;
- * the inner optimizer's keys have no defaults), then applies
- * gd_diloco_spec_check. GD_ERR_INVALID naming the key on any
- * problem. On success *out is a new message allocated with malloc
+ * the optional checks_per_commit, double_check_ppm, recheck_validators,
+ * validator_share_ppm, min_class_members, avail_chunks, suspend_rounds,
+ * max_members and attest_share_ppm (defaults above; the inner optimizer's
+ * keys have none), then applies gd_diloco_spec_check. GD_ERR_INVALID
+ * naming the key on any problem (v1's slash_ppm and skip_slash_ppm with a
+ * pointer to the fixed slashes that replace them). On success *out is a
+ * new message allocated with malloc
  * throughout (protobuf-c's default allocator), so that
  * protobuf_c_message_free_unpacked(&spec->base, NULL) frees it;
  * gd_diloco_spec_free does exactly that. */
@@ -65,7 +77,14 @@ json_t *gd_diloco_spec_to_json(const Gonka__Diloco__V1__RunSpec *spec);
  * gd_diloco_config), so a run the chain takes is one workers can train. */
 gd_status gd_diloco_spec_check(const Gonka__Diloco__V1__RunSpec *spec) GD_MUST_CHECK;
 
-/* out = SHA-256("gd-run-spec-v2" || the spec's protobuf bytes): the one
+/* The fewest members a hardware class needs for its commitments to be
+ * checked: the target, its validators (two when double checks are on) and
+ * a full set of re-checkers, all distinct:
+ *   1 + (double_check_ppm > 0 ? 2 : 1) + recheck_validators.
+ * min_class_members may not be below it, and defaults to it. */
+uint32_t gd_diloco_spec_class_min(const Gonka__Diloco__V1__RunSpec *spec);
+
+/* out = SHA-256("gd-run-spec-v3" || the spec's protobuf bytes): the one
  * name of everything a run fixes. protobuf-c writes proto3 fields in field
  * number order and leaves out zero values, so two equal specs have the
  * same bytes; a spec carrying unknown fields has no canonical bytes and is

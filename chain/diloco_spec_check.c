@@ -5,10 +5,12 @@
  * The inner optimizer's ranges are likewise a subset of the trainer's
  * (trainer/optim.c, train.c, diloco.c), compared exactly in integers. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "chain/coin.h"
 #include "chain/decimal.h"
+#include "chain/diloco_msg.h"
 #include "chain/diloco_rules.h"
 #include "chain/diloco_spec.h"
 #include "common/parse.h"
@@ -209,10 +211,10 @@ static gd_status gd_spec_batch_check(const Gonka__Diloco__V1__RunSpec *s) {
 static gd_status gd_spec_windows_check(const Gonka__Diloco__V1__WindowLengths *w) {
     if (w == NULL)
         return gd_fail(GD_ERR_INVALID, "run spec: windows is missing");
-    const uint32_t lens[] = {w->train, w->commit, w->reveal, w->verify,
-                             w->open,  w->dispute, w->attest};
-    static const char *const names[] = {"train", "commit", "reveal", "verify",
-                                        "open",  "dispute", "attest"};
+    const uint32_t lens[] = {w->train,   w->commit, w->reveal,       w->verify,     w->open,
+                             w->dispute, w->attest, w->dispute_open, w->attest_open};
+    static const char *const names[] = {"train",   "commit", "reveal",       "verify",     "open",
+                                        "dispute", "attest", "dispute_open", "attest_open"};
     uint64_t sum = 0;
     for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
         if (lens[i] == 0)
@@ -227,31 +229,135 @@ static gd_status gd_spec_windows_check(const Gonka__Diloco__V1__WindowLengths *w
     return GD_OK;
 }
 
-static gd_status gd_spec_economics_check(const Gonka__Diloco__V1__RunSpec *s) {
-    GD_TRY(gd_diloco_coin_check(s->reward_per_epoch, "run spec: reward_per_epoch"));
-    GD_TRY(gd_diloco_coin_check(s->min_collateral, "run spec: min_collateral"));
-    GD_TRY(gd_diloco_coin_check(s->fail_bond, "run spec: fail_bond"));
-    if (strcmp(s->reward_per_epoch->denom, s->min_collateral->denom) != 0 ||
-        strcmp(s->reward_per_epoch->denom, s->fail_bond->denom) != 0)
-        return gd_fail(GD_ERR_INVALID, "run spec: reward_per_epoch, min_collateral and "
-                                       "fail_bond must have the same denom");
+/* A coin's amount as a number: the coin passed gd_diloco_coin_check. */
+static uint64_t gd_spec_amount(const Cosmos__Base__V1beta1__Coin *c) {
+    uint64_t v;
+    return gd_parse_u64(c->amount, &v) == GD_OK ? v : 0;
+}
+
+/* The coins: one denom for all, and slashes sized so that cheating never
+ * pays. A cheat caught loses cheat_slash, at least one epoch's whole reward
+ * (more than it could have won by it) and at most the collateral it bonded
+ * (all the chain can take). A skipped duty costs skip_slash, never more
+ * than cheating would. */
+static gd_status gd_spec_coins_check(const Gonka__Diloco__V1__RunSpec *s) {
+    const struct {
+        const char *name;
+        const Cosmos__Base__V1beta1__Coin *coin;
+    } coins[] = {{"reward_per_epoch", s->reward_per_epoch}, {"min_collateral", s->min_collateral},
+                 {"fail_bond", s->fail_bond},               {"cheat_slash", s->cheat_slash},
+                 {"skip_slash", s->skip_slash}};
+    for (size_t i = 0; i < sizeof coins / sizeof coins[0]; i++) {
+        char what[40];
+        snprintf(what, sizeof what, "run spec: %s", coins[i].name);
+        GD_TRY(gd_diloco_coin_check(coins[i].coin, what));
+        if (strcmp(coins[i].coin->denom, s->reward_per_epoch->denom) != 0)
+            return gd_fail(GD_ERR_INVALID, "run spec: reward_per_epoch, min_collateral, "
+                                           "fail_bond, cheat_slash and skip_slash must have the "
+                                           "same denom (%s is in %s)",
+                           coins[i].name, coins[i].coin->denom);
+    }
+    uint64_t reward = gd_spec_amount(s->reward_per_epoch);
+    uint64_t collateral = gd_spec_amount(s->min_collateral);
+    uint64_t cheat = gd_spec_amount(s->cheat_slash), skip = gd_spec_amount(s->skip_slash);
+    if (cheat < reward)
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: cheat_slash %" PRIu64
+                       " must be at least reward_per_epoch %" PRIu64
+                       " (a cheat must lose more than it can gain)",
+                       cheat, reward);
+    if (cheat > collateral)
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: cheat_slash %" PRIu64 " must be at most min_collateral %" PRIu64
+                       " (the chain cannot take more than is bonded)",
+                       cheat, collateral);
+    if (skip > cheat)
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: skip_slash %" PRIu64 " must be at most cheat_slash %" PRIu64,
+                       skip, cheat);
+    return GD_OK;
+}
+
+uint32_t gd_diloco_spec_class_min(const Gonka__Diloco__V1__RunSpec *s) {
+    uint64_t n = 1 + (s->double_check_ppm > 0 ? 2 : 1) + (uint64_t)s->recheck_validators;
+    return n > UINT32_MAX ? UINT32_MAX : (uint32_t)n;
+}
+
+/* The classes members may declare: printable text as MsgJoinRun's
+ * hw_class, strictly ascending so that a set of classes has one spelling
+ * and one digest. */
+static gd_status gd_spec_classes_check(const Gonka__Diloco__V1__RunSpec *s) {
+    if (s->n_hw_classes < 1 || s->n_hw_classes > GD_DILOCO_HW_CLASSES_MAX)
+        return gd_fail(GD_ERR_INVALID, "run spec: hw_classes must list 1 to %d classes, not %zu",
+                       GD_DILOCO_HW_CLASSES_MAX, s->n_hw_classes);
+    for (size_t i = 0; i < s->n_hw_classes; i++) {
+        char what[40];
+        snprintf(what, sizeof what, "run spec: hw_classes[%zu]", i);
+        GD_TRY(gd_diloco_text_check(s->hw_classes[i], GD_DILOCO_HW_CLASS_MAX, what));
+        if (i > 0 && strcmp(s->hw_classes[i - 1], s->hw_classes[i]) >= 0)
+            return gd_fail(GD_ERR_INVALID,
+                           "run spec: hw_classes must be strictly ascending (byte order, no "
+                           "repeats): '%.40s' comes after '%.40s'",
+                           s->hw_classes[i], s->hw_classes[i - 1]);
+    }
+    return GD_OK;
+}
+
+/* Checks, re-checks and membership. */
+static gd_status gd_spec_checks_check(const Gonka__Diloco__V1__RunSpec *s) {
     if (s->checks_per_commit == 0 || s->checks_per_commit > GD_DILOCO_CHECKS_MAX)
         return gd_fail(GD_ERR_INVALID, "run spec: checks_per_commit must be 1 to %d",
                        GD_DILOCO_CHECKS_MAX);
-    if (s->recheck_validators == 0 || s->recheck_validators > GD_DILOCO_RECHECKERS_MAX)
-        return gd_fail(GD_ERR_INVALID, "run spec: recheck_validators must be 1 to %d",
-                       GD_DILOCO_RECHECKERS_MAX);
+    /* Odd, so that the re-checkers of a dispute always have a majority. */
+    if (s->recheck_validators == 0 || s->recheck_validators > GD_DILOCO_RECHECKERS_MAX ||
+        s->recheck_validators % 2 == 0)
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: recheck_validators %u must be odd, 1 to %d (a dispute always "
+                       "has a majority)",
+                       s->recheck_validators, GD_DILOCO_RECHECKERS_MAX);
+    if (s->max_members == 0 || s->max_members > GD_DILOCO_MEMBERS_MAX)
+        return gd_fail(GD_ERR_INVALID, "run spec: max_members %u must be 1 to %d",
+                       s->max_members, GD_DILOCO_MEMBERS_MAX);
+    uint32_t class_min = gd_diloco_spec_class_min(s);
+    if (s->min_class_members < class_min)
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: min_class_members %u must be at least %u (the target, %s and "
+                       "%u re-checkers)",
+                       s->min_class_members, class_min,
+                       s->double_check_ppm > 0 ? "its two validators" : "its validator",
+                       s->recheck_validators);
+    if (s->min_class_members > s->max_members)
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: min_class_members %u must be at most max_members %u",
+                       s->min_class_members, s->max_members);
+    if (s->avail_chunks == 0 || s->avail_chunks > GD_DILOCO_AVAIL_CHUNKS_MAX)
+        return gd_fail(GD_ERR_INVALID, "run spec: avail_chunks must be 1 to %d",
+                       GD_DILOCO_AVAIL_CHUNKS_MAX);
+    if (s->suspend_rounds == 0 || s->suspend_rounds > GD_DILOCO_SUSPEND_ROUNDS_MAX)
+        return gd_fail(GD_ERR_INVALID, "run spec: suspend_rounds must be 1 to %d",
+                       GD_DILOCO_SUSPEND_ROUNDS_MAX);
+    return GD_OK;
+}
+
+static gd_status gd_spec_economics_check(const Gonka__Diloco__V1__RunSpec *s) {
+    GD_TRY(gd_spec_coins_check(s));
+    GD_TRY(gd_spec_checks_check(s));
     const struct {
         const char *name;
         uint32_t value;
     } ppm[] = {{"double_check_ppm", s->double_check_ppm},
-               {"slash_ppm", s->slash_ppm},
-               {"skip_slash_ppm", s->skip_slash_ppm},
-               {"validator_share_ppm", s->validator_share_ppm}};
+               {"validator_share_ppm", s->validator_share_ppm},
+               {"attest_share_ppm", s->attest_share_ppm}};
     for (size_t i = 0; i < sizeof ppm / sizeof ppm[0]; i++)
         if (ppm[i].value > GD_DILOCO_PPM)
             return gd_fail(GD_ERR_INVALID, "run spec: %s must be at most %u", ppm[i].name,
                            GD_DILOCO_PPM);
+    /* Both shares come out of the epoch's reward; workers get the rest. */
+    if ((uint64_t)s->validator_share_ppm + s->attest_share_ppm > GD_DILOCO_PPM)
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: validator_share_ppm %u + attest_share_ppm %u must be at most "
+                       "%u",
+                       s->validator_share_ppm, s->attest_share_ppm, GD_DILOCO_PPM);
     return GD_OK;
 }
 
@@ -268,6 +374,7 @@ gd_status gd_diloco_spec_check(const Gonka__Diloco__V1__RunSpec *s) {
                                        "or topk:F with 0 < F <= 1 and at most six decimals",
                        s->codec ? s->codec : "");
     GD_TRY(gd_spec_windows_check(s->windows));
+    GD_TRY(gd_spec_classes_check(s));
     GD_TRY(gd_spec_economics_check(s));
     GD_TRY(gd_spec_optimizer_check(s));
     return gd_spec_batch_check(s);

@@ -6,7 +6,9 @@
 #include "chain/pb_strict.h"
 #include "common/hash.h"
 
-#define GD_SPEC_DIGEST_TAG "gd-run-spec-v2"
+/* v3 with the incentive fields (40 to 47, fixed slashes): bytes that meant
+ * a v2 spec never name a v3 one, even where they would decode alike. */
+#define GD_SPEC_DIGEST_TAG "gd-run-spec-v3"
 
 gd_status gd_diloco_spec_digest(const Gonka__Diloco__V1__RunSpec *spec, uint8_t out[32]) {
     if (spec == NULL)

@@ -257,6 +257,8 @@ static json_t *gd_any_json(const Google__Protobuf__Any *any) {
         {GD_DILOCO_MSG_DISPUTE, &gonka__diloco__v1__msg_dispute__descriptor},
         {GD_DILOCO_MSG_ATTEST_ROUND, &gonka__diloco__v1__msg_attest_round__descriptor},
         {GD_DILOCO_MSG_CLAIM_REWARDS, &gonka__diloco__v1__msg_claim_rewards__descriptor},
+        {GD_DILOCO_MSG_RANDOMNESS, &gonka__diloco__v1__msg_randomness__descriptor},
+        {GD_DILOCO_MSG_LEAVE_RUN, &gonka__diloco__v1__msg_leave_run__descriptor},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         if (strcmp(url, known[i].url) != 0)
