@@ -59,6 +59,14 @@ static gd_status gd_rec_ranks(uint32_t *ranks, size_t n, uint64_t below, const c
     return GD_OK;
 }
 
+/* Whether class is one the run's spec lets members declare. */
+static bool gd_rec_class_of_run(const Gonka__Diloco__V1__Run *run, const char *class) {
+    for (size_t i = 0; run->spec && i < run->spec->n_hw_classes; i++)
+        if (strcmp(run->spec->hw_classes[i], class) == 0)
+            return true;
+    return false;
+}
+
 gd_status gd_diloco_members_check(const Gonka__Diloco__V1__Run *run,
                                   Gonka__Diloco__V1__Member *const *members, size_t n) {
     uint32_t *ranks = malloc((n ? n : 1) * sizeof *ranks);
@@ -69,6 +77,10 @@ gd_status gd_diloco_members_check(const Gonka__Diloco__V1__Run *run,
         s = gd_diloco_member_check(members[i]);
         if (s == GD_OK && members[i]->run != run->id)
             s = gd_fail(GD_ERR_INVALID, "member %zu is of run %" PRIu64, i, members[i]->run);
+        if (s == GD_OK && !gd_rec_class_of_run(run, members[i]->hw_class))
+            s = gd_fail(GD_ERR_INVALID, "member %zu declares hw_class '%.40s', not one of the "
+                                        "run's hw_classes",
+                        i, members[i]->hw_class);
         if (s == GD_OK)
             ranks[i] = members[i]->rank;
     }

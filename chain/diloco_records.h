@@ -14,8 +14,8 @@
 gd_status gd_diloco_run_check(const Gonka__Diloco__V1__Run *r) GD_MUST_CHECK;
 gd_status gd_diloco_member_check(const Gonka__Diloco__V1__Member *m) GD_MUST_CHECK;
 /* A run's members as a Run query lists them: each passes
- * gd_diloco_member_check and is of this run, and their ranks are distinct
- * and below the run's next_rank. */
+ * gd_diloco_member_check, is of this run and declares one of its
+ * hw_classes, and their ranks are distinct and below the run's next_rank. */
 gd_status gd_diloco_members_check(const Gonka__Diloco__V1__Run *run,
                                   Gonka__Diloco__V1__Member *const *members,
                                   size_t n) GD_MUST_CHECK;

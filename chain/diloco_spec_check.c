@@ -236,10 +236,10 @@ static uint64_t gd_spec_amount(const Cosmos__Base__V1beta1__Coin *c) {
 }
 
 /* The coins: one denom for all, and slashes sized so that cheating never
- * pays. A cheat caught loses cheat_slash, at least one epoch's whole reward
- * (more than it could have won by it) and at most the collateral it bonded
- * (all the chain can take). A skipped duty costs skip_slash, never more
- * than cheating would. */
+ * pays. A cheat caught loses cheat_slash: at least one epoch's whole reward
+ * (no cheat wins more than that) and at most the collateral it bonded (all
+ * the chain can take). A skipped duty costs skip_slash, never more than
+ * cheating would. */
 static gd_status gd_spec_coins_check(const Gonka__Diloco__V1__RunSpec *s) {
     const struct {
         const char *name;
@@ -264,7 +264,7 @@ static gd_status gd_spec_coins_check(const Gonka__Diloco__V1__RunSpec *s) {
         return gd_fail(GD_ERR_INVALID,
                        "run spec: cheat_slash %" PRIu64
                        " must be at least reward_per_epoch %" PRIu64
-                       " (a cheat must lose more than it can gain)",
+                       " (a cheat must lose at least what it can gain)",
                        cheat, reward);
     if (cheat > collateral)
         return gd_fail(GD_ERR_INVALID,

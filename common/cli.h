@@ -35,7 +35,9 @@ typedef struct gd_opt_spec {
     bool repeatable; /* may be given several times (gd_arg_all); others only once */
 } gd_opt_spec;
 
-#define GD_CLI_MAX_REPEATS 16
+/* Every value of every repeatable option of one command line: 32 holds a
+ * DiLoCo availability report's 16 --leaf-hash and --proof pairs. */
+#define GD_CLI_MAX_REPEATS 32
 
 typedef struct gd_args {
     const struct gd_command *command;

@@ -21,10 +21,10 @@ extern const gd_command gd_cmd_status, gd_cmd_epoch_clock;
 extern const gd_command gd_cmd_train, gd_cmd_eval, gd_cmd_bench_train;
 /* DiLoCo: cli_payload.c and cli_sim.c. */
 extern const gd_command gd_cmd_payload_inspect, gd_cmd_payload_verify, gd_cmd_sim;
-/* The DiLoCo training module on chain: cli_diloco.c and cli_diloco_query.c. */
+/* The DiLoCo training module on chain: cli_diloco*.c and cli_diloco_query.c. */
 extern const gd_command gd_cmd_tx_create_run, gd_cmd_tx_join_run, gd_cmd_tx_commit_round,
     gd_cmd_tx_report_availability, gd_cmd_tx_submit_verdict, gd_cmd_tx_dispute,
-    gd_cmd_tx_attest_round, gd_cmd_tx_claim_rewards;
+    gd_cmd_tx_attest_round, gd_cmd_tx_randomness, gd_cmd_tx_leave_run, gd_cmd_tx_claim_rewards;
 extern const gd_command gd_cmd_query_diloco_params, gd_cmd_query_runs, gd_cmd_query_run,
     gd_cmd_query_round, gd_cmd_query_rewards;
 

@@ -1,50 +1,21 @@
-/* tx create-run | join-run | commit-round | report-availability |
- * submit-verdict | dispute | attest-round | claim-rewards: the DiLoCo
- * module's messages (chain/diloco_msg.h) through the submission path of
- * 'tx send' (cli_submit.h). A command checks its own flags first, then the
- * common ones, loads the key and builds its message for the signer. */
+/* tx create-run | join-run | commit-round | leave-run | claim-rewards: the
+ * DiLoCo module's messages that seal nothing and prove nothing
+ * (chain/diloco_msg.h), and what every DiLoCo tx command shares
+ * (cli_diloco.h). Availability reports are in cli_diloco_avail.c, the
+ * sealed answers (verdicts, re-checks, attestations, randomness) in
+ * cli_diloco_seal.c. */
+#include "plugin/cli_diloco.h"
+
 #include <inttypes.h>
 #include <string.h>
 
-#include "chain/diloco_msg.h"
-#include "chain/diloco_query.h"
 #include "chain/diloco_spec.h"
 #include "common/file.h"
-#include "plugin/cli_submit.h"
-#include "proofs/mmr.h"
 #include "trainer/payload.h"
 
-/* A proof in wire form: 12 bytes and at most GD_MMR_PROOF_MAX hashes. */
-#define GD_PROOF_WIRE_MAX (12 + GD_MMR_PROOF_MAX * GD_MMR_HASH_LEN)
+int gd_dtx_status(gd_cli *cli, gd_status s) { return s == GD_OK ? -1 : gd_cli_fail(cli, s); }
 
-/* Everything a command parsed from its own flags. */
-typedef struct gd_dtx {
-    uint64_t run, round, check, epoch;
-    char target[GD_ADDRESS_STR_MAX];
-    gd_diloco_verdict verdict;
-    uint8_t digest[GD_DILOCO_HASH_LEN];
-    bool seal_only;
-    Gonka__Diloco__V1__RunSpec *spec;
-    gd_coin coin; /* pool or collateral */
-    const char *artifact_url, *hw_class;
-    gd_diloco_commit commit;
-    const char *payload; /* --payload FILE */
-    bool have_beacon;
-    uint8_t beacon[GD_DILOCO_HASH_LEN];
-    uint8_t leaf_hash[GD_DILOCO_HASH_LEN];
-    uint8_t proof[GD_PROOF_WIRE_MAX];
-    size_t proof_len;
-} gd_dtx;
-
-/* Builds the message for the signer into msg: -1, or an exit code after
- * printing the error. */
-typedef int (*gd_dtx_build)(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d,
-                            gd_any *msg);
-
-static int gd_dtx_status(gd_cli *cli, gd_status s) { return s == GD_OK ? -1 : gd_cli_fail(cli, s); }
-
-/* The common part of every command: common flags, key, message, submit. */
-static int gd_dtx_submit(gd_cli *cli, gd_args *args, const gd_dtx *d, gd_dtx_build build) {
+int gd_dtx_submit(gd_cli *cli, gd_args *args, const gd_dtx *d, gd_dtx_build build) {
     gd_cli_tx tx;
     gd_any msg = {0};
     int rc = gd_cli_tx_parse(cli, args, &tx);
@@ -59,38 +30,11 @@ static int gd_dtx_submit(gd_cli *cli, gd_args *args, const gd_dtx *d, gd_dtx_bui
     return rc;
 }
 
-static int gd_dtx_run_round(gd_cli *cli, gd_args *args, gd_dtx *d) {
+int gd_dtx_run_round(gd_cli *cli, gd_args *args, gd_dtx *d) {
     int rc;
     if ((rc = gd_cli_uint_opt(cli, args, "run", UINT64_MAX, true, &d->run)) >= 0 ||
         (rc = gd_cli_uint_opt(cli, args, "round", UINT64_MAX, true, &d->round)) >= 0)
         return rc;
-    return -1;
-}
-
-/* --run, --round, --target and --check, shared by verdicts and disputes. */
-static int gd_dtx_check_flags(gd_cli *cli, gd_args *args, gd_dtx *d) {
-    int rc;
-    if ((rc = gd_dtx_run_round(cli, args, d)) >= 0 ||
-        (rc = gd_cli_address_opt(cli, args, "target", d->target, true)) >= 0 ||
-        (rc = gd_cli_uint_opt(cli, args, "check", UINT32_MAX, true, &d->check)) >= 0)
-        return rc;
-    return -1;
-}
-
-/* --verdict pass|fail[|unavailable]. */
-static int gd_dtx_verdict(gd_cli *cli, gd_args *args, bool unavailable_ok, gd_diloco_verdict *out) {
-    const char *v = gd_arg(args, "verdict");
-    if (v == NULL)
-        return gd_cli_usage(cli, args, "--verdict is required");
-    if (strcmp(v, "pass") == 0)
-        *out = GD_VERDICT_PASS;
-    else if (strcmp(v, "fail") == 0)
-        *out = GD_VERDICT_FAIL;
-    else if (unavailable_ok && strcmp(v, "unavailable") == 0)
-        *out = GD_VERDICT_UNAVAILABLE;
-    else
-        return gd_cli_usage(cli, args, "--verdict wants %s, got '%.40s'",
-                            unavailable_ok ? "pass, fail or unavailable" : "pass or fail", v);
     return -1;
 }
 
@@ -215,193 +159,18 @@ static int gd_run_tx_commit_round(gd_cli *cli, gd_args *args) {
     return gd_dtx_submit(cli, args, &d, gd_dtx_build_commit);
 }
 
-/* --- report-availability -------------------------------------------------------------- */
+/* --- leave-run, claim-rewards ------------------------------------------------------------- */
 
-/* The beacon and chunk count the chain draws the chunk from: the target's
- * commitment in the round (which the file must match), or --beacon and
- * the file's own chunk count. */
-static int gd_dtx_avail_draw(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d,
-                             const gd_payload *p, uint8_t beacon[GD_DILOCO_HASH_LEN],
-                             uint32_t *chunks) {
-    uint8_t root[GD_MMR_HASH_LEN];
-    uint32_t leaves;
-    int rc = gd_dtx_status(cli, gd_payload_root(p, root, &leaves));
-    if (rc >= 0)
-        return rc;
-    if (d->have_beacon) {
-        memcpy(beacon, d->beacon, GD_DILOCO_HASH_LEN);
-        *chunks = leaves - 1;
-        return -1;
-    }
-    if ((rc = gd_cli_tx_rpc(cli, args, tx)) >= 0)
-        return rc;
-    Gonka__Diloco__V1__QueryRoundResponse *r = NULL;
-    gd_status s = gd_diloco_query_round(tx->rpc, d->run, d->round, &r, NULL);
-    if (s != GD_OK)
-        return gd_cli_fail(cli, s);
-    const Gonka__Diloco__V1__Commitment *c = NULL;
-    for (size_t i = 0; i < r->n_commitments && c == NULL; i++)
-        if (strcmp(r->commitments[i]->participant, d->target) == 0)
-            c = r->commitments[i];
-    if (c == NULL)
-        s = gd_fail(GD_ERR_NOT_FOUND, "%s has no commitment in run %" PRIu64 " round %" PRIu64,
-                    d->target, d->run, d->round);
-    else if (c->payload_leaves != leaves || memcmp(c->payload_root.data, root, sizeof root) != 0)
-        s = gd_fail(GD_ERR_INVALID, "--payload %.200s is not the payload %s committed",
-                    d->payload, d->target);
-    if (s == GD_OK) {
-        memcpy(beacon, r->round->beacon.data, GD_DILOCO_HASH_LEN);
-        *chunks = c->payload_leaves - 1;
-    }
-    protobuf_c_message_free_unpacked(&r->base, NULL);
-    return gd_dtx_status(cli, s);
-}
-
-/* The drawn chunk's leaf hash and proof, from the payload file. */
-static int gd_dtx_build_avail_payload(gd_cli *cli, gd_args *args, gd_cli_tx *tx,
-                                      const gd_dtx *d, gd_any *msg) {
-    gd_payload p;
-    gd_status s = gd_payload_read(&p, d->payload, NULL);
-    if (s != GD_OK)
-        return gd_cli_fail(cli, gd_fail_context(s, "--payload"));
-    uint8_t beacon[GD_DILOCO_HASH_LEN], leaf[GD_MMR_HASH_LEN];
-    uint32_t chunks = 0;
-    int rc = gd_dtx_avail_draw(cli, args, tx, d, &p, beacon, &chunks);
-    if (rc < 0) {
-        uint32_t chunk = gd_diloco_avail_chunk(beacon, d->target, tx->signer, chunks);
-        const gd_payload_chunk *ch = &p.chunks[chunk];
-        gd_mmr_hash_leaf(leaf, chunk + 1, ch->raw, ch->raw_len);
-        gd_mmr_proof proof;
-        gd_buf wire = {0};
-        s = gd_payload_prove_chunk(&p, chunk, &proof);
-        if (s == GD_OK)
-            s = gd_mmr_proof_encode(&proof, &wire);
-        if (s == GD_OK)
-            s = gd_diloco_msg_report_availability(msg, tx->signer, d->run, d->round, d->target,
-                                                  leaf, wire.data, wire.len);
-        gd_buf_free(&wire);
-        rc = gd_dtx_status(cli, s);
-    }
-    gd_payload_free(&p);
-    return rc;
-}
-
-static int gd_dtx_build_avail(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d,
+static int gd_dtx_build_leave(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d,
                               gd_any *msg) {
-    if (d->payload)
-        return gd_dtx_build_avail_payload(cli, args, tx, d, msg);
-    return gd_dtx_status(cli, gd_diloco_msg_report_availability(msg, tx->signer, d->run,
-                                                                d->round, d->target,
-                                                                d->leaf_hash, d->proof,
-                                                                d->proof_len));
-}
-
-/* --proof HEX: a proof in wire form, any length up to the largest. */
-static int gd_dtx_proof(gd_cli *cli, gd_args *args, gd_dtx *d) {
-    const char *v = gd_arg(args, "proof");
-    if (v == NULL)
-        return gd_cli_usage(cli, args, "--proof HEX is required without --payload");
-    if (gd_hex_decode(d->proof, sizeof d->proof, &d->proof_len, v, strlen(v)) != GD_OK)
-        return gd_cli_usage(cli, args, "--proof wants hex (an MMR proof in wire form, at most "
-                                       "%d bytes)", GD_PROOF_WIRE_MAX);
-    return -1;
-}
-
-static int gd_run_tx_report_availability(gd_cli *cli, gd_args *args) {
-    gd_dtx d = {0};
-    int rc;
-    if ((rc = gd_dtx_run_round(cli, args, &d)) >= 0 ||
-        (rc = gd_cli_address_opt(cli, args, "target", d.target, true)) >= 0)
-        return rc;
-    d.payload = gd_arg(args, "payload");
-    d.have_beacon = gd_arg(args, "beacon") != NULL;
-    if (d.payload) {
-        if (gd_arg(args, "leaf-hash") || gd_arg(args, "proof"))
-            return gd_cli_usage(cli, args, "give --payload FILE, or --leaf-hash and --proof, "
-                                           "not both");
-        if (gd_flag(args, "offline") && !d.have_beacon)
-            return gd_cli_usage(cli, args, "--payload with --offline needs --beacon (the round's "
-                                           "beacon comes from the node otherwise)");
-        if ((rc = gd_cli_hex_opt(cli, args, "beacon", d.beacon, GD_DILOCO_HASH_LEN, false)) >= 0)
-            return rc;
-    } else {
-        if (d.have_beacon)
-            return gd_cli_usage(cli, args, "--beacon goes with --payload");
-        if ((rc = gd_cli_hex_opt(cli, args, "leaf-hash", d.leaf_hash, GD_DILOCO_HASH_LEN,
-                                 true)) >= 0 ||
-            (rc = gd_dtx_proof(cli, args, &d)) >= 0)
-            return rc;
-    }
-    return gd_dtx_submit(cli, args, &d, gd_dtx_build_avail);
-}
-
-/* --- submit-verdict, dispute -------------------------------------------------------------- */
-
-static int gd_dtx_build_verdict(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d,
-                                gd_any *msg) {
     (void)args;
-    if (!d->seal_only)
-        return gd_dtx_status(cli, gd_diloco_msg_submit_verdict_revealed(
-                                      msg, tx->signer, d->run, d->round, d->target,
-                                      (uint32_t)d->check, d->verdict, d->digest));
-    uint8_t seal[GD_DILOCO_HASH_LEN];
-    gd_diloco_seal(seal, tx->signer, d->verdict, d->digest);
-    return gd_dtx_status(cli, gd_diloco_msg_submit_verdict_sealed(msg, tx->signer, d->run,
-                                                                  d->round, d->target,
-                                                                  (uint32_t)d->check, seal));
+    return gd_dtx_status(cli, gd_diloco_msg_leave_run(msg, tx->signer, d->run));
 }
 
-static int gd_run_tx_submit_verdict(gd_cli *cli, gd_args *args) {
+static int gd_run_tx_leave_run(gd_cli *cli, gd_args *args) {
     gd_dtx d = {0};
-    int rc;
-    if ((rc = gd_dtx_check_flags(cli, args, &d)) >= 0 ||
-        (rc = gd_dtx_verdict(cli, args, true, &d.verdict)) >= 0)
-        return rc;
-    bool unavailable = d.verdict == GD_VERDICT_UNAVAILABLE;
-    if ((rc = gd_cli_hex_opt(cli, args, "digest", d.digest, GD_DILOCO_HASH_LEN, !unavailable)) >=
-        0)
-        return rc;
-    static const uint8_t zero[GD_DILOCO_HASH_LEN];
-    if (unavailable && memcmp(d.digest, zero, sizeof zero) != 0)
-        return gd_cli_usage(cli, args, "the digest of an unavailable verdict is all zero (leave "
-                                       "out --digest)");
-    d.seal_only = gd_flag(args, "seal-only");
-    return gd_dtx_submit(cli, args, &d, gd_dtx_build_verdict);
-}
-
-static int gd_dtx_build_dispute(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d,
-                                gd_any *msg) {
-    (void)args;
-    return gd_dtx_status(cli, gd_diloco_msg_dispute(msg, tx->signer, d->run, d->round, d->target,
-                                                    (uint32_t)d->check, d->verdict, d->digest));
-}
-
-static int gd_run_tx_dispute(gd_cli *cli, gd_args *args) {
-    gd_dtx d = {0};
-    int rc;
-    if ((rc = gd_dtx_check_flags(cli, args, &d)) >= 0 ||
-        (rc = gd_dtx_verdict(cli, args, false, &d.verdict)) >= 0 ||
-        (rc = gd_cli_hex_opt(cli, args, "digest", d.digest, GD_DILOCO_HASH_LEN, true)) >= 0)
-        return rc;
-    return gd_dtx_submit(cli, args, &d, gd_dtx_build_dispute);
-}
-
-/* --- attest-round, claim-rewards ------------------------------------------------------------ */
-
-static int gd_dtx_build_attest(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d,
-                               gd_any *msg) {
-    (void)args;
-    return gd_dtx_status(cli, gd_diloco_msg_attest_round(msg, tx->signer, d->run, d->round,
-                                                         d->digest));
-}
-
-static int gd_run_tx_attest_round(gd_cli *cli, gd_args *args) {
-    gd_dtx d = {0};
-    int rc;
-    if ((rc = gd_dtx_run_round(cli, args, &d)) >= 0 ||
-        (rc = gd_cli_hex_opt(cli, args, "state-hash", d.digest, GD_DILOCO_HASH_LEN, true)) >= 0)
-        return rc;
-    return gd_dtx_submit(cli, args, &d, gd_dtx_build_attest);
+    int rc = gd_cli_uint_opt(cli, args, "run", UINT64_MAX, true, &d.run);
+    return rc >= 0 ? rc : gd_dtx_submit(cli, args, &d, gd_dtx_build_leave);
 }
 
 static int gd_dtx_build_claim(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d,
@@ -420,11 +189,6 @@ static int gd_run_tx_claim_rewards(gd_cli *cli, gd_args *args) {
 }
 
 /* --- the command table ------------------------------------------------------------------- */
-
-#define GD_DTX_KEY {"key", "FILE", "signer's key file"}
-#define GD_DTX_RUN {"run", "N", "the run"}
-#define GD_DTX_ROUND {"round", "R", "the round"}
-#define GD_DTX_END GD_TX_OPTS, {NULL, NULL, NULL}
 
 static const gd_opt_spec gd_create_run_opts[] = {
     GD_DTX_KEY,
@@ -454,38 +218,8 @@ static const gd_opt_spec gd_commit_round_opts[] = {
     GD_DTX_END,
 };
 
-static const gd_opt_spec gd_report_availability_opts[] = {
-    GD_DTX_KEY, GD_DTX_RUN, GD_DTX_ROUND,
-    {"target", "ADDR", "the worker whose payload was fetched"},
-    {"payload", "FILE", "the fetched payload: the chunk, leaf hash and proof come from it"},
-    {"beacon", "HEX", "the round's beacon (with --payload; default: read from the node)"},
-    {"leaf-hash", "HEX", "the drawn chunk's MMR leaf hash (without --payload)"},
-    {"proof", "HEX", "its inclusion proof in wire form (without --payload)"},
-    GD_DTX_END,
-};
-
-static const gd_opt_spec gd_submit_verdict_opts[] = {
-    GD_DTX_KEY, GD_DTX_RUN, GD_DTX_ROUND,
-    {"target", "ADDR", "the checked worker"},
-    {"check", "J", "the check's index"},
-    {"verdict", "V", "pass, fail or unavailable"},
-    {"digest", "HEX", "the verdict digest (default all zero for unavailable)"},
-    {"seal-only", NULL, "send only the seal (verify window); reveal later without it"},
-    GD_DTX_END,
-};
-
-static const gd_opt_spec gd_dispute_opts[] = {
-    GD_DTX_KEY, GD_DTX_RUN, GD_DTX_ROUND,
-    {"target", "ADDR", "the checked worker"},
-    {"check", "J", "the disputed check's index"},
-    {"verdict", "V", "pass or fail"},
-    {"digest", "HEX", "the re-check's verdict digest"},
-    GD_DTX_END,
-};
-
-static const gd_opt_spec gd_attest_round_opts[] = {
-    GD_DTX_KEY, GD_DTX_RUN, GD_DTX_ROUND,
-    {"state-hash", "HEX", "the state hash of G_{r+1} as computed here"},
+static const gd_opt_spec gd_leave_run_opts[] = {
+    GD_DTX_KEY, GD_DTX_RUN,
     GD_DTX_END,
 };
 
@@ -517,33 +251,11 @@ const gd_command gd_cmd_tx_commit_round = {
     gd_commit_round_opts, gd_run_tx_commit_round,
 };
 
-const gd_command gd_cmd_tx_report_availability = {
-    "tx report-availability", "", 0, 0,
-    "Prove a fetch of a worker's payload (MsgReportAvailability, reveal window).",
-    "With --payload the chunk the chain draws for (beacon, target, signer) is proved from\n"
-    "the file; the beacon and the target's commitment are read from the node (or give\n"
-    "--beacon, e.g. with --offline).",
-    gd_report_availability_opts, gd_run_tx_report_availability,
-};
-
-const gd_command gd_cmd_tx_submit_verdict = {
-    "tx submit-verdict", "", 0, 0,
-    "Seal (verify window) or reveal (open window) a verdict on a check (MsgSubmitVerdict).",
-    "--seal-only sends SHA-256(\"gd-verdict-seal\" || signer || verdict || digest); run the\n"
-    "same command without it in the open window to reveal. A FAIL pays the run's fail_bond.",
-    gd_submit_verdict_opts, gd_run_tx_submit_verdict,
-};
-
-const gd_command gd_cmd_tx_dispute = {
-    "tx dispute", "", 0, 0,
-    "Answer a disputed check as a re-checker (MsgDispute, dispute window).",
-    NULL, gd_dispute_opts, gd_run_tx_dispute,
-};
-
-const gd_command gd_cmd_tx_attest_round = {
-    "tx attest-round", "", 0, 0,
-    "Attest the state hash of the round's next global state (MsgAttestRound, attest window).",
-    NULL, gd_attest_round_opts, gd_run_tx_attest_round,
+const gd_command gd_cmd_tx_leave_run = {
+    "tx leave-run", "", 0, 0,
+    "Leave a run (MsgLeaveRun): out of every later round's snapshot.",
+    "The collateral is paid back once no live round holds the member any more.",
+    gd_leave_run_opts, gd_run_tx_leave_run,
 };
 
 const gd_command gd_cmd_tx_claim_rewards = {

@@ -111,15 +111,16 @@ const gd_command gd_cmd_query_runs = {
 
 const gd_command gd_cmd_query_run = {
     "query run", "RUN", 1, 1,
-    "Show a DiLoCo training run, its members and its current round.",
+    "Show a DiLoCo training run, its members (suspended, leaving) and its current round.",
     NULL, gd_dq_opts, gd_run_query_run,
 };
 
 const gd_command gd_cmd_query_round = {
     "query round", "RUN ROUND", 2, 2,
     "Show a round of a run: phase, windows, commitments, checks, verdicts, attestations.",
-    "Also the availability reports, the inclusion and aggregation sets, the upheld FAILs,\n"
-    "the beacon and randomness, and the state hashes before and after the round.",
+    "Also the availability reports, the check outcomes, the inclusion and aggregation sets,\n"
+    "the upheld accusations, the beacon, the members' sealed and revealed secrets, the seed\n"
+    "and randomness drawn from them, and the state hashes before and after the round.",
     gd_dq_opts, gd_run_query_round,
 };
 

@@ -9,7 +9,8 @@ static const gd_command *const gd_commands[] = {
     &gd_cmd_sim,           &gd_cmd_payload_inspect, &gd_cmd_payload_verify,
     &gd_cmd_tx_create_run, &gd_cmd_tx_join_run, &gd_cmd_tx_commit_round,
     &gd_cmd_tx_report_availability, &gd_cmd_tx_submit_verdict, &gd_cmd_tx_dispute,
-    &gd_cmd_tx_attest_round, &gd_cmd_tx_claim_rewards,
+    &gd_cmd_tx_attest_round, &gd_cmd_tx_randomness, &gd_cmd_tx_leave_run,
+    &gd_cmd_tx_claim_rewards,
     &gd_cmd_query_diloco_params, &gd_cmd_query_runs, &gd_cmd_query_run,
     &gd_cmd_query_round, &gd_cmd_query_rewards,
 };

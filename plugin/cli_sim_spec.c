@@ -29,10 +29,21 @@ const char *const gd_sim_spec_flags[] = {
 };
 
 /* What sim --print-spec proposes for the chain's side of a run; an
- * authority edits these (docs/cli.md). */
-static const char k_default_windows[] =
-    "{\"train\": 30, \"commit\": 8, \"reveal\": 8, \"verify\": 8, \"open\": 8, "
-    "\"dispute\": 6, \"attest\": 8}";
+ * authority edits these (docs/cli.md). The windows add up to 76 blocks, a
+ * round inside gonka-localnet's Inference phase. The hardware class is a
+ * placeholder: a simulation runs on one host and names none. The slashes
+ * are the smallest the rules allow for a cheat (one epoch's reward) and 1%
+ * of that for a skipped duty, within a collateral of two epochs' reward. */
+static const char k_default_incentives[] =
+    "{\"windows\": {\"train\": 30, \"commit\": 8, \"reveal\": 6, \"verify\": 8, "
+    "\"open\": 6, \"dispute\": 5, \"attest\": 6, \"dispute_open\": 3, \"attest_open\": 4}, "
+    "\"reward_per_epoch\": \"1000000000ngonka\", \"min_collateral\": \"2000000000ngonka\", "
+    "\"fail_bond\": \"10000000ngonka\", \"checks_per_commit\": 4, "
+    "\"double_check_ppm\": 500000, \"recheck_validators\": 3, "
+    "\"validator_share_ppm\": 200000, \"hw_classes\": [\"cpu\"], \"min_class_members\": 6, "
+    "\"avail_chunks\": 4, \"cheat_slash\": \"1000000000ngonka\", "
+    "\"skip_slash\": \"10000000ngonka\", \"suspend_rounds\": 4, \"max_members\": 256, "
+    "\"attest_share_ppm\": 50000}";
 
 /* The shortest decimal that reads back as x (x from the trainer's own
  * defaults, whose decimal spelling is short: 0.9, 0.95, 1e-08). */
@@ -200,23 +211,21 @@ int gd_sim_spec_from_flags(gd_cli *cli, gd_args *args, uint64_t warm_start, uint
     gd_param_layout_free(&layout);
     const char *data = gd_arg(args, "data");
 
-    json_error_t err;
-    json_t *windows = json_loads(k_default_windows, 0, &err);
     json_t *j = json_pack(
-        "{s:s,s:s,s:o,s:s,s:s,s:I,s:I,s:I,s:o,s:I,s:I,s:s,s:o,s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,"
-        "s:i}",
-        "model", model_name, "layout_digest", layout_hex, "seed", gd_u64_json(seed),
-        "data_spec", data ? data : "", "initial_state_hash",
-        "0000000000000000000000000000000000000000000000000000000000000000", "h_min",
-        (json_int_t)inner, "h_max", (json_int_t)inner, "segment_steps", (json_int_t)segment,
-        "tokens_per_step", gd_u64_json(batch * seq), "outer_lr_ppm", (json_int_t)outer_lr_ppm,
-        "outer_momentum_ppm", (json_int_t)outer_momentum_ppm, "codec", codec_name, "windows",
-        windows, "reward_per_epoch", "1000000000ngonka", "min_collateral", "100000000ngonka",
-        "fail_bond", "10000000ngonka", "checks_per_commit", 1, "double_check_ppm", 100000,
-        "recheck_validators", 3, "slash_ppm", 100000, "skip_slash_ppm", 10000,
-        "validator_share_ppm", 200000);
-    if (j == NULL)
+        "{s:s,s:s,s:o,s:s,s:s,s:I,s:I,s:I,s:o,s:I,s:I,s:s}", "model", model_name,
+        "layout_digest", layout_hex, "seed", gd_u64_json(seed), "data_spec", data ? data : "",
+        "initial_state_hash", "0000000000000000000000000000000000000000000000000000000000000000",
+        "h_min", (json_int_t)inner, "h_max", (json_int_t)inner, "segment_steps",
+        (json_int_t)segment, "tokens_per_step", gd_u64_json(batch * seq), "outer_lr_ppm",
+        (json_int_t)outer_lr_ppm, "outer_momentum_ppm", (json_int_t)outer_momentum_ppm, "codec",
+        codec_name);
+    json_t *incentives = json_loads(k_default_incentives, 0, NULL);
+    if (j == NULL || incentives == NULL || json_object_update(j, incentives) != 0) {
+        json_decref(j);
+        json_decref(incentives);
         return gd_cli_fail(cli, gd_fail(GD_ERR_NOMEM, "out of memory"));
+    }
+    json_decref(incentives);
     json_object_set_new(j, "inner_lr", json_string(lr));
     json_object_set_new(j, "inner_min_lr", json_string(min_lr));
     json_object_set_new(j, "inner_warmup_steps", gd_u64_json(warmup));

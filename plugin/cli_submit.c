@@ -6,7 +6,17 @@
 
 #include "common/base64.h"
 
-int gd_cli_print_submit(gd_cli *cli, gd_args *args, const gd_submit_result *r) {
+/* Prints j (consumed) with the command's extra keys (NULL: none) in it. */
+static int gd_cli_print_json_extra(gd_cli *cli, json_t *j, const json_t *extra) {
+    if (j && extra && json_object_update(j, (json_t *)extra) != 0) {
+        json_decref(j);
+        j = NULL;
+    }
+    return gd_cli_print_json(cli, j);
+}
+
+static int gd_cli_print_submit_extra(gd_cli *cli, gd_args *args, const gd_submit_result *r,
+                                     const json_t *extra) {
     if (gd_flag(args, "json")) {
         const gd_abci_code *c = r->included ? &r->deliver : &r->check;
         json_t *j = json_pack("{s:s,s:b,s:I,s:i,s:s,s:s,s:I,s:I,s:I,s:I}", "txhash", r->txhash,
@@ -16,7 +26,7 @@ int gd_cli_print_submit(gd_cli *cli, gd_args *args, const gd_submit_result *r) {
                               (json_int_t)r->gas_used, "account_number",
                               (json_int_t)r->account_number, "sequence",
                               (json_int_t)r->sequence);
-        return gd_cli_print_json(cli, j);
+        return gd_cli_print_json_extra(cli, j, extra);
     }
     fprintf(cli->out, "txhash: %s\n", r->txhash);
     if (r->included)
@@ -28,15 +38,24 @@ int gd_cli_print_submit(gd_cli *cli, gd_args *args, const gd_submit_result *r) {
     return GD_EXIT_OK;
 }
 
-int gd_cli_submit_failed(gd_cli *cli, gd_args *args, const gd_submit_result *r, gd_status s) {
+int gd_cli_print_submit(gd_cli *cli, gd_args *args, const gd_submit_result *r) {
+    return gd_cli_print_submit_extra(cli, args, r, NULL);
+}
+
+static int gd_cli_submit_failed_extra(gd_cli *cli, gd_args *args, const gd_submit_result *r,
+                                      gd_status s, const json_t *extra) {
     if (gd_flag(args, "json") && r->txhash[0]) {
         const gd_abci_code *c = r->included ? &r->deliver : &r->check;
         json_t *j = json_pack("{s:s,s:b,s:I,s:i,s:s,s:s}", "txhash", r->txhash, "included",
                               r->included, "height", (json_int_t)r->height, "code",
                               (int)c->code, "codespace", c->codespace, "log", c->log);
-        gd_cli_print_json(cli, j);
+        gd_cli_print_json_extra(cli, j, extra);
     }
     return gd_cli_fail(cli, s);
+}
+
+int gd_cli_submit_failed(gd_cli *cli, gd_args *args, const gd_submit_result *r, gd_status s) {
+    return gd_cli_submit_failed_extra(cli, args, r, s, NULL);
 }
 
 /* --gas N|auto and --gas-adjustment. */
@@ -143,8 +162,10 @@ static int gd_cli_tx_print_signed(gd_cli *cli, gd_args *args, gd_cli_tx *tx) {
     gd_base64_encode(b64, signed_tx.raw.data, signed_tx.raw.len);
     int rc = GD_EXIT_OK;
     if (gd_flag(args, "json"))
-        rc = gd_cli_print_json(cli, json_pack("{s:s,s:s}", "tx_base64", b64, "txhash",
-                                              signed_tx.hash_hex));
+        rc = gd_cli_print_json_extra(cli,
+                                     json_pack("{s:s,s:s}", "tx_base64", b64, "txhash",
+                                               signed_tx.hash_hex),
+                                     tx->extra);
     else
         fprintf(cli->out, "tx_base64: %s\ntxhash: %s\n", b64, signed_tx.hash_hex);
     free(b64);
@@ -152,10 +173,21 @@ static int gd_cli_tx_print_signed(gd_cli *cli, gd_args *args, gd_cli_tx *tx) {
     return rc;
 }
 
+/* The extra keys as "key: value" lines. */
+static void gd_cli_tx_print_extra(gd_cli *cli, gd_args *args, const gd_cli_tx *tx) {
+    const char *key;
+    json_t *value;
+    if (tx->extra == NULL || gd_flag(args, "json"))
+        return;
+    json_object_foreach(tx->extra, key, value)
+        fprintf(cli->out, "%s: %s\n", key, json_string_value(value));
+}
+
 int gd_cli_tx_send(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_any *msgs,
                    size_t n_msgs) {
     tx->req.msgs = msgs;
     tx->req.n_msgs = n_msgs;
+    gd_cli_tx_print_extra(cli, args, tx);
     if (tx->offline)
         return gd_cli_tx_print_signed(cli, args, tx);
     int rc = gd_cli_tx_rpc(cli, args, tx);
@@ -175,12 +207,14 @@ int gd_cli_tx_send(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_any *msgs
     gd_submit_result result;
     gd_status s = gd_tx_submit(tx->rpc, &tx->key, &tx->req, &tx->opt, &result);
     tx->req.chain_id = gd_arg(args, "chain-id"); /* node_chain_id goes out of scope */
-    return s == GD_OK ? gd_cli_print_submit(cli, args, &result)
-                      : gd_cli_submit_failed(cli, args, &result, s);
+    return s == GD_OK ? gd_cli_print_submit_extra(cli, args, &result, tx->extra)
+                      : gd_cli_submit_failed_extra(cli, args, &result, s, tx->extra);
 }
 
 void gd_cli_tx_end(gd_cli_tx *tx) {
     gd_rpc_close(tx->rpc);
     tx->rpc = NULL;
     gd_key_wipe(&tx->key);
+    json_decref(tx->extra);
+    tx->extra = NULL;
 }

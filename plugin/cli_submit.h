@@ -40,6 +40,9 @@ typedef struct gd_cli_tx {
     gd_key key;
     char signer[GD_ADDRESS_STR_MAX]; /* the key's address, once loaded */
     gd_rpc *rpc;                     /* opened on first use */
+    /* What the command adds to the output (string values only): a salt or
+     * a secret the signer needs later. Owned here; gd_cli_tx_end frees it. */
+    json_t *extra;
 } gd_cli_tx;
 
 /* Parses the common flags into tx (zeroed here). Returns -1 to go on, or an
@@ -55,10 +58,13 @@ int gd_cli_tx_rpc(gd_cli *cli, gd_args *args, gd_cli_tx *tx);
 
 /* Signs msgs with the loaded key; with --offline prints the signed bytes
  * and hash, else submits (chain id from the node unless given) and prints
- * the outcome. Returns the exit code. */
+ * the outcome. tx->extra's keys come first as text, before anything is
+ * sent (so that a salt is on the screen even when the submission then
+ * fails), and join the JSON object printed with --json. Returns the exit
+ * code. */
 int gd_cli_tx_send(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_any *msgs, size_t n_msgs);
 
-/* Wipes the key and closes the connection. */
+/* Wipes the key, closes the connection, frees extra. */
 void gd_cli_tx_end(gd_cli_tx *tx);
 
 /* The outcome of an online submission or broadcast, as text or --json. */

@@ -55,20 +55,46 @@ signs /gonka.diloco.v1.MsgCommitRound "commit-round by hand" -- tx commit-round 
   --loss-first-micro 2300000 --loss-last-micro 1900000
 signs /gonka.diloco.v1.MsgCommitRound "commit-round --payload" -- tx commit-round --run 1 --round 0 \
   --payload s.gdpl --transcript-root "$h" --segments 4
+proof=$(printf '0500000006000000020000%s%s%s' 00 "$h" "$h")
 signs /gonka.diloco.v1.MsgReportAvailability "report-availability --payload" -- tx report-availability \
-  --run 1 --round 0 --target "$to" --payload s.gdpl --beacon "$h"
+  --run 1 --round 0 --target "$to" --payload s.gdpl --randomness "$h" --chunks 4
 signs /gonka.diloco.v1.MsgReportAvailability "report-availability by hand" -- tx report-availability \
-  --run 1 --round 0 --target "$to" --leaf-hash "$h" --proof "$(printf '0500000006000000020000%s%s%s' 00 "$h" "$h")"
+  --run 1 --round 0 --target "$to" --leaf-hash "$h" --proof "$proof"
+signs /gonka.diloco.v1.MsgReportAvailability "report-availability by hand, two chunks" -- \
+  tx report-availability --run 1 --round 0 --target "$to" --leaf-hash "$h" --proof "$proof" \
+  --leaf-hash "$z" --proof "$proof"
 signs /gonka.diloco.v1.MsgSubmitVerdict "submit-verdict --seal-only" -- tx submit-verdict --run 1 --round 0 \
   --target "$to" --check 0 --verdict pass --digest "$h" --seal-only
 signs /gonka.diloco.v1.MsgSubmitVerdict "submit-verdict revealed" -- tx submit-verdict --run 1 --round 0 \
-  --target "$to" --check 0 --verdict fail --digest "$h"
+  --target "$to" --check 0 --verdict fail --digest "$h" --salt "$h"
 signs /gonka.diloco.v1.MsgSubmitVerdict "submit-verdict unavailable" -- tx submit-verdict --run 1 --round 0 \
-  --target "$to" --check 1 --verdict unavailable
-signs /gonka.diloco.v1.MsgDispute "dispute" -- tx dispute --run 1 --round 0 --target "$to" --check 0 \
-  --verdict pass --digest "$h"
-signs /gonka.diloco.v1.MsgAttestRound "attest-round" -- tx attest-round --run 1 --round 0 --state-hash "$h"
+  --target "$to" --check 1 --verdict unavailable --salt "$z"
+signs /gonka.diloco.v1.MsgDispute "dispute --seal-only" -- tx dispute --run 1 --round 0 --target "$to" \
+  --check 0 --verdict pass --digest "$h" --seal-only
+signs /gonka.diloco.v1.MsgDispute "dispute revealed" -- tx dispute --run 1 --round 0 --target "$to" \
+  --check 0 --verdict unavailable --salt "$h"
+signs /gonka.diloco.v1.MsgAttestRound "attest-round --seal-only" -- tx attest-round --run 1 --round 0 \
+  --state-hash "$h" --seal-only
+signs /gonka.diloco.v1.MsgAttestRound "attest-round revealed" -- tx attest-round --run 1 --round 0 \
+  --state-hash "$h" --salt "$h"
+signs /gonka.diloco.v1.MsgRandomness "randomness --seal-only" -- tx randomness --run 1 --round 1 --seal-only
+signs /gonka.diloco.v1.MsgRandomness "randomness revealed" -- tx randomness --run 1 --round 1 --secret "$h"
+signs /gonka.diloco.v1.MsgLeaveRun "leave-run" -- tx leave-run --run 1
 signs /gonka.diloco.v1.MsgClaimRewards "claim-rewards" -- tx claim-rewards --run 1 --epoch 7
+
+# A seal prints the salt its reveal needs, and the reveal with it carries it.
+out=$("$bin" tx submit-verdict --run 1 --round 0 --target "$to" --check 0 --verdict pass --digest "$h" \
+      --seal-only --key k.key "${off[@]}")
+salt=$(sed -n 's/^salt: \([0-9a-f]\{64\}\)$/\1/p' <<<"$out")
+if [ -n "$salt" ] && grep -q '^seal: [0-9a-f]\{64\}$' <<<"$out"; then
+  ok "submit-verdict --seal-only prints salt $salt and the seal"
+else
+  bad "submit-verdict --seal-only output: $out"
+fi
+b64=$("$bin" tx submit-verdict --run 1 --round 0 --target "$to" --check 0 --verdict pass --digest "$h" \
+      --salt "$salt" --key k.key "${off[@]}" --json | sed -n 's/.*"tx_base64": "\([^"]*\)".*/\1/p')
+"$bin" tx decode "$b64" 2>/dev/null | grep -q "\"salt\": \"$(printf '%s' "$salt" | xxd -r -p | base64 -w0)\"" &&
+  ok "the reveal carries the printed salt" || bad "the reveal does not carry salt $salt"
 
 # Text output is tx send's.
 out=$("$bin" tx claim-rewards --run 1 --epoch 7 --key k.key "${off[@]}")
@@ -110,19 +136,33 @@ check 2 "commit-round without transcript root" -- tx commit-round --run 1 --roun
 check 1 "commit-round missing payload file" -- tx commit-round --run 1 --round 0 --payload none.gdpl --transcript-root "$h" --segments 1 "${tx[@]}"
 check 2 "report-availability bad target" -- tx report-availability --run 1 --round 0 --target gonka1zz --leaf-hash "$h" --proof 00 "${tx[@]}"
 check 2 "report-availability own payload" -- tx report-availability --run 1 --round 0 --target "$me" --leaf-hash "$h" --proof "$(printf '0500000006000000020000%s%s%s' 00 "$h" "$h")" "${tx[@]}"
-check 2 "report-availability offline without beacon" -- tx report-availability --run 1 --round 0 --target "$to" --payload s.gdpl "${tx[@]}"
+check 2 "report-availability offline without randomness" -- tx report-availability --run 1 --round 0 --target "$to" --payload s.gdpl "${tx[@]}"
+check 2 "report-availability randomness without chunks" -- tx report-availability --run 1 --round 0 --target "$to" --payload s.gdpl --randomness "$h" "${tx[@]}"
+check 2 "report-availability zero chunks" -- tx report-availability --run 1 --round 0 --target "$to" --payload s.gdpl --randomness "$h" --chunks 0 "${tx[@]}"
+check 2 "report-availability randomness by hand" -- tx report-availability --run 1 --round 0 --target "$to" --leaf-hash "$h" --proof "$proof" --randomness "$h" "${tx[@]}"
+check 2 "report-availability leaf without proof" -- tx report-availability --run 1 --round 0 --target "$to" --leaf-hash "$h" --proof "$proof" --leaf-hash "$h" "${tx[@]}"
+check 2 "report-availability nothing to prove" -- tx report-availability --run 1 --round 0 --target "$to" "${tx[@]}"
+check 2 "report-availability short leaf" -- tx report-availability --run 1 --round 0 --target "$to" --leaf-hash abcd --proof "$proof" "${tx[@]}"
 check 2 "report-availability proof not hex" -- tx report-availability --run 1 --round 0 --target "$to" --leaf-hash "$h" --proof xyz "${tx[@]}"
 check 2 "report-availability malformed proof" -- tx report-availability --run 1 --round 0 --target "$to" --leaf-hash "$h" --proof 0102 "${tx[@]}"
 check 2 "report-availability payload and leaf" -- tx report-availability --run 1 --round 0 --target "$to" --payload s.gdpl --leaf-hash "$h" "${tx[@]}"
 check 2 "submit-verdict bad verdict" -- tx submit-verdict --run 1 --round 0 --target "$to" --check 0 --verdict maybe --digest "$h" "${tx[@]}"
 check 2 "submit-verdict pass without digest" -- tx submit-verdict --run 1 --round 0 --target "$to" --check 0 --verdict pass "${tx[@]}"
 check 2 "submit-verdict unavailable with digest" -- tx submit-verdict --run 1 --round 0 --target "$to" --check 0 --verdict unavailable --digest "$h" "${tx[@]}"
-check 2 "submit-verdict check out of range" -- tx submit-verdict --run 1 --round 0 --target "$to" --check 99 --verdict pass --digest "$h" "${tx[@]}"
-check 2 "submit-verdict on itself" -- tx submit-verdict --run 1 --round 0 --target "$me" --check 0 --verdict pass --digest "$h" "${tx[@]}"
-check 2 "dispute unavailable" -- tx dispute --run 1 --round 0 --target "$to" --check 0 --verdict unavailable --digest "$z" "${tx[@]}"
-check 2 "dispute without digest" -- tx dispute --run 1 --round 0 --target "$to" --check 0 --verdict fail "${tx[@]}"
-check 2 "attest-round without state hash" -- tx attest-round --run 1 --round 0 "${tx[@]}"
-check 2 "attest-round short state hash" -- tx attest-round --run 1 --round 0 --state-hash "${h:2}" "${tx[@]}"
+check 2 "submit-verdict check out of range" -- tx submit-verdict --run 1 --round 0 --target "$to" --check 99 --verdict pass --digest "$h" --seal-only "${tx[@]}"
+check 2 "submit-verdict on itself" -- tx submit-verdict --run 1 --round 0 --target "$me" --check 0 --verdict pass --digest "$h" --seal-only "${tx[@]}"
+check 2 "submit-verdict reveal without salt" -- tx submit-verdict --run 1 --round 0 --target "$to" --check 0 --verdict pass --digest "$h" "${tx[@]}"
+check 2 "submit-verdict short salt" -- tx submit-verdict --run 1 --round 0 --target "$to" --check 0 --verdict pass --digest "$h" --salt "${h:2}" "${tx[@]}"
+check 2 "dispute unavailable with a digest" -- tx dispute --run 1 --round 0 --target "$to" --check 0 --verdict unavailable --digest "$h" --seal-only "${tx[@]}"
+check 2 "dispute without digest" -- tx dispute --run 1 --round 0 --target "$to" --check 0 --verdict fail --seal-only "${tx[@]}"
+check 2 "dispute reveal without salt" -- tx dispute --run 1 --round 0 --target "$to" --check 0 --verdict fail --digest "$h" "${tx[@]}"
+check 2 "attest-round without state hash" -- tx attest-round --run 1 --round 0 --seal-only "${tx[@]}"
+check 2 "attest-round short state hash" -- tx attest-round --run 1 --round 0 --state-hash "${h:2}" --seal-only "${tx[@]}"
+check 2 "attest-round reveal without salt" -- tx attest-round --run 1 --round 0 --state-hash "$h" "${tx[@]}"
+check 2 "randomness reveal without secret" -- tx randomness --run 1 --round 1 "${tx[@]}"
+check 2 "randomness short secret" -- tx randomness --run 1 --round 1 --secret "${h:2}" "${tx[@]}"
+check 2 "randomness without round" -- tx randomness --run 1 --seal-only "${tx[@]}"
+check 2 "leave-run without run" -- tx leave-run "${tx[@]}"
 check 2 "claim-rewards without epoch" -- tx claim-rewards --run 1 "${tx[@]}"
 check 2 "claim-rewards epoch overflow" -- tx claim-rewards --run 1 --epoch 18446744073709551616 "${tx[@]}"
 check 2 "gas auto offline" -- tx claim-rewards --run 1 --epoch 2 --gas auto "${tx[@]}"

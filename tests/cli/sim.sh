@@ -111,6 +111,15 @@ s = json.load(open(sys.argv[1]))
 assert s["model"] == "tiny" and s["inner_lr"] == "0.004" and s["inner_min_lr"] == "0.0004", s
 assert s["h_max"] == 4 and s["segment_steps"] == 2 and s["tokens_per_step"] == "32", s
 assert s["inner_schedule_steps"] == "8" and len(s["initial_state_hash"]) == 64, s
+# The chain-side proposals of the v2 spec, and none of v1's proportional slashes.
+assert "slash_ppm" not in s and "skip_slash_ppm" not in s, s
+assert s["hw_classes"] == ["cpu"] and s["min_class_members"] == 6 and s["avail_chunks"] == 4, s
+assert s["cheat_slash"] == s["reward_per_epoch"] == "1000000000ngonka", s
+assert s["skip_slash"] == "10000000ngonka" and s["min_collateral"] == "2000000000ngonka", s
+assert s["suspend_rounds"] == 4 and s["max_members"] == 256 and s["attest_share_ppm"] == 50000, s
+assert list(s["windows"]) == ["train", "commit", "reveal", "verify", "open", "dispute", "attest",
+                              "dispute_open", "attest_open"], s["windows"]
+assert sum(s["windows"].values()) == 76, s["windows"]
 print("ok: sim --print-spec writes a complete RunSpec")
 PY
   a=$("$bin" sim "${preset[@]}" --lr 4e-3 --verify --json)

@@ -2,12 +2,14 @@
  * answers the gonka.diloco.v1 queries with hand-packed answers (the module
  * itself is not needed): query output shapes, answers for the wrong run,
  * chain errors, and the paths that compute something for the signer: the
- * availability proof from a payload file (online and with --beacon), the
- * seal, and a commitment read from a payload file. */
+ * availability proofs from a payload file (online and with --randomness),
+ * the salted seals with the salt printed for the reveal, and a commitment
+ * read from a payload file. */
 #include <stdlib.h>
 
 #include "chain/diloco_msg.h"
 #include "chain/diloco_query.h"
+#include "chain/diloco_spec.h"
 #include "chain/tx_decode.h"
 #include "common/base64.h"
 #include "cosmos/tx/v1beta1/tx.pb-c.h"
@@ -20,12 +22,14 @@
 #define KEY_HEX "6666666666666666666666666666666666666666666666666666666666666666"
 
 static const uint8_t BEACON[32] = {[0] = 0xbe, [1] = 0xac, [31] = 0x07};
+static const uint8_t VERIFY[32] = {[0] = 0x7e, [1] = 0x41, [31] = 0xf1};
 static const uint8_t H2[32] = {[0] = 0xaa, [31] = 0xbb};
 
 /* fake_node for accounts and submission, plus the DiLoCo query answers. */
 typedef struct diloco_node {
     fake_node base;
     gd_buf answer;    /* what every /gonka.diloco.v1 query gets */
+    gd_buf run_answer; /* but Query/Run, when set */
     uint32_t code;    /* or this ABCI code */
     char path[96];    /* the last DiLoCo query */
     gd_buf request;   /* and its request bytes */
@@ -50,9 +54,11 @@ static void diloco_handler(void *ctx, const gd_mock_request *req, gd_mock_respon
             json_object_set_new(r, "codespace", json_string("diloco"));
             json_object_set_new(r, "log", json_string("unknown run"));
         } else {
-            char *b64 = malloc(gd_base64_encoded_len(n->answer.len) + 1);
-            gd_base64_encode(b64, n->answer.data ? n->answer.data : (const uint8_t *)"",
-                             n->answer.len);
+            const gd_buf *a = n->run_answer.len && strcmp(path, GD_DILOCO_QUERY_RUN) == 0
+                                  ? &n->run_answer
+                                  : &n->answer;
+            char *b64 = malloc(gd_base64_encoded_len(a->len) + 1);
+            gd_base64_encode(b64, a->data ? a->data : (const uint8_t *)"", a->len);
             json_object_set_new(r, "value", json_string(b64));
             free(b64);
         }
@@ -66,12 +72,14 @@ static void diloco_handler(void *ctx, const gd_mock_request *req, gd_mock_respon
     fake_node_handler(&n->base, req, resp);
 }
 
-static void set_answer(diloco_node *n, const ProtobufCMessage *m) {
-    n->answer.len = 0;
+static void set_buf(gd_buf *b, const ProtobufCMessage *m) {
+    b->len = 0;
     size_t size = protobuf_c_message_get_packed_size(m);
-    CHECK_OK(gd_buf_reserve(&n->answer, size + 1));
-    n->answer.len = protobuf_c_message_pack(m, n->answer.data);
+    CHECK_OK(gd_buf_reserve(b, size + 1));
+    b->len = protobuf_c_message_pack(m, b->data);
 }
+
+static void set_answer(diloco_node *n, const ProtobufCMessage *m) { set_buf(&n->answer, m); }
 
 /* The single message of a signed transaction (base64), unpacked as desc. */
 static ProtobufCMessage *tx_message(const char *b64, const char *type_url,
@@ -109,16 +117,18 @@ static void round_answer_init(round_answer *a, const char *target, const uint8_t
     gonka__diloco__v1__round_windows__init(&a->windows);
     a->windows.train_start = 100;
     a->windows.commit_start = a->windows.reveal_start = a->windows.verify_start = 110;
-    a->windows.open_start = a->windows.dispute_start = a->windows.attest_start = 120;
+    a->windows.open_start = a->windows.dispute_start = a->windows.dispute_open_start = 120;
+    a->windows.attest_start = a->windows.attest_open_start = 120;
     a->windows.end = 130;
     gonka__diloco__v1__round__init(&a->round);
     a->round.run = 1;
     a->round.index = 4;
     a->round.windows = &a->windows;
     a->round.beacon = (ProtobufCBinaryData){32, (uint8_t *)BEACON};
+    a->round.verify_randomness = (ProtobufCBinaryData){32, (uint8_t *)VERIFY};
     a->round.total_weight = "0";
     a->round.start_state_hash = (ProtobufCBinaryData){32, (uint8_t *)H2};
-    a->round.phase = GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_REVEAL;
+    a->round.phase = GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_VERIFY;
     gonka__diloco__v1__commitment__init(&a->commit);
     a->commit.run = 1;
     a->commit.round = 4;
@@ -162,7 +172,7 @@ static void test_queries(void) {
     set_answer(node, &ra.resp.base);
     r = run("query", "round", "1", "4", "--node", url, "--json", NULL);
     CHECK(r.rc == 0 && r.json);
-    CHECK_STR_EQ(json_str(json_object_get(r.json, "round"), "phase"), "reveal");
+    CHECK_STR_EQ(json_str(json_object_get(r.json, "round"), "phase"), "verify");
     CHECK(json_array_size(json_object_get(r.json, "commitments")) == 1);
     CHECK_STR_EQ(node->path, GD_DILOCO_QUERY_ROUND);
     Gonka__Diloco__V1__QueryRoundRequest *req =
@@ -172,7 +182,7 @@ static void test_queries(void) {
     gonka__diloco__v1__query_round_request__free_unpacked(req, NULL);
     run_free(&r);
     r = run("query", "round", "1", "4", "--node", url, NULL);
-    CHECK(r.rc == 0 && strstr(r.out, "  phase: reveal\n") &&
+    CHECK(r.rc == 0 && strstr(r.out, "  phase: verify\n") &&
           strstr(r.out, "commitments:\n  - run: 1\n    round: 4\n"));
     run_free(&r);
     /* An answer for another round is refused. */
@@ -231,25 +241,55 @@ static void write_payload(const char *path, gd_payload *p) {
     free(v);
 }
 
-/* The report proves the chunk the chain draws for (beacon, target, signer). */
+/* The report proves the chunks the chain draws for (randomness, target,
+ * signer): want of them, each leaf hash and proof against the root. */
 static void check_report(const char *b64, const char *signer, const gd_payload *p,
-                         const uint8_t root[32], uint32_t leaves) {
+                         const uint8_t root[32], uint32_t leaves, const uint8_t randomness[32],
+                         uint32_t want) {
     Gonka__Diloco__V1__MsgReportAvailability *m = (void *)tx_message(
         b64, GD_DILOCO_MSG_REPORT_AVAILABILITY,
         &gonka__diloco__v1__msg_report_availability__descriptor);
     if (m == NULL)
         return;
-    uint32_t chunk = gd_diloco_avail_chunk(BEACON, ADDR_A, signer, leaves - 1);
-    uint8_t leaf[32];
-    gd_mmr_hash_leaf(leaf, chunk + 1, p->chunks[chunk].raw, p->chunks[chunk].raw_len);
-    gd_mmr_proof proof;
-    CHECK_OK(gd_mmr_proof_decode(&proof, m->proof.data, m->proof.len));
-    CHECK(proof.leaf_index == chunk + 1 && proof.leaf_count == leaves);
-    CHECK(m->leaf_hash.len == 32 && memcmp(m->leaf_hash.data, leaf, 32) == 0);
-    CHECK(gd_mmr_verify(root, &proof, leaf));
+    uint32_t drawn[GD_DILOCO_AVAIL_CHUNKS_MAX];
+    uint32_t n = gd_diloco_avail_chunks(randomness, ADDR_A, signer, leaves - 1, want, drawn);
+    CHECK(n == want && m->n_leaf_hashes == n && m->n_proofs == n);
+    for (uint32_t i = 0; i < n && i < m->n_leaf_hashes && i < m->n_proofs; i++) {
+        uint8_t leaf[32];
+        gd_mmr_hash_leaf(leaf, drawn[i] + 1, p->chunks[drawn[i]].raw,
+                         p->chunks[drawn[i]].raw_len);
+        gd_mmr_proof proof;
+        CHECK_OK(gd_mmr_proof_decode(&proof, m->proofs[i].data, m->proofs[i].len));
+        CHECK(proof.leaf_index == drawn[i] + 1 && proof.leaf_count == leaves);
+        CHECK(m->leaf_hashes[i].len == 32 && memcmp(m->leaf_hashes[i].data, leaf, 32) == 0);
+        CHECK(gd_mmr_verify(root, &proof, leaf));
+    }
     CHECK(strcmp(m->target, ADDR_A) == 0 && strcmp(m->reporter, signer) == 0 && m->run == 1 &&
           m->round == 4);
     protobuf_c_message_free_unpacked(&m->base, NULL);
+}
+
+/* Run 1 with the example spec, its avail_chunks set: what Query/Run answers. */
+static void set_run_answer(diloco_node *node, uint32_t avail_chunks) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/../docs/examples/run-spec.json", gd_test_source_dir());
+    json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+    Gonka__Diloco__V1__RunSpec *spec = NULL;
+    CHECK(j != NULL);
+    CHECK_OK(gd_diloco_spec_from_json(&spec, j));
+    json_decref(j);
+    if (spec == NULL)
+        return;
+    spec->avail_chunks = avail_chunks;
+    Gonka__Diloco__V1__Run run = GONKA__DILOCO__V1__RUN__INIT;
+    run.id = 1;
+    run.spec = spec;
+    run.state_hash = (ProtobufCBinaryData){32, (uint8_t *)H2};
+    run.pool = "0";
+    Gonka__Diloco__V1__QueryRunResponse resp = GONKA__DILOCO__V1__QUERY_RUN_RESPONSE__INIT;
+    resp.run = &run;
+    set_buf(&node->run_answer, &resp.base);
+    gd_diloco_spec_free(spec);
 }
 
 static void test_availability(void) {
@@ -263,28 +303,87 @@ static void test_availability(void) {
     CHECK_OK(gd_payload_root(&p, root, &leaves));
     CHECK(leaves == 21);
 
+    /* Online: the run's avail_chunks and the round's verify randomness. */
     round_answer ra;
     round_answer_init(&ra, ADDR_A, root, leaves);
     set_answer(node, &ra.resp.base);
+    set_run_answer(node, 3);
     run_result r = run("tx", "report-availability", "--key", key, "--run", "1", "--round", "4",
                        "--target", ADDR_A, "--payload", file, "--node", url, "--json", NULL);
     CHECK(r.rc == 0 && r.json && json_is_true(json_object_get(r.json, "included")));
     CHECK(node->last_tx != NULL);
     if (node->last_tx)
-        check_report(node->last_tx, signer, &p, root, leaves);
+        check_report(node->last_tx, signer, &p, root, leaves, VERIFY, 3);
     run_free(&r);
 
-    /* Offline with --beacon: the same draw. */
-    char beacon[65];
-    gd_hex_encode(beacon, BEACON, 32, false);
+    /* Offline with --randomness and --chunks: the same draw; more chunks
+     * wanted than the payload has gives every chunk. */
+    char randomness[65];
+    gd_hex_encode(randomness, VERIFY, 32, false);
+    const char *off[] = {"--offline", "--chain-id", "c", "--account-number", "0", "--sequence",
+                         "0", "--json"};
     r = run("tx", "report-availability", "--key", key, "--run", "1", "--round", "4", "--target",
-            ADDR_A, "--payload", file, "--beacon", beacon, "--offline", "--chain-id", "c",
-            "--account-number", "0", "--sequence", "0", "--json", NULL);
+            ADDR_A, "--payload", file, "--randomness", randomness, "--chunks", "3", off[0],
+            off[1], off[2], off[3], off[4], off[5], off[6], off[7], NULL);
     CHECK(r.rc == 0 && json_str(r.json, "tx_base64"));
     if (json_str(r.json, "tx_base64"))
-        check_report(json_str(r.json, "tx_base64"), signer, &p, root, leaves);
+        check_report(json_str(r.json, "tx_base64"), signer, &p, root, leaves, VERIFY, 3);
+    run_free(&r);
+    r = run("tx", "report-availability", "--key", key, "--run", "1", "--round", "4", "--target",
+            ADDR_A, "--payload", file, "--randomness", randomness, "--chunks", "16", off[0],
+            off[1], off[2], off[3], off[4], off[5], off[6], off[7], NULL);
+    CHECK(r.rc == 0 && json_str(r.json, "tx_base64"));
+    if (json_str(r.json, "tx_base64"))
+        check_report(json_str(r.json, "tx_base64"), signer, &p, root, leaves, VERIFY, 16);
+    run_free(&r);
+    r = run("tx", "report-availability", "--key", key, "--run", "1", "--round", "4", "--target",
+            ADDR_A, "--payload", file, "--randomness", randomness, off[0], off[1], off[2],
+            off[3], off[4], off[5], off[6], NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "--randomness and --chunks go together"));
+    run_free(&r);
+    r = run("tx", "report-availability", "--key", key, "--run", "1", "--round", "4", "--target",
+            ADDR_A, "--payload", file, "--randomness", randomness, "--chunks", "17", off[0],
+            off[1], off[2], off[3], off[4], off[5], off[6], NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "--chunks"));
     run_free(&r);
 
+    /* By hand: the pairs in order, as the payload path sent them. */
+    uint32_t drawn[GD_DILOCO_AVAIL_CHUNKS_MAX];
+    uint32_t n = gd_diloco_avail_chunks(VERIFY, ADDR_A, signer, leaves - 1, 2, drawn);
+    char leaf_hex[2][65], proof_hex[2][2 * (12 + GD_MMR_PROOF_MAX * 32) + 1];
+    for (uint32_t i = 0; i < n; i++) {
+        uint8_t leaf[32];
+        gd_mmr_hash_leaf(leaf, drawn[i] + 1, p.chunks[drawn[i]].raw, p.chunks[drawn[i]].raw_len);
+        gd_hex_encode(leaf_hex[i], leaf, 32, false);
+        gd_mmr_proof proof;
+        gd_buf wire = {0};
+        CHECK_OK(gd_payload_prove_chunk(&p, drawn[i], &proof));
+        CHECK_OK(gd_mmr_proof_encode(&proof, &wire));
+        gd_hex_encode(proof_hex[i], wire.data, wire.len, false);
+        gd_buf_free(&wire);
+    }
+    r = run("tx", "report-availability", "--key", key, "--run", "1", "--round", "4", "--target",
+            ADDR_A, "--leaf-hash", leaf_hex[0], "--proof", proof_hex[0], "--leaf-hash",
+            leaf_hex[1], "--proof", proof_hex[1], off[0], off[1], off[2], off[3], off[4], off[5],
+            off[6], off[7], NULL);
+    CHECK(r.rc == 0 && json_str(r.json, "tx_base64"));
+    if (json_str(r.json, "tx_base64"))
+        check_report(json_str(r.json, "tx_base64"), signer, &p, root, leaves, VERIFY, 2);
+    run_free(&r);
+    r = run("tx", "report-availability", "--key", key, "--run", "1", "--round", "4", "--target",
+            ADDR_A, "--leaf-hash", leaf_hex[0], "--proof", proof_hex[0], "--leaf-hash",
+            leaf_hex[1], off[0], off[1], off[2], off[3], off[4], off[5], off[6], NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "2 --leaf-hash but 1 --proof"));
+    run_free(&r);
+
+    /* The round has no verify randomness yet (before verify_start). */
+    round_answer_init(&ra, ADDR_A, root, leaves);
+    ra.round.verify_randomness.len = 0;
+    set_answer(node, &ra.resp.base);
+    r = run("tx", "report-availability", "--key", key, "--run", "1", "--round", "4", "--target",
+            ADDR_A, "--payload", file, "--node", url, NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "no verify randomness yet") && strstr(r.err, "110"));
+    run_free(&r);
     /* The file is not what the target committed; the target committed nothing. */
     round_answer_init(&ra, ADDR_A, H2, leaves);
     set_answer(node, &ra.resp.base);
@@ -298,10 +397,11 @@ static void test_availability(void) {
             ADDR_A, "--payload", file, "--node", url, NULL);
     CHECK(r.rc == 1 && strstr(r.err, "no commitment"));
     run_free(&r);
+    node->run_answer.len = 0;
 
     /* commit-round --payload: the commitment of the file. */
     r = run("tx", "commit-round", "--key", key, "--run", "1", "--round", "4", "--payload", file,
-            "--transcript-root", beacon, "--segments", "3", "--offline", "--chain-id", "c",
+            "--transcript-root", randomness, "--segments", "3", "--offline", "--chain-id", "c",
             "--account-number", "0", "--sequence", "0", "--json", NULL);
     CHECK(r.rc == 0);
     Gonka__Diloco__V1__MsgCommitRound *c =
@@ -316,48 +416,201 @@ static void test_availability(void) {
         protobuf_c_message_free_unpacked(&c->base, NULL);
     run_free(&r);
     r = run("tx", "commit-round", "--key", key, "--run", "1", "--round", "5", "--payload", file,
-            "--transcript-root", beacon, "--segments", "3", "--offline", "--chain-id", "c",
+            "--transcript-root", randomness, "--segments", "3", "--offline", "--chain-id", "c",
             "--account-number", "0", "--sequence", "0", NULL);
     CHECK(r.rc == 2 && strstr(r.err, "is for run 1 round 4"));
     run_free(&r);
     gd_payload_free(&p);
 }
 
+#define OFFLINE "--offline", "--chain-id", "c", "--account-number", "0", "--sequence", "0"
+
+/* The one message of an offline command's --json output, unpacked. */
+static ProtobufCMessage *offline_message(const run_result *r, const char *type_url,
+                                         const ProtobufCMessageDescriptor *desc) {
+    CHECK(r->rc == 0 && json_str(r->json, "tx_base64"));
+    return json_str(r->json, "tx_base64") ? tx_message(json_str(r->json, "tx_base64"), type_url,
+                                                       desc)
+                                          : NULL;
+}
+
+/* hex (64 digits) as 32 bytes; all zero when it is not. */
+static void unhex32(uint8_t out[32], const char *hex) {
+    memset(out, 0, 32);
+    CHECK(hex && gd_test_unhex(out, 32, hex) == 32);
+}
+
 static void test_verdicts(void) {
     const char *key = g_key, *signer = g_signer;
     const char *digest = "aa000000000000000000000000000000000000000000000000000000000000bb";
+    /* --seal-only draws a salt, seals with it, and prints both. */
     run_result r = run("tx", "submit-verdict", "--key", key, "--run", "1", "--round", "4",
                        "--target", ADDR_A, "--check", "0", "--verdict", "fail", "--digest",
-                       digest, "--seal-only", "--offline", "--chain-id", "c",
-                       "--account-number", "0", "--sequence", "0", "--json", NULL);
-    CHECK(r.rc == 0);
-    Gonka__Diloco__V1__MsgSubmitVerdict *m =
-        json_str(r.json, "tx_base64")
-            ? (void *)tx_message(json_str(r.json, "tx_base64"), GD_DILOCO_MSG_SUBMIT_VERDICT,
-                                 &gonka__diloco__v1__msg_submit_verdict__descriptor)
-            : NULL;
-    uint8_t seal[32];
-    gd_diloco_seal(seal, signer, GD_VERDICT_FAIL, H2);
+                       digest, "--seal-only", OFFLINE, "--json", NULL);
+    Gonka__Diloco__V1__MsgSubmitVerdict *m = (void *)offline_message(
+        &r, GD_DILOCO_MSG_SUBMIT_VERDICT, &gonka__diloco__v1__msg_submit_verdict__descriptor);
+    uint8_t salt[32], printed_seal[32], seal[32];
+    unhex32(salt, json_str(r.json, "salt"));
+    unhex32(printed_seal, json_str(r.json, "seal"));
+    gd_diloco_verdict_seal(seal, GD_SEAL_VERDICT, signer, GD_VERDICT_FAIL, H2, salt);
+    CHECK(memcmp(seal, printed_seal, 32) == 0);
     CHECK(m && m->seal.len == 32 && memcmp(m->seal.data, seal, 32) == 0 && m->verdict == 0 &&
-          m->digest.len == 0);
+          m->digest.len == 0 && m->salt.len == 0);
+    if (m)
+        protobuf_c_message_free_unpacked(&m->base, NULL);
+    char salt_hex[65];
+    snprintf(salt_hex, sizeof salt_hex, "%s", json_str(r.json, "salt") ? json_str(r.json, "salt")
+                                                                       : "");
+    run_free(&r);
+    /* Another sealing, another salt. */
+    r = run("tx", "submit-verdict", "--key", key, "--run", "1", "--round", "4", "--target",
+            ADDR_A, "--check", "0", "--verdict", "fail", "--digest", digest, "--seal-only",
+            OFFLINE, "--json", NULL);
+    CHECK(r.rc == 0 && json_str(r.json, "salt") && strcmp(json_str(r.json, "salt"), salt_hex));
+    run_free(&r);
+    /* The reveal takes the salt back. */
+    r = run("tx", "submit-verdict", "--key", key, "--run", "1", "--round", "4", "--target",
+            ADDR_A, "--check", "0", "--verdict", "fail", "--digest", digest, "--salt", salt_hex,
+            OFFLINE, "--json", NULL);
+    m = (void *)offline_message(&r, GD_DILOCO_MSG_SUBMIT_VERDICT,
+                                &gonka__diloco__v1__msg_submit_verdict__descriptor);
+    CHECK(m && m->seal.len == 0 && m->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_FAIL &&
+          m->digest.len == 32 && memcmp(m->digest.data, H2, 32) == 0 && m->salt.len == 32 &&
+          memcmp(m->salt.data, salt, 32) == 0);
+    CHECK(json_str(r.json, "salt") == NULL); /* nothing new to keep */
     if (m)
         protobuf_c_message_free_unpacked(&m->base, NULL);
     run_free(&r);
-
+    /* The text output starts with the salt and the seal; a given salt is used. */
     r = run("tx", "submit-verdict", "--key", key, "--run", "1", "--round", "4", "--target",
-            ADDR_A, "--check", "1", "--verdict", "unavailable", "--offline", "--chain-id", "c",
-            "--account-number", "0", "--sequence", "0", "--json", NULL);
-    CHECK(r.rc == 0);
-    m = json_str(r.json, "tx_base64")
-            ? (void *)tx_message(json_str(r.json, "tx_base64"), GD_DILOCO_MSG_SUBMIT_VERDICT,
-                                 &gonka__diloco__v1__msg_submit_verdict__descriptor)
-            : NULL;
+            ADDR_A, "--check", "0", "--verdict", "fail", "--digest", digest, "--seal-only",
+            "--salt", salt_hex, OFFLINE, NULL);
+    char want[200];
+    snprintf(want, sizeof want, "salt: %s\nseal: ", salt_hex);
+    CHECK(r.rc == 0 && strncmp(r.out, want, strlen(want)) == 0 && strstr(r.out, "\ntx_base64: "));
+    run_free(&r);
+    /* Unavailable: the zero digest by default; revealing without a salt is
+     * a usage error. */
+    r = run("tx", "submit-verdict", "--key", key, "--run", "1", "--round", "4", "--target",
+            ADDR_A, "--check", "1", "--verdict", "unavailable", "--salt", salt_hex, OFFLINE,
+            "--json", NULL);
+    m = (void *)offline_message(&r, GD_DILOCO_MSG_SUBMIT_VERDICT,
+                                &gonka__diloco__v1__msg_submit_verdict__descriptor);
     static const uint8_t zero[32];
     CHECK(m && m->seal.len == 0 && m->check == 1 &&
           m->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_UNAVAILABLE && m->digest.len == 32 &&
           memcmp(m->digest.data, zero, 32) == 0);
     if (m)
         protobuf_c_message_free_unpacked(&m->base, NULL);
+    run_free(&r);
+    r = run("tx", "submit-verdict", "--key", key, "--run", "1", "--round", "4", "--target",
+            ADDR_A, "--check", "1", "--verdict", "pass", "--digest", digest, OFFLINE, NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "--salt HEX is required to reveal"));
+    run_free(&r);
+    r = run("tx", "submit-verdict", "--key", key, "--run", "1", "--round", "4", "--target",
+            ADDR_A, "--check", "1", "--verdict", "pass", "--digest", digest, "--salt", "abcd",
+            OFFLINE, NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "--salt"));
+    run_free(&r);
+}
+
+static void test_disputes_attestations(void) {
+    const char *key = g_key, *signer = g_signer;
+    const char *hash = "aa000000000000000000000000000000000000000000000000000000000000bb";
+    /* A re-check: sealed as GD_SEAL_RECHECK, revealed with its salt. */
+    run_result r = run("tx", "dispute", "--key", key, "--run", "1", "--round", "4", "--target",
+                       ADDR_A, "--check", "2", "--verdict", "pass", "--digest", hash,
+                       "--seal-only", OFFLINE, "--json", NULL);
+    Gonka__Diloco__V1__MsgDispute *d = (void *)offline_message(
+        &r, GD_DILOCO_MSG_DISPUTE, &gonka__diloco__v1__msg_dispute__descriptor);
+    uint8_t salt[32], seal[32];
+    unhex32(salt, json_str(r.json, "salt"));
+    gd_diloco_verdict_seal(seal, GD_SEAL_RECHECK, signer, GD_VERDICT_PASS, H2, salt);
+    CHECK(d && d->check == 2 && d->seal.len == 32 && memcmp(d->seal.data, seal, 32) == 0 &&
+          d->verdict == 0 && d->salt.len == 0);
+    if (d)
+        protobuf_c_message_free_unpacked(&d->base, NULL);
+    run_free(&r);
+    r = run("tx", "dispute", "--key", key, "--run", "1", "--round", "4", "--target", ADDR_A,
+            "--check", "2", "--verdict", "unavailable", "--salt", hash, OFFLINE, "--json", NULL);
+    d = (void *)offline_message(&r, GD_DILOCO_MSG_DISPUTE,
+                                &gonka__diloco__v1__msg_dispute__descriptor);
+    CHECK(d && d->seal.len == 0 && d->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_UNAVAILABLE &&
+          d->salt.len == 32 && memcmp(d->salt.data, H2, 32) == 0);
+    if (d)
+        protobuf_c_message_free_unpacked(&d->base, NULL);
+    run_free(&r);
+
+    /* An attestation: the state hash sealed as GD_SEAL_ATTEST. */
+    r = run("tx", "attest-round", "--key", key, "--run", "1", "--round", "4", "--state-hash",
+            hash, "--seal-only", OFFLINE, "--json", NULL);
+    Gonka__Diloco__V1__MsgAttestRound *a = (void *)offline_message(
+        &r, GD_DILOCO_MSG_ATTEST_ROUND, &gonka__diloco__v1__msg_attest_round__descriptor);
+    unhex32(salt, json_str(r.json, "salt"));
+    gd_diloco_seal(seal, GD_SEAL_ATTEST, signer, H2, 32, salt);
+    CHECK(a && a->seal.len == 32 && memcmp(a->seal.data, seal, 32) == 0 &&
+          a->next_state_hash.len == 0 && a->salt.len == 0);
+    if (a)
+        protobuf_c_message_free_unpacked(&a->base, NULL);
+    char salt_hex[65];
+    gd_hex_encode(salt_hex, salt, 32, false);
+    run_free(&r);
+    r = run("tx", "attest-round", "--key", key, "--run", "1", "--round", "4", "--state-hash",
+            hash, "--salt", salt_hex, OFFLINE, "--json", NULL);
+    a = (void *)offline_message(&r, GD_DILOCO_MSG_ATTEST_ROUND,
+                                &gonka__diloco__v1__msg_attest_round__descriptor);
+    CHECK(a && a->seal.len == 0 && a->next_state_hash.len == 32 &&
+          memcmp(a->next_state_hash.data, H2, 32) == 0 && a->salt.len == 32 &&
+          memcmp(a->salt.data, salt, 32) == 0);
+    if (a)
+        protobuf_c_message_free_unpacked(&a->base, NULL);
+    run_free(&r);
+    r = run("tx", "attest-round", "--key", key, "--run", "1", "--round", "4", "--state-hash",
+            hash, OFFLINE, NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "--salt HEX is required to reveal"));
+    run_free(&r);
+}
+
+static void test_randomness_leave(void) {
+    const char *key = g_key, *signer = g_signer;
+    /* A secret drawn, sealed and printed; revealed with --secret. */
+    run_result r = run("tx", "randomness", "--key", key, "--run", "1", "--round", "5",
+                       "--seal-only", OFFLINE, "--json", NULL);
+    Gonka__Diloco__V1__MsgRandomness *m = (void *)offline_message(
+        &r, GD_DILOCO_MSG_RANDOMNESS, &gonka__diloco__v1__msg_randomness__descriptor);
+    uint8_t secret[32], seal[32], printed[32];
+    unhex32(secret, json_str(r.json, "secret"));
+    unhex32(printed, json_str(r.json, "seal"));
+    gd_diloco_seal(seal, GD_SEAL_RANDOMNESS, signer, secret, 0, secret); /* no body, not NULL */
+    CHECK(memcmp(seal, printed, 32) == 0 && json_str(r.json, "salt") == NULL);
+    CHECK(m && m->run == 1 && m->round == 5 && m->seal.len == 32 &&
+          memcmp(m->seal.data, seal, 32) == 0 && m->secret.len == 0);
+    if (m)
+        protobuf_c_message_free_unpacked(&m->base, NULL);
+    char secret_hex[65];
+    gd_hex_encode(secret_hex, secret, 32, false);
+    run_free(&r);
+    r = run("tx", "randomness", "--key", key, "--run", "1", "--round", "5", "--secret",
+            secret_hex, OFFLINE, "--json", NULL);
+    m = (void *)offline_message(&r, GD_DILOCO_MSG_RANDOMNESS,
+                                &gonka__diloco__v1__msg_randomness__descriptor);
+    CHECK(m && m->seal.len == 0 && m->secret.len == 32 && memcmp(m->secret.data, secret, 32) == 0);
+    if (m)
+        protobuf_c_message_free_unpacked(&m->base, NULL);
+    run_free(&r);
+    r = run("tx", "randomness", "--key", key, "--run", "1", "--round", "5", OFFLINE, NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "--secret HEX is required to reveal"));
+    run_free(&r);
+
+    r = run("tx", "leave-run", "--key", key, "--run", "3", OFFLINE, "--json", NULL);
+    Gonka__Diloco__V1__MsgLeaveRun *l = (void *)offline_message(
+        &r, GD_DILOCO_MSG_LEAVE_RUN, &gonka__diloco__v1__msg_leave_run__descriptor);
+    CHECK(l && l->run == 3 && strcmp(l->participant, signer) == 0);
+    if (l)
+        protobuf_c_message_free_unpacked(&l->base, NULL);
+    run_free(&r);
+    r = run("tx", "leave-run", "--key", key, OFFLINE, NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "--run"));
     run_free(&r);
 }
 
@@ -374,9 +627,12 @@ int main(void) {
     RUN_TEST(test_queries);
     RUN_TEST(test_availability);
     RUN_TEST(test_verdicts);
+    RUN_TEST(test_disputes_attestations);
+    RUN_TEST(test_randomness_leave);
     gd_mock_stop(srv);
     free(g_node.last_tx);
     gd_buf_free(&g_node.answer);
+    gd_buf_free(&g_node.run_answer);
     gd_buf_free(&g_node.request);
     return gd_test_finish();
 }
