@@ -206,10 +206,15 @@ print(a[0]["amount"] if a else 0)')
   before=$(balance "${A[$i]}")
   tx "$i" claim-rewards --run 1 --epoch 1
   after=$(balance "${A[$i]}")
-  [ "$after" = $((before + owed)) ] || fail "host $i: balance $before + $owed != $after"
+  # The claim paid the client's default fee: ceil(3000000 gas x 0.0025ngonka).
+  fee=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["fee"])' \
+        "tx-$i-claim-rewards.json")
+  [ "$fee" = 7500ngonka ] || fail "host $i: the claim paid $fee, not the default 7500ngonka"
+  [ "$after" = $((before + owed - 7500)) ] ||
+    fail "host $i: balance $before + $owed - 7500 (fee) != $after"
   total=$((total + owed))
 done
-ok "claims paid exactly the settle amounts ($total of the 90000 epoch reward)"
+ok "claims paid exactly the settle amounts ($total of the 90000 epoch reward), less the default fee"
 "$dg" tx claim-rewards --key home/keys/account-1.key --node "$node" --run 1 --epoch 1 \
   --gas 3000000 >twice.txt 2>&1 && fail "a second claim was accepted"
 grep -q "16" twice.txt || fail "second claim: $(cat twice.txt)"
