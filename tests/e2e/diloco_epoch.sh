@@ -38,8 +38,8 @@ cat >spec.json <<'JSON'
   "initial_state_hash": "2222222222222222222222222222222222222222222222222222222222222222",
   "h_min": 20, "h_max": 40, "segment_steps": 10, "tokens_per_step": "512",
   "outer_lr_ppm": 700000, "outer_momentum_ppm": 900000, "codec": "int8",
-  "windows": {"train": 2, "commit": 12, "reveal": 10, "verify": 30, "open": 24,
-              "dispute": 6, "dispute_open": 6, "attest": 10, "attest_open": 10},
+  "windows": {"train": 2, "commit": 12, "reveal": 12, "verify": 44, "open": 36,
+              "dispute": 8, "dispute_open": 8, "attest": 14, "attest_open": 14},
   "reward_per_epoch": "90000ngonka", "min_collateral": "100000ngonka",
   "fail_bond": "1000ngonka", "checks_per_commit": 2, "double_check_ppm": 500000,
   "recheck_validators": 3, "validator_share_ppm": 200000, "attest_share_ppm": 50000,
@@ -55,7 +55,9 @@ cat >spec.json <<'JSON'
 }
 JSON
 # Epochs of 200 blocks: epoch 1's PoC starts at 20, epoch 2's at 220 (its
-# claim-money stage at 245), and round 0's 110 blocks fit in between.
+# claim-money stage at 245), and round 0's 150 blocks fit in between. The
+# windows leave each host several times the blocks its transactions need,
+# so that a loaded machine does not push one past its window.
 "$bin/gonka-localnet" init --home home --accounts 7 --epoch-length 200 --diloco-run spec.json \
   --diloco-pool 1000000ngonka >/dev/null || fail "init"
 "$bin/gonka-localnet" start --home home --rpc 127.0.0.1:0 --rpc-addr-file rpc.addr \
