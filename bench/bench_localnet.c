@@ -216,13 +216,16 @@ static int bench_workload(bench_chain *c, size_t accounts, size_t per_account, s
     if (!txs || !threads || !runs || !lat)
         return -1;
     gd_coin coin = {"ngonka", "1"};
+    gd_gas_price price; /* the node runs with the default minimum: pay it */
+    if (gd_gas_price_parse(&price, GD_GAS_PRICE_DEFAULT) != GD_OK)
+        return -1;
     for (size_t a = 0; a < accounts; a++) {
         gd_any msg = {0};
         if (gd_msg_send(&msg, c->addrs[a], c->addrs[(a + 1) % accounts], &coin, 1) != GD_OK)
             return -1;
         for (size_t k = 0; k < per_account; k++) {
             gd_tx_request req = {.msgs = &msg, .n_msgs = 1, .gas_limit = GD_GAS_DEFAULT,
-                                 .chain_id = "bench", .account_number = a,
+                                 .gas_price = &price, .chain_id = "bench", .account_number = a,
                                  .sequence = c->next_seq[a]++};
             if (gd_tx_sign(&txs[a * per_account + k].signed_tx, &c->keys[a], &req) != GD_OK)
                 return -1;

@@ -246,7 +246,7 @@ static const char *gd_sdk_code_hint(uint32_t code) {
     case 4: return "check --chain-id and the account number";
     case 5: return "the account balance does not cover amount plus fees";
     case 11: return "raise --gas";
-    case 13: return "raise --fees";
+    case 13: return "raise --fees or --gas-prices to the node's minimum gas price";
     case 19: return "the same transaction is already in the mempool";
     case 20: return "the node's mempool is full; retry later";
     case 21: return "the transaction is too large";

@@ -85,6 +85,20 @@ static gd_status gd_fill_gas(gd_rpc *rpc, const gd_key *key, gd_tx_request *req,
     return GD_OK;
 }
 
+/* "10ngonka,5stake": the fee coins of req, "" for none. */
+static void gd_fee_text(const gd_tx_request *req, char *out, size_t cap) {
+    gd_coin coins[GD_COINS_MAX];
+    size_t n = gd_tx_fee_coins(req, coins), len = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n && len < cap; i++) {
+        int w = snprintf(out + len, cap - len, "%s%s%s", i ? "," : "", coins[i].amount,
+                         coins[i].denom);
+        if (w < 0)
+            break;
+        len += (size_t)w;
+    }
+}
+
 static gd_status gd_wait_included(gd_rpc *rpc, const gd_signed_tx *tx,
                                   const gd_submit_options *opt, gd_submit_result *out) {
     int64_t deadline = gd_now_ms() + opt->wait_timeout_ms;
@@ -168,6 +182,7 @@ gd_status gd_tx_submit(gd_rpc *rpc, const gd_key *key, gd_tx_request *req,
         out->account_number = req->account_number;
         out->sequence = req->sequence;
         out->gas_limit = req->gas_limit;
+        gd_fee_text(req, out->fee, sizeof out->fee);
         s = gd_broadcast_once(rpc, &tx, out);
         uint64_t expected;
         if (s == GD_ERR_CHAIN && gd_is_sdk(&out->check, 32) &&

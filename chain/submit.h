@@ -28,6 +28,7 @@ typedef struct gd_submit_result {
     uint64_t account_number;
     uint64_t sequence;    /* the sequence the accepted transaction used */
     uint64_t gas_limit;
+    char fee[512];        /* the fee it paid, "500ngonka" ("" for none) */
     gd_abci_code check;   /* CheckTx outcome */
     bool included;        /* found in a block (when waiting) */
     int64_t height;

@@ -3,6 +3,7 @@
  * which is the canonical form the SDK expects (see docs/chain-client.md). */
 #include "chain/tx.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "common/hash.h"
@@ -20,6 +21,10 @@ static gd_status gd_tx_request_check(const gd_tx_request *req) {
         return gd_fail(GD_ERR_INVALID, "memo longer than %d bytes", GD_MEMO_MAX);
     if (req->gas_limit == 0)
         return gd_fail(GD_ERR_INVALID, "gas limit must be positive");
+    if (req->n_fees > GD_COINS_MAX)
+        return gd_fail(GD_ERR_INVALID, "at most %d fee coins", GD_COINS_MAX);
+    if (req->n_fees > 0 && req->gas_price != NULL)
+        return gd_fail(GD_ERR_INVALID, "give fees or a gas price, not both");
     for (size_t i = 0; i < req->n_fees; i++) {
         GD_TRY(gd_denom_check(req->fees[i].denom));
         GD_TRY(gd_amount_check(req->fees[i].amount));
@@ -27,6 +32,19 @@ static gd_status gd_tx_request_check(const gd_tx_request *req) {
             return gd_fail(GD_ERR_INVALID, "fee coins must be sorted by denom, no repeats");
     }
     return GD_OK;
+}
+
+size_t gd_tx_fee_coins(const gd_tx_request *req, gd_coin out[GD_COINS_MAX]) {
+    if (req->n_fees > 0) {
+        size_t n = req->n_fees < GD_COINS_MAX ? req->n_fees : GD_COINS_MAX;
+        memcpy(out, req->fees, n * sizeof *out);
+        return n;
+    }
+    if (req->gas_price == NULL || gd_gas_price_is_zero(req->gas_price))
+        return 0;
+    snprintf(out[0].denom, sizeof out[0].denom, "%s", req->gas_price->denom);
+    gd_gas_price_fee(req->gas_price, req->gas_limit, out[0].amount);
+    return 1;
 }
 
 gd_status gd_tx_encode_body(gd_buf *out, const gd_tx_request *req) {
@@ -76,18 +94,18 @@ gd_status gd_tx_encode_auth_info(gd_buf *out, const gd_tx_request *req,
     signer.sequence = req->sequence;
     Cosmos__Tx__V1beta1__SignerInfo *signers[1] = {&signer};
 
+    gd_coin fee_coins[GD_COINS_MAX];
+    size_t n_fees = gd_tx_fee_coins(req, fee_coins);
     Cosmos__Base__V1beta1__Coin coins[GD_COINS_MAX];
     Cosmos__Base__V1beta1__Coin *coin_ptrs[GD_COINS_MAX];
-    if (req->n_fees > GD_COINS_MAX)
-        return gd_fail(GD_ERR_INVALID, "at most %d fee coins", GD_COINS_MAX);
-    for (size_t i = 0; i < req->n_fees; i++) {
+    for (size_t i = 0; i < n_fees; i++) {
         cosmos__base__v1beta1__coin__init(&coins[i]);
-        coins[i].denom = (char *)req->fees[i].denom;
-        coins[i].amount = (char *)req->fees[i].amount;
+        coins[i].denom = fee_coins[i].denom;
+        coins[i].amount = fee_coins[i].amount;
         coin_ptrs[i] = &coins[i];
     }
     Cosmos__Tx__V1beta1__Fee fee = COSMOS__TX__V1BETA1__FEE__INIT;
-    fee.n_amount = req->n_fees;
+    fee.n_amount = n_fees;
     fee.amount = coin_ptrs;
     fee.gas_limit = req->gas_limit;
 

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "chain/coin.h"
+#include "chain/gas_price.h"
 #include "chain/keys.h"
 #include "chain/msg.h"
 #include "common/bytes.h"
@@ -29,6 +30,10 @@ typedef struct gd_tx_request {
     uint64_t timeout_height;
     const gd_coin *fees; /* sorted by denom (gd_coins_parse does this) */
     size_t n_fees;
+    /* Instead of fees: pay ceil(gas_limit x price), computed when signing
+     * (so after --gas auto has set the limit). NULL or a zero price: no fee
+     * unless fees are given. Giving both is refused, as the SDK's CLI does. */
+    const gd_gas_price *gas_price;
     uint64_t gas_limit;
     const char *chain_id;
     uint64_t account_number;
@@ -40,6 +45,10 @@ typedef struct gd_signed_tx {
     uint8_t hash[32];                      /* SHA256(raw) */
     char hash_hex[GD_TXHASH_HEX_LEN + 1];  /* upper-case, as CometBFT prints it */
 } gd_signed_tx;
+
+/* The fee coins req pays: its fees, or the one coin its gas price asks for
+ * (none for a zero price). Returns the count (at most GD_COINS_MAX). */
+size_t gd_tx_fee_coins(const gd_tx_request *req, gd_coin out[GD_COINS_MAX]);
 
 /* Serialized TxBody of req. */
 gd_status gd_tx_encode_body(gd_buf *out, const gd_tx_request *req) GD_MUST_CHECK;

@@ -14,9 +14,11 @@
 #include "chain/keyfile.h"
 #include "chain/keys.h"
 #include "chain/diloco_spec.h"
+#include "chain/gas_price.h"
 #include "chain/module/auth.h"
 #include "chain/module/json_util.h"
 #include "common/file.h"
+#include "common/log.h"
 #include "common/secure.h"
 #include "localnet/validator.h"
 
@@ -94,6 +96,13 @@ gd_status gd_localnet_init(const gd_init_options *opt) {
     if (opt->diloco_authority >= opt->accounts)
         return gd_fail(GD_ERR_INVALID, "--diloco-authority %zu is not one of the %zu accounts",
                        opt->diloco_authority, opt->accounts);
+    const char *price = opt->min_gas_price ? opt->min_gas_price : GD_GAS_PRICE_DEFAULT;
+    gd_gas_price parsed;
+    if (gd_gas_price_parse(&parsed, price) != GD_OK)
+        return gd_fail_context(GD_ERR_INVALID, "--min-gas-price");
+    if (!gd_gas_price_is_zero(&parsed) && strcmp(parsed.denom, opt->balance.denom) != 0)
+        GD_LOG_WARN("localnet", "accounts are funded in %s but the minimum gas price is in %s: "
+                    "they cannot pay fees", opt->balance.denom, parsed.denom);
     char path[600];
     GD_TRY(gd_mkdir_private(opt->home));
     snprintf(path, sizeof path, "%s/genesis.json", opt->home);
@@ -172,6 +181,18 @@ gd_status gd_localnet_init(const gd_init_options *opt) {
         if (f && fclose(f) != 0 && s == GD_OK)
             s = gd_fail(GD_ERR_IO, "cannot write %s", path);
         free(text);
+    }
+    if (s == GD_OK) {
+        json_t *app = json_pack("{s:s}", "min_gas_price", price);
+        char *text = app ? json_dumps(app, JSON_INDENT(2)) : NULL;
+        snprintf(path, sizeof path, "%s/%s", opt->home, GD_LOCALNET_APP_CONFIG);
+        FILE *f = text ? fopen(path, "wx") : NULL;
+        if (f == NULL || fputs(text, f) < 0 || fputc('\n', f) == EOF)
+            s = gd_fail(GD_ERR_IO, "cannot write %s", path);
+        if (f && fclose(f) != 0 && s == GD_OK)
+            s = gd_fail(GD_ERR_IO, "cannot write %s", path);
+        free(text);
+        json_decref(app);
     }
     if (s == GD_OK) {
         char *text = json_dumps(index, JSON_INDENT(2));

@@ -9,6 +9,10 @@
 #include "chain/epoch.h"
 #include "common/status.h"
 
+/* The node's own policy in the home (not consensus, like a Cosmos node's
+ * app.toml): {"min_gas_price": "0.0025ngonka"}. */
+#define GD_LOCALNET_APP_CONFIG "app.json"
+
 typedef struct gd_init_options {
     const char *home;
     const char *chain_id;
@@ -23,9 +27,12 @@ typedef struct gd_init_options {
     size_t diloco_authority;
     const char *diloco_run_spec;
     gd_coin diloco_pool;
+    /* Recorded in app.json for start; NULL: GD_GAS_PRICE_DEFAULT. */
+    const char *min_gas_price;
 } gd_init_options;
 
-/* Creates home (0700) with genesis.json (auth, bank, inference and diloco), keys/account-N.key (0600),
+/* Creates home (0700) with genesis.json (auth, bank, inference and diloco),
+ * app.json (the minimum gas price), keys/account-N.key (0600),
  * keys/accounts.json (index -> address) and priv_validator_key.json.
  * Refuses a home that already has a genesis.json. */
 gd_status gd_localnet_init(const gd_init_options *opt) GD_MUST_CHECK;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chain/gas_price.h"
 #include "chain/module/epochs.h"
 #include "common/cli.h"
 #include "common/log.h"
@@ -57,12 +58,14 @@ static int gd_run_init(gd_cli *cli, gd_args *args) {
     if (gd_coin_parse(&opt.diloco_pool, pool ? pool : "1000000000ngonka") != GD_OK ||
         strcmp(opt.diloco_pool.amount, "0") == 0)
         return gd_cli_fail(cli, gd_fail_context(GD_ERR_INVALID, "--diloco-pool"));
+    opt.min_gas_price = gd_arg(args, "min-gas-price");
     gd_status s = gd_localnet_init(&opt);
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
-    fprintf(cli->out, "initialised %s: chain %s, %zu accounts of %s%s (keys in %s/keys)\n",
-            opt.home, opt.chain_id, opt.accounts, opt.balance.amount, opt.balance.denom,
-            opt.home);
+    fprintf(cli->out, "initialised %s: chain %s, %zu accounts of %s%s (keys in %s/keys), "
+            "minimum gas price %s\n", opt.home, opt.chain_id, opt.accounts, opt.balance.amount,
+            opt.balance.denom, opt.home,
+            opt.min_gas_price ? opt.min_gas_price : GD_GAS_PRICE_DEFAULT);
     return GD_EXIT_OK;
 }
 
@@ -82,6 +85,9 @@ static int gd_node_args(gd_cli *cli, gd_args *args, gd_node_config *cfg) {
         cfg->block_time_ms = (long)ms;
     }
     const char *price = gd_arg(args, "min-gas-price");
+    if (price && (price[0] == '\0' || strlen(price) >= sizeof cfg->min_gas_price))
+        return gd_cli_usage(cli, args, "--min-gas-price wants a price such as "
+                                       GD_GAS_PRICE_DEFAULT ", or 0");
     if (price)
         snprintf(cfg->min_gas_price, sizeof cfg->min_gas_price, "%s", price);
     const char *mp = gd_arg(args, "mempool-size");
@@ -169,6 +175,9 @@ static const gd_opt_spec gd_init_opts[] = {
     {"diloco-authority", "N", "account index that may create DiLoCo runs (default 0)"},
     {"diloco-run", "SPEC.json", "also create DiLoCo run 1 in genesis from this RunSpec"},
     {"diloco-pool", "COIN", "that run's reward pool (default 1000000000ngonka)"},
+    {"min-gas-price", "PRICE",
+     "minimum gas price recorded in DIR/app.json for start (default " GD_GAS_PRICE_DEFAULT
+     "; 0 accepts zero fees)"},
     {NULL, NULL, NULL},
 };
 
@@ -184,7 +193,9 @@ static const gd_opt_spec gd_start_opts[] = {
     {"rpc-addr-file", "FILE", "write the bound RPC address (host:port) here once listening"},
     {"block-time", "DURATION", "time between blocks (default 500ms)"},
     {"check-invariants", NULL, "check every module's invariants after each block; stop if one breaks"},
-    {"min-gas-price", "PRICE", "minimum gas price, e.g. 0.025ngonka (default: zero fees)"},
+    {"min-gas-price", "PRICE",
+     "minimum gas price; fee >= ceil(gas x PRICE) (default: DIR/app.json's, else "
+     GD_GAS_PRICE_DEFAULT "; 0 accepts zero fees)"},
     {"mempool-size", "N", "most transactions waiting (default 10000)"},
     {"deterministic-time", NULL, "block times from genesis time + height x block time"},
     {NULL, NULL, NULL},

@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "localnet/blockstore.h"
 #include "localnet/cometbft_json.h"
+#include "localnet/init.h"
 #include "localnet/validator.h"
 
 #define GD_MAX_TX_BYTES 1048576 /* CometBFT's default mempool max_tx_bytes */
@@ -136,6 +137,61 @@ static gd_status gd_node_restore(gd_node *node) {
     return s;
 }
 
+/* app.json's min_gas_price into out; GD_ERR_NOT_FOUND when the home has no
+ * app.json. The file holds that one key: anything else (a misspelt key
+ * such as app.toml's minimum-gas-prices) is refused, not ignored. */
+static gd_status gd_read_app_config(const char *home, char *out, size_t cap) {
+    char path[600];
+    GD_TRY(gd_path(path, sizeof path, home, GD_LOCALNET_APP_CONFIG));
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT)
+            return GD_ERR_NOT_FOUND;
+        return gd_fail(GD_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+    }
+    json_error_t err;
+    json_t *app = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+    if (app == NULL)
+        return gd_fail(GD_ERR_PARSE, "%s: %s (line %d)", path, err.text, err.line);
+    gd_status s = GD_OK;
+    const char *key;
+    json_t *value;
+    json_object_foreach(app, key, value) {
+        if (s == GD_OK && (strcmp(key, "min_gas_price") != 0 || !json_is_string(value)))
+            s = gd_fail(GD_ERR_PARSE, "%s: unexpected '%.40s' (it holds \"min_gas_price\": "
+                        "\"%s\" and nothing else)", path, key, GD_GAS_PRICE_DEFAULT);
+    }
+    const char *price = json_string_value(json_object_get(app, "min_gas_price"));
+    if (s == GD_OK && (price == NULL || strlen(price) >= cap))
+        s = gd_fail(GD_ERR_PARSE, "%s has no valid min_gas_price", path);
+    if (s == GD_OK)
+        snprintf(out, cap, "%s", price);
+    json_decref(app);
+    return s;
+}
+
+/* The minimum gas price: --min-gas-price, else what the home's app.json
+ * records, else the default (a home made before init wrote app.json). */
+static gd_status gd_node_min_gas_price(const gd_node_config *cfg, char *out, size_t cap) {
+    const char *from = "--min-gas-price";
+    if (cfg->min_gas_price[0]) {
+        snprintf(out, cap, "%s", cfg->min_gas_price);
+    } else {
+        gd_status s = gd_read_app_config(cfg->home, out, cap);
+        from = s == GD_OK ? GD_LOCALNET_APP_CONFIG : "the default";
+        if (s == GD_ERR_NOT_FOUND)
+            snprintf(out, cap, "%s", GD_GAS_PRICE_DEFAULT);
+        else if (s != GD_OK)
+            return s;
+    }
+    gd_gas_price p;
+    if (gd_gas_price_parse(&p, out) != GD_OK)
+        return gd_fail_context(GD_ERR_INVALID, "minimum gas price from %s", from);
+    GD_LOG_INFO("localnet", "minimum gas price %s (from %s)%s", out, from,
+                gd_gas_price_is_zero(&p) ? ": zero fees accepted" : "");
+    return GD_OK;
+}
+
 gd_status gd_node_open(gd_node **out, const gd_node_config *cfg) {
     gd_node *node = calloc(1, sizeof *node);
     if (node == NULL)
@@ -173,7 +229,8 @@ gd_status gd_node_open(gd_node **out, const gd_node_config *cfg) {
     if (s == GD_OK)
         s = gd_validator_key_load(path, &node->validator);
     gd_app_config app_cfg = {0};
-    snprintf(app_cfg.min_gas_price, sizeof app_cfg.min_gas_price, "%s", cfg->min_gas_price);
+    if (s == GD_OK)
+        s = gd_node_min_gas_price(cfg, app_cfg.min_gas_price, sizeof app_cfg.min_gas_price);
     if (s == GD_OK)
         s = gd_app_new(&node->app, &app_cfg);
     if (s == GD_OK)

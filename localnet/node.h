@@ -18,10 +18,13 @@ typedef struct gd_node gd_node;
 
 typedef struct gd_node_config {
     char home[512];
-    char min_gas_price[96]; /* "" = zero fees accepted */
-    size_t mempool_max;     /* default 10000 */
-    size_t max_block_txs;   /* default 10000 */
-    long block_time_ms;     /* default 500 */
+    /* The minimum gas price (chain/gas_price.h); "" takes the one home's
+     * app.json records (init writes it), else GD_GAS_PRICE_DEFAULT. "0"
+     * accepts zero fees. */
+    char min_gas_price[GD_GAS_PRICE_TEXT_MAX + 1];
+    size_t mempool_max;   /* default 10000 */
+    size_t max_block_txs; /* default 10000 */
+    long block_time_ms;   /* default 500 */
     /* Block times from genesis_time + height * block_time instead of the
      * wall clock: a reproducible chain (tests, demos). */
     bool deterministic_time;
@@ -32,7 +35,8 @@ typedef struct gd_node_config {
 
 void gd_node_config_default(gd_node_config *cfg);
 
-/* Opens home: genesis.json, the validator key and data/chain.db; restores
+/* Opens home: genesis.json, app.json (node policy, optional), the
+ * validator key and data/chain.db; restores
  * the last committed state (checking its app hash) or initialises from
  * genesis. */
 gd_status gd_node_open(gd_node **out, const gd_node_config *cfg) GD_MUST_CHECK;

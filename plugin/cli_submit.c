@@ -26,6 +26,8 @@ static int gd_cli_print_submit_extra(gd_cli *cli, gd_args *args, const gd_submit
                               (json_int_t)r->gas_used, "account_number",
                               (json_int_t)r->account_number, "sequence",
                               (json_int_t)r->sequence);
+        if (j && r->fee[0]) /* known when this command signed it */
+            json_object_set_new(j, "fee", json_string(r->fee));
         return gd_cli_print_json_extra(cli, j, extra);
     }
     fprintf(cli->out, "txhash: %s\n", r->txhash);
@@ -33,7 +35,9 @@ static int gd_cli_print_submit_extra(gd_cli *cli, gd_args *args, const gd_submit
         fprintf(cli->out, "height: %lld\ncode:   %u\ngas:    %lld used of %lld\n",
                 (long long)r->height, r->deliver.code, (long long)r->gas_used,
                 (long long)r->gas_wanted);
-    else
+    if (r->included && r->fee[0])
+        fprintf(cli->out, "fee:    %s\n", r->fee);
+    if (!r->included)
         fprintf(cli->out, "accepted into the mempool (not waiting for a block)\n");
     return GD_EXIT_OK;
 }
@@ -124,10 +128,19 @@ int gd_cli_tx_parse(gd_cli *cli, gd_args *args, gd_cli_tx *tx) {
     if ((rc = gd_cli_duration_opt(cli, args, "wait-timeout", &tx->opt.wait_timeout_ms)) >= 0 ||
         (rc = gd_cli_tx_account(cli, args, tx)) >= 0)
         return rc;
-    const char *fees = gd_arg(args, "fees");
+    /* --fees as given, or gas x --gas-prices (the default price when neither
+     * is given; localnet's minimum), as the Cosmos CLI's two flags. */
+    const char *fees = gd_arg(args, "fees"), *price = gd_arg(args, "gas-prices");
+    if (fees && price)
+        return gd_cli_usage(cli, args, "give --fees or --gas-prices, not both");
     if (fees && gd_coins_parse(tx->fees, GD_COINS_MAX, &tx->req.n_fees, fees, 0) != GD_OK)
         return gd_cli_fail(cli, gd_fail_context(GD_ERR_INVALID, "--fees"));
     tx->req.fees = tx->fees;
+    if (!fees) {
+        if (gd_gas_price_parse(&tx->gas_price, price ? price : GD_GAS_PRICE_DEFAULT) != GD_OK)
+            return gd_cli_fail(cli, gd_fail_context(GD_ERR_INVALID, "--gas-prices"));
+        tx->req.gas_price = &tx->gas_price;
+    }
     return -1;
 }
 

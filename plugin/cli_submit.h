@@ -11,6 +11,7 @@
 
 #include "chain/address.h"
 #include "chain/coin.h"
+#include "chain/gas_price.h"
 #include "chain/keys.h"
 #include "chain/msg.h"
 #include "chain/rpc.h"
@@ -23,7 +24,9 @@
         {"memo", "TEXT", "transaction memo"},                                                 \
         {"gas", "N|auto", "gas limit (default 200000); auto simulates first"},                \
         {"gas-adjustment", "X", "factor on simulated gas with --gas auto (default 1.0)"},     \
-        {"fees", "COINS", "fee, e.g. 100ngonka (default none)"},                              \
+        {"fees", "COINS", "fee, e.g. 500ngonka (default: gas x --gas-prices)"},               \
+        {"gas-prices", "PRICE", "fee per unit of gas (default " GD_GAS_PRICE_DEFAULT             \
+                                "; 0 for no fee)"},                                           \
         {"timeout-height", "H", "reject the transaction after block H"},                      \
         {"offline", NULL, "sign only: print the transaction, contact no node"},               \
         {"account-number", "N", "signer's account number (required with --offline)"},         \
@@ -37,6 +40,7 @@ typedef struct gd_cli_tx {
     gd_submit_options opt;
     bool offline;
     gd_coin fees[GD_COINS_MAX];
+    gd_gas_price gas_price; /* req.gas_price points here unless --fees */
     gd_key key;
     char signer[GD_ADDRESS_STR_MAX]; /* the key's address, once loaded */
     gd_rpc *rpc;                     /* opened on first use */

@@ -17,6 +17,8 @@ typedef struct gd_concat {
 } gd_concat;
 
 static void put(gd_concat *c, const void *data, size_t len) {
+    if (len == 0) /* data may be NULL then (a seal with no body) */
+        return;
     size_t room = sizeof c->bytes - c->len;
     len = len < room ? len : room;
     memcpy(c->bytes + c->len, data, len);
@@ -116,7 +118,8 @@ uint32_t gd_diloco_avail_chunks(const uint8_t randomness[GD_DILOCO_HASH_LEN], co
 uint32_t gd_diloco_draw_weighted(const uint8_t h[GD_DILOCO_HASH_LEN], const uint64_t *weights,
                                  uint32_t n) {
     __extension__ typedef unsigned __int128 u128;
-    n = n ? n : 1;
+    if (n == 0)
+        return 0;
     u128 total = 0;
     for (uint32_t i = 0; i < n; i++)
         total += weights[i];

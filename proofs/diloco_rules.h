@@ -29,7 +29,8 @@ typedef enum gd_diloco_verdict {
  * seals until they are revealed:
  *   seal = SHA-256("gd-diloco-seal-v2" || kind byte || signer length byte
  *                  || signer || body || salt),
- * salt 32 bytes. A verdict's body is its verdict byte then its 32-byte
+ * salt 32 bytes; signers are addresses, far below 255 bytes (a longer one
+ * would be cut to 255). A verdict's body is its verdict byte then its 32-byte
  * digest (all zero for UNAVAILABLE); an attestation's is the 32-byte state
  * hash; a randomness seal has no body and its secret is the salt. */
 #define GD_DILOCO_SALT_LEN 32
@@ -73,7 +74,8 @@ uint32_t gd_diloco_avail_chunks(const uint8_t randomness[GD_DILOCO_HASH_LEN], co
 
 /* A pick weighted by bonded collateral: index i with probability weights[i]
  * / sum, from x = LE128(h[0..16]) mod sum, the first i whose running sum
- * exceeds x (uniform, LE64(h[0..8]) mod n, when every weight is 0). n >= 1. */
+ * exceeds x (uniform, LE64(h[0..8]) mod n, when every weight is 0); 0 when n
+ * is 0, reading nothing. */
 uint32_t gd_diloco_draw_weighted(const uint8_t h[GD_DILOCO_HASH_LEN], const uint64_t *weights,
                                  uint32_t n);
 

@@ -8,6 +8,7 @@
 
 #include "chain/address.h"
 #include "chain/coin.h"
+#include "chain/gas_price.h"
 #include "chain/module/auth.h"
 #include "chain/module/bank.h"
 #include "chain/module/diloco.h"
@@ -25,7 +26,6 @@
 
 #define GD_APP_MAX_MODULES 16
 #define GD_MAX_GAS_WANTED ((uint64_t)INT64_MAX) /* the SDK's MaxGasWanted */
-#define GD_PRICE_SCALE 1000000000000000000ull   /* 18 fractional digits */
 #define GD_SIMULATE_PATH "/cosmos.tx.v1beta1.Service/Simulate"
 
 /* Hashes of transactions whose signature CheckTx verified. A transaction's
@@ -52,9 +52,7 @@ struct gd_app {
     uint8_t block_hash[32];
     uint8_t app_hash[32];
     bool initialized;
-    /* min gas price: price_scaled / 10^18 of price_denom per unit of gas */
-    gd_u256 price_scaled;
-    char price_denom[GD_DENOM_MAX + 1];
+    gd_gas_price min_price; /* zero: no minimum */
 };
 
 static const uint8_t gd_empty_slot[32];
@@ -104,38 +102,14 @@ void gd_tx_outcome_free(gd_tx_outcome *o) {
     gd_events_free(&o->events);
 }
 
-/* Parses "0.025ngonka" into a scaled integer and a denom. */
+/* The node's minimum gas price ("" for none). */
 static gd_status gd_parse_gas_price(gd_app *app, const char *text) {
-    gd_u256_from_u64(&app->price_scaled, 0);
-    app->price_denom[0] = '\0';
+    memset(&app->min_price, 0, sizeof app->min_price);
     if (text == NULL || text[0] == '\0')
         return GD_OK;
-    uint64_t whole = 0, frac = 0, scale = GD_PRICE_SCALE;
-    const char *p = text;
-    int digits = 0;
-    for (; *p >= '0' && *p <= '9'; p++, digits++) {
-        if (whole > 1000000000000ull)
-            return gd_fail(GD_ERR_INVALID, "minimum gas price '%s' is too large", text);
-        whole = whole * 10 + (uint64_t)(*p - '0');
-    }
-    if (*p == '.') {
-        p++;
-        for (; *p >= '0' && *p <= '9'; p++, digits++) {
-            if (scale == 1)
-                return gd_fail(GD_ERR_INVALID, "minimum gas price '%s' has more than 18 decimals",
-                               text);
-            scale /= 10;
-            frac += (uint64_t)(*p - '0') * scale;
-        }
-    }
-    if (digits == 0 || gd_denom_check(p) != GD_OK)
-        return gd_fail(GD_ERR_INVALID, "minimum gas price '%s' must look like 0.025ngonka", text);
-    gd_u256 w, f;
-    gd_u256_from_u64(&w, whole);
-    gd_u256_from_u64(&f, frac);
-    if (!gd_u256_mul_u64(&w, &w, GD_PRICE_SCALE) || !gd_u256_add(&app->price_scaled, &w, &f))
-        return gd_fail(GD_ERR_INVALID, "minimum gas price '%s' is too large", text);
-    snprintf(app->price_denom, sizeof app->price_denom, "%s", p);
+    gd_status s = gd_gas_price_parse(&app->min_price, text);
+    if (s != GD_OK)
+        return gd_fail_context(s, "minimum gas price");
     return GD_OK;
 }
 
@@ -324,34 +298,30 @@ gd_status gd_app_check_invariants(gd_app *app) {
 
 /* --- the ante checks -------------------------------------------------------- */
 
-/* Checks the fee against the node's minimum gas price (CheckTx only). */
+/* Checks the fee against the node's minimum gas price (CheckTx only), as
+ * the SDK's checkTxFeeWithValidatorMinGasPrices: the fee in the price's
+ * denom must reach ceil(gas_limit x price). */
 static gd_status gd_ante_min_fee(gd_app *app, gd_ctx *ctx, const gd_coin *fees, size_t n_fees,
                                  uint64_t gas_limit) {
-    if (gd_u256_is_zero(&app->price_scaled))
+    if (gd_gas_price_is_zero(&app->min_price))
         return GD_OK;
-    gd_u256 need;
-    uint64_t rem;
-    if (!gd_u256_mul_u64(&need, &app->price_scaled, gas_limit))
+    char req[GD_AMOUNT_DIGITS_MAX + 1];
+    gd_gas_price_fee(&app->min_price, gas_limit, req);
+    gd_u256 need, have;
+    if (gd_u256_parse(&need, req) != GD_OK)
         return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_INSUFFICIENT_FEE, "fee overflow");
-    rem = gd_u256_divmod_u64(&need, &need, GD_PRICE_SCALE);
-    gd_u256 one;
-    gd_u256_from_u64(&one, 1);
-    if (rem != 0 && !gd_u256_add(&need, &need, &one))
-        return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_INSUFFICIENT_FEE, "fee overflow");
-    gd_u256 have;
     gd_u256_from_u64(&have, 0);
     for (size_t i = 0; i < n_fees; i++)
-        if (strcmp(fees[i].denom, app->price_denom) == 0 &&
+        if (strcmp(fees[i].denom, app->min_price.denom) == 0 &&
             gd_u256_parse(&have, fees[i].amount) != GD_OK)
             gd_u256_from_u64(&have, 0);
     if (gd_u256_cmp(&have, &need) >= 0)
         return GD_OK;
-    char got[512], req[GD_U256_DEC_MAX + 1];
+    char got[512];
     gd_coins_string(got, sizeof got, fees, n_fees);
-    gd_u256_format(req, &need);
     return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_INSUFFICIENT_FEE,
-                       "insufficient fees; got: %s required: %s%s", got[0] ? got : "0",
-                       req, app->price_denom);
+                       "insufficient fees; got: %s required: %s%s", got[0] ? got : "0", req,
+                       app->min_price.denom);
 }
 
 typedef struct gd_ante_result {

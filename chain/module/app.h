@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "chain/gas_price.h"
 #include "chain/module/context.h"
 #include "chain/module/store.h"
 #include "common/bytes.h"
@@ -62,8 +63,9 @@ typedef struct gd_module {
 typedef struct gd_app_config {
     /* Minimum gas price a transaction's fee must pay in CheckTx, as a
      * decimal with up to 18 fractional digits and a denom, e.g.
-     * "0.025ngonka"; "" or "0ngonka" accepts zero fees. */
-    char min_gas_price[96];
+     * "0.0025ngonka" (chain/gas_price.h); "", "0" or "0ngonka" accepts zero
+     * fees. gonka-localnet sets GD_GAS_PRICE_DEFAULT unless told otherwise. */
+    char min_gas_price[GD_GAS_PRICE_TEXT_MAX + 1];
 } gd_app_config;
 
 /* The result of one transaction, as ExecTxResult / ResponseCheckTx. */

@@ -146,7 +146,22 @@ static gd_status dl_import_member(gd_ctx *ctx, const json_t *j) {
         return gd_fail(GD_ERR_PARSE, "diloco member %s: run %llu does not exist", address,
                        (unsigned long long)m.run);
     uint32_t next_rank = run->next_rank;
+    /* What MsgJoinRun would refuse, genesis refuses too. */
+    bool class_ok = dl_has_str(run->spec->hw_classes, run->spec->n_hw_classes, cls);
+    uint32_t cap = run->spec->max_members;
     dl_free(run);
+    if (!class_ok)
+        return gd_fail(GD_ERR_PARSE, "diloco member %s: hardware class %s is not one of run "
+                                     "%llu's",
+                       address, cls, (unsigned long long)m.run);
+    size_t count = 0;
+    dl_key mk;
+    dl_key_init(&mk, DL_MEMBER);
+    dl_key_u64(&mk, m.run);
+    GD_TRY(dl_count_prefix(ctx->kv, &mk, &count));
+    if (count >= cap)
+        return gd_fail(GD_ERR_PARSE, "diloco member %s: run %llu already has its %u members",
+                       address, (unsigned long long)m.run, (unsigned)cap);
     /* Distinct ranks are the invariants' to check (dl_invariants runs at
      * the end of the import); a rank at or past next_rank would be handed
      * out again by the next join. */

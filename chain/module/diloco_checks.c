@@ -15,7 +15,10 @@
 
 /* The round members of one class, less the target and some excluded
  * addresses, in address order, with their frozen weights: those who may
- * check the target. Pointers into the round. */
+ * check the target. Only members already active in the round are drawn
+ * (at verify start: they committed or revealed a secret; at dispute start:
+ * anything), so idle weight can neither take checks it will skip nor hold
+ * a dispute undecided by never answering. Pointers into the round. */
 typedef struct dl_pool {
     const char **addr;
     uint64_t *weight;
@@ -27,8 +30,8 @@ static gd_status dl_pool_fill(dl_pool *p, const dl_round *r, const char *hw_clas
     p->n = 0;
     for (size_t i = 0; i < r->n_members; i++) {
         const dl_weighted *m = r->members[i];
-        if (strcmp(m->hw_class, hw_class) != 0 || strcmp(m->address, target) == 0 ||
-            dl_has_str(exclude, n_exclude, m->address))
+        if (!m->active || strcmp(m->hw_class, hw_class) != 0 ||
+            strcmp(m->address, target) == 0 || dl_has_str(exclude, n_exclude, m->address))
             continue;
         GD_TRY(dl_amount(m->weight, &p->weight[p->n]));
         p->addr[p->n++] = m->address;

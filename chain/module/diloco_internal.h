@@ -140,6 +140,9 @@ void dl_amount_str(char out[24], uint64_t v);
 /* floor(a * b / c) without overflow (c > 0), saturating at 2^64 - 1 (it
  * fits whenever b <= c). */
 uint64_t dl_muldiv(uint64_t a, uint64_t b, dl_u128 c);
+/* floor(a * b / c) for b <= c of 128 bits (weights summed over members),
+ * rounding down a little further when c passes 2^64. */
+uint64_t dl_muldiv_wide(uint64_t a, dl_u128 b, dl_u128 c);
 /* Sums of many 64-bit amounts (a round's total weight) are 128-bit, so that
  * no collateral can overflow them: canonical decimal, at most 39 digits. */
 gd_status dl_amount128(const char *text, dl_u128 *out) GD_MUST_CHECK;

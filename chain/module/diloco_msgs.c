@@ -80,8 +80,10 @@ static gd_status dl_coin_check(gd_ctx *ctx, const char *what,
 }
 
 static const char *dl_window_name(Gonka__Diloco__V1__RoundPhase w) {
-    static const char *const names[] = {"none",   "train",   "commit", "reveal", "verify",
-                                        "open",   "dispute", "attest", "done",   "void"};
+    /* Indexed by RoundPhase: the two reveal windows came last. */
+    static const char *const names[] = {"none",    "train",  "commit",       "reveal",
+                                        "verify",  "open",   "dispute",      "attest",
+                                        "done",    "void",   "dispute_open", "attest_open"};
     return (unsigned)w < sizeof names / sizeof names[0] ? names[w] : "none";
 }
 

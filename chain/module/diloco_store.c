@@ -419,6 +419,17 @@ uint64_t dl_muldiv(uint64_t a, uint64_t b, dl_u128 c) {
     return p > UINT64_MAX ? UINT64_MAX : (uint64_t)p;
 }
 
+uint64_t dl_muldiv_wide(uint64_t a, dl_u128 b, dl_u128 c) {
+    /* b and c shifted alike until the product fits: floor(b / 2^k) summed
+     * over a split of c never exceeds floor(c / 2^k), so shares computed
+     * this way never add up to more than a. */
+    while (c > UINT64_MAX) {
+        b >>= 1;
+        c >>= 1;
+    }
+    return c == 0 ? 0 : dl_muldiv(a, (uint64_t)b, c);
+}
+
 gd_status dl_amount128(const char *text, dl_u128 *out) {
     if (text == NULL || text[0] == '\0' || (text[0] == '0' && text[1] != '\0') ||
         strlen(text) > 39)

@@ -45,6 +45,10 @@ check 2 "fractional amount" -- tx send --key good.key --to $to --amount 0.5gonka
 check 2 "duplicate denoms" -- tx send --key good.key --to $to --amount 1ngonka,2ngonka "${off[@]}"
 check 2 "bad fee" -- tx send --key good.key --to $to --amount 1ngonka --fees "10 ngonka" "${off[@]}"
 check 2 "bad gas" -- tx send --key good.key --to $to --amount 1ngonka --gas lots "${off[@]}"
+check 2 "bad gas price" -- tx send --key good.key --to $to --amount 1ngonka --gas-prices cheap "${off[@]}"
+check 2 "gas price without denom" -- tx send --key good.key --to $to --amount 1ngonka --gas-prices 0.5 "${off[@]}"
+check 2 "gas price with 19 decimals" -- tx send --key good.key --to $to --amount 1ngonka --gas-prices 0.0000000000000000001ngonka "${off[@]}"
+check 2 "fees and gas price together" -- tx send --key good.key --to $to --amount 1ngonka --fees 1ngonka --gas-prices 1ngonka "${off[@]}"
 check 2 "sequence overflow" -- tx send --key good.key --to $to --amount 1ngonka --offline --chain-id c --account-number 0 --sequence 18446744073709551616
 check 2 "offline without sequence" -- tx send --key good.key --to $to --amount 1ngonka --offline --chain-id c --account-number 0
 check 1 "key file open to others" -- tx send --key open.key --to $to --amount 1ngonka "${off[@]}"

@@ -3,7 +3,7 @@
 # flow, many times. Every restart must find the last committed block intact
 # (the node re-hashes the restored state against the stored app hash and
 # checks the invariants before serving), heights never go back, and the
-# ledger adds up: what left account 0 arrived at account 1.
+# ledger adds up: what left account 0 arrived at account 1 or paid its fee.
 # Usage: crash.sh BIN_DIR [ROUNDS]
 set -uo pipefail
 bin="$1"
@@ -70,9 +70,13 @@ done
 start_node
 b0=$(balance "$addr0")
 b1=$(balance "$addr1")
-[ $((b0 + b1)) -eq 2000000 ] || fail "balances $b0 + $b1 do not add up to 2000000"
+# Each committed transfer moved 1ngonka and paid the client's default fee,
+# ceil(200000 gas x 0.0025ngonka) = 500ngonka, to the fee collector.
+n=$((b1 - 1000000))
+[ $((b0 + b1 + 500 * n)) -eq 2000000 ] ||
+  fail "balances $b0 + $b1 + $n fees of 500 do not add up to 2000000"
 [ "$b1" -gt 1000000 ] || fail "no transfer survived ($b1)"
 "$bin/gonka-localnet" export --home "$work/home" >/dev/null || fail "export (invariants)"
 grep -qE "ERROR: AddressSanitizer|runtime error" "$work/node.log" &&
   fail "the sanitizers reported a problem in the node"
-echo "ok: $rounds kills; restarts consistent; $((b1 - 1000000)) transfers committed; ledger adds up"
+echo "ok: $rounds kills; restarts consistent; $n transfers committed; ledger adds up"

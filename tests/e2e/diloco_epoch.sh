@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# A full epoch of the DiLoCo training module on gonka-localnet, driven by
-# scripted `gonka-diloco tx` commands (no trainer), protocol v2: genesis
-# creates run 1; three hosts join its one hardware class and get ranks 0 to
-# 2; each seals a secret for round 0; round 0 opens in epoch 1's Inference
+# A full epoch of the DiLoCo training module (protocol v2) on gonka-localnet,
+# driven by scripted `gonka-diloco tx` commands (no trainer): genesis creates
+# run 1; six hosts of the run's one hardware class join and get ranks 0 to
+# 5, and seal a secret for round 0; round 0 opens in epoch 1's Inference
 # phase; each host commits a real payload file, reveals its secret, reports
-# the others' payloads with MMR proofs of the chunks the round's seed draws,
-# seals and reveals (with its salt) PASS verdicts on its assigned checks,
-# and seals and reveals the next state hash; the round is DONE with the
-# seed of the three secrets; epoch 1 settles when epoch 2 starts; at the
-# claim-money stage each host claims, and its balance grows by exactly its
-# settle amount (workers, validators and attesters); a second claim is
-# refused.
+# the others' payloads with MMR proofs of the chunks drawn from the round's
+# seed, seals and reveals PASS verdicts (salted) on its assigned checks, and
+# seals and reveals the next state hash; every check passes undisputed and
+# the round is DONE; one host leaves the run and gets its collateral back;
+# epoch 1 settles when epoch 2 starts; at the claim-money stage each host
+# claims, and its balance grows by exactly its settle amount less the fee;
+# a second claim is refused.
 # The node runs with --check-invariants, so a block that breaks any
 # module's invariant stops it (and the test).
 # Usage: diloco_epoch.sh BIN_DIR
@@ -27,6 +27,7 @@ fail() { echo "FAIL: $*"; [ -f "$work/node.log" ] && tail -n 20 "$work/node.log"
 ok() { echo "ok: $*"; }
 cd "$work"
 dg="$bin/gonka-diloco"
+hosts="1 2 3 4 5 6"
 
 cat >spec.json <<'JSON'
 {
@@ -37,14 +38,14 @@ cat >spec.json <<'JSON'
   "initial_state_hash": "2222222222222222222222222222222222222222222222222222222222222222",
   "h_min": 20, "h_max": 40, "segment_steps": 10, "tokens_per_step": "512",
   "outer_lr_ppm": 700000, "outer_momentum_ppm": 900000, "codec": "int8",
-  "windows": {"train": 4, "commit": 10, "reveal": 8, "verify": 16, "open": 12,
-              "dispute": 4, "dispute_open": 4, "attest": 8, "attest_open": 8},
-  "reward_per_epoch": "9000ngonka", "min_collateral": "10000ngonka",
-  "fail_bond": "1000ngonka", "checks_per_commit": 1, "double_check_ppm": 0,
-  "recheck_validators": 1, "validator_share_ppm": 200000,
-  "hw_classes": ["cpu-x86"], "min_class_members": 3, "avail_chunks": 2,
-  "cheat_slash": "9000ngonka", "skip_slash": "100ngonka", "suspend_rounds": 2,
-  "max_members": 16, "attest_share_ppm": 50000,
+  "windows": {"train": 2, "commit": 12, "reveal": 12, "verify": 44, "open": 36,
+              "dispute": 8, "dispute_open": 8, "attest": 14, "attest_open": 14},
+  "reward_per_epoch": "90000ngonka", "min_collateral": "100000ngonka",
+  "fail_bond": "1000ngonka", "checks_per_commit": 2, "double_check_ppm": 500000,
+  "recheck_validators": 3, "validator_share_ppm": 200000, "attest_share_ppm": 50000,
+  "hw_classes": ["cpu-x86"], "min_class_members": 6, "avail_chunks": 2,
+  "cheat_slash": "90000ngonka", "skip_slash": "1000ngonka", "suspend_rounds": 2,
+  "max_members": 16,
   "inner_lr": "0.003", "inner_min_lr": "0.0003", "inner_warmup_steps": "10",
   "inner_schedule_steps": "1000", "adam_beta1": "0.9", "adam_beta2": "0.95",
   "adam_eps": "0.00000001", "weight_decay": "0.1", "grad_clip": "1",
@@ -53,7 +54,11 @@ cat >spec.json <<'JSON'
   "overlap": false
 }
 JSON
-"$bin/gonka-localnet" init --home home --accounts 4 --diloco-run spec.json \
+# Epochs of 200 blocks: epoch 1's PoC starts at 20, epoch 2's at 220 (its
+# claim-money stage at 245), and round 0's 150 blocks fit in between. The
+# windows leave each host several times the blocks its transactions need,
+# so that a loaded machine does not push one past its window.
+"$bin/gonka-localnet" init --home home --accounts 7 --epoch-length 200 --diloco-run spec.json \
   --diloco-pool 1000000ngonka >/dev/null || fail "init"
 "$bin/gonka-localnet" start --home home --rpc 127.0.0.1:0 --rpc-addr-file rpc.addr \
   --block-time 250ms --check-invariants >>node.log 2>&1 &
@@ -66,19 +71,22 @@ node="http://$(cat rpc.addr)"
 alive() { kill -0 "$node_pid" 2>/dev/null || fail "the node stopped (an invariant broke?)"; }
 height() { "$dg" status --node "$node" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["latest_block_height"])'; }
 until_height() { # waits until the latest block is at least $1
-  for _ in $(seq 1 600); do
+  for _ in $(seq 1 1200); do
     alive
     [ "$(height)" -ge "$1" ] && return 0
     sleep 0.05
   done
   fail "height did not reach $1"
 }
-tx() { # tx KEY_INDEX SUBCOMMAND ARGS...: must succeed
+seq_no=0
+tx() { # tx KEY_INDEX SUBCOMMAND ARGS...: must succeed; its JSON goes to $last
   local who="$1" sub="$2"
   shift 2
+  last="tx-$who-$sub-$BASHPID-$((seq_no++)).json"
   "$dg" tx "$sub" --key "home/keys/account-$who.key" --node "$node" --gas 3000000 --json "$@" \
-    >"tx-$who-$sub.json" 2>&1 || fail "tx $sub by account $who: $(cat "tx-$who-$sub.json")"
+    >"$last" 2>&1 || fail "tx $sub by account $who: $(cat "$last")"
 }
+json_key() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])' "$@"; }
 # Background jobs: `bg CMD...` starts one, `join_all` waits for them and
 # fails if any failed (a failure inside a job only ends that job).
 pids=()
@@ -95,31 +103,30 @@ round_json() { "$dg" query round 1 0 --node "$node" --json >round.json || fail "
 pyround() { python3 -c "import json; r=json.load(open('round.json')); $1"; }
 
 declare -A A
-for i in 0 1 2 3; do A[$i]=$(addr "$i"); done
-for i in 1 2 3; do
-  bg tx "$i" join-run --run 1 --artifact-url "http://127.0.0.1:900$i" --hw-class cpu-x86 \
-    --collateral 10000ngonka
-done
+for i in 0 $hosts; do A[$i]=$(addr "$i"); done
+"$dg" tx join-run --key home/keys/account-1.key --node "$node" --gas 3000000 --run 1 \
+  --artifact-url http://127.0.0.1:9001 --hw-class gpu-h100 --collateral 200000ngonka \
+  >private.txt 2>&1 && fail "a class the run does not accept was joined"
+grep -q "not one of run 1's" private.txt || fail "private class: $(cat private.txt)"
+ok "a hardware class the run does not list is refused"
+join_and_seal() {
+  tx "$1" join-run --run 1 --artifact-url "http://127.0.0.1:900$1" --hw-class cpu-x86 \
+    --collateral 200000ngonka
+  tx "$1" randomness --run 1 --round 0 --seal-only
+  json_key "$last" secret >"secret-$1"
+}
+for i in $hosts; do bg join_and_seal "$i"; done
 join_all
 "$dg" query run 1 --node "$node" --json >run.json || fail "query run"
 python3 -c "
 import json
 r = json.load(open('run.json'))
-assert sorted(m['rank'] for m in r['members']) == [0, 1, 2] and r['run']['next_rank'] == 3, r" ||
-  fail "ranks are not 0, 1, 2: $(cat run.json)"
-ok "hosts 1-3 joined run 1 (created in genesis) and got ranks 0, 1 and 2"
-
-# Each host's secret for round 0 (the run's next round), sealed before it opens.
-secret() { printf 'secret %s' "$1" | sha256sum | cut -c1-64; }
-salt() { printf 'salt %s' "$*" | sha256sum | cut -c1-64; }
-for i in 1 2 3; do
-  bg tx "$i" randomness --run 1 --round 0 --seal-only --secret "$(secret "$i")"
-done
-join_all
-ok "three secrets sealed for round 0"
+assert sorted(m['rank'] for m in r['members']) == [0, 1, 2, 3, 4, 5] and r['run']['next_rank'] == 6, r" ||
+  fail "ranks are not 0 to 5: $(cat run.json)"
+ok "hosts 1-6 joined run 1 (created in genesis), got ranks 0 to 5 and sealed secrets for round 0"
 
 # Round 0 opens at the first Inference height of epoch 1 where it fits.
-for _ in $(seq 1 600); do
+for _ in $(seq 1 1200); do
   alive
   "$dg" query run 1 --node "$node" --json >run.json 2>/dev/null &&
     python3 -c "import json,sys; r=json.load(open('run.json')); sys.exit(0 if r.get('current_round') else 1)" &&
@@ -133,83 +140,89 @@ for k, v in r["windows"].items():
     print(f"{k}={v}")
 PY
 source windows.env
-ok "round 0 opened at $train_start: commit $commit_start, reveal $reveal_start, verify $verify_start, open $open_start, dispute $dispute_start, attest $attest_start, attest_open $attest_open_start, end $end"
+ok "round 0 opened at $train_start: commit $commit_start, reveal $reveal_start, verify $verify_start, open $open_start, dispute $dispute_start/$dispute_open_start, attest $attest_start/$attest_open_start, end $end"
 
 # Payload files: real MMR commitments (run 1, round 0).
-for i in 1 2 3; do
+for i in $hosts; do
   "$bin/gd-bench-codec" --write-sample "p$i.gdpl" --codec int8 --values $((3000 + i)) \
     --chunk-elems 1000 >/dev/null || fail "payload $i"
 done
 until_height "$commit_start"
-for i in 1 2 3; do
+for i in $hosts; do
   bg tx "$i" commit-round --run 1 --round 0 --payload "p$i.gdpl" \
     --transcript-root "$(printf '%064x' "$i")" --segments 3
 done
 join_all
-ok "three commitments"
+ok "six commitments"
 
 until_height "$reveal_start"
-for i in 1 2 3; do bg tx "$i" randomness --run 1 --round 0 --secret "$(secret "$i")"; done
+for i in $hosts; do bg tx "$i" randomness --run 1 --round 0 --secret "$(cat "secret-$i")"; done
 join_all
 ok "secrets revealed"
 
 until_height "$verify_start"
 round_json
-[ "$(pyround 'print(sum(1 for x in r["randomness"] if x.get("secret")))')" = 3 ] ||
-  fail "the seed does not have the three secrets: $(cat round.json)"
-for i in 1 2 3; do
-  for t in 1 2 3; do
-    [ "$i" = "$t" ] && continue
-    bg tx "$i" report-availability --run 1 --round 0 --target "${A[$t]}" --payload "p$t.gdpl"
-  done
-  join_all
-done
-ok "availability reported with MMR proofs of the chunks the seed drew"
+[ "$(pyround 'print(len(r["randomness"]))')" = 6 ] || fail "randomness records: $(cat round.json)"
 pyround '
 for a in r["assignments"]:
     print(a["target"], a["check"], a["segment"], " ".join(a["validators"]))' >checks.txt
-[ -s checks.txt ] || fail "no checks assigned"
+[ "$(wc -l <checks.txt)" = 12 ] || fail "not two checks per commitment: $(cat checks.txt)"
 digest() { printf '%s' "$1/$2" | sha256sum | cut -c1-64; }
-verdicts_of() { # verdicts_of HOST MODE: that validator's checks, in order
-  local i="$1" mode="$2" target check segment validators v
+# One host's duties in the verify window: its reports, then its sealed
+# verdicts (each salt kept for the reveal).
+verify_duties() {
+  local i="$1" t target check segment validators v
+  for t in $hosts; do
+    [ "$i" = "$t" ] && continue
+    tx "$i" report-availability --run 1 --round 0 --target "${A[$t]}" --payload "p$t.gdpl"
+  done
   while read -r target check segment validators; do
     for v in $validators; do
       [ "$v" = "${A[$i]}" ] || continue
-      if [ "$mode" = seal ]; then
-        tx "$i" submit-verdict --run 1 --round 0 --target "$target" --check "$check" \
-          --verdict pass --digest "$(digest "$target" "$segment")" --seal-only \
-          --salt "$(salt "$i" "$target" "$check")"
-      else
-        tx "$i" submit-verdict --run 1 --round 0 --target "$target" --check "$check" \
-          --verdict pass --digest "$(digest "$target" "$segment")" \
-          --salt "$(salt "$i" "$target" "$check")"
-      fi
+      tx "$i" submit-verdict --run 1 --round 0 --target "$target" --check "$check" \
+        --verdict pass --digest "$(digest "$target" "$segment")" --seal-only
+      json_key "$last" salt >"salt-$i-$target-$check"
     done
   done <checks.txt
 }
-verdict_all() { # validators in parallel
-  for i in 1 2 3; do bg verdicts_of "$i" "$1"; done
-  join_all
-}
-verdict_all seal
-ok "$(wc -l <checks.txt) checks sealed"
+for i in $hosts; do bg verify_duties "$i"; done
+join_all
+ok "availability reported with proofs of the seed-drawn chunks; $(ls salt-* | wc -l) verdicts sealed"
+
 until_height "$open_start"
-verdict_all reveal
-ok "verdicts revealed"
 round_json
-[ "$(pyround 'print(len(r["round"]["inclusion_set"]))')" = 3 ] || fail "inclusion set: $(cat round.json)"
+[ "$(pyround 'print(len(r["round"]["inclusion_set"]))')" = 6 ] || fail "inclusion set: $(cat round.json)"
+reveal_verdicts() {
+  local i="$1" target check segment validators v
+  while read -r target check segment validators; do
+    for v in $validators; do
+      [ "$v" = "${A[$i]}" ] || continue
+      tx "$i" submit-verdict --run 1 --round 0 --target "$target" --check "$check" \
+        --verdict pass --digest "$(digest "$target" "$segment")" \
+        --salt "$(cat "salt-$i-$target-$check")"
+    done
+  done <checks.txt
+}
+for i in $hosts; do bg reveal_verdicts "$i"; done
+join_all
+ok "verdicts revealed"
 
 until_height "$attest_start"
 round_json
-[ "$(pyround 'print(len(r["round"]["aggregation_set"]))')" = 3 ] || fail "aggregation set"
+pyround '
+bad = [a for a in r["assignments"] if a["outcome"] != "passed" or a["recheckers"]]
+assert not bad, bad' || fail "a check did not pass undisputed: $(cat round.json)"
+[ "$(pyround 'print(len(r["round"]["aggregation_set"]))')" = 6 ] || fail "aggregation set"
 next=$(printf 'G1' | sha256sum | cut -c1-64)
-for i in 1 2 3; do
-  bg tx "$i" attest-round --run 1 --round 0 --state-hash "$next" --seal-only --salt "$(salt "$i")"
-done
+seal_attest() {
+  tx "$1" attest-round --run 1 --round 0 --state-hash "$next" --seal-only
+  json_key "$last" salt >"attest-salt-$1"
+}
+for i in $hosts; do bg seal_attest "$i"; done
 join_all
 until_height "$attest_open_start"
-for i in 1 2 3; do
-  bg tx "$i" attest-round --run 1 --round 0 --state-hash "$next" --salt "$(salt "$i")"
+for i in $hosts; do
+  bg tx "$i" attest-round --run 1 --round 0 --state-hash "$next" --salt "$(cat "attest-salt-$i")"
 done
 join_all
 until_height "$end"
@@ -220,15 +233,23 @@ python3 -c "import json; r=json.load(open('run.json'))['run']; assert r['state_h
   fail "run state hash is not the attested one"
 ok "round 0 done; the run's state hash is the attested G1"
 
-# Epoch 2 starts at 120 (settlement); its claim-money stage is 145.
-until_height 121
+# No round is live (the next does not fit before epoch 2's PoC), so a host
+# that leaves gets its collateral back at once.
+before=$(balance "${A[6]}")
+tx 6 leave-run --run 1
+after=$(balance "${A[6]}")
+[ "$after" = $((before + 200000 - 7500)) ] ||
+  fail "host 6 left: balance $before + 200000 collateral - 7500 fee != $after"
+ok "host 6 left the run and got its 200000ngonka collateral back"
+
+until_height 221
 "$dg" tx claim-rewards --key home/keys/account-1.key --node "$node" --run 1 --epoch 1 \
   --gas 3000000 >early.txt 2>&1 && fail "a claim before the claim stage was accepted"
 grep -q "code 18" early.txt || grep -q '"code": 18' early.txt ||
   fail "early claim: $(cat early.txt)"
-until_height 145
+until_height 245
 total=0
-for i in 1 2 3; do
+for i in $hosts; do
   owed=$("$dg" query rewards "${A[$i]}" --node "$node" --json | python3 -c '
 import json,sys
 a = [x for x in json.load(sys.stdin)["amounts"] if str(x["epoch"]) == "1"]
@@ -237,10 +258,15 @@ print(a[0]["amount"] if a else 0)')
   before=$(balance "${A[$i]}")
   tx "$i" claim-rewards --run 1 --epoch 1
   after=$(balance "${A[$i]}")
-  [ "$after" = $((before + owed)) ] || fail "host $i: balance $before + $owed != $after"
+  # The claim paid the client's default fee: ceil(3000000 gas x 0.0025ngonka).
+  fee=$(json_key "$last" fee)
+  [ "$fee" = 7500ngonka ] || fail "host $i: the claim paid $fee, not the default 7500ngonka"
+  [ "$after" = $((before + owed - 7500)) ] ||
+    fail "host $i: balance $before + $owed - 7500 (fee) != $after"
   total=$((total + owed))
 done
-ok "claims paid exactly the settle amounts ($total of the 9000 epoch reward)"
+[ "$total" -gt 89000 ] && [ "$total" -le 90000 ] || fail "the hosts were settled $total of 90000"
+ok "claims paid exactly the settle amounts ($total of the 90000 epoch reward: tokens, checks, attestations), less the default fee"
 "$dg" tx claim-rewards --key home/keys/account-1.key --node "$node" --run 1 --epoch 1 \
   --gas 3000000 >twice.txt 2>&1 && fail "a second claim was accepted"
 grep -q "16" twice.txt || fail "second claim: $(cat twice.txt)"

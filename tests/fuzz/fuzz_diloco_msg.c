@@ -1,9 +1,10 @@
 /* The DiLoCo module's message decoders and handlers: arbitrary bytes as
- * each of its eight messages (the first input byte picks which, the second
- * how many blocks into the run's first round), through the message's
- * stateless checks and, when they pass, its execution against a chain with
- * a run, three members and a round in progress. Nothing may crash, and a
- * message that executes must leave every invariant holding. */
+ * each of its ten messages (the first input byte picks which, in the order
+ * of dl_msg_routes; the second how many blocks into the run's first round),
+ * through the message's stateless checks and, when they pass, its execution
+ * against a chain with a run, four members and a round in progress. Nothing
+ * may crash, and a message that executes must leave every invariant
+ * holding. */
 #include <string.h>
 
 #include "chain/address.h"
@@ -13,7 +14,7 @@
 #include "chain/module/diloco.h"
 #include "tests/fuzz/fuzz.h"
 
-#define FUZZ_MEMBERS 3
+#define FUZZ_MEMBERS 4 /* the run's min_class_members */
 
 /* Accounts 0 (the authority) to 3, from fixed secrets 0x11, 0x22, ... (the
  * seed corpus names the same addresses). */
@@ -29,28 +30,31 @@ static void fuzz_address(int i, char *out, size_t cap) {
 static json_t *fuzz_spec(void) {
     return json_pack(
         "{s:s,s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:s,"
-        "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,"
-        "s:s,s:s,s:i,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:b,s:s,s:i,s:b}",
+        "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:i,s:i,s:i,s:i,"
+        "s:s,s:s,s:i,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:b,s:s,s:i,s:b,"
+        "s:[s],s:i,s:i,s:s,s:s,s:i,s:i,s:i}",
         "model", "tiny", "layout_digest",
         "1111111111111111111111111111111111111111111111111111111111111111", "seed", 1,
         "data_spec", "synthetic:markov:1", "initial_state_hash",
         "2222222222222222222222222222222222222222222222222222222222222222", "h_min", 2, "h_max",
         4, "segment_steps", 2, "tokens_per_step", 64, "outer_lr_ppm", 700000,
         "outer_momentum_ppm", 900000, "codec", "int8", "windows", "train", 1, "commit", 1,
-        "reveal", 1, "verify", 1, "open", 1, "dispute", 1, "attest", 1, "reward_per_epoch",
-        "1000ngonka", "min_collateral", "100ngonka", "fail_bond", "10ngonka",
-        "checks_per_commit", 2, "double_check_ppm", 500000, "recheck_validators", 1,
-        "slash_ppm", 500000, "skip_slash_ppm", 100000, "validator_share_ppm", 200000,
+        "reveal", 1, "verify", 1, "open", 1, "dispute", 1, "attest", 1, "dispute_open", 1,
+        "attest_open", 1, "reward_per_epoch", "1000ngonka", "min_collateral", "1000ngonka",
+        "fail_bond", "10ngonka", "checks_per_commit", 2, "double_check_ppm", 500000,
+        "recheck_validators", 1, "validator_share_ppm", 200000,
         "inner_lr", "0.003", "inner_min_lr", "0.0003", "inner_warmup_steps", 10,
         "inner_schedule_steps", 1000, "adam_beta1", "0.9", "adam_beta2", "0.95", "adam_eps",
         "0.00000001", "weight_decay", "0.1", "grad_clip", "1", "batch", 4, "seq_len", 16,
         "micro_batch", 2, "clip_factor", "2", "error_feedback", 1, "error_feedback_decay", "1",
-        "chunk_elems", 1024, "overlap", 0);
+        "chunk_elems", 1024, "overlap", 0, "hw_classes", "cpu", "min_class_members", 4,
+        "avail_chunks", 2, "cheat_slash", "1000ngonka", "skip_slash", "10ngonka",
+        "suspend_rounds", 2, "max_members", 16, "attest_share_ppm", 50000);
 }
 
 /* Genesis: the accounts funded, run 1 with its pool and the members'
  * collateral held by the module account. Epoch 0 runs no PoC, so the
- * round opens in block 1 (its seven one-block windows end before 20). */
+ * round opens in block 1 (its nine one-block windows end before 20). */
 static gd_app *fuzz_app(void) {
     char addr[FUZZ_MEMBERS + 1][GD_ADDRESS_STR_MAX], module[GD_ADDRESS_STR_MAX];
     for (int i = 0; i <= FUZZ_MEMBERS; i++)
@@ -74,7 +78,7 @@ static gd_app *fuzz_app(void) {
                                               "base_account", "address", module,
                                               "account_number", 9, "name", "diloco"));
     json_array_append_new(balances, json_pack("{s:s,s:[{s:s,s:s}]}", "address", module, "coins",
-                                              "denom", "ngonka", "amount", "8000"));
+                                              "denom", "ngonka", "amount", "9000"));
     json_t *genesis = json_pack(
         "{s:s,s:{s:{s:o},s:{s:o},s:{s:{s:s},s:[{s:o,s:s,s:i}],s:o}}}", "chain_id", "prod-sim",
         "app_state", "auth", "accounts", accounts, "bank", "balances", balances, "diloco",
@@ -105,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const gd_module *m = &gd_diloco_module;
     const gd_msg_route *route = &m->msgs[data[0] % m->n_msgs];
     gd_app *app = fuzz_app();
-    for (int b = 0; b <= data[1] % 10; b++)
+    for (int b = 0; b <= data[1] % 12; b++)
         fuzz_block(app);
     gd_kv *kv = NULL;
     FUZZ_ASSERT(gd_cache_new(&kv, gd_store_view(gd_app_store(app))) == GD_OK);

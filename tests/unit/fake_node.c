@@ -148,6 +148,12 @@ static json_t *fake_check_tx(fake_node *node, const uint8_t *raw, size_t len, in
         node->reported_sequence = node->sequence;
         node->last_tx_sequence = auth->signer_infos[0]->sequence;
         node->last_tx_gas = auth->fee ? auth->fee->gas_limit : 0;
+        node->last_tx_fee[0] = '\0';
+        for (size_t i = 0; auth->fee && i < auth->fee->n_amount; i++) {
+            size_t used = strlen(node->last_tx_fee);
+            snprintf(node->last_tx_fee + used, sizeof node->last_tx_fee - used, "%s%s%s",
+                     i ? "," : "", auth->fee->amount[i]->amount, auth->fee->amount[i]->denom);
+        }
         snprintf(node->last_txhash, sizeof node->last_txhash, "%s", hash_hex);
         node->in_mempool = true;
         node->tx_polls = 0;

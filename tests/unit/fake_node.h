@@ -36,6 +36,7 @@ typedef struct fake_node {
     int tx_polls;
     uint64_t last_tx_sequence;
     uint64_t last_tx_gas;
+    char last_tx_fee[256];     /* its fee coins, "500ngonka" ("" for none) */
     char last_txhash[65];
     bool in_mempool;
 } fake_node;

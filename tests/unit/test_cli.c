@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "chain/address.h"
+#include "chain/gas_price.h"
 #include "chain/tx_decode.h"
 #include "common/base64.h"
 #include "plugin/cli.h"
@@ -166,6 +167,57 @@ static void test_tx_send_offline(void) {
     run_free(&r);
 }
 
+/* The fee an offline-signed `tx send` carries ("500ngonka", "" for none). */
+static const char *offline_fee(const char *key, const char *a1, const char *a2, const char *a3,
+                               const char *a4) {
+    static char fee[256];
+    run_result r = run("tx", "send", "--key", key, "--to",
+                       "gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc", "--amount", "1ngonka",
+                       "--chain-id", "prod-sim", "--offline", "--account-number", "0",
+                       "--sequence", "0", "--json", a1, a2, a3, a4, NULL);
+    fee[0] = '\0';
+    CHECK(r.rc == 0 && r.json);
+    const char *b64 = json_str(r.json, "tx_base64");
+    uint8_t raw[4096];
+    size_t n = 0;
+    gd_decoded_tx *dec = NULL;
+    if (b64 && gd_base64_decode(raw, sizeof raw, &n, b64, strlen(b64)) == GD_OK &&
+        gd_tx_decode(&dec, raw, n) == GD_OK) {
+        json_t *j = gd_decoded_tx_to_json(dec);
+        json_t *amount = json_object_get(json_object_get(json_object_get(j, "auth_info"), "fee"),
+                                         "amount");
+        for (size_t i = 0; i < json_array_size(amount); i++) {
+            json_t *c = json_array_get(amount, i);
+            size_t used = strlen(fee);
+            snprintf(fee + used, sizeof fee - used, "%s%s%s", i ? "," : "",
+                     json_string_value(json_object_get(c, "amount")),
+                     json_string_value(json_object_get(c, "denom")));
+        }
+        json_decref(j);
+        gd_decoded_tx_free(dec);
+    }
+    run_free(&r);
+    return fee;
+}
+
+/* Without --fees the client pays gas x the default gas price, localnet's
+ * minimum; --gas-prices changes the price, --fees replaces it. */
+static void test_tx_send_fees(void) {
+    const char *key = make_key("fee.key",
+                               "6666666666666666666666666666666666666666666666666666666666666666");
+    CHECK_STR_EQ(offline_fee(key, NULL, NULL, NULL, NULL), "500ngonka");
+    CHECK_STR_EQ(offline_fee(key, "--gas", "3000000", NULL, NULL), "7500ngonka");
+    CHECK_STR_EQ(offline_fee(key, "--gas", "200001", NULL, NULL), "501ngonka");
+    CHECK_STR_EQ(offline_fee(key, "--gas-prices", "0.01ngonka", "--gas", "150000"), "1500ngonka");
+    CHECK_STR_EQ(offline_fee(key, "--gas-prices", "0", NULL, NULL), "");
+    CHECK_STR_EQ(offline_fee(key, "--gas-prices", "0ngonka", NULL, NULL), "");
+    CHECK_STR_EQ(offline_fee(key, "--fees", "7ngonka", NULL, NULL), "7ngonka");
+    CHECK_STR_EQ(offline_fee(key, "--fees", "0ngonka", NULL, NULL), "");
+    run_result r = run("tx", "send", "--help", NULL);
+    CHECK(r.rc == 0 && strstr(r.out, "--gas-prices") && strstr(r.out, GD_GAS_PRICE_DEFAULT));
+    run_free(&r);
+}
+
 static void test_tx_send_bad_input(void) {
     const char *key = make_key("bad.key",
                                "4444444444444444444444444444444444444444444444444444444444444444");
@@ -183,6 +235,10 @@ static void test_tx_send_bad_input(void) {
         {{"--to", to, "--amount", "0ngonka"}, 2, "positive"},
         {{"--to", to, "--amount", "1.5gonka"}, 2, "whole numbers"},
         {{"--to", to, "--amount", "1ngonka", "--fees", "x"}, 2, "--fees"},
+        {{"--to", to, "--amount", "1ngonka", "--gas-prices", "x"}, 2, "--gas-prices"},
+        {{"--to", to, "--amount", "1ngonka", "--gas-prices", "0.5"}, 2, "--gas-prices"},
+        {{"--to", to, "--amount", "1ngonka", "--fees", "1ngonka", "--gas-prices", "1ngonka"}, 2,
+         "not both"},
         {{"--to", to, "--amount", "1ngonka", "--gas", "-1"}, 2, "--gas"},
         {{"--to", to, "--amount", "1ngonka", "--gas", "0"}, 2, "--gas"},
         {{"--to", to, "--amount", "1ngonka", "--gas", "auto"}, 2, "--gas auto"},
@@ -248,11 +304,22 @@ static void test_online(void) {
     CHECK(json_integer_value(json_object_get(r.json, "sequence")) == 2);
     CHECK(json_is_true(json_object_get(r.json, "included")));
     CHECK_STR_EQ(json_str(r.json, "txhash"), node.last_txhash);
+    CHECK_STR_EQ(json_str(r.json, "fee"), "500ngonka"); /* the default gas price */
+    CHECK_STR_EQ(node.last_tx_fee, "500ngonka");
+    run_free(&r);
+    /* --gas auto: the fee follows the simulated limit (80000 x 0.0025). */
+    r = run("tx", "send", "--key", key, "--to", to, "--amount", "1ngonka", "--gas", "auto",
+            "--node", url, "--json", NULL);
+    CHECK(r.rc == 0 && r.json);
+    CHECK_STR_EQ(json_str(r.json, "fee"), "200ngonka");
+    CHECK(node.last_tx_gas == 80000);
+    CHECK_STR_EQ(node.last_tx_fee, "200ngonka");
     run_free(&r);
 
     /* Without --chain-id the node's network is used. */
     r = run("tx", "send", "--key", key, "--to", to, "--amount", "1ngonka", "--node", url, NULL);
-    CHECK(r.rc == 0 && strstr(r.out, "txhash: ") && strstr(r.out, "height: "));
+    CHECK(r.rc == 0 && strstr(r.out, "txhash: ") && strstr(r.out, "height: ") &&
+          strstr(r.out, "fee:    500ngonka\n"));
     run_free(&r);
 
     /* A stale sequence is resolved; a wrong chain-id is explained. */
@@ -401,6 +468,7 @@ int main(void) {
     RUN_TEST(test_keys);
     RUN_TEST(test_hex_wiped_from_argv);
     RUN_TEST(test_tx_send_offline);
+    RUN_TEST(test_tx_send_fees);
     RUN_TEST(test_tx_send_bad_input);
     RUN_TEST(test_online);
     RUN_TEST(test_help_and_usage);

@@ -329,6 +329,57 @@ static void test_fees(void) {
     CHECK_STATUS(gd_app_new(&bad, &cfg), GD_ERR_INVALID);
 }
 
+/* localnet's default minimum (GD_GAS_PRICE_DEFAULT): 200000 gas needs
+ * ceil(200000 x 0.0025) = 500ngonka; a zero minimum ("0", "0ngonka")
+ * takes a transaction without a fee. */
+static void test_default_min_gas_price(void) {
+    app_fixture f;
+    fix_init(&f, GD_GAS_PRICE_DEFAULT);
+    gd_buf tx = {0};
+    gd_tx_outcome o;
+    const struct {
+        const char *fee;
+        uint64_t gas;
+        uint32_t code;
+        const char *log;
+    } cases[] = {
+        {NULL, 200000, 13, "insufficient fees; got: 0 required: 500ngonka"},
+        {"499ngonka", 200000, 13, "insufficient fees; got: 499ngonka required: 500ngonka"},
+        {"500stake", 200000, 13, "got: 500stake required: 500ngonka"},
+        {"500ngonka", 200001, 13, "required: 501ngonka"},
+        {"7499ngonka", 3000000, 13, "required: 7500ngonka"},
+        {"500ngonka", 200000, 0, ""},
+        {"7500ngonka", 3000000, 0, ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        CHECK_OK(fix_send_tx(&f, 0, f.addr[1], "1ngonka", cases[i].fee, cases[i].gas, 0, NULL,
+                             &tx));
+        CHECK_OK(gd_app_check_tx(f.app, tx.data, tx.len, &o));
+        bool ok = o.err.code == cases[i].code && strstr(o.err.log, cases[i].log) &&
+                  (cases[i].code == 0 || strcmp(o.err.codespace, "sdk") == 0);
+        if (!ok)
+            fprintf(stderr, "case %zu: code %u log '%s'\n", i, o.err.code, o.err.log);
+        CHECK(ok);
+        gd_tx_outcome_free(&o);
+        gd_buf_free(&tx);
+        if (cases[i].code == 0) { /* the check state moved on: reset it */
+            fix_free(&f);
+            fix_init(&f, GD_GAS_PRICE_DEFAULT);
+        }
+    }
+    fix_free(&f);
+    const char *zero[] = {"0", "0ngonka", "0.0ngonka", ""};
+    for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++) {
+        fix_init(&f, zero[i]);
+        CHECK_OK(fix_send_tx(&f, 0, f.addr[1], "1ngonka", NULL, 200000, 0, NULL, &tx));
+        CHECK_OK(gd_app_check_tx(f.app, tx.data, tx.len, &o));
+        CHECK(o.err.code == 0);
+        gd_tx_outcome_free(&o);
+        gd_buf_free(&tx);
+        fix_free(&f);
+    }
+}
+
 static void test_simulate(void) {
     app_fixture f;
     fix_init(&f, NULL);
@@ -592,6 +643,7 @@ int main(void) {
     RUN_TEST(test_ante_refusals);
     RUN_TEST(test_check_state);
     RUN_TEST(test_fees);
+    RUN_TEST(test_default_min_gas_price);
     RUN_TEST(test_simulate);
     RUN_TEST(test_query_errors);
     RUN_TEST(test_epochs);

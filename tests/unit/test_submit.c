@@ -155,6 +155,42 @@ static void test_gas_auto(void) {
     fixture_down(&f);
 }
 
+/* A gas price instead of fees: the fee is ceil(gas x price) of the limit
+ * actually signed, so after --gas auto has set it. */
+static void test_gas_price_fee(void) {
+    fixture f;
+    fixture_up(&f);
+    gd_gas_price price;
+    CHECK_OK(gd_gas_price_parse(&price, GD_GAS_PRICE_DEFAULT));
+    f.req.gas_price = &price;
+    gd_submit_result r;
+    CHECK_OK(gd_tx_submit(f.rpc, &f.key, &f.req, &f.opt, &r));
+    CHECK_STR_EQ(f.node.last_tx_fee, "500ngonka"); /* 200000 x 0.0025 */
+    CHECK_STR_EQ(r.fee, "500ngonka");
+    f.opt.gas_auto = true;
+    f.opt.gas_adjustment = 1.5;
+    f.node.simulate_gas = 100001; /* x 1.5 = 150002 gas: 375.005, paid as 376 */
+    CHECK_OK(gd_tx_submit(f.rpc, &f.key, &f.req, &f.opt, &r));
+    CHECK(f.node.last_tx_gas == 150002);
+    CHECK_STR_EQ(f.node.last_tx_fee, "376ngonka");
+    CHECK_STR_EQ(r.fee, "376ngonka");
+    /* A zero price pays nothing; fees and a price together are refused. */
+    f.opt.gas_auto = false;
+    CHECK_OK(gd_gas_price_parse(&price, "0"));
+    CHECK_OK(gd_tx_submit(f.rpc, &f.key, &f.req, &f.opt, &r));
+    CHECK_STR_EQ(f.node.last_tx_fee, "");
+    CHECK_STR_EQ(r.fee, "");
+    f.req.fees = &f.coin;
+    f.req.n_fees = 1;
+    int before = f.node.broadcasts;
+    CHECK_STATUS(gd_tx_submit(f.rpc, &f.key, &f.req, &f.opt, &r), GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "not both") != NULL && f.node.broadcasts == before);
+    f.req.gas_price = NULL;
+    CHECK_OK(gd_tx_submit(f.rpc, &f.key, &f.req, &f.opt, &r));
+    CHECK_STR_EQ(f.node.last_tx_fee, "1000ngonka");
+    fixture_down(&f);
+}
+
 static void test_queries(void) {
     fixture f;
     fixture_up(&f);
@@ -202,6 +238,7 @@ int main(void) {
     RUN_TEST(test_lost_reply);
     RUN_TEST(test_unknown_account);
     RUN_TEST(test_gas_auto);
+    RUN_TEST(test_gas_price_fee);
     RUN_TEST(test_queries);
     RUN_TEST(test_parse_expected_sequence);
     return gd_test_finish();
