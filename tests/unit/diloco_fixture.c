@@ -751,6 +751,22 @@ void df_free(df *d) {
 void df_refresh(df *d) {
     df_qfree(d->r);
     d->r = df_q_round(d, d->round);
+    const Gonka__Diloco__V1__Round *r = d->r->round;
+    bool at_verify = d->r->height == r->windows->verify_start;
+    bool at_dispute = d->r->height == r->windows->dispute_start;
+    if (!at_verify && !at_dispute)
+        return;
+    bool *into = at_verify ? d->active_v : d->active_r;
+    memset(into, 0, DF_ACCOUNTS * sizeof *into);
+    for (size_t i = 0; i < r->n_members; i++) {
+        int at = df_index(d, r->members[i]->address);
+        if (at >= 0)
+            into[at] = r->members[i]->active;
+    }
+    if (at_verify)
+        d->active_v_round = r->index + 1;
+    else
+        d->active_r_round = r->index + 1;
 }
 
 void df_open(df *d) {
@@ -1081,12 +1097,18 @@ typedef struct df_pool {
     uint32_t n;
 } df_pool;
 
-static void df_pool_fill(df_pool *p, const Gonka__Diloco__V1__Round *r, const char *cls,
-                         const char *target, char *const *exclude, size_t n_exclude) {
+/* The eligible members: of the class, active when the draw was made
+ * (active: by account, or NULL for the round's flags as queried), less the
+ * target and the excluded. */
+static void df_pool_fill(df_pool *p, const df *d, const Gonka__Diloco__V1__Round *r,
+                         const bool *active, const char *cls, const char *target,
+                         char *const *exclude, size_t n_exclude) {
     p->n = 0;
     for (size_t i = 0; i < r->n_members && p->n < DF_ACCOUNTS + 8; i++) {
         const Gonka__Diloco__V1__WeightedMember *m = r->members[i];
-        if (strcmp(m->hw_class, cls) != 0 || strcmp(m->address, target) == 0 ||
+        int at = df_index(d, m->address);
+        bool was_active = active != NULL && at >= 0 ? active[at] : m->active;
+        if (!was_active || strcmp(m->hw_class, cls) != 0 || strcmp(m->address, target) == 0 ||
             df_has_str(exclude, n_exclude, m->address))
             continue;
         p->addr[p->n] = m->address;
@@ -1157,7 +1179,9 @@ void df_check_draws(const df *d, const df_qround *q) {
                                  c->payload_leaves - 1, d->k.double_ppm);
             CHECK(a->segment == dr.segment && a->step == dr.step && a->chunk == dr.chunk);
             df_pool pool;
-            df_pool_fill(&pool, r, tm->hw_class, c->participant, NULL, 0);
+            const bool *av = d->active_v_round == r->index + 1 ? d->active_v : NULL;
+            const bool *ar = d->active_r_round == r->index + 1 ? d->active_r : NULL;
+            df_pool_fill(&pool, d, r, av, tm->hw_class, c->participant, NULL, 0);
             uint32_t want = dr.twice ? 2 : 1;
             size_t got = 0;
             for (uint32_t v = 0; v < want && pool.n > 0; v++, got++) {
@@ -1169,7 +1193,8 @@ void df_check_draws(const df *d, const df_qround *q) {
             CHECK(a->n_validators == got);
             if (!rechecked || a->n_recheckers == 0)
                 continue;
-            df_pool_fill(&pool, r, tm->hw_class, c->participant, a->validators, a->n_validators);
+            df_pool_fill(&pool, d, r, ar, tm->hw_class, c->participant, a->validators,
+                         a->n_validators);
             CHECK(a->n_recheckers == d->k.rechecks && pool.n >= d->k.rechecks);
             for (uint32_t k = 0; k < a->n_recheckers && pool.n > 0; k++) {
                 uint32_t at = gd_diloco_draw_member("gd-recheck", rrnd, c->participant, j, k,

@@ -125,6 +125,11 @@ typedef struct df {
     df_event_rec log[DF_LOG_MAX];    /* diloco_slashed and diloco_released events */
     size_t n_log;
     char last_log[512];              /* the log of the last transaction that failed */
+    /* Who was active when the round's draws were made (validators at
+     * verify_start, re-checkers at dispute_start), as df_refresh saw it
+     * right after those blocks; valid for round active_round - 1. */
+    bool active_v[DF_ACCOUNTS], active_r[DF_ACCOUNTS];
+    uint64_t active_v_round, active_r_round;
 } df;
 
 /* A chain with the run (id 1, created by account 0) and members 1 .. n,
@@ -288,8 +293,9 @@ void df_check_settlement(df *d, uint64_t epoch);
 
 /* Every assignment of a round is the draw of proofs/diloco_rules.h: the
  * seed from the beacon and the revealed secrets, the segment, step and
- * chunk, validators weighted by frozen weight among the target's class,
- * re-checkers the same way among the rest, and no checks for a class
+ * chunk, validators weighted by frozen weight among the target's class
+ * members that were active at verify_start, re-checkers the same way among
+ * the rest of those active at dispute_start, and no checks for a class
  * below min_class_members. */
 void df_check_draws(const df *d, const df_qround *r);
 

@@ -12,13 +12,13 @@
  * report, cheat slash 9000, skip slash 200, fail bond 1000, windows of
  * three blocks (rounds at 42 and 69 in epoch 1, 142 and 169 in epoch 2).
  *
- * Three tests fail on the module as it stands, each on a bug:
- * test_idle_coalition_cannot_exclude (silent re-checkers count against an
- * honest target: an idle coalition makes its checks UNDECIDED),
+ * Two tests fail on the module as it stands, each on a bug:
  * test_attest_pay_does_not_reward_splitting (the attesters' share is paid
  * per attestation, so splitting collateral into identities multiplies it)
- * and test_window_names (a refusal names the two v2 reveal windows
- * "none"). */
+ * and test_short_class_accusation_is_not_free (since only active members
+ * are drawn, a class with an idle member can leave a false accusation
+ * without re-checkers: the check is UNDECIDED, the honest target unpaid and
+ * the accuser's bond returned). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -960,6 +960,58 @@ static void test_tie_undecided(void) {
     df_free(&d);
 }
 
+/* Attack: in a class that has just min_class_members members, one of them
+ * idle (a Sybil that stays silent for the skip slash), a colluder falsely
+ * accuses an honest target, and a cheater hopes to escape its slash. Only
+ * active members are drawn, so after the target and its two validators
+ * fewer than three re-checkers are left. Promise: a false accusation always
+ * puts its bond at risk and a caught cheat is slashed; no check ends
+ * UNDECIDED for want of re-checkers (a class that cannot re-check a
+ * dispute should not be checked at all). */
+static void test_short_class_accusation_is_not_free(void) {
+    df d;
+    df_knobs k;
+    df_knobs_default(&k);
+    k.double_ppm = 1000000;
+    k.checks = 1;
+    df_setup(&d, &k, 6, NULL, NULL); /* a class of exactly min_class_members */
+    const int t = 2, idle = 6, cheater = 3;
+    d.act[idle].idle = true;
+    d.act[cheater].cheat = true;
+    to_draws(&d);
+    const df_assignment *a = df_assignment_of(d.r, t, 0, &d);
+    int accuser = -1;
+    uint64_t bal = 0;
+    if (a != NULL) {
+        CHECK(!df_has_str(a->validators, a->n_validators, d.f.addr[idle]));
+        accuser = df_index(&d, a->validators[0]);
+        d.act[accuser].verdict_on[t] = DF_FAIL;
+        bal = df_balance(&d, accuser);
+    }
+    to_rechecks(&d);
+    rest_of_round(&d);
+    for (size_t x = 0; x < d.r->n_assignments; x++) {
+        const df_assignment *c = d.r->assignments[x];
+        if (c->outcome == OUTCOME(UNDECIDED) && c->n_recheckers == 0)
+            fprintf(stderr, "check %u of member %d: undecided with no re-checkers\n", c->check,
+                    df_index(&d, c->target));
+        CHECK(!(c->outcome == OUTCOME(UNDECIDED) && c->n_recheckers == 0));
+    }
+    a = df_assignment_of(d.r, t, 0, &d);
+    if (a != NULL && a->outcome != OUTCOME(PASSED))
+        fprintf(stderr, "the falsely accused member %d: outcome %d, accuser's balance %llu of "
+                        "%llu\n",
+                t, (int)a->outcome, (unsigned long long)df_balance(&d, accuser),
+                (unsigned long long)bal);
+    CHECK(a == NULL || (a->outcome == OUTCOME(PASSED) && df_balance(&d, accuser) == bal - k.fail_bond));
+    if (df_assignment_of(d.r, cheater, 0, &d) != NULL) {
+        CHECK(failed(&d, cheater));
+        CHECK(df_slashed(&d, cheater, "upheld", NULL) == k.cheat_slash);
+    }
+    CHECK(!aggregated(&d, cheater));
+    df_free(&d);
+}
+
 /* ---- 7: fixed slashes, suspension, ejection ----------------------------------------------------------- */
 
 /* Attack: cheaters with different bonds (20000, 60000, 12000) each fail
@@ -1491,6 +1543,7 @@ int main(void) {
     RUN_TEST(test_idle_coalition_cannot_exclude);
     RUN_TEST(test_leave_run);
     RUN_TEST(test_tie_undecided);
+    RUN_TEST(test_short_class_accusation_is_not_free);
     RUN_TEST(test_fixed_slashes_and_suspension);
     RUN_TEST(test_attestation_copy_fails);
     RUN_TEST(test_attesters_paid_and_slashed);
