@@ -59,10 +59,11 @@ static void dl_pool_free(dl_pool *p) {
     free(p->weight);
 }
 
+/* The members of a class active so far: those who can check and re-check. */
 static uint32_t dl_class_size(const dl_round *r, const char *hw_class) {
     uint32_t n = 0;
     for (size_t i = 0; i < r->n_members; i++)
-        n += strcmp(r->members[i]->hw_class, hw_class) == 0;
+        n += r->members[i]->active && strcmp(r->members[i]->hw_class, hw_class) == 0;
     return n;
 }
 
@@ -85,9 +86,10 @@ gd_status dl_assign_checks(gd_ctx *ctx, const dl_run *run, dl_round *r) {
     for (size_t i = 0; s == GD_OK && i < commits.n; i++) {
         const dl_commitment *c = commits.items[i];
         const char *cls = dl_class_of(r, c->participant);
-        /* Too few members of its class to check it and re-check a dispute:
-         * the commitment gets no checks, so it is neither aggregated nor
-         * paid (a private class is no free pass). */
+        /* Too few active members of its class to check it and re-check a
+         * dispute: the commitment gets no checks, so it is neither
+         * aggregated nor paid (a private class is no free pass, and an
+         * idle member cannot leave a dispute without re-checkers). */
         if (dl_class_size(r, cls) < sp->min_class_members) {
             s = dl_event(ctx, "diloco_unchecked", r, "target", c->participant, "reason",
                          "class too small");
