@@ -1156,9 +1156,14 @@ void df_check_draws(const df *d, const df_qround *q) {
         CHECK(tm != NULL);
         if (tm == NULL)
             continue;
+        /* The class's members active at verify_start. */
+        const bool *av = d->active_v_round == r->index + 1 ? d->active_v : NULL;
         uint32_t class_size = 0;
-        for (size_t m = 0; m < r->n_members; m++)
-            class_size += strcmp(r->members[m]->hw_class, tm->hw_class) == 0;
+        for (size_t m = 0; m < r->n_members; m++) {
+            int at = df_index(d, r->members[m]->address);
+            bool was_active = av != NULL && at >= 0 ? av[at] : r->members[m]->active;
+            class_size += was_active && strcmp(r->members[m]->hw_class, tm->hw_class) == 0;
+        }
         if (class_size < d->k.min_class) {
             for (size_t x = 0; x < q->n_assignments; x++)
                 CHECK(strcmp(q->assignments[x]->target, c->participant) != 0);
@@ -1179,7 +1184,6 @@ void df_check_draws(const df *d, const df_qround *q) {
                                  c->payload_leaves - 1, d->k.double_ppm);
             CHECK(a->segment == dr.segment && a->step == dr.step && a->chunk == dr.chunk);
             df_pool pool;
-            const bool *av = d->active_v_round == r->index + 1 ? d->active_v : NULL;
             const bool *ar = d->active_r_round == r->index + 1 ? d->active_r : NULL;
             df_pool_fill(&pool, d, r, av, tm->hw_class, c->participant, NULL, 0);
             uint32_t want = dr.twice ? 2 : 1;

@@ -296,7 +296,7 @@ void df_check_settlement(df *d, uint64_t epoch);
  * chunk, validators weighted by frozen weight among the target's class
  * members that were active at verify_start, re-checkers the same way among
  * the rest of those active at dispute_start, and no checks for a class
- * below min_class_members. */
+ * with fewer than min_class_members members active at verify_start. */
 void df_check_draws(const df *d, const df_qround *r);
 
 #endif

@@ -15,10 +15,9 @@
  * Two tests fail on the module as it stands, each on a bug:
  * test_attest_pay_does_not_reward_splitting (the attesters' share is paid
  * per attestation, so splitting collateral into identities multiplies it)
- * and test_short_class_accusation_is_not_free (since only active members
- * are drawn, a class with an idle member can leave a false accusation
- * without re-checkers: the check is UNDECIDED, the honest target unpaid and
- * the accuser's bond returned). */
+ * and test_idle_coalition_cannot_exclude (a class takes part in a round
+ * only with min_class_members active members, so an idle coalition of
+ * three of eight leaves every honest commitment unchecked and unpaid). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -807,6 +806,10 @@ static void test_idle_coalition_cannot_exclude(void) {
             fprintf(stderr, "honest member %d not aggregated:", i);
             for (uint32_t j = 0; j < k.checks; j++) {
                 const df_assignment *a = df_assignment_of(d.r, i, j, &d);
+                if (a == NULL) {
+                    fprintf(stderr, " check %u not assigned (diloco_unchecked)", j);
+                    continue;
+                }
                 fprintf(stderr, " check %u outcome %d (validators", j, (int)a->outcome);
                 for (size_t v = 0; v < a->n_validators; v++)
                     fprintf(stderr, " %d", df_index(&d, a->validators[v]));
