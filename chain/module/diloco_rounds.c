@@ -112,7 +112,10 @@ static int64_t dl_span(const Gonka__Diloco__V1__WindowLengths *w) {
 
 /* Who is in the next round: members that left or fell below the minimum
  * collateral are paid back and removed first (no live round holds them
- * now), suspended ones sit this round out. Returns the snapshot's members
+ * now); suspended ones sit this round out; and a member takes part only if
+ * it sealed a secret for the round. The seal is how a member says it will
+ * take part: a member that sends nothing is in no snapshot, so idle weight
+ * never counts and never draws checks. Returns the snapshot's members
  * (borrowed from *members). */
 static gd_status dl_snapshot(gd_ctx *ctx, const dl_run *run, dl_list *members,
                              dl_member ***out, size_t *n_out) {
@@ -133,8 +136,17 @@ static gd_status dl_snapshot(gd_ctx *ctx, const dl_run *run, dl_list *members,
             s = dl_release(ctx, run, m, "left");
         else if (s == GD_OK && c < min)
             s = dl_release(ctx, run, m, "below the minimum collateral");
-        else if (s == GD_OK && m->suspended_until <= run->next_round)
-            in[n++] = m;
+        else if (s == GD_OK && m->suspended_until <= run->next_round) {
+            dl_key sk;
+            dl_key_secret(&sk, run->id, run->next_round, m->address);
+            const uint8_t *v;
+            size_t vlen;
+            gd_status g = gd_ctx_get(ctx, sk.b, sk.n, &v, &vlen);
+            if (g == GD_OK)
+                in[n++] = m;
+            else if (g != GD_ERR_NOT_FOUND)
+                s = g;
+        }
     }
     if (s != GD_OK) {
         free(in);

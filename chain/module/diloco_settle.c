@@ -1,6 +1,7 @@
 /* The DiLoCo module's settlement: when Gonka's epoch advances, each run
  * pays its epoch reward to workers by accepted tokens, to validators by
- * credited checks and to attesters by winning attestations in the epoch's
+ * credited checks and to attesters by the weight of their winning
+ * attestations in the epoch's
  * DONE rounds, and burns what the epoch before settled and nobody claimed,
  * pruning that epoch's rounds (docs/protocol.md section 7). */
 #include <stdio.h>
@@ -16,6 +17,7 @@ typedef struct dl_earner {
     uint64_t tokens;
     uint32_t checks;
     uint32_t attestations;
+    dl_u128 attest_weight; /* the attester's weight, summed over its winning attestations */
 } dl_earner;
 
 typedef struct dl_earners {
@@ -32,7 +34,7 @@ static dl_earner *dl_earner_of(dl_earners *e, const char *addr) {
         return NULL;
     e->items = grown;
     dl_earner *x = &grown[e->n];
-    *x = (dl_earner){strdup(addr), 0, 0, 0};
+    *x = (dl_earner){strdup(addr), 0, 0, 0, 0};
     if (x->address == NULL)
         return NULL;
     e->n++;
@@ -102,11 +104,17 @@ static gd_status dl_collect(gd_ctx *ctx, const dl_run *run, uint64_t epoch, dl_e
                 r->next_state_hash.len != GD_DILOCO_HASH_LEN ||
                 memcmp(a->next_state_hash.data, r->next_state_hash.data, GD_DILOCO_HASH_LEN) != 0)
                 continue;
-            dl_earner *x = dl_earner_of(e, a->attester);
-            if (x == NULL)
+            /* Paid by weight, not per identity: two identities splitting one
+             * collateral earn what the one would. */
+            uint64_t weight = 0;
+            s = dl_member_weight(ctx, r->run, r->index, a->attester, &weight);
+            dl_earner *x = s == GD_OK ? dl_earner_of(e, a->attester) : NULL;
+            if (s == GD_OK && x == NULL)
                 s = gd_fail(GD_ERR_NOMEM, "out of memory");
-            else
+            else if (s == GD_OK) {
                 x->attestations++;
+                x->attest_weight += weight;
+            }
         }
         dl_list_free(&atts);
     }
@@ -184,11 +192,11 @@ gd_status dl_settle_epoch(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
     uint64_t validators = dl_muldiv(budget, run->spec->validator_share_ppm, GD_DILOCO_PPM);
     uint64_t attesters = dl_muldiv(budget, run->spec->attest_share_ppm, GD_DILOCO_PPM);
     uint64_t workers = budget - validators - attesters;
-    dl_u128 total_attestations = 0;
+    dl_u128 total_attest_weight = 0;
     for (size_t i = 0; i < e.n; i++) {
         total_tokens += e.items[i].tokens;
         total_checks += e.items[i].checks;
-        total_attestations += e.items[i].attestations;
+        total_attest_weight += e.items[i].attest_weight;
     }
     if (e.n > 1)
         qsort(e.items, e.n, sizeof *e.items, dl_earner_cmp);
@@ -197,7 +205,9 @@ gd_status dl_settle_epoch(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
         uint64_t amount =
             (total_tokens ? dl_muldiv(workers, x->tokens, total_tokens) : 0) +
             (total_checks ? dl_muldiv(validators, x->checks, total_checks) : 0) +
-            (total_attestations ? dl_muldiv(attesters, x->attestations, total_attestations) : 0);
+            (total_attest_weight
+                 ? dl_muldiv_wide(attesters, x->attest_weight, total_attest_weight)
+                 : 0);
         if (amount == 0)
             continue;
         char text[24];

@@ -690,6 +690,15 @@ static void df_seal_secrets(df *d, uint64_t round) {
         df_batch_ok(d, &b, "secret seals");
 }
 
+void df_seal_secret(df *d, int who, uint64_t round) {
+    uint8_t secret[32], seal[32];
+    df_secret(d, secret, who, round);
+    gd_diloco_seal(seal, GD_SEAL_RANDOMNESS, d->f.addr[who], NULL, 0, secret);
+    Gonka__Diloco__V1__MsgRandomness m = df_randomness_msg(d, who, round, seal, NULL);
+    CHECK(df_deliver(d, who, GD_DILOCO_MSG_RANDOMNESS, &m) == 0);
+    d->sealed[who] |= (uint64_t)1 << round;
+}
+
 void df_setup(df *d, const df_knobs *k, int n, const char *const *classes,
               const uint64_t *collateral) {
     memset(d, 0, sizeof *d);
@@ -1060,15 +1069,47 @@ static uint64_t df_share(uint64_t part, uint64_t x, df_u128 total) {
     return total ? (uint64_t)(part * (df_u128)x / total) : 0;
 }
 
+/* The weight behind each member's winning attestations in the epoch's DONE
+ * rounds (from the rounds' own snapshots). */
+static void df_attest_weights(df *d, uint64_t epoch, df_u128 *out) {
+    memset(out, 0, DF_ACCOUNTS * sizeof *out);
+    for (uint64_t round = 0; round < d->round; round++) {
+        if (df_q_round_code(d, round) != 0)
+            continue; /* pruned */
+        df_qround *q = df_q_round(d, round);
+        const Gonka__Diloco__V1__Round *r = q->round;
+        if (r->epoch == epoch && r->phase == PH(DONE) && r->next_state_hash.len == 32)
+            for (size_t i = 0; i < q->n_attestations; i++) {
+                const Gonka__Diloco__V1__Attestation *a = q->attestations[i];
+                int at = df_index(d, a->attester);
+                const Gonka__Diloco__V1__WeightedMember *m = df_weighted_of(q, a->attester);
+                if (at >= 0 && m != NULL && a->next_state_hash.len == 32 &&
+                    memcmp(a->next_state_hash.data, r->next_state_hash.data, 32) == 0)
+                    out[at] += strtoull(m->weight, NULL, 10);
+            }
+        df_qfree(q);
+    }
+}
+
+/* floor(part * x / total), as the module's dl_muldiv_wide. */
+static uint64_t df_share_wide(uint64_t part, df_u128 x, df_u128 total) {
+    while (total > UINT64_MAX) {
+        x >>= 1;
+        total >>= 1;
+    }
+    return total ? (uint64_t)(part * x / total) : 0;
+}
+
 void df_check_settlement(df *d, uint64_t epoch) {
     df_settle s[DF_ACCOUNTS];
     bool has[DF_ACCOUNTS];
-    df_u128 tokens = 0, checks = 0, atts = 0;
+    df_u128 tokens = 0, checks = 0, atts = 0, weight[DF_ACCOUNTS];
+    df_attest_weights(d, epoch, weight);
     for (int i = 1; i < DF_ACCOUNTS; i++) {
         has[i] = df_settled(d, i, epoch, &s[i]);
         tokens += s[i].tokens;
         checks += s[i].checks;
-        atts += s[i].attestations;
+        atts += weight[i];
     }
     uint64_t budget = d->k.reward;
     uint64_t validators = budget * d->k.validator_share_ppm / 1000000;
@@ -1077,7 +1118,7 @@ void df_check_settlement(df *d, uint64_t epoch) {
     for (int i = 1; i < DF_ACCOUNTS; i++) {
         uint64_t want = df_share(workers, s[i].tokens, tokens) +
                         df_share(validators, s[i].checks, checks) +
-                        df_share(attesters, s[i].attestations, atts);
+                        df_share_wide(attesters, weight[i], atts);
         if (has[i] != (want > 0) || s[i].amount != want) {
             fprintf(stderr, "epoch %llu: account %d settled %llu (%llu tokens, %u checks, %u "
                             "attestations), the rule gives %llu\n",

@@ -284,10 +284,14 @@ void df_refresh(df *d);
 /* Every settle amount of an epoch is the settlement rule's: the epoch's
  * budget (reward_per_epoch; the pool is assumed larger) split into the
  * validators' and attesters' shares and the workers' rest, each shared by
- * tokens, credited checks and winning attestations (by count, as
- * diloco_settle.c pays them today; see
- * test_attest_pay_does_not_reward_splitting), floored. */
+ * tokens, credited checks and the weight behind winning attestations (each
+ * counting its attester's frozen weight in its DONE round), floored. The
+ * epoch's rounds must not be pruned yet. */
 void df_check_settlement(df *d, uint64_t epoch);
+
+/* Seals member `who`'s secret for round `round` (the run's next) in a block
+ * of its own: what a member that joins later sends to take part. */
+void df_seal_secret(df *d, int who, uint64_t round);
 
 /* ---- the rules, recomputed ------------------------------------------------------------------- */
 

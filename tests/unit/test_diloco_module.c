@@ -18,6 +18,7 @@
 
 #include "chain/diloco_spec.h"
 #include "chain/module/auth.h"
+#include "common/base64.h"
 #include "cosmos/base/abci/v1beta1/abci.pb-c.h"
 #include "tests/testkit.h"
 #include "tests/unit/diloco_fixture.h"
@@ -583,6 +584,7 @@ static void test_ranks(void) {
     gd_buf_free(&tx);
     d.n = 9;
     d.member[9] = true;
+    df_seal_secret(&d, 9, d.round); /* a member takes part once it seals a secret */
     df_open(&d);
     df_qrun *run = df_q_run(&d);
     CHECK(run->run->next_rank == MEMBERS + 1 && run->n_members == MEMBERS + 1);
@@ -839,12 +841,35 @@ static void test_huge_collateral(void) {
                                                  "address", f.addr[i], "artifact_url",
                                                  "http://h", "hw_class", DF_CPU, "collateral",
                                                  "9000000000000000000", "rank", i - 1));
+    /* Each member sealed a secret for round 0 (raw records, key 0x04 0x0d
+     * run round addr): members take part only in rounds they sealed for. */
+    json_t *records = json_array();
+    for (int i = 1; i <= 3; i++) {
+        uint8_t key[2 + 8 + 8 + 1 + 64], seal[32], value[128];
+        size_t alen = strlen(f.addr[i]), klen = 0;
+        key[klen++] = 0x04;
+        key[klen++] = 0x0d;
+        for (int b = 0; b < 16; b++) /* BE64 run 1, BE64 round 0 */
+            key[klen++] = b == 7 ? 1 : 0;
+        key[klen++] = (uint8_t)alen;
+        memcpy(key + klen, f.addr[i], alen);
+        klen += alen;
+        memset(seal, i, sizeof seal);
+        Gonka__Diloco__V1__RandomnessRecord rec = GONKA__DILOCO__V1__RANDOMNESS_RECORD__INIT;
+        rec.member = f.addr[i];
+        rec.seal = (ProtobufCBinaryData){32, seal};
+        size_t vlen = gonka__diloco__v1__randomness_record__pack(&rec, value);
+        char k64[128], v64[256];
+        gd_base64_encode(k64, key, klen);
+        gd_base64_encode(v64, value, vlen);
+        json_array_append_new(records, json_pack("{s:s,s:s}", "key", k64, "value", v64));
+    }
     json_t *genesis = json_deep_copy(f.genesis);
     json_t *app_state = json_object_get(genesis, "app_state");
     json_object_set_new(app_state, "diloco",
-                        json_pack("{s:{s:s},s:[{s:o,s:s,s:i}],s:o}", "params", "authority",
+                        json_pack("{s:{s:s},s:[{s:o,s:s,s:i}],s:o,s:o}", "params", "authority",
                                   f.addr[0], "runs", "spec", spec, "pool", "1000", "next_rank", 3,
-                                  "members", members));
+                                  "members", members, "records", records));
     json_array_append_new(json_object_get(json_object_get(app_state, "auth"), "accounts"),
                           json_pack("{s:s,s:{s:s,s:s,s:s},s:s}", "@type",
                                     "/cosmos.auth.v1beta1.ModuleAccount", "base_account",
