@@ -67,6 +67,21 @@ static gd_status dl_basic(gd_ctx *ctx, gd_status check) {
     return GD_OK;
 }
 
+/* The ValidateBasic step of a message whose stateless checks are all in
+ * chain/diloco_msg.h: strict decode, the signer's address, the shared
+ * check (code 2). One definition per message, with its own types. */
+#define DL_VALIDATE(fn, Type, descriptor, signer_field, check)                                    \
+    static gd_status fn(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer, size_t cap) {   \
+        Type *m = dl_unpack(ctx, &descriptor, b, len);                                           \
+        if (m == NULL)                                                                           \
+            return GD_ERR_CHAIN;                                                                 \
+        gd_status s = dl_signer(ctx, m->signer_field, signer, cap);                              \
+        if (s == GD_OK)                                                                          \
+            s = dl_basic(ctx, check(m));                                                         \
+        dl_free(m);                                                                              \
+        return s;                                                                                \
+    }
+
 /* A positive coin that fits 64 bits. */
 static gd_status dl_coin_check(gd_ctx *ctx, const char *what,
                                const Cosmos__Base__V1beta1__Coin *c, uint64_t *amount) {
@@ -128,18 +143,7 @@ static gd_status dl_event_round(gd_ctx *ctx, const char *type, uint64_t run, uin
 
 /* ---- MsgCreateRun ------------------------------------------------------------------ */
 
-static gd_status dl_create_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
-                                    size_t cap) {
-    Gonka__Diloco__V1__MsgCreateRun *m =
-        dl_unpack(ctx, &gonka__diloco__v1__msg_create_run__descriptor, b, len);
-    if (m == NULL)
-        return GD_ERR_CHAIN;
-    gd_status s = dl_signer(ctx, m->authority, signer, cap);
-    if (s == GD_OK)
-        s = dl_basic(ctx, gd_diloco_msg_create_run_check(m));
-    dl_free(m);
-    return s;
-}
+DL_VALIDATE(dl_create_validate, Gonka__Diloco__V1__MsgCreateRun, gonka__diloco__v1__msg_create_run__descriptor, authority, gd_diloco_msg_create_run_check)
 
 static gd_status dl_create_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
                                    gd_buf *response) {
@@ -209,18 +213,7 @@ static gd_status dl_create_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
 
 /* ---- MsgJoinRun ------------------------------------------------------------------------ */
 
-static gd_status dl_join_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
-                                  size_t cap) {
-    Gonka__Diloco__V1__MsgJoinRun *m =
-        dl_unpack(ctx, &gonka__diloco__v1__msg_join_run__descriptor, b, len);
-    if (m == NULL)
-        return GD_ERR_CHAIN;
-    gd_status s = dl_signer(ctx, m->participant, signer, cap);
-    if (s == GD_OK)
-        s = dl_basic(ctx, gd_diloco_msg_join_run_check(m));
-    dl_free(m);
-    return s;
-}
+DL_VALIDATE(dl_join_validate, Gonka__Diloco__V1__MsgJoinRun, gonka__diloco__v1__msg_join_run__descriptor, participant, gd_diloco_msg_join_run_check)
 
 static gd_status dl_join_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
                                  gd_buf *response) {
@@ -305,18 +298,7 @@ static gd_status dl_join_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, siz
 
 /* ---- MsgCommitRound ------------------------------------------------------------------- */
 
-static gd_status dl_commit_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
-                                    size_t cap) {
-    Gonka__Diloco__V1__MsgCommitRound *m =
-        dl_unpack(ctx, &gonka__diloco__v1__msg_commit_round__descriptor, b, len);
-    if (m == NULL)
-        return GD_ERR_CHAIN;
-    gd_status s = dl_signer(ctx, m->participant, signer, cap);
-    if (s == GD_OK)
-        s = dl_basic(ctx, gd_diloco_msg_commit_round_check(m));
-    dl_free(m);
-    return s;
-}
+DL_VALIDATE(dl_commit_validate, Gonka__Diloco__V1__MsgCommitRound, gonka__diloco__v1__msg_commit_round__descriptor, participant, gd_diloco_msg_commit_round_check)
 
 static gd_status dl_commit_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
                                    gd_buf *response) {
@@ -507,18 +489,7 @@ static gd_status dl_report_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
 
 /* ---- MsgSubmitVerdict and MsgDispute ---------------------------------------------------- */
 
-static gd_status dl_verdict_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
-                                     size_t cap) {
-    Gonka__Diloco__V1__MsgSubmitVerdict *m =
-        dl_unpack(ctx, &gonka__diloco__v1__msg_submit_verdict__descriptor, b, len);
-    if (m == NULL)
-        return GD_ERR_CHAIN;
-    gd_status s = dl_signer(ctx, m->validator, signer, cap);
-    if (s == GD_OK)
-        s = dl_basic(ctx, gd_diloco_msg_submit_verdict_check(m));
-    dl_free(m);
-    return s;
-}
+DL_VALIDATE(dl_verdict_validate, Gonka__Diloco__V1__MsgSubmitVerdict, gonka__diloco__v1__msg_submit_verdict__descriptor, validator, gd_diloco_msg_submit_verdict_check)
 
 /* The assignment of (target, check), and whether addr is among its
  * validators (recheck = false) or re-checkers (true); code 13 otherwise. */
@@ -669,18 +640,7 @@ static gd_status dl_verdict_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, 
     return s;
 }
 
-static gd_status dl_dispute_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
-                                     size_t cap) {
-    Gonka__Diloco__V1__MsgDispute *m =
-        dl_unpack(ctx, &gonka__diloco__v1__msg_dispute__descriptor, b, len);
-    if (m == NULL)
-        return GD_ERR_CHAIN;
-    gd_status s = dl_signer(ctx, m->validator, signer, cap);
-    if (s == GD_OK)
-        s = dl_basic(ctx, gd_diloco_msg_dispute_check(m));
-    dl_free(m);
-    return s;
-}
+DL_VALIDATE(dl_dispute_validate, Gonka__Diloco__V1__MsgDispute, gonka__diloco__v1__msg_dispute__descriptor, validator, gd_diloco_msg_dispute_check)
 
 static gd_status dl_dispute_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
                                     gd_buf *response) {
@@ -699,18 +659,7 @@ static gd_status dl_dispute_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, 
 
 /* ---- MsgAttestRound ------------------------------------------------------------------------ */
 
-static gd_status dl_attest_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
-                                    size_t cap) {
-    Gonka__Diloco__V1__MsgAttestRound *m =
-        dl_unpack(ctx, &gonka__diloco__v1__msg_attest_round__descriptor, b, len);
-    if (m == NULL)
-        return GD_ERR_CHAIN;
-    gd_status s = dl_signer(ctx, m->attester, signer, cap);
-    if (s == GD_OK)
-        s = dl_basic(ctx, gd_diloco_msg_attest_round_check(m));
-    dl_free(m);
-    return s;
-}
+DL_VALIDATE(dl_attest_validate, Gonka__Diloco__V1__MsgAttestRound, gonka__diloco__v1__msg_attest_round__descriptor, attester, gd_diloco_msg_attest_round_check)
 
 static gd_status dl_attest_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
                                    gd_buf *response) {
@@ -780,18 +729,7 @@ static gd_status dl_attest_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
 
 /* ---- MsgRandomness ---------------------------------------------------------------------------- */
 
-static gd_status dl_randomness_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
-                                        size_t cap) {
-    Gonka__Diloco__V1__MsgRandomness *m =
-        dl_unpack(ctx, &gonka__diloco__v1__msg_randomness__descriptor, b, len);
-    if (m == NULL)
-        return GD_ERR_CHAIN;
-    gd_status s = dl_signer(ctx, m->member, signer, cap);
-    if (s == GD_OK)
-        s = dl_basic(ctx, gd_diloco_msg_randomness_check(m));
-    dl_free(m);
-    return s;
-}
+DL_VALIDATE(dl_randomness_validate, Gonka__Diloco__V1__MsgRandomness, gonka__diloco__v1__msg_randomness__descriptor, member, gd_diloco_msg_randomness_check)
 
 static gd_status dl_randomness_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
                                        gd_buf *response) {
@@ -877,18 +815,7 @@ static gd_status dl_randomness_execute(gd_app *app, gd_ctx *ctx, const uint8_t *
 
 /* ---- MsgLeaveRun -------------------------------------------------------------------------------- */
 
-static gd_status dl_leave_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
-                                   size_t cap) {
-    Gonka__Diloco__V1__MsgLeaveRun *m =
-        dl_unpack(ctx, &gonka__diloco__v1__msg_leave_run__descriptor, b, len);
-    if (m == NULL)
-        return GD_ERR_CHAIN;
-    gd_status s = dl_signer(ctx, m->participant, signer, cap);
-    if (s == GD_OK)
-        s = dl_basic(ctx, gd_diloco_msg_leave_run_check(m));
-    dl_free(m);
-    return s;
-}
+DL_VALIDATE(dl_leave_validate, Gonka__Diloco__V1__MsgLeaveRun, gonka__diloco__v1__msg_leave_run__descriptor, participant, gd_diloco_msg_leave_run_check)
 
 static gd_status dl_leave_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
                                   gd_buf *response) {
@@ -940,18 +867,7 @@ static gd_status dl_leave_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, si
 
 /* ---- MsgClaimRewards --------------------------------------------------------------------- */
 
-static gd_status dl_claim_validate(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer,
-                                   size_t cap) {
-    Gonka__Diloco__V1__MsgClaimRewards *m =
-        dl_unpack(ctx, &gonka__diloco__v1__msg_claim_rewards__descriptor, b, len);
-    if (m == NULL)
-        return GD_ERR_CHAIN;
-    gd_status s = dl_signer(ctx, m->claimer, signer, cap);
-    if (s == GD_OK)
-        s = dl_basic(ctx, gd_diloco_msg_claim_rewards_check(m));
-    dl_free(m);
-    return s;
-}
+DL_VALIDATE(dl_claim_validate, Gonka__Diloco__V1__MsgClaimRewards, gonka__diloco__v1__msg_claim_rewards__descriptor, claimer, gd_diloco_msg_claim_rewards_check)
 
 static gd_status dl_claim_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
                                   gd_buf *response) {

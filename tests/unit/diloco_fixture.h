@@ -289,6 +289,11 @@ void df_refresh(df *d);
  * epoch's rounds must not be pruned yet. */
 void df_check_settlement(df *d, uint64_t epoch);
 
+/* Replaces the chain with one started from `exported` (gd_app_export of
+ * it, at its current height): the new chain must have the same app hash,
+ * hold every invariant and export the same state again. */
+void df_restart_from_export(df *d, json_t *exported);
+
 /* Seals member `who`'s secret for round `round` (the run's next) in a block
  * of its own: what a member that joins later sends to take part. */
 void df_seal_secret(df *d, int who, uint64_t round);

@@ -1325,25 +1325,7 @@ static void export_keys(json_t *exported, int *kinds, uint64_t *rounds, size_t *
 
 static void restart_from_export(df *d) {
     json_t *exported = gd_app_export(d->f.app);
-    char initial[24];
-    snprintf(initial, sizeof initial, "%lld", (long long)(d->f.height + 1));
-    json_t *genesis = json_pack("{s:s,s:s,s:O}", "chain_id", FIX_CHAIN, "initial_height", initial,
-                                "app_state", exported);
-    gd_app *again = NULL;
-    CHECK_OK(gd_app_new(&again, NULL));
-    CHECK_OK(gd_app_register_standard(again));
-    CHECK_OK(gd_app_init_chain(again, genesis));
-    uint8_t h1[32], h2[32];
-    gd_app_hash(again, h1);
-    gd_app_hash(d->f.app, h2);
-    CHECK(memcmp(h1, h2, 32) == 0);
-    CHECK_OK(gd_app_check_invariants(again));
-    json_t *exported2 = gd_app_export(again);
-    CHECK(json_equal(exported, exported2));
-    json_decref(exported2);
-    gd_app_free(d->f.app);
-    d->f.app = again;
-    json_decref(genesis);
+    df_restart_from_export(d, exported);
     json_decref(exported);
 }
 

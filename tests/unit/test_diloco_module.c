@@ -639,27 +639,6 @@ static void scenario_rest(df *d, uint8_t hashes[4][32]) {
     gd_app_hash(d->f.app, hashes[3]);
 }
 
-static void restart_from_export(df *d, json_t *exported) {
-    char initial[24];
-    snprintf(initial, sizeof initial, "%lld", (long long)(d->f.height + 1));
-    json_t *genesis = json_pack("{s:s,s:s,s:O}", "chain_id", FIX_CHAIN, "initial_height", initial,
-                                "app_state", exported);
-    gd_app *again = NULL;
-    CHECK_OK(gd_app_new(&again, NULL));
-    CHECK_OK(gd_app_register_standard(again));
-    CHECK_OK(gd_app_init_chain(again, genesis));
-    uint8_t h1[32], h2[32];
-    gd_app_hash(again, h1);
-    gd_app_hash(d->f.app, h2);
-    CHECK(memcmp(h1, h2, 32) == 0);
-    CHECK_OK(gd_app_check_invariants(again));
-    json_t *exported2 = gd_app_export(again);
-    CHECK(json_equal(exported, exported2));
-    json_decref(exported2);
-    gd_app_free(d->f.app);
-    d->f.app = again;
-    json_decref(genesis);
-}
 
 static void test_determinism_and_export(void) {
     df a, b;
@@ -680,7 +659,7 @@ static void test_determinism_and_export(void) {
     json_array_foreach(json_object_get(dl, "members"), i, m)
         leaving |= json_is_true(json_object_get(m, "leaving"));
     CHECK(leaving);
-    restart_from_export(&b, exported);
+    df_restart_from_export(&b, exported);
     json_decref(exported);
     scenario_rest(&a, ha);
     scenario_rest(&b, hb);
@@ -692,7 +671,7 @@ static void test_determinism_and_export(void) {
     /* An export with a suspended member in the next round's time still
      * round-trips. */
     exported = gd_app_export(b.f.app);
-    restart_from_export(&b, exported);
+    df_restart_from_export(&b, exported);
     json_decref(exported);
     df_free(&a);
     df_free(&b);
