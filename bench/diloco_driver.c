@@ -50,7 +50,7 @@ json_t *gd_dd_spec(uint32_t segments) {
         "{s:s,s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:s,"
         "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,"
         "s:s,s:s,s:i,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:b,s:s,s:i,s:b,"
-        "s:[s],s:s,s:s}",
+        "s:[s],s:s,s:s,s:i}",
         "model", "tiny", "layout_digest",
         "1111111111111111111111111111111111111111111111111111111111111111", "seed", 1,
         "data_spec", "synthetic:markov:1", "initial_state_hash",
@@ -64,7 +64,8 @@ json_t *gd_dd_spec(uint32_t segments) {
         "adam_beta1", "0.9", "adam_beta2", "0.95", "adam_eps", "0.00000001", "weight_decay",
         "0.1", "grad_clip", "1", "batch", 8, "seq_len", 64, "micro_batch", 8, "clip_factor", "2",
         "error_feedback", 1, "error_feedback_decay", "1", "chunk_elems", 1048576, "overlap", 0,
-        "hw_classes", "cpu", "cheat_slash", "1000000ngonka", "skip_slash", "10000ngonka");
+        "hw_classes", "cpu", "cheat_slash", "1000000ngonka", "skip_slash", "10000ngonka",
+        "max_members", 1024);
 }
 
 void gd_dd_open(gd_dd *d, int members, json_t *spec, const char *const *classes,
