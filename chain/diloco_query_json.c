@@ -105,9 +105,10 @@ static json_t *gd_dj_member(const void *p) {
 
 static json_t *gd_dj_weighted(const void *p) {
     const Gonka__Diloco__V1__WeightedMember *m = p;
-    return json_pack("{s:s,s:s,s:s,s:I,s:b,s:b}", "address", m->address, "weight", m->weight,
-                     "hw_class", m->hw_class, "rank", (json_int_t)m->rank, "active",
-                     (int)m->active, "skip_slashed", (int)m->skip_slashed);
+    return json_pack("{s:s,s:s,s:s,s:I,s:b,s:b,s:b}", "address", m->address, "weight",
+                     m->weight, "hw_class", m->hw_class, "rank", (json_int_t)m->rank, "active",
+                     (int)m->active, "reported", (int)m->reported, "skip_slashed",
+                     (int)m->skip_slashed);
 }
 
 /* In the order the windows follow each other (dispute_open between
@@ -126,13 +127,14 @@ static json_t *gd_dj_windows(const Gonka__Diloco__V1__RoundWindows *w) {
 static json_t *gd_dj_round(const void *p) {
     const Gonka__Diloco__V1__Round *r = p;
     return json_pack(
-        "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:s,s:o,s:o,s:s,s:o,s:o,s:o}", "run",
+        "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:s,s:s,s:o,s:o,s:s,s:o,s:o,s:o}", "run",
         gd_dj_u64(r->run), "index", gd_dj_u64(r->index), "epoch", gd_dj_u64(r->epoch),
         "windows", gd_dj_windows(r->windows), "beacon", gd_dj_hex(&r->beacon), "seed",
         gd_dj_hex(&r->seed), "verify_randomness", gd_dj_hex(&r->verify_randomness),
         "recheck_randomness", gd_dj_hex(&r->recheck_randomness), "members",
         gd_dj_list((void *const *)r->members, r->n_members, gd_dj_weighted), "total_weight",
-        r->total_weight, "active_weight", r->active_weight, "start_state_hash",
+        r->total_weight, "active_weight", r->active_weight, "reporting_weight",
+        r->reporting_weight, "start_state_hash",
         gd_dj_hex(&r->start_state_hash), "next_state_hash", gd_dj_hex(&r->next_state_hash),
         "phase", gd_diloco_phase_name((int)r->phase), "inclusion_set",
         gd_dj_strings(r->inclusion_set, r->n_inclusion_set), "aggregation_set",

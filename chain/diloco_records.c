@@ -155,6 +155,7 @@ gd_status gd_diloco_round_check(const Gonka__Diloco__V1__Round *r) {
     GD_TRY(s);
     GD_TRY(gd_diloco_amount_check(r->total_weight, "round total_weight"));
     GD_TRY(gd_rec_amount_later(r->active_weight, "round active_weight"));
+    GD_TRY(gd_rec_amount_later(r->reporting_weight, "round reporting_weight"));
     GD_TRY(gd_rec_hash(&r->start_state_hash, false, "round start_state_hash"));
     GD_TRY(gd_rec_hash(&r->next_state_hash, true, "round next_state_hash"));
     if (r->phase < GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_TRAIN ||

@@ -204,6 +204,10 @@ gd_status dl_suspend(gd_ctx *ctx, uint64_t run, const char *addr, uint64_t until
  * its frozen weight, 0 if it is not in the snapshot (code 6 then). */
 gd_status dl_mark_active(gd_ctx *ctx, uint64_t run, uint64_t round, const char *addr,
                          uint64_t *weight) GD_MUST_CHECK;
+/* dl_mark_active for an availability report: the member is a reporter
+ * too (inclusion counts reporters' weight). */
+gd_status dl_mark_reporter(gd_ctx *ctx, uint64_t run, uint64_t round, const char *addr,
+                           uint64_t *weight) GD_MUST_CHECK;
 /* Pays a member's collateral back and removes it (it left, or fell below
  * the minimum collateral). */
 gd_status dl_release(gd_ctx *ctx, const dl_run *run, const dl_member *m,

@@ -86,8 +86,8 @@ gd_status dl_suspend(gd_ctx *ctx, uint64_t run, const char *addr, uint64_t until
     return s;
 }
 
-gd_status dl_mark_active(gd_ctx *ctx, uint64_t run, uint64_t round, const char *addr,
-                         uint64_t *weight) {
+static gd_status dl_mark(gd_ctx *ctx, uint64_t run, uint64_t round, const char *addr,
+                         uint64_t *weight, bool reporter) {
     *weight = 0;
     dl_key k;
     dl_key_weight(&k, run, round, addr);
@@ -98,12 +98,23 @@ gd_status dl_mark_active(gd_ctx *ctx, uint64_t run, uint64_t round, const char *
                        (unsigned long long)round);
     if (s == GD_OK)
         s = dl_amount(m->weight, weight);
-    if (s == GD_OK && !m->active) {
+    if (s == GD_OK && (!m->active || (reporter && !m->reported))) {
         m->active = true;
+        m->reported |= reporter;
         s = dl_save(ctx, &k, m);
     }
     dl_free(m);
     return s;
+}
+
+gd_status dl_mark_active(gd_ctx *ctx, uint64_t run, uint64_t round, const char *addr,
+                         uint64_t *weight) {
+    return dl_mark(ctx, run, round, addr, weight, false);
+}
+
+gd_status dl_mark_reporter(gd_ctx *ctx, uint64_t run, uint64_t round, const char *addr,
+                           uint64_t *weight) {
+    return dl_mark(ctx, run, round, addr, weight, true);
 }
 
 gd_status dl_release(gd_ctx *ctx, const dl_run *run, const dl_member *m, const char *reason) {

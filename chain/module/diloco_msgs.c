@@ -346,9 +346,7 @@ static gd_status dl_commit_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
         c.loss_first_micro = m->loss_first_micro;
         c.loss_last_micro = m->loss_last_micro;
         c.height = ctx->height;
-        char own[24];
-        dl_amount_str(own, weight); /* the committer's weight counts for its own payload */
-        c.report_weight = own;
+        c.report_weight = (char *)"0";
         s = dl_save(ctx, &k, &c);
         char ts[24];
         dl_amount_str(ts, tokens);
@@ -410,7 +408,7 @@ static gd_status dl_report_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
                                                 "payload");
     uint64_t weight = 0;
     if (s == GD_OK)
-        s = dl_mark_active(ctx, m->run, m->round, m->reporter, &weight);
+        s = dl_mark_reporter(ctx, m->run, m->round, m->reporter, &weight);
     if (s == GD_OK) {
         gd_status g = dl_get_commitment(ctx, m->run, m->round, m->target, &c);
         if (g == GD_ERR_NOT_FOUND)

@@ -215,6 +215,7 @@ static gd_status dl_open_round(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
         r.beacon.len = sizeof beacon;
         r.total_weight = total_text;
         r.active_weight = (char *)"0";
+        r.reporting_weight = (char *)"0";
         r.start_state_hash = run->state_hash;
         r.phase = PH(TRAIN);
         s = dl_put_round(ctx, &r);
@@ -297,9 +298,32 @@ static gd_status dl_fix_active_weight(dl_round *r, dl_u128 *out) {
     return dl_set_str(&r->active_weight, text);
 }
 
-static gd_status dl_fix_inclusion(gd_ctx *ctx, dl_round *r) {
-    dl_u128 active = 0;
+/* The reporting weight: the members that sent availability reports. A
+ * member that reports nothing adds nothing to anyone's tally, so it does
+ * not count against them either: a coalition that withholds its reports
+ * cannot hold honest payloads under two thirds. */
+static gd_status dl_fix_reporting_weight(dl_round *r, dl_u128 *out) {
+    dl_u128 w = 0;
+    for (size_t i = 0; i < r->n_members; i++)
+        if (r->members[i]->reported) {
+            uint64_t x = 0;
+            GD_TRY(dl_amount(r->members[i]->weight, &x));
+            w += x;
+        }
+    char text[40];
+    dl_amount128_str(text, w);
+    *out = w;
+    return dl_set_str(&r->reporting_weight, text);
+}
+
+/* Included: the payload's reporters, with its committer if the committer
+ * reports too, hold two thirds of the reporting weight. A committer that
+ * reports nothing gets no say on its own payload, so weight alone never
+ * includes an unfetched payload. */
+static gd_status dl_fix_inclusion(gd_ctx *ctx, const dl_run *run, dl_round *r) {
+    dl_u128 active = 0, reporting = 0;
     GD_TRY(dl_fix_active_weight(r, &active));
+    GD_TRY(dl_fix_reporting_weight(r, &reporting));
     dl_key k;
     dl_round_prefix(&k, DL_COMMIT, r);
     dl_list commits;
@@ -307,16 +331,33 @@ static gd_status dl_fix_inclusion(gd_ctx *ctx, dl_round *r) {
     gd_status s = GD_OK;
     for (size_t i = 0; s == GD_OK && i < commits.n; i++) {
         const dl_commitment *c = commits.items[i];
-        dl_u128 w = 0; /* the tally: the committer's weight and each reporter's */
+        dl_u128 w = 0; /* the tally: each reporter's weight */
         s = dl_amount128(c->report_weight, &w);
-        if (s == GD_OK && dl_two_thirds(w, active))
+        size_t at = dl_round_find(r, c->participant);
+        uint64_t own = 0;
+        if (s == GD_OK && at < r->n_members && r->members[at]->reported)
+            s = dl_amount(r->members[at]->weight, &own);
+        if (s == GD_OK && dl_two_thirds(w + own, reporting))
             s = dl_push_str(&r->inclusion_set, &r->n_inclusion_set, c->participant);
+    }
+    /* Reporting is a duty: an active member that reported nothing while
+     * another member's payload was included (so available to more than a
+     * third of honest weight) pays the skip slash. */
+    for (size_t i = 0; s == GD_OK && i < r->n_members; i++) {
+        const dl_weighted *m = r->members[i];
+        if (!m->active || m->reported)
+            continue;
+        bool other = false;
+        for (size_t j = 0; j < r->n_inclusion_set && !other; j++)
+            other = strcmp(r->inclusion_set[j], m->address) != 0;
+        if (other)
+            s = dl_skip(ctx, run, r, m->address, "no availability report");
     }
     char count[24];
     dl_amount_str(count, r->n_inclusion_set);
     if (s == GD_OK)
-        s = dl_event(ctx, "diloco_inclusion_fixed", r, "included", count, "active_weight",
-                     r->active_weight);
+        s = dl_event(ctx, "diloco_inclusion_fixed", r, "included", count, "reporting_weight",
+                     r->reporting_weight);
     dl_list_free(&commits);
     return s;
 }
@@ -434,7 +475,7 @@ static gd_status dl_advance(gd_ctx *ctx, dl_run *run, dl_round *r) {
             r->phase = PH(VERIFY);
             break;
         case PH(VERIFY):
-            s = dl_fix_inclusion(ctx, r);
+            s = dl_fix_inclusion(ctx, run, r);
             r->phase = PH(OPEN);
             break;
         case PH(OPEN):

@@ -97,7 +97,7 @@ json_t *df_spec_json(const df_knobs *k) {
 }
 
 bool df_actor_honest(const df_actor *a) {
-    if (a->idle || a->cheat || a->withhold_payload || a->withhold_checkpoints ||
+    if (a->idle || a->cheat || a->withhold_payload || a->withhold_checkpoints || a->no_reports ||
         a->secret != DF_HONEST || a->verdict != DF_HONEST || a->recheck != DF_HONEST ||
         a->attest != DF_HONEST)
         return false;

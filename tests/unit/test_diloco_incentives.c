@@ -809,6 +809,41 @@ static void test_idle_coalition_cannot_exclude(void) {
     df_free(&d);
 }
 
+/* Attack: a coalition of a third of the weight (three of nine) takes part
+ * in everything (commits, checks, attests) but never reports anyone's
+ * payload, so that honest payloads miss two thirds of the active weight.
+ * Promise: inclusion counts the reporting weight, so every honest payload
+ * is included and aggregated (the coalition's own too: honest members
+ * fetched them); each of the coalition pays the skip slash for the duty it
+ * skipped, once. */
+static void test_silent_reporters_cannot_exclude(void) {
+    df d;
+    df_knobs k;
+    df_knobs_default(&k);
+    const int n = 9;
+    df_setup(&d, &k, n, NULL, NULL);
+    for (int i = 7; i <= n; i++)
+        d.act[i].no_reports = true;
+    df_open(&d);
+    df_commit(&d);
+    df_reveal(&d);
+    df_verify(&d);
+    df_open_verdicts(&d);
+    df_refresh(&d);
+    CHECK(u64(d.r->round->active_weight) == n * DF_COLLATERAL);
+    CHECK(u64(d.r->round->reporting_weight) == 6 * DF_COLLATERAL);
+    CHECK(d.r->round->n_inclusion_set == (size_t)n);
+    rest_of_round(&d);
+    CHECK(d.r->round->phase == PH(DONE));
+    for (int i = 1; i <= 6; i++)
+        CHECK(aggregated(&d, i));
+    for (int i = 7; i <= n; i++) {
+        size_t count = 0;
+        CHECK(df_slashed(&d, i, "no availability report", &count) == k.skip_slash && count == 1);
+    }
+    df_free(&d);
+}
+
 /* The edge the class minimum leaves: a coalition that seals and then goes
  * idle can take a class below min_class_members active members for one
  * round (three of eight, minimum six). Promise: the class's commitments
@@ -1211,11 +1246,13 @@ static void test_attest_pay_does_not_reward_splitting(void) {
 
 /* ---- 9: tallies, the member cap, pruning -------------------------------------------------------------- */
 
-/* Each commitment's tally (Commitment.report_weight) starts at its
- * committer's frozen weight and adds each reporter's, once; inclusion is
- * exactly 3 * tally >= 2 * active weight. Unequal bonds; some reporters
- * skip some targets, so that some commitments fall short. A report from
- * outside the round is refused (code 6). */
+/* Each commitment's tally (Commitment.report_weight) starts at zero and
+ * adds each reporter's frozen weight, once; inclusion is exactly
+ * 3 * (tally + the committer's weight, as it reports too) >= 2 * the
+ * reporting weight (Round.reporting_weight: every member that reported).
+ * Unequal bonds; some reporters skip some targets, so that some
+ * commitments fall short. A report from outside the round is refused
+ * (code 6). */
 static void test_report_tally(void) {
     df d;
     df_knobs k;
@@ -1234,7 +1271,7 @@ static void test_report_tally(void) {
     to_draws(&d);
     for (size_t i = 0; i < d.r->n_commitments; i++) {
         const Gonka__Diloco__V1__Commitment *c = d.r->commitments[i];
-        CHECK(u64(c->report_weight) == coll[df_index(&d, c->participant) - 1] && c->reports == 0);
+        CHECK(u64(c->report_weight) == 0 && c->reports == 0);
     }
     df_verify(&d);
     /* An outsider's report. */
@@ -1253,13 +1290,14 @@ static void test_report_tally(void) {
     df_open_verdicts(&d);
     df_refresh(&d);
     uint64_t active = u64(d.r->round->active_weight), total = 0;
+    uint64_t reporting = u64(d.r->round->reporting_weight);
     for (int i = 0; i < N; i++)
         total += coll[i];
-    CHECK(active == total);
+    CHECK(active == total && reporting == total); /* everyone reported something */
     for (size_t i = 0; i < d.r->n_commitments; i++) {
         const Gonka__Diloco__V1__Commitment *c = d.r->commitments[i];
         int who = df_index(&d, c->participant);
-        uint64_t want = coll[who - 1];
+        uint64_t want = 0;
         uint32_t reports = 0;
         for (size_t j = 0; j < d.r->n_availability; j++)
             if (strcmp(d.r->availability[j]->target, c->participant) == 0) {
@@ -1267,9 +1305,9 @@ static void test_report_tally(void) {
                 reports++;
             }
         CHECK(u64(c->report_weight) == want && c->reports == reports);
-        CHECK(included(&d, who) == (3 * want >= 2 * active));
+        CHECK(included(&d, who) == (3 * (want + coll[who - 1]) >= 2 * reporting));
     }
-    CHECK(u64(df_commitment_of(d.r, d.f.addr[1])->report_weight) == total - 40000);
+    CHECK(u64(df_commitment_of(d.r, d.f.addr[1])->report_weight) == total - 40000 - 20000);
     CHECK(included(&d, 1) && !included(&d, 2) && !included(&d, 3) && included(&d, 4));
     rest_of_round(&d);
     df_free(&d);
@@ -1542,6 +1580,7 @@ int main(void) {
     RUN_TEST(test_chunks_drawn_after_commit);
     RUN_TEST(test_idle_coalition_cannot_exclude);
     RUN_TEST(test_sealed_idle_below_minimum);
+    RUN_TEST(test_silent_reporters_cannot_exclude);
     RUN_TEST(test_leave_run);
     RUN_TEST(test_tie_undecided);
     RUN_TEST(test_short_class_accusation_is_not_free);

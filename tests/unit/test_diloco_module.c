@@ -124,7 +124,7 @@ static void test_honest_round(void) {
     CHECK(d.r->n_commitments == MEMBERS - 1);
     for (size_t i = 0; i < d.r->n_commitments; i++)
         CHECK(d.r->commitments[i]->tokens == DF_TOKENS &&
-              u64(d.r->commitments[i]->report_weight) == DF_COLLATERAL);
+              u64(d.r->commitments[i]->report_weight) == 0); /* no reports yet */
     CHECK(d.r->n_assignments == (MEMBERS - 1) * k.checks);
     df_check_draws(&d, d.r);
     /* The first check's first validator skips it. */
