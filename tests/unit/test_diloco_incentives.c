@@ -788,7 +788,7 @@ static void test_idle_coalition_cannot_exclude(void) {
         df_open_verdicts(&d);
         df_refresh(&d);
         CHECK(u64(d.r->round->active_weight) == 6 * DF_COLLATERAL);
-        CHECK(u64(d.r->round->total_weight) == (round == 0 ? n : 6) * DF_COLLATERAL);
+        CHECK(u64(d.r->round->total_weight) == (uint64_t)(round == 0 ? n : 6) * DF_COLLATERAL);
         CHECK(d.r->round->n_members == (size_t)(round == 0 ? n : 6));
         CHECK(d.r->round->n_inclusion_set == 6);
         for (size_t x = 0; x < d.r->n_assignments; x++) {
@@ -830,7 +830,7 @@ static void test_silent_reporters_cannot_exclude(void) {
     df_verify(&d);
     df_open_verdicts(&d);
     df_refresh(&d);
-    CHECK(u64(d.r->round->active_weight) == n * DF_COLLATERAL);
+    CHECK(u64(d.r->round->active_weight) == (uint64_t)n * DF_COLLATERAL);
     CHECK(u64(d.r->round->reporting_weight) == 6 * DF_COLLATERAL);
     CHECK(d.r->round->n_inclusion_set == (size_t)n);
     rest_of_round(&d);
