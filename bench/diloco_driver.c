@@ -415,38 +415,33 @@ static void answers(gd_dd *d, const Gonka__Diloco__V1__QueryRoundResponse *r, co
             salt_of(salt, v, round, t, a->check, recheck);
             gd_diloco_verdict_seal(seal, recheck ? GD_SEAL_RECHECK : GD_SEAL_VERDICT, who[j],
                                    verdict, digest, salt);
+            /* MsgSubmitVerdict and MsgDispute share these fields' names. */
+#define DD_FILL(m)                                                                           \
+    do {                                                                                     \
+        (m).validator = who[j];                                                              \
+        (m).run = 1;                                                                         \
+        (m).round = round;                                                                   \
+        (m).target = a->target;                                                              \
+        (m).check = a->check;                                                                \
+        if (reveal) {                                                                        \
+            (m).verdict = (Gonka__Diloco__V1__Verdict)verdict;                               \
+            (m).digest = (ProtobufCBinaryData){32, digest};                                  \
+            (m).salt = (ProtobufCBinaryData){32, salt};                                      \
+        } else {                                                                             \
+            (m).seal = (ProtobufCBinaryData){32, seal};                                      \
+        }                                                                                    \
+    } while (0)
             uint32_t code;
             if (recheck) {
                 Gonka__Diloco__V1__MsgDispute m = GONKA__DILOCO__V1__MSG_DISPUTE__INIT;
-                m.validator = who[j];
-                m.run = 1;
-                m.round = round;
-                m.target = a->target;
-                m.check = a->check;
-                if (reveal) {
-                    m.verdict = (Gonka__Diloco__V1__Verdict)verdict;
-                    m.digest = (ProtobufCBinaryData){32, digest};
-                    m.salt = (ProtobufCBinaryData){32, salt};
-                } else {
-                    m.seal = (ProtobufCBinaryData){32, seal};
-                }
+                DD_FILL(m);
                 code = gd_dd_msg(d, GD_DILOCO_MSG_DISPUTE, &m);
             } else {
                 Gonka__Diloco__V1__MsgSubmitVerdict m = GONKA__DILOCO__V1__MSG_SUBMIT_VERDICT__INIT;
-                m.validator = who[j];
-                m.run = 1;
-                m.round = round;
-                m.target = a->target;
-                m.check = a->check;
-                if (reveal) {
-                    m.verdict = (Gonka__Diloco__V1__Verdict)verdict;
-                    m.digest = (ProtobufCBinaryData){32, digest};
-                    m.salt = (ProtobufCBinaryData){32, salt};
-                } else {
-                    m.seal = (ProtobufCBinaryData){32, seal};
-                }
+                DD_FILL(m);
                 code = gd_dd_msg(d, GD_DILOCO_MSG_SUBMIT_VERDICT, &m);
             }
+#undef DD_FILL
             if (code != 0)
                 die(recheck ? "re-check refused" : "verdict refused", d->log);
         }
