@@ -1,0 +1,39 @@
+/* A node's view of the chain for the round driver (plugin/round_driver.h),
+ * built from the training module's query answers: the run (Query/Run), its
+ * current round in full (Query/Round) and what was settled to the node
+ * (Query/Rewards). The one place the driver's view meets the chain's
+ * records; it does no I/O (a chain port does the queries). */
+#ifndef GD_PLUGIN_CHAIN_VIEW_H
+#define GD_PLUGIN_CHAIN_VIEW_H
+
+#include "common/status.h"
+#include "gonka/diloco/v1/query.pb-c.h"
+#include "plugin/round_driver.h"
+
+/* The view and the storage its lists point into. */
+typedef struct gd_chain_view_buf {
+    gd_chain_view view;
+    const char **commitments, **reported, **aggregation;
+    gd_view_check *checks;
+} gd_chain_view_buf;
+
+/* What the chain's epoch clock says about claims at the view's height. */
+typedef struct gd_claim_state {
+    bool open;       /* at or past the latest epoch's claim-money stage */
+    uint64_t epoch;  /* the epoch that can be claimed (the latest minus one) */
+} gd_claim_state;
+
+/* Fills b from the answers: run (required), round (the run's current round
+ * in full, or NULL when it has none), rewards (the node's settle amounts,
+ * or NULL). The view's strings point into the answers, which must outlive
+ * it. sealed_next comes from the node's journal (the chain shows no round
+ * before it opens, so a seal for the next round is the node's record of a
+ * transaction that landed). */
+gd_status gd_chain_view_build(gd_chain_view_buf *b, const char *address, int64_t height,
+                              const Gonka__Diloco__V1__QueryRunResponse *run,
+                              const Gonka__Diloco__V1__QueryRoundResponse *round,
+                              const Gonka__Diloco__V1__QueryRewardsResponse *rewards,
+                              const gd_claim_state *claims, bool sealed_next) GD_MUST_CHECK;
+void gd_chain_view_free(gd_chain_view_buf *b);
+
+#endif

@@ -1,0 +1,147 @@
+/* The round driver (plugin/round_driver.h): which duties are due, from the
+ * chain's view and the node's journal. */
+#include "plugin/round_driver.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *const gd_action_names[GD_ACT_KINDS] = {
+    "join",   "seal-secret", "train",          "commit",    "reveal-secret",
+    "report", "check",       "reveal-verdict", "recheck",   "reveal-recheck",
+    "aggregate", "seal-attest", "reveal-attest", "claim",   "leave",
+};
+
+gd_window gd_round_window_at(const gd_round_windows *w, int64_t h) {
+    const int64_t starts[] = {w->train_start,     w->commit_start,  w->reveal_start,
+                              w->verify_start,    w->open_start,    w->dispute_start,
+                              w->dispute_open_start, w->attest_start, w->attest_open_start,
+                              w->end};
+    if (h < starts[0])
+        return GD_WINDOW_NONE;
+    for (size_t i = 1; i < sizeof starts / sizeof starts[0]; i++)
+        if (h < starts[i])
+            return (gd_window)i; /* window i is [starts[i-1], starts[i]) */
+    return GD_WINDOW_OVER;
+}
+
+const char *gd_window_name(gd_window w) {
+    static const char *const names[] = {"none",   "train",   "commit",       "reveal",
+                                        "verify", "open",    "dispute",      "dispute_open",
+                                        "attest", "attest_open", "over"};
+    return (unsigned)w < sizeof names / sizeof names[0] ? names[w] : "none";
+}
+
+typedef struct gd_emitter {
+    gd_action *out;
+    size_t cap, n;
+    bool more;
+} gd_emitter;
+
+static void gd_emit(gd_emitter *e, gd_action_kind kind, uint64_t round, const char *target,
+                    uint32_t check) {
+    if (e->n == e->cap) {
+        e->more = true;
+        return;
+    }
+    gd_action *a = &e->out[e->n++];
+    memset(a, 0, sizeof *a);
+    a->kind = kind;
+    a->round = round;
+    a->check = check;
+    if (target)
+        snprintf(a->target, sizeof a->target, "%s", target);
+}
+
+static bool gd_listed(const char *const *items, size_t n, const char *s) {
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(items[i], s) == 0)
+            return true;
+    return false;
+}
+
+/* The duties of a live round this node is a member of, by window. A duty
+ * whose window has passed is not returned: the chain would refuse it. */
+static void gd_round_duties(gd_emitter *e, const gd_node_config *cfg, const gd_chain_view *v,
+                            const gd_node_journal *j) {
+    const gd_round_view *r = &v->round;
+    gd_window at = gd_round_window_at(&r->windows, v->height);
+    bool mine = j->round == r->index; /* the journal speaks of this round */
+    bool worker = (cfg->roles & GD_NODE_WORKER) != 0;
+    switch (at) {
+    case GD_WINDOW_TRAIN:
+    case GD_WINDOW_COMMIT:
+        if (worker && !r->committed && !(mine && j->trained))
+            gd_emit(e, GD_ACT_TRAIN, r->index, NULL, 0);
+        else if (at == GD_WINDOW_COMMIT && worker && !r->committed)
+            gd_emit(e, GD_ACT_COMMIT, r->index, NULL, 0);
+        break;
+    case GD_WINDOW_REVEAL:
+        if (r->secret_sealed && !r->secret_revealed)
+            gd_emit(e, GD_ACT_REVEAL_SECRET, r->index, NULL, 0);
+        break;
+    case GD_WINDOW_VERIFY:
+        for (size_t i = 0; i < r->n_commitments; i++)
+            if (strcmp(r->commitments[i], v->address) != 0 &&
+                !gd_listed(r->reported, r->n_reported, r->commitments[i]))
+                gd_emit(e, GD_ACT_REPORT, r->index, r->commitments[i], 0);
+        for (size_t i = 0; i < r->n_checks; i++)
+            if (r->checks[i].validator && !r->checks[i].sealed)
+                gd_emit(e, GD_ACT_CHECK, r->index, r->checks[i].target, r->checks[i].check);
+        break;
+    case GD_WINDOW_OPEN:
+        for (size_t i = 0; i < r->n_checks; i++)
+            if (r->checks[i].validator && r->checks[i].sealed && !r->checks[i].revealed)
+                gd_emit(e, GD_ACT_REVEAL_VERDICT, r->index, r->checks[i].target,
+                        r->checks[i].check);
+        break;
+    case GD_WINDOW_DISPUTE:
+        for (size_t i = 0; i < r->n_checks; i++)
+            if (r->checks[i].rechecker && !r->checks[i].sealed)
+                gd_emit(e, GD_ACT_RECHECK, r->index, r->checks[i].target, r->checks[i].check);
+        break;
+    case GD_WINDOW_DISPUTE_OPEN:
+        for (size_t i = 0; i < r->n_checks; i++)
+            if (r->checks[i].rechecker && r->checks[i].sealed && !r->checks[i].revealed)
+                gd_emit(e, GD_ACT_REVEAL_RECHECK, r->index, r->checks[i].target,
+                        r->checks[i].check);
+        break;
+    case GD_WINDOW_ATTEST:
+        if (!(mine && j->aggregated))
+            gd_emit(e, GD_ACT_AGGREGATE, r->index, NULL, 0);
+        else if (!r->attest_sealed)
+            gd_emit(e, GD_ACT_SEAL_ATTEST, r->index, NULL, 0);
+        break;
+    case GD_WINDOW_ATTEST_OPEN:
+        if (r->attest_sealed && !r->attest_revealed)
+            gd_emit(e, GD_ACT_REVEAL_ATTEST, r->index, NULL, 0);
+        break;
+    default: break;
+    }
+}
+
+bool gd_round_driver_step(const gd_node_config *cfg, const gd_chain_view *v,
+                          const gd_node_journal *j, gd_action *out, size_t cap, size_t *n) {
+    gd_emitter e = {out, cap, 0, false};
+    if (!v->member) {
+        if (cfg->join && !j->join_sent && !j->leave_wanted)
+            gd_emit(&e, GD_ACT_JOIN, 0, NULL, 0);
+    } else {
+        bool staying = !v->leaving && !j->leave_wanted;
+        if (j->leave_wanted && !v->leaving)
+            gd_emit(&e, GD_ACT_LEAVE, 0, NULL, 0);
+        /* Taking part in the next round starts with its secret's seal. */
+        if (staying && !v->sealed_next)
+            gd_emit(&e, GD_ACT_SEAL_SECRET, v->next_round, NULL, 0);
+        if (v->have_round && !v->round.over && v->round.in_snapshot)
+            gd_round_duties(&e, cfg, v, j);
+    }
+    /* Whoever was settled something claims it, member or not any more. */
+    if (v->claim_open && v->owed > 0 && !v->claimed) {
+        size_t before = e.n;
+        gd_emit(&e, GD_ACT_CLAIM, 0, NULL, 0);
+        if (e.n > before)
+            e.out[before].epoch = v->claim_epoch;
+    }
+    *n = e.n;
+    return e.more;
+}
