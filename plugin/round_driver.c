@@ -59,12 +59,17 @@ static bool gd_listed(const char *const *items, size_t n, const char *s) {
     return false;
 }
 
-/* The duties of a live round this node is a member of, by window. A duty
- * whose window has passed is not returned: the chain would refuse it. */
+/* The duties of a live round this node is a member of, by window. The view
+ * is the state at its height h; what is sent now lands in block h + 1, so
+ * a duty is due only if h + 1 is still in its window. A duty that needs
+ * what the window's first block fixed (the seed's draws at verify start,
+ * the re-checkers at dispute start, the aggregation set at attest start)
+ * is due only once the view shows that block, h inside the window too. */
 static void gd_round_duties(gd_emitter *e, const gd_node_config *cfg, const gd_chain_view *v,
                             const gd_node_journal *j) {
     const gd_round_view *r = &v->round;
-    gd_window at = gd_round_window_at(&r->windows, v->height);
+    gd_window at = gd_round_window_at(&r->windows, v->height + 1);
+    bool fixed = gd_round_window_at(&r->windows, v->height) == at; /* its start is visible */
     bool mine = j->round == r->index; /* the journal speaks of this round */
     bool worker = (cfg->roles & GD_NODE_WORKER) != 0;
     switch (at) {
@@ -80,6 +85,8 @@ static void gd_round_duties(gd_emitter *e, const gd_node_config *cfg, const gd_c
             gd_emit(e, GD_ACT_REVEAL_SECRET, r->index, NULL, 0);
         break;
     case GD_WINDOW_VERIFY:
+        if (!fixed)
+            break;
         for (size_t i = 0; i < r->n_commitments; i++)
             if (strcmp(r->commitments[i], v->address) != 0 &&
                 !gd_listed(r->reported, r->n_reported, r->commitments[i]))
@@ -95,7 +102,7 @@ static void gd_round_duties(gd_emitter *e, const gd_node_config *cfg, const gd_c
                         r->checks[i].check);
         break;
     case GD_WINDOW_DISPUTE:
-        for (size_t i = 0; i < r->n_checks; i++)
+        for (size_t i = 0; fixed && i < r->n_checks; i++)
             if (r->checks[i].rechecker && !r->checks[i].sealed)
                 gd_emit(e, GD_ACT_RECHECK, r->index, r->checks[i].target, r->checks[i].check);
         break;
@@ -106,6 +113,8 @@ static void gd_round_duties(gd_emitter *e, const gd_node_config *cfg, const gd_c
                         r->checks[i].check);
         break;
     case GD_WINDOW_ATTEST:
+        if (!fixed)
+            break;
         if (!(mine && j->aggregated))
             gd_emit(e, GD_ACT_AGGREGATE, r->index, NULL, 0);
         else if (!r->attest_sealed)

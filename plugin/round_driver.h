@@ -85,7 +85,8 @@ typedef struct gd_round_view {
 
 /* What the chain shows, from this node's side, at one height. */
 typedef struct gd_chain_view {
-    int64_t height;
+    int64_t height;            /* the latest block the view was read at; what the
+                                * node sends now lands in a later block */
     char address[GD_ADDRESS_STR_MAX];
     bool member;               /* of the run */
     bool leaving;              /* sent MsgLeaveRun */
@@ -145,8 +146,11 @@ typedef struct gd_action {
     uint32_t check;
 } gd_action;
 
-/* The duties due at v's height, at most cap of them, into out (n set).
- * Returns true if more were due than fit (step again after doing these). */
+/* The duties due at v's height, at most cap of them, into out (n set):
+ * those whose window holds the next block, and, for duties that need what
+ * a window's first block fixes (its draws, its re-checkers, its
+ * aggregation set), whose window holds v's height too. Returns true if
+ * more were due than fit (step again after doing these). */
 bool gd_round_driver_step(const gd_node_config *cfg, const gd_chain_view *v,
                           const gd_node_journal *j, gd_action *out, size_t cap, size_t *n);
 

@@ -59,7 +59,8 @@ static void scene_init(scene *s, unsigned roles) {
     s->j.round = 7;
 }
 
-/* The actions at a height, as "kind[:target]" joined by spaces. */
+/* The actions for a view read at `height` (sent now, they land in
+ * height + 1), as "kind[:target]" joined by spaces. */
 static const char *duties(scene *s, int64_t height) {
     static char text[512];
     gd_action out[16];
@@ -102,9 +103,12 @@ static void test_honest_round(void) {
     CHECK_STR_EQ(duties(&s, 20), "commit");
     r->committed = true;
     CHECK_STR_EQ(duties(&s, 25), "");
-    CHECK_STR_EQ(duties(&s, 30), "reveal-secret");
+    CHECK_STR_EQ(duties(&s, 29), "reveal-secret"); /* it lands at 30 */
     r->secret_revealed = true;
     CHECK_STR_EQ(duties(&s, 31), "");
+    /* The next block starts the verify window, but the draws are fixed in
+     * that block: the view must show it first. */
+    CHECK_STR_EQ(duties(&s, 39), "");
     CHECK_STR_EQ(duties(&s, 40), "report:" A " report:" B " check:" A);
     s.reported[0] = B;
     r->n_reported = 1;
@@ -113,13 +117,15 @@ static void test_honest_round(void) {
     r->n_reported = 2;
     s.checks[0].sealed = true;
     CHECK_STR_EQ(duties(&s, 42), "");
-    CHECK_STR_EQ(duties(&s, 50), "reveal-verdict:" A);
+    CHECK_STR_EQ(duties(&s, 49), "reveal-verdict:" A); /* lands at 50: the open window */
     s.checks[0].revealed = true;
+    CHECK_STR_EQ(duties(&s, 59), ""); /* the re-checkers are drawn at 60 */
     CHECK_STR_EQ(duties(&s, 60), "recheck:" B);
     s.checks[1].sealed = true;
     CHECK_STR_EQ(duties(&s, 61), "");
     CHECK_STR_EQ(duties(&s, 70), "reveal-recheck:" B);
     s.checks[1].revealed = true;
+    CHECK_STR_EQ(duties(&s, 79), ""); /* the aggregation set is fixed at 80 */
     CHECK_STR_EQ(duties(&s, 80), "aggregate");
     s.j.aggregated = true;
     CHECK_STR_EQ(duties(&s, 81), "seal-attest");
@@ -168,12 +174,13 @@ static void test_late(void) {
     scene s;
     scene_init(&s, GD_NODE_WORKER | GD_NODE_VALIDATOR);
     s.j.trained = true;
-    CHECK_STR_EQ(duties(&s, 30), "reveal-secret"); /* no commit in the reveal window */
+    CHECK_STR_EQ(duties(&s, 29), "reveal-secret"); /* the commit would land at 30: too late */
     s.v.round.secret_revealed = true;
-    CHECK_STR_EQ(duties(&s, 50), ""); /* the check was never sealed: no reveal */
+    CHECK_STR_EQ(duties(&s, 49), ""); /* the report and check would land at 50: too late, */
+    CHECK_STR_EQ(duties(&s, 50), ""); /* and a check never sealed has nothing to reveal */
     s.v.round.secret_sealed = false;
     s.v.round.secret_revealed = false;
-    CHECK_STR_EQ(duties(&s, 30), ""); /* nothing sealed for this round: nothing to reveal */
+    CHECK_STR_EQ(duties(&s, 31), ""); /* nothing sealed for this round: nothing to reveal */
 }
 
 static void test_membership(void) {
