@@ -67,4 +67,10 @@ check 2 "bad denom" -- query balance $to --denom x --node http://127.0.0.1:9
 check 2 "unknown option" -- keys show --key good.key --frob
 check 2 "unknown command" -- frobnicate
 check 2 "epoch params rejected" -- epoch-clock --epoch 1 --poc-start 10 --height 11 --poc-validation-duration 0
+check 2 "node duties without --run" -- node duties --address $to
+check 2 "node duties without --address" -- node duties --run 1
+check 2 "node duties with a bad address" -- node duties --run 1 --address gonka1nope
+check 2 "node duties with an unknown role" -- node duties --run 1 --address $to --roles miner
+check 2 "node duties with empty roles" -- node duties --run 1 --address $to --roles ,
+check 1 "node duties with a node that is not there" -- node duties --run 1 --address $to --node http://127.0.0.1:1 --retries 0 --timeout 1s
 exit $fail

@@ -100,6 +100,11 @@ join_all() {
 addr() { "$dg" keys show --key "home/keys/account-$1.key" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["address"])'; }
 balance() { "$dg" query balance "$1" --node "$node" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["amount"])'; }
 round_json() { "$dg" query round 1 0 --node "$node" --json >round.json || fail "query round"; }
+# What host $1's round driver would do now (a dry run; the hosts seal no
+# secret for round 1, so --sealed-next keeps that duty out).
+duties() { "$dg" node duties --run 1 --address "${A[$1]}" --sealed-next --node "$node" --json \
+  >"duties-$1.json" || fail "node duties: $(cat "duties-$1.json")"; }
+pyduties() { python3 -c "import json; d=json.load(open('duties-$1.json')); $2"; }
 pyround() { python3 -c "import json; r=json.load(open('round.json')); $1"; }
 
 declare -A A
@@ -185,8 +190,18 @@ verify_duties() {
     done
   done <checks.txt
 }
+duties 1
+pyduties 1 '
+reports = [x["target"] for x in d["duties"] if x["duty"] == "report"]
+assert len(reports) == 5 and d["window"] == "verify", d' || fail "host 1's driver: $(cat duties-1.json)"
+want=$(awk -v a="${A[1]}" '{for (i = 4; i <= NF; i++) if ($i == a) n++} END {print n + 0}' checks.txt)
+[ "$(pyduties 1 'print(sum(1 for x in d["duties"] if x["duty"] == "check"))')" = "$want" ] ||
+  fail "host 1's driver does not list its $want checks: $(cat duties-1.json)"
 for i in $hosts; do bg verify_duties "$i"; done
 join_all
+duties 1
+[ "$(pyduties 1 'print(len(d["duties"]))')" = 0 ] || fail "duties left: $(cat duties-1.json)"
+ok "host 1's round driver listed exactly its reports and checks, and nothing once they landed"
 ok "availability reported with proofs of the seed-drawn chunks; $(ls salt-* | wc -l) verdicts sealed"
 
 until_height "$open_start"
@@ -255,8 +270,13 @@ import json,sys
 a = [x for x in json.load(sys.stdin)["amounts"] if str(x["epoch"]) == "1"]
 print(a[0]["amount"] if a else 0)')
   [ "$owed" -gt 0 ] || fail "nothing settled to host $i"
+  duties "$i"
+  pyduties "$i" 'assert d["duties"] == [{"duty": "claim", "epoch": 1}], d' ||
+    fail "host $i's driver before its claim: $(cat "duties-$i.json")"
   before=$(balance "${A[$i]}")
   tx "$i" claim-rewards --run 1 --epoch 1
+  duties "$i"
+  [ "$(pyduties "$i" 'print(len(d["duties"]))')" = 0 ] || fail "host $i: a claim still due"
   after=$(balance "${A[$i]}")
   # The claim paid the client's default fee: ceil(3000000 gas x 0.0025ngonka).
   fee=$(json_key "$last" fee)

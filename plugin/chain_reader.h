@@ -1,0 +1,28 @@
+/* The round driver's view read from a node over RPC: the run, its current
+ * round in full, what was settled to the address and the epoch clock
+ * (claims), as the module's typed queries answer them (chain/diloco_query.h,
+ * chain/query.h). The RPC half of the chain port; plugin/chain_view.c turns
+ * the answers into the view. */
+#ifndef GD_PLUGIN_CHAIN_READER_H
+#define GD_PLUGIN_CHAIN_READER_H
+
+#include "chain/rpc.h"
+#include "plugin/chain_view.h"
+
+/* The answers a view points into. */
+typedef struct gd_chain_answers {
+    Gonka__Diloco__V1__QueryRunResponse *run;
+    Gonka__Diloco__V1__QueryRoundResponse *round; /* NULL: no current round */
+    Gonka__Diloco__V1__QueryRewardsResponse *rewards;
+} gd_chain_answers;
+
+/* Reads run `run` as `address` sees it into a (free with
+ * gd_chain_answers_free) and the view into b (free with gd_chain_view_free
+ * first). The view's height is the epoch clock's block height. Claims are
+ * open from the latest epoch's claim-money stage, for the epoch before it.
+ * GD_ERR_NOT_FOUND if the run does not exist. */
+gd_status gd_chain_read_view(gd_rpc *rpc, uint64_t run, const char *address, bool sealed_next,
+                             gd_chain_answers *a, gd_chain_view_buf *b) GD_MUST_CHECK;
+void gd_chain_answers_free(gd_chain_answers *a);
+
+#endif
