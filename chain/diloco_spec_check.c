@@ -215,11 +215,16 @@ static gd_status gd_spec_windows_check(const Gonka__Diloco__V1__WindowLengths *w
                              w->dispute, w->attest, w->dispute_open, w->attest_open};
     static const char *const names[] = {"train",   "commit", "reveal",       "verify",     "open",
                                         "dispute", "attest", "dispute_open", "attest_open"};
+    /* The duties of verify, dispute and attest need what their window's
+     * first block fixes (the seed's draws, the re-checkers, the aggregation
+     * set): a node sees it only once that block is in, and its answer lands
+     * in a later block of the window, so those windows need two blocks. */
+    static const uint32_t least[] = {1, 1, 1, 2, 1, 2, 2, 1, 1};
     uint64_t sum = 0;
     for (size_t i = 0; i < sizeof lens / sizeof lens[0]; i++) {
-        if (lens[i] == 0)
-            return gd_fail(GD_ERR_INVALID, "run spec: windows.%s must be at least 1 block",
-                           names[i]);
+        if (lens[i] < least[i])
+            return gd_fail(GD_ERR_INVALID, "run spec: windows.%s must be at least %u block%s",
+                           names[i], least[i], least[i] == 1 ? "" : "s");
         sum += lens[i];
     }
     if (sum > GD_DILOCO_WINDOWS_MAX)

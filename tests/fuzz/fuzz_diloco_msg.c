@@ -39,7 +39,7 @@ static json_t *fuzz_spec(void) {
         "2222222222222222222222222222222222222222222222222222222222222222", "h_min", 2, "h_max",
         4, "segment_steps", 2, "tokens_per_step", 64, "outer_lr_ppm", 700000,
         "outer_momentum_ppm", 900000, "codec", "int8", "windows", "train", 1, "commit", 1,
-        "reveal", 1, "verify", 1, "open", 1, "dispute", 1, "attest", 1, "dispute_open", 1,
+        "reveal", 1, "verify", 2, "open", 1, "dispute", 2, "attest", 2, "dispute_open", 1,
         "attest_open", 1, "reward_per_epoch", "1000ngonka", "min_collateral", "1000ngonka",
         "fail_bond", "10ngonka", "checks_per_commit", 2, "double_check_ppm", 500000,
         "recheck_validators", 1, "validator_share_ppm", 200000,
@@ -54,7 +54,7 @@ static json_t *fuzz_spec(void) {
 
 /* Genesis: the accounts funded, run 1 with its pool and the members'
  * collateral held by the module account. Epoch 0 runs no PoC, so the
- * round opens in block 1 (its nine one-block windows end before 20). */
+ * round opens in block 1 (its nine windows, twelve blocks, end before 20). */
 static gd_app *fuzz_app(void) {
     char addr[FUZZ_MEMBERS + 1][GD_ADDRESS_STR_MAX], module[GD_ADDRESS_STR_MAX];
     for (int i = 0; i <= FUZZ_MEMBERS; i++)
@@ -109,7 +109,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const gd_module *m = &gd_diloco_module;
     const gd_msg_route *route = &m->msgs[data[0] % m->n_msgs];
     gd_app *app = fuzz_app();
-    for (int b = 0; b <= data[1] % 12; b++)
+    for (int b = 0; b <= data[1] % 14; b++)
         fuzz_block(app);
     gd_kv *kv = NULL;
     FUZZ_ASSERT(gd_cache_new(&kv, gd_store_view(gd_app_store(app))) == GD_OK);

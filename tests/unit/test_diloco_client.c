@@ -150,6 +150,10 @@ static void test_spec_rules(void) {
         {"attest", NULL, "windows.attest is missing", true},
         {"dispute_open", "0", "windows.dispute_open must be at least 1 block", true},
         {"attest_open", "0", "windows.attest_open must be at least 1 block", true},
+        /* Their duties need what the window's first block fixes. */
+        {"verify", "1", "windows.verify must be at least 2 blocks", true},
+        {"dispute", "1", "windows.dispute must be at least 2 blocks", true},
+        {"attest", "1", "windows.attest must be at least 2 blocks", true},
         {"dispute_open", NULL, "windows.dispute_open is missing", true},
         {"attest_open", NULL, "windows.attest_open is missing", true},
         {"pause", "1", "windows has an unknown key 'pause'", true},

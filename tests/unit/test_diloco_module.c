@@ -803,7 +803,7 @@ static void test_genesis(void) {
 
 /* Weights are summed in 128 bits: three members whose collateral sums past
  * 2^64 still get a round (at height 1: epoch 0 has no PoC and the round's
- * nine one-block windows end before block 20), with the exact total, and
+ * nine two-block windows end before block 20), with the exact total, and
  * the chain keeps going with every invariant holding. */
 static void test_huge_collateral(void) {
     app_fixture f;
@@ -812,7 +812,7 @@ static void test_huge_collateral(void) {
     CHECK_OK(gd_auth_module_address("diloco", module, sizeof module));
     df_knobs k;
     df_knobs_default(&k);
-    k.window = 1;
+    k.window = 2;
     json_t *spec = df_spec_json(&k);
     json_t *members = json_array();
     for (int i = 1; i <= 3; i++)
@@ -878,9 +878,9 @@ static void test_huge_collateral(void) {
     if (run && run->current_round)
         CHECK_STR_EQ(run->current_round->total_weight, "27000000000000000000");
     df_qfree(run);
-    /* Nine idle blocks: the round goes void, and every idle member pays the
+    /* Eighteen idle blocks: the round goes void, and every idle member pays the
      * fixed skip slash, not a share of 9 * 10^18. */
-    while (f.height < 12)
+    while (f.height < 20)
         fix_block(&f, NULL, 0, NULL);
     Gonka__Diloco__V1__QueryRoundRequest rr = GONKA__DILOCO__V1__QUERY_ROUND_REQUEST__INIT;
     rr.run = 1;
