@@ -1,12 +1,22 @@
-/* node duties: what the round driver would do now for an address, read
- * from a node (a dry run of the daemon's decisions: nothing is sent). */
+/* node init: a node's home (node.yaml, and a key if none is given); node
+ * duties: what the round driver would do now for an address, read from a
+ * node (a dry run of the daemon's decisions: nothing is sent). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include "chain/address.h"
+#include "chain/bip39.h"
+#include "chain/gas_price.h"
+#include "chain/keyfile.h"
+#include "common/file.h"
+#include "common/secure.h"
 #include "plugin/artifact_store.h"
 #include "plugin/chain_reader.h"
 #include "plugin/cli_util.h"
+#include "plugin/node_config.h"
 #include "plugin/round_driver.h"
 
 /* --roles worker,validator (either or both). */
@@ -119,4 +129,113 @@ const gd_command gd_cmd_node_duties = {
     "node, and the journal from --state-dir if given, and prints the duties due: those whose\n"
     "window holds the next block and that the chain does not show done.",
     gd_node_duties_opts, gd_run_node_duties,
+};
+
+/* ---- node init ------------------------------------------------------------------------ */
+
+/* A new key in the home: node.key, and its mnemonic in node.mnemonic (both
+ * 0600, for the operator to back up; neither is printed). */
+static gd_status gd_node_new_key(const char *home, char *key_path, size_t cap,
+                                 char address[GD_ADDRESS_STR_MAX]) {
+    char mnemonic_path[GD_NODE_TEXT_MAX];
+    int n = snprintf(key_path, cap, "%s/node.key", home);
+    int m = snprintf(mnemonic_path, sizeof mnemonic_path, "%s/node.mnemonic", home);
+    if (n < 0 || (size_t)n >= cap || m < 0 || (size_t)m >= sizeof mnemonic_path)
+        return gd_fail(GD_ERR_LIMIT, "--home path too long");
+    gd_key key;
+    char mnemonic[GD_BIP39_MNEMONIC_MAX + 2];
+    gd_status s = gd_key_generate(&key, mnemonic, sizeof mnemonic);
+    if (s == GD_OK) {
+        size_t len = strlen(mnemonic);
+        mnemonic[len] = '\n';
+        s = gd_file_create_private(mnemonic_path, mnemonic, len + 1);
+    }
+    gd_wipe(mnemonic, sizeof mnemonic);
+    if (s == GD_OK)
+        s = gd_keyfile_write(key_path, &key);
+    if (s == GD_OK)
+        s = gd_address_from_pubkey(address, GD_ADDRESS_STR_MAX, "gonka", key.pubkey);
+    gd_key_wipe(&key);
+    return s;
+}
+
+static int gd_run_node_init(gd_cli *cli, gd_args *args) {
+    const char *home = gd_arg(args, "home"), *chain_id = gd_arg(args, "chain-id");
+    if (home == NULL || chain_id == NULL)
+        return gd_cli_usage(cli, args, "--home DIR and --chain-id ID are required");
+    gd_node_settings st;
+    memset(&st, 0, sizeof st);
+    uint64_t run = 1;
+    int rc;
+    if ((rc = gd_node_roles(cli, args, &st.roles)) >= 0 ||
+        (rc = gd_cli_uint_opt(cli, args, "run", UINT64_MAX, false, &run)) >= 0)
+        return rc;
+    if (mkdir(home, 0700) != 0 && errno != EEXIST)
+        return gd_cli_fail(cli, gd_fail(GD_ERR_IO, "cannot create %s: %s", home, strerror(errno)));
+    char yaml_path[GD_NODE_TEXT_MAX], address[GD_ADDRESS_STR_MAX] = "";
+    int n = snprintf(yaml_path, sizeof yaml_path, "%s/node.yaml", home);
+    if (n < 0 || (size_t)n >= sizeof yaml_path)
+        return gd_cli_usage(cli, args, "--home path too long");
+    struct stat sb;
+    if (stat(yaml_path, &sb) == 0)
+        return gd_cli_fail(cli, gd_fail(GD_ERR_EXISTS, "%s exists: a node home is initialised "
+                                                       "once",
+                                        yaml_path));
+    const char *key = gd_arg(args, "key");
+    gd_status s = GD_OK;
+    if (key != NULL)
+        snprintf(st.key, sizeof st.key, "%s", key);
+    else
+        s = gd_node_new_key(home, st.key, sizeof st.key, address);
+    if (s != GD_OK)
+        return gd_cli_fail(cli, s);
+    const char *node = gd_arg(args, "node");
+    snprintf(st.rpc, sizeof st.rpc, "%s", node ? node : GD_RPC_URL_DEFAULT);
+    snprintf(st.chain_id, sizeof st.chain_id, "%s", chain_id);
+    snprintf(st.gas_price, sizeof st.gas_price, "%s", GD_GAS_PRICE_DEFAULT);
+    st.run = run;
+    const char *coll = gd_arg(args, "collateral");
+    snprintf(st.collateral, sizeof st.collateral, "%s", coll ? coll : "100000000ngonka");
+    snprintf(st.hardware_class, sizeof st.hardware_class, "auto");
+    snprintf(st.listen_host, sizeof st.listen_host, "0.0.0.0");
+    st.listen_port = 8080;
+    snprintf(st.public_url, sizeof st.public_url, "http://127.0.0.1:8080");
+    snprintf(st.state_dir, sizeof st.state_dir, "%s/state", home);
+    snprintf(st.log_level, sizeof st.log_level, "info");
+    char text[16384];
+    s = gd_node_settings_format(&st, text, sizeof text);
+    /* What node init writes, run must take: parse it back before writing. */
+    gd_node_settings check;
+    if (s == GD_OK)
+        s = gd_node_settings_parse(&check, text, strlen(text), "--home node.yaml");
+    if (s == GD_OK)
+        s = gd_file_create_private(yaml_path, text, strlen(text));
+    if (s != GD_OK)
+        return gd_cli_fail(cli, s);
+    fprintf(cli->out, "wrote %s\n", yaml_path);
+    if (address[0])
+        fprintf(cli->out, "new key %s for %s (its mnemonic is in %s/node.mnemonic: back it up, "
+                          "then delete it)\n",
+                st.key, address, home);
+    fprintf(cli->out, "edit run, collateral, listen and public_url before running the node\n");
+    return 0;
+}
+
+static const gd_opt_spec gd_node_init_opts[] = {
+    {"home", "DIR", "the node's home: node.yaml, its key (if new) and state (created 0700)"},
+    {"node", "URL", "the chain node's CometBFT RPC (default " GD_RPC_URL_DEFAULT ")"},
+    {"chain-id", "ID", "the chain id"},
+    {"key", "FILE", "an existing key file (default: a new key in the home)"},
+    {"roles", "LIST", "worker, validator or both (default both)"},
+    {"run", "N", "the run to take part in (default 1)"},
+    {"collateral", "COIN", "the collateral to bond (default 100000000ngonka)"},
+    {NULL, NULL, NULL},
+};
+
+const gd_command gd_cmd_node_init = {
+    "node init", "", 0, 0,
+    "Create a node's home: DIR/node.yaml with every key (docs/node.md), and a key if none.",
+    "node.yaml is written once (mode 0600) and parsed back as the node would read it; a\n"
+    "new key goes to DIR/node.key with its mnemonic in DIR/node.mnemonic (both 0600).",
+    gd_node_init_opts, gd_run_node_init,
 };

@@ -73,4 +73,12 @@ check 2 "node duties with a bad address" -- node duties --run 1 --address gonka1
 check 2 "node duties with an unknown role" -- node duties --run 1 --address $to --roles miner
 check 2 "node duties with empty roles" -- node duties --run 1 --address $to --roles ,
 check 1 "node duties with a node that is not there" -- node duties --run 1 --address $to --node http://127.0.0.1:1 --retries 0 --timeout 1s
+"$bin" node init --home nodehome --chain-id c >/dev/null || { echo "FAIL: node init"; fail=1; }
+for f in nodehome/node.yaml nodehome/node.key nodehome/node.mnemonic; do
+  [ "$(stat -c %a "$f")" = 600 ] || { echo "FAIL: $f is not 0600"; fail=1; }
+done
+check 1 "node init over an existing home" -- node init --home nodehome --chain-id c
+check 2 "node init without --home" -- node init --chain-id c
+check 2 "node init with an unknown role" -- node init --home other --chain-id c --roles boss
+check 1 "node init with a key path that breaks the YAML" -- node init --home h2 --chain-id c --key 'a"b'
 exit $fail
