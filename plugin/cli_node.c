@@ -16,6 +16,7 @@
 #include "plugin/artifact_store.h"
 #include "plugin/chain_reader.h"
 #include "plugin/cli_util.h"
+#include "plugin/hardware_class.h"
 #include "plugin/node_config.h"
 #include "plugin/round_driver.h"
 
@@ -238,4 +239,33 @@ const gd_command gd_cmd_node_init = {
     "node.yaml is written once (mode 0600) and parsed back as the node would read it; a\n"
     "new key goes to DIR/node.key with its mnemonic in DIR/node.mnemonic (both 0600).",
     gd_node_init_opts, gd_run_node_init,
+};
+
+/* ---- node hardware-class ---------------------------------------------------------------- */
+
+static int gd_run_node_hardware_class(gd_cli *cli, gd_args *args) {
+    char cls[GD_HARDWARE_CLASS_MAX + 1], identity[1024];
+    gd_status s = gd_hardware_class_auto(cls, identity, sizeof identity);
+    if (s != GD_OK)
+        return gd_cli_fail(cli, s);
+    if (gd_flag(args, "json"))
+        return gd_cli_print_json(cli, json_pack("{s:s,s:s}", "hardware_class", cls, "identity",
+                                                identity));
+    fprintf(cli->out, "%s\n", cls);
+    fprintf(cli->out, "(%s)\n", identity);
+    return 0;
+}
+
+static const gd_opt_spec gd_node_hardware_class_opts[] = {
+    {"json", NULL, "print {\"hardware_class\", \"identity\"}"},
+    {NULL, NULL, NULL},
+};
+
+const gd_command gd_cmd_node_hardware_class = {
+    "node hardware-class", "", 0, 0,
+    "Show the hardware class `hardware_class: auto` gives this host, and what it is made of.",
+    "The class is the backend and architecture with a digest of what decides the bits of\n"
+    "the results (processor model, BLAS build and core, compiler); a run's authority lists\n"
+    "the classes its members may declare.",
+    gd_node_hardware_class_opts, gd_run_node_hardware_class,
 };

@@ -2,10 +2,13 @@
  * optional keys take their defaults, what node init writes parses back to
  * the same settings, and every wrong file is refused with the key named:
  * unknown and missing keys, bad values of each key, YAML that is not YAML,
- * anchors and aliases, values that would break out of their quotes. */
+ * anchors and aliases, values that would break out of their quotes; and
+ * the automatic hardware class (stable, printable, a digest of the CPU
+ * identity it shows). */
 #include <stdio.h>
 #include <string.h>
 
+#include "plugin/hardware_class.h"
 #include "plugin/node_config.h"
 #include "plugin/round_driver.h"
 #include "tests/testkit.h"
@@ -123,9 +126,23 @@ static void test_refused(void) {
     CHECK(gd_node_settings_load(&s, "/nonexistent/node.yaml") == GD_ERR_NOT_FOUND);
 }
 
+static void test_hardware_class(void) {
+    char a[GD_HARDWARE_CLASS_MAX + 1], b[GD_HARDWARE_CLASS_MAX + 1], id[1024];
+    CHECK_OK(gd_hardware_class_auto(a, id, sizeof id));
+    CHECK_OK(gd_hardware_class_auto(b, NULL, 0));
+    CHECK_STR_EQ(a, b); /* the same host, the same class */
+    CHECK(strncmp(a, "cpu-", 4) == 0 && strlen(a) <= GD_HARDWARE_CLASS_MAX);
+    for (const char *c = a; *c; c++)
+        CHECK(*c > 0x20 && *c < 0x7f);
+    CHECK(strstr(id, "arch=") != NULL && strstr(id, "blas=") != NULL && strstr(id, "cc=") != NULL);
+    char small[8];
+    CHECK(gd_hardware_class_auto(a, small, sizeof small) == GD_ERR_LIMIT);
+}
+
 int main(void) {
     RUN_TEST(test_good);
     RUN_TEST(test_format_round_trip);
     RUN_TEST(test_refused);
+    RUN_TEST(test_hardware_class);
     return gd_test_finish();
 }

@@ -1,0 +1,34 @@
+/* hardware_class: auto (plugin/hardware_class.h). */
+#include "plugin/hardware_class.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include "common/bytes.h"
+#include "common/hash.h"
+#include "kernels/cpu/identity.h"
+
+gd_status gd_hardware_class_auto(char out[GD_HARDWARE_CLASS_MAX + 1], char *identity,
+                                 size_t identity_cap) {
+    char id[1024];
+    GD_TRY(gd_cpu_identity(id, sizeof id));
+    uint8_t digest[32];
+    gd_sha256(digest, id, strlen(id));
+    char hex[65];
+    gd_hex_encode(hex, digest, sizeof digest, false);
+    struct utsname u;
+    if (uname(&u) != 0)
+        snprintf(u.machine, sizeof u.machine, "unknown");
+    /* The class must be printable without spaces (the run spec's rule). */
+    for (char *c = u.machine; *c; c++)
+        if (*c < 0x21 || *c > 0x7e)
+            *c = '_';
+    snprintf(out, GD_HARDWARE_CLASS_MAX + 1, "cpu-%.32s-%.16s", u.machine, hex);
+    if (identity != NULL) {
+        if (strlen(id) >= identity_cap)
+            return gd_fail(GD_ERR_LIMIT, "the identity does not fit %zu bytes", identity_cap);
+        strcpy(identity, id);
+    }
+    return GD_OK;
+}
