@@ -9,8 +9,10 @@
 
 #include "chain/address.h"
 #include "chain/bip39.h"
+#include "chain/diloco_msg.h"
 #include "chain/gas_price.h"
 #include "chain/keyfile.h"
+#include "chain/submit.h"
 #include "common/file.h"
 #include "common/secure.h"
 #include "plugin/artifact_store.h"
@@ -268,4 +270,101 @@ const gd_command gd_cmd_node_hardware_class = {
     "the results (processor model, BLAS build and core, compiler); a run's authority lists\n"
     "the classes its members may declare.",
     gd_node_hardware_class_opts, gd_run_node_hardware_class,
+};
+
+/* ---- node leave --------------------------------------------------------------------- */
+
+/* Records the wish in the journal (a running node stops sealing secrets for
+ * later rounds), then sends MsgLeaveRun unless the chain shows it sent. */
+static int gd_run_node_leave(gd_cli *cli, gd_args *args) {
+    const char *path = gd_arg(args, "config");
+    if (path == NULL)
+        return gd_cli_usage(cli, args, "--config DIR/node.yaml is required");
+    gd_node_settings st;
+    gd_status s = gd_node_settings_load(&st, path);
+    gd_artifact_store store;
+    gd_node_journal j;
+    if (s == GD_OK)
+        s = gd_artifact_store_open(&store, st.state_dir);
+    if (s == GD_OK)
+        s = gd_journal_load(&store, &j);
+    if (s == GD_OK && !j.leave_wanted) {
+        j.leave_wanted = true;
+        s = gd_journal_save(&store, &j);
+    }
+    gd_key key;
+    char address[GD_ADDRESS_STR_MAX];
+    bool have_key = false;
+    if (s == GD_OK)
+        s = gd_keyfile_read(&key, st.key);
+    have_key = s == GD_OK;
+    if (s == GD_OK)
+        s = gd_address_from_pubkey(address, sizeof address, "gonka", key.pubkey);
+    gd_rpc_options ro;
+    gd_rpc_options_default(&ro);
+    gd_rpc *rpc = NULL;
+    if (s == GD_OK)
+        s = gd_rpc_open(&rpc, st.rpc, &ro);
+    gd_chain_answers ans = {0};
+    gd_chain_view_buf view = {0};
+    if (s == GD_OK)
+        s = gd_chain_read_view(rpc, st.run, address, false, &ans, &view);
+    const char *said = "left";
+    gd_submit_result res;
+    memset(&res, 0, sizeof res);
+    if (s == GD_OK && !view.view.member) {
+        said = "not a member";
+    } else if (s == GD_OK && view.view.leaving) {
+        said = "already leaving";
+    } else if (s == GD_OK) {
+        gd_any msg = {0};
+        gd_gas_price price;
+        s = gd_gas_price_parse(&price, st.gas_price);
+        if (s == GD_OK)
+            s = gd_diloco_msg_leave_run(&msg, address, st.run);
+        gd_tx_request req = {.msgs = &msg, .n_msgs = 1, .gas_price = &price,
+                             .chain_id = st.chain_id};
+        gd_submit_options opt;
+        gd_submit_options_default(&opt);
+        opt.gas_auto = true;
+        opt.gas_adjustment = 1.5;
+        if (s == GD_OK)
+            s = gd_tx_submit(rpc, &key, &req, &opt, &res);
+        gd_any_free(&msg);
+    }
+    gd_chain_view_free(&view);
+    gd_chain_answers_free(&ans);
+    gd_rpc_close(rpc);
+    if (have_key)
+        gd_key_wipe(&key);
+    if (s != GD_OK)
+        return gd_cli_fail(cli, s);
+    if (gd_flag(args, "json")) {
+        json_t *o = json_pack("{s:s,s:s,s:I}", "address", address, "result", said, "run",
+                              (json_int_t)st.run);
+        if (o && res.txhash[0]) {
+            json_object_set_new(o, "txhash", json_string(res.txhash));
+            json_object_set_new(o, "height", json_integer((json_int_t)res.height));
+            json_object_set_new(o, "fee", json_string(res.fee));
+        }
+        return gd_cli_print_json(cli, o);
+    }
+    fprintf(cli->out, "%s: %s run %llu%s%s\n", address, said, (unsigned long long)st.run,
+            res.txhash[0] ? ", tx " : "", res.txhash);
+    return 0;
+}
+
+static const gd_opt_spec gd_node_leave_opts[] = {
+    {"config", "FILE", "the node's node.yaml"},
+    {"json", NULL, "print {\"address\", \"result\", \"run\", \"txhash\", \"height\", \"fee\"}"},
+    {NULL, NULL, NULL},
+};
+
+const gd_command gd_cmd_node_leave = {
+    "node leave", "", 0, 0,
+    "Leave the node's run: stop taking part in later rounds and get the collateral back.",
+    "Records the wish in the node's journal (a running node seals no secret for later rounds)\n"
+    "and sends MsgLeaveRun unless the chain shows it sent. The collateral is paid back at once\n"
+    "if no live round holds the member, else when that round is over.",
+    gd_node_leave_opts, gd_run_node_leave,
 };

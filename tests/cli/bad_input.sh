@@ -81,4 +81,8 @@ check 1 "node init over an existing home" -- node init --home nodehome --chain-i
 check 2 "node init without --home" -- node init --chain-id c
 check 2 "node init with an unknown role" -- node init --home other --chain-id c --roles boss
 check 1 "node init with a key path that breaks the YAML" -- node init --home h2 --chain-id c --key 'a"b'
+check 2 "node leave without --config" -- node leave
+check 1 "node leave with a config that is not there" -- node leave --config nowhere/node.yaml
+printf 'chain: {rpc: "http://127.0.0.1:1", chain_id: c, key: k}\nrun: 1\nroles: [worker]\n' > partial.yaml
+check 1 "node leave with a config missing keys" -- node leave --config partial.yaml
 exit $fail

@@ -7,7 +7,8 @@
 # the others' payloads with MMR proofs of the chunks drawn from the round's
 # seed, seals and reveals PASS verdicts (salted) on its assigned checks, and
 # seals and reveals the next state hash; every check passes undisputed and
-# the round is DONE; one host leaves the run and gets its collateral back;
+# the round is DONE; one host leaves the run with `node leave` and gets its
+# collateral back;
 # epoch 1 settles when epoch 2 starts; at the claim-money stage each host
 # claims, and its balance grows by exactly its settle amount less the fee;
 # a second claim is refused.
@@ -250,12 +251,20 @@ ok "round 0 done; the run's state hash is the attested G1"
 
 # No round is live (the next does not fit before epoch 2's PoC), so a host
 # that leaves gets its collateral back at once.
+# Host 6 leaves as an operator would: `node leave` with its node.yaml.
+"$dg" node init --home n6 --chain-id prod-sim --node "$node" --key home/keys/account-6.key \
+  --run 1 >/dev/null || fail "node init"
 before=$(balance "${A[6]}")
-tx 6 leave-run --run 1
+"$dg" node leave --config n6/node.yaml --json >leave.json || fail "node leave: $(cat leave.json)"
 after=$(balance "${A[6]}")
-[ "$after" = $((before + 200000 - 7500)) ] ||
-  fail "host 6 left: balance $before + 200000 collateral - 7500 fee != $after"
-ok "host 6 left the run and got its 200000ngonka collateral back"
+fee=$(json_key leave.json fee)
+[ "$(json_key leave.json result)" = left ] && [ "$after" = $((before + 200000 - ${fee%ngonka})) ] ||
+  fail "host 6 left: balance $before + 200000 collateral - $fee fee != $after: $(cat leave.json)"
+"$dg" node leave --config n6/node.yaml --json >again.json || fail "second node leave"
+[ "$(json_key again.json result)" = "not a member" ] || fail "second leave: $(cat again.json)"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["leave_wanted"], j' \
+  n6/state/journal.json || fail "the journal does not record the leave"
+ok "host 6 left the run with node leave and got its 200000ngonka collateral back"
 
 until_height 221
 "$dg" tx claim-rewards --key home/keys/account-1.key --node "$node" --run 1 --epoch 1 \
