@@ -32,13 +32,11 @@ static int gd_node_roles(gd_cli *cli, gd_args *args, unsigned *roles) {
     char buf[64];
     snprintf(buf, sizeof buf, "%s", text);
     for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (strcmp(t, "worker") == 0)
-            *roles |= GD_NODE_WORKER;
-        else if (strcmp(t, "validator") == 0)
-            *roles |= GD_NODE_VALIDATOR;
-        else
+        unsigned bit = gd_node_role_of(t);
+        if (bit == 0)
             return gd_cli_usage(cli, args, "--roles wants worker, validator or both, got '%.40s'",
                                 t);
+        *roles |= bit;
     }
     if (*roles == 0 || strlen(text) >= sizeof buf)
         return gd_cli_usage(cli, args, "--roles wants worker, validator or both");

@@ -173,9 +173,7 @@ static gd_status gd_node_settings_check(gd_node_settings *s, const gd_raw_node *
     if (gd_parse_u64(r->run, &s->run) != GD_OK || s->run == 0)
         return gd_fail(GD_ERR_INVALID, "run must be a run id (1 or more), not '%.24s'", r->run);
     for (unsigned i = 0; i < r->roles_count; i++) {
-        unsigned bit = strcmp(r->roles[i], "worker") == 0      ? GD_NODE_WORKER
-                       : strcmp(r->roles[i], "validator") == 0 ? GD_NODE_VALIDATOR
-                                                               : 0;
+        unsigned bit = gd_node_role_of(r->roles[i]);
         if (bit == 0)
             return gd_fail(GD_ERR_INVALID, "roles: '%.40s' is not worker or validator",
                            r->roles[i]);

@@ -11,6 +11,12 @@ const char *const gd_action_names[GD_ACT_KINDS] = {
     "aggregate", "seal-attest", "reveal-attest", "claim",   "leave",
 };
 
+unsigned gd_node_role_of(const char *name) {
+    return strcmp(name, "worker") == 0      ? GD_NODE_WORKER
+           : strcmp(name, "validator") == 0 ? GD_NODE_VALIDATOR
+                                            : 0;
+}
+
 gd_window gd_round_window_at(const gd_round_windows *w, int64_t h) {
     const int64_t starts[] = {w->train_start,     w->commit_start,  w->reveal_start,
                               w->verify_start,    w->open_start,    w->dispute_start,

@@ -24,6 +24,9 @@
  * part in the randomness; a worker also trains and commits; a validator
  * that does not train still checks and re-checks. */
 enum { GD_NODE_WORKER = 1, GD_NODE_VALIDATOR = 2 };
+/* The bit of a role's name ("worker", "validator"), 0 for another name:
+ * the one spelling of the roles, for node.yaml and the command line. */
+unsigned gd_node_role_of(const char *name);
 
 /* A round's windows, in the chain's phase order (gonka.diloco.v1.RoundPhase
  * values are not in time order; these are). */

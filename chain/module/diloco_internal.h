@@ -173,9 +173,6 @@ gd_status dl_round_seed(gd_ctx *ctx, const dl_run *run, dl_round *r) GD_MUST_CHE
 /* The window a height falls in, as a RoundPhase (TRAIN..ATTEST), or DONE
  * past the end. */
 Gonka__Diloco__V1__RoundPhase dl_window_at(const dl_round *r, int64_t height);
-/* A member's frozen weight in a round whose members are loaded (0 if not
- * in its snapshot). */
-uint64_t dl_round_weight(const dl_round *r, const char *addr, const char **hw_class);
 /* 3 * part >= 2 * total, exactly (both below 2^96: W 64-bit weights). */
 bool dl_two_thirds(dl_u128 part, dl_u128 total);
 /* An event naming the round, with up to two more attributes (k2 may be
@@ -208,6 +205,10 @@ gd_status dl_mark_active(gd_ctx *ctx, uint64_t run, uint64_t round, const char *
  * too (inclusion counts reporters' weight). */
 gd_status dl_mark_reporter(gd_ctx *ctx, uint64_t run, uint64_t round, const char *addr,
                            uint64_t *weight) GD_MUST_CHECK;
+/* The run's member addr, not leaving (code 6 otherwise): who may seal a
+ * secret or leave. */
+gd_status dl_run_member(gd_ctx *ctx, uint64_t run, const char *addr,
+                        dl_member **out) GD_MUST_CHECK;
 /* Pays a member's collateral back and removes it (it left, or fell below
  * the minimum collateral). */
 gd_status dl_release(gd_ctx *ctx, const dl_run *run, const dl_member *m,

@@ -117,6 +117,18 @@ gd_status dl_mark_reporter(gd_ctx *ctx, uint64_t run, uint64_t round, const char
     return dl_mark(ctx, run, round, addr, weight, true);
 }
 
+gd_status dl_run_member(gd_ctx *ctx, uint64_t run, const char *addr, dl_member **out) {
+    *out = NULL;
+    gd_status s = dl_get_member(ctx, run, addr, out);
+    if (s == GD_ERR_NOT_FOUND || (s == GD_OK && (*out)->leaving)) {
+        dl_free(*out);
+        *out = NULL;
+        return dl_fail(ctx, GD_DILOCO_ERR_NOT_MEMBER, "%s is not a member of run %llu", addr,
+                       (unsigned long long)run);
+    }
+    return s;
+}
+
 gd_status dl_release(gd_ctx *ctx, const dl_run *run, const dl_member *m, const char *reason) {
     uint64_t left = 0;
     GD_TRY(dl_amount(m->collateral, &left));

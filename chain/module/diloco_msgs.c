@@ -143,7 +143,9 @@ static gd_status dl_event_round(gd_ctx *ctx, const char *type, uint64_t run, uin
 
 /* ---- MsgCreateRun ------------------------------------------------------------------ */
 
-DL_VALIDATE(dl_create_validate, Gonka__Diloco__V1__MsgCreateRun, gonka__diloco__v1__msg_create_run__descriptor, authority, gd_diloco_msg_create_run_check)
+DL_VALIDATE(dl_create_validate, Gonka__Diloco__V1__MsgCreateRun,
+            gonka__diloco__v1__msg_create_run__descriptor, authority,
+            gd_diloco_msg_create_run_check)
 
 static gd_status dl_create_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
                                    gd_buf *response) {
@@ -213,7 +215,9 @@ static gd_status dl_create_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
 
 /* ---- MsgJoinRun ------------------------------------------------------------------------ */
 
-DL_VALIDATE(dl_join_validate, Gonka__Diloco__V1__MsgJoinRun, gonka__diloco__v1__msg_join_run__descriptor, participant, gd_diloco_msg_join_run_check)
+DL_VALIDATE(dl_join_validate, Gonka__Diloco__V1__MsgJoinRun,
+            gonka__diloco__v1__msg_join_run__descriptor, participant,
+            gd_diloco_msg_join_run_check)
 
 static gd_status dl_join_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
                                  gd_buf *response) {
@@ -298,7 +302,9 @@ static gd_status dl_join_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, siz
 
 /* ---- MsgCommitRound ------------------------------------------------------------------- */
 
-DL_VALIDATE(dl_commit_validate, Gonka__Diloco__V1__MsgCommitRound, gonka__diloco__v1__msg_commit_round__descriptor, participant, gd_diloco_msg_commit_round_check)
+DL_VALIDATE(dl_commit_validate, Gonka__Diloco__V1__MsgCommitRound,
+            gonka__diloco__v1__msg_commit_round__descriptor, participant,
+            gd_diloco_msg_commit_round_check)
 
 static gd_status dl_commit_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
                                    gd_buf *response) {
@@ -487,7 +493,9 @@ static gd_status dl_report_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
 
 /* ---- MsgSubmitVerdict and MsgDispute ---------------------------------------------------- */
 
-DL_VALIDATE(dl_verdict_validate, Gonka__Diloco__V1__MsgSubmitVerdict, gonka__diloco__v1__msg_submit_verdict__descriptor, validator, gd_diloco_msg_submit_verdict_check)
+DL_VALIDATE(dl_verdict_validate, Gonka__Diloco__V1__MsgSubmitVerdict,
+            gonka__diloco__v1__msg_submit_verdict__descriptor, validator,
+            gd_diloco_msg_submit_verdict_check)
 
 /* The assignment of (target, check), and whether addr is among its
  * validators (recheck = false) or re-checkers (true); code 13 otherwise. */
@@ -638,7 +646,9 @@ static gd_status dl_verdict_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, 
     return s;
 }
 
-DL_VALIDATE(dl_dispute_validate, Gonka__Diloco__V1__MsgDispute, gonka__diloco__v1__msg_dispute__descriptor, validator, gd_diloco_msg_dispute_check)
+DL_VALIDATE(dl_dispute_validate, Gonka__Diloco__V1__MsgDispute,
+            gonka__diloco__v1__msg_dispute__descriptor, validator,
+            gd_diloco_msg_dispute_check)
 
 static gd_status dl_dispute_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
                                     gd_buf *response) {
@@ -657,7 +667,9 @@ static gd_status dl_dispute_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, 
 
 /* ---- MsgAttestRound ------------------------------------------------------------------------ */
 
-DL_VALIDATE(dl_attest_validate, Gonka__Diloco__V1__MsgAttestRound, gonka__diloco__v1__msg_attest_round__descriptor, attester, gd_diloco_msg_attest_round_check)
+DL_VALIDATE(dl_attest_validate, Gonka__Diloco__V1__MsgAttestRound,
+            gonka__diloco__v1__msg_attest_round__descriptor, attester,
+            gd_diloco_msg_attest_round_check)
 
 static gd_status dl_attest_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
                                    gd_buf *response) {
@@ -727,7 +739,9 @@ static gd_status dl_attest_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
 
 /* ---- MsgRandomness ---------------------------------------------------------------------------- */
 
-DL_VALIDATE(dl_randomness_validate, Gonka__Diloco__V1__MsgRandomness, gonka__diloco__v1__msg_randomness__descriptor, member, gd_diloco_msg_randomness_check)
+DL_VALIDATE(dl_randomness_validate, Gonka__Diloco__V1__MsgRandomness,
+            gonka__diloco__v1__msg_randomness__descriptor, member,
+            gd_diloco_msg_randomness_check)
 
 static gd_status dl_randomness_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
                                        gd_buf *response) {
@@ -753,12 +767,8 @@ static gd_status dl_randomness_execute(gd_app *app, gd_ctx *ctx, const uint8_t *
                         "secrets are sealed for run %llu's next round, %llu, not %llu",
                         (unsigned long long)m->run, (unsigned long long)run->next_round,
                         (unsigned long long)m->round);
-        gd_status g = s == GD_OK ? dl_get_member(ctx, m->run, m->member, &mem) : GD_OK;
-        if (s == GD_OK && (g == GD_ERR_NOT_FOUND || (g == GD_OK && mem->leaving)))
-            s = dl_fail(ctx, GD_DILOCO_ERR_NOT_MEMBER, "%s is not a member of run %llu",
-                        m->member, (unsigned long long)m->run);
-        else if (s == GD_OK)
-            s = g;
+        if (s == GD_OK)
+            s = dl_run_member(ctx, m->run, m->member, &mem);
     } else {
         s = dl_current(ctx, m->run, m->round, PHASE(REVEAL), &run, &round);
         if (s == GD_OK && m->secret.len != GD_DILOCO_SALT_LEN)
@@ -813,7 +823,9 @@ static gd_status dl_randomness_execute(gd_app *app, gd_ctx *ctx, const uint8_t *
 
 /* ---- MsgLeaveRun -------------------------------------------------------------------------------- */
 
-DL_VALIDATE(dl_leave_validate, Gonka__Diloco__V1__MsgLeaveRun, gonka__diloco__v1__msg_leave_run__descriptor, participant, gd_diloco_msg_leave_run_check)
+DL_VALIDATE(dl_leave_validate, Gonka__Diloco__V1__MsgLeaveRun,
+            gonka__diloco__v1__msg_leave_run__descriptor, participant,
+            gd_diloco_msg_leave_run_check)
 
 static gd_status dl_leave_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
                                   gd_buf *response) {
@@ -829,17 +841,13 @@ static gd_status dl_leave_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, si
     if (s == GD_ERR_NOT_FOUND)
         s = dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_RUN, "run %llu does not exist",
                     (unsigned long long)m->run);
-    gd_status g = s == GD_OK ? dl_get_member(ctx, m->run, m->participant, &mem) : GD_OK;
-    if (s == GD_OK && (g == GD_ERR_NOT_FOUND || (g == GD_OK && mem->leaving)))
-        s = dl_fail(ctx, GD_DILOCO_ERR_NOT_MEMBER, "%s is not a member of run %llu",
-                    m->participant, (unsigned long long)m->run);
-    else if (s == GD_OK)
-        s = g;
+    if (s == GD_OK)
+        s = dl_run_member(ctx, m->run, m->participant, &mem);
     /* Its collateral stays bonded while a live round holds it (it can
      * still be slashed for that round); after that it is paid back. */
     uint64_t held = 0;
     if (s == GD_OK && run->next_round > 0) {
-        g = dl_get_round(ctx, m->run, run->next_round - 1, &round);
+        gd_status g = dl_get_round(ctx, m->run, run->next_round - 1, &round);
         if (g == GD_OK && !dl_round_over(round))
             g = dl_member_weight(ctx, m->run, round->index, m->participant, &held);
         s = g == GD_ERR_NOT_FOUND ? GD_OK : g;
@@ -865,7 +873,9 @@ static gd_status dl_leave_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, si
 
 /* ---- MsgClaimRewards --------------------------------------------------------------------- */
 
-DL_VALIDATE(dl_claim_validate, Gonka__Diloco__V1__MsgClaimRewards, gonka__diloco__v1__msg_claim_rewards__descriptor, claimer, gd_diloco_msg_claim_rewards_check)
+DL_VALIDATE(dl_claim_validate, Gonka__Diloco__V1__MsgClaimRewards,
+            gonka__diloco__v1__msg_claim_rewards__descriptor, claimer,
+            gd_diloco_msg_claim_rewards_check)
 
 static gd_status dl_claim_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
                                   gd_buf *response) {

@@ -63,27 +63,14 @@ static int64_t dl_next_boundary(const dl_round *r) {
     }
 }
 
-/* Loaded members come in key order (gd_diloco_address_cmp), so a lookup is a
- * binary search: the inclusion set weighs every report of every target. */
-uint64_t dl_round_weight(const dl_round *r, const char *addr, const char **hw_class) {
-    size_t lo = 0, hi = r->n_members;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = gd_diloco_address_cmp(r->members[mid]->address, addr);
-        if (c < 0) {
-            lo = mid + 1;
-        } else if (c > 0) {
-            hi = mid;
-        } else {
-            uint64_t w = 0;
-            if (dl_amount(r->members[mid]->weight, &w) != GD_OK)
-                return 0;
-            if (hw_class)
-                *hw_class = r->members[mid]->hw_class;
-            return w;
-        }
-    }
-    return 0;
+/* A member's frozen weight in a round whose members are loaded (0 if not
+ * in its snapshot): a binary search, as the members come in address order. */
+static uint64_t dl_round_weight(const dl_round *r, const char *addr) {
+    size_t i = dl_round_find(r, addr);
+    uint64_t w = 0;
+    if (i == r->n_members || dl_amount(r->members[i]->weight, &w) != GD_OK)
+        return 0;
+    return w;
 }
 
 /* 3 * part >= 2 * total, exactly (both below 2^96: W 64-bit weights). */
@@ -401,7 +388,7 @@ static gd_status dl_quorum(const dl_round *r, dl_list *atts, dl_u128 active,
         dl_u128 w = 0;
         size_t j = i;
         for (; j < n && dl_attestation_cmp(&rev[i], &rev[j]) == 0; j++)
-            w += dl_round_weight(r, rev[j]->attester, NULL);
+            w += dl_round_weight(r, rev[j]->attester);
         if (dl_two_thirds(w, active))
             *winner = rev[i];
         i = j;

@@ -578,23 +578,29 @@ uint32_t df_drawn_chunks(const df *d, int who, int target,
                                   d->f.addr[who], DF_CHUNKS, d->k.avail, out);
 }
 
+/* MsgSubmitVerdict and MsgDispute share these fields' names. */
+#define DF_ANSWER_FILL(m)                                                                   \
+    do {                                                                                    \
+        (m).validator = d->f.addr[who];                                                     \
+        (m).run = 1;                                                                        \
+        (m).round = d->round;                                                               \
+        (m).target = (char *)target;                                                        \
+        (m).check = check;                                                                  \
+        if (seal) {                                                                         \
+            (m).seal = (ProtobufCBinaryData){32, (uint8_t *)seal};                          \
+        } else {                                                                            \
+            (m).verdict = (Gonka__Diloco__V1__Verdict)verdict;                              \
+            (m).digest = (ProtobufCBinaryData){32, (uint8_t *)digest};                      \
+            (m).salt = (ProtobufCBinaryData){32, (uint8_t *)salt};                          \
+        }                                                                                   \
+    } while (0)
+
 Gonka__Diloco__V1__MsgSubmitVerdict df_verdict_msg(df *d, int who, const char *target,
                                                    uint32_t check, const uint8_t *seal,
                                                    int verdict, const uint8_t *digest,
                                                    const uint8_t *salt) {
     Gonka__Diloco__V1__MsgSubmitVerdict m = GONKA__DILOCO__V1__MSG_SUBMIT_VERDICT__INIT;
-    m.validator = d->f.addr[who];
-    m.run = 1;
-    m.round = d->round;
-    m.target = (char *)target;
-    m.check = check;
-    if (seal) {
-        m.seal = (ProtobufCBinaryData){32, (uint8_t *)seal};
-    } else {
-        m.verdict = (Gonka__Diloco__V1__Verdict)verdict;
-        m.digest = (ProtobufCBinaryData){32, (uint8_t *)digest};
-        m.salt = (ProtobufCBinaryData){32, (uint8_t *)salt};
-    }
+    DF_ANSWER_FILL(m);
     return m;
 }
 
@@ -602,20 +608,10 @@ Gonka__Diloco__V1__MsgDispute df_dispute_msg(df *d, int who, const char *target,
                                              const uint8_t *seal, int verdict,
                                              const uint8_t *digest, const uint8_t *salt) {
     Gonka__Diloco__V1__MsgDispute m = GONKA__DILOCO__V1__MSG_DISPUTE__INIT;
-    m.validator = d->f.addr[who];
-    m.run = 1;
-    m.round = d->round;
-    m.target = (char *)target;
-    m.check = check;
-    if (seal) {
-        m.seal = (ProtobufCBinaryData){32, (uint8_t *)seal};
-    } else {
-        m.verdict = (Gonka__Diloco__V1__Verdict)verdict;
-        m.digest = (ProtobufCBinaryData){32, (uint8_t *)digest};
-        m.salt = (ProtobufCBinaryData){32, (uint8_t *)salt};
-    }
+    DF_ANSWER_FILL(m);
     return m;
 }
+#undef DF_ANSWER_FILL
 
 Gonka__Diloco__V1__MsgAttestRound df_attest_msg(df *d, int who, const uint8_t *seal,
                                                 const uint8_t *hash, const uint8_t *salt) {
