@@ -1287,6 +1287,24 @@ static void test_report_tally(void) {
         for (uint32_t i = 0; i < n; i++)
             gd_buf_free(&proofs[i]);
     }
+    /* A committer reporting its own payload, to count its weight twice:
+     * refused (code 2), and its tally unchanged. */
+    {
+        df_refresh(&d);
+        uint64_t before = u64(df_commitment_of(d.r, d.f.addr[2])->report_weight);
+        uint32_t chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
+        uint32_t n = df_drawn_chunks(&d, 2, 2, chunks);
+        gd_buf proofs[GD_DILOCO_AVAIL_CHUNKS_MAX] = {{0}};
+        ProtobufCBinaryData pf[GD_DILOCO_AVAIL_CHUNKS_MAX], lf[GD_DILOCO_AVAIL_CHUNKS_MAX];
+        uint8_t leaves[GD_DILOCO_AVAIL_CHUNKS_MAX][32];
+        Gonka__Diloco__V1__MsgReportAvailability m =
+            df_report_msg(&d, 2, 2, chunks, n, proofs, pf, leaves, lf);
+        CHECK(df_deliver(&d, 2, GD_DILOCO_MSG_REPORT_AVAILABILITY, &m) == GD_DILOCO_ERR_INVALID);
+        for (uint32_t i = 0; i < n; i++)
+            gd_buf_free(&proofs[i]);
+        df_refresh(&d);
+        CHECK(u64(df_commitment_of(d.r, d.f.addr[2])->report_weight) == before);
+    }
     df_open_verdicts(&d);
     df_refresh(&d);
     uint64_t active = u64(d.r->round->active_weight), total = 0;
