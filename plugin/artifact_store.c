@@ -14,7 +14,7 @@
 #include "common/file.h"
 #include "trainer/payload.h"
 
-#define GD_JOURNAL_VERSION 1
+#define GD_JOURNAL_VERSION 2
 #define GD_JOURNAL_MAX 4096
 
 /* mkdir with mode 0700 that accepts an existing directory. */
@@ -204,12 +204,14 @@ static gd_status gd_journal_path(const gd_artifact_store *s, char *out, size_t c
 }
 
 gd_status gd_journal_save(const gd_artifact_store *s, const gd_node_journal *j) {
-    char path[GD_ARTIFACT_PATH_MAX], round[24];
+    char path[GD_ARTIFACT_PATH_MAX], round[24], sealed[24];
     GD_TRY(gd_journal_path(s, path, sizeof path));
     snprintf(round, sizeof round, "%" PRIu64, j->round);
-    json_t *o = json_pack("{s:i,s:s,s:b,s:b,s:b,s:b}", "version", GD_JOURNAL_VERSION, "round",
+    snprintf(sealed, sizeof sealed, "%" PRIu64, j->sealed_upto);
+    json_t *o = json_pack("{s:i,s:s,s:b,s:b,s:b,s:b,s:s}", "version", GD_JOURNAL_VERSION, "round",
                           round, "trained", (int)j->trained, "aggregated", (int)j->aggregated,
-                          "join_sent", (int)j->join_sent, "leave_wanted", (int)j->leave_wanted);
+                          "join_sent", (int)j->join_sent, "leave_wanted", (int)j->leave_wanted,
+                          "sealed_upto", sealed);
     char *text = o ? json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
     json_decref(o);
     if (text == NULL)
@@ -229,6 +231,18 @@ static gd_status gd_journal_bool(const json_t *o, const char *key, bool *out,
     return GD_OK;
 }
 
+/* A uint64 as a decimal string (JSON numbers are doubles to most readers). */
+static gd_status gd_journal_u64(const json_t *o, const char *key, uint64_t *out,
+                                const char *path) {
+    const char *text = json_string_value(json_object_get(o, key));
+    char *end = NULL;
+    errno = 0;
+    *out = text && text[0] >= '0' && text[0] <= '9' ? strtoull(text, &end, 10) : 0;
+    if (text == NULL || end == NULL || *end != 0 || errno != 0)
+        return gd_fail(GD_ERR_PARSE, "%s: \"%s\" must be a decimal string", path, key);
+    return GD_OK;
+}
+
 gd_status gd_journal_load(const gd_artifact_store *s, gd_node_journal *j) {
     memset(j, 0, sizeof *j);
     char path[GD_ARTIFACT_PATH_MAX];
@@ -245,8 +259,8 @@ gd_status gd_journal_load(const gd_artifact_store *s, gd_node_journal *j) {
         json_decref(o);
         return gd_fail(GD_ERR_PARSE, "%s does not parse as a journal: %s", path, e.text);
     }
-    static const char *const keys[] = {"version", "round", "trained", "aggregated", "join_sent",
-                                       "leave_wanted"};
+    static const char *const keys[] = {"version",   "round",        "trained",    "aggregated",
+                                       "join_sent", "leave_wanted", "sealed_upto"};
     const char *key;
     json_t *v;
     json_object_foreach(o, key, v) {
@@ -257,17 +271,13 @@ gd_status gd_journal_load(const gd_artifact_store *s, gd_node_journal *j) {
             st = gd_fail(GD_ERR_PARSE, "%s: unknown key \"%s\"", path, key);
     }
     const json_t *version = json_object_get(o, "version");
-    const char *round = json_string_value(json_object_get(o, "round"));
-    char *end = NULL;
     if (st == GD_OK && (!json_is_integer(version) ||
                         json_integer_value(version) != GD_JOURNAL_VERSION))
         st = gd_fail(GD_ERR_PARSE, "%s: version must be %d", path, GD_JOURNAL_VERSION);
-    if (st == GD_OK) {
-        errno = 0;
-        j->round = round && round[0] >= '0' && round[0] <= '9' ? strtoull(round, &end, 10) : 0;
-        if (round == NULL || end == NULL || *end != 0 || errno != 0)
-            st = gd_fail(GD_ERR_PARSE, "%s: \"round\" must be a decimal string", path);
-    }
+    if (st == GD_OK)
+        st = gd_journal_u64(o, "round", &j->round, path);
+    if (st == GD_OK)
+        st = gd_journal_u64(o, "sealed_upto", &j->sealed_upto, path);
     if (st == GD_OK)
         st = gd_journal_bool(o, "trained", &j->trained, path);
     if (st == GD_OK)

@@ -6,6 +6,7 @@
 #ifndef GD_PLUGIN_CHAIN_READER_H
 #define GD_PLUGIN_CHAIN_READER_H
 
+#include "chain/query.h"
 #include "chain/rpc.h"
 #include "plugin/chain_view.h"
 
@@ -21,6 +22,16 @@ typedef struct gd_chain_answers {
  * first). The view's height is the epoch clock's block height. Claims are
  * open from the latest epoch's claim-money stage, for the epoch before it.
  * GD_ERR_NOT_FOUND if the run does not exist. */
+/* Claims are open from the latest epoch's claim-money stage, for the
+ * epoch before it. */
+gd_claim_state gd_claims_at(const gd_epoch_info *clock);
+
+/* The answers alone (the chain port's read), with the clock's height and
+ * claim state. */
+gd_status gd_chain_read_answers(gd_rpc *rpc, uint64_t run, const char *address,
+                                gd_chain_answers *a, int64_t *height,
+                                gd_claim_state *claims) GD_MUST_CHECK;
+
 gd_status gd_chain_read_view(gd_rpc *rpc, uint64_t run, const char *address, bool sealed_next,
                              gd_chain_answers *a, gd_chain_view_buf *b) GD_MUST_CHECK;
 void gd_chain_answers_free(gd_chain_answers *a);

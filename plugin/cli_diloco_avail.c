@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "chain/diloco_query.h"
+#include "plugin/avail_proof.h"
 #include "plugin/cli_diloco.h"
 #include "trainer/payload.h"
 
@@ -50,26 +51,6 @@ static gd_status gd_avail_from_node(gd_rpc *rpc, const gd_dtx *d, const uint8_t 
         memcpy(randomness, r->round->verify_randomness.data, GD_DILOCO_HASH_LEN);
     protobuf_c_message_free_unpacked(&r->base, NULL);
     return s;
-}
-
-/* The drawn chunks of p (leaves - 1 of them, the count the commitment
- * states), proved: leaf hash and wire proof of each. */
-static gd_status gd_avail_prove(const gd_payload *p, uint32_t leaves,
-                                const uint8_t randomness[32], const char *target,
-                                const char *reporter, uint32_t want,
-                                gd_diloco_chunk_proof *chunks, gd_buf *wire, uint32_t *n) {
-    uint32_t drawn[GD_DILOCO_AVAIL_CHUNKS_MAX];
-    *n = gd_diloco_avail_chunks(randomness, target, reporter, leaves - 1, want, drawn);
-    for (uint32_t i = 0; i < *n; i++) {
-        const gd_payload_chunk *ch = &p->chunks[drawn[i]];
-        gd_mmr_hash_leaf(chunks[i].leaf_hash, drawn[i] + 1, ch->raw, ch->raw_len);
-        gd_mmr_proof proof;
-        GD_TRY(gd_payload_prove_chunk(p, drawn[i], &proof));
-        GD_TRY(gd_mmr_proof_encode(&proof, &wire[i]));
-        chunks[i].proof = wire[i].data;
-        chunks[i].proof_len = wire[i].len;
-    }
-    return GD_OK;
 }
 
 /* The report of a payload file. */

@@ -113,6 +113,8 @@ typedef struct gd_node_journal {
     bool aggregated;      /* G_{r+1} computed from exactly the aggregation set */
     bool join_sent;       /* MsgJoinRun sent (the chain may not show it yet) */
     bool leave_wanted;    /* the operator asked to leave (`node leave`) */
+    uint64_t sealed_upto; /* secrets are sealed for every round below this (the chain
+                           * shows no round before it opens) */
 } gd_node_journal;
 
 typedef struct gd_node_config {

@@ -191,13 +191,19 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
             break;
         if (segment_starts != NULL)
             s = gd_worker_state_copy(&segment_starts[seg], w);
+        double segment_loss = 0;
         for (uint32_t k = 0; s == GD_OK && k < c->segment_steps; k++) {
             gd_step_stats st;
             s = gd_trainer_step(t, data, &st);
             out->loss_sum += st.loss;
+            segment_loss += st.loss;
             out->steps++;
             out->tokens += st.tokens;
         }
+        segment_loss /= c->segment_steps;
+        if (seg == 0)
+            out->first_segment_loss = segment_loss;
+        out->last_segment_loss = segment_loss;
     }
     out->seconds = gd_now() - t0 - hashing;
     if (s == GD_OK)

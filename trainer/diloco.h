@@ -89,6 +89,8 @@ static inline uint32_t gd_transcript_leaves(uint32_t segments) { return segments
 
 typedef struct gd_worker_round {
     double loss_sum;       /* sum of the H inner steps' mean losses */
+    double first_segment_loss, last_segment_loss; /* mean step loss of the first and last
+                                                   * segments (what a commitment reports) */
     uint32_t steps;        /* H */
     uint64_t tokens;       /* H * batch * seq_len */
     uint32_t n_leaves;     /* H / K + 2 */

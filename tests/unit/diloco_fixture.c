@@ -191,7 +191,8 @@ bool df_last_event(const df *d, const char *type, const char *key, const char *v
 
 void df_batch_init(df_batch *b) { memset(b, 0, sizeof *b); }
 
-void df_batch_add(df_batch *b, int from, const char *url, const void *msg) {
+/* The transaction of `from` in the batch (a new one if it has none). */
+static size_t df_batch_tx(df_batch *b, int from) {
     size_t t = 0;
     while (t < b->n_tx && b->from[t] != from)
         t++;
@@ -204,6 +205,18 @@ void df_batch_add(df_batch *b, int from, const char *url, const void *msg) {
     CHECK(b->n_msgs[t] < FIX_TX_MSGS_MAX);
     if (b->n_msgs[t] == FIX_TX_MSGS_MAX)
         abort();
+    return t;
+}
+
+void df_batch_add_any(df_batch *b, int from, const gd_any *msg) {
+    size_t t = df_batch_tx(b, from);
+    gd_any *a = &b->msgs[t][b->n_msgs[t]++];
+    snprintf(a->type_url, sizeof a->type_url, "%s", msg->type_url);
+    CHECK_OK(gd_buf_append(&a->value, msg->value.data, msg->value.len));
+}
+
+void df_batch_add(df_batch *b, int from, const char *url, const void *msg) {
+    size_t t = df_batch_tx(b, from);
     gd_any *a = &b->msgs[t][b->n_msgs[t]++];
     snprintf(a->type_url, sizeof a->type_url, "%s", url);
     size_t len = protobuf_c_message_get_packed_size(msg);
@@ -723,7 +736,7 @@ void df_setup(df *d, const df_knobs *k, int n, const char *const *classes,
     d->k = *k;
     d->n = n;
     d->watch_honest = true;
-    CHECK(n >= 1 && n < DF_ACCOUNTS);
+    CHECK(n >= 0 && n < DF_ACCOUNTS); /* 0: members join later, by themselves */
     fix_init_accounts(&d->f, DF_ACCOUNTS, NULL); /* for the addresses */
     json_t *state = json_pack("{s:{s:s}}", "params", "authority", d->f.addr[0]);
     fix_free(&d->f);
@@ -732,7 +745,7 @@ void df_setup(df *d, const df_knobs *k, int n, const char *const *classes,
     for (int i = 0; i < DF_ACCOUNTS; i++)
         gd_mmr_init(&d->mmr[i]);
 
-    json_t *sj = df_spec_json(k);
+    json_t *sj = k->spec ? json_deep_copy(k->spec) : df_spec_json(k);
     Gonka__Diloco__V1__RunSpec *spec = NULL;
     CHECK_OK(gd_diloco_spec_from_json(&spec, sj));
     json_decref(sj);

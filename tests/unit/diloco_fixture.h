@@ -54,6 +54,7 @@ typedef struct df_knobs {
     uint32_t window;      /* every window's length in blocks (verify and dispute need 2) */
     uint32_t validator_share_ppm, attest_share_ppm;
     uint64_t cheat_slash, skip_slash, fail_bond, min_collateral, reward, pool;
+    const json_t *spec;   /* if set, the run's whole spec instead of df_spec_json's */
 } df_knobs;
 
 /* Defaults like a real run's: two checks, double checks half the time,
@@ -153,6 +154,8 @@ typedef struct df_batch {
 void df_batch_init(df_batch *b);
 /* Adds a message to from's transaction of the batch (packed now). */
 void df_batch_add(df_batch *b, int from, const char *url, const void *msg);
+/* Adds an already packed message (copied). */
+void df_batch_add_any(df_batch *b, int from, const gd_any *msg);
 /* Runs the batch as one block; codes[i] is the code of the i-th signer's
  * transaction in order of first appearance (999: another codespace).
  * Frees the batch's messages. codes may be NULL. Returns the number of

@@ -139,27 +139,31 @@ static void test_journal(void) {
     gd_node_journal j;
     CHECK_OK(gd_journal_load(&s, &j)); /* none yet: empty */
     CHECK(j.round == 0 && !j.trained && !j.aggregated && !j.join_sent && !j.leave_wanted);
-    gd_node_journal w = {.round = 18446744073709551615ull, .trained = true, .join_sent = true};
+    gd_node_journal w = {.round = 18446744073709551615ull, .trained = true, .join_sent = true,
+                         .sealed_upto = 7};
     CHECK_OK(gd_journal_save(&s, &w));
     CHECK_OK(gd_journal_load(&s, &j));
     CHECK(j.round == w.round && j.trained && !j.aggregated && j.join_sent && !j.leave_wanted);
+    CHECK(j.sealed_upto == 7);
     char path[300];
     snprintf(path, sizeof path, "%s/journal.json", g_dir);
     CHECK(mode_of(path) == 0600);
+    /* Every key of a good journal, so each entry below breaks exactly one thing. */
+#define J_REST "\"aggregated\":false,\"join_sent\":false,\"leave_wanted\":false"
     const char *bad[] = {
         "not json",
-        "{\"version\":2,\"round\":\"1\",\"trained\":true,\"aggregated\":false,\"join_sent\":false,"
-        "\"leave_wanted\":false}",
-        "{\"version\":1,\"round\":1,\"trained\":true,\"aggregated\":false,\"join_sent\":false,"
-        "\"leave_wanted\":false}",
-        "{\"version\":1,\"round\":\"-1\",\"trained\":true,\"aggregated\":false,"
-        "\"join_sent\":false,\"leave_wanted\":false}",
-        "{\"version\":1,\"round\":\"1\",\"trained\":1,\"aggregated\":false,\"join_sent\":false,"
-        "\"leave_wanted\":false}",
-        "{\"version\":1,\"round\":\"1\",\"trained\":true,\"aggregated\":false,\"join_sent\":false,"
-        "\"leave_wanted\":false,\"extra\":1}",
-        "{\"version\":1,\"round\":\"1\",\"trained\":true}",
+        "{\"version\":1,\"round\":\"1\",\"trained\":true," J_REST ",\"sealed_upto\":\"2\"}",
+        "{\"version\":2,\"round\":1,\"trained\":true," J_REST ",\"sealed_upto\":\"2\"}",
+        "{\"version\":2,\"round\":\"-1\",\"trained\":true," J_REST ",\"sealed_upto\":\"2\"}",
+        "{\"version\":2,\"round\":\"1\",\"trained\":1," J_REST ",\"sealed_upto\":\"2\"}",
+        "{\"version\":2,\"round\":\"1\",\"trained\":true," J_REST ",\"sealed_upto\":\"2\","
+        "\"extra\":1}",
+        "{\"version\":2,\"round\":\"1\",\"trained\":true," J_REST "}",
+        "{\"version\":2,\"round\":\"1\",\"trained\":true," J_REST
+        ",\"sealed_upto\":\"18446744073709551616\"}",
+        "{\"version\":2,\"round\":\"1\",\"trained\":true}",
     };
+#undef J_REST
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         FILE *f = fopen(path, "w");
         CHECK(f != NULL);

@@ -1,0 +1,307 @@
+/* A node's lifecycle and its step (plugin/node.h). */
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "chain/address.h"
+#include "common/hash.h"
+#include "common/log.h"
+#include "common/secure.h"
+#include "plugin/node_internal.h"
+
+#define GD_NODE_MSGS_MAX 32
+
+static gd_status gd_copy_opt(char *dst, size_t cap, const char *src, const char *what) {
+    if (src == NULL)
+        src = "";
+    if (strlen(src) >= cap)
+        return gd_fail(GD_ERR_LIMIT, "%s is over %zu bytes", what, cap - 1);
+    memcpy(dst, src, strlen(src) + 1);
+    return GD_OK;
+}
+
+gd_status gd_node_open(gd_node **out, const gd_node_options *o, const gd_key *key,
+                       gd_chain_port chain, gd_peer_port peers) {
+    *out = NULL;
+    gd_node *n = calloc(1, sizeof *n);
+    if (n == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    n->o = *o;
+    n->key = *key;
+    n->chain = chain;
+    n->peers = peers;
+    pthread_mutex_init(&n->mu, NULL);
+    gd_status s = gd_copy_opt(n->artifact_url, sizeof n->artifact_url, o->artifact_url,
+                              "artifact URL");
+    if (s == GD_OK)
+        s = gd_copy_opt(n->hw_class, sizeof n->hw_class, o->hw_class, "hardware class");
+    n->o.artifact_url = n->artifact_url;
+    n->o.hw_class = n->hw_class;
+    n->o.state_dir = NULL;
+    if (s == GD_OK)
+        s = gd_address_from_pubkey(n->address, sizeof n->address, GD_ADDRESS_PREFIX, key->pubkey);
+    if (s == GD_OK)
+        s = gd_artifact_store_open(&n->store, o->state_dir);
+    if (s == GD_OK)
+        s = gd_journal_load(&n->store, &n->journal);
+    if (s != GD_OK) {
+        gd_node_close(n);
+        return s;
+    }
+    /* Secrets and salts: SHA-256 of a tag and the key's secret, so a
+     * restarted node derives the same ones and no file holds them. */
+    uint8_t in[16 + GD_SECKEY_LEN];
+    memcpy(in, "gd-node-salts-v1", 16);
+    memcpy(in + 16, key->secret, GD_SECKEY_LEN);
+    gd_sha256(n->salt_seed, in, sizeof in);
+    gd_wipe(in, sizeof in);
+    *out = n;
+    return GD_OK;
+}
+
+static void gd_node_drop_payloads(gd_node *n) {
+    for (size_t i = 0; i < n->n_payloads; i++)
+        gd_buf_free(&n->payloads[i].bytes);
+    free(n->payloads);
+    n->payloads = NULL;
+    n->n_payloads = 0;
+}
+
+void gd_node_close(gd_node *n) {
+    if (n == NULL)
+        return;
+    gd_chain_view_free(&n->view);
+    gd_chain_answers_free(&n->ans);
+    gd_node_drop_payloads(n);
+    gd_trained_round_free(&n->trained);
+    if (n->have_g)
+        gd_global_state_free(&n->g);
+    if (n->have_next)
+        gd_global_state_free(&n->next);
+    if (n->have_w)
+        gd_worker_state_free(&n->w);
+    if (n->engine_open)
+        gd_engine_close(&n->engine);
+    gd_key_wipe(&n->key);
+    gd_wipe(n->salt_seed, sizeof n->salt_seed);
+    pthread_mutex_destroy(&n->mu);
+    free(n);
+}
+
+const char *gd_node_address(const gd_node *n) { return n->address; }
+
+void gd_node_error(gd_node *n, const char *fmt, ...) {
+    char text[200];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    GD_LOG_WARN("node", "%s", text);
+    pthread_mutex_lock(&n->mu);
+    gd_node_stats *st = &n->stats;
+    size_t i = st->n_errors++ % GD_NODE_ERRORS;
+    st->errors[i].time = (int64_t)time(NULL);
+    snprintf(st->errors[i].text, sizeof st->errors[i].text, "%s", text);
+    pthread_mutex_unlock(&n->mu);
+}
+
+void gd_node_salt(const gd_node *n, uint8_t out[32], gd_diloco_seal_kind kind, uint64_t round,
+                  const char *target, uint32_t check) {
+    uint8_t in[13 + 32 + 1 + 8 + 8 + 4 + GD_ADDRESS_STR_MAX];
+    size_t len = 0;
+    memcpy(in, "gd-node-salt", 13);
+    len = 13;
+    memcpy(in + len, n->salt_seed, 32);
+    len += 32;
+    in[len++] = (uint8_t)kind;
+    for (int i = 0; i < 8; i++)
+        in[len++] = (uint8_t)(n->o.run >> (8 * i));
+    for (int i = 0; i < 8; i++)
+        in[len++] = (uint8_t)(round >> (8 * i));
+    for (int i = 0; i < 4; i++)
+        in[len++] = (uint8_t)(check >> (8 * i));
+    size_t tl = target ? strnlen(target, GD_ADDRESS_STR_MAX - 1) : 0;
+    memcpy(in + len, target ? target : "", tl);
+    len += tl;
+    gd_sha256(out, in, len);
+    gd_wipe(in, sizeof in);
+}
+
+const Gonka__Diloco__V1__Member *gd_node_member_of(const gd_node *n, const char *address) {
+    const Gonka__Diloco__V1__QueryRunResponse *r = n->ans.run;
+    for (size_t i = 0; r && i < r->n_members; i++)
+        if (strcmp(r->members[i]->address, address) == 0)
+            return r->members[i];
+    return NULL;
+}
+
+gd_status gd_node_engine(gd_node *n) {
+    if (n->engine_open)
+        return GD_OK;
+    if (n->ans.run == NULL || n->ans.run->run == NULL || n->ans.run->run->spec == NULL)
+        return gd_fail(GD_ERR_NOT_FOUND, "run %" PRIu64 " has no spec", n->o.run);
+    GD_TRY(gd_engine_open(&n->engine, n->ans.run->run->spec, n->o.run, n->o.threads));
+    n->engine_open = true;
+    return GD_OK;
+}
+
+gd_status gd_node_fetch(gd_node *n, const char *address, const gd_artifact_req *req,
+                        size_t max_len, gd_artifact_answer *out) {
+    memset(out, 0, sizeof *out);
+    const Gonka__Diloco__V1__Member *m = gd_node_member_of(n, address);
+    if (m == NULL || m->artifact_url == NULL || m->artifact_url[0] == '\0')
+        return gd_fail(GD_ERR_NOT_FOUND, "%s records no artifact URL", address);
+    GD_TRY(n->peers.iface->fetch(n->peers.ctx, m->artifact_url, req, max_len, out));
+    pthread_mutex_lock(&n->mu);
+    n->stats.bytes_in += out->body.len + out->proof.len;
+    pthread_mutex_unlock(&n->mu);
+    return GD_OK;
+}
+
+/* --- the step ------------------------------------------------------------------------------ */
+
+static uint64_t gd_coin_u64(const char *amount) {
+    if (amount == NULL || amount[0] < '0' || amount[0] > '9')
+        return 0;
+    char *end = NULL;
+    unsigned long long v = strtoull(amount, &end, 10);
+    return end && *end == '\0' ? (uint64_t)v : 0;
+}
+
+/* Reads the chain into the node's answers and view; updates the stats. */
+static gd_status gd_node_read(gd_node *n) {
+    gd_chain_view_free(&n->view);
+    gd_chain_answers_free(&n->ans);
+    int64_t height = 0;
+    gd_claim_state claims = {false, 0};
+    GD_TRY(n->chain.iface->read(n->chain.ctx, n->o.run, n->address, &n->ans, &height, &claims));
+    uint64_t next = n->ans.run->run ? n->ans.run->run->next_round : 0;
+    GD_TRY(gd_chain_view_build(&n->view, n->address, height, n->ans.run, n->ans.round,
+                               n->ans.rewards, &claims, n->journal.sealed_upto > next));
+    const gd_chain_view *v = &n->view.view;
+    const Gonka__Diloco__V1__Member *me = gd_node_member_of(n, n->address);
+    uint64_t bonded = me ? gd_coin_u64(me->collateral) : 0;
+    if (me && n->bonded == 0)
+        n->bonded = bonded;
+    pthread_mutex_lock(&n->mu);
+    gd_node_stats *st = &n->stats;
+    st->height = v->height;
+    st->have_round = v->have_round;
+    st->round = v->round.index;
+    st->windows = v->round.windows;
+    st->window = v->have_round ? gd_round_window_at(&v->round.windows, v->height + 1)
+                               : GD_WINDOW_NONE;
+    if (me && n->bonded > bonded && !me->leaving)
+        st->slashed = n->bonded - bonded;
+    pthread_mutex_unlock(&n->mu);
+    return GD_OK;
+}
+
+/* A new round: what was fetched for the old one goes. */
+static void gd_node_round_cache(gd_node *n) {
+    const gd_chain_view *v = &n->view.view;
+    if (!v->have_round || v->round.index == n->cache_round)
+        return;
+    gd_node_drop_payloads(n);
+    n->n_answers = 0;
+    n->cache_round = v->round.index;
+}
+
+static gd_status gd_node_send(gd_node *n, const gd_any *msgs, size_t n_msgs,
+                              const gd_action *acts, size_t n_acts) {
+    uint32_t code = 0;
+    char log[256] = "";
+    gd_status s = n->chain.iface->submit(n->chain.ctx, &n->key, msgs, n_msgs, &code, log,
+                                         sizeof log);
+    int64_t h = n->view.view.height;
+    if (s != GD_OK) {
+        gd_node_error(n, "height %" PRId64 ": sending %s (round %" PRIu64 "): %s", h,
+                      gd_action_names[acts[0].kind], acts[0].round, gd_error_detail());
+        return GD_OK; /* due again next step */
+    }
+    if (code != 0) {
+        n->solo = true;
+        gd_node_error(n, "height %" PRId64 ": %s (round %" PRIu64 ") refused with code %u: %s", h,
+                      gd_action_names[acts[0].kind], acts[0].round, code, log);
+        return GD_OK;
+    }
+    n->solo = false;
+    for (size_t i = 0; i < n_acts; i++) {
+        GD_LOG_INFO("node", "height %" PRId64 ": %s round %" PRIu64 "%s%s done", h,
+                    gd_action_names[acts[i].kind], acts[i].round, acts[i].target[0] ? " " : "",
+                    acts[i].target);
+        if (acts[i].kind == GD_ACT_SEAL_SECRET && n->journal.sealed_upto <= acts[i].round) {
+            n->journal.sealed_upto = acts[i].round + 1;
+            GD_TRY(gd_journal_save(&n->store, &n->journal));
+        }
+        if (acts[i].kind == GD_ACT_JOIN || acts[i].kind == GD_ACT_LEAVE) {
+            n->journal.join_sent |= acts[i].kind == GD_ACT_JOIN;
+            GD_TRY(gd_journal_save(&n->store, &n->journal));
+        }
+        if (acts[i].kind == GD_ACT_COMMIT) {
+            pthread_mutex_lock(&n->mu);
+            n->stats.committed[n->stats.n_committed++ % GD_NODE_COMMITTED] = acts[i].round;
+            pthread_mutex_unlock(&n->mu);
+        }
+        if (acts[i].kind == GD_ACT_CLAIM) {
+            pthread_mutex_lock(&n->mu);
+            n->stats.rewards_claimed += n->view.view.owed;
+            pthread_mutex_unlock(&n->mu);
+        }
+    }
+    return GD_OK;
+}
+
+gd_status gd_node_step(gd_node *n, size_t *done) {
+    *done = 0;
+    GD_TRY(gd_node_read(n));
+    gd_node_round_cache(n);
+    gd_node_config cfg = {n->o.roles, n->o.join};
+    gd_action acts[GD_NODE_MSGS_MAX];
+    size_t n_acts = 0;
+    (void)gd_round_driver_step(&cfg, &n->view.view, &n->journal, acts, GD_NODE_MSGS_MAX, &n_acts);
+    gd_any msgs[GD_NODE_MSGS_MAX];
+    gd_action sent[GD_NODE_MSGS_MAX];
+    size_t n_msgs = 0, n_sent = 0;
+    gd_status s = GD_OK;
+    for (size_t i = 0; s == GD_OK && i < n_acts; i++) {
+        if (n->solo && n_msgs > 0)
+            break;
+        size_t before = n_msgs;
+        s = gd_node_duty(n, &acts[i], msgs, GD_NODE_MSGS_MAX, &n_msgs);
+        if (s == GD_OK && n_msgs > before)
+            sent[n_sent++] = acts[i];
+        if (s == GD_OK && (acts[i].kind == GD_ACT_TRAIN || acts[i].kind == GD_ACT_AGGREGATE))
+            (*done)++;
+    }
+    if (s == GD_OK && n_msgs > 0) {
+        s = gd_node_send(n, msgs, n_msgs, sent, n_sent);
+        if (s == GD_OK && !n->solo)
+            *done += n_sent;
+    }
+    for (size_t i = 0; i < n_msgs; i++)
+        gd_any_free(&msgs[i]);
+    return s;
+}
+
+bool gd_node_global(gd_node *n, uint64_t *round, uint8_t hash[32]) {
+    if (!n->have_g || !n->engine_open)
+        return false;
+    const gd_global_state *g = n->have_next ? &n->next : &n->g;
+    *round = n->have_next ? n->g_round + 1 : n->g_round;
+    return gd_engine_global_hash(&n->engine, g, hash) == GD_OK;
+}
+
+double gd_node_eval_loss(gd_node *n, size_t batches) {
+    double loss = NAN;
+    if (!n->have_g || !n->engine_open)
+        return NAN;
+    const gd_global_state *g = n->have_next ? &n->next : &n->g;
+    if (gd_engine_eval(&n->engine, g, batches, &loss) != GD_OK)
+        return NAN;
+    return loss;
+}

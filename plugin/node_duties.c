@@ -1,0 +1,621 @@
+/* Each duty the round driver returns, done by a node (plugin/node.h):
+ * the compute through the round engine, the artifacts through the store
+ * and the peers, and the message for the chain. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "common/secure.h"
+#include "plugin/avail_proof.h"
+#include "plugin/node_internal.h"
+
+/* Artifacts are bounded by the commitment that names them; a payload by the
+ * size its commitment states. */
+#define GD_NODE_PAYLOAD_MAX ((uint64_t)1 << 36)
+
+static const Gonka__Diloco__V1__Commitment *
+gd_commitment_in(const Gonka__Diloco__V1__QueryRoundResponse *q, const char *address) {
+    for (size_t i = 0; q && i < q->n_commitments; i++)
+        if (strcmp(q->commitments[i]->participant, address) == 0)
+            return q->commitments[i];
+    return NULL;
+}
+
+static const Gonka__Diloco__V1__WeightedMember *
+gd_weighted_in(const Gonka__Diloco__V1__Round *r, const char *address) {
+    for (size_t i = 0; r && i < r->n_members; i++)
+        if (strcmp(r->members[i]->address, address) == 0)
+            return r->members[i];
+    return NULL;
+}
+
+static const Gonka__Diloco__V1__Round *gd_cur_round(const gd_node *n) {
+    return n->ans.round ? n->ans.round->round : NULL;
+}
+
+/* The round's start state hash as the chain records it. */
+static gd_status gd_start_hash(const gd_node *n, uint8_t out[32]) {
+    const Gonka__Diloco__V1__Round *r = gd_cur_round(n);
+    if (r == NULL || r->start_state_hash.len != 32)
+        return gd_fail(GD_ERR_NOT_FOUND, "the round has no start state hash");
+    memcpy(out, r->start_state_hash.data, 32);
+    return GD_OK;
+}
+
+/* Whether a duty that could not be done now may wait: the block after the
+ * next is still in its window. */
+static bool gd_can_wait(const gd_node *n, int64_t window_end) {
+    return n->view.view.height + 2 < window_end;
+}
+
+/* --- training and the commitment ------------------------------------------------------------ */
+
+/* This worker's state to train round r from: in memory, or the post state
+ * of the round before from the store, or fresh. *continues is false when
+ * the state must restart (the chain holds no commitment of round r - 1). */
+static gd_status gd_node_worker_for(gd_node *n, uint64_t r, bool *fresh) {
+    *fresh = true;
+    const Gonka__Diloco__V1__Member *me = gd_node_member_of(n, n->address);
+    uint32_t rank = me ? me->rank : 0;
+    if (r > 0) {
+        Gonka__Diloco__V1__QueryRoundResponse *prev = NULL;
+        gd_status s = n->chain.iface->query_round(n->chain.ctx, n->o.run, r - 1, &prev);
+        if (s != GD_OK && s != GD_ERR_NOT_FOUND)
+            return s;
+        *fresh = prev == NULL || gd_commitment_in(prev, n->address) == NULL;
+        if (prev)
+            protobuf_c_message_free_unpacked(&prev->base, NULL);
+    }
+    if (!*fresh && !n->have_w) {
+        /* After a restart: the post state of round r - 1 from the store. */
+        uint32_t segs = n->engine.rc.diloco.inner_steps / n->engine.rc.diloco.segment_steps;
+        gd_buf b = {0};
+        gd_worker_desc desc;
+        gd_status s = gd_artifact_get(&n->store, GD_ARTIFACT_STATE, n->o.run, r - 1, segs + 1,
+                                      (size_t)312 + 16 * n->engine.n, &b);
+        if (s == GD_OK)
+            s = gd_worker_state_parse(gd_trainer_pool(n->engine.trainer), &n->w, &desc, b.data,
+                                      b.len, &n->engine.tag, n->engine.n);
+        gd_buf_free(&b);
+        if (s != GD_OK)
+            return gd_fail_context(s, "this worker's state after round %" PRIu64, r - 1);
+        n->have_w = true;
+    }
+    if (!n->have_w) {
+        GD_TRY(gd_engine_worker_init(&n->engine, &n->w, n->address, rank));
+        n->have_w = true;
+    }
+    n->w.rank = rank;
+    return GD_OK;
+}
+
+/* Payload, transcript and states, durable before the commitment is sent. */
+static gd_status gd_node_store_round(gd_node *n, uint64_t r) {
+    const gd_trained_round *t = &n->trained;
+    gd_artifact_store *st = &n->store;
+    GD_TRY(gd_artifact_put(st, GD_ARTIFACT_PAYLOAD, n->o.run, r, 0, t->payload.data,
+                           t->payload.len));
+    GD_TRY(gd_artifact_put(st, GD_ARTIFACT_TRANSCRIPT, n->o.run, r, 0, t->transcript.data,
+                           t->transcript.len));
+    for (uint32_t leaf = 0; leaf <= t->segments + 1; leaf++) {
+        if (leaf == t->segments)
+            continue; /* leaf S is leaf S + 1 with the old residual: never re-executed from */
+        const gd_worker_state *w = leaf < t->segments ? &t->starts[leaf] : &n->w;
+        gd_buf b = {0};
+        gd_status s = gd_engine_state_file(&n->engine, r, w, leaf, t->segments, &b);
+        if (s == GD_OK)
+            s = gd_artifact_put(st, GD_ARTIFACT_STATE, n->o.run, r, leaf, b.data, b.len);
+        gd_buf_free(&b);
+        GD_TRY(s);
+    }
+    return GD_OK;
+}
+
+static gd_status gd_duty_train(gd_node *n, uint64_t r) {
+    uint8_t start[32];
+    bool fresh = true;
+    GD_TRY(gd_node_engine(n));
+    GD_TRY(gd_start_hash(n, start));
+    GD_TRY(gd_node_global_at(n, r, start));
+    GD_TRY(gd_node_worker_for(n, r, &fresh));
+    gd_trained_round_free(&n->trained);
+    n->have_trained = false;
+    GD_LOG_INFO("node", "height %" PRId64 ": training round %" PRIu64 " (%u steps%s)",
+                n->view.view.height, r, n->engine.rc.diloco.inner_steps,
+                fresh ? ", fresh optimizer state" : "");
+    gd_status s = gd_engine_train(&n->engine, r, &n->g, fresh, &n->w, &n->trained);
+    if (s != GD_OK) {
+        gd_worker_state_free(&n->w);
+        n->have_w = false; /* half-trained: reload before the next round */
+        return s;
+    }
+    n->have_trained = true;
+    GD_TRY(gd_node_store_round(n, r));
+    n->journal = (gd_node_journal){.round = r, .trained = true,
+                                   .join_sent = n->journal.join_sent,
+                                   .leave_wanted = n->journal.leave_wanted,
+                                   .sealed_upto = n->journal.sealed_upto};
+    GD_TRY(gd_journal_save(&n->store, &n->journal));
+    const gd_worker_round *wr = &n->trained.r;
+    pthread_mutex_lock(&n->mu);
+    n->stats.inner_step = n->w.step;
+    n->stats.loss = n->trained.mean_loss;
+    n->stats.tokens_per_s = wr->seconds > 0 ? (double)wr->tokens / wr->seconds : 0;
+    pthread_mutex_unlock(&n->mu);
+    GD_LOG_INFO("node", "height %" PRId64 ": round %" PRIu64 " trained: loss %.4f, %.0f tokens/s, "
+                        "payload %zu bytes",
+                n->view.view.height, r, n->trained.mean_loss, n->stats.tokens_per_s,
+                n->trained.payload.len);
+    return GD_OK;
+}
+
+/* The commitment's fields from the store (after a restart). */
+static gd_status gd_commit_from_store(gd_node *n, uint64_t r, gd_diloco_commit *c) {
+    memset(c, 0, sizeof *c);
+    c->run = n->o.run;
+    c->round = r;
+    gd_buf pb = {0}, tb = {0};
+    gd_payload p;
+    memset(&p, 0, sizeof p);
+    gd_status s = gd_artifact_get(&n->store, GD_ARTIFACT_PAYLOAD, n->o.run, r, 0,
+                                  GD_NODE_PAYLOAD_MAX, &pb);
+    if (s == GD_OK)
+        s = gd_payload_parse(&p, pb.data, pb.len, NULL);
+    if (s == GD_OK)
+        s = gd_payload_root(&p, c->payload_root, &c->payload_leaves);
+    c->payload_bytes = pb.len;
+    if (s == GD_OK)
+        s = gd_artifact_get(&n->store, GD_ARTIFACT_TRANSCRIPT, n->o.run, r, 0,
+                            GD_NODE_TRANSCRIPT_MAX, &tb);
+    if (s == GD_OK && (tb.len % GD_WORKER_DESC_BYTES != 0 || tb.len < 3 * GD_WORKER_DESC_BYTES))
+        s = gd_fail(GD_ERR_PARSE, "the stored transcript of round %" PRIu64 " is malformed", r);
+    if (s == GD_OK) {
+        c->segment_count = (uint32_t)(tb.len / GD_WORKER_DESC_BYTES - 2);
+        gd_mmr mmr;
+        gd_worker_desc *descs = calloc(c->segment_count + 2, sizeof *descs);
+        s = descs ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+        gd_mmr_init(&mmr);
+        /* The root is recomputed: parse against itself by building it first. */
+        for (uint32_t i = 0; s == GD_OK && i < c->segment_count + 2; i++) {
+            uint8_t hash[32], leaf[32];
+            s = gd_worker_desc_decode(&descs[i], tb.data + (size_t)i * GD_WORKER_DESC_BYTES,
+                                      GD_WORKER_DESC_BYTES);
+            gd_worker_desc_hash(&descs[i], hash);
+            gd_mmr_hash_leaf(leaf, i, hash, 32);
+            if (s == GD_OK)
+                s = gd_mmr_append(&mmr, leaf);
+        }
+        if (s == GD_OK)
+            s = gd_mmr_root(&mmr, c->transcript_root);
+        gd_mmr_free(&mmr);
+        free(descs);
+    }
+    gd_payload_free(&p);
+    gd_buf_free(&pb);
+    gd_buf_free(&tb);
+    return s;
+}
+
+static gd_status gd_duty_commit(gd_node *n, uint64_t r, gd_any *msg, bool *sent) {
+    gd_diloco_commit c;
+    if (n->have_trained && n->trained.commit.round == r)
+        c = n->trained.commit;
+    else
+        GD_TRY(gd_commit_from_store(n, r, &c));
+    GD_TRY(gd_diloco_msg_commit_round(msg, n->address, &c));
+    *sent = true;
+    return GD_OK;
+}
+
+/* --- peers' payloads ------------------------------------------------------------------------- */
+
+/* The payload `address` committed in the current round: fetched once and
+ * kept for the round; checked against the commitment before it is kept. */
+static gd_status gd_round_payload(gd_node *n, const char *address, const gd_buf **out) {
+    for (size_t i = 0; i < n->n_payloads; i++)
+        if (strcmp(n->payloads[i].address, address) == 0) {
+            *out = &n->payloads[i].bytes;
+            return GD_OK;
+        }
+    const Gonka__Diloco__V1__Commitment *c = gd_commitment_in(n->ans.round, address);
+    if (c == NULL)
+        return gd_fail(GD_ERR_NOT_FOUND, "%s has no commitment this round", address);
+    if (c->payload_bytes > GD_NODE_PAYLOAD_MAX)
+        return gd_fail(GD_ERR_LIMIT, "%s committed a payload of %" PRIu64 " bytes", address,
+                       c->payload_bytes);
+    uint64_t r = n->cache_round;
+    gd_buf bytes = {0};
+    gd_status s;
+    if (strcmp(address, n->address) == 0) {
+        s = gd_artifact_get(&n->store, GD_ARTIFACT_PAYLOAD, n->o.run, r, 0, c->payload_bytes,
+                            &bytes);
+    } else {
+        gd_artifact_req req = {.kind = GD_REQ_PAYLOAD, .run = n->o.run, .round = r};
+        gd_artifact_answer a;
+        s = gd_node_fetch(n, address, &req, c->payload_bytes, &a);
+        bytes = a.body;
+        a.body = (gd_buf){0};
+        if (s == GD_OK)
+            gd_artifact_answer_free(&a);
+    }
+    gd_payload p;
+    if (s == GD_OK)
+        s = gd_engine_payload_parse(&n->engine, r, address, bytes.data, bytes.len,
+                                    c->payload_root.data, c->payload_leaves, &p);
+    if (s == GD_OK)
+        gd_payload_free(&p);
+    gd_node_peer_payload *grown =
+        s == GD_OK ? realloc(n->payloads, (n->n_payloads + 1) * sizeof *grown) : NULL;
+    if (s == GD_OK && grown == NULL)
+        s = gd_fail(GD_ERR_NOMEM, "out of memory");
+    if (s != GD_OK) {
+        gd_buf_free(&bytes);
+        return s;
+    }
+    n->payloads = grown;
+    gd_node_peer_payload *np = &n->payloads[n->n_payloads++];
+    snprintf(np->address, sizeof np->address, "%s", address);
+    np->bytes = bytes;
+    *out = &np->bytes;
+    return GD_OK;
+}
+
+static gd_status gd_duty_report(gd_node *n, const gd_action *a, gd_any *msg, bool *sent) {
+    GD_TRY(gd_node_engine(n));
+    const gd_buf *bytes = NULL;
+    gd_status s = gd_round_payload(n, a->target, &bytes);
+    if (s != GD_OK) {
+        gd_node_error(n, "height %" PRId64 ": report on %s: %s", n->view.view.height, a->target,
+                      gd_error_detail());
+        return s == GD_ERR_NOMEM ? s : GD_OK;
+    }
+    const Gonka__Diloco__V1__Round *r = gd_cur_round(n);
+    const Gonka__Diloco__V1__Commitment *c = gd_commitment_in(n->ans.round, a->target);
+    if (r->verify_randomness.len != 32)
+        return GD_OK;
+    gd_payload p;
+    GD_TRY(gd_payload_parse(&p, bytes->data, bytes->len, NULL));
+    gd_diloco_chunk_proof chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
+    gd_buf wire[GD_DILOCO_AVAIL_CHUNKS_MAX] = {{0}};
+    uint32_t count = 0;
+    s = gd_avail_prove(&p, c->payload_leaves, r->verify_randomness.data, a->target, n->address,
+                       n->ans.run->run->spec->avail_chunks, chunks, wire, &count);
+    if (s == GD_OK)
+        s = gd_diloco_msg_report_availability(msg, n->address, n->o.run, a->round, a->target,
+                                              chunks, count);
+    for (size_t i = 0; i < GD_DILOCO_AVAIL_CHUNKS_MAX; i++)
+        gd_buf_free(&wire[i]);
+    gd_payload_free(&p);
+    *sent = s == GD_OK;
+    return s;
+}
+
+/* --- checks and re-checks ----------------------------------------------------------------- */
+
+static const gd_view_check *gd_view_check_of(const gd_node *n, const char *target,
+                                             uint32_t check) {
+    const gd_round_view *r = &n->view.view.round;
+    for (size_t i = 0; i < r->n_checks; i++)
+        if (strcmp(r->checks[i].target, target) == 0 && r->checks[i].check == check)
+            return &r->checks[i];
+    return NULL;
+}
+
+static gd_status gd_fetch_into(gd_node *n, const char *target, gd_artifact_req_kind kind,
+                               uint64_t round, uint32_t leaf, size_t max, gd_buf *out) {
+    gd_artifact_req req = {.kind = kind, .run = n->o.run, .round = round, .leaf = leaf};
+    gd_artifact_answer a;
+    GD_TRY(gd_node_fetch(n, target, &req, max, &a));
+    *out = a.body;
+    a.body = (gd_buf){0};
+    gd_artifact_answer_free(&a);
+    return GD_OK;
+}
+
+/* Everything the check needs from the target; a fetch that fails is the
+ * status returned (the caller decides between waiting and UNAVAILABLE). */
+static gd_status gd_check_fetch(gd_node *n, const gd_check_input *in, gd_check_evidence *ev) {
+    uint32_t segs = in->commitment->segment_count;
+    size_t state_max = (size_t)312 + 16 * n->engine.n;
+    size_t transcript_max = (size_t)(segs + 2) * GD_WORKER_DESC_BYTES;
+    const gd_buf *payload = NULL;
+    GD_TRY(gd_fetch_into(n, in->target, GD_REQ_TRANSCRIPT, in->round, 0, transcript_max,
+                         &ev->transcript));
+    if (in->prev)
+        GD_TRY(gd_fetch_into(n, in->target, GD_REQ_TRANSCRIPT, in->round - 1, 0,
+                             (size_t)(in->prev->segment_count + 2) * GD_WORKER_DESC_BYTES,
+                             &ev->prev_transcript));
+    GD_TRY(gd_fetch_into(n, in->target, GD_REQ_STATE, in->round, 0, state_max,
+                         &ev->start_state));
+    if (in->segment != 0 && in->segment < segs)
+        GD_TRY(gd_fetch_into(n, in->target, GD_REQ_STATE, in->round, in->segment, state_max,
+                             &ev->segment_state));
+    GD_TRY(gd_fetch_into(n, in->target, GD_REQ_STATE, in->round, segs + 1, state_max,
+                         &ev->post_state));
+    GD_TRY(gd_round_payload(n, in->target, &payload));
+    return gd_buf_append(&ev->payload, payload->data, payload->len);
+}
+
+/* The answer to a check: kept from its seal for its reveal, recomputed
+ * after a restart. *ready is false when the target could not be reached
+ * and the window has blocks left to try again. */
+static gd_status gd_node_answer_for(gd_node *n, const gd_action *a, bool recheck,
+                                    const gd_node_answer **out, bool *ready) {
+    *ready = false;
+    for (size_t i = 0; i < n->n_answers; i++) {
+        const gd_node_answer *x = &n->answers[i];
+        if (x->round == a->round && x->check == a->check && x->recheck == recheck &&
+            strcmp(x->target, a->target) == 0) {
+            *out = x;
+            *ready = true;
+            return GD_OK;
+        }
+    }
+    GD_TRY(gd_node_engine(n));
+    const gd_view_check *vc = gd_view_check_of(n, a->target, a->check);
+    const Gonka__Diloco__V1__Commitment *c = gd_commitment_in(n->ans.round, a->target);
+    const Gonka__Diloco__V1__WeightedMember *wm = gd_weighted_in(gd_cur_round(n), a->target);
+    if (vc == NULL || c == NULL || wm == NULL)
+        return gd_fail(GD_ERR_NOT_FOUND, "check %u of %s is not in the round", a->check,
+                       a->target);
+    uint8_t start[32];
+    GD_TRY(gd_start_hash(n, start));
+    GD_TRY(gd_node_global_at(n, a->round, start));
+    Gonka__Diloco__V1__QueryRoundResponse *prev_round = NULL;
+    if (a->round > 0) {
+        gd_status s = n->chain.iface->query_round(n->chain.ctx, n->o.run, a->round - 1,
+                                                  &prev_round);
+        if (s != GD_OK && s != GD_ERR_NOT_FOUND)
+            return s;
+    }
+    gd_check_input in = {.round = a->round, .target = a->target, .rank = wm->rank,
+                         .commitment = c, .prev = gd_commitment_in(prev_round, a->target),
+                         .segment = vc->segment, .step = vc->step, .chunk = vc->chunk};
+    gd_check_evidence ev;
+    memset(&ev, 0, sizeof ev);
+    gd_check_answer ans;
+    memset(&ans, 0, sizeof ans);
+    gd_status s = gd_check_fetch(n, &in, &ev);
+    const gd_round_windows *w = &n->view.view.round.windows;
+    int64_t end = recheck ? w->dispute_open_start : w->open_start;
+    if (s == GD_ERR_NOMEM) {
+        /* local: stop */
+    } else if (s != GD_OK) {
+        s = GD_OK;
+        ans.verdict = GD_VERDICT_UNAVAILABLE;
+        if (gd_can_wait(n, end)) {
+            ans.verdict = GD_VERDICT_UNSPECIFIED; /* try again next block */
+            GD_LOG_DEBUG("node", "height %" PRId64 ": check %u of %s waits: %s",
+                         n->view.view.height, a->check, a->target, gd_error_detail());
+        } else {
+            gd_node_error(n, "height %" PRId64 ": check %u of %s: UNAVAILABLE: %s",
+                          n->view.view.height, a->check, a->target, gd_error_detail());
+        }
+    } else {
+        s = gd_engine_check(&n->engine, &in, &ev, &n->g, &ans);
+        if (s == GD_OK && ans.verdict == GD_VERDICT_FAIL)
+            GD_LOG_WARN("node", "height %" PRId64 ": check %u of %s FAILS: %s",
+                        n->view.view.height, a->check, a->target, ans.why);
+    }
+    gd_check_evidence_free(&ev);
+    if (prev_round)
+        protobuf_c_message_free_unpacked(&prev_round->base, NULL);
+    if (s != GD_OK || ans.verdict == GD_VERDICT_UNSPECIFIED)
+        return s;
+    gd_node_answer *x = &n->answers[n->n_answers < GD_NODE_ANSWERS ? n->n_answers++
+                                                                   : GD_NODE_ANSWERS - 1];
+    *x = (gd_node_answer){.round = a->round, .check = a->check, .recheck = recheck,
+                          .verdict = ans.verdict};
+    snprintf(x->target, sizeof x->target, "%s", a->target);
+    memcpy(x->digest, ans.digest, 32);
+    if (ans.verdict == GD_VERDICT_UNAVAILABLE)
+        memset(x->digest, 0, 32);
+    *out = x;
+    *ready = true;
+    return GD_OK;
+}
+
+static gd_status gd_duty_answer(gd_node *n, const gd_action *a, gd_any *msg, bool *sent) {
+    bool recheck = a->kind == GD_ACT_RECHECK || a->kind == GD_ACT_REVEAL_RECHECK;
+    bool seal = a->kind == GD_ACT_CHECK || a->kind == GD_ACT_RECHECK;
+    const gd_node_answer *x = NULL;
+    bool ready = false;
+    GD_TRY(gd_node_answer_for(n, a, recheck, &x, &ready));
+    if (!ready)
+        return GD_OK;
+    gd_diloco_seal_kind kind = recheck ? GD_SEAL_RECHECK : GD_SEAL_VERDICT;
+    uint8_t salt[32], sealed[32];
+    gd_node_salt(n, salt, kind, a->round, a->target, a->check);
+    gd_status s;
+    if (seal) {
+        gd_diloco_verdict_seal(sealed, kind, n->address, x->verdict, x->digest, salt);
+        s = recheck ? gd_diloco_msg_dispute_sealed(msg, n->address, n->o.run, a->round, a->target,
+                                                   a->check, sealed)
+                    : gd_diloco_msg_submit_verdict_sealed(msg, n->address, n->o.run, a->round,
+                                                          a->target, a->check, sealed);
+        if (s == GD_OK) {
+            pthread_mutex_lock(&n->mu);
+            n->stats.checks[x->verdict & 3]++;
+            pthread_mutex_unlock(&n->mu);
+        }
+    } else {
+        s = recheck ? gd_diloco_msg_dispute_revealed(msg, n->address, n->o.run, a->round,
+                                                     a->target, a->check, x->verdict, x->digest,
+                                                     salt)
+                    : gd_diloco_msg_submit_verdict_revealed(msg, n->address, n->o.run, a->round,
+                                                            a->target, a->check, x->verdict,
+                                                            x->digest, salt);
+    }
+    *sent = s == GD_OK;
+    return s;
+}
+
+/* --- aggregation and attestation -------------------------------------------------------------- */
+
+static gd_status gd_duty_aggregate(gd_node *n, uint64_t r) {
+    GD_TRY(gd_node_engine(n));
+    uint8_t start[32];
+    GD_TRY(gd_start_hash(n, start));
+    GD_TRY(gd_node_global_at(n, r, start));
+    const gd_round_view *rv = &n->view.view.round;
+    gd_engine_contribution *cs = calloc(rv->n_aggregation_set + 1, sizeof *cs);
+    if (cs == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    gd_status s = GD_OK;
+    for (size_t i = 0; s == GD_OK && i < rv->n_aggregation_set; i++) {
+        const char *who = rv->aggregation_set[i];
+        const Gonka__Diloco__V1__Commitment *c = gd_commitment_in(n->ans.round, who);
+        const gd_buf *bytes = NULL;
+        s = c ? gd_round_payload(n, who, &bytes)
+              : gd_fail(GD_ERR_NOT_FOUND, "%s is aggregated but has no commitment", who);
+        if (s == GD_OK)
+            cs[i] = (gd_engine_contribution){.address = who, .tokens = c->tokens,
+                                             .payload = bytes->data, .payload_len = bytes->len,
+                                             .root = c->payload_root.data,
+                                             .leaves = c->payload_leaves};
+    }
+    if (s != GD_OK) {
+        free(cs);
+        gd_node_error(n, "height %" PRId64 ": aggregating round %" PRIu64 ": %s",
+                      n->view.view.height, r, gd_error_detail());
+        return s == GD_ERR_NOMEM ? s : GD_OK; /* a payload may come later in the window */
+    }
+    if (n->have_next)
+        gd_global_state_free(&n->next);
+    n->have_next = false;
+    s = gd_global_state_copy(&n->next, &n->g);
+    if (s == GD_OK) {
+        n->have_next = true;
+        s = gd_engine_aggregate(&n->engine, r, cs, rv->n_aggregation_set, &n->next);
+    }
+    free(cs);
+    gd_buf file = {0};
+    if (s == GD_OK)
+        s = gd_node_global_file(n, &n->next, &file);
+    if (s == GD_OK)
+        s = gd_artifact_put(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, r + 1, 0, file.data,
+                            file.len);
+    gd_buf_free(&file);
+    if (s != GD_OK) {
+        if (n->have_next)
+            gd_global_state_free(&n->next);
+        n->have_next = false;
+        return s;
+    }
+    if (n->journal.round != r)
+        n->journal = (gd_node_journal){.round = r, .join_sent = n->journal.join_sent,
+                                       .leave_wanted = n->journal.leave_wanted,
+                                       .sealed_upto = n->journal.sealed_upto};
+    n->journal.aggregated = true;
+    GD_TRY(gd_journal_save(&n->store, &n->journal));
+    gd_node_note_state(n, &n->next);
+    uint8_t hash[32];
+    GD_TRY(gd_engine_global_hash(&n->engine, &n->next, hash));
+    GD_LOG_INFO("node", "height %" PRId64 ": round %" PRIu64 " aggregated from %zu payloads: "
+                        "state %02x%02x%02x%02x...",
+                n->view.view.height, r, rv->n_aggregation_set, hash[0], hash[1], hash[2],
+                hash[3]);
+    return GD_OK;
+}
+
+/* G_{r+1}'s hash as this node aggregated it (from memory or the store). */
+static gd_status gd_next_hash(gd_node *n, uint64_t r, uint8_t out[32]) {
+    GD_TRY(gd_node_engine(n));
+    if (n->have_next && n->have_g && n->g_round == r)
+        return gd_engine_global_hash(&n->engine, &n->next, out);
+    gd_buf b = {0};
+    GD_TRY(gd_artifact_get(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, r + 1, 0,
+                           GD_GLOBAL_DESC_BYTES + 8 * n->engine.n, &b));
+    gd_global_desc d;
+    gd_status s = b.len >= GD_GLOBAL_DESC_BYTES
+                      ? gd_global_desc_decode(&d, b.data, GD_GLOBAL_DESC_BYTES)
+                      : gd_fail(GD_ERR_PARSE, "the stored G of round %" PRIu64 " is short", r + 1);
+    gd_buf_free(&b);
+    if (s == GD_OK)
+        gd_global_desc_hash(&d, out);
+    return s;
+}
+
+static gd_status gd_duty_attest(gd_node *n, const gd_action *a, gd_any *msg, bool *sent) {
+    uint8_t hash[32], salt[32], sealed[32];
+    GD_TRY(gd_next_hash(n, a->round, hash));
+    gd_node_salt(n, salt, GD_SEAL_ATTEST, a->round, NULL, 0);
+    gd_status s;
+    if (a->kind == GD_ACT_SEAL_ATTEST) {
+        gd_diloco_seal(sealed, GD_SEAL_ATTEST, n->address, hash, 32, salt);
+        s = gd_diloco_msg_attest_round_sealed(msg, n->address, n->o.run, a->round, sealed);
+    } else {
+        s = gd_diloco_msg_attest_round_revealed(msg, n->address, n->o.run, a->round, hash, salt);
+    }
+    *sent = s == GD_OK;
+    return s;
+}
+
+/* --- the rest ---------------------------------------------------------------------------------- */
+
+static gd_status gd_duty_secret(gd_node *n, const gd_action *a, gd_any *msg, bool *sent) {
+    uint8_t secret[32], sealed[32];
+    gd_node_salt(n, secret, GD_SEAL_RANDOMNESS, a->round, NULL, 0);
+    gd_status s;
+    if (a->kind == GD_ACT_SEAL_SECRET) {
+        gd_diloco_seal(sealed, GD_SEAL_RANDOMNESS, n->address, NULL, 0, secret);
+        s = gd_diloco_msg_randomness_sealed(msg, n->address, n->o.run, a->round, sealed);
+    } else {
+        s = gd_diloco_msg_randomness_revealed(msg, n->address, n->o.run, a->round, secret);
+    }
+    gd_wipe(secret, sizeof secret);
+    *sent = s == GD_OK;
+    return s;
+}
+
+gd_status gd_node_duty(gd_node *n, const gd_action *a, gd_any *msgs, size_t cap,
+                       size_t *n_msgs) {
+    if (*n_msgs >= cap)
+        return GD_OK;
+    gd_any *msg = &msgs[*n_msgs];
+    memset(msg, 0, sizeof *msg);
+    bool sent = false;
+    gd_status s = GD_OK;
+    switch (a->kind) {
+    case GD_ACT_JOIN:
+        s = gd_diloco_msg_join_run(msg, n->address, n->o.run, n->artifact_url, n->hw_class,
+                                   &n->o.collateral);
+        sent = s == GD_OK;
+        break;
+    case GD_ACT_SEAL_SECRET:
+    case GD_ACT_REVEAL_SECRET: s = gd_duty_secret(n, a, msg, &sent); break;
+    case GD_ACT_TRAIN: s = gd_duty_train(n, a->round); break;
+    case GD_ACT_COMMIT: s = gd_duty_commit(n, a->round, msg, &sent); break;
+    case GD_ACT_REPORT: s = gd_duty_report(n, a, msg, &sent); break;
+    case GD_ACT_CHECK:
+    case GD_ACT_REVEAL_VERDICT:
+    case GD_ACT_RECHECK:
+    case GD_ACT_REVEAL_RECHECK: s = gd_duty_answer(n, a, msg, &sent); break;
+    case GD_ACT_AGGREGATE: s = gd_duty_aggregate(n, a->round); break;
+    case GD_ACT_SEAL_ATTEST:
+    case GD_ACT_REVEAL_ATTEST: s = gd_duty_attest(n, a, msg, &sent); break;
+    case GD_ACT_CLAIM:
+        s = gd_diloco_msg_claim_rewards(msg, n->address, n->o.run, a->epoch);
+        sent = s == GD_OK;
+        break;
+    case GD_ACT_LEAVE:
+        s = gd_diloco_msg_leave_run(msg, n->address, n->o.run);
+        sent = s == GD_OK;
+        break;
+    default: break;
+    }
+    if (s != GD_OK && s != GD_ERR_NOMEM && s != GD_ERR_IO) {
+        /* A duty that failed for a reason outside this node stays due. */
+        gd_node_error(n, "height %" PRId64 ": %s round %" PRIu64 ": %s", n->view.view.height,
+                      gd_action_names[a->kind], a->round, gd_error_detail());
+        s = GD_OK;
+        sent = false;
+    }
+    if (sent)
+        (*n_msgs)++;
+    else
+        gd_any_free(msg);
+    return s;
+}

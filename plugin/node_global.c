@@ -1,0 +1,214 @@
+/* G on a node (plugin/node_internal.h): the state a round starts from,
+ * from memory, the store, G_0, or synchronised chunk by chunk from peers
+ * and proved against the chain's state hash.
+ *
+ * The file form: the global descriptor (trainer/state.h), then params and
+ * momentum as n little-endian floats each. A global chunk a node serves is
+ * chunk i of params then of momentum; its proof is the descriptor, then
+ * each array's chunk proof (proofs/mmr.h wire form) after its LE32 length. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/bytes.h"
+#include "common/log.h"
+#include "plugin/node_internal.h"
+
+static void gd_put_floats(uint8_t *out, const float *v, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &v[i], 4);
+        gd_put_le32(out + 4 * i, u);
+    }
+}
+
+static void gd_get_floats(float *v, const uint8_t *in, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = gd_get_le32(in + 4 * i);
+        memcpy(&v[i], &u, 4);
+    }
+}
+
+gd_status gd_node_global_file(gd_node *n, const gd_global_state *g, gd_buf *out) {
+    gd_global_desc d;
+    GD_TRY(gd_global_state_describe(gd_trainer_pool(n->engine.trainer),
+                                    gd_trainer_layout(n->engine.trainer)->digest,
+                                    n->engine.rc.diloco.chunk_elems, g, &d));
+    GD_TRY(gd_buf_reserve(out, GD_GLOBAL_DESC_BYTES + 8 * g->n));
+    gd_global_desc_encode(&d, out->data);
+    gd_put_floats(out->data + GD_GLOBAL_DESC_BYTES, g->params, g->n);
+    gd_put_floats(out->data + GD_GLOBAL_DESC_BYTES + 4 * g->n, g->momentum, g->n);
+    out->len = GD_GLOBAL_DESC_BYTES + 8 * g->n;
+    return GD_OK;
+}
+
+/* Parses a global file and requires the state hash. g is initialised. */
+static gd_status gd_global_parse(gd_node *n, const gd_buf *b, const uint8_t hash[32],
+                                 gd_global_state *g) {
+    size_t count = n->engine.n;
+    if (b->len != GD_GLOBAL_DESC_BYTES + 8 * count)
+        return gd_fail(GD_ERR_PARSE, "a global state of %zu values is not %zu bytes", count,
+                       b->len);
+    gd_global_desc d;
+    GD_TRY(gd_global_desc_decode(&d, b->data, GD_GLOBAL_DESC_BYTES));
+    GD_TRY(gd_global_state_init(g, count));
+    gd_get_floats(g->params, b->data + GD_GLOBAL_DESC_BYTES, count);
+    gd_get_floats(g->momentum, b->data + GD_GLOBAL_DESC_BYTES + 4 * count, count);
+    g->round = d.round;
+    uint8_t got[32];
+    gd_status s = gd_engine_global_hash(&n->engine, g, got);
+    if (s == GD_OK && memcmp(got, hash, 32) != 0)
+        s = gd_fail(GD_ERR_INVALID, "the global state's hash is not the chain's");
+    if (s != GD_OK)
+        gd_global_state_free(g);
+    return s;
+}
+
+static void gd_node_set_global(gd_node *n, gd_global_state *g, uint64_t round) {
+    if (n->have_g)
+        gd_global_state_free(&n->g);
+    n->g = *g;
+    n->have_g = true;
+    n->g_round = round;
+    gd_node_note_state(n, &n->g);
+}
+
+/* --- state sync ------------------------------------------------------------------------------- */
+
+static gd_status gd_read_proof(const uint8_t **p, size_t *left, gd_mmr_proof *out) {
+    if (*left < 4)
+        return gd_fail(GD_ERR_PARSE, "a global chunk proof is short");
+    uint32_t len = gd_get_le32(*p);
+    if (len > *left - 4)
+        return gd_fail(GD_ERR_PARSE, "a global chunk proof is short");
+    GD_TRY(gd_mmr_proof_decode(out, *p + 4, len));
+    *p += 4 + len;
+    *left -= 4 + len;
+    return GD_OK;
+}
+
+/* Chunk i of G_round from one peer, proved against the descriptor whose
+ * hash is the chain's; the chunk's values go into g. */
+static gd_status gd_sync_chunk(gd_node *n, const char *peer, uint64_t round, uint32_t chunk,
+                               const uint8_t hash[32], gd_global_state *g) {
+    size_t lo = 0, count = 0;
+    uint32_t ce = n->engine.rc.diloco.chunk_elems;
+    if (!gd_values_chunk_range(g->n, ce, chunk, &lo, &count))
+        return gd_fail(GD_ERR_INVALID, "chunk %u is out of range", chunk);
+    gd_artifact_req req = {.kind = GD_REQ_GLOBAL_CHUNK, .run = n->o.run, .round = round,
+                           .chunk = chunk};
+    gd_artifact_answer a;
+    GD_TRY(gd_node_fetch(n, peer, &req, 8 * count, &a));
+    gd_status s = GD_OK;
+    gd_global_desc d;
+    gd_mmr_proof pp, mp;
+    const uint8_t *p = a.proof.data;
+    size_t left = a.proof.len;
+    uint8_t got[32];
+    if (a.body.len != 8 * count || left < GD_GLOBAL_DESC_BYTES)
+        s = gd_fail(GD_ERR_PARSE, "global chunk %u from %s has the wrong size", chunk, peer);
+    if (s == GD_OK)
+        s = gd_global_desc_decode(&d, p, GD_GLOBAL_DESC_BYTES);
+    p += GD_GLOBAL_DESC_BYTES;
+    left -= left >= GD_GLOBAL_DESC_BYTES ? GD_GLOBAL_DESC_BYTES : left;
+    if (s == GD_OK) {
+        gd_global_desc_hash(&d, got);
+        if (memcmp(got, hash, 32) != 0 || d.n != g->n || d.chunk_elems != ce)
+            s = gd_fail(GD_ERR_INVALID, "global chunk %u from %s is not of the chain's state",
+                        chunk, peer);
+    }
+    if (s == GD_OK)
+        s = gd_read_proof(&p, &left, &pp);
+    if (s == GD_OK)
+        s = gd_read_proof(&p, &left, &mp);
+    if (s == GD_OK) {
+        gd_get_floats(g->params + lo, a.body.data, count);
+        gd_get_floats(g->momentum + lo, a.body.data + 4 * count, count);
+        g->round = d.round;
+        if (!gd_values_verify_chunk(d.params_root, g->n, ce, chunk, g->params + lo, count, &pp) ||
+            !gd_values_verify_chunk(d.momentum_root, g->n, ce, chunk, g->momentum + lo, count,
+                                    &mp))
+            s = gd_fail(GD_ERR_INVALID, "global chunk %u from %s does not prove", chunk, peer);
+    }
+    gd_artifact_answer_free(&a);
+    return s;
+}
+
+/* G_round from the first member that serves all of it. */
+static gd_status gd_sync_global(gd_node *n, uint64_t round, const uint8_t hash[32],
+                                gd_global_state *g) {
+    GD_TRY(gd_global_state_init(g, n->engine.n));
+    const Gonka__Diloco__V1__QueryRunResponse *r = n->ans.run;
+    for (size_t m = 0; r && m < r->n_members; m++) {
+        const char *peer = r->members[m]->address;
+        if (strcmp(peer, n->address) == 0)
+            continue;
+        gd_status s = GD_OK;
+        for (uint32_t c = 0; s == GD_OK && c < n->engine.chunks; c++)
+            s = gd_sync_chunk(n, peer, round, c, hash, g);
+        uint8_t got[32];
+        if (s == GD_OK)
+            s = gd_engine_global_hash(&n->engine, g, got);
+        if (s == GD_OK && memcmp(got, hash, 32) == 0) {
+            GD_LOG_INFO("node", "state sync: G_%" PRIu64 " from %s", round, peer);
+            return GD_OK;
+        }
+        if (s == GD_ERR_NOMEM)
+            break;
+        gd_node_error(n, "state sync of G_%" PRIu64 " from %s: %s", round, peer,
+                      s == GD_OK ? "hash differs" : gd_error_detail());
+    }
+    gd_global_state_free(g);
+    return gd_fail(GD_ERR_NOT_FOUND, "no member serves G_%" PRIu64 " with the chain's hash",
+                   round);
+}
+
+gd_status gd_node_global_at(gd_node *n, uint64_t round, const uint8_t hash[32]) {
+    uint8_t got[32];
+    if (n->have_g && n->g_round == round) {
+        GD_TRY(gd_engine_global_hash(&n->engine, &n->g, got));
+        if (memcmp(got, hash, 32) == 0)
+            return GD_OK;
+    }
+    if (n->have_next && n->have_g && n->g_round + 1 == round) {
+        GD_TRY(gd_engine_global_hash(&n->engine, &n->next, got));
+        if (memcmp(got, hash, 32) == 0) {
+            gd_global_state next = n->next;
+            n->have_next = false;
+            gd_node_set_global(n, &next, round);
+            return GD_OK;
+        }
+        gd_node_error(n, "G_%" PRIu64 " as this node aggregated it is not the chain's", round);
+    }
+    gd_global_state g;
+    gd_buf b = {0};
+    gd_status s = gd_artifact_get(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round, 0,
+                                  GD_GLOBAL_DESC_BYTES + 8 * n->engine.n, &b);
+    if (s == GD_OK)
+        s = gd_global_parse(n, &b, hash, &g);
+    gd_buf_free(&b);
+    if (s == GD_OK) {
+        gd_node_set_global(n, &g, round);
+        return GD_OK;
+    }
+    if (round == 0 && memcmp(hash, n->engine.rc.initial_state_hash, 32) == 0) {
+        GD_TRY(gd_engine_initial_global(&n->engine, &g));
+        s = GD_OK;
+    } else {
+        GD_TRY(gd_sync_global(n, round, hash, &g));
+    }
+    /* Kept on disk too: what this node serves for others' state sync. */
+    s = gd_node_global_file(n, &g, &b);
+    if (s == GD_OK)
+        s = gd_artifact_put(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round, 0, b.data, b.len);
+    gd_buf_free(&b);
+    if (s != GD_OK) {
+        gd_global_state_free(&g);
+        return s;
+    }
+    gd_node_set_global(n, &g, round);
+    if (n->have_next)
+        gd_global_state_free(&n->next);
+    n->have_next = false;
+    return GD_OK;
+}

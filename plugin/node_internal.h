@@ -1,0 +1,134 @@
+/* What the node's files share (plugin/node.c: lifecycle and the step;
+ * node_duties.c: each duty; node_serve.c: answering peers; node_status.c:
+ * status and metrics; node_global.c: G on disk and from peers). */
+#ifndef GD_PLUGIN_NODE_INTERNAL_H
+#define GD_PLUGIN_NODE_INTERNAL_H
+
+#include <pthread.h>
+
+#include "plugin/artifact_store.h"
+#include "plugin/chain_view.h"
+#include "plugin/node.h"
+#include "plugin/round_driver.h"
+#include "plugin/round_engine.h"
+
+#define GD_NODE_URL_MAX 512
+#define GD_NODE_CLASS_MAX 128
+#define GD_NODE_ERRORS 8
+#define GD_NODE_ANSWERS 64
+#define GD_NODE_COMMITTED 16
+/* Artifacts fetched from peers are bounded by what the run's model makes. */
+#define GD_NODE_TRANSCRIPT_MAX ((size_t)(4096 + 2) * 312)
+
+/* A check's answer kept for its reveal (recomputed after a restart). */
+typedef struct gd_node_answer {
+    uint64_t round;
+    char target[GD_ADDRESS_STR_MAX];
+    uint32_t check;
+    bool recheck;
+    gd_diloco_verdict verdict;
+    uint8_t digest[32];
+} gd_node_answer;
+
+/* A peer's payload fetched in the current round (for reports, checks and
+ * the aggregate). */
+typedef struct gd_node_peer_payload {
+    char address[GD_ADDRESS_STR_MAX];
+    gd_buf bytes;
+} gd_node_peer_payload;
+
+/* What the status and metrics show; guarded by gd_node.mu. */
+typedef struct gd_node_stats {
+    int64_t height;
+    uint64_t round;
+    bool have_round;
+    gd_window window;
+    gd_round_windows windows;
+    uint64_t inner_step;
+    double loss, tokens_per_s;
+    uint64_t bytes_in, bytes_out;
+    uint64_t checks[4];         /* by gd_diloco_verdict */
+    uint64_t rewards_claimed;   /* ngonka */
+    uint64_t slashed;           /* ngonka: bonded at join less what is bonded now */
+    uint8_t state_hash[32];     /* of the newest G held */
+    bool have_state_hash;
+    uint64_t committed[GD_NODE_COMMITTED];
+    size_t n_committed;
+    struct {
+        int64_t time;
+        char text[200];
+    } errors[GD_NODE_ERRORS];
+    size_t n_errors;            /* total recorded; the last GD_NODE_ERRORS are kept */
+} gd_node_stats;
+
+struct gd_node {
+    gd_node_options o;
+    char artifact_url[GD_NODE_URL_MAX], hw_class[GD_NODE_CLASS_MAX];
+    gd_key key;
+    uint8_t salt_seed[32];      /* secrets and salts derive from it (and so from the key) */
+    char address[GD_ADDRESS_STR_MAX];
+    gd_chain_port chain;
+    gd_peer_port peers;
+    gd_artifact_store store;
+    gd_node_journal journal;
+
+    /* The step's chain answers (valid during a step). */
+    gd_chain_answers ans;
+    gd_chain_view_buf view;
+    bool solo;                  /* the last transaction failed: one duty per step */
+
+    bool engine_open;
+    gd_engine engine;
+    bool have_g;
+    uint64_t g_round;           /* g is G_{g_round} */
+    gd_global_state g;
+    bool have_next;             /* next is G_{g_round + 1}, aggregated, not yet attested */
+    gd_global_state next;
+    bool have_w;
+    gd_worker_state w;          /* this worker's state after its last trained round */
+    bool have_trained;
+    gd_trained_round trained;   /* the current round's artifacts (for the commit) */
+
+    uint64_t cache_round;
+    gd_node_peer_payload *payloads;
+    size_t n_payloads;
+    gd_node_answer answers[GD_NODE_ANSWERS];
+    size_t n_answers;
+    uint64_t bonded;            /* collateral when first seen a member (for `slashed`) */
+
+    pthread_mutex_t mu;         /* guards stats (peers' threads read them) */
+    gd_node_stats stats;
+};
+
+/* Records a failed duty: logged, and kept for /v1/status. */
+void gd_node_error(gd_node *n, const char *fmt, ...) GD_PRINTF(2, 3);
+
+/* Does one action into msgs (0 or more messages appended to *n_msgs, at
+ * most cap). Returns GD_OK also when the duty could not be done now (a
+ * peer unreachable): it stays due; an error status is local. */
+gd_status gd_node_duty(gd_node *n, const gd_action *a, gd_any *msgs, size_t cap,
+                       size_t *n_msgs) GD_MUST_CHECK;
+
+/* The salt of a sealed answer, or a round's secret (kind GD_SEAL_RANDOMNESS). */
+void gd_node_salt(const gd_node *n, uint8_t out[32], gd_diloco_seal_kind kind, uint64_t round,
+                  const char *target, uint32_t check);
+
+/* The engine for the run (opened from the spec on first use). */
+gd_status gd_node_engine(gd_node *n) GD_MUST_CHECK;
+/* Makes n->g G_round with the chain's state hash `hash`: from memory, the
+ * store, G_0, or synchronised from peers. */
+gd_status gd_node_global_at(gd_node *n, uint64_t round, const uint8_t hash[32]) GD_MUST_CHECK;
+/* Serialises G (descriptor then params and momentum) and parses it back,
+ * requiring the state hash. */
+gd_status gd_node_global_file(gd_node *n, const gd_global_state *g, gd_buf *out) GD_MUST_CHECK;
+
+/* A fetch from a member's artifact URL, counted in bytes_in. */
+gd_status gd_node_fetch(gd_node *n, const char *address, const gd_artifact_req *req,
+                        size_t max_len, gd_artifact_answer *out) GD_MUST_CHECK;
+
+/* Records the newest G's state hash for the status. */
+void gd_node_note_state(gd_node *n, const gd_global_state *g);
+
+const Gonka__Diloco__V1__Member *gd_node_member_of(const gd_node *n, const char *address);
+
+#endif

@@ -1,0 +1,57 @@
+/* The two ports a node (plugin/node.h) talks through, each an interface
+ * table plus its context (ggml's {iface, ctx}), so the daemon, tests and
+ * the benchmark drive the same node over different transports:
+ *
+ *   chain  what the chain shows (the run, its current round, any round by
+ *          index, the node's settle amounts, the epoch clock) and "submit
+ *          this transaction"; over RPC (plugin/chain_port_rpc.c) or an
+ *          in-process app in tests;
+ *   peers  another member's artifacts, by its artifact URL; over HTTP
+ *          (plugin/peer_http.c) or in-process. */
+#ifndef GD_PLUGIN_NODE_PORTS_H
+#define GD_PLUGIN_NODE_PORTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chain/keys.h"
+#include "chain/msg.h"
+#include "common/status.h"
+#include "plugin/artifact_request.h"
+#include "plugin/chain_reader.h"
+
+typedef struct gd_chain_port_iface {
+    /* The run, its current round, the address's settle amounts (into a),
+     * the height they were read at and the claim state there. */
+    gd_status (*read)(void *ctx, uint64_t run, const char *address, gd_chain_answers *a,
+                      int64_t *height, gd_claim_state *claims);
+    /* Query/Round of round `round` (GD_ERR_NOT_FOUND if none; free with
+     * protobuf_c_message_free_unpacked). */
+    gd_status (*query_round)(void *ctx, uint64_t run, uint64_t round,
+                             Gonka__Diloco__V1__QueryRoundResponse **out);
+    /* One transaction of n messages signed by key. GD_OK once the chain
+     * took it: *code is its result (0 accepted; another code refused, with
+     * log). A transport failure is GD_ERR_NETWORK / GD_ERR_TIMEOUT. */
+    gd_status (*submit)(void *ctx, const gd_key *key, const gd_any *msgs, size_t n,
+                        uint32_t *code, char *log, size_t log_cap);
+} gd_chain_port_iface;
+
+typedef struct gd_chain_port {
+    const gd_chain_port_iface *iface;
+    void *ctx;
+} gd_chain_port;
+
+typedef struct gd_peer_port_iface {
+    /* The answer of the member at url to req, at most max_len body bytes.
+     * GD_ERR_NOT_FOUND if it has none (or not yet), GD_ERR_NETWORK /
+     * GD_ERR_TIMEOUT if it cannot be reached, GD_ERR_LIMIT if larger. */
+    gd_status (*fetch)(void *ctx, const char *url, const gd_artifact_req *req, size_t max_len,
+                       gd_artifact_answer *out);
+} gd_peer_port_iface;
+
+typedef struct gd_peer_port {
+    const gd_peer_port_iface *iface;
+    void *ctx;
+} gd_peer_port;
+
+#endif

@@ -1,0 +1,162 @@
+/* The round engine: a participant's compute for one round of a chain run,
+ * with no I/O. The daemon, the simulation and tests all train, check and
+ * aggregate through it, so every host derives the same bits from the same
+ * chain state:
+ *
+ *   train      G_r and the worker's own state -> the payload, the transcript
+ *              and the segment-start states it serves, and the commitment;
+ *   check      a commitment, a drawn check and what the target served ->
+ *              a verdict and the digest the chain compares;
+ *   aggregate  the aggregation set's payloads and tokens -> G_{r+1}.
+ *
+ * A worker's optimizer state (moments, step, residual) carries from one
+ * round to the next only when the chain holds its commitment of the round
+ * before; otherwise it starts the round from zeros at step 0, which is what
+ * a validator then requires of its first leaf (docs/protocol.md, "Round
+ * engine"). Runs with overlap are refused for now (the daemon does not
+ * derive the overlapped start). */
+#ifndef GD_PLUGIN_ROUND_ENGINE_H
+#define GD_PLUGIN_ROUND_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chain/diloco_msg.h"
+#include "common/bytes.h"
+#include "common/status.h"
+#include "gonka/diloco/v1/types.pb-c.h"
+#include "plugin/run_config.h"
+#include "proofs/diloco_rules.h"
+#include "trainer/diloco.h"
+#include "trainer/verify.h"
+
+typedef struct gd_engine {
+    gd_run_config rc;
+    char data_spec[1024];
+    gd_trainer *trainer;
+    gd_data *data;
+    size_t n;                    /* the model's parameter count */
+    gd_state_tag tag;
+    uint8_t zero_root[32];       /* the root of n zeros (first-round links) */
+    uint32_t chunks;             /* chunks of n values */
+} gd_engine;
+
+/* The engine of run `run` from its spec (plugin/run_config.h): its model,
+ * trainer and data source. */
+gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, uint64_t run,
+                         int threads) GD_MUST_CHECK;
+void gd_engine_close(gd_engine *e);
+
+/* G_0: the spec's seed's weights and zero momentum; its hash must be the
+ * spec's initial_state_hash (GD_ERR_INVALID otherwise). g is initialised. */
+gd_status gd_engine_initial_global(gd_engine *e, gd_global_state *g) GD_MUST_CHECK;
+gd_status gd_engine_global_hash(gd_engine *e, const gd_global_state *g,
+                                uint8_t out[32]) GD_MUST_CHECK;
+
+/* A worker's state at its start in a run: zeros at step 0 with the chain's
+ * rank and the member's address (at most GD_STATE_ADDRESS_MAX bytes). */
+gd_status gd_engine_worker_init(gd_engine *e, gd_worker_state *w, const char *address,
+                                uint32_t rank) GD_MUST_CHECK;
+
+/* --- training ---------------------------------------------------------------------------- */
+
+typedef struct gd_trained_round {
+    gd_worker_round r;
+    uint32_t segments;
+    gd_worker_state *starts;  /* the segment-start states (segments of them) */
+    gd_buf payload;           /* the payload file */
+    gd_buf transcript;        /* every leaf's descriptor (gd_engine_transcript_parse) */
+    gd_diloco_commit commit;  /* MsgCommitRound's fields */
+    double mean_loss;         /* over the round's inner steps */
+} gd_trained_round;
+
+void gd_trained_round_free(gd_trained_round *t);
+
+/* Trains round `round` of w from G_r = g. With fresh (the chain holds no
+ * commitment of w in round - 1) w's moments, step and residual are reset
+ * to zeros first. w is updated to the state after encoding (leaf S + 1). */
+gd_status gd_engine_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
+                          gd_worker_state *w, gd_trained_round *out) GD_MUST_CHECK;
+
+/* The file form of state leaf `leaf` of a trained round: the segment
+ * starts for leaf < S, the post-encoding state w for leaf S + 1. */
+gd_status gd_engine_state_file(gd_engine *e, uint64_t round, const gd_worker_state *state,
+                               uint32_t leaf, uint32_t segments, gd_buf *out) GD_MUST_CHECK;
+
+/* A transcript file: S + 2 descriptors; each must decode, and their MMR
+ * must have the committed root. descs receives the S + 2 descriptors
+ * (caller's array) and mmr the tree (initialised here; free it). */
+gd_status gd_engine_transcript_parse(const uint8_t *bytes, size_t len, uint32_t segments,
+                                     const uint8_t root[32], gd_worker_desc *descs,
+                                     gd_mmr *mmr) GD_MUST_CHECK;
+
+/* --- checking ---------------------------------------------------------------------------- */
+
+/* What a check needs from the chain: the target's commitment and rank, the
+ * drawn segment, step and chunk, and the target's commitment of the round
+ * before (NULL if the chain holds none). */
+typedef struct gd_check_input {
+    uint64_t round;
+    const char *target;
+    uint32_t rank;
+    const Gonka__Diloco__V1__Commitment *commitment;
+    const Gonka__Diloco__V1__Commitment *prev; /* round - 1, or NULL */
+    uint32_t segment, step, chunk;
+} gd_check_input;
+
+/* What the target served for it (every pointer required, except the
+ * previous transcript when there is no prev). */
+typedef struct gd_check_evidence {
+    gd_buf transcript;      /* round's transcript */
+    gd_buf prev_transcript; /* round - 1's, when prev */
+    gd_buf start_state;     /* leaf 0 */
+    gd_buf segment_state;   /* leaf segment (empty: leaf 0's is used when segment is 0) */
+    gd_buf post_state;      /* leaf S + 1 */
+    gd_buf payload;         /* the whole payload file (fetched for the report) */
+} gd_check_evidence;
+
+void gd_check_evidence_free(gd_check_evidence *ev);
+
+typedef struct gd_check_answer {
+    gd_diloco_verdict verdict; /* PASS or FAIL (UNAVAILABLE is the caller's, on no evidence) */
+    uint8_t digest[32];        /* the verdict digest (zeros when no segment was re-executed) */
+    char why[256];             /* why it failed */
+} gd_check_answer;
+
+/* Checks the links, the drawn payload chunk and the drawn segment against
+ * G_r = g. What the target got wrong is a FAIL; an error status is a local
+ * failure only. */
+gd_status gd_engine_check(gd_engine *e, const gd_check_input *in, const gd_check_evidence *ev,
+                          const gd_global_state *g, gd_check_answer *out) GD_MUST_CHECK;
+
+/* --- aggregation --------------------------------------------------------------------------- */
+
+typedef struct gd_engine_contribution {
+    const char *address;
+    uint64_t tokens;         /* the chain's count */
+    const uint8_t *payload;  /* the payload file */
+    size_t payload_len;
+    const uint8_t *root;     /* the committed root and leaf count it must match */
+    uint32_t leaves;
+} gd_engine_contribution;
+
+/* G_{r+1} = g stepped by the contributions (every payload parsed, checked
+ * against its commitment and header, decoded). g is updated in place. */
+gd_status gd_engine_aggregate(gd_engine *e, uint64_t round, const gd_engine_contribution *cs,
+                              size_t n, gd_global_state *g) GD_MUST_CHECK;
+
+/* Parses a peer's payload file and requires the committed root and leaf
+ * count and the header this run expects of `participant` in `round`. */
+gd_status gd_engine_payload_parse(gd_engine *e, uint64_t round, const char *participant,
+                                  const uint8_t *bytes, size_t len, const uint8_t root[32],
+                                  uint32_t leaves, gd_payload *out) GD_MUST_CHECK;
+
+/* Mean loss in 1e-6 nats, rounded, as a commitment carries it. */
+uint64_t gd_engine_loss_micro(double loss);
+
+/* Evaluation loss of g's parameters on `batches` evaluation batches. */
+gd_status gd_engine_eval(gd_engine *e, const gd_global_state *g, size_t batches,
+                         double *loss) GD_MUST_CHECK;
+
+#endif

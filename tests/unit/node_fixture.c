@@ -1,0 +1,202 @@
+/* Nodes on a test chain (tests/unit/node_fixture.h). */
+#include "tests/unit/node_fixture.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain/diloco_query.h"
+#include "chain/diloco_spec.h"
+#include "chain/epoch_codec.h"
+#include "chain/query.h"
+#include "common/bytes.h"
+#include "common/file.h"
+#include "plugin/run_config.h"
+#include "plugin/round_driver.h"
+#include "tests/testkit.h"
+
+/* --- the spec -------------------------------------------------------------------------------- */
+
+json_t *nf_spec(const df_knobs *k) {
+    json_t *j = df_spec_json(k);
+    gd_model_config mc;
+    gd_param_layout layout;
+    CHECK_OK(gd_model_config_preset(&mc, "tiny"));
+    CHECK_OK(gd_param_layout_build(&layout, &mc));
+    char hex[65];
+    gd_hex_encode(hex, layout.digest, 32, false);
+    gd_param_layout_free(&layout);
+    json_object_set_new(j, "layout_digest", json_string(hex));
+    Gonka__Diloco__V1__RunSpec *spec = NULL;
+    CHECK_OK(gd_diloco_spec_from_json(&spec, j));
+    gd_run_config rc;
+    uint8_t g0[32];
+    CHECK_OK(gd_run_config_from_spec(&rc, spec, 1, NULL));
+    CHECK_OK(gd_run_config_initial_state(&rc, 1, g0));
+    gd_diloco_spec_free(spec);
+    gd_hex_encode(hex, g0, 32, false);
+    json_object_set_new(j, "initial_state_hash", json_string(hex));
+    return j;
+}
+
+/* --- the chain port ------------------------------------------------------------------------- */
+
+static gd_status nf_read(void *ctx, uint64_t run, const char *address, gd_chain_answers *a,
+                         int64_t *height, gd_claim_state *claims) {
+    nf_port *p = ctx;
+    df *d = &p->net->d;
+    memset(a, 0, sizeof *a);
+    a->run = df_q_run(d);
+    if (a->run == NULL || run != 1)
+        return gd_fail(GD_ERR_NOT_FOUND, "no run %llu", (unsigned long long)run);
+    if (a->run->current_round != NULL)
+        a->round = df_q_round(d, a->run->current_round->index);
+    Gonka__Diloco__V1__QueryRewardsRequest req = GONKA__DILOCO__V1__QUERY_REWARDS_REQUEST__INIT;
+    req.address = (char *)address;
+    a->rewards = df_query(d, GD_DILOCO_QUERY_REWARDS, &req,
+                          &gonka__diloco__v1__query_rewards_response__descriptor, NULL);
+    /* The epoch clock, as the RPC reader decodes it. */
+    uint8_t none[1];
+    gd_buf resp = {0};
+    gd_abci_error err;
+    memset(&err, 0, sizeof err);
+    gd_epoch_info clock;
+    CHECK_OK(gd_app_query(d->f.app, GD_PATH_EPOCH_INFO, none, 0, &resp, &err));
+    CHECK_OK(gd_decode_epoch_info(resp.data, resp.len, &clock));
+    gd_buf_free(&resp);
+    *height = d->f.height;
+    *claims = gd_claims_at(&clock);
+    return GD_OK;
+}
+
+static gd_status nf_query_round(void *ctx, uint64_t run, uint64_t round,
+                                Gonka__Diloco__V1__QueryRoundResponse **out) {
+    nf_port *p = ctx;
+    *out = NULL;
+    if (run != 1 || df_q_round_code(&p->net->d, round) != 0)
+        return gd_fail(GD_ERR_NOT_FOUND, "no round %llu", (unsigned long long)round);
+    *out = df_q_round(&p->net->d, round);
+    return GD_OK;
+}
+
+static gd_status nf_submit(void *ctx, const gd_key *key, const gd_any *msgs, size_t n,
+                           uint32_t *code, char *log, size_t log_cap) {
+    nf_port *p = ctx;
+    (void)log_cap;
+    CHECK(memcmp(key->pubkey, p->net->d.f.keys[p->who].pubkey, GD_PUBKEY_LEN) == 0);
+    for (size_t i = 0; i < n; i++)
+        df_batch_add_any(&p->net->pending, p->who, &msgs[i]);
+    *code = 0; /* its outcome is the next block's */
+    log[0] = '\0';
+    return GD_OK;
+}
+
+static const gd_chain_port_iface nf_chain_iface = {nf_read, nf_query_round, nf_submit};
+
+/* --- the peers ---------------------------------------------------------------------------------- */
+
+static gd_status nf_fetch(void *ctx, const char *url, const gd_artifact_req *req, size_t max_len,
+                          gd_artifact_answer *out) {
+    nf_net *net = ctx;
+    memset(out, 0, sizeof *out);
+    int who = 0;
+    if (sscanf(url, "mem://%d", &who) != 1 || who < 1 || who > net->n || net->nodes[who] == NULL)
+        return gd_fail(GD_ERR_NETWORK, "%s: no such peer", url);
+    if (net->down[who])
+        return gd_fail(GD_ERR_NETWORK, "%s: connection refused", url);
+    unsigned status = 0;
+    GD_TRY(gd_node_serve(net->nodes[who], req, out, &status));
+    if (out->path[0] != '\0') {
+        gd_status s = gd_file_read(out->path, max_len, &out->body);
+        out->path[0] = '\0';
+        if (s != GD_OK) {
+            gd_artifact_answer_free(out);
+            return s;
+        }
+    }
+    if (out->body.len > max_len) {
+        gd_artifact_answer_free(out);
+        return gd_fail(GD_ERR_LIMIT, "%s: answer over %zu bytes", url, max_len);
+    }
+    return GD_OK;
+}
+
+static const gd_peer_port_iface nf_peer_iface = {nf_fetch};
+
+/* --- the network ----------------------------------------------------------------------------- */
+
+static void nf_open(nf_net *net, int who) {
+    char url[32];
+    snprintf(url, sizeof url, "mem://%d", who);
+    gd_node_options o = {.run = 1, .roles = net->roles[who], .join = true, .artifact_url = url,
+                         .hw_class = DF_CPU, .state_dir = net->dirs[who], .threads = 1};
+    CHECK_OK(gd_coin_parse(&o.collateral, "20000ngonka"));
+    net->ports[who] = (nf_port){net, who};
+    gd_chain_port chain = {&nf_chain_iface, &net->ports[who]};
+    gd_peer_port peers = {&nf_peer_iface, net};
+    CHECK_OK(gd_node_open(&net->nodes[who], &o, &net->d.f.keys[who], chain, peers));
+}
+
+void nf_setup(nf_net *net, df_knobs *k, int n, const unsigned *roles) {
+    memset(net, 0, sizeof *net);
+    json_t *spec = nf_spec(k);
+    k->spec = spec;
+    df_setup(&net->d, k, 0, NULL, NULL);
+    k->spec = NULL;
+    json_decref(spec);
+    net->n = n;
+    net->d.n = n; /* the fixture's settlement check and slash watch cover the nodes */
+    df_batch_init(&net->pending);
+    static int setups; /* each network its own state directories */
+    setups++;
+    for (int who = 1; who <= n; who++) {
+        net->roles[who] = roles[who - 1];
+        snprintf(net->dirs[who], sizeof net->dirs[who], "%s/net%d-node%d", gd_test_tmpdir(),
+                 setups, who);
+        snprintf(net->d.cls[who], sizeof net->d.cls[who], "%s", DF_CPU);
+        net->d.member[who] = true; /* for the fixture's bookkeeping of slashes */
+        nf_open(net, who);
+    }
+}
+
+void nf_restart(nf_net *net, int who) {
+    gd_node_close(net->nodes[who]);
+    net->nodes[who] = NULL;
+    nf_open(net, who);
+}
+
+void nf_free(nf_net *net) {
+    for (int who = 1; who <= net->n; who++)
+        gd_node_close(net->nodes[who]);
+    df_free(&net->d);
+}
+
+void nf_block(nf_net *net) {
+    for (int who = 1; who <= net->n; who++) {
+        size_t done = 0;
+        CHECK_OK(gd_node_step(net->nodes[who], &done));
+        net->duties += done;
+    }
+    uint32_t codes[DF_ACCOUNTS];
+    int from[DF_ACCOUNTS];
+    size_t n_tx = net->pending.n_tx;
+    memcpy(from, net->pending.from, sizeof from);
+    if (df_batch_run(&net->d, &net->pending, codes) != 0)
+        for (size_t i = 0; i < n_tx; i++)
+            if (codes[i] != 0) {
+                fprintf(stderr, "height %lld: node %d's transaction failed with code %u: %s\n",
+                        (long long)net->d.f.height, from[i], codes[i], net->d.last_log);
+                net->refused++;
+            }
+    df_batch_init(&net->pending);
+    /* The fixture's round counter (its settlement check reads rounds below it). */
+    df_qrun *run = df_q_run(&net->d);
+    if (run->current_round)
+        net->d.round = run->current_round->index + 1;
+    df_qfree(run);
+}
+
+void nf_until(nf_net *net, int64_t height) {
+    while (net->d.f.height < height)
+        nf_block(net);
+}

@@ -1,0 +1,49 @@
+/* Nodes (plugin/node.h) on a test chain (tests/unit/diloco_fixture.h): each
+ * node's chain port reads the app's query answers and queues its
+ * transactions for the next block; its peer port answers from the other
+ * nodes' gd_node_serve, as HTTP would (a node can be taken "down"). Every
+ * block: every node steps, then one block holds all their transactions. */
+#ifndef GD_TESTS_UNIT_NODE_FIXTURE_H
+#define GD_TESTS_UNIT_NODE_FIXTURE_H
+
+#include "plugin/node.h"
+#include "tests/unit/diloco_fixture.h"
+
+typedef struct nf_net nf_net;
+
+typedef struct nf_port {
+    nf_net *net;
+    int who;
+} nf_port;
+
+struct nf_net {
+    df d;
+    int n;                         /* nodes are accounts 1 .. n */
+    gd_node *nodes[DF_ACCOUNTS];
+    unsigned roles[DF_ACCOUNTS];
+    char dirs[DF_ACCOUNTS][512];
+    nf_port ports[DF_ACCOUNTS];
+    bool down[DF_ACCOUNTS];        /* its artifacts cannot be fetched */
+    df_batch pending;
+    size_t duties;                 /* done by all nodes so far */
+    uint64_t refused;              /* transactions refused */
+};
+
+/* A real run spec (the tiny model's layout digest and initial state hash)
+ * with the knobs; the caller decrefs it. */
+json_t *nf_spec(const df_knobs *k);
+
+/* The chain with the run (members none yet) and n nodes with roles[i - 1]
+ * (GD_NODE_* bits) that join by themselves. */
+void nf_setup(nf_net *net, df_knobs *k, int n, const unsigned *roles);
+void nf_free(nf_net *net);
+
+/* Opens node `who` again (as after a crash: only its state dir remains). */
+void nf_restart(nf_net *net, int who);
+
+/* One block: every node steps, then the block with their transactions. */
+void nf_block(nf_net *net);
+/* Blocks until the chain's height is `height`. */
+void nf_until(nf_net *net, int64_t height);
+
+#endif
