@@ -10,7 +10,8 @@
  *   ROOT/run-N/round-R/payload.gdpl      the committed payload (trainer/payload.h)
  *   ROOT/run-N/round-R/transcript.bin    the transcript's leaves
  *   ROOT/run-N/round-R/state-L.gdws      transcript leaf L's state (trainer/state.h)
- *   ROOT/run-N/round-R/global.gdgs       G_R */
+ *   ROOT/run-N/round-R/global.gdgs       G_R
+ *   ROOT/run-N/round-R/checkpoint.safetensors  G_R's parameters, Hugging Face names */
 #ifndef GD_PLUGIN_ARTIFACT_STORE_H
 #define GD_PLUGIN_ARTIFACT_STORE_H
 
@@ -33,6 +34,7 @@ typedef enum gd_artifact_kind {
     GD_ARTIFACT_TRANSCRIPT,
     GD_ARTIFACT_STATE, /* with a leaf index */
     GD_ARTIFACT_GLOBAL,
+    GD_ARTIFACT_CHECKPOINT, /* G_R as a model checkpoint (trainer/checkpoint.h) */
 } gd_artifact_kind;
 
 /* Opens (creating, mode 0700) the store at root: an absolute or relative

@@ -4,7 +4,9 @@
 #include "plugin/http_path.h"
 
 #include <stdbool.h>
+#include <inttypes.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 /* The most segments any served path has ("v1/runs/R/rounds/N/states/L/chunks/I"). */
@@ -180,4 +182,42 @@ gd_status gd_http_path_parse(const char *method, const char *url, gd_artifact_re
         return GD_OK;
     }
     return gd_path_refuse(http_status, 404, GD_ERR_NOT_FOUND, "no such path");
+}
+
+void gd_http_path_format(const gd_artifact_req *r, char *out, size_t cap) {
+    const char *pre = "/v1/runs/";
+    switch (r->kind) {
+    case GD_REQ_STATUS:
+        snprintf(out, cap, "/v1/status");
+        return;
+    case GD_REQ_METRICS:
+        snprintf(out, cap, "/metrics");
+        return;
+    case GD_REQ_PAYLOAD:
+        snprintf(out, cap, "%s%" PRIu64 "/rounds/%" PRIu64 "/payload", pre, r->run, r->round);
+        return;
+    case GD_REQ_PAYLOAD_CHUNK:
+        snprintf(out, cap, "%s%" PRIu64 "/rounds/%" PRIu64 "/payload/chunks/%" PRIu32, pre, r->run,
+                 r->round, r->chunk);
+        return;
+    case GD_REQ_TRANSCRIPT:
+        snprintf(out, cap, "%s%" PRIu64 "/rounds/%" PRIu64 "/transcript", pre, r->run, r->round);
+        return;
+    case GD_REQ_STATE:
+        snprintf(out, cap, "%s%" PRIu64 "/rounds/%" PRIu64 "/states/%" PRIu32, pre, r->run,
+                 r->round, r->leaf);
+        return;
+    case GD_REQ_STATE_CHUNK:
+        snprintf(out, cap, "%s%" PRIu64 "/rounds/%" PRIu64 "/states/%" PRIu32 "/chunks/%" PRIu32,
+                 pre, r->run, r->round, r->leaf, r->chunk);
+        return;
+    case GD_REQ_GLOBAL_CHUNK:
+        snprintf(out, cap, "%s%" PRIu64 "/global/%" PRIu64 "/chunks/%" PRIu32, pre, r->run,
+                 r->round, r->chunk);
+        return;
+    case GD_REQ_CHECKPOINT:
+        snprintf(out, cap, "%s%" PRIu64 "/checkpoint.safetensors", pre, r->run);
+        return;
+    }
+    snprintf(out, cap, "/");
 }

@@ -35,4 +35,8 @@
 gd_status gd_http_path_parse(const char *method, const char *url, gd_artifact_req *out,
                              unsigned *http_status) GD_MUST_CHECK;
 
+/* The one spelling of req's path (what gd_http_path_parse accepts for it);
+ * cap >= GD_HTTP_PATH_MAX. */
+void gd_http_path_format(const gd_artifact_req *req, char *out, size_t cap);
+
 #endif

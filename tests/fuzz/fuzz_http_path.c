@@ -15,45 +15,6 @@
 #include "plugin/http_range.h"
 #include "tests/fuzz/fuzz.h"
 
-/* The one spelling of req, as the routes of plugin/http_path.c spell it. */
-static void canonical(const gd_artifact_req *r, char *out, size_t cap) {
-    const char *pre = "/v1/runs/";
-    switch (r->kind) {
-    case GD_REQ_STATUS:
-        snprintf(out, cap, "/v1/status");
-        return;
-    case GD_REQ_METRICS:
-        snprintf(out, cap, "/metrics");
-        return;
-    case GD_REQ_PAYLOAD:
-        snprintf(out, cap, "%s%" PRIu64 "/rounds/%" PRIu64 "/payload", pre, r->run, r->round);
-        return;
-    case GD_REQ_PAYLOAD_CHUNK:
-        snprintf(out, cap, "%s%" PRIu64 "/rounds/%" PRIu64 "/payload/chunks/%" PRIu32, pre, r->run,
-                 r->round, r->chunk);
-        return;
-    case GD_REQ_TRANSCRIPT:
-        snprintf(out, cap, "%s%" PRIu64 "/rounds/%" PRIu64 "/transcript", pre, r->run, r->round);
-        return;
-    case GD_REQ_STATE:
-        snprintf(out, cap, "%s%" PRIu64 "/rounds/%" PRIu64 "/states/%" PRIu32, pre, r->run,
-                 r->round, r->leaf);
-        return;
-    case GD_REQ_STATE_CHUNK:
-        snprintf(out, cap, "%s%" PRIu64 "/rounds/%" PRIu64 "/states/%" PRIu32 "/chunks/%" PRIu32,
-                 pre, r->run, r->round, r->leaf, r->chunk);
-        return;
-    case GD_REQ_GLOBAL_CHUNK:
-        snprintf(out, cap, "%s%" PRIu64 "/global/%" PRIu64 "/chunks/%" PRIu32, pre, r->run,
-                 r->round, r->chunk);
-        return;
-    case GD_REQ_CHECKPOINT:
-        snprintf(out, cap, "%s%" PRIu64 "/checkpoint.safetensors", pre, r->run);
-        return;
-    }
-    FUZZ_ASSERT(!"unknown request kind");
-}
-
 static void check_path(const char *text) {
     char method[16] = "GET";
     const char *url = text;
@@ -77,7 +38,7 @@ static void check_path(const char *text) {
     FUZZ_ASSERT(code == 200);
     FUZZ_ASSERT(strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0);
     char want[GD_HTTP_PATH_MAX + 2];
-    canonical(&req, want, sizeof want);
+    gd_http_path_format(&req, want, sizeof want);
     size_t len = strlen(url);
     if (len > 0 && url[len - 1] == '?')
         len--; /* the one allowed query: an empty one */

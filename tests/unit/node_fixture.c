@@ -105,7 +105,7 @@ static gd_status nf_fetch(void *ctx, const char *url, const gd_artifact_req *req
     if (net->down[who])
         return gd_fail(GD_ERR_NETWORK, "%s: connection refused", url);
     unsigned status = 0;
-    GD_TRY(gd_node_serve(net->nodes[who], req, out, &status));
+    GD_TRY(gd_member_serve(net->nodes[who], req, out, &status));
     if (out->path[0] != '\0') {
         gd_status s = gd_file_read(out->path, max_len, &out->body);
         out->path[0] = '\0';
@@ -128,13 +128,13 @@ static const gd_peer_port_iface nf_peer_iface = {nf_fetch};
 static void nf_open(nf_net *net, int who) {
     char url[32];
     snprintf(url, sizeof url, "mem://%d", who);
-    gd_node_options o = {.run = 1, .roles = net->roles[who], .join = true, .artifact_url = url,
+    gd_member_options o = {.run = 1, .roles = net->roles[who], .join = true, .artifact_url = url,
                          .hw_class = DF_CPU, .state_dir = net->dirs[who], .threads = 1};
     CHECK_OK(gd_coin_parse(&o.collateral, "20000ngonka"));
     net->ports[who] = (nf_port){net, who};
     gd_chain_port chain = {&nf_chain_iface, &net->ports[who]};
     gd_peer_port peers = {&nf_peer_iface, net};
-    CHECK_OK(gd_node_open(&net->nodes[who], &o, &net->d.f.keys[who], chain, peers));
+    CHECK_OK(gd_member_open(&net->nodes[who], &o, &net->d.f.keys[who], chain, peers));
 }
 
 void nf_setup(nf_net *net, df_knobs *k, int n, const unsigned *roles) {
@@ -160,21 +160,21 @@ void nf_setup(nf_net *net, df_knobs *k, int n, const unsigned *roles) {
 }
 
 void nf_restart(nf_net *net, int who) {
-    gd_node_close(net->nodes[who]);
+    gd_member_close(net->nodes[who]);
     net->nodes[who] = NULL;
     nf_open(net, who);
 }
 
 void nf_free(nf_net *net) {
     for (int who = 1; who <= net->n; who++)
-        gd_node_close(net->nodes[who]);
+        gd_member_close(net->nodes[who]);
     df_free(&net->d);
 }
 
 void nf_block(nf_net *net) {
     for (int who = 1; who <= net->n; who++) {
         size_t done = 0;
-        CHECK_OK(gd_node_step(net->nodes[who], &done));
+        CHECK_OK(gd_member_step(net->nodes[who], &done));
         net->duties += done;
     }
     uint32_t codes[DF_ACCOUNTS];

@@ -1,12 +1,12 @@
-/* Nodes (plugin/node.h) on a test chain (tests/unit/diloco_fixture.h): each
+/* Nodes (plugin/member.h) on a test chain (tests/unit/diloco_fixture.h): each
  * node's chain port reads the app's query answers and queues its
  * transactions for the next block; its peer port answers from the other
- * nodes' gd_node_serve, as HTTP would (a node can be taken "down"). Every
+ * nodes' gd_member_serve, as HTTP would (a node can be taken "down"). Every
  * block: every node steps, then one block holds all their transactions. */
 #ifndef GD_TESTS_UNIT_NODE_FIXTURE_H
 #define GD_TESTS_UNIT_NODE_FIXTURE_H
 
-#include "plugin/node.h"
+#include "plugin/member.h"
 #include "tests/unit/diloco_fixture.h"
 
 typedef struct nf_net nf_net;
@@ -19,7 +19,7 @@ typedef struct nf_port {
 struct nf_net {
     df d;
     int n;                         /* nodes are accounts 1 .. n */
-    gd_node *nodes[DF_ACCOUNTS];
+    gd_member *nodes[DF_ACCOUNTS];
     unsigned roles[DF_ACCOUNTS];
     char dirs[DF_ACCOUNTS][512];
     nf_port ports[DF_ACCOUNTS];

@@ -1,4 +1,4 @@
-/* Nodes (plugin/node.h) play a whole epoch of a run on a test chain with
+/* Nodes (plugin/member.h) play a whole epoch of a run on a test chain with
  * nothing fabricated: three workers and two validators join by themselves,
  * train every round on the tiny model, commit real payloads and
  * transcripts, fetch and prove each other's payloads, re-execute the drawn
@@ -52,7 +52,7 @@ static void test_nodes_play_epoch(void) {
     while (net.d.f.height < 200) {
         nf_block(&net);
         if (isnan(loss0))
-            loss0 = gd_node_eval_loss(net.nodes[1], 4);
+            loss0 = gd_member_eval_loss(net.nodes[1], 4);
     }
     df_qrun *run = df_q_run(&net.d);
     CHECK(run->current_round != NULL);
@@ -67,7 +67,7 @@ static void test_nodes_play_epoch(void) {
     for (int who = 1; who <= NODES; who++) {
         uint64_t gr = 0;
         uint8_t hash[32];
-        CHECK(gd_node_global(net.nodes[who], &gr, hash));
+        CHECK(gd_member_global(net.nodes[who], &gr, hash));
         CHECK(gr == rounds + 1);
         CHECK(memcmp(hash, cur->round->next_state_hash.data, 32) == 0);
     }
@@ -77,13 +77,13 @@ static void test_nodes_play_epoch(void) {
         df_settle s;
         CHECK(df_settled(&net.d, who, 1, &s) && s.claimed && s.amount > 0);
         CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
-        json_t *st = gd_node_status_json(net.nodes[who]);
+        json_t *st = gd_member_status_json(net.nodes[who]);
         CHECK((uint64_t)json_integer_value(json_object_get(st, "rewards_claimed_ngonka")) ==
               s.amount);
         json_decref(st);
     }
     CHECK(net.refused == 0);
-    double loss1 = gd_node_eval_loss(net.nodes[1], 4);
+    double loss1 = gd_member_eval_loss(net.nodes[1], 4);
     fprintf(stderr, "  %llu rounds, %zu duties, eval loss %.4f -> %.4f\n",
             (unsigned long long)rounds, net.duties, loss0, loss1);
     CHECK(loss1 < loss0);

@@ -1,4 +1,4 @@
-/* Each duty the round driver returns, done by a node (plugin/node.h):
+/* Each duty the round driver returns, done by a node (plugin/member.h):
  * the compute through the round engine, the artifacts through the store
  * and the peers, and the message for the chain. */
 #include <inttypes.h>
@@ -9,11 +9,11 @@
 #include "common/log.h"
 #include "common/secure.h"
 #include "plugin/avail_proof.h"
-#include "plugin/node_internal.h"
+#include "plugin/member_internal.h"
 
 /* Artifacts are bounded by the commitment that names them; a payload by the
  * size its commitment states. */
-#define GD_NODE_PAYLOAD_MAX ((uint64_t)1 << 36)
+#define GD_MEMBER_PAYLOAD_MAX ((uint64_t)1 << 36)
 
 static const Gonka__Diloco__V1__Commitment *
 gd_commitment_in(const Gonka__Diloco__V1__QueryRoundResponse *q, const char *address) {
@@ -31,12 +31,12 @@ gd_weighted_in(const Gonka__Diloco__V1__Round *r, const char *address) {
     return NULL;
 }
 
-static const Gonka__Diloco__V1__Round *gd_cur_round(const gd_node *n) {
+static const Gonka__Diloco__V1__Round *gd_cur_round(const gd_member *n) {
     return n->ans.round ? n->ans.round->round : NULL;
 }
 
 /* The round's start state hash as the chain records it. */
-static gd_status gd_start_hash(const gd_node *n, uint8_t out[32]) {
+static gd_status gd_start_hash(const gd_member *n, uint8_t out[32]) {
     const Gonka__Diloco__V1__Round *r = gd_cur_round(n);
     if (r == NULL || r->start_state_hash.len != 32)
         return gd_fail(GD_ERR_NOT_FOUND, "the round has no start state hash");
@@ -46,7 +46,7 @@ static gd_status gd_start_hash(const gd_node *n, uint8_t out[32]) {
 
 /* Whether a duty that could not be done now may wait: the block after the
  * next is still in its window. */
-static bool gd_can_wait(const gd_node *n, int64_t window_end) {
+static bool gd_can_wait(const gd_member *n, int64_t window_end) {
     return n->view.view.height + 2 < window_end;
 }
 
@@ -55,9 +55,9 @@ static bool gd_can_wait(const gd_node *n, int64_t window_end) {
 /* This worker's state to train round r from: in memory, or the post state
  * of the round before from the store, or fresh. *continues is false when
  * the state must restart (the chain holds no commitment of round r - 1). */
-static gd_status gd_node_worker_for(gd_node *n, uint64_t r, bool *fresh) {
+static gd_status gd_node_worker_for(gd_member *n, uint64_t r, bool *fresh) {
     *fresh = true;
-    const Gonka__Diloco__V1__Member *me = gd_node_member_of(n, n->address);
+    const Gonka__Diloco__V1__Member *me = gd_member_lookup(n, n->address);
     uint32_t rank = me ? me->rank : 0;
     if (r > 0) {
         Gonka__Diloco__V1__QueryRoundResponse *prev = NULL;
@@ -92,7 +92,7 @@ static gd_status gd_node_worker_for(gd_node *n, uint64_t r, bool *fresh) {
 }
 
 /* Payload, transcript and states, durable before the commitment is sent. */
-static gd_status gd_node_store_round(gd_node *n, uint64_t r) {
+static gd_status gd_node_store_round(gd_member *n, uint64_t r) {
     const gd_trained_round *t = &n->trained;
     gd_artifact_store *st = &n->store;
     GD_TRY(gd_artifact_put(st, GD_ARTIFACT_PAYLOAD, n->o.run, r, 0, t->payload.data,
@@ -113,12 +113,12 @@ static gd_status gd_node_store_round(gd_node *n, uint64_t r) {
     return GD_OK;
 }
 
-static gd_status gd_duty_train(gd_node *n, uint64_t r) {
+static gd_status gd_duty_train(gd_member *n, uint64_t r) {
     uint8_t start[32];
     bool fresh = true;
-    GD_TRY(gd_node_engine(n));
+    GD_TRY(gd_member_engine(n));
     GD_TRY(gd_start_hash(n, start));
-    GD_TRY(gd_node_global_at(n, r, start));
+    GD_TRY(gd_member_global_at(n, r, start));
     GD_TRY(gd_node_worker_for(n, r, &fresh));
     gd_trained_round_free(&n->trained);
     n->have_trained = false;
@@ -152,7 +152,7 @@ static gd_status gd_duty_train(gd_node *n, uint64_t r) {
 }
 
 /* The commitment's fields from the store (after a restart). */
-static gd_status gd_commit_from_store(gd_node *n, uint64_t r, gd_diloco_commit *c) {
+static gd_status gd_commit_from_store(gd_member *n, uint64_t r, gd_diloco_commit *c) {
     memset(c, 0, sizeof *c);
     c->run = n->o.run;
     c->round = r;
@@ -160,7 +160,7 @@ static gd_status gd_commit_from_store(gd_node *n, uint64_t r, gd_diloco_commit *
     gd_payload p;
     memset(&p, 0, sizeof p);
     gd_status s = gd_artifact_get(&n->store, GD_ARTIFACT_PAYLOAD, n->o.run, r, 0,
-                                  GD_NODE_PAYLOAD_MAX, &pb);
+                                  GD_MEMBER_PAYLOAD_MAX, &pb);
     if (s == GD_OK)
         s = gd_payload_parse(&p, pb.data, pb.len, NULL);
     if (s == GD_OK)
@@ -168,7 +168,7 @@ static gd_status gd_commit_from_store(gd_node *n, uint64_t r, gd_diloco_commit *
     c->payload_bytes = pb.len;
     if (s == GD_OK)
         s = gd_artifact_get(&n->store, GD_ARTIFACT_TRANSCRIPT, n->o.run, r, 0,
-                            GD_NODE_TRANSCRIPT_MAX, &tb);
+                            GD_MEMBER_TRANSCRIPT_MAX, &tb);
     if (s == GD_OK && (tb.len % GD_WORKER_DESC_BYTES != 0 || tb.len < 3 * GD_WORKER_DESC_BYTES))
         s = gd_fail(GD_ERR_PARSE, "the stored transcript of round %" PRIu64 " is malformed", r);
     if (s == GD_OK) {
@@ -198,7 +198,7 @@ static gd_status gd_commit_from_store(gd_node *n, uint64_t r, gd_diloco_commit *
     return s;
 }
 
-static gd_status gd_duty_commit(gd_node *n, uint64_t r, gd_any *msg, bool *sent) {
+static gd_status gd_duty_commit(gd_member *n, uint64_t r, gd_any *msg, bool *sent) {
     gd_diloco_commit c;
     if (n->have_trained && n->trained.commit.round == r)
         c = n->trained.commit;
@@ -213,7 +213,7 @@ static gd_status gd_duty_commit(gd_node *n, uint64_t r, gd_any *msg, bool *sent)
 
 /* The payload `address` committed in the current round: fetched once and
  * kept for the round; checked against the commitment before it is kept. */
-static gd_status gd_round_payload(gd_node *n, const char *address, const gd_buf **out) {
+static gd_status gd_round_payload(gd_member *n, const char *address, const gd_buf **out) {
     for (size_t i = 0; i < n->n_payloads; i++)
         if (strcmp(n->payloads[i].address, address) == 0) {
             *out = &n->payloads[i].bytes;
@@ -222,7 +222,7 @@ static gd_status gd_round_payload(gd_node *n, const char *address, const gd_buf 
     const Gonka__Diloco__V1__Commitment *c = gd_commitment_in(n->ans.round, address);
     if (c == NULL)
         return gd_fail(GD_ERR_NOT_FOUND, "%s has no commitment this round", address);
-    if (c->payload_bytes > GD_NODE_PAYLOAD_MAX)
+    if (c->payload_bytes > GD_MEMBER_PAYLOAD_MAX)
         return gd_fail(GD_ERR_LIMIT, "%s committed a payload of %" PRIu64 " bytes", address,
                        c->payload_bytes);
     uint64_t r = n->cache_round;
@@ -234,7 +234,7 @@ static gd_status gd_round_payload(gd_node *n, const char *address, const gd_buf 
     } else {
         gd_artifact_req req = {.kind = GD_REQ_PAYLOAD, .run = n->o.run, .round = r};
         gd_artifact_answer a;
-        s = gd_node_fetch(n, address, &req, c->payload_bytes, &a);
+        s = gd_member_fetch(n, address, &req, c->payload_bytes, &a);
         bytes = a.body;
         a.body = (gd_buf){0};
         if (s == GD_OK)
@@ -246,7 +246,7 @@ static gd_status gd_round_payload(gd_node *n, const char *address, const gd_buf 
                                     c->payload_root.data, c->payload_leaves, &p);
     if (s == GD_OK)
         gd_payload_free(&p);
-    gd_node_peer_payload *grown =
+    gd_member_peer_payload *grown =
         s == GD_OK ? realloc(n->payloads, (n->n_payloads + 1) * sizeof *grown) : NULL;
     if (s == GD_OK && grown == NULL)
         s = gd_fail(GD_ERR_NOMEM, "out of memory");
@@ -255,19 +255,19 @@ static gd_status gd_round_payload(gd_node *n, const char *address, const gd_buf 
         return s;
     }
     n->payloads = grown;
-    gd_node_peer_payload *np = &n->payloads[n->n_payloads++];
+    gd_member_peer_payload *np = &n->payloads[n->n_payloads++];
     snprintf(np->address, sizeof np->address, "%s", address);
     np->bytes = bytes;
     *out = &np->bytes;
     return GD_OK;
 }
 
-static gd_status gd_duty_report(gd_node *n, const gd_action *a, gd_any *msg, bool *sent) {
-    GD_TRY(gd_node_engine(n));
+static gd_status gd_duty_report(gd_member *n, const gd_action *a, gd_any *msg, bool *sent) {
+    GD_TRY(gd_member_engine(n));
     const gd_buf *bytes = NULL;
     gd_status s = gd_round_payload(n, a->target, &bytes);
     if (s != GD_OK) {
-        gd_node_error(n, "height %" PRId64 ": report on %s: %s", n->view.view.height, a->target,
+        gd_member_error(n, "height %" PRId64 ": report on %s: %s", n->view.view.height, a->target,
                       gd_error_detail());
         return s == GD_ERR_NOMEM ? s : GD_OK;
     }
@@ -294,7 +294,7 @@ static gd_status gd_duty_report(gd_node *n, const gd_action *a, gd_any *msg, boo
 
 /* --- checks and re-checks ----------------------------------------------------------------- */
 
-static const gd_view_check *gd_view_check_of(const gd_node *n, const char *target,
+static const gd_view_check *gd_view_check_of(const gd_member *n, const char *target,
                                              uint32_t check) {
     const gd_round_view *r = &n->view.view.round;
     for (size_t i = 0; i < r->n_checks; i++)
@@ -303,11 +303,11 @@ static const gd_view_check *gd_view_check_of(const gd_node *n, const char *targe
     return NULL;
 }
 
-static gd_status gd_fetch_into(gd_node *n, const char *target, gd_artifact_req_kind kind,
+static gd_status gd_fetch_into(gd_member *n, const char *target, gd_artifact_req_kind kind,
                                uint64_t round, uint32_t leaf, size_t max, gd_buf *out) {
     gd_artifact_req req = {.kind = kind, .run = n->o.run, .round = round, .leaf = leaf};
     gd_artifact_answer a;
-    GD_TRY(gd_node_fetch(n, target, &req, max, &a));
+    GD_TRY(gd_member_fetch(n, target, &req, max, &a));
     *out = a.body;
     a.body = (gd_buf){0};
     gd_artifact_answer_free(&a);
@@ -316,7 +316,7 @@ static gd_status gd_fetch_into(gd_node *n, const char *target, gd_artifact_req_k
 
 /* Everything the check needs from the target; a fetch that fails is the
  * status returned (the caller decides between waiting and UNAVAILABLE). */
-static gd_status gd_check_fetch(gd_node *n, const gd_check_input *in, gd_check_evidence *ev) {
+static gd_status gd_check_fetch(gd_member *n, const gd_check_input *in, gd_check_evidence *ev) {
     uint32_t segs = in->commitment->segment_count;
     size_t state_max = (size_t)312 + 16 * n->engine.n;
     size_t transcript_max = (size_t)(segs + 2) * GD_WORKER_DESC_BYTES;
@@ -341,11 +341,11 @@ static gd_status gd_check_fetch(gd_node *n, const gd_check_input *in, gd_check_e
 /* The answer to a check: kept from its seal for its reveal, recomputed
  * after a restart. *ready is false when the target could not be reached
  * and the window has blocks left to try again. */
-static gd_status gd_node_answer_for(gd_node *n, const gd_action *a, bool recheck,
-                                    const gd_node_answer **out, bool *ready) {
+static gd_status gd_node_answer_for(gd_member *n, const gd_action *a, bool recheck,
+                                    const gd_member_answer **out, bool *ready) {
     *ready = false;
     for (size_t i = 0; i < n->n_answers; i++) {
-        const gd_node_answer *x = &n->answers[i];
+        const gd_member_answer *x = &n->answers[i];
         if (x->round == a->round && x->check == a->check && x->recheck == recheck &&
             strcmp(x->target, a->target) == 0) {
             *out = x;
@@ -353,7 +353,7 @@ static gd_status gd_node_answer_for(gd_node *n, const gd_action *a, bool recheck
             return GD_OK;
         }
     }
-    GD_TRY(gd_node_engine(n));
+    GD_TRY(gd_member_engine(n));
     const gd_view_check *vc = gd_view_check_of(n, a->target, a->check);
     const Gonka__Diloco__V1__Commitment *c = gd_commitment_in(n->ans.round, a->target);
     const Gonka__Diloco__V1__WeightedMember *wm = gd_weighted_in(gd_cur_round(n), a->target);
@@ -362,7 +362,7 @@ static gd_status gd_node_answer_for(gd_node *n, const gd_action *a, bool recheck
                        a->target);
     uint8_t start[32];
     GD_TRY(gd_start_hash(n, start));
-    GD_TRY(gd_node_global_at(n, a->round, start));
+    GD_TRY(gd_member_global_at(n, a->round, start));
     Gonka__Diloco__V1__QueryRoundResponse *prev_round = NULL;
     if (a->round > 0) {
         gd_status s = n->chain.iface->query_round(n->chain.ctx, n->o.run, a->round - 1,
@@ -390,7 +390,7 @@ static gd_status gd_node_answer_for(gd_node *n, const gd_action *a, bool recheck
             GD_LOG_DEBUG("node", "height %" PRId64 ": check %u of %s waits: %s",
                          n->view.view.height, a->check, a->target, gd_error_detail());
         } else {
-            gd_node_error(n, "height %" PRId64 ": check %u of %s: UNAVAILABLE: %s",
+            gd_member_error(n, "height %" PRId64 ": check %u of %s: UNAVAILABLE: %s",
                           n->view.view.height, a->check, a->target, gd_error_detail());
         }
     } else {
@@ -404,9 +404,9 @@ static gd_status gd_node_answer_for(gd_node *n, const gd_action *a, bool recheck
         protobuf_c_message_free_unpacked(&prev_round->base, NULL);
     if (s != GD_OK || ans.verdict == GD_VERDICT_UNSPECIFIED)
         return s;
-    gd_node_answer *x = &n->answers[n->n_answers < GD_NODE_ANSWERS ? n->n_answers++
-                                                                   : GD_NODE_ANSWERS - 1];
-    *x = (gd_node_answer){.round = a->round, .check = a->check, .recheck = recheck,
+    gd_member_answer *x = &n->answers[n->n_answers < GD_MEMBER_ANSWERS ? n->n_answers++
+                                                                   : GD_MEMBER_ANSWERS - 1];
+    *x = (gd_member_answer){.round = a->round, .check = a->check, .recheck = recheck,
                           .verdict = ans.verdict};
     snprintf(x->target, sizeof x->target, "%s", a->target);
     memcpy(x->digest, ans.digest, 32);
@@ -417,17 +417,17 @@ static gd_status gd_node_answer_for(gd_node *n, const gd_action *a, bool recheck
     return GD_OK;
 }
 
-static gd_status gd_duty_answer(gd_node *n, const gd_action *a, gd_any *msg, bool *sent) {
+static gd_status gd_duty_answer(gd_member *n, const gd_action *a, gd_any *msg, bool *sent) {
     bool recheck = a->kind == GD_ACT_RECHECK || a->kind == GD_ACT_REVEAL_RECHECK;
     bool seal = a->kind == GD_ACT_CHECK || a->kind == GD_ACT_RECHECK;
-    const gd_node_answer *x = NULL;
+    const gd_member_answer *x = NULL;
     bool ready = false;
     GD_TRY(gd_node_answer_for(n, a, recheck, &x, &ready));
     if (!ready)
         return GD_OK;
     gd_diloco_seal_kind kind = recheck ? GD_SEAL_RECHECK : GD_SEAL_VERDICT;
     uint8_t salt[32], sealed[32];
-    gd_node_salt(n, salt, kind, a->round, a->target, a->check);
+    gd_member_salt(n, salt, kind, a->round, a->target, a->check);
     gd_status s;
     if (seal) {
         gd_diloco_verdict_seal(sealed, kind, n->address, x->verdict, x->digest, salt);
@@ -454,11 +454,11 @@ static gd_status gd_duty_answer(gd_node *n, const gd_action *a, gd_any *msg, boo
 
 /* --- aggregation and attestation -------------------------------------------------------------- */
 
-static gd_status gd_duty_aggregate(gd_node *n, uint64_t r) {
-    GD_TRY(gd_node_engine(n));
+static gd_status gd_duty_aggregate(gd_member *n, uint64_t r) {
+    GD_TRY(gd_member_engine(n));
     uint8_t start[32];
     GD_TRY(gd_start_hash(n, start));
-    GD_TRY(gd_node_global_at(n, r, start));
+    GD_TRY(gd_member_global_at(n, r, start));
     const gd_round_view *rv = &n->view.view.round;
     gd_engine_contribution *cs = calloc(rv->n_aggregation_set + 1, sizeof *cs);
     if (cs == NULL)
@@ -478,7 +478,7 @@ static gd_status gd_duty_aggregate(gd_node *n, uint64_t r) {
     }
     if (s != GD_OK) {
         free(cs);
-        gd_node_error(n, "height %" PRId64 ": aggregating round %" PRIu64 ": %s",
+        gd_member_error(n, "height %" PRId64 ": aggregating round %" PRIu64 ": %s",
                       n->view.view.height, r, gd_error_detail());
         return s == GD_ERR_NOMEM ? s : GD_OK; /* a payload may come later in the window */
     }
@@ -493,7 +493,7 @@ static gd_status gd_duty_aggregate(gd_node *n, uint64_t r) {
     free(cs);
     gd_buf file = {0};
     if (s == GD_OK)
-        s = gd_node_global_file(n, &n->next, &file);
+        s = gd_member_global_file(n, &n->next, &file);
     if (s == GD_OK)
         s = gd_artifact_put(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, r + 1, 0, file.data,
                             file.len);
@@ -510,7 +510,7 @@ static gd_status gd_duty_aggregate(gd_node *n, uint64_t r) {
                                        .sealed_upto = n->journal.sealed_upto};
     n->journal.aggregated = true;
     GD_TRY(gd_journal_save(&n->store, &n->journal));
-    gd_node_note_state(n, &n->next);
+    gd_member_note_state(n, &n->next);
     uint8_t hash[32];
     GD_TRY(gd_engine_global_hash(&n->engine, &n->next, hash));
     GD_LOG_INFO("node", "height %" PRId64 ": round %" PRIu64 " aggregated from %zu payloads: "
@@ -521,8 +521,8 @@ static gd_status gd_duty_aggregate(gd_node *n, uint64_t r) {
 }
 
 /* G_{r+1}'s hash as this node aggregated it (from memory or the store). */
-static gd_status gd_next_hash(gd_node *n, uint64_t r, uint8_t out[32]) {
-    GD_TRY(gd_node_engine(n));
+static gd_status gd_next_hash(gd_member *n, uint64_t r, uint8_t out[32]) {
+    GD_TRY(gd_member_engine(n));
     if (n->have_next && n->have_g && n->g_round == r)
         return gd_engine_global_hash(&n->engine, &n->next, out);
     gd_buf b = {0};
@@ -538,10 +538,10 @@ static gd_status gd_next_hash(gd_node *n, uint64_t r, uint8_t out[32]) {
     return s;
 }
 
-static gd_status gd_duty_attest(gd_node *n, const gd_action *a, gd_any *msg, bool *sent) {
+static gd_status gd_duty_attest(gd_member *n, const gd_action *a, gd_any *msg, bool *sent) {
     uint8_t hash[32], salt[32], sealed[32];
     GD_TRY(gd_next_hash(n, a->round, hash));
-    gd_node_salt(n, salt, GD_SEAL_ATTEST, a->round, NULL, 0);
+    gd_member_salt(n, salt, GD_SEAL_ATTEST, a->round, NULL, 0);
     gd_status s;
     if (a->kind == GD_ACT_SEAL_ATTEST) {
         gd_diloco_seal(sealed, GD_SEAL_ATTEST, n->address, hash, 32, salt);
@@ -555,9 +555,9 @@ static gd_status gd_duty_attest(gd_node *n, const gd_action *a, gd_any *msg, boo
 
 /* --- the rest ---------------------------------------------------------------------------------- */
 
-static gd_status gd_duty_secret(gd_node *n, const gd_action *a, gd_any *msg, bool *sent) {
+static gd_status gd_duty_secret(gd_member *n, const gd_action *a, gd_any *msg, bool *sent) {
     uint8_t secret[32], sealed[32];
-    gd_node_salt(n, secret, GD_SEAL_RANDOMNESS, a->round, NULL, 0);
+    gd_member_salt(n, secret, GD_SEAL_RANDOMNESS, a->round, NULL, 0);
     gd_status s;
     if (a->kind == GD_ACT_SEAL_SECRET) {
         gd_diloco_seal(sealed, GD_SEAL_RANDOMNESS, n->address, NULL, 0, secret);
@@ -570,7 +570,7 @@ static gd_status gd_duty_secret(gd_node *n, const gd_action *a, gd_any *msg, boo
     return s;
 }
 
-gd_status gd_node_duty(gd_node *n, const gd_action *a, gd_any *msgs, size_t cap,
+gd_status gd_member_duty(gd_member *n, const gd_action *a, gd_any *msgs, size_t cap,
                        size_t *n_msgs) {
     if (*n_msgs >= cap)
         return GD_OK;
@@ -608,7 +608,7 @@ gd_status gd_node_duty(gd_node *n, const gd_action *a, gd_any *msgs, size_t cap,
     }
     if (s != GD_OK && s != GD_ERR_NOMEM && s != GD_ERR_IO) {
         /* A duty that failed for a reason outside this node stays due. */
-        gd_node_error(n, "height %" PRId64 ": %s round %" PRIu64 ": %s", n->view.view.height,
+        gd_member_error(n, "height %" PRId64 ": %s round %" PRIu64 ": %s", n->view.view.height,
                       gd_action_names[a->kind], a->round, gd_error_detail());
         s = GD_OK;
         sent = false;

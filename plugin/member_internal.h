@@ -1,44 +1,44 @@
-/* What the node's files share (plugin/node.c: lifecycle and the step;
- * node_duties.c: each duty; node_serve.c: answering peers; node_status.c:
- * status and metrics; node_global.c: G on disk and from peers). */
-#ifndef GD_PLUGIN_NODE_INTERNAL_H
-#define GD_PLUGIN_NODE_INTERNAL_H
+/* What the node's files share (plugin/member.c: lifecycle and the step;
+ * member_duties.c: each duty; member_serve.c: answering peers; member_status.c:
+ * status and metrics; member_global.c: G on disk and from peers). */
+#ifndef GD_PLUGIN_MEMBER_INTERNAL_H
+#define GD_PLUGIN_MEMBER_INTERNAL_H
 
 #include <pthread.h>
 
 #include "plugin/artifact_store.h"
 #include "plugin/chain_view.h"
-#include "plugin/node.h"
+#include "plugin/member.h"
 #include "plugin/round_driver.h"
 #include "plugin/round_engine.h"
 
-#define GD_NODE_URL_MAX 512
-#define GD_NODE_CLASS_MAX 128
-#define GD_NODE_ERRORS 8
-#define GD_NODE_ANSWERS 64
-#define GD_NODE_COMMITTED 16
+#define GD_MEMBER_URL_MAX 512
+#define GD_MEMBER_CLASS_MAX 128
+#define GD_MEMBER_ERRORS 8
+#define GD_MEMBER_ANSWERS 64
+#define GD_MEMBER_COMMITTED 16
 /* Artifacts fetched from peers are bounded by what the run's model makes. */
-#define GD_NODE_TRANSCRIPT_MAX ((size_t)(4096 + 2) * 312)
+#define GD_MEMBER_TRANSCRIPT_MAX ((size_t)(4096 + 2) * 312)
 
 /* A check's answer kept for its reveal (recomputed after a restart). */
-typedef struct gd_node_answer {
+typedef struct gd_member_answer {
     uint64_t round;
     char target[GD_ADDRESS_STR_MAX];
     uint32_t check;
     bool recheck;
     gd_diloco_verdict verdict;
     uint8_t digest[32];
-} gd_node_answer;
+} gd_member_answer;
 
 /* A peer's payload fetched in the current round (for reports, checks and
  * the aggregate). */
-typedef struct gd_node_peer_payload {
+typedef struct gd_member_peer_payload {
     char address[GD_ADDRESS_STR_MAX];
     gd_buf bytes;
-} gd_node_peer_payload;
+} gd_member_peer_payload;
 
-/* What the status and metrics show; guarded by gd_node.mu. */
-typedef struct gd_node_stats {
+/* What the status and metrics show; guarded by gd_member.mu. */
+typedef struct gd_member_stats {
     int64_t height;
     uint64_t round;
     bool have_round;
@@ -52,18 +52,18 @@ typedef struct gd_node_stats {
     uint64_t slashed;           /* ngonka: bonded at join less what is bonded now */
     uint8_t state_hash[32];     /* of the newest G held */
     bool have_state_hash;
-    uint64_t committed[GD_NODE_COMMITTED];
+    uint64_t committed[GD_MEMBER_COMMITTED];
     size_t n_committed;
     struct {
         int64_t time;
         char text[200];
-    } errors[GD_NODE_ERRORS];
-    size_t n_errors;            /* total recorded; the last GD_NODE_ERRORS are kept */
-} gd_node_stats;
+    } errors[GD_MEMBER_ERRORS];
+    size_t n_errors;            /* total recorded; the last GD_MEMBER_ERRORS are kept */
+} gd_member_stats;
 
-struct gd_node {
-    gd_node_options o;
-    char artifact_url[GD_NODE_URL_MAX], hw_class[GD_NODE_CLASS_MAX];
+struct gd_member {
+    gd_member_options o;
+    char artifact_url[GD_MEMBER_URL_MAX], hw_class[GD_MEMBER_CLASS_MAX];
     gd_key key;
     uint8_t salt_seed[32];      /* secrets and salts derive from it (and so from the key) */
     char address[GD_ADDRESS_STR_MAX];
@@ -76,6 +76,7 @@ struct gd_node {
     gd_chain_answers ans;
     gd_chain_view_buf view;
     bool solo;                  /* the last transaction failed: one duty per step */
+    int64_t stepped_height;     /* the height of the last step that did its duties */
 
     bool engine_open;
     gd_engine engine;
@@ -90,45 +91,45 @@ struct gd_node {
     gd_trained_round trained;   /* the current round's artifacts (for the commit) */
 
     uint64_t cache_round;
-    gd_node_peer_payload *payloads;
+    gd_member_peer_payload *payloads;
     size_t n_payloads;
-    gd_node_answer answers[GD_NODE_ANSWERS];
+    gd_member_answer answers[GD_MEMBER_ANSWERS];
     size_t n_answers;
     uint64_t bonded;            /* collateral when first seen a member (for `slashed`) */
 
     pthread_mutex_t mu;         /* guards stats (peers' threads read them) */
-    gd_node_stats stats;
+    gd_member_stats stats;
 };
 
 /* Records a failed duty: logged, and kept for /v1/status. */
-void gd_node_error(gd_node *n, const char *fmt, ...) GD_PRINTF(2, 3);
+void gd_member_error(gd_member *n, const char *fmt, ...) GD_PRINTF(2, 3);
 
 /* Does one action into msgs (0 or more messages appended to *n_msgs, at
  * most cap). Returns GD_OK also when the duty could not be done now (a
  * peer unreachable): it stays due; an error status is local. */
-gd_status gd_node_duty(gd_node *n, const gd_action *a, gd_any *msgs, size_t cap,
+gd_status gd_member_duty(gd_member *n, const gd_action *a, gd_any *msgs, size_t cap,
                        size_t *n_msgs) GD_MUST_CHECK;
 
 /* The salt of a sealed answer, or a round's secret (kind GD_SEAL_RANDOMNESS). */
-void gd_node_salt(const gd_node *n, uint8_t out[32], gd_diloco_seal_kind kind, uint64_t round,
+void gd_member_salt(const gd_member *n, uint8_t out[32], gd_diloco_seal_kind kind, uint64_t round,
                   const char *target, uint32_t check);
 
 /* The engine for the run (opened from the spec on first use). */
-gd_status gd_node_engine(gd_node *n) GD_MUST_CHECK;
+gd_status gd_member_engine(gd_member *n) GD_MUST_CHECK;
 /* Makes n->g G_round with the chain's state hash `hash`: from memory, the
  * store, G_0, or synchronised from peers. */
-gd_status gd_node_global_at(gd_node *n, uint64_t round, const uint8_t hash[32]) GD_MUST_CHECK;
+gd_status gd_member_global_at(gd_member *n, uint64_t round, const uint8_t hash[32]) GD_MUST_CHECK;
 /* Serialises G (descriptor then params and momentum) and parses it back,
  * requiring the state hash. */
-gd_status gd_node_global_file(gd_node *n, const gd_global_state *g, gd_buf *out) GD_MUST_CHECK;
+gd_status gd_member_global_file(gd_member *n, const gd_global_state *g, gd_buf *out) GD_MUST_CHECK;
 
 /* A fetch from a member's artifact URL, counted in bytes_in. */
-gd_status gd_node_fetch(gd_node *n, const char *address, const gd_artifact_req *req,
+gd_status gd_member_fetch(gd_member *n, const char *address, const gd_artifact_req *req,
                         size_t max_len, gd_artifact_answer *out) GD_MUST_CHECK;
 
 /* Records the newest G's state hash for the status. */
-void gd_node_note_state(gd_node *n, const gd_global_state *g);
+void gd_member_note_state(gd_member *n, const gd_global_state *g);
 
-const Gonka__Diloco__V1__Member *gd_node_member_of(const gd_node *n, const char *address);
+const Gonka__Diloco__V1__Member *gd_member_lookup(const gd_member *n, const char *address);
 
 #endif

@@ -1,4 +1,4 @@
-/* What a node serves to peers, and when (plugin/node.h): the one home of
+/* What a node serves to peers, and when (plugin/member.h): the one home of
  * the serving rules, whatever the transport.
  *
  *   payload (whole or a chunk)   once its round's commit window is over: a
@@ -9,13 +9,14 @@
  *                                its states are committed, and nobody can
  *                                re-execute ahead of the draw;
  *   G_R chunks                   once round R is open (R - 1's attestation
- *                                is over) or R = 0.
+ *                                is over) or R = 0;
+ *   checkpoint.safetensors       G of the current round, once it is open.
  * Earlier rounds are served until they are pruned. Nothing is read from
  * outside the store: every path is built from numbers (plugin/artifact_store.h). */
 #include <inttypes.h>
 #include <string.h>
 
-#include "plugin/node_internal.h"
+#include "plugin/member_internal.h"
 
 /* The latest height and round the node has seen, under the lock. */
 typedef struct gd_serve_clock {
@@ -25,7 +26,7 @@ typedef struct gd_serve_clock {
     gd_round_windows w;
 } gd_serve_clock;
 
-static gd_serve_clock gd_clock(gd_node *n) {
+static gd_serve_clock gd_clock(gd_member *n) {
     pthread_mutex_lock(&n->mu);
     gd_serve_clock c = {n->stats.height, n->stats.have_round, n->stats.round, n->stats.windows};
     pthread_mutex_unlock(&n->mu);
@@ -46,7 +47,7 @@ static unsigned gd_serve_window(const gd_serve_clock *c, gd_artifact_req_kind ki
     return c->height >= from ? 0 : 425;
 }
 
-static gd_status gd_serve_file(gd_node *n, gd_artifact_kind kind, const gd_artifact_req *req,
+static gd_status gd_serve_file(gd_member *n, gd_artifact_kind kind, const gd_artifact_req *req,
                                gd_artifact_answer *out, unsigned *http_status) {
     GD_TRY(gd_artifact_path(&n->store, kind, req->run, req->round, req->leaf, out->path,
                             sizeof out->path));
@@ -55,7 +56,7 @@ static gd_status gd_serve_file(gd_node *n, gd_artifact_kind kind, const gd_artif
     return GD_OK;
 }
 
-static gd_status gd_serve_payload_chunk(gd_node *n, const gd_artifact_req *req,
+static gd_status gd_serve_payload_chunk(gd_member *n, const gd_artifact_req *req,
                                         gd_artifact_answer *out) {
     out->content_type = "application/octet-stream";
     return gd_artifact_payload_chunk(&n->store, req->run, req->round, req->chunk, &out->body,
@@ -88,7 +89,7 @@ static gd_status gd_float_bytes(gd_buf *out, const float *v, size_t count) {
 /* Chunk i of the arrays of a stored state: a worker state's params,
  * exp_avg, exp_avg_sq and residual; or G's params and momentum (with the
  * descriptor first in the proof). */
-static gd_status gd_serve_array_chunk(gd_node *n, const gd_artifact_req *req,
+static gd_status gd_serve_array_chunk(gd_member *n, const gd_artifact_req *req,
                                       gd_artifact_answer *out) {
     if (!n->engine_open)
         return gd_fail(GD_ERR_NOT_FOUND, "not serving yet");
@@ -157,7 +158,7 @@ static gd_status gd_serve_array_chunk(gd_node *n, const gd_artifact_req *req,
     return s;
 }
 
-gd_status gd_node_serve(gd_node *n, const gd_artifact_req *req, gd_artifact_answer *out,
+gd_status gd_member_serve(gd_member *n, const gd_artifact_req *req, gd_artifact_answer *out,
                         unsigned *http_status) {
     memset(out, 0, sizeof *out);
     *http_status = 404;
@@ -186,6 +187,14 @@ gd_status gd_node_serve(gd_node *n, const gd_artifact_req *req, gd_artifact_answ
         break;
     case GD_REQ_STATE: s = gd_serve_file(n, GD_ARTIFACT_STATE, req, out, http_status); break;
     case GD_REQ_PAYLOAD_CHUNK: s = gd_serve_payload_chunk(n, req, out); break;
+    case GD_REQ_CHECKPOINT: {
+        /* The agreed G the current round started from. */
+        gd_artifact_req at = *req;
+        at.round = c.round;
+        s = c.have_round ? gd_serve_file(n, GD_ARTIFACT_CHECKPOINT, &at, out, http_status)
+                         : gd_fail(GD_ERR_NOT_FOUND, "no round has started yet");
+        break;
+    }
     case GD_REQ_STATE_CHUNK:
     case GD_REQ_GLOBAL_CHUNK: s = gd_serve_array_chunk(n, req, out); break;
     default: s = gd_fail(GD_ERR_NOT_FOUND, "not served here"); break;

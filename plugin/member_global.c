@@ -1,4 +1,4 @@
-/* G on a node (plugin/node_internal.h): the state a round starts from,
+/* G on a node (plugin/member_internal.h): the state a round starts from,
  * from memory, the store, G_0, or synchronised chunk by chunk from peers
  * and proved against the chain's state hash.
  *
@@ -7,12 +7,14 @@
  * chunk i of params then of momentum; its proof is the descriptor, then
  * each array's chunk proof (proofs/mmr.h wire form) after its LE32 length. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/bytes.h"
 #include "common/log.h"
-#include "plugin/node_internal.h"
+#include "trainer/checkpoint.h"
+#include "plugin/member_internal.h"
 
 static void gd_put_floats(uint8_t *out, const float *v, size_t n) {
     for (size_t i = 0; i < n; i++) {
@@ -29,7 +31,7 @@ static void gd_get_floats(float *v, const uint8_t *in, size_t n) {
     }
 }
 
-gd_status gd_node_global_file(gd_node *n, const gd_global_state *g, gd_buf *out) {
+gd_status gd_member_global_file(gd_member *n, const gd_global_state *g, gd_buf *out) {
     gd_global_desc d;
     GD_TRY(gd_global_state_describe(gd_trainer_pool(n->engine.trainer),
                                     gd_trainer_layout(n->engine.trainer)->digest,
@@ -43,7 +45,7 @@ gd_status gd_node_global_file(gd_node *n, const gd_global_state *g, gd_buf *out)
 }
 
 /* Parses a global file and requires the state hash. g is initialised. */
-static gd_status gd_global_parse(gd_node *n, const gd_buf *b, const uint8_t hash[32],
+static gd_status gd_global_parse(gd_member *n, const gd_buf *b, const uint8_t hash[32],
                                  gd_global_state *g) {
     size_t count = n->engine.n;
     if (b->len != GD_GLOBAL_DESC_BYTES + 8 * count)
@@ -64,13 +66,31 @@ static gd_status gd_global_parse(gd_node *n, const gd_buf *b, const uint8_t hash
     return s;
 }
 
-static void gd_node_set_global(gd_node *n, gd_global_state *g, uint64_t round) {
+/* G_round as a model checkpoint, for GET .../checkpoint.safetensors:
+ * written aside and renamed, so a reader never sees half a file. */
+static void gd_member_checkpoint(gd_member *n, uint64_t round) {
+    char path[GD_ARTIFACT_PATH_MAX], tmp[GD_ARTIFACT_PATH_MAX + 8];
+    if (gd_artifact_path(&n->store, GD_ARTIFACT_CHECKPOINT, n->o.run, round, 0, path,
+                         sizeof path) != GD_OK)
+        return;
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (gd_checkpoint_save_model(tmp, gd_trainer_layout(n->engine.trainer), n->g.params,
+                                 n->stats.inner_step) != GD_OK ||
+        rename(tmp, path) != 0) {
+        gd_member_error(n, "writing the checkpoint of G_%" PRIu64 ": %s", round,
+                        gd_error_detail());
+        remove(tmp);
+    }
+}
+
+static void gd_member_set_global(gd_member *n, gd_global_state *g, uint64_t round) {
     if (n->have_g)
         gd_global_state_free(&n->g);
     n->g = *g;
     n->have_g = true;
     n->g_round = round;
-    gd_node_note_state(n, &n->g);
+    gd_member_note_state(n, &n->g);
+    gd_member_checkpoint(n, round);
 }
 
 /* --- state sync ------------------------------------------------------------------------------- */
@@ -89,7 +109,7 @@ static gd_status gd_read_proof(const uint8_t **p, size_t *left, gd_mmr_proof *ou
 
 /* Chunk i of G_round from one peer, proved against the descriptor whose
  * hash is the chain's; the chunk's values go into g. */
-static gd_status gd_sync_chunk(gd_node *n, const char *peer, uint64_t round, uint32_t chunk,
+static gd_status gd_sync_chunk(gd_member *n, const char *peer, uint64_t round, uint32_t chunk,
                                const uint8_t hash[32], gd_global_state *g) {
     size_t lo = 0, count = 0;
     uint32_t ce = n->engine.rc.diloco.chunk_elems;
@@ -98,7 +118,7 @@ static gd_status gd_sync_chunk(gd_node *n, const char *peer, uint64_t round, uin
     gd_artifact_req req = {.kind = GD_REQ_GLOBAL_CHUNK, .run = n->o.run, .round = round,
                            .chunk = chunk};
     gd_artifact_answer a;
-    GD_TRY(gd_node_fetch(n, peer, &req, 8 * count, &a));
+    GD_TRY(gd_member_fetch(n, peer, &req, 8 * count, &a));
     gd_status s = GD_OK;
     gd_global_desc d;
     gd_mmr_proof pp, mp;
@@ -135,7 +155,7 @@ static gd_status gd_sync_chunk(gd_node *n, const char *peer, uint64_t round, uin
 }
 
 /* G_round from the first member that serves all of it. */
-static gd_status gd_sync_global(gd_node *n, uint64_t round, const uint8_t hash[32],
+static gd_status gd_sync_global(gd_member *n, uint64_t round, const uint8_t hash[32],
                                 gd_global_state *g) {
     GD_TRY(gd_global_state_init(g, n->engine.n));
     const Gonka__Diloco__V1__QueryRunResponse *r = n->ans.run;
@@ -155,7 +175,7 @@ static gd_status gd_sync_global(gd_node *n, uint64_t round, const uint8_t hash[3
         }
         if (s == GD_ERR_NOMEM)
             break;
-        gd_node_error(n, "state sync of G_%" PRIu64 " from %s: %s", round, peer,
+        gd_member_error(n, "state sync of G_%" PRIu64 " from %s: %s", round, peer,
                       s == GD_OK ? "hash differs" : gd_error_detail());
     }
     gd_global_state_free(g);
@@ -163,7 +183,7 @@ static gd_status gd_sync_global(gd_node *n, uint64_t round, const uint8_t hash[3
                    round);
 }
 
-gd_status gd_node_global_at(gd_node *n, uint64_t round, const uint8_t hash[32]) {
+gd_status gd_member_global_at(gd_member *n, uint64_t round, const uint8_t hash[32]) {
     uint8_t got[32];
     if (n->have_g && n->g_round == round) {
         GD_TRY(gd_engine_global_hash(&n->engine, &n->g, got));
@@ -175,10 +195,10 @@ gd_status gd_node_global_at(gd_node *n, uint64_t round, const uint8_t hash[32]) 
         if (memcmp(got, hash, 32) == 0) {
             gd_global_state next = n->next;
             n->have_next = false;
-            gd_node_set_global(n, &next, round);
+            gd_member_set_global(n, &next, round);
             return GD_OK;
         }
-        gd_node_error(n, "G_%" PRIu64 " as this node aggregated it is not the chain's", round);
+        gd_member_error(n, "G_%" PRIu64 " as this node aggregated it is not the chain's", round);
     }
     gd_global_state g;
     gd_buf b = {0};
@@ -188,7 +208,7 @@ gd_status gd_node_global_at(gd_node *n, uint64_t round, const uint8_t hash[32]) 
         s = gd_global_parse(n, &b, hash, &g);
     gd_buf_free(&b);
     if (s == GD_OK) {
-        gd_node_set_global(n, &g, round);
+        gd_member_set_global(n, &g, round);
         return GD_OK;
     }
     if (round == 0 && memcmp(hash, n->engine.rc.initial_state_hash, 32) == 0) {
@@ -198,7 +218,7 @@ gd_status gd_node_global_at(gd_node *n, uint64_t round, const uint8_t hash[32]) 
         GD_TRY(gd_sync_global(n, round, hash, &g));
     }
     /* Kept on disk too: what this node serves for others' state sync. */
-    s = gd_node_global_file(n, &g, &b);
+    s = gd_member_global_file(n, &g, &b);
     if (s == GD_OK)
         s = gd_artifact_put(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round, 0, b.data, b.len);
     gd_buf_free(&b);
@@ -206,7 +226,7 @@ gd_status gd_node_global_at(gd_node *n, uint64_t round, const uint8_t hash[32]) 
         gd_global_state_free(&g);
         return s;
     }
-    gd_node_set_global(n, &g, round);
+    gd_member_set_global(n, &g, round);
     if (n->have_next)
         gd_global_state_free(&n->next);
     n->have_next = false;

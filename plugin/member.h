@@ -4,7 +4,7 @@
  * through the round engine (plugin/round_engine.h) and makes the payload,
  * transcript and states durable in its artifact store before it commits,
  * fetches and checks peers' artifacts through its peer port, and sends
- * each duty's message. It also answers peers' requests (gd_node_serve),
+ * each duty's message. It also answers peers' requests (gd_member_serve),
  * from other threads, serving nothing before its window.
  *
  * Restart safety: everything a step decides comes from the chain and the
@@ -13,8 +13,8 @@
  * duty the chain shows done is not returned by the driver, and a duty sent
  * in the last few blocks is not sent again until the chain has had time to
  * show it. */
-#ifndef GD_PLUGIN_NODE_H
-#define GD_PLUGIN_NODE_H
+#ifndef GD_PLUGIN_MEMBER_H
+#define GD_PLUGIN_MEMBER_H
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -24,9 +24,9 @@
 #include "chain/coin.h"
 #include "chain/keys.h"
 #include "common/status.h"
-#include "plugin/node_ports.h"
+#include "plugin/member_ports.h"
 
-typedef struct gd_node_options {
+typedef struct gd_member_options {
     uint64_t run;
     unsigned roles;            /* GD_NODE_* bits */
     bool join;                 /* bond and join when not a member */
@@ -35,36 +35,36 @@ typedef struct gd_node_options {
     gd_coin collateral;        /* bonded at join */
     const char *state_dir;
     int threads;
-} gd_node_options;
+} gd_member_options;
 
-typedef struct gd_node gd_node;
+typedef struct gd_member gd_member;
 
 /* Opens the node: its store and journal under state_dir, the key's address.
  * The key is copied (and wiped with the node). */
-gd_status gd_node_open(gd_node **out, const gd_node_options *o, const gd_key *key,
+gd_status gd_member_open(gd_member **out, const gd_member_options *o, const gd_key *key,
                        gd_chain_port chain, gd_peer_port peers) GD_MUST_CHECK;
-void gd_node_close(gd_node *n);
+void gd_member_close(gd_member *n);
 
 /* One step: reads the chain, does every duty due (*done receives how many),
  * and journals their effects. A duty that fails is logged and recorded in
  * the node's errors; it is due again at the next step while its window
  * lasts. An error status is a local failure (out of memory, the store)
  * or a chain that cannot be read: the caller retries with backoff. */
-gd_status gd_node_step(gd_node *n, size_t *done) GD_MUST_CHECK;
+gd_status gd_member_step(gd_member *n, size_t *done) GD_MUST_CHECK;
 
 /* Answers a peer's request (thread-safe); on an error *http_status is the
  * status to answer with (404 none, 425 not yet in its window). */
-gd_status gd_node_serve(gd_node *n, const gd_artifact_req *req, gd_artifact_answer *out,
+gd_status gd_member_serve(gd_member *n, const gd_artifact_req *req, gd_artifact_answer *out,
                         unsigned *http_status) GD_MUST_CHECK;
 
 /* GET /v1/status's object and /metrics' text (thread-safe; NULL on OOM). */
-json_t *gd_node_status_json(gd_node *n);
-char *gd_node_metrics_text(gd_node *n);
+json_t *gd_member_status_json(gd_member *n);
+char *gd_member_metrics_text(gd_member *n);
 
-const char *gd_node_address(const gd_node *n);
+const char *gd_member_address(const gd_member *n);
 /* The newest G the node holds: G_round and its state hash (false if none). */
-bool gd_node_global(gd_node *n, uint64_t *round, uint8_t hash[32]);
+bool gd_member_global(gd_member *n, uint64_t *round, uint8_t hash[32]);
 /* The node's evaluation loss of that G (NAN if none). */
-double gd_node_eval_loss(gd_node *n, size_t batches);
+double gd_member_eval_loss(gd_member *n, size_t batches);
 
 #endif

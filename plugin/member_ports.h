@@ -1,4 +1,4 @@
-/* The two ports a node (plugin/node.h) talks through, each an interface
+/* The two ports a node (plugin/member.h) talks through, each an interface
  * table plus its context (ggml's {iface, ctx}), so the daemon, tests and
  * the benchmark drive the same node over different transports:
  *
@@ -8,8 +8,8 @@
  *          in-process app in tests;
  *   peers  another member's artifacts, by its artifact URL; over HTTP
  *          (plugin/peer_http.c) or in-process. */
-#ifndef GD_PLUGIN_NODE_PORTS_H
-#define GD_PLUGIN_NODE_PORTS_H
+#ifndef GD_PLUGIN_MEMBER_PORTS_H
+#define GD_PLUGIN_MEMBER_PORTS_H
 
 #include <stddef.h>
 #include <stdint.h>

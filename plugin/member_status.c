@@ -1,4 +1,4 @@
-/* GET /v1/status and GET /metrics of a node (plugin/node.h): read under the
+/* GET /v1/status and GET /metrics of a node (plugin/member.h): read under the
  * node's lock, from the stats its step keeps. */
 #include <inttypes.h>
 #include <math.h>
@@ -7,13 +7,13 @@
 #include <string.h>
 
 #include "common/bytes.h"
-#include "plugin/node_internal.h"
+#include "plugin/member_internal.h"
 
 #ifndef GD_VERSION
 #define GD_VERSION "0"
 #endif
 
-void gd_node_note_state(gd_node *n, const gd_global_state *g) {
+void gd_member_note_state(gd_member *n, const gd_global_state *g) {
     uint8_t hash[32];
     if (gd_engine_global_hash(&n->engine, g, hash) != GD_OK)
         return;
@@ -25,22 +25,22 @@ void gd_node_note_state(gd_node *n, const gd_global_state *g) {
 
 static json_t *gd_u64_json(uint64_t v) { return json_integer((json_int_t)(v > INT64_MAX ? INT64_MAX : v)); }
 
-json_t *gd_node_status_json(gd_node *n) {
+json_t *gd_member_status_json(gd_member *n) {
     pthread_mutex_lock(&n->mu);
-    gd_node_stats st = n->stats;
+    gd_member_stats st = n->stats;
     pthread_mutex_unlock(&n->mu);
     json_t *roles = json_array(), *committed = json_array(), *errors = json_array();
     if (n->o.roles & GD_NODE_WORKER)
         json_array_append_new(roles, json_string("worker"));
     if (n->o.roles & GD_NODE_VALIDATOR)
         json_array_append_new(roles, json_string("validator"));
-    size_t nc = st.n_committed < GD_NODE_COMMITTED ? st.n_committed : GD_NODE_COMMITTED;
+    size_t nc = st.n_committed < GD_MEMBER_COMMITTED ? st.n_committed : GD_MEMBER_COMMITTED;
     for (size_t i = 0; i < nc; i++)
         json_array_append_new(committed,
-                              gd_u64_json(st.committed[(st.n_committed - nc + i) % GD_NODE_COMMITTED]));
-    size_t ne = st.n_errors < GD_NODE_ERRORS ? st.n_errors : GD_NODE_ERRORS;
+                              gd_u64_json(st.committed[(st.n_committed - nc + i) % GD_MEMBER_COMMITTED]));
+    size_t ne = st.n_errors < GD_MEMBER_ERRORS ? st.n_errors : GD_MEMBER_ERRORS;
     for (size_t i = 0; i < ne; i++) {
-        size_t k = (st.n_errors - ne + i) % GD_NODE_ERRORS;
+        size_t k = (st.n_errors - ne + i) % GD_MEMBER_ERRORS;
         json_array_append_new(errors, json_pack("{s:I,s:s}", "time", (json_int_t)st.errors[k].time,
                                                 "error", st.errors[k].text));
     }
@@ -72,9 +72,9 @@ json_t *gd_node_status_json(gd_node *n) {
     return o;
 }
 
-char *gd_node_metrics_text(gd_node *n) {
+char *gd_member_metrics_text(gd_member *n) {
     pthread_mutex_lock(&n->mu);
-    gd_node_stats st = n->stats;
+    gd_member_stats st = n->stats;
     pthread_mutex_unlock(&n->mu);
     char *text = NULL;
     size_t len = 0;

@@ -1,4 +1,4 @@
-/* A node's lifecycle and its step (plugin/node.h). */
+/* A node's lifecycle and its step (plugin/member.h). */
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -11,9 +11,9 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/secure.h"
-#include "plugin/node_internal.h"
+#include "plugin/member_internal.h"
 
-#define GD_NODE_MSGS_MAX 32
+#define GD_MEMBER_MSGS_MAX 32
 
 static gd_status gd_copy_opt(char *dst, size_t cap, const char *src, const char *what) {
     if (src == NULL)
@@ -24,16 +24,17 @@ static gd_status gd_copy_opt(char *dst, size_t cap, const char *src, const char 
     return GD_OK;
 }
 
-gd_status gd_node_open(gd_node **out, const gd_node_options *o, const gd_key *key,
+gd_status gd_member_open(gd_member **out, const gd_member_options *o, const gd_key *key,
                        gd_chain_port chain, gd_peer_port peers) {
     *out = NULL;
-    gd_node *n = calloc(1, sizeof *n);
+    gd_member *n = calloc(1, sizeof *n);
     if (n == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     n->o = *o;
     n->key = *key;
     n->chain = chain;
     n->peers = peers;
+    n->stepped_height = -1;
     pthread_mutex_init(&n->mu, NULL);
     gd_status s = gd_copy_opt(n->artifact_url, sizeof n->artifact_url, o->artifact_url,
                               "artifact URL");
@@ -49,7 +50,7 @@ gd_status gd_node_open(gd_node **out, const gd_node_options *o, const gd_key *ke
     if (s == GD_OK)
         s = gd_journal_load(&n->store, &n->journal);
     if (s != GD_OK) {
-        gd_node_close(n);
+        gd_member_close(n);
         return s;
     }
     /* Secrets and salts: SHA-256 of a tag and the key's secret, so a
@@ -63,7 +64,7 @@ gd_status gd_node_open(gd_node **out, const gd_node_options *o, const gd_key *ke
     return GD_OK;
 }
 
-static void gd_node_drop_payloads(gd_node *n) {
+static void gd_member_drop_payloads(gd_member *n) {
     for (size_t i = 0; i < n->n_payloads; i++)
         gd_buf_free(&n->payloads[i].bytes);
     free(n->payloads);
@@ -71,12 +72,12 @@ static void gd_node_drop_payloads(gd_node *n) {
     n->n_payloads = 0;
 }
 
-void gd_node_close(gd_node *n) {
+void gd_member_close(gd_member *n) {
     if (n == NULL)
         return;
     gd_chain_view_free(&n->view);
     gd_chain_answers_free(&n->ans);
-    gd_node_drop_payloads(n);
+    gd_member_drop_payloads(n);
     gd_trained_round_free(&n->trained);
     if (n->have_g)
         gd_global_state_free(&n->g);
@@ -92,9 +93,9 @@ void gd_node_close(gd_node *n) {
     free(n);
 }
 
-const char *gd_node_address(const gd_node *n) { return n->address; }
+const char *gd_member_address(const gd_member *n) { return n->address; }
 
-void gd_node_error(gd_node *n, const char *fmt, ...) {
+void gd_member_error(gd_member *n, const char *fmt, ...) {
     char text[200];
     va_list ap;
     va_start(ap, fmt);
@@ -102,14 +103,14 @@ void gd_node_error(gd_node *n, const char *fmt, ...) {
     va_end(ap);
     GD_LOG_WARN("node", "%s", text);
     pthread_mutex_lock(&n->mu);
-    gd_node_stats *st = &n->stats;
-    size_t i = st->n_errors++ % GD_NODE_ERRORS;
+    gd_member_stats *st = &n->stats;
+    size_t i = st->n_errors++ % GD_MEMBER_ERRORS;
     st->errors[i].time = (int64_t)time(NULL);
     snprintf(st->errors[i].text, sizeof st->errors[i].text, "%s", text);
     pthread_mutex_unlock(&n->mu);
 }
 
-void gd_node_salt(const gd_node *n, uint8_t out[32], gd_diloco_seal_kind kind, uint64_t round,
+void gd_member_salt(const gd_member *n, uint8_t out[32], gd_diloco_seal_kind kind, uint64_t round,
                   const char *target, uint32_t check) {
     uint8_t in[13 + 32 + 1 + 8 + 8 + 4 + GD_ADDRESS_STR_MAX];
     size_t len = 0;
@@ -131,7 +132,7 @@ void gd_node_salt(const gd_node *n, uint8_t out[32], gd_diloco_seal_kind kind, u
     gd_wipe(in, sizeof in);
 }
 
-const Gonka__Diloco__V1__Member *gd_node_member_of(const gd_node *n, const char *address) {
+const Gonka__Diloco__V1__Member *gd_member_lookup(const gd_member *n, const char *address) {
     const Gonka__Diloco__V1__QueryRunResponse *r = n->ans.run;
     for (size_t i = 0; r && i < r->n_members; i++)
         if (strcmp(r->members[i]->address, address) == 0)
@@ -139,7 +140,7 @@ const Gonka__Diloco__V1__Member *gd_node_member_of(const gd_node *n, const char 
     return NULL;
 }
 
-gd_status gd_node_engine(gd_node *n) {
+gd_status gd_member_engine(gd_member *n) {
     if (n->engine_open)
         return GD_OK;
     if (n->ans.run == NULL || n->ans.run->run == NULL || n->ans.run->run->spec == NULL)
@@ -149,10 +150,10 @@ gd_status gd_node_engine(gd_node *n) {
     return GD_OK;
 }
 
-gd_status gd_node_fetch(gd_node *n, const char *address, const gd_artifact_req *req,
+gd_status gd_member_fetch(gd_member *n, const char *address, const gd_artifact_req *req,
                         size_t max_len, gd_artifact_answer *out) {
     memset(out, 0, sizeof *out);
-    const Gonka__Diloco__V1__Member *m = gd_node_member_of(n, address);
+    const Gonka__Diloco__V1__Member *m = gd_member_lookup(n, address);
     if (m == NULL || m->artifact_url == NULL || m->artifact_url[0] == '\0')
         return gd_fail(GD_ERR_NOT_FOUND, "%s records no artifact URL", address);
     GD_TRY(n->peers.iface->fetch(n->peers.ctx, m->artifact_url, req, max_len, out));
@@ -173,7 +174,7 @@ static uint64_t gd_coin_u64(const char *amount) {
 }
 
 /* Reads the chain into the node's answers and view; updates the stats. */
-static gd_status gd_node_read(gd_node *n) {
+static gd_status gd_member_read(gd_member *n) {
     gd_chain_view_free(&n->view);
     gd_chain_answers_free(&n->ans);
     int64_t height = 0;
@@ -183,12 +184,12 @@ static gd_status gd_node_read(gd_node *n) {
     GD_TRY(gd_chain_view_build(&n->view, n->address, height, n->ans.run, n->ans.round,
                                n->ans.rewards, &claims, n->journal.sealed_upto > next));
     const gd_chain_view *v = &n->view.view;
-    const Gonka__Diloco__V1__Member *me = gd_node_member_of(n, n->address);
+    const Gonka__Diloco__V1__Member *me = gd_member_lookup(n, n->address);
     uint64_t bonded = me ? gd_coin_u64(me->collateral) : 0;
     if (me && n->bonded == 0)
         n->bonded = bonded;
     pthread_mutex_lock(&n->mu);
-    gd_node_stats *st = &n->stats;
+    gd_member_stats *st = &n->stats;
     st->height = v->height;
     st->have_round = v->have_round;
     st->round = v->round.index;
@@ -202,16 +203,22 @@ static gd_status gd_node_read(gd_node *n) {
 }
 
 /* A new round: what was fetched for the old one goes. */
-static void gd_node_round_cache(gd_node *n) {
+static void gd_member_round_cache(gd_member *n) {
     const gd_chain_view *v = &n->view.view;
     if (!v->have_round || v->round.index == n->cache_round)
         return;
-    gd_node_drop_payloads(n);
+    gd_member_drop_payloads(n);
     n->n_answers = 0;
     n->cache_round = v->round.index;
+    /* Round r's checks read r - 1's transcripts, and state sync reads the
+     * newest G: everything older has settled and nobody reads it. */
+    if (v->round.index >= 2 &&
+        gd_artifact_prune(&n->store, n->o.run, v->round.index - 1) != GD_OK)
+        gd_member_error(n, "pruning rounds below %" PRIu64 ": %s", v->round.index - 1,
+                        gd_error_detail());
 }
 
-static gd_status gd_node_send(gd_node *n, const gd_any *msgs, size_t n_msgs,
+static gd_status gd_member_send(gd_member *n, const gd_any *msgs, size_t n_msgs,
                               const gd_action *acts, size_t n_acts) {
     uint32_t code = 0;
     char log[256] = "";
@@ -219,13 +226,13 @@ static gd_status gd_node_send(gd_node *n, const gd_any *msgs, size_t n_msgs,
                                          sizeof log);
     int64_t h = n->view.view.height;
     if (s != GD_OK) {
-        gd_node_error(n, "height %" PRId64 ": sending %s (round %" PRIu64 "): %s", h,
+        gd_member_error(n, "height %" PRId64 ": sending %s (round %" PRIu64 "): %s", h,
                       gd_action_names[acts[0].kind], acts[0].round, gd_error_detail());
         return GD_OK; /* due again next step */
     }
     if (code != 0) {
         n->solo = true;
-        gd_node_error(n, "height %" PRId64 ": %s (round %" PRIu64 ") refused with code %u: %s", h,
+        gd_member_error(n, "height %" PRId64 ": %s (round %" PRIu64 ") refused with code %u: %s", h,
                       gd_action_names[acts[0].kind], acts[0].round, code, log);
         return GD_OK;
     }
@@ -244,7 +251,7 @@ static gd_status gd_node_send(gd_node *n, const gd_any *msgs, size_t n_msgs,
         }
         if (acts[i].kind == GD_ACT_COMMIT) {
             pthread_mutex_lock(&n->mu);
-            n->stats.committed[n->stats.n_committed++ % GD_NODE_COMMITTED] = acts[i].round;
+            n->stats.committed[n->stats.n_committed++ % GD_MEMBER_COMMITTED] = acts[i].round;
             pthread_mutex_unlock(&n->mu);
         }
         if (acts[i].kind == GD_ACT_CLAIM) {
@@ -256,30 +263,34 @@ static gd_status gd_node_send(gd_node *n, const gd_any *msgs, size_t n_msgs,
     return GD_OK;
 }
 
-gd_status gd_node_step(gd_node *n, size_t *done) {
+gd_status gd_member_step(gd_member *n, size_t *done) {
     *done = 0;
-    GD_TRY(gd_node_read(n));
-    gd_node_round_cache(n);
+    GD_TRY(gd_member_read(n));
+    /* Once per block: what was sent at this height lands in the next one. */
+    if (n->view.view.height == n->stepped_height)
+        return GD_OK;
+    n->stepped_height = n->view.view.height;
+    gd_member_round_cache(n);
     gd_node_config cfg = {n->o.roles, n->o.join};
-    gd_action acts[GD_NODE_MSGS_MAX];
+    gd_action acts[GD_MEMBER_MSGS_MAX];
     size_t n_acts = 0;
-    (void)gd_round_driver_step(&cfg, &n->view.view, &n->journal, acts, GD_NODE_MSGS_MAX, &n_acts);
-    gd_any msgs[GD_NODE_MSGS_MAX];
-    gd_action sent[GD_NODE_MSGS_MAX];
+    (void)gd_round_driver_step(&cfg, &n->view.view, &n->journal, acts, GD_MEMBER_MSGS_MAX, &n_acts);
+    gd_any msgs[GD_MEMBER_MSGS_MAX];
+    gd_action sent[GD_MEMBER_MSGS_MAX];
     size_t n_msgs = 0, n_sent = 0;
     gd_status s = GD_OK;
     for (size_t i = 0; s == GD_OK && i < n_acts; i++) {
         if (n->solo && n_msgs > 0)
             break;
         size_t before = n_msgs;
-        s = gd_node_duty(n, &acts[i], msgs, GD_NODE_MSGS_MAX, &n_msgs);
+        s = gd_member_duty(n, &acts[i], msgs, GD_MEMBER_MSGS_MAX, &n_msgs);
         if (s == GD_OK && n_msgs > before)
             sent[n_sent++] = acts[i];
         if (s == GD_OK && (acts[i].kind == GD_ACT_TRAIN || acts[i].kind == GD_ACT_AGGREGATE))
             (*done)++;
     }
     if (s == GD_OK && n_msgs > 0) {
-        s = gd_node_send(n, msgs, n_msgs, sent, n_sent);
+        s = gd_member_send(n, msgs, n_msgs, sent, n_sent);
         if (s == GD_OK && !n->solo)
             *done += n_sent;
     }
@@ -288,7 +299,7 @@ gd_status gd_node_step(gd_node *n, size_t *done) {
     return s;
 }
 
-bool gd_node_global(gd_node *n, uint64_t *round, uint8_t hash[32]) {
+bool gd_member_global(gd_member *n, uint64_t *round, uint8_t hash[32]) {
     if (!n->have_g || !n->engine_open)
         return false;
     const gd_global_state *g = n->have_next ? &n->next : &n->g;
@@ -296,7 +307,7 @@ bool gd_node_global(gd_node *n, uint64_t *round, uint8_t hash[32]) {
     return gd_engine_global_hash(&n->engine, g, hash) == GD_OK;
 }
 
-double gd_node_eval_loss(gd_node *n, size_t batches) {
+double gd_member_eval_loss(gd_member *n, size_t batches) {
     double loss = NAN;
     if (!n->have_g || !n->engine_open)
         return NAN;

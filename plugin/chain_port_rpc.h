@@ -1,0 +1,28 @@
+/* The chain port (plugin/member_ports.h) over a node's CometBFT RPC: the
+ * module's typed queries for reading, and signed transactions submitted the
+ * way 'tx send' does (chain/submit.h), waiting for their block so that the
+ * next read shows them. */
+#ifndef GD_PLUGIN_CHAIN_PORT_RPC_H
+#define GD_PLUGIN_CHAIN_PORT_RPC_H
+
+#include "chain/gas_price.h"
+#include "chain/rpc.h"
+#include "plugin/member_ports.h"
+
+typedef struct gd_chain_rpc {
+    gd_rpc *rpc;
+    char chain_id[64];
+    gd_gas_price gas_price;
+    bool have_gas_price;
+    uint64_t gas_limit;
+    long wait_timeout_ms;
+} gd_chain_rpc;
+
+/* Opens the port on url. chain_id "" takes the node's; gas_price "" pays
+ * the default price (GD_GAS_PRICE_DEFAULT). */
+gd_status gd_chain_rpc_open(gd_chain_rpc *c, const char *url, const char *chain_id,
+                            const char *gas_price) GD_MUST_CHECK;
+void gd_chain_rpc_close(gd_chain_rpc *c);
+gd_chain_port gd_chain_rpc_port(gd_chain_rpc *c);
+
+#endif

@@ -1,0 +1,182 @@
+#!/usr/bin/env bash
+# The daemon on gonka-localnet: three workers and one validator, each its
+# own `gonka-diloco run` process with its own key, state directory and HTTP
+# server, take part in run 1 for two epochs with nothing scripted: they join
+# by themselves, train every round on the tiny model, fetch and prove each
+# other's payloads over HTTP, re-execute the drawn segments, aggregate,
+# attest and claim. Then: every round that ended is DONE and its state hash
+# is every daemon's own G (their /v1/status); each daemon's claimed rewards
+# are the chain's settle amounts; nobody is slashed; the eval loss of the
+# served checkpoint fell from G_0's; /metrics answers in Prometheus text.
+# Usage: node_daemons.sh BIN_DIR
+set -uo pipefail
+bin=$(realpath "$1")
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*"
+  for f in "$work"/*.log; do echo "--- $f"; tail -n 15 "$f"; done
+  exit 1
+}
+ok() { echo "ok: $*"; }
+cd "$work"
+dg="$bin/gonka-diloco"
+py() { python3 -c "$@"; }
+
+cls=$("$dg" node hardware-class --json | py 'import json,sys; print(json.load(sys.stdin)["hardware_class"])')
+"$dg" sim --model tiny --data synthetic:markov:1 --workers 3 --inner-steps 8 --segment-steps 2 \
+  --batch 8 --seq 64 --rounds 20 --chunk-elems 4096 --print-spec >base.json 2>sim.log || fail "sim --print-spec"
+py "
+import json
+s = json.load(open('base.json'))
+s.update({
+  'windows': {'train': 6, 'commit': 6, 'reveal': 4, 'verify': 6, 'open': 4, 'dispute': 4,
+              'dispute_open': 4, 'attest': 6, 'attest_open': 4},
+  'reward_per_epoch': '90000ngonka', 'min_collateral': '100000ngonka', 'fail_bond': '1000ngonka',
+  'checks_per_commit': 2, 'double_check_ppm': 0, 'recheck_validators': 1,
+  'validator_share_ppm': 200000, 'attest_share_ppm': 50000, 'hw_classes': ['$cls'],
+  'min_class_members': 3, 'avail_chunks': 2, 'cheat_slash': '90000ngonka',
+  'skip_slash': '1000ngonka', 'suspend_rounds': 2, 'max_members': 16})
+json.dump(s, open('spec.json', 'w'))
+" || fail "spec"
+"$bin/gonka-localnet" init --home home --accounts 5 --epoch-length 160 --diloco-run spec.json \
+  --diloco-pool 1000000ngonka >init.log 2>&1 || fail "localnet init: $(cat init.log)"
+"$bin/gonka-localnet" start --home home --rpc 127.0.0.1:0 --rpc-addr-file rpc.addr \
+  --block-time 200ms --check-invariants >chain.log 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do [ -s rpc.addr ] && break; sleep 0.05; done
+[ -s rpc.addr ] || fail "localnet did not start"
+node="http://$(cat rpc.addr)"
+chain_id=$("$dg" status --node "$node" --json | py 'import json,sys; print(json.load(sys.stdin)["network"])')
+
+free_port() { py 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+declare -A PORT
+start_host() { # start_host N ROLES
+  local n=$1 roles=$2
+  if [ ! -f "h$n/node.yaml" ]; then
+    PORT[$n]=$(free_port)
+    "$dg" node init --home "h$n" --node "$node" --chain-id "$chain_id" \
+      --key "home/keys/account-$n.key" --roles "$roles" --collateral 200000ngonka >/dev/null \
+      || fail "node init $n"
+    sed -i "s|^listen: .*|listen: \"127.0.0.1:${PORT[$n]}\"|; s|^public_url: .*|public_url: \"http://127.0.0.1:${PORT[$n]}\"|; s|^threads: .*|threads: 1|" "h$n/node.yaml"
+  fi
+  "$dg" run --config "h$n/node.yaml" --poll-ms 100 >>"host$n.log" 2>&1 &
+  pids+=($!)
+  HOSTPID[$n]=$!
+}
+declare -A HOSTPID
+start_host 1 worker
+start_host 2 worker
+start_host 3 worker
+start_host 4 validator
+status() { curl -sf --max-time 5 "http://127.0.0.1:${PORT[$1]}/v1/status"; }
+height() { "$dg" status --node "$node" --json | py 'import json,sys; print(json.load(sys.stdin)["latest_block_height"])'; }
+until_height() {
+  for _ in $(seq 1 3000); do
+    kill -0 "${pids[0]}" 2>/dev/null || fail "localnet stopped (an invariant broke?)"
+    for n in 1 2 3 4; do kill -0 "${HOSTPID[$n]}" 2>/dev/null || fail "host $n stopped"; done
+    [ "$(height)" -ge "$1" ] && return 0
+    sleep 0.1
+  done
+  fail "height did not reach $1"
+}
+
+# G_0 as served once round 0 is open, for the loss at the start.
+until_height 40
+for _ in $(seq 1 100); do
+  curl -sf --max-time 10 -o g0.safetensors "http://127.0.0.1:${PORT[1]}/v1/runs/1/checkpoint.safetensors" && break
+  sleep 0.2
+done
+[ -s g0.safetensors ] || fail "no checkpoint served"
+ok "the checkpoint of G_0 is served"
+
+settled() { # settled N EPOCH: host N's settle amount for EPOCH, and whether it claimed it
+  local a
+  a=$("$dg" keys show --key "home/keys/account-$1.key" --json | py 'import json,sys; print(json.load(sys.stdin)["address"])')
+  "$dg" query rewards "$a" --node "$node" --json | py "
+import json,sys
+for x in json.load(sys.stdin)['amounts']:
+    if int(x['epoch']) == $2: print(x['amount'], 'claimed' if x['claimed'] else 'unclaimed')
+"
+}
+claimed() { status "$1" | py 'import json,sys; print(json.load(sys.stdin)["rewards_claimed_ngonka"])'; }
+# Epoch 1 settles at epoch 2's start (180) and is claimed from its
+# claim-money stage; epoch 3 starts at 340 and settles epoch 2.
+declare -A E1
+until_height 300
+for n in 1 2 3 4; do
+  read -r amount state <<<"$(settled "$n" 1)"
+  [ "$state" = claimed ] || fail "host $n did not claim epoch 1 ($amount $state)"
+  [ "$(claimed "$n")" = "$amount" ] || fail "host $n claimed $(claimed "$n"), settled $amount"
+  E1[$n]=$amount
+done
+ok "every daemon claimed exactly its epoch 1 settle amount"
+until_height 370
+for n in 1 2 3 4; do
+  read -r amount state <<<"$(settled "$n" 2)"
+  [ "$state" = claimed ] || fail "host $n did not claim epoch 2 ($amount $state)"
+  [ "$(claimed "$n")" = "$((E1[$n] + amount))" ] || fail "host $n claimed $(claimed "$n") in all"
+done
+ok "and its epoch 2 settle amount"
+"$dg" query run 1 --node "$node" --json >run.json || fail "query run"
+last=$(py 'import json; r=json.load(open("run.json")); print(int(r["current_round"]["index"]))')
+done_rounds=0
+for r in $(seq 0 "$last"); do
+  "$dg" query round 1 "$r" --node "$node" --json >round.json 2>/dev/null || continue
+  phase=$(py 'import json; print(json.load(open("round.json"))["round"]["phase"])')
+  case "$phase" in
+    done) done_rounds=$((done_rounds + 1));;
+    train|commit|reveal|verify|open|dispute|dispute_open|attest|attest_open) ;;
+    *) fail "round $r ended $phase";;
+  esac
+done
+[ "$done_rounds" -ge 3 ] || fail "only $done_rounds rounds DONE"
+ok "$done_rounds rounds DONE"
+# Each daemon's own G_last (what it aggregated, or synchronised) is the
+# agreed one: its state file starts with the descriptor whose SHA-256 is the
+# state hash; rounds before last - 1 are pruned.
+"$dg" query round 1 "$last" --node "$node" --json >round.json || fail "query round $last"
+want=$(py 'import json; print(json.load(open("round.json"))["round"]["start_state_hash"])')
+for n in 1 2 3 4; do
+  got=$(py "import hashlib; print(hashlib.sha256(open('h$n/state/run-1/round-$last/global.gdgs','rb').read(128)).hexdigest())") \
+    || fail "host $n holds no G_$last"
+  [ "$got" = "$want" ] || fail "host $n's G_$last is $got, the chain's $want"
+  [ -d "h$n/state/run-1/round-$((last - 2))" ] && fail "host $n kept round $((last - 2))"
+done
+ok "every daemon's own G_$last is the chain's state hash; older rounds pruned"
+for n in 1 2 3 4; do
+  status "$n" >"status-$n.json" || fail "status of host $n"
+done
+ok "every daemon answers /v1/status"
+for n in 1 2 3 4; do
+  py "
+import json,sys
+s = json.load(open('status-$n.json'))
+for k in ['version','address','roles','run','round','phase','height','inner_step','loss','state_hash','committed','bytes_in','bytes_out','checks','rewards_claimed_ngonka','slashed_ngonka','errors']:
+    assert k in s, k
+assert s['slashed_ngonka'] == 0, s
+assert s['rewards_claimed_ngonka'] > 0, s
+" || fail "status of host $n: $(cat status-$n.json)"
+done
+ok "every daemon claimed and none was slashed"
+curl -sf "http://127.0.0.1:${PORT[4]}/metrics" | grep -q '^gd_checks_total{verdict="pass"} [1-9]' \
+  || fail "the validator's metrics show no passed check"
+ok "/metrics counts the validator's checks"
+curl -sf -o g1.safetensors "http://127.0.0.1:${PORT[2]}/v1/runs/1/checkpoint.safetensors" \
+  || fail "no checkpoint at the end"
+l0=$("$dg" eval --checkpoint g0.safetensors --data synthetic:markov:1 --seq 64 --json | py 'import json,sys; print(json.load(sys.stdin)["loss"])')
+l1=$("$dg" eval --checkpoint g1.safetensors --data synthetic:markov:1 --seq 64 --json | py 'import json,sys; print(json.load(sys.stdin)["loss"])')
+py "assert $l1 < $l0, ($l0, $l1)" || fail "the loss did not fall: $l0 -> $l1"
+ok "eval loss of the agreed G: $l0 -> $l1"
+for n in 1 2 3 4; do kill -TERM "${HOSTPID[$n]}"; done
+for n in 1 2 3 4; do
+  for _ in $(seq 1 50); do kill -0 "${HOSTPID[$n]}" 2>/dev/null || break; sleep 0.1; done
+  kill -0 "${HOSTPID[$n]}" 2>/dev/null && fail "host $n did not stop on SIGTERM"
+done
+ok "SIGTERM stops every daemon"
+echo "PASS"
