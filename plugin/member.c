@@ -263,8 +263,14 @@ static gd_status gd_member_send(gd_member *n, const gd_any *msgs, size_t n_msgs,
     return GD_OK;
 }
 
-gd_status gd_member_step(gd_member *n, size_t *done) {
-    *done = 0;
+/* Duties that take time: training, re-execution, aggregation. */
+static bool gd_member_computes(gd_action_kind k) {
+    return k == GD_ACT_TRAIN || k == GD_ACT_CHECK || k == GD_ACT_RECHECK ||
+           k == GD_ACT_AGGREGATE;
+}
+
+static gd_status gd_member_step_once(gd_member *n, size_t *done, bool *long_duty) {
+    *long_duty = false;
     GD_TRY(gd_member_read(n));
     /* Once per block: what was sent at this height lands in the next one. */
     if (n->view.view.height == n->stepped_height)
@@ -279,13 +285,30 @@ gd_status gd_member_step(gd_member *n, size_t *done) {
     gd_action sent[GD_MEMBER_MSGS_MAX];
     size_t n_msgs = 0, n_sent = 0;
     gd_status s = GD_OK;
+    bool flushed = false;
     for (size_t i = 0; s == GD_OK && i < n_acts; i++) {
         if (n->solo && n_msgs > 0)
             break;
+        /* What is cheap (reports, reveals, seals of secrets) goes before the
+         * first duty that computes, so that minutes of training or
+         * re-execution never push it past its window. */
+        if (gd_member_computes(acts[i].kind) && !flushed && n_msgs > 0) {
+            flushed = true;
+            s = gd_member_send(n, msgs, n_msgs, sent, n_sent);
+            if (s == GD_OK && !n->solo)
+                *done += n_sent;
+            for (size_t k = 0; k < n_msgs; k++)
+                gd_any_free(&msgs[k]);
+            n_msgs = n_sent = 0;
+            if (s != GD_OK || n->solo)
+                break;
+        }
         size_t before = n_msgs;
         s = gd_member_duty(n, &acts[i], msgs, GD_MEMBER_MSGS_MAX, &n_msgs);
         if (s == GD_OK && n_msgs > before)
             sent[n_sent++] = acts[i];
+        if (s == GD_OK && gd_member_computes(acts[i].kind))
+            *long_duty = true;
         if (s == GD_OK && (acts[i].kind == GD_ACT_TRAIN || acts[i].kind == GD_ACT_AGGREGATE))
             (*done)++;
     }
@@ -297,6 +320,22 @@ gd_status gd_member_step(gd_member *n, size_t *done) {
     for (size_t i = 0; i < n_msgs; i++)
         gd_any_free(&msgs[i]);
     return s;
+}
+
+gd_status gd_member_step(gd_member *n, size_t *done) {
+    *done = 0;
+    bool long_duty = false;
+    GD_TRY(gd_member_step_once(n, done, &long_duty));
+    /* Blocks went by while it trained, checked or aggregated: what is due
+     * now (the commit, the attestation) goes at once rather than a poll
+     * later. A chain that has not moved is not stepped twice (step_once
+     * returns at once). */
+    for (int i = 0; long_duty && i < 2; i++) {
+        size_t more = 0;
+        GD_TRY(gd_member_step_once(n, &more, &long_duty));
+        *done += more;
+    }
+    return GD_OK;
 }
 
 bool gd_member_global(gd_member *n, uint64_t *round, uint8_t hash[32]) {

@@ -488,7 +488,9 @@ static gd_status gd_duty_aggregate(gd_member *n, uint64_t r) {
     s = gd_global_state_copy(&n->next, &n->g);
     if (s == GD_OK) {
         n->have_next = true;
-        s = gd_engine_aggregate(&n->engine, r, cs, rv->n_aggregation_set, &n->next);
+        /* Nothing to aggregate leaves G as it was (protocol.md, section 7). */
+        if (rv->n_aggregation_set > 0)
+            s = gd_engine_aggregate(&n->engine, r, cs, rv->n_aggregation_set, &n->next);
     }
     free(cs);
     gd_buf file = {0};

@@ -183,12 +183,32 @@ static gd_status gd_sync_global(gd_member *n, uint64_t round, const uint8_t hash
                    round);
 }
 
+/* The G held is also G_round: stored under that round too (what peers'
+ * state sync and the checkpoint read). */
+static gd_status gd_member_relabel_global(gd_member *n, uint64_t round) {
+    gd_buf b = {0};
+    gd_status s = gd_member_global_file(n, &n->g, &b);
+    if (s == GD_OK)
+        s = gd_artifact_put(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round, 0, b.data, b.len);
+    gd_buf_free(&b);
+    if (s != GD_OK)
+        return s;
+    n->g_round = round;
+    gd_member_checkpoint(n, round);
+    return GD_OK;
+}
+
 gd_status gd_member_global_at(gd_member *n, uint64_t round, const uint8_t hash[32]) {
     uint8_t got[32];
-    if (n->have_g && n->g_round == round) {
+    if (n->have_g) {
+        /* By hash, not by round: after a void round, or one with nothing to
+         * aggregate, G_{r+1} is G_r itself. */
         GD_TRY(gd_engine_global_hash(&n->engine, &n->g, got));
-        if (memcmp(got, hash, 32) == 0)
+        if (memcmp(got, hash, 32) == 0) {
+            if (n->g_round != round)
+                GD_TRY(gd_member_relabel_global(n, round));
             return GD_OK;
+        }
     }
     if (n->have_next && n->have_g && n->g_round + 1 == round) {
         GD_TRY(gd_engine_global_hash(&n->engine, &n->next, got));
