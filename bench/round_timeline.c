@@ -1,0 +1,899 @@
+/* One DiLoCo round of a member, phase by phase, through the code a node
+ * runs: the round engine (plugin/round_engine.h), the artifact store, the
+ * HTTP server and peer client, and the chain port over RPC against a real
+ * gonka-localnet process. For the member (worker 0) it prints
+ *   train             the inner steps (their own clock) and tokens/s, then
+ *                     the state hashes and payload encoding after them;
+ *   encode + fsync    payload, transcript and served states written durably;
+ *   commit latency    MsgCommitRound submitted until it is in a block;
+ *   fetch + verify    the peers' payloads and the check target's transcript
+ *                     and states over loopback HTTP, each parsed against
+ *                     what was committed; MB/s, and per core (bytes over the
+ *                     process's CPU seconds: client, server and parsing);
+ *   validator check   links, one payload chunk, one re-executed segment;
+ *   aggregate         G_{r+1} from the W payloads;
+ *   attest            G_{r+1}'s state hash;
+ * and compute utilization, training time over the sum of the phases.
+ *
+ * The W workers are trained in turn by one engine (ranks 0..W-1), each
+ * with its own store and HTTP server. The run spec is what `gonka-diloco
+ * sim --print-spec` prints for these flags (built in-process), with a
+ * one-block train window so the commit window opens right after the
+ * member's secret is sealed. The member joins run 1 on the localnet, seals
+ * its secret once every worker has trained, and commits in round 0's commit
+ * window. gonka-localnet opens rounds only in an Inference phase, the
+ * first from about block 42, so the bench waits some 40 blocks there
+ * (--block-time, default 200 ms as in the e2e tests). The commit latency is
+ * the chain port's submit: account query, signing, broadcast, and polling
+ * /tx every 300 ms until the block holds it. If localnet cannot be started,
+ * the commit is printed as unavailable and left out of the total. The
+ * check's draw is fixed (middle segment, middle step, middle chunk), not
+ * the chain's.
+ *
+ * Usage: gd-bench-round [--model tiny|small] [--inner-steps H] [--segment-steps K]
+ *                       [--workers W] [--threads N] [--block-time MS] [--bin DIR]
+ *                       [--dir DIR] [--json] */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bench/timer.h"
+#include "chain/address.h"
+#include "chain/coin.h"
+#include "chain/diloco_msg.h"
+#include "chain/diloco_spec.h"
+#include "chain/keyfile.h"
+#include "plugin/artifact_store.h"
+#include "plugin/chain_port_rpc.h"
+#include "plugin/cli.h"
+#include "plugin/http_server.h"
+#include "plugin/peer_http.h"
+#include "plugin/round_engine.h"
+
+#define BENCH_WORKERS_MAX 16
+#define BENCH_RUN 1
+#define BENCH_ROUND 0
+
+typedef struct bench_opts {
+    const char *model, *bin, *dir;
+    uint32_t inner_steps, segment_steps, workers, threads, block_ms;
+    bool json;
+} bench_opts;
+
+typedef struct bench_worker {
+    char address[GD_ADDRESS_STR_MAX];
+    gd_worker_state w;
+    gd_trained_round t;
+    bool trained;
+    gd_artifact_store store;
+    gd_http_server *server;
+    char url[96];
+} bench_worker;
+
+/* The member's view of gonka-localnet: the process, the port, its key. */
+typedef struct bench_chain {
+    bool up;
+    pid_t pid;
+    char home[GD_ARTIFACT_PATH_MAX];
+    gd_chain_rpc rpc;
+    bool rpc_open;
+    gd_key key;
+    char address[GD_ADDRESS_STR_MAX];
+    char why[512]; /* why there is no commit figure */
+} bench_chain;
+
+typedef struct bench_result {
+    size_t params;
+    uint32_t segments;
+    uint64_t tokens;
+    double train_s, tokens_per_s, loss, round_extra_s;
+    double store_s;
+    uint64_t store_bytes;
+    bool have_commit;
+    double commit_s;
+    uint64_t fetch_bytes;
+    uint32_t fetches;
+    double fetch_s, verify_s, fetch_cpu_s;
+    double check_s;
+    uint32_t check_segment, check_step, check_chunk;
+    gd_check_answer check;
+    double aggregate_s, attest_s;
+    uint8_t next_hash[32];
+} bench_result;
+
+static int usage(const char *why) {
+    fprintf(stderr, "error: %s\nusage: gd-bench-round [--model tiny|small] [--inner-steps H] "
+                    "[--segment-steps K] [--workers W] [--threads N] [--block-time MS] "
+                    "[--bin DIR] [--dir DIR] [--json]\n",
+            why);
+    return 2;
+}
+
+static int parse(int argc, char **argv, bench_opts *o) {
+    *o = (bench_opts){.model = "tiny", .inner_steps = 20, .segment_steps = 5, .workers = 3,
+                      .block_ms = 200};
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(a, "--json") == 0) {
+            o->json = true;
+            continue;
+        }
+        if (v == NULL)
+            return usage("every option but --json takes a value");
+        i++;
+        if (strcmp(a, "--model") == 0) {
+            if (strcmp(v, "tiny") != 0 && strcmp(v, "small") != 0)
+                return usage("--model is tiny or small");
+            o->model = v;
+        } else if (strcmp(a, "--bin") == 0) {
+            o->bin = v;
+        } else if (strcmp(a, "--dir") == 0) {
+            o->dir = v;
+        } else {
+            char *end = NULL;
+            unsigned long x = strtoul(v, &end, 10);
+            if (end == v || *end != '\0' || x < 1 || x > 100000)
+                return usage("numbers must be 1..100000");
+            if (strcmp(a, "--inner-steps") == 0)
+                o->inner_steps = (uint32_t)x;
+            else if (strcmp(a, "--segment-steps") == 0)
+                o->segment_steps = (uint32_t)x;
+            else if (strcmp(a, "--workers") == 0)
+                o->workers = (uint32_t)x;
+            else if (strcmp(a, "--threads") == 0)
+                o->threads = (uint32_t)x;
+            else if (strcmp(a, "--block-time") == 0)
+                o->block_ms = (uint32_t)x;
+            else
+                return usage("unknown option");
+        }
+    }
+    if (o->threads == 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        o->threads = cores > 0 && cores <= 1024 ? (uint32_t)cores : 1;
+    }
+    if (o->inner_steps % o->segment_steps != 0)
+        return usage("--segment-steps must divide --inner-steps");
+    if (o->workers > BENCH_WORKERS_MAX)
+        return usage("--workers is at most 16");
+    if (o->block_ms < 10)
+        return usage("--block-time is at least 10 ms");
+    return -1;
+}
+
+static double bench_cpu_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* --- the run spec ------------------------------------------------------------------------ */
+
+/* sim --print-spec's spec for the options, in-process, with windows that
+ * let the bench commit as soon as it has trained. */
+static gd_status bench_spec_json(const bench_opts *o, json_t **out) {
+    char h[16], k[16], threads[16];
+    snprintf(h, sizeof h, "%u", o->inner_steps);
+    snprintf(k, sizeof k, "%u", o->segment_steps);
+    snprintf(threads, sizeof threads, "%u", o->threads);
+    char *argv[] = {"gonka-diloco", "sim", "--model", (char *)o->model, "--data",
+                    "synthetic:markov:1", "--inner-steps", h, "--segment-steps", k, "--rounds",
+                    "20", "--threads", threads, "--print-spec", NULL};
+    char *text = NULL, *errs = NULL;
+    size_t text_len = 0, errs_len = 0;
+    FILE *f = open_memstream(&text, &text_len);
+    FILE *e = open_memstream(&errs, &errs_len);
+    if (f == NULL || e == NULL) {
+        if (f)
+            fclose(f);
+        if (e)
+            fclose(e);
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    }
+    int rc = gd_cli_main((int)(sizeof argv / sizeof argv[0]) - 1, argv, f, e);
+    fclose(f);
+    fclose(e);
+    gd_status s = GD_OK;
+    json_error_t jerr;
+    *out = rc == 0 ? json_loads(text, 0, &jerr) : NULL;
+    if (rc != 0)
+        s = gd_fail(GD_ERR_INVALID, "sim --print-spec: %s", errs);
+    else if (*out == NULL)
+        s = gd_fail(GD_ERR_PARSE, "sim --print-spec printed no JSON: %s", jerr.text);
+    free(text);
+    free(errs);
+    if (s != GD_OK)
+        return s;
+    json_t *w = json_pack("{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i}", "train", 1, "commit", 10,
+                          "reveal", 4, "verify", 6, "open", 4, "dispute", 4, "dispute_open", 4,
+                          "attest", 6, "attest_open", 4);
+    if (w == NULL || json_object_set_new(*out, "windows", w) != 0) {
+        json_decref(*out);
+        *out = NULL;
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    }
+    return GD_OK;
+}
+
+/* --- gonka-localnet -------------------------------------------------------------------------- */
+
+/* Starts argv[0] with its output in log; it dies with the bench. */
+static pid_t bench_spawn(char *const argv[], const char *log) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd >= 0) {
+            dup2(fd, 1);
+            dup2(fd, 2);
+            close(fd);
+        }
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static bool bench_exec(char *const argv[], const char *log) {
+    pid_t pid = bench_spawn(argv, log);
+    int st = 0;
+    return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* The last line of a log, for a reason. */
+static void bench_log_tail(const char *log, char *out, size_t cap) {
+    out[0] = '\0';
+    FILE *f = fopen(log, "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f))
+        if (line[0] != '\n') {
+            line[strcspn(line, "\n")] = '\0';
+            snprintf(out, cap, "%s", line);
+        }
+    if (f)
+        fclose(f);
+}
+
+static bool bench_chain_fail(bench_chain *c, const char *what, const char *detail) {
+    snprintf(c->why, sizeof c->why, "%s: %s", what, detail);
+    return false;
+}
+
+/* Submits one message as the member; false with why unless the chain took it. */
+static bool bench_submit(bench_chain *c, gd_any *msg, const char *what, double *seconds) {
+    gd_chain_port port = gd_chain_rpc_port(&c->rpc);
+    uint32_t code = 0;
+    char log[400];
+    double t0 = gd_bench_now();
+    gd_status s = port.iface->submit(port.ctx, &c->key, msg, 1, &code, log, sizeof log);
+    if (seconds)
+        *seconds = gd_bench_now() - t0;
+    gd_any_free(msg);
+    if (s != GD_OK)
+        return bench_chain_fail(c, what, gd_error_detail());
+    if (code != 0) {
+        char detail[480];
+        snprintf(detail, sizeof detail, "refused with code %u: %s", code, log);
+        return bench_chain_fail(c, what, detail);
+    }
+    return true;
+}
+
+/* gonka-localnet initialised with the spec (run 1 in genesis), started on
+ * loopback, and the member (account 1) joined with the minimum collateral. */
+static bool bench_chain_start(bench_chain *c, const char *bin, const char *dir, json_t *spec,
+                              const char *artifact_url, uint32_t block_ms) {
+    char localnet[GD_ARTIFACT_PATH_MAX], spec_path[GD_ARTIFACT_PATH_MAX];
+    char addr_path[GD_ARTIFACT_PATH_MAX], log[GD_ARTIFACT_PATH_MAX], bt[32];
+    snprintf(localnet, sizeof localnet, "%s/gonka-localnet", bin);
+    snprintf(spec_path, sizeof spec_path, "%s/spec.json", dir);
+    snprintf(addr_path, sizeof addr_path, "%s/rpc.addr", dir);
+    snprintf(c->home, sizeof c->home, "%s/chain", dir);
+    snprintf(bt, sizeof bt, "%ums", block_ms);
+    if (access(localnet, X_OK) != 0)
+        return bench_chain_fail(c, localnet, strerror(errno));
+    if (json_dump_file(spec, spec_path, 0) != 0)
+        return bench_chain_fail(c, spec_path, "cannot write the run spec");
+    snprintf(log, sizeof log, "%s/localnet-init.log", dir);
+    char *init[] = {localnet, "init", "--home", c->home, "--accounts", "2", "--epoch-length",
+                    "100000", "--diloco-run", spec_path, NULL};
+    if (!bench_exec(init, log)) {
+        char tail[400];
+        bench_log_tail(log, tail, sizeof tail);
+        return bench_chain_fail(c, "gonka-localnet init", tail);
+    }
+    snprintf(log, sizeof log, "%s/localnet.log", dir);
+    char *start[] = {localnet, "start", "--home", c->home, "--rpc", "127.0.0.1:0",
+                     "--rpc-addr-file", addr_path, "--block-time", bt, NULL};
+    c->pid = bench_spawn(start, log);
+    if (c->pid <= 0)
+        return bench_chain_fail(c, "gonka-localnet start", strerror(errno));
+    c->up = true;
+    char addr[128] = "";
+    for (int i = 0; i < 500 && strchr(addr, '\n') == NULL; i++) {
+        int st = 0;
+        if (waitpid(c->pid, &st, WNOHANG) == c->pid) {
+            c->up = false;
+            char tail[400];
+            bench_log_tail(log, tail, sizeof tail);
+            return bench_chain_fail(c, "gonka-localnet start exited", tail);
+        }
+        usleep(20000);
+        FILE *f = fopen(addr_path, "r");
+        if (f) {
+            size_t got = fread(addr, 1, sizeof addr - 1, f);
+            addr[got] = '\0';
+            fclose(f);
+        }
+    }
+    if (strchr(addr, '\n') == NULL)
+        return bench_chain_fail(c, "gonka-localnet start", "no RPC address within 10 s");
+    addr[strcspn(addr, "\n")] = '\0';
+    char url[160];
+    snprintf(url, sizeof url, "http://%s", addr);
+    if (gd_chain_rpc_open(&c->rpc, url, "", "") != GD_OK)
+        return bench_chain_fail(c, url, gd_error_detail());
+    c->rpc_open = true;
+    char key_path[GD_ARTIFACT_PATH_MAX + 32];
+    snprintf(key_path, sizeof key_path, "%s/keys/account-1.key", c->home);
+    if (gd_keyfile_read(&c->key, key_path) != GD_OK ||
+        gd_address_from_pubkey(c->address, sizeof c->address, "gonka", c->key.pubkey) != GD_OK)
+        return bench_chain_fail(c, key_path, gd_error_detail());
+    gd_coin collateral;
+    json_t *hw = json_array_get(json_object_get(spec, "hw_classes"), 0);
+    const char *min = json_string_value(json_object_get(spec, "min_collateral"));
+    if (hw == NULL || min == NULL || gd_coin_parse(&collateral, min) != GD_OK)
+        return bench_chain_fail(c, "the run spec", "no hardware class or minimum collateral");
+    gd_any msg;
+    memset(&msg, 0, sizeof msg);
+    if (gd_diloco_msg_join_run(&msg, c->address, BENCH_RUN, artifact_url, json_string_value(hw),
+                               &collateral) != GD_OK)
+        return bench_chain_fail(c, "MsgJoinRun", gd_error_detail());
+    return bench_submit(c, &msg, "MsgJoinRun", NULL);
+}
+
+/* Seals the member's secret (round 0 opens in the next block), waits for
+ * its commit window and times the commitment's submission. */
+static bool bench_chain_commit(bench_chain *c, const gd_diloco_commit *commit, uint32_t block_ms,
+                               double *seconds) {
+    uint8_t secret[GD_DILOCO_SALT_LEN], seal[GD_DILOCO_HASH_LEN];
+    memset(secret, 0x5a, sizeof secret);
+    gd_diloco_seal(seal, GD_SEAL_RANDOMNESS, c->address, NULL, 0, secret);
+    gd_any msg;
+    memset(&msg, 0, sizeof msg);
+    if (gd_diloco_msg_randomness_sealed(&msg, c->address, BENCH_RUN, BENCH_ROUND, seal) != GD_OK)
+        return bench_chain_fail(c, "MsgRandomness", gd_error_detail());
+    if (!bench_submit(c, &msg, "MsgRandomness (sealed)", NULL))
+        return false;
+    gd_chain_port port = gd_chain_rpc_port(&c->rpc);
+    int64_t commit_start = -1;
+    double deadline = gd_bench_now() + 10.0 + 40.0 * block_ms / 1000.0;
+    for (;;) {
+        if (gd_bench_now() > deadline)
+            return bench_chain_fail(c, "round 0", "its commit window did not open in time");
+        if (commit_start < 0) {
+            Gonka__Diloco__V1__QueryRoundResponse *q = NULL;
+            if (port.iface->query_round(port.ctx, BENCH_RUN, BENCH_ROUND, &q) == GD_OK && q &&
+                q->round && q->round->windows)
+                commit_start = q->round->windows->commit_start;
+            if (q)
+                protobuf_c_message_free_unpacked(&q->base, NULL);
+        }
+        gd_node_status st;
+        if (commit_start >= 0 && gd_rpc_status(c->rpc.rpc, &st) == GD_OK &&
+            st.latest_block_height >= commit_start)
+            break;
+        usleep(10000);
+    }
+    memset(&msg, 0, sizeof msg);
+    if (gd_diloco_msg_commit_round(&msg, c->address, commit) != GD_OK)
+        return bench_chain_fail(c, "MsgCommitRound", gd_error_detail());
+    return bench_submit(c, &msg, "MsgCommitRound", seconds);
+}
+
+static void bench_chain_stop(bench_chain *c) {
+    if (c->rpc_open)
+        gd_chain_rpc_close(&c->rpc);
+    c->rpc_open = false;
+    gd_key_wipe(&c->key);
+    if (!c->up)
+        return;
+    kill(c->pid, SIGTERM);
+    int st = 0;
+    for (int i = 0; i < 300; i++) {
+        if (waitpid(c->pid, &st, WNOHANG) == c->pid) {
+            c->up = false;
+            return;
+        }
+        usleep(10000);
+    }
+    kill(c->pid, SIGKILL);
+    waitpid(c->pid, &st, 0);
+    c->up = false;
+}
+
+/* The directory of gonka-localnet: --bin, else beside this program, its
+ * ../bin, or build/bin. */
+static void bench_bin_dir(const char *given, const char *argv0, char *out, size_t cap) {
+    if (given) {
+        snprintf(out, cap, "%s", given);
+        return;
+    }
+    char self[GD_ARTIFACT_PATH_MAX];
+    snprintf(self, sizeof self, "%s", argv0);
+    const char *here = dirname(self);
+    char candidates[3][GD_ARTIFACT_PATH_MAX];
+    snprintf(candidates[0], sizeof candidates[0], "%s", here);
+    snprintf(candidates[1], sizeof candidates[1], "%s/../bin", here);
+    snprintf(candidates[2], sizeof candidates[2], "build/bin");
+    for (int i = 0; i < 3; i++) {
+        char path[GD_ARTIFACT_PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/gonka-localnet", candidates[i]);
+        if (access(path, X_OK) == 0) {
+            snprintf(out, cap, "%s", candidates[i]);
+            return;
+        }
+    }
+    snprintf(out, cap, "%s", candidates[0]);
+}
+
+/* --- serving ------------------------------------------------------------------------------- */
+
+/* A member's artifact files, as plugin/member_serve.c serves them (without
+ * the windows: the bench asks only once they may be served). */
+static gd_status bench_answer(void *ctx, const gd_artifact_req *req, gd_artifact_answer *out,
+                              unsigned *http_status) {
+    const bench_worker *w = ctx;
+    gd_artifact_kind kind;
+    switch (req->kind) {
+    case GD_REQ_PAYLOAD: kind = GD_ARTIFACT_PAYLOAD; break;
+    case GD_REQ_TRANSCRIPT: kind = GD_ARTIFACT_TRANSCRIPT; break;
+    case GD_REQ_STATE: kind = GD_ARTIFACT_STATE; break;
+    default: *http_status = 404; return gd_fail(GD_ERR_NOT_FOUND, "not served here");
+    }
+    *http_status = 404;
+    GD_TRY(gd_artifact_path(&w->store, kind, req->run, req->round, req->leaf, out->path,
+                            sizeof out->path));
+    out->content_type = "application/octet-stream";
+    *http_status = 200;
+    return GD_OK;
+}
+
+/* Payload, transcript and served states, durable (gd_member_store_round). */
+static gd_status bench_store(gd_engine *e, bench_worker *w, uint64_t *bytes) {
+    const gd_trained_round *t = &w->t;
+    *bytes = t->payload.len + t->transcript.len;
+    GD_TRY(gd_artifact_put(&w->store, GD_ARTIFACT_PAYLOAD, BENCH_RUN, BENCH_ROUND, 0,
+                           t->payload.data, t->payload.len));
+    GD_TRY(gd_artifact_put(&w->store, GD_ARTIFACT_TRANSCRIPT, BENCH_RUN, BENCH_ROUND, 0,
+                           t->transcript.data, t->transcript.len));
+    for (uint32_t leaf = 0; leaf <= t->segments + 1; leaf++) {
+        if (leaf == t->segments)
+            continue; /* never re-executed from */
+        const gd_worker_state *st = leaf < t->segments ? &t->starts[leaf] : &w->w;
+        gd_buf b = {0};
+        gd_status s = gd_engine_state_file(e, BENCH_ROUND, st, leaf, t->segments, &b);
+        if (s == GD_OK)
+            s = gd_artifact_put(&w->store, GD_ARTIFACT_STATE, BENCH_RUN, BENCH_ROUND, leaf,
+                                b.data, b.len);
+        *bytes += b.len;
+        gd_buf_free(&b);
+        GD_TRY(s);
+    }
+    return GD_OK;
+}
+
+/* The chain's record of a worker's commitment, as a validator reads it. */
+static void bench_commitment(const bench_worker *w, Gonka__Diloco__V1__Commitment *c) {
+    gonka__diloco__v1__commitment__init(c);
+    const gd_diloco_commit *m = &w->t.commit;
+    c->run = m->run;
+    c->round = m->round;
+    c->participant = (char *)w->address;
+    c->payload_root = (ProtobufCBinaryData){32, (uint8_t *)m->payload_root};
+    c->payload_leaves = m->payload_leaves;
+    c->payload_bytes = m->payload_bytes;
+    c->transcript_root = (ProtobufCBinaryData){32, (uint8_t *)m->transcript_root};
+    c->segment_count = m->segment_count;
+    c->tokens = w->t.r.tokens;
+    c->loss_first_micro = m->loss_first_micro;
+    c->loss_last_micro = m->loss_last_micro;
+}
+
+typedef struct bench_fetcher {
+    gd_peer_port port;
+    uint64_t bytes;
+    uint32_t count;
+    double seconds;
+} bench_fetcher;
+
+static gd_status bench_fetch(bench_fetcher *f, const bench_worker *from, gd_artifact_req_kind kind,
+                             uint32_t leaf, size_t max, gd_buf *out) {
+    gd_artifact_req req = {.kind = kind, .run = BENCH_RUN, .round = BENCH_ROUND, .leaf = leaf};
+    gd_artifact_answer a;
+    memset(&a, 0, sizeof a);
+    double t0 = gd_bench_now();
+    gd_status s = f->port.iface->fetch(f->port.ctx, from->url, &req, max, &a);
+    f->seconds += gd_bench_now() - t0;
+    if (s != GD_OK)
+        return gd_fail_context(s, "fetching from %s", from->url);
+    *out = a.body;
+    a.body = (gd_buf){0};
+    gd_artifact_answer_free(&a);
+    f->bytes += out->len;
+    f->count++;
+    return GD_OK;
+}
+
+/* --- the round -------------------------------------------------------------------------------- */
+
+static gd_status bench_address(uint32_t i, char *out, size_t cap) {
+    uint8_t secret[GD_SECKEY_LEN] = {0};
+    secret[GD_SECKEY_LEN - 1] = (uint8_t)(i + 1);
+    secret[0] = 0x42;
+    gd_key k;
+    GD_TRY(gd_key_from_secret(&k, secret));
+    gd_status s = gd_address_from_pubkey(out, cap, "gonka", k.pubkey);
+    gd_key_wipe(&k);
+    return s;
+}
+
+/* The round after training and storing: fetch, check, aggregate, attest. */
+static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_worker *ws,
+                                    const gd_global_state *g0, bench_result *r) {
+    uint32_t W = o->workers, S = r->segments;
+    const bench_worker *target = &ws[W > 1 ? 1 : 0];
+    size_t state_max = (size_t)312 + 16 * e->n;
+    gd_peer_http *http = NULL;
+    GD_TRY(gd_peer_http_open(&http));
+    bench_fetcher f = {.port = gd_peer_http_port(http)};
+    gd_buf *payloads = calloc(W, sizeof *payloads);
+    gd_check_evidence ev;
+    memset(&ev, 0, sizeof ev);
+    gd_status s = payloads ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+
+    /* Fetch and verify: the peers' payloads (the member's own when alone)
+     * and what the check needs from its target. */
+    r->check_segment = S > 1 ? S / 2 : 0;
+    r->check_step = o->segment_steps / 2;
+    r->check_chunk = e->chunks / 2;
+    double cpu0 = bench_cpu_now();
+    for (uint32_t i = W > 1 ? 1 : 0; s == GD_OK && i < W; i++)
+        s = bench_fetch(&f, &ws[i], GD_REQ_PAYLOAD, 0, ws[i].t.commit.payload_bytes,
+                        &payloads[i]);
+    if (s == GD_OK)
+        s = bench_fetch(&f, target, GD_REQ_TRANSCRIPT, 0,
+                        (size_t)(S + 2) * GD_WORKER_DESC_BYTES, &ev.transcript);
+    if (s == GD_OK)
+        s = bench_fetch(&f, target, GD_REQ_STATE, 0, state_max, &ev.start_state);
+    if (s == GD_OK && r->check_segment != 0)
+        s = bench_fetch(&f, target, GD_REQ_STATE, r->check_segment, state_max,
+                        &ev.segment_state);
+    if (s == GD_OK)
+        s = bench_fetch(&f, target, GD_REQ_STATE, S + 1, state_max, &ev.post_state);
+    double t0 = gd_bench_now();
+    for (uint32_t i = W > 1 ? 1 : 0; s == GD_OK && i < W; i++) {
+        gd_payload p;
+        s = gd_engine_payload_parse(e, BENCH_ROUND, ws[i].address, payloads[i].data,
+                                    payloads[i].len, ws[i].t.commit.payload_root,
+                                    ws[i].t.commit.payload_leaves, &p);
+        if (s == GD_OK)
+            gd_payload_free(&p);
+    }
+    if (s == GD_OK) {
+        gd_worker_desc *descs = calloc(S + 2, sizeof *descs);
+        gd_mmr mmr;
+        s = descs ? gd_engine_transcript_parse(ev.transcript.data, ev.transcript.len, S,
+                                               target->t.commit.transcript_root, descs, &mmr)
+                  : gd_fail(GD_ERR_NOMEM, "out of memory");
+        if (descs)
+            gd_mmr_free(&mmr);
+        free(descs);
+    }
+    const gd_buf *states[3] = {&ev.start_state, &ev.segment_state, &ev.post_state};
+    for (int i = 0; s == GD_OK && i < 3; i++) {
+        if (states[i]->len == 0)
+            continue;
+        gd_worker_state w;
+        gd_worker_desc d;
+        memset(&w, 0, sizeof w);
+        s = gd_worker_state_parse(gd_trainer_pool(e->trainer), &w, &d, states[i]->data,
+                                  states[i]->len, &e->tag, e->n);
+        if (s == GD_OK)
+            gd_worker_state_free(&w);
+    }
+    r->verify_s = gd_bench_now() - t0;
+    r->fetch_cpu_s = bench_cpu_now() - cpu0;
+    r->fetch_s = f.seconds;
+    r->fetch_bytes = f.bytes;
+    r->fetches = f.count;
+
+    /* The validator's check of the target. */
+    Gonka__Diloco__V1__Commitment cm;
+    bench_commitment(target, &cm);
+    gd_check_input in = {.round = BENCH_ROUND, .target = target->address,
+                         .rank = (uint32_t)(target - ws), .commitment = &cm, .prev = NULL,
+                         .segment = r->check_segment, .step = r->check_step,
+                         .chunk = r->check_chunk};
+    if (s == GD_OK)
+        s = gd_buf_append(&ev.payload, payloads[target - ws].data, payloads[target - ws].len);
+    t0 = gd_bench_now();
+    if (s == GD_OK)
+        s = gd_engine_check(e, &in, &ev, g0, &r->check);
+    r->check_s = gd_bench_now() - t0;
+    if (s == GD_OK && r->check.verdict != GD_VERDICT_PASS)
+        s = gd_fail(GD_ERR_INVALID, "the check of an honest worker failed: %s", r->check.why);
+
+    /* Aggregation over every payload (the member's own from memory), then
+     * the state hash it attests. */
+    gd_engine_contribution cs[BENCH_WORKERS_MAX];
+    for (uint32_t i = 0; s == GD_OK && i < W; i++) {
+        const gd_buf *b = i == 0 && W > 1 ? &ws[0].t.payload : &payloads[i];
+        cs[i] = (gd_engine_contribution){.address = ws[i].address, .tokens = ws[i].t.r.tokens,
+                                         .payload = b->data, .payload_len = b->len,
+                                         .root = ws[i].t.commit.payload_root,
+                                         .leaves = ws[i].t.commit.payload_leaves};
+    }
+    gd_global_state next;
+    memset(&next, 0, sizeof next);
+    bool have_next = false;
+    if (s == GD_OK)
+        s = gd_global_state_copy(&next, g0);
+    have_next = s == GD_OK;
+    t0 = gd_bench_now();
+    if (s == GD_OK)
+        s = gd_engine_aggregate(e, BENCH_ROUND, cs, W, &next);
+    r->aggregate_s = gd_bench_now() - t0;
+    t0 = gd_bench_now();
+    if (s == GD_OK)
+        s = gd_engine_global_hash(e, &next, r->next_hash);
+    r->attest_s = gd_bench_now() - t0;
+
+    if (have_next)
+        gd_global_state_free(&next);
+    gd_check_evidence_free(&ev);
+    for (uint32_t i = 0; payloads && i < W; i++)
+        gd_buf_free(&payloads[i]);
+    free(payloads);
+    gd_peer_http_close(http);
+    return s;
+}
+
+static int bench_rm(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+    (void)sb;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static gd_status run(const bench_opts *o, const char *bin, const char *dir, bench_result *r,
+                     bench_chain *chain) {
+    memset(r, 0, sizeof *r);
+    uint32_t W = o->workers;
+    json_t *spec_json = NULL;
+    Gonka__Diloco__V1__RunSpec *spec = NULL;
+    GD_TRY(bench_spec_json(o, &spec_json));
+    gd_status s = gd_diloco_spec_from_json(&spec, spec_json);
+    gd_engine e;
+    memset(&e, 0, sizeof e);
+    bool engine_open = false;
+    if (s == GD_OK)
+        s = gd_engine_open(&e, spec, BENCH_RUN, (int)o->threads);
+    engine_open = s == GD_OK;
+    r->params = engine_open ? e.n : 0;
+    r->segments = o->inner_steps / o->segment_steps;
+    gd_global_state g0;
+    memset(&g0, 0, sizeof g0);
+    bool have_g0 = false;
+    if (s == GD_OK)
+        s = gd_engine_initial_global(&e, &g0);
+    have_g0 = s == GD_OK;
+    bench_worker *ws = calloc(W, sizeof *ws);
+    if (s == GD_OK && ws == NULL)
+        s = gd_fail(GD_ERR_NOMEM, "out of memory");
+
+    /* Each worker's store and server. */
+    gd_http_limits limits = gd_http_limits_default();
+    limits.threads = 2;
+    for (uint32_t i = 0; s == GD_OK && i < W; i++) {
+        char root[GD_ARTIFACT_PATH_MAX];
+        snprintf(root, sizeof root, "%s/worker-%u", dir, i);
+        s = gd_artifact_store_open(&ws[i].store, root);
+        gd_http_handler h = {.answer = bench_answer, .ctx = &ws[i]};
+        char bound[64] = "";
+        if (s == GD_OK)
+            s = gd_http_server_start(&ws[i].server, "127.0.0.1:0", &limits, &h, bound,
+                                     sizeof bound);
+        snprintf(ws[i].url, sizeof ws[i].url, "http://%s", bound);
+        if (s == GD_OK && i > 0)
+            s = bench_address(i, ws[i].address, sizeof ws[i].address);
+    }
+    /* The member on the chain, or not. */
+    if (s == GD_OK && bench_chain_start(chain, bin, dir, spec_json, ws[0].url, o->block_ms))
+        snprintf(ws[0].address, sizeof ws[0].address, "%s", chain->address);
+    else if (s == GD_OK)
+        s = bench_address(0, ws[0].address, sizeof ws[0].address);
+
+    /* Train and store every worker; the figures are the member's. */
+    for (uint32_t i = 0; s == GD_OK && i < W; i++) {
+        s = gd_engine_worker_init(&e, &ws[i].w, ws[i].address, i);
+        double t0 = gd_bench_now();
+        if (s == GD_OK)
+            s = gd_engine_train(&e, BENCH_ROUND, &g0, true, &ws[i].w, &ws[i].t);
+        double train_wall = gd_bench_now() - t0;
+        ws[i].trained = s == GD_OK;
+        uint64_t bytes = 0;
+        t0 = gd_bench_now();
+        if (s == GD_OK)
+            s = bench_store(&e, &ws[i], &bytes);
+        double store_s = gd_bench_now() - t0;
+        if (s == GD_OK && i == 0) {
+            const gd_worker_round *wr = &ws[0].t.r;
+            r->train_s = wr->seconds;
+            r->tokens = wr->tokens;
+            r->tokens_per_s = wr->seconds > 0 ? (double)wr->tokens / wr->seconds : 0;
+            r->loss = ws[0].t.mean_loss;
+            r->round_extra_s = train_wall > wr->seconds ? train_wall - wr->seconds : 0;
+            r->store_s = store_s;
+            r->store_bytes = bytes;
+        }
+    }
+    if (s == GD_OK && chain->up && chain->why[0] == '\0')
+        r->have_commit = bench_chain_commit(chain, &ws[0].t.commit, o->block_ms, &r->commit_s);
+    bench_chain_stop(chain);
+    if (s == GD_OK)
+        s = bench_after_commit(&e, o, ws, &g0, r);
+
+    for (uint32_t i = 0; ws && i < W; i++) {
+        gd_http_server_stop(ws[i].server);
+        if (ws[i].trained)
+            gd_trained_round_free(&ws[i].t);
+        if (ws[i].w.params)
+            gd_worker_state_free(&ws[i].w);
+    }
+    free(ws);
+    if (have_g0)
+        gd_global_state_free(&g0);
+    if (engine_open)
+        gd_engine_close(&e);
+    gd_diloco_spec_free(spec);
+    json_decref(spec_json);
+    return s;
+}
+
+/* --- output ----------------------------------------------------------------------------------- */
+
+static void json_str(const char *s) {
+    putchar('"');
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\')
+            printf("\\%c", ch);
+        else if (ch < 0x20)
+            printf("\\u%04x", ch);
+        else
+            putchar(ch);
+    }
+    putchar('"');
+}
+
+static void print_row(const char *phase, double s, double total, const char *detail) {
+    printf("%-22s %9.4f s %6.1f%%  %s\n", phase, s, total > 0 ? 100 * s / total : 0, detail);
+}
+
+static void print_result(const bench_opts *o, const bench_result *r, const bench_chain *chain,
+                         const char *dir) {
+    double mb = 1e6;
+    double fetch_total = r->fetch_s + r->verify_s;
+    double rate = fetch_total > 0 ? (double)r->fetch_bytes / mb / fetch_total : 0;
+    double per_core = r->fetch_cpu_s > 0 ? (double)r->fetch_bytes / mb / r->fetch_cpu_s : 0;
+    double total = r->train_s + r->round_extra_s + r->store_s +
+                   (r->have_commit ? r->commit_s : 0) + fetch_total + r->check_s +
+                   r->aggregate_s + r->attest_s;
+    double utilization = total > 0 ? r->train_s / total : 0;
+    char hash[65];
+    for (int i = 0; i < 32; i++)
+        snprintf(hash + 2 * i, 3, "%02x", r->next_hash[i]);
+    if (o->json) {
+        printf("{\"model\":\"%s\",\"params\":%zu,\"inner_steps\":%u,\"segment_steps\":%u,"
+               "\"workers\":%u,\"threads\":%u,\"block_ms\":%u,\"tokens\":%" PRIu64 ","
+               "\"train_s\":%.6f,\"tokens_per_s\":%.1f,\"mean_loss\":%.6f,"
+               "\"round_extra_s\":%.6f,\"store_s\":%.6f,\"store_bytes\":%" PRIu64 ",",
+               o->model, r->params, o->inner_steps, o->segment_steps, o->workers, o->threads,
+               o->block_ms, r->tokens, r->train_s, r->tokens_per_s, r->loss, r->round_extra_s,
+               r->store_s, r->store_bytes);
+        if (r->have_commit)
+            printf("\"commit_s\":%.6f,", r->commit_s);
+        else {
+            printf("\"commit_s\":null,\"commit_unavailable\":");
+            json_str(chain->why);
+            putchar(',');
+        }
+        printf("\"fetch_bytes\":%" PRIu64 ",\"fetches\":%u,\"fetch_s\":%.6f,\"verify_s\":%.6f,"
+               "\"fetch_cpu_s\":%.6f,\"fetch_verify_mb_s\":%.2f,"
+               "\"fetch_verify_mb_s_per_core\":%.2f,\"per_core_vs_1gb_s\":%.4f,"
+               "\"check_s\":%.6f,\"check_segment\":%u,\"check_step\":%u,\"check_chunk\":%u,"
+               "\"aggregate_s\":%.6f,\"attest_s\":%.6f,\"next_state_hash\":\"%s\","
+               "\"total_s\":%.6f,\"compute_utilization\":%.4f}\n",
+               r->fetch_bytes, r->fetches, r->fetch_s, r->verify_s, r->fetch_cpu_s, rate,
+               per_core, per_core / 1000.0, r->check_s, r->check_segment, r->check_step,
+               r->check_chunk, r->aggregate_s, r->attest_s, hash, total, utilization);
+        return;
+    }
+    char d[512];
+    printf("one round of a member: model %s (%zu parameters), H = %u, K = %u (%u segment%s), "
+           "W = %u workers, %u threads\n",
+           o->model, r->params, o->inner_steps, o->segment_steps, r->segments,
+           r->segments == 1 ? "" : "s", o->workers, o->threads);
+    printf("%-22s %11s %7s  %s\n", "phase", "seconds", "share", "detail");
+    snprintf(d, sizeof d, "%" PRIu64 " tokens, %.0f tokens/s, mean loss %.4f", r->tokens,
+             r->tokens_per_s, r->loss);
+    print_row("train (inner steps)", r->train_s, total, d);
+    print_row("  hashes + encoding", r->round_extra_s, total,
+              "state hashes and payload encoding inside gd_engine_train");
+    snprintf(d, sizeof d, "payload, transcript, %u states: %.2f MB under %s", r->segments + 1,
+             (double)r->store_bytes / mb, dir);
+    print_row("encode + fsync", r->store_s, total, d);
+    if (r->have_commit) {
+        snprintf(d, sizeof d, "MsgCommitRound until in a block (localnet, %u ms blocks)",
+                 o->block_ms);
+        print_row("commit latency", r->commit_s, total, d);
+    } else {
+        printf("%-22s %11s %7s  unavailable: %s\n", "commit latency", "-", "-", chain->why);
+    }
+    snprintf(d, sizeof d, "%u files, %.2f MB: fetch %.4f s, parse %.4f s; %.0f MB/s, %.0f MB/s "
+                          "per core = %.3f x 1 GB/s",
+             r->fetches, (double)r->fetch_bytes / mb, r->fetch_s, r->verify_s, rate, per_core,
+             per_core / 1000.0);
+    print_row("fetch + verify", fetch_total, total, d);
+    snprintf(d, sizeof d, "PASS: links, chunk %u, segment %u re-executed (digest step %u)",
+             r->check_chunk, r->check_segment, r->check_step);
+    print_row("validator check", r->check_s, total, d);
+    snprintf(d, sizeof d, "G_1 from %u payload%s", o->workers, o->workers == 1 ? "" : "s");
+    print_row("aggregate", r->aggregate_s, total, d);
+    snprintf(d, sizeof d, "G_1 state hash %.16s...", hash);
+    print_row("attest", r->attest_s, total, d);
+    printf("%-22s %9.4f s%s\n", "total", total,
+           r->have_commit ? "" : "  (without the commit)");
+    printf("compute utilization    %.1f%%  (train / total)\n", 100 * utilization);
+}
+
+int main(int argc, char **argv) {
+    bench_opts o;
+    int rc = parse(argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    char bin[GD_ARTIFACT_PATH_MAX];
+    bench_bin_dir(o.bin, argv[0], bin, sizeof bin);
+    const char *tmp = o.dir ? o.dir : getenv("TMPDIR");
+    char dir[GD_ARTIFACT_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/gd-bench-round.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (mkdtemp(dir) == NULL) {
+        fprintf(stderr, "error: cannot create a directory under %s: %s\n",
+                tmp && tmp[0] ? tmp : "/tmp", strerror(errno));
+        return 1;
+    }
+    bench_result r;
+    bench_chain chain;
+    memset(&chain, 0, sizeof chain);
+    gd_status s = run(&o, bin, dir, &r, &chain);
+    bench_chain_stop(&chain);
+    if (s != GD_OK)
+        fprintf(stderr, "error: %s\n", gd_error_detail());
+    else
+        print_result(&o, &r, &chain, dir);
+    nftw(dir, bench_rm, 16, FTW_DEPTH | FTW_PHYS);
+    return s == GD_OK ? 0 : 1;
+}
