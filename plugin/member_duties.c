@@ -113,6 +113,18 @@ static gd_status gd_node_store_round(gd_member *n, uint64_t r) {
     return GD_OK;
 }
 
+/* A progress line per segment, and the status's inner step and loss. */
+static void gd_member_on_segment(void *ctx, uint64_t round, uint32_t segment, uint32_t segments,
+                                 double loss) {
+    gd_member *n = ctx;
+    GD_LOG_INFO("node", "round %" PRIu64 ": segment %u/%u, loss %.4f", round, segment + 1,
+                segments, loss);
+    pthread_mutex_lock(&n->mu);
+    n->stats.loss = loss;
+    n->stats.inner_step += n->engine.rc.diloco.segment_steps;
+    pthread_mutex_unlock(&n->mu);
+}
+
 static gd_status gd_duty_train(gd_member *n, uint64_t r) {
     uint8_t start[32];
     bool fresh = true;
@@ -125,6 +137,11 @@ static gd_status gd_duty_train(gd_member *n, uint64_t r) {
     GD_LOG_INFO("node", "height %" PRId64 ": training round %" PRIu64 " (%u steps%s)",
                 n->view.view.height, r, n->engine.rc.diloco.inner_steps,
                 fresh ? ", fresh optimizer state" : "");
+    pthread_mutex_lock(&n->mu);
+    n->stats.inner_step = n->w.step;
+    pthread_mutex_unlock(&n->mu);
+    n->engine.rc.diloco.on_segment = gd_member_on_segment;
+    n->engine.rc.diloco.on_segment_ctx = n;
     gd_status s = gd_engine_train(&n->engine, r, &n->g, fresh, &n->w, &n->trained);
     if (s != GD_OK) {
         gd_worker_state_free(&n->w);

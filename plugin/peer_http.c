@@ -36,7 +36,15 @@ static size_t gd_peer_body(char *data, size_t size, size_t n, void *ctx) {
 static size_t gd_peer_header(char *data, size_t size, size_t n, void *ctx) {
     gd_peer_fetch *f = ctx;
     size_t len = size * n;
-    static const char name[] = "x-gd-proof:";
+    static const char name[] = "x-gd-proof:", clen[] = "content-length:";
+    if (len > sizeof clen - 1 && strncasecmp(data, clen, sizeof clen - 1) == 0) {
+        /* One allocation for the body when its size is declared and allowed. */
+        unsigned long long declared = strtoull(data + sizeof clen - 1, NULL, 10);
+        if (declared <= f->max_len && f->out->body.len == 0 &&
+            gd_buf_reserve(&f->out->body, (size_t)declared) != GD_OK)
+            return 0; /* out of memory: abort the transfer */
+        return len;
+    }
     if (len < sizeof name - 1 || strncasecmp(data, name, sizeof name - 1) != 0)
         return len;
     const char *v = data + sizeof name - 1;
@@ -115,6 +123,7 @@ static gd_status gd_peer_fetch_http(void *ctx, const char *url, const gd_artifac
      * at a steady rate is not. */
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_LIMIT, 16384L);
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 10L);
+    curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 1L << 20);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, gd_peer_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &f);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, gd_peer_header);

@@ -204,6 +204,8 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
         if (seg == 0)
             out->first_segment_loss = segment_loss;
         out->last_segment_loss = segment_loss;
+        if (s == GD_OK && c->on_segment != NULL)
+            c->on_segment(c->on_segment_ctx, round, seg, segments, segment_loss);
     }
     out->seconds = gd_now() - t0 - hashing;
     if (s == GD_OK)

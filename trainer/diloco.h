@@ -67,6 +67,11 @@ typedef struct gd_diloco_config {
     double clip_factor;      /* clip contributions to this times the median norm; 0 = off */
     bool overlap;            /* one-step-delay overlap */
     uint32_t chunk_elems;    /* payload chunk size (values); state hashes use the same chunks */
+    /* Called after each segment of a worker's round with its mean step loss
+     * (progress lines); NULL for none. Not part of the run's definition. */
+    void (*on_segment)(void *ctx, uint64_t round, uint32_t segment, uint32_t segments,
+                       double loss);
+    void *on_segment_ctx;
 } gd_diloco_config;
 
 /* run 1, 4 workers, H 50, K 10, outer lr 0.7, momentum 0.9, int8 with error
