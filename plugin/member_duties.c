@@ -239,9 +239,18 @@ static gd_status gd_round_payload(gd_member *n, const char *address, const gd_bu
     const Gonka__Diloco__V1__Commitment *c = gd_commitment_in(n->ans.round, address);
     if (c == NULL)
         return gd_fail(GD_ERR_NOT_FOUND, "%s has no commitment this round", address);
-    if (c->payload_bytes > GD_MEMBER_PAYLOAD_MAX)
-        return gd_fail(GD_ERR_LIMIT, "%s committed a payload of %" PRIu64 " bytes", address,
-                       c->payload_bytes);
+    /* A payload is at most its header, its table and every chunk at the
+     * codec's bound (a zstd frame never exceeds the raw chunk it stores):
+     * a commitment that claims more is refused before anything is fetched. */
+    const gd_diloco_config *dc = &n->engine.rc.diloco;
+    uint64_t bound = GD_PAYLOAD_HEADER_BYTES +
+                     (uint64_t)n->engine.chunks *
+                         (GD_PAYLOAD_TABLE_ENTRY_BYTES + gd_codec_chunk_bound(&dc->codec,
+                                                                              dc->chunk_elems));
+    if (c->payload_bytes > bound || c->payload_bytes > GD_MEMBER_PAYLOAD_MAX)
+        return gd_fail(GD_ERR_LIMIT, "%s committed a payload of %" PRIu64 " bytes, over the "
+                                     "%" PRIu64 " this run's model and codec make",
+                       address, c->payload_bytes, bound);
     uint64_t r = n->cache_round;
     gd_buf bytes = {0};
     gd_status s;
