@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench/args.h"
 #include "bench/timer.h"
 #include "common/pool.h"
 #include "trainer/config.h"
@@ -75,28 +76,25 @@ static int parse(int argc, char **argv, bench_opts *o) {
         else if (strcmp(a, "--codec") == 0)
             o->codec = v;
         else {
-            char *end = NULL;
-            unsigned long x = strtoul(v, &end, 10);
-            if (end == v || *end != '\0' || x < 1 || x > 100000)
+            uint32_t x = 0;
+            if (!gd_bench_count(v, &x))
                 return usage("numbers must be 1..100000");
             if (strcmp(a, "--inner-steps") == 0)
-                o->inner_steps = (uint32_t)x;
+                o->inner_steps = x;
             else if (strcmp(a, "--segment-steps") == 0)
-                o->segment_steps = (uint32_t)x;
+                o->segment_steps = x;
             else if (strcmp(a, "--batch") == 0)
-                o->batch = (uint32_t)x;
+                o->batch = x;
             else if (strcmp(a, "--seq") == 0)
-                o->seq = (uint32_t)x;
+                o->seq = x;
             else if (strcmp(a, "--threads") == 0)
-                o->threads = (uint32_t)x;
+                o->threads = x;
             else
                 return usage("unknown option");
         }
     }
-    if (o->threads == 0) {
-        long cores = sysconf(_SC_NPROCESSORS_ONLN);
-        o->threads = cores > 0 && cores <= 1024 ? (uint32_t)cores : 1;
-    }
+    if (o->threads == 0)
+        o->threads = gd_bench_cores();
     if (o->inner_steps % o->segment_steps != 0 || o->inner_steps / o->segment_steps < 2)
         return usage("--segment-steps must divide --inner-steps into at least two segments");
     return -1;
