@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "chain/diloco_spec.h"
+#include "plugin/cli_sim_chain.h"
 #include "plugin/cli_sim_spec.h"
 #include "plugin/cli_train.h"
 #include "plugin/cli_util.h"
@@ -226,6 +227,12 @@ static int gd_run_sim(gd_cli *cli, gd_args *args) {
     gd_run_config config;
     if ((rc = gd_sim_spec(cli, args, &o, run, &spec, &config)) >= 0)
         return rc;
+    if (gd_flag(args, "chain")) {
+        /* The same run played by members over the module's state machine. */
+        rc = gd_sim_chain_run(cli, args, spec, o.diloco.workers, o.rounds, o.threads);
+        gd_diloco_spec_free(spec);
+        return rc;
+    }
     if (print_spec) {
         /* The spec as tx create-run and gonka-localnet init --diloco-run take it. */
         json_t *j = gd_diloco_spec_to_json(spec);
@@ -300,6 +307,10 @@ static const gd_opt_spec gd_sim_opts[] = {
     {"threads", "N", "worker threads (default: all cores)"},
     {"spec", "FILE", "run the RunSpec in FILE (tx create-run's JSON) instead of the flags it "
                      "fixes"},
+    {"chain", NULL, "play the run over the training module's state machine in this process: "
+                    "members join, train, report, check, aggregate, attest and claim as the "
+                    "daemon does"},
+    {"validators", "V", "with --chain: members that only check (default 1)"},
     {"print-spec", NULL, "print the RunSpec these flags make (for tx create-run or gonka-localnet "
                          "init --diloco-run) and exit"},
     {"json", NULL, "print one JSON object instead of progress lines"},

@@ -263,6 +263,8 @@ static gd_status gd_member_send(gd_member *n, const gd_any *msgs, size_t n_msgs,
     return GD_OK;
 }
 
+gd_status gd_member_observe(gd_member *n) { return gd_member_read(n); }
+
 /* Duties that take time: training, re-execution, aggregation. */
 static bool gd_member_computes(gd_action_kind k) {
     return k == GD_ACT_TRAIN || k == GD_ACT_CHECK || k == GD_ACT_RECHECK ||

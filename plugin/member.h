@@ -52,6 +52,11 @@ void gd_member_close(gd_member *n);
  * or a chain that cannot be read: the caller retries with backoff. */
 gd_status gd_member_step(gd_member *n, size_t *done) GD_MUST_CHECK;
 
+/* Reads the chain and updates what the member serves and shows, doing no
+ * duty: a host that steps members in turn observes them all first, so that
+ * none answers a peer from a block-old clock. */
+gd_status gd_member_observe(gd_member *n) GD_MUST_CHECK;
+
 /* Answers a peer's request (thread-safe); on an error *http_status is the
  * status to answer with (404 none, 425 not yet in its window). */
 gd_status gd_member_serve(gd_member *n, const gd_artifact_req *req, gd_artifact_answer *out,

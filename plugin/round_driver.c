@@ -81,9 +81,10 @@ static void gd_round_duties(gd_emitter *e, const gd_node_config *cfg, const gd_c
     switch (at) {
     case GD_WINDOW_TRAIN:
     case GD_WINDOW_COMMIT:
+        /* Training late in the commit window commits in the same step. */
         if (worker && !r->committed && !(mine && j->trained))
             gd_emit(e, GD_ACT_TRAIN, r->index, NULL, 0);
-        else if (at == GD_WINDOW_COMMIT && worker && !r->committed)
+        if (at == GD_WINDOW_COMMIT && worker && !r->committed)
             gd_emit(e, GD_ACT_COMMIT, r->index, NULL, 0);
         break;
     case GD_WINDOW_REVEAL:
@@ -121,9 +122,11 @@ static void gd_round_duties(gd_emitter *e, const gd_node_config *cfg, const gd_c
     case GD_WINDOW_ATTEST:
         if (!fixed)
             break;
+        /* The seal follows the aggregate in the same step (it fails, and
+         * stays due, if the aggregate could not be made). */
         if (!(mine && j->aggregated))
             gd_emit(e, GD_ACT_AGGREGATE, r->index, NULL, 0);
-        else if (!r->attest_sealed)
+        if (!r->attest_sealed)
             gd_emit(e, GD_ACT_SEAL_ATTEST, r->index, NULL, 0);
         break;
     case GD_WINDOW_ATTEST_OPEN:

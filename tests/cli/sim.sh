@@ -177,4 +177,21 @@ check 2 "eval data beyond the vocabulary" -- sim "${small[@]}" --eval-data synth
 head -c 20 /dev/zero | tr '\0' 'x' > short.txt
 check 2 "eval data without an evaluation batch" -- sim "${small[@]}" --eval-data text:short.txt
 check 1 "missing payload dir" -- sim "${small[@]}" --payload-dir /no/such/dir
+
+# --chain: members over the module's state machine, with the daemon's driver.
+"$bin" sim --chain --model tiny --data synthetic:markov:1 --workers 3 --validators 1 --rounds 3 \
+  --inner-steps 4 --segment-steps 2 --chunk-elems 4096 --threads 1 --json >chain.json 2>chain.log
+code=$?
+if [ "$code" = 0 ] && python3 -c '
+import json
+o = json.load(open("chain.json"))
+assert o["refused"] == 0, o
+assert [r["round"] for r in o["rounds"]] == [0, 1, 2], o
+for r in o["rounds"]:
+    assert r["phase"] == "done" and r["aggregated"] == 3 and r["checks_passed"] == 6, r
+    assert len(r["state_hash"]) == 64, r
+assert len({r["state_hash"] for r in o["rounds"]}) == 3
+'; then ok "sim --chain: three rounds DONE, every check passed, nothing refused"
+else echo "FAIL: sim --chain (exit $code): $(tail -5 chain.log)"; fail=1; fi
+check 2 "--chain with too few members" -- sim --chain --model tiny --data synthetic:markov:1 --workers 1 --validators 1 --rounds 1
 exit $fail

@@ -98,6 +98,7 @@ static void test_honest_round(void) {
     scene_init(&s, GD_NODE_WORKER | GD_NODE_VALIDATOR);
     gd_round_view *r = &s.v.round;
     CHECK_STR_EQ(duties(&s, 12), "train");
+    CHECK_STR_EQ(duties(&s, 19), "train commit"); /* training late commits at once */
     s.j.trained = true;
     CHECK_STR_EQ(duties(&s, 15), ""); /* trained early: the commit waits for its window */
     CHECK_STR_EQ(duties(&s, 20), "commit");
@@ -126,7 +127,7 @@ static void test_honest_round(void) {
     CHECK_STR_EQ(duties(&s, 70), "reveal-recheck:" B);
     s.checks[1].revealed = true;
     CHECK_STR_EQ(duties(&s, 79), ""); /* the aggregation set is fixed at 80 */
-    CHECK_STR_EQ(duties(&s, 80), "aggregate");
+    CHECK_STR_EQ(duties(&s, 80), "aggregate seal-attest");
     s.j.aggregated = true;
     CHECK_STR_EQ(duties(&s, 81), "seal-attest");
     r->attest_sealed = true;
@@ -146,7 +147,7 @@ static void test_validator_only(void) {
     CHECK_STR_EQ(duties(&s, 12), "");
     CHECK_STR_EQ(duties(&s, 20), "");
     CHECK_STR_EQ(duties(&s, 40), "report:" A " report:" B " check:" A);
-    CHECK_STR_EQ(duties(&s, 80), "aggregate");
+    CHECK_STR_EQ(duties(&s, 80), "aggregate seal-attest");
 }
 
 /* Restart safety: a journal from before a crash never causes a duty the
@@ -160,7 +161,7 @@ static void test_restart(void) {
     CHECK_STR_EQ(duties(&s, 22), "");
     s.v.round.committed = false;
     s.j.round = 6; /* the journal is the last round's */
-    CHECK_STR_EQ(duties(&s, 22), "train");
+    CHECK_STR_EQ(duties(&s, 22), "train commit");
     s.j.round = 7;
     s.j.aggregated = false;
     s.v.round.attest_sealed = true; /* sealed, then crashed before the journal */
