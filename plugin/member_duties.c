@@ -44,10 +44,21 @@ static gd_status gd_start_hash(const gd_member *n, uint8_t out[32]) {
     return GD_OK;
 }
 
-/* Whether a duty that could not be done now may wait: the block after the
- * next is still in its window. */
-static bool gd_can_wait(const gd_member *n, int64_t window_end) {
-    return n->view.view.height + 2 < window_end;
+/* Whether a check whose target does not answer may wait for a later block
+ * of its window [start, end) rather than be answered UNAVAILABLE now.
+ * Waiting until the last height that can still land (h + 2 = end) left one
+ * height to answer at, and a node misses it: a step with re-executions or
+ * a transaction's wait for its block skips heights, and the view can be a
+ * block old when the answer is sent, so it lands after the window. Either
+ * way the check went unanswered and the validator paid the skip slash. So
+ * the answer is given once fewer than four blocks remain after the view's
+ * height (up to three heights to send it at; one sent at the first lands
+ * in time even a block late), but never at the window's first height while
+ * a later one can still land: a target serves its states only once its own
+ * view reaches the window, which may be a block after the checker's. */
+static bool gd_can_wait(const gd_member *n, int64_t start, int64_t end) {
+    int64_t h = n->view.view.height;
+    return h + 2 < end && (h + 4 < end || h <= start);
 }
 
 /* --- training and the commitment ------------------------------------------------------------ */
@@ -405,13 +416,14 @@ static gd_status gd_node_answer_for(gd_member *n, const gd_action *a, bool reche
     memset(&ans, 0, sizeof ans);
     gd_status s = gd_check_fetch(n, &in, &ev);
     const gd_round_windows *w = &n->view.view.round.windows;
+    int64_t from = recheck ? w->dispute_start : w->verify_start;
     int64_t end = recheck ? w->dispute_open_start : w->open_start;
     if (s == GD_ERR_NOMEM) {
         /* local: stop */
     } else if (s != GD_OK) {
         s = GD_OK;
         ans.verdict = GD_VERDICT_UNAVAILABLE;
-        if (gd_can_wait(n, end)) {
+        if (gd_can_wait(n, from, end)) {
             ans.verdict = GD_VERDICT_UNSPECIFIED; /* try again next block */
             GD_LOG_DEBUG("node", "height %" PRId64 ": check %u of %s waits: %s",
                          n->view.view.height, a->check, a->target, gd_error_detail());

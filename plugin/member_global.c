@@ -183,18 +183,37 @@ static gd_status gd_sync_global(gd_member *n, uint64_t round, const uint8_t hash
                    round);
 }
 
-/* The G held is also G_round: stored under that round too (what peers'
- * state sync and the checkpoint read). */
-static gd_status gd_member_relabel_global(gd_member *n, uint64_t round) {
+/* G kept on disk under `round`: what this node serves for others' state
+ * sync. */
+static gd_status gd_member_store_global(gd_member *n, const gd_global_state *g, uint64_t round) {
     gd_buf b = {0};
-    gd_status s = gd_member_global_file(n, &n->g, &b);
+    gd_status s = gd_member_global_file(n, g, &b);
     if (s == GD_OK)
         s = gd_artifact_put(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round, 0, b.data, b.len);
     gd_buf_free(&b);
-    if (s != GD_OK)
-        return s;
+    return s;
+}
+
+/* The G held is also G_round (a void round, or one with nothing to
+ * aggregate, left it as it was). */
+static gd_status gd_member_relabel_global(gd_member *n, uint64_t round) {
+    GD_TRY(gd_member_store_global(n, &n->g, round));
     n->g_round = round;
     gd_member_checkpoint(n, round);
+    return GD_OK;
+}
+
+/* Makes g (taken) this node's G_round, stored under `round` too. */
+static gd_status gd_member_adopt_global(gd_member *n, gd_global_state *g, uint64_t round) {
+    gd_status s = gd_member_store_global(n, g, round);
+    if (s != GD_OK) {
+        gd_global_state_free(g);
+        return s;
+    }
+    gd_member_set_global(n, g, round);
+    if (n->have_next)
+        gd_global_state_free(&n->next);
+    n->have_next = false;
     return GD_OK;
 }
 
@@ -231,24 +250,17 @@ gd_status gd_member_global_at(gd_member *n, uint64_t round, const uint8_t hash[3
         gd_member_set_global(n, &g, round);
         return GD_OK;
     }
-    if (round == 0 && memcmp(hash, n->engine.rc.initial_state_hash, 32) == 0) {
-        GD_TRY(gd_engine_initial_global(&n->engine, &g));
-        s = GD_OK;
-    } else {
-        GD_TRY(gd_sync_global(n, round, hash, &g));
-    }
-    /* Kept on disk too: what this node serves for others' state sync. */
-    s = gd_member_global_file(n, &g, &b);
+    /* After a restart, the G of a VOID round's start is in the store under
+     * the round before (rounds below that are pruned). */
+    s = round > 0 ? gd_artifact_get(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round - 1, 0,
+                                    GD_GLOBAL_DESC_BYTES + 8 * n->engine.n, &b)
+                  : GD_ERR_NOT_FOUND;
     if (s == GD_OK)
-        s = gd_artifact_put(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round, 0, b.data, b.len);
+        s = gd_global_parse(n, &b, hash, &g);
     gd_buf_free(&b);
-    if (s != GD_OK) {
-        gd_global_state_free(&g);
-        return s;
-    }
-    gd_member_set_global(n, &g, round);
-    if (n->have_next)
-        gd_global_state_free(&n->next);
-    n->have_next = false;
-    return GD_OK;
+    if (s != GD_OK && memcmp(hash, n->engine.rc.initial_state_hash, 32) == 0)
+        GD_TRY(gd_engine_initial_global(&n->engine, &g)); /* G_0: every round so far VOID */
+    else if (s != GD_OK)
+        GD_TRY(gd_sync_global(n, round, hash, &g));
+    return gd_member_adopt_global(n, &g, round);
 }

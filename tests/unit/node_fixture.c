@@ -177,6 +177,12 @@ void nf_block(nf_net *net) {
         CHECK_OK(gd_member_step(net->nodes[who], &done));
         net->duties += done;
     }
+    if (net->censor) {
+        for (size_t i = 0; i < net->pending.n_tx; i++)
+            for (size_t m = 0; m < net->pending.n_msgs[i]; m++)
+                gd_any_free(&net->pending.msgs[i][m]);
+        df_batch_init(&net->pending);
+    }
     uint32_t codes[DF_ACCOUNTS];
     int from[DF_ACCOUNTS];
     size_t n_tx = net->pending.n_tx;

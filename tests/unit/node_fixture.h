@@ -24,6 +24,7 @@ struct nf_net {
     char dirs[DF_ACCOUNTS][512];
     nf_port ports[DF_ACCOUNTS];
     bool down[DF_ACCOUNTS];        /* its artifacts cannot be fetched */
+    bool censor;                   /* blocks hold none of the nodes' transactions */
     df_batch pending;
     size_t duties;                 /* done by all nodes so far */
     uint64_t refused;              /* transactions refused */

@@ -6,7 +6,9 @@
  * Every round must end DONE, every node's own G must be the agreed state
  * hash, every settle amount the settlement rule's and claimed once, no
  * transaction refused and nobody slashed; a worker restarted from its
- * state directory in the middle of a round sends nothing twice. */
+ * state directory in the middle of a round sends nothing twice; after a
+ * VOID round the next one starts from the unchanged G, also for a node
+ * restarted in between. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -125,8 +127,61 @@ static void test_restart_after_commit(void) {
     nf_free(&net);
 }
 
+/* A round whose attestations never land is VOID and G stays as it was:
+ * the next round starts from the G every node holds for the VOID round
+ * (which nobody stores under the next round's index), and a worker
+ * restarted in between finds it in its store. That round ends DONE with
+ * every worker aggregated. */
+static void test_after_void_round(void) {
+    nf_net net;
+    df_knobs k;
+    knobs(&k);
+    nf_setup(&net, &k, NODES, g_roles);
+    df_qrun *run = NULL;
+    for (;;) {
+        nf_block(&net);
+        df_qfree(run);
+        run = df_q_run(&net.d);
+        if (run->current_round && run->current_round->index == 1)
+            break;
+    }
+    int64_t attest = run->current_round->windows->attest_start;
+    int64_t end = run->current_round->windows->end;
+    df_qfree(run);
+    run = NULL;
+    nf_until(&net, attest); /* the aggregation set is fixed at attest start */
+    net.censor = true;      /* no seal or reveal of an attestation lands */
+    nf_until(&net, end + 1);
+    net.censor = false;
+    df_qround *q1 = df_q_round(&net.d, 1);
+    CHECK(q1->round->phase == PH(VOID));
+    CHECK(q1->round->n_aggregation_set == 3);
+    nf_restart(&net, 2);
+    for (;;) {
+        nf_block(&net);
+        df_qfree(run);
+        run = df_q_run(&net.d);
+        if (run->current_round && run->current_round->index == 2)
+            break;
+    }
+    end = run->current_round->windows->end;
+    df_qfree(run);
+    nf_until(&net, end + 1);
+    df_qround *q2 = df_q_round(&net.d, 2);
+    CHECK(memcmp(q2->round->start_state_hash.data, q1->round->start_state_hash.data, 32) == 0);
+    CHECK(q2->round->phase == PH(DONE));
+    CHECK(q2->round->n_aggregation_set == 3);
+    df_qfree(q2);
+    df_qfree(q1);
+    CHECK(net.refused == 0);
+    for (int who = 1; who <= NODES; who++)
+        CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
+    nf_free(&net);
+}
+
 int main(void) {
     RUN_TEST(test_nodes_play_epoch);
     RUN_TEST(test_restart_after_commit);
+    RUN_TEST(test_after_void_round);
     return gd_test_finish();
 }

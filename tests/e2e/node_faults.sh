@@ -1,0 +1,281 @@
+#!/usr/bin/env bash
+# Faults on gonka-localnet, each played by its own `gonka-diloco run`
+# processes beside two honest workers and a validator (hosts 2, 3, 4):
+#  1. Host 1, a worker, is killed with SIGKILL while it trains round 0, right
+#     after its commitment of round 1 landed, and while it serves round 2
+#     (killed in the reveal window, held down into the verify window until a
+#     peer failed to fetch its payload); each time it is restarted with the
+#     same config. It never sends a transaction twice (the
+#     chain refuses none of them), each round lists its commitment once, it
+#     is aggregated in every round, it trains round 2 from its stored
+#     optimizer state, and nobody is slashed.
+#  2. Host 5, a worker, records an artifact URL where nothing listens. Nobody
+#     can fetch its payload, so nobody reports it: it is left out of round
+#     0's inclusion and aggregation sets and the round is DONE all the same.
+#     Its checks are answered UNAVAILABLE and the re-checkers cannot fetch
+#     either, which docs/verification.md calls an upheld accusation: it pays
+#     cheat_slash and sits out suspend_rounds rounds, and its accusers are
+#     credited and keep their bonds.
+#  3. Host 6, a worker, starts only once round 1 is DONE (in the PoC gap of
+#     epoch 1, before round 2 opens): it joins, seals its secret,
+#     synchronises G_2 chunk by chunk from the first peer that serves it
+#     (host 5's URL, if tried, answers nothing), trains round 2, which ends
+#     DONE with it aggregated, and its G_2 is the chain's start state hash.
+# The spec fits two rounds in each epoch of 160 blocks, with windows long
+# enough to see host 1 back before its checkers answer UNAVAILABLE and for
+# busy daemons on a small machine to land their answers in time.
+# No honest daemon is slashed or skip-slashed in any round.
+# Usage: node_faults.sh BIN_DIR
+set -uo pipefail
+bin=$(realpath "$1")
+work=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+fail() {
+  echo "FAIL: $*"
+  for f in "$work"/*.log; do echo "--- $f"; tail -n 15 "$f"; done
+  exit 1
+}
+ok() { echo "ok: $*"; }
+cd "$work"
+dg="$bin/gonka-diloco"
+py() { python3 -c "$@"; }
+
+cls=$("$dg" node hardware-class --json | py 'import json,sys; print(json.load(sys.stdin)["hardware_class"])')
+"$dg" sim --model tiny --data synthetic:markov:1 --workers 3 --inner-steps 8 --segment-steps 2 \
+  --batch 8 --seq 64 --rounds 20 --chunk-elems 4096 --print-spec >base.json 2>sim.log || fail "sim --print-spec"
+py "
+import json
+s = json.load(open('base.json'))
+s.update({
+  'windows': {'train': 8, 'commit': 10, 'reveal': 4, 'verify': 12, 'open': 4, 'dispute': 6,
+              'dispute_open': 4, 'attest': 6, 'attest_open': 4},
+  'reward_per_epoch': '90000ngonka', 'min_collateral': '100000ngonka', 'fail_bond': '1000ngonka',
+  'checks_per_commit': 2, 'double_check_ppm': 0, 'recheck_validators': 1,
+  'validator_share_ppm': 200000, 'attest_share_ppm': 50000, 'hw_classes': ['$cls'],
+  'min_class_members': 3, 'avail_chunks': 2, 'cheat_slash': '90000ngonka',
+  'skip_slash': '1000ngonka', 'suspend_rounds': 2, 'max_members': 16})
+json.dump(s, open('spec.json', 'w'))
+" || fail "spec"
+"$bin/gonka-localnet" init --home home --accounts 7 --epoch-length 160 --diloco-run spec.json \
+  --diloco-pool 1000000ngonka >init.log 2>&1 || fail "localnet init: $(cat init.log)"
+"$bin/gonka-localnet" start --home home --rpc 127.0.0.1:0 --rpc-addr-file rpc.addr \
+  --block-time 200ms --check-invariants >chain.log 2>&1 &
+pids+=($!)
+for _ in $(seq 1 100); do [ -s rpc.addr ] && break; sleep 0.05; done
+[ -s rpc.addr ] || fail "localnet did not start"
+node="http://$(cat rpc.addr)"
+chain_id=$("$dg" status --node "$node" --json | py 'import json,sys; print(json.load(sys.stdin)["network"])')
+
+free_port() { py 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+declare -A PORT HOSTPID ADDR
+hosts=()
+start_host() { # start_host N ROLES [PUBLIC_URL]: a second call restarts it with the same config
+  local n=$1 roles=$2 url=${3:-}
+  if [ ! -f "h$n/node.yaml" ]; then
+    PORT[$n]=$(free_port)
+    url=${url:-http://127.0.0.1:${PORT[$n]}}
+    "$dg" node init --home "h$n" --node "$node" --chain-id "$chain_id" \
+      --key "home/keys/account-$n.key" --roles "$roles" --collateral 200000ngonka >/dev/null \
+      || fail "node init $n"
+    sed -i "s|^listen: .*|listen: \"127.0.0.1:${PORT[$n]}\"|; s|^public_url: .*|public_url: \"$url\"|; s|^threads: .*|threads: 1|" "h$n/node.yaml"
+    ADDR[$n]=$("$dg" keys show --key "home/keys/account-$n.key" --json | py 'import json,sys; print(json.load(sys.stdin)["address"])')
+    hosts+=("$n")
+  fi
+  "$dg" run --config "h$n/node.yaml" --poll-ms 100 >>"host$n.log" 2>&1 &
+  pids+=($!)
+  HOSTPID[$n]=$!
+}
+kill_host() { kill -9 "${HOSTPID[$1]}"; wait "${HOSTPID[$1]}" 2>/dev/null; HOSTPID[$1]=; }
+alive() { # the chain and every host not killed on purpose are running
+  kill -0 "${pids[0]}" 2>/dev/null || fail "localnet stopped (an invariant broke?)"
+  for n in "${hosts[@]}"; do
+    [ -z "${HOSTPID[$n]}" ] || kill -0 "${HOSTPID[$n]}" 2>/dev/null || fail "host $n stopped"
+  done
+}
+status() { curl -sf --max-time 5 "http://127.0.0.1:${PORT[$1]}/v1/status"; }
+height() { "$dg" status --node "$node" --json | py 'import json,sys; print(json.load(sys.stdin)["latest_block_height"])'; }
+until_height() {
+  for _ in $(seq 1 3000); do
+    alive
+    [ "$(height)" -ge "$1" ] && return 0
+    sleep 0.1
+  done
+  fail "height did not reach $1"
+}
+lines() { wc -l <"host$1.log"; }
+wait_log() { # wait_log N FROM PATTERN SECONDS: host N logs PATTERN after its line FROM
+  local n=$1 from=$2 pat=$3 end=$((SECONDS + $4))
+  while [ $SECONDS -lt $end ]; do
+    tail -n +"$((from + 1))" "host$n.log" | grep -q -- "$pat" && return 0
+    kill -0 "${HOSTPID[$n]}" 2>/dev/null || fail "host $n stopped"
+    sleep 0.02
+  done
+  fail "host $n did not log '$pat' in $4 s"
+}
+query_round() { "$dg" query round 1 "$1" --node "$node" --json 2>/dev/null; }
+field() { py "import json,sys; print(json.load(sys.stdin)$1)"; }
+wait_done() { # wait_done R: round R is over; DONE or fail
+  local phase
+  for _ in $(seq 1 1500); do
+    alive
+    phase=$(query_round "$1" | field '["round"]["phase"]' 2>/dev/null)
+    case "$phase" in
+      done) query_round "$1" >"round-$1.json"; return 0;;
+      void) fail "round $1 is VOID";;
+    esac
+    sleep 0.2
+  done
+  fail "round $1 did not end"
+}
+
+t0=$SECONDS
+start_host 1 worker
+start_host 2 worker
+start_host 3 worker
+start_host 4 validator
+# Port 1 is privileged: nothing of ours listens there, so a fetch is refused.
+start_host 5 worker "http://127.0.0.1:1"
+
+# 1a. SIGKILL while training round 0; the restart trains it again.
+wait_log 1 0 ": training round 0 " 60
+kill_host 1
+grep -q "round 0 trained" host1.log && fail "host 1 was killed after its training, not during it"
+start_host 1 worker
+ok "host 1 killed while training round 0 and restarted"
+# 1b. SIGKILL right after its commitment of round 1 is in a block.
+wait_log 1 0 "commit round 1 done" 60
+kill_host 1
+start_host 1 worker
+ok "host 1 killed right after committing round 1 and restarted"
+
+# 3. The late joiner starts once round 1 is DONE; round 2 opens after PoC.
+wait_done 1
+start_host 6 worker
+ok "host 6 started after round 1 ended DONE"
+
+# 1c. SIGKILL once its secret of round 2 is revealed (its payload is served,
+# nothing of it is in flight), held down until a peer has failed to fetch
+# from it in the verify window, then restarted.
+declare -A OFF
+for n in 2 3 4 5 6; do OFF[$n]=$(lines "$n"); done
+peer_failed() { # a peer failed to fetch host 1's payload since the kill
+  for n in 2 3 4 5 6; do
+    tail -n +"$((OFF[$n] + 1))" "host$n.log" | grep -q "report on ${ADDR[1]}" && return 0
+  done
+  return 1
+}
+wait_log 1 0 "reveal-secret round 2 done" 120
+kill_host 1
+down=$(height)
+query_round 2 >round-2-open.json || fail "query round 2"
+verify=$(field '["round"]["windows"]["verify_start"]' <round-2-open.json)
+[ "$down" -lt "$verify" ] || fail "host 1 was killed at $down, not before round 2's verify start $verify"
+for _ in $(seq 1 500); do peer_failed && break; alive; sleep 0.02; done
+peer_failed || fail "no peer tried to fetch from host 1 while it was down"
+start_host 1 worker
+ok "host 1 killed at height $down, restarted at $(height) once a peer failed to fetch from it (verify from $verify)"
+
+wait_done 0
+wait_done 2
+ok "rounds 0 to 2 DONE after $((SECONDS - t0)) s"
+"$dg" query run 1 --node "$node" --json >run.json || fail "query run"
+for n in "${hosts[@]}"; do status "$n" >"status-$n.json" || fail "status of host $n"; done
+"$dg" query rewards "${ADDR[5]}" --node "$node" --json >rewards-5.json || fail "rewards of host 5"
+sha2=$(py "import hashlib; print(hashlib.sha256(open('h6/state/run-1/round-2/global.gdgs','rb').read(128)).hexdigest())") \
+  || fail "host 6 holds no G_2"
+
+export A1=${ADDR[1]} A5=${ADDR[5]} A6=${ADDR[6]} HONEST="${ADDR[1]} ${ADDR[2]} ${ADDR[3]} ${ADDR[4]} ${ADDR[6]}"
+export SHA2=$sha2
+py '
+import json, os, sys
+A1, A5, A6, SHA2 = os.environ["A1"], os.environ["A5"], os.environ["A6"], os.environ["SHA2"]
+honest = os.environ["HONEST"].split()
+R = {r: json.load(open(f"round-{r}.json")) for r in range(3)}
+run = json.load(open("run.json"))
+def check(cond, what):
+    if not cond:
+        print("FAIL:", what); sys.exit(1)
+def members(r): return [m["address"] for m in R[r]["round"]["members"]]
+def committers(r): return [c["participant"] for c in R[r]["commitments"]]
+
+# 1. The killed worker.
+for r in range(3):
+    rr = R[r]["round"]
+    check(committers(r).count(A1) == 1, f"round {r} lists host 1 {committers(r).count(A1)} times")
+    check(A1 in rr["aggregation_set"], f"host 1 is not aggregated in round {r}")
+print("ok: host 1 committed once in each of rounds 0-2 and is aggregated in each")
+
+# 2. The unreachable worker.
+r0 = R[0]
+c5 = [c for c in r0["commitments"] if c["participant"] == A5]
+check(len(c5) == 1, "host 5 did not commit round 0")
+check(c5[0]["reports"] == 0 and c5[0]["report_weight"] == "0", f"host 5 was reported: {c5[0]}")
+check(A5 not in r0["round"]["inclusion_set"], "host 5 is in round 0 inclusion set")
+check(A5 not in r0["round"]["aggregation_set"], "host 5 is aggregated in round 0")
+print("ok: host 5 (unreachable) is left out of round 0: no reports, not included, not aggregated")
+checks5 = [a for a in r0["assignments"] if a["target"] == A5]
+check(len(checks5) == 2, f"host 5 has {len(checks5)} checks")
+for a in checks5:
+    check(a["outcome"] == "upheld", f"check {a} of host 5 not upheld")
+v5 = [v for v in r0["verdicts"] if v["target"] == A5]
+check(any(v["recheck"] for v in v5), "no re-check of host 5")
+for v in v5:
+    check(v["verdict"] == "unavailable", f"verdict on host 5: {v}")
+    check(v["validator"] in honest, f"{v}")
+    check(not v["bonded"], f"an accuser of host 5 still has its bond held: {v}")
+    if not v["recheck"]:
+        check(v["credited"], f"an assigned accuser of host 5 was not credited: {v}")
+check(A5 in r0["round"]["failed"], "host 5 is not in round 0 failed list")
+for r in (1, 2):
+    check(A5 not in members(r), f"host 5 (suspended) is in round {r}")
+print("ok: its checks answered UNAVAILABLE, re-checked UNAVAILABLE, upheld; accusers credited, bonds back; suspended for rounds 1 and 2")
+s5 = json.load(open("status-5.json"))["slashed_ngonka"]
+fails = sum(1 for r in range(3) if A5 in R[r]["round"]["failed"])
+check(s5 == 90000 * fails, f"host 5 slashed {s5}, failed {fails} rounds")
+for x in json.load(open("rewards-5.json"))["amounts"]:
+    check(int(x.get("tokens", 0)) == 0, f"host 5 was paid for tokens: {x}")
+print(f"ok: host 5 paid cheat_slash once per failed round ({fails}: {s5} ngonka) and no tokens")
+
+# 3. The late joiner.
+check(A6 not in members(1), "host 6 is in round 1")
+check(A6 in members(2), "host 6 is not in round 2")
+check(committers(2).count(A6) == 1, "host 6 did not commit round 2")
+check(A6 in R[2]["round"]["aggregation_set"], "host 6 is not aggregated in round 2")
+want2 = R[2]["round"]["start_state_hash"]
+check(SHA2 == want2, f"host 6 G_2 is {SHA2}, the chain start state hash {want2}")
+print("ok: host 6 joined late, is aggregated in round 2, and its G_2 is the chain start state hash")
+
+# Nobody honest slashed.
+for r in range(3):
+    for m in R[r]["round"]["members"]:
+        if m["address"] in honest:
+            check(not m["skip_slashed"], f"round {r}: {m} skip-slashed")
+    for v in R[r]["verdicts"]:
+        check(not v["faulty"], f"round {r}: a faulty verdict {v}")
+    for x in R[r]["round"]["failed"]:
+        check(x not in honest, f"round {r}: honest {x} failed")
+col = {m["address"]: m["collateral"] for m in run["members"]}
+for a in honest:
+    check(col.get(a) == "200000", f"{a} holds {col.get(a)}")
+for n in (1, 2, 3, 4, 6):
+    s = json.load(open(f"status-{n}.json"))
+    check(s["slashed_ngonka"] == 0, f"host {n} status: {s}")
+print("ok: no honest member slashed, skip-slashed or faulty in rounds 0-2")
+' || fail "the rounds' records"
+
+grep -q "refused with code" host1.log && fail "the chain refused a transaction of host 1: $(grep 'refused with code' host1.log)"
+for r in 0 1 2; do
+  c=$(grep -c "commit round $r done" host1.log)
+  [ "$c" = 1 ] || fail "host 1 sent its commitment of round $r $c times"
+done
+[ "$(grep -c ': training round 0 ' host1.log)" = 2 ] || fail "host 1 did not train round 0 again"
+grep -q ": training round 2 (8 steps)" host1.log || fail "host 1 did not train round 2 from its stored state"
+ok "host 1 never had a transaction refused, committed each round once, trained round 2 on from its stored state"
+grep -q "state sync: G_2 from " host6.log || fail "host 6 did not synchronise G_2"
+ok "host 6: $(grep -o 'state sync: G_2 from .*' host6.log | head -n 1)"
+echo "PASS ($((SECONDS - t0)) s)"
