@@ -30,7 +30,7 @@ static int gd_opt_index(const gd_command *cmd, const char *name, size_t name_len
     for (size_t i = 0; gd_global_opts[i].name; i++)
         if (strlen(gd_global_opts[i].name) == name_len &&
             memcmp(gd_global_opts[i].name, name, name_len) == 0)
-            return (int)(n + i);
+            return n + i < GD_CLI_MAX_OPTS ? (int)(n + i) : -1;
     return -1;
 }
 
@@ -206,6 +206,15 @@ static int gd_parse_args(gd_cli *cli, gd_args *args, int argc, char **argv) {
 int gd_cli_run(const gd_cli_program *prog, int argc, char **argv, FILE *out, FILE *err) {
     gd_cli cli = {out, err, prog->name};
     gd_error_clear();
+    /* A table too long for gd_args is a build mistake: say so at once
+     * rather than misread the options past the limit. */
+    size_t globals = gd_opt_count(gd_global_opts);
+    for (size_t c = 0; c < prog->n_commands; c++)
+        if (gd_opt_count(prog->commands[c]->opts) + globals > GD_CLI_MAX_OPTS) {
+            fprintf(err, "internal error: '%s' has more than %d options\n",
+                    prog->commands[c]->path, GD_CLI_MAX_OPTS);
+            return GD_EXIT_FAIL;
+        }
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "help") == 0 ||
         strcmp(argv[1], "-h") == 0) {
         gd_print_overview(argc < 2 ? err : out, prog, NULL);

@@ -18,7 +18,7 @@
 #define GD_EXIT_FAIL 1
 #define GD_EXIT_USAGE 2
 
-#define GD_CLI_MAX_OPTS 40
+#define GD_CLI_MAX_OPTS 64 /* a command's options plus the global ones */
 #define GD_CLI_MAX_POSITIONAL 4
 
 typedef struct gd_cli {
