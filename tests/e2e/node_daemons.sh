@@ -35,8 +35,8 @@ py "
 import json
 s = json.load(open('base.json'))
 s.update({
-  'windows': {'train': 10, 'commit': 10, 'reveal': 5, 'verify': 10, 'open': 5, 'dispute': 5,
-              'dispute_open': 5, 'attest': 10, 'attest_open': 5},
+  'windows': {'train': 10, 'commit': 10, 'reveal': 5, 'verify': 10, 'open': 8, 'dispute': 10,
+              'dispute_open': 8, 'attest': 10, 'attest_open': 5},
   'reward_per_epoch': '90000ngonka', 'min_collateral': '100000ngonka', 'fail_bond': '1000ngonka',
   'checks_per_commit': 2, 'double_check_ppm': 0, 'recheck_validators': 1,
   'validator_share_ppm': 200000, 'attest_share_ppm': 50000, 'hw_classes': ['$cls'],
@@ -108,7 +108,8 @@ claimed() { status "$1" | py 'import json,sys; print(json.load(sys.stdin)["rewar
 # Epochs of 200 blocks: epoch 1 settles at epoch 2's start (220) and is
 # claimed from its claim-money stage (245); epoch 3 starts at 420 and
 # settles epoch 2, claimed from 445. Windows of 5 to 10 blocks of 200 ms
-# leave a loaded machine (or a sanitizer build) time for every duty.
+# leave a loaded machine (or a sanitizer build, next to the other tests)
+# time for every duty, re-checks included.
 declare -A E1
 until_height 380
 for n in 1 2 3 4; do
