@@ -62,6 +62,11 @@ gd_status gd_member_observe(gd_member *n) GD_MUST_CHECK;
 gd_status gd_member_serve(gd_member *n, const gd_artifact_req *req, gd_artifact_answer *out,
                         unsigned *http_status) GD_MUST_CHECK;
 
+/* The same answer with a file's bytes read into the body (at most max_len,
+ * else GD_ERR_LIMIT): what an in-process peer port hands over. */
+gd_status gd_member_serve_local(gd_member *n, const gd_artifact_req *req, size_t max_len,
+                                gd_artifact_answer *out) GD_MUST_CHECK;
+
 /* GET /v1/status's object and /metrics' text (thread-safe; NULL on OOM). */
 json_t *gd_member_status_json(gd_member *n);
 char *gd_member_metrics_text(gd_member *n);

@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "common/file.h"
 #include "plugin/member_internal.h"
 
 /* The latest height and round the node has seen, under the lock. */
@@ -208,5 +209,21 @@ gd_status gd_member_serve(gd_member *n, const gd_artifact_req *req, gd_artifact_
         n->stats.bytes_out += out->body.len + out->proof.len;
         pthread_mutex_unlock(&n->mu);
     }
+    return s;
+}
+
+gd_status gd_member_serve_local(gd_member *n, const gd_artifact_req *req, size_t max_len,
+                                gd_artifact_answer *out) {
+    unsigned status = 0;
+    GD_TRY(gd_member_serve(n, req, out, &status));
+    gd_status s = GD_OK;
+    if (out->path[0] != '\0') {
+        s = gd_file_read(out->path, max_len, &out->body);
+        out->path[0] = '\0';
+    }
+    if (s == GD_OK && out->body.len > max_len)
+        s = gd_fail(GD_ERR_LIMIT, "answer over %zu bytes", max_len);
+    if (s != GD_OK)
+        gd_artifact_answer_free(out);
     return s;
 }

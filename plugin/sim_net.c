@@ -162,21 +162,7 @@ static gd_status gd_sim_fetch(void *ctx, const char *url, const gd_artifact_req 
     unsigned who = 0;
     if (sscanf(url, "sim://%u", &who) != 1 || who >= net->n || net->members[who] == NULL)
         return gd_fail(GD_ERR_NETWORK, "%.100s: no such member", url);
-    unsigned status = 0;
-    GD_TRY(gd_member_serve(net->members[who], req, out, &status));
-    if (out->path[0] != '\0') {
-        gd_status s = gd_file_read(out->path, max_len, &out->body);
-        out->path[0] = '\0';
-        if (s != GD_OK) {
-            gd_artifact_answer_free(out);
-            return s;
-        }
-    }
-    if (out->body.len > max_len) {
-        gd_artifact_answer_free(out);
-        return gd_fail(GD_ERR_LIMIT, "%.100s: answer over %zu bytes", url, max_len);
-    }
-    return GD_OK;
+    return gd_member_serve_local(net->members[who], req, max_len, out);
 }
 
 static const gd_peer_port_iface gd_sim_peer_iface = {gd_sim_fetch};

@@ -9,82 +9,15 @@
 # are the chain's settle amounts; nobody is slashed; the eval loss of the
 # served checkpoint fell from G_0's; /metrics answers in Prometheus text.
 # Usage: node_daemons.sh BIN_DIR
-set -uo pipefail
-bin=$(realpath "$1")
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  for f in "$work"/*.log; do echo "--- $f"; tail -n 15 "$f"; done
-  exit 1
-}
-ok() { echo "ok: $*"; }
-cd "$work"
-dg="$bin/gonka-diloco"
-py() { python3 -c "$@"; }
-
-cls=$("$dg" node hardware-class --json | py 'import json,sys; print(json.load(sys.stdin)["hardware_class"])')
-"$dg" sim --model tiny --data synthetic:markov:1 --workers 3 --inner-steps 8 --segment-steps 2 \
-  --batch 8 --seq 64 --rounds 20 --chunk-elems 4096 --print-spec >base.json 2>sim.log || fail "sim --print-spec"
-py "
-import json
-s = json.load(open('base.json'))
-s.update({
-  'windows': {'train': 10, 'commit': 10, 'reveal': 5, 'verify': 10, 'open': 8, 'dispute': 10,
-              'dispute_open': 8, 'attest': 10, 'attest_open': 5},
-  'reward_per_epoch': '90000ngonka', 'min_collateral': '100000ngonka', 'fail_bond': '1000ngonka',
-  'checks_per_commit': 2, 'double_check_ppm': 0, 'recheck_validators': 1,
-  'validator_share_ppm': 200000, 'attest_share_ppm': 50000, 'hw_classes': ['$cls'],
-  'min_class_members': 3, 'avail_chunks': 2, 'cheat_slash': '90000ngonka',
-  'skip_slash': '1000ngonka', 'suspend_rounds': 2, 'max_members': 16})
-json.dump(s, open('spec.json', 'w'))
-" || fail "spec"
-"$bin/gonka-localnet" init --home home --accounts 5 --epoch-length 200 --diloco-run spec.json \
-  --diloco-pool 1000000ngonka >init.log 2>&1 || fail "localnet init: $(cat init.log)"
-"$bin/gonka-localnet" start --home home --rpc 127.0.0.1:0 --rpc-addr-file rpc.addr \
-  --block-time 200ms --check-invariants >chain.log 2>&1 &
-pids+=($!)
-for _ in $(seq 1 100); do [ -s rpc.addr ] && break; sleep 0.05; done
-[ -s rpc.addr ] || fail "localnet did not start"
-node="http://$(cat rpc.addr)"
-chain_id=$("$dg" status --node "$node" --json | py 'import json,sys; print(json.load(sys.stdin)["network"])')
-
-free_port() { py 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-declare -A PORT
-start_host() { # start_host N ROLES
-  local n=$1 roles=$2
-  if [ ! -f "h$n/node.yaml" ]; then
-    PORT[$n]=$(free_port)
-    "$dg" node init --home "h$n" --node "$node" --chain-id "$chain_id" \
-      --key "home/keys/account-$n.key" --roles "$roles" --collateral 200000ngonka >/dev/null \
-      || fail "node init $n"
-    sed -i "s|^listen: .*|listen: \"127.0.0.1:${PORT[$n]}\"|; s|^public_url: .*|public_url: \"http://127.0.0.1:${PORT[$n]}\"|; s|^threads: .*|threads: 1|" "h$n/node.yaml"
-  fi
-  "$dg" run --config "h$n/node.yaml" --poll-ms 100 >>"host$n.log" 2>&1 &
-  pids+=($!)
-  HOSTPID[$n]=$!
-}
-declare -A HOSTPID
+windows="{'train': 10, 'commit': 10, 'reveal': 5, 'verify': 10, 'open': 8, 'dispute': 10,
+          'dispute_open': 8, 'attest': 10, 'attest_open': 5}"
+accounts=5
+epoch_length=200
+. "$(dirname "$0")/node_lib.sh" "$1"
 start_host 1 worker
 start_host 2 worker
 start_host 3 worker
 start_host 4 validator
-status() { curl -sf --max-time 5 "http://127.0.0.1:${PORT[$1]}/v1/status"; }
-height() { "$dg" status --node "$node" --json | py 'import json,sys; print(json.load(sys.stdin)["latest_block_height"])'; }
-until_height() {
-  for _ in $(seq 1 3000); do
-    kill -0 "${pids[0]}" 2>/dev/null || fail "localnet stopped (an invariant broke?)"
-    for n in 1 2 3 4; do kill -0 "${HOSTPID[$n]}" 2>/dev/null || fail "host $n stopped"; done
-    [ "$(height)" -ge "$1" ] && return 0
-    sleep 0.1
-  done
-  fail "height did not reach $1"
-}
 
 # G_0 as served once round 0 is open, for the loss at the start.
 until_height 40

@@ -26,87 +26,11 @@
 # busy daemons on a small machine to land their answers in time.
 # No honest daemon is slashed or skip-slashed in any round.
 # Usage: node_faults.sh BIN_DIR
-set -uo pipefail
-bin=$(realpath "$1")
-work=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  for f in "$work"/*.log; do echo "--- $f"; tail -n 15 "$f"; done
-  exit 1
-}
-ok() { echo "ok: $*"; }
-cd "$work"
-dg="$bin/gonka-diloco"
-py() { python3 -c "$@"; }
-
-cls=$("$dg" node hardware-class --json | py 'import json,sys; print(json.load(sys.stdin)["hardware_class"])')
-"$dg" sim --model tiny --data synthetic:markov:1 --workers 3 --inner-steps 8 --segment-steps 2 \
-  --batch 8 --seq 64 --rounds 20 --chunk-elems 4096 --print-spec >base.json 2>sim.log || fail "sim --print-spec"
-py "
-import json
-s = json.load(open('base.json'))
-s.update({
-  'windows': {'train': 8, 'commit': 10, 'reveal': 4, 'verify': 12, 'open': 4, 'dispute': 6,
-              'dispute_open': 4, 'attest': 6, 'attest_open': 4},
-  'reward_per_epoch': '90000ngonka', 'min_collateral': '100000ngonka', 'fail_bond': '1000ngonka',
-  'checks_per_commit': 2, 'double_check_ppm': 0, 'recheck_validators': 1,
-  'validator_share_ppm': 200000, 'attest_share_ppm': 50000, 'hw_classes': ['$cls'],
-  'min_class_members': 3, 'avail_chunks': 2, 'cheat_slash': '90000ngonka',
-  'skip_slash': '1000ngonka', 'suspend_rounds': 2, 'max_members': 16})
-json.dump(s, open('spec.json', 'w'))
-" || fail "spec"
-"$bin/gonka-localnet" init --home home --accounts 7 --epoch-length 160 --diloco-run spec.json \
-  --diloco-pool 1000000ngonka >init.log 2>&1 || fail "localnet init: $(cat init.log)"
-"$bin/gonka-localnet" start --home home --rpc 127.0.0.1:0 --rpc-addr-file rpc.addr \
-  --block-time 200ms --check-invariants >chain.log 2>&1 &
-pids+=($!)
-for _ in $(seq 1 100); do [ -s rpc.addr ] && break; sleep 0.05; done
-[ -s rpc.addr ] || fail "localnet did not start"
-node="http://$(cat rpc.addr)"
-chain_id=$("$dg" status --node "$node" --json | py 'import json,sys; print(json.load(sys.stdin)["network"])')
-
-free_port() { py 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-declare -A PORT HOSTPID ADDR
-hosts=()
-start_host() { # start_host N ROLES [PUBLIC_URL]: a second call restarts it with the same config
-  local n=$1 roles=$2 url=${3:-}
-  if [ ! -f "h$n/node.yaml" ]; then
-    PORT[$n]=$(free_port)
-    url=${url:-http://127.0.0.1:${PORT[$n]}}
-    "$dg" node init --home "h$n" --node "$node" --chain-id "$chain_id" \
-      --key "home/keys/account-$n.key" --roles "$roles" --collateral 200000ngonka >/dev/null \
-      || fail "node init $n"
-    sed -i "s|^listen: .*|listen: \"127.0.0.1:${PORT[$n]}\"|; s|^public_url: .*|public_url: \"$url\"|; s|^threads: .*|threads: 1|" "h$n/node.yaml"
-    ADDR[$n]=$("$dg" keys show --key "home/keys/account-$n.key" --json | py 'import json,sys; print(json.load(sys.stdin)["address"])')
-    hosts+=("$n")
-  fi
-  "$dg" run --config "h$n/node.yaml" --poll-ms 100 >>"host$n.log" 2>&1 &
-  pids+=($!)
-  HOSTPID[$n]=$!
-}
-kill_host() { kill -9 "${HOSTPID[$1]}"; wait "${HOSTPID[$1]}" 2>/dev/null; HOSTPID[$1]=; }
-alive() { # the chain and every host not killed on purpose are running
-  kill -0 "${pids[0]}" 2>/dev/null || fail "localnet stopped (an invariant broke?)"
-  for n in "${hosts[@]}"; do
-    [ -z "${HOSTPID[$n]}" ] || kill -0 "${HOSTPID[$n]}" 2>/dev/null || fail "host $n stopped"
-  done
-}
-status() { curl -sf --max-time 5 "http://127.0.0.1:${PORT[$1]}/v1/status"; }
-height() { "$dg" status --node "$node" --json | py 'import json,sys; print(json.load(sys.stdin)["latest_block_height"])'; }
-until_height() {
-  for _ in $(seq 1 3000); do
-    alive
-    [ "$(height)" -ge "$1" ] && return 0
-    sleep 0.1
-  done
-  fail "height did not reach $1"
-}
+windows="{'train': 8, 'commit': 10, 'reveal': 4, 'verify': 12, 'open': 4, 'dispute': 6,
+          'dispute_open': 4, 'attest': 6, 'attest_open': 4}"
+accounts=7
+epoch_length=160
+. "$(dirname "$0")/node_lib.sh" "$1"
 lines() { wc -l <"host$1.log"; }
 wait_log() { # wait_log N FROM PATTERN SECONDS: host N logs PATTERN after its line FROM
   local n=$1 from=$2 pat=$3 end=$((SECONDS + $4))

@@ -104,21 +104,7 @@ static gd_status nf_fetch(void *ctx, const char *url, const gd_artifact_req *req
         return gd_fail(GD_ERR_NETWORK, "%s: no such peer", url);
     if (net->down[who])
         return gd_fail(GD_ERR_NETWORK, "%s: connection refused", url);
-    unsigned status = 0;
-    GD_TRY(gd_member_serve(net->nodes[who], req, out, &status));
-    if (out->path[0] != '\0') {
-        gd_status s = gd_file_read(out->path, max_len, &out->body);
-        out->path[0] = '\0';
-        if (s != GD_OK) {
-            gd_artifact_answer_free(out);
-            return s;
-        }
-    }
-    if (out->body.len > max_len) {
-        gd_artifact_answer_free(out);
-        return gd_fail(GD_ERR_LIMIT, "%s: answer over %zu bytes", url, max_len);
-    }
-    return GD_OK;
+    return gd_member_serve_local(net->nodes[who], req, max_len, out);
 }
 
 static const gd_peer_port_iface nf_peer_iface = {nf_fetch};
