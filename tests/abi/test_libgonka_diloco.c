@@ -6,6 +6,8 @@
  * against a chain that is not there serves its status over HTTP and steps
  * into a CHAIN error, and closes. */
 #include <arpa/inet.h>
+#include <pthread.h>
+#include <time.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +99,22 @@ static int http_status(const char *addr, char *body, size_t cap) {
     return strncmp(body, "HTTP/1.1 200", 12) == 0 ? 0 : -1;
 }
 
+static volatile int g_stop;
+
+static void *stop_later(void *arg) {
+    (void)arg;
+    struct timespec ts = {1, 500000000L};
+    nanosleep(&ts, NULL);
+    g_stop = 1;
+    return NULL;
+}
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 int main(void) {
     if (mkdtemp(g_dir) == NULL)
         return 1;
@@ -147,6 +165,15 @@ int main(void) {
     /* No chain at 127.0.0.1:1: a step is a CHAIN error, retryable. */
     EXPECT(gonka_diloco_step(h, err, sizeof err) == GONKA_DILOCO_ERR_CHAIN);
     EXPECT(strlen(err) > 0);
+    /* run() waits such an outage out with backoff (it is not fatal) and
+     * returns OK once told to stop. */
+    pthread_t t;
+    double t0 = now();
+    EXPECT(pthread_create(&t, NULL, stop_later, NULL) == 0);
+    EXPECT(gonka_diloco_run(h, &g_stop, 50, err, sizeof err) == GONKA_DILOCO_OK);
+    pthread_join(t, NULL);
+    EXPECT(now() - t0 >= 1.4 && now() - t0 < 10);
+    EXPECT(gonka_diloco_run(h, NULL, 50, err, sizeof err) == GONKA_DILOCO_ERR_INVALID);
     gonka_diloco_close(h);
     fprintf(stderr, "%s\n", failures ? "FAIL" : "all checks passed");
     return failures ? 1 : 0;
