@@ -265,6 +265,19 @@ static gd_status gd_member_send(gd_member *n, const gd_any *msgs, size_t n_msgs,
 
 gd_status gd_member_observe(gd_member *n) { return gd_member_read(n); }
 
+/* Sends the messages gathered so far in one transaction and empties the
+ * batch. */
+static gd_status gd_member_flush(gd_member *n, gd_any *msgs, size_t *n_msgs, gd_action *sent,
+                                 size_t *n_sent, size_t *done) {
+    gd_status s = gd_member_send(n, msgs, *n_msgs, sent, *n_sent);
+    if (s == GD_OK && !n->solo)
+        *done += *n_sent;
+    for (size_t k = 0; k < *n_msgs; k++)
+        gd_any_free(&msgs[k]);
+    *n_msgs = *n_sent = 0;
+    return s;
+}
+
 /* Duties that take time: training, re-execution, aggregation. */
 static bool gd_member_computes(gd_action_kind k) {
     return k == GD_ACT_TRAIN || k == GD_ACT_CHECK || k == GD_ACT_RECHECK ||
@@ -287,30 +300,32 @@ static gd_status gd_member_step_once(gd_member *n, size_t *done, bool *long_duty
     gd_action sent[GD_MEMBER_MSGS_MAX];
     size_t n_msgs = 0, n_sent = 0;
     gd_status s = GD_OK;
-    bool flushed = false;
+    size_t flushes = 0;
     for (size_t i = 0; s == GD_OK && i < n_acts; i++) {
-        if (n->solo && n_msgs > 0)
-            break;
-        /* What is cheap (reports, reveals, seals of secrets) goes before the
-         * first duty that computes, so that minutes of training or
-         * re-execution never push it past its window. */
-        if (gd_member_computes(acts[i].kind) && !flushed && n_msgs > 0) {
-            flushed = true;
-            s = gd_member_send(n, msgs, n_msgs, sent, n_sent);
-            if (s == GD_OK && !n->solo)
-                *done += n_sent;
-            for (size_t k = 0; k < n_msgs; k++)
-                gd_any_free(&msgs[k]);
-            n_msgs = n_sent = 0;
-            if (s != GD_OK || n->solo)
-                break;
+        if (n->solo && (n_msgs > 0 || flushes > 0))
+            break; /* after a refused transaction, one duty per step */
+        bool computes = gd_member_computes(acts[i].kind);
+        /* What is cheap (reports, reveals, seals of secrets) goes before a
+         * duty that computes, and what a computing duty produced (a sealed
+         * verdict) goes at once: minutes of training or a validator's many
+         * re-executions never push an answer past its window. */
+        if (computes && n_msgs > 0) {
+            s = gd_member_flush(n, msgs, &n_msgs, sent, &n_sent, done);
+            flushes++;
         }
+        if (s != GD_OK || (n->solo && flushes > 0))
+            break;
         size_t before = n_msgs;
         s = gd_member_duty(n, &acts[i], msgs, GD_MEMBER_MSGS_MAX, &n_msgs);
         if (s == GD_OK && n_msgs > before)
             sent[n_sent++] = acts[i];
-        if (s == GD_OK && gd_member_computes(acts[i].kind))
+        if (s == GD_OK && computes) {
             *long_duty = true;
+            if (n_msgs > 0) {
+                s = gd_member_flush(n, msgs, &n_msgs, sent, &n_sent, done);
+                flushes++;
+            }
+        }
         if (s == GD_OK && (acts[i].kind == GD_ACT_TRAIN || acts[i].kind == GD_ACT_AGGREGATE))
             (*done)++;
     }

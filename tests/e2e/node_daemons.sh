@@ -9,7 +9,7 @@
 # are the chain's settle amounts; nobody is slashed; the eval loss of the
 # served checkpoint fell from G_0's; /metrics answers in Prometheus text.
 # Usage: node_daemons.sh BIN_DIR
-windows="{'train': 10, 'commit': 10, 'reveal': 5, 'verify': 10, 'open': 8, 'dispute': 10,
+windows="{'train': 10, 'commit': 10, 'reveal': 5, 'verify': 16, 'open': 8, 'dispute': 10,
           'dispute_open': 8, 'attest': 10, 'attest_open': 5}"
 accounts=5
 epoch_length=200
