@@ -179,9 +179,56 @@ static void test_after_void_round(void) {
     nf_free(&net);
 }
 
+/* A copier asks a worker for its payload as soon as it is committed, to
+ * commit a near-copy before the commit window closes; a lazy worker asks
+ * for a peer's states to know the drawn segment early. Both get 425 until
+ * the window that makes the artifact public: the payload once no
+ * commitment can land (reveal_start - 1), the transcript and states once
+ * the seed is fixed (verify_start). */
+static void test_nothing_served_early(void) {
+    nf_net net;
+    df_knobs k;
+    knobs(&k);
+    nf_setup(&net, &k, NODES, g_roles);
+    df_qrun *run = NULL;
+    for (;;) {
+        nf_block(&net);
+        df_qfree(run);
+        run = df_q_run(&net.d);
+        if (run->current_round && net.d.f.height >= run->current_round->windows->commit_start)
+            break;
+    }
+    const Gonka__Diloco__V1__RoundWindows *w = run->current_round->windows;
+    int64_t reveal = w->reveal_start, verify = w->verify_start;
+    gd_artifact_req pay = {.kind = GD_REQ_PAYLOAD, .run = 1, .round = 0};
+    gd_artifact_req state = {.kind = GD_REQ_STATE, .run = 1, .round = 0, .leaf = 0};
+    gd_artifact_req transcript = {.kind = GD_REQ_TRANSCRIPT, .run = 1, .round = 0};
+    gd_artifact_answer a;
+    unsigned status = 0;
+    for (; net.d.f.height < verify; nf_block(&net)) {
+        gd_status s = gd_member_serve(net.nodes[1], &pay, &a, &status);
+        if (net.d.f.height < reveal - 1)
+            CHECK(s != GD_OK && status == 425);
+        gd_artifact_answer_free(&a);
+        CHECK(gd_member_serve(net.nodes[1], &state, &a, &status) != GD_OK && status == 425);
+        CHECK(gd_member_serve(net.nodes[1], &transcript, &a, &status) != GD_OK &&
+              status == 425);
+    }
+    nf_block(&net); /* the member's clock reaches verify_start */
+    CHECK_OK(gd_member_serve(net.nodes[1], &pay, &a, &status));
+    gd_artifact_answer_free(&a);
+    CHECK_OK(gd_member_serve(net.nodes[1], &state, &a, &status));
+    CHECK(status == 200 && a.path[0] != '\0');
+    gd_artifact_answer_free(&a);
+    df_qfree(run);
+    CHECK(net.refused == 0);
+    nf_free(&net);
+}
+
 int main(void) {
     RUN_TEST(test_nodes_play_epoch);
     RUN_TEST(test_restart_after_commit);
     RUN_TEST(test_after_void_round);
+    RUN_TEST(test_nothing_served_early);
     return gd_test_finish();
 }
