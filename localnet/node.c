@@ -650,6 +650,15 @@ gd_status gd_node_run_blocks(gd_node *node, volatile sig_atomic_t *stop) {
             next.tv_sec++;
             next.tv_nsec -= 1000000000L;
         }
+        /* A chain that fell behind its schedule (the process was stopped,
+         * or starved on a busy machine) goes on at its block time from now,
+         * as a CometBFT network does, rather than making up the missed
+         * blocks in a burst that would pass whole windows in milliseconds. */
+        struct timespec woke;
+        clock_gettime(CLOCK_MONOTONIC, &woke);
+        if (woke.tv_sec > next.tv_sec ||
+            (woke.tv_sec == next.tv_sec && woke.tv_nsec > next.tv_nsec))
+            next = woke;
         /* Sleep in short steps so a stop request is seen quickly. */
         for (;;) {
             struct timespec now;

@@ -9,7 +9,7 @@
 # are the chain's settle amounts; nobody is slashed; the eval loss of the
 # served checkpoint fell from G_0's; /metrics answers in Prometheus text.
 # Usage: node_daemons.sh BIN_DIR
-windows="{'train': 10, 'commit': 10, 'reveal': 5, 'verify': 16, 'open': 8, 'dispute': 10,
+windows="{'train': 10, 'commit': 10, 'reveal': 5, 'verify': 22, 'open': 8, 'dispute': 10,
           'dispute_open': 8, 'attest': 10, 'attest_open': 5}"
 accounts=5
 epoch_length=200
@@ -40,9 +40,11 @@ for x in json.load(sys.stdin)['amounts']:
 claimed() { status "$1" | py 'import json,sys; print(json.load(sys.stdin)["rewards_claimed_ngonka"])'; }
 # Epochs of 200 blocks: epoch 1 settles at epoch 2's start (220) and is
 # claimed from its claim-money stage (245); epoch 3 starts at 420 and
-# settles epoch 2, claimed from 445. Windows of 5 to 10 blocks of 200 ms
-# leave a loaded machine (or a sanitizer build, next to the other tests)
-# time for every duty, re-checks included.
+# settles epoch 2, claimed from 445. Windows of 5 to 10 blocks of 200 ms,
+# and 22 for verify, where each validator re-executes its segments one
+# after another, leave a small machine (or a sanitizer build) time for
+# every duty, re-checks included; two rounds of 88 blocks from height 42
+# still end by the PoC start at 220.
 declare -A E1
 until_height 380
 for n in 1 2 3 4; do

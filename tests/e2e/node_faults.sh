@@ -26,7 +26,7 @@
 # busy daemons on a small machine to land their answers in time.
 # No honest daemon is slashed or skip-slashed in any round.
 # Usage: node_faults.sh BIN_DIR
-windows="{'train': 8, 'commit': 10, 'reveal': 4, 'verify': 12, 'open': 4, 'dispute': 6,
+windows="{'train': 8, 'commit': 10, 'reveal': 4, 'verify': 20, 'open': 4, 'dispute': 8,
           'dispute_open': 4, 'attest': 6, 'attest_open': 4}"
 accounts=7
 epoch_length=160
@@ -219,6 +219,12 @@ for n in 2 3 4; do
   if grep -q "retrying in" "host$n.log"; then
     grep -q "the chain answers again" "host$n.log" || fail "host $n did not log the chain's return"
   fi
+  # A daemon busy training when the chain came back reports its height
+  # once the duty is done.
+  for _ in $(seq 1 150); do
+    status "$n" | py "import json,sys; sys.exit(json.load(sys.stdin)['height'] < $h0 + 10)" && break
+    sleep 0.2
+  done
   status "$n" | py "import json,sys; s=json.load(sys.stdin); assert s['height'] >= $h0 + 10, s" \
     || fail "host $n did not follow the chain after the outage"
 done
