@@ -50,7 +50,7 @@ json_t *gd_dd_spec(uint32_t segments) {
         "{s:s,s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:s,"
         "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,"
         "s:s,s:s,s:i,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:b,s:s,s:i,s:b,"
-        "s:[s],s:s,s:s,s:i}",
+        "s:[s],s:s,s:s,s:i,s:s}",
         "model", "tiny", "layout_digest",
         "1111111111111111111111111111111111111111111111111111111111111111", "seed", 1,
         "data_spec", "synthetic:markov:1", "initial_state_hash",
@@ -65,7 +65,8 @@ json_t *gd_dd_spec(uint32_t segments) {
         "0.1", "grad_clip", "1", "batch", 8, "seq_len", 64, "micro_batch", 8, "clip_factor", "2",
         "error_feedback", 1, "error_feedback_decay", "1", "chunk_elems", 1048576, "overlap", 0,
         "hw_classes", "cpu", "cheat_slash", "1000000ngonka", "skip_slash", "10000ngonka",
-        "max_members", 1024);
+        "max_members", 1024, "data_digest",
+        "3333333333333333333333333333333333333333333333333333333333333333");
 }
 
 void gd_dd_open(gd_dd *d, int members, json_t *spec, const char *const *classes,

@@ -373,6 +373,7 @@ gd_status gd_diloco_spec_check(const Gonka__Diloco__V1__RunSpec *s) {
     GD_TRY(gd_diloco_text_check(s->data_spec, GD_DILOCO_TEXT_MAX, "run spec: data_spec"));
     GD_TRY(gd_hash_check(&s->layout_digest, "layout_digest"));
     GD_TRY(gd_hash_check(&s->initial_state_hash, "initial_state_hash"));
+    GD_TRY(gd_hash_check(&s->data_digest, "data_digest"));
     GD_TRY(gd_spec_steps_check(s));
     if (s->codec == NULL || !gd_codec_text_ok(s->codec))
         return gd_fail(GD_ERR_INVALID, "run spec: codec '%.40s' is not none, bf16, int8, int4 "

@@ -110,6 +110,20 @@ static json_t *gd_u64_json(uint64_t v) {
     return json_string(text);
 }
 
+/* The digest of the data a spec names (trainer/data.h), as hex. */
+static int gd_spec_data_digest(gd_cli *cli, const char *data_spec, char hex[65]) {
+    gd_data *d = NULL;
+    gd_status s = gd_data_open(&d, data_spec ? data_spec : "");
+    uint8_t digest[32];
+    if (s == GD_OK)
+        s = gd_data_digest(d, digest);
+    gd_data_close(d);
+    if (s != GD_OK)
+        return gd_cli_fail(cli, gd_fail_context(s, "--data"));
+    gd_hex_encode(hex, digest, sizeof digest, false);
+    return -1;
+}
+
 /* Turns the spec into a configuration and names G_0 in it. */
 static int gd_spec_finish(gd_cli *cli, Gonka__Diloco__V1__RunSpec *spec, uint64_t run,
                           const gd_model_config *model, int threads, gd_run_config *rc) {
@@ -210,6 +224,9 @@ int gd_sim_spec_from_flags(gd_cli *cli, gd_args *args, uint64_t warm_start, uint
     gd_hex_encode(layout_hex, layout.digest, sizeof layout.digest, false);
     gd_param_layout_free(&layout);
     const char *data = gd_arg(args, "data");
+    char data_hex[65];
+    if ((code = gd_spec_data_digest(cli, data, data_hex)) >= 0)
+        return code;
 
     json_t *j = json_pack(
         "{s:s,s:s,s:o,s:s,s:s,s:I,s:I,s:I,s:o,s:I,s:I,s:s}", "model", model_name,
@@ -243,6 +260,7 @@ int gd_sim_spec_from_flags(gd_cli *cli, gd_args *args, uint64_t warm_start, uint
     json_object_set_new(j, "error_feedback_decay", json_string(decay));
     json_object_set_new(j, "chunk_elems", json_integer((json_int_t)chunk));
     json_object_set_new(j, "overlap", json_boolean(gd_flag(args, "overlap")));
+    json_object_set_new(j, "data_digest", json_string(data_hex));
     s = gd_diloco_spec_from_json(spec, j);
     json_decref(j);
     if (s != GD_OK)
@@ -269,6 +287,13 @@ int gd_sim_spec_from_file(gd_cli *cli, const char *path, uint64_t run,
                                         "--spec %.200s: its initial_state_hash is not G_0 of "
                                         "its model and seed",
                                         path));
+    gd_data *data = NULL;
+    if (code < 0) {
+        s = gd_run_config_open_data(rc, NULL, 0, &data);
+        if (s != GD_OK)
+            code = gd_cli_fail(cli, gd_fail_context(s, "--spec %.200s", path));
+        gd_data_close(data);
+    }
     if (code >= 0) {
         gd_diloco_spec_free(*spec);
         *spec = NULL;

@@ -25,6 +25,7 @@
 
 struct gonka_diloco {
     gd_node_settings s;
+    const char *data_paths[GD_NODE_DATA_MAX]; /* into s.data, for the member */
     gd_key key;
     gd_chain_rpc chain;
     gd_peer_http *peers;
@@ -107,7 +108,10 @@ static int gd_abi_open_member(gonka_diloco *h, char *err, size_t cap) {
                            .artifact_url = s->public_url, .hw_class = cls,
                            .state_dir = s->state_dir,
                            .threads = s->threads ? (int)s->threads
-                                                 : (int)sysconf(_SC_NPROCESSORS_ONLN)};
+                                                 : (int)sysconf(_SC_NPROCESSORS_ONLN),
+                           .data_paths = h->data_paths, .n_data_paths = s->n_data};
+    for (unsigned i = 0; i < s->n_data; i++)
+        h->data_paths[i] = s->data[i];
     if ((st = gd_coin_parse(&o.collateral, s->collateral)) != GD_OK)
         return gd_abi_fail(GONKA_DILOCO_ERR_CONFIG, st, err, cap, "collateral");
     if ((st = gd_chain_rpc_open(&h->chain, s->rpc, s->chain_id, s->gas_price)) != GD_OK)

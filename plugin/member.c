@@ -145,7 +145,8 @@ gd_status gd_member_engine(gd_member *n) {
         return GD_OK;
     if (n->ans.run == NULL || n->ans.run->run == NULL || n->ans.run->run->spec == NULL)
         return gd_fail(GD_ERR_NOT_FOUND, "run %" PRIu64 " has no spec", n->o.run);
-    GD_TRY(gd_engine_open(&n->engine, n->ans.run->run->spec, n->o.run, n->o.threads));
+    GD_TRY(gd_engine_open(&n->engine, n->ans.run->run->spec, n->o.run, n->o.threads,
+                          n->o.data_paths, n->o.n_data_paths));
     n->engine_open = true;
     return GD_OK;
 }
@@ -287,6 +288,18 @@ static bool gd_member_computes(gd_action_kind k) {
 static gd_status gd_member_step_once(gd_member *n, size_t *done, bool *long_duty) {
     *long_duty = false;
     GD_TRY(gd_member_read(n));
+    /* The engine opens once the run's spec is read, before any duty: a run
+     * this host cannot take part in (its local data is not the run's, the
+     * model is unknown here) stops the member with the reason, rather than
+     * failing every duty of every round. */
+    if (!n->engine_open && n->ans.run && n->ans.run->run && n->ans.run->run->spec) {
+        gd_status s = gd_member_engine(n);
+        if (s == GD_ERR_NOMEM)
+            return s;
+        if (s != GD_OK)
+            return gd_fail_context(GD_ERR_INVALID, "run %" PRIu64 " cannot be run here",
+                                   n->o.run);
+    }
     /* Once per block: what was sent at this height lands in the next one. */
     if (n->view.view.height == n->stepped_height)
         return GD_OK;

@@ -35,6 +35,9 @@ typedef struct gd_member_options {
     gd_coin collateral;        /* bonded at join */
     const char *state_dir;
     int threads;
+    const char *const *data_paths; /* local paths of the run's data (none: the spec's); kept
+                                    * by the caller while the member lives */
+    size_t n_data_paths;
 } gd_member_options;
 
 typedef struct gd_member gd_member;

@@ -11,7 +11,7 @@
 #include "trainer/init.h"
 
 gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, uint64_t run,
-                         int threads) {
+                         int threads, const char *const *data_paths, size_t n_data_paths) {
     memset(e, 0, sizeof *e);
     GD_TRY(gd_run_config_from_spec(&e->rc, spec, run, NULL));
     if (e->rc.diloco.overlap)
@@ -24,7 +24,7 @@ gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, u
     e->rc.data_spec = e->data_spec;
     gd_status s = gd_trainer_create(&e->trainer, &e->rc.model, &e->rc.diloco.inner, threads);
     if (s == GD_OK)
-        s = gd_data_open(&e->data, e->data_spec);
+        s = gd_run_config_open_data(&e->rc, data_paths, n_data_paths, &e->data);
     if (s == GD_OK) {
         const gd_param_layout *layout = gd_trainer_layout(e->trainer);
         e->n = layout->total;

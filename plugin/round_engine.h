@@ -43,9 +43,12 @@ typedef struct gd_engine {
 } gd_engine;
 
 /* The engine of run `run` from its spec (plugin/run_config.h): its model,
- * trainer and data source. */
+ * trainer and data source, the spec's data read from data_paths when any
+ * are given (the node's `data` key) and refused unless it is the run's
+ * (gd_run_config_open_data). */
 gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, uint64_t run,
-                         int threads) GD_MUST_CHECK;
+                         int threads, const char *const *data_paths,
+                         size_t n_data_paths) GD_MUST_CHECK;
 void gd_engine_close(gd_engine *e);
 
 /* G_0: the spec's seed's weights and zero momentum; its hash must be the

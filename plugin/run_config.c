@@ -1,6 +1,7 @@
 /* RunSpec -> engine configuration (see run_config.h). */
 #include "plugin/run_config.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,7 +100,36 @@ gd_status gd_run_config_from_spec(gd_run_config *out, const Gonka__Diloco__V1__R
     if (gd_diloco_config_validate(c, &out->model) != GD_OK)
         return gd_fail_context(GD_ERR_INVALID, "run spec");
     out->data_spec = spec->data_spec;
+    memcpy(out->data_digest, spec->data_digest.data, 32);
     memcpy(out->initial_state_hash, spec->initial_state_hash.data, 32);
+    return GD_OK;
+}
+
+gd_status gd_run_config_open_data(const gd_run_config *rc, const char *const *paths,
+                                  size_t n_paths, gd_data **out) {
+    *out = NULL;
+    gd_data *d = NULL;
+    gd_status s = gd_data_open_files(&d, rc->data_spec, paths, n_paths);
+    if (s != GD_OK)
+        return gd_fail_context(s, "run %" PRIu64 "'s data '%.200s'", rc->diloco.run,
+                               rc->data_spec);
+    uint8_t have[32];
+    s = gd_data_digest(d, have);
+    if (s == GD_OK && memcmp(have, rc->data_digest, 32) != 0) {
+        char want_hex[65], have_hex[65];
+        gd_hex_encode(want_hex, rc->data_digest, 32, false);
+        gd_hex_encode(have_hex, have, 32, false);
+        s = gd_fail(GD_ERR_INVALID,
+                    "run %" PRIu64 "'s data_digest is %s, but the local data (%s%s: %s) "
+                    "digests to %s: it is not the run's data (other files, order or contents)",
+                    rc->diloco.run, want_hex, n_paths ? "the data paths given" : "data_spec ",
+                    n_paths ? "" : rc->data_spec, gd_data_describe(d), have_hex);
+    }
+    if (s != GD_OK) {
+        gd_data_close(d);
+        return s;
+    }
+    *out = d;
     return GD_OK;
 }
 

@@ -15,12 +15,14 @@
 #include "common/status.h"
 #include "gonka/diloco/v1/types.pb-c.h"
 #include "trainer/config.h"
+#include "trainer/data.h"
 #include "trainer/diloco.h"
 
 typedef struct gd_run_config {
     gd_model_config model;
     gd_diloco_config diloco;       /* inner_steps = h_max; workers = 1 (a chain has members) */
     const char *data_spec;         /* the spec's */
+    uint8_t data_digest[32];       /* the spec's: gd_data_digest of that data */
     uint8_t initial_state_hash[32];/* the spec's G_0 */
 } gd_run_config;
 
@@ -33,6 +35,13 @@ typedef struct gd_run_config {
 gd_status gd_run_config_from_spec(gd_run_config *out, const Gonka__Diloco__V1__RunSpec *spec,
                                   uint64_t run,
                                   const gd_model_config *local_model) GD_MUST_CHECK;
+
+/* Opens the run's data: data_spec's source, read from the local paths when
+ * any are given (gd_data_open_files: the same files kept elsewhere), and
+ * refused with GD_ERR_INVALID unless its digest is the spec's data_digest:
+ * a host never trains or checks on data other than the run's. */
+gd_status gd_run_config_open_data(const gd_run_config *rc, const char *const *paths,
+                                  size_t n_paths, gd_data **out) GD_MUST_CHECK;
 
 /* G_0's state hash for a configuration: the seed's initial weights and a
  * zero outer momentum, as the spec's initial_state_hash must name it. */

@@ -40,7 +40,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/bytes.h"
 #include "common/file.h"
+#include "common/hash.h"
 #include "common/parse.h"
 #include "common/rng.h"
 #include "trainer/markov.h"
@@ -189,7 +191,7 @@ static int gd_path_cmp(const void *a, const void *b) {
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Fills d->files with the paths matching pattern, sorted bytewise (not by
+/* Appends to d->files the paths matching pattern, sorted bytewise (not by
  * locale: every host must see the same order). A pattern that matches
  * nothing but names an existing file (brackets in a file name) is that
  * file. */
@@ -216,17 +218,24 @@ static gd_status gd_data_expand(gd_data *d, const char *pattern, const char *wha
     } else {
         s = gd_fail(GD_ERR_IO, "cannot read the directories of '%s'", pattern);
     }
+    size_t have = d->file_count;
+    if (s == GD_OK && n > SIZE_MAX / sizeof *d->files - have)
+        s = gd_fail(GD_ERR_LIMIT, "too many files match '%s'", pattern);
     if (s == GD_OK) {
-        d->files = calloc(n, sizeof *d->files);
-        if (d->files == NULL)
-            s = gd_fail(GD_ERR_NOMEM, "out of memory for %zu file names", n);
+        gd_data_file *files = realloc(d->files, (have + n) * sizeof *files);
+        if (files == NULL)
+            s = gd_fail(GD_ERR_NOMEM, "out of memory for %zu file names", have + n);
+        else {
+            memset(files + have, 0, n * sizeof *files);
+            d->files = files;
+        }
     }
     for (size_t i = 0; s == GD_OK && i < n; i++) {
-        d->files[i].path = strdup(paths[i]);
-        if (d->files[i].path == NULL)
+        d->files[have + i].path = strdup(paths[i]);
+        if (d->files[have + i].path == NULL)
             s = gd_fail(GD_ERR_NOMEM, "out of memory");
         else
-            d->file_count = i + 1;
+            d->file_count = have + i + 1;
     }
     globfree(&g);
     return s;
@@ -289,9 +298,10 @@ static gd_status gd_map_shard_fd(int fd, gd_data_file *f, uint32_t *token_bytes)
     return GD_OK;
 }
 
-static gd_status gd_data_open_shards(gd_data *d, const char *pattern) {
+static gd_status gd_data_open_shards(gd_data *d, const char *const *patterns, size_t n_patterns) {
     d->kind = GD_DATA_SHARDS;
-    GD_TRY(gd_data_expand(d, pattern, "token shard"));
+    for (size_t p = 0; p < n_patterns; p++)
+        GD_TRY(gd_data_expand(d, patterns[p], "token shard"));
     for (size_t i = 0; i < d->file_count; i++) {
         gd_data_file *f = &d->files[i];
         int fd = open(f->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -330,10 +340,12 @@ static gd_status gd_read_text_file(gd_data_file *f, uint8_t *dest) {
     return s;
 }
 
-static gd_status gd_data_open_text(gd_data *d, const char *pattern) {
+static gd_status gd_data_open_text(gd_data *d, const char *const *patterns, size_t n_patterns) {
     d->kind = GD_DATA_TEXT;
     d->token_bytes = 1;
-    GD_TRY(gd_data_expand(d, pattern, "text: file"));
+    for (size_t p = 0; p < n_patterns; p++)
+        GD_TRY(gd_data_expand(d, patterns[p], "text: file"));
+    const char *pattern = patterns[0];
     /* Sizes first, so the text is one allocation of the right size. */
     for (size_t i = 0; i < d->file_count; i++) {
         gd_data_file *f = &d->files[i];
@@ -347,12 +359,13 @@ static gd_status gd_data_open_text(gd_data *d, const char *pattern) {
         d->total += f->count;
         if (d->total > GD_TEXT_MAX_BYTES)
             return gd_fail(GD_ERR_LIMIT,
-                           "the files matching text:%s hold more than 4 GiB, the most a text: "
-                           "source reads into memory; tokenize them into shards instead",
-                           pattern);
+                           "the files matching text:%s%s hold more than 4 GiB, the most a "
+                           "text: source reads into memory; tokenize them into shards instead",
+                           pattern, n_patterns > 1 ? " and the other patterns" : "");
     }
     if (d->total == 0)
-        return gd_fail(GD_ERR_INVALID, "the files matching text:%s are empty", pattern);
+        return gd_fail(GD_ERR_INVALID, "the files matching text:%s%s are empty", pattern,
+                       n_patterns > 1 ? " and the other patterns" : "");
     d->text = malloc((size_t)d->total);
     if (d->text == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory for %llu bytes of text",
@@ -515,8 +528,9 @@ gd_status gd_data_open(gd_data **out, const char *spec) {
     gd_status s;
     if (colon != NULL && gd_is_scheme(spec, colon)) {
         size_t n = (size_t)(colon - spec);
+        const char *pattern = colon + 1;
         if (n == 4 && memcmp(spec, "text", 4) == 0)
-            s = gd_data_open_text(d, colon + 1);
+            s = gd_data_open_text(d, &pattern, 1);
         else if (n == 9 && memcmp(spec, "synthetic", 9) == 0)
             s = gd_data_open_synthetic(d, colon + 1, spec);
         else
@@ -526,7 +540,7 @@ gd_status gd_data_open(gd_data **out, const char *spec) {
                         "path or glob (write ./%s for a file name with a colon)",
                         (int)n, spec, spec, spec);
     } else {
-        s = gd_data_open_shards(d, spec);
+        s = gd_data_open_shards(d, &spec, 1);
     }
     if (s != GD_OK) {
         gd_data_close(d);
@@ -534,6 +548,80 @@ gd_status gd_data_open(gd_data **out, const char *spec) {
     }
     gd_data_set_description(d);
     *out = d;
+    return GD_OK;
+}
+
+gd_status gd_data_open_files(gd_data **out, const char *spec, const char *const *paths,
+                             size_t n_paths) {
+    *out = NULL;
+    if (n_paths == 0)
+        return gd_data_open(out, spec);
+    if (spec == NULL)
+        spec = "";
+    const char *colon = strchr(spec, ':');
+    bool text = colon != NULL && gd_is_scheme(spec, colon) && colon - spec == 4 &&
+                memcmp(spec, "text", 4) == 0;
+    if (colon != NULL && gd_is_scheme(spec, colon) && !text)
+        return gd_fail(GD_ERR_INVALID,
+                       "data source '%s' is not read from files, so no local paths can stand "
+                       "for it: name none",
+                       spec);
+    for (size_t i = 0; i < n_paths; i++)
+        if (paths[i] == NULL || paths[i][0] == '\0')
+            return gd_fail(GD_ERR_INVALID, "local data path %zu is empty", i + 1);
+    gd_data *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    gd_status s = text ? gd_data_open_text(d, paths, n_paths)
+                       : gd_data_open_shards(d, paths, n_paths);
+    if (s != GD_OK) {
+        gd_data_close(d);
+        return s;
+    }
+    gd_data_set_description(d);
+    *out = d;
+    return GD_OK;
+}
+
+/* --- digest -------------------------------------------------------------- */
+
+static void gd_digest_u32(gd_sha256_ctx *h, uint32_t v) {
+    uint8_t b[4];
+    gd_put_le32(b, v);
+    gd_sha256_update(h, b, sizeof b);
+}
+
+static void gd_digest_u64(gd_sha256_ctx *h, uint64_t v) {
+    uint8_t b[8];
+    gd_put_le64(b, v);
+    gd_sha256_update(h, b, sizeof b);
+}
+
+gd_status gd_data_digest(const gd_data *data, uint8_t out[32]) {
+    gd_sha256_ctx *h;
+    GD_TRY(gd_sha256_begin(&h));
+    static const char domain[] = "gonka-diloco data v1";
+    gd_sha256_update(h, domain, sizeof domain - 1);
+    gd_digest_u32(h, (uint32_t)data->kind);
+    if (data->kind == GD_DATA_MARKOV) {
+        gd_digest_u32(h, data->n_markov);
+        for (uint32_t c = 0; c < data->n_markov; c++) {
+            gd_digest_u64(h, gd_markov_seed(data->markovs[c]));
+            gd_digest_u32(h, gd_markov_alphabet(data->markovs[c]));
+            gd_digest_u32(h, gd_markov_order(data->markovs[c]));
+        }
+    } else {
+        gd_digest_u32(h, data->token_bytes);
+        gd_digest_u64(h, data->file_count);
+        for (size_t i = 0; i < data->file_count; i++) {
+            const gd_data_file *f = &data->files[i];
+            uint8_t file_hash[GD_SHA256_LEN];
+            gd_sha256(file_hash, f->tokens, (size_t)f->count * data->token_bytes);
+            gd_digest_u64(h, f->count);
+            gd_sha256_update(h, file_hash, sizeof file_hash);
+        }
+    }
+    gd_sha256_finish(h, out);
     return GD_OK;
 }
 

@@ -52,15 +52,34 @@
 typedef struct gd_data gd_data;
 
 typedef enum gd_data_kind {
-    GD_DATA_MARKOV,
-    GD_DATA_TEXT,
-    GD_DATA_SHARDS,
+    GD_DATA_MARKOV = 0, /* values enter the data digest */
+    GD_DATA_TEXT = 1,
+    GD_DATA_SHARDS = 2,
 } gd_data_kind;
 
 /* Opens a source; a bad spec, a missing file or a corrupt shard header is
  * GD_ERR_INVALID / GD_ERR_NOT_FOUND / GD_ERR_PARSE with a message naming the
  * file and what is wrong. Shards are memory-mapped, text is read. */
 gd_status gd_data_open(gd_data **out, const char *spec) GD_MUST_CHECK;
+
+/* The source `spec` names, read from local paths (files or globs, each
+ * expanded and sorted as above, in the order given) instead of the
+ * location in spec: the same text: or shard source kept elsewhere on
+ * another host. No paths: gd_data_open(spec). A synthetic spec has no
+ * files and takes no paths (GD_ERR_INVALID). */
+gd_status gd_data_open_files(gd_data **out, const char *spec, const char *const *paths,
+                             size_t n_paths) GD_MUST_CHECK;
+
+/* The data digest, which a run spec records so every host trains on the
+ * same data: SHA-256 of "gonka-diloco data v1", then little-endian u32
+ * kind (0 Markov, 1 text, 2 shards) and
+ *   Markov: u32 components, then per component u64 seed, u32 alphabet,
+ *           u32 order;
+ *   text, shards: u32 token bytes, u64 files, then per file in order u64
+ *           tokens and the SHA-256 of its token bytes (a shard's header
+ *           excluded).
+ * Paths never enter it: hosts keep the files where they like. */
+gd_status gd_data_digest(const gd_data *data, uint8_t out[32]) GD_MUST_CHECK;
 void gd_data_close(gd_data *data);
 
 gd_data_kind gd_data_kind_of(const gd_data *data);

@@ -148,8 +148,13 @@ import json, sys
 s = json.load(open(sys.argv[1]))
 s["initial_state_hash"] = "ab" * 32
 json.dump(s, open("wrong_g0.json", "w"))
+s = json.load(open(sys.argv[1]))
+s["data_spec"] = "synthetic:markov:2"
+json.dump(s, open("other_data.json", "w"))
 PY
   check 2 "--spec naming another G_0" -- sim --spec wrong_g0.json --workers 2 --rounds 1
+  check 2 "--spec whose data_digest is not its data's" -- sim --spec other_data.json --workers 2 --rounds 1
+  grep -q "data_digest is" err.txt || bad "the refusal does not name data_digest: $(cat err.txt)"
   check 2 "--spec with a flag the spec fixes" -- sim --spec spec.json --lr 0.01
   check 2 "--spec with --data" -- sim --spec spec.json --data synthetic:markov:3
   check 1 "--spec of a missing file" -- sim --spec /no/such/spec.json

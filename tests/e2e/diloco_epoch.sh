@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # A full epoch of the DiLoCo training module (protocol v2) on gonka-localnet,
-# driven by scripted `gonka-diloco tx` commands (no trainer): genesis creates
+# driven by scripted `gonka-diloco tx` commands (no trainer): the commands'
+# wiring, not training. The layout digest, G_0, transcript roots, verdict
+# digests and state hashes are placeholders the module stores and compares
+# but never recomputes; the epoch with every value real (trained,
+# re-executed, aggregated) is test_node_epoch and, with separate daemon
+# processes, e2e_node_daemons. Genesis creates
 # run 1; six hosts of the run's one hardware class join and get ranks 0 to
 # 5, and seal a secret for round 0; round 0 opens in epoch 1's Inference
 # phase; each host commits a real payload file, reveals its secret, reports
@@ -37,6 +42,7 @@ cat >spec.json <<'JSON'
   "seed": "1",
   "data_spec": "synthetic:markov:1",
   "initial_state_hash": "2222222222222222222222222222222222222222222222222222222222222222",
+  "data_digest": "3333333333333333333333333333333333333333333333333333333333333333",
   "h_min": 20, "h_max": 40, "segment_steps": 10, "tokens_per_step": "512",
   "outer_lr_ppm": 700000, "outer_momentum_ppm": 900000, "codec": "int8",
   "windows": {"train": 2, "commit": 12, "reveal": 12, "verify": 44, "open": 36,

@@ -50,6 +50,8 @@ json_t *df_spec_json(const df_knobs *k) {
     json_object_set_new(j, "data_spec", json_string("synthetic:markov:1"));
     json_object_set_new(j, "initial_state_hash",
                         json_string("2222222222222222222222222222222222222222222222222222222222222222"));
+    json_object_set_new(j, "data_digest",
+                        json_string("3333333333333333333333333333333333333333333333333333333333333333"));
     json_object_set_new(j, "h_min", json_integer(4));
     json_object_set_new(j, "h_max", json_integer(8));
     json_object_set_new(j, "segment_steps", json_integer(2));

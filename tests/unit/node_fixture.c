@@ -6,14 +6,17 @@
 #include <string.h>
 
 #include "chain/diloco_query.h"
+#include "chain/diloco_rules.h"
 #include "chain/diloco_spec.h"
 #include "chain/epoch_codec.h"
 #include "chain/query.h"
 #include "common/bytes.h"
 #include "common/file.h"
+#include "gonka/diloco/v1/tx.pb-c.h"
 #include "plugin/run_config.h"
 #include "plugin/round_driver.h"
 #include "tests/testkit.h"
+#include "trainer/data.h"
 
 /* --- the spec -------------------------------------------------------------------------------- */
 
@@ -27,6 +30,13 @@ json_t *nf_spec(const df_knobs *k) {
     gd_hex_encode(hex, layout.digest, 32, false);
     gd_param_layout_free(&layout);
     json_object_set_new(j, "layout_digest", json_string(hex));
+    gd_data *data = NULL;
+    uint8_t digest[32];
+    CHECK_OK(gd_data_open(&data, json_string_value(json_object_get(j, "data_spec"))));
+    CHECK_OK(gd_data_digest(data, digest));
+    gd_data_close(data);
+    gd_hex_encode(hex, digest, 32, false);
+    json_object_set_new(j, "data_digest", json_string(hex));
     Gonka__Diloco__V1__RunSpec *spec = NULL;
     CHECK_OK(gd_diloco_spec_from_json(&spec, j));
     gd_run_config rc;
@@ -84,8 +94,26 @@ static gd_status nf_submit(void *ctx, const gd_key *key, const gd_any *msgs, siz
     nf_port *p = ctx;
     (void)log_cap;
     CHECK(memcmp(key->pubkey, p->net->d.f.keys[p->who].pubkey, GD_PUBKEY_LEN) == 0);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        uint64_t claim = p->net->claim_payload_bytes[p->who];
+        if (claim != 0 && strcmp(msgs[i].type_url, GD_DILOCO_MSG_COMMIT_ROUND) == 0) {
+            Gonka__Diloco__V1__MsgCommitRound *m = gonka__diloco__v1__msg_commit_round__unpack(
+                NULL, msgs[i].value.len, msgs[i].value.data);
+            CHECK(m != NULL);
+            m->payload_bytes = claim;
+            gd_any tampered = {{0}, {0}};
+            snprintf(tampered.type_url, sizeof tampered.type_url, "%s", msgs[i].type_url);
+            CHECK_OK(gd_buf_reserve(&tampered.value,
+                                    gonka__diloco__v1__msg_commit_round__get_packed_size(m)));
+            tampered.value.len =
+                gonka__diloco__v1__msg_commit_round__pack(m, tampered.value.data);
+            gonka__diloco__v1__msg_commit_round__free_unpacked(m, NULL);
+            df_batch_add_any(&p->net->pending, p->who, &tampered);
+            gd_any_free(&tampered);
+            continue;
+        }
         df_batch_add_any(&p->net->pending, p->who, &msgs[i]);
+    }
     *code = 0; /* its outcome is the next block's */
     log[0] = '\0';
     return GD_OK;
@@ -104,6 +132,8 @@ static gd_status nf_fetch(void *ctx, const char *url, const gd_artifact_req *req
         return gd_fail(GD_ERR_NETWORK, "%s: no such peer", url);
     if (net->down[who])
         return gd_fail(GD_ERR_NETWORK, "%s: connection refused", url);
+    if (req->kind == GD_REQ_PAYLOAD)
+        net->payload_fetches[who]++;
     return gd_member_serve_local(net->nodes[who], req, max_len, out);
 }
 
@@ -115,7 +145,9 @@ static void nf_open(nf_net *net, int who) {
     char url[32];
     snprintf(url, sizeof url, "mem://%d", who);
     gd_member_options o = {.run = 1, .roles = net->roles[who], .join = true, .artifact_url = url,
-                         .hw_class = DF_CPU, .state_dir = net->dirs[who], .threads = 1};
+                         .hw_class = DF_CPU, .state_dir = net->dirs[who], .threads = 1,
+                         .data_paths = net->data_paths[who],
+                         .n_data_paths = net->data_paths[who][0] != NULL};
     CHECK_OK(gd_coin_parse(&o.collateral, "20000ngonka"));
     net->ports[who] = (nf_port){net, who};
     gd_chain_port chain = {&nf_chain_iface, &net->ports[who]};
@@ -125,11 +157,13 @@ static void nf_open(nf_net *net, int who) {
 
 void nf_setup(nf_net *net, df_knobs *k, int n, const unsigned *roles) {
     memset(net, 0, sizeof *net);
-    json_t *spec = nf_spec(k);
-    k->spec = spec;
+    const json_t *given = k->spec;
+    json_t *made = given ? NULL : nf_spec(k);
+    if (made)
+        k->spec = made;
     df_setup(&net->d, k, 0, NULL, NULL);
-    k->spec = NULL;
-    json_decref(spec);
+    k->spec = given;
+    json_decref(made);
     net->n = n;
     net->d.n = n; /* the fixture's settlement check and slash watch cover the nodes */
     df_batch_init(&net->pending);

@@ -25,6 +25,10 @@ struct nf_net {
     nf_port ports[DF_ACCOUNTS];
     bool down[DF_ACCOUNTS];        /* its artifacts cannot be fetched */
     bool censor;                   /* blocks hold none of the nodes' transactions */
+    const char *data_paths[DF_ACCOUNTS][1]; /* a node's local data path, or NULL: the spec's */
+    uint64_t claim_payload_bytes[DF_ACCOUNTS]; /* not 0: the node's commitments claim this
+                                                * payload size (rewritten on the way out) */
+    size_t payload_fetches[DF_ACCOUNTS];       /* payload requests its peers sent it */
     df_batch pending;
     size_t duties;                 /* done by all nodes so far */
     uint64_t refused;              /* transactions refused */
@@ -34,8 +38,9 @@ struct nf_net {
  * with the knobs; the caller decrefs it. */
 json_t *nf_spec(const df_knobs *k);
 
-/* The chain with the run (members none yet) and n nodes with roles[i - 1]
- * (GD_NODE_* bits) that join by themselves. */
+/* The chain with the run (k->spec when the caller set it, else nf_spec's;
+ * members none yet) and n nodes with roles[i - 1] (GD_NODE_* bits) that
+ * join by themselves. */
 void nf_setup(nf_net *net, df_knobs *k, int n, const unsigned *roles);
 void nf_free(nf_net *net);
 

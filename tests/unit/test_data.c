@@ -3,6 +3,7 @@
  * synthetic Markov source (determinism, exact entropies checked against a
  * long sampled stream) and malformed specs. */
 #include <dirent.h>
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -756,6 +757,96 @@ static void test_mixture(void) {
     gd_data_close(c2);
 }
 
+/* The data digest a run spec records: a function of the tokens and their
+ * order only. The same shards kept in another directory (opened from local
+ * paths) digest alike; one token changed, the files in another order, a
+ * file left out or another source digest differently; a synthetic source
+ * digests its parameters (defaults spelled out or not) and takes no paths. */
+static void digest_of(gd_data *d, uint8_t out[32]) {
+    memset(out, 0, 32);
+    if (d != NULL)
+        CHECK_OK(gd_data_digest(d, out));
+    gd_data_close(d);
+}
+
+static void test_digest(void) {
+    uint32_t a[300], b[200];
+    for (int i = 0; i < 300; i++)
+        a[i] = (uint32_t)(i * 13 % 1000);
+    for (int i = 0; i < 200; i++)
+        b[i] = (uint32_t)(i * 7 % 1000);
+    CHECK(mkdir(tmp_path("dg-run"), 0755) == 0 || errno == EEXIST);
+    CHECK(mkdir(tmp_path("dg-host"), 0755) == 0 || errno == EEXIST);
+    CHECK_OK(gd_shard_write(tmp_path("dg-run/a.bin"), a, 300, 2));
+    CHECK_OK(gd_shard_write(tmp_path("dg-run/b.bin"), b, 200, 2));
+    CHECK_OK(gd_shard_write(tmp_path("dg-host/part-1.bin"), a, 300, 2));
+    CHECK_OK(gd_shard_write(tmp_path("dg-host/part-2.bin"), b, 200, 2));
+    uint8_t run[32], host[32], other[32];
+    gd_data *d = NULL;
+    CHECK_OK(gd_data_open(&d, tmp_path("dg-run/*.bin")));
+    digest_of(d, run);
+    char part1[600], part2[600], host_glob[600];
+    snprintf(part1, sizeof part1, "%s", tmp_path("dg-host/part-1.bin"));
+    snprintf(part2, sizeof part2, "%s", tmp_path("dg-host/part-2.bin"));
+    snprintf(host_glob, sizeof host_glob, "%s", tmp_path("dg-host/part-*.bin"));
+    const char *host_paths[2] = {part1, part2};
+    CHECK_OK(gd_data_open_files(&d, tmp_path("dg-run/*.bin"), host_paths, 2));
+    digest_of(d, host);
+    CHECK(memcmp(run, host, 32) == 0);
+    const char *glob_path[1] = {host_glob};
+    CHECK_OK(gd_data_open_files(&d, tmp_path("dg-run/*.bin"), glob_path, 1));
+    digest_of(d, host);
+    CHECK(memcmp(run, host, 32) == 0);
+    /* Another order, one file, one token changed, another width. */
+    const char *swapped[2] = {host_paths[1], host_paths[0]};
+    CHECK_OK(gd_data_open_files(&d, tmp_path("dg-run/*.bin"), swapped, 2));
+    digest_of(d, other);
+    CHECK(memcmp(run, other, 32) != 0);
+    CHECK_OK(gd_data_open_files(&d, tmp_path("dg-run/*.bin"), host_paths, 1));
+    digest_of(d, other);
+    CHECK(memcmp(run, other, 32) != 0);
+    b[199] ^= 1;
+    CHECK_OK(gd_shard_write(tmp_path("dg-host/part-2.bin"), b, 200, 2));
+    CHECK_OK(gd_data_open_files(&d, tmp_path("dg-run/*.bin"), host_paths, 2));
+    digest_of(d, other);
+    CHECK(memcmp(run, other, 32) != 0);
+    b[199] ^= 1;
+    CHECK_OK(gd_shard_write(tmp_path("dg-host/part-1.bin"), a, 300, 4));
+    CHECK_OK(gd_shard_write(tmp_path("dg-host/part-2.bin"), b, 200, 4));
+    CHECK_OK(gd_data_open_files(&d, tmp_path("dg-run/*.bin"), host_paths, 2));
+    digest_of(d, other);
+    CHECK(memcmp(run, other, 32) != 0);
+    /* Text: the same bytes as text and elsewhere. */
+    const char *t1 = gd_test_write_file("dg-t1.txt", "hello world\n", 12, 0644);
+    char spec[700];
+    snprintf(spec, sizeof spec, "text:%s", t1);
+    CHECK_OK(gd_data_open(&d, spec));
+    digest_of(d, run);
+    const char *t2 = gd_test_write_file("dg-t2.txt", "hello world\n", 12, 0644);
+    CHECK_OK(gd_data_open_files(&d, spec, &t2, 1));
+    digest_of(d, host);
+    CHECK(memcmp(run, host, 32) == 0);
+    /* Synthetic: parameters, with defaults spelled out or not. */
+    CHECK_OK(gd_data_open(&d, "synthetic:markov:1"));
+    digest_of(d, run);
+    char markov[64];
+    snprintf(markov, sizeof markov, "synthetic:markov:1:%d:%d", GD_MARKOV_DEFAULT_ALPHABET,
+             GD_MARKOV_DEFAULT_ORDER);
+    CHECK_OK(gd_data_open(&d, markov));
+    digest_of(d, host);
+    CHECK(memcmp(run, host, 32) == 0);
+    CHECK_OK(gd_data_open(&d, "synthetic:markov:2"));
+    digest_of(d, other);
+    CHECK(memcmp(run, other, 32) != 0);
+    CHECK_OK(gd_data_open(&d, "synthetic:mixture:1:1"));
+    digest_of(d, other);
+    CHECK(memcmp(run, other, 32) == 0); /* a mixture of one is that one chain */
+    CHECK_STATUS(gd_data_open_files(&d, "synthetic:markov:1", host_paths, 1), GD_ERR_INVALID);
+    CHECK(d == NULL && detail_has("not read from files"));
+    const char *empty[1] = {""};
+    CHECK_STATUS(gd_data_open_files(&d, tmp_path("dg-run/*.bin"), empty, 1), GD_ERR_INVALID);
+}
+
 int main(void) {
     RUN_TEST(test_mixture);
     RUN_TEST(test_shard_round_trip);
@@ -768,5 +859,6 @@ int main(void) {
     RUN_TEST(test_text);
     RUN_TEST(test_markov);
     RUN_TEST(test_bad_specs);
+    RUN_TEST(test_digest);
     return gd_test_finish();
 }

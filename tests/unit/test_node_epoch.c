@@ -13,9 +13,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/bytes.h"
 #include "plugin/round_driver.h"
 #include "tests/testkit.h"
 #include "tests/unit/node_fixture.h"
+#include "trainer/data.h"
 
 #define NODES 5
 
@@ -225,10 +227,111 @@ static void test_nothing_served_early(void) {
     nf_free(&net);
 }
 
+/* The attack: a host trains (or checks) on other data than the run's, its
+ * own corpus or a shuffled copy, and commits plausible payloads. The run
+ * spec records its data's digest; a member opening the run reads the data
+ * from its local paths (the node's `data` key), digests it, and refuses to
+ * take part unless it is the run's: the step fails with the reason. The
+ * same files kept under another name are the run's data. */
+static void test_data_not_the_runs(void) {
+    const char *run_file = gd_test_write_file("run-corpus.txt", "the run's own corpus\n", 21, 0644);
+    const char *copy = gd_test_write_file("host-copy.txt", "the run's own corpus\n", 21, 0644);
+    const char *other = gd_test_write_file("host-other.txt", "another corpus, same size\n", 26,
+                                           0644);
+    df_knobs k;
+    knobs(&k);
+    json_t *spec = nf_spec(&k);
+    char data_spec[700];
+    snprintf(data_spec, sizeof data_spec, "text:%s", run_file);
+    gd_data *d = NULL;
+    uint8_t digest[32];
+    CHECK_OK(gd_data_open(&d, data_spec));
+    CHECK_OK(gd_data_digest(d, digest));
+    gd_data_close(d);
+    char hex[65];
+    gd_hex_encode(hex, digest, 32, false);
+    json_object_set_new(spec, "data_spec", json_string(data_spec));
+    json_object_set_new(spec, "data_digest", json_string(hex));
+    k.spec = spec;
+    static const unsigned roles[3] = {GD_NODE_WORKER, GD_NODE_WORKER, GD_NODE_VALIDATOR};
+    nf_net net;
+    nf_setup(&net, &k, 3, roles);
+    net.data_paths[2][0] = copy;
+    nf_restart(&net, 2);
+    net.data_paths[3][0] = other;
+    nf_restart(&net, 3);
+    size_t done = 0;
+    CHECK_OK(gd_member_step(net.nodes[1], &done)); /* the spec's own path */
+    CHECK_OK(gd_member_step(net.nodes[2], &done)); /* the same bytes elsewhere */
+    CHECK(net.pending.n_tx > 0);
+    size_t before = net.pending.n_tx;
+    CHECK_STATUS(gd_member_step(net.nodes[3], &done), GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "data_digest") != NULL &&
+          strstr(gd_error_detail(), "cannot be run here") != NULL);
+    CHECK(net.pending.n_tx == before); /* it sent nothing: not even its join */
+    net.data_paths[3][0] = NULL; /* the spec's path: the run's data */
+    nf_restart(&net, 3);
+    CHECK_OK(gd_member_step(net.nodes[3], &done));
+    nf_free(&net);
+    json_decref(spec);
+}
+
+/* The attack: a worker's commitment claims a payload far larger than any
+ * its run's model and codec can make (2^40 bytes), so that each peer that
+ * fetches it reserves and downloads that much. Every member refuses the
+ * commitment before asking for a byte: nobody fetches the cheater's
+ * payload, nobody reports it, it is left out of the inclusion and
+ * aggregation sets, its checks are answered UNAVAILABLE and upheld (it
+ * pays cheat_slash), and the round ends DONE on the honest payloads with no
+ * honest member slashed. */
+static void test_oversized_payload_claim(void) {
+    nf_net net;
+    df_knobs k;
+    knobs(&k);
+    nf_setup(&net, &k, NODES, g_roles);
+    const int cheater = 3;
+    net.claim_payload_bytes[cheater] = (uint64_t)1 << 40;
+    net.d.act[cheater].cheat = true; /* its slash is expected */
+    df_qrun *run = NULL;
+    for (;;) {
+        nf_block(&net);
+        df_qfree(run);
+        run = df_q_run(&net.d);
+        if (run->current_round && run->current_round->index == 0)
+            break;
+    }
+    int64_t end = run->current_round->windows->end;
+    df_qfree(run);
+    nf_until(&net, end + 1);
+    df_qround *q = df_q_round(&net.d, 0);
+    const char *addr = net.d.f.addr[cheater];
+    const Gonka__Diloco__V1__Commitment *c = df_commitment_of(q, addr);
+    CHECK(c != NULL && c->payload_bytes == (uint64_t)1 << 40);
+    CHECK(c != NULL && c->reports == 0);
+    CHECK(net.payload_fetches[cheater] == 0);
+    CHECK(net.payload_fetches[1] > 0 && net.payload_fetches[2] > 0);
+    CHECK(!df_has_str(q->round->inclusion_set, q->round->n_inclusion_set, addr));
+    CHECK(!df_has_str(q->round->aggregation_set, q->round->n_aggregation_set, addr));
+    CHECK(q->round->phase == PH(DONE));
+    CHECK(q->round->n_aggregation_set == 2);
+    df_qfree(q);
+    for (int who = 1; who <= NODES; who++)
+        if (who != cheater)
+            CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
+    /* Its checks were answered UNAVAILABLE (nothing it can serve fits its
+     * claim) and upheld: it paid cheat_slash. */
+    uint64_t paid = df_slashed(&net.d, cheater, NULL, NULL);
+    fprintf(stderr, "  the cheater paid %llu ngonka\n", (unsigned long long)paid);
+    CHECK(paid > 0);
+    nf_free(&net);
+}
+
 int main(void) {
     RUN_TEST(test_nodes_play_epoch);
     RUN_TEST(test_restart_after_commit);
     RUN_TEST(test_after_void_round);
     RUN_TEST(test_nothing_served_early);
+    RUN_TEST(test_data_not_the_runs);
+    RUN_TEST(test_oversized_payload_claim);
     return gd_test_finish();
 }
