@@ -188,6 +188,10 @@ void nf_restart(nf_net *net, int who) {
 void nf_free(nf_net *net) {
     for (int who = 1; who <= net->n; who++)
         gd_member_close(net->nodes[who]);
+    /* Messages sent after the last block (a test that steps nodes itself). */
+    for (size_t t = 0; t < net->pending.n_tx; t++)
+        for (size_t i = 0; i < net->pending.n_msgs[t]; i++)
+            gd_any_free(&net->pending.msgs[t][i]);
     df_free(&net->d);
 }
 
