@@ -2,6 +2,7 @@
  * node.yaml, wired to the chain over RPC, to peers and its own server over
  * HTTP. */
 #include "plugin/gonka_diloco.h"
+#include "plugin/gonka_diloco_host.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -26,6 +27,7 @@
 struct gonka_diloco {
     gd_node_settings s;
     const char *data_paths[GD_NODE_DATA_MAX]; /* into s.data, for the member */
+    gd_engine_train_fn train;                 /* NULL but for the test-only adversaries */
     gd_key key;
     gd_chain_rpc chain;
     gd_peer_http *peers;
@@ -109,7 +111,8 @@ static int gd_abi_open_member(gonka_diloco *h, char *err, size_t cap) {
                            .state_dir = s->state_dir,
                            .threads = s->threads ? (int)s->threads
                                                  : (int)sysconf(_SC_NPROCESSORS_ONLN),
-                           .data_paths = h->data_paths, .n_data_paths = s->n_data};
+                           .data_paths = h->data_paths, .n_data_paths = s->n_data,
+                           .train = h->train};
     for (unsigned i = 0; i < s->n_data; i++)
         h->data_paths[i] = s->data[i];
     if ((st = gd_coin_parse(&o.collateral, s->collateral)) != GD_OK)
@@ -139,12 +142,18 @@ static int gd_abi_open_member(gonka_diloco *h, char *err, size_t cap) {
 
 GD_ABI int gonka_diloco_open(const char *config_path, gonka_diloco **out, char *err,
                              size_t err_cap) {
+    return gonka_diloco_open_with_train(config_path, NULL, out, err, err_cap);
+}
+
+int gonka_diloco_open_with_train(const char *config_path, gd_engine_train_fn train,
+                                 gonka_diloco **out, char *err, size_t err_cap) {
     if (out == NULL || config_path == NULL)
         return gd_abi_fail(GONKA_DILOCO_ERR_INVALID, GD_OK, err, err_cap, "arguments");
     *out = NULL;
     gonka_diloco *h = calloc(1, sizeof *h);
     if (h == NULL)
         return gd_abi_fail(GONKA_DILOCO_ERR_NOMEM, GD_OK, err, err_cap, "out of memory");
+    h->train = train;
     gd_status st = gd_node_settings_load(&h->s, config_path);
     int rc = GONKA_DILOCO_OK;
     if (st != GD_OK)

@@ -25,6 +25,7 @@
 #include "chain/keys.h"
 #include "common/status.h"
 #include "plugin/member_ports.h"
+#include "plugin/round_engine.h"
 
 typedef struct gd_member_options {
     uint64_t run;
@@ -38,6 +39,7 @@ typedef struct gd_member_options {
     const char *const *data_paths; /* local paths of the run's data (none: the spec's); kept
                                     * by the caller while the member lives */
     size_t n_data_paths;
+    gd_engine_train_fn train;      /* NULL: gd_engine_train */
 } gd_member_options;
 
 typedef struct gd_member gd_member;

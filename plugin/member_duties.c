@@ -153,7 +153,8 @@ static gd_status gd_duty_train(gd_member *n, uint64_t r) {
     pthread_mutex_unlock(&n->mu);
     n->engine.rc.diloco.on_segment = gd_member_on_segment;
     n->engine.rc.diloco.on_segment_ctx = n;
-    gd_status s = gd_engine_train(&n->engine, r, &n->g, fresh, &n->w, &n->trained);
+    gd_engine_train_fn train = n->o.train ? n->o.train : gd_engine_train;
+    gd_status s = train(&n->engine, r, &n->g, fresh, &n->w, &n->trained);
     if (s != GD_OK) {
         gd_worker_state_free(&n->w);
         n->have_w = false; /* half-trained: reload before the next round */

@@ -97,7 +97,7 @@ uint64_t gd_engine_loss_micro(double loss) {
     return (uint64_t)llround(loss * 1e6);
 }
 
-static void gd_worker_reset(gd_worker_state *w) {
+void gd_engine_worker_reset(gd_worker_state *w) {
     memset(w->exp_avg, 0, w->n * sizeof(float));
     memset(w->exp_avg_sq, 0, w->n * sizeof(float));
     memset(w->residual, 0, w->n * sizeof(float));
@@ -120,7 +120,7 @@ gd_status gd_engine_train(gd_engine *e, uint64_t round, const gd_global_state *g
     if (g->n != e->n || w->n != e->n)
         return gd_fail(GD_ERR_INVALID, "state sizes are not the model's %zu values", e->n);
     if (fresh)
-        gd_worker_reset(w);
+        gd_engine_worker_reset(w);
     out->segments = c->inner_steps / c->segment_steps;
     out->starts = calloc(out->segments, sizeof *out->starts);
     if (out->starts == NULL)
@@ -128,13 +128,16 @@ gd_status gd_engine_train(gd_engine *e, uint64_t round, const gd_global_state *g
     gd_status s = gd_diloco_worker_round(e->trainer, c, e->data, round, g->params, g->n, w,
                                          out->starts, &out->r);
     if (s == GD_OK)
-        s = gd_payload_serialize(&out->r.payload, &out->payload);
-    if (s == GD_OK)
-        s = gd_transcript_encode(&out->r, &out->transcript);
-    if (s != GD_OK) {
+        s = gd_engine_round_seal(e, round, out);
+    if (s != GD_OK)
         gd_trained_round_free(out);
-        return s;
-    }
+    return s;
+}
+
+gd_status gd_engine_round_seal(gd_engine *e, uint64_t round, gd_trained_round *out) {
+    const gd_diloco_config *c = &e->rc.diloco;
+    GD_TRY(gd_payload_serialize(&out->r.payload, &out->payload));
+    GD_TRY(gd_transcript_encode(&out->r, &out->transcript));
     gd_diloco_commit *cm = &out->commit;
     cm->run = c->run;
     cm->round = round;

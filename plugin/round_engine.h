@@ -76,11 +76,26 @@ typedef struct gd_trained_round {
 
 void gd_trained_round_free(gd_trained_round *t);
 
+/* A fresh start of w (no commitment of it in the round before): zero
+ * moments, residual and step; its parameters are overwritten by G_r. */
+void gd_engine_worker_reset(gd_worker_state *w);
+
 /* Trains round `round` of w from G_r = g. With fresh (the chain holds no
  * commitment of w in round - 1) w's moments, step and residual are reset
  * to zeros first. w is updated to the state after encoding (leaf S + 1). */
 gd_status gd_engine_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
                           gd_worker_state *w, gd_trained_round *out) GD_MUST_CHECK;
+
+/* The files and commitment fields of a trained round whose r and starts
+ * are filled: the payload and transcript files, MsgCommitRound's fields
+ * and the mean loss (gd_engine_train's last step). */
+gd_status gd_engine_round_seal(gd_engine *e, uint64_t round, gd_trained_round *out) GD_MUST_CHECK;
+
+/* What trains a round for a member: gd_engine_train, or a stand-in with
+ * its signature (the test-only adversaries of tests/adversary play their
+ * cheats through it; the product never sets another). */
+typedef gd_status (*gd_engine_train_fn)(gd_engine *e, uint64_t round, const gd_global_state *g,
+                                        bool fresh, gd_worker_state *w, gd_trained_round *out);
 
 /* The file form of state leaf `leaf` of a trained round: the segment
  * starts for leaf < S, the post-encoding state w for leaf S + 1. */

@@ -5,9 +5,11 @@
 # host's hardware class), a localnet with the run in its genesis on a free
 # loopback port (200 ms blocks, invariants checked), and hosts: `start_host
 # N ROLES [PUBLIC_URL]` inits host N's home with account N's key on a free
-# port and starts `gonka-diloco run` (a second call restarts it with the same
+# port and starts `gonka-diloco run` (or, with ADV[N] set, the test-only
+# `gd-adversary ${ADV[N]} run`; a second call restarts it with the same
 # config), `kill_host N`, `status N`, `height`, `until_height H` (failing if
 # the chain or a host not killed on purpose stopped).
+# $checks (default 2) is the spec's checks_per_commit.
 # Usage: . node_lib.sh BIN_DIR
 set -uo pipefail
 bin=$(realpath "$1")
@@ -37,7 +39,7 @@ s = json.load(open('base.json'))
 s.update({
   'windows': $windows,
   'reward_per_epoch': '90000ngonka', 'min_collateral': '100000ngonka', 'fail_bond': '1000ngonka',
-  'checks_per_commit': 2, 'double_check_ppm': 0, 'recheck_validators': 1,
+  'checks_per_commit': ${checks:-2}, 'double_check_ppm': 0, 'recheck_validators': 1,
   'validator_share_ppm': 200000, 'attest_share_ppm': 50000, 'hw_classes': ['$cls'],
   'min_class_members': 3, 'avail_chunks': 2, 'cheat_slash': '90000ngonka',
   'skip_slash': '1000ngonka', 'suspend_rounds': 2, 'max_members': 16})
@@ -55,6 +57,7 @@ chain_id=$("$dg" status --node "$node" --json | py 'import json,sys; print(json.
 
 free_port() { py 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 declare -A PORT HOSTPID ADDR
+declare -A ADV # ADV[N]: gd-adversary options host N runs with (tests/adversary)
 hosts=()
 start_host() { # start_host N ROLES [PUBLIC_URL]: a second call restarts it with the same config
   local n=$1 roles=$2 url=${3:-}
@@ -68,7 +71,12 @@ start_host() { # start_host N ROLES [PUBLIC_URL]: a second call restarts it with
     ADDR[$n]=$("$dg" keys show --key "home/keys/account-$n.key" --json | py 'import json,sys; print(json.load(sys.stdin)["address"])')
     hosts+=("$n")
   fi
-  "$dg" run --config "h$n/node.yaml" --poll-ms 100 >>"host$n.log" 2>&1 &
+  if [ -n "${ADV[$n]:-}" ]; then
+    # shellcheck disable=SC2086 # the adversary's options are words
+    "$bin/gd-adversary" ${ADV[$n]} run --config "h$n/node.yaml" --poll-ms 100 >>"host$n.log" 2>&1 &
+  else
+    "$dg" run --config "h$n/node.yaml" --poll-ms 100 >>"host$n.log" 2>&1 &
+  fi
   pids+=($!)
   HOSTPID[$n]=$!
 }

@@ -147,7 +147,8 @@ static void nf_open(nf_net *net, int who) {
     gd_member_options o = {.run = 1, .roles = net->roles[who], .join = true, .artifact_url = url,
                          .hw_class = DF_CPU, .state_dir = net->dirs[who], .threads = 1,
                          .data_paths = net->data_paths[who],
-                         .n_data_paths = net->data_paths[who][0] != NULL};
+                         .n_data_paths = net->data_paths[who][0] != NULL,
+                         .train = net->train[who]};
     CHECK_OK(gd_coin_parse(&o.collateral, "20000ngonka"));
     net->ports[who] = (nf_port){net, who};
     gd_chain_port chain = {&nf_chain_iface, &net->ports[who]};

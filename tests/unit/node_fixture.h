@@ -29,6 +29,7 @@ struct nf_net {
     uint64_t claim_payload_bytes[DF_ACCOUNTS]; /* not 0: the node's commitments claim this
                                                 * payload size (rewritten on the way out) */
     size_t payload_fetches[DF_ACCOUNTS];       /* payload requests its peers sent it */
+    gd_engine_train_fn train[DF_ACCOUNTS];     /* a node's trainer (NULL: the engine's) */
     df_batch pending;
     size_t duties;                 /* done by all nodes so far */
     uint64_t refused;              /* transactions refused */

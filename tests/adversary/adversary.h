@@ -1,0 +1,18 @@
+/* Test-only adversaries: the honest daemon with one misbehaviour switched
+ * on, played through the member's training seam (gd_engine_train_fn). The
+ * product never links this directory; `gd-adversary` (main.c) is built with
+ * the tests. */
+#ifndef GD_TESTS_ADVERSARY_ADVERSARY_H
+#define GD_TESTS_ADVERSARY_ADVERSARY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plugin/round_engine.h"
+
+/* lazy: the fraction of each round's segments it does not train. */
+extern double g_adv_lazy_fraction;
+gd_status gd_adv_lazy_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
+                            gd_worker_state *w, gd_trained_round *out);
+
+#endif

@@ -1,0 +1,93 @@
+/* gd-adversary: the daemon with one misbehaviour switched on, for the
+ * Byzantine end-to-end tests and the demo's cheater. Test-only: built with
+ * the tests, never installed, never linked into the product.
+ *
+ *   gd-adversary --lazy FRACTION run --config FILE [--poll-ms N]
+ *
+ * runs `gonka-diloco run` with the member's rounds trained lazily (FRACTION
+ * of each round's segments skipped, tests/adversary/lazy.c). */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/parse.h"
+#include "plugin/gonka_diloco_host.h"
+#include "tests/adversary/adversary.h"
+
+static volatile int g_stop;
+
+static void on_signal(int sig) {
+    (void)sig;
+    g_stop = 1;
+}
+
+static int usage(const char *why) {
+    fprintf(stderr, "error: %s\nusage: gd-adversary --lazy FRACTION run --config FILE "
+                    "[--poll-ms N]\n",
+            why);
+    return 2;
+}
+
+int main(int argc, char **argv) {
+    gd_engine_train_fn train = NULL;
+    const char *config = NULL;
+    unsigned long long poll = 250;
+    int i = 1;
+    for (; i < argc && strcmp(argv[i], "run") != 0; i += 2) {
+        if (i + 1 >= argc)
+            return usage("an adversary option needs a value");
+        if (strcmp(argv[i], "--lazy") == 0) {
+            char *end = NULL;
+            double f = strtod(argv[i + 1], &end);
+            if (end == argv[i + 1] || *end != '\0' || !(f > 0 && f < 1))
+                return usage("--lazy takes a fraction in (0, 1)");
+            g_adv_lazy_fraction = f;
+            train = gd_adv_lazy_train;
+        } else {
+            return usage("unknown adversary option");
+        }
+    }
+    if (train == NULL)
+        return usage("name a misbehaviour");
+    if (i >= argc)
+        return usage("the run command is missing");
+    for (i++; i < argc; i += 2) {
+        if (i + 1 >= argc)
+            return usage("a run option needs a value");
+        if (strcmp(argv[i], "--config") == 0)
+            config = argv[i + 1];
+        else if (strcmp(argv[i], "--poll-ms") == 0) {
+            uint64_t v = 0;
+            if (gd_parse_u64(argv[i + 1], &v) != GD_OK || v > 60000)
+                return usage("--poll-ms takes 0 to 60000");
+            poll = v;
+        } else
+            return usage("unknown run option");
+    }
+    if (config == NULL)
+        return usage("--config FILE is required");
+    char why[1024] = "";
+    gonka_diloco *h = NULL;
+    int rc = gonka_diloco_open_with_train(config, train, &h, why, sizeof why);
+    if (rc != GONKA_DILOCO_OK) {
+        fprintf(stderr, "error: %s\n", why);
+        return 1;
+    }
+    printf("listening on %s (adversary: lazy %.2f)\n", gonka_diloco_listen_address(h),
+           g_adv_lazy_fraction);
+    fflush(stdout);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    rc = gonka_diloco_run(h, &g_stop, (unsigned)poll, why, sizeof why);
+    gonka_diloco_close(h);
+    if (rc != GONKA_DILOCO_OK) {
+        fprintf(stderr, "error: %s\n", why);
+        return 1;
+    }
+    return 0;
+}

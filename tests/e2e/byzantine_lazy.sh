@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# A lazy worker among honest daemons on gonka-localnet, each its own
+# process: hosts 1-3 are honest workers, host 4 is `gd-adversary --lazy
+# FRACTION` (it trains only 1 - FRACTION of each round's segments and claims
+# the whole round: tests/adversary/lazy.c), host 5 a validator. The spec
+# draws 4 checks per commitment, so a round of a worker faking half its
+# segments is caught with probability 1 - (1/2)^4 (docs/verification.md,
+# "The incentive model"). For two epochs:
+#  - the cheater is caught: a round lists it as failed, its checks FAIL and
+#    are upheld, it pays cheat_slash, is left out of that round's
+#    aggregation and sits out suspend_rounds rounds;
+#  - honest members are never slashed, each is aggregated in every round it
+#    committed, and every daemon's own G is the chain's state hash;
+#  - the model still learns (eval loss of the agreed G falls);
+#  - the payouts: it prints one line `byzantine: lazy FRACTION ...` with the
+#    rounds until caught, the cheater's and an honest worker's settle
+#    amounts and the honest members slashed (bench/byzantine collects it).
+# Usage: byzantine_lazy.sh BIN_DIR [FRACTION]
+fraction=${2:-0.5}
+windows="{'train': 10, 'commit': 10, 'reveal': 5, 'verify': 22, 'open': 8, 'dispute': 10,
+          'dispute_open': 8, 'attest': 10, 'attest_open': 5}"
+accounts=6
+epoch_length=200
+checks=4
+. "$(dirname "$0")/node_lib.sh" "$1"
+[ -x "$bin/gd-adversary" ] || fail "no gd-adversary in $bin"
+ADV[4]="--lazy $fraction"
+for n in 1 2 3 4; do start_host "$n" worker; done
+start_host 5 validator
+
+until_height 40
+for _ in $(seq 1 100); do
+  curl -sf --max-time 10 -o g0.safetensors "http://127.0.0.1:${PORT[1]}/v1/runs/1/checkpoint.safetensors" && break
+  sleep 0.2
+done
+[ -s g0.safetensors ] || fail "no checkpoint served"
+grep -q "adversary: lazy" host4.log || fail "host 4 is not the adversary"
+# Two epochs: rounds 0 and 1 in epoch 1, 2 and 3 in epoch 2 (settled at
+# 420, claimed from 445). The chain keeps only the last rounds' records, so
+# each round's is saved once it has ended.
+saved=0
+while [ "$(height)" -lt 455 ]; do
+  alive
+  cur=$("$dg" query run 1 --node "$node" --json | py 'import json,sys; r=json.load(sys.stdin).get("current_round"); print(int(r["index"]) if r else 0)')
+  while [ "$saved" -lt "$cur" ]; do
+    "$dg" query round 1 "$saved" --node "$node" --json >"round-$saved.json" || fail "query round $saved"
+    saved=$((saved + 1))
+  done
+  sleep 1
+done
+last=$saved
+for n in 1 2 3 4 5; do status "$n" >"status-$n.json" || fail "status of host $n"; done
+for n in 1 2 3 4 5; do
+  "$dg" query rewards "${ADDR[$n]}" --node "$node" --json >"rewards-$n.json" || fail "rewards of host $n"
+done
+export LAST=$last FRACTION=$fraction LAZY=${ADDR[4]} HONEST="${ADDR[1]} ${ADDR[2]} ${ADDR[3]} ${ADDR[5]}"
+py '
+import json, os, sys
+last, lazy, honest = int(os.environ["LAST"]), os.environ["LAZY"], os.environ["HONEST"].split()
+R = [json.load(open(f"round-{r}.json")) for r in range(last)]
+def check(cond, what):
+    if not cond:
+        print("FAIL:", what); sys.exit(1)
+caught = None
+for r, q in enumerate(R):
+    rr = q["round"]
+    phase = rr["phase"]
+    check(phase == "done", f"round {r} is {phase}")
+    committers = [c["participant"] for c in q["commitments"]]
+    for a in honest:
+        if a in committers:
+            check(a in rr["aggregation_set"], f"honest {a} not aggregated in round {r}")
+        check(a not in rr["failed"], f"honest {a} failed round {r}")
+    for v in q["verdicts"]:
+        check(not v["faulty"] or v["validator"] not in honest, f"round {r}: faulty honest verdict {v}")
+    if lazy in rr["failed"]:
+        fails = [v for v in q["verdicts"] if v["target"] == lazy and v["verdict"] == "fail"]
+        check(fails, f"round {r}: the cheater failed without a FAIL verdict")
+        check(lazy not in rr["aggregation_set"], f"round {r}: the caught cheater is aggregated")
+        if caught is None:
+            caught = r
+    for m in rr["members"]:
+        if m["address"] in honest:
+            check(not m["skip_slashed"], f"round {r}: honest {m} skip-slashed")
+check(caught is not None, f"the lazy worker was never caught in rounds 0..{last - 1}")
+for r in range(caught + 1, min(caught + 3, last)):
+    members = [m["address"] for m in R[r]["round"]["members"]]
+    check(lazy not in members, f"the cheater sits in round {r}, within suspend_rounds of its catch")
+paid4 = json.load(open("status-4.json"))["slashed_ngonka"]
+check(paid4 >= 90000, f"the cheater paid {paid4}")
+for n in (1, 2, 3, 5):
+    s = json.load(open(f"status-{n}.json"))
+    check(s["slashed_ngonka"] == 0, f"honest host {n} slashed: {s}")
+def paid(n):
+    return sum(int(x["amount"]) for x in json.load(open(f"rewards-{n}.json"))["amounts"])
+fraction = os.environ["FRACTION"]
+print(f"byzantine: lazy {fraction} caught_round {caught} cheater_payout {paid(4)} "
+      f"honest_payout {paid(1)} cheater_slashed {paid4} honest_slashed 0")
+print(f"ok: the lazy worker was caught in round {caught}, paid {paid4} ngonka, "
+      f"sat out its suspension; no honest member slashed or failed")
+' || fail "the rounds' records"
+# Every daemon's own G of the current round is the chain's.
+"$dg" query round 1 "$last" --node "$node" --json >round.json || fail "query round $last"
+want=$(py 'import json; print(json.load(open("round.json"))["round"]["start_state_hash"])')
+for n in 1 2 3 5; do
+  got=$(py "import hashlib; print(hashlib.sha256(open('h$n/state/run-1/round-$last/global.gdgs','rb').read(128)).hexdigest())") \
+    || fail "host $n holds no G_$last"
+  [ "$got" = "$want" ] || fail "host $n's G_$last is $got, the chain's $want"
+done
+ok "every honest daemon's own G_$last is the chain's state hash"
+curl -sf -o g1.safetensors "http://127.0.0.1:${PORT[2]}/v1/runs/1/checkpoint.safetensors" \
+  || fail "no checkpoint at the end"
+l0=$("$dg" eval --checkpoint g0.safetensors --data synthetic:markov:1 --seq 64 --json | py 'import json,sys; print(json.load(sys.stdin)["loss"])')
+l1=$("$dg" eval --checkpoint g1.safetensors --data synthetic:markov:1 --seq 64 --json | py 'import json,sys; print(json.load(sys.stdin)["loss"])')
+py "assert $l1 < $l0, ($l0, $l1)" || fail "the loss did not fall: $l0 -> $l1"
+ok "eval loss of the agreed G: $l0 -> $l1"
+echo "PASS"

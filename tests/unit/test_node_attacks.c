@@ -1,0 +1,103 @@
+/* Cheaters among honest nodes on a test chain, each played by the honest
+ * member with one misbehaviour (tests/adversary) and real training,
+ * payloads and re-execution around it.
+ *
+ * lazy: a worker trains half of each round's segments and claims the rest
+ * (copies of its last trained state as their starts, the whole round's
+ * tokens). Each check drawn on a skipped segment re-executes to another
+ * state: FAIL, upheld by the re-checker, so it pays cheat_slash, is left
+ * out of the aggregation and sits out suspend_rounds rounds; every honest
+ * member is aggregated, never slashed, and ends each DONE round with the
+ * agreed G; the model still learns. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/adversary/adversary.h"
+#include "tests/testkit.h"
+#include "tests/unit/node_fixture.h"
+
+#define NODES 5
+#define LAZY 3
+
+static const unsigned g_roles[NODES] = {GD_NODE_WORKER, GD_NODE_WORKER, GD_NODE_WORKER,
+                                        GD_NODE_VALIDATOR, GD_NODE_VALIDATOR};
+
+static void test_lazy_worker_is_caught(void) {
+    df_knobs k;
+    df_knobs_default(&k);
+    k.checks = 2;
+    k.double_ppm = 0;
+    k.rechecks = 1;
+    k.min_class = 3; /* the target, one validator, one re-checker */
+    nf_net net;
+    memset(&net, 0, sizeof net);
+    nf_setup(&net, &k, NODES, g_roles);
+    net.train[LAZY] = gd_adv_lazy_train;
+    g_adv_lazy_fraction = 0.5;
+    nf_restart(&net, LAZY);
+    net.d.act[LAZY].cheat = true; /* its slash is expected */
+    double loss0 = NAN;
+    uint64_t caught_round = UINT64_MAX;
+    while (net.d.f.height < 200) {
+        nf_block(&net);
+        if (isnan(loss0))
+            loss0 = gd_member_eval_loss(net.nodes[1], 4);
+    }
+    df_qrun *run = df_q_run(&net.d);
+    uint64_t rounds = run->current_round ? run->current_round->index : 0;
+    df_qfree(run);
+    const char *lazy = net.d.f.addr[LAZY];
+    for (uint64_t r = 0; r < rounds; r++) {
+        df_qround *q = df_q_round(&net.d, r);
+        CHECK(q->round->phase == PH(DONE));
+        bool failed = df_has_str(q->round->failed, q->round->n_failed, lazy);
+        bool committed = df_commitment_of(q, lazy) != NULL;
+        size_t fails = 0;
+        for (size_t i = 0; i < q->n_verdicts; i++)
+            if (strcmp(q->verdicts[i]->target, lazy) == 0 &&
+                q->verdicts[i]->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_FAIL)
+                fails++;
+        fprintf(stderr, "  round %llu: lazy %s, %zu FAIL verdicts, %s\n", (unsigned long long)r,
+                committed ? "committed" : "out", fails, failed ? "failed" : "not failed");
+        if (failed) {
+            CHECK(fails > 0);
+            CHECK(!df_has_str(q->round->aggregation_set, q->round->n_aggregation_set, lazy));
+            if (caught_round == UINT64_MAX)
+                caught_round = r;
+        }
+        for (int who = 1; who <= 3; who++)
+            if (who != LAZY && df_commitment_of(q, net.d.f.addr[who]) != NULL)
+                CHECK(df_has_str(q->round->aggregation_set, q->round->n_aggregation_set,
+                                 net.d.f.addr[who]));
+        df_qfree(q);
+    }
+    CHECK(caught_round != UINT64_MAX);
+    CHECK(df_slashed(&net.d, LAZY, NULL, NULL) > 0);
+    for (int who = 1; who <= NODES; who++)
+        if (who != LAZY)
+            CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
+    /* Every honest node's G is the agreed one. */
+    df_qround *cur = df_q_round(&net.d, rounds);
+    for (int who = 1; who <= NODES; who++) {
+        if (who == LAZY)
+            continue;
+        uint64_t gr = 0;
+        uint8_t hash[32];
+        CHECK(gd_member_global(net.nodes[who], &gr, hash));
+        CHECK(memcmp(hash, cur->round->start_state_hash.data, 32) == 0 ||
+                     memcmp(hash, cur->round->next_state_hash.data, 32) == 0);
+    }
+    df_qfree(cur);
+    double loss1 = gd_member_eval_loss(net.nodes[1], 4);
+    fprintf(stderr, "  %llu rounds, caught in round %llu, paid %llu ngonka; eval loss %.4f -> %.4f\n",
+            (unsigned long long)rounds, (unsigned long long)caught_round,
+            (unsigned long long)df_slashed(&net.d, LAZY, NULL, NULL), loss0, loss1);
+    CHECK(loss1 < loss0);
+    nf_free(&net);
+}
+
+int main(void) {
+    RUN_TEST(test_lazy_worker_is_caught);
+    return gd_test_finish();
+}
