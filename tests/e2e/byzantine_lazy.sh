@@ -29,11 +29,7 @@ for n in 1 2 3 4; do start_host "$n" worker; done
 start_host 5 validator
 
 until_height 40
-for _ in $(seq 1 100); do
-  curl -sf --max-time 10 -o g0.safetensors "http://127.0.0.1:${PORT[1]}/v1/runs/1/checkpoint.safetensors" && break
-  sleep 0.2
-done
-[ -s g0.safetensors ] || fail "no checkpoint served"
+checkpoint 1 g0.safetensors
 grep -q "adversary: lazy" host4.log || fail "host 4 is not the adversary"
 # Two epochs: rounds 0 and 1 in epoch 1, 2 and 3 in epoch 2 (settled at
 # 420, claimed from 445). The chain keeps only the last rounds' records, so
@@ -103,15 +99,14 @@ print(f"ok: the lazy worker was caught in round {caught}, paid {paid4} ngonka, "
 "$dg" query round 1 "$last" --node "$node" --json >round.json || fail "query round $last"
 want=$(py 'import json; print(json.load(open("round.json"))["round"]["start_state_hash"])')
 for n in 1 2 3 5; do
-  got=$(py "import hashlib; print(hashlib.sha256(open('h$n/state/run-1/round-$last/global.gdgs','rb').read(128)).hexdigest())") \
+  got=$(own_g "$n" "$last") \
     || fail "host $n holds no G_$last"
   [ "$got" = "$want" ] || fail "host $n's G_$last is $got, the chain's $want"
 done
 ok "every honest daemon's own G_$last is the chain's state hash"
-curl -sf -o g1.safetensors "http://127.0.0.1:${PORT[2]}/v1/runs/1/checkpoint.safetensors" \
-  || fail "no checkpoint at the end"
-l0=$("$dg" eval --checkpoint g0.safetensors --data synthetic:markov:1 --seq 64 --json | py 'import json,sys; print(json.load(sys.stdin)["loss"])')
-l1=$("$dg" eval --checkpoint g1.safetensors --data synthetic:markov:1 --seq 64 --json | py 'import json,sys; print(json.load(sys.stdin)["loss"])')
+checkpoint 2 g1.safetensors
+l0=$(eval_loss g0.safetensors)
+l1=$(eval_loss g1.safetensors)
 py "assert $l1 < $l0, ($l0, $l1)" || fail "the loss did not fall: $l0 -> $l1"
 ok "eval loss of the agreed G: $l0 -> $l1"
 echo "PASS"

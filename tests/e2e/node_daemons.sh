@@ -21,11 +21,7 @@ start_host 4 validator
 
 # G_0 as served once round 0 is open, for the loss at the start.
 until_height 40
-for _ in $(seq 1 100); do
-  curl -sf --max-time 10 -o g0.safetensors "http://127.0.0.1:${PORT[1]}/v1/runs/1/checkpoint.safetensors" && break
-  sleep 0.2
-done
-[ -s g0.safetensors ] || fail "no checkpoint served"
+checkpoint 1 g0.safetensors
 ok "the checkpoint of G_0 is served"
 
 settled() { # settled N EPOCH: host N's settle amount for EPOCH, and whether it claimed it
@@ -84,7 +80,7 @@ ok "rounds 0 .. $((last - 1)) all DONE ($done_rounds still on chain)"
 "$dg" query round 1 "$last" --node "$node" --json >round.json || fail "query round $last"
 want=$(py 'import json; print(json.load(open("round.json"))["round"]["start_state_hash"])')
 for n in 1 2 3 4; do
-  got=$(py "import hashlib; print(hashlib.sha256(open('h$n/state/run-1/round-$last/global.gdgs','rb').read(128)).hexdigest())") \
+  got=$(own_g "$n" "$last") \
     || fail "host $n holds no G_$last"
   [ "$got" = "$want" ] || fail "host $n's G_$last is $got, the chain's $want"
   [ -d "h$n/state/run-1/round-$((last - 2))" ] && fail "host $n kept round $((last - 2))"
@@ -108,10 +104,9 @@ ok "every daemon claimed and none was slashed"
 curl -sf "http://127.0.0.1:${PORT[4]}/metrics" | grep -q '^gd_checks_total{verdict="pass"} [1-9]' \
   || fail "the validator's metrics show no passed check"
 ok "/metrics counts the validator's checks"
-curl -sf -o g1.safetensors "http://127.0.0.1:${PORT[2]}/v1/runs/1/checkpoint.safetensors" \
-  || fail "no checkpoint at the end"
-l0=$("$dg" eval --checkpoint g0.safetensors --data synthetic:markov:1 --seq 64 --json | py 'import json,sys; print(json.load(sys.stdin)["loss"])')
-l1=$("$dg" eval --checkpoint g1.safetensors --data synthetic:markov:1 --seq 64 --json | py 'import json,sys; print(json.load(sys.stdin)["loss"])')
+checkpoint 2 g1.safetensors
+l0=$(eval_loss g0.safetensors)
+l1=$(eval_loss g1.safetensors)
 py "assert $l1 < $l0, ($l0, $l1)" || fail "the loss did not fall: $l0 -> $l1"
 ok "eval loss of the agreed G: $l0 -> $l1"
 for n in 1 2 3 4; do kill -TERM "${HOSTPID[$n]}"; done

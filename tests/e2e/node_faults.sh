@@ -110,7 +110,7 @@ ok "rounds 0 to 2 DONE after $((SECONDS - t0)) s"
 "$dg" query run 1 --node "$node" --json >run.json || fail "query run"
 for n in "${hosts[@]}"; do status "$n" >"status-$n.json" || fail "status of host $n"; done
 "$dg" query rewards "${ADDR[5]}" --node "$node" --json >rewards-5.json || fail "rewards of host 5"
-sha2=$(py "import hashlib; print(hashlib.sha256(open('h6/state/run-1/round-2/global.gdgs','rb').read(128)).hexdigest())") \
+sha2=$(own_g 6 2) \
   || fail "host 6 holds no G_2"
 
 export A1=${ADDR[1]} A5=${ADDR[5]} A6=${ADDR[6]} HONEST="${ADDR[1]} ${ADDR[2]} ${ADDR[3]} ${ADDR[4]} ${ADDR[6]}"

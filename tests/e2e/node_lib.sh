@@ -8,7 +8,8 @@
 # port and starts `gonka-diloco run` (or, with ADV[N] set, the test-only
 # `gd-adversary ${ADV[N]} run`; a second call restarts it with the same
 # config), `kill_host N`, `status N`, `height`, `until_height H` (failing if
-# the chain or a host not killed on purpose stopped).
+# the chain or a host not killed on purpose stopped), `checkpoint N FILE`,
+# `own_g N R` (the hash of host N's stored G_R) and `eval_loss FILE`.
 # $checks (default 2) is the spec's checks_per_commit.
 # Usage: . node_lib.sh BIN_DIR
 set -uo pipefail
@@ -88,6 +89,19 @@ alive() { # the chain and every host not killed on purpose are running
   done
 }
 status() { curl -sf --max-time 5 "http://127.0.0.1:${PORT[$1]}/v1/status"; }
+checkpoint() { # checkpoint N FILE: host N's served checkpoint, once it serves one
+  for _ in $(seq 1 100); do
+    curl -sf --max-time 10 -o "$2" "http://127.0.0.1:${PORT[$1]}/v1/runs/1/checkpoint.safetensors" && return 0
+    sleep 0.2
+  done
+  fail "host $1 serves no checkpoint"
+}
+own_g() { # own_g N R: the state hash of host N's stored G_R (its descriptor's SHA-256)
+  py "import hashlib; print(hashlib.sha256(open('h$1/state/run-1/round-$2/global.gdgs','rb').read(128)).hexdigest())"
+}
+eval_loss() { # eval_loss FILE: a checkpoint's eval loss on the run's data
+  "$dg" eval --checkpoint "$1" --data synthetic:markov:1 --seq 64 --json | py 'import json,sys; print(json.load(sys.stdin)["loss"])'
+}
 height() { "$dg" status --node "$node" --json | py 'import json,sys; print(json.load(sys.stdin)["latest_block_height"])'; }
 until_height() {
   for _ in $(seq 1 3000); do
