@@ -15,4 +15,12 @@ extern double g_adv_lazy_fraction;
 gd_status gd_adv_lazy_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
                             gd_worker_state *w, gd_trained_round *out);
 
+/* scaled: the payload codes Δ times g_adv_scale; garbage: nonsense of Δ's
+ * size (tests/adversary/payload.c). */
+extern double g_adv_scale;
+gd_status gd_adv_scaled_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
+                              gd_worker_state *w, gd_trained_round *out);
+gd_status gd_adv_garbage_train(gd_engine *e, uint64_t round, const gd_global_state *g,
+                               bool fresh, gd_worker_state *w, gd_trained_round *out);
+
 #endif

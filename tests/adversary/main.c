@@ -2,11 +2,14 @@
  * Byzantine end-to-end tests and the demo's cheater. Test-only: built with
  * the tests, never installed, never linked into the product.
  *
- *   gd-adversary --lazy FRACTION run --config FILE [--poll-ms N]
+ *   gd-adversary MISBEHAVIOUR run --config FILE [--poll-ms N]
  *
- * runs `gonka-diloco run` with the member's rounds trained lazily (FRACTION
- * of each round's segments skipped, tests/adversary/lazy.c). */
+ * runs `gonka-diloco run` with one misbehaviour (tests/adversary):
+ *   --lazy FRACTION   FRACTION of each round's segments not trained (lazy.c)
+ *   --scaled FACTOR   the payload codes FACTOR x its Δ (payload.c)
+ *   --garbage         the payload codes nonsense values (payload.c) */
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +26,8 @@ static void on_signal(int sig) {
 }
 
 static int usage(const char *why) {
-    fprintf(stderr, "error: %s\nusage: gd-adversary --lazy FRACTION run --config FILE "
-                    "[--poll-ms N]\n",
+    fprintf(stderr, "error: %s\nusage: gd-adversary (--lazy FRACTION | --scaled FACTOR | "
+                    "--garbage) run --config FILE [--poll-ms N]\n",
             why);
     return 2;
 }
@@ -34,19 +37,32 @@ int main(int argc, char **argv) {
     const char *config = NULL;
     unsigned long long poll = 250;
     int i = 1;
-    for (; i < argc && strcmp(argv[i], "run") != 0; i += 2) {
+    for (; i < argc && strcmp(argv[i], "run") != 0; i++) {
+        if (train != NULL)
+            return usage("one misbehaviour at a time");
+        if (strcmp(argv[i], "--garbage") == 0) {
+            train = gd_adv_garbage_train;
+            continue;
+        }
         if (i + 1 >= argc)
             return usage("an adversary option needs a value");
+        char *end = NULL;
+        double v = strtod(argv[i + 1], &end);
+        bool number = end != argv[i + 1] && *end == '\0';
         if (strcmp(argv[i], "--lazy") == 0) {
-            char *end = NULL;
-            double f = strtod(argv[i + 1], &end);
-            if (end == argv[i + 1] || *end != '\0' || !(f > 0 && f < 1))
+            if (!number || !(v > 0 && v < 1))
                 return usage("--lazy takes a fraction in (0, 1)");
-            g_adv_lazy_fraction = f;
+            g_adv_lazy_fraction = v;
             train = gd_adv_lazy_train;
+        } else if (strcmp(argv[i], "--scaled") == 0) {
+            if (!number || !(v > 1 && v <= 1e6))
+                return usage("--scaled takes a factor in (1, 1e6]");
+            g_adv_scale = v;
+            train = gd_adv_scaled_train;
         } else {
             return usage("unknown adversary option");
         }
+        i++;
     }
     if (train == NULL)
         return usage("name a misbehaviour");
@@ -74,8 +90,7 @@ int main(int argc, char **argv) {
         fprintf(stderr, "error: %s\n", why);
         return 1;
     }
-    printf("listening on %s (adversary: lazy %.2f)\n", gonka_diloco_listen_address(h),
-           g_adv_lazy_fraction);
+    printf("listening on %s (adversary: %s)\n", gonka_diloco_listen_address(h), argv[1]);
     fflush(stdout);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

@@ -8,7 +8,11 @@
  * state: FAIL, upheld by the re-checker, so it pays cheat_slash, is left
  * out of the aggregation and sits out suspend_rounds rounds; every honest
  * member is aggregated, never slashed, and ends each DONE round with the
- * agreed G; the model still learns. */
+ * agreed G; the model still learns.
+ *
+ * scaled (1000 x its Δ) and garbage payloads beside an honest transcript:
+ * the drawn chunk is not the re-encoding of the transcript's trained state,
+ * so the first round either commits is caught, with the same outcome. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,7 +27,9 @@
 static const unsigned g_roles[NODES] = {GD_NODE_WORKER, GD_NODE_WORKER, GD_NODE_WORKER,
                                         GD_NODE_VALIDATOR, GD_NODE_VALIDATOR};
 
-static void test_lazy_worker_is_caught(void) {
+/* Plays `train` as node LAZY's trainer for an epoch; returns the first
+ * round it failed. */
+static uint64_t play_cheater(gd_engine_train_fn train) {
     df_knobs k;
     df_knobs_default(&k);
     k.checks = 2;
@@ -33,8 +39,7 @@ static void test_lazy_worker_is_caught(void) {
     nf_net net;
     memset(&net, 0, sizeof net);
     nf_setup(&net, &k, NODES, g_roles);
-    net.train[LAZY] = gd_adv_lazy_train;
-    g_adv_lazy_fraction = 0.5;
+    net.train[LAZY] = train;
     nf_restart(&net, LAZY);
     net.d.act[LAZY].cheat = true; /* its slash is expected */
     double loss0 = NAN;
@@ -58,7 +63,7 @@ static void test_lazy_worker_is_caught(void) {
             if (strcmp(q->verdicts[i]->target, lazy) == 0 &&
                 q->verdicts[i]->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_FAIL)
                 fails++;
-        fprintf(stderr, "  round %llu: lazy %s, %zu FAIL verdicts, %s\n", (unsigned long long)r,
+        fprintf(stderr, "  round %llu: the cheater %s, %zu FAIL verdicts, %s\n", (unsigned long long)r,
                 committed ? "committed" : "out", fails, failed ? "failed" : "not failed");
         if (failed) {
             CHECK(fails > 0);
@@ -95,9 +100,28 @@ static void test_lazy_worker_is_caught(void) {
             (unsigned long long)df_slashed(&net.d, LAZY, NULL, NULL), loss0, loss1);
     CHECK(loss1 < loss0);
     nf_free(&net);
+    return caught_round;
+}
+
+static void test_lazy_worker_is_caught(void) {
+    g_adv_lazy_fraction = 0.5;
+    CHECK(play_cheater(gd_adv_lazy_train) != UINT64_MAX);
+}
+
+/* Every chunk of these payloads differs from the honest encoding, so the
+ * first round they commit is caught. */
+static void test_scaled_payload_is_caught(void) {
+    g_adv_scale = 1000;
+    CHECK(play_cheater(gd_adv_scaled_train) == 0);
+}
+
+static void test_garbage_payload_is_caught(void) {
+    CHECK(play_cheater(gd_adv_garbage_train) == 0);
 }
 
 int main(void) {
     RUN_TEST(test_lazy_worker_is_caught);
+    RUN_TEST(test_scaled_payload_is_caught);
+    RUN_TEST(test_garbage_payload_is_caught);
     return gd_test_finish();
 }

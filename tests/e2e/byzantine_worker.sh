@@ -1,22 +1,27 @@
 #!/usr/bin/env bash
-# A lazy worker among honest daemons on gonka-localnet, each its own
-# process: hosts 1-3 are honest workers, host 4 is `gd-adversary --lazy
-# FRACTION` (it trains only 1 - FRACTION of each round's segments and claims
-# the whole round: tests/adversary/lazy.c), host 5 a validator. The spec
-# draws 4 checks per commitment, so a round of a worker faking half its
-# segments is caught with probability 1 - (1/2)^4 (docs/verification.md,
-# "The incentive model"). For two epochs:
+# A cheating worker among honest daemons on gonka-localnet, each its own
+# process: hosts 1-3 are honest workers, host 4 is `gd-adversary --ATTACK
+# [ARG]` (tests/adversary), host 5 a validator:
+#   lazy F      it trains only 1 - F of each round's segments and claims the
+#               whole round (caught by re-executing a skipped segment);
+#   scaled X    its payload codes X times its Δ beside an honest transcript;
+#   garbage     its payload codes nonsense values (both caught by the
+#               drawn payload chunk, which is not the re-encoding).
+# The spec draws 4 checks per commitment, so a round of a worker faking a
+# fraction F of its segments is caught with probability 1 - (1 - F)^4
+# (docs/verification.md, "The incentive model"). For two epochs:
 #  - the cheater is caught: a round lists it as failed, its checks FAIL and
 #    are upheld, it pays cheat_slash, is left out of that round's
 #    aggregation and sits out suspend_rounds rounds;
 #  - honest members are never slashed, each is aggregated in every round it
 #    committed, and every daemon's own G is the chain's state hash;
 #  - the model still learns (eval loss of the agreed G falls);
-#  - the payouts: it prints one line `byzantine: lazy FRACTION ...` with the
+#  - the payouts: it prints one line `byzantine: ATTACK ARG ...` with the
 #    rounds until caught, the cheater's and an honest worker's settle
 #    amounts and the honest members slashed (bench/byzantine collects it).
-# Usage: byzantine_lazy.sh BIN_DIR [FRACTION]
-fraction=${2:-0.5}
+# Usage: byzantine_worker.sh BIN_DIR ATTACK [ARG]
+attack=$2
+arg=${3:-}
 windows="{'train': 10, 'commit': 10, 'reveal': 5, 'verify': 22, 'open': 8, 'dispute': 10,
           'dispute_open': 8, 'attest': 10, 'attest_open': 5}"
 accounts=6
@@ -24,13 +29,13 @@ epoch_length=200
 checks=4
 . "$(dirname "$0")/node_lib.sh" "$1"
 [ -x "$bin/gd-adversary" ] || fail "no gd-adversary in $bin"
-ADV[4]="--lazy $fraction"
+ADV[4]="--$attack $arg"
 for n in 1 2 3 4; do start_host "$n" worker; done
 start_host 5 validator
 
 until_height 40
 checkpoint 1 g0.safetensors
-grep -q "adversary: lazy" host4.log || fail "host 4 is not the adversary"
+grep -q "adversary: --$attack" host4.log || fail "host 4 is not the adversary"
 # Two epochs: rounds 0 and 1 in epoch 1, 2 and 3 in epoch 2 (settled at
 # 420, claimed from 445). The chain keeps only the last rounds' records, so
 # each round's is saved once it has ended.
@@ -49,7 +54,7 @@ for n in 1 2 3 4 5; do status "$n" >"status-$n.json" || fail "status of host $n"
 for n in 1 2 3 4 5; do
   "$dg" query rewards "${ADDR[$n]}" --node "$node" --json >"rewards-$n.json" || fail "rewards of host $n"
 done
-export LAST=$last FRACTION=$fraction LAZY=${ADDR[4]} HONEST="${ADDR[1]} ${ADDR[2]} ${ADDR[3]} ${ADDR[5]}"
+export LAST=$last ATTACK="$attack ${arg:--}" LAZY=${ADDR[4]} HONEST="${ADDR[1]} ${ADDR[2]} ${ADDR[3]} ${ADDR[5]}"
 py '
 import json, os, sys
 last, lazy, honest = int(os.environ["LAST"]), os.environ["LAZY"], os.environ["HONEST"].split()
@@ -78,7 +83,7 @@ for r, q in enumerate(R):
     for m in rr["members"]:
         if m["address"] in honest:
             check(not m["skip_slashed"], f"round {r}: honest {m} skip-slashed")
-check(caught is not None, f"the lazy worker was never caught in rounds 0..{last - 1}")
+check(caught is not None, f"the cheater was never caught in rounds 0..{last - 1}")
 for r in range(caught + 1, min(caught + 3, last)):
     members = [m["address"] for m in R[r]["round"]["members"]]
     check(lazy not in members, f"the cheater sits in round {r}, within suspend_rounds of its catch")
@@ -89,10 +94,10 @@ for n in (1, 2, 3, 5):
     check(s["slashed_ngonka"] == 0, f"honest host {n} slashed: {s}")
 def paid(n):
     return sum(int(x["amount"]) for x in json.load(open(f"rewards-{n}.json"))["amounts"])
-fraction = os.environ["FRACTION"]
-print(f"byzantine: lazy {fraction} caught_round {caught} cheater_payout {paid(4)} "
+attack = os.environ["ATTACK"]
+print(f"byzantine: {attack} caught_round {caught} cheater_payout {paid(4)} "
       f"honest_payout {paid(1)} cheater_slashed {paid4} honest_slashed 0")
-print(f"ok: the lazy worker was caught in round {caught}, paid {paid4} ngonka, "
+print(f"ok: the cheater ({attack}) was caught in round {caught}, paid {paid4} ngonka, "
       f"sat out its suspension; no honest member slashed or failed")
 ' || fail "the rounds' records"
 # Every daemon's own G of the current round is the chain's.
