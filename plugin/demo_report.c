@@ -120,7 +120,7 @@ void gd_demo_progress(FILE *f, const gd_demo_report *r, const gd_demo_chain *c,
 }
 
 void gd_demo_report_print(FILE *f, const gd_demo_report *r) {
-    fprintf(f, "\n%-4s %-9s %-46s %10s %9s %16s %14s\n", "", "role", "address", "tokens",
+    fprintf(f, "\n%-4s %-9s %-46s %10s %9s %16s %14s\n", "who", "role", "address", "tokens",
             "verdicts", "reward claimed", "slashed");
     for (size_t i = 0; i < r->n_members; i++) {
         const gd_demo_member *m = &r->members[i];
