@@ -438,6 +438,17 @@ static gd_status gd_demo_write_json(const gd_demo *d, const char *path) {
     return rc == 0 ? GD_OK : gd_fail(GD_ERR_IO, "--json: cannot write %s", path);
 }
 
+/* --json FILE's directory takes files: said at once, not after the run. */
+static int gd_demo_json_writable(gd_cli *cli, const char *path) {
+    char dir[GD_DEMO_PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    const char *parent = dirname(dir);
+    if (access(parent, W_OK | X_OK) == 0)
+        return -1;
+    fprintf(cli->err, "error: --json %s: cannot write in %s\n", path, parent);
+    return GD_EXIT_FAIL;
+}
+
 /* Everything between the temporary home's creation and its removal. */
 static int gd_demo_go(gd_demo *d, const char *json_path) {
     gd_cli *cli = d->cli;
@@ -491,36 +502,45 @@ static int gd_demo_go(gd_demo *d, const char *json_path) {
     return GD_EXIT_OK;
 }
 
-static int gd_run_demo(gd_cli *cli, gd_args *args) {
-    gd_demo *d = calloc(1, sizeof *d);
-    if (d == NULL)
-        return gd_cli_fail(cli, gd_fail(GD_ERR_NOMEM, "out of memory"));
-    d->cli = cli;
+/* The options, checked: -1, or the exit code of the error printed. */
+static int gd_demo_options(gd_cli *cli, gd_args *args, gd_demo *d) {
     d->workers = 3;
     d->validators = 1;
     d->rounds = 3;
     d->cheater = gd_flag(args, "with-cheater");
     int rc;
-    if ((rc = gd_cli_uint_opt(cli, args, "workers", UINT32_MAX, false, &d->workers)) >= 0 ||
-        (rc = gd_cli_uint_opt(cli, args, "validators", UINT32_MAX, false, &d->validators)) >= 0 ||
-        (rc = gd_cli_uint_opt(cli, args, "rounds", UINT32_MAX, false, &d->rounds)) >= 0) {
-    } else if (d->workers < 1 || d->workers > GD_DEMO_WORKERS_MAX) {
-        rc = gd_cli_usage(cli, args, "--workers must be 1 to %d", GD_DEMO_WORKERS_MAX);
-    } else if (d->validators < 1 || d->validators > GD_DEMO_VALIDATORS_MAX) {
-        rc = gd_cli_usage(cli, args, "--validators must be 1 to %d", GD_DEMO_VALIDATORS_MAX);
-    } else if (d->rounds < 1 || d->rounds > GD_DEMO_ROUNDS_MAX) {
-        rc = gd_cli_usage(cli, args, "--rounds must be 1 to %d", GD_DEMO_ROUNDS_MAX);
-    } else if (d->workers + d->validators < 3) {
-        /* A commitment is checked only in a class of three: the worker,
-         * its validator and a re-checker. */
-        rc = gd_cli_usage(cli, args, "the demo needs at least 3 participants (workers + "
-                                     "validators)");
-    } else if (d->cheater && d->workers < 2) {
-        rc = gd_cli_usage(cli, args, "--with-cheater makes the last worker lazy: give "
-                                     "--workers 2 or more");
-    } else {
+    if ((rc = gd_cli_u64_opt(cli, args, "workers", &d->workers)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "validators", &d->validators)) >= 0 ||
+        (rc = gd_cli_u64_opt(cli, args, "rounds", &d->rounds)) >= 0)
+        return rc;
+    if (d->workers < 1 || d->workers > GD_DEMO_WORKERS_MAX)
+        return gd_cli_usage(cli, args, "--workers must be 1 to %d", GD_DEMO_WORKERS_MAX);
+    if (d->validators < 1 || d->validators > GD_DEMO_VALIDATORS_MAX)
+        return gd_cli_usage(cli, args, "--validators must be 1 to %d", GD_DEMO_VALIDATORS_MAX);
+    if (d->rounds < 1 || d->rounds > GD_DEMO_ROUNDS_MAX)
+        return gd_cli_usage(cli, args, "--rounds must be 1 to %d", GD_DEMO_ROUNDS_MAX);
+    /* A commitment is checked only in a class of three: the worker, its
+     * validator and a re-checker. */
+    if (d->workers + d->validators < 3)
+        return gd_cli_usage(cli, args, "the demo needs at least 3 participants (workers + "
+                                       "validators)");
+    if (d->cheater && d->workers < 2)
+        return gd_cli_usage(cli, args, "--with-cheater makes the last worker lazy: give "
+                                       "--workers 2 or more");
+    return -1;
+}
+
+static int gd_run_demo(gd_cli *cli, gd_args *args) {
+    gd_demo *d = calloc(1, sizeof *d);
+    if (d == NULL)
+        return gd_cli_fail(cli, gd_fail(GD_ERR_NOMEM, "out of memory"));
+    d->cli = cli;
+    const char *json_path = gd_arg(args, "json");
+    int rc = gd_demo_options(cli, args, d);
+    if (rc < 0)
         rc = gd_demo_find_programs(d);
-    }
+    if (rc < 0 && json_path)
+        rc = gd_demo_json_writable(cli, json_path);
     if (rc >= 0) {
         free(d);
         return rc;
@@ -539,7 +559,7 @@ static int gd_run_demo(gd_cli *cli, gd_args *args) {
             d->validators == 1 ? "" : "s", d->rounds, d->rounds == 1 ? "" : "s", d->home);
     fflush(cli->out);
     gd_demo_signals_catch();
-    rc = gd_demo_go(d, gd_arg(args, "json"));
+    rc = gd_demo_go(d, json_path);
     /* Every way out of gd_demo_go comes here. */
     gd_demo_stop_all(&d->procs, 5000);
     gd_demo_http_close(d->http);
