@@ -330,9 +330,9 @@ static gd_status gd_demo_tally(gd_demo *d, const gd_demo_chain *c) {
         const gd_demo_round *o = &r->rounds[r->n_rounds - 1];
         fprintf(d->cli->out,
                 "round %" PRIu64 " %s: %u of %u commitments aggregated, %u attesters, state "
-                "%.16s...\n",
+                "%.16s...%s%s\n",
                 o->index, o->done ? "done" : "VOID (G unchanged)", o->aggregated, o->commitments,
-                o->attesters, o->state_hash);
+                o->attesters, o->state_hash, o->failed[0] ? "; caught: " : "", o->failed);
     }
     return GD_OK;
 }

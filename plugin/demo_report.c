@@ -65,6 +65,12 @@ gd_status gd_demo_report_add_round(gd_demo_report *r,
             if (m && strcmp(c->participant, round->aggregation_set[i]) == 0)
                 m->tokens += c->tokens;
         }
+    for (size_t i = 0; i < round->n_failed; i++) {
+        const gd_demo_member *m = gd_demo_report_member(r, round->failed[i]);
+        size_t len = strlen(o->failed);
+        snprintf(o->failed + len, sizeof o->failed - len, "%s%s", len ? " " : "",
+                 m ? m->label : "?");
+    }
     for (size_t i = 0; i < q->n_verdicts; i++) {
         const Gonka__Diloco__V1__VerdictRecord *v = q->verdicts[i];
         gd_demo_member *m = gd_demo_report_member(r, v->target);

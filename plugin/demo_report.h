@@ -37,6 +37,7 @@ typedef struct gd_demo_round {
     bool done; /* DONE, else VOID (G unchanged) */
     char state_hash[65]; /* the agreed G after it (its start state if void) */
     unsigned attesters, participants, commitments, aggregated;
+    char failed[64]; /* the labels of members whose accusation was upheld */
 } gd_demo_round;
 
 typedef struct gd_demo_report {

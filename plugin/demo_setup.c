@@ -38,10 +38,12 @@ static const char k_windows[] =
 
 /* Incentive knobs a run of a few members meets: one validator per check
  * and one re-checker, a class as small as three members, an epoch reward
- * small next to the pool, and slashes within the collateral. */
+ * small next to the pool, and slashes within the collateral. Four checks
+ * per commitment, as the Byzantine e2e test draws: a worker faking half
+ * its segments is caught in a round with probability 1 - (1/2)^4. */
 static const char k_incentives[] =
     "{\"reward_per_epoch\": \"90000ngonka\", \"min_collateral\": \"100000ngonka\", "
-    "\"fail_bond\": \"1000ngonka\", \"checks_per_commit\": 2, \"double_check_ppm\": 0, "
+    "\"fail_bond\": \"1000ngonka\", \"checks_per_commit\": 4, \"double_check_ppm\": 0, "
     "\"recheck_validators\": 1, \"validator_share_ppm\": 200000, \"attest_share_ppm\": 50000, "
     "\"min_class_members\": 3, \"avail_chunks\": 2, \"cheat_slash\": \"90000ngonka\", "
     "\"skip_slash\": \"1000ngonka\", \"suspend_rounds\": 2, \"max_members\": 16}";
