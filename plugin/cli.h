@@ -1,7 +1,7 @@
 /* The gonka-diloco command line: its command table (keys, tx, query,
- * status, epoch-clock, train, eval, bench train, sim, payload, and the
- * training module's tx and query commands) on the shared framework in
- * common/cli.h. */
+ * status, epoch-clock, train, eval, bench train, sim, payload, the
+ * training module's tx and query commands, run and demo) on the shared
+ * framework in common/cli.h. */
 #ifndef GD_PLUGIN_CLI_H
 #define GD_PLUGIN_CLI_H
 
@@ -28,7 +28,7 @@ extern const gd_command gd_cmd_tx_create_run, gd_cmd_tx_join_run, gd_cmd_tx_comm
 extern const gd_command gd_cmd_query_diloco_params, gd_cmd_query_runs, gd_cmd_query_run,
     gd_cmd_query_round, gd_cmd_query_rewards, gd_cmd_node_duties, gd_cmd_node_init,
     gd_cmd_node_hardware_class, gd_cmd_node_leave;
-/* The daemon: cli_run.c. */
-extern const gd_command gd_cmd_run;
+/* The daemon: cli_run.c; a whole run on this machine: cli_demo.c. */
+extern const gd_command gd_cmd_run, gd_cmd_demo;
 
 #endif
