@@ -67,6 +67,10 @@ gd_status gd_member_observe(gd_member *n) GD_MUST_CHECK;
 gd_status gd_member_serve(gd_member *n, const gd_artifact_req *req, gd_artifact_answer *out,
                         unsigned *http_status) GD_MUST_CHECK;
 
+/* Counts bytes sent to peers (bytes_out in the status): the HTTP server's
+ * count of each response, or gd_member_serve_local's answer. */
+void gd_member_count_out(gd_member *n, uint64_t bytes);
+
 /* The same answer with a file's bytes read into the body (at most max_len,
  * else GD_ERR_LIMIT): what an in-process peer port hands over. */
 gd_status gd_member_serve_local(gd_member *n, const gd_artifact_req *req, size_t max_len,

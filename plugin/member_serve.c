@@ -204,12 +204,13 @@ gd_status gd_member_serve(gd_member *n, const gd_artifact_req *req, gd_artifact_
         *http_status = 200;
     else
         gd_artifact_answer_free(out);
-    if (s == GD_OK && out->path[0] == '\0') {
-        pthread_mutex_lock(&n->mu);
-        n->stats.bytes_out += out->body.len + out->proof.len;
-        pthread_mutex_unlock(&n->mu);
-    }
     return s;
+}
+
+void gd_member_count_out(gd_member *n, uint64_t bytes) {
+    pthread_mutex_lock(&n->mu);
+    n->stats.bytes_out += bytes;
+    pthread_mutex_unlock(&n->mu);
 }
 
 gd_status gd_member_serve_local(gd_member *n, const gd_artifact_req *req, size_t max_len,
@@ -225,5 +226,7 @@ gd_status gd_member_serve_local(gd_member *n, const gd_artifact_req *req, size_t
         s = gd_fail(GD_ERR_LIMIT, "answer over %zu bytes", max_len);
     if (s != GD_OK)
         gd_artifact_answer_free(out);
+    else
+        gd_member_count_out(n, out->body.len + out->proof.len);
     return s;
 }

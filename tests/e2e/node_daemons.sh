@@ -98,6 +98,7 @@ for k in ['version','address','roles','run','round','phase','height','inner_step
     assert k in s, k
 assert s['slashed_ngonka'] == 0, s
 assert s['rewards_claimed_ngonka'] > 0, s
+assert 'worker' not in s['roles'] or s['bytes_out'] > 100000, s  # its payloads, states
 " || fail "status of host $n: $(cat status-$n.json)"
 done
 ok "every daemon claimed and none was slashed"
