@@ -27,7 +27,7 @@
 struct gonka_diloco {
     gd_node_settings s;
     const char *data_paths[GD_NODE_DATA_MAX]; /* into s.data, for the member */
-    gd_engine_train_fn train;                 /* NULL but for the test-only adversaries */
+    gonka_diloco_seams seams;                 /* none but for the test-only adversaries */
     gd_key key;
     gd_chain_rpc chain;
     gd_peer_http *peers;
@@ -114,7 +114,7 @@ static int gd_abi_open_member(gonka_diloco *h, char *err, size_t cap) {
                            .threads = s->threads ? (int)s->threads
                                                  : (int)sysconf(_SC_NPROCESSORS_ONLN),
                            .data_paths = h->data_paths, .n_data_paths = s->n_data,
-                           .train = h->train};
+                           .train = h->seams.train, .check = h->seams.check};
     for (unsigned i = 0; i < s->n_data; i++)
         h->data_paths[i] = s->data[i];
     if ((st = gd_coin_parse(&o.collateral, s->collateral)) != GD_OK)
@@ -144,18 +144,19 @@ static int gd_abi_open_member(gonka_diloco *h, char *err, size_t cap) {
 
 GD_ABI int gonka_diloco_open(const char *config_path, gonka_diloco **out, char *err,
                              size_t err_cap) {
-    return gonka_diloco_open_with_train(config_path, NULL, out, err, err_cap);
+    return gonka_diloco_open_with(config_path, NULL, out, err, err_cap);
 }
 
-int gonka_diloco_open_with_train(const char *config_path, gd_engine_train_fn train,
-                                 gonka_diloco **out, char *err, size_t err_cap) {
+int gonka_diloco_open_with(const char *config_path, const gonka_diloco_seams *seams,
+                           gonka_diloco **out, char *err, size_t err_cap) {
     if (out == NULL || config_path == NULL)
         return gd_abi_fail(GONKA_DILOCO_ERR_INVALID, GD_OK, err, err_cap, "arguments");
     *out = NULL;
     gonka_diloco *h = calloc(1, sizeof *h);
     if (h == NULL)
         return gd_abi_fail(GONKA_DILOCO_ERR_NOMEM, GD_OK, err, err_cap, "out of memory");
-    h->train = train;
+    if (seams)
+        h->seams = *seams;
     gd_status st = gd_node_settings_load(&h->s, config_path);
     int rc = GONKA_DILOCO_OK;
     if (st != GD_OK)

@@ -10,9 +10,14 @@
 #include "plugin/gonka_diloco.h"
 #include "plugin/round_engine.h"
 
-/* gonka_diloco_open, with `train` (NULL: gd_engine_train) training each of
- * the member's rounds. */
-int gonka_diloco_open_with_train(const char *config_path, gd_engine_train_fn train,
-                                 gonka_diloco **out, char *err, size_t err_cap);
+/* The member's stand-ins (tests/adversary): NULL fields are the engine's. */
+typedef struct gonka_diloco_seams {
+    gd_engine_train_fn train; /* trains each of its rounds */
+    gd_engine_check_fn check; /* answers each of its checks */
+} gonka_diloco_seams;
+
+/* gonka_diloco_open with the seams (NULL: none). */
+int gonka_diloco_open_with(const char *config_path, const gonka_diloco_seams *seams,
+                           gonka_diloco **out, char *err, size_t err_cap);
 
 #endif

@@ -40,6 +40,7 @@ typedef struct gd_member_options {
                                     * by the caller while the member lives */
     size_t n_data_paths;
     gd_engine_train_fn train;      /* NULL: gd_engine_train */
+    gd_engine_check_fn check;      /* NULL: gd_engine_check */
 } gd_member_options;
 
 typedef struct gd_member gd_member;

@@ -433,7 +433,8 @@ static gd_status gd_node_answer_for(gd_member *n, const gd_action *a, bool reche
                           n->view.view.height, a->check, a->target, gd_error_detail());
         }
     } else {
-        s = gd_engine_check(&n->engine, &in, &ev, &n->g, &ans);
+        gd_engine_check_fn check = n->o.check ? n->o.check : gd_engine_check;
+        s = check(&n->engine, &in, &ev, &n->g, &ans);
         if (s == GD_OK && ans.verdict == GD_VERDICT_FAIL)
             GD_LOG_WARN("node", "height %" PRId64 ": check %u of %s FAILS: %s",
                         n->view.view.height, a->check, a->target, ans.why);

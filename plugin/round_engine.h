@@ -148,6 +148,12 @@ typedef struct gd_check_answer {
 gd_status gd_engine_check(gd_engine *e, const gd_check_input *in, const gd_check_evidence *ev,
                           const gd_global_state *g, gd_check_answer *out) GD_MUST_CHECK;
 
+/* What answers a check for a member: gd_engine_check, or a stand-in with its
+ * signature (the test-only adversaries' seam, as gd_engine_train_fn). */
+typedef gd_status (*gd_engine_check_fn)(gd_engine *e, const gd_check_input *in,
+                                        const gd_check_evidence *ev, const gd_global_state *g,
+                                        gd_check_answer *out);
+
 /* --- aggregation --------------------------------------------------------------------------- */
 
 typedef struct gd_engine_contribution {

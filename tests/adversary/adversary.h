@@ -1,7 +1,7 @@
 /* Test-only adversaries: the honest daemon with one misbehaviour switched
- * on, played through the member's training seam (gd_engine_train_fn). The
- * product never links this directory; `gd-adversary` (main.c) is built with
- * the tests. */
+ * on, played through the member's seams (gd_engine_train_fn and
+ * gd_engine_check_fn). The product never links this directory;
+ * `gd-adversary` (main.c) is built with the tests. */
 #ifndef GD_TESTS_ADVERSARY_ADVERSARY_H
 #define GD_TESTS_ADVERSARY_ADVERSARY_H
 
@@ -22,5 +22,14 @@ gd_status gd_adv_scaled_train(gd_engine *e, uint64_t round, const gd_global_stat
                               gd_worker_state *w, gd_trained_round *out);
 gd_status gd_adv_garbage_train(gd_engine *e, uint64_t round, const gd_global_state *g,
                                bool fresh, gd_worker_state *w, gd_trained_round *out);
+
+/* lazy validator: every check PASS with a made-up digest, nothing
+ * re-executed (tests/adversary/validator.c). */
+gd_status gd_adv_lazy_check(gd_engine *e, const gd_check_input *in, const gd_check_evidence *ev,
+                            const gd_global_state *g, gd_check_answer *out);
+/* UNAVAILABLE spammer: every check UNAVAILABLE (tests/adversary/validator.c). */
+gd_status gd_adv_unavailable_check(gd_engine *e, const gd_check_input *in,
+                                   const gd_check_evidence *ev, const gd_global_state *g,
+                                   gd_check_answer *out);
 
 #endif

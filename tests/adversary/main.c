@@ -7,7 +7,9 @@
  * runs `gonka-diloco run` with one misbehaviour (tests/adversary):
  *   --lazy FRACTION   FRACTION of each round's segments not trained (lazy.c)
  *   --scaled FACTOR   the payload codes FACTOR x its Δ (payload.c)
- *   --garbage         the payload codes nonsense values (payload.c) */
+ *   --garbage         the payload codes nonsense values (payload.c)
+ *   --lazy-validator  every check answered PASS without re-executing
+ *   --unavailable-spam  every check answered UNAVAILABLE (both validator.c) */
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -27,21 +29,30 @@ static void on_signal(int sig) {
 
 static int usage(const char *why) {
     fprintf(stderr, "error: %s\nusage: gd-adversary (--lazy FRACTION | --scaled FACTOR | "
-                    "--garbage) run --config FILE [--poll-ms N]\n",
+                    "--garbage | --lazy-validator | --unavailable-spam) run --config FILE "
+                    "[--poll-ms N]\n",
             why);
     return 2;
 }
 
 int main(int argc, char **argv) {
-    gd_engine_train_fn train = NULL;
+    gonka_diloco_seams seams = {NULL, NULL};
     const char *config = NULL;
     unsigned long long poll = 250;
     int i = 1;
     for (; i < argc && strcmp(argv[i], "run") != 0; i++) {
-        if (train != NULL)
+        if (seams.train != NULL || seams.check != NULL)
             return usage("one misbehaviour at a time");
         if (strcmp(argv[i], "--garbage") == 0) {
-            train = gd_adv_garbage_train;
+            seams.train = gd_adv_garbage_train;
+            continue;
+        }
+        if (strcmp(argv[i], "--lazy-validator") == 0) {
+            seams.check = gd_adv_lazy_check;
+            continue;
+        }
+        if (strcmp(argv[i], "--unavailable-spam") == 0) {
+            seams.check = gd_adv_unavailable_check;
             continue;
         }
         if (i + 1 >= argc)
@@ -53,18 +64,18 @@ int main(int argc, char **argv) {
             if (!number || !(v > 0 && v < 1))
                 return usage("--lazy takes a fraction in (0, 1)");
             g_adv_lazy_fraction = v;
-            train = gd_adv_lazy_train;
+            seams.train = gd_adv_lazy_train;
         } else if (strcmp(argv[i], "--scaled") == 0) {
             if (!number || !(v > 1 && v <= 1e6))
                 return usage("--scaled takes a factor in (1, 1e6]");
             g_adv_scale = v;
-            train = gd_adv_scaled_train;
+            seams.train = gd_adv_scaled_train;
         } else {
             return usage("unknown adversary option");
         }
         i++;
     }
-    if (train == NULL)
+    if (seams.train == NULL && seams.check == NULL)
         return usage("name a misbehaviour");
     if (i >= argc)
         return usage("the run command is missing");
@@ -85,7 +96,7 @@ int main(int argc, char **argv) {
         return usage("--config FILE is required");
     char why[1024] = "";
     gonka_diloco *h = NULL;
-    int rc = gonka_diloco_open_with_train(config, train, &h, why, sizeof why);
+    int rc = gonka_diloco_open_with(config, &seams, &h, why, sizeof why);
     if (rc != GONKA_DILOCO_OK) {
         fprintf(stderr, "error: %s\n", why);
         return 1;

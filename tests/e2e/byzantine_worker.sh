@@ -37,19 +37,8 @@ until_height 40
 checkpoint 1 g0.safetensors
 grep -q "adversary: --$attack" host4.log || fail "host 4 is not the adversary"
 # Two epochs: rounds 0 and 1 in epoch 1, 2 and 3 in epoch 2 (settled at
-# 420, claimed from 445). The chain keeps only the last rounds' records, so
-# each round's is saved once it has ended.
-saved=0
-while [ "$(height)" -lt 455 ]; do
-  alive
-  cur=$("$dg" query run 1 --node "$node" --json | py 'import json,sys; r=json.load(sys.stdin).get("current_round"); print(int(r["index"]) if r else 0)')
-  while [ "$saved" -lt "$cur" ]; do
-    "$dg" query round 1 "$saved" --node "$node" --json >"round-$saved.json" || fail "query round $saved"
-    saved=$((saved + 1))
-  done
-  sleep 1
-done
-last=$saved
+# 420, claimed from 445).
+save_rounds 455
 for n in 1 2 3 4 5; do status "$n" >"status-$n.json" || fail "status of host $n"; done
 for n in 1 2 3 4 5; do
   "$dg" query rewards "${ADDR[$n]}" --node "$node" --json >"rewards-$n.json" || fail "rewards of host $n"

@@ -9,8 +9,10 @@
 # `gd-adversary ${ADV[N]} run`; a second call restarts it with the same
 # config), `kill_host N`, `status N`, `height`, `until_height H` (failing if
 # the chain or a host not killed on purpose stopped), `checkpoint N FILE`,
-# `own_g N R` (the hash of host N's stored G_R) and `eval_loss FILE`.
-# $checks (default 2) is the spec's checks_per_commit.
+# `own_g N R` (the hash of host N's stored G_R), `save_rounds H` and
+# `eval_loss FILE`.
+# $checks (default 2), $double_ppm (0) and $min_class (3) are the spec's
+# checks_per_commit, double_check_ppm and min_class_members.
 # Usage: . node_lib.sh BIN_DIR
 set -uo pipefail
 bin=$(realpath "$1")
@@ -40,9 +42,9 @@ s = json.load(open('base.json'))
 s.update({
   'windows': $windows,
   'reward_per_epoch': '90000ngonka', 'min_collateral': '100000ngonka', 'fail_bond': '1000ngonka',
-  'checks_per_commit': ${checks:-2}, 'double_check_ppm': 0, 'recheck_validators': 1,
+  'checks_per_commit': ${checks:-2}, 'double_check_ppm': ${double_ppm:-0}, 'recheck_validators': 1,
   'validator_share_ppm': 200000, 'attest_share_ppm': 50000, 'hw_classes': ['$cls'],
-  'min_class_members': 3, 'avail_chunks': 2, 'cheat_slash': '90000ngonka',
+  'min_class_members': ${min_class:-3}, 'avail_chunks': 2, 'cheat_slash': '90000ngonka',
   'skip_slash': '1000ngonka', 'suspend_rounds': 2, 'max_members': 16})
 json.dump(s, open('spec.json', 'w'))
 " || fail "spec"
@@ -98,6 +100,20 @@ checkpoint() { # checkpoint N FILE: host N's served checkpoint, once it serves o
 }
 own_g() { # own_g N R: the state hash of host N's stored G_R (its descriptor's SHA-256)
   py "import hashlib; print(hashlib.sha256(open('h$1/state/run-1/round-$2/global.gdgs','rb').read(128)).hexdigest())"
+}
+save_rounds() { # save_rounds H: until height H, each round's record as round-R.json once
+  # it has ended (the chain keeps only the last rounds'); $last: rounds saved
+  last=0
+  while [ "$(height)" -lt "$1" ]; do
+    alive
+    local cur
+    cur=$("$dg" query run 1 --node "$node" --json | py 'import json,sys; r=json.load(sys.stdin).get("current_round"); print(int(r["index"]) if r else 0)')
+    while [ "$last" -lt "$cur" ]; do
+      "$dg" query round 1 "$last" --node "$node" --json >"round-$last.json" || fail "query round $last"
+      last=$((last + 1))
+    done
+    sleep 1
+  done
 }
 eval_loss() { # eval_loss FILE: a checkpoint's eval loss on the run's data
   "$dg" eval --checkpoint "$1" --data synthetic:markov:1 --seq 64 --json | py 'import json,sys; print(json.load(sys.stdin)["loss"])'

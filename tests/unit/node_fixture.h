@@ -30,6 +30,7 @@ struct nf_net {
                                                 * payload size (rewritten on the way out) */
     size_t payload_fetches[DF_ACCOUNTS];       /* payload requests its peers sent it */
     gd_engine_train_fn train[DF_ACCOUNTS];     /* a node's trainer (NULL: the engine's) */
+    gd_engine_check_fn check[DF_ACCOUNTS];     /* a node's checker (NULL: the engine's) */
     df_batch pending;
     size_t duties;                 /* done by all nodes so far */
     uint64_t refused;              /* transactions refused */

@@ -119,9 +119,85 @@ static void test_garbage_payload_is_caught(void) {
     CHECK(play_cheater(gd_adv_garbage_train) == 0);
 }
 
+/* Validators that skip their work, played by node 5 (tests/adversary/
+ * validator.c). The lazy validator answers every check PASS with a made-up
+ * digest. Every check is a double check here, so beside an honest partner
+ * the digests split, the re-checker re-executes, and the made-up digest
+ * loses: its verdict is faulty and it pays cheat_slash. Honest workers are
+ * never failed (a lazy PASS does not hurt them), nobody honest is slashed,
+ * and every round ends DONE. */
+/* Plays `check` as validator node 5's checker with every check doubled;
+ * returns what it was slashed and the number of its faulty verdicts, each
+ * of which must be `want` and uncredited. */
+static uint64_t play_validator(gd_engine_check_fn check, Gonka__Diloco__V1__Verdict want,
+                               size_t *faulty_out) {
+    df_knobs k;
+    df_knobs_default(&k);
+    k.checks = 2;
+    k.double_ppm = 1000000;
+    k.rechecks = 1;
+    k.min_class = 4; /* the target, two validators, one re-checker */
+    nf_net net;
+    memset(&net, 0, sizeof net);
+    nf_setup(&net, &k, NODES, g_roles);
+    const int lazy = 5;
+    net.check[lazy] = check;
+    nf_restart(&net, lazy);
+    net.d.act[lazy].cheat = true; /* its slash is expected */
+    while (net.d.f.height < 120)
+        nf_block(&net);
+    df_qrun *run = df_q_run(&net.d);
+    uint64_t rounds = run->current_round ? run->current_round->index : 0;
+    df_qfree(run);
+    CHECK(rounds >= 1);
+    size_t faulty = 0;
+    for (uint64_t r = 0; r < rounds; r++) {
+        df_qround *q = df_q_round(&net.d, r);
+        CHECK(q->round->phase == PH(DONE));
+        CHECK(q->round->n_failed == 0);
+        for (size_t i = 0; i < q->n_verdicts; i++) {
+            const Gonka__Diloco__V1__VerdictRecord *v = q->verdicts[i];
+            bool by_lazy = strcmp(v->validator, net.d.f.addr[lazy]) == 0;
+            if (v->faulty) {
+                CHECK(by_lazy);
+                CHECK(v->verdict == want && !v->credited);
+            }
+            faulty += v->faulty && by_lazy;
+        }
+        df_qfree(q);
+    }
+    uint64_t paid = df_slashed(&net.d, lazy, NULL, NULL);
+    fprintf(stderr, "  %llu rounds: %zu faulty verdicts of the lazy validator, it paid %llu\n",
+            (unsigned long long)rounds, faulty, (unsigned long long)paid);
+    for (int who = 1; who <= NODES; who++)
+        if (who != lazy)
+            CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
+    nf_free(&net);
+    *faulty_out = faulty;
+    return paid;
+}
+
+static void test_lazy_validator_is_caught(void) {
+    size_t faulty = 0;
+    CHECK(play_validator(gd_adv_lazy_check, GONKA__DILOCO__V1__VERDICT__VERDICT_PASS, &faulty) > 0);
+    CHECK(faulty > 0);
+}
+
+/* The UNAVAILABLE spammer: the re-checker fetches the data, the check
+ * passes, and its accusations are faulty and unpaid (their bonds are burned:
+ * test_diloco_module plays that rule); no honest worker fails. */
+static void test_unavailable_spammer_pays(void) {
+    size_t faulty = 0;
+    (void)play_validator(gd_adv_unavailable_check, GONKA__DILOCO__V1__VERDICT__VERDICT_UNAVAILABLE,
+                         &faulty);
+    CHECK(faulty > 0);
+}
+
 int main(void) {
     RUN_TEST(test_lazy_worker_is_caught);
     RUN_TEST(test_scaled_payload_is_caught);
     RUN_TEST(test_garbage_payload_is_caught);
+    RUN_TEST(test_lazy_validator_is_caught);
+    RUN_TEST(test_unavailable_spammer_pays);
     return gd_test_finish();
 }
