@@ -23,6 +23,11 @@ gd_status gd_adv_scaled_train(gd_engine *e, uint64_t round, const gd_global_stat
 gd_status gd_adv_garbage_train(gd_engine *e, uint64_t round, const gd_global_state *g,
                                bool fresh, gd_worker_state *w, gd_trained_round *out);
 
+/* residual poisoning: a vector planted in the round-start residual
+ * (tests/adversary/poison.c). */
+gd_status gd_adv_poison_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
+                              gd_worker_state *w, gd_trained_round *out);
+
 /* lazy validator: every check PASS with a made-up digest, nothing
  * re-executed (tests/adversary/validator.c). */
 gd_status gd_adv_lazy_check(gd_engine *e, const gd_check_input *in, const gd_check_evidence *ev,

@@ -8,6 +8,7 @@
  *   --lazy FRACTION   FRACTION of each round's segments not trained (lazy.c)
  *   --scaled FACTOR   the payload codes FACTOR x its Δ (payload.c)
  *   --garbage         the payload codes nonsense values (payload.c)
+ *   --poison          a vector planted in its residual each round (poison.c)
  *   --lazy-validator  every check answered PASS without re-executing
  *   --unavailable-spam  every check answered UNAVAILABLE (both validator.c) */
 #include <signal.h>
@@ -29,7 +30,7 @@ static void on_signal(int sig) {
 
 static int usage(const char *why) {
     fprintf(stderr, "error: %s\nusage: gd-adversary (--lazy FRACTION | --scaled FACTOR | "
-                    "--garbage | --lazy-validator | --unavailable-spam) run --config FILE "
+                    "--garbage | --poison | --lazy-validator | --unavailable-spam) run --config FILE "
                     "[--poll-ms N]\n",
             why);
     return 2;
@@ -45,6 +46,10 @@ int main(int argc, char **argv) {
             return usage("one misbehaviour at a time");
         if (strcmp(argv[i], "--garbage") == 0) {
             seams.train = gd_adv_garbage_train;
+            continue;
+        }
+        if (strcmp(argv[i], "--poison") == 0) {
+            seams.train = gd_adv_poison_train;
             continue;
         }
         if (strcmp(argv[i], "--lazy-validator") == 0) {

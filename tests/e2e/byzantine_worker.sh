@@ -6,7 +6,9 @@
 #               whole round (caught by re-executing a skipped segment);
 #   scaled X    its payload codes X times its Δ beside an honest transcript;
 #   garbage     its payload codes nonsense values (both caught by the
-#               drawn payload chunk, which is not the re-encoding).
+#               drawn payload chunk, which is not the re-encoding);
+#   poison      it plants a vector in its residual each round (caught by
+#               the links: leaf 0's residual is not the previous coding's).
 # The spec draws 4 checks per commitment, so a round of a worker faking a
 # fraction F of its segments is caught with probability 1 - (1 - F)^4
 # (docs/verification.md, "The incentive model"). For two epochs:

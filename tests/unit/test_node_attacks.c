@@ -119,6 +119,12 @@ static void test_garbage_payload_is_caught(void) {
     CHECK(play_cheater(gd_adv_garbage_train) == 0);
 }
 
+/* A vector planted in the residual breaks the links every check verifies:
+ * caught in its first round (its residual is not zeros there). */
+static void test_residual_poisoning_is_caught(void) {
+    CHECK(play_cheater(gd_adv_poison_train) == 0);
+}
+
 /* Validators that skip their work, played by node 5 (tests/adversary/
  * validator.c). The lazy validator answers every check PASS with a made-up
  * digest. Every check is a double check here, so beside an honest partner
@@ -197,6 +203,7 @@ int main(void) {
     RUN_TEST(test_lazy_worker_is_caught);
     RUN_TEST(test_scaled_payload_is_caught);
     RUN_TEST(test_garbage_payload_is_caught);
+    RUN_TEST(test_residual_poisoning_is_caught);
     RUN_TEST(test_lazy_validator_is_caught);
     RUN_TEST(test_unavailable_spammer_pays);
     return gd_test_finish();
