@@ -114,7 +114,8 @@ static int gd_abi_open_member(gonka_diloco *h, char *err, size_t cap) {
                            .threads = s->threads ? (int)s->threads
                                                  : (int)sysconf(_SC_NPROCESSORS_ONLN),
                            .data_paths = h->data_paths, .n_data_paths = s->n_data,
-                           .train = h->seams.train, .check = h->seams.check};
+                           .train = h->seams.train, .check = h->seams.check,
+                           .withhold = h->seams.withhold};
     for (unsigned i = 0; i < s->n_data; i++)
         h->data_paths[i] = s->data[i];
     if ((st = gd_coin_parse(&o.collateral, s->collateral)) != GD_OK)

@@ -8,12 +8,14 @@
 #include <stddef.h>
 
 #include "plugin/gonka_diloco.h"
+#include "plugin/member.h"
 #include "plugin/round_engine.h"
 
 /* The member's stand-ins (tests/adversary): NULL fields are the engine's. */
 typedef struct gonka_diloco_seams {
     gd_engine_train_fn train; /* trains each of its rounds */
     gd_engine_check_fn check; /* answers each of its checks */
+    gd_member_withhold_fn withhold; /* requests it answers 404 */
 } gonka_diloco_seams;
 
 /* gonka_diloco_open with the seams (NULL: none). */

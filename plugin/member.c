@@ -279,10 +279,13 @@ static gd_status gd_member_flush(gd_member *n, gd_any *msgs, size_t *n_msgs, gd_
     return s;
 }
 
-/* Duties that take time: training, re-execution, aggregation. */
-static bool gd_member_computes(gd_action_kind k) {
-    return k == GD_ACT_TRAIN || k == GD_ACT_CHECK || k == GD_ACT_RECHECK ||
-           k == GD_ACT_AGGREGATE;
+gd_status gd_member_before_compute(gd_member *n) {
+    n->computed = true;
+    if (n->outbox.msgs == NULL || *n->outbox.n_msgs == 0)
+        return GD_OK;
+    (*n->outbox.flushes)++;
+    return gd_member_flush(n, n->outbox.msgs, n->outbox.n_msgs, n->outbox.sent,
+                           n->outbox.n_sent, n->outbox.done);
 }
 
 static gd_status gd_member_step_once(gd_member *n, size_t *done, bool *long_duty) {
@@ -314,25 +317,28 @@ static gd_status gd_member_step_once(gd_member *n, size_t *done, bool *long_duty
     size_t n_msgs = 0, n_sent = 0;
     gd_status s = GD_OK;
     size_t flushes = 0;
+    n->outbox.msgs = msgs;
+    n->outbox.n_msgs = &n_msgs;
+    n->outbox.sent = sent;
+    n->outbox.n_sent = &n_sent;
+    n->outbox.done = done;
+    n->outbox.flushes = &flushes;
     for (size_t i = 0; s == GD_OK && i < n_acts; i++) {
         if (n->solo && (n_msgs > 0 || flushes > 0))
             break; /* after a refused transaction, one duty per step */
-        bool computes = gd_member_computes(acts[i].kind);
-        /* What is cheap (reports, reveals, seals of secrets) goes before a
-         * duty that computes, and what a computing duty produced (a sealed
-         * verdict) goes at once: minutes of training or a validator's many
-         * re-executions never push an answer past its window. */
-        if (computes && n_msgs > 0) {
-            s = gd_member_flush(n, msgs, &n_msgs, sent, &n_sent, done);
-            flushes++;
-        }
-        if (s != GD_OK || (n->solo && flushes > 0))
-            break;
-        size_t before = n_msgs;
+        /* What is cheap goes before a duty computes (it flushes the queue
+         * itself, gd_member_before_compute), and what a computing duty
+         * produced (a sealed verdict) goes at once: minutes of training or
+         * a validator's many re-executions never push an answer past its
+         * window. */
+        n->computed = false;
+        size_t before = n_msgs, flushed = flushes;
         s = gd_member_duty(n, &acts[i], msgs, GD_MEMBER_MSGS_MAX, &n_msgs);
+        if (flushes != flushed)
+            before = 0; /* it sent the queue before computing */
         if (s == GD_OK && n_msgs > before)
             sent[n_sent++] = acts[i];
-        if (s == GD_OK && computes) {
+        if (s == GD_OK && n->computed) {
             *long_duty = true;
             if (n_msgs > 0) {
                 s = gd_member_flush(n, msgs, &n_msgs, sent, &n_sent, done);
@@ -342,6 +348,7 @@ static gd_status gd_member_step_once(gd_member *n, size_t *done, bool *long_duty
         if (s == GD_OK && (acts[i].kind == GD_ACT_TRAIN || acts[i].kind == GD_ACT_AGGREGATE))
             (*done)++;
     }
+    memset(&n->outbox, 0, sizeof n->outbox);
     if (s == GD_OK && n_msgs > 0) {
         s = gd_member_send(n, msgs, n_msgs, sent, n_sent);
         if (s == GD_OK && !n->solo)

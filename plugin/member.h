@@ -27,6 +27,10 @@
 #include "plugin/member_ports.h"
 #include "plugin/round_engine.h"
 
+/* Requests a member answers 404 although it holds what they ask for: a
+ * test-only adversary's seam (tests/adversary), never set by the product. */
+typedef bool (*gd_member_withhold_fn)(const gd_artifact_req *req);
+
 typedef struct gd_member_options {
     uint64_t run;
     unsigned roles;            /* GD_NODE_* bits */
@@ -41,6 +45,7 @@ typedef struct gd_member_options {
     size_t n_data_paths;
     gd_engine_train_fn train;      /* NULL: gd_engine_train */
     gd_engine_check_fn check;      /* NULL: gd_engine_check */
+    gd_member_withhold_fn withhold; /* NULL: everything in its window is served */
 } gd_member_options;
 
 typedef struct gd_member gd_member;

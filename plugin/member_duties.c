@@ -51,14 +51,17 @@ static gd_status gd_start_hash(const gd_member *n, uint8_t out[32]) {
  * a transaction's wait for its block skips heights, and the view can be a
  * block old when the answer is sent, so it lands after the window. Either
  * way the check went unanswered and the validator paid the skip slash. So
- * the answer is given once fewer than four blocks remain after the view's
- * height (up to three heights to send it at; one sent at the first lands
- * in time even a block late), but never at the window's first height while
- * a later one can still land: a target serves its states only once its own
- * view reaches the window, which may be a block after the checker's. */
+ * the answer is given once fewer than a third of the window (at least four
+ * blocks) remain after the view's height: a validator answering many
+ * checks of one window one after another, each waiting out a withholder,
+ * still lands them all, and one sent at the first such height lands in time
+ * even a few blocks late. Never at the window's first height while a later
+ * one can still land: a target serves its states only once its own view
+ * reaches the window, which may be a block after the checker's. */
 static bool gd_can_wait(const gd_member *n, int64_t start, int64_t end) {
     int64_t h = n->view.view.height;
-    return h + 2 < end && (h + 4 < end || h <= start);
+    int64_t margin = (end - start) / 3 > 4 ? (end - start) / 3 : 4;
+    return h + 2 < end && (h + margin < end || h <= start);
 }
 
 /* --- training and the commitment ------------------------------------------------------------ */
@@ -154,6 +157,7 @@ static gd_status gd_duty_train(gd_member *n, uint64_t r) {
     n->engine.rc.diloco.on_segment = gd_member_on_segment;
     n->engine.rc.diloco.on_segment_ctx = n;
     gd_engine_train_fn train = n->o.train ? n->o.train : gd_engine_train;
+    GD_TRY(gd_member_before_compute(n));
     gd_status s = train(&n->engine, r, &n->g, fresh, &n->w, &n->trained);
     if (s != GD_OK) {
         gd_worker_state_free(&n->w);
@@ -434,7 +438,9 @@ static gd_status gd_node_answer_for(gd_member *n, const gd_action *a, bool reche
         }
     } else {
         gd_engine_check_fn check = n->o.check ? n->o.check : gd_engine_check;
-        s = check(&n->engine, &in, &ev, &n->g, &ans);
+        s = gd_member_before_compute(n);
+        if (s == GD_OK)
+            s = check(&n->engine, &in, &ev, &n->g, &ans);
         if (s == GD_OK && ans.verdict == GD_VERDICT_FAIL)
             GD_LOG_WARN("node", "height %" PRId64 ": check %u of %s FAILS: %s",
                         n->view.view.height, a->check, a->target, ans.why);
@@ -529,8 +535,11 @@ static gd_status gd_duty_aggregate(gd_member *n, uint64_t r) {
     if (s == GD_OK) {
         n->have_next = true;
         /* Nothing to aggregate leaves G as it was (protocol.md, section 7). */
-        if (rv->n_aggregation_set > 0)
-            s = gd_engine_aggregate(&n->engine, r, cs, rv->n_aggregation_set, &n->next);
+        if (rv->n_aggregation_set > 0) {
+            s = gd_member_before_compute(n);
+            if (s == GD_OK)
+                s = gd_engine_aggregate(&n->engine, r, cs, rv->n_aggregation_set, &n->next);
+        }
     }
     free(cs);
     gd_buf file = {0};
@@ -616,7 +625,10 @@ gd_status gd_member_duty(gd_member *n, const gd_action *a, gd_any *msgs, size_t 
                        size_t *n_msgs) {
     if (*n_msgs >= cap)
         return GD_OK;
-    gd_any *msg = &msgs[*n_msgs];
+    /* Built aside: a duty that computes sends the queue first
+     * (gd_member_before_compute), which empties msgs under it. */
+    gd_any one;
+    gd_any *msg = &one;
     memset(msg, 0, sizeof *msg);
     bool sent = false;
     gd_status s = GD_OK;
@@ -656,7 +668,7 @@ gd_status gd_member_duty(gd_member *n, const gd_action *a, gd_any *msgs, size_t 
         sent = false;
     }
     if (sent)
-        (*n_msgs)++;
+        msgs[(*n_msgs)++] = one;
     else
         gd_any_free(msg);
     return s;

@@ -77,6 +77,14 @@ struct gd_member {
     gd_chain_view_buf view;
     bool solo;                  /* the last transaction failed: one duty per step */
     int64_t stepped_height;     /* the height of the last step that did its duties */
+    /* During a step: the messages its duties queued, so that a duty can
+     * send them before it computes (gd_member_before_compute). */
+    struct {
+        gd_any *msgs;
+        size_t *n_msgs, *n_sent, *done, *flushes;
+        gd_action *sent;
+    } outbox;
+    bool computed;              /* the current duty trained, re-executed or aggregated */
 
     bool engine_open;
     gd_engine engine;
@@ -103,6 +111,13 @@ struct gd_member {
 
 /* Records a failed duty: logged, and kept for /v1/status. */
 void gd_member_error(gd_member *n, const char *fmt, ...) GD_PRINTF(2, 3);
+
+/* Called by a duty just before it trains, re-executes or aggregates: what
+ * the step has queued so far (reports, reveals, answers that needed no
+ * work) is sent first, and what this duty produces goes at once after it,
+ * so minutes of computing never hold an answer past its window, while
+ * answers that needed none (UNAVAILABLE) share one transaction. */
+gd_status gd_member_before_compute(gd_member *n) GD_MUST_CHECK;
 
 /* Does one action into msgs (0 or more messages appended to *n_msgs, at
  * most cap). Returns GD_OK also when the duty could not be done now (a

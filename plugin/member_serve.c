@@ -165,6 +165,8 @@ gd_status gd_member_serve(gd_member *n, const gd_artifact_req *req, gd_artifact_
     *http_status = 404;
     if (req->kind != GD_REQ_STATUS && req->kind != GD_REQ_METRICS && req->run != n->o.run)
         return gd_fail(GD_ERR_NOT_FOUND, "this node serves run %" PRIu64 " only", n->o.run);
+    if (n->o.withhold != NULL && n->o.withhold(req))
+        return gd_fail(GD_ERR_NOT_FOUND, "not served");
     gd_serve_clock c = gd_clock(n);
     gd_status s;
     switch (req->kind) {

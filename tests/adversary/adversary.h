@@ -1,6 +1,6 @@
 /* Test-only adversaries: the honest daemon with one misbehaviour switched
- * on, played through the member's seams (gd_engine_train_fn and
- * gd_engine_check_fn). The product never links this directory;
+ * on, played through the member's seams (gd_engine_train_fn,
+ * gd_engine_check_fn and gd_member_withhold_fn). The product never links this directory;
  * `gd-adversary` (main.c) is built with the tests. */
 #ifndef GD_TESTS_ADVERSARY_ADVERSARY_H
 #define GD_TESTS_ADVERSARY_ADVERSARY_H
@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "plugin/member.h"
 #include "plugin/round_engine.h"
 
 /* lazy: the fraction of each round's segments it does not train. */
@@ -27,6 +28,10 @@ gd_status gd_adv_garbage_train(gd_engine *e, uint64_t round, const gd_global_sta
  * (tests/adversary/poison.c). */
 gd_status gd_adv_poison_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
                               gd_worker_state *w, gd_trained_round *out);
+
+/* withholder: its segment-start states are never served
+ * (tests/adversary/withhold.c). */
+bool gd_adv_withhold_states(const gd_artifact_req *req);
 
 /* lazy validator: every check PASS with a made-up digest, nothing
  * re-executed (tests/adversary/validator.c). */

@@ -9,6 +9,7 @@
  *   --scaled FACTOR   the payload codes FACTOR x its Δ (payload.c)
  *   --garbage         the payload codes nonsense values (payload.c)
  *   --poison          a vector planted in its residual each round (poison.c)
+ *   --withhold-states its segment-start states never served (withhold.c)
  *   --lazy-validator  every check answered PASS without re-executing
  *   --unavailable-spam  every check answered UNAVAILABLE (both validator.c) */
 #include <signal.h>
@@ -30,19 +31,20 @@ static void on_signal(int sig) {
 
 static int usage(const char *why) {
     fprintf(stderr, "error: %s\nusage: gd-adversary (--lazy FRACTION | --scaled FACTOR | "
-                    "--garbage | --poison | --lazy-validator | --unavailable-spam) run --config FILE "
+                    "--garbage | --poison | --withhold-states | --lazy-validator | "
+                    "--unavailable-spam) run --config FILE "
                     "[--poll-ms N]\n",
             why);
     return 2;
 }
 
 int main(int argc, char **argv) {
-    gonka_diloco_seams seams = {NULL, NULL};
+    gonka_diloco_seams seams = {NULL, NULL, NULL};
     const char *config = NULL;
     unsigned long long poll = 250;
     int i = 1;
     for (; i < argc && strcmp(argv[i], "run") != 0; i++) {
-        if (seams.train != NULL || seams.check != NULL)
+        if (seams.train != NULL || seams.check != NULL || seams.withhold != NULL)
             return usage("one misbehaviour at a time");
         if (strcmp(argv[i], "--garbage") == 0) {
             seams.train = gd_adv_garbage_train;
@@ -50,6 +52,10 @@ int main(int argc, char **argv) {
         }
         if (strcmp(argv[i], "--poison") == 0) {
             seams.train = gd_adv_poison_train;
+            continue;
+        }
+        if (strcmp(argv[i], "--withhold-states") == 0) {
+            seams.withhold = gd_adv_withhold_states;
             continue;
         }
         if (strcmp(argv[i], "--lazy-validator") == 0) {
@@ -80,7 +86,7 @@ int main(int argc, char **argv) {
         }
         i++;
     }
-    if (seams.train == NULL && seams.check == NULL)
+    if (seams.train == NULL && seams.check == NULL && seams.withhold == NULL)
         return usage("name a misbehaviour");
     if (i >= argc)
         return usage("the run command is missing");

@@ -8,7 +8,9 @@
 #   garbage     its payload codes nonsense values (both caught by the
 #               drawn payload chunk, which is not the re-encoding);
 #   poison      it plants a vector in its residual each round (caught by
-#               the links: leaf 0's residual is not the previous coding's).
+#               the links: leaf 0's residual is not the previous coding's);
+#   withhold-states  it never serves its segment-start states (its
+#               validators and re-checkers answer UNAVAILABLE: upheld).
 # The spec draws 4 checks per commitment, so a round of a worker faking a
 # fraction F of its segments is caught with probability 1 - (1 - F)^4
 # (docs/verification.md, "The incentive model"). For two epochs:
@@ -66,8 +68,8 @@ for r, q in enumerate(R):
     for v in q["verdicts"]:
         check(not v["faulty"] or v["validator"] not in honest, f"round {r}: faulty honest verdict {v}")
     if lazy in rr["failed"]:
-        fails = [v for v in q["verdicts"] if v["target"] == lazy and v["verdict"] == "fail"]
-        check(fails, f"round {r}: the cheater failed without a FAIL verdict")
+        fails = [v for v in q["verdicts"] if v["target"] == lazy and v["verdict"] in ("fail", "unavailable")]
+        check(fails, f"round {r}: the cheater failed without an accusation")
         check(lazy not in rr["aggregation_set"], f"round {r}: the caught cheater is aggregated")
         if caught is None:
             caught = r

@@ -148,7 +148,8 @@ static void nf_open(nf_net *net, int who) {
                          .hw_class = DF_CPU, .state_dir = net->dirs[who], .threads = 1,
                          .data_paths = net->data_paths[who],
                          .n_data_paths = net->data_paths[who][0] != NULL,
-                         .train = net->train[who], .check = net->check[who]};
+                         .train = net->train[who], .check = net->check[who],
+                         .withhold = net->withhold[who]};
     CHECK_OK(gd_coin_parse(&o.collateral, "20000ngonka"));
     net->ports[who] = (nf_port){net, who};
     gd_chain_port chain = {&nf_chain_iface, &net->ports[who]};

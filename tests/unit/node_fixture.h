@@ -31,6 +31,7 @@ struct nf_net {
     size_t payload_fetches[DF_ACCOUNTS];       /* payload requests its peers sent it */
     gd_engine_train_fn train[DF_ACCOUNTS];     /* a node's trainer (NULL: the engine's) */
     gd_engine_check_fn check[DF_ACCOUNTS];     /* a node's checker (NULL: the engine's) */
+    gd_member_withhold_fn withhold[DF_ACCOUNTS]; /* what a node refuses to serve */
     df_batch pending;
     size_t duties;                 /* done by all nodes so far */
     uint64_t refused;              /* transactions refused */

@@ -29,7 +29,7 @@ static const unsigned g_roles[NODES] = {GD_NODE_WORKER, GD_NODE_WORKER, GD_NODE_
 
 /* Plays `train` as node LAZY's trainer for an epoch; returns the first
  * round it failed. */
-static uint64_t play_cheater(gd_engine_train_fn train) {
+static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn withhold) {
     df_knobs k;
     df_knobs_default(&k);
     k.checks = 2;
@@ -40,6 +40,7 @@ static uint64_t play_cheater(gd_engine_train_fn train) {
     memset(&net, 0, sizeof net);
     nf_setup(&net, &k, NODES, g_roles);
     net.train[LAZY] = train;
+    net.withhold[LAZY] = withhold;
     nf_restart(&net, LAZY);
     net.d.act[LAZY].cheat = true; /* its slash is expected */
     double loss0 = NAN;
@@ -61,9 +62,10 @@ static uint64_t play_cheater(gd_engine_train_fn train) {
         size_t fails = 0;
         for (size_t i = 0; i < q->n_verdicts; i++)
             if (strcmp(q->verdicts[i]->target, lazy) == 0 &&
-                q->verdicts[i]->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_FAIL)
+                (q->verdicts[i]->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_FAIL ||
+                 q->verdicts[i]->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_UNAVAILABLE))
                 fails++;
-        fprintf(stderr, "  round %llu: the cheater %s, %zu FAIL verdicts, %s\n", (unsigned long long)r,
+        fprintf(stderr, "  round %llu: the cheater %s, %zu accusations, %s\n", (unsigned long long)r,
                 committed ? "committed" : "out", fails, failed ? "failed" : "not failed");
         if (failed) {
             CHECK(fails > 0);
@@ -105,24 +107,31 @@ static uint64_t play_cheater(gd_engine_train_fn train) {
 
 static void test_lazy_worker_is_caught(void) {
     g_adv_lazy_fraction = 0.5;
-    CHECK(play_cheater(gd_adv_lazy_train) != UINT64_MAX);
+    CHECK(play_cheater(gd_adv_lazy_train, NULL) != UINT64_MAX);
 }
 
 /* Every chunk of these payloads differs from the honest encoding, so the
  * first round they commit is caught. */
 static void test_scaled_payload_is_caught(void) {
     g_adv_scale = 1000;
-    CHECK(play_cheater(gd_adv_scaled_train) == 0);
+    CHECK(play_cheater(gd_adv_scaled_train, NULL) == 0);
 }
 
 static void test_garbage_payload_is_caught(void) {
-    CHECK(play_cheater(gd_adv_garbage_train) == 0);
+    CHECK(play_cheater(gd_adv_garbage_train, NULL) == 0);
+}
+
+/* The withholder commits honestly but never serves its segment starts: its
+ * checks are answered UNAVAILABLE and the re-checker cannot fetch them
+ * either, an upheld accusation. */
+static void test_withholder_is_caught(void) {
+    CHECK(play_cheater(NULL, gd_adv_withhold_states) == 0);
 }
 
 /* A vector planted in the residual breaks the links every check verifies:
  * caught in its first round (its residual is not zeros there). */
 static void test_residual_poisoning_is_caught(void) {
-    CHECK(play_cheater(gd_adv_poison_train) == 0);
+    CHECK(play_cheater(gd_adv_poison_train, NULL) == 0);
 }
 
 /* Validators that skip their work, played by node 5 (tests/adversary/
@@ -204,6 +213,7 @@ int main(void) {
     RUN_TEST(test_scaled_payload_is_caught);
     RUN_TEST(test_garbage_payload_is_caught);
     RUN_TEST(test_residual_poisoning_is_caught);
+    RUN_TEST(test_withholder_is_caught);
     RUN_TEST(test_lazy_validator_is_caught);
     RUN_TEST(test_unavailable_spammer_pays);
     return gd_test_finish();
