@@ -32,10 +32,7 @@ until_height 40
 checkpoint 1 g0.safetensors
 grep -q "adversary: --lazy-validator" host5.log || fail "host 5 is not the adversary"
 save_rounds 455
-for n in 1 2 3 4 5; do status "$n" >"status-$n.json" || fail "status of host $n"; done
-for n in 1 2 3 4 5; do
-  "$dg" query rewards "${ADDR[$n]}" --node "$node" --json >"rewards-$n.json" || fail "rewards of host $n"
-done
+collect 1 2 3 4 5
 export LAST=$last LAZY=${ADDR[5]} HONEST="${ADDR[1]} ${ADDR[2]} ${ADDR[3]} ${ADDR[4]}"
 py '
 import json, os, sys
@@ -71,16 +68,6 @@ print(f"byzantine: lazy-validator - caught_round {caught} cheater_payout {paid(5
 print(f"ok: the lazy validator was caught in round {caught} and paid {paid5} ngonka; "
       f"no honest member slashed, no worker failed")
 ' || fail "the rounds' records"
-"$dg" query round 1 "$last" --node "$node" --json >round.json || fail "query round $last"
-want=$(py 'import json; print(json.load(open("round.json"))["round"]["start_state_hash"])')
-for n in 1 2 3 4; do
-  got=$(own_g "$n" "$last") || fail "host $n holds no G_$last"
-  [ "$got" = "$want" ] || fail "host $n's G_$last is $got, the chain's $want"
-done
-ok "every honest daemon's own G_$last is the chain's state hash"
-checkpoint 2 g1.safetensors
-l0=$(eval_loss g0.safetensors)
-l1=$(eval_loss g1.safetensors)
-py "assert $l1 < $l0, ($l0, $l1)" || fail "the loss did not fall: $l0 -> $l1"
-ok "eval loss of the agreed G: $l0 -> $l1"
+agreed_g 1 2 3 4
+learned
 echo "PASS"

@@ -43,10 +43,7 @@ grep -q "adversary: --$attack" host4.log || fail "host 4 is not the adversary"
 # Two epochs: rounds 0 and 1 in epoch 1, 2 and 3 in epoch 2 (settled at
 # 420, claimed from 445).
 save_rounds 455
-for n in 1 2 3 4 5; do status "$n" >"status-$n.json" || fail "status of host $n"; done
-for n in 1 2 3 4 5; do
-  "$dg" query rewards "${ADDR[$n]}" --node "$node" --json >"rewards-$n.json" || fail "rewards of host $n"
-done
+collect 1 2 3 4 5
 export LAST=$last ATTACK="$attack ${arg:--}" LAZY=${ADDR[4]} HONEST="${ADDR[1]} ${ADDR[2]} ${ADDR[3]} ${ADDR[5]}"
 py '
 import json, os, sys
@@ -93,18 +90,6 @@ print(f"byzantine: {attack} caught_round {caught} cheater_payout {paid(4)} "
 print(f"ok: the cheater ({attack}) was caught in round {caught}, paid {paid4} ngonka, "
       f"sat out its suspension; no honest member slashed or failed")
 ' || fail "the rounds' records"
-# Every daemon's own G of the current round is the chain's.
-"$dg" query round 1 "$last" --node "$node" --json >round.json || fail "query round $last"
-want=$(py 'import json; print(json.load(open("round.json"))["round"]["start_state_hash"])')
-for n in 1 2 3 5; do
-  got=$(own_g "$n" "$last") \
-    || fail "host $n holds no G_$last"
-  [ "$got" = "$want" ] || fail "host $n's G_$last is $got, the chain's $want"
-done
-ok "every honest daemon's own G_$last is the chain's state hash"
-checkpoint 2 g1.safetensors
-l0=$(eval_loss g0.safetensors)
-l1=$(eval_loss g1.safetensors)
-py "assert $l1 < $l0, ($l0, $l1)" || fail "the loss did not fall: $l0 -> $l1"
-ok "eval loss of the agreed G: $l0 -> $l1"
+agreed_g 1 2 3 5
+learned
 echo "PASS"

@@ -105,11 +105,7 @@ ok "every daemon claimed and none was slashed"
 curl -sf "http://127.0.0.1:${PORT[4]}/metrics" | grep -q '^gd_checks_total{verdict="pass"} [1-9]' \
   || fail "the validator's metrics show no passed check"
 ok "/metrics counts the validator's checks"
-checkpoint 2 g1.safetensors
-l0=$(eval_loss g0.safetensors)
-l1=$(eval_loss g1.safetensors)
-py "assert $l1 < $l0, ($l0, $l1)" || fail "the loss did not fall: $l0 -> $l1"
-ok "eval loss of the agreed G: $l0 -> $l1"
+learned
 for n in 1 2 3 4; do kill -TERM "${HOSTPID[$n]}"; done
 for n in 1 2 3 4; do
   for _ in $(seq 1 50); do kill -0 "${HOSTPID[$n]}" 2>/dev/null || break; sleep 0.1; done

@@ -21,15 +21,17 @@
 #     synchronises G_2 chunk by chunk from the first peer that serves it
 #     (host 5's URL, if tried, answers nothing), trains round 2, which ends
 #     DONE with it aggregated, and its G_2 is the chain's start state hash.
-# The spec fits two rounds in each epoch of 160 blocks, with windows long
-# enough to see host 1 back before its checkers answer UNAVAILABLE and for
-# busy daemons on a small machine to land their answers in time.
+# The spec fits two rounds of 74 blocks in each epoch of 176 blocks (from
+# height 42 to the PoC start at 196), with windows long enough for host 1,
+# restarted while training, to train again and commit (in a sanitizer build
+# too), to see it back before its checkers answer UNAVAILABLE, and for busy
+# daemons on a small machine to land their answers in time.
 # No honest daemon is slashed or skip-slashed in any round.
 # Usage: node_faults.sh BIN_DIR
-windows="{'train': 8, 'commit': 10, 'reveal': 4, 'verify': 20, 'open': 4, 'dispute': 8,
+windows="{'train': 8, 'commit': 16, 'reveal': 4, 'verify': 20, 'open': 4, 'dispute': 8,
           'dispute_open': 4, 'attest': 6, 'attest_open': 4}"
 accounts=7
-epoch_length=160
+epoch_length=176
 . "$(dirname "$0")/node_lib.sh" "$1"
 lines() { wc -l <"host$1.log"; }
 wait_log() { # wait_log N FROM PATTERN SECONDS: host N logs PATTERN after its line FROM

@@ -9,8 +9,8 @@
 # `gd-adversary ${ADV[N]} run`; a second call restarts it with the same
 # config), `kill_host N`, `status N`, `height`, `until_height H` (failing if
 # the chain or a host not killed on purpose stopped), `checkpoint N FILE`,
-# `own_g N R` (the hash of host N's stored G_R), `save_rounds H` and
-# `eval_loss FILE`.
+# `own_g N R` (the hash of host N's stored G_R), `save_rounds H`,
+# `collect N...`, `agreed_g N...`, `learned` and `eval_loss FILE`.
 # $checks (default 2), $double_ppm (0) and $min_class (3) are the spec's
 # checks_per_commit, double_check_ppm and min_class_members.
 # Usage: . node_lib.sh BIN_DIR
@@ -114,6 +114,31 @@ save_rounds() { # save_rounds H: until height H, each round's record as round-R.
     done
     sleep 1
   done
+}
+collect() { # collect N...: status-N.json and rewards-N.json of each host
+  for n in "$@"; do
+    status "$n" >"status-$n.json" || fail "status of host $n"
+    "$dg" query rewards "${ADDR[$n]}" --node "$node" --json >"rewards-$n.json" \
+      || fail "rewards of host $n"
+  done
+}
+agreed_g() { # agreed_g N...: each host's own G_$last is the chain's (round $last's start)
+  "$dg" query round 1 "$last" --node "$node" --json >round.json || fail "query round $last"
+  local want got n
+  want=$(py 'import json; print(json.load(open("round.json"))["round"]["start_state_hash"])')
+  for n in "$@"; do
+    got=$(own_g "$n" "$last") || fail "host $n holds no G_$last"
+    [ "$got" = "$want" ] || fail "host $n's G_$last is $got, the chain's $want"
+  done
+  ok "the daemons' own G_$last ($*) is the chain's state hash"
+}
+learned() { # learned: the agreed G served at the end scores below G_0 (g0.safetensors)
+  checkpoint 2 g1.safetensors
+  local l0 l1
+  l0=$(eval_loss g0.safetensors)
+  l1=$(eval_loss g1.safetensors)
+  py "assert $l1 < $l0, ($l0, $l1)" || fail "the loss did not fall: $l0 -> $l1"
+  ok "eval loss of the agreed G: $l0 -> $l1"
 }
 eval_loss() { # eval_loss FILE: a checkpoint's eval loss on the run's data
   "$dg" eval --checkpoint "$1" --data synthetic:markov:1 --seq 64 --json | py 'import json,sys; print(json.load(sys.stdin)["loss"])'
