@@ -232,3 +232,14 @@ void nf_until(nf_net *net, int64_t height) {
     while (net->d.f.height < height)
         nf_block(net);
 }
+
+df_qrun *nf_until_round(nf_net *net, uint64_t round) {
+    df_qrun *run = NULL;
+    for (;;) {
+        nf_block(net);
+        df_qfree(run);
+        run = df_q_run(&net->d);
+        if (run->current_round && run->current_round->index == round)
+            return run;
+    }
+}

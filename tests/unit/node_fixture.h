@@ -54,5 +54,8 @@ void nf_restart(nf_net *net, int who);
 void nf_block(nf_net *net);
 /* Blocks until the chain's height is `height`. */
 void nf_until(nf_net *net, int64_t height);
+/* Blocks until round `round` is the run's current one; the run's answer
+ * then (the caller frees it with df_qfree). */
+df_qrun *nf_until_round(nf_net *net, uint64_t round);
 
 #endif

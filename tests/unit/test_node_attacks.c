@@ -14,6 +14,7 @@
  * the drawn chunk is not the re-encoding of the transcript's trained state,
  * so the first round either commits is caught, with the same outcome. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,22 +28,31 @@
 static const unsigned g_roles[NODES] = {GD_NODE_WORKER, GD_NODE_WORKER, GD_NODE_WORKER,
                                         GD_NODE_VALIDATOR, GD_NODE_VALIDATOR};
 
-/* Plays `train` as node LAZY's trainer for an epoch; returns the first
- * round it failed. */
-static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn withhold) {
+/* Three workers and two validators, node `who` the cheater through the
+ * given seams (NULL: the engine's); two checks per commitment, each a
+ * double check when `doubled`. */
+static void open_with_cheater(nf_net *net, int who, bool doubled, gd_engine_train_fn train,
+                              gd_engine_check_fn check, gd_member_withhold_fn withhold) {
     df_knobs k;
     df_knobs_default(&k);
     k.checks = 2;
-    k.double_ppm = 0;
+    k.double_ppm = doubled ? 1000000 : 0;
     k.rechecks = 1;
-    k.min_class = 3; /* the target, one validator, one re-checker */
+    k.min_class = doubled ? 4 : 3; /* the target, its validators, one re-checker */
+    memset(net, 0, sizeof *net);
+    nf_setup(net, &k, NODES, g_roles);
+    net->train[who] = train;
+    net->check[who] = check;
+    net->withhold[who] = withhold;
+    nf_restart(net, who);
+    net->d.act[who].cheat = true; /* its slash is expected */
+}
+
+/* Plays a cheating worker (node LAZY) for an epoch; returns the first
+ * round it failed. */
+static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn withhold) {
     nf_net net;
-    memset(&net, 0, sizeof net);
-    nf_setup(&net, &k, NODES, g_roles);
-    net.train[LAZY] = train;
-    net.withhold[LAZY] = withhold;
-    nf_restart(&net, LAZY);
-    net.d.act[LAZY].cheat = true; /* its slash is expected */
+    open_with_cheater(&net, LAZY, false, train, NULL, withhold);
     double loss0 = NAN;
     uint64_t caught_round = UINT64_MAX;
     while (net.d.f.height < 200) {
@@ -140,25 +150,16 @@ static void test_residual_poisoning_is_caught(void) {
  * the digests split, the re-checker re-executes, and the made-up digest
  * loses: its verdict is faulty and it pays cheat_slash. Honest workers are
  * never failed (a lazy PASS does not hurt them), nobody honest is slashed,
- * and every round ends DONE. */
-/* Plays `check` as validator node 5's checker with every check doubled;
- * returns what it was slashed and the number of its faulty verdicts, each
- * of which must be `want` and uncredited. */
+ * and every round ends DONE.
+ *
+ * play_validator plays `check` as validator node 5's checker with every
+ * check doubled; it returns what node 5 was slashed and the number of its
+ * faulty verdicts, each of which must be `want` and uncredited. */
 static uint64_t play_validator(gd_engine_check_fn check, Gonka__Diloco__V1__Verdict want,
                                size_t *faulty_out) {
-    df_knobs k;
-    df_knobs_default(&k);
-    k.checks = 2;
-    k.double_ppm = 1000000;
-    k.rechecks = 1;
-    k.min_class = 4; /* the target, two validators, one re-checker */
-    nf_net net;
-    memset(&net, 0, sizeof net);
-    nf_setup(&net, &k, NODES, g_roles);
     const int lazy = 5;
-    net.check[lazy] = check;
-    nf_restart(&net, lazy);
-    net.d.act[lazy].cheat = true; /* its slash is expected */
+    nf_net net;
+    open_with_cheater(&net, lazy, true, NULL, check, NULL);
     while (net.d.f.height < 120)
         nf_block(&net);
     df_qrun *run = df_q_run(&net.d);

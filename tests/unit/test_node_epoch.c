@@ -102,14 +102,7 @@ static void test_restart_after_commit(void) {
     df_knobs k;
     knobs(&k);
     nf_setup(&net, &k, NODES, g_roles);
-    df_qrun *run = NULL;
-    for (;;) {
-        nf_block(&net);
-        df_qfree(run);
-        run = df_q_run(&net.d);
-        if (run->current_round && run->current_round->index == 1)
-            break;
-    }
+    df_qrun *run = nf_until_round(&net, 1);
     uint64_t round = 1;
     int64_t reveal = run->current_round->windows->reveal_start;
     int64_t end = run->current_round->windows->end;
@@ -139,18 +132,10 @@ static void test_after_void_round(void) {
     df_knobs k;
     knobs(&k);
     nf_setup(&net, &k, NODES, g_roles);
-    df_qrun *run = NULL;
-    for (;;) {
-        nf_block(&net);
-        df_qfree(run);
-        run = df_q_run(&net.d);
-        if (run->current_round && run->current_round->index == 1)
-            break;
-    }
+    df_qrun *run = nf_until_round(&net, 1);
     int64_t attest = run->current_round->windows->attest_start;
     int64_t end = run->current_round->windows->end;
     df_qfree(run);
-    run = NULL;
     nf_until(&net, attest); /* the aggregation set is fixed at attest start */
     net.censor = true;      /* no seal or reveal of an attestation lands */
     nf_until(&net, end + 1);
@@ -159,13 +144,7 @@ static void test_after_void_round(void) {
     CHECK(q1->round->phase == PH(VOID));
     CHECK(q1->round->n_aggregation_set == 3);
     nf_restart(&net, 2);
-    for (;;) {
-        nf_block(&net);
-        df_qfree(run);
-        run = df_q_run(&net.d);
-        if (run->current_round && run->current_round->index == 2)
-            break;
-    }
+    run = nf_until_round(&net, 2);
     end = run->current_round->windows->end;
     df_qfree(run);
     nf_until(&net, end + 1);
@@ -292,14 +271,7 @@ static void test_oversized_payload_claim(void) {
     const int cheater = 3;
     net.claim_payload_bytes[cheater] = (uint64_t)1 << 40;
     net.d.act[cheater].cheat = true; /* its slash is expected */
-    df_qrun *run = NULL;
-    for (;;) {
-        nf_block(&net);
-        df_qfree(run);
-        run = df_q_run(&net.d);
-        if (run->current_round && run->current_round->index == 0)
-            break;
-    }
+    df_qrun *run = nf_until_round(&net, 0);
     int64_t end = run->current_round->windows->end;
     df_qfree(run);
     nf_until(&net, end + 1);
