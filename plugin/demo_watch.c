@@ -1,7 +1,6 @@
 /* The demo's readings of the chain and of the daemons (see demo_watch.h). */
 #include "plugin/demo_watch.h"
 
-#include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +9,7 @@
 #include "common/bytes.h"
 #include "common/file.h"
 #include "common/parse.h"
+#include "plugin/peer_http.h"
 
 gd_status gd_demo_chain_read(gd_rpc *rpc, uint64_t run, gd_demo_chain *out) {
     memset(out, 0, sizeof *out);
@@ -65,104 +65,67 @@ gd_status gd_demo_rewards_read(gd_rpc *rpc, uint64_t run, const char *address,
 #define GD_DEMO_STATUS_MAX (64u << 10)
 #define GD_DEMO_CHECKPOINT_MAX (64u << 20)
 
+/* The daemons' status and checkpoint come over the peers' HTTP client
+ * (plugin/peer_http.h): the same paths, caps and timeouts a member uses. */
 struct gd_demo_http {
-    CURL *curl;
+    gd_peer_http *peer;
 };
-
-typedef struct gd_demo_body {
-    gd_buf buf;
-    size_t max;
-    bool too_large;
-} gd_demo_body;
-
-static size_t gd_demo_write(char *data, size_t size, size_t n, void *ctx) {
-    gd_demo_body *b = ctx;
-    size_t len = size * n;
-    if (len > b->max - b->buf.len) {
-        b->too_large = true;
-        return 0;
-    }
-    return gd_buf_append(&b->buf, data, len) == GD_OK ? len : 0;
-}
 
 gd_status gd_demo_http_open(gd_demo_http **out) {
     *out = calloc(1, sizeof **out);
     if (*out == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
-    (*out)->curl = curl_easy_init();
-    if ((*out)->curl == NULL) {
+    gd_status s = gd_peer_http_open(&(*out)->peer);
+    if (s != GD_OK) {
         free(*out);
         *out = NULL;
-        return gd_fail(GD_ERR_NOMEM, "curl_easy_init failed");
     }
-    return GD_OK;
+    return s;
 }
 
 void gd_demo_http_close(gd_demo_http *h) {
     if (h == NULL)
         return;
-    curl_easy_cleanup(h->curl);
+    gd_peer_http_close(h->peer);
     free(h);
 }
 
-/* GET url into b (at most max bytes): 200, or an error naming the url. */
-static gd_status gd_demo_get(gd_demo_http *h, const char *url, size_t max, long timeout_ms,
-                             gd_demo_body *b) {
-    memset(b, 0, sizeof *b);
-    b->max = max;
-    CURL *c = h->curl;
-    curl_easy_reset(c);
-    curl_easy_setopt(c, CURLOPT_URL, url);
-    curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 2000L);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, gd_demo_write);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
-    CURLcode rc = curl_easy_perform(c);
-    long status = 0;
-    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    gd_status s = GD_OK;
-    if (b->too_large)
-        s = gd_fail(GD_ERR_LIMIT, "%s: answer over %zu bytes", url, max);
-    else if (rc == CURLE_OPERATION_TIMEDOUT)
-        s = gd_fail(GD_ERR_TIMEOUT, "%s: timed out", url);
-    else if (rc != CURLE_OK)
-        s = gd_fail(GD_ERR_NETWORK, "%s: %s", url, curl_easy_strerror(rc));
-    else if (status == 404 || status == 425)
-        s = gd_fail(GD_ERR_NOT_FOUND, "%s: HTTP %ld (not served yet)", url, status);
-    else if (status != 200)
-        s = gd_fail(GD_ERR_NETWORK, "%s: HTTP %ld", url, status);
-    if (s != GD_OK)
-        gd_buf_free(&b->buf);
-    return s;
+/* GET what req names from base_url into *body (at most max bytes): 200, or
+ * an error naming the url (NOT_FOUND for 404 and 425: not served yet). */
+static gd_status gd_demo_get(gd_demo_http *h, const char *base_url, const gd_artifact_req *req,
+                             size_t max, gd_buf *body) {
+    gd_peer_port port = gd_peer_http_port(h->peer);
+    gd_artifact_answer a;
+    memset(&a, 0, sizeof a);
+    GD_TRY(port.iface->fetch(port.ctx, base_url, req, max, &a));
+    *body = a.body;
+    a.body = (gd_buf){0};
+    gd_artifact_answer_free(&a);
+    return GD_OK;
 }
 
 gd_status gd_demo_http_status(gd_demo_http *h, const char *base_url, json_t **out) {
-    char url[600];
-    snprintf(url, sizeof url, "%s/v1/status", base_url);
-    gd_demo_body b;
-    GD_TRY(gd_demo_get(h, url, GD_DEMO_STATUS_MAX, 3000, &b));
+    gd_artifact_req req = {.kind = GD_REQ_STATUS};
+    gd_buf b = {0};
+    GD_TRY(gd_demo_get(h, base_url, &req, GD_DEMO_STATUS_MAX, &b));
     json_error_t err;
-    *out = json_loadb((const char *)b.buf.data, b.buf.len, 0, &err);
-    gd_buf_free(&b.buf);
+    *out = json_loadb((const char *)b.data, b.len, 0, &err);
+    gd_buf_free(&b);
     if (*out == NULL || !json_is_object(*out)) {
         json_decref(*out);
         *out = NULL;
-        return gd_fail(GD_ERR_PARSE, "%s: not a JSON object", url);
+        return gd_fail(GD_ERR_PARSE, "%s/v1/status: not a JSON object", base_url);
     }
     return GD_OK;
 }
 
 gd_status gd_demo_http_checkpoint(gd_demo_http *h, const char *base_url, uint64_t run,
                                   const char *path) {
-    char url[600];
-    snprintf(url, sizeof url, "%s/v1/runs/%llu/checkpoint.safetensors", base_url,
-             (unsigned long long)run);
-    gd_demo_body b;
-    GD_TRY(gd_demo_get(h, url, GD_DEMO_CHECKPOINT_MAX, 30000, &b));
-    gd_bytes_part part = {b.buf.data, b.buf.len};
+    gd_artifact_req req = {.kind = GD_REQ_CHECKPOINT, .run = run};
+    gd_buf b = {0};
+    GD_TRY(gd_demo_get(h, base_url, &req, GD_DEMO_CHECKPOINT_MAX, &b));
+    gd_bytes_part part = {b.data, b.len};
     gd_status s = gd_file_write_atomic(path, &part, 1, 0600);
-    gd_buf_free(&b.buf);
+    gd_buf_free(&b);
     return s;
 }
