@@ -88,6 +88,7 @@ static gd_status gd_dq_run_check(const ProtobufCMessage *m) {
     const Gonka__Diloco__V1__QueryRunResponse *r = (const void *)m;
     GD_TRY(gd_diloco_run_check(r->run));
     GD_TRY(gd_diloco_members_check(r->run, r->members, r->n_members));
+    GD_TRY(gd_diloco_addresses_check(r->next_sealed, r->n_next_sealed, "next_sealed"));
     if (r->current_round) {
         GD_TRY(gd_diloco_round_check(r->current_round));
         if (r->current_round->run != r->run->id)

@@ -212,10 +212,11 @@ json_t *gd_diloco_runs_json(const Gonka__Diloco__V1__QueryRunsResponse *r) {
 }
 
 json_t *gd_diloco_run_json(const Gonka__Diloco__V1__QueryRunResponse *r) {
-    return json_pack("{s:o,s:o,s:o}", "run", gd_dj_run(r->run), "members",
+    return json_pack("{s:o,s:o,s:o,s:o}", "run", gd_dj_run(r->run), "members",
                      gd_dj_list((void *const *)r->members, r->n_members, gd_dj_member),
                      "current_round",
-                     r->current_round ? gd_dj_round(r->current_round) : json_null());
+                     r->current_round ? gd_dj_round(r->current_round) : json_null(),
+                     "next_sealed", gd_dj_strings(r->next_sealed, r->n_next_sealed));
 }
 
 json_t *gd_diloco_round_json(const Gonka__Diloco__V1__QueryRoundResponse *r) {

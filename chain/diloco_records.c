@@ -17,7 +17,7 @@ static gd_status gd_rec_address(const char *text, const char *what) {
     return GD_OK;
 }
 
-static gd_status gd_rec_addresses(char *const *list, size_t n, const char *what) {
+gd_status gd_diloco_addresses_check(char *const *list, size_t n, const char *what) {
     for (size_t i = 0; i < n; i++)
         GD_TRY(gd_rec_address(list[i], what));
     return GD_OK;
@@ -161,9 +161,9 @@ gd_status gd_diloco_round_check(const Gonka__Diloco__V1__Round *r) {
     if (r->phase < GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_TRAIN ||
         r->phase > GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_ATTEST_OPEN)
         return gd_fail(GD_ERR_INVALID, "round phase %d is not defined", (int)r->phase);
-    GD_TRY(gd_rec_addresses(r->inclusion_set, r->n_inclusion_set, "round inclusion_set"));
-    GD_TRY(gd_rec_addresses(r->aggregation_set, r->n_aggregation_set, "round aggregation_set"));
-    return gd_rec_addresses(r->failed, r->n_failed, "round failed");
+    GD_TRY(gd_diloco_addresses_check(r->inclusion_set, r->n_inclusion_set, "round inclusion_set"));
+    GD_TRY(gd_diloco_addresses_check(r->aggregation_set, r->n_aggregation_set, "round aggregation_set"));
+    return gd_diloco_addresses_check(r->failed, r->n_failed, "round failed");
 }
 
 gd_status gd_diloco_commitment_check(const Gonka__Diloco__V1__Commitment *c,
@@ -203,13 +203,13 @@ gd_status gd_diloco_assignment_check(const Gonka__Diloco__V1__Assignment *a) {
     if (a->n_validators < 1 || a->n_validators > 2)
         return gd_fail(GD_ERR_INVALID, "assignment has %zu validators, not 1 or 2",
                        a->n_validators);
-    GD_TRY(gd_rec_addresses(a->validators, a->n_validators, "assignment validator"));
+    GD_TRY(gd_diloco_addresses_check(a->validators, a->n_validators, "assignment validator"));
     if (a->n_recheckers > GD_DILOCO_RECHECKERS_MAX)
         return gd_fail(GD_ERR_INVALID, "assignment has %zu re-checkers", a->n_recheckers);
     if ((int)a->outcome < GONKA__DILOCO__V1__CHECK_OUTCOME__CHECK_OUTCOME_PENDING ||
         (int)a->outcome > GONKA__DILOCO__V1__CHECK_OUTCOME__CHECK_OUTCOME_UNDECIDED)
         return gd_fail(GD_ERR_INVALID, "assignment outcome %d is not defined", (int)a->outcome);
-    return gd_rec_addresses(a->recheckers, a->n_recheckers, "assignment re-checker");
+    return gd_diloco_addresses_check(a->recheckers, a->n_recheckers, "assignment re-checker");
 }
 
 gd_status gd_diloco_verdict_record_check(const Gonka__Diloco__V1__VerdictRecord *v) {

@@ -19,6 +19,8 @@ gd_status gd_diloco_member_check(const Gonka__Diloco__V1__Member *m) GD_MUST_CHE
 gd_status gd_diloco_members_check(const Gonka__Diloco__V1__Run *run,
                                   Gonka__Diloco__V1__Member *const *members,
                                   size_t n) GD_MUST_CHECK;
+/* A list of canonical addresses; `what` names it in the error. */
+gd_status gd_diloco_addresses_check(char *const *list, size_t n, const char *what) GD_MUST_CHECK;
 /* Also: window heights non-negative and non-decreasing (train, commit,
  * reveal, verify, open, dispute, dispute_open, attest, attest_open, end),
  * the snapshot's ranks distinct; seed and active_weight empty until fixed. */

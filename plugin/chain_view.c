@@ -133,7 +133,11 @@ gd_status gd_chain_view_build(gd_chain_view_buf *b, const char *address, int64_t
     v->height = height;
     strcpy(v->address, address);
     v->next_round = run->run->next_round;
+    /* The journal knows of a seal still in flight; the chain of one a
+     * restart's journal lost (sent, then killed before it was recorded). */
     v->sealed_next = sealed_next;
+    for (size_t i = 0; i < run->n_next_sealed; i++)
+        v->sealed_next |= strcmp(run->next_sealed[i], address) == 0;
     for (size_t i = 0; i < run->n_members; i++)
         if (strcmp(run->members[i]->address, address) == 0) {
             v->member = true;

@@ -26,9 +26,9 @@ typedef struct gd_claim_state {
 /* Fills b from the answers: run (required), round (the run's current round
  * in full, or NULL when it has none), rewards (the node's settle amounts,
  * or NULL). The view's strings point into the answers, which must outlive
- * it. sealed_next comes from the node's journal (the chain shows no round
- * before it opens, so a seal for the next round is the node's record of a
- * transaction that landed). */
+ * it. The view's sealed_next is the run's next_sealed list (the seals that
+ * landed for the next round) or the node's journal (sealed_next here: a
+ * seal it sent, which may not have landed yet). */
 gd_status gd_chain_view_build(gd_chain_view_buf *b, const char *address, int64_t height,
                               const Gonka__Diloco__V1__QueryRunResponse *run,
                               const Gonka__Diloco__V1__QueryRoundResponse *round,

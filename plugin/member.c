@@ -13,8 +13,6 @@
 #include "common/secure.h"
 #include "plugin/member_internal.h"
 
-#define GD_MEMBER_MSGS_MAX 32
-
 static gd_status gd_copy_opt(char *dst, size_t cap, const char *src, const char *what) {
     if (src == NULL)
         src = "";
@@ -211,6 +209,7 @@ static void gd_member_round_cache(gd_member *n) {
     gd_member_drop_payloads(n);
     n->n_answers = 0;
     n->cache_round = v->round.index;
+    n->n_suspects = 0; /* a new round's duties deserve a fresh try */
     /* Round r's checks read r - 1's transcripts, and state sync reads the
      * newest G: everything older has settled and nobody reads it. */
     if (v->round.index >= 2 &&
@@ -219,10 +218,64 @@ static void gd_member_round_cache(gd_member *n) {
                         gd_error_detail());
 }
 
+static bool gd_action_same(const gd_action *a, const gd_action *b) {
+    return a->kind == b->kind && a->round == b->round && a->epoch == b->epoch &&
+           a->check == b->check && strcmp(a->target, b->target) == 0;
+}
+
+static size_t gd_member_suspect_at(const gd_member *n, const gd_action *a) {
+    size_t i = 0;
+    while (i < n->n_suspects && !gd_action_same(a, &n->suspects[i]))
+        i++;
+    return i;
+}
+
+/* A refused transaction of one duty names the duty; of several, none (the
+ * chain refuses the whole transaction): the next steps send one duty each
+ * until one is refused alone. */
+static void gd_member_refused(gd_member *n, const gd_action *acts, size_t n_acts) {
+    if (n_acts != 1) {
+        n->solo = true;
+        return;
+    }
+    n->solo = false;
+    if (gd_member_suspect_at(n, &acts[0]) == n->n_suspects && n->n_suspects < GD_MEMBER_MSGS_MAX)
+        n->suspects[n->n_suspects++] = acts[0];
+}
+
+static void gd_member_accepted(gd_member *n, const gd_action *acts, size_t n_acts) {
+    n->solo = false;
+    for (size_t i = 0; i < n_acts; i++) {
+        size_t at = gd_member_suspect_at(n, &acts[i]);
+        if (at < n->n_suspects)
+            n->suspects[at] = n->suspects[--n->n_suspects];
+    }
+}
+
+/* What the step sends: its duties with the suspects set aside (they never
+ * hold up the others, however often the chain refuses them), or, when
+ * nothing else is due, the first suspect alone to try it again; while solo,
+ * one duty per transaction. */
+static size_t gd_member_due(const gd_member *n, gd_action *acts, size_t n_acts) {
+    size_t kept = 0, first_suspect = n_acts;
+    for (size_t i = 0; i < n_acts; i++) {
+        if (gd_member_suspect_at(n, &acts[i]) == n->n_suspects)
+            acts[kept++] = acts[i];
+        else if (first_suspect == n_acts)
+            first_suspect = i;
+    }
+    if (kept == 0 && first_suspect < n_acts) {
+        acts[0] = acts[first_suspect];
+        kept = 1;
+    }
+    return kept;
+}
+
 static gd_status gd_member_send(gd_member *n, const gd_any *msgs, size_t n_msgs,
                               const gd_action *acts, size_t n_acts) {
     uint32_t code = 0;
     char log[256] = "";
+    n->accepted = false;
     gd_status s = n->chain.iface->submit(n->chain.ctx, &n->key, msgs, n_msgs, &code, log,
                                          sizeof log);
     int64_t h = n->view.view.height;
@@ -232,12 +285,13 @@ static gd_status gd_member_send(gd_member *n, const gd_any *msgs, size_t n_msgs,
         return GD_OK; /* due again next step */
     }
     if (code != 0) {
-        n->solo = true;
+        gd_member_refused(n, acts, n_acts);
         gd_member_error(n, "height %" PRId64 ": %s (round %" PRIu64 ") refused with code %u: %s", h,
                       gd_action_names[acts[0].kind], acts[0].round, code, log);
         return GD_OK;
     }
-    n->solo = false;
+    gd_member_accepted(n, acts, n_acts);
+    n->accepted = true;
     for (size_t i = 0; i < n_acts; i++) {
         GD_LOG_INFO("node", "height %" PRId64 ": %s round %" PRIu64 "%s%s done", h,
                     gd_action_names[acts[i].kind], acts[i].round, acts[i].target[0] ? " " : "",
@@ -271,7 +325,7 @@ gd_status gd_member_observe(gd_member *n) { return gd_member_read(n); }
 static gd_status gd_member_flush(gd_member *n, gd_any *msgs, size_t *n_msgs, gd_action *sent,
                                  size_t *n_sent, size_t *done) {
     gd_status s = gd_member_send(n, msgs, *n_msgs, sent, *n_sent);
-    if (s == GD_OK && !n->solo)
+    if (s == GD_OK && n->accepted)
         *done += *n_sent;
     for (size_t k = 0; k < *n_msgs; k++)
         gd_any_free(&msgs[k]);
@@ -306,12 +360,20 @@ static gd_status gd_member_step_once(gd_member *n, size_t *done, bool *long_duty
     /* Once per block: what was sent at this height lands in the next one. */
     if (n->view.view.height == n->stepped_height)
         return GD_OK;
+    /* The first height a node sees only sets where it starts: what it sent
+     * before a crash, still in flight, lands in the next block, which it
+     * reads before it decides what is due (rather than sending it again,
+     * which the chain would refuse). */
+    bool first = n->stepped_height < 0;
     n->stepped_height = n->view.view.height;
+    if (first)
+        return GD_OK;
     gd_member_round_cache(n);
     gd_node_config cfg = {n->o.roles, n->o.join};
     gd_action acts[GD_MEMBER_MSGS_MAX];
     size_t n_acts = 0;
     (void)gd_round_driver_step(&cfg, &n->view.view, &n->journal, acts, GD_MEMBER_MSGS_MAX, &n_acts);
+    n_acts = gd_member_due(n, acts, n_acts);
     gd_any msgs[GD_MEMBER_MSGS_MAX];
     gd_action sent[GD_MEMBER_MSGS_MAX];
     size_t n_msgs = 0, n_sent = 0;
@@ -351,7 +413,7 @@ static gd_status gd_member_step_once(gd_member *n, size_t *done, bool *long_duty
     memset(&n->outbox, 0, sizeof n->outbox);
     if (s == GD_OK && n_msgs > 0) {
         s = gd_member_send(n, msgs, n_msgs, sent, n_sent);
-        if (s == GD_OK && !n->solo)
+        if (s == GD_OK && n->accepted)
             *done += n_sent;
     }
     for (size_t i = 0; i < n_msgs; i++)

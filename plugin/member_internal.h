@@ -61,6 +61,8 @@ typedef struct gd_member_stats {
     size_t n_errors;            /* total recorded; the last GD_MEMBER_ERRORS are kept */
 } gd_member_stats;
 
+#define GD_MEMBER_MSGS_MAX 32 /* duties (messages) in one step */
+
 struct gd_member {
     gd_member_options o;
     char artifact_url[GD_MEMBER_URL_MAX], hw_class[GD_MEMBER_CLASS_MAX];
@@ -75,7 +77,12 @@ struct gd_member {
     /* The step's chain answers (valid during a step). */
     gd_chain_answers ans;
     gd_chain_view_buf view;
-    bool solo;                  /* the last transaction failed: one duty per step */
+    bool solo;                  /* a transaction of several duties was refused: one duty
+                                 * per step until the one the chain refuses is found */
+    gd_action suspects[GD_MEMBER_MSGS_MAX]; /* duties the chain refused alone: sent only
+                                             * when nothing else is due (this round) */
+    size_t n_suspects;
+    bool accepted;              /* the last transaction landed */
     int64_t stepped_height;     /* the height of the last step that did its duties */
     /* During a step: the messages its duties queued, so that a duty can
      * send them before it computes (gd_member_before_compute). */

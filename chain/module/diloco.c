@@ -402,14 +402,36 @@ static gd_status dl_q_run(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t l
     }
     if (s == GD_OK && round != NULL)
         s = dl_load_members(ctx, round);
+    /* The next round's seals, which no round record holds before it opens:
+     * a member restarted after sending its seal reads here that it landed. */
+    dl_list secrets = {NULL, 0};
+    if (s == GD_OK) {
+        dl_key_init(&k, DL_RANDOM);
+        dl_key_u64(&k, q->run);
+        dl_key_u64(&k, run->next_round);
+        s = dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__randomness_record__descriptor,
+                           &secrets);
+    }
+    char **sealed = NULL;
+    if (s == GD_OK && secrets.n > 0) {
+        sealed = calloc(secrets.n, sizeof *sealed);
+        if (sealed == NULL)
+            s = gd_fail(GD_ERR_NOMEM, "out of memory");
+    }
+    for (size_t i = 0; s == GD_OK && i < secrets.n; i++)
+        sealed[i] = ((dl_secret *)secrets.items[i])->member;
     if (s == GD_OK) {
         Gonka__Diloco__V1__QueryRunResponse r = GONKA__DILOCO__V1__QUERY_RUN_RESPONSE__INIT;
         r.run = run;
         r.members = (dl_member **)members.items;
         r.n_members = members.n;
         r.current_round = round;
+        r.next_sealed = sealed;
+        r.n_next_sealed = secrets.n;
         s = dl_pack(resp, &r);
     }
+    free(sealed);
+    dl_list_free(&secrets);
     dl_list_free(&members);
     dl_free(round);
     dl_free(run);

@@ -92,8 +92,13 @@ static gd_status nf_query_round(void *ctx, uint64_t run, uint64_t round,
 static gd_status nf_submit(void *ctx, const gd_key *key, const gd_any *msgs, size_t n,
                            uint32_t *code, char *log, size_t log_cap) {
     nf_port *p = ctx;
-    (void)log_cap;
     CHECK(memcmp(key->pubkey, p->net->d.f.keys[p->who].pubkey, GD_PUBKEY_LEN) == 0);
+    for (size_t i = 0; p->net->refuse[p->who] && i < n; i++)
+        if (p->net->refuse[p->who](p->net, &msgs[i])) {
+            *code = 10;
+            snprintf(log, log_cap, "message index: %zu: refused by the test", i);
+            return GD_OK;
+        }
     for (size_t i = 0; i < n; i++) {
         uint64_t claim = p->net->claim_payload_bytes[p->who];
         if (claim != 0 && strcmp(msgs[i].type_url, GD_DILOCO_MSG_COMMIT_ROUND) == 0) {

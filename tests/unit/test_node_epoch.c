@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/bytes.h"
+#include "common/file.h"
 #include "plugin/round_driver.h"
 #include "tests/testkit.h"
 #include "tests/unit/node_fixture.h"
@@ -240,8 +241,13 @@ static void test_data_not_the_runs(void) {
     net.data_paths[3][0] = other;
     nf_restart(&net, 3);
     size_t done = 0;
-    CHECK_OK(gd_member_step(net.nodes[1], &done)); /* the spec's own path */
-    CHECK_OK(gd_member_step(net.nodes[2], &done)); /* the same bytes elsewhere */
+    /* A node's first height only sets where it starts; it joins at the next. */
+    for (int pass = 0; pass < 2; pass++) {
+        CHECK_OK(gd_member_step(net.nodes[1], &done)); /* the spec's own path */
+        CHECK_OK(gd_member_step(net.nodes[2], &done)); /* the same bytes elsewhere */
+        if (pass == 0)
+            df_empty_block(&net.d);
+    }
     CHECK(net.pending.n_tx > 0);
     size_t before = net.pending.n_tx;
     CHECK_STATUS(gd_member_step(net.nodes[3], &done), GD_ERR_INVALID);
@@ -298,9 +304,99 @@ static void test_oversized_payload_claim(void) {
     nf_free(&net);
 }
 
+/* A worker killed after its seal of the next round's secret went out but
+ * before its journal recorded it: the seal lands, and the restarted worker
+ * reads it from the chain (the Run query's next_sealed) rather than sealing
+ * again, which the chain would refuse as a duplicate. It trains the round
+ * again, commits it, and takes part in the next round on the seal that
+ * landed, with no transaction refused. */
+static void test_restart_after_seal_sent(void) {
+    nf_net net;
+    df_knobs k;
+    knobs(&k);
+    nf_setup(&net, &k, NODES, g_roles);
+    char path[600];
+    snprintf(path, sizeof path, "%s/journal.json", net.dirs[2]);
+    bool crashed = false;
+    while (!crashed && net.d.f.height < 200) {
+        gd_buf before = {0};
+        gd_status read = gd_file_read(path, 4096, &before);
+        CHECK(read == GD_OK || read == GD_ERR_NOT_FOUND); /* absent before the join */
+        nf_block(&net);
+        gd_buf after = {0};
+        read = gd_file_read(path, 4096, &after);
+        CHECK(read == GD_OK || read == GD_ERR_NOT_FOUND);
+        static const char sealed_round_1[] = "\"sealed_upto\":\"2\"";
+        if (after.len > 0 &&
+            memmem(after.data, after.len, sealed_round_1, sizeof sealed_round_1 - 1) != NULL) {
+            gd_bytes_part part = {before.data, before.len};
+            CHECK_OK(gd_file_write_atomic(path, &part, 1, 0600));
+            nf_restart(&net, 2);
+            crashed = true;
+        }
+        gd_buf_free(&before);
+        gd_buf_free(&after);
+    }
+    CHECK(crashed);
+    df_qfree(nf_until_round(&net, 2));
+    for (uint64_t r = 0; r <= 1; r++) {
+        df_qround *q = df_q_round(&net.d, r);
+        CHECK(q->round->phase == PH(DONE));
+        CHECK(df_commitment_of(q, net.d.f.addr[2]) != NULL);
+        CHECK(df_has_str(q->round->aggregation_set, q->round->n_aggregation_set,
+                         net.d.f.addr[2]));
+        df_qfree(q);
+    }
+    fprintf(stderr, "  %llu transactions refused\n", (unsigned long long)net.refused);
+    CHECK(net.refused == 0);
+    CHECK(df_slashed(&net.d, 2, NULL, NULL) == 0);
+    nf_free(&net);
+}
+
+/* Seals of round 1 on (the first a worker sends as round 0 trains). */
+static bool refuse_later_seals(const nf_net *net, const gd_any *msg) {
+    (void)net;
+    if (strcmp(msg->type_url, GD_DILOCO_MSG_RANDOMNESS) != 0)
+        return false;
+    Gonka__Diloco__V1__MsgRandomness *m =
+        gonka__diloco__v1__msg_randomness__unpack(NULL, msg->value.len, msg->value.data);
+    CHECK(m != NULL);
+    bool refuse = m && m->seal.len > 0 && m->round >= 1;
+    gonka__diloco__v1__msg_randomness__free_unpacked(m, NULL);
+    return refuse;
+}
+
+/* A duty the chain refuses every time (here the seal of the next round's
+ * secret, which a submit that waits for inclusion learns of at once) goes
+ * last while the node sends one duty per transaction: the others still go.
+ * The worker trains, commits and is aggregated in round 0, and sits out
+ * round 1, for which it never sealed. */
+static void test_refused_duty_starves_nothing(void) {
+    nf_net net;
+    df_knobs k;
+    knobs(&k);
+    nf_setup(&net, &k, NODES, g_roles);
+    net.refuse[2] = refuse_later_seals;
+    df_qfree(nf_until_round(&net, 1));
+    df_qround *q = df_q_round(&net.d, 0);
+    CHECK(q->round->phase == PH(DONE));
+    CHECK(df_commitment_of(q, net.d.f.addr[2]) != NULL);
+    CHECK(df_has_str(q->round->aggregation_set, q->round->n_aggregation_set, net.d.f.addr[2]));
+    bool attested = false;
+    for (size_t i = 0; i < q->n_attestations; i++)
+        attested |= strcmp(q->attestations[i]->attester, net.d.f.addr[2]) == 0 &&
+                    q->attestations[i]->next_state_hash.len == 32;
+    CHECK(attested);
+    df_qfree(q);
+    CHECK(df_slashed(&net.d, 2, NULL, NULL) == 0);
+    nf_free(&net);
+}
+
 int main(void) {
     RUN_TEST(test_nodes_play_epoch);
     RUN_TEST(test_restart_after_commit);
+    RUN_TEST(test_restart_after_seal_sent);
+    RUN_TEST(test_refused_duty_starves_nothing);
     RUN_TEST(test_after_void_round);
     RUN_TEST(test_nothing_served_early);
     RUN_TEST(test_data_not_the_runs);
