@@ -24,12 +24,23 @@
 #include "chain/coin.h"
 #include "chain/keys.h"
 #include "common/status.h"
+#include "gonka/diloco/v1/query.pb-c.h"
 #include "plugin/member_ports.h"
+#include "plugin/round_driver.h"
 #include "plugin/round_engine.h"
 
 /* Requests a member answers 404 although it holds what they ask for: a
  * test-only adversary's seam (tests/adversary), never set by the product. */
 typedef bool (*gd_member_withhold_fn)(const gd_artifact_req *req);
+
+/* A stand-in for duties, the test-only adversaries' other seam: called
+ * before each duty with the node's address, its run and the current
+ * round's records on the chain (NULL when there is none). It returns true
+ * when it did the duty itself: then *msg goes in the duty's place when it
+ * sets *sent, and nothing goes otherwise (the duty stays due). */
+typedef bool (*gd_member_duty_fn)(const gd_action *a, const char *address, uint64_t run,
+                                  const Gonka__Diloco__V1__QueryRoundResponse *round,
+                                  gd_any *msg, bool *sent);
 
 typedef struct gd_member_options {
     uint64_t run;
@@ -46,6 +57,7 @@ typedef struct gd_member_options {
     gd_engine_train_fn train;      /* NULL: gd_engine_train */
     gd_engine_check_fn check;      /* NULL: gd_engine_check */
     gd_member_withhold_fn withhold; /* NULL: everything in its window is served */
+    gd_member_duty_fn duty;         /* NULL: every duty is the member's own */
 } gd_member_options;
 
 typedef struct gd_member gd_member;

@@ -632,6 +632,13 @@ gd_status gd_member_duty(gd_member *n, const gd_action *a, gd_any *msgs, size_t 
     memset(msg, 0, sizeof *msg);
     bool sent = false;
     gd_status s = GD_OK;
+    if (n->o.duty != NULL && n->o.duty(a, n->address, n->o.run, n->ans.round, msg, &sent)) {
+        if (sent)
+            msgs[(*n_msgs)++] = one;
+        else
+            gd_any_free(msg);
+        return GD_OK;
+    }
     switch (a->kind) {
     case GD_ACT_JOIN:
         s = gd_diloco_msg_join_run(msg, n->address, n->o.run, n->artifact_url, n->hw_class,

@@ -42,4 +42,42 @@ gd_status gd_adv_unavailable_check(gd_engine *e, const gd_check_input *in,
                                    const gd_check_evidence *ev, const gd_global_state *g,
                                    gd_check_answer *out);
 
+/* replay: its first round's training again under every later round
+ * (tests/adversary/replay.c). */
+gd_status gd_adv_replay_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
+                              gd_worker_state *w, gd_trained_round *out);
+
+/* copier: a near-copy of the payload in g_adv_copy_dir's store (another
+ * worker's state_dir), one value changed (tests/adversary/copy.c). */
+extern const char *g_adv_copy_dir;
+gd_status gd_adv_copy_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
+                            gd_worker_state *w, gd_trained_round *out);
+
+/* sybil: the training of the member g_adv_sybil_address (data rank
+ * g_adv_sybil_rank) under its own address (tests/adversary/sybil.c). */
+extern char g_adv_sybil_address[GD_STATE_ADDRESS_MAX + 1];
+extern uint32_t g_adv_sybil_rank;
+gd_status gd_adv_sybil_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
+                             gd_worker_state *w, gd_trained_round *out);
+
+/* The payload coding `values` under its own name, with the files and the
+ * commitment made again; out is freed on failure (tests/adversary/payload.c). */
+gd_status gd_adv_commit_values(gd_engine *e, uint64_t round, const gd_worker_state *w,
+                               const float *values, gd_trained_round *out);
+
+/* Duties done their own way (tests/adversary/duty.c): the non-reporter, the
+ * wrong-hash attester, the attestation copier and the copying validator. */
+bool gd_adv_no_reports(const gd_action *a, const char *address, uint64_t run,
+                       const Gonka__Diloco__V1__QueryRoundResponse *round, gd_any *msg,
+                       bool *sent);
+bool gd_adv_wrong_attest(const gd_action *a, const char *address, uint64_t run,
+                         const Gonka__Diloco__V1__QueryRoundResponse *round, gd_any *msg,
+                         bool *sent);
+bool gd_adv_copy_attest(const gd_action *a, const char *address, uint64_t run,
+                        const Gonka__Diloco__V1__QueryRoundResponse *round, gd_any *msg,
+                        bool *sent);
+bool gd_adv_copy_verdicts(const gd_action *a, const char *address, uint64_t run,
+                          const Gonka__Diloco__V1__QueryRoundResponse *round, gd_any *msg,
+                          bool *sent);
+
 #endif

@@ -11,7 +11,14 @@
  *   --poison          a vector planted in its residual each round (poison.c)
  *   --withhold-states its segment-start states never served (withhold.c)
  *   --lazy-validator  every check answered PASS without re-executing
- *   --unavailable-spam  every check answered UNAVAILABLE (both validator.c) */
+ *   --unavailable-spam  every check answered UNAVAILABLE (both validator.c)
+ *   --replay          its first round's training again in every later round
+ *   --copy-payload DIR  a near-copy of the payload in DIR's store (copy.c)
+ *   --sybil-of ADDRESS:RANK  that member's training under its own address
+ *   --no-reports      never reports availability (duty.c, as the rest)
+ *   --wrong-attest    attests a state hash that is not its aggregate
+ *   --copy-attest     reveals another attester's hash instead of its own
+ *   --copy-verdicts   reveals its double-check partner's verdict */
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -32,20 +39,38 @@ static void on_signal(int sig) {
 static int usage(const char *why) {
     fprintf(stderr, "error: %s\nusage: gd-adversary (--lazy FRACTION | --scaled FACTOR | "
                     "--garbage | --poison | --withhold-states | --lazy-validator | "
-                    "--unavailable-spam) run --config FILE "
-                    "[--poll-ms N]\n",
+                    "--unavailable-spam | --replay | --copy-payload DIR | "
+                    "--sybil-of ADDRESS:RANK | --no-reports | --wrong-attest | --copy-attest | "
+                    "--copy-verdicts) run --config FILE [--poll-ms N]\n",
             why);
     return 2;
 }
 
 int main(int argc, char **argv) {
-    gonka_diloco_seams seams = {NULL, NULL, NULL};
+    gonka_diloco_seams seams = {NULL, NULL, NULL, NULL};
+    static const struct {
+        const char *name;
+        gd_member_duty_fn duty;
+    } duties[] = {{"--no-reports", gd_adv_no_reports},
+                  {"--wrong-attest", gd_adv_wrong_attest},
+                  {"--copy-attest", gd_adv_copy_attest},
+                  {"--copy-verdicts", gd_adv_copy_verdicts}};
     const char *config = NULL;
     unsigned long long poll = 250;
     int i = 1;
     for (; i < argc && strcmp(argv[i], "run") != 0; i++) {
-        if (seams.train != NULL || seams.check != NULL || seams.withhold != NULL)
+        if (seams.train != NULL || seams.check != NULL || seams.withhold != NULL ||
+            seams.duty != NULL)
             return usage("one misbehaviour at a time");
+        for (size_t d = 0; d < sizeof duties / sizeof duties[0]; d++)
+            if (strcmp(argv[i], duties[d].name) == 0)
+                seams.duty = duties[d].duty;
+        if (seams.duty != NULL)
+            continue;
+        if (strcmp(argv[i], "--replay") == 0) {
+            seams.train = gd_adv_replay_train;
+            continue;
+        }
         if (strcmp(argv[i], "--garbage") == 0) {
             seams.train = gd_adv_garbage_train;
             continue;
@@ -68,6 +93,24 @@ int main(int argc, char **argv) {
         }
         if (i + 1 >= argc)
             return usage("an adversary option needs a value");
+        if (strcmp(argv[i], "--copy-payload") == 0) {
+            g_adv_copy_dir = argv[++i];
+            seams.train = gd_adv_copy_train;
+            continue;
+        }
+        if (strcmp(argv[i], "--sybil-of") == 0) {
+            const char *arg = argv[++i], *colon = strrchr(arg, ':');
+            uint64_t rank = 0;
+            size_t len = colon ? (size_t)(colon - arg) : 0;
+            if (colon == NULL || len == 0 || len >= sizeof g_adv_sybil_address ||
+                gd_parse_u64(colon + 1, &rank) != GD_OK || rank > UINT32_MAX)
+                return usage("--sybil-of takes ADDRESS:RANK");
+            memcpy(g_adv_sybil_address, arg, len);
+            g_adv_sybil_address[len] = '\0';
+            g_adv_sybil_rank = (uint32_t)rank;
+            seams.train = gd_adv_sybil_train;
+            continue;
+        }
         char *end = NULL;
         double v = strtod(argv[i + 1], &end);
         bool number = end != argv[i + 1] && *end == '\0';
@@ -86,7 +129,8 @@ int main(int argc, char **argv) {
         }
         i++;
     }
-    if (seams.train == NULL && seams.check == NULL && seams.withhold == NULL)
+    if (seams.train == NULL && seams.check == NULL && seams.withhold == NULL &&
+        seams.duty == NULL)
         return usage("name a misbehaviour");
     if (i >= argc)
         return usage("the run command is missing");

@@ -18,15 +18,40 @@ double g_adv_scale = 1000.0;
 
 typedef enum adv_payload_kind { ADV_SCALED, ADV_GARBAGE } adv_payload_kind;
 
-static gd_status adv_other_payload(gd_engine *e, uint64_t round, const gd_worker_state *w,
-                                   adv_payload_kind kind, gd_trained_round *out) {
+gd_status gd_adv_commit_values(gd_engine *e, uint64_t round, const gd_worker_state *w,
+                               const float *values, gd_trained_round *out) {
     const gd_diloco_config *c = &e->rc.diloco;
+    float *residual = calloc(e->n, sizeof *residual);
+    if (residual == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    gd_payload_header h = {.run = c->run, .round = round, .param_count = e->n, .codec = c->codec,
+                           .chunk_elems = c->chunk_elems};
+    snprintf(h.participant, sizeof h.participant, "%s", w->address);
+    memcpy(h.layout_digest, e->tag.layout_digest, 32);
+    memcpy(h.spec_digest, e->tag.spec_digest, 32);
+    gd_payload_free(&out->r.payload);
+    gd_buf_free(&out->payload);
+    gd_buf_free(&out->transcript);
+    gd_status s = gd_payload_encode(&out->r.payload, &h, values, residual,
+                                    gd_trainer_pool(e->trainer));
+    free(residual);
+    if (s == GD_OK)
+        s = gd_payload_root(&out->r.payload, out->r.payload_root, &out->r.payload_leaves);
+    if (s == GD_OK)
+        s = gd_engine_round_seal(e, round, out);
+    if (s != GD_OK)
+        gd_trained_round_free(out);
+    return s;
+}
+
+static gd_status adv_payload_train(gd_engine *e, uint64_t round, const gd_global_state *g,
+                                   bool fresh, gd_worker_state *w, gd_trained_round *out,
+                                   adv_payload_kind kind) {
+    GD_TRY(gd_engine_train(e, round, g, fresh, w, out));
     size_t n = e->n;
     float *values = malloc(n * sizeof *values);
-    float *residual = calloc(n, sizeof *residual);
-    if (values == NULL || residual == NULL) {
-        free(values);
-        free(residual);
+    if (values == NULL) {
+        gd_trained_round_free(out);
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     }
     double sq = 0;
@@ -39,32 +64,8 @@ static gd_status adv_other_payload(gd_engine *e, uint64_t round, const gd_worker
     for (size_t i = 0; i < n; i++)
         values[i] = kind == ADV_SCALED ? (float)(out->r.delta[i] * g_adv_scale)
                                        : (float)((2 * gd_rng_uniform(&rng) - 1) * 1.7 * rms);
-    gd_payload_header h = {.run = c->run, .round = round, .param_count = n, .codec = c->codec,
-                           .chunk_elems = c->chunk_elems};
-    snprintf(h.participant, sizeof h.participant, "%s", w->address);
-    memcpy(h.layout_digest, e->tag.layout_digest, 32);
-    memcpy(h.spec_digest, e->tag.spec_digest, 32);
-    gd_payload_free(&out->r.payload);
-    gd_status s = gd_payload_encode(&out->r.payload, &h, values, residual,
-                                    gd_trainer_pool(e->trainer));
-    if (s == GD_OK)
-        s = gd_payload_root(&out->r.payload, out->r.payload_root, &out->r.payload_leaves);
+    gd_status s = gd_adv_commit_values(e, round, w, values, out);
     free(values);
-    free(residual);
-    return s;
-}
-
-static gd_status adv_payload_train(gd_engine *e, uint64_t round, const gd_global_state *g,
-                                   bool fresh, gd_worker_state *w, gd_trained_round *out,
-                                   adv_payload_kind kind) {
-    GD_TRY(gd_engine_train(e, round, g, fresh, w, out));
-    gd_buf_free(&out->payload);
-    gd_buf_free(&out->transcript);
-    gd_status s = adv_other_payload(e, round, w, kind, out);
-    if (s == GD_OK)
-        s = gd_engine_round_seal(e, round, out);
-    if (s != GD_OK)
-        gd_trained_round_free(out);
     return s;
 }
 

@@ -154,7 +154,7 @@ static void nf_open(nf_net *net, int who) {
                          .data_paths = net->data_paths[who],
                          .n_data_paths = net->data_paths[who][0] != NULL,
                          .train = net->train[who], .check = net->check[who],
-                         .withhold = net->withhold[who]};
+                         .withhold = net->withhold[who], .duty = net->duty[who]};
     CHECK_OK(gd_coin_parse(&o.collateral, "20000ngonka"));
     net->ports[who] = (nf_port){net, who};
     gd_chain_port chain = {&nf_chain_iface, &net->ports[who]};

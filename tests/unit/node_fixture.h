@@ -32,6 +32,7 @@ struct nf_net {
     gd_engine_train_fn train[DF_ACCOUNTS];     /* a node's trainer (NULL: the engine's) */
     gd_engine_check_fn check[DF_ACCOUNTS];     /* a node's checker (NULL: the engine's) */
     gd_member_withhold_fn withhold[DF_ACCOUNTS]; /* what a node refuses to serve */
+    gd_member_duty_fn duty[DF_ACCOUNTS];         /* duties a node does its own way */
     /* Not NULL: a transaction of the node holding a message it returns true
      * for is refused at once (code 10, as a submit that waits for inclusion
      * learns of a refusal) and never reaches a block. */

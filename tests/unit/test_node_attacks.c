@@ -48,11 +48,18 @@ static void open_with_cheater(nf_net *net, int who, bool doubled, gd_engine_trai
     net->d.act[who].cheat = true; /* its slash is expected */
 }
 
+/* Called once the network is open, before play_cheater's blocks (NULL:
+ * nothing to prepare). */
+static void (*g_prepare)(nf_net *net);
+
 /* Plays a cheating worker (node LAZY) for an epoch; returns the first
  * round it failed. */
 static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn withhold) {
     nf_net net;
     open_with_cheater(&net, LAZY, false, train, NULL, withhold);
+    if (g_prepare)
+        g_prepare(&net);
+    g_prepare = NULL;
     double loss0 = NAN;
     uint64_t caught_round = UINT64_MAX;
     while (net.d.f.height < 200) {
@@ -209,6 +216,127 @@ static void test_unavailable_spammer_pays(void) {
     CHECK(faulty > 0);
 }
 
+/* Replay: its first round is honest; every later one trains that round's
+ * start again, and leaf 0 is not G_r: caught in round 1. */
+static void test_replay_is_caught(void) {
+    CHECK(play_cheater(gd_adv_replay_train, NULL) == 1);
+}
+
+/* The copier commits node 1's payload with one value changed beside its
+ * own honest transcript: no drawn chunk is its own encoding. */
+static void copy_from_node_1(nf_net *net) { g_adv_copy_dir = net->dirs[1]; }
+
+static void test_copier_is_caught(void) {
+    g_prepare = copy_from_node_1;
+    CHECK(play_cheater(gd_adv_copy_train, NULL) == 0);
+}
+
+/* The sybil commits node 1's training (its rank, read once it joined)
+ * under its own address: the leaves name node 1. */
+static void sybil_of_node_1(nf_net *net) {
+    for (bool found = false; !found && net->d.f.height < 40;) {
+        nf_block(net);
+        df_qrun *run = df_q_run(&net->d);
+        for (size_t i = 0; i < run->n_members; i++)
+            if (strcmp(run->members[i]->address, net->d.f.addr[1]) == 0) {
+                snprintf(g_adv_sybil_address, sizeof g_adv_sybil_address, "%s",
+                         net->d.f.addr[1]);
+                g_adv_sybil_rank = run->members[i]->rank;
+                found = true;
+            }
+        df_qfree(run);
+    }
+    CHECK(g_adv_sybil_address[0] != '\0');
+}
+
+static void test_sybil_is_caught(void) {
+    g_prepare = sybil_of_node_1;
+    CHECK(play_cheater(gd_adv_sybil_train, NULL) == 0);
+}
+
+/* Members that skip or fake a duty through the duty seam (tests/adversary/
+ * duty.c), played by node `who` for an epoch: every round ends DONE, no
+ * honest worker fails or is left out of a round it committed, nobody honest
+ * is slashed, and all the cheater pays is the skip slash for `reason`, once
+ * in each of `rounds_min` rounds at least. */
+static void play_skipper(int who, bool doubled, gd_member_duty_fn duty, const char *reason,
+                         void (*per_round)(const nf_net *net, const df_qround *q, int who)) {
+    nf_net net;
+    open_with_cheater(&net, who, doubled, NULL, NULL, NULL);
+    net.duty[who] = duty;
+    nf_restart(&net, who);
+    while (net.d.f.height < 200)
+        nf_block(&net);
+    df_qrun *run = df_q_run(&net.d);
+    uint64_t rounds = run->current_round ? run->current_round->index : 0;
+    df_qfree(run);
+    CHECK(rounds >= 3);
+    for (uint64_t r = 0; r < rounds; r++) {
+        df_qround *q = df_q_round(&net.d, r);
+        CHECK(q->round->phase == PH(DONE));
+        CHECK(q->round->n_failed == 0);
+        for (int w = 1; w <= 3; w++)
+            if (w != who && df_commitment_of(q, net.d.f.addr[w]) != NULL)
+                CHECK(df_has_str(q->round->aggregation_set, q->round->n_aggregation_set,
+                                 net.d.f.addr[w]));
+        if (per_round)
+            per_round(&net, q, who);
+        df_qfree(q);
+    }
+    size_t count = 0;
+    uint64_t paid = df_slashed(&net.d, who, reason, &count);
+    fprintf(stderr, "  %llu rounds: skip-slashed %zu times for '%s', %llu ngonka\n",
+            (unsigned long long)rounds, count, reason, (unsigned long long)paid);
+    CHECK(count >= 2);
+    CHECK(df_slashed(&net.d, who, NULL, NULL) == paid);
+    for (int w = 1; w <= NODES; w++)
+        if (w != who)
+            CHECK(df_slashed(&net.d, w, NULL, NULL) == 0);
+    nf_free(&net);
+}
+
+/* A worker that never reports: everyone is still included (2/3 of the
+ * reporting weight), and it pays for its silence. */
+static void test_non_reporter_pays(void) {
+    play_skipper(3, false, gd_adv_no_reports, "no availability report", NULL);
+}
+
+/* Its revealed hash is not the round's. */
+static void wrong_hash_revealed(const nf_net *net, const df_qround *q, int who) {
+    for (size_t i = 0; i < q->n_attestations; i++)
+        if (strcmp(q->attestations[i]->attester, net->d.f.addr[who]) == 0)
+            CHECK(q->attestations[i]->next_state_hash.len == 32 &&
+                  memcmp(q->attestations[i]->next_state_hash.data,
+                         q->round->next_state_hash.data, 32) != 0);
+}
+
+static void test_wrong_hash_attester_pays(void) {
+    play_skipper(3, false, gd_adv_wrong_attest, "minority attestation", wrong_hash_revealed);
+}
+
+/* A copied reveal never matches its seal: no attestation of it is
+ * revealed, */
+static void no_attestation_revealed(const nf_net *net, const df_qround *q, int who) {
+    for (size_t i = 0; i < q->n_attestations; i++)
+        if (strcmp(q->attestations[i]->attester, net->d.f.addr[who]) == 0)
+            CHECK(q->attestations[i]->next_state_hash.len == 0);
+}
+
+static void test_attestation_copier_pays(void) {
+    play_skipper(3, false, gd_adv_copy_attest, "absent attestation", no_attestation_revealed);
+}
+
+/* no verdict of it either. */
+static void no_verdict_revealed(const nf_net *net, const df_qround *q, int who) {
+    for (size_t i = 0; i < q->n_verdicts; i++)
+        if (strcmp(q->verdicts[i]->validator, net->d.f.addr[who]) == 0 && !q->verdicts[i]->recheck)
+            CHECK(q->verdicts[i]->verdict == 0);
+}
+
+static void test_copying_validator_pays(void) {
+    play_skipper(5, true, gd_adv_copy_verdicts, "skipped check", no_verdict_revealed);
+}
+
 int main(void) {
     RUN_TEST(test_lazy_worker_is_caught);
     RUN_TEST(test_scaled_payload_is_caught);
@@ -217,5 +345,12 @@ int main(void) {
     RUN_TEST(test_withholder_is_caught);
     RUN_TEST(test_lazy_validator_is_caught);
     RUN_TEST(test_unavailable_spammer_pays);
+    RUN_TEST(test_replay_is_caught);
+    RUN_TEST(test_copier_is_caught);
+    RUN_TEST(test_sybil_is_caught);
+    RUN_TEST(test_non_reporter_pays);
+    RUN_TEST(test_wrong_hash_attester_pays);
+    RUN_TEST(test_attestation_copier_pays);
+    RUN_TEST(test_copying_validator_pays);
     return gd_test_finish();
 }
