@@ -32,6 +32,8 @@ gd_status gd_adv_poison_train(gd_engine *e, uint64_t round, const gd_global_stat
 /* withholder: its segment-start states are never served
  * (tests/adversary/withhold.c). */
 bool gd_adv_withhold_states(const gd_artifact_req *req);
+/* withholder: single payload chunks served, never the whole payload. */
+bool gd_adv_withhold_payload(const gd_artifact_req *req);
 
 /* lazy validator: every check PASS with a made-up digest, nothing
  * re-executed (tests/adversary/validator.c). */

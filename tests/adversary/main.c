@@ -10,6 +10,7 @@
  *   --garbage         the payload codes nonsense values (payload.c)
  *   --poison          a vector planted in its residual each round (poison.c)
  *   --withhold-states its segment-start states never served (withhold.c)
+ *   --withhold-payload  payload chunks served, never the whole payload
  *   --lazy-validator  every check answered PASS without re-executing
  *   --unavailable-spam  every check answered UNAVAILABLE (both validator.c)
  *   --replay          its first round's training again in every later round
@@ -38,7 +39,7 @@ static void on_signal(int sig) {
 
 static int usage(const char *why) {
     fprintf(stderr, "error: %s\nusage: gd-adversary (--lazy FRACTION | --scaled FACTOR | "
-                    "--garbage | --poison | --withhold-states | --lazy-validator | "
+                    "--garbage | --poison | --withhold-states | --withhold-payload | --lazy-validator | "
                     "--unavailable-spam | --replay | --copy-payload DIR | "
                     "--sybil-of ADDRESS:RANK | --no-reports | --wrong-attest | --copy-attest | "
                     "--copy-verdicts) run --config FILE [--poll-ms N]\n",
@@ -81,6 +82,10 @@ int main(int argc, char **argv) {
         }
         if (strcmp(argv[i], "--withhold-states") == 0) {
             seams.withhold = gd_adv_withhold_states;
+            continue;
+        }
+        if (strcmp(argv[i], "--withhold-payload") == 0) {
+            seams.withhold = gd_adv_withhold_payload;
             continue;
         }
         if (strcmp(argv[i], "--lazy-validator") == 0) {

@@ -10,7 +10,16 @@
 #   poison      it plants a vector in its residual each round (caught by
 #               the links: leaf 0's residual is not the previous coding's);
 #   withhold-states  it never serves its segment-start states (its
-#               validators and re-checkers answer UNAVAILABLE: upheld).
+#               validators and re-checkers answer UNAVAILABLE: upheld);
+#   replay      every round after its first it trains that first round's
+#               start again (caught by the links in round 1: leaf 0 is not
+#               G_r);
+#   copy-payload  it trains honestly and commits host 1's payload of the
+#               round, one value changed, handed over from host 1's store;
+#   sybil-of    it trains exactly host 1's training (host 1's rank and
+#               address in its states) and commits it under its own address
+#               (caught by the links: the leaves name host 1). Host 1, the
+#               original, is honest and is never slashed.
 # The spec draws 4 checks per commitment, so a round of a worker faking a
 # fraction F of its segments is caught with probability 1 - (1 - F)^4
 # (docs/verification.md, "The incentive model"). For two epochs:
@@ -33,8 +42,25 @@ epoch_length=200
 checks=4
 . "$(dirname "$0")/node_lib.sh" "$1"
 [ -x "$bin/gd-adversary" ] || fail "no gd-adversary in $bin"
+start_host 1 worker
+case $attack in
+  copy-payload) arg=h1/state;; # host 1's store, as a colluder would hand it over
+  sybil-of)
+    rank=
+    export A1=${ADDR[1]}
+    for _ in $(seq 1 100); do
+      rank=$("$dg" query run 1 --node "$node" --json | py '
+import json, os, sys
+for m in json.load(sys.stdin)["members"]:
+    if m["address"] == os.environ["A1"]: print(m["rank"])')
+      [ -n "$rank" ] && break
+      sleep 0.2
+    done
+    [ -n "$rank" ] || fail "host 1 did not join"
+    arg="${ADDR[1]}:$rank";;
+esac
 ADV[4]="--$attack $arg"
-for n in 1 2 3 4; do start_host "$n" worker; done
+for n in 2 3 4; do start_host "$n" worker; done
 start_host 5 validator
 
 until_height 40
@@ -44,7 +70,9 @@ grep -q "adversary: --$attack" host4.log || fail "host 4 is not the adversary"
 # 420, claimed from 445).
 save_rounds 455
 collect 1 2 3 4 5
-export LAST=$last ATTACK="$attack ${arg:--}" LAZY=${ADDR[4]} HONEST="${ADDR[1]} ${ADDR[2]} ${ADDR[3]} ${ADDR[5]}"
+label=${arg:--}
+case $attack in copy-payload|sybil-of) label=host1;; esac
+export LAST=$last ATTACK="$attack $label" LAZY=${ADDR[4]} HONEST="${ADDR[1]} ${ADDR[2]} ${ADDR[3]} ${ADDR[5]}"
 py '
 import json, os, sys
 last, lazy, honest = int(os.environ["LAST"]), os.environ["LAZY"], os.environ["HONEST"].split()

@@ -216,6 +216,13 @@ static void test_unavailable_spammer_pays(void) {
     CHECK(faulty > 0);
 }
 
+/* Serving payload chunks but never the whole payload: nobody reports it
+ * (a reporter checks the whole payload), and its validators cannot fetch
+ * it either: UNAVAILABLE, upheld, caught in its first round. */
+static void test_payload_withholder_is_caught(void) {
+    CHECK(play_cheater(NULL, gd_adv_withhold_payload) == 0);
+}
+
 /* Replay: its first round is honest; every later one trains that round's
  * start again, and leaf 0 is not G_r: caught in round 1. */
 static void test_replay_is_caught(void) {
@@ -345,6 +352,7 @@ int main(void) {
     RUN_TEST(test_withholder_is_caught);
     RUN_TEST(test_lazy_validator_is_caught);
     RUN_TEST(test_unavailable_spammer_pays);
+    RUN_TEST(test_payload_withholder_is_caught);
     RUN_TEST(test_replay_is_caught);
     RUN_TEST(test_copier_is_caught);
     RUN_TEST(test_sybil_is_caught);
