@@ -5,9 +5,9 @@
 #include <fcntl.h>
 #include <ftw.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -62,6 +62,33 @@ void gd_demo_sleep_ms(long ms) {
     }
 }
 
+/* In the child, between fork and exec: only async-signal-safe calls. It
+ * asks for SIGTERM when the demo dies, even by SIGKILL, which no handler
+ * sees (so no daemon or chain outlives it); gets the default handlers of
+ * the signals the demo catches or ignores (an ignored SIGINT, as a
+ * background job gets, would survive exec) and no blocked ones; reads
+ * /dev/null and writes its log. An exec that fails writes its errno to the
+ * pipe. */
+static void gd_demo_child(pid_t parent, const char *log, char *const argv[], int report) {
+    if (prctl(PR_SET_PDEATHSIG, SIGTERM) != 0 || getppid() != parent)
+        _exit(127); /* the demo is already gone */
+    for (size_t i = 0; i < GD_DEMO_N_STOP; i++)
+        signal(k_stop_signals[i], SIG_DFL);
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    int in = open("/dev/null", O_RDONLY);
+    int out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    if (in >= 0 && out >= 0 && dup2(in, STDIN_FILENO) >= 0 && dup2(out, STDOUT_FILENO) >= 0 &&
+        dup2(out, STDERR_FILENO) >= 0)
+        execve(argv[0], argv, environ);
+    int e = errno;
+    ssize_t w = write(report, &e, sizeof e);
+    (void)w;
+    _exit(127);
+}
+
 gd_status gd_demo_spawn(gd_demo_procs *ps, const char *name, const char *log,
                         char *const argv[], size_t *index) {
     if (ps->n == GD_DEMO_PROCS_MAX)
@@ -70,42 +97,33 @@ gd_status gd_demo_spawn(gd_demo_procs *ps, const char *name, const char *log,
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", name);
     snprintf(p->log, sizeof p->log, "%s", log);
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    if (posix_spawn_file_actions_init(&fa) != 0)
-        return gd_fail(GD_ERR_NOMEM, "out of memory");
-    if (posix_spawnattr_init(&at) != 0) {
-        posix_spawn_file_actions_destroy(&fa);
-        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    int report[2];
+    if (pipe2(report, O_CLOEXEC) != 0)
+        return gd_fail(GD_ERR_IO, "cannot start %s: %s", name, strerror(errno));
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(report[0]);
+        gd_demo_child(parent, log, argv, report[1]);
     }
-    /* The child gets the default handlers of the signals the demo catches
-     * or ignores (a caught one would be reset by exec anyway; an ignored
-     * SIGINT, as a background job gets, would not) and no blocked ones. */
-    sigset_t dflt, none;
-    sigemptyset(&dflt);
-    for (size_t i = 0; i < GD_DEMO_N_STOP; i++)
-        sigaddset(&dflt, k_stop_signals[i]);
-    sigaddset(&dflt, SIGPIPE);
-    sigemptyset(&none);
-    int rc = posix_spawnattr_setsigdefault(&at, &dflt);
-    if (rc == 0)
-        rc = posix_spawnattr_setsigmask(&at, &none);
-    if (rc == 0)
-        rc = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
-    if (rc == 0)
-        rc = posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    if (rc == 0)
-        rc = posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log,
-                                              O_WRONLY | O_CREAT | O_APPEND, 0600);
-    if (rc == 0)
-        rc = posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-    pid_t pid = 0;
-    if (rc == 0)
-        rc = posix_spawn(&pid, argv[0], &fa, &at, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&at);
-    if (rc != 0)
-        return gd_fail(GD_ERR_IO, "cannot start %s (%s): %s", name, argv[0], strerror(rc));
+    int fork_errno = errno;
+    close(report[1]);
+    int exec_errno = 0;
+    ssize_t got = 0;
+    if (pid > 0)
+        do
+            got = read(report[0], &exec_errno, sizeof exec_errno);
+        while (got < 0 && errno == EINTR);
+    close(report[0]);
+    if (pid < 0)
+        return gd_fail(GD_ERR_IO, "cannot start %s: %s", name, strerror(fork_errno));
+    if (got == (ssize_t)sizeof exec_errno) {
+        int st = 0;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+        }
+        return gd_fail(GD_ERR_IO, "cannot start %s (%s): %s", name, argv[0],
+                       strerror(exec_errno));
+    }
     p->pid = pid;
     if (index)
         *index = ps->n;

@@ -1,9 +1,11 @@
 /* The demo's child processes (plugin/cli_demo.c): gonka-localnet and the
- * daemons, started with posix_spawn, each writing to its own log file, and
- * stopped, every one, on every way out of the demo: success, an error, or
- * SIGINT, SIGTERM or SIGHUP, which only set a flag the demo's loops read,
- * so that the stopping is done in one place, by ordinary code. Also the
- * removal of the demo's temporary home once nothing writes to it. */
+ * daemons, each writing to its own log file, and stopped, every one, on
+ * every way out of the demo: success, an error, or SIGINT, SIGTERM or
+ * SIGHUP, which only set a flag the demo's loops read, so that the stopping
+ * is done in one place, by ordinary code. A demo killed by SIGKILL stops
+ * nothing itself: each child asked the kernel for SIGTERM when its parent
+ * dies (only its temporary home stays behind). Also the removal of the
+ * demo's temporary home once nothing writes to it. */
 #ifndef GD_PLUGIN_DEMO_PROCS_H
 #define GD_PLUGIN_DEMO_PROCS_H
 

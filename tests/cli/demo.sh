@@ -5,7 +5,8 @@
 # agreed 64-hex state hash and at least one attester; every participant is
 # there with its role, nobody is slashed, each worker had tokens accepted
 # and claimed a reward; the eval loss fell. Afterwards nothing it started
-# runs (no process names its temporary home) and the home is gone. Bad
+# runs (no process names its temporary home) and the home is gone; a demo
+# killed by SIGKILL leaves nothing running either. Bad
 # usage gets exit 2 and one "error:" line.
 # Usage: demo.sh GONKA_DILOCO (gonka-localnet beside it)
 set -uo pipefail
@@ -40,6 +41,31 @@ else
   fi
   [ -e "$home" ] && bad "$home was left behind" || ok "the home is removed"
 fi
+
+# A demo killed by SIGKILL runs no handler: its children stop by themselves
+# (each asked for SIGTERM when its parent dies).
+"$bin" demo --workers 2 --validators 1 --rounds 1 >kill.log 2>&1 &
+dpid=$!
+khome=
+for _ in $(seq 1 300); do
+  khome=$(sed -n 's/^demo: .*; home \(\/.*\) (removed at exit)$/\1/p' kill.log)
+  [ -n "$khome" ] && [ "$(pgrep -fc "$khome")" -ge 4 ] && break
+  sleep 0.1
+done
+if [ -z "$khome" ] || [ "$(pgrep -fc "$khome")" -lt 4 ]; then
+  bad "the demo to kill did not start its chain and daemons: $(tail -n 5 kill.log)"
+else
+  kill -9 "$dpid"
+  wait "$dpid" 2>/dev/null
+  for _ in $(seq 1 100); do pgrep -f "$khome" >/dev/null || break; sleep 0.1; done
+  if pgrep -f "$khome" >/dev/null; then
+    bad "still running 10 s after the demo was killed: $(pgrep -af "$khome")"
+    pkill -9 -f "$khome"
+  else
+    ok "a demo killed by SIGKILL leaves nothing running"
+  fi
+fi
+[ -n "$khome" ] && rm -rf "$khome"
 
 if [ -f out.json ]; then
   python3 - out.json <<'PY' || fail=1

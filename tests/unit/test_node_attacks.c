@@ -344,14 +344,22 @@ static void test_copying_validator_pays(void) {
     play_skipper(5, true, gd_adv_copy_verdicts, "skipped check", no_verdict_revealed);
 }
 
-int main(void) {
-    RUN_TEST(test_lazy_worker_is_caught);
-    RUN_TEST(test_scaled_payload_is_caught);
-    RUN_TEST(test_garbage_payload_is_caught);
-    RUN_TEST(test_residual_poisoning_is_caught);
-    RUN_TEST(test_withholder_is_caught);
-    RUN_TEST(test_lazy_validator_is_caught);
-    RUN_TEST(test_unavailable_spammer_pays);
+/* `test_node_attacks` plays the first seven; `test_node_attacks more` the
+ * rest (a second CTest entry, which the sanitizer pass leaves out with the
+ * other Byzantine tests: the member's paths they reach are the first
+ * seven's and test_node_epoch's). */
+int main(int argc, char **argv) {
+    bool more = argc > 1 && strcmp(argv[1], "more") == 0;
+    if (!more) {
+        RUN_TEST(test_lazy_worker_is_caught);
+        RUN_TEST(test_scaled_payload_is_caught);
+        RUN_TEST(test_garbage_payload_is_caught);
+        RUN_TEST(test_residual_poisoning_is_caught);
+        RUN_TEST(test_withholder_is_caught);
+        RUN_TEST(test_lazy_validator_is_caught);
+        RUN_TEST(test_unavailable_spammer_pays);
+        return gd_test_finish();
+    }
     RUN_TEST(test_payload_withholder_is_caught);
     RUN_TEST(test_replay_is_caught);
     RUN_TEST(test_copier_is_caught);
