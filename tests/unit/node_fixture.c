@@ -238,6 +238,13 @@ void nf_until(nf_net *net, int64_t height) {
         nf_block(net);
 }
 
+uint64_t nf_current_round(nf_net *net) {
+    df_qrun *run = df_q_run(&net->d);
+    uint64_t r = run->current_round ? run->current_round->index : 0;
+    df_qfree(run);
+    return r;
+}
+
 df_qrun *nf_until_round(nf_net *net, uint64_t round) {
     df_qrun *run = NULL;
     for (;;) {

@@ -67,9 +67,7 @@ static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn wit
         if (isnan(loss0))
             loss0 = gd_member_eval_loss(net.nodes[1], 4);
     }
-    df_qrun *run = df_q_run(&net.d);
-    uint64_t rounds = run->current_round ? run->current_round->index : 0;
-    df_qfree(run);
+    uint64_t rounds = nf_current_round(&net);
     const char *lazy = net.d.f.addr[LAZY];
     for (uint64_t r = 0; r < rounds; r++) {
         df_qround *q = df_q_round(&net.d, r);
@@ -169,9 +167,7 @@ static uint64_t play_validator(gd_engine_check_fn check, Gonka__Diloco__V1__Verd
     open_with_cheater(&net, lazy, true, NULL, check, NULL);
     while (net.d.f.height < 120)
         nf_block(&net);
-    df_qrun *run = df_q_run(&net.d);
-    uint64_t rounds = run->current_round ? run->current_round->index : 0;
-    df_qfree(run);
+    uint64_t rounds = nf_current_round(&net);
     CHECK(rounds >= 1);
     size_t faulty = 0;
     for (uint64_t r = 0; r < rounds; r++) {
@@ -274,9 +270,7 @@ static void play_skipper(int who, bool doubled, gd_member_duty_fn duty, const ch
     nf_restart(&net, who);
     while (net.d.f.height < 200)
         nf_block(&net);
-    df_qrun *run = df_q_run(&net.d);
-    uint64_t rounds = run->current_round ? run->current_round->index : 0;
-    df_qfree(run);
+    uint64_t rounds = nf_current_round(&net);
     CHECK(rounds >= 3);
     for (uint64_t r = 0; r < rounds; r++) {
         df_qround *q = df_q_round(&net.d, r);
