@@ -2,9 +2,8 @@
 #include "chain/epoch.h"
 
 /* Bounds that keep every sum below inside int64: durations up to 2^40
- * blocks (far above any real value) and heights up to 2^62. */
+ * blocks (far above any real value) and heights up to GD_EPOCH_HEIGHT_MAX. */
 #define GD_EPOCH_DURATION_MAX ((int64_t)1 << 40)
-#define GD_EPOCH_HEIGHT_MAX ((int64_t)1 << 62)
 
 void gd_epoch_params_mainnet(gd_epoch_params *p) {
     /* Gonka mainnet genesis; poc_validation_duration 480 and

@@ -63,6 +63,11 @@ typedef enum gd_epoch_phase {
     GD_PHASE_INFERENCE,
 } gd_epoch_phase;
 
+/* The largest height the clock computes with: stage heights of an epoch
+ * starting here stay inside int64 (gd_epoch_stages_compute clamps beyond
+ * it, so a caller takes only heights up to it). */
+#define GD_EPOCH_HEIGHT_MAX ((int64_t)1 << 62)
+
 /* Mainnet values (Gonka genesis, validation duration 480 since v0.2.9). */
 void gd_epoch_params_mainnet(gd_epoch_params *p);
 
