@@ -118,6 +118,14 @@ const char *gd_epoch_phase_name(gd_epoch_phase phase) {
     return "Unknown";
 }
 
+int64_t gd_epoch_inference_length(const gd_epoch_params *p) {
+    /* The phase is Inference from poc_validation_end on (gd_epoch_phase_at),
+     * and that is P + stage + delay + validation; the epoch ends at
+     * P + epoch_length. */
+    return p->epoch_length -
+           (p->poc_stage_duration + p->poc_validation_delay + p->poc_validation_duration);
+}
+
 uint64_t gd_epoch_effective_index(const gd_epoch *latest, const gd_epoch_params *p,
                                   int64_t height) {
     if (latest->index == 0)

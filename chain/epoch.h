@@ -85,6 +85,14 @@ gd_epoch_phase gd_epoch_phase_at(const gd_epoch *e, const gd_epoch_params *p, in
  * "PoCValidateWindDown" or "Inference" (Gonka's EpochPhase strings). */
 const char *gd_epoch_phase_name(gd_epoch_phase phase);
 
+/* The length in blocks of the Inference phase of every epoch after the
+ * genesis one: from the end of PoC validation to the next PoC start,
+ *   epoch_length - (poc_stage_duration + poc_validation_delay
+ *                   + poc_validation_duration),
+ * which may be zero or negative for parameters that leave no Inference
+ * phase (params must pass gd_epoch_params_check). */
+int64_t gd_epoch_inference_length(const gd_epoch_params *p);
+
 /* The epoch whose validators are in power at height: the latest epoch from
  * its set-new-validators height on, the one before it until then. */
 uint64_t gd_epoch_effective_index(const gd_epoch *latest, const gd_epoch_params *p,

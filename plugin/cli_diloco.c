@@ -11,6 +11,7 @@
 
 #include "chain/diloco_query.h"
 #include "chain/diloco_spec.h"
+#include "chain/query.h"
 #include "common/file.h"
 #include "trainer/payload.h"
 
@@ -41,9 +42,27 @@ int gd_dtx_run_round(gd_cli *cli, gd_args *args, gd_dtx *d) {
 
 /* --- create-run ------------------------------------------------------------------ */
 
+/* The chain's epoch parameters, read from the node, must leave room for
+ * one round (gd_diloco_spec_epoch_check), as the module checks at
+ * delivery; --offline has no node to ask, and the check is the chain's. */
+static int gd_dtx_create_run_fits(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d) {
+    if (tx->offline)
+        return -1;
+    int rc = gd_cli_tx_rpc(cli, args, tx);
+    if (rc >= 0)
+        return rc;
+    gd_epoch_info info;
+    gd_status s = gd_query_epoch_info(tx->rpc, &info, NULL);
+    if (s == GD_OK)
+        s = gd_diloco_spec_epoch_check(d->spec, &info.params);
+    return gd_dtx_status(cli, s);
+}
+
 static int gd_dtx_build_create_run(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d,
                                    gd_any *msg) {
-    (void)args;
+    int rc = gd_dtx_create_run_fits(cli, args, tx, d);
+    if (rc >= 0)
+        return rc;
     return gd_dtx_status(cli, gd_diloco_msg_create_run(msg, tx->signer, d->spec, &d->coin));
 }
 

@@ -709,6 +709,41 @@ static void test_randomness_leave(void) {
     run_free(&r);
 }
 
+/* tx create-run asks the node for its epochs: a run whose round cannot
+ * fit one epoch's Inference phase is refused before anything is sent. */
+static void test_create_run_epochs(void) {
+    diloco_node *node = &g_node;
+    char spec[1024];
+    snprintf(spec, sizeof spec, "%s/../docs/examples/run-spec.json", gd_test_source_dir());
+    /* Rounds of 76 blocks; with localnet's PoC stages (10 + 2 + 10) an
+     * epoch of 97 blocks has an Inference phase of 75. */
+    gd_epoch_params saved = node->base.epoch_params;
+    node->base.epoch_params.poc_stage_duration = 10;
+    node->base.epoch_params.poc_validation_delay = 2;
+    node->base.epoch_params.poc_validation_duration = 10;
+    node->base.epoch_params.epoch_length = 97;
+    free(node->last_tx);
+    node->last_tx = NULL;
+    run_result r = run("tx", "create-run", "--key", g_key, "--spec", spec, "--pool",
+                       "5000000000ngonka", "--node", g_url, NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "a round takes 76 blocks") &&
+          strstr(r.err, "the 75 blocks of an epoch's Inference phase") &&
+          node->last_tx == NULL);
+    run_free(&r);
+    node->base.epoch_params.epoch_length = 98; /* exactly one round's room */
+    r = run("tx", "create-run", "--key", g_key, "--spec", spec, "--pool", "5000000000ngonka",
+            "--node", g_url, "--json", NULL);
+    CHECK(r.rc == 0 && node->last_tx != NULL);
+    run_free(&r);
+    /* Offline there are no epochs to read: the chain checks at delivery. */
+    node->base.epoch_params.epoch_length = 97;
+    r = run("tx", "create-run", "--key", g_key, "--spec", spec, "--pool", "5000000000ngonka",
+            OFFLINE, NULL);
+    CHECK(r.rc == 0);
+    run_free(&r);
+    node->base.epoch_params = saved;
+}
+
 int main(void) {
     snprintf(g_key, sizeof g_key, "%s", path_in_tmp("v.key"));
     run_result k = run("keys", "import", "--hex", KEY_HEX, "--out", g_key, "--json", NULL);
@@ -722,6 +757,7 @@ int main(void) {
     RUN_TEST(test_queries);
     RUN_TEST(test_availability);
     RUN_TEST(test_commit_payload);
+    RUN_TEST(test_create_run_epochs);
     RUN_TEST(test_verdicts);
     RUN_TEST(test_disputes_attestations);
     RUN_TEST(test_randomness_leave);
