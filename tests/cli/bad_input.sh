@@ -58,6 +58,13 @@ check 1 "missing key file" -- keys show --key nope.key
 check 2 "bad hex key" -- keys import --hex xyz --out x.key
 check 2 "short mnemonic" -- keys import --mnemonic-file short.mnemonic --out y.key
 check 2 "bad hd path" -- keys import --mnemonic-file good.mnemonic --hd-path "m/44'/x" --out y.key
+check 2 "memo that is not UTF-8" -- tx send --key good.key --to $to --amount 1ngonka --memo $'caf\xc3' "${off[@]}"
+# A signed transaction whose memo bytes are then made invalid UTF-8.
+signed=$("$bin" tx send --key good.key --to $to --amount 1ngonka --memo QQQQ "${off[@]}" --json |
+         sed -n 's/.*"tx_base64": "\([^"]*\)".*/\1/p')
+bad_memo=$(python3 -c 'import base64,sys; r=base64.b64decode(sys.argv[1]); assert r.count(b"QQQQ")==1; print(base64.b64encode(r.replace(b"QQQQ", b"\xff\xfe\xc0\x80")).decode())' "$signed")
+check 2 "decoding a memo that is not UTF-8" -- tx decode "$bad_memo"
+grep -q "TxBody.memo is not valid UTF-8" err.txt || { echo "FAIL: the refusal does not name the memo"; fail=1; }
 check 2 "garbage transaction" -- tx decode "$(head -c 300 noise.bin | base64 -w0)"
 check 2 "not base64" -- tx decode '!!!'
 check 1 "node refused" -- status --node http://127.0.0.1:9 --retries 0
