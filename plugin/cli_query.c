@@ -283,7 +283,7 @@ const gd_command gd_cmd_status = {
 static const gd_opt_spec gd_epoch_clock_opts[] = {
     {"epoch", "N", "epoch index (0 is the genesis epoch, which runs no PoC)"},
     {"poc-start", "H", "the epoch's PoC start height"},
-    {"height", "H", "the height to evaluate"},
+    {"height", "H", "the height to evaluate: from --poc-start to before the next PoC"},
     {"epoch-length", "N", "override (mainnet: 17280)"},
     {"epoch-shift", "N", "override (mainnet: 16980)"},
     {"poc-stage-duration", "N", "override (mainnet: 60)"},
