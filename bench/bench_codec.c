@@ -4,9 +4,10 @@
  * file form (decompress, hash, rebuild the MMR, decode every chunk), in MB/s
  * of float32 input, with the wire size. Prints a table, or JSON with --json.
  * --write-sample writes a small payload file and prints its root, for the
- * CLI tests.
+ * CLI tests; --participant names its sender (default worker-00000).
  * Usage: gd-bench-codec [--mib N] [--codec C] [--json]
- *        gd-bench-codec --write-sample FILE [--codec C] [--values N] [--chunk-elems N] */
+ *        gd-bench-codec --write-sample FILE [--codec C] [--values N] [--chunk-elems N]
+ *                       [--participant NAME] */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,8 @@ static void sample_header(gd_payload_header *h, const gd_codec *codec, size_t n,
     h->chunk_elems = chunk_elems;
 }
 
-static int write_sample(const char *path, const char *spec, size_t n, uint32_t chunk_elems) {
+static int write_sample(const char *path, const char *spec, size_t n, uint32_t chunk_elems,
+                        const char *participant) {
     gd_codec codec;
     if (gd_codec_parse(&codec, spec) != GD_OK) {
         fprintf(stderr, "error: %s\n", gd_error_detail());
@@ -64,6 +66,8 @@ static int write_sample(const char *path, const char *spec, size_t n, uint32_t c
     gen_values(v, n, 1);
     gd_payload_header h;
     sample_header(&h, &codec, n, chunk_elems);
+    if (participant != NULL)
+        snprintf(h.participant, sizeof h.participant, "%s", participant);
     gd_payload p;
     uint8_t root[GD_MMR_HASH_LEN];
     gd_status s = gd_payload_encode(&p, &h, v, NULL, NULL);
@@ -143,7 +147,8 @@ static int bench_codec(const char *spec, const float *values, float *residual, f
 static int usage(const char *prog) {
     fprintf(stderr,
             "usage: %s [--mib N] [--codec C] [--json]\n"
-            "       %s --write-sample FILE [--codec C] [--values N] [--chunk-elems N]\n",
+            "       %s --write-sample FILE [--codec C] [--values N] [--chunk-elems N]"
+            " [--participant NAME]\n",
             prog, prog);
     return 2;
 }
@@ -151,7 +156,7 @@ static int usage(const char *prog) {
 int main(int argc, char **argv) {
     long mib = 256, values = 100000, chunk_elems = GD_PAYLOAD_CHUNK_ELEMS;
     int json = 0;
-    const char *sample = NULL, *codec = NULL;
+    const char *sample = NULL, *codec = NULL, *participant = NULL;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--json") == 0)
             json = 1;
@@ -159,6 +164,8 @@ int main(int argc, char **argv) {
             mib = atol(argv[++i]);
         else if (strcmp(argv[i], "--write-sample") == 0 && i + 1 < argc)
             sample = argv[++i];
+        else if (strcmp(argv[i], "--participant") == 0 && i + 1 < argc)
+            participant = argv[++i];
         else if (strcmp(argv[i], "--codec") == 0 && i + 1 < argc)
             codec = argv[++i];
         else if (strcmp(argv[i], "--values") == 0 && i + 1 < argc)
@@ -172,7 +179,7 @@ int main(int argc, char **argv) {
         if (values < 1 || values > (1L << 30) || chunk_elems < 1 || chunk_elems > (1L << 28))
             return usage(argv[0]);
         return write_sample(sample, codec ? codec : "int8", (size_t)values,
-                            (uint32_t)chunk_elems);
+                            (uint32_t)chunk_elems, participant);
     }
     if (mib < 1 || mib > 16384)
         return usage(argv[0]);

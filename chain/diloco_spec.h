@@ -19,6 +19,7 @@
 #include <jansson.h>
 #include <stdint.h>
 
+#include "chain/epoch.h"
 #include "common/status.h"
 #include "gonka/diloco/v1/types.pb-c.h"
 
@@ -76,6 +77,19 @@ json_t *gd_diloco_spec_to_json(const Gonka__Diloco__V1__RunSpec *spec);
  * ranges are a subset of what the trainer accepts (gd_train_options and
  * gd_diloco_config), so a run the chain takes is one workers can train. */
 gd_status gd_diloco_spec_check(const Gonka__Diloco__V1__RunSpec *spec) GD_MUST_CHECK;
+
+/* The blocks one round takes: the sum of the spec's window lengths. */
+int64_t gd_diloco_spec_round_blocks(const Gonka__Diloco__V1__RunSpec *spec);
+
+/* A round opens only inside one epoch's Inference phase and must end
+ * before the next PoC starts (docs/protocol.md), so a run whose round is
+ * longer than that phase (gd_epoch_inference_length) would never open
+ * one. GD_ERR_INVALID with both lengths when it is; the spec must pass
+ * gd_diloco_spec_check and the params gd_epoch_params_check. The genesis
+ * epoch, whose length is epoch_length - epoch_shift, is not counted: a run
+ * lives through the later ones. */
+gd_status gd_diloco_spec_epoch_check(const Gonka__Diloco__V1__RunSpec *spec,
+                                     const gd_epoch_params *epoch) GD_MUST_CHECK;
 
 /* The fewest members a hardware class needs for its commitments to be
  * checked: the target, its validators (two when double checks are on) and

@@ -2,9 +2,8 @@
 #include "chain/epoch.h"
 
 /* Bounds that keep every sum below inside int64: durations up to 2^40
- * blocks (far above any real value) and heights up to 2^62. */
+ * blocks (far above any real value) and heights up to GD_EPOCH_HEIGHT_MAX. */
 #define GD_EPOCH_DURATION_MAX ((int64_t)1 << 40)
-#define GD_EPOCH_HEIGHT_MAX ((int64_t)1 << 62)
 
 void gd_epoch_params_mainnet(gd_epoch_params *p) {
     /* Gonka mainnet genesis; poc_validation_duration 480 and
@@ -117,6 +116,14 @@ const char *gd_epoch_phase_name(gd_epoch_phase phase) {
     case GD_PHASE_INFERENCE: return "Inference";
     }
     return "Unknown";
+}
+
+int64_t gd_epoch_inference_length(const gd_epoch_params *p) {
+    /* The phase is Inference from poc_validation_end on (gd_epoch_phase_at),
+     * and that is P + stage + delay + validation; the epoch ends at
+     * P + epoch_length. */
+    return p->epoch_length -
+           (p->poc_stage_duration + p->poc_validation_delay + p->poc_validation_duration);
 }
 
 uint64_t gd_epoch_effective_index(const gd_epoch *latest, const gd_epoch_params *p,

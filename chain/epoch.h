@@ -63,6 +63,11 @@ typedef enum gd_epoch_phase {
     GD_PHASE_INFERENCE,
 } gd_epoch_phase;
 
+/* The largest height the clock computes with: stage heights of an epoch
+ * starting here stay inside int64 (gd_epoch_stages_compute clamps beyond
+ * it, so a caller takes only heights up to it). */
+#define GD_EPOCH_HEIGHT_MAX ((int64_t)1 << 62)
+
 /* Mainnet values (Gonka genesis, validation duration 480 since v0.2.9). */
 void gd_epoch_params_mainnet(gd_epoch_params *p);
 
@@ -79,6 +84,14 @@ gd_epoch_phase gd_epoch_phase_at(const gd_epoch *e, const gd_epoch_params *p, in
 /* "PoCGenerate", "PoCGenerateWindDown", "PoCValidate",
  * "PoCValidateWindDown" or "Inference" (Gonka's EpochPhase strings). */
 const char *gd_epoch_phase_name(gd_epoch_phase phase);
+
+/* The length in blocks of the Inference phase of every epoch after the
+ * genesis one: from the end of PoC validation to the next PoC start,
+ *   epoch_length - (poc_stage_duration + poc_validation_delay
+ *                   + poc_validation_duration),
+ * which may be zero or negative for parameters that leave no Inference
+ * phase (params must pass gd_epoch_params_check). */
+int64_t gd_epoch_inference_length(const gd_epoch_params *p);
 
 /* The epoch whose validators are in power at height: the latest epoch from
  * its set-new-validators height on, the one before it until then. */

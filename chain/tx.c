@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "chain/pb_strict.h"
 #include "common/hash.h"
 #include "cosmos/crypto/secp256k1/keys.pb-c.h"
 #include "cosmos/tx/v1beta1/tx.pb-c.h"
@@ -19,6 +20,15 @@ static gd_status gd_tx_request_check(const gd_tx_request *req) {
         return gd_fail(GD_ERR_INVALID, "chain-id longer than %d characters", GD_CHAIN_ID_MAX);
     if (req->memo != NULL && strlen(req->memo) > GD_MEMO_MAX)
         return gd_fail(GD_ERR_INVALID, "memo longer than %d bytes", GD_MEMO_MAX);
+    /* A node decoding the transaction refuses strings that are not UTF-8
+     * (gd_pb_reject_invalid_utf8, as the SDK): do not sign one. */
+    if (req->memo != NULL && !gd_utf8_valid(req->memo, strlen(req->memo)))
+        return gd_fail(GD_ERR_INVALID, "memo is not valid UTF-8");
+    if (!gd_utf8_valid(req->chain_id, strlen(req->chain_id)))
+        return gd_fail(GD_ERR_INVALID, "chain-id is not valid UTF-8");
+    for (size_t i = 0; i < req->n_msgs; i++)
+        if (!gd_utf8_valid(req->msgs[i].type_url, strlen(req->msgs[i].type_url)))
+            return gd_fail(GD_ERR_INVALID, "message %zu's type URL is not valid UTF-8", i);
     if (req->gas_limit == 0)
         return gd_fail(GD_ERR_INVALID, "gas limit must be positive");
     if (req->n_fees > GD_COINS_MAX)

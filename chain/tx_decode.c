@@ -100,7 +100,9 @@ gd_status gd_tx_decode(gd_decoded_tx **out, const uint8_t *raw, size_t len) {
         goto fail;
     }
     if ((s = gd_pb_reject_unknown(&tx->body->base, true)) != GD_OK ||
-        (s = gd_pb_reject_unknown(&tx->auth->base, false)) != GD_OK)
+        (s = gd_pb_reject_unknown(&tx->auth->base, false)) != GD_OK ||
+        (s = gd_pb_reject_invalid_utf8(&tx->body->base)) != GD_OK ||
+        (s = gd_pb_reject_invalid_utf8(&tx->auth->base)) != GD_OK)
         goto fail;
     if (tx->body->n_messages == 0) {
         s = gd_fail(GD_ERR_PARSE, "transaction has no messages");
@@ -206,7 +208,8 @@ static json_t *gd_json_u64(uint64_t v) {
 }
 
 static json_t *gd_json_str(const char *s) {
-    /* Strings from the wire may not be UTF-8; render those as null. */
+    /* gd_tx_decode refused strings that are not UTF-8; json_string would
+     * give NULL for one (rendered as null), never a wrong string. */
     return s ? json_string(s) : json_string("");
 }
 
@@ -224,6 +227,11 @@ static json_t *gd_any_json(const Google__Protobuf__Any *any) {
     if (strcmp(url, "/cosmos.bank.v1beta1.MsgSend") == 0) {
         Cosmos__Bank__V1beta1__MsgSend *m =
             cosmos__bank__v1beta1__msg_send__unpack(NULL, any->value.len, any->value.data);
+        /* One whose strings are not UTF-8 shows as its bytes, below. */
+        if (m != NULL && gd_pb_reject_invalid_utf8(&m->base) != GD_OK) {
+            cosmos__bank__v1beta1__msg_send__free_unpacked(m, NULL);
+            m = NULL;
+        }
         if (m != NULL) {
             json_t *j = json_pack("{s:s,s:o?,s:o?,s:o?}", "@type", url, "from_address",
                                   gd_json_str(m->from_address), "to_address",
@@ -265,7 +273,10 @@ static json_t *gd_any_json(const Google__Protobuf__Any *any) {
             continue;
         ProtobufCMessage *m =
             protobuf_c_message_unpack(known[i].d, NULL, any->value.len, any->value.data);
-        json_t *j = m && gd_pb_reject_unknown(m, false) == GD_OK ? gd_pb_to_json(m) : NULL;
+        json_t *j = m && gd_pb_reject_unknown(m, false) == GD_OK &&
+                            gd_pb_reject_invalid_utf8(m) == GD_OK
+                        ? gd_pb_to_json(m)
+                        : NULL;
         if (m)
             protobuf_c_message_free_unpacked(m, NULL);
         if (j != NULL) {

@@ -15,7 +15,10 @@
 
 typedef struct gd_decoded_tx gd_decoded_tx;
 
-/* Decodes a TxRaw and its body and auth info. */
+/* Decodes a TxRaw and its body and auth info, strictly: canonical TxRaw,
+ * no unknown fields (but non-critical ones in the body), every string of
+ * the body and auth info valid UTF-8 (memo, type URLs, ...), as the Cosmos
+ * SDK's decoder has it. GD_ERR_PARSE naming the problem. */
 gd_status gd_tx_decode(gd_decoded_tx **out, const uint8_t *raw, size_t len) GD_MUST_CHECK;
 
 void gd_decoded_tx_free(gd_decoded_tx *tx);

@@ -65,6 +65,13 @@ static gd_status gd_diloco_genesis(const gd_init_options *opt, const char *autho
     if (s == GD_OK && strcmp(opt->diloco_pool.denom, spec->reward_per_epoch->denom) != 0)
         s = gd_fail(GD_ERR_INVALID, "--diloco-pool is in %s, the run pays in %s",
                     opt->diloco_pool.denom, spec->reward_per_epoch->denom);
+    /* The chain's epochs are known here (--epoch-length), so a run that
+     * could never open a round is refused now rather than idling. */
+    if (s == GD_OK && gd_diloco_spec_epoch_check(spec, &opt->epoch_params) != GD_OK) {
+        char why[512];
+        snprintf(why, sizeof why, "%s", gd_error_detail());
+        s = gd_fail(GD_ERR_INVALID, "%s; a longer --epoch-length fits it", why);
+    }
     gd_diloco_spec_free(spec);
     if (s != GD_OK) {
         json_decref(spec_json);

@@ -9,7 +9,9 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "chain/diloco_query.h"
 #include "chain/diloco_spec.h"
+#include "chain/query.h"
 #include "common/file.h"
 #include "trainer/payload.h"
 
@@ -40,9 +42,27 @@ int gd_dtx_run_round(gd_cli *cli, gd_args *args, gd_dtx *d) {
 
 /* --- create-run ------------------------------------------------------------------ */
 
+/* The chain's epoch parameters, read from the node, must leave room for
+ * one round (gd_diloco_spec_epoch_check), as the module checks at
+ * delivery; --offline has no node to ask, and the check is the chain's. */
+static int gd_dtx_create_run_fits(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d) {
+    if (tx->offline)
+        return -1;
+    int rc = gd_cli_tx_rpc(cli, args, tx);
+    if (rc >= 0)
+        return rc;
+    gd_epoch_info info;
+    gd_status s = gd_query_epoch_info(tx->rpc, &info, NULL);
+    if (s == GD_OK)
+        s = gd_diloco_spec_epoch_check(d->spec, &info.params);
+    return gd_dtx_status(cli, s);
+}
+
 static int gd_dtx_build_create_run(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d,
                                    gd_any *msg) {
-    (void)args;
+    int rc = gd_dtx_create_run_fits(cli, args, tx, d);
+    if (rc >= 0)
+        return rc;
     return gd_dtx_status(cli, gd_diloco_msg_create_run(msg, tx->signer, d->spec, &d->coin));
 }
 
@@ -99,9 +119,11 @@ static int gd_run_tx_join_run(gd_cli *cli, gd_args *args) {
 
 /* --- commit-round ------------------------------------------------------------------- */
 
-/* The commitment of a payload file: root, leaves and wire size; the file
- * must be for this run and round. */
-static gd_status gd_dtx_payload_commit(const char *path, gd_diloco_commit *c) {
+/* The commitment of a payload file: root, leaves and wire size, and its
+ * header for the checks against the signer and the run; the file must be
+ * for this run and round. */
+static gd_status gd_dtx_payload_commit(const char *path, gd_diloco_commit *c,
+                                       gd_payload_header *header) {
     gd_payload p;
     GD_TRY(gd_payload_read(&p, path, NULL));
     uint32_t leaves = 0;
@@ -112,13 +134,69 @@ static gd_status gd_dtx_payload_commit(const char *path, gd_diloco_commit *c) {
                     " round %" PRIu64, path, p.header.run, p.header.round, c->run, c->round);
     c->payload_leaves = leaves;
     c->payload_bytes = gd_payload_wire_bytes(&p);
+    *header = p.header;
     gd_payload_free(&p);
     return s;
 }
 
+/* A payload header against what the run fixes: the digest of its spec,
+ * its layout, codec and chunk size. Peers refuse a payload that differs
+ * in any of them, so a commitment to it could only be slashed. */
+static gd_status gd_dtx_header_for_run(const gd_payload_header *h,
+                                       const Gonka__Diloco__V1__RunSpec *spec, const char *path,
+                                       uint64_t run) {
+    uint8_t digest[32];
+    GD_TRY(gd_diloco_spec_digest(spec, digest));
+    gd_codec codec;
+    if (gd_codec_parse(&codec, spec->codec) != GD_OK)
+        return gd_fail(GD_ERR_INVALID, "run %" PRIu64 " has codec '%.40s', which this build "
+                                       "cannot read", run, spec->codec);
+    char got[32], want[32];
+    gd_codec_format(&h->codec, got, sizeof got);
+    gd_codec_format(&codec, want, sizeof want);
+    if (memcmp(h->spec_digest, digest, 32) != 0)
+        return gd_fail(GD_ERR_INVALID, "--payload %.200s is for another run spec than run %" PRIu64
+                                       "'s", path, run);
+    if (spec->layout_digest.len != 32 || memcmp(h->layout_digest, spec->layout_digest.data, 32))
+        return gd_fail(GD_ERR_INVALID, "--payload %.200s has another parameter layout than run "
+                                       "%" PRIu64 "'s layout_digest", path, run);
+    if (h->codec.kind != codec.kind || h->codec.topk_ppm != codec.topk_ppm)
+        return gd_fail(GD_ERR_INVALID, "--payload %.200s is encoded with codec %s, run %" PRIu64
+                                       " uses %s", path, got, run, want);
+    if (h->chunk_elems != spec->chunk_elems)
+        return gd_fail(GD_ERR_INVALID, "--payload %.200s has chunks of %" PRIu32 " values, run "
+                                       "%" PRIu64 " uses %" PRIu32, path, h->chunk_elems, run,
+                       spec->chunk_elems);
+    return GD_OK;
+}
+
+/* The payload file's header against the signer (always) and the run (from
+ * the node; --offline has no run at hand, so only the signer is checked). */
+static int gd_dtx_check_header(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d) {
+    const gd_payload_header *h = &d->header;
+    if (strcmp(h->participant, tx->signer) != 0)
+        return gd_cli_fail(cli, gd_fail(GD_ERR_INVALID, "--payload %.200s is the payload of "
+                                                        "'%s', not of the signer %s",
+                                        d->payload, h->participant, tx->signer));
+    if (tx->offline)
+        return -1;
+    int rc = gd_cli_tx_rpc(cli, args, tx);
+    if (rc >= 0)
+        return rc;
+    Gonka__Diloco__V1__QueryRunResponse *run = NULL;
+    gd_status s = gd_diloco_query_run(tx->rpc, d->run, &run, NULL);
+    if (s == GD_OK)
+        s = gd_dtx_header_for_run(h, run->run->spec, d->payload, d->run);
+    if (run != NULL)
+        protobuf_c_message_free_unpacked(&run->base, NULL);
+    return gd_dtx_status(cli, s);
+}
+
 static int gd_dtx_build_commit(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d,
                                gd_any *msg) {
-    (void)args;
+    int rc = d->payload ? gd_dtx_check_header(cli, args, tx, d) : -1;
+    if (rc >= 0)
+        return rc;
     return gd_dtx_status(cli, gd_diloco_msg_commit_round(msg, tx->signer, &d->commit));
 }
 
@@ -154,7 +232,7 @@ static int gd_run_tx_commit_round(gd_cli *cli, gd_args *args) {
                               &c->loss_last_micro)) >= 0)
         return rc;
     c->segment_count = (uint32_t)segments;
-    if (d.payload && (rc = gd_dtx_status(cli, gd_dtx_payload_commit(d.payload, c))) >= 0)
+    if (d.payload && (rc = gd_dtx_status(cli, gd_dtx_payload_commit(d.payload, c, &d.header))) >= 0)
         return rc;
     return gd_dtx_submit(cli, args, &d, gd_dtx_build_commit);
 }
@@ -247,7 +325,9 @@ const gd_command gd_cmd_tx_commit_round = {
     "tx commit-round", "", 0, 0,
     "Commit this round's payload and transcript (MsgCommitRound, commit window).",
     "With --payload the root, leaf count and wire size are read from the payload file,\n"
-    "which must be for --run and --round.",
+    "which must be for --run and --round and name the signer; online, its spec digest,\n"
+    "layout, codec and chunk size must also be the run's (only the signer is checked\n"
+    "with --offline).",
     gd_commit_round_opts, gd_run_tx_commit_round,
 };
 

@@ -11,6 +11,7 @@
 #include "chain/diloco_msg.h"
 #include "plugin/cli_submit.h"
 #include "proofs/mmr.h"
+#include "trainer/payload.h"
 
 /* A proof in wire form: 12 bytes and at most GD_MMR_PROOF_MAX hashes. */
 #define GD_PROOF_WIRE_MAX (12 + GD_MMR_PROOF_MAX * GD_MMR_HASH_LEN)
@@ -29,6 +30,7 @@ typedef struct gd_dtx {
     const char *artifact_url, *hw_class;
     gd_diloco_commit commit;
     const char *payload; /* --payload FILE */
+    gd_payload_header header; /* commit-round: that file's header */
     /* report-availability: --randomness and --chunks (with --payload), or
      * the chunks by hand (--leaf-hash and --proof pairs). */
     bool have_randomness;

@@ -205,6 +205,25 @@ static int gd_run_epoch_clock(gd_cli *cli, gd_args *args) {
         return gd_cli_fail(cli, s);
     if (info.block_height < 0 || info.epoch.poc_start_block_height < 0)
         return gd_cli_usage(cli, args, "heights must not be negative");
+    /* The clock clamps heights beyond GD_EPOCH_HEIGHT_MAX, and a height
+     * outside the epoch belongs to another one: either would print stages
+     * of an epoch that is not the one asked about (a negative
+     * blocks_to_next_poc among them). */
+    if (info.epoch.poc_start_block_height > GD_EPOCH_HEIGHT_MAX ||
+        info.block_height > GD_EPOCH_HEIGHT_MAX)
+        return gd_cli_usage(cli, args, "heights must be at most 2^62 (%lld)",
+                            (long long)GD_EPOCH_HEIGHT_MAX);
+    if (info.block_height < info.epoch.poc_start_block_height)
+        return gd_cli_usage(cli, args, "--height %lld is before the epoch's --poc-start %lld",
+                            (long long)info.block_height,
+                            (long long)info.epoch.poc_start_block_height);
+    gd_epoch_stages st;
+    gd_epoch_stages_compute(&st, &info.epoch, &info.params);
+    if (info.block_height >= st.next_poc_start)
+        return gd_cli_usage(cli, args,
+                            "--height %lld is past epoch %llu: its next PoC starts at %lld",
+                            (long long)info.block_height, (unsigned long long)info.epoch.index,
+                            (long long)st.next_poc_start);
     return gd_print_epoch(cli, args, &info);
 }
 
@@ -264,7 +283,7 @@ const gd_command gd_cmd_status = {
 static const gd_opt_spec gd_epoch_clock_opts[] = {
     {"epoch", "N", "epoch index (0 is the genesis epoch, which runs no PoC)"},
     {"poc-start", "H", "the epoch's PoC start height"},
-    {"height", "H", "the height to evaluate"},
+    {"height", "H", "the height to evaluate: from --poc-start to before the next PoC"},
     {"epoch-length", "N", "override (mainnet: 17280)"},
     {"epoch-shift", "N", "override (mainnet: 16980)"},
     {"poc-stage-duration", "N", "override (mainnet: 60)"},

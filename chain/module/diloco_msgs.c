@@ -180,6 +180,9 @@ static gd_status dl_create_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
     gd_epoch_params ep;
     if (s == GD_OK)
         s = gd_epochs_get(ctx, &latest, &ep);
+    /* Stateful, not ValidateBasic: the epoch clock is the chain's state. */
+    if (s == GD_OK && gd_diloco_spec_epoch_check(m->spec, &ep) != GD_OK)
+        s = dl_fail(ctx, GD_DILOCO_ERR_INVALID, "%s", gd_error_detail());
     if (s == GD_OK)
         s = dl_pay_in(ctx, m->authority, m->pool->denom, pool);
     if (s == GD_OK) {

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "chain/diloco_spec.h"
 #include "chain/module/diloco_internal.h"
 #include "chain/module/epochs.h"
 
@@ -91,11 +92,6 @@ gd_status dl_event(gd_ctx *ctx, const char *type, const dl_round *r, const char 
 }
 
 /* ---- opening a round ---------------------------------------------------------------- */
-
-static int64_t dl_span(const Gonka__Diloco__V1__WindowLengths *w) {
-    return (int64_t)w->train + w->commit + w->reveal + w->verify + w->open + w->dispute +
-           w->dispute_open + w->attest + w->attest_open;
-}
 
 /* Who is in the next round: members that left or fell below the minimum
  * collateral are paid back and removed first (no live round holds them
@@ -510,7 +506,7 @@ static gd_status dl_run_block(gd_ctx *ctx, dl_run *run, const gd_epoch *latest,
         gd_epoch_stages st;
         gd_epoch_stages_compute(&st, latest, ep);
         if (gd_epoch_phase_at(latest, ep, ctx->height) == GD_PHASE_INFERENCE &&
-            ctx->height + dl_span(run->spec->windows) <= st.next_poc_start)
+            ctx->height + gd_diloco_spec_round_blocks(run->spec) <= st.next_poc_start)
             s = dl_open_round(ctx, run, latest->index);
     }
     if (s == GD_OK)

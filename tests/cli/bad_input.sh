@@ -58,6 +58,13 @@ check 1 "missing key file" -- keys show --key nope.key
 check 2 "bad hex key" -- keys import --hex xyz --out x.key
 check 2 "short mnemonic" -- keys import --mnemonic-file short.mnemonic --out y.key
 check 2 "bad hd path" -- keys import --mnemonic-file good.mnemonic --hd-path "m/44'/x" --out y.key
+check 2 "memo that is not UTF-8" -- tx send --key good.key --to $to --amount 1ngonka --memo $'caf\xc3' "${off[@]}"
+# A signed transaction whose memo bytes are then made invalid UTF-8.
+signed=$("$bin" tx send --key good.key --to $to --amount 1ngonka --memo QQQQ "${off[@]}" --json |
+         sed -n 's/.*"tx_base64": "\([^"]*\)".*/\1/p')
+bad_memo=$(python3 -c 'import base64,sys; r=base64.b64decode(sys.argv[1]); assert r.count(b"QQQQ")==1; print(base64.b64encode(r.replace(b"QQQQ", b"\xff\xfe\xc0\x80")).decode())' "$signed")
+check 2 "decoding a memo that is not UTF-8" -- tx decode "$bad_memo"
+grep -q "TxBody.memo is not valid UTF-8" err.txt || { echo "FAIL: the refusal does not name the memo"; fail=1; }
 check 2 "garbage transaction" -- tx decode "$(head -c 300 noise.bin | base64 -w0)"
 check 2 "not base64" -- tx decode '!!!'
 check 1 "node refused" -- status --node http://127.0.0.1:9 --retries 0
@@ -67,6 +74,10 @@ check 2 "bad denom" -- query balance $to --denom x --node http://127.0.0.1:9
 check 2 "unknown option" -- keys show --key good.key --frob
 check 2 "unknown command" -- frobnicate
 check 2 "epoch params rejected" -- epoch-clock --epoch 1 --poc-start 10 --height 11 --poc-validation-duration 0
+check 2 "epoch clock height past 2^62" -- epoch-clock --epoch 1 --poc-start 10 --height 9223372036854775807
+check 2 "epoch clock PoC start past 2^62" -- epoch-clock --epoch 1 --poc-start 4611686018427387905 --height 4611686018427387906
+check 2 "epoch clock height before the PoC start" -- epoch-clock --epoch 1 --poc-start 100 --height 99
+check 2 "epoch clock height past the epoch" -- epoch-clock --epoch 1 --poc-start 100 --height 17380
 check 2 "node duties without --run" -- node duties --address $to
 check 2 "node duties without --address" -- node duties --run 1
 check 2 "node duties with a bad address" -- node duties --run 1 --address gonka1nope

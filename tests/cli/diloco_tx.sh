@@ -26,6 +26,9 @@ h=$(printf 'ab%.0s' {1..32})
 z=$(printf '00%.0s' {1..32})
 "$bench" --write-sample s.gdpl --codec int8 --values 50000 --chunk-elems 2000 >/dev/null ||
   { echo "FAIL: --write-sample failed"; exit 1; }
+# The signer's own payload, for commit-round (s.gdpl is another worker's).
+"$bench" --write-sample mine.gdpl --codec int8 --values 50000 --chunk-elems 2000 \
+  --participant "$me" >/dev/null || { echo "FAIL: --write-sample --participant failed"; exit 1; }
 off=(--offline --chain-id diloco-test --account-number 3 --sequence 1)
 
 # Signs one command offline and checks the decoded type URL and signature.
@@ -54,7 +57,7 @@ signs /gonka.diloco.v1.MsgCommitRound "commit-round by hand" -- tx commit-round 
   --payload-root "$h" --payload-leaves 26 --payload-bytes 51234 --transcript-root "$h" --segments 4 \
   --loss-first-micro 2300000 --loss-last-micro 1900000
 signs /gonka.diloco.v1.MsgCommitRound "commit-round --payload" -- tx commit-round --run 1 --round 0 \
-  --payload s.gdpl --transcript-root "$h" --segments 4
+  --payload mine.gdpl --transcript-root "$h" --segments 4
 proof=$(printf '0500000006000000020000%s%s%s' 00 "$h" "$h")
 signs /gonka.diloco.v1.MsgReportAvailability "report-availability --payload" -- tx report-availability \
   --run 1 --round 0 --target "$to" --payload s.gdpl --randomness "$h" --chunks 4
@@ -131,7 +134,8 @@ check 2 "commit-round one leaf" -- tx commit-round --run 1 --round 0 --payload-r
 check 2 "commit-round no segments" -- tx commit-round --run 1 --round 0 --payload-root "$h" --payload-leaves 2 --payload-bytes 900 --transcript-root "$h" --segments 0 "${tx[@]}"
 check 2 "commit-round payload below a header" -- tx commit-round --run 1 --round 0 --payload-root "$h" --payload-leaves 2 --payload-bytes 143 --transcript-root "$h" --segments 1 "${tx[@]}"
 check 2 "commit-round leaves over 32 bits" -- tx commit-round --run 1 --round 0 --payload-root "$h" --payload-leaves 4294967296 --payload-bytes 900 --transcript-root "$h" --segments 1 "${tx[@]}"
-check 2 "commit-round payload of another round" -- tx commit-round --run 1 --round 3 --payload s.gdpl --transcript-root "$h" --segments 1 "${tx[@]}"
+check 2 "commit-round payload of another round" -- tx commit-round --run 1 --round 3 --payload mine.gdpl --transcript-root "$h" --segments 1 "${tx[@]}"
+check 2 "commit-round payload of another participant" -- tx commit-round --run 1 --round 0 --payload s.gdpl --transcript-root "$h" --segments 1 "${tx[@]}"
 check 2 "commit-round without transcript root" -- tx commit-round --run 1 --round 0 --payload s.gdpl --segments 1 "${tx[@]}"
 check 1 "commit-round missing payload file" -- tx commit-round --run 1 --round 0 --payload none.gdpl --transcript-root "$h" --segments 1 "${tx[@]}"
 check 2 "report-availability bad target" -- tx report-availability --run 1 --round 0 --target gonka1zz --leaf-hash "$h" --proof 00 "${tx[@]}"

@@ -135,6 +135,24 @@ PY
   else
     bad "gonka-localnet init --diloco-run refused the printed spec: $(cat err.txt)"
   fi
+  # Rounds of 79 blocks never fit the 78-block Inference phase of the
+  # default 100-block epochs (PoC 10 + 2 + 10): refused with both numbers;
+  # 101-block epochs leave room for one.
+  python3 -c 'import json,sys; s=json.load(open("spec.json")); s["windows"]["train"]+=3; json.dump(s,open("long.json","w"))'
+  if "$localnet" init --home ln2 --accounts 2 --diloco-run long.json >/dev/null 2>err.txt; then
+    bad "gonka-localnet init --diloco-run took rounds longer than an epoch's Inference phase"
+  elif grep -q "a round takes 79 blocks.*the 78 blocks of an epoch's Inference phase" err.txt &&
+       [ ! -e ln2/genesis.json ]; then
+    ok "gonka-localnet init --diloco-run refuses rounds that never fit: $(cat err.txt)"
+  else
+    bad "gonka-localnet init --diloco-run refusal does not say why: $(cat err.txt)"
+  fi
+  if "$localnet" init --home ln3 --accounts 2 --epoch-length 101 --diloco-run long.json \
+       >/dev/null 2>err.txt; then
+    ok "gonka-localnet init --diloco-run takes them with epochs of 101 blocks"
+  else
+    bad "gonka-localnet init --epoch-length 101 refused 79-block rounds: $(cat err.txt)"
+  fi
   "$bin" keys import --hex 0000000000000000000000000000000000000000000000000000000000000005 \
     --out k.key >/dev/null
   if "$bin" tx create-run --spec spec.json --pool 1000ngonka --key k.key --offline \

@@ -462,6 +462,21 @@ static void test_epoch_clock(void) {
     r = run("epoch-clock", "--epoch", "3", NULL);
     CHECK(r.rc == 2);
     run_free(&r);
+    /* Out of range: no silent clamp to 2^62, no height outside the epoch. */
+    r = run("epoch-clock", "--epoch", "1", "--poc-start", "10", "--height",
+            "9223372036854775807", NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "at most 2^62"));
+    run_free(&r);
+    r = run("epoch-clock", "--epoch", "1", "--poc-start", "100", "--height", "99", NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "--height 99 is before the epoch's --poc-start 100"));
+    run_free(&r);
+    r = run("epoch-clock", "--epoch", "1", "--poc-start", "100", "--height", "17380", NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "next PoC starts at 17380"));
+    run_free(&r);
+    r = run("epoch-clock", "--epoch", "1", "--poc-start", "4611686018427387904", "--height",
+            "4611686018427387904", "--json", NULL); /* 2^62 itself is in range */
+    CHECK(r.rc == 0 && json_integer_value(json_object_get(r.json, "blocks_to_next_poc")) == 17280);
+    run_free(&r);
 }
 
 int main(void) {

@@ -223,22 +223,33 @@ static void test_queries(void) {
 
 /* --- transactions that compute something for the signer -------------------------------- */
 
-/* A small payload of several chunks, written to a file. */
-static void write_payload(const char *path, gd_payload *p) {
-    gd_payload_header h;
-    memset(&h, 0, sizeof h);
-    h.run = 1;
-    h.round = 4;
-    snprintf(h.participant, sizeof h.participant, "%s", ADDR_A);
-    h.param_count = 5000;
-    CHECK_OK(gd_codec_parse(&h.codec, "int8"));
-    h.chunk_elems = 256;
-    float *v = malloc(h.param_count * sizeof(float));
-    for (size_t i = 0; i < h.param_count; i++)
+/* The header of the small payload below: run 1 round 4 of participant,
+ * 5000 values in int8 chunks of 256. */
+static void payload_header(gd_payload_header *h, const char *participant) {
+    memset(h, 0, sizeof *h);
+    h->run = 1;
+    h->round = 4;
+    snprintf(h->participant, sizeof h->participant, "%s", participant);
+    h->param_count = 5000;
+    CHECK_OK(gd_codec_parse(&h->codec, "int8"));
+    h->chunk_elems = 256;
+}
+
+/* A small payload of several chunks with header h, written to a file. */
+static void write_payload_with(const char *path, gd_payload *p, const gd_payload_header *h) {
+    float *v = malloc(h->param_count * sizeof(float));
+    for (size_t i = 0; i < h->param_count; i++)
         v[i] = (float)((int)(i * 7919 % 201) - 100) * 1e-3f;
-    CHECK_OK(gd_payload_encode(p, &h, v, NULL, NULL));
+    CHECK_OK(gd_payload_encode(p, h, v, NULL, NULL));
     CHECK_OK(gd_payload_write(p, path));
     free(v);
+}
+
+/* ADDR_A's payload. */
+static void write_payload(const char *path, gd_payload *p) {
+    gd_payload_header h;
+    payload_header(&h, ADDR_A);
+    write_payload_with(path, p, &h);
 }
 
 /* The report proves the chunks the chain draws for (randomness, target,
@@ -399,10 +410,45 @@ static void test_availability(void) {
     run_free(&r);
     node->run_answer.len = 0;
 
-    /* commit-round --payload: the commitment of the file. */
-    r = run("tx", "commit-round", "--key", key, "--run", "1", "--round", "4", "--payload", file,
-            "--transcript-root", randomness, "--segments", "3", "--offline", "--chain-id", "c",
-            "--account-number", "0", "--sequence", "0", "--json", NULL);
+    gd_payload_free(&p);
+}
+
+/* commit-round --payload: the commitment of the file, whose header must
+ * name the signer and, online, the run's spec digest, layout, codec and
+ * chunk size. */
+static void test_commit_payload(void) {
+    diloco_node *node = &g_node;
+    const char *url = g_url, *key = g_key;
+    char path[1024];
+    snprintf(path, sizeof path, "%s/../docs/examples/run-spec.json", gd_test_source_dir());
+    json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+    Gonka__Diloco__V1__RunSpec *spec = NULL;
+    CHECK(j != NULL);
+    CHECK_OK(gd_diloco_spec_from_json(&spec, j));
+    json_decref(j);
+    if (spec == NULL)
+        return;
+    set_run_answer(node, spec->avail_chunks);
+    /* The signer's payload as the run makes it. */
+    gd_payload_header good;
+    payload_header(&good, g_signer);
+    CHECK_OK(gd_diloco_spec_digest(spec, good.spec_digest));
+    CHECK(spec->layout_digest.len == 32);
+    memcpy(good.layout_digest, spec->layout_digest.data, 32);
+    CHECK_OK(gd_codec_parse(&good.codec, spec->codec));
+    good.chunk_elems = spec->chunk_elems;
+    const char *file = path_in_tmp("c.gdpl");
+    gd_payload p;
+    write_payload_with(file, &p, &good);
+    uint8_t root[32];
+    uint32_t leaves = 0;
+    CHECK_OK(gd_payload_root(&p, root, &leaves));
+    const char *hex = "7e41000000000000000000000000000000000000000000000000000000000000";
+
+    run_result r = run("tx", "commit-round", "--key", key, "--run", "1", "--round", "4",
+                       "--payload", file, "--transcript-root", hex, "--segments", "3",
+                       "--offline", "--chain-id", "c", "--account-number", "0", "--sequence",
+                       "0", "--json", NULL);
     CHECK(r.rc == 0);
     Gonka__Diloco__V1__MsgCommitRound *c =
         json_str(r.json, "tx_base64")
@@ -416,11 +462,60 @@ static void test_availability(void) {
         protobuf_c_message_free_unpacked(&c->base, NULL);
     run_free(&r);
     r = run("tx", "commit-round", "--key", key, "--run", "1", "--round", "5", "--payload", file,
-            "--transcript-root", randomness, "--segments", "3", "--offline", "--chain-id", "c",
+            "--transcript-root", hex, "--segments", "3", "--offline", "--chain-id", "c",
             "--account-number", "0", "--sequence", "0", NULL);
     CHECK(r.rc == 2 && strstr(r.err, "is for run 1 round 4"));
     run_free(&r);
+    /* Online, the run's answer checks the rest of the header. */
+    free(node->last_tx);
+    node->last_tx = NULL;
+    r = run("tx", "commit-round", "--key", key, "--run", "1", "--round", "4", "--payload", file,
+            "--transcript-root", hex, "--segments", "3", "--node", url, "--json", NULL);
+    CHECK(r.rc == 0 && strcmp(node->path, GD_DILOCO_QUERY_RUN) == 0 && node->last_tx != NULL);
+    run_free(&r);
     gd_payload_free(&p);
+
+    /* Each field wrong in turn: refused before anything is sent. */
+    struct {
+        const char *what, *want;
+    } cases[] = {
+        {"participant", "is the payload of '" ADDR_A "', not of the signer"},
+        {"spec", "is for another run spec than run 1's"},
+        {"layout", "has another parameter layout than run 1's layout_digest"},
+        {"codec", "is encoded with codec int4, run 1 uses int8"},
+        {"chunks", "has chunks of 128 values, run 1 uses"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gd_payload_header h = good;
+        if (i == 0)
+            snprintf(h.participant, sizeof h.participant, "%s", ADDR_A);
+        if (i == 1)
+            h.spec_digest[0] ^= 1;
+        if (i == 2)
+            h.layout_digest[31] ^= 1;
+        if (i == 3)
+            CHECK_OK(gd_codec_parse(&h.codec, "int4"));
+        if (i == 4)
+            h.chunk_elems = 128;
+        write_payload_with(file, &p, &h);
+        gd_payload_free(&p);
+        free(node->last_tx);
+        node->last_tx = NULL;
+        r = run("tx", "commit-round", "--key", key, "--run", "1", "--round", "4", "--payload",
+                file, "--transcript-root", hex, "--segments", "3", "--node", url, NULL);
+        CHECK(r.rc == 2 && strstr(r.err, cases[i].want) && node->last_tx == NULL);
+        if (r.rc != 2 || !strstr(r.err, cases[i].want))
+            fprintf(stderr, "  case %s: rc %d, %s\n", cases[i].what, r.rc, r.err);
+        run_free(&r);
+    }
+    /* --offline has no run at hand: it checks the signer alone. */
+    r = run("tx", "commit-round", "--key", key, "--run", "1", "--round", "4", "--payload", file,
+            "--transcript-root", hex, "--segments", "3", "--offline", "--chain-id", "c",
+            "--account-number", "0", "--sequence", "0", NULL);
+    CHECK(r.rc == 0);
+    run_free(&r);
+    node->run_answer.len = 0;
+    gd_diloco_spec_free(spec);
 }
 
 #define OFFLINE "--offline", "--chain-id", "c", "--account-number", "0", "--sequence", "0"
@@ -614,6 +709,41 @@ static void test_randomness_leave(void) {
     run_free(&r);
 }
 
+/* tx create-run asks the node for its epochs: a run whose round cannot
+ * fit one epoch's Inference phase is refused before anything is sent. */
+static void test_create_run_epochs(void) {
+    diloco_node *node = &g_node;
+    char spec[1024];
+    snprintf(spec, sizeof spec, "%s/../docs/examples/run-spec.json", gd_test_source_dir());
+    /* Rounds of 76 blocks; with localnet's PoC stages (10 + 2 + 10) an
+     * epoch of 97 blocks has an Inference phase of 75. */
+    gd_epoch_params saved = node->base.epoch_params;
+    node->base.epoch_params.poc_stage_duration = 10;
+    node->base.epoch_params.poc_validation_delay = 2;
+    node->base.epoch_params.poc_validation_duration = 10;
+    node->base.epoch_params.epoch_length = 97;
+    free(node->last_tx);
+    node->last_tx = NULL;
+    run_result r = run("tx", "create-run", "--key", g_key, "--spec", spec, "--pool",
+                       "5000000000ngonka", "--node", g_url, NULL);
+    CHECK(r.rc == 2 && strstr(r.err, "a round takes 76 blocks") &&
+          strstr(r.err, "the 75 blocks of an epoch's Inference phase") &&
+          node->last_tx == NULL);
+    run_free(&r);
+    node->base.epoch_params.epoch_length = 98; /* exactly one round's room */
+    r = run("tx", "create-run", "--key", g_key, "--spec", spec, "--pool", "5000000000ngonka",
+            "--node", g_url, "--json", NULL);
+    CHECK(r.rc == 0 && node->last_tx != NULL);
+    run_free(&r);
+    /* Offline there are no epochs to read: the chain checks at delivery. */
+    node->base.epoch_params.epoch_length = 97;
+    r = run("tx", "create-run", "--key", g_key, "--spec", spec, "--pool", "5000000000ngonka",
+            OFFLINE, NULL);
+    CHECK(r.rc == 0);
+    run_free(&r);
+    node->base.epoch_params = saved;
+}
+
 int main(void) {
     snprintf(g_key, sizeof g_key, "%s", path_in_tmp("v.key"));
     run_result k = run("keys", "import", "--hex", KEY_HEX, "--out", g_key, "--json", NULL);
@@ -626,6 +756,8 @@ int main(void) {
     g_url = gd_mock_url(srv);
     RUN_TEST(test_queries);
     RUN_TEST(test_availability);
+    RUN_TEST(test_commit_payload);
+    RUN_TEST(test_create_run_epochs);
     RUN_TEST(test_verdicts);
     RUN_TEST(test_disputes_attestations);
     RUN_TEST(test_randomness_leave);

@@ -54,6 +54,18 @@ static void test_honest_round(void) {
         create.pool = &pool;
         CHECK(df_deliver(&d, 1, GD_DILOCO_MSG_CREATE_RUN, &create) == GD_DILOCO_ERR_UNAUTHORIZED);
         gd_diloco_spec_free(spec);
+        /* Rounds of 9 x 9 = 81 blocks never fit the 78-block Inference
+         * phase of the fixture's 100-block epochs: refused at delivery,
+         * the pool not taken. */
+        df_knobs long_rounds = k;
+        long_rounds.window = 9;
+        sj = df_spec_json(&long_rounds);
+        CHECK_OK(gd_diloco_spec_from_json(&spec, sj));
+        json_decref(sj);
+        create.authority = d.f.addr[0];
+        create.spec = spec;
+        CHECK(df_deliver(&d, 0, GD_DILOCO_MSG_CREATE_RUN, &create) == GD_DILOCO_ERR_INVALID);
+        gd_diloco_spec_free(spec);
         CHECK(df_balance(&d, 0) == DF_BALANCE - k.pool);
         Cosmos__Base__V1beta1__Coin coin;
         char amount[24];

@@ -1,5 +1,6 @@
 /* Gonka's epoch clock: stage heights, phases, epoch 0, wind-down truncation. */
 #include "chain/epoch.h"
+#include "chain/diloco_spec.h"
 #include "tests/testkit.h"
 
 static void test_mainnet_stages(void) {
@@ -135,6 +136,53 @@ static void test_param_checks(void) {
     CHECK(strstr(gd_error_detail(), "epoch length must be positive") != NULL);
 }
 
+/* The Inference phase of an epoch after genesis, and a run spec's round
+ * against it: a round as long as the phase fits, one block more never
+ * opens. */
+static void test_round_fits_inference(void) {
+    gd_epoch_params p;
+    gd_epoch_params_mainnet(&p);
+    CHECK(gd_epoch_inference_length(&p) == 17280 - (60 + 5 + 480));
+    /* Localnet's default epochs (chain/module/epochs.c). */
+    p.epoch_length = 100;
+    p.epoch_shift = 80;
+    p.poc_stage_duration = 10;
+    p.poc_exchange_duration = 2;
+    p.poc_validation_delay = 2;
+    p.poc_validation_duration = 10;
+    p.set_new_validators_delay = 2;
+    CHECK_OK(gd_epoch_params_check(&p));
+    CHECK(gd_epoch_inference_length(&p) == 78); /* 100 - (10 + 2 + 10) */
+    /* The phase is exactly the heights where gd_epoch_phase_at says Inference. */
+    gd_epoch e = {.index = 3, .poc_start_block_height = 220};
+    int64_t inference = 0;
+    for (int64_t h = 220; h < 320; h++)
+        inference += gd_epoch_phase_at(&e, &p, h) == GD_PHASE_INFERENCE;
+    CHECK(inference == 78);
+
+    char path[1024];
+    snprintf(path, sizeof path, "%s/../docs/examples/run-spec.json", gd_test_source_dir());
+    json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
+    Gonka__Diloco__V1__RunSpec *spec = NULL;
+    CHECK(j != NULL);
+    CHECK_OK(gd_diloco_spec_from_json(&spec, j));
+    json_decref(j);
+    if (spec == NULL)
+        return;
+    CHECK(gd_diloco_spec_round_blocks(spec) == 76);
+    CHECK_OK(gd_diloco_spec_epoch_check(spec, &p));
+    p.epoch_length = 98; /* a phase of 76 */
+    CHECK_OK(gd_diloco_spec_epoch_check(spec, &p));
+    p.epoch_length = 97;
+    CHECK_STATUS(gd_diloco_spec_epoch_check(spec, &p), GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "a round takes 76 blocks") &&
+          strstr(gd_error_detail(), "the 75 blocks of an epoch's Inference phase") &&
+          strstr(gd_error_detail(), "epoch_length 97"));
+    p.epoch_length = 22; /* no Inference phase at all */
+    CHECK_STATUS(gd_diloco_spec_epoch_check(spec, &p), GD_ERR_INVALID);
+    gd_diloco_spec_free(spec);
+}
+
 int main(void) {
     RUN_TEST(test_mainnet_stages);
     RUN_TEST(test_phases);
@@ -142,5 +190,6 @@ int main(void) {
     RUN_TEST(test_epoch_zero);
     RUN_TEST(test_effective_epoch);
     RUN_TEST(test_param_checks);
+    RUN_TEST(test_round_fits_inference);
     return gd_test_finish();
 }

@@ -213,6 +213,22 @@ static void test_ante_refusals(void) {
     CHECK(out.err.code == 12);
     gd_tx_outcome_free(&out);
     gd_signed_tx_free(&st);
+    /* A memo that is not UTF-8 (the client never signs one: its bytes are
+     * changed after signing): code 2, the SDK's tx decode error, before
+     * the signature is even looked at. */
+    req.memo = "memo-QQQQ";
+    CHECK_OK(gd_tx_sign(&st, &f.keys[0], &req));
+    uint8_t *q = NULL;
+    for (size_t i = 0; i + 4 <= st.raw.len && q == NULL; i++)
+        if (memcmp(st.raw.data + i, "QQQQ", 4) == 0)
+            q = st.raw.data + i;
+    CHECK(q != NULL);
+    if (q != NULL)
+        memcpy(q, "\xff\xfe\xc0\x80", 4);
+    CHECK_OK(gd_app_check_tx(f.app, st.raw.data, st.raw.len, &out));
+    CHECK(out.err.code == 2 && strstr(out.err.log, "TxBody.memo is not valid UTF-8"));
+    gd_tx_outcome_free(&out);
+    gd_signed_tx_free(&st);
     fix_block(&f, NULL, 0, NULL);
     fix_block(&f, NULL, 0, NULL);
     req.memo = NULL;

@@ -5,6 +5,7 @@
 #include "chain/address.h"
 #include "chain/coin.h"
 #include "chain/msg.h"
+#include "chain/pb_strict.h"
 #include "chain/tx.h"
 #include "chain/tx_decode.h"
 #include "common/hash.h"
@@ -176,6 +177,121 @@ static void test_request_checks(void) {
     req.gas_limit = 1;
     req.n_msgs = 0;
     CHECK_STATUS(gd_tx_sign(&tx, &key, &req), GD_ERR_INVALID);
+    /* Strings a node would refuse to decode are never signed. */
+    req.n_msgs = 1;
+    req.memo = "caf\xc3";
+    CHECK_STATUS(gd_tx_sign(&tx, &key, &req), GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "memo is not valid UTF-8"));
+    req.memo = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"; /* café € and an emoji */
+    CHECK_OK(gd_tx_sign(&tx, &key, &req));
+    gd_signed_tx_free(&tx);
+    req.memo = NULL;
+    req.chain_id = "ok\xff";
+    CHECK_STATUS(gd_tx_sign(&tx, &key, &req), GD_ERR_INVALID);
+    req.chain_id = "ok";
+    gd_any odd = msg;
+    snprintf(odd.type_url, sizeof odd.type_url, "/cosmos.bank.v1beta1.MsgSend\xed\xa0\x80");
+    req.msgs = &odd;
+    CHECK_STATUS(gd_tx_sign(&tx, &key, &req), GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "type URL is not valid UTF-8"));
+    gd_signed_tx_free(&tx);
+    gd_any_free(&msg);
+}
+
+/* Go's utf8.Valid: shortest forms, no surrogates, nothing past U+10FFFF. */
+static void test_utf8(void) {
+    static const struct {
+        const char *s;
+        bool valid;
+    } cases[] = {
+        {"", true},
+        {"plain ascii", true},
+        {"\xc2\x80", true},             /* U+0080 */
+        {"\xdf\xbf", true},             /* U+07FF */
+        {"\xe0\xa0\x80", true},         /* U+0800 */
+        {"\xed\x9f\xbf", true},         /* U+D7FF */
+        {"\xee\x80\x80", true},         /* U+E000 */
+        {"\xef\xbf\xbf", true},         /* U+FFFF */
+        {"\xf0\x90\x80\x80", true},     /* U+10000 */
+        {"\xf4\x8f\xbf\xbf", true},     /* U+10FFFF */
+        {"\x80", false},                /* a lone continuation byte */
+        {"\xc0\x80", false},            /* overlong NUL */
+        {"\xc1\xbf", false},            /* overlong */
+        {"\xe0\x9f\xbf", false},        /* overlong U+07FF */
+        {"\xed\xa0\x80", false},        /* surrogate U+D800 */
+        {"\xed\xbf\xbf", false},        /* surrogate U+DFFF */
+        {"\xf0\x8f\xbf\xbf", false},    /* overlong U+FFFF */
+        {"\xf4\x90\x80\x80", false},    /* U+110000 */
+        {"\xf5\x80\x80\x80", false},
+        {"\xff", false},
+        {"\xc3", false},                /* truncated */
+        {"\xe2\x82", false},
+        {"\xf0\x9f\x98", false},
+        {"\xe2\x28\xa1", false},        /* a bad continuation */
+        {"ok\xc3\xa9ok", true},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bool got = gd_utf8_valid(cases[i].s, strlen(cases[i].s));
+        if (got != cases[i].valid)
+            fprintf(stderr, "utf8 case %zu: got %d\n", i, got);
+        CHECK(got == cases[i].valid);
+    }
+}
+
+/* The bytes of needle in buf replaced by patch (same length), once. */
+static bool patch_bytes(uint8_t *buf, size_t len, const char *needle, const char *patch) {
+    size_t n = strlen(needle);
+    for (size_t i = 0; i + n <= len; i++)
+        if (memcmp(buf + i, needle, n) == 0) {
+            memcpy(buf + i, patch, n);
+            return true;
+        }
+    return false;
+}
+
+/* A transaction whose memo or type URL is not UTF-8 does not decode. */
+static void test_decoder_refuses_invalid_utf8(void) {
+    gd_key key;
+    CHECK_OK(gd_key_from_hex(&key, "1111111111111111111111111111111111111111111111111111111111111111"));
+    char from[GD_ADDRESS_STR_MAX];
+    CHECK_OK(gd_address_from_pubkey(from, sizeof from, "gonka", key.pubkey));
+    gd_any msg = {0};
+    gd_coin c;
+    CHECK_OK(gd_coin_parse(&c, "1ngonka"));
+    CHECK_OK(gd_msg_send(&msg, from, from, &c, 1));
+    gd_tx_request req = {.msgs = &msg, .n_msgs = 1, .gas_limit = 1, .chain_id = "ok",
+                         .memo = "memo-QQQQ"};
+    gd_signed_tx tx = {0};
+    CHECK_OK(gd_tx_sign(&tx, &key, &req));
+    gd_decoded_tx *dec = NULL;
+    CHECK_OK(gd_tx_decode(&dec, tx.raw.data, tx.raw.len));
+    gd_decoded_tx_free(dec);
+    dec = NULL;
+    uint8_t raw[1024];
+    CHECK(tx.raw.len <= sizeof raw);
+    memcpy(raw, tx.raw.data, tx.raw.len);
+    CHECK(patch_bytes(raw, tx.raw.len, "QQQQ", "\xff\xfe\xc0\x80"));
+    CHECK_STATUS(gd_tx_decode(&dec, raw, tx.raw.len), GD_ERR_PARSE);
+    CHECK(strstr(gd_error_detail(), "TxBody.memo is not valid UTF-8"));
+    memcpy(raw, tx.raw.data, tx.raw.len);
+    CHECK(patch_bytes(raw, tx.raw.len, "MsgSend", "Msg\xedSnd"));
+    CHECK_STATUS(gd_tx_decode(&dec, raw, tx.raw.len), GD_ERR_PARSE);
+    CHECK(strstr(gd_error_detail(), "Any.type_url is not valid UTF-8"));
+    /* The public key's type URL, in the auth info. */
+    memcpy(raw, tx.raw.data, tx.raw.len);
+    CHECK(patch_bytes(raw, tx.raw.len, "secp256k1", "secp256\xf4\x90"));
+    CHECK_STATUS(gd_tx_decode(&dec, raw, tx.raw.len), GD_ERR_PARSE);
+    CHECK(strstr(gd_error_detail(), "not valid UTF-8"));
+    /* Inside a message the strings are the module's to check; the JSON
+     * shows such a message as its bytes rather than a null address. */
+    memcpy(raw, tx.raw.data, tx.raw.len);
+    CHECK(patch_bytes(raw, tx.raw.len, "gonka1", "gonk\xff" "1"));
+    CHECK_OK(gd_tx_decode(&dec, raw, tx.raw.len));
+    json_t *j = dec ? gd_decoded_tx_to_json(dec) : NULL;
+    json_t *m0 = json_array_get(json_object_get(json_object_get(j, "body"), "messages"), 0);
+    CHECK(m0 && json_object_get(m0, "value_base64") && !json_object_get(m0, "from_address"));
+    json_decref(j);
+    gd_decoded_tx_free(dec);
     gd_signed_tx_free(&tx);
     gd_any_free(&msg);
 }
@@ -285,5 +401,7 @@ int main(void) {
     RUN_TEST(test_roundtrip_fields);
     RUN_TEST(test_request_checks);
     RUN_TEST(test_strict_decoder);
+    RUN_TEST(test_utf8);
+    RUN_TEST(test_decoder_refuses_invalid_utf8);
     return gd_test_finish();
 }

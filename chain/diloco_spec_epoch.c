@@ -1,0 +1,25 @@
+/* A run spec against the epoch clock it runs on (chain/diloco_spec.h). */
+#include <inttypes.h>
+
+#include "chain/diloco_spec.h"
+
+int64_t gd_diloco_spec_round_blocks(const Gonka__Diloco__V1__RunSpec *spec) {
+    const Gonka__Diloco__V1__WindowLengths *w = spec->windows;
+    return (int64_t)w->train + w->commit + w->reveal + w->verify + w->open + w->dispute +
+           w->dispute_open + w->attest + w->attest_open;
+}
+
+gd_status gd_diloco_spec_epoch_check(const Gonka__Diloco__V1__RunSpec *spec,
+                                     const gd_epoch_params *epoch) {
+    int64_t round = gd_diloco_spec_round_blocks(spec);
+    int64_t inference = gd_epoch_inference_length(epoch);
+    if (round > inference)
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: a round takes %" PRId64 " blocks (the windows' sum), more than "
+                       "the %" PRId64 " blocks of an epoch's Inference phase (epoch_length %" PRId64
+                       " less PoC generation %" PRId64 ", validation delay %" PRId64
+                       " and validation %" PRId64 "): no round would ever open",
+                       round, inference, epoch->epoch_length, epoch->poc_stage_duration,
+                       epoch->poc_validation_delay, epoch->poc_validation_duration);
+    return GD_OK;
+}
