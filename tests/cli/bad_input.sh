@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the real gonka-diloco binary on malformed input: each case must exit
 # with the expected status (1 or 2), print exactly one line on stderr
-# starting "error: ", and never die from a signal.
+# starting "error: ", and never die from a signal or hang (each case is
+# bounded by timeout, whose status 124 fails it).
 set -uo pipefail
 bin="$1"
 work=$(mktemp -d)
@@ -22,7 +23,7 @@ fail=0
 check() { # expected-status description -- command...
   local want="$1" what="$2"
   shift 3
-  "$bin" "$@" >out.txt 2>err.txt
+  timeout 10 "$bin" "$@" >out.txt 2>err.txt
   local rc=$?
   local lines
   lines=$(wc -l <err.txt)
@@ -85,4 +86,15 @@ check 2 "node leave without --config" -- node leave
 check 1 "node leave with a config that is not there" -- node leave --config nowhere/node.yaml
 printf 'chain: {rpc: "http://127.0.0.1:1", chain_id: c, key: k}\nrun: 1\nroles: [worker]\n' > partial.yaml
 check 1 "node leave with a config missing keys" -- node leave --config partial.yaml
+# A FIFO where a file is expected is refused at once, not opened and waited on.
+mkfifo pipe
+check 1 "FIFO as key file" -- keys show --key pipe
+check 1 "FIFO as mnemonic file" -- keys import --mnemonic-file pipe --out f.key
+check 1 "FIFO as checkpoint" -- eval --checkpoint pipe
+check 1 "FIFO as model config" -- train --model-config pipe --data synthetic:markov:1 --steps 1 --out f.safetensors
+check 1 "FIFO as transaction file" -- tx broadcast --tx-file pipe
+check 1 "FIFO as payload" -- payload inspect pipe
+check 1 "FIFO as run spec" -- sim --spec pipe
+check 1 "FIFO as node config" -- node leave --config pipe
+for f in f.key f.safetensors; do [ ! -e "$f" ] || { echo "FAIL: $f was written"; fail=1; }; done
 exit $fail
