@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,31 @@ gd_status gd_file_read_private(const char *path, size_t max_len, gd_buf *out) {
     }
     close(fd);
     return s;
+}
+
+/* The directory of path and its last component, stat'd. False when the
+ * directory cannot be reached. */
+static bool gd_split_path(const char *path, struct stat *dir, char *base, size_t cap) {
+    char *copy = strdup(path);
+    bool ok = copy != NULL && stat(dirname(copy), dir) == 0;
+    free(copy);
+    copy = ok ? strdup(path) : NULL;
+    ok = copy != NULL && snprintf(base, cap, "%s", basename(copy)) < (int)cap;
+    free(copy);
+    return ok;
+}
+
+bool gd_file_same_path(const char *a, const char *b) {
+    if (strcmp(a, b) == 0)
+        return true;
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char base_a[PATH_MAX], base_b[PATH_MAX];
+    if (!gd_split_path(a, &sa, base_a, sizeof base_a) ||
+        !gd_split_path(b, &sb, base_b, sizeof base_b))
+        return false;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && strcmp(base_a, base_b) == 0;
 }
 
 static gd_status gd_fsync_parent_dir(const char *path) {

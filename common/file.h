@@ -3,6 +3,7 @@
 #ifndef GD_COMMON_FILE_H
 #define GD_COMMON_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
 
@@ -30,6 +31,12 @@ gd_status gd_file_read(const char *path, size_t max_len, gd_buf *out) GD_MUST_CH
  * that fixes it. The contents are read into one allocation of exactly the
  * file's size so no stale copy is left behind; free with gd_buf_wipe_free. */
 gd_status gd_file_read_private(const char *path, size_t max_len, gd_buf *out) GD_MUST_CHECK;
+
+/* Whether paths a and b name the same file, existing or not: the same
+ * inode if both exist, else the same name in the same directory (reached
+ * by any route: "s.key", "./s.key", "dir/../s.key"). Checked before two
+ * outputs are written, so one never silently becomes the other. */
+bool gd_file_same_path(const char *a, const char *b);
 
 /* Creates path with mode 0600 holding data, atomically and durably: it is
  * written to a temporary file in the same directory, fsynced, then linked

@@ -86,6 +86,13 @@ check 2 "node leave without --config" -- node leave
 check 1 "node leave with a config that is not there" -- node leave --config nowhere/node.yaml
 printf 'chain: {rpc: "http://127.0.0.1:1", chain_id: c, key: k}\nrun: 1\nroles: [worker]\n' > partial.yaml
 check 1 "node leave with a config missing keys" -- node leave --config partial.yaml
+# One path for the key and its mnemonic backup, however it is spelt, is
+# refused before anything is written.
+mkdir sub && ln -s . here
+check 2 "key and mnemonic in one file" -- keys new --out s.key --mnemonic-out s.key
+check 2 "key and mnemonic in one file, spelt twice" -- keys new --out s.key --mnemonic-out sub/../s.key
+check 2 "key and mnemonic in one file, through a link" -- keys new --out "$work/s.key" --mnemonic-out here/s.key
+[ ! -e s.key ] || { echo "FAIL: s.key was written: $(cat s.key)"; fail=1; }
 # A FIFO where a file is expected is refused at once, not opened and waited on.
 mkfifo pipe
 check 1 "FIFO as key file" -- keys show --key pipe

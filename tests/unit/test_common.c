@@ -143,6 +143,34 @@ static void test_private_files(void) {
     CHECK(strstr(gd_error_detail(), "symbolic link") != NULL);
 }
 
+static void test_same_path(void) {
+    const char *dir = gd_test_tmpdir();
+    char a[700], b[700], here[700], sub[700];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    CHECK(mkdir(sub, 0700) == 0);
+    snprintf(here, sizeof here, "%s/here", dir);
+    CHECK(symlink(dir, here) == 0);
+    /* Not yet there: the same name in the same directory, spelt any way. */
+    snprintf(a, sizeof a, "%s/out.key", dir);
+    snprintf(b, sizeof b, "%s/sub/../out.key", dir);
+    CHECK(gd_file_same_path(a, a));
+    CHECK(gd_file_same_path(a, b));
+    snprintf(b, sizeof b, "%s/here/out.key", dir);
+    CHECK(gd_file_same_path(a, b));
+    snprintf(b, sizeof b, "%s/sub/out.key", dir);
+    CHECK(!gd_file_same_path(a, b));
+    snprintf(b, sizeof b, "%s/out.mnemonic", dir);
+    CHECK(!gd_file_same_path(a, b));
+    snprintf(b, sizeof b, "%s/no/such/out.key", dir);
+    CHECK(!gd_file_same_path(a, b));
+    /* Existing: the same inode, hard links included. */
+    gd_bytes_part part = {"x", 1};
+    CHECK_OK(gd_file_write_atomic(a, &part, 1, 0600));
+    snprintf(b, sizeof b, "%s/sub/hard", dir);
+    CHECK(link(a, b) == 0);
+    CHECK(gd_file_same_path(a, b));
+}
+
 /* A FIFO named where a file is expected is refused at once: opening one for
  * reading would otherwise wait for a writer that never comes. alarm()
  * turns such a hang into a failed test. */
@@ -193,6 +221,7 @@ int main(void) {
     RUN_TEST(test_parse);
     RUN_TEST(test_private_files);
     RUN_TEST(test_fifo_refused);
+    RUN_TEST(test_same_path);
     RUN_TEST(test_random_and_wipe);
     return gd_test_finish();
 }
