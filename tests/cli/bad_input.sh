@@ -63,6 +63,24 @@ check 2 "garbage transaction" -- tx decode "$(head -c 300 noise.bin | base64 -w0
 check 2 "not base64" -- tx decode '!!!'
 check 1 "node refused" -- status --node http://127.0.0.1:9 --retries 0
 check 2 "node URL without scheme" -- status --node 127.0.0.1:26657
+# A node that accepts and never answers (a socket that listens and never
+# accepts: the kernel completes the handshake) costs --timeout (10s) once,
+# not once per retry, and the wait says what it waits for.
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True); time.sleep(60)' > silent.port &
+silent=$!
+for _ in $(seq 50); do [ -s silent.port ] && break; sleep 0.1; done
+t0=$(date +%s)
+timeout 30 "$bin" status --node "http://127.0.0.1:$(cat silent.port)" >out.txt 2>err.txt
+rc=$? took=$(( $(date +%s) - t0 ))
+kill "$silent" 2>/dev/null
+if [ "$rc" -eq 1 ] && [ "$took" -le 13 ] && grep -q "^note: waiting for http://127.0.0.1:.* to answer status" err.txt &&
+   grep -q "^error: no answer from .* within 10000 ms" err.txt && [ "$(wc -l <err.txt)" -eq 2 ]; then
+  echo "ok: node that never answers: ${took}s: $(tr '\n' ' ' <err.txt)"
+else
+  echo "FAIL: node that never answers: status $rc after ${took}s, stderr:"; sed 's/^/    /' err.txt; fail=1
+fi
 check 2 "bad address to query" -- query balance gonka1zzz --node http://127.0.0.1:9
 check 2 "bad denom" -- query balance $to --denom x --node http://127.0.0.1:9
 check 2 "unknown option" -- keys show --key good.key --frob
