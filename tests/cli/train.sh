@@ -32,6 +32,25 @@ else
   bad "resumed checkpoint differs from the uninterrupted one"
 fi
 
+# Output redirected to a file is not held back: a killed run leaves its
+# banner and progress lines in the log, and a long evaluation says how far
+# it is.
+if killed_log "^batch " 30 long.log -- train "${common[@]}" --steps 100000 --log-every 100000 --out long.safetensors &&
+   grep -q "^model: " long.log; then
+  ok "a killed train leaves its banner in a redirected log before its first step line"
+else
+  bad "killed train left no progress in its log: $(head -c 300 long.log)"
+fi
+if killed_log "^eval batch [0-9]*/100000 | " 30 evlog.log -- train "${common[@]}" --steps 1 --eval-batches 100000 --out ev.safetensors; then
+  ok "a long evaluation prints progress: $(grep -m1 '^eval batch' evlog.log)"
+else
+  bad "a long evaluation printed no progress: $(tail -c 300 evlog.log)"
+fi
+check 2 "absurd --eval-batches" -- train "${common[@]}" --steps 1 --eval-batches 100000000 --out x.safetensors
+grep -q "at most 100000" err.txt || bad "the limit is not named: $(cat err.txt)"
+check 2 "absurd eval --batches" -- eval --checkpoint a.safetensors --batches 100000000
+grep -q "1..100000" err.txt || bad "the limit is not named: $(cat err.txt)"
+
 if j=$("$bin" eval --checkpoint a.safetensors --data synthetic:markov:5 --batches 3 --batch 4 \
        --seq 32 --json); then
   grep -q '"loss": [0-9.]*' <<<"$j" && grep -q '"tokens": 384' <<<"$j" || bad "eval json: $j"
