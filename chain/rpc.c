@@ -20,7 +20,17 @@ struct gd_rpc {
     gd_rpc_options opt;
     int64_t next_id;
     gd_rpc_error last_error;
+    /* the call in progress, for the wait notice */
+    const char *call_method;
+    int64_t call_start_ms;
+    bool call_noticed;
 };
+
+static int64_t gd_rpc_now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static pthread_once_t gd_curl_once = PTHREAD_ONCE_INIT;
 static CURLcode gd_curl_init_code;
@@ -34,6 +44,10 @@ void gd_rpc_options_default(gd_rpc_options *opt) {
     opt->retry_base_ms = 200;
     opt->retry_cap_ms = 5000;
     opt->max_response = GD_RPC_MAX_RESPONSE;
+    opt->deadline_ms = 0;
+    opt->notice_after_ms = 0;
+    opt->on_wait = NULL;
+    opt->on_wait_ctx = NULL;
 }
 
 gd_status gd_rpc_open(gd_rpc **out, const char *url, const gd_rpc_options *opt) {
@@ -106,9 +120,24 @@ static size_t gd_rpc_write(char *data, size_t size, size_t nmemb, void *user) {
     return n;
 }
 
-/* One HTTP exchange. Sets *retryable for failures worth another try. */
-static gd_status gd_rpc_post(gd_rpc *rpc, const char *request, gd_http_body *body,
-                             long *http_code, int *retryable) {
+/* libcurl calls this about once a second while a transfer waits: the
+ * place to tell the caller, once, that the answer is slow in coming. */
+static int gd_rpc_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                           curl_off_t ulnow) {
+    gd_rpc *rpc = user;
+    long waited = (long)(gd_rpc_now_ms() - rpc->call_start_ms);
+    if (!rpc->call_noticed && rpc->opt.on_wait && waited >= rpc->opt.notice_after_ms) {
+        rpc->call_noticed = true;
+        rpc->opt.on_wait(rpc->opt.on_wait_ctx, rpc->url, rpc->call_method, waited,
+                         rpc->opt.deadline_ms);
+    }
+    return 0;
+}
+
+/* One HTTP exchange of at most timeout_ms. Sets *retryable for failures
+ * worth another try. */
+static gd_status gd_rpc_post(gd_rpc *rpc, const char *request, long timeout_ms,
+                             gd_http_body *body, long *http_code, int *retryable) {
     CURL *c = rpc->curl;
     *retryable = 0;
     body->buf.len = 0;
@@ -121,8 +150,15 @@ static gd_status gd_rpc_post(gd_rpc *rpc, const char *request, gd_http_body *bod
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, rpc->headers);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, gd_rpc_write);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, body);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, rpc->opt.timeout_ms);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, rpc->opt.connect_timeout_ms);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, rpc->opt.connect_timeout_ms < timeout_ms
+                                                       ? rpc->opt.connect_timeout_ms
+                                                       : timeout_ms);
+    if (rpc->opt.on_wait) {
+        curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, gd_rpc_progress);
+        curl_easy_setopt(c, CURLOPT_XFERINFODATA, rpc);
+        curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    }
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
@@ -140,7 +176,7 @@ static gd_status gd_rpc_post(gd_rpc *rpc, const char *request, gd_http_body *bod
     case CURLE_OPERATION_TIMEDOUT:
         *retryable = 1;
         return gd_fail(GD_ERR_TIMEOUT, "no answer from %s within %ld ms", rpc->url,
-                       rpc->opt.timeout_ms);
+                       timeout_ms);
     case CURLE_COULDNT_CONNECT:
         *retryable = 1;
         return gd_fail(GD_ERR_NETWORK, "cannot connect to %s (is the node running and is --node "
@@ -165,8 +201,9 @@ static gd_status gd_rpc_post(gd_rpc *rpc, const char *request, gd_http_body *bod
     }
 }
 
-/* Full-jitter exponential backoff: uniform in [0, min(cap, base * 2^attempt)]. */
-static void gd_rpc_backoff(const gd_rpc_options *opt, int attempt) {
+/* Full-jitter exponential backoff: uniform in [0, min(cap, base * 2^attempt)],
+ * and never past left_ms. */
+static void gd_rpc_backoff(const gd_rpc_options *opt, int attempt, long left_ms) {
     long ceiling = opt->retry_base_ms;
     for (int i = 0; i < attempt && ceiling < opt->retry_cap_ms; i++)
         ceiling *= 2;
@@ -176,6 +213,8 @@ static void gd_rpc_backoff(const gd_rpc_options *opt, int attempt) {
     if (gd_random_bytes(&r, sizeof r) != GD_OK)
         r = (uint32_t)attempt * 2654435761u;
     long ms = ceiling > 0 ? (long)(r % (uint32_t)(ceiling + 1)) : 0;
+    if (ms > left_ms)
+        ms = left_ms > 0 ? left_ms : 0;
     struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
     nanosleep(&ts, NULL);
 }
@@ -193,10 +232,24 @@ gd_status gd_rpc_call(gd_rpc *rpc, const char *method, json_t *params, json_t **
     gd_http_body body = {.limit = rpc->opt.max_response ? rpc->opt.max_response
                                                        : GD_RPC_MAX_RESPONSE};
     gd_status s = GD_OK;
+    rpc->call_method = method;
+    rpc->call_start_ms = gd_rpc_now_ms();
+    rpc->call_noticed = false;
+    /* With a deadline, each try gets what is left of it, so a node that
+     * accepts and never answers costs the deadline, not every try's timeout. */
+    long deadline = rpc->opt.deadline_ms;
     for (int attempt = 0;; attempt++) {
         long http = 0;
         int retryable = 0;
-        s = gd_rpc_post(rpc, text, &body, &http, &retryable);
+        long timeout = rpc->opt.timeout_ms;
+        if (deadline > 0) {
+            long left = deadline - (long)(gd_rpc_now_ms() - rpc->call_start_ms);
+            if (attempt > 0 && left <= 0)
+                break; /* s still holds the last try's failure */
+            if (left < timeout)
+                timeout = left > 0 ? left : 1;
+        }
+        s = gd_rpc_post(rpc, text, timeout, &body, &http, &retryable);
         if (s == GD_OK) {
             json_t *res = NULL;
             s = gd_rpc_parse_envelope((const char *)body.buf.data, body.buf.len, &res,
@@ -215,12 +268,18 @@ gd_status gd_rpc_call(gd_rpc *rpc, const char *method, json_t *params, json_t **
                                         "(is --node a CometBFT RPC address?)", rpc->url, http);
             }
         }
-        if (!retryable || attempt >= rpc->opt.max_retries)
+        if (!retryable || attempt >= rpc->opt.max_retries ||
+            (deadline > 0 && gd_rpc_now_ms() - rpc->call_start_ms >= deadline))
             break;
         GD_LOG_INFO("rpc", "%s: %s; retry %d of %d", method, gd_error_detail(), attempt + 1,
                     rpc->opt.max_retries);
-        gd_rpc_backoff(&rpc->opt, attempt);
+        gd_rpc_backoff(&rpc->opt, attempt,
+                       deadline > 0 ? deadline - (long)(gd_rpc_now_ms() - rpc->call_start_ms)
+                                    : rpc->opt.retry_cap_ms);
     }
+    if (s == GD_ERR_TIMEOUT && deadline > 0)
+        s = gd_fail(GD_ERR_TIMEOUT, "no answer from %s to %s within %ld ms", rpc->url, method,
+                    deadline);
     free(text);
     gd_buf_free(&body.buf);
     return s;

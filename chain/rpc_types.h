@@ -14,6 +14,12 @@
 #define GD_CODESPACE_MAX 64
 #define GD_LOG_MAX 1024
 
+/* Told, once per call, that the call has waited notice_after_ms for its
+ * answer: what it waits for, so a caller can say so. deadline_ms is the
+ * call's bound (0 when only the tries bound it). */
+typedef void (*gd_rpc_wait_fn)(void *ctx, const char *url, const char *method, long waited_ms,
+                               long deadline_ms);
+
 typedef struct gd_rpc_options {
     long timeout_ms;         /* whole request; default 10000 */
     long connect_timeout_ms; /* default 3000 */
@@ -21,6 +27,10 @@ typedef struct gd_rpc_options {
     long retry_base_ms;      /* first backoff; default 200 */
     long retry_cap_ms;       /* largest backoff; default 5000 */
     size_t max_response;     /* refuse larger answers; default GD_RPC_MAX_RESPONSE */
+    long deadline_ms;        /* one call, all its tries and backoffs; default 0 = none */
+    long notice_after_ms;    /* call on_wait after this long without an answer */
+    gd_rpc_wait_fn on_wait;  /* default NULL: nobody is told */
+    void *on_wait_ctx;
 } gd_rpc_options;
 
 /* The JSON-RPC error of the last failed call (code 0 when the failure was

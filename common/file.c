@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,47 +36,73 @@ static gd_status gd_read_fd(int fd, const char *path, size_t max_len, size_t siz
     return GD_OK;
 }
 
+/* What a path is when it is not a regular file, for the message. */
+static const char *gd_file_kind(mode_t mode) {
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISBLK(mode))
+        return "a block device";
+    return "a special file";
+}
+
+gd_status gd_file_open_regular(const char *path, int flags, int *fd_out, struct stat *st) {
+    *fd_out = -1;
+    /* O_NONBLOCK: opening a FIFO for reading otherwise waits for a writer,
+     * which may never come. It changes nothing for a regular file. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags);
+    if (fd < 0) {
+        if (errno == ELOOP && (flags & O_NOFOLLOW))
+            return gd_fail(GD_ERR_PERMISSION, "%s is a symbolic link; name the file itself",
+                           path);
+        return gd_fail(errno == ENOENT   ? GD_ERR_NOT_FOUND
+                       : errno == EACCES ? GD_ERR_PERMISSION
+                                         : GD_ERR_IO,
+                       "cannot open %s: %s", path, strerror(errno));
+    }
+    gd_status s = GD_OK;
+    int fl;
+    if (fstat(fd, st) != 0)
+        s = gd_fail(GD_ERR_IO, "cannot stat %s: %s", path, strerror(errno));
+    else if (!S_ISREG(st->st_mode))
+        s = gd_fail(GD_ERR_IO, "%s is %s, not a regular file", path, gd_file_kind(st->st_mode));
+    else if ((fl = fcntl(fd, F_GETFL)) < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0)
+        s = gd_fail(GD_ERR_IO, "cannot read %s: %s", path, strerror(errno));
+    if (s != GD_OK) {
+        close(fd);
+        return s;
+    }
+    *fd_out = fd;
+    return GD_OK;
+}
+
 gd_status gd_file_read(const char *path, size_t max_len, gd_buf *out) {
     out->len = 0;
-    bool is_stdin = strcmp(path, "-") == 0;
-    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return gd_fail(errno == ENOENT ? GD_ERR_NOT_FOUND : GD_ERR_IO, "cannot open %s: %s",
-                       path, strerror(errno));
+    if (strcmp(path, "-") == 0)
+        return gd_read_fd(STDIN_FILENO, "standard input", max_len, 0, out);
+    int fd;
     struct stat st;
-    size_t hint = 0;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-        if ((uint64_t)st.st_size > max_len) {
-            if (!is_stdin)
-                close(fd);
-            return gd_fail(GD_ERR_LIMIT, "%s is larger than %zu bytes", path, max_len);
-        }
-        hint = (size_t)st.st_size;
-    }
-    gd_status s = gd_read_fd(fd, path, max_len, hint, out);
-    if (!is_stdin)
-        close(fd);
+    GD_TRY(gd_file_open_regular(path, 0, &fd, &st));
+    gd_status s = (uint64_t)st.st_size > max_len
+                      ? gd_fail(GD_ERR_LIMIT, "%s is larger than %zu bytes", path, max_len)
+                      : gd_read_fd(fd, path, max_len, (size_t)st.st_size, out);
+    close(fd);
     return s;
 }
 
 gd_status gd_file_read_private(const char *path, size_t max_len, gd_buf *out) {
     out->len = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0) {
-        if (errno == ELOOP)
-            return gd_fail(GD_ERR_PERMISSION, "%s is a symbolic link; point at the key file itself",
-                           path);
-        return gd_fail(errno == ENOENT ? GD_ERR_NOT_FOUND : GD_ERR_IO, "cannot open %s: %s",
-                       path, strerror(errno));
-    }
+    int fd;
     struct stat st;
+    /* No final symbolic link, and the checks are on the file we read. */
+    GD_TRY(gd_file_open_regular(path, O_NOFOLLOW, &fd, &st));
     gd_status s = GD_OK;
-    /* fstat on the open descriptor: the checked file is the file we read. */
-    if (fstat(fd, &st) != 0) {
-        s = gd_fail(GD_ERR_IO, "cannot stat %s: %s", path, strerror(errno));
-    } else if (!S_ISREG(st.st_mode)) {
-        s = gd_fail(GD_ERR_PERMISSION, "%s is not a regular file", path);
-    } else if ((st.st_mode & 077) != 0) {
+    if ((st.st_mode & 077) != 0) {
         s = gd_fail(GD_ERR_PERMISSION,
                     "%s has mode %04o and is open to group or others; run 'chmod 600 %s'", path,
                     (unsigned)(st.st_mode & 07777), path);
@@ -86,6 +113,31 @@ gd_status gd_file_read_private(const char *path, size_t max_len, gd_buf *out) {
     }
     close(fd);
     return s;
+}
+
+/* The directory of path and its last component, stat'd. False when the
+ * directory cannot be reached. */
+static bool gd_split_path(const char *path, struct stat *dir, char *base, size_t cap) {
+    char *copy = strdup(path);
+    bool ok = copy != NULL && stat(dirname(copy), dir) == 0;
+    free(copy);
+    copy = ok ? strdup(path) : NULL;
+    ok = copy != NULL && snprintf(base, cap, "%s", basename(copy)) < (int)cap;
+    free(copy);
+    return ok;
+}
+
+bool gd_file_same_path(const char *a, const char *b) {
+    if (strcmp(a, b) == 0)
+        return true;
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char base_a[PATH_MAX], base_b[PATH_MAX];
+    if (!gd_split_path(a, &sa, base_a, sizeof base_a) ||
+        !gd_split_path(b, &sb, base_b, sizeof base_b))
+        return false;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino && strcmp(base_a, base_b) == 0;
 }
 
 static gd_status gd_fsync_parent_dir(const char *path) {

@@ -3,12 +3,26 @@
 #ifndef GD_COMMON_FILE_H
 #define GD_COMMON_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "common/bytes.h"
 #include "common/status.h"
 
-/* Reads all of path (a regular file, pipe or "-" for stdin) into out,
+/* Opens path for reading if, and only if, it is a regular file: every file
+ * the project reads is opened here. The open is non-blocking, so a FIFO
+ * (or a device) named by mistake is refused at once instead of waiting for
+ * a writer for ever; fstat on the open descriptor then checks the file that
+ * will be read. flags adds to O_RDONLY | O_CLOEXEC (O_NOFOLLOW for secrets).
+ * On success *fd is in blocking mode (the caller closes it) and *st holds
+ * its stat; otherwise GD_ERR_NOT_FOUND, GD_ERR_PERMISSION (no access, or a
+ * symbolic link under O_NOFOLLOW) or GD_ERR_IO naming what the path is
+ * ("a FIFO, not a regular file"). */
+gd_status gd_file_open_regular(const char *path, int flags, int *fd,
+                               struct stat *st) GD_MUST_CHECK;
+
+/* Reads all of path (a regular file, or "-" for stdin) into out,
  * replacing its contents. Fails with GD_ERR_LIMIT above max_len bytes. */
 gd_status gd_file_read(const char *path, size_t max_len, gd_buf *out) GD_MUST_CHECK;
 
@@ -17,6 +31,12 @@ gd_status gd_file_read(const char *path, size_t max_len, gd_buf *out) GD_MUST_CH
  * that fixes it. The contents are read into one allocation of exactly the
  * file's size so no stale copy is left behind; free with gd_buf_wipe_free. */
 gd_status gd_file_read_private(const char *path, size_t max_len, gd_buf *out) GD_MUST_CHECK;
+
+/* Whether paths a and b name the same file, existing or not: the same
+ * inode if both exist, else the same name in the same directory (reached
+ * by any route: "s.key", "./s.key", "dir/../s.key"). Checked before two
+ * outputs are written, so one never silently becomes the other. */
+bool gd_file_same_path(const char *a, const char *b);
 
 /* Creates path with mode 0600 holding data, atomically and durably: it is
  * written to a temporary file in the same directory, fsynced, then linked

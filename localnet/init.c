@@ -23,6 +23,7 @@
 #include "localnet/validator.h"
 
 #define GD_LOCALNET_ACCOUNTS_MAX 100000
+#define GD_SPEC_JSON_MAX (1u << 20) /* a run spec file, as sim and tx create-run read it */
 
 static gd_status gd_mkdir_private(const char *path) {
     if (mkdir(path, 0700) != 0 && errno != EEXIST)
@@ -56,7 +57,11 @@ static gd_status gd_diloco_genesis(const gd_init_options *opt, const char *autho
     if (opt->diloco_run_spec == NULL)
         return GD_OK;
     json_error_t err;
-    json_t *spec_json = json_load_file(opt->diloco_run_spec, JSON_REJECT_DUPLICATES, &err);
+    gd_buf text = {0};
+    GD_TRY(gd_file_read(opt->diloco_run_spec, GD_SPEC_JSON_MAX, &text));
+    json_t *spec_json =
+        json_loadb((const char *)text.data, text.len, JSON_REJECT_DUPLICATES, &err);
+    gd_buf_free(&text);
     if (spec_json == NULL)
         return gd_fail(GD_ERR_PARSE, "%s: %s (line %d)", opt->diloco_run_spec, err.text,
                        err.line);

@@ -21,6 +21,7 @@
 
 #define GD_MAX_TX_BYTES 1048576 /* CometBFT's default mempool max_tx_bytes */
 #define GD_VALIDATOR_POWER 10
+#define GD_APP_CONFIG_MAX 65536 /* app.json holds one short key */
 
 typedef struct gd_mempool_tx {
     uint8_t *tx;
@@ -150,7 +151,10 @@ static gd_status gd_read_app_config(const char *home, char *out, size_t cap) {
         return gd_fail(GD_ERR_IO, "cannot read %s: %s", path, strerror(errno));
     }
     json_error_t err;
-    json_t *app = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
+    gd_buf text = {0};
+    GD_TRY(gd_file_read(path, GD_APP_CONFIG_MAX, &text));
+    json_t *app = json_loadb((const char *)text.data, text.len, JSON_REJECT_DUPLICATES, &err);
+    gd_buf_free(&text);
     if (app == NULL)
         return gd_fail(GD_ERR_PARSE, "%s: %s (line %d)", path, err.text, err.line);
     gd_status s = GD_OK;

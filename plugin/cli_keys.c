@@ -36,6 +36,9 @@ static int gd_run_keys_new(gd_cli *cli, gd_args *args) {
     if (out_path == NULL)
         return gd_cli_usage(cli, args, "--out FILE is required");
     /* Refuse before creating anything, so no orphan backup is left behind. */
+    if (mnemonic_out && gd_file_same_path(out_path, mnemonic_out))
+        return gd_cli_usage(cli, args, "--out and --mnemonic-out both name %s; the mnemonic "
+                                       "backup needs a file of its own", mnemonic_out);
     struct stat st;
     const char *paths[2] = {out_path, mnemonic_out};
     for (int i = 0; i < 2; i++)

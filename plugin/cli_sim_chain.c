@@ -118,6 +118,7 @@ int gd_sim_chain_run(gd_cli *cli, gd_args *args, const Gonka__Diloco__V1__RunSpe
                     "eval %.4f  state %.16s\n",
                     o.round, o.phase, o.commitments, o.aggregated, o.checks_passed, o.eval,
                     o.state_hash);
+        fflush(cli->out); /* a log of a killed run holds every round it finished */
         next++;
     }
     if (s == GD_OK && next < rounds)

@@ -18,6 +18,32 @@ double gd_cli_now(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Evaluation batches train and eval score at most: 100000 batches of the
+ * default 8 x 256 tokens take the tiny model about an hour on a few cores
+ * (sim has the same bound). */
+#define GD_EVAL_BATCHES_MAX 100000
+#define GD_EVAL_PROGRESS_S 5.0 /* seconds between progress lines of an evaluation */
+
+/* Progress lines of a long evaluation, one every GD_EVAL_PROGRESS_S, so
+ * it is seen working (and how far it has to go); none with --json. */
+typedef struct gd_eval_watch {
+    gd_cli *cli;
+    bool quiet;
+    double start, last;
+} gd_eval_watch;
+
+static void gd_eval_progress(void *ctx, size_t done, size_t batches) {
+    gd_eval_watch *w = ctx;
+    double now = gd_cli_now();
+    if (w->quiet || done == batches || now - w->last < GD_EVAL_PROGRESS_S)
+        return;
+    w->last = now;
+    double elapsed = now - w->start;
+    fprintf(w->cli->out, "eval batch %zu/%zu | %.0f s so far, about %.0f s to go\n", done,
+            batches, elapsed, elapsed / (double)done * (double)(batches - done));
+    fflush(w->cli->out);
+}
+
 int gd_cli_threads(gd_cli *cli, gd_args *args, int *threads) {
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     uint64_t n = online > 0 ? (uint64_t)online : 1;
@@ -166,6 +192,7 @@ static void gd_train_banner(gd_cli *cli, const gd_train_run *run, int threads) {
             o->optim.min_lr, o->optim.warmup_steps, o->optim.schedule_steps, threads, o->seed);
     if (run->eval_data)
         fprintf(cli->out, "eval data: %s\n", gd_data_describe(run->eval_data));
+    fflush(cli->out); /* seen at once in a log, before the first step line */
 }
 
 /* The source the eval after training reads, checked against the model
@@ -203,6 +230,9 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
         return rc;
     if (run.steps == 0 || run.steps > (1ull << 40))
         return gd_cli_usage(cli, args, "--steps must be 1..2^40");
+    if (run.eval_batches > GD_EVAL_BATCHES_MAX)
+        return gd_cli_usage(cli, args, "--eval-batches must be at most %d, got %" PRIu64,
+                            GD_EVAL_BATCHES_MAX, run.eval_batches);
     if (run.log_every == 0)
         run.log_every = run.steps / 20 ? run.steps / 20 : 1;
     gd_status s = gd_data_open(&run.data, run.data_spec);
@@ -265,10 +295,12 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
     uint64_t eval_tokens = 0;
     if (s == GD_OK && run.eval_batches) {
         const gd_train_options *o = gd_trainer_options(run.trainer);
-        s = gd_evaluate(gd_trainer_layout(run.trainer), gd_trainer_params(run.trainer),
-                        run.eval_data ? run.eval_data : run.data, run.eval_batches, o->batch,
-                        o->seq_len, o->micro_batch, gd_trainer_pool(run.trainer), &eval_loss,
-                        &eval_tokens);
+        gd_eval_watch watch = {cli, json, gd_cli_now(), gd_cli_now()};
+        s = gd_evaluate_progress(gd_trainer_layout(run.trainer), gd_trainer_params(run.trainer),
+                                 run.eval_data ? run.eval_data : run.data, run.eval_batches,
+                                 o->batch, o->seq_len, o->micro_batch,
+                                 gd_trainer_pool(run.trainer), &eval_loss, &eval_tokens,
+                                 gd_eval_progress, &watch);
     }
     if (s == GD_OK) {
         if (json) {
@@ -369,8 +401,9 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
         (rc = gd_cli_batch_opts(cli, args, &o)) >= 0 ||
         (rc = gd_cli_threads(cli, args, &threads)) >= 0)
         return rc;
-    if (batches == 0 || batches > (1u << 30))
-        return gd_cli_usage(cli, args, "--batches must be 1..2^30");
+    if (batches == 0 || batches > GD_EVAL_BATCHES_MAX)
+        return gd_cli_usage(cli, args, "--batches must be 1..%d, got %" PRIu64,
+                            GD_EVAL_BATCHES_MAX, batches);
     gd_param_layout layout;
     float *params = NULL;
     uint64_t step = 0;
@@ -406,9 +439,10 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
         s = gd_pool_create(&pool, threads);
     double loss = 0;
     uint64_t tokens = 0;
+    gd_eval_watch watch = {cli, gd_flag(args, "json"), gd_cli_now(), gd_cli_now()};
     if (s == GD_OK)
-        s = gd_evaluate(&layout, params, data, batches, o.batch, o.seq_len, o.micro_batch, pool,
-                        &loss, &tokens);
+        s = gd_evaluate_progress(&layout, params, data, batches, o.batch, o.seq_len,
+                                 o.micro_batch, pool, &loss, &tokens, gd_eval_progress, &watch);
     if (s != GD_OK) {
         rc = gd_cli_fail(cli, s);
     } else if (gd_flag(args, "json")) {

@@ -12,6 +12,8 @@
 #include "common/file.h"
 #include "common/parse.h"
 
+#define GD_CLI_RPC_NOTICE_MS 2000 /* a wait this long is said out loud */
+
 int gd_cli_u64_opt(gd_cli *cli, gd_args *args, const char *name, uint64_t *out) {
     const char *v = gd_arg(args, name);
     if (v == NULL)
@@ -48,6 +50,16 @@ int gd_cli_duration_opt(gd_cli *cli, gd_args *args, const char *name, long *out_
     return -1;
 }
 
+/* Says what a slow call waits for, once, so a silent node does not look
+ * like a hung command. */
+static void gd_cli_rpc_waiting(void *ctx, const char *url, const char *method, long waited_ms,
+                               long deadline_ms) {
+    gd_cli *cli = ctx;
+    fprintf(cli->err, "note: waiting for %s to answer %s (%.0f s so far; giving up after %.0f s)\n",
+            url, method, (double)waited_ms / 1000, (double)deadline_ms / 1000);
+    fflush(cli->err);
+}
+
 int gd_cli_open_rpc(gd_cli *cli, gd_args *args, gd_rpc **rpc) {
     gd_rpc_options opt;
     gd_rpc_options_default(&opt);
@@ -62,6 +74,12 @@ int gd_cli_open_rpc(gd_cli *cli, gd_args *args, gd_rpc **rpc) {
     opt.max_retries = (int)retries;
     if (opt.connect_timeout_ms > opt.timeout_ms)
         opt.connect_timeout_ms = opt.timeout_ms;
+    /* --timeout bounds the whole wait for an answer, retries included: a
+     * node that accepts and never answers costs it once, not per retry. */
+    opt.deadline_ms = opt.timeout_ms;
+    opt.notice_after_ms = GD_CLI_RPC_NOTICE_MS;
+    opt.on_wait = gd_cli_rpc_waiting;
+    opt.on_wait_ctx = cli;
     const char *url = gd_arg(args, "node");
     gd_status s = gd_rpc_open(rpc, url ? url : GD_RPC_URL_DEFAULT, &opt);
     if (s != GD_OK)

@@ -15,7 +15,7 @@
 /* Options of every command that talks to a node. */
 #define GD_RPC_OPTS                                                                           \
     {"node", "URL", "CometBFT RPC address (default " GD_RPC_URL_DEFAULT ")"},                 \
-        {"timeout", "DURATION", "per-request timeout, e.g. 10s (default 10s)"},               \
+        {"timeout", "DURATION", "longest wait for an answer, retries included (default 10s)"}, \
         {"retries", "N", "retries after network errors, with backoff (default 3)"}
 
 /* Opens an RPC client from --node/--timeout/--retries; prints errors. */

@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/file.h"
+
 extern char **environ;
 
 /* The signals that stop the demo; what their handlers were before. */
@@ -198,9 +200,15 @@ void gd_demo_stop_all(gd_demo_procs *ps, long grace_ms) {
 }
 
 void gd_demo_log_tail(const gd_demo_proc *p, FILE *f, int lines) {
-    FILE *in = fopen(p->log, "r");
-    if (in == NULL)
+    int fd;
+    struct stat st;
+    if (gd_file_open_regular(p->log, 0, &fd, &st) != GD_OK)
         return;
+    FILE *in = fdopen(fd, "r");
+    if (in == NULL) {
+        close(fd);
+        return;
+    }
     /* The last 8 KiB hold more lines than anyone wants to see here. */
     char buf[8192];
     if (fseek(in, 0, SEEK_END) == 0) {

@@ -348,6 +348,24 @@ static gd_status gd_optim_read_tensor(const gd_safetensors *st, const char *name
         return gd_fail(GD_ERR_PARSE, "tensor %s must be F32 of shape [%zu]", name,
                        layout->total);
     memcpy(out, t->data, layout->total * sizeof(float));
+    /* AdamW never writes a non-finite moment or a negative second moment
+     * (v is a running mean of squares): one here is a damaged file, and
+     * resuming from it would only fail later as a "diverged" step. */
+    bool second = strcmp(name, "adamw.exp_avg_sq") == 0;
+    for (size_t i = 0; i < layout->total; i++) {
+        if (isfinite(out[i]) && !(second && out[i] < 0))
+            continue;
+        const char *param = "?";
+        for (size_t k = 0; k < layout->n_tensors; k++)
+            if (i >= layout->tensors[k].offset &&
+                i - layout->tensors[k].offset < layout->tensors[k].numel)
+                param = layout->tensors[k].name;
+        return gd_fail(GD_ERR_PARSE, "tensor %s holds %g at index %zu (in %s): %s; the file "
+                                     "is corrupt",
+                       name, (double)out[i], i, param,
+                       second ? "a second moment is finite and never negative"
+                              : "a first moment is finite");
+    }
     return GD_OK;
 }
 

@@ -335,20 +335,9 @@ done:
 
 gd_status gd_safetensors_open(gd_safetensors *out, const char *path) {
     memset(out, 0, sizeof *out);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return gd_fail(errno == ENOENT ? GD_ERR_NOT_FOUND : GD_ERR_IO, "cannot open %s: %s", path,
-                       strerror(errno));
+    int fd;
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        gd_status s = gd_fail(GD_ERR_IO, "cannot stat %s: %s", path, strerror(errno));
-        close(fd);
-        return s;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return gd_fail(GD_ERR_IO, "%s is not a regular file", path);
-    }
+    GD_TRY(gd_file_open_regular(path, 0, &fd, &st));
     if (st.st_size == 0) {
         close(fd);
         return gd_fail(GD_ERR_PARSE, "%s is empty, not a safetensors file", path);

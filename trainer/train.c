@@ -277,6 +277,14 @@ size_t gd_trainer_activation_bytes(const gd_trainer *t) {
 gd_status gd_evaluate(const gd_param_layout *layout, const float *params, const gd_data *data,
                       size_t batches, size_t batch, size_t seq_len, size_t micro_batch,
                       gd_pool *pool, double *mean_loss, uint64_t *tokens) {
+    return gd_evaluate_progress(layout, params, data, batches, batch, seq_len, micro_batch, pool,
+                                mean_loss, tokens, NULL, NULL);
+}
+
+gd_status gd_evaluate_progress(const gd_param_layout *layout, const float *params,
+                               const gd_data *data, size_t batches, size_t batch, size_t seq_len,
+                               size_t micro_batch, gd_pool *pool, double *mean_loss,
+                               uint64_t *tokens, gd_eval_progress_fn progress, void *ctx) {
     if (micro_batch == 0 || micro_batch > batch || batch % micro_batch != 0)
         return gd_fail(GD_ERR_INVALID, "micro-batch %zu must divide the batch %zu", micro_batch,
                        batch);
@@ -299,6 +307,8 @@ gd_status gd_evaluate(const gd_param_layout *layout, const float *params, const 
             sum += part;
             scored += (uint64_t)micro_batch * seq_len;
         }
+        if (s == GD_OK && progress)
+            progress(ctx, b + 1, batches);
     }
     free(window);
     gd_model_destroy_f32(model);

@@ -98,4 +98,15 @@ gd_status gd_evaluate(const gd_param_layout *layout, const float *params, const 
                       size_t batches, size_t batch, size_t seq_len, size_t micro_batch,
                       gd_pool *pool, double *mean_loss, uint64_t *tokens) GD_MUST_CHECK;
 
+/* Told after each evaluation batch: done of batches scored so far. */
+typedef void (*gd_eval_progress_fn)(void *ctx, size_t done, size_t batches);
+
+/* gd_evaluate, calling progress (if not NULL) after every batch, so a long
+ * evaluation can say how far it is. */
+gd_status gd_evaluate_progress(const gd_param_layout *layout, const float *params,
+                               const gd_data *data, size_t batches, size_t batch, size_t seq_len,
+                               size_t micro_batch, gd_pool *pool, double *mean_loss,
+                               uint64_t *tokens, gd_eval_progress_fn progress,
+                               void *ctx) GD_MUST_CHECK;
+
 #endif

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the real gonka-diloco binary on malformed input: each case must exit
 # with the expected status (1 or 2), print exactly one line on stderr
-# starting "error: ", and never die from a signal.
+# starting "error: ", and never die from a signal or hang (each case is
+# bounded by timeout, whose status 124 fails it).
 set -uo pipefail
 bin="$1"
 work=$(mktemp -d)
@@ -22,7 +23,7 @@ fail=0
 check() { # expected-status description -- command...
   local want="$1" what="$2"
   shift 3
-  "$bin" "$@" >out.txt 2>err.txt
+  timeout 10 "$bin" "$@" >out.txt 2>err.txt
   local rc=$?
   local lines
   lines=$(wc -l <err.txt)
@@ -69,6 +70,24 @@ check 2 "garbage transaction" -- tx decode "$(head -c 300 noise.bin | base64 -w0
 check 2 "not base64" -- tx decode '!!!'
 check 1 "node refused" -- status --node http://127.0.0.1:9 --retries 0
 check 2 "node URL without scheme" -- status --node 127.0.0.1:26657
+# A node that accepts and never answers (a socket that listens and never
+# accepts: the kernel completes the handshake) costs --timeout (10s) once,
+# not once per retry, and the wait says what it waits for.
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True); time.sleep(60)' > silent.port &
+silent=$!
+for _ in $(seq 50); do [ -s silent.port ] && break; sleep 0.1; done
+t0=$(date +%s)
+timeout 30 "$bin" status --node "http://127.0.0.1:$(cat silent.port)" >out.txt 2>err.txt
+rc=$? took=$(( $(date +%s) - t0 ))
+kill "$silent" 2>/dev/null
+if [ "$rc" -eq 1 ] && [ "$took" -le 13 ] && grep -q "^note: waiting for http://127.0.0.1:.* to answer status" err.txt &&
+   grep -q "^error: no answer from .* within 10000 ms" err.txt && [ "$(wc -l <err.txt)" -eq 2 ]; then
+  echo "ok: node that never answers: ${took}s: $(tr '\n' ' ' <err.txt)"
+else
+  echo "FAIL: node that never answers: status $rc after ${took}s, stderr:"; sed 's/^/    /' err.txt; fail=1
+fi
 check 2 "bad address to query" -- query balance gonka1zzz --node http://127.0.0.1:9
 check 2 "bad denom" -- query balance $to --denom x --node http://127.0.0.1:9
 check 2 "unknown option" -- keys show --key good.key --frob
@@ -96,4 +115,22 @@ check 2 "node leave without --config" -- node leave
 check 1 "node leave with a config that is not there" -- node leave --config nowhere/node.yaml
 printf 'chain: {rpc: "http://127.0.0.1:1", chain_id: c, key: k}\nrun: 1\nroles: [worker]\n' > partial.yaml
 check 1 "node leave with a config missing keys" -- node leave --config partial.yaml
+# One path for the key and its mnemonic backup, however it is spelt, is
+# refused before anything is written.
+mkdir sub && ln -s . here
+check 2 "key and mnemonic in one file" -- keys new --out s.key --mnemonic-out s.key
+check 2 "key and mnemonic in one file, spelt twice" -- keys new --out s.key --mnemonic-out sub/../s.key
+check 2 "key and mnemonic in one file, through a link" -- keys new --out "$work/s.key" --mnemonic-out here/s.key
+[ ! -e s.key ] || { echo "FAIL: s.key was written: $(cat s.key)"; fail=1; }
+# A FIFO where a file is expected is refused at once, not opened and waited on.
+mkfifo pipe
+check 1 "FIFO as key file" -- keys show --key pipe
+check 1 "FIFO as mnemonic file" -- keys import --mnemonic-file pipe --out f.key
+check 1 "FIFO as checkpoint" -- eval --checkpoint pipe
+check 1 "FIFO as model config" -- train --model-config pipe --data synthetic:markov:1 --steps 1 --out f.safetensors
+check 1 "FIFO as transaction file" -- tx broadcast --tx-file pipe
+check 1 "FIFO as payload" -- payload inspect pipe
+check 1 "FIFO as run spec" -- sim --spec pipe
+check 1 "FIFO as node config" -- node leave --config pipe
+for f in f.key f.safetensors; do [ ! -e "$f" ] || { echo "FAIL: $f was written"; fail=1; }; done
 exit $fail

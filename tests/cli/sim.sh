@@ -216,5 +216,13 @@ for r in o["rounds"]:
 assert len({r["state_hash"] for r in o["rounds"]}) == 3
 '; then ok "sim --chain: three rounds DONE, every check passed, nothing refused"
 else echo "FAIL: sim --chain (exit $code): $(tail -5 chain.log)"; fail=1; fi
+# Each round line is flushed: a killed --chain run left redirected to a
+# file shows the rounds it finished.
+if killed_log "^round   0 " 30 killed.log -- sim --chain --model tiny --data synthetic:markov:1 \
+     --workers 3 --validators 1 --rounds 200 --inner-steps 4 --segment-steps 2 --chunk-elems 4096 --threads 1; then
+  ok "a killed sim --chain leaves its round lines in a redirected log"
+else
+  echo "FAIL: a killed sim --chain left no round line in its log: $(head -c 300 killed.log)"; fail=1
+fi
 check 2 "--chain with too few members" -- sim --chain --model tiny --data synthetic:markov:1 --workers 1 --validators 1 --rounds 1
 exit $fail

@@ -32,6 +32,25 @@ else
   bad "resumed checkpoint differs from the uninterrupted one"
 fi
 
+# Output redirected to a file is not held back: a killed run leaves its
+# banner and progress lines in the log, and a long evaluation says how far
+# it is.
+if killed_log "^batch " 30 long.log -- train "${common[@]}" --steps 100000 --log-every 100000 --out long.safetensors &&
+   grep -q "^model: " long.log; then
+  ok "a killed train leaves its banner in a redirected log before its first step line"
+else
+  bad "killed train left no progress in its log: $(head -c 300 long.log)"
+fi
+if killed_log "^eval batch [0-9]*/100000 | " 30 evlog.log -- train "${common[@]}" --steps 1 --eval-batches 100000 --out ev.safetensors; then
+  ok "a long evaluation prints progress: $(grep -m1 '^eval batch' evlog.log)"
+else
+  bad "a long evaluation printed no progress: $(tail -c 300 evlog.log)"
+fi
+check 2 "absurd --eval-batches" -- train "${common[@]}" --steps 1 --eval-batches 100000000 --out x.safetensors
+grep -q "at most 100000" err.txt || bad "the limit is not named: $(cat err.txt)"
+check 2 "absurd eval --batches" -- eval --checkpoint a.safetensors --batches 100000000
+grep -q "1..100000" err.txt || bad "the limit is not named: $(cat err.txt)"
+
 if j=$("$bin" eval --checkpoint a.safetensors --data synthetic:markov:5 --batches 3 --batch 4 \
        --seq 32 --json); then
   grep -q '"loss": [0-9.]*' <<<"$j" && grep -q '"tokens": 384' <<<"$j" || bad "eval json: $j"
@@ -112,4 +131,24 @@ cp a.safetensors lone.safetensors
 check 2 "no data given and none recorded" -- eval --checkpoint lone.safetensors
 check 1 "missing eval data file" -- eval --checkpoint a.safetensors --eval-data text:/no/such/*.txt
 check 2 "bad learning rate" -- train --model tiny --data synthetic:markov:1 --steps 1 --lr -1 --out x.safetensors
+# Optimizer moments AdamW never writes are a corrupt file (exit 1, naming
+# the tensor and index), not a diverged run to retry at a lower rate.
+moment() { # checkpoint tensor index value: overwrite one float of its optimizer state
+  cp "${1%.safetensors}.optim.safetensors" "m.optim.safetensors" && cp "$1" m.safetensors &&
+  python3 - m.optim.safetensors "$2" "$3" "$4" <<'PY'
+import json, struct, sys
+path, name, index, value = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
+with open(path, "r+b") as f:
+    n = struct.unpack("<Q", f.read(8))[0]
+    start = json.loads(f.read(n))[name]["data_offsets"][0]
+    f.seek(8 + n + start + 4 * index)
+    f.write(struct.pack("<f", value))
+PY
+}
+for v in -1 nan; do
+  moment a.safetensors adamw.exp_avg_sq 70 "$v" || bad "could not edit the optimizer state"
+  check 1 "second moment $v on resume" -- train --resume m.safetensors --data synthetic:markov:5 --steps 8 --out r.safetensors
+  grep -q "adamw.exp_avg_sq holds .* at index 70 .*corrupt" err.txt || bad "the error does not name the tensor and index: $(cat err.txt)"
+done
+[ ! -e r.safetensors ] || bad "a resume from a corrupt optimizer state trained anyway"
 exit $fail

@@ -1,5 +1,7 @@
 /* common/: hex, base64, hashes, number parsing, private files. */
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/base64.h"
 #include "common/bytes.h"
@@ -132,7 +134,73 @@ static void test_private_files(void) {
     char nodir[620];
     snprintf(nodir, sizeof nodir, "%s/no/such/dir/file", gd_test_tmpdir());
     CHECK(gd_file_create_private(nodir, "x", 1) != GD_OK);
-    CHECK_STATUS(gd_file_read_private(gd_test_tmpdir(), 100, &buf), GD_ERR_PERMISSION);
+    CHECK_STATUS(gd_file_read_private(gd_test_tmpdir(), 100, &buf), GD_ERR_IO);
+    CHECK(strstr(gd_error_detail(), "is a directory, not a regular file") != NULL);
+    char link[620];
+    snprintf(link, sizeof link, "%s/secret-link", gd_test_tmpdir());
+    CHECK(symlink(path, link) == 0);
+    CHECK_STATUS(gd_file_read_private(link, 100, &buf), GD_ERR_PERMISSION);
+    CHECK(strstr(gd_error_detail(), "symbolic link") != NULL);
+}
+
+static void test_same_path(void) {
+    const char *dir = gd_test_tmpdir();
+    char a[700], b[700], here[700], sub[700];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    CHECK(mkdir(sub, 0700) == 0);
+    snprintf(here, sizeof here, "%s/here", dir);
+    CHECK(symlink(dir, here) == 0);
+    /* Not yet there: the same name in the same directory, spelt any way. */
+    snprintf(a, sizeof a, "%s/out.key", dir);
+    snprintf(b, sizeof b, "%s/sub/../out.key", dir);
+    CHECK(gd_file_same_path(a, a));
+    CHECK(gd_file_same_path(a, b));
+    snprintf(b, sizeof b, "%s/here/out.key", dir);
+    CHECK(gd_file_same_path(a, b));
+    snprintf(b, sizeof b, "%s/sub/out.key", dir);
+    CHECK(!gd_file_same_path(a, b));
+    snprintf(b, sizeof b, "%s/out.mnemonic", dir);
+    CHECK(!gd_file_same_path(a, b));
+    snprintf(b, sizeof b, "%s/no/such/out.key", dir);
+    CHECK(!gd_file_same_path(a, b));
+    /* Existing: the same inode, hard links included. */
+    gd_bytes_part part = {"x", 1};
+    CHECK_OK(gd_file_write_atomic(a, &part, 1, 0600));
+    snprintf(b, sizeof b, "%s/sub/hard", dir);
+    CHECK(link(a, b) == 0);
+    CHECK(gd_file_same_path(a, b));
+}
+
+/* A FIFO named where a file is expected is refused at once: opening one for
+ * reading would otherwise wait for a writer that never comes. alarm()
+ * turns such a hang into a failed test. */
+static void test_fifo_refused(void) {
+    char fifo[600];
+    snprintf(fifo, sizeof fifo, "%s/fifo", gd_test_tmpdir());
+    CHECK(mkfifo(fifo, 0600) == 0);
+    alarm(10);
+    gd_buf buf = {0};
+    CHECK_STATUS(gd_file_read(fifo, 100, &buf), GD_ERR_IO);
+    CHECK(strstr(gd_error_detail(), "is a FIFO, not a regular file") != NULL);
+    CHECK_STATUS(gd_file_read_private(fifo, 100, &buf), GD_ERR_IO);
+    CHECK(strstr(gd_error_detail(), "is a FIFO, not a regular file") != NULL);
+    int fd = 7;
+    struct stat st;
+    CHECK_STATUS(gd_file_open_regular(fifo, 0, &fd, &st), GD_ERR_IO);
+    CHECK(fd == -1);
+    alarm(0);
+    gd_buf_free(&buf);
+    /* A regular file opens in blocking mode, its stat beside it. */
+    char path[620];
+    snprintf(path, sizeof path, "%s/plain", gd_test_tmpdir());
+    gd_bytes_part part = {"abc", 3};
+    CHECK_OK(gd_file_write_atomic(path, &part, 1, 0644));
+    CHECK_OK(gd_file_open_regular(path, 0, &fd, &st));
+    CHECK(fd >= 0 && st.st_size == 3 && (fcntl(fd, F_GETFL) & O_NONBLOCK) == 0);
+    close(fd);
+    char missing[620];
+    snprintf(missing, sizeof missing, "%s/none", gd_test_tmpdir());
+    CHECK_STATUS(gd_file_open_regular(missing, 0, &fd, &st), GD_ERR_NOT_FOUND);
 }
 
 static void test_random_and_wipe(void) {
@@ -152,6 +220,8 @@ int main(void) {
     RUN_TEST(test_hashes);
     RUN_TEST(test_parse);
     RUN_TEST(test_private_files);
+    RUN_TEST(test_fifo_refused);
+    RUN_TEST(test_same_path);
     RUN_TEST(test_random_and_wipe);
     return gd_test_finish();
 }

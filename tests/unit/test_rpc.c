@@ -288,6 +288,63 @@ static void test_timeout_and_retries(void) {
     json_decref(plan.last_params);
 }
 
+typedef struct wait_seen {
+    int calls;
+    char method[32];
+    long waited_ms, deadline_ms;
+} wait_seen;
+
+static void on_wait(void *ctx, const char *url, const char *method, long waited_ms,
+                    long deadline_ms) {
+    wait_seen *w = ctx;
+    w->calls++;
+    snprintf(w->method, sizeof w->method, "%s", method);
+    w->waited_ms = waited_ms;
+    w->deadline_ms = deadline_ms;
+}
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* A deadline bounds a call with all its retries (a node that accepts and
+ * never answers costs the deadline, not every try's timeout), and a slow
+ * call tells the caller, once, what it is waiting for. */
+static void test_deadline_and_wait_notice(void) {
+    mock_plan plan = {0};
+    plan.result = json_loads(status_result, 0, NULL);
+    plan.delay_ms = 3000;
+    gd_mock_server *srv = gd_mock_start(mock_handler, &plan);
+    gd_rpc_options opt;
+    gd_rpc_options_default(&opt);
+    opt.timeout_ms = 1000;
+    opt.max_retries = 3;
+    opt.retry_base_ms = 10;
+    opt.retry_cap_ms = 20;
+    opt.deadline_ms = 1500;
+    opt.notice_after_ms = 300;
+    wait_seen seen = {0};
+    opt.on_wait = on_wait;
+    opt.on_wait_ctx = &seen;
+    gd_rpc *rpc = NULL;
+    CHECK_OK(gd_rpc_open(&rpc, gd_mock_url(srv), &opt));
+    gd_node_status st;
+    double t0 = now_s();
+    CHECK_STATUS(gd_rpc_status(rpc, &st), GD_ERR_TIMEOUT);
+    double took = now_s() - t0;
+    CHECK(took >= 1.4 && took < 2.5); /* four tries of 1 s each would take 4 s */
+    CHECK(strstr(gd_error_detail(), "within 1500 ms") != NULL);
+    CHECK(seen.calls == 1);
+    CHECK_STR_EQ(seen.method, "status");
+    CHECK(seen.waited_ms >= 300 && seen.waited_ms < 1500 && seen.deadline_ms == 1500);
+    gd_rpc_close(rpc);
+    gd_mock_stop(srv);
+    json_decref(plan.result);
+    json_decref(plan.last_params);
+}
+
 static void test_refused_and_bad_urls(void) {
     char url[64];
     gd_mock_refused_url(url, sizeof url);
@@ -332,6 +389,7 @@ int main(void) {
     RUN_TEST(test_broadcast_and_tx);
     RUN_TEST(test_malformed_answers);
     RUN_TEST(test_timeout_and_retries);
+    RUN_TEST(test_deadline_and_wait_notice);
     RUN_TEST(test_refused_and_bad_urls);
     RUN_TEST(test_oversized_answer);
     return gd_test_finish();

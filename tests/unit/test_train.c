@@ -338,6 +338,55 @@ static void test_mismatched_optimizer_state(void) {
     gd_data_close(data);
 }
 
+/* Optimizer moments AdamW could never write (a non-finite value, a negative
+ * second moment) are refused on resume as a corrupt file naming the tensor
+ * and index, not left to surface later as a diverged step. */
+static void test_corrupt_optimizer_moments(void) {
+    gd_model_config c = tiny();
+    gd_train_options o = small_options(5);
+    gd_data *data = NULL;
+    CHECK_OK(gd_data_open(&data, "synthetic:markov:3"));
+    gd_trainer *t = NULL;
+    CHECK_OK(gd_trainer_create(&t, &c, &o, 1));
+    CHECK_OK(gd_trainer_step(t, data, NULL));
+    const gd_param_layout *l = gd_trainer_layout(t);
+    size_t n = l->total, at = l->tensors[1].offset + 3;
+    float *m = malloc(n * sizeof(float)), *v = malloc(n * sizeof(float));
+    CHECK(m && v);
+    gd_trainer_get_state(t, NULL, m, v, NULL);
+    gd_optim_state state = {.step = 1, .options = *gd_trainer_options(t)};
+    const char *p = path_in_tmp("moments.safetensors");
+    CHECK_OK(gd_trainer_save(t, p, "x"));
+    const float bad[] = {-1.0f, NAN, INFINITY};
+    char want[64];
+    snprintf(want, sizeof want, "at index %zu (in %s)", at, l->tensors[1].name);
+    for (int k = 0; k < 3; k++) {
+        float keep = v[at];
+        v[at] = bad[k];
+        CHECK_OK(gd_checkpoint_save_optim(p, l, m, v, &state));
+        v[at] = keep;
+        gd_trainer *r = NULL;
+        CHECK_STATUS(gd_trainer_resume(&r, p, 1), GD_ERR_PARSE);
+        CHECK(strstr(gd_error_detail(), "tensor adamw.exp_avg_sq holds") != NULL);
+        CHECK(strstr(gd_error_detail(), want) != NULL);
+        CHECK(strstr(gd_error_detail(), "corrupt") != NULL);
+    }
+    /* A first moment may be negative, never non-finite. */
+    m[at] = -m[at] - 1.0f;
+    CHECK_OK(gd_checkpoint_save_optim(p, l, m, v, &state));
+    gd_trainer *r = NULL;
+    CHECK_OK(gd_trainer_resume(&r, p, 1));
+    gd_trainer_destroy(r);
+    m[at] = NAN;
+    CHECK_OK(gd_checkpoint_save_optim(p, l, m, v, &state));
+    CHECK_STATUS(gd_trainer_resume(&r, p, 1), GD_ERR_PARSE);
+    CHECK(strstr(gd_error_detail(), "tensor adamw.exp_avg holds nan") != NULL);
+    free(m);
+    free(v);
+    gd_trainer_destroy(t);
+    gd_data_close(data);
+}
+
 /* Evaluation on a token shard scores exactly the documented windows. */
 static void test_evaluate_shard_windows(void) {
     size_t count = 1000;
@@ -392,6 +441,7 @@ int main(void) {
     RUN_TEST(test_checkpoint_format);
     RUN_TEST(test_checkpoint_rejects);
     RUN_TEST(test_mismatched_optimizer_state);
+    RUN_TEST(test_corrupt_optimizer_moments);
     RUN_TEST(test_evaluate_shard_windows);
     return gd_test_finish();
 }
