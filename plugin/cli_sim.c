@@ -301,7 +301,8 @@ static const gd_opt_spec gd_sim_opts[] = {
     {"weight-decay", "WD", "inner AdamW weight decay on matrices (default 0.1)"},
     {"eval-batches", "N", "evaluation batches for each round's global state (default 8)"},
     {"verify", NULL, "a validator re-executes one random segment per worker per round"},
-    {"payload-dir", "DIR", "also write every payload there (r<round>-<address>.gdpl)"},
+    {"payload-dir", "DIR", "also write every payload there (r<round>-<address>.gdpl); made if "
+                          "missing"},
     {"run", "ID", "run id, tags hashes and payloads (default 1)"},
     {"seed", "S", "seed of the initial weights and the batches (default 1)"},
     {"threads", "N", "worker threads (default: all cores)"},

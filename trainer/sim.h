@@ -49,7 +49,8 @@ typedef struct gd_sim_options {
     bool local;             /* also run the no-communication baseline */
     bool verify;            /* a validator re-executes one random segment per worker per round */
     /* If set, every payload is also written there as the file a worker
-     * serves: r<round>-<address>.gdpl (round zero-padded to 4 digits). */
+     * serves: r<round>-<address>.gdpl (round zero-padded to 4 digits).
+     * It is created (with its parents) before the first round. */
     const char *payload_dir;
     int threads;
 } gd_sim_options;

@@ -135,6 +135,23 @@ static void test_private_files(void) {
     CHECK_STATUS(gd_file_read_private(gd_test_tmpdir(), 100, &buf), GD_ERR_PERMISSION);
 }
 
+static void test_dir_create(void) {
+    char dir[620], file[640];
+    snprintf(dir, sizeof dir, "%s/made/by/dir_create/", gd_test_tmpdir());
+    CHECK_OK(gd_dir_create(dir, 0755));
+    struct stat st;
+    CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode));
+    CHECK_OK(gd_dir_create(dir, 0755)); /* already there */
+    snprintf(file, sizeof file, "%sfile", dir);
+    gd_bytes_part part = {"x", 1};
+    CHECK_OK(gd_file_write_atomic(file, &part, 1, 0644));
+    CHECK_STATUS(gd_dir_create(file, 0755), GD_ERR_IO);
+    CHECK(strstr(gd_error_detail(), "a file is in the way") != NULL);
+    snprintf(dir, sizeof dir, "%s/sub", file);
+    CHECK_STATUS(gd_dir_create(dir, 0755), GD_ERR_IO);
+    CHECK_STATUS(gd_dir_create("", 0755), GD_ERR_INVALID);
+}
+
 static void test_random_and_wipe(void) {
     uint8_t a[32] = {0}, b[32] = {0};
     CHECK_OK(gd_random_bytes(a, sizeof a));
@@ -152,6 +169,7 @@ int main(void) {
     RUN_TEST(test_hashes);
     RUN_TEST(test_parse);
     RUN_TEST(test_private_files);
+    RUN_TEST(test_dir_create);
     RUN_TEST(test_random_and_wipe);
     return gd_test_finish();
 }
