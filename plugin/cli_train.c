@@ -54,7 +54,7 @@ int gd_cli_model_config(gd_cli *cli, gd_args *args, gd_model_config *config) {
 
 /* --batch, --seq, --micro-batch into o (defaults kept when absent). */
 static int gd_cli_batch_opts(gd_cli *cli, gd_args *args, gd_train_options *o) {
-    uint64_t batch = o->batch, seq = o->seq_len, micro = 0;
+    uint64_t batch = o->batch, seq = o->seq_len, micro = o->micro_batch;
     int rc;
     if ((rc = gd_cli_u64_opt(cli, args, "batch", &batch)) >= 0 ||
         (rc = gd_cli_u64_opt(cli, args, "seq", &seq)) >= 0 ||
@@ -62,12 +62,19 @@ static int gd_cli_batch_opts(gd_cli *cli, gd_args *args, gd_train_options *o) {
         return rc;
     if (batch < 1 || batch > (1u << 20) || seq < 1 || seq > (1u << 20))
         return gd_cli_usage(cli, args, "--batch and --seq must be 1..%u", 1u << 20);
-    if (gd_arg(args, "batch") && !gd_arg(args, "micro-batch"))
-        micro = batch; /* a new batch without a micro-batch: one pass */
+    if (!gd_arg(args, "micro-batch")) {
+        if (gd_arg(args, "batch"))
+            micro = batch; /* a new batch without a micro-batch: one pass */
+    } else if (micro < 1 || micro > batch || batch % micro != 0) {
+        /* Checked here, on the values given, so the message names them and
+         * not a default the trainer would otherwise report. */
+        return gd_cli_usage(cli, args, "--micro-batch %" PRIu64 " must divide the batch %" PRIu64
+                                       " (1..%" PRIu64 " sequences per pass)",
+                            micro, batch, batch);
+    }
     o->batch = (size_t)batch;
     o->seq_len = (size_t)seq;
-    if (micro)
-        o->micro_batch = (size_t)micro;
+    o->micro_batch = (size_t)micro;
     return -1;
 }
 
@@ -75,7 +82,8 @@ static int gd_cli_batch_opts(gd_cli *cli, gd_args *args, gd_train_options *o) {
 static int gd_cli_optim_opts(gd_cli *cli, gd_args *args, gd_optim_config *c) {
     uint64_t warmup = c->warmup_steps, schedule = c->schedule_steps;
     int rc;
-    if ((rc = gd_cli_real_opt(cli, args, "lr", 1e-12, 10, &c->lr)) >= 0 ||
+    /* --lr's range is the optimizer's (trainer/optim.c): below 10. */
+    if ((rc = gd_cli_real_below_opt(cli, args, "lr", 1e-12, 10, &c->lr)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "min-lr", 0, 10, &c->min_lr)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "weight-decay", 0, 0.99, &c->weight_decay)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "beta1", 0, 0.9999999, &c->beta1)) >= 0 ||

@@ -36,6 +36,21 @@ int gd_cli_real_opt(gd_cli *cli, gd_args *args, const char *name, double min, do
     return -1;
 }
 
+int gd_cli_real_below_opt(gd_cli *cli, gd_args *args, const char *name, double min,
+                          double below, double *out) {
+    const char *v = gd_arg(args, name);
+    if (v == NULL)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (end == v || *end != '\0' || errno != 0 || !isfinite(d) || d < min || d >= below)
+        return gd_cli_usage(cli, args, "--%s wants a number in [%g, %g), got '%.40s'", name, min,
+                            below, v);
+    *out = d;
+    return -1;
+}
+
 int gd_cli_duration_opt(gd_cli *cli, gd_args *args, const char *name, long *out_ms) {
     const char *v = gd_arg(args, name);
     int64_t ms;

@@ -52,6 +52,11 @@ int gd_cli_print_tree(gd_cli *cli, json_t *value);
 int gd_cli_real_opt(gd_cli *cli, gd_args *args, const char *name, double min, double max,
                     double *out);
 
+/* The same in [min, below): for limits the value must stay under, such as
+ * the optimizer's learning rate. */
+int gd_cli_real_below_opt(gd_cli *cli, gd_args *args, const char *name, double min,
+                          double below, double *out);
+
 /* Parses a duration option in milliseconds; absent leaves *out unchanged. */
 int gd_cli_duration_opt(gd_cli *cli, gd_args *args, const char *name, long *out_ms);
 

@@ -112,4 +112,11 @@ cp a.safetensors lone.safetensors
 check 2 "no data given and none recorded" -- eval --checkpoint lone.safetensors
 check 1 "missing eval data file" -- eval --checkpoint a.safetensors --eval-data text:/no/such/*.txt
 check 2 "bad learning rate" -- train --model tiny --data synthetic:markov:1 --steps 1 --lr -1 --out x.safetensors
+# The option checks name what was given, and are the optimizer's own limits.
+check 2 "micro-batch 0" -- train --model tiny --data synthetic:markov:1 --steps 1 --batch 2 --micro-batch 0 --out x.safetensors
+grep -q -- "--micro-batch 0 must divide the batch 2" err.txt || bad "micro-batch 0: not the values given: $(cat err.txt)"
+check 2 "micro-batch beyond the batch" -- eval --checkpoint a.safetensors --batch 2 --micro-batch 4
+grep -q -- "--micro-batch 4 must divide the batch 2" err.txt || bad "eval micro-batch: $(cat err.txt)"
+check 2 "learning rate 10" -- train --model tiny --data synthetic:markov:1 --steps 1 --lr 10 --out x.safetensors
+grep -q -- "--lr wants a number in \[1e-12, 10)" err.txt || bad "--lr 10 is not refused by the option check: $(cat err.txt)"
 exit $fail
