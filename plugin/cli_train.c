@@ -400,8 +400,30 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
         spec = recorded;
     }
     bool from_checkpoint = spec == recorded;
-    if (!gd_arg(args, "seq") && o.seq_len > layout.config.max_position_embeddings)
-        o.seq_len = layout.config.max_position_embeddings;
+    /* Without --seq, the length it was trained at: a model scored at a
+     * length it never saw reads worse than it is. Checkpoints from
+     * elsewhere record none and keep the default, within the model. */
+    const char *seq_from = "given";
+    if (!gd_arg(args, "seq")) {
+        gd_train_options trained;
+        s = gd_checkpoint_train_options(ckpt, &trained);
+        if (s == GD_OK && trained.seq_len >= 1 &&
+            trained.seq_len <= layout.config.max_position_embeddings) {
+            o.seq_len = trained.seq_len;
+            seq_from = "the training length, recorded in the checkpoint";
+        } else if (s != GD_OK && s != GD_ERR_NOT_FOUND) {
+            free(params);
+            gd_param_layout_free(&layout);
+            return gd_cli_fail(cli, s);
+        } else {
+            seq_from = "the default";
+            if (o.seq_len > layout.config.max_position_embeddings) {
+                o.seq_len = layout.config.max_position_embeddings;
+                seq_from = "the model's max_position_embeddings";
+            }
+        }
+        s = GD_OK;
+    }
     gd_data *data = NULL;
     gd_pool *pool = NULL;
     s = gd_data_open(&data, spec);
@@ -420,16 +442,17 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
     if (s != GD_OK) {
         rc = gd_cli_fail(cli, s);
     } else if (gd_flag(args, "json")) {
-        rc = gd_cli_print_json(cli, json_pack("{s:f,s:I,s:I,s:f,s:I,s:I,s:s,s:b}", "loss", loss,
-                                              "tokens", (json_int_t)tokens, "batches",
+        rc = gd_cli_print_json(cli, json_pack("{s:f,s:I,s:I,s:f,s:I,s:I,s:s,s:s,s:b}", "loss",
+                                              loss, "tokens", (json_int_t)tokens, "batches",
                                               (json_int_t)(tokens / (o.batch * o.seq_len)),
                                               "perplexity", exp(loss), "step",
                                               (json_int_t)step, "seq", (json_int_t)o.seq_len,
-                                              "eval_data", spec, "eval_data_from_checkpoint",
-                                              from_checkpoint));
+                                              "seq_from", seq_from, "eval_data", spec,
+                                              "eval_data_from_checkpoint", from_checkpoint));
     } else {
         fprintf(cli->out, "data: %s%s: %s\n", spec,
                 from_checkpoint ? " (recorded in the checkpoint)" : "", gd_data_describe(data));
+        fprintf(cli->out, "seq: %zu tokens (%s)\n", o.seq_len, seq_from);
         fprintf(cli->out, "loss %.4f nats/token (perplexity %.3f) over %" PRIu64 " tokens, "
                           "%" PRIu64 " batches of %zu x %zu\n",
                 loss, exp(loss), tokens, tokens / (o.batch * o.seq_len), o.batch, o.seq_len);
@@ -448,7 +471,11 @@ static const gd_opt_spec gd_eval_opts[] = {
                           "(default: the data recorded in the checkpoint)"},
     {"data", "SPEC", "the same as --eval-data"},
     {"batches", "N", "evaluation batches, from the first (default 10)"},
-    GD_BATCH_OPTS,
+    {"batch", "B", "sequences per batch (default 8)"},
+    {"seq", "T", "tokens per sequence (default: the length it was trained at, as its optimizer "
+                 "state records it; else 256)"},
+    {"micro-batch", "M", "sequences per forward pass; divides B (default B)"},
+    {"threads", "N", "worker threads (default: all cores; results do not depend on it)"},
     {"json", NULL, "print {\"loss\", \"tokens\", ...} as JSON"},
     {NULL, NULL, NULL},
 };

@@ -72,6 +72,24 @@ else
   bad "eval with the recorded data or --eval-data failed: $out $a $b $c"
 fi
 
+# Without --seq, eval scores at the length the checkpoint was trained at
+# (32 here, not the default 256) and says so; a checkpoint that records
+# none keeps the default.
+cp a.safetensors lone.safetensors # no optimizer state beside it
+if out=$("$bin" eval --checkpoint e.safetensors --batches 2 --batch 4) &&
+   s=$("$bin" eval --checkpoint e.safetensors --batches 2 --batch 4 --json) &&
+   l=$("$bin" eval --checkpoint lone.safetensors --data synthetic:markov:5 --batches 1 --batch 2 --json); then
+  grep -q "^seq: 32 tokens (the training length, recorded in the checkpoint)" <<<"$out" ||
+    bad "eval does not say which length it used: $out"
+  [ "$(field "$s" seq)" = 32 ] && [ "$(field "$s" loss)" = "$(field "$a" loss)" ] ||
+    bad "eval without --seq is not the training length: $s / $a"
+  [ "$(field "$l" seq)" = 256 ] && [ "$(field "$l" seq_from)" = "the default" ] ||
+    bad "eval of a checkpoint without options: $l"
+  ok "eval defaults to the training length: seq $(field "$s" seq), loss $(field "$s" loss)"
+else
+  bad "eval without --seq failed: $out $s $l"
+fi
+
 if j=$("$bin" bench train --model tiny --batch 2 --seq 32 --steps 1 --threads 1 --json); then
   for k in tokens_per_s params threads batch seq gflops sgemm_gflops; do
     grep -q "\"$k\":" <<<"$j" || bad "bench train json lacks $k: $j"
@@ -108,7 +126,6 @@ check 2 "eval with --data and --eval-data" -- eval --checkpoint a.safetensors --
 check 2 "eval data beyond the model's vocabulary" -- eval --checkpoint v16.safetensors --eval-data synthetic:markov:1:32
 head -c 3000 /dev/zero | tr '\0' 'x' > bytes.txt
 check 2 "text eval data beyond the model's vocabulary" -- eval --checkpoint v16.safetensors --eval-data text:bytes.txt --seq 16
-cp a.safetensors lone.safetensors
 check 2 "no data given and none recorded" -- eval --checkpoint lone.safetensors
 check 1 "missing eval data file" -- eval --checkpoint a.safetensors --eval-data text:/no/such/*.txt
 check 2 "bad learning rate" -- train --model tiny --data synthetic:markov:1 --steps 1 --lr -1 --out x.safetensors
