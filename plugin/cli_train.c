@@ -105,6 +105,8 @@ typedef struct gd_train_run {
     gd_data *data;
     gd_data *eval_data; /* --eval-data's source, or NULL: evaluate on data */
     const char *data_spec, *eval_spec, *out;
+    const char *resume;    /* --resume's checkpoint, or NULL */
+    uint64_t resumed_from; /* the step it was at */
     uint64_t steps, log_every, save_every, eval_batches;
 } gd_train_run;
 
@@ -121,6 +123,8 @@ static int gd_train_setup(gd_cli *cli, gd_args *args, gd_train_run *run, int thr
         s = gd_trainer_resume(&run->trainer, resume, threads);
         if (s != GD_OK)
             return gd_cli_fail(cli, s);
+        run->resume = resume;
+        run->resumed_from = gd_trainer_step_count(run->trainer);
         o = *gd_trainer_options(run->trainer);
     }
     int rc;
@@ -149,6 +153,18 @@ static int gd_train_setup(gd_cli *cli, gd_args *args, gd_train_run *run, int thr
             return rc;
         s = gd_trainer_create(&run->trainer, &config, &o, threads);
     } else {
+        /* The stored schedule ends where the first run did; past it every
+         * step runs at min-lr. Going on past it is a choice to make, not a
+         * default to discover. */
+        uint64_t end = o.optim.schedule_steps, at = gd_trainer_step_count(run->trainer);
+        if (!schedule_given && run->steps > end)
+            return gd_cli_usage(cli, args,
+                                "the checkpoint's learning-rate schedule ends at step %" PRIu64
+                                ", so steps %" PRIu64 "..%" PRIu64 " would run at the minimum "
+                                "rate %g: give --schedule-steps %" PRIu64 " to stretch it over "
+                                "the longer run, or --schedule-steps %" PRIu64 " to keep it",
+                                end, at > end ? at : end, run->steps - 1, o.optim.min_lr,
+                                run->steps, end);
         if (memcmp(&o, gd_trainer_options(run->trainer), sizeof o) != 0)
             GD_LOG_WARN("train", "resuming with changed options: the run no longer matches an "
                                  "uninterrupted one");
@@ -163,6 +179,9 @@ static void gd_train_banner(gd_cli *cli, const gd_train_run *run, int threads) {
     const gd_param_layout *l = gd_trainer_layout(run->trainer);
     const gd_train_options *o = gd_trainer_options(run->trainer);
     const gd_model_config *c = &l->config;
+    if (run->resume)
+        fprintf(cli->out, "resumed from step %" PRIu64 " of %s\n", run->resumed_from,
+                run->resume);
     fprintf(cli->out,
             "model: %zu parameters (hidden %u, %u layers, %u/%u heads, vocab %u%s)\n"
             "data: %s\n"
@@ -285,6 +304,8 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
                                   "steps", (json_int_t)gd_trainer_step_count(run.trainer),
                                   "tokens", tokens, "seconds", seconds, "tokens_per_s",
                                   seconds > 0 ? tokens / seconds : 0.0, "checkpoint", run.out);
+            if (j && run.resume)
+                json_object_set_new(j, "resumed_from", json_integer((json_int_t)run.resumed_from));
             if (j && run.eval_batches) {
                 json_object_set_new(j, "eval_loss", eval_tokens ? json_real(eval_loss)
                                                                 : json_null());
@@ -332,7 +353,9 @@ static const gd_opt_spec gd_train_opts[] = {
     {"lr", "LR", "peak learning rate (default 1e-3)"},
     {"min-lr", "LR", "learning rate at the end of the cosine decay (default lr/10)"},
     {"warmup", "N", "linear warmup steps (default 5% of --steps, at most 100)"},
-    {"schedule-steps", "N", "steps the warmup+cosine schedule spans (default --steps)"},
+    {"schedule-steps", "N", "steps the warmup+cosine schedule spans (default --steps; with "
+                            "--resume the checkpoint's, which --steps may not pass unless "
+                            "this is given)"},
     {"weight-decay", "WD", "AdamW weight decay on matrices (default 0.1)"},
     {"beta1", "B1", "AdamW beta1 (default 0.9)"},
     {"beta2", "B2", "AdamW beta2 (default 0.95)"},

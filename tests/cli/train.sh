@@ -10,6 +10,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 fail=0
+field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
 common=(--model tiny --data synthetic:markov:5 --batch 4 --seq 32 --threads 2 --lr 3e-3)
 if out=$("$bin" train "${common[@]}" --steps 6 --log-every 2 --out a.safetensors); then
@@ -32,6 +33,26 @@ else
   bad "resumed checkpoint differs from the uninterrupted one"
 fi
 
+# Past the stored schedule's end (3 steps here) a resume must say whether to
+# stretch or keep it; either way it says where it resumed.
+"$bin" train "${common[@]}" --steps 3 --out g.safetensors >/dev/null || bad "3-step run failed"
+check 2 "resume past the schedule's end" -- train --resume g.safetensors --data synthetic:markov:5 --steps 6 --out h.safetensors
+grep -q -- "schedule ends at step 3.*--schedule-steps 6 to stretch it.*--schedule-steps 3 to keep it" err.txt ||
+  bad "the refusal does not offer both choices: $(cat err.txt)"
+if out=$("$bin" train --resume g.safetensors --data synthetic:markov:5 --steps 6 --schedule-steps 6 \
+         --log-every 1 --out h.safetensors 2>/dev/null) &&
+   j=$("$bin" train --resume g.safetensors --data synthetic:markov:5 --steps 6 --schedule-steps 3 \
+       --out i.safetensors --json 2>/dev/null); then
+  grep -q "^resumed from step 3 of g.safetensors" <<<"$out" || bad "no resume line: $out"
+  grep -q "schedule 6 steps" <<<"$out" || bad "the stretched schedule is not shown: $out"
+  grep -q "^step      4/6 | loss [0-9.]* | lr 3.00e-04" <<<"$out" &&
+    bad "the stretched schedule still runs at the minimum rate: $out"
+  [ "$(field "$j" resumed_from)" = 3 ] || bad "train --json lacks resumed_from: $j"
+  ok "resume past the schedule: stretched with --schedule-steps 6, kept with 3"
+else
+  bad "resume with --schedule-steps failed: $out $j"
+fi
+
 if j=$("$bin" eval --checkpoint a.safetensors --data synthetic:markov:5 --batches 3 --batch 4 \
        --seq 32 --json); then
   grep -q '"loss": [0-9.]*' <<<"$j" && grep -q '"tokens": 384' <<<"$j" || bad "eval json: $j"
@@ -43,7 +64,6 @@ fi
 # Held-out evaluation: --eval-data moves train's eval loss and names the
 # source; eval defaults to the data the checkpoint records, and --eval-data
 # (or --data, not both) overrides it.
-field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 if j=$("$bin" train "${common[@]}" --steps 6 --eval-batches 2 --out e.safetensors --json) &&
    k=$("$bin" train "${common[@]}" --steps 6 --eval-batches 2 --eval-data synthetic:markov:6 \
        --out f.safetensors --json); then
