@@ -296,6 +296,10 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
                         run.eval_data ? run.eval_data : run.data, run.eval_batches, o->batch,
                         o->seq_len, o->micro_batch, gd_trainer_pool(run.trainer), &eval_loss,
                         &eval_tokens);
+        if (s == GD_OK && eval_tokens && !isfinite(eval_loss))
+            s = gd_fail(GD_ERR_LIMIT, "the eval loss after training is not finite (%g); %s "
+                                      "holds the diverged model",
+                        eval_loss, run.out);
     }
     if (s == GD_OK) {
         if (json) {
@@ -307,7 +311,7 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
             if (j && run.resume)
                 json_object_set_new(j, "resumed_from", json_integer((json_int_t)run.resumed_from));
             if (j && run.eval_batches) {
-                json_object_set_new(j, "eval_loss", eval_tokens ? json_real(eval_loss)
+                json_object_set_new(j, "eval_loss", eval_tokens ? gd_cli_json_number(eval_loss)
                                                                 : json_null());
                 json_object_set_new(j, "eval_tokens", json_integer((json_int_t)eval_tokens));
                 json_object_set_new(j, "eval_data",
@@ -408,6 +412,12 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
     gd_status s = gd_checkpoint_load_model(ckpt, &layout, &params, &step);
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
+    /* A nan loss is not a score: refuse the weights that would give one. */
+    if ((s = gd_params_check_finite(&layout, params)) != GD_OK) {
+        free(params);
+        gd_param_layout_free(&layout);
+        return gd_cli_fail(cli, gd_fail_context(s, "checkpoint %s", ckpt));
+    }
     /* Neither given: the source it was trained on, as its optimizer state
      * records it. */
     char recorded[sizeof ((gd_optim_state *)0)->data_spec];
@@ -462,13 +472,18 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
     if (s == GD_OK)
         s = gd_evaluate(&layout, params, data, batches, o.batch, o.seq_len, o.micro_batch, pool,
                         &loss, &tokens);
+    if (s == GD_OK && !isfinite(loss))
+        s = gd_fail(GD_ERR_LIMIT, "the loss of checkpoint %s over %" PRIu64 " tokens is not "
+                                  "finite (%g): its weights overflow the forward pass",
+                    ckpt, tokens, loss);
     if (s != GD_OK) {
         rc = gd_cli_fail(cli, s);
     } else if (gd_flag(args, "json")) {
-        rc = gd_cli_print_json(cli, json_pack("{s:f,s:I,s:I,s:f,s:I,s:I,s:s,s:s,s:b}", "loss",
+        rc = gd_cli_print_json(cli, json_pack("{s:f,s:I,s:I,s:o,s:I,s:I,s:s,s:s,s:b}", "loss",
                                               loss, "tokens", (json_int_t)tokens, "batches",
                                               (json_int_t)(tokens / (o.batch * o.seq_len)),
-                                              "perplexity", exp(loss), "step",
+                                              "perplexity", gd_cli_json_number(exp(loss)),
+                                              "step",
                                               (json_int_t)step, "seq", (json_int_t)o.seq_len,
                                               "seq_from", seq_from, "eval_data", spec,
                                               "eval_data_from_checkpoint", from_checkpoint));

@@ -94,6 +94,10 @@ int gd_cli_load_key(gd_cli *cli, gd_args *args, gd_key *key) {
     return -1;
 }
 
+json_t *gd_cli_json_number(double v) {
+    return isfinite(v) ? json_real(v) : json_null();
+}
+
 int gd_cli_print_json(gd_cli *cli, json_t *value) {
     if (value == NULL) {
         fprintf(cli->err, "error: out of memory formatting JSON\n");

@@ -126,9 +126,9 @@ static gd_status gd_sim_setup(gd_sim *s, const gd_sim_options *o) {
         return gd_fail(GD_ERR_INVALID, "the simulation needs at least one round and one "
                                        "evaluation batch");
     for (uint32_t w = 0; o->speeds && w < c->workers; w++)
-        if (!(o->speeds[w] > 0 && o->speeds[w] <= 1000))
-            return gd_fail(GD_ERR_INVALID, "worker %u's speed %g must be in (0, 1000]", w,
-                           o->speeds[w]);
+        if (!(o->speeds[w] >= GD_SIM_SPEED_MIN && o->speeds[w] <= GD_SIM_SPEED_MAX))
+            return gd_fail(GD_ERR_INVALID, "worker %u's speed %g must be in [%g, %g]", w,
+                           o->speeds[w], GD_SIM_SPEED_MIN, GD_SIM_SPEED_MAX);
     if (!(o->link_mbps >= 0) || !(o->rtt_ms >= 0))
         return gd_fail(GD_ERR_INVALID, "link speed and round-trip time must be >= 0");
     /* Made now, so a directory that cannot be does not cost a round. */

@@ -27,6 +27,10 @@
 #include "trainer/config.h"
 #include "trainer/diloco.h"
 
+/* The range of a worker's relative speed (gd_sim_options.speeds). */
+#define GD_SIM_SPEED_MIN 1e-3
+#define GD_SIM_SPEED_MAX 1e3
+
 typedef struct gd_sim_options {
     gd_diloco_config diloco;
     gd_model_config model;

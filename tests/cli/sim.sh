@@ -180,6 +180,7 @@ check 2 "unknown codec" -- sim "${small[@]}" --codec int9
 check 2 "unknown baseline" -- sim "${small[@]}" --baseline fedavg
 check 2 "segment not dividing H" -- sim --model tiny --data synthetic:markov:3 --inner-steps 4 --segment-steps 3
 check 2 "wrong number of speeds" -- sim "${small[@]}" --speeds 1,2,3
+check 2 "a speed too small for a finite wall time" -- sim "${small[@]}" --speeds 4.9e-324,1
 check 2 "negative link" -- sim "${small[@]}" --link-mbps -5
 check 2 "outer momentum of 1" -- sim "${small[@]}" --outer-momentum 1
 check 1 "missing data file" -- sim --model tiny --data /no/such.bin --workers 2 --inner-steps 2 --rounds 1

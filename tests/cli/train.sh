@@ -148,6 +148,21 @@ head -c 3000 /dev/zero | tr '\0' 'x' > bytes.txt
 check 2 "text eval data beyond the model's vocabulary" -- eval --checkpoint v16.safetensors --eval-data text:bytes.txt --seq 16
 check 2 "no data given and none recorded" -- eval --checkpoint lone.safetensors
 check 1 "missing eval data file" -- eval --checkpoint a.safetensors --eval-data text:/no/such/*.txt
+# Non-finite weights are an error, as text and as --json (which never fails
+# formatting a nan).
+python3 - a.safetensors nan.safetensors <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", d[:8])[0]
+body = struct.pack("<f", float("nan")) * ((len(d) - 8 - n) // 4)
+open(sys.argv[2], "wb").write(d[:8 + n] + body)
+PY
+cp a.optim.safetensors nan.optim.safetensors
+check 1 "a checkpoint of nan weights" -- eval --checkpoint nan.safetensors --batches 1
+grep -q "parameters are not finite" err.txt || bad "the nan checkpoint's error: $(cat err.txt)"
+check 1 "a checkpoint of nan weights, --json" -- eval --checkpoint nan.safetensors --batches 1 --json
+grep -q "parameters are not finite" err.txt || bad "the nan checkpoint's --json error: $(cat err.txt)"
+[ -s out.txt ] && bad "eval of nan weights printed a result: $(cat out.txt)"
 check 2 "bad learning rate" -- train --model tiny --data synthetic:markov:1 --steps 1 --lr -1 --out x.safetensors
 # The option checks name what was given, and are the optimizer's own limits.
 check 2 "micro-batch 0" -- train --model tiny --data synthetic:markov:1 --steps 1 --batch 2 --micro-batch 0 --out x.safetensors
