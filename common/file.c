@@ -239,3 +239,37 @@ gd_status gd_file_write_atomic(const char *path, const gd_bytes_part *parts, siz
         s = gd_fsync_parent_dir(path);
     return s;
 }
+
+/* One level of gd_dir_create: mkdir that accepts an existing directory. */
+static gd_status gd_mkdir_one(const char *path, unsigned mode) {
+    if (mkdir(path, (mode_t)mode) == 0)
+        return GD_OK;
+    int err = errno;
+    struct stat st;
+    if (err == EEXIST && stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return GD_OK;
+    return gd_fail(GD_ERR_IO, "cannot create directory %s: %s", path,
+                   err == EEXIST ? "a file is in the way" : strerror(err));
+}
+
+gd_status gd_dir_create(const char *path, unsigned mode) {
+    size_t len = path ? strlen(path) : 0;
+    if (len == 0)
+        return gd_fail(GD_ERR_INVALID, "empty directory path");
+    char *copy = strdup(path);
+    if (copy == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    gd_status s = GD_OK;
+    /* Each prefix ending before a '/', then the whole path. */
+    for (size_t i = 1; s == GD_OK && i <= len; i++) {
+        if (copy[i] != '/' && copy[i] != '\0')
+            continue;
+        char keep = copy[i];
+        copy[i] = '\0';
+        if (copy[i - 1] != '/')
+            s = gd_mkdir_one(copy, mode);
+        copy[i] = keep;
+    }
+    free(copy);
+    return s;
+}

@@ -52,4 +52,9 @@ gd_status gd_file_create_private(const char *path, const void *data, size_t len)
 gd_status gd_file_write_atomic(const char *path, const gd_bytes_part *parts, size_t n_parts,
                                unsigned mode) GD_MUST_CHECK;
 
+/* Creates directory path and every missing parent, as `mkdir -p` does, with
+ * the given mode; an existing directory is fine. GD_ERR_IO names the part
+ * that could not be made (a file in the way, no permission). */
+gd_status gd_dir_create(const char *path, unsigned mode) GD_MUST_CHECK;
+
 #endif

@@ -41,11 +41,13 @@ static int gd_sim_speeds(gd_cli *cli, gd_args *args, uint32_t workers, double *s
     for (uint32_t w = 0; w < workers; w++) {
         char *end = NULL;
         speeds[w] = strtod(p, &end);
-        if (end == p || !(speeds[w] > 0 && speeds[w] <= 1000) ||
+        /* The floor keeps simulated times finite: a speed of 1e-300 would
+         * make a second of compute an infinite wall time. */
+        if (end == p || !(speeds[w] >= GD_SIM_SPEED_MIN && speeds[w] <= GD_SIM_SPEED_MAX) ||
             (w + 1 < workers ? *end != ',' : *end != '\0'))
-            return gd_cli_usage(cli, args, "--speeds wants %u positive numbers separated by "
+            return gd_cli_usage(cli, args, "--speeds wants %u numbers in [%g, %g] separated by "
                                            "commas, got '%.60s'",
-                                workers, text);
+                                workers, GD_SIM_SPEED_MIN, GD_SIM_SPEED_MAX, text);
         p = end + 1;
     }
     return -1;
@@ -116,10 +118,6 @@ static int gd_sim_spec(gd_cli *cli, gd_args *args, gd_sim_options *o, uint64_t r
     return gd_sim_spec_from_file(cli, path, run, file ? &local : NULL, o->threads, spec, rc);
 }
 
-static json_t *gd_json_number(double v) {
-    return isfinite(v) ? json_real(v) : json_null();
-}
-
 static int gd_sim_print_json(gd_cli *cli, const gd_sim_options *o, const gd_sim_report *r) {
     char codec[40];
     gd_codec_format(&o->diloco.codec, codec, sizeof codec);
@@ -128,8 +126,8 @@ static int gd_sim_print_json(gd_cli *cli, const gd_sim_options *o, const gd_sim_
         const gd_sim_round_report *x = &r->rounds[i];
         json_array_append_new(
             rounds, json_pack("{s:i,s:o,s:o,s:I,s:I,s:I,s:f,s:i}", "round", (int)x->round,
-                              "eval_loss", gd_json_number(x->eval_loss), "inner_loss",
-                              gd_json_number(x->inner_loss), "bytes_per_worker",
+                              "eval_loss", gd_cli_json_number(x->eval_loss), "inner_loss",
+                              gd_cli_json_number(x->inner_loss), "bytes_per_worker",
                               (json_int_t)(x->bytes_sent + x->bytes_received), "bytes_sent",
                               (json_int_t)x->bytes_sent, "bytes_received",
                               (json_int_t)x->bytes_received, "wall_seconds", x->wall_seconds,
@@ -138,13 +136,13 @@ static int gd_sim_print_json(gd_cli *cli, const gd_sim_options *o, const gd_sim_
     json_t *root = json_pack(
         "{s:{s:o,s:I,s:f,s:f,s:s,s:i,s:i,s:f,s:f,s:b},s:o,s:o,s:o,s:f,s:f,s:f,s:f,s:f,s:f,s:i,"
         "s:I,s:I,s:o}",
-        "diloco", "eval_loss", gd_json_number(r->diloco_eval), "bytes_per_worker",
+        "diloco", "eval_loss", gd_cli_json_number(r->diloco_eval), "bytes_per_worker",
         (json_int_t)r->diloco_bytes, "wall_seconds", r->diloco_wall, "utilization",
         r->utilization, "codec", codec, "workers", (int)o->diloco.workers, "inner_steps",
         (int)o->diloco.inner_steps, "outer_lr", o->diloco.outer_lr, "outer_momentum",
         o->diloco.outer_momentum, "overlap", o->diloco.overlap, "entropy_floor",
-        gd_json_number(r->entropy_floor), "loss_ratio", gd_json_number(r->loss_ratio),
-        "byte_reduction", gd_json_number(r->byte_reduction), "utilization", r->utilization,
+        gd_cli_json_number(r->entropy_floor), "loss_ratio", gd_cli_json_number(r->loss_ratio),
+        "byte_reduction", gd_cli_json_number(r->byte_reduction), "utilization", r->utilization,
         "utilization_sync", r->utilization_sync, "utilization_overlap", r->utilization_overlap,
         "wall_sync", r->wall_sync, "wall_overlap", r->wall_overlap, "start_eval_loss",
         r->start_eval, "warm_start", (int)o->warm_start, "params",
@@ -156,12 +154,12 @@ static int gd_sim_print_json(gd_cli *cli, const gd_sim_options *o, const gd_sim_
     if (root && r->has_ddp)
         json_object_set_new(root, "ddp",
                             json_pack("{s:o,s:I,s:f,s:f}", "eval_loss",
-                                      gd_json_number(r->ddp_eval), "bytes_per_worker",
+                                      gd_cli_json_number(r->ddp_eval), "bytes_per_worker",
                                       (json_int_t)r->ddp_bytes, "wall_seconds", r->ddp_wall,
                                       "utilization", r->ddp_utilization));
     if (root && r->has_local)
         json_object_set_new(root, "local",
-                            json_pack("{s:o}", "eval_loss", gd_json_number(r->local_eval)));
+                            json_pack("{s:o}", "eval_loss", gd_cli_json_number(r->local_eval)));
     return gd_cli_print_json(cli, root);
 }
 
@@ -301,7 +299,8 @@ static const gd_opt_spec gd_sim_opts[] = {
     {"weight-decay", "WD", "inner AdamW weight decay on matrices (default 0.1)"},
     {"eval-batches", "N", "evaluation batches for each round's global state (default 8)"},
     {"verify", NULL, "a validator re-executes one random segment per worker per round"},
-    {"payload-dir", "DIR", "also write every payload there (r<round>-<address>.gdpl)"},
+    {"payload-dir", "DIR", "also write every payload there (r<round>-<address>.gdpl); made if "
+                          "missing"},
     {"run", "ID", "run id, tags hashes and payloads (default 1)"},
     {"seed", "S", "seed of the initial weights and the batches (default 1)"},
     {"threads", "N", "worker threads (default: all cores)"},

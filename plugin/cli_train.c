@@ -80,7 +80,7 @@ int gd_cli_model_config(gd_cli *cli, gd_args *args, gd_model_config *config) {
 
 /* --batch, --seq, --micro-batch into o (defaults kept when absent). */
 static int gd_cli_batch_opts(gd_cli *cli, gd_args *args, gd_train_options *o) {
-    uint64_t batch = o->batch, seq = o->seq_len, micro = 0;
+    uint64_t batch = o->batch, seq = o->seq_len, micro = o->micro_batch;
     int rc;
     if ((rc = gd_cli_u64_opt(cli, args, "batch", &batch)) >= 0 ||
         (rc = gd_cli_u64_opt(cli, args, "seq", &seq)) >= 0 ||
@@ -88,12 +88,19 @@ static int gd_cli_batch_opts(gd_cli *cli, gd_args *args, gd_train_options *o) {
         return rc;
     if (batch < 1 || batch > (1u << 20) || seq < 1 || seq > (1u << 20))
         return gd_cli_usage(cli, args, "--batch and --seq must be 1..%u", 1u << 20);
-    if (gd_arg(args, "batch") && !gd_arg(args, "micro-batch"))
-        micro = batch; /* a new batch without a micro-batch: one pass */
+    if (!gd_arg(args, "micro-batch")) {
+        if (gd_arg(args, "batch"))
+            micro = batch; /* a new batch without a micro-batch: one pass */
+    } else if (micro < 1 || micro > batch || batch % micro != 0) {
+        /* Checked here, on the values given, so the message names them and
+         * not a default the trainer would otherwise report. */
+        return gd_cli_usage(cli, args, "--micro-batch %" PRIu64 " must divide the batch %" PRIu64
+                                       " (1..%" PRIu64 " sequences per pass)",
+                            micro, batch, batch);
+    }
     o->batch = (size_t)batch;
     o->seq_len = (size_t)seq;
-    if (micro)
-        o->micro_batch = (size_t)micro;
+    o->micro_batch = (size_t)micro;
     return -1;
 }
 
@@ -101,7 +108,8 @@ static int gd_cli_batch_opts(gd_cli *cli, gd_args *args, gd_train_options *o) {
 static int gd_cli_optim_opts(gd_cli *cli, gd_args *args, gd_optim_config *c) {
     uint64_t warmup = c->warmup_steps, schedule = c->schedule_steps;
     int rc;
-    if ((rc = gd_cli_real_opt(cli, args, "lr", 1e-12, 10, &c->lr)) >= 0 ||
+    /* --lr's range is the optimizer's (trainer/optim.c): below 10. */
+    if ((rc = gd_cli_real_below_opt(cli, args, "lr", 1e-12, 10, &c->lr)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "min-lr", 0, 10, &c->min_lr)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "weight-decay", 0, 0.99, &c->weight_decay)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "beta1", 0, 0.9999999, &c->beta1)) >= 0 ||
@@ -123,6 +131,8 @@ typedef struct gd_train_run {
     gd_data *data;
     gd_data *eval_data; /* --eval-data's source, or NULL: evaluate on data */
     const char *data_spec, *eval_spec, *out;
+    const char *resume;    /* --resume's checkpoint, or NULL */
+    uint64_t resumed_from; /* the step it was at */
     uint64_t steps, log_every, save_every, eval_batches;
 } gd_train_run;
 
@@ -139,6 +149,8 @@ static int gd_train_setup(gd_cli *cli, gd_args *args, gd_train_run *run, int thr
         s = gd_trainer_resume(&run->trainer, resume, threads);
         if (s != GD_OK)
             return gd_cli_fail(cli, s);
+        run->resume = resume;
+        run->resumed_from = gd_trainer_step_count(run->trainer);
         o = *gd_trainer_options(run->trainer);
     }
     int rc;
@@ -167,6 +179,18 @@ static int gd_train_setup(gd_cli *cli, gd_args *args, gd_train_run *run, int thr
             return rc;
         s = gd_trainer_create(&run->trainer, &config, &o, threads);
     } else {
+        /* The stored schedule ends where the first run did; past it every
+         * step runs at min-lr. Going on past it is a choice to make, not a
+         * default to discover. */
+        uint64_t end = o.optim.schedule_steps, at = gd_trainer_step_count(run->trainer);
+        if (!schedule_given && run->steps > end)
+            return gd_cli_usage(cli, args,
+                                "the checkpoint's learning-rate schedule ends at step %" PRIu64
+                                ", so steps %" PRIu64 "..%" PRIu64 " would run at the minimum "
+                                "rate %g: give --schedule-steps %" PRIu64 " to stretch it over "
+                                "the longer run, or --schedule-steps %" PRIu64 " to keep it",
+                                end, at > end ? at : end, run->steps - 1, o.optim.min_lr,
+                                run->steps, end);
         if (memcmp(&o, gd_trainer_options(run->trainer), sizeof o) != 0)
             GD_LOG_WARN("train", "resuming with changed options: the run no longer matches an "
                                  "uninterrupted one");
@@ -181,6 +205,9 @@ static void gd_train_banner(gd_cli *cli, const gd_train_run *run, int threads) {
     const gd_param_layout *l = gd_trainer_layout(run->trainer);
     const gd_train_options *o = gd_trainer_options(run->trainer);
     const gd_model_config *c = &l->config;
+    if (run->resume)
+        fprintf(cli->out, "resumed from step %" PRIu64 " of %s\n", run->resumed_from,
+                run->resume);
     fprintf(cli->out,
             "model: %zu parameters (hidden %u, %u layers, %u/%u heads, vocab %u%s)\n"
             "data: %s\n"
@@ -301,6 +328,10 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
                                  o->batch, o->seq_len, o->micro_batch,
                                  gd_trainer_pool(run.trainer), &eval_loss, &eval_tokens,
                                  gd_eval_progress, &watch);
+        if (s == GD_OK && eval_tokens && !isfinite(eval_loss))
+            s = gd_fail(GD_ERR_LIMIT, "the eval loss after training is not finite (%g); %s "
+                                      "holds the diverged model",
+                        eval_loss, run.out);
     }
     if (s == GD_OK) {
         if (json) {
@@ -309,8 +340,10 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
                                   "steps", (json_int_t)gd_trainer_step_count(run.trainer),
                                   "tokens", tokens, "seconds", seconds, "tokens_per_s",
                                   seconds > 0 ? tokens / seconds : 0.0, "checkpoint", run.out);
+            if (j && run.resume)
+                json_object_set_new(j, "resumed_from", json_integer((json_int_t)run.resumed_from));
             if (j && run.eval_batches) {
-                json_object_set_new(j, "eval_loss", eval_tokens ? json_real(eval_loss)
+                json_object_set_new(j, "eval_loss", eval_tokens ? gd_cli_json_number(eval_loss)
                                                                 : json_null());
                 json_object_set_new(j, "eval_tokens", json_integer((json_int_t)eval_tokens));
                 json_object_set_new(j, "eval_data",
@@ -356,7 +389,9 @@ static const gd_opt_spec gd_train_opts[] = {
     {"lr", "LR", "peak learning rate (default 1e-3)"},
     {"min-lr", "LR", "learning rate at the end of the cosine decay (default lr/10)"},
     {"warmup", "N", "linear warmup steps (default 5% of --steps, at most 100)"},
-    {"schedule-steps", "N", "steps the warmup+cosine schedule spans (default --steps)"},
+    {"schedule-steps", "N", "steps the warmup+cosine schedule spans (default --steps; with "
+                            "--resume the checkpoint's, which --steps may not pass unless "
+                            "this is given)"},
     {"weight-decay", "WD", "AdamW weight decay on matrices (default 0.1)"},
     {"beta1", "B1", "AdamW beta1 (default 0.9)"},
     {"beta2", "B2", "AdamW beta2 (default 0.95)"},
@@ -410,6 +445,12 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
     gd_status s = gd_checkpoint_load_model(ckpt, &layout, &params, &step);
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
+    /* A nan loss is not a score: refuse the weights that would give one. */
+    if ((s = gd_params_check_finite(&layout, params)) != GD_OK) {
+        free(params);
+        gd_param_layout_free(&layout);
+        return gd_cli_fail(cli, gd_fail_context(s, "checkpoint %s", ckpt));
+    }
     /* Neither given: the source it was trained on, as its optimizer state
      * records it. */
     char recorded[sizeof ((gd_optim_state *)0)->data_spec];
@@ -425,8 +466,30 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
         spec = recorded;
     }
     bool from_checkpoint = spec == recorded;
-    if (!gd_arg(args, "seq") && o.seq_len > layout.config.max_position_embeddings)
-        o.seq_len = layout.config.max_position_embeddings;
+    /* Without --seq, the length it was trained at: a model scored at a
+     * length it never saw reads worse than it is. Checkpoints from
+     * elsewhere record none and keep the default, within the model. */
+    const char *seq_from = "given";
+    if (!gd_arg(args, "seq")) {
+        gd_train_options trained;
+        s = gd_checkpoint_train_options(ckpt, &trained);
+        if (s == GD_OK && trained.seq_len >= 1 &&
+            trained.seq_len <= layout.config.max_position_embeddings) {
+            o.seq_len = trained.seq_len;
+            seq_from = "the training length, recorded in the checkpoint";
+        } else if (s != GD_OK && s != GD_ERR_NOT_FOUND) {
+            free(params);
+            gd_param_layout_free(&layout);
+            return gd_cli_fail(cli, s);
+        } else {
+            seq_from = "the default";
+            if (o.seq_len > layout.config.max_position_embeddings) {
+                o.seq_len = layout.config.max_position_embeddings;
+                seq_from = "the model's max_position_embeddings";
+            }
+        }
+        s = GD_OK;
+    }
     gd_data *data = NULL;
     gd_pool *pool = NULL;
     s = gd_data_open(&data, spec);
@@ -443,19 +506,25 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
     if (s == GD_OK)
         s = gd_evaluate_progress(&layout, params, data, batches, o.batch, o.seq_len,
                                  o.micro_batch, pool, &loss, &tokens, gd_eval_progress, &watch);
+    if (s == GD_OK && !isfinite(loss))
+        s = gd_fail(GD_ERR_LIMIT, "the loss of checkpoint %s over %" PRIu64 " tokens is not "
+                                  "finite (%g): its weights overflow the forward pass",
+                    ckpt, tokens, loss);
     if (s != GD_OK) {
         rc = gd_cli_fail(cli, s);
     } else if (gd_flag(args, "json")) {
-        rc = gd_cli_print_json(cli, json_pack("{s:f,s:I,s:I,s:f,s:I,s:I,s:s,s:b}", "loss", loss,
-                                              "tokens", (json_int_t)tokens, "batches",
+        rc = gd_cli_print_json(cli, json_pack("{s:f,s:I,s:I,s:o,s:I,s:I,s:s,s:s,s:b}", "loss",
+                                              loss, "tokens", (json_int_t)tokens, "batches",
                                               (json_int_t)(tokens / (o.batch * o.seq_len)),
-                                              "perplexity", exp(loss), "step",
+                                              "perplexity", gd_cli_json_number(exp(loss)),
+                                              "step",
                                               (json_int_t)step, "seq", (json_int_t)o.seq_len,
-                                              "eval_data", spec, "eval_data_from_checkpoint",
-                                              from_checkpoint));
+                                              "seq_from", seq_from, "eval_data", spec,
+                                              "eval_data_from_checkpoint", from_checkpoint));
     } else {
         fprintf(cli->out, "data: %s%s: %s\n", spec,
                 from_checkpoint ? " (recorded in the checkpoint)" : "", gd_data_describe(data));
+        fprintf(cli->out, "seq: %zu tokens (%s)\n", o.seq_len, seq_from);
         fprintf(cli->out, "loss %.4f nats/token (perplexity %.3f) over %" PRIu64 " tokens, "
                           "%" PRIu64 " batches of %zu x %zu\n",
                 loss, exp(loss), tokens, tokens / (o.batch * o.seq_len), o.batch, o.seq_len);
@@ -474,7 +543,11 @@ static const gd_opt_spec gd_eval_opts[] = {
                           "(default: the data recorded in the checkpoint)"},
     {"data", "SPEC", "the same as --eval-data"},
     {"batches", "N", "evaluation batches, from the first (default 10)"},
-    GD_BATCH_OPTS,
+    {"batch", "B", "sequences per batch (default 8)"},
+    {"seq", "T", "tokens per sequence (default: the length it was trained at, as its optimizer "
+                 "state records it; else 256)"},
+    {"micro-batch", "M", "sequences per forward pass; divides B (default B)"},
+    {"threads", "N", "worker threads (default: all cores; results do not depend on it)"},
     {"json", NULL, "print {\"loss\", \"tokens\", ...} as JSON"},
     {NULL, NULL, NULL},
 };

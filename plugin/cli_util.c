@@ -38,6 +38,21 @@ int gd_cli_real_opt(gd_cli *cli, gd_args *args, const char *name, double min, do
     return -1;
 }
 
+int gd_cli_real_below_opt(gd_cli *cli, gd_args *args, const char *name, double min,
+                          double below, double *out) {
+    const char *v = gd_arg(args, name);
+    if (v == NULL)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (end == v || *end != '\0' || errno != 0 || !isfinite(d) || d < min || d >= below)
+        return gd_cli_usage(cli, args, "--%s wants a number in [%g, %g), got '%.40s'", name, min,
+                            below, v);
+    *out = d;
+    return -1;
+}
+
 int gd_cli_duration_opt(gd_cli *cli, gd_args *args, const char *name, long *out_ms) {
     const char *v = gd_arg(args, name);
     int64_t ms;
@@ -95,6 +110,10 @@ int gd_cli_load_key(gd_cli *cli, gd_args *args, gd_key *key) {
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
     return -1;
+}
+
+json_t *gd_cli_json_number(double v) {
+    return isfinite(v) ? json_real(v) : json_null();
 }
 
 int gd_cli_print_json(gd_cli *cli, json_t *value) {

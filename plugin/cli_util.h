@@ -24,6 +24,10 @@ int gd_cli_open_rpc(gd_cli *cli, gd_args *args, gd_rpc **rpc);
 /* Reads --key FILE into key; prints errors. Returns an exit code or -1. */
 int gd_cli_load_key(gd_cli *cli, gd_args *args, gd_key *key);
 
+/* A JSON number for v, or null where v is not finite (JSON has no nan or
+ * inf, and jansson refuses them). */
+json_t *gd_cli_json_number(double v);
+
 /* Prints a JSON value (consumed) indented, with a trailing newline. */
 int gd_cli_print_json(gd_cli *cli, json_t *value);
 
@@ -51,6 +55,11 @@ int gd_cli_print_tree(gd_cli *cli, json_t *value);
 /* Parses a finite real option within [min, max]; absent leaves *out unchanged. */
 int gd_cli_real_opt(gd_cli *cli, gd_args *args, const char *name, double min, double max,
                     double *out);
+
+/* The same in [min, below): for limits the value must stay under, such as
+ * the optimizer's learning rate. */
+int gd_cli_real_below_opt(gd_cli *cli, gd_args *args, const char *name, double min,
+                          double below, double *out);
 
 /* Parses a duration option in milliseconds; absent leaves *out unchanged. */
 int gd_cli_duration_opt(gd_cli *cli, gd_args *args, const char *name, long *out_ms);

@@ -423,3 +423,26 @@ gd_status gd_checkpoint_data_spec(const char *model_path, char *out, size_t cap)
     gd_safetensors_free(&st);
     return s;
 }
+
+gd_status gd_checkpoint_train_options(const char *model_path, gd_train_options *out) {
+    char path[GD_CHECKPOINT_PATH_MAX];
+    GD_TRY(gd_checkpoint_optim_path(path, sizeof path, model_path));
+    gd_safetensors st;
+    gd_status s = gd_safetensors_open(&st, path);
+    if (s == GD_ERR_NOT_FOUND)
+        return gd_fail(GD_ERR_NOT_FOUND, "no training options are recorded with %s: it has no "
+                                         "optimizer state %s",
+                       model_path, path);
+    if (s != GD_OK)
+        return gd_fail_context(s, "optimizer state %s (where the training options are "
+                                  "recorded)",
+                               path);
+    gd_train_options o;
+    memset(&o, 0, sizeof o);
+    s = gd_optim_read_fields(&st, &o);
+    gd_safetensors_free(&st);
+    if (s != GD_OK)
+        return gd_fail_context(s, "optimizer state %s", path);
+    *out = o;
+    return GD_OK;
+}

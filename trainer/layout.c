@@ -1,6 +1,7 @@
 /* Builds the canonical parameter layout (see trainer/layout.h). */
 #include "trainer/layout.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,4 +98,24 @@ const gd_param_tensor *gd_param_layout_find(const gd_param_layout *layout, const
         if (strcmp(layout->tensors[i].name, name) == 0)
             return &layout->tensors[i];
     return NULL;
+}
+
+gd_status gd_params_check_finite(const gd_param_layout *layout, const float *params) {
+    size_t bad = 0;
+    const gd_param_tensor *first = NULL;
+    for (size_t i = 0; i < layout->n_tensors; i++) {
+        const gd_param_tensor *t = &layout->tensors[i];
+        for (size_t k = 0; k < t->numel; k++) {
+            if (isfinite(params[t->offset + k]))
+                continue;
+            bad++;
+            if (first == NULL)
+                first = t;
+        }
+    }
+    if (bad == 0)
+        return GD_OK;
+    return gd_fail(GD_ERR_PARSE, "%zu of its %zu parameters are not finite (the first in %s): "
+                                 "the model diverged or the file is damaged",
+                   bad, layout->total, first->name);
 }

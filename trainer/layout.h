@@ -65,4 +65,10 @@ void gd_param_layout_free(gd_param_layout *layout);
 
 const gd_param_tensor *gd_param_layout_find(const gd_param_layout *layout, const char *name);
 
+/* GD_OK when every parameter is finite; else GD_ERR_PARSE naming how many
+ * are not and the first tensor holding one (a diverged or damaged model,
+ * whose loss would only read as nan). */
+gd_status gd_params_check_finite(const gd_param_layout *layout,
+                                 const float *params) GD_MUST_CHECK;
+
 #endif

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/bytes.h"
+#include "common/file.h"
 #include "common/hash.h"
 #include "proofs/diloco_rules.h"
 #include "trainer/verify.h"
@@ -125,11 +126,14 @@ static gd_status gd_sim_setup(gd_sim *s, const gd_sim_options *o) {
         return gd_fail(GD_ERR_INVALID, "the simulation needs at least one round and one "
                                        "evaluation batch");
     for (uint32_t w = 0; o->speeds && w < c->workers; w++)
-        if (!(o->speeds[w] > 0 && o->speeds[w] <= 1000))
-            return gd_fail(GD_ERR_INVALID, "worker %u's speed %g must be in (0, 1000]", w,
-                           o->speeds[w]);
+        if (!(o->speeds[w] >= GD_SIM_SPEED_MIN && o->speeds[w] <= GD_SIM_SPEED_MAX))
+            return gd_fail(GD_ERR_INVALID, "worker %u's speed %g must be in [%g, %g]", w,
+                           o->speeds[w], GD_SIM_SPEED_MIN, GD_SIM_SPEED_MAX);
     if (!(o->link_mbps >= 0) || !(o->rtt_ms >= 0))
         return gd_fail(GD_ERR_INVALID, "link speed and round-trip time must be >= 0");
+    /* Made now, so a directory that cannot be does not cost a round. */
+    if (o->payload_dir != NULL)
+        GD_TRY(gd_dir_create(o->payload_dir, 0755));
     GD_TRY(gd_data_open(&s->data, o->data_spec));
     if (o->eval_data_spec != NULL) {
         gd_status st = gd_data_open(&s->eval_data, o->eval_data_spec);

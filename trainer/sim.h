@@ -27,6 +27,10 @@
 #include "trainer/config.h"
 #include "trainer/diloco.h"
 
+/* The range of a worker's relative speed (gd_sim_options.speeds). */
+#define GD_SIM_SPEED_MIN 1e-3
+#define GD_SIM_SPEED_MAX 1e3
+
 typedef struct gd_sim_options {
     gd_diloco_config diloco;
     gd_model_config model;
@@ -49,7 +53,8 @@ typedef struct gd_sim_options {
     bool local;             /* also run the no-communication baseline */
     bool verify;            /* a validator re-executes one random segment per worker per round */
     /* If set, every payload is also written there as the file a worker
-     * serves: r<round>-<address>.gdpl (round zero-padded to 4 digits). */
+     * serves: r<round>-<address>.gdpl (round zero-padded to 4 digits).
+     * It is created (with its parents) before the first round. */
     const char *payload_dir;
     int threads;
 } gd_sim_options;

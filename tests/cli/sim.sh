@@ -97,6 +97,13 @@ if "$bin" sim "${small[@]}" --codec int4 --payload-dir pl >/dev/null 2>err.txt; 
 else
   bad "sim --payload-dir failed: $(cat err.txt)"
 fi
+# A payload directory that does not exist yet is made, parents and all.
+if "$bin" sim "${small[@]}" --payload-dir new/pl >/dev/null 2>err.txt &&
+   [ -f new/pl/r0000-worker-00001.gdpl ]; then
+  ok "--payload-dir creates a missing directory: $(ls new/pl | wc -l) payloads in new/pl"
+else
+  bad "sim --payload-dir into a missing directory: $(cat err.txt)"
+fi
 
 # --print-spec: the RunSpec of these flags, taken as is by gonka-localnet
 # init --diloco-run and tx create-run; sim --spec of it runs the very same
@@ -191,6 +198,7 @@ check 2 "unknown codec" -- sim "${small[@]}" --codec int9
 check 2 "unknown baseline" -- sim "${small[@]}" --baseline fedavg
 check 2 "segment not dividing H" -- sim --model tiny --data synthetic:markov:3 --inner-steps 4 --segment-steps 3
 check 2 "wrong number of speeds" -- sim "${small[@]}" --speeds 1,2,3
+check 2 "a speed too small for a finite wall time" -- sim "${small[@]}" --speeds 4.9e-324,1
 check 2 "negative link" -- sim "${small[@]}" --link-mbps -5
 check 2 "outer momentum of 1" -- sim "${small[@]}" --outer-momentum 1
 check 1 "missing data file" -- sim --model tiny --data /no/such.bin --workers 2 --inner-steps 2 --rounds 1
@@ -199,7 +207,9 @@ check 1 "missing eval data file" -- sim "${small[@]}" --eval-data /no/such.bin
 check 2 "eval data beyond the vocabulary" -- sim "${small[@]}" --eval-data synthetic:markov:3:64
 head -c 20 /dev/zero | tr '\0' 'x' > short.txt
 check 2 "eval data without an evaluation batch" -- sim "${small[@]}" --eval-data text:short.txt
-check 1 "missing payload dir" -- sim "${small[@]}" --payload-dir /no/such/dir
+check 1 "a payload dir with a file in the way" -- sim "${small[@]}" --payload-dir short.txt/pl
+grep -q "cannot create directory short.txt: a file is in the way" err.txt ||
+  bad "the refusal does not name the directory: $(cat err.txt)"
 
 # --chain: members over the module's state machine, with the daemon's driver.
 "$bin" sim --chain --model tiny --data synthetic:markov:1 --workers 3 --validators 1 --rounds 3 \

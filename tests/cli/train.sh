@@ -10,6 +10,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 fail=0
+field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 
 common=(--model tiny --data synthetic:markov:5 --batch 4 --seq 32 --threads 2 --lr 3e-3)
 if out=$("$bin" train "${common[@]}" --steps 6 --log-every 2 --out a.safetensors); then
@@ -50,6 +51,25 @@ check 2 "absurd --eval-batches" -- train "${common[@]}" --steps 1 --eval-batches
 grep -q "at most 100000" err.txt || bad "the limit is not named: $(cat err.txt)"
 check 2 "absurd eval --batches" -- eval --checkpoint a.safetensors --batches 100000000
 grep -q "1..100000" err.txt || bad "the limit is not named: $(cat err.txt)"
+# Past the stored schedule's end (3 steps here) a resume must say whether to
+# stretch or keep it; either way it says where it resumed.
+"$bin" train "${common[@]}" --steps 3 --out g.safetensors >/dev/null || bad "3-step run failed"
+check 2 "resume past the schedule's end" -- train --resume g.safetensors --data synthetic:markov:5 --steps 6 --out h.safetensors
+grep -q -- "schedule ends at step 3.*--schedule-steps 6 to stretch it.*--schedule-steps 3 to keep it" err.txt ||
+  bad "the refusal does not offer both choices: $(cat err.txt)"
+if out=$("$bin" train --resume g.safetensors --data synthetic:markov:5 --steps 6 --schedule-steps 6 \
+         --log-every 1 --out h.safetensors 2>/dev/null) &&
+   j=$("$bin" train --resume g.safetensors --data synthetic:markov:5 --steps 6 --schedule-steps 3 \
+       --out i.safetensors --json 2>/dev/null); then
+  grep -q "^resumed from step 3 of g.safetensors" <<<"$out" || bad "no resume line: $out"
+  grep -q "schedule 6 steps" <<<"$out" || bad "the stretched schedule is not shown: $out"
+  grep -q "^step      4/6 | loss [0-9.]* | lr 3.00e-04" <<<"$out" &&
+    bad "the stretched schedule still runs at the minimum rate: $out"
+  [ "$(field "$j" resumed_from)" = 3 ] || bad "train --json lacks resumed_from: $j"
+  ok "resume past the schedule: stretched with --schedule-steps 6, kept with 3"
+else
+  bad "resume with --schedule-steps failed: $out $j"
+fi
 
 if j=$("$bin" eval --checkpoint a.safetensors --data synthetic:markov:5 --batches 3 --batch 4 \
        --seq 32 --json); then
@@ -62,7 +82,6 @@ fi
 # Held-out evaluation: --eval-data moves train's eval loss and names the
 # source; eval defaults to the data the checkpoint records, and --eval-data
 # (or --data, not both) overrides it.
-field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
 if j=$("$bin" train "${common[@]}" --steps 6 --eval-batches 2 --out e.safetensors --json) &&
    k=$("$bin" train "${common[@]}" --steps 6 --eval-batches 2 --eval-data synthetic:markov:6 \
        --out f.safetensors --json); then
@@ -89,6 +108,24 @@ if out=$("$bin" "${ev[@]}") && a=$("$bin" "${ev[@]}" --json) &&
   ok "eval: recorded data $(field "$a" loss), --eval-data $(field "$c" loss)"
 else
   bad "eval with the recorded data or --eval-data failed: $out $a $b $c"
+fi
+
+# Without --seq, eval scores at the length the checkpoint was trained at
+# (32 here, not the default 256) and says so; a checkpoint that records
+# none keeps the default.
+cp a.safetensors lone.safetensors # no optimizer state beside it
+if out=$("$bin" eval --checkpoint e.safetensors --batches 2 --batch 4) &&
+   s=$("$bin" eval --checkpoint e.safetensors --batches 2 --batch 4 --json) &&
+   l=$("$bin" eval --checkpoint lone.safetensors --data synthetic:markov:5 --batches 1 --batch 2 --json); then
+  grep -q "^seq: 32 tokens (the training length, recorded in the checkpoint)" <<<"$out" ||
+    bad "eval does not say which length it used: $out"
+  [ "$(field "$s" seq)" = 32 ] && [ "$(field "$s" loss)" = "$(field "$a" loss)" ] ||
+    bad "eval without --seq is not the training length: $s / $a"
+  [ "$(field "$l" seq)" = 256 ] && [ "$(field "$l" seq_from)" = "the default" ] ||
+    bad "eval of a checkpoint without options: $l"
+  ok "eval defaults to the training length: seq $(field "$s" seq), loss $(field "$s" loss)"
+else
+  bad "eval without --seq failed: $out $s $l"
 fi
 
 if j=$("$bin" bench train --model tiny --batch 2 --seq 32 --steps 1 --threads 1 --json); then
@@ -127,9 +164,23 @@ check 2 "eval with --data and --eval-data" -- eval --checkpoint a.safetensors --
 check 2 "eval data beyond the model's vocabulary" -- eval --checkpoint v16.safetensors --eval-data synthetic:markov:1:32
 head -c 3000 /dev/zero | tr '\0' 'x' > bytes.txt
 check 2 "text eval data beyond the model's vocabulary" -- eval --checkpoint v16.safetensors --eval-data text:bytes.txt --seq 16
-cp a.safetensors lone.safetensors
 check 2 "no data given and none recorded" -- eval --checkpoint lone.safetensors
 check 1 "missing eval data file" -- eval --checkpoint a.safetensors --eval-data text:/no/such/*.txt
+# Non-finite weights are an error, as text and as --json (which never fails
+# formatting a nan).
+python3 - a.safetensors nan.safetensors <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", d[:8])[0]
+body = struct.pack("<f", float("nan")) * ((len(d) - 8 - n) // 4)
+open(sys.argv[2], "wb").write(d[:8 + n] + body)
+PY
+cp a.optim.safetensors nan.optim.safetensors
+check 1 "a checkpoint of nan weights" -- eval --checkpoint nan.safetensors --batches 1
+grep -q "parameters are not finite" err.txt || bad "the nan checkpoint's error: $(cat err.txt)"
+check 1 "a checkpoint of nan weights, --json" -- eval --checkpoint nan.safetensors --batches 1 --json
+grep -q "parameters are not finite" err.txt || bad "the nan checkpoint's --json error: $(cat err.txt)"
+[ -s out.txt ] && bad "eval of nan weights printed a result: $(cat out.txt)"
 check 2 "bad learning rate" -- train --model tiny --data synthetic:markov:1 --steps 1 --lr -1 --out x.safetensors
 # Optimizer moments AdamW never writes are a corrupt file (exit 1, naming
 # the tensor and index), not a diverged run to retry at a lower rate.
@@ -151,4 +202,11 @@ for v in -1 nan; do
   grep -q "adamw.exp_avg_sq holds .* at index 70 .*corrupt" err.txt || bad "the error does not name the tensor and index: $(cat err.txt)"
 done
 [ ! -e r.safetensors ] || bad "a resume from a corrupt optimizer state trained anyway"
+# The option checks name what was given, and are the optimizer's own limits.
+check 2 "micro-batch 0" -- train --model tiny --data synthetic:markov:1 --steps 1 --batch 2 --micro-batch 0 --out x.safetensors
+grep -q -- "--micro-batch 0 must divide the batch 2" err.txt || bad "micro-batch 0: not the values given: $(cat err.txt)"
+check 2 "micro-batch beyond the batch" -- eval --checkpoint a.safetensors --batch 2 --micro-batch 4
+grep -q -- "--micro-batch 4 must divide the batch 2" err.txt || bad "eval micro-batch: $(cat err.txt)"
+check 2 "learning rate 10" -- train --model tiny --data synthetic:markov:1 --steps 1 --lr 10 --out x.safetensors
+grep -q -- "--lr wants a number in \[1e-12, 10)" err.txt || bad "--lr 10 is not refused by the option check: $(cat err.txt)"
 exit $fail

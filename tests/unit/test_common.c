@@ -203,6 +203,23 @@ static void test_fifo_refused(void) {
     CHECK_STATUS(gd_file_open_regular(missing, 0, &fd, &st), GD_ERR_NOT_FOUND);
 }
 
+static void test_dir_create(void) {
+    char dir[620], file[640];
+    snprintf(dir, sizeof dir, "%s/made/by/dir_create/", gd_test_tmpdir());
+    CHECK_OK(gd_dir_create(dir, 0755));
+    struct stat st;
+    CHECK(stat(dir, &st) == 0 && S_ISDIR(st.st_mode));
+    CHECK_OK(gd_dir_create(dir, 0755)); /* already there */
+    snprintf(file, sizeof file, "%sfile", dir);
+    gd_bytes_part part = {"x", 1};
+    CHECK_OK(gd_file_write_atomic(file, &part, 1, 0644));
+    CHECK_STATUS(gd_dir_create(file, 0755), GD_ERR_IO);
+    CHECK(strstr(gd_error_detail(), "a file is in the way") != NULL);
+    snprintf(dir, sizeof dir, "%s/sub", file);
+    CHECK_STATUS(gd_dir_create(dir, 0755), GD_ERR_IO);
+    CHECK_STATUS(gd_dir_create("", 0755), GD_ERR_INVALID);
+}
+
 static void test_random_and_wipe(void) {
     uint8_t a[32] = {0}, b[32] = {0};
     CHECK_OK(gd_random_bytes(a, sizeof a));
@@ -222,6 +239,7 @@ int main(void) {
     RUN_TEST(test_private_files);
     RUN_TEST(test_fifo_refused);
     RUN_TEST(test_same_path);
+    RUN_TEST(test_dir_create);
     RUN_TEST(test_random_and_wipe);
     return gd_test_finish();
 }

@@ -118,6 +118,15 @@ static void test_layout(void) {
     }
     const gd_param_tensor *k = gd_param_layout_find(&l, "model.layers.1.self_attn.k_proj.weight");
     CHECK(k && k->shape[0] == 2 * 16 && k->shape[1] == 64 && k->offset == l.layers[1].k);
+    /* Non-finite parameters are found and named. */
+    float *p = calloc(l.total, sizeof *p);
+    CHECK_OK(gd_params_check_finite(&l, p));
+    p[k->offset + 3] = NAN;
+    p[l.total - 1] = INFINITY;
+    CHECK_STATUS(gd_params_check_finite(&l, p), GD_ERR_PARSE);
+    CHECK(strstr(gd_error_detail(), "2 of its") &&
+          strstr(gd_error_detail(), "model.layers.1.self_attn.k_proj.weight"));
+    free(p);
     uint8_t tied_digest[32];
     memcpy(tied_digest, l.digest, 32);
     gd_param_layout_free(&l);

@@ -186,6 +186,14 @@ static void test_checkpoint_format(void) {
     char optim[700];
     CHECK_OK(gd_checkpoint_optim_path(optim, sizeof optim, ckpt));
     CHECK(strstr(optim, "format.optim.safetensors") != NULL);
+    /* The options it was trained with read back without the moments: eval
+     * takes its sequence length from them. */
+    gd_train_options recorded;
+    CHECK_OK(gd_checkpoint_train_options(ckpt, &recorded));
+    CHECK(recorded.seq_len == 32 && recorded.batch == 4 && recorded.micro_batch == 2);
+    CHECK(recorded.optim.schedule_steps == 10 && recorded.seed == 11);
+    CHECK_STATUS(gd_checkpoint_train_options(path_in_tmp("none.safetensors"), &recorded),
+                 GD_ERR_NOT_FOUND);
     gd_trainer_destroy(t);
 }
 
