@@ -23,34 +23,31 @@ int gd_cli_u64_opt(gd_cli *cli, gd_args *args, const char *name, uint64_t *out) 
     return -1;
 }
 
-int gd_cli_real_opt(gd_cli *cli, gd_args *args, const char *name, double min, double max,
-                    double *out) {
+/* --name as a finite number from min up to max, max itself included or not. */
+static int gd_cli_real_in(gd_cli *cli, gd_args *args, const char *name, double min, double max,
+                          bool max_included, double *out) {
     const char *v = gd_arg(args, name);
     if (v == NULL)
         return -1;
     char *end = NULL;
     errno = 0;
     double d = strtod(v, &end);
-    if (end == v || *end != '\0' || errno != 0 || !isfinite(d) || d < min || d > max)
-        return gd_cli_usage(cli, args, "--%s wants a number in [%g, %g], got '%.40s'", name, min,
-                            max, v);
+    if (end == v || *end != '\0' || errno != 0 || !isfinite(d) || d < min ||
+        (max_included ? d > max : d >= max))
+        return gd_cli_usage(cli, args, "--%s wants a number in [%g, %g%c, got '%.40s'", name, min,
+                            max, max_included ? ']' : ')', v);
     *out = d;
     return -1;
 }
 
+int gd_cli_real_opt(gd_cli *cli, gd_args *args, const char *name, double min, double max,
+                    double *out) {
+    return gd_cli_real_in(cli, args, name, min, max, true, out);
+}
+
 int gd_cli_real_below_opt(gd_cli *cli, gd_args *args, const char *name, double min,
                           double below, double *out) {
-    const char *v = gd_arg(args, name);
-    if (v == NULL)
-        return -1;
-    char *end = NULL;
-    errno = 0;
-    double d = strtod(v, &end);
-    if (end == v || *end != '\0' || errno != 0 || !isfinite(d) || d < min || d >= below)
-        return gd_cli_usage(cli, args, "--%s wants a number in [%g, %g), got '%.40s'", name, min,
-                            below, v);
-    *out = d;
-    return -1;
+    return gd_cli_real_in(cli, args, name, min, below, false, out);
 }
 
 int gd_cli_duration_opt(gd_cli *cli, gd_args *args, const char *name, long *out_ms) {

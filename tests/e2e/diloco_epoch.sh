@@ -154,15 +154,20 @@ PY
 source windows.env
 ok "round 0 opened at $train_start: commit $commit_start, reveal $reveal_start, verify $verify_start, open $open_start, dispute $dispute_start/$dispute_open_start, attest $attest_start/$attest_open_start, end $end"
 
-# Payload files: real MMR commitments (run 1, round 0).
+# Payload files: real MMR commitments (run 1, round 0) of stand-in values,
+# not of the run's spec, so they are committed by their root, leaves and
+# size (`tx commit-round --payload` refuses a header that is not the run's
+# and the signer's: the CLI tests play that).
 for i in $hosts; do
   "$bin/gd-bench-codec" --write-sample "p$i.gdpl" --codec int8 --values $((3000 + i)) \
     --chunk-elems 1000 >/dev/null || fail "payload $i"
+  "$dg" payload inspect "p$i.gdpl" --json >"p$i.json" || fail "inspect payload $i"
 done
 until_height "$commit_start"
 for i in $hosts; do
-  bg tx "$i" commit-round --run 1 --round 0 --payload "p$i.gdpl" \
-    --transcript-root "$(printf '%064x' "$i")" --segments 3
+  read -r root leaves bytes < <(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["root"], j["leaf_count"], j["wire_bytes"])' "p$i.json")
+  bg tx "$i" commit-round --run 1 --round 0 --payload-root "$root" --payload-leaves "$leaves" \
+    --payload-bytes "$bytes" --transcript-root "$(printf '%064x' "$i")" --segments 3
 done
 join_all
 ok "six commitments"
