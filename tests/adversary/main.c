@@ -49,13 +49,21 @@ static int usage(const char *why) {
 
 int main(int argc, char **argv) {
     gonka_diloco_seams seams = {NULL, NULL, NULL, NULL};
+    /* The misbehaviours without a value: each fills one seam. */
     static const struct {
         const char *name;
-        gd_member_duty_fn duty;
-    } duties[] = {{"--no-reports", gd_adv_no_reports},
-                  {"--wrong-attest", gd_adv_wrong_attest},
-                  {"--copy-attest", gd_adv_copy_attest},
-                  {"--copy-verdicts", gd_adv_copy_verdicts}};
+        gonka_diloco_seams seams;
+    } flags[] = {{"--replay", {.train = gd_adv_replay_train}},
+                 {"--garbage", {.train = gd_adv_garbage_train}},
+                 {"--poison", {.train = gd_adv_poison_train}},
+                 {"--withhold-states", {.withhold = gd_adv_withhold_states}},
+                 {"--withhold-payload", {.withhold = gd_adv_withhold_payload}},
+                 {"--lazy-validator", {.check = gd_adv_lazy_check}},
+                 {"--unavailable-spam", {.check = gd_adv_unavailable_check}},
+                 {"--no-reports", {.duty = gd_adv_no_reports}},
+                 {"--wrong-attest", {.duty = gd_adv_wrong_attest}},
+                 {"--copy-attest", {.duty = gd_adv_copy_attest}},
+                 {"--copy-verdicts", {.duty = gd_adv_copy_verdicts}}};
     const char *config = NULL;
     unsigned long long poll = 250;
     int i = 1;
@@ -63,39 +71,14 @@ int main(int argc, char **argv) {
         if (seams.train != NULL || seams.check != NULL || seams.withhold != NULL ||
             seams.duty != NULL)
             return usage("one misbehaviour at a time");
-        for (size_t d = 0; d < sizeof duties / sizeof duties[0]; d++)
-            if (strcmp(argv[i], duties[d].name) == 0)
-                seams.duty = duties[d].duty;
-        if (seams.duty != NULL)
+        bool flag = false;
+        for (size_t f = 0; !flag && f < sizeof flags / sizeof flags[0]; f++)
+            if (strcmp(argv[i], flags[f].name) == 0) {
+                seams = flags[f].seams;
+                flag = true;
+            }
+        if (flag)
             continue;
-        if (strcmp(argv[i], "--replay") == 0) {
-            seams.train = gd_adv_replay_train;
-            continue;
-        }
-        if (strcmp(argv[i], "--garbage") == 0) {
-            seams.train = gd_adv_garbage_train;
-            continue;
-        }
-        if (strcmp(argv[i], "--poison") == 0) {
-            seams.train = gd_adv_poison_train;
-            continue;
-        }
-        if (strcmp(argv[i], "--withhold-states") == 0) {
-            seams.withhold = gd_adv_withhold_states;
-            continue;
-        }
-        if (strcmp(argv[i], "--withhold-payload") == 0) {
-            seams.withhold = gd_adv_withhold_payload;
-            continue;
-        }
-        if (strcmp(argv[i], "--lazy-validator") == 0) {
-            seams.check = gd_adv_lazy_check;
-            continue;
-        }
-        if (strcmp(argv[i], "--unavailable-spam") == 0) {
-            seams.check = gd_adv_unavailable_check;
-            continue;
-        }
         if (i + 1 >= argc)
             return usage("an adversary option needs a value");
         if (strcmp(argv[i], "--copy-payload") == 0) {

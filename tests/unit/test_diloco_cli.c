@@ -14,6 +14,7 @@
 #include "common/base64.h"
 #include "cosmos/tx/v1beta1/tx.pb-c.h"
 #include "tests/testkit.h"
+#include "tests/unit/example_spec.h"
 #include "tests/unit/cli_run.h"
 #include "tests/unit/fake_node.h"
 #include "trainer/payload.h"
@@ -282,15 +283,7 @@ static void check_report(const char *b64, const char *signer, const gd_payload *
 
 /* Run 1 with the example spec, its avail_chunks set: what Query/Run answers. */
 static void set_run_answer(diloco_node *node, uint32_t avail_chunks) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/../docs/examples/run-spec.json", gd_test_source_dir());
-    json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
-    Gonka__Diloco__V1__RunSpec *spec = NULL;
-    CHECK(j != NULL);
-    CHECK_OK(gd_diloco_spec_from_json(&spec, j));
-    json_decref(j);
-    if (spec == NULL)
-        return;
+    Gonka__Diloco__V1__RunSpec *spec = gd_test_example_spec();
     spec->avail_chunks = avail_chunks;
     Gonka__Diloco__V1__Run run = GONKA__DILOCO__V1__RUN__INIT;
     run.id = 1;
@@ -419,15 +412,7 @@ static void test_availability(void) {
 static void test_commit_payload(void) {
     diloco_node *node = &g_node;
     const char *url = g_url, *key = g_key;
-    char path[1024];
-    snprintf(path, sizeof path, "%s/../docs/examples/run-spec.json", gd_test_source_dir());
-    json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
-    Gonka__Diloco__V1__RunSpec *spec = NULL;
-    CHECK(j != NULL);
-    CHECK_OK(gd_diloco_spec_from_json(&spec, j));
-    json_decref(j);
-    if (spec == NULL)
-        return;
+    Gonka__Diloco__V1__RunSpec *spec = gd_test_example_spec();
     set_run_answer(node, spec->avail_chunks);
     /* The signer's payload as the run makes it. */
     gd_payload_header good;

@@ -14,36 +14,15 @@
 #include "common/hash.h"
 #include "proofs/mmr.h"
 #include "tests/testkit.h"
+#include "tests/unit/example_spec.h"
 
 #define ADDR_A "gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc"
 #define ADDR_B "gonka10ht9tyks4vh7p5p904t340cr9nvahy7uhvqtp8"
 
-static json_t *load_example(void) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/../docs/examples/run-spec.json", gd_test_source_dir());
-    json_error_t err;
-    json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &err);
-    if (j == NULL) {
-        fprintf(stderr, "%s: %s\n", path, err.text);
-        abort();
-    }
-    return j;
-}
-
-static Gonka__Diloco__V1__RunSpec *example_spec(void) {
-    json_t *j = load_example();
-    Gonka__Diloco__V1__RunSpec *spec = NULL;
-    CHECK_OK(gd_diloco_spec_from_json(&spec, j));
-    json_decref(j);
-    if (spec == NULL)
-        abort();
-    return spec;
-}
-
 /* --- RunSpec JSON ----------------------------------------------------------------- */
 
 static void test_spec_example(void) {
-    Gonka__Diloco__V1__RunSpec *s = example_spec();
+    Gonka__Diloco__V1__RunSpec *s = gd_test_example_spec();
     CHECK_STR_EQ(s->model, "tiny");
     CHECK(s->seed == 1 && s->h_min == 40 && s->h_max == 80 && s->segment_steps == 10);
     CHECK(s->tokens_per_step == 512 && s->outer_lr_ppm == 700000);
@@ -68,7 +47,7 @@ static void test_spec_example(void) {
 
     /* The optional keys default; a uint64 above 2^53 as a string; a
      * tokens_per_step that follows a larger batch. */
-    json_t *j = load_example();
+    json_t *j = gd_test_example_spec_json();
     const char *optional[] = {"double_check_ppm",  "recheck_validators", "validator_share_ppm",
                               "checks_per_commit", "min_class_members",  "avail_chunks",
                               "suspend_rounds",    "max_members",        "attest_share_ppm"};
@@ -262,7 +241,7 @@ static void test_spec_rules(void) {
         {"chunk_elems", "268435457", "chunk_elems 268435457 must be 1 to 2^28", false},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        json_t *j = load_example();
+        json_t *j = gd_test_example_spec_json();
         json_t *target = cases[i].sub ? json_object_get(j, "windows") : j;
         if (cases[i].value == NULL)
             json_object_del(target, cases[i].key);
@@ -297,7 +276,7 @@ static void test_spec_rules(void) {
         {"error_feedback_decay", "0"},    {"inner_warmup_steps", "1000"},
     };
     for (size_t i = 0; i < sizeof edges / sizeof edges[0]; i++) {
-        json_t *j = load_example();
+        json_t *j = gd_test_example_spec_json();
         json_object_set_new(j, edges[i][0], json_string(edges[i][1]));
         CHECK_OK(gd_diloco_spec_from_json(&s, j));
         gd_diloco_spec_free(s);
@@ -323,7 +302,7 @@ static void test_spec_rules(void) {
         {"attest_share_ppm", "0"},
     };
     for (size_t i = 0; i < sizeof incentive_edges / sizeof incentive_edges[0]; i++) {
-        json_t *j = load_example();
+        json_t *j = gd_test_example_spec_json();
         json_object_set_new(j, incentive_edges[i][0],
                             json_loads(incentive_edges[i][1], JSON_DECODE_ANY, NULL));
         gd_status st = gd_diloco_spec_from_json(&s, j);
@@ -338,7 +317,7 @@ static void test_spec_rules(void) {
     char name[130];
     memset(name, 'c', sizeof name - 1);
     name[129] = '\0';
-    json_t *named = load_example();
+    json_t *named = gd_test_example_spec_json();
     json_object_set_new(named, "hw_classes", json_pack("[s]", name));
     CHECK_STATUS(gd_diloco_spec_from_json(&s, named), GD_ERR_INVALID);
     CHECK(strstr(gd_error_detail(), "hw_classes[0] must be 1 to 128 bytes") != NULL);
@@ -348,7 +327,7 @@ static void test_spec_rules(void) {
     gd_diloco_spec_free(s);
     json_decref(named);
     /* Fifteen re-checkers need a class of 18 (two validators) or 17 (one). */
-    json_t *many = load_example();
+    json_t *many = gd_test_example_spec_json();
     json_object_set_new(many, "recheck_validators", json_integer(15));
     json_object_set_new(many, "min_class_members", json_integer(18));
     CHECK_OK(gd_diloco_spec_from_json(&s, many));
@@ -360,7 +339,7 @@ static void test_spec_rules(void) {
     gd_diloco_spec_free(s);
     json_decref(many);
     /* batch x seq_len at its 2^32 limit; one more sequence is too many. */
-    json_t *big = load_example();
+    json_t *big = gd_test_example_spec_json();
     json_object_set_new(big, "batch", json_integer(4096));
     json_object_set_new(big, "seq_len", json_integer(1 << 20));
     json_object_set_new(big, "tokens_per_step", json_string("4294967296"));
@@ -375,7 +354,7 @@ static void test_spec_rules(void) {
     const char *good[] = {"none", "bf16", "int8", "int4", "topk:1", "topk:1.0", "topk:0.3",
                           "topk:0.000001", "topk:1.000000"};
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-        json_t *j = load_example();
+        json_t *j = gd_test_example_spec_json();
         json_object_set_new(j, "codec", json_string(good[i]));
         CHECK_OK(gd_diloco_spec_from_json(&s, j));
         gd_diloco_spec_free(s);
@@ -390,13 +369,13 @@ static size_t pack_spec(const Gonka__Diloco__V1__RunSpec *s, uint8_t *buf, size_
 }
 
 static void test_spec_roundtrip(void) {
-    Gonka__Diloco__V1__RunSpec *a = example_spec();
+    Gonka__Diloco__V1__RunSpec *a = gd_test_example_spec();
     json_t *ja = gd_diloco_spec_to_json(a);
     CHECK(ja != NULL);
     CHECK_STR_EQ(json_string_value(json_object_get(ja, "seed")), "1");
     CHECK_STR_EQ(json_string_value(json_object_get(ja, "fail_bond")), "10000000ngonka");
     CHECK(json_integer_value(json_object_get(json_object_get(ja, "windows"), "verify")) == 8);
-    json_t *file = load_example();
+    json_t *file = gd_test_example_spec_json();
     CHECK(json_equal(ja, file)); /* the example is written in the canonical shape */
     json_decref(file);
     Gonka__Diloco__V1__RunSpec *b = NULL;
@@ -448,7 +427,7 @@ static void mutate_field(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *
 }
 
 static void test_spec_digest(void) {
-    Gonka__Diloco__V1__RunSpec *a = example_spec(), *b = example_spec();
+    Gonka__Diloco__V1__RunSpec *a = gd_test_example_spec(), *b = gd_test_example_spec();
     uint8_t da[32], db[32], want[32];
     CHECK_OK(gd_diloco_spec_digest(a, da));
     CHECK_OK(gd_diloco_spec_digest(b, db));
@@ -464,7 +443,7 @@ static void test_spec_digest(void) {
     const ProtobufCMessageDescriptor *d = &gonka__diloco__v1__run_spec__descriptor;
     CHECK(d->n_fields == 46); /* 1 to 48 but the reserved 20 and 21 */
     for (unsigned i = 0; i < d->n_fields; i++) {
-        Gonka__Diloco__V1__RunSpec *c = example_spec();
+        Gonka__Diloco__V1__RunSpec *c = gd_test_example_spec();
         mutate_field(&c->base, &d->fields[i]);
         uint8_t dc[32];
         CHECK_OK(gd_diloco_spec_digest(c, dc));
@@ -522,7 +501,7 @@ static void make_proof(gd_buf *out, uint32_t index, uint32_t count) {
 }
 
 static void test_msg_create_join(void) {
-    Gonka__Diloco__V1__RunSpec *spec = example_spec();
+    Gonka__Diloco__V1__RunSpec *spec = gd_test_example_spec();
     gd_coin pool = {"ngonka", "5000"};
     gd_any any = {0};
     CHECK_OK(gd_diloco_msg_create_run(&any, ADDR_A, spec, &pool));
@@ -1244,7 +1223,7 @@ static void test_round_decode(void) {
 }
 
 static void test_run_decode(void) {
-    Gonka__Diloco__V1__RunSpec *spec = example_spec();
+    Gonka__Diloco__V1__RunSpec *spec = gd_test_example_spec();
     Gonka__Diloco__V1__Run run = GONKA__DILOCO__V1__RUN__INIT;
     run.id = 1;
     run.creator = ADDR_A;

@@ -2,6 +2,7 @@
 #include "chain/epoch.h"
 #include "chain/diloco_spec.h"
 #include "tests/testkit.h"
+#include "tests/unit/example_spec.h"
 
 static void test_mainnet_stages(void) {
     gd_epoch_params p;
@@ -160,15 +161,7 @@ static void test_round_fits_inference(void) {
         inference += gd_epoch_phase_at(&e, &p, h) == GD_PHASE_INFERENCE;
     CHECK(inference == 78);
 
-    char path[1024];
-    snprintf(path, sizeof path, "%s/../docs/examples/run-spec.json", gd_test_source_dir());
-    json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, NULL);
-    Gonka__Diloco__V1__RunSpec *spec = NULL;
-    CHECK(j != NULL);
-    CHECK_OK(gd_diloco_spec_from_json(&spec, j));
-    json_decref(j);
-    if (spec == NULL)
-        return;
+    Gonka__Diloco__V1__RunSpec *spec = gd_test_example_spec();
     CHECK(gd_diloco_spec_round_blocks(spec) == 76);
     CHECK_OK(gd_diloco_spec_epoch_check(spec, &p));
     p.epoch_length = 98; /* a phase of 76 */
