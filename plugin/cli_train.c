@@ -323,11 +323,9 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
     if (s == GD_OK && run.eval_batches) {
         const gd_train_options *o = gd_trainer_options(run.trainer);
         gd_eval_watch watch = {cli, json, gd_cli_now(), gd_cli_now()};
-        s = gd_evaluate_progress(gd_trainer_layout(run.trainer), gd_trainer_params(run.trainer),
-                                 run.eval_data ? run.eval_data : run.data, run.eval_batches,
-                                 o->batch, o->seq_len, o->micro_batch,
-                                 gd_trainer_pool(run.trainer), &eval_loss, &eval_tokens,
-                                 gd_eval_progress, &watch);
+        s = gd_trainer_evaluate(run.trainer, run.eval_data ? run.eval_data : run.data,
+                                run.eval_batches, o->batch, o->seq_len, o->micro_batch,
+                                &eval_loss, &eval_tokens, gd_eval_progress, &watch);
         if (s == GD_OK && eval_tokens && !isfinite(eval_loss))
             s = gd_fail(GD_ERR_LIMIT, "the eval loss after training is not finite (%g); %s "
                                       "holds the diverged model",

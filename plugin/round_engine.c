@@ -230,8 +230,8 @@ gd_status gd_engine_aggregate(gd_engine *e, uint64_t round, const gd_engine_cont
     }
     gd_aggregate_stats stats;
     if (s == GD_OK)
-        s = gd_diloco_aggregate(gd_engine_pool(e), &e->rc.diloco, gd_engine_layout(e), contribs,
-                                n, g, &stats);
+        s = gd_diloco_aggregate(gd_trainer_backend(e->trainer), &e->rc.diloco,
+                                gd_engine_layout(e), contribs, n, g, &stats);
     free(deltas);
     free(contribs);
     return s == GD_OK ? GD_OK : gd_fail_context(s, "aggregating round %llu",

@@ -46,5 +46,21 @@ while IFS= read -r line; do
   status=1
 done < <(grep -rn --include='*.c' --include='*.h' '#include "chain/module/' chain |
            grep -v '^chain/module/' || true)
+# The CPU ops are the CPU backend: outside kernels/ (and the tests that
+# check the ops themselves) code reaches them only through a backend
+# (kernels/backend.h), so a device backend runs the same trainer.
+while IFS= read -r line; do
+  echo "layer violation: ${line%%:*} calls a CPU op directly (use kernels/backend.h)"
+  status=1
+done < <(grep -rnE --include='*.c' --include='*.h' --include='*.inc' \
+           'gd_cpu_[a-z0-9_]+_f(32|64)[[:space:]]*\(' common proofs chain trainer plugin localnet bench 2>/dev/null |
+           grep -v '^trainer/model_f64.c:' || true)
+# The double-precision ops serve the gradient checks only: no product
+# source includes their headers.
+while IFS= read -r line; do
+  echo "layer violation: ${line%%:*} includes a double-precision header (tests only)"
+  status=1
+done < <(grep -rnE --include='*.c' --include='*.h' \
+           '#include "(kernels/cpu/ops_f64.h|trainer/model_f64.h)"' plugin localnet bench chain 2>/dev/null || true)
 [ $status -eq 0 ] && echo "layers ok"
 exit $status

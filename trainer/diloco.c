@@ -7,13 +7,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "kernels/cpu/ops.h"
+#include "kernels/backend.h"
 #include "proofs/diloco_rules.h"
 #include "trainer/diloco_impl.h"
-
-/* Elementwise work of the aggregation, per task: fixed, so results never
- * depend on the thread count. */
-#define GD_AGG_TASK_ELEMS ((size_t)1 << 16)
 
 void gd_diloco_config_default(gd_diloco_config *c) {
     memset(c, 0, sizeof *c);
@@ -107,17 +103,34 @@ static gd_status gd_check_sizes(const gd_trainer *t, size_t n, const char *what)
 
 /* The worker's rule before coding, one home for the full encode and the
  * one-chunk check: delta = start - params, and with error feedback the
- * residual multiplied by the decay (when it is not 1). */
-static void gd_delta_and_decay(const gd_diloco_config *c, const float *start,
-                               const float *params, float *residual, size_t count,
-                               float *delta) {
-    for (size_t i = 0; i < count; i++)
-        delta[i] = start[i] - params[i];
-    if (c->error_feedback && c->error_feedback_decay != 1.0) {
-        float decay = (float)c->error_feedback_decay;
-        for (size_t i = 0; i < count; i++)
-            residual[i] = decay * residual[i];
+ * residual multiplied by the decay (when it is not 1), as the backend's
+ * pseudo-gradient op (NULL: the CPU on the caller's thread). The arrays
+ * are the host's: the payload codec needs their bytes. */
+static gd_status gd_delta_and_decay(const gd_backend *be, const gd_diloco_config *c,
+                                    const float *start, const float *params, float *residual,
+                                    size_t count, float *delta) {
+    gd_backend cpu;
+    if (be == NULL) {
+        gd_backend_cpu_init(&cpu, NULL);
+        be = &cpu;
     }
+    float *r = c->error_feedback ? residual : NULL;
+    float *d_start = gd_backend_stage(be, start, count);
+    float *d_params = gd_backend_stage(be, params, count);
+    float *d_delta = be->iface->host_memory ? delta : gd_backend_alloc_f32(be, count);
+    float *d_residual = r ? gd_backend_stage(be, r, count) : NULL;
+    gd_status s = d_start && d_params && d_delta && (d_residual || !r)
+                      ? GD_OK
+                      : gd_fail(GD_ERR_NOMEM, "out of %s memory for the pseudo-gradient",
+                                be->iface->name);
+    if (s == GD_OK)
+        gd_backend_pseudo_gradient(be, d_delta, d_start, d_params, d_residual, count,
+                                   (float)c->error_feedback_decay);
+    gd_backend_unstage(be, d_start, (float *)start, count, false);
+    gd_backend_unstage(be, d_params, (float *)params, count, false);
+    gd_backend_unstage(be, d_delta, delta, count, s == GD_OK);
+    gd_backend_unstage(be, d_residual, r, count, s == GD_OK);
+    return s;
 }
 
 gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, const float *start,
@@ -129,9 +142,10 @@ gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, const float *start,
     float *delta = malloc(count * sizeof(float));
     if (delta == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
-    gd_delta_and_decay(c, start, params, residual, count, delta);
-    gd_status s = gd_payload_encode_values(&c->codec, delta, c->error_feedback ? residual : NULL,
-                                           count, out, cap, written);
+    gd_status s = gd_delta_and_decay(NULL, c, start, params, residual, count, delta);
+    if (s == GD_OK)
+        s = gd_payload_encode_values(&c->codec, delta, c->error_feedback ? residual : NULL,
+                                     count, out, cap, written);
     free(delta);
     return s;
 }
@@ -139,10 +153,10 @@ gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, const float *start,
 /* Δ = start - θ, encoded with (or without) error feedback: per chunk the
  * rule of gd_diloco_encode_chunk, run over the whole state by the payload
  * encoder. */
-static gd_status gd_encode_delta(gd_pool *pool, const gd_diloco_config *c,
+static gd_status gd_encode_delta(const gd_backend *be, gd_pool *pool, const gd_diloco_config *c,
                                  const gd_state_tag *tag, uint64_t round, const float *start,
                                  gd_worker_state *w, float *delta, gd_payload *payload) {
-    gd_delta_and_decay(c, start, w->params, w->residual, w->n, delta);
+    GD_TRY(gd_delta_and_decay(be, c, start, w->params, w->residual, w->n, delta));
     gd_payload_header h = {.run = c->run, .round = round, .param_count = w->n,
                            .codec = c->codec, .chunk_elems = c->chunk_elems};
     snprintf(h.participant, sizeof h.participant, "%s", w->address);
@@ -209,8 +223,8 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
     }
     out->seconds = gd_now() - t0 - hashing;
     if (s == GD_OK)
-        s = gd_encode_delta(gd_trainer_pool(t), c, &tag, round, start, w, out->delta,
-                            &out->payload);
+        s = gd_encode_delta(gd_trainer_backend(t), gd_trainer_pool(t), c, &tag, round, start,
+                            w, out->delta, &out->payload);
     if (s == GD_OK)
         s = gd_payload_root(&out->payload, out->payload_root, &out->payload_leaves);
     if (s == GD_OK)
@@ -227,39 +241,16 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
 
 /* --- aggregation -------------------------------------------------------------------------- */
 
-typedef struct gd_agg_job {
-    const gd_contribution *const *ordered;
-    const float *weights;
-    size_t n_contribs;
-    size_t n;
-    float *avg;
-    gd_global_state *g;
-    float lr, mu;
-} gd_agg_job;
-
-/* avg = sum_i w_i * Δ_i in address order, then the outer step:
- *   buf = mu * buf + avg;  d = avg + mu * buf;  p = p - lr * d
- * (PyTorch's SGD with nesterov=True and dampening 0). Each statement is
- * one rounded float operation in a fixed order. */
-static void gd_agg_task(void *arg, size_t task) {
-    const gd_agg_job *job = arg;
-    size_t lo = task * GD_AGG_TASK_ELEMS;
-    size_t hi = lo + GD_AGG_TASK_ELEMS < job->n ? lo + GD_AGG_TASK_ELEMS : job->n;
-    for (size_t j = lo; j < hi; j++) {
-        float acc = 0.0f;
-        for (size_t i = 0; i < job->n_contribs; i++) {
-            float term = job->weights[i] * job->ordered[i]->delta[j];
-            acc = acc + term;
-        }
-        job->avg[j] = acc;
-        float scaled_buf = job->mu * job->g->momentum[j];
-        float buf = scaled_buf + acc;
-        job->g->momentum[j] = buf;
-        float nesterov = job->mu * buf;
-        float d = acc + nesterov;
-        float step = job->lr * d;
-        job->g->params[j] = job->g->params[j] - step;
-    }
+/* A contribution's L2 norm: the square root of the backend's sum of
+ * squares (fixed chunks, in double) of its values. */
+static gd_status gd_contribution_norm(const gd_backend *be, const float *delta, size_t n,
+                                      double *norm) {
+    float *staged = gd_backend_stage(be, delta, n);
+    if (staged == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of %s memory for a contribution", be->iface->name);
+    *norm = sqrt(gd_backend_sum_squares(be, staged, n));
+    gd_backend_unstage(be, staged, (float *)delta, n, false);
+    return GD_OK;
 }
 
 static int gd_cmp_contrib(const void *a, const void *b) {
@@ -273,7 +264,31 @@ static int gd_cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-gd_status gd_diloco_aggregate(gd_pool *pool, const gd_diloco_config *c,
+/* The outer step of g by the ordered contributions' weights on be: G and
+ * the contributions are host arrays, staged into the backend's memory
+ * (nothing is copied on a host-memory backend). */
+static gd_status gd_outer_step_on(const gd_backend *be, const gd_contribution *const *ordered,
+                                  const float *weights, size_t count, gd_global_state *g,
+                                  float lr, float mu) {
+    size_t n = g->n;
+    const float **deltas = calloc(count, sizeof *deltas);
+    float *params = gd_backend_stage(be, g->params, n);
+    float *momentum = gd_backend_stage(be, g->momentum, n);
+    bool ok = deltas && params && momentum;
+    for (size_t i = 0; ok && i < count; i++)
+        ok = (deltas[i] = gd_backend_stage(be, ordered[i]->delta, n)) != NULL;
+    if (ok)
+        gd_backend_outer_step(be, params, momentum, deltas, weights, count, n, lr, mu);
+    for (size_t i = 0; deltas && i < count; i++)
+        gd_backend_unstage(be, (float *)deltas[i], (float *)ordered[i]->delta, n, false);
+    gd_backend_unstage(be, params, g->params, n, ok);
+    gd_backend_unstage(be, momentum, g->momentum, n, ok);
+    free(deltas);
+    return ok ? GD_OK
+              : gd_fail(GD_ERR_NOMEM, "out of %s memory for the outer step", be->iface->name);
+}
+
+gd_status gd_diloco_aggregate(const gd_backend *be, const gd_diloco_config *c,
                               const uint8_t layout_digest[32], const gd_contribution *contribs,
                               size_t n_contribs, gd_global_state *g,
                               gd_aggregate_stats *stats) {
@@ -294,11 +309,15 @@ gd_status gd_diloco_aggregate(gd_pool *pool, const gd_diloco_config *c,
         if (memcmp(x->layout_digest, layout_digest, 32) != 0)
             return gd_fail(GD_ERR_INVALID, "contribution of %s has another model layout", who);
     }
+    gd_backend cpu;
+    if (be == NULL) {
+        gd_backend_cpu_init(&cpu, NULL);
+        be = &cpu;
+    }
     const gd_contribution **ordered = calloc(n_contribs, sizeof *ordered);
     double *norms = calloc(n_contribs, sizeof *norms), *sorted = calloc(n_contribs, sizeof *sorted);
     float *weights = calloc(n_contribs, sizeof *weights);
-    float *avg = malloc(g->n * sizeof(float));
-    gd_status s = ordered && norms && sorted && weights && avg
+    gd_status s = ordered && norms && sorted && weights
                       ? GD_OK
                       : gd_fail(GD_ERR_NOMEM, "out of memory");
     double total_tokens = 0;
@@ -316,10 +335,10 @@ gd_status gd_diloco_aggregate(gd_pool *pool, const gd_diloco_config *c,
     }
     gd_aggregate_stats st = {0};
     if (s == GD_OK) {
-        for (size_t i = 0; i < n_contribs; i++) {
-            norms[i] = sqrt(gd_cpu_sum_squares_f32(pool, ordered[i]->delta, g->n));
+        for (size_t i = 0; s == GD_OK && i < n_contribs; i++) {
+            s = gd_contribution_norm(be, ordered[i]->delta, g->n, &norms[i]);
             sorted[i] = norms[i];
-            if (!isfinite(norms[i]))
+            if (s == GD_OK && !isfinite(norms[i]))
                 s = gd_fail(GD_ERR_INVALID, "contribution of %s is not finite",
                             ordered[i]->address);
         }
@@ -340,10 +359,10 @@ gd_status gd_diloco_aggregate(gd_pool *pool, const gd_diloco_config *c,
             }
             weights[i] = (float)(clip * (double)ordered[i]->tokens / total_tokens);
         }
-        gd_agg_job job = {ordered, weights, n_contribs, g->n, avg, g,
-                          (float)c->outer_lr, (float)c->outer_momentum};
-        gd_pool_run(pool, (g->n + GD_AGG_TASK_ELEMS - 1) / GD_AGG_TASK_ELEMS, gd_agg_task, &job);
-        g->round++;
+        s = gd_outer_step_on(be, ordered, weights, n_contribs, g, (float)c->outer_lr,
+                             (float)c->outer_momentum);
+        if (s == GD_OK)
+            g->round++;
     }
     if (stats)
         *stats = st;
@@ -351,7 +370,6 @@ gd_status gd_diloco_aggregate(gd_pool *pool, const gd_diloco_config *c,
     free(norms);
     free(sorted);
     free(weights);
-    free(avg);
     return s;
 }
 

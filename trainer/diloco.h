@@ -40,6 +40,7 @@
 
 #include "common/pool.h"
 #include "common/status.h"
+#include "kernels/backend.h"
 #include "proofs/mmr.h"
 #include "trainer/codec.h"
 #include "trainer/data.h"
@@ -156,8 +157,9 @@ typedef struct gd_aggregate_stats {
  * address order of proofs/diloco_rules.h): clipping, token weights, the
  * Nesterov outer step. A contribution whose size or layout digest is not
  * g's and layout_digest's, or a duplicate address, is GD_ERR_INVALID
- * before anything is read. */
-gd_status gd_diloco_aggregate(gd_pool *pool, const gd_diloco_config *c,
+ * before anything is read. The arithmetic runs on be (NULL: the CPU on the
+ * caller's thread) and gives the same bits on every backend. */
+gd_status gd_diloco_aggregate(const gd_backend *be, const gd_diloco_config *c,
                               const uint8_t layout_digest[32], const gd_contribution *contribs,
                               size_t n_contribs, gd_global_state *g,
                               gd_aggregate_stats *stats) GD_MUST_CHECK;

@@ -1,30 +1,29 @@
 /* The Llama-style decoder's forward and backward passes over a flat
- * parameter buffer (trainer/layout.h), built on the CPU ops.
+ * parameter buffer (trainer/layout.h), run on a backend (kernels/backend.h).
  *
- * Like the kernels, one source serves two precisions: gd_model_f32 trains,
- * gd_model_f64 is the double-precision path of the whole-model
- * finite-difference gradient check. trainer/model_api.h holds the
- * documented prototypes; this header instantiates them. */
+ * One source (trainer/model_body.inc) serves two precisions: gd_model_f32,
+ * declared here, trains on any backend; gd_model_f64 (trainer/model_f64.h,
+ * in the test-only library gd_trainer_f64) is the double-precision path of
+ * the whole-model finite-difference gradient check, on the CPU ops.
+ * trainer/model_api.h holds the documented prototypes. */
 #ifndef GD_TRAINER_MODEL_H
 #define GD_TRAINER_MODEL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "common/pool.h"
 #include "common/status.h"
+#include "kernels/backend.h"
 #include "trainer/layout.h"
 
+/* The float model runs on a backend; NULL is the CPU backend on the
+ * caller's thread. The model keeps its own copy of the backend's handle. */
 #define GD_REAL float
 #define GD_OP(name) name##_f32
+#define GD_EXEC_ARG const gd_backend *
 #include "trainer/model_api.h"
 #undef GD_REAL
 #undef GD_OP
-
-#define GD_REAL double
-#define GD_OP(name) name##_f64
-#include "trainer/model_api.h"
-#undef GD_REAL
-#undef GD_OP
+#undef GD_EXEC_ARG
 
 #endif

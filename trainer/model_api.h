@@ -1,15 +1,17 @@
-/* Prototypes of the model passes over GD_REAL / GD_OP(name); included twice
- * by trainer/model.h. */
+/* Prototypes of the model passes over GD_REAL / GD_OP(name) / GD_EXEC_ARG;
+ * included by trainer/model.h (float) and trainer/model_f64.h (double). */
 
 /* The activations of one micro-batch (batch rows of seq_len positions),
  * kept from the forward pass for the backward pass. */
 typedef struct GD_OP(gd_model) GD_OP(gd_model);
 
 /* Allocates activations for up to `batch` rows of seq_len tokens
- * (seq_len <= max_position_embeddings). layout must outlive the model. The
- * pool (may be NULL) runs the ops. */
+ * (seq_len <= max_position_embeddings). layout must outlive the model.
+ * exec runs the ops (GD_EXEC_ARG: trainer/model.h, trainer/model_f64.h);
+ * params, grads and the activations live in its memory. */
 gd_status GD_OP(gd_model_create)(GD_OP(gd_model) **out, const gd_param_layout *layout,
-                                 size_t batch, size_t seq_len, gd_pool *pool) GD_MUST_CHECK;
+                                 size_t batch, size_t seq_len,
+                                 GD_EXEC_ARG exec) GD_MUST_CHECK;
 void GD_OP(gd_model_destroy)(GD_OP(gd_model) *model);
 
 /* Bytes of activation memory the model holds. */
@@ -30,5 +32,6 @@ gd_status GD_OP(gd_model_forward)(GD_OP(gd_model) *model, const GD_REAL *params,
 void GD_OP(gd_model_backward)(GD_OP(gd_model) *model, const GD_REAL *params, GD_REAL *grads,
                               double dloss);
 
-/* The model's per-token losses of the last forward (rows * seq_len). */
+/* The model's per-token losses of the last forward (rows * seq_len), on
+ * the host. */
 const GD_REAL *GD_OP(gd_model_losses)(const GD_OP(gd_model) *model);

@@ -448,7 +448,7 @@ static gd_status gd_sim_round(gd_sim *s, uint32_t r, gd_sim_round_report *rep) {
     }
     gd_aggregate_stats agg = {0};
     if (st == GD_OK)
-        st = gd_diloco_aggregate(gd_trainer_pool(s->trainer), c, layout_digest, contribs, W,
+        st = gd_diloco_aggregate(gd_trainer_backend(s->trainer), c, layout_digest, contribs, W,
                                  &s->g, &agg);
     uint64_t tokens = 0;
     if (st == GD_OK) {
@@ -505,9 +505,8 @@ static gd_status gd_sim_ddp(gd_sim *s, gd_sim_report *rep) {
     }
     uint64_t tokens = 0;
     if (st == GD_OK)
-        st = gd_evaluate(gd_trainer_layout(t), gd_trainer_params(t), s->eval, o->eval_batches,
-                         c->inner.batch, c->inner.seq_len, c->inner.micro_batch,
-                         gd_trainer_pool(t), &rep->ddp_eval, &tokens);
+        st = gd_trainer_evaluate(t, s->eval, o->eval_batches, c->inner.batch, c->inner.seq_len,
+                                 c->inner.micro_batch, &rep->ddp_eval, &tokens, NULL, NULL);
     if (st == GD_OK) {
         rep->has_ddp = true;
         rep->ddp_bytes = (uint64_t)llround(bytes_step * (double)steps);

@@ -1,6 +1,9 @@
-/* The inner training loop on the CPU: parameters, gradients and AdamW
- * moments in flat buffers, one step = gradient accumulation over the
- * micro-batches of a fixed layout, global-norm clipping, one AdamW update.
+/* The inner training loop: parameters, gradients and AdamW moments in flat
+ * buffers on a backend (kernels/backend.h; the CPU unless told otherwise),
+ * one step = gradient accumulation over the micro-batches of a fixed
+ * layout, global-norm clipping, one AdamW update. The host sees the state
+ * only through gd_trainer_get_state / gd_trainer_set_state and the
+ * checkpoint files.
  *
  * A step's bits depend only on the parameters, the optimizer state, the
  * step number and the options below; not on the thread count (the ops are
@@ -15,6 +18,7 @@
 
 #include "common/pool.h"
 #include "common/status.h"
+#include "kernels/backend.h"
 #include "trainer/config.h"
 #include "trainer/data.h"
 #include "trainer/layout.h"
@@ -54,6 +58,12 @@ typedef struct gd_trainer gd_trainer;
  * options->seed) and zero optimizer state at step 0. */
 gd_status gd_trainer_create(gd_trainer **out, const gd_model_config *config,
                             const gd_train_options *options, int threads) GD_MUST_CHECK;
+/* As gd_trainer_create, with the tensors on backend (borrowed; it must
+ * outlive the trainer). NULL is the CPU backend over the trainer's threads,
+ * which is what gd_trainer_create uses. */
+gd_status gd_trainer_create_on(gd_trainer **out, const gd_model_config *config,
+                               const gd_train_options *options, int threads,
+                               const gd_backend *backend) GD_MUST_CHECK;
 void gd_trainer_destroy(gd_trainer *t);
 
 /* One optimizer step on the data's training batches for (seed, worker,
@@ -69,15 +79,19 @@ gd_status gd_trainer_save(const gd_trainer *t, const char *path,
 /* Restores a trainer from a checkpoint and its optimizer companion, with
  * the options stored there, to continue bit-exactly where it stopped. */
 gd_status gd_trainer_resume(gd_trainer **out, const char *path, int threads) GD_MUST_CHECK;
+/* gd_trainer_resume onto backend (as gd_trainer_create_on). */
+gd_status gd_trainer_resume_on(gd_trainer **out, const char *path, int threads,
+                               const gd_backend *backend) GD_MUST_CHECK;
 
 /* Changes the options of a trainer (a longer schedule, another learning
  * rate, batch or sequence length) and reallocates activations if needed.
  * A resumed run that changes them no longer matches an uninterrupted one. */
 gd_status gd_trainer_reconfigure(gd_trainer *t, const gd_train_options *options) GD_MUST_CHECK;
 
-/* Copies a worker's whole optimizer state out of or into the trainer, so
- * one trainer (one set of activations) can run several workers in turn;
- * any pointer may be NULL to skip that array. */
+/* Copies a worker's whole optimizer state out of or into the trainer (host
+ * arrays of the layout's size, downloaded from or uploaded to the
+ * backend), so one trainer (one set of activations) can run several
+ * workers in turn; any pointer may be NULL to skip that array. */
 void gd_trainer_get_state(const gd_trainer *t, float *params, float *exp_avg,
                           float *exp_avg_sq, uint64_t *step);
 void gd_trainer_set_state(gd_trainer *t, const float *params, const float *exp_avg,
@@ -86,12 +100,14 @@ void gd_trainer_set_state(gd_trainer *t, const float *params, const float *exp_a
 uint64_t gd_trainer_step_count(const gd_trainer *t);
 const gd_param_layout *gd_trainer_layout(const gd_trainer *t);
 const gd_train_options *gd_trainer_options(const gd_trainer *t);
+/* The trainer's host threads (host work: hashing, codecs). */
 gd_pool *gd_trainer_pool(gd_trainer *t);
-float *gd_trainer_params(gd_trainer *t);
-const float *gd_trainer_moments(const gd_trainer *t, const float **v);
+/* Where its tensors live. */
+const gd_backend *gd_trainer_backend(const gd_trainer *t);
 size_t gd_trainer_activation_bytes(const gd_trainer *t);
 
-/* The mean cross-entropy (nats/token) of params over evaluation batches
+/* The mean cross-entropy (nats/token) of params (host memory; evaluated on
+ * the CPU backend over pool) over evaluation batches
  * 0..batches-1 of the data (fewer if the data runs out), micro_batch
  * sequences per pass. *tokens receives the tokens scored (0 if none). */
 gd_status gd_evaluate(const gd_param_layout *layout, const float *params, const gd_data *data,
@@ -100,6 +116,13 @@ gd_status gd_evaluate(const gd_param_layout *layout, const float *params, const 
 
 /* Told after each evaluation batch: done of batches scored so far. */
 typedef void (*gd_eval_progress_fn)(void *ctx, size_t done, size_t batches);
+
+/* gd_evaluate_progress of the trainer's own parameters, on its backend
+ * (no host copy); progress may be NULL. */
+gd_status gd_trainer_evaluate(const gd_trainer *t, const gd_data *data, size_t batches,
+                              size_t batch, size_t seq_len, size_t micro_batch,
+                              double *mean_loss, uint64_t *tokens, gd_eval_progress_fn progress,
+                              void *ctx) GD_MUST_CHECK;
 
 /* gd_evaluate, calling progress (if not NULL) after every batch, so a long
  * evaluation can say how far it is. */

@@ -2,10 +2,14 @@
  * every layer, the loss and the optimizer update. They are the oracle every
  * other backend is checked against.
  *
- * Each op exists in two precisions from one source: _f32 (training) and
- * _f64 (the double-precision path the finite-difference gradient checks
- * run on). kernels/cpu/ops_api.h holds the documented prototypes once; this
- * header instantiates them for both.
+ * Each op exists in two precisions from one source (kernels/cpu/ops_body.inc):
+ * _f32, declared here, is what trains; _f64 (kernels/cpu/ops_f64.h, in the
+ * test-only library gd_kernels_f64) is the double-precision path the
+ * finite-difference gradient checks run on. kernels/cpu/ops_api.h holds the
+ * documented prototypes once.
+ *
+ * Outside kernels/, code calls these only through a backend
+ * (kernels/backend.h); the CPU backend is these ops.
  *
  * Conventions
  * - Row-major. n = B*T token rows; row i is position i % T of sequence i / T.
@@ -36,12 +40,6 @@ void gd_cpu_ops_init(void);
 
 #define GD_REAL float
 #define GD_OP(name) name##_f32
-#include "kernels/cpu/ops_api.h"
-#undef GD_REAL
-#undef GD_OP
-
-#define GD_REAL double
-#define GD_OP(name) name##_f64
 #include "kernels/cpu/ops_api.h"
 #undef GD_REAL
 #undef GD_OP

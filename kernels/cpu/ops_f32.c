@@ -1,5 +1,5 @@
 /* The CPU ops in single precision (the training path): instantiates the
- * template kernels/cpu/ops_impl.h with float. */
+ * template kernels/cpu/ops_body.inc with float. */
 #include "kernels/cpu/ops.h"
 
 #define GD_REAL float
@@ -7,4 +7,4 @@
 #define GD_EXP(x) expf(x)
 #define GD_SQRT(x) sqrtf(x)
 #define GD_GEMM cblas_sgemm
-#include "kernels/cpu/ops_impl.h"
+#include "kernels/cpu/ops_body.inc"

@@ -99,7 +99,7 @@ static void world_aggregate(world *x, const served *v) {
     CHECK_OK(gd_payload_decode(&v->res.payload, decoded, x->pool));
     gd_contribution one = {.address = v->post.address, .n = x->n, .layout_digest = x->layout,
                            .delta = decoded, .tokens = v->res.tokens};
-    CHECK_OK(gd_diloco_aggregate(x->pool, &x->c, x->layout, &one, 1, &x->g, NULL));
+    CHECK_OK(gd_diloco_aggregate(gd_trainer_backend(x->t), &x->c, x->layout, &one, 1, &x->g, NULL));
     world_attest(x);
     free(decoded);
 }
@@ -595,7 +595,7 @@ static void test_wrong_sizes_are_refused(void) {
     float *shorter = calloc(x.n / 2, sizeof(float));
     gd_contribution contrib = {.address = w.address, .n = x.n / 2, .layout_digest = x.layout,
                                .delta = shorter, .tokens = 1};
-    CHECK_STATUS(gd_diloco_aggregate(x.pool, &x.c, x.layout, &contrib, 1, &x.g, NULL),
+    CHECK_STATUS(gd_diloco_aggregate(gd_trainer_backend(x.t), &x.c, x.layout, &contrib, 1, &x.g, NULL),
                  GD_ERR_INVALID);
     free(shorter);
 

@@ -59,8 +59,10 @@ static void aggregate_hash(int threads, uint8_t out[32]) {
                                    contrib("worker-00001", d[1], N_PARAMS, 1300)};
     gd_pool *pool = NULL;
     CHECK_OK(gd_pool_create(&pool, threads));
+    gd_backend be;
+    gd_backend_cpu_init(&be, pool);
     for (int round = 0; round < 3; round++)
-        CHECK_OK(gd_diloco_aggregate(pool, &c, k_layout, contribs, 4, &g, NULL));
+        CHECK_OK(gd_diloco_aggregate(&be, &c, k_layout, contribs, 4, &g, NULL));
     CHECK_OK(gd_global_state_hash(pool, k_layout, c.chunk_elems, &g, out));
     gd_pool_destroy(pool);
     for (int i = 0; i < 4; i++)

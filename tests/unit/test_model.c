@@ -7,12 +7,13 @@
 #include <string.h>
 
 #include "common/rng.h"
-#include "kernels/cpu/ops.h"
+#include "kernels/cpu/ops_f64.h"
 #include "tests/testkit.h"
 #include "trainer/config.h"
 #include "trainer/init.h"
 #include "trainer/layout.h"
 #include "trainer/model.h"
+#include "trainer/model_f64.h"
 #include "trainer/optim.h"
 
 static void test_presets(void) {

@@ -8,7 +8,7 @@
 
 #include "common/pool.h"
 #include "common/rng.h"
-#include "kernels/cpu/ops.h"
+#include "kernels/cpu/ops_f64.h"
 #include "tests/testkit.h"
 
 /* Fails when err is above tol (or NaN), printing both. */

@@ -71,8 +71,7 @@ static void test_learns_markov(void) {
     }
     double eval = 0;
     uint64_t tokens = 0;
-    CHECK_OK(gd_evaluate(gd_trainer_layout(t), gd_trainer_params(t), data, 8, 8, 64, 8,
-                         gd_trainer_pool(t), &eval, &tokens));
+    CHECK_OK(gd_trainer_evaluate(t, data, 8, 8, 64, 8, &eval, &tokens, NULL, NULL));
     fprintf(stderr, "    loss %.4f -> %.4f (train), eval %.4f over %llu tokens; H0 %.4f, H1 "
                     "%.4f, H2 %.4f\n",
             first, st.loss, eval, (unsigned long long)tokens, h[0], h[1], h[2]);
@@ -101,13 +100,26 @@ static gd_trainer *run_steps(int threads, size_t steps, double *losses) {
     return t;
 }
 
+/* The trainer's parameters, copied to the host (the caller frees them). */
+static float *params_of(const gd_trainer *t) {
+    size_t n = gd_trainer_layout(t)->total;
+    float *p = malloc(n * sizeof(float));
+    CHECK(p != NULL);
+    gd_trainer_get_state(t, p, NULL, NULL, NULL);
+    return p;
+}
+
 static bool same_state(gd_trainer *a, gd_trainer *b) {
     size_t n = gd_trainer_layout(a)->total;
-    const float *va, *vb;
-    const float *ma = gd_trainer_moments(a, &va), *mb = gd_trainer_moments(b, &vb);
-    return gd_trainer_step_count(a) == gd_trainer_step_count(b) &&
-           memcmp(gd_trainer_params(a), gd_trainer_params(b), n * sizeof(float)) == 0 &&
-           memcmp(ma, mb, n * sizeof(float)) == 0 && memcmp(va, vb, n * sizeof(float)) == 0;
+    float *sa = malloc(3 * n * sizeof(float)), *sb = malloc(3 * n * sizeof(float));
+    CHECK(sa != NULL && sb != NULL);
+    gd_trainer_get_state(a, sa, sa + n, sa + 2 * n, NULL);
+    gd_trainer_get_state(b, sb, sb + n, sb + 2 * n, NULL);
+    bool same = gd_trainer_step_count(a) == gd_trainer_step_count(b) &&
+                memcmp(sa, sb, 3 * n * sizeof(float)) == 0;
+    free(sa);
+    free(sb);
+    return same;
 }
 
 static void test_thread_count_does_not_matter(void) {
@@ -168,7 +180,8 @@ static void test_checkpoint_format(void) {
     CHECK(gd_safetensors_find(&st, "lm_head.weight") == NULL);
     const gd_st_tensor *q = gd_safetensors_find(&st, "model.layers.1.self_attn.q_proj.weight");
     CHECK(q && q->dtype == GD_ST_F32 && q->ndim == 2 && q->shape[0] == 64 && q->shape[1] == 64);
-    CHECK(q && memcmp(q->data, gd_trainer_params(t) + l->layers[1].q, 64 * 64 * 4) == 0);
+    float *mine = params_of(t);
+    CHECK(q && memcmp(q->data, mine + l->layers[1].q, 64 * 64 * 4) == 0);
     CHECK_STR_EQ(gd_safetensors_meta(&st, "format"), "pt");
     const char *config = gd_safetensors_meta(&st, "config");
     CHECK(config && strstr(config, "\"LlamaForCausalLM\"") && strstr(config, "\"hidden_size\""));
@@ -179,8 +192,9 @@ static void test_checkpoint_format(void) {
     uint64_t step = 99;
     CHECK_OK(gd_checkpoint_load_model(ckpt, &loaded, &params, &step));
     CHECK(step == 0 && loaded.total == l->total);
-    CHECK(memcmp(params, gd_trainer_params(t), l->total * sizeof(float)) == 0);
+    CHECK(memcmp(params, mine, l->total * sizeof(float)) == 0);
     free(params);
+    free(mine);
     gd_param_layout_free(&loaded);
 
     char optim[700];
@@ -323,7 +337,8 @@ static void test_mismatched_optimizer_state(void) {
     CHECK_OK(gd_trainer_save(t, p, "x"));
     CHECK_OK(gd_trainer_step(t, data, NULL));
     const gd_param_layout *l = gd_trainer_layout(t);
-    CHECK_OK(gd_checkpoint_save_model(p, l, gd_trainer_params(t), 1)); /* model only */
+    float *mine = params_of(t);
+    CHECK_OK(gd_checkpoint_save_model(p, l, mine, 1)); /* model only */
     gd_trainer *r = NULL;
     CHECK_STATUS(gd_trainer_resume(&r, p, 1), GD_ERR_PARSE);
     CHECK(strstr(gd_error_detail(), "interrupted") != NULL);
@@ -338,7 +353,8 @@ static void test_mismatched_optimizer_state(void) {
     CHECK_OK(gd_checkpoint_optim_path(from, sizeof from, q));
     CHECK_OK(gd_checkpoint_optim_path(to, sizeof to, p));
     CHECK(rename(from, to) == 0);
-    CHECK_OK(gd_checkpoint_save_model(p, l, gd_trainer_params(t), 0));
+    CHECK_OK(gd_checkpoint_save_model(p, l, mine, 0));
+    free(mine);
     CHECK_STATUS(gd_trainer_resume(&r, p, 1), GD_ERR_PARSE);
     CHECK(strstr(gd_error_detail(), "different model layout") != NULL);
     gd_trainer_destroy(t);
@@ -412,8 +428,8 @@ static void test_evaluate_shard_windows(void) {
     double loss = 0;
     uint64_t scored = 0;
     size_t B = 3, T = 40;
-    CHECK_OK(gd_evaluate(gd_trainer_layout(t), gd_trainer_params(t), data, 2, B, T, 1, NULL,
-                         &loss, &scored));
+    float *mine = params_of(t);
+    CHECK_OK(gd_evaluate(gd_trainer_layout(t), mine, data, 2, B, T, 1, NULL, &loss, &scored));
     CHECK(scored == 2 * B * T);
     /* The same windows by hand: 999 / 40 = 24 windows at a stride of T;
      * floor(24 / golden ratio) = 14, and 14, 15, 16 share a factor with 24,
@@ -427,15 +443,15 @@ static void test_evaluate_shard_windows(void) {
             for (size_t k = 0; k <= T; k++)
                 w[k] = (int32_t)tokens[((b * B + j) * 17 % 24) * T + k];
             double part = 0;
-            CHECK_OK(gd_model_forward_f32(m, gd_trainer_params(t), w, 1, &part));
+            CHECK_OK(gd_model_forward_f32(m, mine, w, 1, &part));
             sum += part;
         }
     CHECK(fabs(sum / (double)(2 * B * T) - loss) < 1e-9);
     /* Asking for more batches than the data holds scores the whole batches
      * that fit: batch b needs (b + 1) * B of the 24 windows, so 8 of them. */
-    CHECK_OK(gd_evaluate(gd_trainer_layout(t), gd_trainer_params(t), data, 100, B, T, 1, NULL,
-                         &loss, &scored));
+    CHECK_OK(gd_evaluate(gd_trainer_layout(t), mine, data, 100, B, T, 1, NULL, &loss, &scored));
     CHECK(scored == 8 * B * T);
+    free(mine);
     gd_model_destroy_f32(m);
     gd_trainer_destroy(t);
     gd_data_close(data);

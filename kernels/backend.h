@@ -1,0 +1,198 @@
+/* A compute backend: an interface table plus a context (ggml's
+ * {iface, ctx}), so the model, the trainer and the round engine run the same
+ * code on the CPU or on a device.
+ *
+ * Memory. A backend's buffers are opaque addresses in its own memory
+ * (float * or int32_t * for arithmetic on offsets, never dereferenced
+ * outside the backend). Only upload, download and copy move bytes between
+ * host and backend. A backend whose buffers are host memory says so
+ * (host_memory), and then host arrays may be handed to its ops directly:
+ * that is how the CPU backend avoids copies.
+ *
+ * Ops. The slots mirror the CPU reference ops (kernels/cpu/ops.h: shapes,
+ * conventions, what overwrites and what adds) without the pool argument.
+ * Every op slot may be NULL: the dispatcher (gd_backend_* below) then
+ * downloads the op's inputs, runs the CPU op on the host pool and uploads
+ * the outputs. A new backend starts from buffers only and is correct at
+ * once; it fills slots one by one, each checked by the cross-backend test
+ * (tests/unit/test_backend_ops.c) against the CPU reference.
+ *
+ * Errors. Allocation failure is reported (NULL), because a caller can
+ * choose a smaller batch. A failed transfer or launch is a local failure of
+ * the machine, not a result: the backend prints what failed and aborts the
+ * process, so no corrupt tensor ever reaches a transcript or the chain.
+ *
+ * Determinism. A backend promises the determinism contract of ops.h for
+ * its own hardware class: the same inputs give the same bits, whatever its
+ * parallelism. Ops whose results must be bit-identical to the CPU
+ * reference on every class (pseudo_gradient, outer_step) say so. */
+#ifndef GD_KERNELS_BACKEND_H
+#define GD_KERNELS_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/pool.h"
+
+typedef struct gd_backend_iface {
+    const char *name; /* "cpu", "cuda", ... */
+    bool host_memory; /* buffers are host memory: host arrays are valid arguments */
+
+    /* --- buffers (required) --- */
+    /* bytes of zeroed memory, or NULL when there is not enough. */
+    void *(*buffer_alloc)(void *ctx, size_t bytes);
+    void (*buffer_free)(void *ctx, void *buf); /* NULL is a no-op */
+    void (*upload)(void *ctx, void *dst, const void *host_src, size_t bytes);
+    void (*download)(void *ctx, void *host_dst, const void *src, size_t bytes);
+    void (*copy)(void *ctx, void *dst, const void *src, size_t bytes);
+    void (*zero)(void *ctx, void *dst, size_t bytes);
+    /* Waits until every op issued so far is done (NULL: ops are synchronous). */
+    void (*synchronize)(void *ctx);
+
+    /* --- model ops (optional) --- */
+    void (*embedding_forward)(void *ctx, float *out, const int32_t *tokens, const float *table,
+                              size_t n, size_t dim);
+    void (*embedding_backward)(void *ctx, float *dtable, const float *dout,
+                               const int32_t *tokens, size_t n, size_t dim);
+    void (*rmsnorm_forward)(void *ctx, float *out, float *rstd, const float *inp,
+                            const float *weight, size_t n, size_t dim, double eps);
+    void (*rmsnorm_backward)(void *ctx, float *dinp, float *dweight, const float *dout,
+                             const float *inp, const float *weight, const float *rstd, size_t n,
+                             size_t dim);
+    void (*matmul_forward)(void *ctx, float *out, const float *inp, const float *weight,
+                           size_t n, size_t in_dim, size_t out_dim);
+    void (*matmul_backward)(void *ctx, float *dinp, float *dweight, const float *dout,
+                            const float *inp, const float *weight, size_t n, size_t in_dim,
+                            size_t out_dim);
+    void (*rope_forward)(void *ctx, float *out, const float *inp, const float *cos_table,
+                         const float *sin_table, size_t batch, size_t seq_len, size_t heads,
+                         size_t head_dim);
+    void (*rope_backward)(void *ctx, float *dinp, const float *dout, const float *cos_table,
+                          const float *sin_table, size_t batch, size_t seq_len, size_t heads,
+                          size_t head_dim);
+    void (*attention_forward)(void *ctx, float *out, float *att, const float *q, const float *k,
+                              const float *v, size_t batch, size_t seq_len, size_t heads,
+                              size_t kv_heads, size_t head_dim);
+    void (*attention_backward)(void *ctx, float *dq, float *dk, float *dv, float *scratch,
+                               const float *dout, const float *att, const float *q,
+                               const float *k, const float *v, size_t batch, size_t seq_len,
+                               size_t heads, size_t kv_heads, size_t head_dim);
+    void (*swiglu_forward)(void *ctx, float *out, const float *gate, const float *up, size_t n);
+    void (*swiglu_backward)(void *ctx, float *dgate, float *dup, const float *dout,
+                            const float *gate, const float *up, size_t n);
+    void (*add)(void *ctx, float *out, const float *a, const float *b, size_t n);
+    void (*cross_entropy_forward)(void *ctx, float *losses, const float *logits,
+                                  const int32_t *targets, size_t n, size_t vocab);
+    void (*cross_entropy_backward)(void *ctx, float *dlogits, const float *logits,
+                                   const int32_t *targets, double dloss, size_t n,
+                                   size_t vocab);
+
+    /* --- optimizer and round ops (optional) --- */
+    double (*sum_squares)(void *ctx, const float *x, size_t n);
+    void (*adamw)(void *ctx, float *param, const float *grad, float *m, float *v, size_t n,
+                  double lr, double beta1, double beta2, double eps, double weight_decay,
+                  double bc1, double bc2, double grad_scale);
+    void (*pseudo_gradient)(void *ctx, float *delta, const float *start, const float *params,
+                            float *residual, size_t n, float residual_decay);
+    void (*outer_step)(void *ctx, float *params, float *momentum, const float *const *deltas,
+                       const float *weights, size_t count, size_t n, float lr, float mu);
+} gd_backend_iface;
+
+/* A backend in use. pool runs host work: the fallbacks, and for the CPU
+ * backend the ops themselves. It may be NULL (the caller's thread). */
+typedef struct gd_backend {
+    const gd_backend_iface *iface;
+    void *ctx;
+    gd_pool *pool;
+} gd_backend;
+
+/* The CPU backend over pool (borrowed; may be NULL): buffers are host
+ * memory and every slot is a kernels/cpu op. It holds nothing to free. */
+void gd_backend_cpu_init(gd_backend *out, gd_pool *pool);
+
+/* --- buffers ---------------------------------------------------------------------- */
+
+/* count floats (or int32 values) of zeroed backend memory; NULL if there is
+ * not enough or the size overflows. */
+float *gd_backend_alloc_f32(const gd_backend *be, size_t count);
+int32_t *gd_backend_alloc_i32(const gd_backend *be, size_t count);
+void gd_backend_free(const gd_backend *be, void *buf);
+void gd_backend_upload(const gd_backend *be, void *dst, const void *host_src, size_t bytes);
+void gd_backend_download(const gd_backend *be, void *host_dst, const void *src, size_t bytes);
+void gd_backend_copy(const gd_backend *be, void *dst, const void *src, size_t bytes);
+void gd_backend_zero(const gd_backend *be, void *dst, size_t bytes);
+void gd_backend_synchronize(const gd_backend *be);
+
+/* Staging a host array for an op: on a host-memory backend the array
+ * itself, else a new buffer holding its count floats (NULL if there is not
+ * enough memory). gd_backend_unstage downloads the buffer back into host
+ * when write_back is set and frees it; on a host-memory backend it does
+ * nothing. */
+float *gd_backend_stage(const gd_backend *be, const float *host, size_t count);
+void gd_backend_unstage(const gd_backend *be, float *staged, float *host, size_t count,
+                        bool write_back);
+
+/* --- ops: the CPU op of the same name, on backend buffers ------------------------------ */
+
+void gd_backend_embedding_forward(const gd_backend *be, float *out, const int32_t *tokens,
+                                  const float *table, size_t n, size_t dim, size_t vocab);
+void gd_backend_embedding_backward(const gd_backend *be, float *dtable, const float *dout,
+                                   const int32_t *tokens, size_t n, size_t dim, size_t vocab);
+void gd_backend_rmsnorm_forward(const gd_backend *be, float *out, float *rstd, const float *inp,
+                                const float *weight, size_t n, size_t dim, double eps);
+void gd_backend_rmsnorm_backward(const gd_backend *be, float *dinp, float *dweight,
+                                 const float *dout, const float *inp, const float *weight,
+                                 const float *rstd, size_t n, size_t dim);
+void gd_backend_matmul_forward(const gd_backend *be, float *out, const float *inp,
+                               const float *weight, size_t n, size_t in_dim, size_t out_dim);
+void gd_backend_matmul_backward(const gd_backend *be, float *dinp, float *dweight,
+                                const float *dout, const float *inp, const float *weight,
+                                size_t n, size_t in_dim, size_t out_dim);
+/* The RoPE tables of ops.h's gd_cpu_rope_tables, computed on the host (in
+ * double, rounded once, so every backend gets the same bits) and uploaded:
+ * max_pos rows of head_dim / 2. */
+void gd_backend_rope_tables(const gd_backend *be, float *cos_table, float *sin_table,
+                            size_t max_pos, size_t head_dim, double theta);
+void gd_backend_rope_forward(const gd_backend *be, float *out, const float *inp,
+                             const float *cos_table, const float *sin_table, size_t batch,
+                             size_t seq_len, size_t heads, size_t head_dim);
+void gd_backend_rope_backward(const gd_backend *be, float *dinp, const float *dout,
+                              const float *cos_table, const float *sin_table, size_t batch,
+                              size_t seq_len, size_t heads, size_t head_dim);
+void gd_backend_attention_forward(const gd_backend *be, float *out, float *att, const float *q,
+                                  const float *k, const float *v, size_t batch, size_t seq_len,
+                                  size_t heads, size_t kv_heads, size_t head_dim);
+void gd_backend_attention_backward(const gd_backend *be, float *dq, float *dk, float *dv,
+                                   float *scratch, const float *dout, const float *att,
+                                   const float *q, const float *k, const float *v, size_t batch,
+                                   size_t seq_len, size_t heads, size_t kv_heads,
+                                   size_t head_dim);
+void gd_backend_swiglu_forward(const gd_backend *be, float *out, const float *gate,
+                               const float *up, size_t n);
+void gd_backend_swiglu_backward(const gd_backend *be, float *dgate, float *dup,
+                                const float *dout, const float *gate, const float *up,
+                                size_t n);
+void gd_backend_add(const gd_backend *be, float *out, const float *a, const float *b, size_t n);
+void gd_backend_cross_entropy_forward(const gd_backend *be, float *losses, const float *logits,
+                                      const int32_t *targets, size_t n, size_t vocab);
+void gd_backend_cross_entropy_backward(const gd_backend *be, float *dlogits,
+                                       const float *logits, const int32_t *targets,
+                                       double dloss, size_t n, size_t vocab);
+double gd_backend_sum_squares(const gd_backend *be, const float *x, size_t n);
+void gd_backend_adamw(const gd_backend *be, float *param, const float *grad, float *m,
+                      float *v, size_t n, double lr, double beta1, double beta2, double eps,
+                      double weight_decay, double bc1, double bc2, double grad_scale);
+/* delta = start - params; then, if residual is not NULL and decay != 1,
+ * residual *= decay. Bit-identical to the CPU reference on every backend. */
+void gd_backend_pseudo_gradient(const gd_backend *be, float *delta, const float *start,
+                                const float *params, float *residual, size_t n, float decay);
+/* The outer step over count contributions (gd_cpu_outer_step_f32): a
+ * weighted sum in the given order, then Nesterov momentum. deltas is a host
+ * array of count backend buffers of n values. Bit-identical to the CPU
+ * reference on every backend. */
+void gd_backend_outer_step(const gd_backend *be, float *params, float *momentum,
+                           const float *const *deltas, const float *weights, size_t count,
+                           size_t n, float lr, float mu);
+
+#endif

@@ -1,0 +1,172 @@
+/* The CPU backend: host memory, and every slot one of the kernels/cpu ops
+ * run on the backend's pool (its context). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/backend.h"
+#include "kernels/cpu/ops.h"
+#include "kernels/cpu/round_ops.h"
+
+static void *cpu_buffer_alloc(void *ctx, size_t bytes) {
+    (void)ctx;
+    return calloc(1, bytes);
+}
+
+static void cpu_buffer_free(void *ctx, void *buf) {
+    (void)ctx;
+    free(buf);
+}
+
+static void cpu_copy(void *ctx, void *dst, const void *src, size_t bytes) {
+    (void)ctx;
+    memmove(dst, src, bytes);
+}
+
+static void cpu_zero(void *ctx, void *dst, size_t bytes) {
+    (void)ctx;
+    memset(dst, 0, bytes);
+}
+
+static void cpu_embedding_forward(void *ctx, float *out, const int32_t *tokens,
+                                  const float *table, size_t n, size_t dim) {
+    gd_cpu_embedding_forward_f32(ctx, out, tokens, table, n, dim);
+}
+
+static void cpu_embedding_backward(void *ctx, float *dtable, const float *dout,
+                                   const int32_t *tokens, size_t n, size_t dim) {
+    gd_cpu_embedding_backward_f32(ctx, dtable, dout, tokens, n, dim);
+}
+
+static void cpu_rmsnorm_forward(void *ctx, float *out, float *rstd, const float *inp,
+                                const float *weight, size_t n, size_t dim, double eps) {
+    gd_cpu_rmsnorm_forward_f32(ctx, out, rstd, inp, weight, n, dim, eps);
+}
+
+static void cpu_rmsnorm_backward(void *ctx, float *dinp, float *dweight, const float *dout,
+                                 const float *inp, const float *weight, const float *rstd,
+                                 size_t n, size_t dim) {
+    gd_cpu_rmsnorm_backward_f32(ctx, dinp, dweight, dout, inp, weight, rstd, n, dim);
+}
+
+static void cpu_matmul_forward(void *ctx, float *out, const float *inp, const float *weight,
+                               size_t n, size_t in_dim, size_t out_dim) {
+    gd_cpu_matmul_forward_f32(ctx, out, inp, weight, n, in_dim, out_dim);
+}
+
+static void cpu_matmul_backward(void *ctx, float *dinp, float *dweight, const float *dout,
+                                const float *inp, const float *weight, size_t n, size_t in_dim,
+                                size_t out_dim) {
+    gd_cpu_matmul_backward_f32(ctx, dinp, dweight, dout, inp, weight, n, in_dim, out_dim);
+}
+
+static void cpu_rope_forward(void *ctx, float *out, const float *inp, const float *cos_table,
+                             const float *sin_table, size_t batch, size_t seq_len, size_t heads,
+                             size_t head_dim) {
+    gd_cpu_rope_forward_f32(ctx, out, inp, cos_table, sin_table, batch, seq_len, heads,
+                            head_dim);
+}
+
+static void cpu_rope_backward(void *ctx, float *dinp, const float *dout, const float *cos_table,
+                              const float *sin_table, size_t batch, size_t seq_len,
+                              size_t heads, size_t head_dim) {
+    gd_cpu_rope_backward_f32(ctx, dinp, dout, cos_table, sin_table, batch, seq_len, heads,
+                             head_dim);
+}
+
+static void cpu_attention_forward(void *ctx, float *out, float *att, const float *q,
+                                  const float *k, const float *v, size_t batch, size_t seq_len,
+                                  size_t heads, size_t kv_heads, size_t head_dim) {
+    gd_cpu_attention_forward_f32(ctx, out, att, q, k, v, batch, seq_len, heads, kv_heads,
+                                 head_dim);
+}
+
+static void cpu_attention_backward(void *ctx, float *dq, float *dk, float *dv, float *scratch,
+                                   const float *dout, const float *att, const float *q,
+                                   const float *k, const float *v, size_t batch,
+                                   size_t seq_len, size_t heads, size_t kv_heads,
+                                   size_t head_dim) {
+    gd_cpu_attention_backward_f32(ctx, dq, dk, dv, scratch, dout, att, q, k, v, batch, seq_len,
+                                  heads, kv_heads, head_dim);
+}
+
+static void cpu_swiglu_forward(void *ctx, float *out, const float *gate, const float *up,
+                               size_t n) {
+    gd_cpu_swiglu_forward_f32(ctx, out, gate, up, n);
+}
+
+static void cpu_swiglu_backward(void *ctx, float *dgate, float *dup, const float *dout,
+                                const float *gate, const float *up, size_t n) {
+    gd_cpu_swiglu_backward_f32(ctx, dgate, dup, dout, gate, up, n);
+}
+
+static void cpu_add(void *ctx, float *out, const float *a, const float *b, size_t n) {
+    gd_cpu_add_f32(ctx, out, a, b, n);
+}
+
+static void cpu_cross_entropy_forward(void *ctx, float *losses, const float *logits,
+                                      const int32_t *targets, size_t n, size_t vocab) {
+    gd_cpu_cross_entropy_forward_f32(ctx, losses, logits, targets, n, vocab);
+}
+
+static void cpu_cross_entropy_backward(void *ctx, float *dlogits, const float *logits,
+                                       const int32_t *targets, double dloss, size_t n,
+                                       size_t vocab) {
+    gd_cpu_cross_entropy_backward_f32(ctx, dlogits, logits, targets, dloss, n, vocab);
+}
+
+static double cpu_sum_squares(void *ctx, const float *x, size_t n) {
+    return gd_cpu_sum_squares_f32(ctx, x, n);
+}
+
+static void cpu_adamw(void *ctx, float *param, const float *grad, float *m, float *v, size_t n,
+                      double lr, double beta1, double beta2, double eps, double weight_decay,
+                      double bc1, double bc2, double grad_scale) {
+    gd_cpu_adamw_f32(ctx, param, grad, m, v, n, lr, beta1, beta2, eps, weight_decay, bc1, bc2,
+                     grad_scale);
+}
+
+static void cpu_pseudo_gradient(void *ctx, float *delta, const float *start,
+                                const float *params, float *residual, size_t n, float decay) {
+    gd_cpu_pseudo_gradient_f32(ctx, delta, start, params, residual, n, decay);
+}
+
+static void cpu_outer_step(void *ctx, float *params, float *momentum, const float *const *deltas,
+                           const float *weights, size_t count, size_t n, float lr, float mu) {
+    gd_cpu_outer_step_f32(ctx, params, momentum, deltas, weights, count, n, lr, mu);
+}
+
+static const gd_backend_iface gd_cpu_iface = {
+    .name = "cpu",
+    .host_memory = true,
+    .buffer_alloc = cpu_buffer_alloc,
+    .buffer_free = cpu_buffer_free,
+    .upload = cpu_copy,
+    .download = cpu_copy,
+    .copy = cpu_copy,
+    .zero = cpu_zero,
+    .synchronize = NULL,
+    .embedding_forward = cpu_embedding_forward,
+    .embedding_backward = cpu_embedding_backward,
+    .rmsnorm_forward = cpu_rmsnorm_forward,
+    .rmsnorm_backward = cpu_rmsnorm_backward,
+    .matmul_forward = cpu_matmul_forward,
+    .matmul_backward = cpu_matmul_backward,
+    .rope_forward = cpu_rope_forward,
+    .rope_backward = cpu_rope_backward,
+    .attention_forward = cpu_attention_forward,
+    .attention_backward = cpu_attention_backward,
+    .swiglu_forward = cpu_swiglu_forward,
+    .swiglu_backward = cpu_swiglu_backward,
+    .add = cpu_add,
+    .cross_entropy_forward = cpu_cross_entropy_forward,
+    .cross_entropy_backward = cpu_cross_entropy_backward,
+    .sum_squares = cpu_sum_squares,
+    .adamw = cpu_adamw,
+    .pseudo_gradient = cpu_pseudo_gradient,
+    .outer_step = cpu_outer_step,
+};
+
+void gd_backend_cpu_init(gd_backend *out, gd_pool *pool) {
+    gd_cpu_ops_init();
+    *out = (gd_backend){.iface = &gd_cpu_iface, .ctx = pool, .pool = pool};
+}
