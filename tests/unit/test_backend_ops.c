@@ -1,0 +1,580 @@
+/* Cross-backend checks in the style of ggml's test-backend-ops: every op
+ * forward and backward, a full training step, a DiLoCo round and the
+ * aggregate, each run on the backend under test and on the CPU reference
+ * from the same inputs, compared with a per-op error threshold (normalized
+ * mean squared error), checked for NaN and Inf, with guard values around
+ * every output buffer.
+ *
+ * Usage: test_backend_ops BACKEND
+ *   copy  the test backend of tests/unit/backend_copy.h: memory that is not
+ *         the host's and no op slot, so everything runs through the
+ *         dispatcher's fallback; it must match the CPU bit for bit
+ *   cuda  the CUDA backend: exit 77 (a CTest skip) where it is not compiled
+ *         in or no GPU is usable
+ * An op without a slot in the backend runs through the fallback and is
+ * reported as such; the round's outer step must match the CPU bit for bit
+ * on every backend (kernels/backend.h). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/rng.h"
+#include "kernels/backend.h"
+#include "kernels/cpu/ops.h"
+#include "tests/testkit.h"
+#include "tests/unit/backend_copy.h"
+#include "trainer/config.h"
+#include "trainer/data.h"
+#include "trainer/diloco.h"
+#include "trainer/train.h"
+
+/* --- the backends ------------------------------------------------------------------ */
+
+typedef struct backend_under_test {
+    const char *name;
+    gd_backend be;
+    bool exact;               /* expected to match the CPU bit for bit */
+    gd_copy_backend *copy;    /* the copy backend's state, for its guard checks */
+} backend_under_test;
+
+/* 0 when opened, 77 when the backend is not usable here (said why). */
+static int backend_open(backend_under_test *b, const char *name) {
+    memset(b, 0, sizeof *b);
+    b->name = name;
+    if (strcmp(name, "copy") == 0) {
+        b->copy = gd_copy_backend_create(&b->be, NULL);
+        b->exact = true;
+        return b->copy ? 0 : 1;
+    }
+    if (strcmp(name, "cuda") == 0) {
+        printf("skip: the cuda backend is not compiled into this build\n");
+        return 77;
+    }
+    fprintf(stderr, "unknown backend '%s' (copy, cuda)\n", name);
+    return 2;
+}
+
+static void backend_close(backend_under_test *b) {
+    if (b->copy != NULL)
+        CHECK(gd_copy_backend_destroy(b->copy));
+}
+
+/* --- buffers with guards -------------------------------------------------------------- */
+
+/* Guard values around every buffer the harness hands a backend: a NaN with a
+ * payload no op produces, so any write past the ends shows. */
+#define GUARD 16
+static const uint32_t k_guard_bits = 0x7fc0dead;
+
+typedef struct guarded {
+    float *base; /* backend buffer of count + 2 * GUARD values */
+    size_t count;
+} guarded;
+
+static float guard_value(void) {
+    float f;
+    memcpy(&f, &k_guard_bits, sizeof f);
+    return f;
+}
+
+/* A backend buffer holding host's count values between guards (host may be
+ * NULL: zeros). Returns the pointer an op gets. */
+static void *guarded_upload(const gd_backend *be, guarded *g, const void *host, size_t count) {
+    g->count = count;
+    g->base = gd_backend_alloc_f32(be, count + 2 * GUARD);
+    CHECK(g->base != NULL);
+    float *staging = calloc(count + 2 * GUARD, sizeof(float));
+    CHECK(staging != NULL);
+    for (size_t i = 0; i < GUARD; i++)
+        staging[i] = staging[GUARD + count + i] = guard_value();
+    if (host != NULL)
+        memcpy(staging + GUARD, host, count * sizeof(float));
+    gd_backend_upload(be, g->base, staging, (count + 2 * GUARD) * sizeof(float));
+    free(staging);
+    return g->base + GUARD;
+}
+
+/* Downloads the values into host (may be NULL), checks the guards, frees. */
+static bool guarded_download(const gd_backend *be, guarded *g, void *host) {
+    float *staging = malloc((g->count + 2 * GUARD) * sizeof(float));
+    CHECK(staging != NULL);
+    gd_backend_download(be, staging, g->base, (g->count + 2 * GUARD) * sizeof(float));
+    bool intact = true;
+    for (size_t i = 0; i < GUARD; i++) {
+        uint32_t lo, hi;
+        memcpy(&lo, &staging[i], 4);
+        memcpy(&hi, &staging[GUARD + g->count + i], 4);
+        intact = intact && lo == k_guard_bits && hi == k_guard_bits;
+    }
+    if (host != NULL)
+        memcpy(host, staging + GUARD, g->count * sizeof(float));
+    free(staging);
+    gd_backend_free(be, g->base);
+    g->base = NULL;
+    return intact;
+}
+
+/* --- comparing ---------------------------------------------------------------------- */
+
+/* sum (a - b)^2 / sum b^2 (0 when both are zero). */
+static double nmse(const float *a, const float *ref, size_t n) {
+    double err = 0, norm = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = (double)a[i] - (double)ref[i];
+        err += d * d;
+        norm += (double)ref[i] * (double)ref[i];
+    }
+    return norm > 0 ? err / norm : err;
+}
+
+static bool all_finite(const float *x, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return false;
+    return true;
+}
+
+/* Checks an output against the reference; prints one line. */
+/* path: how the backend ran it ("native", "fallback"; "" for whole runs). */
+static void compare(const backend_under_test *b, const char *what, const float *got,
+                    const float *ref, size_t n, double max_nmse, const char *path) {
+    double e = nmse(got, ref, n);
+    bool finite = all_finite(got, n);
+    bool same_bits = memcmp(got, ref, n * sizeof(float)) == 0;
+    bool ok = finite && e <= max_nmse && (!b->exact || same_bits);
+    printf("%-4s %-28s %-8s nmse %.3g (max %.3g)%s%s\n", ok ? "ok" : "FAIL", what,
+           path, e, max_nmse, same_bits ? ", same bits" : "",
+           finite ? "" : ", NOT FINITE");
+    CHECK(ok);
+}
+
+/* --- op cases ----------------------------------------------------------------------- */
+
+/* Small shapes that still cover grouped-query heads, several rows per
+ * position, and a vocabulary that is not a power of two. */
+enum { B = 2, T = 8, HEADS = 4, KV = 2, HD = 8, C = 32, F = 48, V = 50, N = B * T };
+#define QD (HEADS * HD)
+#define KVD (KV * HD)
+#define SCORES (B * HEADS * T * T)
+
+/* SCRATCH: workspace the op may use as it likes; guarded, not compared. */
+typedef enum arg_kind { IN, TOKENS, OUT, INOUT, SCRATCH } arg_kind;
+
+typedef struct arg_spec {
+    arg_kind kind;
+    size_t count;
+    float lo, hi; /* uniform range of random inputs */
+} arg_spec;
+
+#define MAX_ARGS 9
+
+typedef struct op_case {
+    const char *name;
+    double max_nmse;
+    size_t n_args;
+    arg_spec args[MAX_ARGS];
+    void (*call)(const gd_backend *be, void *const *a);
+    bool (*native)(const gd_backend_iface *iface); /* the backend fills the slot */
+} op_case;
+
+#define F32(i) ((float *)a[i])
+#define CF32(i) ((const float *)a[i])
+#define I32(i) ((const int32_t *)a[i])
+
+static void call_embedding_fwd(const gd_backend *be, void *const *a) {
+    gd_backend_embedding_forward(be, F32(0), I32(1), CF32(2), N, C, V);
+}
+static void call_embedding_bwd(const gd_backend *be, void *const *a) {
+    gd_backend_embedding_backward(be, F32(0), CF32(1), I32(2), N, C, V);
+}
+static void call_rmsnorm_fwd(const gd_backend *be, void *const *a) {
+    gd_backend_rmsnorm_forward(be, F32(0), F32(1), CF32(2), CF32(3), N, C, 1e-5);
+}
+static void call_rmsnorm_bwd(const gd_backend *be, void *const *a) {
+    gd_backend_rmsnorm_backward(be, F32(0), F32(1), CF32(2), CF32(3), CF32(4), CF32(5), N, C);
+}
+static void call_matmul_fwd(const gd_backend *be, void *const *a) {
+    gd_backend_matmul_forward(be, F32(0), CF32(1), CF32(2), N, C, F);
+}
+static void call_matmul_bwd(const gd_backend *be, void *const *a) {
+    gd_backend_matmul_backward(be, F32(0), F32(1), CF32(2), CF32(3), CF32(4), N, C, F);
+}
+static void call_rope_fwd(const gd_backend *be, void *const *a) {
+    gd_backend_rope_forward(be, F32(0), CF32(1), CF32(2), CF32(3), B, T, HEADS, HD);
+}
+static void call_rope_bwd(const gd_backend *be, void *const *a) {
+    gd_backend_rope_backward(be, F32(0), CF32(1), CF32(2), CF32(3), B, T, HEADS, HD);
+}
+static void call_attention_fwd(const gd_backend *be, void *const *a) {
+    gd_backend_attention_forward(be, F32(0), F32(1), CF32(2), CF32(3), CF32(4), B, T, HEADS,
+                                 KV, HD);
+}
+static void call_attention_bwd(const gd_backend *be, void *const *a) {
+    gd_backend_attention_backward(be, F32(0), F32(1), F32(2), F32(3), CF32(4), CF32(5),
+                                  CF32(6), CF32(7), CF32(8), B, T, HEADS, KV, HD);
+}
+static void call_swiglu_fwd(const gd_backend *be, void *const *a) {
+    gd_backend_swiglu_forward(be, F32(0), CF32(1), CF32(2), N * F);
+}
+static void call_swiglu_bwd(const gd_backend *be, void *const *a) {
+    gd_backend_swiglu_backward(be, F32(0), F32(1), CF32(2), CF32(3), CF32(4), N * F);
+}
+static void call_add(const gd_backend *be, void *const *a) {
+    gd_backend_add(be, F32(0), CF32(1), CF32(2), N * C);
+}
+static void call_ce_fwd(const gd_backend *be, void *const *a) {
+    gd_backend_cross_entropy_forward(be, F32(0), CF32(1), I32(2), N, V);
+}
+static void call_ce_bwd(const gd_backend *be, void *const *a) {
+    gd_backend_cross_entropy_backward(be, F32(0), CF32(1), I32(2), 1.0 / N, N, V);
+}
+static void call_adamw(const gd_backend *be, void *const *a) {
+    gd_backend_adamw(be, F32(0), CF32(1), F32(2), F32(3), N * C, 1e-3, 0.9, 0.95, 1e-8, 0.1,
+                     0.19, 0.0975, 0.5);
+}
+static void call_pseudo_gradient(const gd_backend *be, void *const *a) {
+    gd_backend_pseudo_gradient(be, F32(0), CF32(1), CF32(2), F32(3), N * C, 0.9f);
+}
+static void call_outer_step(const gd_backend *be, void *const *a) {
+    const float *deltas[3] = {CF32(2), CF32(3), CF32(4)};
+    const float weights[3] = {0.25f, 0.5f, 0.25f};
+    gd_backend_outer_step(be, F32(0), F32(1), deltas, weights, 3, N * C, 0.7f, 0.9f);
+}
+
+#define NATIVE(slot)                                                       \
+    static bool native_##slot(const gd_backend_iface *iface) {             \
+        return iface->slot != NULL;                                        \
+    }
+NATIVE(embedding_forward)
+NATIVE(embedding_backward)
+NATIVE(rmsnorm_forward)
+NATIVE(rmsnorm_backward)
+NATIVE(matmul_forward)
+NATIVE(matmul_backward)
+NATIVE(rope_forward)
+NATIVE(rope_backward)
+NATIVE(attention_forward)
+NATIVE(attention_backward)
+NATIVE(swiglu_forward)
+NATIVE(swiglu_backward)
+NATIVE(add)
+NATIVE(cross_entropy_forward)
+NATIVE(cross_entropy_backward)
+NATIVE(adamw)
+NATIVE(pseudo_gradient)
+NATIVE(outer_step)
+
+/* Thresholds: matmuls and what feeds on them may run in bf16 with fp32
+ * accumulation on a device (relative error ~2^-8 per product, far less
+ * after accumulation); elementwise float work must agree to rounding; the
+ * round's ops must agree exactly. */
+static const op_case k_cases[] = {
+    {"embedding_forward", 1e-12, 3, {{OUT, N * C}, {TOKENS, N}, {IN, V * C, -1, 1}},
+     call_embedding_fwd, native_embedding_forward},
+    {"embedding_backward", 1e-10, 3, {{INOUT, V * C, -1, 1}, {IN, N * C, -1, 1}, {TOKENS, N}},
+     call_embedding_bwd, native_embedding_backward},
+    {"rmsnorm_forward", 1e-10, 4,
+     {{OUT, N * C}, {OUT, N}, {IN, N * C, -2, 2}, {IN, C, 0.5f, 1.5f}},
+     call_rmsnorm_fwd, native_rmsnorm_forward},
+    {"rmsnorm_backward", 1e-10, 6,
+     {{INOUT, N * C, -1, 1}, {INOUT, C, -1, 1}, {IN, N * C, -1, 1}, {IN, N * C, -2, 2},
+      {IN, C, 0.5f, 1.5f}, {IN, N, 0.5f, 2}},
+     call_rmsnorm_bwd, native_rmsnorm_backward},
+    {"matmul_forward", 1e-4, 3, {{OUT, N * F}, {IN, N * C, -1, 1}, {IN, F * C, -1, 1}},
+     call_matmul_fwd, native_matmul_forward},
+    {"matmul_backward", 1e-4, 5,
+     {{INOUT, N * C, -1, 1}, {INOUT, F * C, -1, 1}, {IN, N * F, -1, 1}, {IN, N * C, -1, 1},
+      {IN, F * C, -1, 1}},
+     call_matmul_bwd, native_matmul_backward},
+    {"rope_forward", 1e-10, 4,
+     {{OUT, N * QD}, {IN, N * QD, -1, 1}, {IN, T * HD / 2, -1, 1}, {IN, T * HD / 2, -1, 1}},
+     call_rope_fwd, native_rope_forward},
+    {"rope_backward", 1e-10, 4,
+     {{INOUT, N * QD, -1, 1}, {IN, N * QD, -1, 1}, {IN, T * HD / 2, -1, 1},
+      {IN, T * HD / 2, -1, 1}},
+     call_rope_bwd, native_rope_backward},
+    {"attention_forward", 1e-4, 5,
+     {{OUT, N * QD}, {OUT, SCORES}, {IN, N * QD, -1, 1}, {IN, N * KVD, -1, 1},
+      {IN, N * KVD, -1, 1}},
+     call_attention_fwd, native_attention_forward},
+    {"attention_backward", 1e-4, 9,
+     {{INOUT, N * QD, -1, 1}, {INOUT, N * KVD, -1, 1}, {INOUT, N * KVD, -1, 1},
+      {SCRATCH, SCORES}, {IN, N * QD, -1, 1}, {IN, SCORES, 0, 0.25f}, {IN, N * QD, -1, 1},
+      {IN, N * KVD, -1, 1}, {IN, N * KVD, -1, 1}},
+     call_attention_bwd, native_attention_backward},
+    {"swiglu_forward", 1e-10, 3, {{OUT, N * F}, {IN, N * F, -4, 4}, {IN, N * F, -1, 1}},
+     call_swiglu_fwd, native_swiglu_forward},
+    {"swiglu_backward", 1e-10, 5,
+     {{INOUT, N * F, -1, 1}, {INOUT, N * F, -1, 1}, {IN, N * F, -1, 1}, {IN, N * F, -4, 4},
+      {IN, N * F, -1, 1}},
+     call_swiglu_bwd, native_swiglu_backward},
+    {"add", 1e-12, 3, {{OUT, N * C}, {IN, N * C, -1, 1}, {IN, N * C, -1, 1}}, call_add,
+     native_add},
+    {"cross_entropy_forward", 1e-10, 3, {{OUT, N}, {IN, N * V, -4, 4}, {TOKENS, N}},
+     call_ce_fwd, native_cross_entropy_forward},
+    {"cross_entropy_backward", 1e-10, 3, {{OUT, N * V}, {IN, N * V, -4, 4}, {TOKENS, N}},
+     call_ce_bwd, native_cross_entropy_backward},
+    {"adamw", 1e-10, 4,
+     {{INOUT, N * C, -1, 1}, {IN, N * C, -1, 1}, {INOUT, N * C, -0.1f, 0.1f},
+      {INOUT, N * C, 0, 0.01f}},
+     call_adamw, native_adamw},
+    {"pseudo_gradient", 0, 4,
+     {{OUT, N * C}, {IN, N * C, -1, 1}, {IN, N * C, -1, 1}, {INOUT, N * C, -0.1f, 0.1f}},
+     call_pseudo_gradient, native_pseudo_gradient},
+    {"outer_step", 0, 5,
+     {{INOUT, N * C, -1, 1}, {INOUT, N * C, -0.1f, 0.1f}, {IN, N * C, -0.01f, 0.01f},
+      {IN, N * C, -0.01f, 0.01f}, {IN, N * C, -0.01f, 0.01f}},
+     call_outer_step, native_outer_step},
+};
+
+static void fill(const arg_spec *s, void *host, gd_rng *rng) {
+    if (s->kind == TOKENS) {
+        int32_t *t = host;
+        for (size_t i = 0; i < s->count; i++)
+            t[i] = (int32_t)gd_rng_below(rng, V);
+    } else if (s->kind == IN || s->kind == INOUT) {
+        float *x = host;
+        for (size_t i = 0; i < s->count; i++)
+            x[i] = s->lo + (s->hi - s->lo) * (float)gd_rng_uniform(rng);
+    }
+}
+
+static void run_case(const backend_under_test *b, const op_case *oc, uint64_t seed) {
+    gd_backend cpu;
+    gd_backend_cpu_init(&cpu, NULL);
+    gd_rng rng;
+    gd_rng_init(&rng, seed, (const uint32_t[4]){0, 0, 0, 0});
+    void *init[MAX_ARGS], *ref[MAX_ARGS], *dev[MAX_ARGS], *got[MAX_ARGS];
+    guarded g[MAX_ARGS];
+    for (size_t i = 0; i < oc->n_args; i++) {
+        size_t bytes = oc->args[i].count * 4; /* float and int32 alike */
+        init[i] = calloc(1, bytes);
+        ref[i] = calloc(1, bytes);
+        got[i] = calloc(1, bytes);
+        CHECK(init[i] && ref[i] && got[i]);
+        fill(&oc->args[i], init[i], &rng);
+        memcpy(ref[i], init[i], bytes);
+        dev[i] = guarded_upload(&b->be, &g[i], init[i], oc->args[i].count);
+    }
+    oc->call(&cpu, ref);
+    oc->call(&b->be, dev);
+    bool guards = true;
+    for (size_t i = 0; i < oc->n_args; i++)
+        guards = guarded_download(&b->be, &g[i], got[i]) && guards;
+    if (!guards)
+        printf("FAIL %-28s guard values around a buffer were overwritten\n", oc->name);
+    CHECK(guards);
+    for (size_t i = 0; i < oc->n_args; i++) {
+        if (oc->args[i].kind == OUT || oc->args[i].kind == INOUT) {
+            char what[64];
+            snprintf(what, sizeof what, "%s[%zu]", oc->name, i);
+            compare(b, what, got[i], ref[i], oc->args[i].count, oc->max_nmse,
+                    oc->native(b->be.iface) ? "native" : "fallback");
+        }
+        /* Inputs stay untouched. */
+        if (oc->args[i].kind == IN || oc->args[i].kind == TOKENS)
+            CHECK(memcmp(got[i], init[i], oc->args[i].count * 4) == 0);
+    }
+    for (size_t i = 0; i < oc->n_args; i++) {
+        free(init[i]);
+        free(ref[i]);
+        free(got[i]);
+    }
+}
+
+static void test_ops(const backend_under_test *b) {
+    for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; i++)
+        run_case(b, &k_cases[i], 1000 + i);
+    /* sum_squares returns a double: compared on its own. */
+    gd_backend cpu;
+    gd_backend_cpu_init(&cpu, NULL);
+    size_t n = 200003; /* several of the op's fixed chunks, and a ragged end */
+    float *x = malloc(n * sizeof *x);
+    CHECK(x != NULL);
+    gd_rng rng;
+    gd_rng_init(&rng, 77, (const uint32_t[4]){0, 0, 0, 0});
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)gd_rng_uniform(&rng) - 0.5f;
+    guarded gx;
+    const float *dx = guarded_upload(&b->be, &gx, x, n);
+    double want = gd_backend_sum_squares(&cpu, x, n), have = gd_backend_sum_squares(&b->be, dx, n);
+    CHECK(guarded_download(&b->be, &gx, NULL));
+    double rel = fabs(have - want) / want;
+    bool ok = rel <= 1e-6 && (!b->exact || have == want);
+    printf("%-4s %-28s %-8s relative error %.3g\n", ok ? "ok" : "FAIL", "sum_squares",
+           b->be.iface->sum_squares ? "native" : "fallback", rel);
+    CHECK(ok);
+    free(x);
+}
+
+/* --- a training step, a round and the aggregate ----------------------------------------- */
+
+typedef struct pair {
+    gd_model_config model;
+    gd_diloco_config c;
+    gd_data *data;
+    gd_trainer *cpu, *dev;
+    size_t n;
+} pair;
+
+static void pair_open(pair *p, const backend_under_test *b) {
+    memset(p, 0, sizeof *p);
+    gd_diloco_config_default(&p->c);
+    p->c.workers = 2;
+    p->c.inner_steps = 4;
+    p->c.segment_steps = 2;
+    p->c.chunk_elems = 5000;
+    p->c.inner.batch = 4;
+    p->c.inner.micro_batch = 2;
+    p->c.inner.seq_len = 16;
+    p->c.inner.optim.lr = 3e-3;
+    p->c.inner.optim.schedule_steps = 40;
+    CHECK_OK(gd_model_config_preset(&p->model, "tiny"));
+    p->model.vocab_size = 32;
+    CHECK_OK(gd_diloco_config_validate(&p->c, &p->model));
+    CHECK_OK(gd_data_open(&p->data, "synthetic:markov:5"));
+    CHECK_OK(gd_trainer_create(&p->cpu, &p->model, &p->c.inner, 1));
+    CHECK_OK(gd_trainer_create_on(&p->dev, &p->model, &p->c.inner, 1, &b->be));
+    p->n = gd_trainer_layout(p->cpu)->total;
+}
+
+static void pair_close(pair *p) {
+    gd_trainer_destroy(p->cpu);
+    gd_trainer_destroy(p->dev);
+    gd_data_close(p->data);
+}
+
+static float *state_of(const gd_trainer *t, size_t n) {
+    float *s = malloc(3 * n * sizeof(float));
+    CHECK(s != NULL);
+    gd_trainer_get_state(t, s, s + n, s + 2 * n, NULL);
+    return s;
+}
+
+static void test_training_step(const backend_under_test *b) {
+    pair p;
+    pair_open(&p, b);
+    float *a = state_of(p.cpu, p.n), *d = state_of(p.dev, p.n);
+    compare(b, "initial weights", d, a, p.n, 0, "");
+    free(a);
+    free(d);
+    gd_step_stats sa, sd;
+    for (int k = 0; k < 2; k++) {
+        CHECK_OK(gd_trainer_step(p.cpu, p.data, &sa));
+        CHECK_OK(gd_trainer_step(p.dev, p.data, &sd));
+    }
+    double loss_err = fabs(sa.loss - sd.loss) / sa.loss;
+    printf("%-4s %-28s          loss %.6f vs %.6f\n",
+           loss_err < 1e-3 && (!b->exact || sa.loss == sd.loss) ? "ok" : "FAIL",
+           "training step loss", sd.loss, sa.loss);
+    CHECK(loss_err < 1e-3 && (!b->exact || sa.loss == sd.loss));
+    a = state_of(p.cpu, p.n);
+    d = state_of(p.dev, p.n);
+    compare(b, "training step state", d, a, 3 * p.n, 1e-4, "");
+    free(a);
+    free(d);
+    /* A checkpoint written from the backend reads back as its state. */
+    char path[700];
+    snprintf(path, sizeof path, "%s/backend.safetensors", gd_test_tmpdir());
+    CHECK_OK(gd_trainer_save(p.dev, path, "synthetic:markov:5"));
+    gd_trainer *back = NULL;
+    CHECK_OK(gd_trainer_resume_on(&back, path, 1, &b->be));
+    if (back != NULL) {
+        float *r = state_of(back, p.n);
+        d = state_of(p.dev, p.n);
+        CHECK(memcmp(r, d, 3 * p.n * sizeof(float)) == 0);
+        free(r);
+        free(d);
+        double eval_a = 0, eval_b = 0;
+        uint64_t ta = 0, tb = 0;
+        CHECK_OK(gd_trainer_evaluate(back, p.data, 2, 4, 16, 2, &eval_a, &ta, NULL, NULL));
+        CHECK_OK(gd_trainer_evaluate(p.dev, p.data, 2, 4, 16, 2, &eval_b, &tb, NULL, NULL));
+        CHECK(ta == tb && ta > 0 && eval_a == eval_b);
+    }
+    gd_trainer_destroy(back);
+    pair_close(&p);
+}
+
+static void test_round_and_aggregate(const backend_under_test *b) {
+    pair p;
+    pair_open(&p, b);
+    float *g0 = malloc(p.n * sizeof(float));
+    CHECK(g0 != NULL);
+    gd_trainer_get_state(p.cpu, g0, NULL, NULL, NULL);
+    gd_worker_state wa, wd;
+    CHECK_OK(gd_worker_state_init(&wa, 0, p.n));
+    CHECK_OK(gd_worker_state_init(&wd, 0, p.n));
+    snprintf(wa.address, sizeof wa.address, "worker-00000");
+    snprintf(wd.address, sizeof wd.address, "worker-00000");
+    gd_worker_round ra, rd;
+    CHECK_OK(gd_diloco_worker_round(p.cpu, &p.c, p.data, 0, g0, p.n, &wa, NULL, &ra));
+    CHECK_OK(gd_diloco_worker_round(p.dev, &p.c, p.data, 0, g0, p.n, &wd, NULL, &rd));
+    compare(b, "round pseudo-gradient", rd.delta, ra.delta, p.n, 1e-4, "");
+    compare(b, "round residual", wd.residual, wa.residual, p.n, 1e-4, "");
+    if (b->exact) {
+        CHECK(memcmp(ra.transcript_root, rd.transcript_root, 32) == 0);
+        CHECK(memcmp(ra.payload_root, rd.payload_root, 32) == 0);
+    }
+    /* The aggregate of the CPU's contributions, on each backend: the same
+     * bits everywhere. */
+    float *other = malloc(p.n * sizeof(float));
+    CHECK(other != NULL);
+    for (size_t i = 0; i < p.n; i++)
+        other[i] = 0.5f * ra.delta[i] - 1e-4f;
+    uint8_t layout[32];
+    memcpy(layout, gd_trainer_layout(p.cpu)->digest, 32);
+    gd_contribution contribs[2] = {
+        {.address = "worker-00001", .n = p.n, .layout_digest = layout, .delta = other,
+         .tokens = 700},
+        {.address = "worker-00000", .n = p.n, .layout_digest = layout, .delta = ra.delta,
+         .tokens = ra.tokens},
+    };
+    gd_global_state ga, gb;
+    CHECK_OK(gd_global_state_init(&ga, p.n));
+    CHECK_OK(gd_global_state_init(&gb, p.n));
+    memcpy(ga.params, g0, p.n * sizeof(float));
+    memcpy(gb.params, g0, p.n * sizeof(float));
+    gd_backend cpu;
+    gd_backend_cpu_init(&cpu, NULL);
+    for (int round = 0; round < 2; round++) {
+        CHECK_OK(gd_diloco_aggregate(&cpu, &p.c, layout, contribs, 2, &ga, NULL));
+        CHECK_OK(gd_diloco_aggregate(&b->be, &p.c, layout, contribs, 2, &gb, NULL));
+    }
+    bool same = memcmp(ga.params, gb.params, p.n * sizeof(float)) == 0 &&
+                memcmp(ga.momentum, gb.momentum, p.n * sizeof(float)) == 0 &&
+                ga.round == gb.round;
+    printf("%-4s %-28s %-8s %s\n", same ? "ok" : "FAIL", "aggregate (two rounds)",
+           b->be.iface->outer_step ? "native" : "fallback",
+           same ? "same bits" : "bits differ from the CPU");
+    CHECK(same);
+    gd_global_state_free(&ga);
+    gd_global_state_free(&gb);
+    gd_worker_round_free(&ra);
+    gd_worker_round_free(&rd);
+    gd_worker_state_free(&wa);
+    gd_worker_state_free(&wd);
+    free(other);
+    free(g0);
+    pair_close(&p);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: test_backend_ops BACKEND   (copy, cuda)\n");
+        return 2;
+    }
+    backend_under_test b;
+    int opened = backend_open(&b, argv[1]);
+    if (opened != 0)
+        return opened;
+    printf("backend %s\n", b.name);
+    test_ops(&b);
+    test_training_step(&b);
+    test_round_and_aggregate(&b);
+    if (b.copy != NULL)
+        printf("copy backend: %zu bytes moved\n", gd_copy_backend_bytes_moved(b.copy));
+    backend_close(&b);
+    return gd_test_failures ? 1 : 0;
+}
