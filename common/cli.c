@@ -220,12 +220,13 @@ int gd_cli_run(const gd_cli_program *prog, int argc, char **argv, FILE *out, FIL
         gd_print_overview(argc < 2 ? err : out, prog, NULL);
         return argc < 2 ? GD_EXIT_USAGE : GD_EXIT_OK;
     }
-    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+    int used = 0;
+    const gd_command *cmd = gd_find_command(prog, argc - 1, argv + 1, &used);
+    /* A program without a `version` command of its own gets this one. */
+    if (cmd == NULL && (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0)) {
         fprintf(out, "%s %s\n", prog->name, prog->version);
         return GD_EXIT_OK;
     }
-    int used = 0;
-    const gd_command *cmd = gd_find_command(prog, argc - 1, argv + 1, &used);
     if (cmd == NULL) {
         /* A group name alone ("keys") lists its commands. */
         for (size_t i = 0; i < prog->n_commands; i++) {

@@ -13,6 +13,7 @@
 int gd_cli_main(int argc, char **argv, FILE *out, FILE *err);
 
 /* Command groups, defined in cli_keys.c, cli_tx.c and cli_query.c. */
+extern const gd_command gd_cmd_version;
 extern const gd_command gd_cmd_keys_new, gd_cmd_keys_import, gd_cmd_keys_show;
 extern const gd_command gd_cmd_tx_send, gd_cmd_tx_broadcast, gd_cmd_tx_decode;
 extern const gd_command gd_cmd_query_account, gd_cmd_query_balance, gd_cmd_query_epoch;

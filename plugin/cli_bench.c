@@ -25,6 +25,20 @@ static double gd_train_flops_per_token(const gd_model_config *c, size_t seq_len)
     return 6 * matmul_weights + 12.0 * c->num_hidden_layers * (double)seq_len * q;
 }
 
+/* Dense bf16 peaks (TFLOP/s, without sparsity) of the GPUs Gonka hosts run,
+ * from NVIDIA's datasheets: H100 SXM and H200 SXM 989, B200 2250. MFU is
+ * model FLOP/s over this peak; 0 when the GPU is not one of them. */
+static double gd_bf16_peak_tflops(const char *identity) {
+    static const struct {
+        const char *name;
+        double tflops;
+    } peaks[] = {{"H100", 989.4}, {"H200", 989.4}, {"B200", 2250.0}};
+    for (size_t i = 0; i < sizeof peaks / sizeof peaks[0]; i++)
+        if (strstr(identity, peaks[i].name) != NULL)
+            return peaks[i].tflops;
+    return 0;
+}
+
 static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     gd_model_config config;
     int threads = 1, rc;
@@ -57,19 +71,25 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     o.micro_batch = micro ? (size_t)micro : o.batch;
     o.optim.schedule_steps = steps + warmup;
     const char *spec = gd_arg(args, "data") ? gd_arg(args, "data") : "synthetic:markov:1";
+    gd_backend backend;
+    if ((rc = gd_cli_backend(cli, args, &backend)) >= 0)
+        return rc;
     gd_data *data = NULL;
     gd_trainer *t = NULL;
     gd_status s = gd_data_open(&data, spec);
     if (s == GD_OK)
-        s = gd_trainer_create(&t, &config, &o, threads);
+        s = gd_trainer_create_on(&t, &config, &o, threads, &backend);
     for (uint64_t i = 0; s == GD_OK && i < warmup; i++)
         s = gd_trainer_step(t, data, NULL);
     double t0 = gd_cli_now();
     for (uint64_t i = 0; s == GD_OK && i < steps; i++)
         s = gd_trainer_step(t, data, NULL);
+    if (s == GD_OK)
+        gd_backend_synchronize(gd_trainer_backend(t));
     double step_s = (gd_cli_now() - t0) / (double)steps;
     if (s != GD_OK) {
         gd_trainer_destroy(t);
+        gd_backend_close(&backend);
         gd_data_close(data);
         return gd_cli_fail(cli, s);
     }
@@ -80,6 +100,13 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     size_t m = o.micro_batch * o.seq_len;
     double sgemm = gd_cpu_sgemm_gflops(threads, m, config.intermediate_size, config.hidden_size,
                                        1.0);
+    /* Model FLOP utilization, on a GPU whose peak is known. */
+    double peak = 0;
+    char identity[1024] = "";
+    if (strcmp(backend.iface->name, "cpu") != 0 &&
+        gd_backend_identity(&backend, identity, sizeof identity) == GD_OK)
+        peak = gd_bf16_peak_tflops(identity);
+    double mfu = peak > 0 ? gflops / (peak * 1e3) : 0;
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double peak_mib = (double)ru.ru_maxrss / 1024.0;
@@ -89,7 +116,9 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                                                      : "small";
     if (gd_flag(args, "json")) {
         rc = gd_cli_print_json(
-            cli, json_pack("{s:s,s:f,s:I,s:i,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:I}", "model", model,
+            cli, json_pack("{s:s,s:s,s:o,s:f,s:I,s:i,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:I}", "model",
+                           model, "backend", backend.iface->name, "mfu",
+                           peak > 0 ? json_real(mfu) : json_null(),
                            "tokens_per_s", tok_s, "params", (json_int_t)params, "threads",
                            threads, "batch", (json_int_t)o.batch, "seq", (json_int_t)o.seq_len,
                            "micro_batch", (json_int_t)o.micro_batch, "step_ms", step_s * 1e3,
@@ -97,7 +126,8 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                            "steps", (json_int_t)steps));
     } else {
         fprintf(cli->out,
-                "bench train: %s, %zu parameters, batch %zu x %zu tokens, %d thread%s\n"
+                "bench train: %s, %zu parameters, batch %zu x %zu tokens, %d thread%s, "
+                "backend %s\n"
                 "  step time       %.1f ms (mean of %" PRIu64 " steps after %" PRIu64
                 " warm-up)\n"
                 "  tokens/s        %.0f\n"
@@ -106,12 +136,16 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                 "(trainer/sgemm %.2f)\n"
                 "  peak memory     %.0f MiB\n",
                 model, params, o.batch, o.seq_len, threads, threads == 1 ? "" : "s",
-                step_s * 1e3, steps, warmup, tok_s, gflops, sgemm, m,
+                backend.iface->name, step_s * 1e3, steps, warmup, tok_s, gflops, sgemm, m,
                 config.intermediate_size, config.hidden_size, threads, threads == 1 ? "" : "s",
                 sgemm > 0 ? gflops / sgemm : 0.0, peak_mib);
+        if (peak > 0)
+            fprintf(cli->out, "  MFU             %.1f%% of %.0f TFLOP/s bf16 (%s)\n",
+                    100 * mfu, peak, identity);
         rc = GD_EXIT_OK;
     }
     gd_trainer_destroy(t);
+    gd_backend_close(&backend);
     gd_data_close(data);
     return rc;
 }
@@ -124,6 +158,7 @@ static const gd_opt_spec gd_bench_train_opts[] = {
     {"seq", "T", "tokens per sequence (default 256)"},
     {"micro-batch", "M", "sequences per forward/backward pass (default B)"},
     {"threads", "N", "worker threads (default: all cores)"},
+    {"backend", "NAME", "cpu, cuda or auto (default auto: cuda where a GPU is usable)"},
     {"steps", "N", "timed steps (default 3)"},
     {"warmup", "N", "untimed steps first (default 1)"},
     {"data", "SPEC", "data source (default synthetic:markov:1)"},

@@ -453,7 +453,7 @@ static int gd_demo_json_writable(gd_cli *cli, const char *path) {
 static int gd_demo_go(gd_demo *d, const char *json_path) {
     gd_cli *cli = d->cli;
     char cls[GD_HARDWARE_CLASS_MAX + 1], identity[1024], spec[GD_DEMO_PATH_MAX];
-    gd_status s = gd_hardware_class_auto(cls, identity, sizeof identity);
+    gd_status s = gd_hardware_class_auto(cls, "cpu", identity, sizeof identity);
     if (s == GD_OK)
         s = gd_demo_path(spec, sizeof spec, d->home, "spec.json");
     if (s != GD_OK)

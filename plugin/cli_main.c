@@ -2,7 +2,7 @@
 #include "plugin/cli.h"
 
 static const gd_command *const gd_commands[] = {
-    &gd_cmd_keys_new,      &gd_cmd_keys_import, &gd_cmd_keys_show,   &gd_cmd_tx_send,
+    &gd_cmd_version,       &gd_cmd_keys_new,      &gd_cmd_keys_import, &gd_cmd_keys_show,   &gd_cmd_tx_send,
     &gd_cmd_tx_broadcast,  &gd_cmd_tx_decode,   &gd_cmd_query_account,
     &gd_cmd_query_balance, &gd_cmd_query_epoch, &gd_cmd_status,      &gd_cmd_epoch_clock,
     &gd_cmd_train,         &gd_cmd_eval,        &gd_cmd_bench_train,
@@ -18,7 +18,7 @@ static const gd_command *const gd_commands[] = {
 
 static const gd_cli_program gd_program = {
     .name = "gonka-diloco",
-    .summary = "DiLoCo training for Gonka hosts (chain client, CPU trainer).",
+    .summary = "DiLoCo training for Gonka hosts (chain client, trainer).",
     .version = GD_VERSION,
     .commands = gd_commands,
     .n_commands = sizeof gd_commands / sizeof gd_commands[0],

@@ -202,6 +202,7 @@ static int gd_run_node_init(gd_cli *cli, gd_args *args) {
     st.listen_port = 8080;
     snprintf(st.public_url, sizeof st.public_url, "http://127.0.0.1:8080");
     snprintf(st.state_dir, sizeof st.state_dir, "%s/state", home);
+    snprintf(st.backend, sizeof st.backend, "auto");
     snprintf(st.log_level, sizeof st.log_level, "info");
     char text[16384];
     s = gd_node_settings_format(&st, text, sizeof text);
@@ -245,7 +246,8 @@ const gd_command gd_cmd_node_init = {
 
 static int gd_run_node_hardware_class(gd_cli *cli, gd_args *args) {
     char cls[GD_HARDWARE_CLASS_MAX + 1], identity[1024];
-    gd_status s = gd_hardware_class_auto(cls, identity, sizeof identity);
+    const char *backend = gd_arg(args, "backend") ? gd_arg(args, "backend") : "auto";
+    gd_status s = gd_hardware_class_auto(cls, backend, identity, sizeof identity);
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
     if (gd_flag(args, "json"))
@@ -258,6 +260,7 @@ static int gd_run_node_hardware_class(gd_cli *cli, gd_args *args) {
 
 static const gd_opt_spec gd_node_hardware_class_opts[] = {
     {"json", NULL, "print {\"hardware_class\", \"identity\"}"},
+    {"backend", "NAME", "cpu, cuda or auto (default auto: cuda where a GPU is usable)"},
     {NULL, NULL, NULL},
 };
 

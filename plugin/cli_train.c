@@ -44,6 +44,14 @@ static void gd_eval_progress(void *ctx, size_t done, size_t batches) {
     fflush(w->cli->out);
 }
 
+int gd_cli_backend(gd_cli *cli, gd_args *args, gd_backend *out) {
+    const char *name = gd_arg(args, "backend") ? gd_arg(args, "backend") : "auto";
+    gd_status s = gd_backend_open(out, name, NULL);
+    if (s == GD_ERR_INVALID)
+        return gd_cli_usage(cli, args, "%s", gd_error_detail());
+    return s == GD_OK ? -1 : gd_cli_fail(cli, s);
+}
+
 int gd_cli_threads(gd_cli *cli, gd_args *args, int *threads) {
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     uint64_t n = online > 0 ? (uint64_t)online : 1;
@@ -127,6 +135,7 @@ static int gd_cli_optim_opts(gd_cli *cli, gd_args *args, gd_optim_config *c) {
 /* --- train ------------------------------------------------------------------ */
 
 typedef struct gd_train_run {
+    gd_backend backend; /* --backend: where the trainer's tensors live */
     gd_trainer *trainer;
     gd_data *data;
     gd_data *eval_data; /* --eval-data's source, or NULL: evaluate on data */
@@ -146,7 +155,7 @@ static int gd_train_setup(gd_cli *cli, gd_args *args, gd_train_run *run, int thr
         if (gd_arg(args, "model") || gd_arg(args, "model-config") || gd_arg(args, "vocab"))
             return gd_cli_usage(cli, args, "--resume takes the model from the checkpoint; drop "
                                            "--model, --model-config and --vocab");
-        s = gd_trainer_resume(&run->trainer, resume, threads);
+        s = gd_trainer_resume_on(&run->trainer, resume, threads, &run->backend);
         if (s != GD_OK)
             return gd_cli_fail(cli, s);
         run->resume = resume;
@@ -177,7 +186,7 @@ static int gd_train_setup(gd_cli *cli, gd_args *args, gd_train_run *run, int thr
         gd_model_config config;
         if ((rc = gd_cli_model_config(cli, args, &config)) >= 0)
             return rc;
-        s = gd_trainer_create(&run->trainer, &config, &o, threads);
+        s = gd_trainer_create_on(&run->trainer, &config, &o, threads, &run->backend);
     } else {
         /* The stored schedule ends where the first run did; past it every
          * step runs at min-lr. Going on past it is a choice to make, not a
@@ -212,11 +221,12 @@ static void gd_train_banner(gd_cli *cli, const gd_train_run *run, int threads) {
             "model: %zu parameters (hidden %u, %u layers, %u/%u heads, vocab %u%s)\n"
             "data: %s\n"
             "batch %zu x %zu tokens (micro-batch %zu), lr %.3g -> %.3g, warmup %" PRIu64
-            ", schedule %" PRIu64 " steps, %d threads, seed %" PRIu64 "\n",
+            ", schedule %" PRIu64 " steps, %d threads, seed %" PRIu64 ", backend %s\n",
             l->total, c->hidden_size, c->num_hidden_layers, c->num_attention_heads,
             c->num_key_value_heads, c->vocab_size, c->tie_word_embeddings ? ", tied" : "",
             gd_data_describe(run->data), o->batch, o->seq_len, o->micro_batch, o->optim.lr,
-            o->optim.min_lr, o->optim.warmup_steps, o->optim.schedule_steps, threads, o->seed);
+            o->optim.min_lr, o->optim.warmup_steps, o->optim.schedule_steps, threads, o->seed,
+            run->backend.iface->name);
     if (run->eval_data)
         fprintf(cli->out, "eval data: %s\n", gd_data_describe(run->eval_data));
     fflush(cli->out); /* seen at once in a log, before the first step line */
@@ -272,11 +282,17 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
         gd_data_close(run.data);
         return gd_cli_fail(cli, s);
     }
+    if ((rc = gd_cli_backend(cli, args, &run.backend)) >= 0) {
+        gd_data_close(run.data);
+        gd_data_close(run.eval_data);
+        return rc;
+    }
     rc = gd_train_setup(cli, args, &run, threads);
     if (rc < 0 && run.eval_batches && (s = gd_train_eval_check(&run)) != GD_OK)
         rc = gd_cli_fail(cli, s);
     if (rc >= 0) {
         gd_trainer_destroy(run.trainer);
+        gd_backend_close(&run.backend);
         gd_data_close(run.data);
         gd_data_close(run.eval_data);
         return rc;
@@ -362,6 +378,7 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
         rc = gd_cli_fail(cli, s);
     }
     gd_trainer_destroy(run.trainer);
+    gd_backend_close(&run.backend);
     gd_data_close(run.data);
     gd_data_close(run.eval_data);
     return rc;
@@ -375,7 +392,8 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
     {"batch", "B", "sequences per step (default 8)"},                                          \
         {"seq", "T", "tokens per sequence (default 256)"},                                     \
         {"micro-batch", "M", "sequences per forward/backward pass; divides B (default B)"},    \
-        {"threads", "N", "worker threads (default: all cores; results do not depend on it)"}
+        {"threads", "N", "worker threads (default: all cores; results do not depend on it)"}, \
+        {"backend", "NAME", "cpu, cuda or auto (default auto: cuda where a GPU is usable)"}
 
 static const gd_opt_spec gd_train_opts[] = {
     GD_MODEL_OPTS,

@@ -2,6 +2,7 @@
 #ifndef GD_PLUGIN_CLI_TRAIN_H
 #define GD_PLUGIN_CLI_TRAIN_H
 
+#include "kernels/backend_registry.h"
 #include "plugin/cli.h"
 #include "trainer/config.h"
 
@@ -11,6 +12,11 @@ double gd_cli_now(void);
 /* --threads N (default: the online cores, at most 64). Returns an exit code
  * or -1. */
 int gd_cli_threads(gd_cli *cli, gd_args *args, int *threads);
+/* Opens --backend NAME (cpu, cuda, auto; default auto: cuda where a GPU is
+ * usable, else cpu) into out, without a pool (a trainer lends it its
+ * threads); close it with gd_backend_close. -1 when opened, else the exit
+ * code, the error printed. */
+int gd_cli_backend(gd_cli *cli, gd_args *args, gd_backend *out);
 
 /* --model NAME | --model-config FILE, then --vocab N. */
 int gd_cli_model_config(gd_cli *cli, gd_args *args, gd_model_config *config);

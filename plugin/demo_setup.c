@@ -138,6 +138,9 @@ gd_status gd_demo_write_node(const gd_demo_node *n) {
     snprintf(st.public_url, sizeof st.public_url, "http://127.0.0.1:%u", (unsigned)n->port);
     snprintf(st.state_dir, sizeof st.state_dir, "%s/state", n->home);
     st.threads = 1;
+    /* The demo's classes come from this machine's CPU identity: its daemons
+     * train on the CPU wherever it runs. */
+    snprintf(st.backend, sizeof st.backend, "cpu");
     snprintf(st.log_level, sizeof st.log_level, "info");
     char text[16384], path[GD_NODE_TEXT_MAX + 16];
     snprintf(path, sizeof path, "%s/node.yaml", n->home);

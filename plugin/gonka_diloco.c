@@ -103,14 +103,14 @@ static int gd_abi_open_member(gonka_diloco *h, char *err, size_t cap) {
     char cls[GD_HARDWARE_CLASS_MAX + 1];
     gd_status st = GD_OK;
     if (strcmp(s->hardware_class, "auto") == 0)
-        st = gd_hardware_class_auto(cls, NULL, 0);
+        st = gd_hardware_class_auto(cls, s->backend, NULL, 0);
     else
         snprintf(cls, sizeof cls, "%s", s->hardware_class);
     if (st != GD_OK)
         return gd_abi_fail(GONKA_DILOCO_ERR_INVALID, st, err, cap, "hardware_class");
     gd_member_options o = {.run = s->run, .roles = s->roles, .join = true,
                            .artifact_url = s->public_url, .hw_class = cls,
-                           .state_dir = s->state_dir,
+                           .state_dir = s->state_dir, .backend = s->backend,
                            .threads = s->threads ? (int)s->threads
                                                  : (int)sysconf(_SC_NPROCESSORS_ONLN),
                            .data_paths = h->data_paths, .n_data_paths = s->n_data,

@@ -31,6 +31,7 @@ typedef struct gd_raw_node {
     char **data;
     unsigned data_count;
     char *threads;
+    char *backend;
     char *log_level;
 } gd_raw_node;
 
@@ -63,6 +64,8 @@ static const cyaml_schema_field_t gd_yaml_node[] = {
                          &gd_yaml_string, 0, GD_NODE_DATA_MAX),
     CYAML_FIELD_STRING_PTR("threads", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
                            threads, 1, 10),
+    CYAML_FIELD_STRING_PTR("backend", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
+                           backend, 1, 7),
     CYAML_FIELD_STRING_PTR("log_level", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
                            log_level, 1, 7),
     CYAML_FIELD_END,
@@ -204,6 +207,11 @@ static gd_status gd_node_settings_check(gd_node_settings *s, const gd_raw_node *
         return gd_fail(GD_ERR_INVALID, "threads must be 0 (one per core) to 1024, not '%.12s'",
                        r->threads);
     s->threads = (unsigned)threads;
+    const char *backend = r->backend ? r->backend : "auto";
+    if (strcmp(backend, "auto") != 0 && strcmp(backend, "cpu") != 0 &&
+        strcmp(backend, "cuda") != 0)
+        return gd_fail(GD_ERR_INVALID, "backend must be auto, cpu or cuda, not '%.8s'", backend);
+    strcpy(s->backend, backend);
     const char *level = r->log_level ? r->log_level : "info";
     if (strcmp(level, "error") != 0 && strcmp(level, "warn") != 0 &&
         strcmp(level, "info") != 0 && strcmp(level, "debug") != 0)
@@ -300,6 +308,8 @@ gd_status gd_node_settings_format(const gd_node_settings *s, char *out, size_t c
                  "payloads, states, journal (private)");
     gd_yaml_line(out, cap, &at, "", "data", data, "local paths of the run's data");
     gd_yaml_line(out, cap, &at, "", "threads", num[1], "0: one per core");
+    gd_yaml_line(out, cap, &at, "", "backend", GD_Q(10, s->backend),
+                 "cpu, cuda or auto (cuda where a GPU is usable)");
     gd_yaml_line(out, cap, &at, "", "log_level", GD_Q(9, s->log_level),
                  "error, warn, info or debug");
 #undef GD_Q

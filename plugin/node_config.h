@@ -30,6 +30,7 @@ typedef struct gd_node_settings {
     char data[GD_NODE_DATA_MAX][GD_NODE_TEXT_MAX]; /* data: local paths of the run's data */
     unsigned n_data;
     unsigned threads;                  /* threads: 0 = one per core */
+    char backend[8];                   /* backend: auto, cpu, cuda */
     char log_level[8];                 /* log_level: error, warn, info, debug */
 } gd_node_settings;
 

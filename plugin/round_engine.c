@@ -11,7 +11,8 @@
 #include "trainer/init.h"
 
 gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, uint64_t run,
-                         int threads, const char *const *data_paths, size_t n_data_paths) {
+                         int threads, const char *backend, const char *const *data_paths,
+                         size_t n_data_paths) {
     memset(e, 0, sizeof *e);
     GD_TRY(gd_run_config_from_spec(&e->rc, spec, run, NULL));
     if (e->rc.diloco.overlap)
@@ -22,7 +23,11 @@ gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, u
         return gd_fail(GD_ERR_LIMIT, "run spec: data_spec is over %zu bytes",
                        sizeof e->data_spec - 1);
     e->rc.data_spec = e->data_spec;
-    gd_status s = gd_trainer_create(&e->trainer, &e->rc.model, &e->rc.diloco.inner, threads);
+    gd_status s = gd_backend_open(&e->backend, backend ? backend : "cpu", NULL);
+    e->backend_open = s == GD_OK;
+    if (s == GD_OK)
+        s = gd_trainer_create_on(&e->trainer, &e->rc.model, &e->rc.diloco.inner, threads,
+                                 &e->backend);
     if (s == GD_OK)
         s = gd_run_config_open_data(&e->rc, data_paths, n_data_paths, &e->data);
     if (s == GD_OK) {
@@ -43,6 +48,8 @@ void gd_engine_close(gd_engine *e) {
         gd_trainer_destroy(e->trainer);
     if (e->data)
         gd_data_close(e->data);
+    if (e->backend_open)
+        gd_backend_close(&e->backend);
     memset(e, 0, sizeof *e);
 }
 

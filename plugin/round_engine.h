@@ -26,6 +26,7 @@
 #include "common/bytes.h"
 #include "common/status.h"
 #include "gonka/diloco/v1/types.pb-c.h"
+#include "kernels/backend_registry.h"
 #include "plugin/run_config.h"
 #include "proofs/diloco_rules.h"
 #include "trainer/diloco.h"
@@ -34,6 +35,8 @@
 typedef struct gd_engine {
     gd_run_config rc;
     char data_spec[1024];
+    gd_backend backend;          /* where the trainer's tensors live */
+    bool backend_open;
     gd_trainer *trainer;
     gd_data *data;
     size_t n;                    /* the model's parameter count */
@@ -43,11 +46,12 @@ typedef struct gd_engine {
 } gd_engine;
 
 /* The engine of run `run` from its spec (plugin/run_config.h): its model,
- * trainer and data source, the spec's data read from data_paths when any
- * are given (the node's `data` key) and refused unless it is the run's
+ * trainer (on the backend named, kernels/backend_registry.h; NULL: cpu)
+ * and data source, the spec's data read from data_paths when any are given
+ * (the node's `data` key) and refused unless it is the run's
  * (gd_run_config_open_data). */
 gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, uint64_t run,
-                         int threads, const char *const *data_paths,
+                         int threads, const char *backend, const char *const *data_paths,
                          size_t n_data_paths) GD_MUST_CHECK;
 void gd_engine_close(gd_engine *e);
 

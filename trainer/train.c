@@ -98,6 +98,8 @@ static gd_status gd_trainer_alloc(gd_trainer **out, gd_param_layout *layout,
             t->be = *backend;
         else
             gd_backend_cpu_init(&t->be, t->pool);
+        if (t->be.pool == NULL) /* a handle without host threads borrows the trainer's */
+            t->be.pool = t->pool;
         t->params = gd_backend_alloc_f32(&t->be, n);
         t->grads = gd_backend_alloc_f32(&t->be, n);
         t->exp_avg = gd_backend_alloc_f32(&t->be, n);

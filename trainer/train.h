@@ -60,7 +60,8 @@ gd_status gd_trainer_create(gd_trainer **out, const gd_model_config *config,
                             const gd_train_options *options, int threads) GD_MUST_CHECK;
 /* As gd_trainer_create, with the tensors on backend (borrowed; it must
  * outlive the trainer). NULL is the CPU backend over the trainer's threads,
- * which is what gd_trainer_create uses. */
+ * which is what gd_trainer_create uses; a backend handle without a pool
+ * runs its fallbacks on the trainer's threads. */
 gd_status gd_trainer_create_on(gd_trainer **out, const gd_model_config *config,
                                const gd_train_options *options, int threads,
                                const gd_backend *backend) GD_MUST_CHECK;

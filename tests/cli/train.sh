@@ -129,12 +129,36 @@ else
 fi
 
 if j=$("$bin" bench train --model tiny --batch 2 --seq 32 --steps 1 --threads 1 --json); then
-  for k in tokens_per_s params threads batch seq gflops sgemm_gflops; do
+  for k in tokens_per_s params threads batch seq gflops sgemm_gflops backend; do
     grep -q "\"$k\":" <<<"$j" || bad "bench train json lacks $k: $j"
   done
   ok "bench train --json has its keys"
 else
   bad "bench train failed: $j"
+fi
+
+# Backends: version lists what is compiled in and usable; --backend takes
+# only their names, and one that cannot run here is an error that says why.
+if j=$("$bin" version --json) &&
+   python3 -c 'import json,sys; j=json.loads(sys.argv[1]); b=j["backends"]
+assert isinstance(j["version"], str) and "cpu" in b["compiled"] and "cpu" in b["usable"]
+assert set(b["usable"]) <= set(b["compiled"]) <= {"cpu", "cuda"}' "$j"; then
+  ok "version --json: $(tr -d ' \n' <<<"$j")"
+else
+  bad "version --json: $j"
+fi
+"$bin" version | grep -q "^  cpu   usable" || bad "version does not list the cpu backend"
+out=$("$bin" train "${common[@]}" --steps 1 --backend rocm --out x.safetensors 2>&1)
+[ $? -eq 2 ] && grep -q "unknown backend 'rocm'" <<<"$out" || bad "--backend rocm: $out"
+out=$("$bin" train "${common[@]}" --steps 2 --backend cpu --out cpu.safetensors 2>&1)
+grep -q "backend cpu" <<<"$out" || bad "train --backend cpu banner: $out"
+if ! "$bin" version --json | python3 -c 'import json,sys; sys.exit("cuda" in json.load(sys.stdin)["backends"]["usable"])'; then
+  ok "cuda usable here: not testing its refusal"
+else
+  out=$("$bin" train "${common[@]}" --steps 1 --backend cuda --out x.safetensors 2>&1)
+  [ $? -eq 1 ] && grep -q "cuda" <<<"$out" && [ ! -e x.safetensors ] ||
+    bad "--backend cuda without a GPU: $out"
+  ok "--backend cuda without a usable GPU: $(head -1 <<<"$out")"
 fi
 
 printf '{"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 1,

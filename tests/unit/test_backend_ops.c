@@ -9,8 +9,8 @@
  *   copy  the test backend of tests/unit/backend_copy.h: memory that is not
  *         the host's and no op slot, so everything runs through the
  *         dispatcher's fallback; it must match the CPU bit for bit
- *   cuda  the CUDA backend: exit 77 (a CTest skip) where it is not compiled
- *         in or no GPU is usable
+ *   cuda  the CUDA backend: exit 77 (a CTest skip), with the reason, where it
+ *         is not compiled in or no GPU is usable
  * An op without a slot in the backend runs through the fallback and is
  * reported as such; the round's outer step must match the CPU bit for bit
  * on every backend (kernels/backend.h). */
@@ -22,6 +22,7 @@
 
 #include "common/rng.h"
 #include "kernels/backend.h"
+#include "kernels/backend_registry.h"
 #include "kernels/cpu/ops.h"
 #include "tests/testkit.h"
 #include "tests/unit/backend_copy.h"
@@ -37,6 +38,7 @@ typedef struct backend_under_test {
     gd_backend be;
     bool exact;               /* expected to match the CPU bit for bit */
     gd_copy_backend *copy;    /* the copy backend's state, for its guard checks */
+    bool opened;              /* opened through the registry */
 } backend_under_test;
 
 /* 0 when opened, 77 when the backend is not usable here (said why). */
@@ -49,8 +51,17 @@ static int backend_open(backend_under_test *b, const char *name) {
         return b->copy ? 0 : 1;
     }
     if (strcmp(name, "cuda") == 0) {
-        printf("skip: the cuda backend is not compiled into this build\n");
-        return 77;
+        char why[256];
+        if (!gd_backend_usable("cuda", why, sizeof why)) {
+            printf("skip: cuda: %s\n", why);
+            return 77;
+        }
+        if (gd_backend_open(&b->be, "cuda", NULL) != GD_OK) {
+            fprintf(stderr, "cuda: %s\n", gd_error_detail());
+            return 1;
+        }
+        b->opened = true;
+        return 0;
     }
     fprintf(stderr, "unknown backend '%s' (copy, cuda)\n", name);
     return 2;
@@ -59,6 +70,8 @@ static int backend_open(backend_under_test *b, const char *name) {
 static void backend_close(backend_under_test *b) {
     if (b->copy != NULL)
         CHECK(gd_copy_backend_destroy(b->copy));
+    if (b->opened)
+        gd_backend_close(&b->be);
 }
 
 /* --- buffers with guards -------------------------------------------------------------- */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kernels/backend_registry.h"
 #include "plugin/hardware_class.h"
 #include "plugin/node_config.h"
 #include "plugin/round_driver.h"
@@ -28,6 +29,7 @@ static const char *k_good =
     "state_dir: /var/lib/gonka-diloco\n"
     "data: [/data/shard-0.bin, /data/shard-1.bin]\n"
     "threads: 16\n"
+    "backend: cuda\n"
     "log_level: debug\n";
 
 static void test_good(void) {
@@ -44,6 +46,7 @@ static void test_good(void) {
     CHECK(s.listen_port == 9100 && s.threads == 16 && s.n_data == 2);
     CHECK_STR_EQ(s.data[1], "/data/shard-1.bin");
     CHECK_STR_EQ(s.log_level, "debug");
+    CHECK_STR_EQ(s.backend, "cuda");
     /* The optional keys' defaults. */
     const char *minimal = "chain: {rpc: 'http://h:1', chain_id: c, key: k}\n"
                           "run: 1\nroles: [validator]\ncollateral: 1ngonka\n"
@@ -52,6 +55,7 @@ static void test_good(void) {
     CHECK_STR_EQ(s.gas_price, "0.0025ngonka");
     CHECK_STR_EQ(s.hardware_class, "auto");
     CHECK_STR_EQ(s.log_level, "info");
+    CHECK_STR_EQ(s.backend, "auto");
     CHECK_STR_EQ(s.listen_host, "[::1]");
     CHECK(s.roles == GD_NODE_VALIDATOR && s.n_data == 0 && s.threads == 0);
 }
@@ -100,6 +104,7 @@ static void test_refused(void) {
         {"  chain_id:", "  chain_id: 'a b'\n", "chain.chain_id must be printable",
          GD_ERR_INVALID},
         {"log_level:", "log_level: loud\n", "log_level must be", GD_ERR_INVALID},
+        {"backend:", "backend: rocm\n", "backend must be auto, cpu or cuda", GD_ERR_INVALID},
         {"threads:", "threads: 5000\n", "threads must be 0", GD_ERR_INVALID},
         {"threads:", "threads: -1\n", "threads must be 0", GD_ERR_INVALID},
         {"hardware_class:", "hardware_class: 'two words'\n", "hardware_class must be printable",
@@ -128,15 +133,25 @@ static void test_refused(void) {
 
 static void test_hardware_class(void) {
     char a[GD_HARDWARE_CLASS_MAX + 1], b[GD_HARDWARE_CLASS_MAX + 1], id[1024];
-    CHECK_OK(gd_hardware_class_auto(a, id, sizeof id));
-    CHECK_OK(gd_hardware_class_auto(b, NULL, 0));
+    CHECK_OK(gd_hardware_class_auto(a, "cpu", id, sizeof id));
+    CHECK_OK(gd_hardware_class_auto(b, "cpu", NULL, 0));
     CHECK_STR_EQ(a, b); /* the same host, the same class */
     CHECK(strncmp(a, "cpu-", 4) == 0 && strlen(a) <= GD_HARDWARE_CLASS_MAX);
     for (const char *c = a; *c; c++)
         CHECK(*c > 0x20 && *c < 0x7f);
     CHECK(strstr(id, "arch=") != NULL && strstr(id, "blas=") != NULL && strstr(id, "cc=") != NULL);
     char small[8];
-    CHECK(gd_hardware_class_auto(a, small, sizeof small) == GD_ERR_LIMIT);
+    CHECK(gd_hardware_class_auto(a, "cpu", small, sizeof small) == GD_ERR_LIMIT);
+    /* A backend that is not known, or cannot run here, is said so. */
+    CHECK(gd_hardware_class_auto(a, "rocm", NULL, 0) == GD_ERR_INVALID);
+    char why[256];
+    if (!gd_backend_usable("cuda", why, sizeof why))
+        CHECK(gd_hardware_class_auto(a, "cuda", NULL, 0) != GD_OK);
+    /* auto is the CPU's class where no GPU is usable. */
+    if (!gd_backend_usable("cuda", why, sizeof why)) {
+        CHECK_OK(gd_hardware_class_auto(b, "auto", NULL, 0));
+        CHECK_STR_EQ(a, b);
+    }
 }
 
 int main(void) {

@@ -1,0 +1,76 @@
+/* The backend registry (see kernels/backend_registry.h). */
+#include "kernels/backend_registry.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/cpu/identity.h"
+#ifdef GD_HAVE_CUDA
+#include "kernels/cuda/backend_cuda.h"
+#endif
+
+static const char *const gd_compiled[] = {
+    "cpu",
+#ifdef GD_HAVE_CUDA
+    "cuda",
+#endif
+    NULL,
+};
+
+const char *const *gd_backend_compiled(void) {
+    return gd_compiled;
+}
+
+bool gd_backend_usable(const char *name, char *why, size_t cap) {
+    if (strcmp(name, "cpu") == 0) {
+        snprintf(why, cap, "always");
+        return true;
+    }
+    if (strcmp(name, "cuda") == 0) {
+#ifdef GD_HAVE_CUDA
+        return gd_backend_cuda_usable(why, cap);
+#else
+        snprintf(why, cap, "not compiled into this build (nvcc was not found)");
+        return false;
+#endif
+    }
+    snprintf(why, cap, "unknown backend (cpu, cuda)");
+    return false;
+}
+
+gd_status gd_backend_open(gd_backend *out, const char *name, gd_pool *pool) {
+    char why[256];
+    if (strcmp(name, "auto") == 0)
+        name = gd_backend_usable("cuda", why, sizeof why) ? "cuda" : "cpu";
+    if (strcmp(name, "cpu") == 0) {
+        gd_backend_cpu_init(out, pool);
+        return GD_OK;
+    }
+    if (strcmp(name, "cuda") == 0) {
+#ifdef GD_HAVE_CUDA
+        return gd_backend_cuda_open(out, 0, pool);
+#else
+        return gd_fail(GD_ERR_INVALID, "backend cuda is not compiled into this build (nvcc "
+                                       "was not found when it was built)");
+#endif
+    }
+    return gd_fail(GD_ERR_INVALID, "unknown backend '%s' (cpu, cuda, auto)", name);
+}
+
+void gd_backend_close(gd_backend *be) {
+    if (be == NULL || be->iface == NULL)
+        return;
+#ifdef GD_HAVE_CUDA
+    if (strcmp(be->iface->name, "cuda") == 0)
+        gd_backend_cuda_close(be);
+#endif
+    be->iface = NULL;
+}
+
+gd_status gd_backend_identity(const gd_backend *be, char *out, size_t cap) {
+#ifdef GD_HAVE_CUDA
+    if (strcmp(be->iface->name, "cuda") == 0)
+        return gd_backend_cuda_identity(0, out, cap);
+#endif
+    return gd_cpu_identity(out, cap);
+}

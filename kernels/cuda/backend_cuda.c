@@ -1,0 +1,301 @@
+/* The CUDA backend (see kernels/cuda/backend_cuda.h). C over the CUDA
+ * runtime's and cuBLAS's C APIs; the kernels are in the .cu files. */
+#include "kernels/cuda/backend_cuda.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/cuda/cublas_lazy.h"
+#include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/launch.h"
+
+/* cuBLAS gets a fixed workspace of its own, so its choice of algorithm, and
+ * with it the bits, never depends on what memory happened to be free. */
+#define GD_CUBLAS_WORKSPACE ((size_t)32 << 20)
+
+/* The CPU's sum-of-squares chunk (kernels/cpu/ops_body.inc): the partials
+ * must be the same to give the same bits. */
+#define GD_SUMSQ_CHUNK ((size_t)1 << 16)
+
+typedef struct gd_cuda_ctx {
+    int device;
+    cudaStream_t stream;
+    const gd_cublas_api *cublas;
+    cublasHandle_t blas;
+    void *workspace;
+    double *partials;      /* device, partials_cap doubles */
+    size_t partials_cap;
+} gd_cuda_ctx;
+
+static void cuda_sync(void *ctx) {
+    gd_cuda_ctx *c = ctx;
+    GD_CUDA_CHECK(cudaStreamSynchronize(c->stream));
+}
+
+static void *cuda_alloc(void *ctx, size_t bytes) {
+    gd_cuda_ctx *c = ctx;
+    void *p = NULL;
+    if (cudaMalloc(&p, bytes) != cudaSuccess) {
+        (void)cudaGetLastError(); /* clears the sticky error of a failed allocation */
+        return NULL;
+    }
+    GD_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, c->stream));
+    return p;
+}
+
+static void cuda_free(void *ctx, void *buf) {
+    cuda_sync(ctx);
+    GD_CUDA_CHECK(cudaFree(buf));
+}
+
+static void cuda_upload(void *ctx, void *dst, const void *src, size_t bytes) {
+    gd_cuda_ctx *c = ctx;
+    GD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->stream));
+    cuda_sync(ctx); /* the host may reuse src at once */
+}
+
+static void cuda_download(void *ctx, void *dst, const void *src, size_t bytes) {
+    gd_cuda_ctx *c = ctx;
+    GD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->stream));
+    cuda_sync(ctx);
+}
+
+static void cuda_copy(void *ctx, void *dst, const void *src, size_t bytes) {
+    gd_cuda_ctx *c = ctx;
+    GD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, c->stream));
+}
+
+static void cuda_zero(void *ctx, void *dst, size_t bytes) {
+    gd_cuda_ctx *c = ctx;
+    GD_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, c->stream));
+}
+
+/* --- matmuls: row-major on cuBLAS's column-major ------------------------------------------
+ *
+ * A row-major (r x c) matrix is cuBLAS's column-major (c x r). So
+ * out (n, o) = inp (n, i) . W^T with W (o, i) is, column-major,
+ * out' (o x n) = W'^T . inp' where W' (i x o) and inp' (i x n). */
+
+static void gd_gemm(gd_cuda_ctx *c, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
+                    int k, const float *a, int lda, const float *b, int ldb, float beta,
+                    float *out, int ldc) {
+    const float alpha = 1.0f;
+    GD_CUBLAS_CHECK(c->cublas->gemm_ex(c->blas, ta, tb, m, n, k, &alpha, a, CUDA_R_32F, lda, b,
+                                 CUDA_R_32F, ldb, &beta, out, CUDA_R_32F, ldc,
+                                 CUBLAS_COMPUTE_32F_FAST_16BF, CUBLAS_GEMM_DEFAULT));
+}
+
+static void cuda_matmul_forward(void *ctx, float *out, const float *inp, const float *weight,
+                                size_t n, size_t in_dim, size_t out_dim) {
+    gd_gemm(ctx, CUBLAS_OP_T, CUBLAS_OP_N, (int)out_dim, (int)n, (int)in_dim, weight,
+            (int)in_dim, inp, (int)in_dim, 0.0f, out, (int)out_dim);
+}
+
+static void cuda_matmul_backward(void *ctx, float *dinp, float *dweight, const float *dout,
+                                 const float *inp, const float *weight, size_t n, size_t in_dim,
+                                 size_t out_dim) {
+    /* dinp' (i x n) += W' (i x o) . dout' (o x n) */
+    if (dinp != NULL)
+        gd_gemm(ctx, CUBLAS_OP_N, CUBLAS_OP_N, (int)in_dim, (int)n, (int)out_dim, weight,
+                (int)in_dim, dout, (int)out_dim, 1.0f, dinp, (int)in_dim);
+    /* dW' (i x o) += inp' (i x n) . dout'^T (n x o) */
+    if (dweight != NULL)
+        gd_gemm(ctx, CUBLAS_OP_N, CUBLAS_OP_T, (int)in_dim, (int)out_dim, (int)n, inp,
+                (int)in_dim, dout, (int)out_dim, 1.0f, dweight, (int)in_dim);
+}
+
+/* --- elementwise, optimizer, round --------------------------------------------------------- */
+
+static void cuda_add(void *ctx, float *out, const float *a, const float *b, size_t n) {
+    gd_cuda_add(((gd_cuda_ctx *)ctx)->stream, out, a, b, n);
+}
+
+static void cuda_swiglu_forward(void *ctx, float *out, const float *gate, const float *up,
+                                size_t n) {
+    gd_cuda_swiglu_forward(((gd_cuda_ctx *)ctx)->stream, out, gate, up, n);
+}
+
+static void cuda_swiglu_backward(void *ctx, float *dgate, float *dup, const float *dout,
+                                 const float *gate, const float *up, size_t n) {
+    gd_cuda_swiglu_backward(((gd_cuda_ctx *)ctx)->stream, dgate, dup, dout, gate, up, n);
+}
+
+static void cuda_adamw(void *ctx, float *param, const float *grad, float *m, float *v, size_t n,
+                       double lr, double beta1, double beta2, double eps, double weight_decay,
+                       double bc1, double bc2, double grad_scale) {
+    /* The CPU op's scalars, each derived in double and rounded once. */
+    gd_cuda_adamw_scalars s = {
+        .grad_scale = (float)grad_scale,
+        .decay = (float)(1.0 - lr * weight_decay),
+        .beta1 = (float)beta1,
+        .one_minus_beta1 = (float)(1.0 - beta1),
+        .beta2 = (float)beta2,
+        .one_minus_beta2 = (float)(1.0 - beta2),
+        .step_size = (float)(lr / bc1),
+        .bc2_sqrt = (float)sqrt(bc2),
+        .eps = (float)eps,
+    };
+    gd_cuda_adamw(((gd_cuda_ctx *)ctx)->stream, param, grad, m, v, n, &s);
+}
+
+static double cuda_sum_squares(void *ctx, const float *x, size_t n) {
+    gd_cuda_ctx *c = ctx;
+    size_t chunks = (n + GD_SUMSQ_CHUNK - 1) / GD_SUMSQ_CHUNK;
+    if (chunks == 0)
+        return 0;
+    if (chunks > c->partials_cap) {
+        if (c->partials != NULL)
+            cuda_free(c, c->partials);
+        c->partials = cuda_alloc(c, chunks * sizeof(double));
+        c->partials_cap = c->partials ? chunks : 0;
+        if (c->partials == NULL)
+            GD_CUDA_FAIL("CUDA", "cudaMalloc", "out of device memory for the partial sums");
+    }
+    gd_cuda_sum_squares_chunks(c->stream, c->partials, x, n, GD_SUMSQ_CHUNK);
+    double *host = malloc(chunks * sizeof(double));
+    if (host == NULL)
+        GD_CUDA_FAIL("host", "malloc", "out of host memory for the partial sums");
+    cuda_download(c, host, c->partials, chunks * sizeof(double));
+    double total = 0;
+    for (size_t i = 0; i < chunks; i++)
+        total += host[i];
+    free(host);
+    return total;
+}
+
+static void cuda_pseudo_gradient(void *ctx, float *delta, const float *start,
+                                 const float *params, float *residual, size_t n, float decay) {
+    gd_cuda_pseudo_gradient(((gd_cuda_ctx *)ctx)->stream, delta, start, params, residual, n,
+                            decay);
+}
+
+static void cuda_outer_step(void *ctx, float *params, float *momentum,
+                            const float *const *deltas, const float *weights, size_t count,
+                            size_t n, float lr, float mu) {
+    gd_cuda_ctx *c = ctx;
+    /* The kernel reads the contributions' pointers and weights from device
+     * memory: one small upload of each. */
+    const float **d_deltas = cuda_alloc(c, count * sizeof *d_deltas);
+    float *d_weights = cuda_alloc(c, count * sizeof *d_weights);
+    if (d_deltas == NULL || d_weights == NULL)
+        GD_CUDA_FAIL("CUDA", "cudaMalloc", "out of device memory for the outer step");
+    cuda_upload(c, d_deltas, deltas, count * sizeof *d_deltas);
+    cuda_upload(c, d_weights, weights, count * sizeof *d_weights);
+    gd_cuda_outer_step(c->stream, params, momentum, d_deltas, d_weights, count, n, lr, mu);
+    cuda_free(c, d_deltas);
+    cuda_free(c, d_weights);
+}
+
+static const gd_backend_iface gd_cuda_iface = {
+    .name = "cuda",
+    .host_memory = false,
+    .buffer_alloc = cuda_alloc,
+    .buffer_free = cuda_free,
+    .upload = cuda_upload,
+    .download = cuda_download,
+    .copy = cuda_copy,
+    .zero = cuda_zero,
+    .synchronize = cuda_sync,
+    .matmul_forward = cuda_matmul_forward,
+    .matmul_backward = cuda_matmul_backward,
+    .swiglu_forward = cuda_swiglu_forward,
+    .swiglu_backward = cuda_swiglu_backward,
+    .add = cuda_add,
+    .sum_squares = cuda_sum_squares,
+    .adamw = cuda_adamw,
+    .pseudo_gradient = cuda_pseudo_gradient,
+    .outer_step = cuda_outer_step,
+};
+
+/* --- opening ------------------------------------------------------------------------------- */
+
+bool gd_backend_cuda_usable(char *why, size_t cap) {
+    int count = 0;
+    cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        snprintf(why, cap, "no usable GPU: %s", cudaGetErrorString(e));
+        (void)cudaGetLastError();
+        return false;
+    }
+    if (count == 0) {
+        snprintf(why, cap, "no GPU found");
+        return false;
+    }
+    snprintf(why, cap, "%d GPU%s", count, count == 1 ? "" : "s");
+    return true;
+}
+
+gd_status gd_backend_cuda_open(gd_backend *out, int device, gd_pool *pool) {
+    char why[256];
+    if (!gd_backend_cuda_usable(why, sizeof why))
+        return gd_fail(GD_ERR_NOT_FOUND, "the cuda backend cannot start: %s", why);
+    int count = 0;
+    GD_CUDA_CHECK(cudaGetDeviceCount(&count));
+    if (device < 0 || device >= count)
+        return gd_fail(GD_ERR_INVALID, "GPU %d does not exist (this host has %d)", device,
+                       count);
+    const gd_cublas_api *cublas = gd_cublas_load(why, sizeof why);
+    if (cublas == NULL)
+        return gd_fail(GD_ERR_NOT_FOUND, "the cuda backend cannot start: %s", why);
+    gd_cuda_ctx *c = calloc(1, sizeof *c);
+    if (c == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    c->device = device;
+    c->cublas = cublas;
+    GD_CUDA_CHECK(cudaSetDevice(device));
+    GD_CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    GD_CUBLAS_CHECK(cublas->create(&c->blas));
+    GD_CUBLAS_CHECK(cublas->set_stream(c->blas, c->stream));
+    if (cudaMalloc(&c->workspace, GD_CUBLAS_WORKSPACE) != cudaSuccess) {
+        (void)cudaGetLastError();
+        cublas->destroy(c->blas);
+        cudaStreamDestroy(c->stream);
+        free(c);
+        return gd_fail(GD_ERR_NOMEM, "out of GPU memory for cuBLAS's workspace");
+    }
+    GD_CUBLAS_CHECK(cublas->set_workspace(c->blas, c->workspace, GD_CUBLAS_WORKSPACE));
+    *out = (gd_backend){.iface = &gd_cuda_iface, .ctx = c, .pool = pool};
+    return GD_OK;
+}
+
+void gd_backend_cuda_close(gd_backend *be) {
+    if (be == NULL || be->ctx == NULL)
+        return;
+    gd_cuda_ctx *c = be->ctx;
+    cuda_sync(c);
+    if (c->partials != NULL)
+        GD_CUDA_CHECK(cudaFree(c->partials));
+    GD_CUBLAS_CHECK(c->cublas->destroy(c->blas));
+    GD_CUDA_CHECK(cudaFree(c->workspace));
+    GD_CUDA_CHECK(cudaStreamDestroy(c->stream));
+    free(c);
+    be->ctx = NULL;
+}
+
+gd_status gd_backend_cuda_identity(int device, char *out, size_t cap) {
+    char why[256];
+    if (!gd_backend_cuda_usable(why, sizeof why))
+        return gd_fail(GD_ERR_NOT_FOUND, "the cuda backend cannot start: %s", why);
+    struct cudaDeviceProp prop;
+    GD_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    int driver = 0, runtime = 0, blas = 0;
+    GD_CUDA_CHECK(cudaDriverGetVersion(&driver));
+    GD_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
+    const gd_cublas_api *cublas = gd_cublas_load(why, sizeof why);
+    if (cublas == NULL)
+        return gd_fail(GD_ERR_NOT_FOUND, "the cuda backend cannot start: %s", why);
+    cublasHandle_t h;
+    GD_CUBLAS_CHECK(cublas->create(&h));
+    GD_CUBLAS_CHECK(cublas->get_version(h, &blas));
+    GD_CUBLAS_CHECK(cublas->destroy(h));
+    int n = snprintf(out, cap, "gpu=%s; sm=%d.%d; driver=%d; cuda=%d; cublas=%d; kernels=%s",
+                     prop.name, prop.major, prop.minor, driver, runtime, blas,
+                     GD_CUDA_KERNELS_HASH);
+    if (n < 0 || (size_t)n >= cap)
+        return gd_fail(GD_ERR_LIMIT, "the identity does not fit %zu bytes", cap);
+    return GD_OK;
+}

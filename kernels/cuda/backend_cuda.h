@@ -1,0 +1,35 @@
+/* The CUDA backend (kernels/backend.h) on one GPU: device memory, one
+ * stream, cuBLAS for the matmuls, and the kernels of the .cu files beside it.
+ * Compiled only where nvcc is found (CMake option GD_CUDA); the registry
+ * (kernels/backend_registry.h) is how the rest of the program reaches it.
+ *
+ * Slots it fills: buffers, matmul forward and backward (cuBLAS, fp32
+ * storage with bf16 products and fp32 accumulation), add, SwiGLU, AdamW,
+ * the sum of squares, the pseudo-gradient and the outer step (the last
+ * three with the CPU's bits). The other ops still run through the
+ * dispatcher's fallback. */
+#ifndef GD_KERNELS_CUDA_BACKEND_CUDA_H
+#define GD_KERNELS_CUDA_BACKEND_CUDA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "common/pool.h"
+#include "common/status.h"
+#include "kernels/backend.h"
+
+/* true if a GPU can be used; else false and why in why (cap bytes). */
+bool gd_backend_cuda_usable(char *why, size_t cap);
+
+/* Opens GPU `device`: GD_ERR_NOT_FOUND (with the driver's reason) where
+ * there is none, GD_ERR_NOMEM when its context or workspace cannot be
+ * had. pool serves the fallbacks. */
+gd_status gd_backend_cuda_open(gd_backend *out, int device, gd_pool *pool) GD_MUST_CHECK;
+void gd_backend_cuda_close(gd_backend *be);
+
+/* What decides the bits of its results, as one string: the GPU model and
+ * compute capability, the driver, the CUDA runtime, cuBLAS and a hash of
+ * the kernels' sources. */
+gd_status gd_backend_cuda_identity(int device, char *out, size_t cap) GD_MUST_CHECK;
+
+#endif
