@@ -17,6 +17,7 @@ shares no code with the C implementation.
       JSON out.
 """
 import argparse
+import contextlib
 import json
 import math
 import struct
@@ -128,7 +129,7 @@ class Llama(torch.nn.Module):
         inv_freq = 1.0 / (self.theta ** (torch.arange(0, d, 2, dtype=torch.float64) / d))
         freqs = torch.outer(torch.arange(t, dtype=torch.float64), inv_freq)
         emb = torch.cat((freqs, freqs), dim=-1)
-        cos, sin = emb.cos().to(dtype), emb.sin().to(dtype)
+        cos, sin = emb.cos().to(dtype).to(inputs.device), emb.sin().to(dtype).to(inputs.device)
         mask = torch.full((t, t), float("-inf"), dtype=dtype).triu(1)
         x = self.embed[inputs]
         for layer in self.layers:
@@ -141,8 +142,13 @@ class Llama(torch.nn.Module):
             rep = self.heads // self.kv_heads
             k = k.repeat_interleave(rep, dim=1)
             v = v.repeat_interleave(rep, dim=1)
-            att = (q @ k.transpose(-2, -1)) / math.sqrt(d) + mask
-            y = (att.softmax(dim=-1) @ v).transpose(1, 2).reshape(b, t, self.heads * d)
+            if getattr(self, "fused", False):
+                # The GPU peer: PyTorch's fused (flash or memory-efficient) attention.
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            else:
+                att = (q @ k.transpose(-2, -1)) / math.sqrt(d) + mask.to(q.device)
+                y = att.softmax(dim=-1) @ v
+            y = y.transpose(1, 2).reshape(b, t, self.heads * d)
             x = x + y @ layer.o.T
             hn = self.rms_norm(x, layer.post_norm)
             x = x + (F.silu(hn @ layer.gate.T) * (hn @ layer.up.T)) @ layer.down.T
@@ -193,6 +199,13 @@ def cmd_bench(args):
     torch.set_num_threads(args.threads)
     torch.manual_seed(1)
     cfg, model = load_model(args.checkpoint, torch.float32)
+    dev = torch.device(args.device)
+    model = model.to(dev)
+    # On a GPU the peer is PyTorch at its usual best: fp32 master weights,
+    # bf16 autocast, fused attention.
+    model.fused = args.device == "cuda"
+    amp = torch.autocast(device_type="cuda", dtype=torch.bfloat16) if args.device == "cuda" \
+        else contextlib.nullcontext()
     decay = [p for p in model.parameters() if p.dim() == 2]
     no_decay = [p for p in model.parameters() if p.dim() == 1]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1},
@@ -201,24 +214,28 @@ def cmd_bench(args):
     v = cfg["vocab_size"]
 
     def step():
-        w = torch.randint(0, min(v, 16), (args.batch, args.seq + 1))
-        logits = model(w[:, :-1])
-        loss = F.cross_entropy(logits.reshape(-1, v), w[:, 1:].reshape(-1))
+        w = torch.randint(0, min(v, 16), (args.batch, args.seq + 1), device=dev)
+        with amp:
+            logits = model(w[:, :-1])
+            loss = F.cross_entropy(logits.reshape(-1, v).float(), w[:, 1:].reshape(-1))
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
 
+    sync = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
     for _ in range(args.warmup):
         step()
+    sync()
     t0 = time.perf_counter()
     for _ in range(args.steps):
         step()
+    sync()
     step_s = (time.perf_counter() - t0) / args.steps
     print(json.dumps({"tokens_per_s": args.batch * args.seq / step_s, "step_ms": step_s * 1e3,
                       "threads": args.threads, "batch": args.batch, "seq": args.seq,
                       "params": sum(p.numel() for p in model.parameters()),
-                      "torch": torch.__version__}))
+                      "torch": torch.__version__, "device": args.device}))
 
 
 def main():
@@ -239,6 +256,8 @@ def main():
     b.add_argument("--seq", type=int, default=256)
     b.add_argument("--steps", type=int, default=3)
     b.add_argument("--warmup", type=int, default=1)
+    b.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="cuda: bf16 autocast and fused attention on the GPU")
     args = ap.parse_args()
     {"eval": cmd_eval, "bench": cmd_bench}[args.cmd](args)
 

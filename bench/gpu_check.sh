@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# The GPU checks in one run, for a machine with an NVIDIA GPU, CUDA, CMake
+# and a C compiler: builds the project with the CUDA backend, runs the tests
+# labelled gpu (the cross-backend test, run-to-run bit identity), the
+# training benchmark on the CUDA backend and PyTorch's on the same GPU, and
+# writes every log and figure under OUT.
+#
+# Usage: bench/gpu_check.sh [OUT]    (default: $OUT, else ./gpu-check)
+# Where the machine lacks the project's Debian libraries, carry the .debs
+# that scripts/gpu_debs downloads (build-gpu-debs/); they are unpacked into
+# a private prefix, nothing is installed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-${OUT:-gpu-check}}
+mkdir -p "$out"
+summary="$out/summary.txt"
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+step() { # step NAME CMD...: runs CMD with its output in OUT/NAME.log
+  local name=$1; shift
+  local t0=$SECONDS
+  "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  note "$(printf '%-22s rc=%-3s %4ss' "$name" "$rc" "$((SECONDS - t0))")"
+  return $rc
+}
+
+nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || note "nvidia-smi: not available"
+
+cmake_extra=()
+if [ -d build-gpu-debs ] && ! pkg-config --exists jansson 2>/dev/null; then
+  prefix=$PWD/build-gpu-prefix
+  mkdir -p "$prefix"
+  for d in build-gpu-debs/*.deb; do dpkg-deb -x "$d" "$prefix"; done
+  lib=$prefix/usr/lib/x86_64-linux-gnu
+  export PKG_CONFIG_SYSROOT_DIR=$prefix
+  export PKG_CONFIG_PATH=$lib/pkgconfig:$prefix/usr/share/pkgconfig
+  export LD_LIBRARY_PATH=$lib:$lib/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  export PATH=$prefix/usr/bin:$PATH
+  cmake_extra+=("-DCMAKE_PREFIX_PATH=$prefix/usr" "-DOPENSSL_ROOT_DIR=$prefix/usr"
+                "-DGD_BIP39_WORDLIST=$prefix/usr/lib/python3/dist-packages/mnemonic/wordlist/english.txt")
+  note "dependencies: unpacked $(ls build-gpu-debs/*.deb | wc -l) packages into $prefix"
+fi
+gen=()
+command -v ninja >/dev/null && gen=(-G Ninja)
+
+step configure cmake -S . -B build-gpu "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DGD_CUDA=ON \
+  -DCMAKE_CUDA_ARCHITECTURES=native "${cmake_extra[@]}" || { note "configure failed"; exit 1; }
+step build cmake --build build-gpu -j "$(nproc)" --target gonka-diloco test_backend_ops ||
+  { note "build failed"; exit 1; }
+bin=build-gpu/bin/gonka-diloco
+"$bin" version --json >"$out/version.json" 2>&1
+note "version: $(tr -d ' \n' <"$out/version.json")"
+
+# The cross-backend test: every op, a training step, a round, the aggregate.
+step backend_ops build-gpu/tests/test_backend_ops cuda
+grep -E '^(FAIL|ok)' "$out/backend_ops.log" | awk '{print $1}' | sort | uniq -c | tee -a "$summary"
+
+# Run-to-run bit identity on one GPU: the same run twice, the same bytes.
+for i in 1 2; do
+  step "determinism_$i" "$bin" train --backend cuda --model small --data synthetic:markov:1 \
+    --steps 5 --batch 8 --seq 256 --out "$out/det$i.safetensors"
+done
+if cmp -s "$out/det1.safetensors" "$out/det2.safetensors" &&
+   cmp -s "$out/det1.optim.safetensors" "$out/det2.optim.safetensors"; then
+  note "determinism: two runs on the GPU, byte-identical checkpoints"
+else
+  note "determinism: FAIL, the two runs differ"
+fi
+
+# Throughput: ours on the CUDA backend, PyTorch (bf16 autocast, fused
+# attention) on the same GPU and model, and the ratio.
+for shape in "small 32 256" "base 8 1024"; do
+  set -- $shape
+  step "bench_$1" "$bin" bench train --backend cuda --model "$1" --batch "$2" --seq "$3" \
+    --steps 5 --json
+  "$bin" train --backend cpu --model "$1" --data synthetic:markov:1 --steps 1 --batch 1 \
+    --seq 16 --out "$out/$1.safetensors" >/dev/null 2>&1
+  step "torch_$1" python3 bench/torch_llama.py bench --device cuda --checkpoint \
+    "$out/$1.safetensors" --batch "$2" --seq "$3" --steps 5
+  python3 - "$out/bench_$1.log" "$out/torch_$1.log" "$1" <<'PY' | tee -a "$summary"
+import json, sys
+def last_json(path):
+    for line in reversed(open(path).read().splitlines()):
+        try:
+            return json.loads(line)
+        except ValueError:
+            pass
+    return None
+ours, theirs = last_json(sys.argv[1]), last_json(sys.argv[2])
+if ours is None or theirs is None:
+    print(f"{sys.argv[3]}: no figures (see the logs)")
+else:
+    mfu = ours.get("mfu")
+    print(f"{sys.argv[3]}: ours {ours['tokens_per_s']:.0f} tok/s (MFU "
+          f"{'n/a' if mfu is None else f'{100 * mfu:.1f}%'}), PyTorch "
+          f"{theirs['tokens_per_s']:.0f} tok/s, ratio "
+          f"{ours['tokens_per_s'] / theirs['tokens_per_s']:.2f}")
+PY
+done
+note "logs in $out"
