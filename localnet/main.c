@@ -102,9 +102,40 @@ static int gd_node_args(gd_cli *cli, gd_args *args, gd_node_config *cfg) {
     return -1;
 }
 
+/* --rpc-max-connections, --rpc-connections-per-address, --rpc-idle-timeout. */
+static int gd_rpc_limit_args(gd_cli *cli, gd_args *args, gd_rpc_limits *l) {
+    *l = gd_rpc_limits_default();
+    const char *max = gd_arg(args, "rpc-max-connections");
+    const char *per = gd_arg(args, "rpc-connections-per-address");
+    const char *idle = gd_arg(args, "rpc-idle-timeout");
+    uint64_t v;
+    if (max && (gd_parse_u64(max, &v) != GD_OK || v == 0 || v > 100000))
+        return gd_cli_usage(cli, args, "--rpc-max-connections wants 1 to 100000");
+    if (max)
+        l->max_connections = (uint32_t)v;
+    if (per && (gd_parse_u64(per, &v) != GD_OK || v == 0 || v > l->max_connections))
+        return gd_cli_usage(cli, args, "--rpc-connections-per-address wants 1 to "
+                                       "--rpc-max-connections");
+    if (per)
+        l->max_connections_per_ip = (uint32_t)v;
+    else if (l->max_connections_per_ip > l->max_connections)
+        l->max_connections_per_ip = l->max_connections;
+    int64_t ms;
+    if (idle && (gd_parse_duration_ms(idle, &ms) != GD_OK || ms < 1000 || ms > 3600000 ||
+                 ms % 1000 != 0))
+        return gd_cli_usage(cli, args, "--rpc-idle-timeout wants whole seconds from 1s to 1h");
+    if (idle)
+        l->idle_timeout_s = (uint32_t)(ms / 1000);
+    return -1;
+}
+
 static int gd_run_start(gd_cli *cli, gd_args *args) {
     gd_node_config cfg;
     int rc = gd_node_args(cli, args, &cfg);
+    if (rc >= 0)
+        return rc;
+    gd_rpc_limits limits;
+    rc = gd_rpc_limit_args(cli, args, &limits);
     if (rc >= 0)
         return rc;
     if (!gd_arg(args, "log-level") && !getenv("GD_LOG"))
@@ -115,8 +146,8 @@ static int gd_run_start(gd_cli *cli, gd_args *args) {
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
     gd_rpc_server *server = NULL;
-    char bound[64];
-    s = gd_rpc_server_start(&server, node, listen ? listen : "127.0.0.1:26657", bound,
+    char bound[80];
+    s = gd_rpc_server_start(&server, node, listen ? listen : "127.0.0.1:26657", &limits, bound,
                             sizeof bound);
     if (s != GD_OK) {
         gd_node_close(node);
@@ -189,7 +220,12 @@ static const gd_command gd_cmd_init = {
 
 static const gd_opt_spec gd_start_opts[] = {
     {"home", "DIR", "the home made by init"},
-    {"rpc", "HOST:PORT", "RPC listen address (default 127.0.0.1:26657; port 0 picks one)"},
+    {"rpc", "HOST:PORT",
+     "RPC listen address (default 127.0.0.1:26657; port 0 picks one; warns off loopback)"},
+    {"rpc-max-connections", "N", "RPC connections from all clients together (default 256)"},
+    {"rpc-connections-per-address", "N", "RPC connections from one client address (default 32)"},
+    {"rpc-idle-timeout", "DURATION",
+     "close an RPC connection silent this long, whole seconds (default 10s)"},
     {"rpc-addr-file", "FILE", "write the bound RPC address (host:port) here once listening"},
     {"block-time", "DURATION", "time between blocks (default 500ms)"},
     {"check-invariants", NULL, "check every module's invariants after each block; stop if one breaks"},
