@@ -133,7 +133,7 @@ static int bench_chain_up(bench_chain *c, size_t accounts, long block_ms) {
     gd_init_options init = {.home = c->home, .chain_id = "bench", .accounts = accounts,
                             .balance = {"ngonka", "1000000000000"}};
     gd_epoch_params_localnet(&init.epoch_params);
-    if (gd_localnet_init(&init) != GD_OK)
+    if (gd_localnet_init(&init, NULL) != GD_OK)
         return -1;
     c->n_accounts = accounts;
     c->keys = calloc(accounts, sizeof *c->keys);

@@ -21,6 +21,26 @@ static void gd_on_signal(int sig) {
     gd_stop = 1;
 }
 
+/* What a newcomer needs next: which address holds the funds and which
+ * file signs for it. A long list stops after GD_ACCOUNTS_SHOWN; the
+ * index file has them all. */
+#define GD_ACCOUNTS_SHOWN 20
+
+static void gd_print_accounts(gd_cli *cli, const char *home, const json_t *funded) {
+    size_t i;
+    const json_t *a;
+    json_array_foreach(funded, i, a) {
+        if (i == GD_ACCOUNTS_SHOWN) {
+            fprintf(cli->out, "  ... and %zu more\n", json_array_size(funded) - i);
+            break;
+        }
+        fprintf(cli->out, "  account %zu: %s  key %s/%s\n", i,
+                json_string_value(json_object_get(a, "address")), home,
+                json_string_value(json_object_get(a, "key_file")));
+    }
+    fprintf(cli->out, "accounts listed in %s/keys/accounts.json\n", home);
+}
+
 static int gd_run_init(gd_cli *cli, gd_args *args) {
     gd_init_options opt = {.home = gd_arg(args, "home"), .chain_id = gd_arg(args, "chain-id")};
     if (opt.home == NULL)
@@ -59,13 +79,16 @@ static int gd_run_init(gd_cli *cli, gd_args *args) {
         strcmp(opt.diloco_pool.amount, "0") == 0)
         return gd_cli_fail(cli, gd_fail_context(GD_ERR_INVALID, "--diloco-pool"));
     opt.min_gas_price = gd_arg(args, "min-gas-price");
-    gd_status s = gd_localnet_init(&opt);
+    json_t *funded = NULL;
+    gd_status s = gd_localnet_init(&opt, &funded);
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
     fprintf(cli->out, "initialised %s: chain %s, %zu accounts of %s%s (keys in %s/keys), "
             "minimum gas price %s\n", opt.home, opt.chain_id, opt.accounts, opt.balance.amount,
             opt.balance.denom, opt.home,
             opt.min_gas_price ? opt.min_gas_price : GD_GAS_PRICE_DEFAULT);
+    gd_print_accounts(cli, opt.home, funded);
+    json_decref(funded);
     return GD_EXIT_OK;
 }
 
@@ -202,7 +225,8 @@ static const gd_opt_spec gd_init_opts[] = {
     {"accounts", "N", "number of funded accounts; their keys go to DIR/keys (0600)"},
     {"balance", "COINS", "balance of each account (default 1000000000000ngonka)"},
     {"epoch-length", "N", "blocks per Gonka epoch (default 100; PoC starts 20 blocks in)"},
-    {"genesis-time", "TIME", "RFC 3339 genesis time (default now)"},
+    {"genesis-time", "TIME",
+     "RFC 3339 genesis time, such as 2026-01-31T12:00:00Z, years 0001-9999 (default now)"},
     {"diloco-authority", "N", "account index that may create DiLoCo runs (default 0)"},
     {"diloco-run", "SPEC.json", "also create DiLoCo run 1 in genesis from this RunSpec"},
     {"diloco-pool", "COIN", "that run's reward pool (default 1000000000ngonka)"},
@@ -233,7 +257,8 @@ static const gd_opt_spec gd_start_opts[] = {
      "minimum gas price; fee >= ceil(gas x PRICE) (default: DIR/app.json's, else "
      GD_GAS_PRICE_DEFAULT "; 0 accepts zero fees)"},
     {"mempool-size", "N", "most transactions waiting (default 10000)"},
-    {"deterministic-time", NULL, "block times from genesis time + height x block time"},
+    {"deterministic-time", NULL,
+     "block times from genesis time + height x block time (never before the last block's)"},
     {NULL, NULL, NULL},
 };
 
