@@ -125,11 +125,11 @@ static int gd_node_args(gd_cli *cli, gd_args *args, gd_node_config *cfg) {
     return -1;
 }
 
-/* --rpc-max-connections, --rpc-connections-per-address, --rpc-idle-timeout. */
+/* --rpc-max-connections, --rpc-max-per-address, --rpc-idle-timeout. */
 static int gd_rpc_limit_args(gd_cli *cli, gd_args *args, gd_rpc_limits *l) {
     *l = gd_rpc_limits_default();
     const char *max = gd_arg(args, "rpc-max-connections");
-    const char *per = gd_arg(args, "rpc-connections-per-address");
+    const char *per = gd_arg(args, "rpc-max-per-address");
     const char *idle = gd_arg(args, "rpc-idle-timeout");
     uint64_t v;
     if (max && (gd_parse_u64(max, &v) != GD_OK || v == 0 || v > 100000))
@@ -137,7 +137,7 @@ static int gd_rpc_limit_args(gd_cli *cli, gd_args *args, gd_rpc_limits *l) {
     if (max)
         l->max_connections = (uint32_t)v;
     if (per && (gd_parse_u64(per, &v) != GD_OK || v == 0 || v > l->max_connections))
-        return gd_cli_usage(cli, args, "--rpc-connections-per-address wants 1 to "
+        return gd_cli_usage(cli, args, "--rpc-max-per-address wants 1 to "
                                        "--rpc-max-connections");
     if (per)
         l->max_connections_per_ip = (uint32_t)v;
@@ -247,7 +247,7 @@ static const gd_opt_spec gd_start_opts[] = {
     {"rpc", "HOST:PORT",
      "RPC listen address (default 127.0.0.1:26657; port 0 picks one; warns off loopback)"},
     {"rpc-max-connections", "N", "RPC connections from all clients together (default 256)"},
-    {"rpc-connections-per-address", "N", "RPC connections from one client address (default 32)"},
+    {"rpc-max-per-address", "N", "RPC connections from one client address (default 32)"},
     {"rpc-idle-timeout", "DURATION",
      "close an RPC connection silent this long, whole seconds (default 10s)"},
     {"rpc-addr-file", "FILE", "write the bound RPC address (host:port) here once listening"},

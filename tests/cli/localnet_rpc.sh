@@ -63,5 +63,5 @@ stop_node
 check 1 "an address the machine does not have" -- start --home h --rpc 192.0.2.1:26657 --log-level error
 grep -q "bind: Cannot assign requested address" err.txt || bad "the refusal does not give the errno"
 check 2 "a bad idle timeout" -- start --home h --rpc-idle-timeout 500ms
-check 2 "more per address than in all" -- start --home h --rpc-max-connections 4 --rpc-connections-per-address 5
+check 2 "more per address than in all" -- start --home h --rpc-max-connections 4 --rpc-max-per-address 5
 exit $fail
