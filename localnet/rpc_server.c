@@ -179,7 +179,7 @@ static enum MHD_Result gd_handle(void *cls, struct MHD_Connection *conn, const c
     }
     if (*upload_size > 0) {
         /* A body that grows past the limit without declaring its length
-         * (chunked) is answered as soon as it does, not read to its end. */
+         * (chunked) is cut off as soon as it does, not read to its end. */
         if (r->body.len + *upload_size > GD_RPC_MAX_BODY ||
             gd_buf_append(&r->body, upload, *upload_size) != GD_OK) {
             *upload_size = 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Hostile clients against a gonka-localnet RPC on loopback (run by
 localnet_rpc.sh): many idle connections from one address, then from many,
-and a request declaring a body over the limit. Linux routes all of
+a request declaring a body over the limit, and a chunked one growing past it. Linux routes all of
 127.0.0.0/8 to loopback, so 127.0.0.N are distinct client addresses.
 
 Usage: rpc_flood.py HOST:PORT IDLE_TIMEOUT_S PER_ADDRESS MAX_CONNECTIONS
@@ -96,12 +96,12 @@ if t < 2 and line.startswith("HTTP/1.1 200"):
     ok("/status beside them: %s in %.3f s" % (line, t))
 else:
     bad("/status beside them: %s in %.3f s" % (line, t))
-for s in refused:
+for s in flood:
     s.close()
 
 # 2. Many addresses together past the total: the surplus is refused at once
 # (closed), a new client is answered or refused at once, never kept waiting.
-crowd = list(held)
+crowd = []
 n_addr = total // per_addr + 2
 for a in range(3, 3 + n_addr):
     crowd += open_idle("127.0.0.%d" % a, per_addr)
@@ -109,10 +109,10 @@ refused = closed_by_server(crowd, 1.0)
 held = [s for s in crowd if s not in refused]
 if len(held) <= total + 4 and len(refused) >= len(crowd) - total - 4:
     ok("%d idle connections from %d addresses: %d held (limit %d), %d refused at once" %
-       (len(crowd), n_addr + 1, len(held), total, len(refused)))
+       (len(crowd), n_addr, len(held), total, len(refused)))
 else:
     bad("%d idle connections from %d addresses: %d held (limit %d), %d refused" %
-        (len(crowd), n_addr + 1, len(held), total, len(refused)))
+        (len(crowd), n_addr, len(held), total, len(refused)))
 t, line = status()
 if t < 2:
     ok("/status at the total limit, at once: %s in %.3f s" % (line, t))
@@ -157,4 +157,27 @@ if line.startswith("HTTP/1.1 413") and b"request body too large" in data and t <
     ok("Content-Length 5000000 with no body sent: %s in %.3f s" % (line, t))
 else:
     bad("Content-Length 5000000: %r in %.3f s" % (data[:200], t))
+# 5. A chunked body (no length declared) is cut off once past the limit,
+# not read to its end: sending 32 MB fails long before the end.
+s = socket.socket()
+s.settimeout(5)
+s.connect((host, port))
+sent = 0
+chunk = b"%x\r\n%s\r\n" % (65536, b" " * 65536)
+t0 = time.monotonic()
+try:
+    s.sendall(b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")
+    while sent < 32 << 20:
+        s.sendall(chunk)
+        sent += 65536
+    cut = False
+except OSError:
+    cut = True
+s.close()
+t = time.monotonic() - t0
+if cut and t < 5:
+    ok("a chunked body past the limit: connection closed after %.1f MB sent, %.3f s" %
+       (sent / 1e6, t))
+else:
+    bad("a chunked body of %.1f MB was read to its end (%.3f s)" % (sent / 1e6, t))
 sys.exit(1 if failed else 0)
