@@ -133,7 +133,7 @@ static int bench_chain_up(bench_chain *c, size_t accounts, long block_ms) {
     gd_init_options init = {.home = c->home, .chain_id = "bench", .accounts = accounts,
                             .balance = {"ngonka", "1000000000000"}};
     gd_epoch_params_localnet(&init.epoch_params);
-    if (gd_localnet_init(&init) != GD_OK)
+    if (gd_localnet_init(&init, NULL) != GD_OK)
         return -1;
     c->n_accounts = accounts;
     c->keys = calloc(accounts, sizeof *c->keys);
@@ -157,7 +157,7 @@ static int bench_chain_up(bench_chain *c, size_t accounts, long block_ms) {
     cfg.max_block_txs = 200000;
     char bound[64];
     if (gd_node_open(&c->node, &cfg) != GD_OK ||
-        gd_rpc_server_start(&c->server, c->node, "127.0.0.1:0", bound, sizeof bound) != GD_OK)
+        gd_rpc_server_start(&c->server, c->node, "127.0.0.1:0", NULL, bound, sizeof bound) != GD_OK)
         return -1;
     snprintf(c->url, sizeof c->url, "http://%s", bound);
     pthread_create(&c->producer, NULL, bench_producer, c);

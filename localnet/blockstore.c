@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/base64.h"
 #include "common/bytes.h"
@@ -34,11 +35,68 @@ static const char *const gd_schema =
     "  height INTEGER NOT NULL, idx INTEGER NOT NULL,"
     "  PRIMARY KEY (attr, value, height, idx)) WITHOUT ROWID;";
 
+static gd_status gd_step_done(gd_blockstore *bs, sqlite3_stmt *st, const char *what);
+
 static gd_status gd_sql_fail(gd_blockstore *bs, const char *what) {
     return gd_fail(GD_ERR_IO, "database: %s: %s", what, sqlite3_errmsg(bs->db));
 }
 
+/* What to do about a store that cannot be used, said with each refusal:
+ * path's directory is the home's data/. */
+static gd_status gd_store_refuse(const char *path, const char *why) {
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path) : 1;
+    return gd_fail(GD_ERR_PARSE, "%s %s: restore it from a backup, or remove %.*s to start the "
+                   "chain over from genesis.json (its blocks are then lost)", path, why, dir_len,
+                   slash ? path : ".");
+}
+
+/* SQLite's answer for a file that is not, or no longer, a sound database. */
+static bool gd_sql_damaged(int rc) {
+    rc &= 0xff;
+    return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB;
+}
+
+/* PRAGMA quick_check: every page and b-tree is read and checked for
+ * structure (the check that catches torn or overwritten pages), without
+ * integrity_check's cross-check of every index entry against its table
+ * row, which costs O(N log N) and would make each start slow on a long
+ * chain; quick_check is one pass over the file. */
+static gd_status gd_store_check(gd_blockstore *bs, const char *path) {
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(bs->db, "PRAGMA quick_check(1)", -1, &st, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    char why[300];
+    gd_status s = GD_OK;
+    if (rc == SQLITE_ROW) {
+        const char *said = (const char *)sqlite3_column_text(st, 0);
+        if (said == NULL || strcmp(said, "ok") != 0) {
+            snprintf(why, sizeof why, "is damaged (SQLite quick_check: %.200s)",
+                     said ? said : "no answer");
+            /* Its report runs over lines; the refusal is one. */
+            for (char *c = why; *c; c++)
+                if (*c == '\n')
+                    *c = ' ';
+            s = gd_store_refuse(path, why);
+        }
+    } else if (gd_sql_damaged(rc)) {
+        snprintf(why, sizeof why, "is damaged (SQLite: %.200s)", sqlite3_errmsg(bs->db));
+        s = gd_store_refuse(path, why);
+    } else {
+        s = gd_fail(GD_ERR_IO, "database %s: checking it: %s", path, sqlite3_errmsg(bs->db));
+    }
+    sqlite3_finalize(st);
+    return s;
+}
+
 gd_status gd_blockstore_open(gd_blockstore **out, const char *path) {
+    /* SQLite takes an empty file for a new database: a chain.db truncated
+     * to nothing would silently start the chain over. A new store is
+     * never left empty (the schema below writes its first page). */
+    struct stat fst;
+    if (stat(path, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_size == 0)
+        return gd_store_refuse(path, "is empty (0 bytes), not a chain database");
     gd_blockstore *bs = calloc(1, sizeof *bs);
     if (bs == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
@@ -47,17 +105,25 @@ gd_status gd_blockstore_open(gd_blockstore **out, const char *path) {
                              NULL);
     gd_status s = GD_OK;
     char *err = NULL;
-    if (rc != SQLITE_OK)
+    if (rc != SQLITE_OK) {
         s = gd_fail(GD_ERR_IO, "cannot open database %s: %s", path,
                     bs->db ? sqlite3_errmsg(bs->db) : "out of memory");
-    else if (sqlite3_exec(bs->db, gd_schema, NULL, NULL, &err) != SQLITE_OK)
-        s = gd_fail(GD_ERR_IO, "database %s: %s", path, err ? err : "schema failed");
+    } else {
+        sqlite3_busy_timeout(bs->db, 5000);
+        s = gd_store_check(bs, path);
+    }
+    if (s == GD_OK && (rc = sqlite3_exec(bs->db, gd_schema, NULL, NULL, &err)) != SQLITE_OK) {
+        char why[300];
+        snprintf(why, sizeof why, "is damaged (SQLite: %.200s)", err ? err : "schema failed");
+        s = gd_sql_damaged(rc) ? gd_store_refuse(path, why)
+                               : gd_fail(GD_ERR_IO, "database %s: %s", path,
+                                         err ? err : "schema failed");
+    }
     sqlite3_free(err);
     if (s != GD_OK) {
         gd_blockstore_close(bs);
         return s;
     }
-    sqlite3_busy_timeout(bs->db, 5000);
     *out = bs;
     return GD_OK;
 }
@@ -75,8 +141,11 @@ static gd_status gd_meta_get(gd_blockstore *bs, const char *key, const void **va
         SQLITE_OK)
         return gd_sql_fail(bs, "reading meta");
     sqlite3_bind_text(*stmt, 1, key, -1, SQLITE_STATIC);
-    if (sqlite3_step(*stmt) != SQLITE_ROW)
+    int rc = sqlite3_step(*stmt);
+    if (rc == SQLITE_DONE)
         return GD_ERR_NOT_FOUND;
+    if (rc != SQLITE_ROW) /* never a damaged store taken for a new one */
+        return gd_sql_fail(bs, "reading meta");
     *value = sqlite3_column_blob(*stmt, 0);
     *len = sqlite3_column_bytes(*stmt, 0);
     return GD_OK;
@@ -119,6 +188,31 @@ gd_status gd_blockstore_head(gd_blockstore *bs, int64_t *height, uint8_t app_has
     } else if (s == GD_OK) {
         s = gd_fail(GD_ERR_PARSE, "database: malformed chain id");
     }
+    sqlite3_finalize(st);
+    return s;
+}
+
+gd_status gd_blockstore_genesis_hash(gd_blockstore *bs, uint8_t hash[32]) {
+    sqlite3_stmt *st = NULL;
+    const void *v;
+    int len;
+    gd_status s = gd_meta_get(bs, "genesis_sha256", &v, &len, &st);
+    if (s == GD_OK && len == 32)
+        memcpy(hash, v, 32);
+    else if (s == GD_OK)
+        s = gd_fail(GD_ERR_PARSE, "database: malformed genesis hash");
+    sqlite3_finalize(st);
+    return s;
+}
+
+gd_status gd_blockstore_set_genesis_hash(gd_blockstore *bs, const uint8_t hash[32]) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(bs->db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", -1,
+                           &st, NULL) != SQLITE_OK)
+        return gd_sql_fail(bs, "recording the genesis hash");
+    sqlite3_bind_text(st, 1, "genesis_sha256", -1, SQLITE_STATIC);
+    sqlite3_bind_blob(st, 2, hash, 32, SQLITE_STATIC);
+    gd_status s = gd_step_done(bs, st, "recording the genesis hash");
     sqlite3_finalize(st);
     return s;
 }
@@ -341,8 +435,11 @@ gd_status gd_blockstore_block_json(gd_blockstore *bs, int64_t height, json_t **b
         return gd_sql_fail(bs, "reading a block");
     sqlite3_bind_int64(st, 1, height);
     gd_status s = GD_OK;
-    if (sqlite3_step(st) != SQLITE_ROW) {
+    int rc = sqlite3_step(st);
+    if (rc == SQLITE_DONE) {
         s = gd_fail(GD_ERR_NOT_FOUND, "height %lld is not available", (long long)height);
+    } else if (rc != SQLITE_ROW) {
+        s = gd_sql_fail(bs, "reading a block");
     } else {
         if (block)
             *block = json_loads((const char *)sqlite3_column_text(st, 0), 0, NULL);

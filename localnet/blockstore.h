@@ -3,7 +3,7 @@
  * kill -9 at any moment leaves the last committed block and its state,
  * never a torn one.
  *
- * Tables: meta (chain id, height, app hash), state (the state machine's
+ * Tables: meta (chain id, height, app hash, the genesis file's hash), state (the state machine's
  * key-value store), blocks (the /block and /block_results answers as
  * JSON), txs (bytes and result JSON by hash), tx_events (indexed event
  * attributes for /tx_search). */
@@ -43,12 +43,21 @@ typedef struct gd_stored_block {
     size_t n_changes;
 } gd_stored_block;
 
+/* Opens (or creates) the store at path after checking it: an empty file,
+ * or one SQLite's quick_check finds damaged, is refused (GD_ERR_PARSE)
+ * with what to do, rather than taken for a new chain or half read. */
 gd_status gd_blockstore_open(gd_blockstore **out, const char *path) GD_MUST_CHECK;
 void gd_blockstore_close(gd_blockstore *bs);
 
 /* The last committed height (0 and GD_ERR_NOT_FOUND for a fresh store). */
 gd_status gd_blockstore_head(gd_blockstore *bs, int64_t *height, uint8_t app_hash[32],
                              char *chain_id, size_t chain_id_cap) GD_MUST_CHECK;
+/* The SHA-256 of the genesis file the chain was started from
+ * (GD_ERR_NOT_FOUND before it is recorded), and its recording. */
+gd_status gd_blockstore_genesis_hash(gd_blockstore *bs, uint8_t hash[32]) GD_MUST_CHECK;
+gd_status gd_blockstore_set_genesis_hash(gd_blockstore *bs,
+                                         const uint8_t hash[32]) GD_MUST_CHECK;
+
 /* The earliest stored height (for /status). */
 int64_t gd_blockstore_earliest(gd_blockstore *bs);
 

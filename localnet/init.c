@@ -19,6 +19,7 @@
 #include "chain/module/json_util.h"
 #include "common/file.h"
 #include "common/log.h"
+#include "common/rfc3339.h"
 #include "common/secure.h"
 #include "localnet/validator.h"
 
@@ -99,7 +100,31 @@ static gd_status gd_diloco_genesis(const gd_init_options *opt, const char *autho
     return GD_OK;
 }
 
-gd_status gd_localnet_init(const gd_init_options *opt) {
+/* keys/accounts.json: no secret in it, so readable like genesis.json
+ * (the home itself is 0700). */
+static gd_status gd_write_account_index(const char *home, const json_t *index) {
+    char path[600];
+    snprintf(path, sizeof path, "%s/keys/accounts.json", home);
+    char *text = json_dumps(index, JSON_INDENT(2));
+    if (text == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    gd_bytes_part parts[] = {{text, strlen(text)}, {"\n", 1}};
+    gd_status s = gd_file_write_atomic(path, parts, 2, 0644);
+    free(text);
+    return s;
+}
+
+gd_status gd_localnet_init(const gd_init_options *opt, json_t **accounts_out) {
+    if (accounts_out)
+        *accounts_out = NULL;
+    char genesis_time[GD_RFC3339_MAX];
+    if (opt->genesis_time) {
+        /* Stored in UTC, as CometBFT writes it; an offset is applied. */
+        gd_time t;
+        if (gd_rfc3339_parse(opt->genesis_time, &t) != GD_OK)
+            return gd_fail_context(GD_ERR_INVALID, "--genesis-time");
+        GD_TRY(gd_rfc3339_format(genesis_time, sizeof genesis_time, t, false));
+    }
     if (opt->accounts == 0 || opt->accounts > GD_LOCALNET_ACCOUNTS_MAX)
         return gd_fail(GD_ERR_INVALID, "--accounts must be 1 to %d", GD_LOCALNET_ACCOUNTS_MAX);
     if (opt->chain_id == NULL || opt->chain_id[0] == '\0' || strlen(opt->chain_id) > 50)
@@ -164,7 +189,7 @@ gd_status gd_localnet_init(const gd_init_options *opt) {
         gmtime_r(&t, &tm);
         strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
     } else {
-        snprintf(now, sizeof now, "%s", opt->genesis_time);
+        snprintf(now, sizeof now, "%s", genesis_time);
     }
     json_t *genesis = NULL, *diloco = NULL;
     if (s == GD_OK)
@@ -206,19 +231,13 @@ gd_status gd_localnet_init(const gd_init_options *opt) {
         free(text);
         json_decref(app);
     }
-    if (s == GD_OK) {
-        char *text = json_dumps(index, JSON_INDENT(2));
-        snprintf(path, sizeof path, "%s/keys/accounts.json", opt->home);
-        FILE *f = text ? fopen(path, "wx") : NULL;
-        if (f == NULL || fputs(text, f) < 0 || fputc('\n', f) == EOF)
-            s = gd_fail(GD_ERR_IO, "cannot write %s", path);
-        if (f)
-            fclose(f);
-        free(text);
-    }
+    if (s == GD_OK)
+        s = gd_write_account_index(opt->home, index);
     json_decref(genesis);
     json_decref(accounts);
     json_decref(balances);
+    if (s == GD_OK && accounts_out)
+        *accounts_out = json_incref(index);
     json_decref(index);
     return s;
 }

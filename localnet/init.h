@@ -3,6 +3,7 @@
 #ifndef GD_LOCALNET_INIT_H
 #define GD_LOCALNET_INIT_H
 
+#include <jansson.h>
 #include <stddef.h>
 
 #include "chain/coin.h"
@@ -19,7 +20,7 @@ typedef struct gd_init_options {
     size_t accounts;
     gd_coin balance;               /* per account */
     gd_epoch_params epoch_params;  /* localnet's short epochs by default */
-    const char *genesis_time;      /* NULL: now */
+    const char *genesis_time;      /* RFC 3339 (common/rfc3339.h), stored in UTC; NULL: now */
     /* The DiLoCo module: account diloco_authority may create runs; with
      * diloco_run_spec (a RunSpec JSON file, docs/cli.md) genesis also
      * creates run 1 with a reward pool of diloco_pool, held by the
@@ -33,8 +34,11 @@ typedef struct gd_init_options {
 
 /* Creates home (0700) with genesis.json (auth, bank, inference and diloco),
  * app.json (the minimum gas price), keys/account-N.key (0600),
- * keys/accounts.json (index -> address) and priv_validator_key.json.
- * Refuses a home that already has a genesis.json. */
-gd_status gd_localnet_init(const gd_init_options *opt) GD_MUST_CHECK;
+ * keys/accounts.json (0644: [{"index", "address", "key_file"}], key_file
+ * relative to home) and priv_validator_key.json. Refuses a home that
+ * already has a genesis.json, and a genesis_time that is not a strict RFC
+ * 3339 time (GD_ERR_INVALID). accounts_out, if not NULL, gets that list
+ * (a new reference). */
+gd_status gd_localnet_init(const gd_init_options *opt, json_t **accounts_out) GD_MUST_CHECK;
 
 #endif

@@ -21,6 +21,26 @@ static void gd_on_signal(int sig) {
     gd_stop = 1;
 }
 
+/* What a newcomer needs next: which address holds the funds and which
+ * file signs for it. A long list stops after GD_ACCOUNTS_SHOWN; the
+ * index file has them all. */
+#define GD_ACCOUNTS_SHOWN 20
+
+static void gd_print_accounts(gd_cli *cli, const char *home, const json_t *funded) {
+    size_t i;
+    const json_t *a;
+    json_array_foreach(funded, i, a) {
+        if (i == GD_ACCOUNTS_SHOWN) {
+            fprintf(cli->out, "  ... and %zu more\n", json_array_size(funded) - i);
+            break;
+        }
+        fprintf(cli->out, "  account %zu: %s  key %s/%s\n", i,
+                json_string_value(json_object_get(a, "address")), home,
+                json_string_value(json_object_get(a, "key_file")));
+    }
+    fprintf(cli->out, "accounts listed in %s/keys/accounts.json\n", home);
+}
+
 static int gd_run_init(gd_cli *cli, gd_args *args) {
     gd_init_options opt = {.home = gd_arg(args, "home"), .chain_id = gd_arg(args, "chain-id")};
     if (opt.home == NULL)
@@ -59,13 +79,16 @@ static int gd_run_init(gd_cli *cli, gd_args *args) {
         strcmp(opt.diloco_pool.amount, "0") == 0)
         return gd_cli_fail(cli, gd_fail_context(GD_ERR_INVALID, "--diloco-pool"));
     opt.min_gas_price = gd_arg(args, "min-gas-price");
-    gd_status s = gd_localnet_init(&opt);
+    json_t *funded = NULL;
+    gd_status s = gd_localnet_init(&opt, &funded);
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
     fprintf(cli->out, "initialised %s: chain %s, %zu accounts of %s%s (keys in %s/keys), "
             "minimum gas price %s\n", opt.home, opt.chain_id, opt.accounts, opt.balance.amount,
             opt.balance.denom, opt.home,
             opt.min_gas_price ? opt.min_gas_price : GD_GAS_PRICE_DEFAULT);
+    gd_print_accounts(cli, opt.home, funded);
+    json_decref(funded);
     return GD_EXIT_OK;
 }
 
@@ -102,9 +125,40 @@ static int gd_node_args(gd_cli *cli, gd_args *args, gd_node_config *cfg) {
     return -1;
 }
 
+/* --rpc-max-connections, --rpc-max-per-address, --rpc-idle-timeout. */
+static int gd_rpc_limit_args(gd_cli *cli, gd_args *args, gd_rpc_limits *l) {
+    *l = gd_rpc_limits_default();
+    const char *max = gd_arg(args, "rpc-max-connections");
+    const char *per = gd_arg(args, "rpc-max-per-address");
+    const char *idle = gd_arg(args, "rpc-idle-timeout");
+    uint64_t v;
+    if (max && (gd_parse_u64(max, &v) != GD_OK || v == 0 || v > 100000))
+        return gd_cli_usage(cli, args, "--rpc-max-connections wants 1 to 100000");
+    if (max)
+        l->max_connections = (uint32_t)v;
+    if (per && (gd_parse_u64(per, &v) != GD_OK || v == 0 || v > l->max_connections))
+        return gd_cli_usage(cli, args, "--rpc-max-per-address wants 1 to "
+                                       "--rpc-max-connections");
+    if (per)
+        l->max_connections_per_ip = (uint32_t)v;
+    else if (l->max_connections_per_ip > l->max_connections)
+        l->max_connections_per_ip = l->max_connections;
+    int64_t ms;
+    if (idle && (gd_parse_duration_ms(idle, &ms) != GD_OK || ms < 1000 || ms > 3600000 ||
+                 ms % 1000 != 0))
+        return gd_cli_usage(cli, args, "--rpc-idle-timeout wants whole seconds from 1s to 1h");
+    if (idle)
+        l->idle_timeout_s = (uint32_t)(ms / 1000);
+    return -1;
+}
+
 static int gd_run_start(gd_cli *cli, gd_args *args) {
     gd_node_config cfg;
     int rc = gd_node_args(cli, args, &cfg);
+    if (rc >= 0)
+        return rc;
+    gd_rpc_limits limits;
+    rc = gd_rpc_limit_args(cli, args, &limits);
     if (rc >= 0)
         return rc;
     if (!gd_arg(args, "log-level") && !getenv("GD_LOG"))
@@ -115,8 +169,8 @@ static int gd_run_start(gd_cli *cli, gd_args *args) {
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
     gd_rpc_server *server = NULL;
-    char bound[64];
-    s = gd_rpc_server_start(&server, node, listen ? listen : "127.0.0.1:26657", bound,
+    char bound[80];
+    s = gd_rpc_server_start(&server, node, listen ? listen : "127.0.0.1:26657", &limits, bound,
                             sizeof bound);
     if (s != GD_OK) {
         gd_node_close(node);
@@ -171,7 +225,8 @@ static const gd_opt_spec gd_init_opts[] = {
     {"accounts", "N", "number of funded accounts; their keys go to DIR/keys (0600)"},
     {"balance", "COINS", "balance of each account (default 1000000000000ngonka)"},
     {"epoch-length", "N", "blocks per Gonka epoch (default 100; PoC starts 20 blocks in)"},
-    {"genesis-time", "TIME", "RFC 3339 genesis time (default now)"},
+    {"genesis-time", "TIME",
+     "RFC 3339 genesis time, such as 2026-01-31T12:00:00Z, years 0001-9999 (default now)"},
     {"diloco-authority", "N", "account index that may create DiLoCo runs (default 0)"},
     {"diloco-run", "SPEC.json", "also create DiLoCo run 1 in genesis from this RunSpec"},
     {"diloco-pool", "COIN", "that run's reward pool (default 1000000000ngonka)"},
@@ -189,7 +244,12 @@ static const gd_command gd_cmd_init = {
 
 static const gd_opt_spec gd_start_opts[] = {
     {"home", "DIR", "the home made by init"},
-    {"rpc", "HOST:PORT", "RPC listen address (default 127.0.0.1:26657; port 0 picks one)"},
+    {"rpc", "HOST:PORT",
+     "RPC listen address (default 127.0.0.1:26657; port 0 picks one; warns off loopback)"},
+    {"rpc-max-connections", "N", "RPC connections from all clients together (default 256)"},
+    {"rpc-max-per-address", "N", "RPC connections from one client address (default 32)"},
+    {"rpc-idle-timeout", "DURATION",
+     "close an RPC connection silent this long, whole seconds (default 10s)"},
     {"rpc-addr-file", "FILE", "write the bound RPC address (host:port) here once listening"},
     {"block-time", "DURATION", "time between blocks (default 500ms)"},
     {"check-invariants", NULL, "check every module's invariants after each block; stop if one breaks"},
@@ -197,7 +257,8 @@ static const gd_opt_spec gd_start_opts[] = {
      "minimum gas price; fee >= ceil(gas x PRICE) (default: DIR/app.json's, else "
      GD_GAS_PRICE_DEFAULT "; 0 accepts zero fees)"},
     {"mempool-size", "N", "most transactions waiting (default 10000)"},
-    {"deterministic-time", NULL, "block times from genesis time + height x block time"},
+    {"deterministic-time", NULL,
+     "block times from genesis time + height x block time (never before the last block's)"},
     {NULL, NULL, NULL},
 };
 

@@ -14,6 +14,7 @@
 #include "common/file.h"
 #include "common/hash.h"
 #include "common/log.h"
+#include "common/rfc3339.h"
 #include "localnet/blockstore.h"
 #include "localnet/cometbft_json.h"
 #include "localnet/init.h"
@@ -36,7 +37,8 @@ struct gd_node {
     gd_blockstore *bs;
     json_t *genesis;
     char chain_id[GD_CHAIN_ID_MAX + 1];
-    int64_t genesis_time_ms; /* for deterministic block times */
+    uint8_t genesis_sha256[32]; /* of genesis.json's bytes */
+    gd_time genesis_time; /* for deterministic block times */
     gd_validator_key validator;
     gd_mempool_tx *mempool;
     size_t mempool_n, mempool_cap, mempool_bytes;
@@ -45,6 +47,7 @@ struct gd_node {
     bool has_last_block;
     uint8_t last_results_hash[32];
     char last_block_time[40];
+    gd_time last_time; /* last_block_time parsed, when has_last_block */
     int64_t earliest_height;
 };
 
@@ -57,41 +60,39 @@ void gd_node_config_default(gd_node_config *cfg) {
 
 /* --- time -------------------------------------------------------------------- */
 
-/* RFC 3339 with nanoseconds, UTC, as CometBFT prints block times. */
-static void gd_format_time(char out[40], int64_t ms, long extra_ns) {
-    time_t secs = (time_t)(ms / 1000);
-    struct tm tm;
-    gmtime_r(&secs, &tm);
-    long ns = (long)(ms % 1000) * 1000000L + extra_ns;
-    snprintf(out, 40, "%04d-%02d-%02dT%02d:%02d:%02d.%09ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ns);
-}
-
-static void gd_block_time(gd_node *node, int64_t height, char out[40]) {
+/* A block's time, RFC 3339 with nine fraction digits in UTC as CometBFT
+ * prints them: the wall clock, or with deterministic_time genesis_time +
+ * height x block_time. Either way it is later than the previous block's, as
+ * CometBFT requires of a header: a clock set back, or a chain first run on
+ * the wall clock and restarted with deterministic_time (whose schedule then
+ * lies in its past), gets the previous block's time plus 1 ms instead. */
+static gd_status gd_block_time(gd_node *node, int64_t height, gd_time *out_t, char out[40]) {
+    gd_time t;
     if (node->cfg.deterministic_time) {
-        gd_format_time(out, node->genesis_time_ms + height * node->cfg.block_time_ms, 0);
-        return;
+        t = gd_time_add_ms(node->genesis_time, height * node->cfg.block_time_ms);
+    } else {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        t = (gd_time){.unix_s = (int64_t)ts.tv_sec, .nanos = (int32_t)ts.tv_nsec};
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    gd_format_time(out, (int64_t)ts.tv_sec * 1000, ts.tv_nsec);
+    if (node->has_last_block && gd_time_cmp(t, node->last_time) <= 0)
+        t = gd_time_add_ms(node->last_time, 1);
+    GD_TRY(gd_rfc3339_format(out, 40, t, true));
+    *out_t = t;
+    return GD_OK;
 }
 
-/* Parses "2026-11-29T19:00:00Z" or with fractional seconds to milliseconds. */
-static int64_t gd_parse_time_ms(const char *text) {
-    struct tm tm;
-    memset(&tm, 0, sizeof tm);
-    const char *rest = strptime(text ? text : "", "%Y-%m-%dT%H:%M:%S", &tm);
-    if (rest == NULL)
-        return 0;
-    int64_t ms = (int64_t)timegm(&tm) * 1000;
-    if (*rest == '.') {
-        int64_t frac = 0, scale = 100;
-        for (rest++; *rest >= '0' && *rest <= '9'; rest++, scale /= 10)
-            frac += (*rest - '0') * scale;
-        ms += frac;
-    }
-    return ms;
+/* With deterministic_time on a chain whose last block is later than the
+ * schedule says, the schedule is not followed until it catches up: said
+ * once, at start, rather than silently. */
+static void gd_warn_time_behind(gd_node *node, int64_t height) {
+    gd_time next = gd_time_add_ms(node->genesis_time, (height + 1) * node->cfg.block_time_ms);
+    if (node->cfg.deterministic_time && node->has_last_block &&
+        gd_time_cmp(next, node->last_time) <= 0)
+        GD_LOG_WARN("localnet", "--deterministic-time: block %lld would be at genesis time + "
+                    "height x block time, before the last block's time %s; block times go on "
+                    "1 ms apart from there until the schedule catches up",
+                    (long long)height + 1, node->last_block_time);
 }
 
 /* --- opening ------------------------------------------------------------------ */
@@ -101,16 +102,42 @@ static gd_status gd_path(char *out, size_t cap, const char *home, const char *na
     return n > 0 && (size_t)n < cap ? GD_OK : gd_fail(GD_ERR_INVALID, "home path too long");
 }
 
+/* The store keeps the SHA-256 of the genesis file its chain began from:
+ * a genesis.json edited since would otherwise be ignored (the state comes
+ * from the store) while /genesis and export serve the edited one. Until
+ * the first block is stored the chain has not begun, and the hash is
+ * (re)recorded; a store from before the hash was kept records it now. */
+static gd_status gd_node_genesis_check(gd_node *node, bool begun) {
+    uint8_t stored[32];
+    gd_status s = gd_blockstore_genesis_hash(node->bs, stored);
+    if (s == GD_OK && begun && memcmp(stored, node->genesis_sha256, 32) != 0) {
+        char now[65], then[65];
+        gd_hex_encode(now, node->genesis_sha256, 32, false);
+        gd_hex_encode(then, stored, 32, false);
+        return gd_fail(GD_ERR_PARSE, "%s/genesis.json has changed since the chain in %s/data "
+                       "began: its SHA-256 is %s, the chain began from %s. Put the original "
+                       "genesis.json back, or remove %s/data to start a new chain from the "
+                       "edited one", node->cfg.home, node->cfg.home, now, then, node->cfg.home);
+    }
+    if (s == GD_OK && begun)
+        return GD_OK;
+    if (s != GD_OK && s != GD_ERR_NOT_FOUND)
+        return s;
+    return gd_blockstore_set_genesis_hash(node->bs, node->genesis_sha256);
+}
+
 static gd_status gd_node_restore(gd_node *node) {
     int64_t height = 0;
     uint8_t app_hash[32];
     char chain_id[GD_CHAIN_ID_MAX + 1];
     gd_status s = gd_blockstore_head(node->bs, &height, app_hash, chain_id, sizeof chain_id);
+    if (s != GD_OK && s != GD_ERR_NOT_FOUND)
+        return s;
+    GD_TRY(gd_node_genesis_check(node, s == GD_OK));
     if (s == GD_ERR_NOT_FOUND) {
         GD_LOG_INFO("localnet", "initialising chain %s from genesis", node->chain_id);
         return gd_app_init_chain(node->app, node->genesis);
     }
-    GD_TRY(s);
     if (strcmp(chain_id, node->chain_id) != 0)
         return gd_fail(GD_ERR_PARSE, "the data directory holds chain %s but genesis.json says %s",
                        chain_id, node->chain_id);
@@ -129,9 +156,14 @@ static gd_status gd_node_restore(gd_node *node) {
         gd_hex_decode(node->last_results_hash, 32, &n, rh, strlen(rh)) != GD_OK || n != 32) {
         s = gd_fail(GD_ERR_PARSE, "database: block %lld is damaged", (long long)height);
     } else {
-        node->has_last_block = true;
         snprintf(node->last_block_time, sizeof node->last_block_time, "%s", time ? time : "");
+        if (gd_rfc3339_parse(node->last_block_time, &node->last_time) == GD_OK)
+            node->has_last_block = true;
+        else
+            s = gd_fail(GD_ERR_PARSE, "database: block %lld has a bad time", (long long)height);
     }
+    if (s == GD_OK)
+        gd_warn_time_behind(node, height);
     json_decref(block);
     json_decref(results);
     GD_LOG_INFO("localnet", "restored chain %s at height %lld", chain_id, (long long)height);
@@ -196,6 +228,16 @@ static gd_status gd_node_min_gas_price(const gd_node_config *cfg, char *out, siz
     return GD_OK;
 }
 
+/* genesis.json's genesis_time, which every block time follows. */
+static gd_status gd_node_genesis_time(gd_node *node, const char *path) {
+    const char *text = json_string_value(json_object_get(node->genesis, "genesis_time"));
+    if (text == NULL)
+        return gd_fail(GD_ERR_PARSE, "%s has no genesis_time", path);
+    if (gd_rfc3339_parse(text, &node->genesis_time) != GD_OK)
+        return gd_fail_context(GD_ERR_PARSE, "%s: genesis_time", path);
+    return GD_OK;
+}
+
 gd_status gd_node_open(gd_node **out, const gd_node_config *cfg) {
     gd_node *node = calloc(1, sizeof *node);
     if (node == NULL)
@@ -213,6 +255,8 @@ gd_status gd_node_open(gd_node **out, const gd_node_config *cfg) {
     gd_status s = gd_path(path, sizeof path, cfg->home, "genesis.json");
     if (s == GD_OK)
         s = gd_file_read(path, 64u << 20, &text);
+    if (s == GD_OK)
+        gd_sha256(node->genesis_sha256, text.data, text.len);
     if (s == GD_OK) {
         json_error_t err;
         node->genesis = json_loadb((const char *)text.data, text.len, JSON_REJECT_DUPLICATES, &err);
@@ -226,8 +270,9 @@ gd_status gd_node_open(gd_node **out, const gd_node_config *cfg) {
         s = gd_fail(GD_ERR_PARSE, "%s has no valid chain_id", path);
     if (s == GD_OK) {
         snprintf(node->chain_id, sizeof node->chain_id, "%s", chain_id);
-        node->genesis_time_ms =
-            gd_parse_time_ms(json_string_value(json_object_get(node->genesis, "genesis_time")));
+        s = gd_node_genesis_time(node, path);
+    }
+    if (s == GD_OK) {
         s = gd_path(path, sizeof path, cfg->home, "priv_validator_key.json");
     }
     if (s == GD_OK)
@@ -504,7 +549,11 @@ gd_status gd_node_produce_block(gd_node *node) {
     gd_header h;
     memset(&h, 0, sizeof h);
     h.height = gd_app_height(node->app) + 1;
-    gd_block_time(node, h.height, h.time);
+    gd_time block_t;
+    if (gd_block_time(node, h.height, &block_t, h.time) != GD_OK) {
+        pthread_mutex_unlock(&node->lock);
+        return gd_fail_context(GD_ERR_INVALID, "block %lld's time", (long long)h.height);
+    }
     h.has_last_block = node->has_last_block;
     memcpy(h.last_block_hash, node->last_block_hash, 32);
     memcpy(h.last_results_hash, node->last_results_hash, 32);
@@ -596,6 +645,7 @@ gd_status gd_node_produce_block(gd_node *node) {
         memcpy(node->last_block_hash, block_hash, 32);
         memcpy(node->last_results_hash, results_hash, 32);
         snprintf(node->last_block_time, sizeof node->last_block_time, "%s", h.time);
+        node->last_time = block_t;
         node->has_last_block = true;
         if (node->earliest_height == 0)
             node->earliest_height = h.height;

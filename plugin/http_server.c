@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/listen.h"
 #include "common/log.h"
-#include "plugin/http_listen.h"
 #include "plugin/http_path.h"
 #include "plugin/http_rate.h"
 #include "plugin/http_reply.h"
@@ -185,16 +185,6 @@ static void gd_http_log(void *cls, const char *fmt, va_list ap) {
     GD_LOG_DEBUG("http", "libmicrohttpd: %s", gd_http_mhd_said);
 }
 
-/* After a failed start libmicrohttpd may or may not have closed the
- * listening socket (it depends on how far it got). Closes fd only if it
- * is still the socket it was, never a descriptor another thread has
- * opened since under the same number. */
-static void gd_http_close_if_same(int fd, const struct stat *was) {
-    struct stat now;
-    if (fstat(fd, &now) == 0 && now.st_dev == was->st_dev && now.st_ino == was->st_ino)
-        close(fd);
-}
-
 static struct MHD_Daemon *gd_http_daemon_start(gd_http_server *srv, int fd) {
     const gd_http_limits *l = &srv->limits;
     return MHD_start_daemon(
@@ -222,7 +212,7 @@ static gd_status gd_http_daemon_run(gd_http_server *srv, int fd, const char *whe
     srv->daemon = gd_http_daemon_start(srv, fd);
     if (srv->daemon != NULL)
         return GD_OK;
-    gd_http_close_if_same(fd, &listen_st);
+    gd_listen_close_if_same(fd, &listen_st);
     return gd_fail(GD_ERR_NETWORK, "cannot start the HTTP server on %s: %s", where,
                    gd_http_mhd_said[0] ? gd_http_mhd_said : "libmicrohttpd refused");
 }
@@ -262,7 +252,7 @@ gd_status gd_http_server_start(gd_http_server **out, const char *listen,
         s = gd_http_rate_new(&srv->rate, srv->limits.requests_per_second,
                              srv->limits.request_burst);
     if (s == GD_OK)
-        s = gd_http_listen_open(listen, &fd, where, sizeof where, &loopback);
+        s = gd_listen_open(listen, &fd, where, sizeof where, &loopback);
     if (s == GD_OK)
         s = gd_http_daemon_run(srv, fd, where);
     if (s != GD_OK) {

@@ -1,4 +1,4 @@
-/* common/: hex, base64, hashes, number parsing, private files. */
+/* common/: hex, base64, hashes, number parsing, RFC 3339 times, private files. */
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -8,6 +8,7 @@
 #include "common/file.h"
 #include "common/hash.h"
 #include "common/parse.h"
+#include "common/rfc3339.h"
 #include "common/secure.h"
 #include "tests/testkit.h"
 
@@ -105,6 +106,58 @@ static void test_parse(void) {
     CHECK_STATUS(gd_parse_duration_ms("1x", &ms), GD_ERR_PARSE);
     CHECK_STATUS(gd_parse_duration_ms("1.2345s", &ms), GD_ERR_PARSE);
     CHECK_STATUS(gd_parse_duration_ms("99999999999999999999h", &ms), GD_ERR_PARSE);
+}
+
+/* RFC 3339 as Go's time.RFC3339Nano reads it, and the UTC text back. */
+static void test_rfc3339(void) {
+    static const struct {
+        const char *in, *utc;
+        int64_t unix_s;
+        int32_t nanos;
+    } good[] = {
+        {"1970-01-01T00:00:00Z", "1970-01-01T00:00:00Z", 0, 0},
+        {"2026-01-01T01:00:00.5+01:00", "2026-01-01T00:00:00.5Z", 1767225600, 500000000},
+        {"2024-02-29T23:59:59.123456789Z", "2024-02-29T23:59:59.123456789Z", 1709251199,
+         123456789},
+        {"2000-02-29T00:00:00-00:30", "2000-02-29T00:30:00Z", 951784200, 0},
+        {"0001-01-01T00:00:00Z", "0001-01-01T00:00:00Z", -62135596800LL, 0},
+        {"9999-12-31T23:59:59.999999999Z", "9999-12-31T23:59:59.999999999Z", 253402300799LL,
+         999999999},
+        {"1969-12-31T23:59:59.1Z", "1969-12-31T23:59:59.1Z", -1, 100000000},
+    };
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        gd_time t;
+        char out[GD_RFC3339_MAX];
+        CHECK_OK(gd_rfc3339_parse(good[i].in, &t));
+        CHECK(t.unix_s == good[i].unix_s && t.nanos == good[i].nanos);
+        CHECK_OK(gd_rfc3339_format(out, sizeof out, t, false));
+        CHECK_STR_EQ(out, good[i].utc);
+    }
+    static const char *const bad[] = {
+        "notatime", "", "10000-01-01T00:00:00Z", "0000-01-01T00:00:00Z", "2026-02-29T00:00:00Z",
+        "1900-02-29T00:00:00Z", "2026-13-01T00:00:00Z", "2026-04-31T00:00:00Z",
+        "2026-01-01T24:00:00Z", "2026-01-01T00:60:00Z", "2026-12-31T23:59:60Z",
+        "2026-01-01T00:00:00", "2026-01-01 00:00:00Z", "2026-01-01t00:00:00Z",
+        "2026-01-01T00:00:00z", "2026-01-01T00:00:00.Z", "2026-01-01T00:00:00.1234567890Z",
+        "2026-01-01T00:00:00+0100", "2026-01-01T00:00:00+24:00", "2026-01-01T00:00:00Zjunk",
+        "26-01-01T00:00:00Z", "2026-1-01T00:00:00Z", "+2026-01-01T00:00:00Z",
+        "0001-01-01T00:00:00+00:01", "9999-12-31T23:59:59-00:01",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        gd_time t;
+        CHECK_STATUS(gd_rfc3339_parse(bad[i], &t), GD_ERR_INVALID);
+    }
+    char out[GD_RFC3339_MAX];
+    gd_time t = {.unix_s = 1767225600, .nanos = 5000000};
+    CHECK_OK(gd_rfc3339_format(out, sizeof out, t, true));
+    CHECK_STR_EQ(out, "2026-01-01T00:00:00.005000000Z");
+    t = gd_time_add_ms(t, 999);
+    CHECK(t.unix_s == 1767225601 && t.nanos == 4000000);
+    CHECK(gd_time_cmp(t, (gd_time){1767225601, 4000000}) == 0);
+    CHECK(gd_time_cmp(t, (gd_time){1767225601, 4000001}) < 0);
+    CHECK(gd_time_cmp(t, (gd_time){1767225600, 999999999}) > 0);
+    CHECK_STATUS(gd_rfc3339_format(out, sizeof out, (gd_time){253402300800LL, 0}, true),
+                 GD_ERR_INVALID);
 }
 
 static void test_private_files(void) {
@@ -236,6 +289,7 @@ int main(void) {
     RUN_TEST(test_base64_strict);
     RUN_TEST(test_hashes);
     RUN_TEST(test_parse);
+    RUN_TEST(test_rfc3339);
     RUN_TEST(test_private_files);
     RUN_TEST(test_fifo_refused);
     RUN_TEST(test_same_path);

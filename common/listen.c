@@ -1,5 +1,5 @@
-/* Listening socket of the daemon's HTTP server (plugin/http_listen.h). */
-#include "plugin/http_listen.h"
+/* Listening sockets for the HTTP servers (common/listen.h). */
+#include "common/listen.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -109,8 +109,8 @@ static gd_status gd_listen_fail(int fd, const char *address, const char *what) {
     return gd_fail(GD_ERR_NETWORK, "cannot listen on %s: %s: %s", address, what, strerror(err));
 }
 
-gd_status gd_http_listen_open(const char *address, int *fd_out, char *bound, size_t bound_cap,
-                              bool *loopback) {
+gd_status gd_listen_open(const char *address, int *fd_out, char *bound, size_t bound_cap,
+                         bool *loopback) {
     if (address == NULL)
         return gd_fail(GD_ERR_INVALID, "no listen address");
     gd_listen_addr addr;
@@ -138,4 +138,10 @@ gd_status gd_http_listen_open(const char *address, int *fd_out, char *bound, siz
     }
     *fd_out = fd;
     return GD_OK;
+}
+
+void gd_listen_close_if_same(int fd, const struct stat *was) {
+    struct stat now;
+    if (fstat(fd, &now) == 0 && now.st_dev == was->st_dev && now.st_ino == was->st_ino)
+        close(fd);
 }
