@@ -108,6 +108,73 @@ static void cuda_matmul_backward(void *ctx, float *dinp, float *dweight, const f
                 (int)in_dim, dout, (int)out_dim, 1.0f, dweight, (int)in_dim);
 }
 
+/* --- the model's other ops ------------------------------------------------------------------ */
+
+#define GD_STREAM(ctx) (((gd_cuda_ctx *)(ctx))->stream)
+
+static void cuda_embedding_forward(void *ctx, float *out, const int32_t *tokens,
+                                   const float *table, size_t n, size_t dim) {
+    gd_cuda_embedding_forward(GD_STREAM(ctx), out, tokens, table, n, dim);
+}
+
+static void cuda_embedding_backward(void *ctx, float *dtable, const float *dout,
+                                    const int32_t *tokens, size_t n, size_t dim) {
+    gd_cuda_embedding_backward(GD_STREAM(ctx), dtable, dout, tokens, n, dim);
+}
+
+static void cuda_rmsnorm_forward(void *ctx, float *out, float *rstd, const float *inp,
+                                 const float *weight, size_t n, size_t dim, double eps) {
+    gd_cuda_rmsnorm_forward(GD_STREAM(ctx), out, rstd, inp, weight, n, dim, eps);
+}
+
+static void cuda_rmsnorm_backward(void *ctx, float *dinp, float *dweight, const float *dout,
+                                  const float *inp, const float *weight, const float *rstd,
+                                  size_t n, size_t dim) {
+    gd_cuda_rmsnorm_backward(GD_STREAM(ctx), dinp, dweight, dout, inp, weight, rstd, n, dim);
+}
+
+static void cuda_rope_forward(void *ctx, float *out, const float *inp, const float *cos_table,
+                              const float *sin_table, size_t batch, size_t seq_len,
+                              size_t heads, size_t head_dim) {
+    gd_cuda_rope_forward(GD_STREAM(ctx), out, inp, cos_table, sin_table, batch, seq_len, heads,
+                         head_dim);
+}
+
+static void cuda_rope_backward(void *ctx, float *dinp, const float *dout,
+                               const float *cos_table, const float *sin_table, size_t batch,
+                               size_t seq_len, size_t heads, size_t head_dim) {
+    gd_cuda_rope_backward(GD_STREAM(ctx), dinp, dout, cos_table, sin_table, batch, seq_len,
+                          heads, head_dim);
+}
+
+static void cuda_attention_forward(void *ctx, float *out, float *att, const float *q,
+                                   const float *k, const float *v, size_t batch,
+                                   size_t seq_len, size_t heads, size_t kv_heads,
+                                   size_t head_dim) {
+    gd_cuda_attention_forward(GD_STREAM(ctx), out, att, q, k, v, batch, seq_len, heads,
+                              kv_heads, head_dim);
+}
+
+static void cuda_attention_backward(void *ctx, float *dq, float *dk, float *dv, float *scratch,
+                                    const float *dout, const float *att, const float *q,
+                                    const float *k, const float *v, size_t batch,
+                                    size_t seq_len, size_t heads, size_t kv_heads,
+                                    size_t head_dim) {
+    gd_cuda_attention_backward(GD_STREAM(ctx), dq, dk, dv, scratch, dout, att, q, k, v, batch,
+                               seq_len, heads, kv_heads, head_dim);
+}
+
+static void cuda_cross_entropy_forward(void *ctx, float *losses, const float *logits,
+                                       const int32_t *targets, size_t n, size_t vocab) {
+    gd_cuda_cross_entropy_forward(GD_STREAM(ctx), losses, logits, targets, n, vocab);
+}
+
+static void cuda_cross_entropy_backward(void *ctx, float *dlogits, const float *logits,
+                                        const int32_t *targets, double dloss, size_t n,
+                                        size_t vocab) {
+    gd_cuda_cross_entropy_backward(GD_STREAM(ctx), dlogits, logits, targets, dloss, n, vocab);
+}
+
 /* --- elementwise, optimizer, round --------------------------------------------------------- */
 
 static void cuda_add(void *ctx, float *out, const float *a, const float *b, size_t n) {
@@ -200,8 +267,18 @@ static const gd_backend_iface gd_cuda_iface = {
     .copy = cuda_copy,
     .zero = cuda_zero,
     .synchronize = cuda_sync,
+    .embedding_forward = cuda_embedding_forward,
+    .embedding_backward = cuda_embedding_backward,
+    .rmsnorm_forward = cuda_rmsnorm_forward,
+    .rmsnorm_backward = cuda_rmsnorm_backward,
     .matmul_forward = cuda_matmul_forward,
     .matmul_backward = cuda_matmul_backward,
+    .rope_forward = cuda_rope_forward,
+    .rope_backward = cuda_rope_backward,
+    .attention_forward = cuda_attention_forward,
+    .attention_backward = cuda_attention_backward,
+    .cross_entropy_forward = cuda_cross_entropy_forward,
+    .cross_entropy_backward = cuda_cross_entropy_backward,
     .swiglu_forward = cuda_swiglu_forward,
     .swiglu_backward = cuda_swiglu_backward,
     .add = cuda_add,

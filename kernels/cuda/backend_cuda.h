@@ -3,11 +3,12 @@
  * Compiled only where nvcc is found (CMake option GD_CUDA); the registry
  * (kernels/backend_registry.h) is how the rest of the program reaches it.
  *
- * Slots it fills: buffers, matmul forward and backward (cuBLAS, fp32
- * storage with bf16 products and fp32 accumulation), add, SwiGLU, AdamW,
- * the sum of squares, the pseudo-gradient and the outer step (the last
- * three with the CPU's bits). The other ops still run through the
- * dispatcher's fallback. */
+ * It fills every slot: buffers; matmul forward and backward (cuBLAS, fp32
+ * storage with bf16 products and fp32 accumulation); embedding, RMSNorm,
+ * RoPE, causal attention with grouped-query heads and cross-entropy, each
+ * forward and backward; add, SwiGLU and AdamW; and the sum of squares,
+ * the pseudo-gradient and the outer step with the CPU's bits. Every
+ * reduction runs in a fixed order without atomics. */
 #ifndef GD_KERNELS_CUDA_BACKEND_CUDA_H
 #define GD_KERNELS_CUDA_BACKEND_CUDA_H
 

@@ -14,6 +14,43 @@
 extern "C" {
 #endif
 
+/* embedding.cu */
+void gd_cuda_embedding_forward(cudaStream_t stream, float *out, const int32_t *tokens,
+                               const float *table, size_t n, size_t dim);
+void gd_cuda_embedding_backward(cudaStream_t stream, float *dtable, const float *dout,
+                                const int32_t *tokens, size_t n, size_t dim);
+
+/* rmsnorm.cu */
+void gd_cuda_rmsnorm_forward(cudaStream_t stream, float *out, float *rstd, const float *inp,
+                             const float *weight, size_t n, size_t dim, double eps);
+void gd_cuda_rmsnorm_backward(cudaStream_t stream, float *dinp, float *dweight,
+                              const float *dout, const float *inp, const float *weight,
+                              const float *rstd, size_t n, size_t dim);
+
+/* rope.cu */
+void gd_cuda_rope_forward(cudaStream_t stream, float *out, const float *inp,
+                          const float *cos_table, const float *sin_table, size_t batch,
+                          size_t seq_len, size_t heads, size_t head_dim);
+void gd_cuda_rope_backward(cudaStream_t stream, float *dinp, const float *dout,
+                           const float *cos_table, const float *sin_table, size_t batch,
+                           size_t seq_len, size_t heads, size_t head_dim);
+
+/* attention.cu */
+void gd_cuda_attention_forward(cudaStream_t stream, float *out, float *att, const float *q,
+                               const float *k, const float *v, size_t batch, size_t seq_len,
+                               size_t heads, size_t kv_heads, size_t head_dim);
+void gd_cuda_attention_backward(cudaStream_t stream, float *dq, float *dk, float *dv,
+                                float *scratch, const float *dout, const float *att,
+                                const float *q, const float *k, const float *v, size_t batch,
+                                size_t seq_len, size_t heads, size_t kv_heads, size_t head_dim);
+
+/* cross_entropy.cu */
+void gd_cuda_cross_entropy_forward(cudaStream_t stream, float *losses, const float *logits,
+                                   const int32_t *targets, size_t n, size_t vocab);
+void gd_cuda_cross_entropy_backward(cudaStream_t stream, float *dlogits, const float *logits,
+                                    const int32_t *targets, double dloss, size_t n,
+                                    size_t vocab);
+
 /* elementwise.cu */
 void gd_cuda_add(cudaStream_t stream, float *out, const float *a, const float *b, size_t n);
 void gd_cuda_swiglu_forward(cudaStream_t stream, float *out, const float *gate, const float *up,
