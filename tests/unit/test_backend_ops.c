@@ -3,7 +3,8 @@
  * aggregate, each run on the backend under test and on the CPU reference
  * from the same inputs, compared with a per-op error threshold (normalized
  * mean squared error), checked for NaN and Inf, with guard values around
- * every output buffer.
+ * every output buffer; and the same training run twice on the backend,
+ * which must give the same bits.
  *
  * Usage: test_backend_ops BACKEND
  *   copy  the test backend of tests/unit/backend_copy.h: memory that is not
@@ -510,6 +511,30 @@ static void test_training_step(const backend_under_test *b) {
     pair_close(&p);
 }
 
+/* The same run twice on the backend gives the same bits: what lets a
+ * validator of the same hardware class replay a worker's segment. */
+static void test_run_to_run(const backend_under_test *b) {
+    pair p;
+    pair_open(&p, b);
+    gd_trainer *again = NULL;
+    CHECK_OK(gd_trainer_create_on(&again, &p.model, &p.c.inner, 1, &b->be));
+    for (int k = 0; k < 3 && again != NULL; k++) {
+        CHECK_OK(gd_trainer_step(p.dev, p.data, NULL));
+        CHECK_OK(gd_trainer_step(again, p.data, NULL));
+    }
+    if (again != NULL) {
+        float *x = state_of(p.dev, p.n), *y = state_of(again, p.n);
+        bool same = memcmp(x, y, 3 * p.n * sizeof(float)) == 0;
+        printf("%-4s %-28s          %s\n", same ? "ok" : "FAIL", "run to run (3 steps)",
+               same ? "same bits" : "bits differ between two runs");
+        CHECK(same);
+        free(x);
+        free(y);
+    }
+    gd_trainer_destroy(again);
+    pair_close(&p);
+}
+
 static void test_round_and_aggregate(const backend_under_test *b) {
     pair p;
     pair_open(&p, b);
@@ -585,6 +610,7 @@ int main(int argc, char **argv) {
     printf("backend %s\n", b.name);
     test_ops(&b);
     test_training_step(&b);
+    test_run_to_run(&b);
     test_round_and_aggregate(&b);
     if (b.copy != NULL)
         printf("copy backend: %zu bytes moved\n", gd_copy_backend_bytes_moved(b.copy));
