@@ -56,7 +56,8 @@ void gd_sim_progress_update(void *ctx, const gd_sim_phase_progress *p) {
         line->phase_start = now;
     }
     double gap = line->tty ? GD_SIM_REDRAW_S : GD_SIM_LINE_S;
-    if (!start && !end && now - line->last_print < gap)
+    /* The first unit done gives the first estimate: always shown. */
+    if (!start && !end && p->done != 1 && now - line->last_print < gap)
         return;
     line->last_print = now;
     double elapsed = now - line->phase_start;

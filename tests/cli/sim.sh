@@ -64,8 +64,9 @@ fi
 if command -v script >/dev/null; then
   script -qec "$(printf '%q ' "$bin" sim "${small[@]}" --warm-start 3 --baseline ddp)" tty.txt \
     >/dev/null 2>&1
-  if grep -q $'\r\e\\[Ksim: DDP baseline: [0-9]*/[0-9]*, [0-9]*% | elapsed [0-9.]* s | remaining' tty.txt &&
-     grep -q $'\r\e\\[Kround    2/2 |' tty.txt && grep -q "sim: DDP baseline done in" tty.txt; then
+  if grep -q $'\r\e\\[Ksim: warm start: 1/3, 33% | elapsed [0-9.]* s | remaining ~[0-9.]* s' tty.txt &&
+     grep -q $'\r\e\\[Ksim: DDP baseline: 1/9, 11% | elapsed [0-9.]* s | remaining ~' tty.txt &&
+     grep -q $'\r\e\\[Kround    1/2 |' tty.txt && grep -q "sim: DDP baseline done in" tty.txt; then
     ok "sim progress on a terminal redraws one line with elapsed and remaining time"
   else
     bad "sim progress on a terminal: $(cat -A tty.txt | head -c 2000)"
