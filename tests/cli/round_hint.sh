@@ -3,7 +3,7 @@
 # waits for and at which height it can open (members sealed for it, the
 # previous round's end, an Inference phase with room for its windows), and
 # --wait-window waits for one of its windows. Run 1 is the example spec's
-# (76-block rounds) on localnet's 100-block epochs: epoch 1's Inference
+# (76-block rounds, 100 ms blocks) on localnet's 100-block epochs: epoch 1's Inference
 # phase starts at 42, where round 0 fits before the PoC at 120; round 1
 # cannot fit before epoch 2's Inference phase at 142.
 # Usage: round_hint.sh BIN_DIR
@@ -26,7 +26,7 @@ dg="$bin/gonka-diloco"
 "$bin/gonka-localnet" init --home ln --accounts 2 --diloco-run "$spec" >/dev/null ||
   { echo "FAIL: init"; exit 1; }
 "$bin/gonka-localnet" start --home ln --rpc 127.0.0.1:0 --rpc-addr-file rpc.addr \
-  --block-time 50ms >node.log 2>&1 &
+  --block-time 100ms >node.log 2>&1 &
 node_pid=$!
 disown "$node_pid"
 for _ in $(seq 1 100); do [ -s rpc.addr ] && break; sleep 0.05; done
@@ -55,6 +55,17 @@ if ! grep -q "no member has sealed" err.txt && grep -q "round 0 can open at heig
   ok "a sealed member: the hint is the height alone"
 else
   bad "query round 1 0 after the seal: $(cat err.txt)"
+fi
+# A round's transaction before the round opens carries the same hint.
+h=$(printf '11%.0s' {1..32})
+"$dg" tx commit-round "${key[@]}" "${node[@]}" --run 1 --round 0 --payload-root "$h" \
+  --payload-leaves 5 --payload-bytes 20000 --transcript-root "$h" --segments 4 >out.txt 2>err.txt
+rc=$?
+if [ "$rc" = 1 ] && [ "$(wc -l <err.txt)" = 1 ] &&
+   grep -q "round 0 is not run 1's current round: rounds open .* round 0 can open at height 42" err.txt; then
+  ok "a commitment before the round opens: the error says when it can"
+else
+  bad "tx commit-round before round 0 (exit $rc): $(cat err.txt)"
 fi
 "$dg" query round 1 3 "${node[@]}" >out.txt 2>err.txt
 grep -q "run 1's next round is 0, and rounds open one at a time" err.txt ||
