@@ -239,9 +239,8 @@ const gd_command gd_cmd_query_run = {
 static const gd_opt_spec gd_dq_round_opts[] = {
     GD_RPC_OPTS,
     {"json", NULL, "print the answer as JSON (shapes in docs/cli.md)"},
-    {"wait-window", "NAME", "first wait until the next block falls in this window of the round "
-                            "(train, commit, reveal, verify, open, dispute, dispute_open, attest, "
-                            "attest_open), the round opening included"},
+    {"wait-window", "NAME", "first wait until the round is open and the next block is in its "
+                            "window NAME (train, commit, ..., attest_open)"},
     {"wait-timeout", "DURATION", "with --wait-window: the longest wait (default 5m)"},
     {NULL, NULL, NULL},
 };
