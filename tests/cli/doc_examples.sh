@@ -12,7 +12,7 @@ set -uo pipefail
 bin=$(realpath "$1")
 root=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../..")
 # The marked examples and the seconds each may take.
-declare -A limit=([localnet]=30 [module]=60 [sim-chain]=60 [node]=40 [node-quickstart]=40)
+declare -A limit=([localnet]=30 [module]=60 [sim-chain]=120 [node]=40 [node-quickstart]=40)
 ports=(26657 26658 26659 26660 8080 8081)
 work=$(mktemp -d)
 groups=()
