@@ -7,7 +7,7 @@
 # and with every process it left in the background (nodes, daemons)
 # killed after it. An example that disappears from the docs, or whose port
 # is taken, fails the test.
-# Usage: doc_examples.sh BIN_DIR
+# Usage: doc_examples.sh BIN_DIR   (KEEP=1: keep the directory and the logs)
 set -uo pipefail
 bin=$(realpath "$1")
 root=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../..")
