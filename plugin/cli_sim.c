@@ -130,7 +130,8 @@ static json_t *gd_sim_payloads_json(const gd_sim_report *r, const gd_sim_round_r
     for (uint32_t w = 0; a && w < r->workers; w++)
         if (json_array_append_new(
                 a, json_pack("{s:s,s:o}", "worker", r->addresses[w], "payload_root",
-                             gd_json_hex(x->payload_roots + (size_t)w * 32, 32, false))) != 0) {
+                             gd_json_hex(x->payload_roots + (size_t)w * GD_MMR_HASH_LEN,
+                                         GD_MMR_HASH_LEN, false))) != 0) {
             json_decref(a);
             a = NULL;
         }
