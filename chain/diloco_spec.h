@@ -91,6 +91,16 @@ int64_t gd_diloco_spec_round_blocks(const Gonka__Diloco__V1__RunSpec *spec);
 gd_status gd_diloco_spec_epoch_check(const Gonka__Diloco__V1__RunSpec *spec,
                                      const gd_epoch_params *epoch) GD_MUST_CHECK;
 
+/* The first height from `from` on at which the module can open a round of
+ * round_blocks blocks (gd_diloco_spec_round_blocks), the previous round
+ * being over and some member sealed for it: a height in an epoch's
+ * Inference phase (gd_epoch_phase_at) from which the whole round ends by
+ * that epoch's next PoC start. latest is the epoch at `from` - 1 (the
+ * chain's latest); later epochs follow from the params. -1 if no height in
+ * the next three epochs fits (a round longer than the Inference phase). */
+int64_t gd_diloco_next_open_height(const gd_epoch *latest, const gd_epoch_params *p,
+                                   int64_t from, int64_t round_blocks);
+
 /* The fewest members a hardware class needs for its commitments to be
  * checked: the target, its validators (two when double checks are on) and
  * a full set of re-checkers, all distinct:

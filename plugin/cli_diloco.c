@@ -21,6 +21,9 @@ int gd_dtx_submit(gd_cli *cli, gd_args *args, const gd_dtx *d, gd_dtx_build buil
     gd_cli_tx tx;
     gd_any msg = {0};
     int rc = gd_cli_tx_parse(cli, args, &tx);
+    tx.for_round = d->has_round;
+    tx.run = d->run;
+    tx.round = d->round;
     if (rc < 0)
         rc = gd_cli_tx_load_key(cli, args, &tx);
     if (rc < 0)
@@ -37,6 +40,7 @@ int gd_dtx_run_round(gd_cli *cli, gd_args *args, gd_dtx *d) {
     if ((rc = gd_cli_uint_opt(cli, args, "run", UINT64_MAX, true, &d->run)) >= 0 ||
         (rc = gd_cli_uint_opt(cli, args, "round", UINT64_MAX, true, &d->round)) >= 0)
         return rc;
+    d->has_round = true;
     return -1;
 }
 

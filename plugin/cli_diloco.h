@@ -19,6 +19,7 @@
 /* Everything a command parsed from its own flags. */
 typedef struct gd_dtx {
     uint64_t run, round, check, epoch;
+    bool has_round; /* --run and --round given (gd_dtx_run_round) */
     char target[GD_ADDRESS_STR_MAX];
     gd_diloco_verdict verdict;
     uint8_t digest[GD_DILOCO_HASH_LEN]; /* a verdict's digest, or a state hash */

@@ -3,9 +3,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "chain/diloco_spec.h"
+#include "chain/json_bytes.h"
 #include "plugin/cli_sim_chain.h"
+#include "plugin/cli_sim_progress.h"
 #include "plugin/cli_sim_spec.h"
 #include "plugin/cli_train.h"
 #include "plugin/cli_util.h"
@@ -17,15 +20,18 @@ typedef struct gd_sim_cli {
     gd_cli *cli;
     bool json;
     uint32_t rounds;
+    gd_sim_progress_line *progress;
 } gd_sim_cli;
 
+/* sim_wall: the link model's clock, not the seconds this machine took. */
 static void gd_sim_print_round(void *ctx, const gd_sim_round_report *r) {
     const gd_sim_cli *c = ctx;
     if (c->json)
         return;
+    gd_sim_progress_clear(c->progress);
     fprintf(c->cli->out,
             "round %4u/%u | inner loss %.4f | eval loss %.4f | sent %.2f MB | received %.2f MB "
-            "| wall %.1f s%s\n",
+            "| sim_wall %.1f s%s\n",
             r->round + 1, c->rounds, r->inner_loss, r->eval_loss, (double)r->bytes_sent / 1e6,
             (double)r->bytes_received / 1e6, r->wall_seconds,
             r->clipped ? " | clipped" : "");
@@ -118,6 +124,20 @@ static int gd_sim_spec(gd_cli *cli, gd_args *args, gd_sim_options *o, uint64_t r
     return gd_sim_spec_from_file(cli, path, run, file ? &local : NULL, o->threads, spec, rc);
 }
 
+/* Each worker's payload of one round: its address and committed root. */
+static json_t *gd_sim_payloads_json(const gd_sim_report *r, const gd_sim_round_report *x) {
+    json_t *a = json_array();
+    for (uint32_t w = 0; a && w < r->workers; w++)
+        if (json_array_append_new(
+                a, json_pack("{s:s,s:o}", "worker", r->addresses[w], "payload_root",
+                             gd_json_hex(x->payload_roots + (size_t)w * GD_MMR_HASH_LEN,
+                                         GD_MMR_HASH_LEN, false))) != 0) {
+            json_decref(a);
+            a = NULL;
+        }
+    return a;
+}
+
 static int gd_sim_print_json(gd_cli *cli, const gd_sim_options *o, const gd_sim_report *r) {
     char codec[40];
     gd_codec_format(&o->diloco.codec, codec, sizeof codec);
@@ -125,13 +145,14 @@ static int gd_sim_print_json(gd_cli *cli, const gd_sim_options *o, const gd_sim_
     for (uint32_t i = 0; rounds && i < r->n_rounds; i++) {
         const gd_sim_round_report *x = &r->rounds[i];
         json_array_append_new(
-            rounds, json_pack("{s:i,s:o,s:o,s:I,s:I,s:I,s:f,s:i}", "round", (int)x->round,
+            rounds, json_pack("{s:i,s:o,s:o,s:I,s:I,s:I,s:f,s:i,s:o}", "round", (int)x->round,
                               "eval_loss", gd_cli_json_number(x->eval_loss), "inner_loss",
                               gd_cli_json_number(x->inner_loss), "bytes_per_worker",
                               (json_int_t)(x->bytes_sent + x->bytes_received), "bytes_sent",
                               (json_int_t)x->bytes_sent, "bytes_received",
                               (json_int_t)x->bytes_received, "wall_seconds", x->wall_seconds,
-                              "clipped", (int)x->clipped));
+                              "clipped", (int)x->clipped, "payloads",
+                              gd_sim_payloads_json(r, x)));
     }
     json_t *root = json_pack(
         "{s:{s:o,s:I,s:f,s:f,s:s,s:i,s:i,s:f,s:f,s:b},s:o,s:o,s:o,s:f,s:f,s:f,s:f,s:f,s:f,s:i,"
@@ -245,9 +266,14 @@ static int gd_run_sim(gd_cli *cli, gd_args *args) {
     o.model = config.model;
     o.data_spec = config.data_spec;
     o.eval_data_spec = gd_arg(args, "eval-data");
-    gd_sim_cli ctx = {cli, gd_flag(args, "json"), o.rounds};
+    gd_sim_progress_line progress;
+    gd_sim_progress_init(&progress, cli->err, isatty(fileno(cli->err)) == 1, o.rounds);
+    gd_sim_phase_watch watch = {gd_sim_progress_update, &progress};
+    o.watch = &watch;
+    gd_sim_cli ctx = {cli, gd_flag(args, "json"), o.rounds, &progress};
     gd_sim_report report;
     gd_status s = gd_sim_run(&o, &report, gd_sim_print_round, &ctx);
+    gd_sim_progress_clear(&progress);
     if (s != GD_OK) {
         gd_diloco_spec_free(spec);
         return gd_cli_fail(cli, s);
@@ -312,7 +338,8 @@ static const gd_opt_spec gd_sim_opts[] = {
     {"validators", "V", "with --chain: members that only check (default 1)"},
     {"print-spec", NULL, "print the RunSpec these flags make (for tx create-run or gonka-localnet "
                          "init --diloco-run) and exit"},
-    {"json", NULL, "print one JSON object instead of progress lines"},
+    {"json", NULL, "print one JSON object instead of round lines and the summary (progress "
+                   "still goes to stderr)"},
     {NULL, NULL, NULL},
 };
 
@@ -323,7 +350,9 @@ const gd_command gd_cmd_sim = {
     "parsed, checked against its commitment and decoded; aggregation is\n"
     "deterministic. Prints per round the mean inner loss, the eval loss of the global\n"
     "model, the bytes each worker sent and received, and the simulated wall time\n"
-    "from the link model. --baseline ddp and --baseline local train the same model on\n"
+    "from the link model (sim_wall: not the time this machine took). Every phase (the\n"
+    "warm start, the rounds, each baseline) shows its progress, elapsed and remaining\n"
+    "time on stderr. --baseline ddp and --baseline local train the same model on\n"
     "the same tokens synchronously and with no communication, for comparison.",
     gd_sim_opts, gd_run_sim,
 };

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/base64.h"
+#include "plugin/cli_round_hint.h"
 
 /* Prints j (consumed) with the command's extra keys (NULL: none) in it. */
 static int gd_cli_print_json_extra(gd_cli *cli, json_t *j, const json_t *extra) {
@@ -220,6 +221,13 @@ int gd_cli_tx_send(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_any *msgs
     gd_submit_result result;
     gd_status s = gd_tx_submit(tx->rpc, &tx->key, &tx->req, &tx->opt, &result);
     tx->req.chain_id = gd_arg(args, "chain-id"); /* node_chain_id goes out of scope */
+    const gd_abci_code *code = result.included ? &result.deliver : &result.check;
+    if (s != GD_OK && tx->for_round && gd_cli_is_unknown_round(code)) {
+        char detail[1024], hint[1024];
+        snprintf(detail, sizeof detail, "%s", gd_error_detail());
+        gd_cli_round_hint(tx->rpc, tx->run, tx->round, hint, sizeof hint);
+        s = hint[0] ? gd_fail(s, "%s: %s", detail, hint) : gd_fail(s, "%s", detail);
+    }
     return s == GD_OK ? gd_cli_print_submit_extra(cli, args, &result, tx->extra)
                       : gd_cli_submit_failed_extra(cli, args, &result, s, tx->extra);
 }

@@ -47,6 +47,10 @@ typedef struct gd_cli_tx {
     /* What the command adds to the output (string values only): a salt or
      * a secret the signer needs later. Owned here; gd_cli_tx_end frees it. */
     json_t *extra;
+    /* A message for one round of a run: a delivery refused for a round
+     * that is not (yet) current says when it can be (cli_round_hint.h). */
+    bool for_round;
+    uint64_t run, round;
 } gd_cli_tx;
 
 /* Parses the common flags into tx (zeroed here). Returns -1 to go on, or an

@@ -305,7 +305,8 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
         fprintf(cli->err, "note: the checkpoint is at step %" PRIu64 ", not before --steps %" PRIu64
                           "; nothing to train\n",
                 start, run.steps);
-    double t0 = gd_cli_now(), t_log = t0, tokens = 0;
+    double t0 = gd_cli_now(), t_log = t0;
+    uint64_t tokens = 0; /* a count: an integer in text and in JSON */
     gd_step_stats st = {0};
     double last_loss = NAN;
     uint64_t since_log = 0;
@@ -314,7 +315,7 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
         if (s != GD_OK)
             break;
         last_loss = st.loss;
-        tokens += (double)st.tokens;
+        tokens += st.tokens;
         since_log++;
         uint64_t done = st.step + 1;
         if (!json && (done % run.log_every == 0 || done == run.steps)) {
@@ -349,11 +350,12 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
     }
     if (s == GD_OK) {
         if (json) {
-            json_t *j = json_pack("{s:o,s:I,s:f,s:f,s:f,s:s}", "final_loss",
+            json_t *j = json_pack("{s:o,s:I,s:I,s:f,s:f,s:s}", "final_loss",
                                   isfinite(last_loss) ? json_real(last_loss) : json_null(),
                                   "steps", (json_int_t)gd_trainer_step_count(run.trainer),
-                                  "tokens", tokens, "seconds", seconds, "tokens_per_s",
-                                  seconds > 0 ? tokens / seconds : 0.0, "checkpoint", run.out);
+                                  "tokens", (json_int_t)tokens, "seconds", seconds,
+                                  "tokens_per_s", seconds > 0 ? (double)tokens / seconds : 0.0,
+                                  "checkpoint", run.out);
             if (j && run.resume)
                 json_object_set_new(j, "resumed_from", json_integer((json_int_t)run.resumed_from));
             if (j && run.eval_batches) {
@@ -365,7 +367,8 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
             }
             rc = gd_cli_print_json(cli, j);
         } else {
-            fprintf(cli->out, "final loss %.4f after %" PRIu64 " steps (%.0f tokens in %.1f s)\n",
+            fprintf(cli->out,
+                    "final loss %.4f after %" PRIu64 " steps (%" PRIu64 " tokens in %.1f s)\n",
                     last_loss, gd_trainer_step_count(run.trainer), tokens, seconds);
             if (run.eval_batches)
                 fprintf(cli->out, "eval loss %.4f nats/token over %" PRIu64 " tokens%s%s\n",

@@ -52,6 +52,15 @@ static double gd_seconds(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Tells the watcher, if any, where a phase stands. */
+static void gd_sim_tell(const gd_sim_options *o, gd_sim_phase phase, uint32_t round,
+                        uint64_t done, uint64_t total) {
+    if (o->watch == NULL || o->watch->fn == NULL)
+        return;
+    gd_sim_phase_progress p = {phase, round, done, total};
+    o->watch->fn(o->watch->ctx, &p);
+}
+
 static double gd_speed(const gd_sim_options *o, uint32_t w) {
     return o->speeds ? o->speeds[w] : 1.0;
 }
@@ -108,8 +117,12 @@ static gd_status gd_sim_warm_start(gd_sim *s) {
     gd_trainer *t = NULL;
     GD_TRY(gd_sim_ddp_trainer(s->o, &t));
     gd_status st = GD_OK;
-    for (uint32_t k = 0; st == GD_OK && k < s->o->warm_start; k++)
+    uint32_t n = s->o->warm_start;
+    gd_sim_tell(s->o, GD_SIM_PHASE_WARM_START, 0, 0, n);
+    for (uint32_t k = 0; st == GD_OK && k < n; k++) {
         st = gd_trainer_step(t, s->data, NULL);
+        gd_sim_tell(s->o, GD_SIM_PHASE_WARM_START, 0, k + 1, n);
+    }
     if (st == GD_OK)
         gd_trainer_get_state(t, s->initial, s->initial_m, s->initial_v, &s->start_step);
     gd_trainer_destroy(t);
@@ -407,8 +420,13 @@ static gd_status gd_sim_round(gd_sim *s, uint32_t r, gd_sim_round_report *rep) {
     const gd_sim_options *o = s->o;
     const gd_diloco_config *c = &s->c;
     uint32_t W = c->workers;
+    /* A round is W worker rounds and one evaluation. */
+    uint64_t unit = (uint64_t)r * (W + 1), units = (uint64_t)o->rounds * (W + 1);
     memset(rep, 0, sizeof *rep);
     rep->round = r;
+    rep->payload_roots = malloc((size_t)W * GD_MMR_HASH_LEN);
+    if (rep->payload_roots == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
     double slowest = 0, loss = 0, total_bytes = 0;
     uint64_t *bytes = calloc(W, sizeof *bytes);
     gd_contribution *contribs = calloc(W, sizeof *contribs);
@@ -421,10 +439,13 @@ static gd_status gd_sim_round(gd_sim *s, uint32_t r, gd_sim_round_report *rep) {
         gd_global_desc_hash(&s->g_start, s->g_start_hash);
     }
     for (uint32_t w = 0; st == GD_OK && w < W; w++) {
+        gd_sim_tell(o, GD_SIM_PHASE_ROUNDS, r, unit + w, units);
         st = gd_sim_worker(s, r, w, &bytes[w]);
         if (st != GD_OK)
             break;
         const gd_worker_round *res = &s->results[w];
+        memcpy(rep->payload_roots + (size_t)w * GD_MMR_HASH_LEN, res->payload_root,
+               GD_MMR_HASH_LEN);
         loss += res->loss_sum / res->steps;
         double cw = res->seconds / gd_speed(o, w);
         slowest = cw > slowest ? cw : slowest;
@@ -453,6 +474,7 @@ static gd_status gd_sim_round(gd_sim *s, uint32_t r, gd_sim_round_report *rep) {
     uint64_t tokens = 0;
     if (st == GD_OK) {
         const gd_train_options *in = &c->inner;
+        gd_sim_tell(o, GD_SIM_PHASE_ROUNDS, r, unit + W, units);
         st = gd_evaluate(gd_trainer_layout(s->trainer), s->g.params, s->eval, o->eval_batches,
                          in->batch, in->seq_len, in->micro_batch, gd_trainer_pool(s->trainer),
                          &rep->eval_loss, &tokens);
@@ -498,16 +520,19 @@ static gd_status gd_sim_ddp(gd_sim *s, gd_sim_report *rep) {
     double allreduce = 2.0 * (W - 1) * (o->rtt_ms / 2e3) + gd_link_seconds(o, bytes_step);
     gd_status st = GD_OK;
     double compute = 0;
+    gd_sim_tell(o, GD_SIM_PHASE_DDP, 0, 0, steps + 1);
     for (uint64_t k = 0; st == GD_OK && k < steps; k++) {
         double t0 = gd_seconds();
         st = gd_trainer_step(t, s->data, NULL);
         compute += (gd_seconds() - t0) / W / slowest_speed;
+        gd_sim_tell(o, GD_SIM_PHASE_DDP, 0, k + 1, steps + 1);
     }
     uint64_t tokens = 0;
     if (st == GD_OK)
         st = gd_trainer_evaluate(t, s->eval, o->eval_batches, c->inner.batch, c->inner.seq_len,
                                  c->inner.micro_batch, &rep->ddp_eval, &tokens, NULL, NULL);
     if (st == GD_OK) {
+        gd_sim_tell(o, GD_SIM_PHASE_DDP, 0, steps + 1, steps + 1);
         rep->has_ddp = true;
         rep->ddp_bytes = (uint64_t)llround(bytes_step * (double)steps);
         rep->ddp_wall = compute + allreduce * (double)steps;
@@ -527,15 +552,19 @@ static gd_status gd_sim_local(gd_sim *s, gd_sim_report *rep) {
     float *avg = calloc(s->n, sizeof(float)), *params = malloc(s->n * sizeof(float));
     gd_status st = avg && params ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
     float inv = 1.0f / (float)W;
+    uint64_t units = (uint64_t)W * steps + 1;
+    gd_sim_tell(o, GD_SIM_PHASE_LOCAL, 0, 0, units);
     for (uint32_t w = 0; st == GD_OK && w < W; w++) {
         gd_train_options opt = c->inner;
         opt.worker = w;
-            st = gd_trainer_reconfigure(s->trainer, &opt);
+        st = gd_trainer_reconfigure(s->trainer, &opt);
         if (st == GD_OK)
             gd_trainer_set_state(s->trainer, s->initial, s->initial_m, s->initial_v,
                                  s->start_step);
-        for (uint64_t k = 0; st == GD_OK && k < steps; k++)
+        for (uint64_t k = 0; st == GD_OK && k < steps; k++) {
             st = gd_trainer_step(s->trainer, s->data, NULL);
+            gd_sim_tell(o, GD_SIM_PHASE_LOCAL, 0, w * steps + k + 1, units);
+        }
         if (st == GD_OK) {
             gd_trainer_get_state(s->trainer, params, NULL, NULL, NULL);
             for (size_t i = 0; i < s->n; i++)
@@ -547,8 +576,10 @@ static gd_status gd_sim_local(gd_sim *s, gd_sim_report *rep) {
         st = gd_evaluate(gd_trainer_layout(s->trainer), avg, s->eval, o->eval_batches,
                          c->inner.batch, c->inner.seq_len, c->inner.micro_batch,
                          gd_trainer_pool(s->trainer), &rep->local_eval, &tokens);
-    if (st == GD_OK)
+    if (st == GD_OK) {
         rep->has_local = true;
+        gd_sim_tell(o, GD_SIM_PHASE_LOCAL, 0, units, units);
+    }
     free(avg);
     free(params);
     return st;
@@ -588,14 +619,27 @@ gd_status gd_sim_run(const gd_sim_options *o, gd_sim_report *rep, gd_sim_progres
     gd_status st = gd_sim_setup(&s, o);
     if (st == GD_OK) {
         rep->rounds = calloc(o->rounds, sizeof *rep->rounds);
+        rep->rounds_capacity = rep->rounds ? o->rounds : 0;
         if (rep->rounds == NULL)
             st = gd_fail(GD_ERR_NOMEM, "out of memory");
     }
+    if (st == GD_OK) {
+        rep->workers = o->diloco.workers;
+        rep->addresses = calloc(rep->workers, sizeof *rep->addresses);
+        if (rep->addresses == NULL)
+            st = gd_fail(GD_ERR_NOMEM, "out of memory");
+        for (uint32_t w = 0; st == GD_OK && w < rep->workers; w++)
+            memcpy(rep->addresses[w], s.workers[w].address, sizeof rep->addresses[w]);
+    }
     uint64_t tokens = 0;
-    if (st == GD_OK)
+    if (st == GD_OK) {
+        gd_sim_tell(o, GD_SIM_PHASE_START_EVAL, 0, 0, 1);
         st = gd_evaluate(gd_trainer_layout(s.trainer), s.initial, s.eval, o->eval_batches,
                          s.c.inner.batch, s.c.inner.seq_len, s.c.inner.micro_batch,
                          gd_trainer_pool(s.trainer), &rep->start_eval, &tokens);
+    }
+    if (st == GD_OK)
+        gd_sim_tell(o, GD_SIM_PHASE_START_EVAL, 0, 1, 1);
     for (uint32_t r = 0; st == GD_OK && r < o->rounds; r++) {
         st = gd_sim_round(&s, r, &rep->rounds[r]);
         if (st == GD_OK) {
@@ -603,6 +647,9 @@ gd_status gd_sim_run(const gd_sim_options *o, gd_sim_report *rep, gd_sim_progres
             rep->verified_segments += rep->rounds[r].verified;
             if (progress)
                 progress(ctx, &rep->rounds[r]);
+            /* After the round's line: the phase's end comes last. */
+            uint64_t per = (uint64_t)o->diloco.workers + 1;
+            gd_sim_tell(o, GD_SIM_PHASE_ROUNDS, r, (r + 1) * per, o->rounds * per);
         }
     }
     if (st == GD_OK && o->ddp)
@@ -618,7 +665,13 @@ gd_status gd_sim_run(const gd_sim_options *o, gd_sim_report *rep, gd_sim_progres
 }
 
 void gd_sim_report_free(gd_sim_report *r) {
+    /* A failed round may hold its roots without being counted. */
+    for (uint32_t i = 0; r->rounds && i < r->rounds_capacity; i++)
+        free(r->rounds[i].payload_roots);
+    free(r->addresses);
+    r->addresses = NULL;
     free(r->rounds);
     r->rounds = NULL;
     r->n_rounds = 0;
+    r->rounds_capacity = 0;
 }

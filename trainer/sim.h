@@ -57,7 +57,35 @@ typedef struct gd_sim_options {
      * It is created (with its parents) before the first round. */
     const char *payload_dir;
     int threads;
+    /* If set, called as every phase starts, advances and ends (below). */
+    struct gd_sim_phase_watch *watch;
 } gd_sim_options;
+
+/* The parts of a simulation, in the order they run. */
+typedef enum gd_sim_phase {
+    GD_SIM_PHASE_WARM_START, /* units: synchronous steps */
+    GD_SIM_PHASE_START_EVAL, /* units: the one evaluation of G_0 */
+    GD_SIM_PHASE_ROUNDS,     /* units: W worker rounds and one evaluation per round */
+    GD_SIM_PHASE_DDP,        /* units: DDP steps, then its evaluation */
+    GD_SIM_PHASE_LOCAL,      /* units: every worker's steps, then the evaluation */
+    GD_SIM_PHASE_COUNT
+} gd_sim_phase;
+
+/* Where a phase stands: done of total units (done = 0 as it starts, done =
+ * total as it ends); round is the round under way in GD_SIM_PHASE_ROUNDS. */
+typedef struct gd_sim_phase_progress {
+    gd_sim_phase phase;
+    uint32_t round;
+    uint64_t done, total;
+} gd_sim_phase_progress;
+
+/* A long simulation spends minutes in one phase (the warm start, a
+ * baseline) without finishing a round: this is how a caller sees it move.
+ * fn is called often (every step); throttling is the caller's. */
+typedef struct gd_sim_phase_watch {
+    void (*fn)(void *ctx, const gd_sim_phase_progress *p);
+    void *ctx;
+} gd_sim_phase_watch;
 
 typedef struct gd_sim_round_report {
     uint32_t round;
@@ -68,11 +96,17 @@ typedef struct gd_sim_round_report {
     double wall_seconds;      /* simulated, cumulative, in this run's mode */
     uint32_t clipped;         /* contributions clipped by the aggregation */
     uint32_t verified;        /* segments re-executed this round (all passed) */
+    /* Each worker's committed payload root this round, in worker order
+     * (W x 32 bytes, owned by the report). */
+    uint8_t *payload_roots;
 } gd_sim_round_report;
 
 typedef struct gd_sim_report {
     gd_sim_round_report *rounds;
     uint32_t n_rounds;
+    uint32_t rounds_capacity;  /* entries allocated (a failed round's may hold roots) */
+    uint32_t workers;          /* payload roots per round */
+    char (*addresses)[GD_STATE_ADDRESS_MAX + 1]; /* the workers' addresses, in worker order */
     double diloco_eval;
     uint64_t diloco_bytes;     /* per worker over the run, sent + received */
     double diloco_wall;        /* simulated seconds in this run's mode */

@@ -13,9 +13,21 @@ fail=0
 small=(--model tiny --vocab 32 --data synthetic:markov:3 --workers 2 --inner-steps 4
        --segment-steps 2 --rounds 2 --batch 2 --seq 16 --eval-batches 2 --threads 2)
 
-if out=$("$bin" sim "${small[@]}" --baseline ddp --baseline local --verify); then
+if out=$("$bin" sim "${small[@]}" --baseline ddp --baseline local --verify --warm-start 3 \
+          2>progress.txt); then
   grep -q "^round    1/2 | inner loss [0-9.]* | eval loss [0-9.]* | sent" <<<"$out" ||
     bad "no round line: $out"
+  # The round's time is the link model's, and says so.
+  grep -q "| sim_wall [0-9.]* s$" <<<"$out" && ! grep -q "| wall " <<<"$out" ||
+    bad "the round line does not label its time simulated: $out"
+  # Piped, every phase says when it starts and when it is done, as plain
+  # lines (no terminal redraws).
+  for phase in "warm start" "evaluation of G_0" "DiLoCo rounds" "DDP baseline" "local baseline"; do
+    grep -q "^sim: $phase \.\.\.$" progress.txt && grep -q "^sim: $phase done in [0-9.]* s$" progress.txt ||
+      bad "no progress lines for the $phase: $(cat progress.txt)"
+  done
+  if grep -q $'\r' progress.txt; then bad "piped progress redraws: $(cat -A progress.txt)"; fi
+  ok "sim progress, piped: $(wc -l <progress.txt) lines on stderr"
   grep -q "^DDP     eval loss" <<<"$out" && grep -q "^local   eval loss" <<<"$out" ||
     bad "no baseline lines: $out"
   grep -q "validators re-executed 4 segments; all matched" <<<"$out" || bad "no verification: $out"
@@ -45,6 +57,44 @@ print("ok: sim --json keys present; byte reduction %.1fx" % d["byte_reduction"])
 PY
 else
   bad "sim --json failed: $j"
+fi
+
+# On a terminal the progress is one line redrawn in place, with elapsed and
+# remaining time, erased before each round line.
+if command -v script >/dev/null; then
+  script -qec "$(printf '%q ' "$bin" sim "${small[@]}" --warm-start 3 --baseline ddp)" tty.txt \
+    >/dev/null 2>&1
+  if grep -q $'\r\e\\[Ksim: warm start: 1/3, 33% | elapsed [0-9.]* s | remaining ~[0-9.]* s' tty.txt &&
+     grep -q $'\r\e\\[Ksim: DDP baseline: 1/9, 11% | elapsed [0-9.]* s | remaining ~' tty.txt &&
+     grep -q $'\r\e\\[Kround    1/2 |' tty.txt && grep -q "sim: DDP baseline done in" tty.txt; then
+    ok "sim progress on a terminal redraws one line with elapsed and remaining time"
+  else
+    bad "sim progress on a terminal: $(cat -A tty.txt | head -c 2000)"
+  fi
+else
+  echo "skip: no script(1) to give sim a terminal"
+fi
+
+# --json: stdout stays one JSON object (progress is on stderr) and every
+# round names each worker's committed payload root, the root the file
+# --payload-dir wrote verifies against.
+mkdir roots
+if "$bin" sim "${small[@]}" --payload-dir roots --json >roots.json 2>roots.err; then
+  want=$("$bin" payload inspect roots/r0001-worker-00001.gdpl --json |
+         python3 -c 'import json,sys; print(json.load(sys.stdin)["root"])')
+  python3 - roots.json "$want" <<'PY' || fail=1
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+for r in d["rounds"]:
+    assert [p["worker"] for p in r["payloads"]] == ["worker-00000", "worker-00001"], r
+    for p in r["payloads"]:
+        assert re.fullmatch("[0-9a-f]{64}", p["payload_root"]), p
+assert d["rounds"][1]["payloads"][1]["payload_root"] == sys.argv[2], (d["rounds"][1], sys.argv[2])
+print("ok: sim --json names each worker's payload root per round")
+PY
+  grep -q "^sim: DiLoCo rounds done" roots.err || bad "sim --json printed no progress: $(cat roots.err)"
+else
+  bad "sim --json --payload-dir failed: $(cat roots.err)"
 fi
 
 # --eval-data: every evaluation (start, rounds, baselines) reads it, the

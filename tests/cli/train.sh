@@ -89,6 +89,9 @@ if j=$("$bin" train "${common[@]}" --steps 6 --eval-batches 2 --out e.safetensor
     bad "train --json eval_data: $j $k"
   [ "$(field "$j" eval_loss)" != "$(field "$k" eval_loss)" ] || bad "--eval-data left the eval loss: $k"
   cmp -s e.safetensors f.safetensors || bad "--eval-data changed the training"
+  # A token count is an integer (6 steps of 4 x 32), not a float.
+  python3 -c 'import json,sys; t=json.loads(sys.argv[1])["tokens"]; assert type(t) is int and t == 768, t' "$j" ||
+    bad "train --json tokens is not the integer 768: $j"
   ok "train --eval-data: eval loss $(field "$j" eval_loss) -> $(field "$k" eval_loss)"
 else
   bad "train --eval-data failed: $j $k"

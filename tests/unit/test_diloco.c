@@ -490,6 +490,31 @@ static void test_transcript_thread_independent(void) {
     CHECK(memcmp(payload[0], payload[1], 32) == 0);
 }
 
+/* What a phase watch saw: per phase, how often it was told, its first and
+ * last done, its total, and whether done ever went back or past total. */
+typedef struct sim_seen {
+    uint64_t calls[GD_SIM_PHASE_COUNT], first[GD_SIM_PHASE_COUNT], last[GD_SIM_PHASE_COUNT],
+        total[GD_SIM_PHASE_COUNT];
+    int order[GD_SIM_PHASE_COUNT], n_order;
+    bool bad;
+} sim_seen;
+
+static void sim_watch(void *ctx, const gd_sim_phase_progress *p) {
+    sim_seen *s = ctx;
+    int ph = (int)p->phase;
+    if (s->calls[ph] == 0) {
+        s->first[ph] = p->done;
+        s->total[ph] = p->total;
+        s->order[s->n_order++] = ph;
+    } else if (p->done < s->last[ph] || p->total != s->total[ph]) {
+        s->bad = true;
+    }
+    if (p->done > p->total)
+        s->bad = true;
+    s->calls[ph]++;
+    s->last[ph] = p->done;
+}
+
 /* The simulation end to end on a tiny problem, with both baselines and a
  * validator spot-checking every worker every round. */
 static void test_sim(void) {
@@ -514,9 +539,29 @@ static void test_sim(void) {
     o.local = true;
     o.verify = true;
     o.threads = 2;
+    o.warm_start = 2;
+    sim_seen seen;
+    memset(&seen, 0, sizeof seen);
+    gd_sim_phase_watch watch = {sim_watch, &seen};
+    o.watch = &watch;
     gd_sim_report r;
     CHECK_OK(gd_sim_run(&o, &r, NULL, NULL));
     CHECK(r.n_rounds == 3 && r.verified_segments == 6);
+    /* Every phase is told as it starts and as it ends, in the order they
+     * run, never going back. */
+    CHECK(!seen.bad && seen.n_order == GD_SIM_PHASE_COUNT);
+    for (int ph = 0; ph < GD_SIM_PHASE_COUNT; ph++) {
+        CHECK(seen.order[ph] == ph);
+        CHECK(seen.first[ph] == 0 && seen.last[ph] == seen.total[ph] && seen.total[ph] > 0);
+    }
+    CHECK(seen.total[GD_SIM_PHASE_WARM_START] == 2);
+    CHECK(seen.total[GD_SIM_PHASE_ROUNDS] == 3 * (2 + 1));
+    /* Each worker's committed root of each round, distinct. */
+    CHECK(r.workers == 2 && strcmp(r.addresses[1], "worker-00001") == 0);
+    for (uint32_t i = 0; i < r.n_rounds; i++)
+        CHECK(r.rounds[i].payload_roots != NULL &&
+              memcmp(r.rounds[i].payload_roots, r.rounds[i].payload_roots + 32, 32) != 0);
+    CHECK(memcmp(r.rounds[0].payload_roots, r.rounds[1].payload_roots, 32) != 0);
     CHECK(r.has_ddp && r.has_local && isfinite(r.entropy_floor));
     CHECK(r.rounds[2].eval_loss < r.rounds[0].eval_loss);
     /* DDP bytes: 2 (W-1)/W * 4 * params per step, 12 steps */

@@ -151,6 +151,21 @@ static diloco_node g_node;
 static const char *g_url;
 static char g_key[600], g_signer[96];
 
+/* Run 1 with the example spec, its avail_chunks set: what Query/Run answers. */
+static void set_run_answer(diloco_node *node, uint32_t avail_chunks) {
+    Gonka__Diloco__V1__RunSpec *spec = gd_test_example_spec();
+    spec->avail_chunks = avail_chunks;
+    Gonka__Diloco__V1__Run run = GONKA__DILOCO__V1__RUN__INIT;
+    run.id = 1;
+    run.spec = spec;
+    run.state_hash = (ProtobufCBinaryData){32, (uint8_t *)H2};
+    run.pool = "0";
+    Gonka__Diloco__V1__QueryRunResponse resp = GONKA__DILOCO__V1__QUERY_RUN_RESPONSE__INIT;
+    resp.run = &run;
+    set_buf(&node->run_answer, &resp.base);
+    gd_diloco_spec_free(spec);
+}
+
 static void test_queries(void) {
     diloco_node *node = &g_node;
     const char *url = g_url;
@@ -182,10 +197,31 @@ static void test_queries(void) {
     CHECK(req && req->run == 1 && req->round == 4);
     gonka__diloco__v1__query_round_request__free_unpacked(req, NULL);
     run_free(&r);
+    /* Text names the denom of every amount, from the run's spec (JSON keeps
+     * the module's bare decimal strings). */
+    ra.round.total_weight = "6000000000";
+    ra.commit.report_weight = "4000000000";
+    set_answer(node, &ra.resp.base);
+    set_run_answer(node, 4);
     r = run("query", "round", "1", "4", "--node", url, NULL);
     CHECK(r.rc == 0 && strstr(r.out, "  phase: verify\n") &&
           strstr(r.out, "commitments:\n  - run: 1\n    round: 4\n"));
+    CHECK(strstr(r.out, "  total_weight: 6000000000ngonka\n") != NULL);
+    CHECK(strstr(r.out, "    report_weight: 4000000000ngonka\n") != NULL);
     run_free(&r);
+    r = run("query", "round", "1", "4", "--node", url, "--json", NULL);
+    CHECK(r.rc == 0 && r.json);
+    CHECK_STR_EQ(json_str(json_object_get(r.json, "round"), "total_weight"), "6000000000");
+    run_free(&r);
+    gd_buf_free(&node->answer);
+    CHECK_OK(gd_buf_append(&node->answer, node->run_answer.data, node->run_answer.len));
+    r = run("query", "run", "1", "--node", url, NULL);
+    CHECK(r.rc == 0 && strstr(r.out, "  pool: 0ngonka\n") != NULL);
+    /* The spec's coins keep their own denom, once. */
+    CHECK(strstr(r.out, "reward_per_epoch: 1000000000ngonka\n") != NULL);
+    run_free(&r);
+    set_answer(node, &ra.resp.base);
+    node->run_answer.len = 0;
     /* An answer for another round is refused. */
     r = run("query", "round", "1", "5", "--node", url, NULL);
     CHECK(r.rc == 1 && strstr(r.err, "another round") && r.out[0] == '\0');
@@ -207,6 +243,27 @@ static void test_queries(void) {
     r = run("query", "rewards", ADDR_A, "--node", url, NULL);
     CHECK(r.rc == 0 && strcmp(r.out, "amounts: []\n") == 0);
     run_free(&r);
+    Gonka__Diloco__V1__SettleAmount settle = GONKA__DILOCO__V1__SETTLE_AMOUNT__INIT;
+    settle.run = 1;
+    settle.epoch = 1;
+    settle.address = ADDR_A;
+    settle.amount = "29625";
+    settle.tokens = 8192;
+    Gonka__Diloco__V1__SettleAmount *settles[1] = {&settle};
+    rw.n_amounts = 1;
+    rw.amounts = settles;
+    set_answer(node, &rw.base);
+    set_run_answer(node, 4);
+    r = run("query", "rewards", ADDR_A, "--node", url, NULL);
+    CHECK(r.rc == 0 && strstr(r.out, "    amount: 29625ngonka\n") &&
+          strstr(r.out, "    tokens: 8192\n"));
+    run_free(&r);
+    r = run("query", "rewards", ADDR_A, "--node", url, "--json", NULL);
+    CHECK(r.rc == 0 && r.json);
+    CHECK_STR_EQ(json_str(json_array_get(json_object_get(r.json, "amounts"), 0), "amount"),
+                 "29625");
+    run_free(&r);
+    node->run_answer.len = 0;
 
     /* Malformed answers and arguments. */
     node->answer.len = 0;
@@ -279,21 +336,6 @@ static void check_report(const char *b64, const char *signer, const gd_payload *
     CHECK(strcmp(m->target, ADDR_A) == 0 && strcmp(m->reporter, signer) == 0 && m->run == 1 &&
           m->round == 4);
     protobuf_c_message_free_unpacked(&m->base, NULL);
-}
-
-/* Run 1 with the example spec, its avail_chunks set: what Query/Run answers. */
-static void set_run_answer(diloco_node *node, uint32_t avail_chunks) {
-    Gonka__Diloco__V1__RunSpec *spec = gd_test_example_spec();
-    spec->avail_chunks = avail_chunks;
-    Gonka__Diloco__V1__Run run = GONKA__DILOCO__V1__RUN__INIT;
-    run.id = 1;
-    run.spec = spec;
-    run.state_hash = (ProtobufCBinaryData){32, (uint8_t *)H2};
-    run.pool = "0";
-    Gonka__Diloco__V1__QueryRunResponse resp = GONKA__DILOCO__V1__QUERY_RUN_RESPONSE__INIT;
-    resp.run = &run;
-    set_buf(&node->run_answer, &resp.base);
-    gd_diloco_spec_free(spec);
 }
 
 static void test_availability(void) {

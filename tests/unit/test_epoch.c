@@ -176,6 +176,71 @@ static void test_round_fits_inference(void) {
     gd_diloco_spec_free(spec);
 }
 
+/* The module's rule, block by block (chain/module/diloco_rounds.c): with
+ * the latest epoch advancing at each PoC start, the first height from
+ * `from` in the Inference phase whose round ends by the next PoC. */
+static int64_t open_height_by_blocks(const gd_epoch_params *p, int64_t from, int64_t blocks) {
+    gd_epoch e = {0, 0};
+    for (int64_t h = 1; h < from + 5 * p->epoch_length; h++) {
+        gd_epoch_stages st;
+        gd_epoch_stages_compute(&st, &e, p);
+        if (h == st.next_poc_start) {
+            e.index++;
+            e.poc_start_block_height = h;
+            gd_epoch_stages_compute(&st, &e, p);
+        }
+        if (h >= from && gd_epoch_phase_at(&e, p, h) == GD_PHASE_INFERENCE &&
+            h + blocks <= st.next_poc_start)
+            return h;
+    }
+    return -1;
+}
+
+/* When the next round can open, as the "no round yet" hint says: the same
+ * heights as the module's block-by-block rule, from every start. */
+static void test_next_open_height(void) {
+    gd_epoch_params p;
+    gd_epoch_params_mainnet(&p);
+    p.epoch_length = 100;
+    p.epoch_shift = 80;
+    p.poc_stage_duration = 10;
+    p.poc_exchange_duration = 2;
+    p.poc_validation_delay = 2;
+    p.poc_validation_duration = 10;
+    p.set_new_validators_delay = 2;
+    CHECK_OK(gd_epoch_params_check(&p));
+    /* The example spec's 76 blocks: epoch 1's Inference phase opens at 42. */
+    gd_epoch e0 = {0, 0};
+    CHECK(gd_diloco_next_open_height(&e0, &p, 1, 76) == 42);
+    /* Too late in epoch 1 for 76 blocks: epoch 2's from 142. */
+    gd_epoch e1 = {1, 20};
+    CHECK(gd_diloco_next_open_height(&e1, &p, 50, 76) == 142);
+    CHECK(gd_diloco_next_open_height(&e1, &p, 44, 76) == 44);
+    for (int64_t blocks = 1; blocks <= 78; blocks += 11)
+        for (int64_t from = 1; from < 330; from++) {
+            /* The latest epoch at from - 1. */
+            gd_epoch e = {0, 0};
+            while (1) {
+                gd_epoch_stages st;
+                gd_epoch_stages_compute(&st, &e, &p);
+                if (from - 1 < st.next_poc_start)
+                    break;
+                e.poc_start_block_height = st.next_poc_start;
+                e.index++;
+            }
+            int64_t want = open_height_by_blocks(&p, from, blocks);
+            int64_t got = gd_diloco_next_open_height(&e, &p, from, blocks);
+            if (got != want) {
+                fprintf(stderr, "blocks %lld from %lld: %lld, want %lld\n", (long long)blocks,
+                        (long long)from, (long long)got, (long long)want);
+                CHECK(got == want);
+                return;
+            }
+        }
+    /* A round longer than the Inference phase never opens. */
+    CHECK(gd_diloco_next_open_height(&e1, &p, 50, 79) == -1);
+}
+
 int main(void) {
     RUN_TEST(test_mainnet_stages);
     RUN_TEST(test_phases);
@@ -184,5 +249,6 @@ int main(void) {
     RUN_TEST(test_effective_epoch);
     RUN_TEST(test_param_checks);
     RUN_TEST(test_round_fits_inference);
+    RUN_TEST(test_next_open_height);
     return gd_test_finish();
 }
