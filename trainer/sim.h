@@ -57,6 +57,7 @@ typedef struct gd_sim_options {
      * It is created (with its parents) before the first round. */
     const char *payload_dir;
     int threads;
+    const gd_backend *backend; /* where the trainers' tensors live; NULL: the CPU */
     /* If set, called as every phase starts, advances and ends (below). */
     struct gd_sim_phase_watch *watch;
 } gd_sim_options;

@@ -285,4 +285,12 @@ else
   echo "FAIL: a killed sim --chain left no round line in its log: $(head -c 300 killed.log)"; fail=1
 fi
 check 2 "--chain with too few members" -- sim --chain --model tiny --data synthetic:markov:1 --workers 1 --validators 1 --rounds 1
+# --backend takes only the registry's names.
+out=$("$bin" sim --backend rocm --data synthetic:markov:1 --rounds 1 2>&1)
+if [ $? -eq 2 ] && grep -q "unknown backend 'rocm'" <<<"$out"; then
+  ok "sim --backend rocm is a usage error"
+else
+  echo "FAIL: sim --backend rocm: $out"; fail=1
+fi
+
 exit $fail
