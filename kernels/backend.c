@@ -15,7 +15,7 @@
 static void *gd_backend_alloc_bytes(const gd_backend *be, size_t count, size_t size) {
     if (count > SIZE_MAX / size)
         return NULL;
-    return be->iface->buffer_alloc(be->ctx, count ? count * size : size);
+    return be->iface->buffer_alloc(be, count ? count * size : size);
 }
 
 float *gd_backend_alloc_f32(const gd_backend *be, size_t count) {
@@ -28,32 +28,32 @@ int32_t *gd_backend_alloc_i32(const gd_backend *be, size_t count) {
 
 void gd_backend_free(const gd_backend *be, void *buf) {
     if (buf != NULL)
-        be->iface->buffer_free(be->ctx, buf);
+        be->iface->buffer_free(be, buf);
 }
 
 void gd_backend_upload(const gd_backend *be, void *dst, const void *host_src, size_t bytes) {
     if (bytes)
-        be->iface->upload(be->ctx, dst, host_src, bytes);
+        be->iface->upload(be, dst, host_src, bytes);
 }
 
 void gd_backend_download(const gd_backend *be, void *host_dst, const void *src, size_t bytes) {
     if (bytes)
-        be->iface->download(be->ctx, host_dst, src, bytes);
+        be->iface->download(be, host_dst, src, bytes);
 }
 
 void gd_backend_copy(const gd_backend *be, void *dst, const void *src, size_t bytes) {
     if (bytes && dst != src)
-        be->iface->copy(be->ctx, dst, src, bytes);
+        be->iface->copy(be, dst, src, bytes);
 }
 
 void gd_backend_zero(const gd_backend *be, void *dst, size_t bytes) {
     if (bytes)
-        be->iface->zero(be->ctx, dst, bytes);
+        be->iface->zero(be, dst, bytes);
 }
 
 void gd_backend_synchronize(const gd_backend *be) {
     if (be->iface->synchronize != NULL)
-        be->iface->synchronize(be->ctx);
+        be->iface->synchronize(be);
 }
 
 float *gd_backend_stage(const gd_backend *be, const float *host, size_t count) {
@@ -148,7 +148,7 @@ static void gd_fb_done(gd_fb *f) {
 void gd_backend_embedding_forward(const gd_backend *be, float *out, const int32_t *tokens,
                                   const float *table, size_t n, size_t dim, size_t vocab) {
     if (be->iface->embedding_forward) {
-        be->iface->embedding_forward(be->ctx, out, tokens, table, n, dim);
+        be->iface->embedding_forward(be, out, tokens, table, n, dim);
         return;
     }
     gd_fb f = {.be = be};
@@ -161,7 +161,7 @@ void gd_backend_embedding_forward(const gd_backend *be, float *out, const int32_
 void gd_backend_embedding_backward(const gd_backend *be, float *dtable, const float *dout,
                                    const int32_t *tokens, size_t n, size_t dim, size_t vocab) {
     if (be->iface->embedding_backward) {
-        be->iface->embedding_backward(be->ctx, dtable, dout, tokens, n, dim);
+        be->iface->embedding_backward(be, dtable, dout, tokens, n, dim);
         return;
     }
     gd_fb f = {.be = be};
@@ -174,7 +174,7 @@ void gd_backend_embedding_backward(const gd_backend *be, float *dtable, const fl
 void gd_backend_rmsnorm_forward(const gd_backend *be, float *out, float *rstd, const float *inp,
                                 const float *weight, size_t n, size_t dim, double eps) {
     if (be->iface->rmsnorm_forward) {
-        be->iface->rmsnorm_forward(be->ctx, out, rstd, inp, weight, n, dim, eps);
+        be->iface->rmsnorm_forward(be, out, rstd, inp, weight, n, dim, eps);
         return;
     }
     gd_fb f = {.be = be};
@@ -188,7 +188,7 @@ void gd_backend_rmsnorm_backward(const gd_backend *be, float *dinp, float *dweig
                                  const float *dout, const float *inp, const float *weight,
                                  const float *rstd, size_t n, size_t dim) {
     if (be->iface->rmsnorm_backward) {
-        be->iface->rmsnorm_backward(be->ctx, dinp, dweight, dout, inp, weight, rstd, n, dim);
+        be->iface->rmsnorm_backward(be, dinp, dweight, dout, inp, weight, rstd, n, dim);
         return;
     }
     gd_fb f = {.be = be};
@@ -202,7 +202,7 @@ void gd_backend_rmsnorm_backward(const gd_backend *be, float *dinp, float *dweig
 void gd_backend_matmul_forward(const gd_backend *be, float *out, const float *inp,
                                const float *weight, size_t n, size_t in_dim, size_t out_dim) {
     if (be->iface->matmul_forward) {
-        be->iface->matmul_forward(be->ctx, out, inp, weight, n, in_dim, out_dim);
+        be->iface->matmul_forward(be, out, inp, weight, n, in_dim, out_dim);
         return;
     }
     gd_fb f = {.be = be};
@@ -216,7 +216,7 @@ void gd_backend_matmul_backward(const gd_backend *be, float *dinp, float *dweigh
                                 const float *dout, const float *inp, const float *weight,
                                 size_t n, size_t in_dim, size_t out_dim) {
     if (be->iface->matmul_backward) {
-        be->iface->matmul_backward(be->ctx, dinp, dweight, dout, inp, weight, n, in_dim,
+        be->iface->matmul_backward(be, dinp, dweight, dout, inp, weight, n, in_dim,
                                    out_dim);
         return;
     }
@@ -242,7 +242,7 @@ void gd_backend_rope_forward(const gd_backend *be, float *out, const float *inp,
                              const float *cos_table, const float *sin_table, size_t batch,
                              size_t seq_len, size_t heads, size_t head_dim) {
     if (be->iface->rope_forward) {
-        be->iface->rope_forward(be->ctx, out, inp, cos_table, sin_table, batch, seq_len, heads,
+        be->iface->rope_forward(be, out, inp, cos_table, sin_table, batch, seq_len, heads,
                                 head_dim);
         return;
     }
@@ -259,7 +259,7 @@ void gd_backend_rope_backward(const gd_backend *be, float *dinp, const float *do
                               const float *cos_table, const float *sin_table, size_t batch,
                               size_t seq_len, size_t heads, size_t head_dim) {
     if (be->iface->rope_backward) {
-        be->iface->rope_backward(be->ctx, dinp, dout, cos_table, sin_table, batch, seq_len,
+        be->iface->rope_backward(be, dinp, dout, cos_table, sin_table, batch, seq_len,
                                  heads, head_dim);
         return;
     }
@@ -276,7 +276,7 @@ void gd_backend_attention_forward(const gd_backend *be, float *out, float *att, 
                                   const float *k, const float *v, size_t batch, size_t seq_len,
                                   size_t heads, size_t kv_heads, size_t head_dim) {
     if (be->iface->attention_forward) {
-        be->iface->attention_forward(be->ctx, out, att, q, k, v, batch, seq_len, heads,
+        be->iface->attention_forward(be, out, att, q, k, v, batch, seq_len, heads,
                                      kv_heads, head_dim);
         return;
     }
@@ -297,7 +297,7 @@ void gd_backend_attention_backward(const gd_backend *be, float *dq, float *dk, f
                                    size_t seq_len, size_t heads, size_t kv_heads,
                                    size_t head_dim) {
     if (be->iface->attention_backward) {
-        be->iface->attention_backward(be->ctx, dq, dk, dv, scratch, dout, att, q, k, v, batch,
+        be->iface->attention_backward(be, dq, dk, dv, scratch, dout, att, q, k, v, batch,
                                       seq_len, heads, kv_heads, head_dim);
         return;
     }
@@ -326,7 +326,7 @@ void gd_backend_attention_backward(const gd_backend *be, float *dq, float *dk, f
 void gd_backend_swiglu_forward(const gd_backend *be, float *out, const float *gate,
                                const float *up, size_t n) {
     if (be->iface->swiglu_forward) {
-        be->iface->swiglu_forward(be->ctx, out, gate, up, n);
+        be->iface->swiglu_forward(be, out, gate, up, n);
         return;
     }
     gd_fb f = {.be = be};
@@ -339,7 +339,7 @@ void gd_backend_swiglu_backward(const gd_backend *be, float *dgate, float *dup,
                                 const float *dout, const float *gate, const float *up,
                                 size_t n) {
     if (be->iface->swiglu_backward) {
-        be->iface->swiglu_backward(be->ctx, dgate, dup, dout, gate, up, n);
+        be->iface->swiglu_backward(be, dgate, dup, dout, gate, up, n);
         return;
     }
     gd_fb f = {.be = be};
@@ -353,7 +353,7 @@ void gd_backend_swiglu_backward(const gd_backend *be, float *dgate, float *dup,
 void gd_backend_add(const gd_backend *be, float *out, const float *a, const float *b,
                     size_t n) {
     if (be->iface->add) {
-        be->iface->add(be->ctx, out, a, b, n);
+        be->iface->add(be, out, a, b, n);
         return;
     }
     gd_fb f = {.be = be};
@@ -365,7 +365,7 @@ void gd_backend_add(const gd_backend *be, float *out, const float *a, const floa
 void gd_backend_cross_entropy_forward(const gd_backend *be, float *losses, const float *logits,
                                       const int32_t *targets, size_t n, size_t vocab) {
     if (be->iface->cross_entropy_forward) {
-        be->iface->cross_entropy_forward(be->ctx, losses, logits, targets, n, vocab);
+        be->iface->cross_entropy_forward(be, losses, logits, targets, n, vocab);
         return;
     }
     gd_fb f = {.be = be};
@@ -379,7 +379,7 @@ void gd_backend_cross_entropy_backward(const gd_backend *be, float *dlogits,
                                        const float *logits, const int32_t *targets,
                                        double dloss, size_t n, size_t vocab) {
     if (be->iface->cross_entropy_backward) {
-        be->iface->cross_entropy_backward(be->ctx, dlogits, logits, targets, dloss, n, vocab);
+        be->iface->cross_entropy_backward(be, dlogits, logits, targets, dloss, n, vocab);
         return;
     }
     gd_fb f = {.be = be};
@@ -392,7 +392,7 @@ void gd_backend_cross_entropy_backward(const gd_backend *be, float *dlogits,
 
 double gd_backend_sum_squares(const gd_backend *be, const float *x, size_t n) {
     if (be->iface->sum_squares)
-        return be->iface->sum_squares(be->ctx, x, n);
+        return be->iface->sum_squares(be, x, n);
     gd_fb f = {.be = be};
     double sum = gd_cpu_sum_squares_f32(be->pool, gd_fb_in(&f, x, n), n);
     gd_fb_done(&f);
@@ -403,7 +403,7 @@ void gd_backend_adamw(const gd_backend *be, float *param, const float *grad, flo
                       float *v, size_t n, double lr, double beta1, double beta2, double eps,
                       double weight_decay, double bc1, double bc2, double grad_scale) {
     if (be->iface->adamw) {
-        be->iface->adamw(be->ctx, param, grad, m, v, n, lr, beta1, beta2, eps, weight_decay,
+        be->iface->adamw(be, param, grad, m, v, n, lr, beta1, beta2, eps, weight_decay,
                          bc1, bc2, grad_scale);
         return;
     }
@@ -418,7 +418,7 @@ void gd_backend_adamw(const gd_backend *be, float *param, const float *grad, flo
 void gd_backend_pseudo_gradient(const gd_backend *be, float *delta, const float *start,
                                 const float *params, float *residual, size_t n, float decay) {
     if (be->iface->pseudo_gradient) {
-        be->iface->pseudo_gradient(be->ctx, delta, start, params, residual, n, decay);
+        be->iface->pseudo_gradient(be, delta, start, params, residual, n, decay);
         return;
     }
     gd_fb f = {.be = be};
@@ -432,7 +432,7 @@ void gd_backend_outer_step(const gd_backend *be, float *params, float *momentum,
                            const float *const *deltas, const float *weights, size_t count,
                            size_t n, float lr, float mu) {
     if (be->iface->outer_step) {
-        be->iface->outer_step(be->ctx, params, momentum, deltas, weights, count, n, lr, mu);
+        be->iface->outer_step(be, params, momentum, deltas, weights, count, n, lr, mu);
         return;
     }
     /* The contributions may be more than the fallback's argument slots: they

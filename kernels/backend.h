@@ -35,67 +35,71 @@
 
 #include "common/pool.h"
 
+struct gd_backend;
+
+/* Every slot gets the backend it was called on: its context (be->ctx) and
+ * the host threads (be->pool). */
 typedef struct gd_backend_iface {
     const char *name; /* "cpu", "cuda", ... */
     bool host_memory; /* buffers are host memory: host arrays are valid arguments */
 
     /* --- buffers (required) --- */
     /* bytes of zeroed memory, or NULL when there is not enough. */
-    void *(*buffer_alloc)(void *ctx, size_t bytes);
-    void (*buffer_free)(void *ctx, void *buf); /* NULL is a no-op */
-    void (*upload)(void *ctx, void *dst, const void *host_src, size_t bytes);
-    void (*download)(void *ctx, void *host_dst, const void *src, size_t bytes);
-    void (*copy)(void *ctx, void *dst, const void *src, size_t bytes);
-    void (*zero)(void *ctx, void *dst, size_t bytes);
+    void *(*buffer_alloc)(const struct gd_backend *be, size_t bytes);
+    void (*buffer_free)(const struct gd_backend *be, void *buf); /* NULL is a no-op */
+    void (*upload)(const struct gd_backend *be, void *dst, const void *host_src, size_t bytes);
+    void (*download)(const struct gd_backend *be, void *host_dst, const void *src, size_t bytes);
+    void (*copy)(const struct gd_backend *be, void *dst, const void *src, size_t bytes);
+    void (*zero)(const struct gd_backend *be, void *dst, size_t bytes);
     /* Waits until every op issued so far is done (NULL: ops are synchronous). */
-    void (*synchronize)(void *ctx);
+    void (*synchronize)(const struct gd_backend *be);
 
     /* --- model ops (optional) --- */
-    void (*embedding_forward)(void *ctx, float *out, const int32_t *tokens, const float *table,
+    void (*embedding_forward)(const struct gd_backend *be, float *out, const int32_t *tokens, const float *table,
                               size_t n, size_t dim);
-    void (*embedding_backward)(void *ctx, float *dtable, const float *dout,
+    void (*embedding_backward)(const struct gd_backend *be, float *dtable, const float *dout,
                                const int32_t *tokens, size_t n, size_t dim);
-    void (*rmsnorm_forward)(void *ctx, float *out, float *rstd, const float *inp,
+    void (*rmsnorm_forward)(const struct gd_backend *be, float *out, float *rstd, const float *inp,
                             const float *weight, size_t n, size_t dim, double eps);
-    void (*rmsnorm_backward)(void *ctx, float *dinp, float *dweight, const float *dout,
+    void (*rmsnorm_backward)(const struct gd_backend *be, float *dinp, float *dweight, const float *dout,
                              const float *inp, const float *weight, const float *rstd, size_t n,
                              size_t dim);
-    void (*matmul_forward)(void *ctx, float *out, const float *inp, const float *weight,
+    void (*matmul_forward)(const struct gd_backend *be, float *out, const float *inp, const float *weight,
                            size_t n, size_t in_dim, size_t out_dim);
-    void (*matmul_backward)(void *ctx, float *dinp, float *dweight, const float *dout,
+    void (*matmul_backward)(const struct gd_backend *be, float *dinp, float *dweight, const float *dout,
                             const float *inp, const float *weight, size_t n, size_t in_dim,
                             size_t out_dim);
-    void (*rope_forward)(void *ctx, float *out, const float *inp, const float *cos_table,
+    void (*rope_forward)(const struct gd_backend *be, float *out, const float *inp, const float *cos_table,
                          const float *sin_table, size_t batch, size_t seq_len, size_t heads,
                          size_t head_dim);
-    void (*rope_backward)(void *ctx, float *dinp, const float *dout, const float *cos_table,
+    void (*rope_backward)(const struct gd_backend *be, float *dinp, const float *dout, const float *cos_table,
                           const float *sin_table, size_t batch, size_t seq_len, size_t heads,
                           size_t head_dim);
-    void (*attention_forward)(void *ctx, float *out, float *att, const float *q, const float *k,
+    void (*attention_forward)(const struct gd_backend *be, float *out, float *att, const float *q, const float *k,
                               const float *v, size_t batch, size_t seq_len, size_t heads,
                               size_t kv_heads, size_t head_dim);
-    void (*attention_backward)(void *ctx, float *dq, float *dk, float *dv, float *scratch,
+    void (*attention_backward)(const struct gd_backend *be, float *dq, float *dk, float *dv, float *scratch,
                                const float *dout, const float *att, const float *q,
                                const float *k, const float *v, size_t batch, size_t seq_len,
                                size_t heads, size_t kv_heads, size_t head_dim);
-    void (*swiglu_forward)(void *ctx, float *out, const float *gate, const float *up, size_t n);
-    void (*swiglu_backward)(void *ctx, float *dgate, float *dup, const float *dout,
+    void (*swiglu_forward)(const struct gd_backend *be, float *out, const float *gate, const float *up, size_t n);
+    void (*swiglu_backward)(const struct gd_backend *be, float *dgate, float *dup, const float *dout,
                             const float *gate, const float *up, size_t n);
-    void (*add)(void *ctx, float *out, const float *a, const float *b, size_t n);
-    void (*cross_entropy_forward)(void *ctx, float *losses, const float *logits,
+    void (*add)(const struct gd_backend *be, float *out, const float *a, const float *b, size_t n);
+    void (*cross_entropy_forward)(const struct gd_backend *be, float *losses, const float *logits,
                                   const int32_t *targets, size_t n, size_t vocab);
-    void (*cross_entropy_backward)(void *ctx, float *dlogits, const float *logits,
+    void (*cross_entropy_backward)(const struct gd_backend *be, float *dlogits, const float *logits,
                                    const int32_t *targets, double dloss, size_t n,
                                    size_t vocab);
 
     /* --- optimizer and round ops (optional) --- */
-    double (*sum_squares)(void *ctx, const float *x, size_t n);
-    void (*adamw)(void *ctx, float *param, const float *grad, float *m, float *v, size_t n,
+    double (*sum_squares)(const struct gd_backend *be, const float *x, size_t n);
+    void (*adamw)(const struct gd_backend *be, float *param, const float *grad, float *m, float *v, size_t n,
                   double lr, double beta1, double beta2, double eps, double weight_decay,
                   double bc1, double bc2, double grad_scale);
-    void (*pseudo_gradient)(void *ctx, float *delta, const float *start, const float *params,
+    void (*pseudo_gradient)(const struct gd_backend *be, float *delta, const float *start, const float *params,
                             float *residual, size_t n, float residual_decay);
-    void (*outer_step)(void *ctx, float *params, float *momentum, const float *const *deltas,
+    void (*outer_step)(const struct gd_backend *be, float *params, float *momentum, const float *const *deltas,
                        const float *weights, size_t count, size_t n, float lr, float mu);
 } gd_backend_iface;
 

@@ -29,11 +29,13 @@ static const char *const k_sim_flags[][2] = {
 };
 #define GD_DEMO_N_SIM_FLAGS (sizeof k_sim_flags / sizeof k_sim_flags[0])
 
-/* Windows in blocks of 200 ms, as the daemons' e2e test sizes them for a
- * small machine: 5 to 10 blocks for a duty, and 22 for verify, where a
- * validator re-executes its segments one after another. 88 blocks a round. */
+/* Windows in blocks of 200 ms, sized for a small machine: 5 to 10 blocks
+ * for a duty, and 36 for verify, where the one validator re-executes up to
+ * checks_per_commit segments of each of three workers one after another
+ * (about 0.7 s each in a sanitizer build, where 22 blocks once left the
+ * last check late). 102 blocks a round. */
 static const char k_windows[] =
-    "{\"train\": 10, \"commit\": 10, \"reveal\": 5, \"verify\": 22, \"open\": 8, "
+    "{\"train\": 10, \"commit\": 10, \"reveal\": 5, \"verify\": 36, \"open\": 8, "
     "\"dispute\": 10, \"dispute_open\": 8, \"attest\": 10, \"attest_open\": 5}";
 
 /* Incentive knobs a run of a few members meets: one validator per check

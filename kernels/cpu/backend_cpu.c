@@ -7,132 +7,132 @@
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/round_ops.h"
 
-static void *cpu_buffer_alloc(void *ctx, size_t bytes) {
-    (void)ctx;
+static void *cpu_buffer_alloc(const gd_backend *be, size_t bytes) {
+    (void)be;
     return calloc(1, bytes);
 }
 
-static void cpu_buffer_free(void *ctx, void *buf) {
-    (void)ctx;
+static void cpu_buffer_free(const gd_backend *be, void *buf) {
+    (void)be;
     free(buf);
 }
 
-static void cpu_copy(void *ctx, void *dst, const void *src, size_t bytes) {
-    (void)ctx;
+static void cpu_copy(const gd_backend *be, void *dst, const void *src, size_t bytes) {
+    (void)be;
     memmove(dst, src, bytes);
 }
 
-static void cpu_zero(void *ctx, void *dst, size_t bytes) {
-    (void)ctx;
+static void cpu_zero(const gd_backend *be, void *dst, size_t bytes) {
+    (void)be;
     memset(dst, 0, bytes);
 }
 
-static void cpu_embedding_forward(void *ctx, float *out, const int32_t *tokens,
+static void cpu_embedding_forward(const gd_backend *be, float *out, const int32_t *tokens,
                                   const float *table, size_t n, size_t dim) {
-    gd_cpu_embedding_forward_f32(ctx, out, tokens, table, n, dim);
+    gd_cpu_embedding_forward_f32(be->pool, out, tokens, table, n, dim);
 }
 
-static void cpu_embedding_backward(void *ctx, float *dtable, const float *dout,
+static void cpu_embedding_backward(const gd_backend *be, float *dtable, const float *dout,
                                    const int32_t *tokens, size_t n, size_t dim) {
-    gd_cpu_embedding_backward_f32(ctx, dtable, dout, tokens, n, dim);
+    gd_cpu_embedding_backward_f32(be->pool, dtable, dout, tokens, n, dim);
 }
 
-static void cpu_rmsnorm_forward(void *ctx, float *out, float *rstd, const float *inp,
+static void cpu_rmsnorm_forward(const gd_backend *be, float *out, float *rstd, const float *inp,
                                 const float *weight, size_t n, size_t dim, double eps) {
-    gd_cpu_rmsnorm_forward_f32(ctx, out, rstd, inp, weight, n, dim, eps);
+    gd_cpu_rmsnorm_forward_f32(be->pool, out, rstd, inp, weight, n, dim, eps);
 }
 
-static void cpu_rmsnorm_backward(void *ctx, float *dinp, float *dweight, const float *dout,
+static void cpu_rmsnorm_backward(const gd_backend *be, float *dinp, float *dweight, const float *dout,
                                  const float *inp, const float *weight, const float *rstd,
                                  size_t n, size_t dim) {
-    gd_cpu_rmsnorm_backward_f32(ctx, dinp, dweight, dout, inp, weight, rstd, n, dim);
+    gd_cpu_rmsnorm_backward_f32(be->pool, dinp, dweight, dout, inp, weight, rstd, n, dim);
 }
 
-static void cpu_matmul_forward(void *ctx, float *out, const float *inp, const float *weight,
+static void cpu_matmul_forward(const gd_backend *be, float *out, const float *inp, const float *weight,
                                size_t n, size_t in_dim, size_t out_dim) {
-    gd_cpu_matmul_forward_f32(ctx, out, inp, weight, n, in_dim, out_dim);
+    gd_cpu_matmul_forward_f32(be->pool, out, inp, weight, n, in_dim, out_dim);
 }
 
-static void cpu_matmul_backward(void *ctx, float *dinp, float *dweight, const float *dout,
+static void cpu_matmul_backward(const gd_backend *be, float *dinp, float *dweight, const float *dout,
                                 const float *inp, const float *weight, size_t n, size_t in_dim,
                                 size_t out_dim) {
-    gd_cpu_matmul_backward_f32(ctx, dinp, dweight, dout, inp, weight, n, in_dim, out_dim);
+    gd_cpu_matmul_backward_f32(be->pool, dinp, dweight, dout, inp, weight, n, in_dim, out_dim);
 }
 
-static void cpu_rope_forward(void *ctx, float *out, const float *inp, const float *cos_table,
+static void cpu_rope_forward(const gd_backend *be, float *out, const float *inp, const float *cos_table,
                              const float *sin_table, size_t batch, size_t seq_len, size_t heads,
                              size_t head_dim) {
-    gd_cpu_rope_forward_f32(ctx, out, inp, cos_table, sin_table, batch, seq_len, heads,
+    gd_cpu_rope_forward_f32(be->pool, out, inp, cos_table, sin_table, batch, seq_len, heads,
                             head_dim);
 }
 
-static void cpu_rope_backward(void *ctx, float *dinp, const float *dout, const float *cos_table,
+static void cpu_rope_backward(const gd_backend *be, float *dinp, const float *dout, const float *cos_table,
                               const float *sin_table, size_t batch, size_t seq_len,
                               size_t heads, size_t head_dim) {
-    gd_cpu_rope_backward_f32(ctx, dinp, dout, cos_table, sin_table, batch, seq_len, heads,
+    gd_cpu_rope_backward_f32(be->pool, dinp, dout, cos_table, sin_table, batch, seq_len, heads,
                              head_dim);
 }
 
-static void cpu_attention_forward(void *ctx, float *out, float *att, const float *q,
+static void cpu_attention_forward(const gd_backend *be, float *out, float *att, const float *q,
                                   const float *k, const float *v, size_t batch, size_t seq_len,
                                   size_t heads, size_t kv_heads, size_t head_dim) {
-    gd_cpu_attention_forward_f32(ctx, out, att, q, k, v, batch, seq_len, heads, kv_heads,
+    gd_cpu_attention_forward_f32(be->pool, out, att, q, k, v, batch, seq_len, heads, kv_heads,
                                  head_dim);
 }
 
-static void cpu_attention_backward(void *ctx, float *dq, float *dk, float *dv, float *scratch,
+static void cpu_attention_backward(const gd_backend *be, float *dq, float *dk, float *dv, float *scratch,
                                    const float *dout, const float *att, const float *q,
                                    const float *k, const float *v, size_t batch,
                                    size_t seq_len, size_t heads, size_t kv_heads,
                                    size_t head_dim) {
-    gd_cpu_attention_backward_f32(ctx, dq, dk, dv, scratch, dout, att, q, k, v, batch, seq_len,
+    gd_cpu_attention_backward_f32(be->pool, dq, dk, dv, scratch, dout, att, q, k, v, batch, seq_len,
                                   heads, kv_heads, head_dim);
 }
 
-static void cpu_swiglu_forward(void *ctx, float *out, const float *gate, const float *up,
+static void cpu_swiglu_forward(const gd_backend *be, float *out, const float *gate, const float *up,
                                size_t n) {
-    gd_cpu_swiglu_forward_f32(ctx, out, gate, up, n);
+    gd_cpu_swiglu_forward_f32(be->pool, out, gate, up, n);
 }
 
-static void cpu_swiglu_backward(void *ctx, float *dgate, float *dup, const float *dout,
+static void cpu_swiglu_backward(const gd_backend *be, float *dgate, float *dup, const float *dout,
                                 const float *gate, const float *up, size_t n) {
-    gd_cpu_swiglu_backward_f32(ctx, dgate, dup, dout, gate, up, n);
+    gd_cpu_swiglu_backward_f32(be->pool, dgate, dup, dout, gate, up, n);
 }
 
-static void cpu_add(void *ctx, float *out, const float *a, const float *b, size_t n) {
-    gd_cpu_add_f32(ctx, out, a, b, n);
+static void cpu_add(const gd_backend *be, float *out, const float *a, const float *b, size_t n) {
+    gd_cpu_add_f32(be->pool, out, a, b, n);
 }
 
-static void cpu_cross_entropy_forward(void *ctx, float *losses, const float *logits,
+static void cpu_cross_entropy_forward(const gd_backend *be, float *losses, const float *logits,
                                       const int32_t *targets, size_t n, size_t vocab) {
-    gd_cpu_cross_entropy_forward_f32(ctx, losses, logits, targets, n, vocab);
+    gd_cpu_cross_entropy_forward_f32(be->pool, losses, logits, targets, n, vocab);
 }
 
-static void cpu_cross_entropy_backward(void *ctx, float *dlogits, const float *logits,
+static void cpu_cross_entropy_backward(const gd_backend *be, float *dlogits, const float *logits,
                                        const int32_t *targets, double dloss, size_t n,
                                        size_t vocab) {
-    gd_cpu_cross_entropy_backward_f32(ctx, dlogits, logits, targets, dloss, n, vocab);
+    gd_cpu_cross_entropy_backward_f32(be->pool, dlogits, logits, targets, dloss, n, vocab);
 }
 
-static double cpu_sum_squares(void *ctx, const float *x, size_t n) {
-    return gd_cpu_sum_squares_f32(ctx, x, n);
+static double cpu_sum_squares(const gd_backend *be, const float *x, size_t n) {
+    return gd_cpu_sum_squares_f32(be->pool, x, n);
 }
 
-static void cpu_adamw(void *ctx, float *param, const float *grad, float *m, float *v, size_t n,
+static void cpu_adamw(const gd_backend *be, float *param, const float *grad, float *m, float *v, size_t n,
                       double lr, double beta1, double beta2, double eps, double weight_decay,
                       double bc1, double bc2, double grad_scale) {
-    gd_cpu_adamw_f32(ctx, param, grad, m, v, n, lr, beta1, beta2, eps, weight_decay, bc1, bc2,
+    gd_cpu_adamw_f32(be->pool, param, grad, m, v, n, lr, beta1, beta2, eps, weight_decay, bc1, bc2,
                      grad_scale);
 }
 
-static void cpu_pseudo_gradient(void *ctx, float *delta, const float *start,
+static void cpu_pseudo_gradient(const gd_backend *be, float *delta, const float *start,
                                 const float *params, float *residual, size_t n, float decay) {
-    gd_cpu_pseudo_gradient_f32(ctx, delta, start, params, residual, n, decay);
+    gd_cpu_pseudo_gradient_f32(be->pool, delta, start, params, residual, n, decay);
 }
 
-static void cpu_outer_step(void *ctx, float *params, float *momentum, const float *const *deltas,
+static void cpu_outer_step(const gd_backend *be, float *params, float *momentum, const float *const *deltas,
                            const float *weights, size_t count, size_t n, float lr, float mu) {
-    gd_cpu_outer_step_f32(ctx, params, momentum, deltas, weights, count, n, lr, mu);
+    gd_cpu_outer_step_f32(be->pool, params, momentum, deltas, weights, count, n, lr, mu);
 }
 
 static const gd_backend_iface gd_cpu_iface = {
@@ -168,5 +168,5 @@ static const gd_backend_iface gd_cpu_iface = {
 
 void gd_backend_cpu_init(gd_backend *out, gd_pool *pool) {
     gd_cpu_ops_init();
-    *out = (gd_backend){.iface = &gd_cpu_iface, .ctx = pool, .pool = pool};
+    *out = (gd_backend){.iface = &gd_cpu_iface, .ctx = NULL, .pool = pool};
 }

@@ -5,38 +5,13 @@
 // with dq), a block per key row (dk, dv). Every sum runs in a fixed order
 // (strided partials through a fixed tree, or one thread walking a row), with
 // no atomics, so the same inputs give the same bits run to run.
+#include "kernels/cuda/block_reduce.cuh"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/launch.h"
 
 namespace {
 
-constexpr int kThreads = 128;  // a power of two: the trees below halve it
-
-__device__ float block_max(float v, float *shared) {
-    shared[threadIdx.x] = v;
-    __syncthreads();
-    for (int s = kThreads / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s)
-            shared[threadIdx.x] = fmaxf(shared[threadIdx.x], shared[threadIdx.x + s]);
-        __syncthreads();
-    }
-    float m = shared[0];
-    __syncthreads();
-    return m;
-}
-
-__device__ double block_sum(double v, double *shared) {
-    shared[threadIdx.x] = v;
-    __syncthreads();
-    for (int s = kThreads / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s)
-            shared[threadIdx.x] += shared[threadIdx.x + s];
-        __syncthreads();
-    }
-    double total = shared[0];
-    __syncthreads();
-    return total;
-}
+constexpr int kThreads = 128;  // a power of two (block_reduce.cuh)
 
 struct Shape {
     size_t T, heads, kv_heads, hd;
@@ -64,13 +39,13 @@ __global__ void attention_forward_kernel(float *out, float *att, const float *q,
         row[j] = s.scale * dot;
         m = fmaxf(m, row[j]);
     }
-    m = block_max(m, fshared);
+    m = gd_block_max<kThreads>(m, fshared);
     double part = 0;
     for (size_t j = threadIdx.x; j <= t; j += kThreads) {
         row[j] = expf(row[j] - m);
         part += (double)row[j];
     }
-    double inv = 1.0 / block_sum(part, dshared);
+    double inv = 1.0 / gd_block_sum<kThreads>(part, dshared);
     for (size_t j = threadIdx.x; j < s.T; j += kThreads)
         row[j] = j <= t ? (float)((double)row[j] * inv) : 0.0f;
     __syncthreads();
@@ -106,7 +81,7 @@ __global__ void attention_backward_rows_kernel(float *dq, float *ds_all, const f
         ds[j] = dot;
         part += (double)p[j] * (double)dot;
     }
-    float rowdot = (float)block_sum(part, dshared);
+    float rowdot = (float)gd_block_sum<kThreads>(part, dshared);
     for (size_t j = threadIdx.x; j < s.T; j += kThreads)
         ds[j] = j <= t ? p[j] * (ds[j] - rowdot) : 0.0f;
     __syncthreads();

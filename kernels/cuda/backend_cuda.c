@@ -31,13 +31,13 @@ typedef struct gd_cuda_ctx {
     size_t partials_cap;
 } gd_cuda_ctx;
 
-static void cuda_sync(void *ctx) {
-    gd_cuda_ctx *c = ctx;
+static void cuda_sync(const gd_backend *be) {
+    gd_cuda_ctx *c = be->ctx;
     GD_CUDA_CHECK(cudaStreamSynchronize(c->stream));
 }
 
-static void *cuda_alloc(void *ctx, size_t bytes) {
-    gd_cuda_ctx *c = ctx;
+static void *cuda_alloc(const gd_backend *be, size_t bytes) {
+    gd_cuda_ctx *c = be->ctx;
     void *p = NULL;
     if (cudaMalloc(&p, bytes) != cudaSuccess) {
         (void)cudaGetLastError(); /* clears the sticky error of a failed allocation */
@@ -47,30 +47,30 @@ static void *cuda_alloc(void *ctx, size_t bytes) {
     return p;
 }
 
-static void cuda_free(void *ctx, void *buf) {
-    cuda_sync(ctx);
+static void cuda_free(const gd_backend *be, void *buf) {
+    cuda_sync(be);
     GD_CUDA_CHECK(cudaFree(buf));
 }
 
-static void cuda_upload(void *ctx, void *dst, const void *src, size_t bytes) {
-    gd_cuda_ctx *c = ctx;
+static void cuda_upload(const gd_backend *be, void *dst, const void *src, size_t bytes) {
+    gd_cuda_ctx *c = be->ctx;
     GD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->stream));
-    cuda_sync(ctx); /* the host may reuse src at once */
+    cuda_sync(be); /* the host may reuse src at once */
 }
 
-static void cuda_download(void *ctx, void *dst, const void *src, size_t bytes) {
-    gd_cuda_ctx *c = ctx;
+static void cuda_download(const gd_backend *be, void *dst, const void *src, size_t bytes) {
+    gd_cuda_ctx *c = be->ctx;
     GD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->stream));
-    cuda_sync(ctx);
+    cuda_sync(be);
 }
 
-static void cuda_copy(void *ctx, void *dst, const void *src, size_t bytes) {
-    gd_cuda_ctx *c = ctx;
+static void cuda_copy(const gd_backend *be, void *dst, const void *src, size_t bytes) {
+    gd_cuda_ctx *c = be->ctx;
     GD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, c->stream));
 }
 
-static void cuda_zero(void *ctx, void *dst, size_t bytes) {
-    gd_cuda_ctx *c = ctx;
+static void cuda_zero(const gd_backend *be, void *dst, size_t bytes) {
+    gd_cuda_ctx *c = be->ctx;
     GD_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, c->stream));
 }
 
@@ -89,109 +89,109 @@ static void gd_gemm(gd_cuda_ctx *c, cublasOperation_t ta, cublasOperation_t tb, 
                                  CUBLAS_COMPUTE_32F_FAST_16BF, CUBLAS_GEMM_DEFAULT));
 }
 
-static void cuda_matmul_forward(void *ctx, float *out, const float *inp, const float *weight,
+static void cuda_matmul_forward(const gd_backend *be, float *out, const float *inp, const float *weight,
                                 size_t n, size_t in_dim, size_t out_dim) {
-    gd_gemm(ctx, CUBLAS_OP_T, CUBLAS_OP_N, (int)out_dim, (int)n, (int)in_dim, weight,
+    gd_gemm(be->ctx, CUBLAS_OP_T, CUBLAS_OP_N, (int)out_dim, (int)n, (int)in_dim, weight,
             (int)in_dim, inp, (int)in_dim, 0.0f, out, (int)out_dim);
 }
 
-static void cuda_matmul_backward(void *ctx, float *dinp, float *dweight, const float *dout,
+static void cuda_matmul_backward(const gd_backend *be, float *dinp, float *dweight, const float *dout,
                                  const float *inp, const float *weight, size_t n, size_t in_dim,
                                  size_t out_dim) {
     /* dinp' (i x n) += W' (i x o) . dout' (o x n) */
     if (dinp != NULL)
-        gd_gemm(ctx, CUBLAS_OP_N, CUBLAS_OP_N, (int)in_dim, (int)n, (int)out_dim, weight,
+        gd_gemm(be->ctx, CUBLAS_OP_N, CUBLAS_OP_N, (int)in_dim, (int)n, (int)out_dim, weight,
                 (int)in_dim, dout, (int)out_dim, 1.0f, dinp, (int)in_dim);
     /* dW' (i x o) += inp' (i x n) . dout'^T (n x o) */
     if (dweight != NULL)
-        gd_gemm(ctx, CUBLAS_OP_N, CUBLAS_OP_T, (int)in_dim, (int)out_dim, (int)n, inp,
+        gd_gemm(be->ctx, CUBLAS_OP_N, CUBLAS_OP_T, (int)in_dim, (int)out_dim, (int)n, inp,
                 (int)in_dim, dout, (int)out_dim, 1.0f, dweight, (int)in_dim);
 }
 
 /* --- the model's other ops ------------------------------------------------------------------ */
 
-#define GD_STREAM(ctx) (((gd_cuda_ctx *)(ctx))->stream)
+#define GD_STREAM(be) (((gd_cuda_ctx *)(be)->ctx)->stream)
 
-static void cuda_embedding_forward(void *ctx, float *out, const int32_t *tokens,
+static void cuda_embedding_forward(const gd_backend *be, float *out, const int32_t *tokens,
                                    const float *table, size_t n, size_t dim) {
-    gd_cuda_embedding_forward(GD_STREAM(ctx), out, tokens, table, n, dim);
+    gd_cuda_embedding_forward(GD_STREAM(be), out, tokens, table, n, dim);
 }
 
-static void cuda_embedding_backward(void *ctx, float *dtable, const float *dout,
+static void cuda_embedding_backward(const gd_backend *be, float *dtable, const float *dout,
                                     const int32_t *tokens, size_t n, size_t dim) {
-    gd_cuda_embedding_backward(GD_STREAM(ctx), dtable, dout, tokens, n, dim);
+    gd_cuda_embedding_backward(GD_STREAM(be), dtable, dout, tokens, n, dim);
 }
 
-static void cuda_rmsnorm_forward(void *ctx, float *out, float *rstd, const float *inp,
+static void cuda_rmsnorm_forward(const gd_backend *be, float *out, float *rstd, const float *inp,
                                  const float *weight, size_t n, size_t dim, double eps) {
-    gd_cuda_rmsnorm_forward(GD_STREAM(ctx), out, rstd, inp, weight, n, dim, eps);
+    gd_cuda_rmsnorm_forward(GD_STREAM(be), out, rstd, inp, weight, n, dim, eps);
 }
 
-static void cuda_rmsnorm_backward(void *ctx, float *dinp, float *dweight, const float *dout,
+static void cuda_rmsnorm_backward(const gd_backend *be, float *dinp, float *dweight, const float *dout,
                                   const float *inp, const float *weight, const float *rstd,
                                   size_t n, size_t dim) {
-    gd_cuda_rmsnorm_backward(GD_STREAM(ctx), dinp, dweight, dout, inp, weight, rstd, n, dim);
+    gd_cuda_rmsnorm_backward(GD_STREAM(be), dinp, dweight, dout, inp, weight, rstd, n, dim);
 }
 
-static void cuda_rope_forward(void *ctx, float *out, const float *inp, const float *cos_table,
+static void cuda_rope_forward(const gd_backend *be, float *out, const float *inp, const float *cos_table,
                               const float *sin_table, size_t batch, size_t seq_len,
                               size_t heads, size_t head_dim) {
-    gd_cuda_rope_forward(GD_STREAM(ctx), out, inp, cos_table, sin_table, batch, seq_len, heads,
+    gd_cuda_rope_forward(GD_STREAM(be), out, inp, cos_table, sin_table, batch, seq_len, heads,
                          head_dim);
 }
 
-static void cuda_rope_backward(void *ctx, float *dinp, const float *dout,
+static void cuda_rope_backward(const gd_backend *be, float *dinp, const float *dout,
                                const float *cos_table, const float *sin_table, size_t batch,
                                size_t seq_len, size_t heads, size_t head_dim) {
-    gd_cuda_rope_backward(GD_STREAM(ctx), dinp, dout, cos_table, sin_table, batch, seq_len,
+    gd_cuda_rope_backward(GD_STREAM(be), dinp, dout, cos_table, sin_table, batch, seq_len,
                           heads, head_dim);
 }
 
-static void cuda_attention_forward(void *ctx, float *out, float *att, const float *q,
+static void cuda_attention_forward(const gd_backend *be, float *out, float *att, const float *q,
                                    const float *k, const float *v, size_t batch,
                                    size_t seq_len, size_t heads, size_t kv_heads,
                                    size_t head_dim) {
-    gd_cuda_attention_forward(GD_STREAM(ctx), out, att, q, k, v, batch, seq_len, heads,
+    gd_cuda_attention_forward(GD_STREAM(be), out, att, q, k, v, batch, seq_len, heads,
                               kv_heads, head_dim);
 }
 
-static void cuda_attention_backward(void *ctx, float *dq, float *dk, float *dv, float *scratch,
+static void cuda_attention_backward(const gd_backend *be, float *dq, float *dk, float *dv, float *scratch,
                                     const float *dout, const float *att, const float *q,
                                     const float *k, const float *v, size_t batch,
                                     size_t seq_len, size_t heads, size_t kv_heads,
                                     size_t head_dim) {
-    gd_cuda_attention_backward(GD_STREAM(ctx), dq, dk, dv, scratch, dout, att, q, k, v, batch,
+    gd_cuda_attention_backward(GD_STREAM(be), dq, dk, dv, scratch, dout, att, q, k, v, batch,
                                seq_len, heads, kv_heads, head_dim);
 }
 
-static void cuda_cross_entropy_forward(void *ctx, float *losses, const float *logits,
+static void cuda_cross_entropy_forward(const gd_backend *be, float *losses, const float *logits,
                                        const int32_t *targets, size_t n, size_t vocab) {
-    gd_cuda_cross_entropy_forward(GD_STREAM(ctx), losses, logits, targets, n, vocab);
+    gd_cuda_cross_entropy_forward(GD_STREAM(be), losses, logits, targets, n, vocab);
 }
 
-static void cuda_cross_entropy_backward(void *ctx, float *dlogits, const float *logits,
+static void cuda_cross_entropy_backward(const gd_backend *be, float *dlogits, const float *logits,
                                         const int32_t *targets, double dloss, size_t n,
                                         size_t vocab) {
-    gd_cuda_cross_entropy_backward(GD_STREAM(ctx), dlogits, logits, targets, dloss, n, vocab);
+    gd_cuda_cross_entropy_backward(GD_STREAM(be), dlogits, logits, targets, dloss, n, vocab);
 }
 
 /* --- elementwise, optimizer, round --------------------------------------------------------- */
 
-static void cuda_add(void *ctx, float *out, const float *a, const float *b, size_t n) {
-    gd_cuda_add(((gd_cuda_ctx *)ctx)->stream, out, a, b, n);
+static void cuda_add(const gd_backend *be, float *out, const float *a, const float *b, size_t n) {
+    gd_cuda_add(GD_STREAM(be), out, a, b, n);
 }
 
-static void cuda_swiglu_forward(void *ctx, float *out, const float *gate, const float *up,
+static void cuda_swiglu_forward(const gd_backend *be, float *out, const float *gate, const float *up,
                                 size_t n) {
-    gd_cuda_swiglu_forward(((gd_cuda_ctx *)ctx)->stream, out, gate, up, n);
+    gd_cuda_swiglu_forward(GD_STREAM(be), out, gate, up, n);
 }
 
-static void cuda_swiglu_backward(void *ctx, float *dgate, float *dup, const float *dout,
+static void cuda_swiglu_backward(const gd_backend *be, float *dgate, float *dup, const float *dout,
                                  const float *gate, const float *up, size_t n) {
-    gd_cuda_swiglu_backward(((gd_cuda_ctx *)ctx)->stream, dgate, dup, dout, gate, up, n);
+    gd_cuda_swiglu_backward(GD_STREAM(be), dgate, dup, dout, gate, up, n);
 }
 
-static void cuda_adamw(void *ctx, float *param, const float *grad, float *m, float *v, size_t n,
+static void cuda_adamw(const gd_backend *be, float *param, const float *grad, float *m, float *v, size_t n,
                        double lr, double beta1, double beta2, double eps, double weight_decay,
                        double bc1, double bc2, double grad_scale) {
     /* The CPU op's scalars, each derived in double and rounded once. */
@@ -206,18 +206,18 @@ static void cuda_adamw(void *ctx, float *param, const float *grad, float *m, flo
         .bc2_sqrt = (float)sqrt(bc2),
         .eps = (float)eps,
     };
-    gd_cuda_adamw(((gd_cuda_ctx *)ctx)->stream, param, grad, m, v, n, &s);
+    gd_cuda_adamw(GD_STREAM(be), param, grad, m, v, n, &s);
 }
 
-static double cuda_sum_squares(void *ctx, const float *x, size_t n) {
-    gd_cuda_ctx *c = ctx;
+static double cuda_sum_squares(const gd_backend *be, const float *x, size_t n) {
+    gd_cuda_ctx *c = be->ctx;
     size_t chunks = (n + GD_SUMSQ_CHUNK - 1) / GD_SUMSQ_CHUNK;
     if (chunks == 0)
         return 0;
     if (chunks > c->partials_cap) {
         if (c->partials != NULL)
-            cuda_free(c, c->partials);
-        c->partials = cuda_alloc(c, chunks * sizeof(double));
+            cuda_free(be, c->partials);
+        c->partials = cuda_alloc(be, chunks * sizeof(double));
         c->partials_cap = c->partials ? chunks : 0;
         if (c->partials == NULL)
             GD_CUDA_FAIL("CUDA", "cudaMalloc", "out of device memory for the partial sums");
@@ -226,7 +226,7 @@ static double cuda_sum_squares(void *ctx, const float *x, size_t n) {
     double *host = malloc(chunks * sizeof(double));
     if (host == NULL)
         GD_CUDA_FAIL("host", "malloc", "out of host memory for the partial sums");
-    cuda_download(c, host, c->partials, chunks * sizeof(double));
+    cuda_download(be, host, c->partials, chunks * sizeof(double));
     double total = 0;
     for (size_t i = 0; i < chunks; i++)
         total += host[i];
@@ -234,27 +234,27 @@ static double cuda_sum_squares(void *ctx, const float *x, size_t n) {
     return total;
 }
 
-static void cuda_pseudo_gradient(void *ctx, float *delta, const float *start,
+static void cuda_pseudo_gradient(const gd_backend *be, float *delta, const float *start,
                                  const float *params, float *residual, size_t n, float decay) {
-    gd_cuda_pseudo_gradient(((gd_cuda_ctx *)ctx)->stream, delta, start, params, residual, n,
+    gd_cuda_pseudo_gradient(GD_STREAM(be), delta, start, params, residual, n,
                             decay);
 }
 
-static void cuda_outer_step(void *ctx, float *params, float *momentum,
+static void cuda_outer_step(const gd_backend *be, float *params, float *momentum,
                             const float *const *deltas, const float *weights, size_t count,
                             size_t n, float lr, float mu) {
-    gd_cuda_ctx *c = ctx;
+    gd_cuda_ctx *c = be->ctx;
     /* The kernel reads the contributions' pointers and weights from device
      * memory: one small upload of each. */
-    const float **d_deltas = cuda_alloc(c, count * sizeof *d_deltas);
-    float *d_weights = cuda_alloc(c, count * sizeof *d_weights);
+    const float **d_deltas = cuda_alloc(be, count * sizeof *d_deltas);
+    float *d_weights = cuda_alloc(be, count * sizeof *d_weights);
     if (d_deltas == NULL || d_weights == NULL)
         GD_CUDA_FAIL("CUDA", "cudaMalloc", "out of device memory for the outer step");
-    cuda_upload(c, d_deltas, deltas, count * sizeof *d_deltas);
-    cuda_upload(c, d_weights, weights, count * sizeof *d_weights);
+    cuda_upload(be, d_deltas, deltas, count * sizeof *d_deltas);
+    cuda_upload(be, d_weights, weights, count * sizeof *d_weights);
     gd_cuda_outer_step(c->stream, params, momentum, d_deltas, d_weights, count, n, lr, mu);
-    cuda_free(c, d_deltas);
-    cuda_free(c, d_weights);
+    cuda_free(be, d_deltas);
+    cuda_free(be, d_weights);
 }
 
 static const gd_backend_iface gd_cuda_iface = {
@@ -343,7 +343,7 @@ void gd_backend_cuda_close(gd_backend *be) {
     if (be == NULL || be->ctx == NULL)
         return;
     gd_cuda_ctx *c = be->ctx;
-    cuda_sync(c);
+    cuda_sync(be);
     if (c->partials != NULL)
         GD_CUDA_CHECK(cudaFree(c->partials));
     GD_CUBLAS_CHECK(c->cublas->destroy(c->blas));

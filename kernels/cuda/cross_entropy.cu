@@ -1,6 +1,7 @@
 // Cross-entropy over the vocabulary, forward and backward: a block per row,
 // the maximum and the sum of exponentials reduced through a fixed tree (the
 // sum in double), so a row's bits never depend on scheduling.
+#include "kernels/cuda/block_reduce.cuh"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/launch.h"
 
@@ -8,43 +9,17 @@ namespace {
 
 constexpr int kThreads = 256;  // a power of two
 
-__device__ float block_max(float v, float *shared) {
-    shared[threadIdx.x] = v;
-    __syncthreads();
-    for (int s = kThreads / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s)
-            shared[threadIdx.x] = fmaxf(shared[threadIdx.x], shared[threadIdx.x + s]);
-        __syncthreads();
-    }
-    float m = shared[0];
-    __syncthreads();
-    return m;
-}
-
-__device__ double block_sum(double v, double *shared) {
-    shared[threadIdx.x] = v;
-    __syncthreads();
-    for (int s = kThreads / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s)
-            shared[threadIdx.x] += shared[threadIdx.x + s];
-        __syncthreads();
-    }
-    double total = shared[0];
-    __syncthreads();
-    return total;
-}
-
 // The row's maximum and sum(exp(x - max)) in double.
 __device__ float row_max_sumexp(const float *x, size_t vocab, double *sum, float *fshared,
                                 double *dshared) {
     float m = -INFINITY;
     for (size_t j = threadIdx.x; j < vocab; j += kThreads)
         m = fmaxf(m, x[j]);
-    m = block_max(m, fshared);
+    m = gd_block_max<kThreads>(m, fshared);
     double part = 0;
     for (size_t j = threadIdx.x; j < vocab; j += kThreads)
         part += (double)expf(x[j] - m);
-    *sum = block_sum(part, dshared);
+    *sum = gd_block_sum<kThreads>(part, dshared);
     return m;
 }
 

@@ -2,27 +2,13 @@
 // row reduces in double through a fixed tree in shared memory, so a row's
 // bits never depend on scheduling; dweight gives each thread a column and
 // walks the rows in order, as the CPU op does.
+#include "kernels/cuda/block_reduce.cuh"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/launch.h"
 
 namespace {
 
-constexpr int kThreads = 256;  // a power of two: the tree below halves it
-
-// The block's sum of v, in a fixed order: each thread's strided partial,
-// then a halving tree. Every thread gets the result.
-__device__ double block_sum(double v, double *shared) {
-    shared[threadIdx.x] = v;
-    __syncthreads();
-    for (int s = kThreads / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s)
-            shared[threadIdx.x] += shared[threadIdx.x + s];
-        __syncthreads();
-    }
-    double total = shared[0];
-    __syncthreads();
-    return total;
-}
+constexpr int kThreads = 256;  // a power of two (block_reduce.cuh)
 
 __global__ void rmsnorm_forward_kernel(float *out, float *rstd, const float *inp,
                                        const float *weight, size_t dim, double eps) {
@@ -33,7 +19,7 @@ __global__ void rmsnorm_forward_kernel(float *out, float *rstd, const float *inp
     double part = 0;
     for (size_t j = threadIdx.x; j < dim; j += kThreads)
         part += (double)x[j] * (double)x[j];
-    double sum_sq = block_sum(part, shared);
+    double sum_sq = gd_block_sum<kThreads>(part, shared);
     float r = (float)(1.0 / sqrt(sum_sq / (double)dim + eps));
     if (threadIdx.x == 0)
         rstd[row] = r;
@@ -53,7 +39,7 @@ __global__ void rmsnorm_backward_rows_kernel(float *dinp, const float *dout, con
     double part = 0;
     for (size_t j = threadIdx.x; j < dim; j += kThreads)
         part += (double)g[j] * (double)weight[j] * (double)x[j];
-    double dot = block_sum(part, shared);
+    double dot = gd_block_sum<kThreads>(part, shared);
     float coef = (float)((double)r * (double)r * dot / (double)dim);
     for (size_t j = threadIdx.x; j < dim; j += kThreads)
         dx[j] += r * (weight[j] * g[j] - x[j] * coef);

@@ -50,8 +50,8 @@ static void check_range(gd_copy_backend *cb, const void *p, size_t bytes, const 
     }
 }
 
-static void *copy_alloc(void *ctx, size_t bytes) {
-    gd_copy_backend *cb = ctx;
+static void *copy_alloc(const gd_backend *be, size_t bytes) {
+    gd_copy_backend *cb = be->ctx;
     if (bytes > SIZE_MAX - 2 * GD_GUARD_BYTES)
         return NULL;
     for (size_t i = 0; i < GD_MAX_BUFFERS; i++) {
@@ -71,8 +71,8 @@ static void *copy_alloc(void *ctx, size_t bytes) {
     return NULL;
 }
 
-static void copy_free(void *ctx, void *buf) {
-    gd_copy_backend *cb = ctx;
+static void copy_free(const gd_backend *be, void *buf) {
+    gd_copy_backend *cb = be->ctx;
     for (size_t i = 0; i < GD_MAX_BUFFERS; i++) {
         gd_copy_buffer *b = &cb->buffers[i];
         if (b->base == NULL || b->base + GD_GUARD_BYTES != buf)
@@ -91,29 +91,29 @@ static void copy_free(void *ctx, void *buf) {
     cb->damaged = true;
 }
 
-static void copy_upload(void *ctx, void *dst, const void *src, size_t bytes) {
-    gd_copy_backend *cb = ctx;
+static void copy_upload(const gd_backend *be, void *dst, const void *src, size_t bytes) {
+    gd_copy_backend *cb = be->ctx;
     check_range(cb, dst, bytes, "upload");
     memcpy(dst, src, bytes);
     cb->moved += bytes;
 }
 
-static void copy_download(void *ctx, void *dst, const void *src, size_t bytes) {
-    gd_copy_backend *cb = ctx;
+static void copy_download(const gd_backend *be, void *dst, const void *src, size_t bytes) {
+    gd_copy_backend *cb = be->ctx;
     check_range(cb, src, bytes, "download");
     memcpy(dst, src, bytes);
     cb->moved += bytes;
 }
 
-static void copy_copy(void *ctx, void *dst, const void *src, size_t bytes) {
-    gd_copy_backend *cb = ctx;
+static void copy_copy(const gd_backend *be, void *dst, const void *src, size_t bytes) {
+    gd_copy_backend *cb = be->ctx;
     check_range(cb, dst, bytes, "copy (to)");
     check_range(cb, src, bytes, "copy (from)");
     memmove(dst, src, bytes);
 }
 
-static void copy_zero(void *ctx, void *dst, size_t bytes) {
-    gd_copy_backend *cb = ctx;
+static void copy_zero(const gd_backend *be, void *dst, size_t bytes) {
+    gd_copy_backend *cb = be->ctx;
     check_range(cb, dst, bytes, "zero");
     memset(dst, 0, bytes);
 }

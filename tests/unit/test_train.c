@@ -10,6 +10,7 @@
 #include "tests/testkit.h"
 #include "trainer/checkpoint.h"
 #include "trainer/data.h"
+#include "kernels/backend_registry.h"
 #include "trainer/model.h"
 #include "trainer/safetensors.h"
 #include "trainer/train.h"
@@ -107,6 +108,21 @@ static float *params_of(const gd_trainer *t) {
     CHECK(p != NULL);
     gd_trainer_get_state(t, p, NULL, NULL, NULL);
     return p;
+}
+
+/* A backend handle without host threads (what the command line opens)
+ * runs its CPU ops on the trainer's threads, not on one. */
+static void test_backend_handle_borrows_threads(void) {
+    gd_backend cpu;
+    CHECK_OK(gd_backend_open(&cpu, "cpu", NULL));
+    gd_train_options o = small_options(4);
+    gd_model_config c = tiny();
+    gd_trainer *t = NULL;
+    CHECK_OK(gd_trainer_create_on(&t, &c, &o, 2, &cpu));
+    CHECK(t != NULL && gd_trainer_backend(t)->pool == gd_trainer_pool(t));
+    CHECK(t != NULL && gd_trainer_pool(t) != NULL);
+    gd_trainer_destroy(t);
+    gd_backend_close(&cpu);
 }
 
 static bool same_state(gd_trainer *a, gd_trainer *b) {
@@ -460,6 +476,7 @@ static void test_evaluate_shard_windows(void) {
 
 int main(void) {
     RUN_TEST(test_learns_markov);
+    RUN_TEST(test_backend_handle_borrows_threads);
     RUN_TEST(test_thread_count_does_not_matter);
     RUN_TEST(test_resume_is_exact);
     RUN_TEST(test_checkpoint_format);
