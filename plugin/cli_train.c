@@ -519,12 +519,17 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
                             from_checkpoint ? " (recorded in the checkpoint)" : "");
     if (s == GD_OK)
         s = gd_pool_create(&pool, threads);
+    gd_backend backend = {0};
+    if (s == GD_OK) {
+        const char *name = gd_arg(args, "backend") ? gd_arg(args, "backend") : "auto";
+        s = gd_backend_open(&backend, name, pool);
+    }
     double loss = 0;
     uint64_t tokens = 0;
     gd_eval_watch watch = {cli, gd_flag(args, "json"), gd_cli_now(), gd_cli_now()};
     if (s == GD_OK)
-        s = gd_evaluate_progress(&layout, params, data, batches, o.batch, o.seq_len,
-                                 o.micro_batch, pool, &loss, &tokens, gd_eval_progress, &watch);
+        s = gd_evaluate_backend(&backend, &layout, params, data, batches, o.batch, o.seq_len,
+                                o.micro_batch, &loss, &tokens, gd_eval_progress, &watch);
     if (s == GD_OK && !isfinite(loss))
         s = gd_fail(GD_ERR_LIMIT, "the loss of checkpoint %s over %" PRIu64 " tokens is not "
                                   "finite (%g): its weights overflow the forward pass",
@@ -549,6 +554,7 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
                 loss, exp(loss), tokens, tokens / (o.batch * o.seq_len), o.batch, o.seq_len);
         rc = GD_EXIT_OK;
     }
+    gd_backend_close(&backend);
     gd_pool_destroy(pool);
     gd_data_close(data);
     free(params);
@@ -567,6 +573,7 @@ static const gd_opt_spec gd_eval_opts[] = {
                  "state records it; else 256)"},
     {"micro-batch", "M", "sequences per forward pass; divides B (default B)"},
     {"threads", "N", "worker threads (default: all cores; results do not depend on it)"},
+    {"backend", "NAME", "cpu, cuda or auto (default auto: cuda where a GPU is usable)"},
     {"json", NULL, "print {\"loss\", \"tokens\", ...} as JSON"},
     {NULL, NULL, NULL},
 };

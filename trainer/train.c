@@ -369,8 +369,23 @@ gd_status gd_evaluate_progress(const gd_param_layout *layout, const float *param
                                uint64_t *tokens, gd_eval_progress_fn progress, void *ctx) {
     gd_backend cpu;
     gd_backend_cpu_init(&cpu, pool);
-    return gd_evaluate_on(&cpu, layout, params, data, batches, batch, seq_len, micro_batch,
-                          mean_loss, tokens, progress, ctx);
+    return gd_evaluate_backend(&cpu, layout, params, data, batches, batch, seq_len, micro_batch,
+                               mean_loss, tokens, progress, ctx);
+}
+
+gd_status gd_evaluate_backend(const gd_backend *be, const gd_param_layout *layout,
+                              const float *params, const gd_data *data, size_t batches,
+                              size_t batch, size_t seq_len, size_t micro_batch,
+                              double *mean_loss, uint64_t *tokens, gd_eval_progress_fn progress,
+                              void *ctx) {
+    float *staged = gd_backend_stage(be, params, layout->total);
+    if (staged == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of %s memory for %zu parameters", be->iface->name,
+                       layout->total);
+    gd_status s = gd_evaluate_on(be, layout, staged, data, batches, batch, seq_len, micro_batch,
+                                 mean_loss, tokens, progress, ctx);
+    gd_backend_unstage(be, staged, (float *)params, layout->total, false);
+    return s;
 }
 
 gd_status gd_trainer_evaluate(const gd_trainer *t, const gd_data *data, size_t batches,

@@ -118,6 +118,14 @@ gd_status gd_evaluate(const gd_param_layout *layout, const float *params, const 
 /* Told after each evaluation batch: done of batches scored so far. */
 typedef void (*gd_eval_progress_fn)(void *ctx, size_t done, size_t batches);
 
+/* gd_evaluate_progress of params (host memory) on backend be, which
+ * receives one upload of them; its pool runs the fallbacks. */
+gd_status gd_evaluate_backend(const gd_backend *be, const gd_param_layout *layout,
+                              const float *params, const gd_data *data, size_t batches,
+                              size_t batch, size_t seq_len, size_t micro_batch,
+                              double *mean_loss, uint64_t *tokens, gd_eval_progress_fn progress,
+                              void *ctx) GD_MUST_CHECK;
+
 /* gd_evaluate_progress of the trainer's own parameters, on its backend
  * (no host copy); progress may be NULL. */
 gd_status gd_trainer_evaluate(const gd_trainer *t, const gd_data *data, size_t batches,

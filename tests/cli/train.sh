@@ -155,6 +155,14 @@ out=$("$bin" train "${common[@]}" --steps 1 --backend rocm --out x.safetensors 2
 [ $? -eq 2 ] && grep -q "unknown backend 'rocm'" <<<"$out" || bad "--backend rocm: $out"
 out=$("$bin" train "${common[@]}" --steps 2 --backend cpu --out cpu.safetensors 2>&1)
 grep -q "backend cpu" <<<"$out" || bad "train --backend cpu banner: $out"
+# eval on a backend gives the CPU's loss on the CPU, and refuses unknown names.
+l_auto=$("$bin" eval --checkpoint cpu.safetensors --batches 2 --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["loss"])')
+l_cpu=$("$bin" eval --checkpoint cpu.safetensors --batches 2 --backend cpu --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["loss"])')
+cuda_usable=$("$bin" version --json | python3 -c 'import json,sys; print("cuda" in json.load(sys.stdin)["backends"]["usable"])')
+[ -n "$l_cpu" ] && { [ "$l_cpu" = "$l_auto" ] || [ "$cuda_usable" = True ]; } ||
+  bad "eval --backend cpu: $l_cpu vs auto $l_auto"
+out=$("$bin" eval --checkpoint cpu.safetensors --batches 1 --backend rocm 2>&1)
+[ $? -eq 2 ] && grep -q "unknown backend 'rocm'" <<<"$out" || bad "eval --backend rocm: $out"
 # cuda where it is compiled but cannot run is exit 1 with the reason; where
 # it is not compiled in, a usage error (exit 2).
 backends=$("$bin" version --json)

@@ -45,7 +45,7 @@ cat >spec.json <<'JSON'
   "data_digest": "3333333333333333333333333333333333333333333333333333333333333333",
   "h_min": 20, "h_max": 40, "segment_steps": 10, "tokens_per_step": "512",
   "outer_lr_ppm": 700000, "outer_momentum_ppm": 900000, "codec": "int8",
-  "windows": {"train": 2, "commit": 12, "reveal": 12, "verify": 44, "open": 36,
+  "windows": {"train": 2, "commit": 20, "reveal": 16, "verify": 44, "open": 36,
               "dispute": 8, "dispute_open": 8, "attest": 14, "attest_open": 14},
   "reward_per_epoch": "90000ngonka", "min_collateral": "100000ngonka",
   "fail_bond": "1000ngonka", "checks_per_commit": 2, "double_check_ppm": 500000,
