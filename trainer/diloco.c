@@ -241,18 +241,6 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
 
 /* --- aggregation -------------------------------------------------------------------------- */
 
-/* A contribution's L2 norm: the square root of the backend's sum of
- * squares (fixed chunks, in double) of its values. */
-static gd_status gd_contribution_norm(const gd_backend *be, const float *delta, size_t n,
-                                      double *norm) {
-    float *staged = gd_backend_stage(be, delta, n);
-    if (staged == NULL)
-        return gd_fail(GD_ERR_NOMEM, "out of %s memory for a contribution", be->iface->name);
-    *norm = sqrt(gd_backend_sum_squares(be, staged, n));
-    gd_backend_unstage(be, staged, (float *)delta, n, false);
-    return GD_OK;
-}
-
 static int gd_cmp_contrib(const void *a, const void *b) {
     const gd_contribution *x = *(const gd_contribution *const *)a;
     const gd_contribution *y = *(const gd_contribution *const *)b;
@@ -264,26 +252,20 @@ static int gd_cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* The outer step of g by the ordered contributions' weights on be: G and
- * the contributions are host arrays, staged into the backend's memory
- * (nothing is copied on a host-memory backend). */
-static gd_status gd_outer_step_on(const gd_backend *be, const gd_contribution *const *ordered,
+/* The outer step of g by the staged contributions' weights on be: G is a
+ * host array, staged into the backend's memory (no copy on a host-memory
+ * backend). */
+static gd_status gd_outer_step_on(const gd_backend *be, const float *const *deltas,
                                   const float *weights, size_t count, gd_global_state *g,
                                   float lr, float mu) {
     size_t n = g->n;
-    const float **deltas = calloc(count, sizeof *deltas);
     float *params = gd_backend_stage(be, g->params, n);
     float *momentum = gd_backend_stage(be, g->momentum, n);
-    bool ok = deltas && params && momentum;
-    for (size_t i = 0; ok && i < count; i++)
-        ok = (deltas[i] = gd_backend_stage(be, ordered[i]->delta, n)) != NULL;
+    bool ok = params && momentum;
     if (ok)
         gd_backend_outer_step(be, params, momentum, deltas, weights, count, n, lr, mu);
-    for (size_t i = 0; deltas && i < count; i++)
-        gd_backend_unstage(be, (float *)deltas[i], (float *)ordered[i]->delta, n, false);
     gd_backend_unstage(be, params, g->params, n, ok);
     gd_backend_unstage(be, momentum, g->momentum, n, ok);
-    free(deltas);
     return ok ? GD_OK
               : gd_fail(GD_ERR_NOMEM, "out of %s memory for the outer step", be->iface->name);
 }
@@ -317,7 +299,10 @@ gd_status gd_diloco_aggregate(const gd_backend *be, const gd_diloco_config *c,
     const gd_contribution **ordered = calloc(n_contribs, sizeof *ordered);
     double *norms = calloc(n_contribs, sizeof *norms), *sorted = calloc(n_contribs, sizeof *sorted);
     float *weights = calloc(n_contribs, sizeof *weights);
-    gd_status s = ordered && norms && sorted && weights
+    /* Each contribution in the backend's memory, staged once for both its
+     * norm and the outer step (no copy on a host-memory backend). */
+    float **staged = calloc(n_contribs, sizeof *staged);
+    gd_status s = ordered && norms && sorted && weights && staged
                       ? GD_OK
                       : gd_fail(GD_ERR_NOMEM, "out of memory");
     double total_tokens = 0;
@@ -336,9 +321,17 @@ gd_status gd_diloco_aggregate(const gd_backend *be, const gd_diloco_config *c,
     gd_aggregate_stats st = {0};
     if (s == GD_OK) {
         for (size_t i = 0; s == GD_OK && i < n_contribs; i++) {
-            s = gd_contribution_norm(be, ordered[i]->delta, g->n, &norms[i]);
+            staged[i] = gd_backend_stage(be, ordered[i]->delta, g->n);
+            if (staged[i] == NULL) {
+                s = gd_fail(GD_ERR_NOMEM, "out of %s memory for a contribution",
+                            be->iface->name);
+                break;
+            }
+            /* The L2 norm: the backend's sum of squares (fixed chunks, in
+             * double), then the square root. */
+            norms[i] = sqrt(gd_backend_sum_squares(be, staged[i], g->n));
             sorted[i] = norms[i];
-            if (s == GD_OK && !isfinite(norms[i]))
+            if (!isfinite(norms[i]))
                 s = gd_fail(GD_ERR_INVALID, "contribution of %s is not finite",
                             ordered[i]->address);
         }
@@ -359,13 +352,17 @@ gd_status gd_diloco_aggregate(const gd_backend *be, const gd_diloco_config *c,
             }
             weights[i] = (float)(clip * (double)ordered[i]->tokens / total_tokens);
         }
-        s = gd_outer_step_on(be, ordered, weights, n_contribs, g, (float)c->outer_lr,
-                             (float)c->outer_momentum);
+        s = gd_outer_step_on(be, (const float *const *)staged, weights, n_contribs, g,
+                             (float)c->outer_lr, (float)c->outer_momentum);
         if (s == GD_OK)
             g->round++;
     }
     if (stats)
         *stats = st;
+    for (size_t i = 0; staged != NULL && i < n_contribs; i++)
+        if (staged[i] != NULL)
+            gd_backend_unstage(be, staged[i], (float *)ordered[i]->delta, g->n, false);
+    free(staged);
     free(ordered);
     free(norms);
     free(sorted);
