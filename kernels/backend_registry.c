@@ -38,10 +38,15 @@ bool gd_backend_usable(const char *name, char *why, size_t cap) {
     return false;
 }
 
-gd_status gd_backend_open(gd_backend *out, const char *name, gd_pool *pool) {
+const char *gd_backend_resolve(const char *name) {
     char why[256];
     if (strcmp(name, "auto") == 0)
-        name = gd_backend_usable("cuda", why, sizeof why) ? "cuda" : "cpu";
+        return gd_backend_usable("cuda", why, sizeof why) ? "cuda" : "cpu";
+    return name;
+}
+
+gd_status gd_backend_open(gd_backend *out, const char *name, gd_pool *pool) {
+    name = gd_backend_resolve(name);
     if (strcmp(name, "cpu") == 0) {
         gd_backend_cpu_init(out, pool);
         return GD_OK;
@@ -67,10 +72,17 @@ void gd_backend_close(gd_backend *be) {
     be->iface = NULL;
 }
 
-gd_status gd_backend_identity(const gd_backend *be, char *out, size_t cap) {
+gd_status gd_backend_identity(const char *name, char *out, size_t cap) {
+    name = gd_backend_resolve(name);
+    if (strcmp(name, "cpu") == 0)
+        return gd_cpu_identity(out, cap);
+    if (strcmp(name, "cuda") == 0) {
 #ifdef GD_HAVE_CUDA
-    if (strcmp(be->iface->name, "cuda") == 0)
         return gd_backend_cuda_identity(0, out, cap);
+#else
+        return gd_fail(GD_ERR_INVALID, "backend cuda is not compiled into this build (nvcc "
+                                       "was not found when it was built)");
 #endif
-    return gd_cpu_identity(out, cap);
+    }
+    return gd_fail(GD_ERR_INVALID, "unknown backend '%s' (cpu, cuda, auto)", name);
 }

@@ -27,8 +27,13 @@ gd_status gd_backend_open(gd_backend *out, const char *name, gd_pool *pool) GD_M
 /* Releases what gd_backend_open took (nothing for the CPU backend). */
 void gd_backend_close(gd_backend *be);
 
-/* What decides the bits of the backend's results (kernels/cpu/identity.h
- * for the CPU), for the hardware class. */
-gd_status gd_backend_identity(const gd_backend *be, char *out, size_t cap) GD_MUST_CHECK;
+/* The backend a name stands for: "auto" is "cuda" where it is usable, else
+ * "cpu"; any other name is itself. */
+const char *gd_backend_resolve(const char *name);
+
+/* What decides the bits of backend `name`'s results (kernels/cpu/identity.h
+ * for the CPU), for the hardware class, without opening it. The errors of
+ * gd_backend_open. */
+gd_status gd_backend_identity(const char *name, char *out, size_t cap) GD_MUST_CHECK;
 
 #endif

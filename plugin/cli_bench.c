@@ -104,7 +104,7 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     double peak = 0;
     char identity[1024] = "";
     if (strcmp(backend.iface->name, "cpu") != 0 &&
-        gd_backend_identity(&backend, identity, sizeof identity) == GD_OK)
+        gd_backend_identity(backend.iface->name, identity, sizeof identity) == GD_OK)
         peak = gd_bf16_peak_tflops(identity);
     double mfu = peak > 0 ? gflops / (peak * 1e3) : 0;
     struct rusage ru;

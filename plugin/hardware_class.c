@@ -12,14 +12,10 @@
 
 gd_status gd_hardware_class_auto(char out[GD_HARDWARE_CLASS_MAX + 1], const char *backend,
                                  char *identity, size_t identity_cap) {
-    gd_backend be;
-    GD_TRY(gd_backend_open(&be, backend, NULL));
+    const char *name = gd_backend_resolve(backend);
     char id[1024];
-    gd_status s = gd_backend_identity(&be, id, sizeof id);
-    const char *name = be.iface->name; /* a static string of the backend's table */
+    GD_TRY(gd_backend_identity(name, id, sizeof id));
     bool cpu = strcmp(name, "cpu") == 0;
-    gd_backend_close(&be);
-    GD_TRY(s);
     uint8_t digest[32];
     gd_sha256(digest, id, strlen(id));
     char hex[65];
