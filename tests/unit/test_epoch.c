@@ -1,6 +1,7 @@
 /* Gonka's epoch clock: stage heights, phases, epoch 0, wind-down truncation. */
-#include "chain/epoch.h"
 #include "chain/diloco_spec.h"
+#include "chain/epoch.h"
+#include "chain/module/epochs.h"
 #include "tests/testkit.h"
 #include "tests/unit/example_spec.h"
 
@@ -140,25 +141,12 @@ static void test_param_checks(void) {
 /* The Inference phase of an epoch after genesis, and a run spec's round
  * against it: a round as long as the phase fits, one block more never
  * opens. */
-/* Localnet's default epochs (chain/module/epochs.c) over mainnet's other
- * parameters. */
-static void localnet_epochs(gd_epoch_params *p) {
-    gd_epoch_params_mainnet(p);
-    p->epoch_length = 100;
-    p->epoch_shift = 80;
-    p->poc_stage_duration = 10;
-    p->poc_exchange_duration = 2;
-    p->poc_validation_delay = 2;
-    p->poc_validation_duration = 10;
-    p->set_new_validators_delay = 2;
-    CHECK_OK(gd_epoch_params_check(p));
-}
-
 static void test_round_fits_inference(void) {
     gd_epoch_params p;
     gd_epoch_params_mainnet(&p);
     CHECK(gd_epoch_inference_length(&p) == 17280 - (60 + 5 + 480));
-    localnet_epochs(&p);
+    gd_epoch_params_localnet(&p); /* localnet's default epochs */
+    CHECK_OK(gd_epoch_params_check(&p));
     CHECK(gd_epoch_inference_length(&p) == 78); /* 100 - (10 + 2 + 10) */
     /* The phase is exactly the heights where gd_epoch_phase_at says Inference. */
     gd_epoch e = {.index = 3, .poc_start_block_height = 220};
@@ -206,7 +194,8 @@ static int64_t open_height_by_blocks(const gd_epoch_params *p, int64_t from, int
  * heights as the module's block-by-block rule, from every start. */
 static void test_next_open_height(void) {
     gd_epoch_params p;
-    localnet_epochs(&p);
+    gd_epoch_params_localnet(&p); /* localnet's default epochs */
+    CHECK_OK(gd_epoch_params_check(&p));
     /* The example spec's 76 blocks: epoch 1's Inference phase opens at 42. */
     gd_epoch e0 = {0, 0};
     CHECK(gd_diloco_next_open_height(&e0, &p, 1, 76) == 42);
