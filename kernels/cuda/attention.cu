@@ -18,18 +18,29 @@ struct Shape {
     float scale;
 };
 
+// The query row a block owns, block (b * heads + h) * T + t, and its
+// pointers: its head's slice of row t of a (B*T, heads*hd) tensor, the key
+// and value head it reads, and its row of a (B, heads, T, T) tensor.
+struct QueryRow {
+    size_t t, q_at, kv_base, scores;
+};
+
+__device__ QueryRow query_row(const Shape &s) {
+    size_t t = blockIdx.x % s.T, bh = blockIdx.x / s.T;
+    size_t h = bh % s.heads, b = bh / s.heads, kvh = h / (s.heads / s.kv_heads);
+    return QueryRow{t, (b * s.T + t) * s.heads * s.hd + h * s.hd,
+                    b * s.T * s.kv_heads * s.hd + kvh * s.hd, blockIdx.x * s.T};
+}
+
 // Block (b * heads + h) * T + t: query row t of head h in sequence b.
 __global__ void attention_forward_kernel(float *out, float *att, const float *q, const float *k,
                                          const float *v, Shape s) {
     __shared__ float fshared[kThreads];
     __shared__ double dshared[kThreads];
-    size_t t = blockIdx.x % s.T, bh = blockIdx.x / s.T;
-    size_t h = bh % s.heads, b = bh / s.heads, kvh = h / (s.heads / s.kv_heads);
-    size_t q_stride = s.heads * s.hd, kv_stride = s.kv_heads * s.hd;
-    const float *qi = q + (b * s.T + t) * q_stride + h * s.hd;
-    const float *kb = k + b * s.T * kv_stride + kvh * s.hd;
-    const float *vb = v + b * s.T * kv_stride + kvh * s.hd;
-    float *row = att + blockIdx.x * s.T;
+    QueryRow r = query_row(s);
+    size_t t = r.t, kv_stride = s.kv_heads * s.hd;
+    const float *qi = q + r.q_at, *kb = k + r.kv_base, *vb = v + r.kv_base;
+    float *row = att + r.scores;
     float m = -INFINITY;
     for (size_t j = threadIdx.x; j <= t; j += kThreads) {
         const float *kj = kb + j * kv_stride;
@@ -49,7 +60,7 @@ __global__ void attention_forward_kernel(float *out, float *att, const float *q,
     for (size_t j = threadIdx.x; j < s.T; j += kThreads)
         row[j] = j <= t ? (float)((double)row[j] * inv) : 0.0f;
     __syncthreads();
-    float *oi = out + (b * s.T + t) * q_stride + h * s.hd;
+    float *oi = out + r.q_at;
     for (size_t e = threadIdx.x; e < s.hd; e += kThreads) {
         float acc = 0.0f;
         for (size_t j = 0; j <= t; j++)
@@ -64,14 +75,11 @@ __global__ void attention_backward_rows_kernel(float *dq, float *ds_all, const f
                                                const float *att, const float *k,
                                                const float *v, Shape s) {
     __shared__ double dshared[kThreads];
-    size_t t = blockIdx.x % s.T, bh = blockIdx.x / s.T;
-    size_t h = bh % s.heads, b = bh / s.heads, kvh = h / (s.heads / s.kv_heads);
-    size_t q_stride = s.heads * s.hd, kv_stride = s.kv_heads * s.hd;
-    const float *doi = dout + (b * s.T + t) * q_stride + h * s.hd;
-    const float *kb = k + b * s.T * kv_stride + kvh * s.hd;
-    const float *vb = v + b * s.T * kv_stride + kvh * s.hd;
-    const float *p = att + blockIdx.x * s.T;
-    float *ds = ds_all + blockIdx.x * s.T;
+    QueryRow r = query_row(s);
+    size_t t = r.t, kv_stride = s.kv_heads * s.hd;
+    const float *doi = dout + r.q_at, *kb = k + r.kv_base, *vb = v + r.kv_base;
+    const float *p = att + r.scores;
+    float *ds = ds_all + r.scores;
     double part = 0;
     for (size_t j = threadIdx.x; j <= t; j += kThreads) {
         const float *vj = vb + j * kv_stride;
@@ -87,7 +95,7 @@ __global__ void attention_backward_rows_kernel(float *dq, float *ds_all, const f
     __syncthreads();
     if (dq == nullptr)
         return;
-    float *dqi = dq + (b * s.T + t) * q_stride + h * s.hd;
+    float *dqi = dq + r.q_at;
     for (size_t e = threadIdx.x; e < s.hd; e += kThreads) {
         float acc = 0.0f;
         for (size_t j = 0; j <= t; j++)
