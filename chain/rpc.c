@@ -48,6 +48,13 @@ void gd_rpc_options_default(gd_rpc_options *opt) {
     opt->notice_after_ms = 0;
     opt->on_wait = NULL;
     opt->on_wait_ctx = NULL;
+    opt->cancel = NULL;
+}
+
+void gd_rpc_set_cancel(gd_rpc *rpc, const volatile int *cancel) { rpc->opt.cancel = cancel; }
+
+static bool gd_rpc_cancelled(const gd_rpc *rpc) {
+    return rpc->opt.cancel != NULL && *rpc->opt.cancel != 0;
 }
 
 gd_status gd_rpc_open(gd_rpc **out, const char *url, const gd_rpc_options *opt) {
@@ -121,7 +128,8 @@ static size_t gd_rpc_write(char *data, size_t size, size_t nmemb, void *user) {
 }
 
 /* libcurl calls this about once a second while a transfer waits: the
- * place to tell the caller, once, that the answer is slow in coming. */
+ * place to tell the caller, once, that the answer is slow in coming, and
+ * to abort the transfer once a stop is asked for. */
 static int gd_rpc_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                            curl_off_t ulnow) {
     gd_rpc *rpc = user;
@@ -131,7 +139,7 @@ static int gd_rpc_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, cur
         rpc->opt.on_wait(rpc->opt.on_wait_ctx, rpc->url, rpc->call_method, waited,
                          rpc->opt.deadline_ms);
     }
-    return 0;
+    return gd_rpc_cancelled(rpc) ? 1 : 0;
 }
 
 /* One HTTP exchange of at most timeout_ms. Sets *retryable for failures
@@ -154,7 +162,7 @@ static gd_status gd_rpc_post(gd_rpc *rpc, const char *request, long timeout_ms,
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, rpc->opt.connect_timeout_ms < timeout_ms
                                                        ? rpc->opt.connect_timeout_ms
                                                        : timeout_ms);
-    if (rpc->opt.on_wait) {
+    if (rpc->opt.on_wait || rpc->opt.cancel) {
         curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, gd_rpc_progress);
         curl_easy_setopt(c, CURLOPT_XFERINFODATA, rpc);
         curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
@@ -191,6 +199,8 @@ static gd_status gd_rpc_post(gd_rpc *rpc, const char *request, long timeout_ms,
         *retryable = 1;
         return gd_fail(GD_ERR_NETWORK, "connection to %s failed: %s", rpc->url,
                        curl_easy_strerror(rc));
+    case CURLE_ABORTED_BY_CALLBACK:
+        return gd_fail(GD_ERR_CANCELLED, "request to %s stopped", rpc->url);
     case CURLE_URL_MALFORMAT:
     case CURLE_UNSUPPORTED_PROTOCOL:
         return gd_fail(GD_ERR_INVALID, "node URL %s is not usable: %s", rpc->url,
@@ -202,8 +212,9 @@ static gd_status gd_rpc_post(gd_rpc *rpc, const char *request, long timeout_ms,
 }
 
 /* Full-jitter exponential backoff: uniform in [0, min(cap, base * 2^attempt)],
- * and never past left_ms. */
-static void gd_rpc_backoff(const gd_rpc_options *opt, int attempt, long left_ms) {
+ * and never past left_ms; cut short by a stop. */
+static void gd_rpc_backoff(const gd_rpc *rpc, int attempt, long left_ms) {
+    const gd_rpc_options *opt = &rpc->opt;
     long ceiling = opt->retry_base_ms;
     for (int i = 0; i < attempt && ceiling < opt->retry_cap_ms; i++)
         ceiling *= 2;
@@ -215,8 +226,11 @@ static void gd_rpc_backoff(const gd_rpc_options *opt, int attempt, long left_ms)
     long ms = ceiling > 0 ? (long)(r % (uint32_t)(ceiling + 1)) : 0;
     if (ms > left_ms)
         ms = left_ms > 0 ? left_ms : 0;
-    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
+    for (; ms > 0 && !gd_rpc_cancelled(rpc); ms -= 100) {
+        long slice = ms < 100 ? ms : 100;
+        struct timespec ts = {0, slice * 1000000L};
+        nanosleep(&ts, NULL);
+    }
 }
 
 gd_status gd_rpc_call(gd_rpc *rpc, const char *method, json_t *params, json_t **result) {
@@ -239,6 +253,10 @@ gd_status gd_rpc_call(gd_rpc *rpc, const char *method, json_t *params, json_t **
      * accepts and never answers costs the deadline, not every try's timeout. */
     long deadline = rpc->opt.deadline_ms;
     for (int attempt = 0;; attempt++) {
+        if (gd_rpc_cancelled(rpc)) {
+            s = gd_fail(GD_ERR_CANCELLED, "%s to %s stopped", method, rpc->url);
+            break;
+        }
         long http = 0;
         int retryable = 0;
         long timeout = rpc->opt.timeout_ms;
@@ -273,7 +291,7 @@ gd_status gd_rpc_call(gd_rpc *rpc, const char *method, json_t *params, json_t **
             break;
         GD_LOG_INFO("rpc", "%s: %s; retry %d of %d", method, gd_error_detail(), attempt + 1,
                     rpc->opt.max_retries);
-        gd_rpc_backoff(&rpc->opt, attempt,
+        gd_rpc_backoff(rpc, attempt,
                        deadline > 0 ? deadline - (long)(gd_rpc_now_ms() - rpc->call_start_ms)
                                     : rpc->opt.retry_cap_ms);
     }

@@ -30,6 +30,9 @@ void gd_rpc_options_default(gd_rpc_options *opt);
 gd_status gd_rpc_open(gd_rpc **out, const char *url, const gd_rpc_options *opt) GD_MUST_CHECK;
 void gd_rpc_close(gd_rpc *rpc);
 
+/* Sets the options' cancel flag of an open client (NULL: never). */
+void gd_rpc_set_cancel(gd_rpc *rpc, const volatile int *cancel);
+
 /* The JSON-RPC error of the last call that returned GD_ERR_RPC. */
 const gd_rpc_error *gd_rpc_last_error(const gd_rpc *rpc);
 

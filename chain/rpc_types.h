@@ -31,6 +31,11 @@ typedef struct gd_rpc_options {
     long notice_after_ms;    /* call on_wait after this long without an answer */
     gd_rpc_wait_fn on_wait;  /* default NULL: nobody is told */
     void *on_wait_ctx;
+    /* Non-zero: a call stops with GD_ERR_CANCELLED within a second (its
+     * transfer aborted, no further try or backoff), so a daemon asked to
+     * stop does not wait out retries on a chain that went away. Default
+     * NULL: never. */
+    const volatile int *cancel;
 } gd_rpc_options;
 
 /* The JSON-RPC error of the last failed call (code 0 when the failure was

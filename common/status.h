@@ -31,6 +31,7 @@ typedef enum gd_status {
     GD_ERR_RPC,        /* the node answered with a JSON-RPC error */
     GD_ERR_CHAIN,      /* the chain answered with a non-zero ABCI code */
     GD_ERR_LIMIT,      /* a size or count limit was exceeded */
+    GD_ERR_CANCELLED,  /* stopped on request before it finished */
 } gd_status;
 
 /* Returns a short constant name for a status ("invalid argument", ...). */

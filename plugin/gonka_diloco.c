@@ -200,9 +200,19 @@ GD_ABI int gonka_diloco_run(gonka_diloco *h, const volatile int *stop, unsigned 
     if (h == NULL || stop == NULL)
         return gd_abi_fail(GONKA_DILOCO_ERR_INVALID, GD_OK, err, err_cap, "arguments");
     unsigned backoff = 0;
+    int rc = GONKA_DILOCO_OK;
+    gd_member_stop_on(h->member, stop);
+    gd_rpc_set_cancel(h->chain.rpc, stop);
     while (!*stop) {
         char why[512] = "";
-        int rc = gonka_diloco_step(h, why, sizeof why);
+        rc = gonka_diloco_step(h, why, sizeof why);
+        if (rc != GONKA_DILOCO_OK && *stop) {
+            /* A duty cut short by the stop (training, a transaction's
+             * wait): it is done again after a restart, as after a crash. */
+            GD_LOG_INFO("node", "stopped: %s", why);
+            rc = GONKA_DILOCO_OK;
+            break;
+        }
         if (rc == GONKA_DILOCO_ERR_CHAIN) {
             /* An RPC outage is waited out, not fatal. */
             backoff = backoff ? (backoff * 2 > 30000 ? 30000 : backoff * 2) : 500;
@@ -213,14 +223,16 @@ GD_ABI int gonka_diloco_run(gonka_diloco *h, const volatile int *stop, unsigned 
         if (rc != GONKA_DILOCO_OK) {
             if (err && err_cap)
                 snprintf(err, err_cap, "%s", why);
-            return rc;
+            break;
         }
         if (backoff)
             GD_LOG_INFO("node", "the chain answers again");
         backoff = 0;
         gd_sleep_ms(poll_ms ? poll_ms : 250, stop);
     }
-    return GONKA_DILOCO_OK;
+    gd_member_stop_on(h->member, NULL);
+    gd_rpc_set_cancel(h->chain.rpc, NULL);
+    return rc;
 }
 
 GD_ABI char *gonka_diloco_status_json(gonka_diloco *h) {

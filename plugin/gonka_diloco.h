@@ -55,7 +55,10 @@ int gonka_diloco_step(gonka_diloco *h, char *err, size_t err_cap);
 
 /* Steps until *stop becomes non-zero (polling the chain every poll_ms,
  * 0 = 250), retrying CHAIN errors with backoff up to 30 s; returns OK once
- * stopped, or the first error that is not CHAIN. */
+ * stopped, or the first error that is not CHAIN. A stop cuts a long duty
+ * short: a round being trained stops within one inner step, and a chain
+ * call or a transaction's wait for its block within a second; the duty is
+ * done again after a restart, as after a crash. */
 int gonka_diloco_run(gonka_diloco *h, const volatile int *stop, unsigned poll_ms, char *err,
                      size_t err_cap);
 

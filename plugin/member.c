@@ -279,6 +279,8 @@ static gd_status gd_member_send(gd_member *n, const gd_any *msgs, size_t n_msgs,
     gd_status s = n->chain.iface->submit(n->chain.ctx, &n->key, msgs, n_msgs, &code, log,
                                          sizeof log);
     int64_t h = n->view.view.height;
+    if (s == GD_ERR_CANCELLED)
+        return s; /* the node stops; the duty is due again after a restart */
     if (s != GD_OK) {
         gd_member_error(n, "height %" PRId64 ": sending %s (round %" PRIu64 "): %s", h,
                       gd_action_names[acts[0].kind], acts[0].round, gd_error_detail());
@@ -319,6 +321,8 @@ static gd_status gd_member_send(gd_member *n, const gd_any *msgs, size_t n_msgs,
 }
 
 gd_status gd_member_observe(gd_member *n) { return gd_member_read(n); }
+
+void gd_member_stop_on(gd_member *n, const volatile int *stop) { n->stop = stop; }
 
 /* Sends the messages gathered so far in one transaction and empties the
  * batch. */

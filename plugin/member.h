@@ -69,6 +69,11 @@ gd_status gd_member_open(gd_member **out, const gd_member_options *o, const gd_k
                        gd_chain_port chain, gd_peer_port peers) GD_MUST_CHECK;
 void gd_member_close(gd_member *n);
 
+/* While *stop is non-zero a duty that computes (training a round) stops
+ * within one inner step and the step returns GD_ERR_CANCELLED; nothing of
+ * the duty is journalled, so a restart does it again. NULL: never. */
+void gd_member_stop_on(gd_member *n, const volatile int *stop);
+
 /* One step: reads the chain, does every duty due (*done receives how many),
  * and journals their effects. A duty that fails is logged and recorded in
  * the node's errors; it is due again at the next step while its window

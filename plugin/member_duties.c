@@ -156,6 +156,7 @@ static gd_status gd_duty_train(gd_member *n, uint64_t r) {
     pthread_mutex_unlock(&n->mu);
     n->engine.rc.diloco.on_segment = gd_member_on_segment;
     n->engine.rc.diloco.on_segment_ctx = n;
+    n->engine.rc.diloco.stop = n->stop;
     gd_engine_train_fn train = n->o.train ? n->o.train : gd_engine_train;
     GD_TRY(gd_member_before_compute(n));
     gd_status s = train(&n->engine, r, &n->g, fresh, &n->w, &n->trained);

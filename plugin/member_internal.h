@@ -92,6 +92,7 @@ struct gd_member {
         gd_action *sent;
     } outbox;
     bool computed;              /* the current duty trained, re-executed or aggregated */
+    const volatile int *stop;   /* a stop asked for (gd_member_stop_on), or NULL */
 
     bool engine_open;
     gd_engine engine;

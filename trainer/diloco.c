@@ -207,6 +207,11 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
             s = gd_worker_state_copy(&segment_starts[seg], w);
         double segment_loss = 0;
         for (uint32_t k = 0; s == GD_OK && k < c->segment_steps; k++) {
+            if (c->stop != NULL && *c->stop) {
+                s = gd_fail(GD_ERR_CANCELLED, "stopped at inner step %u of %u",
+                            seg * c->segment_steps + k, c->inner_steps);
+                break;
+            }
             gd_step_stats st;
             s = gd_trainer_step(t, data, &st);
             out->loss_sum += st.loss;

@@ -73,6 +73,11 @@ typedef struct gd_diloco_config {
     void (*on_segment)(void *ctx, uint64_t round, uint32_t segment, uint32_t segments,
                        double loss);
     void *on_segment_ctx;
+    /* Read before each inner step of a worker's round: once non-zero the
+     * round stops with GD_ERR_CANCELLED (a daemon asked to stop does not
+     * finish minutes of training first); NULL for never. Not part of the
+     * run's definition. */
+    const volatile int *stop;
 } gd_diloco_config;
 
 /* run 1, 4 workers, H 50, K 10, outer lr 0.7, momentum 0.9, int8 with error

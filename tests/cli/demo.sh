@@ -43,17 +43,23 @@ else
 fi
 
 # A demo killed by SIGKILL runs no handler: its children stop by themselves
-# (each asked for SIGTERM when its parent dies).
+# (each asked for SIGTERM when its parent dies), promptly even in the middle
+# of a duty: it is killed once a worker has started training, when the
+# daemons are training or waiting for their transactions' blocks from a
+# chain that is going away.
 "$bin" demo --workers 2 --validators 1 --rounds 1 >kill.log 2>&1 &
 dpid=$!
 khome=
-for _ in $(seq 1 300); do
+for _ in $(seq 1 600); do
   khome=$(sed -n 's/^demo: .*; home \(\/.*\) (removed at exit)$/\1/p' kill.log)
-  [ -n "$khome" ] && [ "$(pgrep -fc "$khome")" -ge 4 ] && break
+  [ -n "$khome" ] && [ "$(pgrep -fc "$khome")" -ge 4 ] &&
+    grep -qs ": training round 0 " "$khome/w1.log" && break
   sleep 0.1
 done
-if [ -z "$khome" ] || [ "$(pgrep -fc "$khome")" -lt 4 ]; then
-  bad "the demo to kill did not start its chain and daemons: $(tail -n 5 kill.log)"
+if [ -z "$khome" ] || [ "$(pgrep -fc "$khome")" -lt 4 ] ||
+  ! grep -qs ": training round 0 " "$khome/w1.log"; then
+  bad "the demo to kill did not start its chain and daemons, or training: $(tail -n 5 kill.log)"
+  kill -9 "$dpid" 2>/dev/null
 else
   kill -9 "$dpid"
   wait "$dpid" 2>/dev/null

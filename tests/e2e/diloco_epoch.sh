@@ -45,7 +45,7 @@ cat >spec.json <<'JSON'
   "data_digest": "3333333333333333333333333333333333333333333333333333333333333333",
   "h_min": 20, "h_max": 40, "segment_steps": 10, "tokens_per_step": "512",
   "outer_lr_ppm": 700000, "outer_momentum_ppm": 900000, "codec": "int8",
-  "windows": {"train": 2, "commit": 20, "reveal": 16, "verify": 44, "open": 36,
+  "windows": {"train": 2, "commit": 24, "reveal": 16, "verify": 88, "open": 48,
               "dispute": 8, "dispute_open": 8, "attest": 14, "attest_open": 14},
   "reward_per_epoch": "90000ngonka", "min_collateral": "100000ngonka",
   "fail_bond": "1000ngonka", "checks_per_commit": 2, "double_check_ppm": 500000,
@@ -61,11 +61,16 @@ cat >spec.json <<'JSON'
   "overlap": false
 }
 JSON
-# Epochs of 200 blocks: epoch 1's PoC starts at 20, epoch 2's at 220 (its
-# claim-money stage at 245), and round 0's 150 blocks fit in between. The
-# windows leave each host several times the blocks its transactions need,
-# so that a loaded machine does not push one past its window.
-"$bin/gonka-localnet" init --home home --accounts 7 --epoch-length 200 --diloco-run spec.json \
+# Epochs of 250 blocks: epoch 1's PoC starts at 20, epoch 2's at 270 (its
+# claim-money stage at 295), and round 0's 222 blocks fit in between (from
+# 42, where epoch 1's Inference phase begins). The windows leave each host
+# several times the blocks its transactions need, so that a loaded machine
+# does not push one past its window: in the verify window each host sends
+# five reports and its sealed verdicts one transaction after another, each
+# a CLI start and a block or two (at 250 ms a block).
+epoch_length=250
+poc2=$((20 + epoch_length))
+"$bin/gonka-localnet" init --home home --accounts 7 --epoch-length "$epoch_length" --diloco-run spec.json \
   --diloco-pool 1000000ngonka >/dev/null || fail "init"
 "$bin/gonka-localnet" start --home home --rpc 127.0.0.1:0 --rpc-addr-file rpc.addr \
   --block-time 250ms --check-invariants >>node.log 2>&1 &
@@ -277,12 +282,12 @@ python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["leave_wan
   n6/state/journal.json || fail "the journal does not record the leave"
 ok "host 6 left the run with node leave and got its 200000ngonka collateral back"
 
-until_height 221
+until_height $((poc2 + 1))
 "$dg" tx claim-rewards --key home/keys/account-1.key --node "$node" --run 1 --epoch 1 \
   --gas 3000000 >early.txt 2>&1 && fail "a claim before the claim stage was accepted"
 grep -q "code 18" early.txt || grep -q '"code": 18' early.txt ||
   fail "early claim: $(cat early.txt)"
-until_height 245
+until_height $((poc2 + 25))
 total=0
 for i in $hosts; do
   owed=$("$dg" query rewards "${A[$i]}" --node "$node" --json | python3 -c '

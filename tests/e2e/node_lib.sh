@@ -13,14 +13,14 @@
 # `collect N...`, `agreed_g N...`, `learned` and `eval_loss FILE`.
 # $checks (default 2), $double_ppm (0) and $min_class (3) are the spec's
 # checks_per_commit, double_check_ppm and min_class_members.
-# Usage: . node_lib.sh BIN_DIR
+# Usage: . node_lib.sh BIN_DIR   (KEEP=1: keep the directory and the logs)
 set -uo pipefail
 bin=$(realpath "$1")
 work=$(mktemp -d)
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null; done
-  rm -rf "$work"
+  if [ -n "${KEEP:-}" ]; then echo "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 fail() {

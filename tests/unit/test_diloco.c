@@ -403,6 +403,13 @@ static void test_worker_round_and_segments(void) {
     CHECK_STATUS(gd_diloco_worker_round(e.t, &e.c, e.data, 0, e.g0, e.n - 1, &w, NULL, &bad),
                  GD_ERR_INVALID);
     CHECK(strstr(gd_error_detail(), "the model has") != NULL);
+    /* a stop asked for ends the round before its next inner step */
+    gd_diloco_config stopped = e.c;
+    volatile int stop = 1;
+    stopped.stop = &stop;
+    CHECK_STATUS(gd_diloco_worker_round(e.t, &stopped, e.data, 0, e.g0, e.n, &w, NULL, &bad),
+                 GD_ERR_CANCELLED);
+    CHECK(strstr(gd_error_detail(), "stopped at inner step 0 of") != NULL);
 
     gd_global_state_free(&m.g);
     free_segments(seg, 2);

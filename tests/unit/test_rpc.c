@@ -345,6 +345,55 @@ static void test_deadline_and_wait_notice(void) {
     json_decref(plan.last_params);
 }
 
+static volatile int cancel_flag;
+
+static void cancel_on_wait(void *ctx, const char *url, const char *method, long waited_ms,
+                           long deadline_ms) {
+    (void)ctx, (void)url, (void)method, (void)waited_ms, (void)deadline_ms;
+    cancel_flag = 1;
+}
+
+/* A stop asked for ends a call at once: a transfer in progress is aborted
+ * (not waited out with its retries), and a call made after it never
+ * reaches the node. */
+static void test_cancel(void) {
+    mock_plan plan = {0};
+    plan.result = json_loads(status_result, 0, NULL);
+    plan.delay_ms = 3000;
+    gd_mock_server *srv = gd_mock_start(mock_handler, &plan);
+    gd_rpc_options opt;
+    gd_rpc_options_default(&opt);
+    opt.timeout_ms = 10000;
+    opt.max_retries = 3;
+    opt.notice_after_ms = 200;
+    opt.on_wait = cancel_on_wait; /* asks for the stop 200 ms into the call */
+    opt.cancel = &cancel_flag;
+    cancel_flag = 0;
+    gd_rpc *rpc = NULL;
+    CHECK_OK(gd_rpc_open(&rpc, gd_mock_url(srv), &opt));
+    gd_node_status st;
+    double t0 = now_s();
+    CHECK_STATUS(gd_rpc_status(rpc, &st), GD_ERR_CANCELLED);
+    CHECK(now_s() - t0 < 2.0); /* the node answers after 3 s; four tries would take 40 */
+    CHECK(strstr(gd_error_detail(), "stopped") != NULL);
+    for (int i = 0; i < 100 && gd_mock_count(srv) < 1; i++) {
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    int reached = gd_mock_count(srv);
+    CHECK(reached == 1);
+    t0 = now_s();
+    CHECK_STATUS(gd_rpc_status(rpc, &st), GD_ERR_CANCELLED);
+    CHECK(now_s() - t0 < 0.5);
+    gd_rpc_set_cancel(rpc, NULL);
+    plan.delay_ms = 0;
+    CHECK_OK(gd_rpc_status(rpc, &st)); /* cleared: calls go through again */
+    gd_rpc_close(rpc);
+    gd_mock_stop(srv);
+    json_decref(plan.result);
+    json_decref(plan.last_params);
+}
+
 static void test_refused_and_bad_urls(void) {
     char url[64];
     gd_mock_refused_url(url, sizeof url);
@@ -390,6 +439,7 @@ int main(void) {
     RUN_TEST(test_malformed_answers);
     RUN_TEST(test_timeout_and_retries);
     RUN_TEST(test_deadline_and_wait_notice);
+    RUN_TEST(test_cancel);
     RUN_TEST(test_refused_and_bad_urls);
     RUN_TEST(test_oversized_answer);
     return gd_test_finish();
