@@ -192,6 +192,7 @@ static gd_status gd_member_read(gd_member *n) {
     st->height = v->height;
     st->have_round = v->have_round;
     st->round = v->round.index;
+    st->round_over = v->have_round && v->round.over;
     st->windows = v->round.windows;
     st->window = v->have_round ? gd_round_window_at(&v->round.windows, v->height + 1)
                                : GD_WINDOW_NONE;
@@ -422,6 +423,8 @@ static gd_status gd_member_step_once(gd_member *n, size_t *done, bool *long_duty
     }
     for (size_t i = 0; i < n_msgs; i++)
         gd_any_free(&msgs[i]);
+    if (s == GD_OK)
+        s = gd_member_prepare_global(n); /* after the duties: it never holds one up */
     return s;
 }
 

@@ -170,7 +170,8 @@ static gd_status gd_sync_global(gd_member *n, uint64_t round, const uint8_t hash
         if (s == GD_OK)
             s = gd_engine_global_hash(&n->engine, g, got);
         if (s == GD_OK && memcmp(got, hash, 32) == 0) {
-            GD_LOG_INFO("node", "state sync: G_%" PRIu64 " from %s", round, peer);
+            GD_LOG_INFO("node", "height %" PRId64 ": state sync: G_%" PRIu64 " from %s (%u chunks)",
+                        n->view.view.height, round, peer, n->engine.chunks);
             return GD_OK;
         }
         if (s == GD_ERR_NOMEM)
@@ -214,6 +215,25 @@ static gd_status gd_member_adopt_global(gd_member *n, gd_global_state *g, uint64
     if (n->have_next)
         gd_global_state_free(&n->next);
     n->have_next = false;
+    return GD_OK;
+}
+
+gd_status gd_member_prepare_global(gd_member *n) {
+    const gd_chain_view *v = &n->view.view;
+    const Gonka__Diloco__V1__Round *r = n->ans.round ? n->ans.round->round : NULL;
+    if (!n->engine_open || !v->member || r == NULL ||
+        r->phase != GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_DONE ||
+        r->next_state_hash.len != 32 || (n->have_g && n->g_round == r->index + 1) ||
+        v->height < n->prepare_after)
+        return GD_OK;
+    gd_status s = gd_member_global_at(n, r->index + 1, r->next_state_hash.data);
+    if (s == GD_ERR_NOMEM)
+        return s;
+    if (s != GD_OK) {
+        n->prepare_after = v->height + GD_MEMBER_SYNC_RETRY;
+        gd_member_error(n, "height %" PRId64 ": G_%" PRIu64 " before its round opens: %s",
+                        v->height, r->index + 1, gd_error_detail());
+    }
     return GD_OK;
 }
 

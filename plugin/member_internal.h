@@ -17,6 +17,7 @@
 #define GD_MEMBER_ERRORS 8
 #define GD_MEMBER_ANSWERS 64
 #define GD_MEMBER_COMMITTED 16
+#define GD_MEMBER_SYNC_RETRY 5 /* blocks between tries of an early state sync */
 /* Artifacts fetched from peers are bounded by what the run's model makes. */
 #define GD_MEMBER_TRANSCRIPT_MAX ((size_t)(4096 + 2) * 312)
 
@@ -42,6 +43,7 @@ typedef struct gd_member_stats {
     int64_t height;
     uint64_t round;
     bool have_round;
+    bool round_over;            /* the round is DONE or VOID */
     gd_window window;
     gd_round_windows windows;
     uint64_t inner_step;
@@ -101,6 +103,7 @@ struct gd_member {
     gd_global_state g;
     bool have_next;             /* next is G_{g_round + 1}, aggregated, not yet attested */
     gd_global_state next;
+    int64_t prepare_after;      /* no early state sync before this height (a try failed) */
     bool have_w;
     gd_worker_state w;          /* this worker's state after its last trained round */
     bool have_trained;
@@ -142,6 +145,14 @@ gd_status gd_member_engine(gd_member *n) GD_MUST_CHECK;
 /* Makes n->g G_round with the chain's state hash `hash`: from memory, the
  * store, G_0, or synchronised from peers. */
 gd_status gd_member_global_at(gd_member *n, uint64_t round, const uint8_t hash[32]) GD_MUST_CHECK;
+
+/* Once the current round R is DONE, makes G_{R+1} (its hash now on chain)
+ * the node's G at once, rather than when R + 1 opens: the node serves it
+ * to others' state sync in the gap before R + 1, and a node that lacks it
+ * (a late joiner, a node whose G was not the agreed one) synchronises it
+ * there instead of in R + 1's train window. A failure is logged and tried
+ * again GD_MEMBER_SYNC_RETRY blocks later; only out of memory is returned. */
+gd_status gd_member_prepare_global(gd_member *n) GD_MUST_CHECK;
 /* Serialises G (descriptor then params and momentum) and parses it back,
  * requiring the state hash. */
 gd_status gd_member_global_file(gd_member *n, const gd_global_state *g, gd_buf *out) GD_MUST_CHECK;

@@ -8,8 +8,9 @@
  *                                learns which segment is checked only after
  *                                its states are committed, and nobody can
  *                                re-execute ahead of the draw;
- *   G_R chunks                   once round R is open (R - 1's attestation
- *                                is over) or R = 0;
+ *   G_R chunks                   once round R - 1 is over (G_R's hash is on
+ *                                chain: each member holds G_R from then on,
+ *                                plugin/member_global.c) or R = 0;
  *   checkpoint.safetensors       G of the current round, once it is open.
  * Earlier rounds are served until they are pruned. Nothing is read from
  * outside the store: every path is built from numbers (plugin/artifact_store.h). */
@@ -24,12 +25,14 @@ typedef struct gd_serve_clock {
     int64_t height;
     bool have_round;
     uint64_t round;
+    bool round_over;
     gd_round_windows w;
 } gd_serve_clock;
 
 static gd_serve_clock gd_clock(gd_member *n) {
     pthread_mutex_lock(&n->mu);
-    gd_serve_clock c = {n->stats.height, n->stats.have_round, n->stats.round, n->stats.windows};
+    gd_serve_clock c = {n->stats.height, n->stats.have_round, n->stats.round,
+                        n->stats.round_over, n->stats.windows};
     pthread_mutex_unlock(&n->mu);
     return c;
 }
@@ -38,7 +41,10 @@ static gd_serve_clock gd_clock(gd_member *n) {
 static unsigned gd_serve_window(const gd_serve_clock *c, gd_artifact_req_kind kind,
                                 uint64_t round) {
     if (kind == GD_REQ_GLOBAL_CHUNK)
-        return round == 0 || (c->have_round && round <= c->round) ? 0 : 425;
+        return round == 0 || (c->have_round && (round <= c->round ||
+                                                (round == c->round + 1 && c->round_over)))
+                   ? 0
+                   : 425;
     if (!c->have_round || round > c->round)
         return 425;
     if (round < c->round)

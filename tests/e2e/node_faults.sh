@@ -19,19 +19,20 @@
 #  3. Host 6, a worker, starts only once round 1 is DONE (in the PoC gap of
 #     epoch 1, before round 2 opens): it joins, seals its secret,
 #     synchronises G_2 chunk by chunk from the first peer that serves it
-#     (host 5's URL, if tried, answers nothing), trains round 2, which ends
-#     DONE with it aggregated, and its G_2 is the chain's start state hash.
-# The spec fits two rounds of 74 blocks in each epoch of 176 blocks (from
-# height 42 to the PoC start at 196), with windows long enough for host 1,
+#     (host 5's URL, if tried, answers nothing) before round 2 opens (peers
+#     serve G_2 once round 1 is DONE), trains round 2, which ends DONE with
+#     it aggregated, and its G_2 is the chain's start state hash.
+# The spec fits two rounds of 88 blocks in each epoch of 200 blocks (from
+# height 42 to the PoC start at 220), with windows long enough for host 1,
 # restarted while training, to train again and commit (in a sanitizer build
 # too), to see it back before its checkers answer UNAVAILABLE, and for busy
 # daemons on a small machine to land their answers in time.
 # No honest daemon is slashed or skip-slashed in any round.
 # Usage: node_faults.sh BIN_DIR
-windows="{'train': 8, 'commit': 16, 'reveal': 4, 'verify': 20, 'open': 4, 'dispute': 8,
+windows="{'train': 8, 'commit': 30, 'reveal': 4, 'verify': 20, 'open': 4, 'dispute': 8,
           'dispute_open': 4, 'attest': 6, 'attest_open': 4}"
 accounts=7
-epoch_length=176
+epoch_length=200
 . "$(dirname "$0")/node_lib.sh" "$1"
 lines() { wc -l <"host$1.log"; }
 wait_log() { # wait_log N FROM PATTERN SECONDS: host N logs PATTERN after its line FROM
@@ -203,7 +204,11 @@ done
 grep -q ": training round 2 (8 steps)" host1.log || fail "host 1 did not train round 2 from its stored state"
 ok "host 1 never had a transaction refused, committed each round once, trained round 2 on from its stored state"
 grep -q "state sync: G_2 from " host6.log || fail "host 6 did not synchronise G_2"
-ok "host 6: $(grep -o 'state sync: G_2 from .*' host6.log | head -n 1)"
+synced=$(grep -m1 "state sync: G_2 from " host6.log | sed -n 's/.*height \([0-9]*\): .*/\1/p')
+open2=$(field '["round"]["windows"]["train_start"]' <round-2.json)
+[ -n "$synced" ] && [ "$synced" -lt "$open2" ] ||
+  fail "host 6 synchronised G_2 at height ${synced:-?}, not before round 2 opened at $open2"
+ok "host 6 at height $synced, before round 2 opened at $open2: $(grep -o 'state sync: G_2 from .*' host6.log | head -n 1)"
 
 # 4. A chain RPC outage: localnet stopped for 20 s (its RPC accepts nothing
 # and answers nothing); every daemon logs the unanswered reads, retries,

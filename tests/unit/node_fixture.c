@@ -204,6 +204,8 @@ void nf_free(nf_net *net) {
 
 void nf_block(nf_net *net) {
     for (int who = 1; who <= net->n; who++) {
+        if (net->off[who])
+            continue;
         size_t done = 0;
         CHECK_OK(gd_member_step(net->nodes[who], &done));
         net->duties += done;

@@ -24,6 +24,7 @@ struct nf_net {
     char dirs[DF_ACCOUNTS][512];
     nf_port ports[DF_ACCOUNTS];
     bool down[DF_ACCOUNTS];        /* its artifacts cannot be fetched */
+    bool off[DF_ACCOUNTS];         /* not started yet: it does not step */
     bool censor;                   /* blocks hold none of the nodes' transactions */
     const char *data_paths[DF_ACCOUNTS][1]; /* a node's local data path, or NULL: the spec's */
     uint64_t claim_payload_bytes[DF_ACCOUNTS]; /* not 0: the node's commitments claim this

@@ -161,6 +161,77 @@ static void test_after_void_round(void) {
     nf_free(&net);
 }
 
+/* A worker that starts only once round 1 is DONE joins and has G_2 before
+ * round 2 opens: its peers hold G_2 from the moment round 1 is DONE and
+ * serve it then (not only once round 2 is open), so the joiner's state
+ * sync, chunk by chunk with proofs, is done in the gap between the rounds
+ * rather than in round 2's train window. It trains round 2 with the
+ * others and is aggregated in it. */
+static void test_late_joiner_syncs_before_round_opens(void) {
+    nf_net net;
+    df_knobs k;
+    knobs(&k);
+    unsigned roles[NODES + 1];
+    memcpy(roles, g_roles, sizeof g_roles);
+    roles[NODES] = GD_NODE_WORKER;
+    nf_setup(&net, &k, NODES + 1, roles);
+    int late = NODES + 1;
+    net.off[late] = true;
+    net.d.member[late] = false;
+    df_qfree(nf_until_round(&net, 1));
+    df_qround *q1 = NULL;
+    for (;;) {
+        nf_block(&net);
+        df_qfree(q1);
+        q1 = df_q_round(&net.d, 1);
+        if (q1->round->phase == PH(DONE))
+            break;
+    }
+    nf_block(&net); /* the members see round 1 DONE */
+    CHECK(nf_current_round(&net) == 1);
+    /* Every member already holds G_2: what it serves a joiner. */
+    for (int who = 1; who <= NODES; who++) {
+        uint64_t gr = 0;
+        uint8_t hash[32];
+        CHECK(gd_member_global(net.nodes[who], &gr, hash) && gr == 2);
+        CHECK(memcmp(hash, q1->round->next_state_hash.data, 32) == 0);
+    }
+    gd_artifact_req chunk = {.kind = GD_REQ_GLOBAL_CHUNK, .run = 1, .round = 2, .chunk = 0};
+    gd_artifact_answer a;
+    unsigned status = 0;
+    CHECK_OK(gd_member_serve(net.nodes[1], &chunk, &a, &status));
+    gd_artifact_answer_free(&a);
+    chunk.round = 3; /* not agreed yet */
+    CHECK(gd_member_serve(net.nodes[1], &chunk, &a, &status) != GD_OK && status == 425);
+    gd_artifact_answer_free(&a);
+    net.off[late] = false;
+    net.d.member[late] = true;
+    int64_t started = net.d.f.height;
+    uint64_t gr = 0;
+    uint8_t hash[32];
+    while (!gd_member_global(net.nodes[late], &gr, hash) && net.d.f.height < started + 40)
+        nf_block(&net);
+    fprintf(stderr, "  started at %lld, G_%llu at %lld, round now %llu\n", (long long)started,
+            (unsigned long long)gr, (long long)net.d.f.height,
+            (unsigned long long)nf_current_round(&net));
+    CHECK(gr == 2 && memcmp(hash, q1->round->next_state_hash.data, 32) == 0);
+    CHECK(nf_current_round(&net) == 1); /* round 2 has not opened */
+    df_qrun *run = nf_until_round(&net, 2);
+    int64_t end = run->current_round->windows->end;
+    df_qfree(run);
+    nf_until(&net, end + 1);
+    df_qround *q2 = df_q_round(&net.d, 2);
+    CHECK(q2->round->phase == PH(DONE));
+    CHECK(df_has_str(q2->round->aggregation_set, q2->round->n_aggregation_set,
+                     net.d.f.addr[late]));
+    df_qfree(q2);
+    df_qfree(q1);
+    CHECK(net.refused == 0);
+    for (int who = 1; who <= NODES + 1; who++)
+        CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
+    nf_free(&net);
+}
+
 /* A copier asks a worker for its payload as soon as it is committed, to
  * commit a near-copy before the commit window closes; a lazy worker asks
  * for a peer's states to know the drawn segment early. Both get 425 until
@@ -398,6 +469,7 @@ int main(void) {
     RUN_TEST(test_restart_after_seal_sent);
     RUN_TEST(test_refused_duty_starves_nothing);
     RUN_TEST(test_after_void_round);
+    RUN_TEST(test_late_joiner_syncs_before_round_opens);
     RUN_TEST(test_nothing_served_early);
     RUN_TEST(test_data_not_the_runs);
     RUN_TEST(test_oversized_payload_claim);
