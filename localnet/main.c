@@ -249,7 +249,8 @@ static const gd_opt_spec gd_start_opts[] = {
     {"rpc-max-connections", "N", "RPC connections from all clients together (default 256)"},
     {"rpc-max-per-address", "N", "RPC connections from one client address (default 32)"},
     {"rpc-idle-timeout", "DURATION",
-     "close an RPC connection silent this long, whole seconds (default 10s)"},
+     "close an RPC connection silent this long, or whose request has not arrived whole this "
+     "long after it opened or after its previous answer; whole seconds (default 10s)"},
     {"rpc-addr-file", "FILE", "write the bound RPC address (host:port) here once listening"},
     {"block-time", "DURATION", "time between blocks (default 500ms)"},
     {"check-invariants", NULL, "check every module's invariants after each block; stop if one breaks"},

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "common/bytes.h"
+#include "common/conn_watch.h"
 #include "common/listen.h"
 #include "common/log.h"
 #include "common/parse.h"
@@ -38,6 +39,7 @@ struct gd_rpc_server {
     char address[80];
     atomic_uint open;         /* connections libmicrohttpd holds */
     atomic_llong warned_at_s; /* last refusal warning, CLOCK_MONOTONIC seconds */
+    gd_conn_watch *watch;     /* each request arrives whole within the idle timeout */
 };
 
 /* Per-request state while the body arrives. */
@@ -156,6 +158,13 @@ static enum MHD_Result gd_refuse_body(struct MHD_Connection *conn, gd_http_reque
                                        "large"));
 }
 
+/* The request is in (or is answered before it is): its deadline stops. */
+static void gd_request_in(gd_rpc_server *srv, struct MHD_Connection *conn) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    gd_conn_watch_disarm(srv->watch, ci ? ci->socket_context : NULL);
+}
+
 static enum MHD_Result gd_handle(void *cls, struct MHD_Connection *conn, const char *url,
                                  const char *method, const char *version, const char *upload,
                                  size_t *upload_size, void **con_cls) {
@@ -169,8 +178,10 @@ static enum MHD_Result gd_handle(void *cls, struct MHD_Connection *conn, const c
         *con_cls = r;
         /* A body declared too large is refused now, before a byte of it is
          * read (nor a 100 Continue sent). */
-        if (gd_declared_too_large(conn))
+        if (gd_declared_too_large(conn)) {
+            gd_request_in(srv, conn);
             return gd_refuse_body(conn, r);
+        }
         return MHD_YES;
     }
     if (r->answered) {
@@ -183,11 +194,13 @@ static enum MHD_Result gd_handle(void *cls, struct MHD_Connection *conn, const c
         if (r->body.len + *upload_size > GD_RPC_MAX_BODY ||
             gd_buf_append(&r->body, upload, *upload_size) != GD_OK) {
             *upload_size = 0;
+            gd_request_in(srv, conn);
             return gd_refuse_body(conn, r);
         }
         *upload_size = 0;
         return MHD_YES;
     }
+    gd_request_in(srv, conn);
     gd_rpc_request req = {0};
     gd_status s = GD_OK;
     bool any_error = false;
@@ -242,9 +255,12 @@ static enum MHD_Result gd_handle(void *cls, struct MHD_Connection *conn, const c
 
 static void gd_request_done(void *cls, struct MHD_Connection *conn, void **con_cls,
                             enum MHD_RequestTerminationCode code) {
-    (void)cls;
-    (void)conn;
+    gd_rpc_server *srv = cls;
     (void)code;
+    /* The next request on this connection has its own deadline. */
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    gd_conn_watch_arm(srv->watch, ci ? ci->socket_context : NULL);
     gd_http_request *r = *con_cls;
     if (r) {
         gd_buf_free(&r->body);
@@ -276,12 +292,16 @@ static enum MHD_Result gd_accept(void *cls, const struct sockaddr *addr, socklen
 static void gd_connection_event(void *cls, struct MHD_Connection *conn, void **socket_context,
                                 enum MHD_ConnectionNotificationCode code) {
     gd_rpc_server *srv = cls;
-    (void)conn;
-    (void)socket_context;
-    if (code == MHD_CONNECTION_NOTIFY_STARTED)
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
         atomic_fetch_add(&srv->open, 1);
-    else if (code == MHD_CONNECTION_NOTIFY_CLOSED)
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = ci ? gd_conn_watch_add(srv->watch, ci->connect_fd) : NULL;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
         atomic_fetch_sub(&srv->open, 1);
+        gd_conn_watch_remove(srv->watch, *socket_context); /* before the socket closes */
+        *socket_context = NULL;
+    }
 }
 
 /* libmicrohttpd's last message on this thread: a failed start says why
@@ -322,7 +342,7 @@ static gd_status gd_daemon_start(gd_rpc_server *srv, int fd, const char *where) 
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)l->idle_timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)GD_RPC_CONNECTION_MEMORY,
         MHD_OPTION_NOTIFY_CONNECTION, gd_connection_event, srv, MHD_OPTION_NOTIFY_COMPLETED,
-        gd_request_done, NULL, MHD_OPTION_UNESCAPE_CALLBACK, gd_no_unescape, NULL,
+        gd_request_done, srv, MHD_OPTION_UNESCAPE_CALLBACK, gd_no_unescape, NULL,
         MHD_OPTION_END);
     if (srv->daemon != NULL)
         return GD_OK;
@@ -341,7 +361,7 @@ static void gd_announce(const gd_rpc_server *srv, const char *where, bool loopba
                     "unless that is what you want", where);
     const gd_rpc_limits *l = &srv->limits;
     GD_LOG_INFO("localnet", "RPC listening on %s: %u connections (%u per address), %u s idle "
-                "timeout", where, l->max_connections, l->max_connections_per_ip,
+                "and request timeout", where, l->max_connections, l->max_connections_per_ip,
                 l->idle_timeout_s);
 }
 
@@ -361,10 +381,13 @@ gd_status gd_rpc_server_start(gd_rpc_server **out, gd_node *node, const char *li
     char where[64] = "";
     int fd = -1;
     bool loopback = false;
-    gd_status s = gd_listen_open(listen, &fd, where, sizeof where, &loopback);
+    gd_status s = gd_conn_watch_start(&srv->watch, l.idle_timeout_s * 1000u);
+    if (s == GD_OK)
+        s = gd_listen_open(listen, &fd, where, sizeof where, &loopback);
     if (s == GD_OK)
         s = gd_daemon_start(srv, fd, where);
     if (s != GD_OK) {
+        gd_conn_watch_stop(srv->watch);
         free(srv);
         return s;
     }
@@ -379,5 +402,6 @@ void gd_rpc_server_stop(gd_rpc_server *srv) {
     if (srv == NULL)
         return;
     MHD_stop_daemon(srv->daemon);
+    gd_conn_watch_stop(srv->watch); /* after the daemon: it removed every slot */
     free(srv);
 }

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/conn_watch.h"
 #include "common/listen.h"
 #include "common/log.h"
 #include "plugin/http_path.h"
@@ -30,6 +31,7 @@ struct gd_http_server {
     gd_http_handler handler;
     gd_http_limits limits;
     gd_http_rate *rate;
+    gd_conn_watch *watch;  /* each request arrives whole within idle_timeout_s */
 };
 
 gd_http_limits gd_http_limits_default(void) {
@@ -121,6 +123,12 @@ static enum MHD_Result gd_http_judge(gd_http_server *srv, struct MHD_Connection 
     return gd_http_serve(srv, conn, ex, &req);
 }
 
+static gd_conn_slot *gd_http_slot(struct MHD_Connection *conn) {
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
 /* libmicrohttpd's access handler. Everything is decided on the first call,
  * when the headers are in; a body is never read, only refused. */
 static enum MHD_Result gd_http_access(void *cls, struct MHD_Connection *conn, const char *url,
@@ -136,6 +144,8 @@ static enum MHD_Result gd_http_access(void *cls, struct MHD_Connection *conn, co
         *upload_size = 0;
         return MHD_YES;
     }
+    gd_http_server *srv = cls;
+    gd_conn_watch_disarm(srv->watch, gd_http_slot(conn)); /* the request is in */
     ex->head = method != NULL && strcmp(method, "HEAD") == 0;
     /* The proof's hex then takes half the connection's memory, leaving the
      * other half for the request and the rest of the answer's headers. */
@@ -160,14 +170,29 @@ static void *gd_http_begin(void *cls, const char *uri, struct MHD_Connection *co
 static void gd_http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                               enum MHD_RequestTerminationCode toe) {
     gd_http_server *srv = cls;
-    (void)conn;
     gd_http_exchange *ex = *con_cls;
+    gd_conn_watch_arm(srv->watch, gd_http_slot(conn)); /* the next request's deadline */
     if (ex == NULL)
         return;
     if (toe == MHD_REQUEST_TERMINATED_COMPLETED_OK && ex->answered && srv->handler.count)
         srv->handler.count(srv->handler.ctx, ex->body_len);
     free(ex);
     *con_cls = NULL;
+}
+
+/* Each connection is watched from its opening to its closing. */
+static void gd_http_connection_event(void *cls, struct MHD_Connection *conn,
+                                     void **socket_context,
+                                     enum MHD_ConnectionNotificationCode code) {
+    gd_http_server *srv = cls;
+    if (code == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        *socket_context = ci ? gd_conn_watch_add(srv->watch, ci->connect_fd) : NULL;
+    } else if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        gd_conn_watch_remove(srv->watch, *socket_context);
+        *socket_context = NULL;
+    }
 }
 
 /* libmicrohttpd's last message on this thread: a failed start says why
@@ -196,7 +221,8 @@ static struct MHD_Daemon *gd_http_daemon_start(gd_http_server *srv, int fd) {
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)l->idle_timeout_s,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)l->connection_memory,
         MHD_OPTION_URI_LOG_CALLBACK, gd_http_begin, srv, MHD_OPTION_NOTIFY_COMPLETED,
-        gd_http_completed, srv, MHD_OPTION_END);
+        gd_http_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, gd_http_connection_event, srv,
+        MHD_OPTION_END);
 }
 
 /* Starts the daemon on the listening socket fd, which it takes in every
@@ -223,13 +249,15 @@ static void gd_http_announce(const gd_http_server *srv, const char *where, bool 
         GD_LOG_WARN("http", "serving on %s, not a loopback address: whoever can reach it can "
                     "fetch what this node serves", where);
     const gd_http_limits *l = &srv->limits;
-    GD_LOG_INFO("http", "serving on %s: %u connections (%u per address), %u s idle timeout, "
+    GD_LOG_INFO("http", "serving on %s: %u connections (%u per address), %u s idle and "
+                "request timeout, "
                 "%u bytes per connection, %u requests/s per address (burst %u), %u threads",
                 where, l->max_connections, l->max_connections_per_ip, l->idle_timeout_s,
                 l->connection_memory, l->requests_per_second, l->request_burst, l->threads);
 }
 
 static void gd_http_free(gd_http_server *srv) {
+    gd_conn_watch_stop(srv->watch); /* after the daemon: it removed every slot */
     gd_http_rate_free(srv->rate);
     free(srv);
 }
@@ -251,6 +279,8 @@ gd_status gd_http_server_start(gd_http_server **out, const char *listen,
     if (s == GD_OK)
         s = gd_http_rate_new(&srv->rate, srv->limits.requests_per_second,
                              srv->limits.request_burst);
+    if (s == GD_OK)
+        s = gd_conn_watch_start(&srv->watch, srv->limits.idle_timeout_s * 1000u);
     if (s == GD_OK)
         s = gd_listen_open(listen, &fd, where, sizeof where, &loopback);
     if (s == GD_OK)

@@ -42,8 +42,11 @@ typedef struct gd_http_handler {
 typedef struct gd_http_limits {
     uint32_t max_connections;        /* all clients together; default 256 */
     uint32_t max_connections_per_ip; /* one address; default 16 */
-    uint32_t idle_timeout_s;         /* a connection silent this long (a slow or idle
-                                      * client) is closed; default 10 */
+    uint32_t idle_timeout_s;         /* a connection silent this long (an idle
+                                      * client) is closed, and so is one whose
+                                      * request has not arrived whole this long
+                                      * after it opened or after its previous
+                                      * answer (a slow one); default 10 */
     uint32_t connection_memory;      /* bytes per connection for the request line,
                                       * headers and the answer's headers: longer
                                       * requests get 414/431 or are closed. Proofs

@@ -8,9 +8,10 @@
  *                                learns which segment is checked only after
  *                                its states are committed, and nobody can
  *                                re-execute ahead of the draw;
- *   G_R chunks                   once round R - 1 is over (G_R's hash is on
- *                                chain: each member holds G_R from then on,
- *                                plugin/member_global.c) or R = 0;
+ *   G_R chunks                   once round R - 1 is over (DONE or VOID:
+ *                                G_R's hash is on chain; after a DONE round
+ *                                each member holds G_R from then on,
+ *                                gd_member_prepare_global) or R = 0;
  *   checkpoint.safetensors       G of the current round, once it is open.
  * Earlier rounds are served until they are pruned. Nothing is read from
  * outside the store: every path is built from numbers (plugin/artifact_store.h). */

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Hostile clients against a gonka-localnet RPC on loopback (run by
 localnet_rpc.sh): many idle connections from one address, then from many,
-a request declaring a body over the limit, and a chunked one growing past it. Linux routes all of
-127.0.0.0/8 to loopback, so 127.0.0.N are distinct client addresses.
+a request declaring a body over the limit, a chunked one growing past it,
+and a client that trickles its request a byte at a time. Linux routes all
+of 127.0.0.0/8 to loopback, so 127.0.0.N are distinct client addresses.
 
 Usage: rpc_flood.py HOST:PORT IDLE_TIMEOUT_S PER_ADDRESS MAX_CONNECTIONS
 Prints one ok:/FAIL: line per check; exits 1 if any failed."""
@@ -180,4 +181,65 @@ if cut and t < 5:
        (sent / 1e6, t))
 else:
     bad("a chunked body of %.1f MB was read to its end (%.3f s)" % (sent / 1e6, t))
+# 6. A client that trickles a request a byte every idle/4 seconds is never
+# idle for the timeout, yet is dropped once its request has not arrived
+# whole within it; a keep-alive client that asks, waits most of the
+# timeout and asks again is served both times.
+s = socket.socket()
+s.connect((host, port))
+request = b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n" + b" " * 100000
+t0 = time.monotonic()
+dropped = False
+for i in range(len(request)):
+    if time.monotonic() - t0 > idle_s * 4:
+        break
+    try:
+        s.send(request[i:i + 1])
+    except OSError:
+        dropped = True
+        break
+    r, _, _ = select.select([s], [], [], idle_s / 4)
+    if r:
+        try:
+            dropped = s.recv(1) == b""
+        except OSError:
+            dropped = True
+        if dropped:
+            break
+t = time.monotonic() - t0
+s.close()
+if dropped and idle_s * 0.8 < t < idle_s + 1.5:
+    ok("a request trickled a byte every %.1f s: dropped after %.1f s (timeout %.0f s)" %
+       (idle_s / 4, t, idle_s))
+else:
+    bad("a request trickled a byte every %.1f s: %s after %.1f s (timeout %.0f s)" %
+        (idle_s / 4, "dropped" if dropped else "still open", t, idle_s))
+s = socket.socket()
+s.settimeout(5)
+s.connect((host, port))
+answers = []
+for i in range(2):
+    if i:
+        time.sleep(idle_s * 0.7)
+    s.sendall(b"GET /status HTTP/1.1\r\nHost: x\r\n\r\n")
+    data = b""
+    while b"\r\n\r\n" not in data:
+        got = s.recv(65536)
+        if not got:
+            break
+        data += got
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = [int(h.split(b":")[1]) for h in head.split(b"\r\n")
+              if h.lower().startswith(b"content-length:")]
+    while length and len(body) < length[0]:
+        got = s.recv(65536)
+        if not got:
+            break
+        body += got
+    answers.append(head.split(b"\r\n", 1)[0].decode())
+s.close()
+if answers == ["HTTP/1.1 200 OK"] * 2:
+    ok("a keep-alive client asking twice, %.1f s apart, is answered both times" % (idle_s * 0.7))
+else:
+    bad("a keep-alive client asking twice: %s" % answers)
 sys.exit(1 if failed else 0)

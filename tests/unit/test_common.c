@@ -1,10 +1,14 @@
 /* common/: hex, base64, hashes, number parsing, RFC 3339 times, private files. */
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/base64.h"
 #include "common/bytes.h"
+#include "common/conn_watch.h"
 #include "common/file.h"
 #include "common/hash.h"
 #include "common/parse.h"
@@ -283,6 +287,45 @@ static void test_random_and_wipe(void) {
     CHECK(memcmp(a, zero, sizeof a) == 0);
 }
 
+/* Whether the peer of fd has been shut down within ms (it reads EOF). */
+static bool shut_within(int fd, int ms) {
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    char c;
+    return poll(&p, 1, ms) > 0 && recv(fd, &c, 1, MSG_DONTWAIT) == 0;
+}
+
+/* A connection whose request is not in by its deadline is shut down; one
+ * whose request is in (disarmed) is left alone however long its answer
+ * takes, and is watched again from its next request (armed). */
+static void test_conn_watch(void) {
+    gd_conn_watch *w = NULL;
+    CHECK_STATUS(gd_conn_watch_start(&w, 0), GD_ERR_INVALID);
+    CHECK_OK(gd_conn_watch_start(&w, 150));
+    int late[2], answered[2];
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, late) == 0);
+    CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, answered) == 0);
+    gd_conn_slot *a = gd_conn_watch_add(w, late[0]);
+    gd_conn_slot *b = gd_conn_watch_add(w, answered[0]);
+    CHECK(a != NULL && b != NULL);
+    gd_conn_watch_disarm(w, b);
+    CHECK(!shut_within(late[1], 50));
+    CHECK(shut_within(late[1], 1000));
+    CHECK(!shut_within(answered[1], 400));
+    CHECK(gd_conn_watch_expired(w) == 1);
+    gd_conn_watch_arm(w, b);
+    CHECK(shut_within(answered[1], 1000));
+    CHECK(gd_conn_watch_expired(w) == 2);
+    gd_conn_watch_remove(w, a);
+    gd_conn_watch_remove(w, b);
+    gd_conn_watch_remove(w, NULL);
+    gd_conn_watch_stop(w);
+    gd_conn_watch_stop(NULL);
+    for (int i = 0; i < 2; i++) {
+        close(late[i]);
+        close(answered[i]);
+    }
+}
+
 int main(void) {
     RUN_TEST(test_hex);
     RUN_TEST(test_base64_rfc4648);
@@ -292,6 +335,7 @@ int main(void) {
     RUN_TEST(test_rfc3339);
     RUN_TEST(test_private_files);
     RUN_TEST(test_fifo_refused);
+    RUN_TEST(test_conn_watch);
     RUN_TEST(test_same_path);
     RUN_TEST(test_dir_create);
     RUN_TEST(test_random_and_wipe);

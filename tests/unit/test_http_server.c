@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -533,6 +534,33 @@ static void test_slow_client(void) {
     close(slow);
 }
 
+/* A client that trickles its request a byte at a time, never silent for
+ * the idle timeout, is dropped once the request has not arrived whole
+ * within it (1 s here). */
+static void test_trickling_client(void) {
+    int slow = dial(g_port);
+    CHECK(slow >= 0);
+    if (slow < 0)
+        return;
+    static const char request[] = "GET /v1/status HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+    double t0 = now_s();
+    bool dropped = false;
+    for (size_t i = 0; !dropped && now_s() - t0 < 6.0; i++) {
+        char c = i < sizeof request - 1 ? request[i] : 'a';
+        if (send(slow, &c, 1, MSG_NOSIGNAL) != 1)
+            break; /* the server has closed it */
+        struct pollfd p = {.fd = slow, .events = POLLIN};
+        if (poll(&p, 1, 300) > 0) { /* a byte every 300 ms: never idle for 1 s */
+            char got;
+            ssize_t n = recv(slow, &got, 1, 0);
+            dropped = n == 0 || (n < 0 && errno == ECONNRESET);
+        }
+    }
+    double waited = now_s() - t0;
+    CHECK(waited > 0.8 && waited < 2.5);
+    close(slow);
+}
+
 static void test_count(void) {
     /* Every earlier request completed before its connection closed. */
     unsigned long long before = atomic_load(&g_fake.bytes_out);
@@ -767,6 +795,7 @@ int main(void) {
     RUN_TEST(test_methods_and_bodies);
     RUN_TEST(test_huge_headers);
     RUN_TEST(test_slow_client);
+    RUN_TEST(test_trickling_client);
     RUN_TEST(test_count);
     RUN_TEST(test_rate_limit);
     RUN_TEST(test_per_ip_connections);
