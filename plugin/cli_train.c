@@ -120,8 +120,8 @@ static int gd_cli_optim_opts(gd_cli *cli, gd_args *args, gd_optim_config *c) {
     if ((rc = gd_cli_real_below_opt(cli, args, "lr", 1e-12, 10, &c->lr)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "min-lr", 0, 10, &c->min_lr)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "weight-decay", 0, 0.99, &c->weight_decay)) >= 0 ||
-        (rc = gd_cli_real_opt(cli, args, "beta1", 0, 0.9999999, &c->beta1)) >= 0 ||
-        (rc = gd_cli_real_opt(cli, args, "beta2", 0, 0.9999999, &c->beta2)) >= 0 ||
+        (rc = gd_cli_real_below_opt(cli, args, "beta1", 0, 1, &c->beta1)) >= 0 ||
+        (rc = gd_cli_real_below_opt(cli, args, "beta2", 0, 1, &c->beta2)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "eps", 1e-30, 0.5, &c->eps)) >= 0 ||
         (rc = gd_cli_real_opt(cli, args, "grad-clip", 0, 1e9, &c->grad_clip)) >= 0 ||
         (rc = gd_cli_u64_opt(cli, args, "warmup", &warmup)) >= 0 ||

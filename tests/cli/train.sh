@@ -252,4 +252,9 @@ check 2 "micro-batch beyond the batch" -- eval --checkpoint a.safetensors --batc
 grep -q -- "--micro-batch 4 must divide the batch 2" err.txt || bad "eval micro-batch: $(cat err.txt)"
 check 2 "learning rate 10" -- train --model tiny --data synthetic:markov:1 --steps 1 --lr 10 --out x.safetensors
 grep -q -- "--lr wants a number in \[1e-12, 10)" err.txt || bad "--lr 10 is not refused by the option check: $(cat err.txt)"
+# The betas' range is open at 1, and the message says so (not "[0, 1]").
+check 2 "beta1 of 1" -- train --model tiny --data synthetic:markov:1 --steps 1 --beta1 1 --out x.safetensors
+grep -q -- "--beta1 wants a number in \[0, 1), got '1'" err.txt || bad "--beta1 1: $(cat err.txt)"
+check 2 "beta2 of 1" -- train --model tiny --data synthetic:markov:1 --steps 1 --beta2 1 --out x.safetensors
+grep -q -- "--beta2 wants a number in \[0, 1), got '1'" err.txt || bad "--beta2 1: $(cat err.txt)"
 exit $fail
