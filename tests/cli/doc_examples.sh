@@ -12,7 +12,8 @@ set -uo pipefail
 bin=$(realpath "$1")
 root=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../..")
 # The marked examples and the seconds each may take.
-declare -A limit=([localnet]=30 [module]=60 [sim-chain]=120 [node]=40 [node-quickstart]=40)
+declare -A limit=([localnet]=30 [module]=60 [sim-chain]=120 [node]=40 [node-quickstart]=40
+                  [train]=150)
 ports=(26657 26658 26659 26660 8080 8081)
 work=$(mktemp -d)
 groups=()
@@ -99,11 +100,13 @@ run_example() { # name
   fi
 }
 
-for name in localnet module sim-chain node node-quickstart; do
+for name in localnet module sim-chain node node-quickstart train; do
   [ -f "$work/blocks/$name.sh" ] && run_example "$name"
 done
 # What the examples show: the transfer, the commitment, the daemon's status.
 grep -q "^1000000001000ngonka$" "$work/localnet.log" || bad "the localnet example shows no balance after the transfer"
 grep -q '"participant": "gonka1' "$work/module.log" || bad "the module example's round has no commitment"
 grep -q '"run": *1' "$work/node.log" || bad "the node example's daemon status names no run"
+# The train example's eval runs at the length the checkpoint was trained at.
+grep -q "the training length" "$work/train.log" || bad "the train example's eval did not say it used the training length"
 exit $fail
