@@ -97,6 +97,10 @@ gd_status gd_blockstore_open(gd_blockstore **out, const char *path) {
     struct stat fst;
     if (stat(path, &fst) == 0 && S_ISREG(fst.st_mode) && fst.st_size == 0)
         return gd_store_refuse(path, "is empty (0 bytes), not a chain database");
+    /* A FIFO or a device would be opened and then fail as "disk I/O error",
+     * or wait on a writer. */
+    if (stat(path, &fst) == 0 && !S_ISREG(fst.st_mode))
+        return gd_store_refuse(path, "is not a regular file, not a chain database");
     gd_blockstore *bs = calloc(1, sizeof *bs);
     if (bs == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");

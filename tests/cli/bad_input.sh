@@ -132,5 +132,6 @@ check 1 "FIFO as transaction file" -- tx broadcast --tx-file pipe
 check 1 "FIFO as payload" -- payload inspect pipe
 check 1 "FIFO as run spec" -- sim --spec pipe
 check 1 "FIFO as node config" -- node leave --config pipe
+check 2 "FIFO as training data" -- train --model tiny --data text:pipe --steps 1 --out f.safetensors
 for f in f.key f.safetensors; do [ ! -e "$f" ] || { echo "FAIL: $f was written"; fail=1; }; done
 exit $fail

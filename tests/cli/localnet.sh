@@ -126,6 +126,11 @@ check 1 "start on an empty chain.db" -- start --home empty --rpc 127.0.0.1:0 --l
 grep -q "is empty (0 bytes), not a chain database: .*remove empty/data to start the chain over" err.txt ||
   bad "the refusal does not say what to do"
 check 1 "export of an empty chain.db" -- export --home empty
+rm -f empty/data/chain.db && mkfifo empty/data/chain.db
+check 1 "start on a FIFO as chain.db" -- start --home empty --rpc 127.0.0.1:0 --log-level error
+grep -q "is not a regular file, not a chain database" err.txt || bad "a FIFO chain.db: $(cat err.txt)"
+cp -r a fifo-genesis && rm -rf fifo-genesis/data && rm fifo-genesis/genesis.json && mkfifo fifo-genesis/genesis.json
+check 1 "start on a FIFO as genesis.json" -- start --home fifo-genesis --rpc 127.0.0.1:0 --log-level error
 sed -i 's/"max_memo_characters": "256"/"max_memo_characters": "512"/' edited/genesis.json
 check 1 "start after genesis.json was edited" -- start --home edited --rpc 127.0.0.1:0 --log-level error
 grep -q "genesis.json has changed since the chain in edited/data began: its SHA-256 is [0-9a-f]\{64\}, the chain began from [0-9a-f]\{64\}. Put the original genesis.json back, or remove edited/data" err.txt ||
