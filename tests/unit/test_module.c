@@ -228,6 +228,16 @@ static void test_ante_refusals(void) {
     CHECK_OK(gd_app_check_tx(f.app, st.raw.data, st.raw.len, &out));
     CHECK(out.err.code == 2 && strstr(out.err.log, "TxBody.memo is not valid UTF-8"));
     gd_tx_outcome_free(&out);
+    /* The same bytes put straight into a block (a proposer that skips
+     * CheckTx) fail there too: nothing is transferred, no fee is taken. */
+    char before[64];
+    snprintf(before, sizeof before, "%s", fix_balance(&f, f.addr[0]));
+    gd_buf bad_tx = {.data = st.raw.data, .len = st.raw.len};
+    gd_tx_outcome in_block;
+    fix_block(&f, &bad_tx, 1, &in_block);
+    CHECK(in_block.err.code == 2 && strstr(in_block.err.log, "not valid UTF-8"));
+    CHECK_STR_EQ(fix_balance(&f, f.addr[0]), before);
+    gd_tx_outcome_free(&in_block);
     gd_signed_tx_free(&st);
     fix_block(&f, NULL, 0, NULL);
     fix_block(&f, NULL, 0, NULL);
