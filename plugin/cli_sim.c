@@ -145,28 +145,30 @@ static int gd_sim_print_json(gd_cli *cli, const gd_sim_options *o, const gd_sim_
     for (uint32_t i = 0; rounds && i < r->n_rounds; i++) {
         const gd_sim_round_report *x = &r->rounds[i];
         json_array_append_new(
-            rounds, json_pack("{s:i,s:o,s:o,s:I,s:I,s:I,s:f,s:i,s:o}", "round", (int)x->round,
+            rounds, json_pack("{s:i,s:o,s:o,s:I,s:I,s:I,s:o,s:i,s:o}", "round", (int)x->round,
                               "eval_loss", gd_cli_json_number(x->eval_loss), "inner_loss",
                               gd_cli_json_number(x->inner_loss), "bytes_per_worker",
                               (json_int_t)(x->bytes_sent + x->bytes_received), "bytes_sent",
                               (json_int_t)x->bytes_sent, "bytes_received",
-                              (json_int_t)x->bytes_received, "wall_seconds", x->wall_seconds,
+                              (json_int_t)x->bytes_received, "wall_seconds", gd_cli_json_number(x->wall_seconds),
                               "clipped", (int)x->clipped, "payloads",
                               gd_sim_payloads_json(r, x)));
     }
     json_t *root = json_pack(
-        "{s:{s:o,s:I,s:f,s:f,s:s,s:i,s:i,s:f,s:f,s:b},s:o,s:o,s:o,s:f,s:f,s:f,s:f,s:f,s:f,s:i,"
+        "{s:{s:o,s:I,s:o,s:o,s:s,s:i,s:i,s:f,s:f,s:b},s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:i,"
         "s:I,s:I,s:o}",
         "diloco", "eval_loss", gd_cli_json_number(r->diloco_eval), "bytes_per_worker",
-        (json_int_t)r->diloco_bytes, "wall_seconds", r->diloco_wall, "utilization",
-        r->utilization, "codec", codec, "workers", (int)o->diloco.workers, "inner_steps",
+        (json_int_t)r->diloco_bytes, "wall_seconds", gd_cli_json_number(r->diloco_wall),
+        "utilization", gd_cli_json_number(r->utilization), "codec", codec, "workers", (int)o->diloco.workers, "inner_steps",
         (int)o->diloco.inner_steps, "outer_lr", o->diloco.outer_lr, "outer_momentum",
         o->diloco.outer_momentum, "overlap", o->diloco.overlap, "entropy_floor",
         gd_cli_json_number(r->entropy_floor), "loss_ratio", gd_cli_json_number(r->loss_ratio),
-        "byte_reduction", gd_cli_json_number(r->byte_reduction), "utilization", r->utilization,
-        "utilization_sync", r->utilization_sync, "utilization_overlap", r->utilization_overlap,
-        "wall_sync", r->wall_sync, "wall_overlap", r->wall_overlap, "start_eval_loss",
-        r->start_eval, "warm_start", (int)o->warm_start, "params",
+        "byte_reduction", gd_cli_json_number(r->byte_reduction), "utilization",
+        gd_cli_json_number(r->utilization), "utilization_sync",
+        gd_cli_json_number(r->utilization_sync), "utilization_overlap",
+        gd_cli_json_number(r->utilization_overlap), "wall_sync",
+        gd_cli_json_number(r->wall_sync), "wall_overlap", gd_cli_json_number(r->wall_overlap),
+        "start_eval_loss", gd_cli_json_number(r->start_eval), "warm_start", (int)o->warm_start, "params",
         (json_int_t)r->params, "verified_segments", (json_int_t)r->verified_segments, "rounds",
         rounds);
     if (root)
@@ -174,10 +176,11 @@ static int gd_sim_print_json(gd_cli *cli, const gd_sim_options *o, const gd_sim_
                             json_string(o->eval_data_spec ? o->eval_data_spec : o->data_spec));
     if (root && r->has_ddp)
         json_object_set_new(root, "ddp",
-                            json_pack("{s:o,s:I,s:f,s:f}", "eval_loss",
+                            json_pack("{s:o,s:I,s:o,s:o}", "eval_loss",
                                       gd_cli_json_number(r->ddp_eval), "bytes_per_worker",
-                                      (json_int_t)r->ddp_bytes, "wall_seconds", r->ddp_wall,
-                                      "utilization", r->ddp_utilization));
+                                      (json_int_t)r->ddp_bytes, "wall_seconds",
+                                      gd_cli_json_number(r->ddp_wall), "utilization",
+                                      gd_cli_json_number(r->ddp_utilization)));
     if (root && r->has_local)
         json_object_set_new(root, "local",
                             json_pack("{s:o}", "eval_loss", gd_cli_json_number(r->local_eval)));

@@ -175,8 +175,12 @@ json_t *gd_demo_report_json(const gd_demo_report *r) {
                                "reward_claimed_ngonka", gd_demo_u64(m->reward_claimed),
                                "slashed_ngonka", gd_demo_u64(gd_demo_member_slashed(m))));
     }
-    return json_pack("{s:o,s:o,s:f,s:f,s:i,s:I,s:f}", "rounds", rounds, "participants", members,
-                     "loss_before", r->loss_before, "loss_after", r->loss_after, "eval_batches",
+    /* A loss that could not be computed (the G was never fetched) is null,
+     * never a JSON failure. */
+    return json_pack("{s:o,s:o,s:o,s:o,s:i,s:I,s:f}", "rounds", rounds, "participants", members,
+                     "loss_before", isfinite(r->loss_before) ? json_real(r->loss_before) : json_null(),
+                     "loss_after", isfinite(r->loss_after) ? json_real(r->loss_after) : json_null(),
+                     "eval_batches",
                      (int)r->eval_batches, "height", (json_int_t)r->height, "seconds",
                      r->seconds);
 }
