@@ -177,10 +177,10 @@ json_t *gd_demo_report_json(const gd_demo_report *r) {
     }
     /* A loss that could not be computed (the G was never fetched) is null,
      * never a JSON failure. */
+    json_t *before = isfinite(r->loss_before) ? json_real(r->loss_before) : json_null();
+    json_t *after = isfinite(r->loss_after) ? json_real(r->loss_after) : json_null();
     return json_pack("{s:o,s:o,s:o,s:o,s:i,s:I,s:f}", "rounds", rounds, "participants", members,
-                     "loss_before", isfinite(r->loss_before) ? json_real(r->loss_before) : json_null(),
-                     "loss_after", isfinite(r->loss_after) ? json_real(r->loss_after) : json_null(),
-                     "eval_batches",
+                     "loss_before", before, "loss_after", after, "eval_batches",
                      (int)r->eval_batches, "height", (json_int_t)r->height, "seconds",
                      r->seconds);
 }
