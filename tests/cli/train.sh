@@ -42,6 +42,13 @@ if killed_log "^batch " 30 long.log -- train "${common[@]}" --steps 100000 --log
 else
   bad "killed train left no progress in its log: $(head -c 300 long.log)"
 fi
+# Each step line is flushed too: killed once one is in the log, the log
+# holds it whole.
+if killed_log "^step  *1/100000 | loss [0-9.]* | .* ms/step$" 30 steps.log -- train "${common[@]}" --steps 100000 --log-every 1 --out steps.safetensors; then
+  ok "a killed train leaves each step line in a redirected log: $(grep -m1 '^step' steps.log)"
+else
+  bad "a killed train left no step line in its log: $(head -c 400 steps.log)"
+fi
 if killed_log "^eval batch [0-9]*/100000 | " 30 evlog.log -- train "${common[@]}" --steps 1 --eval-batches 100000 --out ev.safetensors; then
   ok "a long evaluation prints progress: $(grep -m1 '^eval batch' evlog.log)"
 else
