@@ -11,6 +11,7 @@
 #include "plugin/member.h"
 #include "plugin/round_driver.h"
 #include "plugin/round_engine.h"
+#include "plugin/state_index.h"
 
 #define GD_MEMBER_URL_MAX 512
 #define GD_MEMBER_CLASS_MAX 128
@@ -118,6 +119,10 @@ struct gd_member {
 
     pthread_mutex_t mu;         /* guards stats (peers' threads read them) */
     gd_member_stats stats;
+    /* The state files whose chunks peers ask for: G (state sync) and a
+     * worker state, each indexed once; guarded by serve_mu. */
+    pthread_mutex_t serve_mu;
+    gd_state_index served_global, served_state;
 };
 
 /* Records a failed duty: logged, and kept for /v1/status. */

@@ -71,98 +71,27 @@ static gd_status gd_serve_payload_chunk(gd_member *n, const gd_artifact_req *req
                                      &out->proof);
 }
 
-static gd_status gd_append_proof(gd_buf *out, const gd_mmr_proof *p) {
-    gd_buf w = {0};
-    GD_TRY(gd_mmr_proof_encode(p, &w));
-    uint8_t len[4];
-    gd_put_le32(len, (uint32_t)w.len);
-    gd_status s = gd_buf_append(out, len, 4);
-    if (s == GD_OK)
-        s = gd_buf_append(out, w.data, w.len);
-    gd_buf_free(&w);
-    return s;
-}
-
-static gd_status gd_float_bytes(gd_buf *out, const float *v, size_t count) {
-    GD_TRY(gd_buf_reserve(out, 4 * count));
-    for (size_t i = 0; i < count; i++) {
-        uint32_t u;
-        memcpy(&u, &v[i], 4);
-        gd_put_le32(out->data + out->len + 4 * i, u);
-    }
-    out->len += 4 * count;
-    return GD_OK;
-}
-
 /* Chunk i of the arrays of a stored state: a worker state's params,
  * exp_avg, exp_avg_sq and residual; or G's params and momentum (with the
- * descriptor first in the proof). */
+ * descriptor first in the proof). Each file is indexed once
+ * (plugin/state_index.h), so a peer fetching every chunk costs one pass over
+ * the file, not one per chunk. */
 static gd_status gd_serve_array_chunk(gd_member *n, const gd_artifact_req *req,
                                       gd_artifact_answer *out) {
     if (!n->engine_open)
         return gd_fail(GD_ERR_NOT_FOUND, "not serving yet");
-    gd_engine *e = &n->engine;
     bool global = req->kind == GD_REQ_GLOBAL_CHUNK;
-    size_t lo = 0, count = 0;
-    uint32_t ce = e->rc.diloco.chunk_elems;
-    if (!gd_values_chunk_range(e->n, ce, req->chunk, &lo, &count))
-        return gd_fail(GD_ERR_NOT_FOUND, "no chunk %u", req->chunk);
-    gd_buf b = {0};
-    size_t max = global ? GD_GLOBAL_DESC_BYTES + 8 * e->n : 312 + 16 * e->n;
-    GD_TRY(gd_artifact_get(&n->store, global ? GD_ARTIFACT_GLOBAL : GD_ARTIFACT_STATE, req->run,
-                           req->round, req->leaf, max, &b));
-    gd_pool *pool = NULL; /* the engine's pool belongs to the step's thread */
-    gd_status s = GD_OK;
+    char path[GD_ARTIFACT_PATH_MAX];
+    GD_TRY(gd_artifact_path(&n->store, global ? GD_ARTIFACT_GLOBAL : GD_ARTIFACT_STATE, req->run,
+                            req->round, req->leaf, path, sizeof path));
     out->content_type = "application/octet-stream";
-    if (global) {
-        gd_global_state g;
-        memset(&g, 0, sizeof g);
-        gd_global_desc d;
-        s = b.len == max ? gd_global_state_init(&g, e->n)
-                         : gd_fail(GD_ERR_IO, "the stored G is malformed");
-        if (s == GD_OK)
-            s = gd_global_desc_decode(&d, b.data, GD_GLOBAL_DESC_BYTES);
-        if (s == GD_OK) {
-            for (size_t i = 0; i < e->n; i++) {
-                uint32_t p = gd_get_le32(b.data + GD_GLOBAL_DESC_BYTES + 4 * i);
-                uint32_t m = gd_get_le32(b.data + GD_GLOBAL_DESC_BYTES + 4 * (e->n + i));
-                memcpy(&g.params[i], &p, 4);
-                memcpy(&g.momentum[i], &m, 4);
-            }
-            s = gd_buf_append(&out->proof, b.data, GD_GLOBAL_DESC_BYTES);
-        }
-        gd_mmr_proof pp, mp;
-        if (s == GD_OK)
-            s = gd_values_prove(pool, g.params, e->n, ce, req->chunk, &pp);
-        if (s == GD_OK)
-            s = gd_values_prove(pool, g.momentum, e->n, ce, req->chunk, &mp);
-        if (s == GD_OK)
-            s = gd_append_proof(&out->proof, &pp);
-        if (s == GD_OK)
-            s = gd_append_proof(&out->proof, &mp);
-        if (s == GD_OK)
-            s = gd_float_bytes(&out->body, g.params + lo, count);
-        if (s == GD_OK)
-            s = gd_float_bytes(&out->body, g.momentum + lo, count);
-        if (g.params)
-            gd_global_state_free(&g);
-    } else {
-        gd_worker_state w;
-        gd_worker_desc d;
-        memset(&w, 0, sizeof w);
-        s = gd_worker_state_parse(pool, &w, &d, b.data, b.len, &e->tag, e->n);
-        const float *arrays[4] = {w.params, w.exp_avg, w.exp_avg_sq, w.residual};
-        for (int k = 0; s == GD_OK && k < 4; k++) {
-            gd_mmr_proof p;
-            s = gd_values_prove(pool, arrays[k], e->n, ce, req->chunk, &p);
-            if (s == GD_OK)
-                s = gd_append_proof(&out->proof, &p);
-            if (s == GD_OK)
-                s = gd_float_bytes(&out->body, arrays[k] + lo, count);
-        }
-        gd_worker_state_free(&w);
-    }
-    gd_buf_free(&b);
+    pthread_mutex_lock(&n->serve_mu);
+    gd_state_index *x = global ? &n->served_global : &n->served_state;
+    gd_status s = gd_state_index_load(x, path, global, n->engine.n,
+                                      n->engine.rc.diloco.chunk_elems);
+    if (s == GD_OK)
+        s = gd_state_index_chunk(x, req->chunk, &out->body, &out->proof);
+    pthread_mutex_unlock(&n->serve_mu);
     return s;
 }
 

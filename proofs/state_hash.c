@@ -194,15 +194,24 @@ gd_status gd_state_hash(gd_pool *pool, const gd_bytes_part *parts, size_t n_part
     return GD_OK;
 }
 
+gd_status gd_state_mmr(gd_pool *pool, const gd_bytes_part *parts, size_t n_parts,
+                       size_t chunk_bytes, gd_mmr *mmr) {
+    gd_mmr_init(mmr);
+    gd_state_sink sink = {.mmr = mmr};
+    gd_status s = gd_state_leaves(pool, parts, n_parts, chunk_bytes, &sink, NULL);
+    if (s != GD_OK)
+        gd_mmr_free(mmr);
+    return s;
+}
+
 gd_status gd_state_prove(gd_pool *pool, const gd_bytes_part *parts, size_t n_parts,
                          size_t chunk_bytes, uint32_t chunk, gd_mmr_proof *proof) {
     gd_mmr mmr;
-    gd_mmr_init(&mmr);
-    gd_state_sink sink = {.mmr = &mmr};
-    uint32_t count = 0;
-    gd_status s = gd_state_leaves(pool, parts, n_parts, chunk_bytes, &sink, &count);
-    if (s == GD_OK && chunk >= count)
-        s = gd_fail(GD_ERR_INVALID, "state chunk %u of %u", (unsigned)chunk, (unsigned)count);
+    GD_TRY(gd_state_mmr(pool, parts, n_parts, chunk_bytes, &mmr));
+    gd_status s = GD_OK;
+    if (chunk >= mmr.n_leaves)
+        s = gd_fail(GD_ERR_INVALID, "state chunk %u of %u", (unsigned)chunk,
+                    (unsigned)mmr.n_leaves);
     if (s == GD_OK)
         s = gd_mmr_prove(&mmr, chunk, proof);
     gd_mmr_free(&mmr);

@@ -30,8 +30,14 @@ gd_status gd_state_hash(gd_pool *pool, const gd_bytes_part *parts, size_t n_part
                         size_t chunk_bytes, uint8_t root[GD_MMR_HASH_LEN],
                         uint32_t *leaf_count) GD_MUST_CHECK;
 
+/* The whole MMR of the same concatenation's chunks (*mmr initialised here;
+ * the caller frees it): every chunk's proof then comes from gd_mmr_prove
+ * without hashing the state again, for a side that serves many chunks. */
+gd_status gd_state_mmr(gd_pool *pool, const gd_bytes_part *parts, size_t n_parts,
+                       size_t chunk_bytes, gd_mmr *mmr) GD_MUST_CHECK;
+
 /* The inclusion proof of chunk `chunk` of the same concatenation (every
- * chunk is hashed: O(total) work, for the side that serves the state). */
+ * chunk is hashed: O(total) work; gd_state_mmr once serves every chunk). */
 gd_status gd_state_prove(gd_pool *pool, const gd_bytes_part *parts, size_t n_parts,
                          size_t chunk_bytes, uint32_t chunk, gd_mmr_proof *proof) GD_MUST_CHECK;
 

@@ -11,10 +11,13 @@
  * restarted in between. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/bytes.h"
 #include "common/file.h"
+#include "trainer/state.h"
+#include "plugin/artifact_store.h"
 #include "plugin/round_driver.h"
 #include "tests/testkit.h"
 #include "tests/unit/node_fixture.h"
@@ -229,6 +232,109 @@ static void test_late_joiner_syncs_before_round_opens(void) {
     CHECK(net.refused == 0);
     for (int who = 1; who <= NODES + 1; who++)
         CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
+    nf_free(&net);
+}
+
+/* Whether answer a (a chunk of the four arrays of a worker state, or of
+ * G's two with its descriptor first in the proof) proves against roots. */
+static bool chunk_proves(const gd_artifact_answer *a, size_t n, uint32_t chunk_elems,
+                         uint32_t chunk, int arrays, uint8_t roots[][32], bool global) {
+    size_t lo = 0, count = 0;
+    if (!gd_values_chunk_range(n, chunk_elems, chunk, &lo, &count) ||
+        a->body.len != (size_t)arrays * 4 * count)
+        return false;
+    const uint8_t *p = a->proof.data;
+    size_t left = a->proof.len;
+    if (global) {
+        gd_global_desc d;
+        if (left < GD_GLOBAL_DESC_BYTES ||
+            gd_global_desc_decode(&d, p, GD_GLOBAL_DESC_BYTES) != GD_OK)
+            return false;
+        memcpy(roots[0], d.params_root, 32);
+        memcpy(roots[1], d.momentum_root, 32);
+        p += GD_GLOBAL_DESC_BYTES;
+        left -= GD_GLOBAL_DESC_BYTES;
+    }
+    for (int i = 0; i < arrays; i++) {
+        if (left < 4)
+            return false;
+        uint32_t len = gd_get_le32(p);
+        gd_mmr_proof pr;
+        if (len > left - 4 || gd_mmr_proof_decode(&pr, p + 4, len) != GD_OK)
+            return false;
+        p += 4 + len;
+        left -= 4 + len;
+        float *values = malloc(4 * count);
+        memcpy(values, a->body.data + (size_t)i * 4 * count, 4 * count);
+        bool ok = gd_values_verify_chunk(roots[i], n, chunk_elems, chunk, values, count, &pr);
+        free(values);
+        if (!ok)
+            return false;
+    }
+    return left == 0;
+}
+
+/* A worker serves any chunk of a stored state, and of G, with proofs
+ * against the roots of the file's descriptor, from one index of each file
+ * (not one pass over the file per chunk); a file damaged on disk after it
+ * was indexed is noticed and refused, not served. */
+static void test_state_chunks_served(void) {
+    nf_net net;
+    df_knobs k;
+    knobs(&k);
+    nf_setup(&net, &k, NODES, g_roles);
+    df_qrun *run = nf_until_round(&net, 0);
+    int64_t verify = run->current_round->windows->verify_start;
+    df_qfree(run);
+    nf_until(&net, verify + 1);
+    gd_member *w = net.nodes[1];
+    gd_artifact_answer a;
+    unsigned status = 0;
+    gd_artifact_req whole = {.kind = GD_REQ_STATE, .run = 1, .round = 0, .leaf = 0};
+    CHECK_OK(gd_member_serve(w, &whole, &a, &status));
+    gd_buf file = {0};
+    CHECK_OK(gd_file_read(a.path, SIZE_MAX, &file));
+    char path[GD_ARTIFACT_PATH_MAX];
+    snprintf(path, sizeof path, "%s", a.path);
+    gd_artifact_answer_free(&a);
+    gd_worker_desc d;
+    CHECK_OK(gd_worker_desc_decode(&d, file.data, GD_WORKER_DESC_BYTES));
+    uint8_t roots[4][32];
+    memcpy(roots[0], d.params_root, 32);
+    memcpy(roots[1], d.exp_avg_root, 32);
+    memcpy(roots[2], d.exp_avg_sq_root, 32);
+    memcpy(roots[3], d.residual_root, 32);
+    uint32_t chunks = gd_values_chunks(d.n, d.tag.chunk_elems);
+    CHECK(chunks > 2);
+    uint32_t picks[3] = {0, chunks / 2, chunks - 1};
+    for (int i = 0; i < 3; i++) {
+        gd_artifact_req req = {.kind = GD_REQ_STATE_CHUNK, .run = 1, .round = 0, .leaf = 0,
+                               .chunk = picks[i]};
+        CHECK_OK(gd_member_serve(w, &req, &a, &status));
+        CHECK(chunk_proves(&a, d.n, d.tag.chunk_elems, picks[i], 4, roots, false));
+        gd_artifact_answer_free(&a);
+    }
+    gd_artifact_req beyond = {.kind = GD_REQ_STATE_CHUNK, .run = 1, .round = 0, .chunk = chunks};
+    CHECK(gd_member_serve(w, &beyond, &a, &status) != GD_OK && status == 404);
+    gd_artifact_answer_free(&a);
+    for (uint32_t c = 0; c < chunks; c++) { /* every chunk of G_0, as a state sync asks */
+        gd_artifact_req req = {.kind = GD_REQ_GLOBAL_CHUNK, .run = 1, .round = 0, .chunk = c};
+        uint8_t groots[2][32];
+        CHECK_OK(gd_member_serve(w, &req, &a, &status));
+        CHECK(chunk_proves(&a, d.n, d.tag.chunk_elems, c, 2, groots, true));
+        gd_artifact_answer_free(&a);
+    }
+    /* A bit of the stored state flips on disk: the file is indexed again,
+     * its arrays no longer hash to its descriptor's roots, and nothing is
+     * served from it. */
+    file.data[file.len - 1] ^= 1;
+    CHECK_OK(gd_file_write_atomic(path, &(gd_bytes_part){file.data, file.len}, 1, 0600));
+    gd_artifact_req req = {.kind = GD_REQ_STATE_CHUNK, .run = 1, .round = 0, .leaf = 0,
+                           .chunk = 0};
+    CHECK_STATUS(gd_member_serve(w, &req, &a, &status), GD_ERR_IO);
+    CHECK(strstr(gd_error_detail(), "does not hash to its descriptor's root") != NULL);
+    gd_artifact_answer_free(&a);
+    gd_buf_free(&file);
     nf_free(&net);
 }
 
@@ -471,6 +577,7 @@ int main(void) {
     RUN_TEST(test_after_void_round);
     RUN_TEST(test_late_joiner_syncs_before_round_opens);
     RUN_TEST(test_nothing_served_early);
+    RUN_TEST(test_state_chunks_served);
     RUN_TEST(test_data_not_the_runs);
     RUN_TEST(test_oversized_payload_claim);
     return gd_test_finish();
