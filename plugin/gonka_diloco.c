@@ -218,6 +218,7 @@ GD_ABI int gonka_diloco_run(gonka_diloco *h, const volatile int *stop, unsigned 
             backoff = backoff ? (backoff * 2 > 30000 ? 30000 : backoff * 2) : 500;
             GD_LOG_WARN("node", "%s; retrying in %.1f s", why, backoff / 1000.0);
             gd_sleep_ms(backoff, stop);
+            rc = GONKA_DILOCO_OK; /* not fatal */
             continue;
         }
         if (rc != GONKA_DILOCO_OK) {
