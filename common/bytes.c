@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
 #include "common/secure.h"
 
 gd_status gd_buf_reserve(gd_buf *buf, size_t extra) {
@@ -18,6 +19,7 @@ gd_status gd_buf_reserve(gd_buf *buf, size_t extra) {
     uint8_t *data = realloc(buf->data, cap);
     if (data == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory growing a buffer to %zu bytes", cap);
+    gd_mem_prefer_huge(data + buf->len, cap - buf->len); /* what is not yet touched */
     buf->data = data;
     buf->cap = cap;
     return GD_OK;

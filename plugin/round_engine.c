@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
 #include "trainer/diloco_impl.h"
 #include "trainer/init.h"
 
@@ -221,6 +222,7 @@ gd_status gd_engine_aggregate(gd_engine *e, uint64_t round, const gd_engine_cont
                               size_t n, gd_global_state *g) {
     gd_contribution *contribs = calloc(n ? n : 1, sizeof *contribs);
     float *deltas = n ? malloc(n * e->n * sizeof(float)) : NULL;
+    gd_mem_prefer_huge(deltas, n * e->n * sizeof(float));
     gd_status s = contribs == NULL || (n && deltas == NULL) ? gd_fail(GD_ERR_NOMEM, "out of memory")
                                                            : GD_OK;
     for (size_t i = 0; s == GD_OK && i < n; i++) {

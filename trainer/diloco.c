@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/mem.h"
 #include "kernels/backend.h"
 #include "proofs/diloco_rules.h"
 #include "trainer/diloco_impl.h"
@@ -191,6 +192,7 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
     out->descs = calloc(out->n_leaves, sizeof *out->descs);
     out->leaves = calloc(out->n_leaves, GD_MMR_HASH_LEN);
     out->delta = malloc(w->n * sizeof(float));
+    gd_mem_prefer_huge(out->delta, w->n * sizeof(float));
     if (out->descs == NULL || out->leaves == NULL || out->delta == NULL) {
         gd_worker_round_free(out);
         return gd_fail(GD_ERR_NOMEM, "out of memory");

@@ -25,6 +25,7 @@
 #include <zstd.h>
 
 #include "common/file.h"
+#include "common/mem.h"
 
 #define GD_PAYLOAD_MAGIC "GDPL"
 #define GD_PAYLOAD_MAX_CHUNK_ELEMS ((uint32_t)1 << 28)
@@ -429,6 +430,7 @@ gd_status gd_payload_encode_values(const gd_codec *codec, const float *values, f
     if (n < 1 || n > GD_PAYLOAD_MAX_CHUNK_ELEMS)
         return gd_fail(GD_ERR_INVALID, "a payload chunk holds 1..2^28 values, not %zu", n);
     float *scratch = residual ? malloc(2 * n * sizeof(float)) : NULL;
+    gd_mem_prefer_huge(scratch, 2 * n * sizeof(float));
     if (residual && scratch == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory for %zu values", n);
     gd_status s = gd_encode_values(codec, values, residual, n, scratch, out, cap, written);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "common/mem.h"
 #include "proofs/state_hash.h"
 
 #define GD_WORKER_MAGIC "GDWS"
@@ -123,10 +124,10 @@ gd_status gd_worker_state_init(gd_worker_state *w, uint32_t rank, size_t n) {
     w->rank = rank;
     w->n = n;
     snprintf(w->address, sizeof w->address, "worker-%05u", rank);
-    w->params = calloc(n, sizeof(float));
-    w->exp_avg = calloc(n, sizeof(float));
-    w->exp_avg_sq = calloc(n, sizeof(float));
-    w->residual = calloc(n, sizeof(float));
+    w->params = gd_calloc_large(n, sizeof(float));
+    w->exp_avg = gd_calloc_large(n, sizeof(float));
+    w->exp_avg_sq = gd_calloc_large(n, sizeof(float));
+    w->residual = gd_calloc_large(n, sizeof(float));
     if (!w->params || !w->exp_avg || !w->exp_avg_sq || !w->residual) {
         gd_worker_state_free(w);
         return gd_fail(GD_ERR_NOMEM, "out of memory for a worker state of %zu parameters", n);
@@ -289,6 +290,7 @@ gd_status gd_worker_state_serialize(gd_pool *pool, const gd_state_tag *tag, uint
     GD_TRY(gd_worker_state_describe(pool, tag, round, stage, w, &d));
     size_t bytes = w->n * sizeof(float);
     uint8_t *buf = malloc(GD_WORKER_DESC_BYTES + 4 * bytes);
+    gd_mem_prefer_huge(buf, GD_WORKER_DESC_BYTES + 4 * bytes);
     if (buf == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory for a worker state file");
     gd_worker_desc_encode(&d, buf);
@@ -374,8 +376,8 @@ gd_status gd_worker_state_parse(gd_pool *pool, gd_worker_state *w, gd_worker_des
 gd_status gd_global_state_init(gd_global_state *g, size_t n) {
     memset(g, 0, sizeof *g);
     g->n = n;
-    g->params = calloc(n, sizeof(float));
-    g->momentum = calloc(n, sizeof(float));
+    g->params = gd_calloc_large(n, sizeof(float));
+    g->momentum = gd_calloc_large(n, sizeof(float));
     if (!g->params || !g->momentum) {
         gd_global_state_free(g);
         return gd_fail(GD_ERR_NOMEM, "out of memory for the global state");

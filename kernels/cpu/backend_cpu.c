@@ -3,13 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/mem.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/round_ops.h"
 
 static void *cpu_buffer_alloc(const gd_backend *be, size_t bytes) {
     (void)be;
-    return calloc(1, bytes);
+    return gd_calloc_large(1, bytes);
 }
 
 static void cpu_buffer_free(const gd_backend *be, void *buf) {
