@@ -45,7 +45,7 @@ cat >spec.json <<'JSON'
   "data_digest": "3333333333333333333333333333333333333333333333333333333333333333",
   "h_min": 20, "h_max": 40, "segment_steps": 10, "tokens_per_step": "512",
   "outer_lr_ppm": 700000, "outer_momentum_ppm": 900000, "codec": "int8",
-  "windows": {"train": 2, "commit": 24, "reveal": 16, "verify": 88, "open": 48,
+  "windows": {"train": 2, "commit": 32, "reveal": 16, "verify": 88, "open": 48,
               "dispute": 8, "dispute_open": 8, "attest": 14, "attest_open": 14},
   "reward_per_epoch": "90000ngonka", "min_collateral": "100000ngonka",
   "fail_bond": "1000ngonka", "checks_per_commit": 2, "double_check_ppm": 500000,
@@ -61,14 +61,14 @@ cat >spec.json <<'JSON'
   "overlap": false
 }
 JSON
-# Epochs of 250 blocks: epoch 1's PoC starts at 20, epoch 2's at 270 (its
-# claim-money stage at 295), and round 0's 222 blocks fit in between (from
+# Epochs of 260 blocks: epoch 1's PoC starts at 20, epoch 2's at 280 (its
+# claim-money stage at 305), and round 0's 230 blocks fit in between (from
 # 42, where epoch 1's Inference phase begins). The windows leave each host
 # several times the blocks its transactions need, so that a loaded machine
 # does not push one past its window: in the verify window each host sends
 # five reports and its sealed verdicts one transaction after another, each
 # a CLI start and a block or two (at 250 ms a block).
-epoch_length=250
+epoch_length=260
 poc2=$((20 + epoch_length))
 "$bin/gonka-localnet" init --home home --accounts 7 --epoch-length "$epoch_length" --diloco-run spec.json \
   --diloco-pool 1000000ngonka >/dev/null || fail "init"
@@ -142,6 +142,18 @@ assert sorted(m['rank'] for m in r['members']) == [0, 1, 2, 3, 4, 5] and r['run'
   fail "ranks are not 0 to 5: $(cat run.json)"
 ok "hosts 1-6 joined run 1 (created in genesis), got ranks 0 to 5 and sealed secrets for round 0"
 
+# Payload files: real MMR commitments (run 1, round 0) of stand-in values,
+# not of the run's spec, so they are committed by their root, leaves and
+# size (`tx commit-round --payload` refuses a header that is not the run's
+# and the signer's: the CLI tests play that). They are made before the
+# round opens, so that the commit window is left to the commitments (a
+# sanitizer build takes seconds over the files).
+for i in $hosts; do
+  "$bin/gd-bench-codec" --write-sample "p$i.gdpl" --codec int8 --values $((3000 + i)) \
+    --chunk-elems 1000 >/dev/null || fail "payload $i"
+  "$dg" payload inspect "p$i.gdpl" --json >"p$i.json" || fail "inspect payload $i"
+done
+
 # Round 0 opens at the first Inference height of epoch 1 where it fits.
 for _ in $(seq 1 1200); do
   alive
@@ -159,15 +171,6 @@ PY
 source windows.env
 ok "round 0 opened at $train_start: commit $commit_start, reveal $reveal_start, verify $verify_start, open $open_start, dispute $dispute_start/$dispute_open_start, attest $attest_start/$attest_open_start, end $end"
 
-# Payload files: real MMR commitments (run 1, round 0) of stand-in values,
-# not of the run's spec, so they are committed by their root, leaves and
-# size (`tx commit-round --payload` refuses a header that is not the run's
-# and the signer's: the CLI tests play that).
-for i in $hosts; do
-  "$bin/gd-bench-codec" --write-sample "p$i.gdpl" --codec int8 --values $((3000 + i)) \
-    --chunk-elems 1000 >/dev/null || fail "payload $i"
-  "$dg" payload inspect "p$i.gdpl" --json >"p$i.json" || fail "inspect payload $i"
-done
 until_height "$commit_start"
 for i in $hosts; do
   read -r root leaves bytes < <(python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); print(j["root"], j["leaf_count"], j["wire_bytes"])' "p$i.json")
