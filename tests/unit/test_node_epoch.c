@@ -166,10 +166,11 @@ static void test_after_void_round(void) {
 
 /* A worker that starts only once round 1 is DONE joins and has G_2 before
  * round 2 opens: its peers hold G_2 from the moment round 1 is DONE and
- * serve it then (not only once round 2 is open), so the joiner's state
- * sync, chunk by chunk with proofs, is done in the gap between the rounds
- * rather than in round 2's train window. It trains round 2 with the
- * others and is aggregated in it. */
+ * serve it then (not only once round 2 is open, and never while round 1's
+ * attestations are open, which would let an attester copy its hash), so
+ * the joiner's state sync, chunk by chunk with proofs, is done in the gap
+ * between the rounds rather than in round 2's train window. It trains
+ * round 2 with the others and is aggregated in it; nobody is slashed. */
 static void test_late_joiner_syncs_before_round_opens(void) {
     nf_net net;
     df_knobs k;
@@ -181,7 +182,22 @@ static void test_late_joiner_syncs_before_round_opens(void) {
     int late = NODES + 1;
     net.off[late] = true;
     net.d.member[late] = false;
-    df_qfree(nf_until_round(&net, 1));
+    df_qrun *open1 = nf_until_round(&net, 1);
+    int64_t attest_open = open1->current_round->windows->attest_open_start;
+    df_qfree(open1);
+    /* The attack: a lazy attester asks a peer for G_2 while round 1's
+     * attestations are still being sealed, to attest its hash without
+     * aggregating. Every member has aggregated G_2 by then; none serves
+     * it before the round is over. */
+    nf_until(&net, attest_open);
+    gd_artifact_req early = {.kind = GD_REQ_GLOBAL_CHUNK, .run = 1, .round = 2, .chunk = 0};
+    gd_artifact_answer refused;
+    unsigned early_status = 0;
+    for (int who = 1; who <= NODES; who++) {
+        CHECK(gd_member_serve(net.nodes[who], &early, &refused, &early_status) != GD_OK &&
+              early_status == 425);
+        gd_artifact_answer_free(&refused);
+    }
     df_qround *q1 = NULL;
     for (;;) {
         nf_block(&net);
