@@ -31,13 +31,9 @@ gd_weighted_in(const Gonka__Diloco__V1__Round *r, const char *address) {
     return NULL;
 }
 
-static const Gonka__Diloco__V1__Round *gd_cur_round(const gd_member *n) {
-    return n->ans.round ? n->ans.round->round : NULL;
-}
-
 /* The round's start state hash as the chain records it. */
 static gd_status gd_start_hash(const gd_member *n, uint8_t out[32]) {
-    const Gonka__Diloco__V1__Round *r = gd_cur_round(n);
+    const Gonka__Diloco__V1__Round *r = gd_member_round(n);
     if (r == NULL || r->start_state_hash.len != 32)
         return gd_fail(GD_ERR_NOT_FOUND, "the round has no start state hash");
     memcpy(out, r->start_state_hash.data, 32);
@@ -314,7 +310,7 @@ static gd_status gd_duty_report(gd_member *n, const gd_action *a, gd_any *msg, b
                       gd_error_detail());
         return s == GD_ERR_NOMEM ? s : GD_OK;
     }
-    const Gonka__Diloco__V1__Round *r = gd_cur_round(n);
+    const Gonka__Diloco__V1__Round *r = gd_member_round(n);
     const Gonka__Diloco__V1__Commitment *c = gd_commitment_in(n->ans.round, a->target);
     if (r->verify_randomness.len != 32)
         return GD_OK;
@@ -399,7 +395,7 @@ static gd_status gd_node_answer_for(gd_member *n, const gd_action *a, bool reche
     GD_TRY(gd_member_engine(n));
     const gd_view_check *vc = gd_view_check_of(n, a->target, a->check);
     const Gonka__Diloco__V1__Commitment *c = gd_commitment_in(n->ans.round, a->target);
-    const Gonka__Diloco__V1__WeightedMember *wm = gd_weighted_in(gd_cur_round(n), a->target);
+    const Gonka__Diloco__V1__WeightedMember *wm = gd_weighted_in(gd_member_round(n), a->target);
     if (vc == NULL || c == NULL || wm == NULL)
         return gd_fail(GD_ERR_NOT_FOUND, "check %u of %s is not in the round", a->check,
                        a->target);

@@ -220,7 +220,7 @@ static gd_status gd_member_adopt_global(gd_member *n, gd_global_state *g, uint64
 
 gd_status gd_member_prepare_global(gd_member *n) {
     const gd_chain_view *v = &n->view.view;
-    const Gonka__Diloco__V1__Round *r = n->ans.round ? n->ans.round->round : NULL;
+    const Gonka__Diloco__V1__Round *r = gd_member_round(n);
     if (!n->engine_open || !v->member || r == NULL ||
         r->phase != GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_DONE ||
         r->next_state_hash.len != 32 || (n->have_g && n->g_round == r->index + 1) ||

@@ -125,6 +125,11 @@ struct gd_member {
     gd_state_index served_global, served_state;
 };
 
+/* The current round as the step's chain answers show it, or NULL. */
+static inline const Gonka__Diloco__V1__Round *gd_member_round(const gd_member *n) {
+    return n->ans.round ? n->ans.round->round : NULL;
+}
+
 /* Records a failed duty: logged, and kept for /v1/status. */
 void gd_member_error(gd_member *n, const char *fmt, ...) GD_PRINTF(2, 3);
 
