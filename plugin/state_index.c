@@ -10,11 +10,16 @@
 #include "common/file.h"
 #include "proofs/state_hash.h"
 
-void gd_state_index_init(gd_state_index *x) { memset(x, 0, sizeof *x); }
+void gd_state_index_init(gd_state_index *x) {
+    memset(x, 0, sizeof *x);
+    x->fd = -1;
+}
 
 void gd_state_index_free(gd_state_index *x) {
     for (int i = 0; i < x->n_arrays; i++)
         gd_mmr_free(&x->mmr[i]);
+    if (x->fd >= 0)
+        close(x->fd);
     gd_state_index_init(x);
 }
 
@@ -93,14 +98,13 @@ static gd_status gd_index_build(gd_state_index *x, const uint8_t *bytes, size_t 
 
 gd_status gd_state_index_load(gd_state_index *x, const char *path, bool global, size_t n,
                               uint32_t chunk_elems) {
-    int fd = -1;
     struct stat st;
-    GD_TRY(gd_file_open_regular(path, 0, &fd, &st));
+    /* The file indexed last, unchanged: a stat, not an open, per request. */
     if (x->loaded && x->global == global && x->n == n && x->chunk_elems == chunk_elems &&
-        strcmp(x->path, path) == 0 && gd_same_file(&x->st, &st)) {
-        close(fd);
+        strcmp(x->path, path) == 0 && stat(path, &st) == 0 && gd_same_file(&x->st, &st))
         return GD_OK;
-    }
+    int fd = -1;
+    GD_TRY(gd_file_open_regular(path, 0, &fd, &st));
     gd_state_index_free(x);
     if (strlen(path) >= sizeof x->path) {
         close(fd);
@@ -112,7 +116,6 @@ gd_status gd_state_index_load(gd_state_index *x, const char *path, bool global, 
     size_t len = (size_t)st.st_size;
     void *map = len > 0 ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
     int err = errno;
-    close(fd);
     gd_status s;
     if (map == MAP_FAILED) {
         s = gd_fail(GD_ERR_IO, "cannot map %s: %s", path, len > 0 ? strerror(err) : "empty");
@@ -123,10 +126,12 @@ gd_status gd_state_index_load(gd_state_index *x, const char *path, bool global, 
             s = gd_fail_context(GD_ERR_IO, "the stored state %s", path);
     }
     if (s != GD_OK) {
+        close(fd);
         gd_state_index_init(x);
         return s;
     }
     snprintf(x->path, sizeof x->path, "%s", path);
+    x->fd = fd; /* chunks are read from the file as it was indexed */
     x->st = st;
     x->loaded = true;
     return GD_OK;
@@ -139,12 +144,7 @@ gd_status gd_state_index_chunk(const gd_state_index *x, uint32_t chunk, gd_buf *
         return gd_fail(GD_ERR_NOT_FOUND, "no chunk %u", chunk);
     if (x->global)
         GD_TRY(gd_buf_append(proof, x->header, x->header_len));
-    int fd = -1;
-    struct stat st;
-    GD_TRY(gd_file_open_regular(x->path, 0, &fd, &st));
     gd_status s = GD_OK;
-    if (!gd_same_file(&x->st, &st))
-        s = gd_fail(GD_ERR_IO, "%s changed while it was served", x->path);
     for (int i = 0; s == GD_OK && i < x->n_arrays; i++) {
         gd_mmr_proof p;
         gd_buf w = {0};
@@ -163,7 +163,7 @@ gd_status gd_state_index_chunk(const gd_state_index *x, uint32_t chunk, gd_buf *
         if (s == GD_OK)
             s = gd_buf_reserve(body, bytes);
         if (s == GD_OK) {
-            ssize_t got = pread(fd, body->data + body->len, bytes, at);
+            ssize_t got = pread(x->fd, body->data + body->len, bytes, at);
             if (got != (ssize_t)bytes)
                 s = gd_fail(GD_ERR_IO, "reading %s: %s", x->path,
                             got < 0 ? strerror(errno) : "short read");
@@ -171,6 +171,5 @@ gd_status gd_state_index_chunk(const gd_state_index *x, uint32_t chunk, gd_buf *
                 body->len += bytes;
         }
     }
-    close(fd);
     return s;
 }

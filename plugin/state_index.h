@@ -4,7 +4,9 @@
  * from scratch read and rehashed the whole file per chunk, so serving a
  * state took time quadratic in its size. Built from the file's bytes as
  * they are (the arrays are canonical little-endian floats), checked against
- * the file's own descriptor, and answered with one pread of the chunk. */
+ * the file's own descriptor, and answered with one pread of the chunk from
+ * the file kept open as it was indexed (a request costs a stat of the path,
+ * which notices a file replaced since). */
 #ifndef GD_PLUGIN_STATE_INDEX_H
 #define GD_PLUGIN_STATE_INDEX_H
 
@@ -21,7 +23,8 @@
 typedef struct gd_state_index {
     bool loaded;
     char path[512];
-    struct stat st;              /* the file as it was indexed */
+    int fd;                      /* open on the file as it was indexed (-1: none) */
+    struct stat st;              /* its identity then: a replaced file is indexed again */
     bool global;                 /* G (params, momentum) or a worker state */
     uint8_t header[GD_WORKER_DESC_BYTES]; /* the file's descriptor */
     size_t header_len;
