@@ -153,10 +153,13 @@ gd_status gd_worker_state_copy(gd_worker_state *dst, const gd_worker_state *src)
 }
 
 void gd_worker_state_free(gd_worker_state *w) {
-    free(w->params);
-    free(w->exp_avg);
-    free(w->exp_avg_sq);
-    free(w->residual);
+    if (!w->borrowed) {
+        free(w->params);
+        free(w->exp_avg);
+        free(w->exp_avg_sq);
+        free(w->residual);
+    }
+    w->borrowed = false;
     w->params = w->exp_avg = w->exp_avg_sq = w->residual = NULL;
 }
 
@@ -316,9 +319,11 @@ static const char *gd_tag_mismatch(const gd_state_tag *got, const gd_state_tag *
     return NULL;
 }
 
-gd_status gd_worker_state_parse(gd_pool *pool, gd_worker_state *w, gd_worker_desc *desc,
-                                const uint8_t *bytes, size_t len, const gd_state_tag *expect,
-                                size_t expect_n) {
+/* The checks of a peer's state file, its arrays either copied (copy) or
+ * pointed into bytes. */
+static gd_status gd_worker_state_read(gd_pool *pool, gd_worker_state *w, gd_worker_desc *desc,
+                                      const uint8_t *bytes, size_t len,
+                                      const gd_state_tag *expect, size_t expect_n, bool copy) {
     memset(w, 0, sizeof *w);
     if (bytes == NULL || len < GD_WORKER_DESC_BYTES)
         return gd_fail(GD_ERR_PARSE, "worker state file of %zu bytes is shorter than its "
@@ -340,19 +345,30 @@ gd_status gd_worker_state_parse(gd_pool *pool, gd_worker_state *w, gd_worker_des
                                      "(or %llu without the residual)",
                        len, (unsigned long long)desc->n, (unsigned long long)full,
                        (unsigned long long)partial);
-    GD_TRY(gd_worker_state_init(w, desc->rank, (size_t)desc->n));
+    int n_arrays = (uint64_t)len == full ? 4 : 3;
+    size_t n_bytes = (size_t)desc->n * sizeof(float);
+    const uint8_t *p = bytes + GD_WORKER_DESC_BYTES;
+    if (copy) {
+        GD_TRY(gd_worker_state_init(w, desc->rank, (size_t)desc->n));
+        if (n_arrays == 3) {
+            free(w->residual);
+            w->residual = NULL;
+        }
+        float *arrays[4] = {w->params, w->exp_avg, w->exp_avg_sq, w->residual};
+        for (int i = 0; i < n_arrays; i++)
+            memcpy(arrays[i], p + i * n_bytes, n_bytes);
+    } else {
+        /* The file's floats are little-endian, as this host's (gd_worker_state_serialize). */
+        w->rank = desc->rank;
+        w->n = (size_t)desc->n;
+        w->borrowed = true;
+        w->params = (float *)(uintptr_t)p;
+        w->exp_avg = (float *)(uintptr_t)(p + n_bytes);
+        w->exp_avg_sq = (float *)(uintptr_t)(p + 2 * n_bytes);
+        w->residual = n_arrays == 4 ? (float *)(uintptr_t)(p + 3 * n_bytes) : NULL;
+    }
     snprintf(w->address, sizeof w->address, "%s", desc->address);
     w->step = desc->step;
-    int n_arrays = (uint64_t)len == full ? 4 : 3;
-    if (n_arrays == 3) {
-        free(w->residual);
-        w->residual = NULL;
-    }
-    size_t n_bytes = w->n * sizeof(float);
-    const uint8_t *p = bytes + GD_WORKER_DESC_BYTES;
-    float *arrays[4] = {w->params, w->exp_avg, w->exp_avg_sq, w->residual};
-    for (int i = 0; i < n_arrays; i++, p += n_bytes)
-        memcpy(arrays[i], p, n_bytes);
     gd_worker_desc again;
     gd_status s = gd_worker_state_describe_with(pool, &desc->tag, desc->round, desc->stage, w,
                                                 n_arrays == 3 ? desc->residual_root : NULL,
@@ -369,6 +385,20 @@ gd_status gd_worker_state_parse(gd_pool *pool, gd_worker_state *w, gd_worker_des
     if (s != GD_OK)
         gd_worker_state_free(w);
     return s;
+}
+
+gd_status gd_worker_state_parse(gd_pool *pool, gd_worker_state *w, gd_worker_desc *desc,
+                                const uint8_t *bytes, size_t len, const gd_state_tag *expect,
+                                size_t expect_n) {
+    return gd_worker_state_read(pool, w, desc, bytes, len, expect, expect_n, true);
+}
+
+gd_status gd_worker_state_view(gd_pool *pool, gd_worker_state *w, gd_worker_desc *desc,
+                               const uint8_t *bytes, size_t len, const gd_state_tag *expect,
+                               size_t expect_n) {
+    bool aligned = bytes != NULL &&
+                   ((uintptr_t)(bytes + GD_WORKER_DESC_BYTES) % _Alignof(float)) == 0;
+    return gd_worker_state_read(pool, w, desc, bytes, len, expect, expect_n, !aligned);
 }
 
 /* --- the global state ---------------------------------------------------------------- */

@@ -77,6 +77,7 @@ typedef struct gd_worker_state {
     float *params, *exp_avg, *exp_avg_sq;
     float *residual; /* NULL in a state parsed without it (its root then stands in) */
     uint64_t step; /* inner steps taken over the whole run */
+    bool borrowed; /* the arrays point into bytes it does not own (gd_worker_state_view) */
 } gd_worker_state;
 
 /* Zeroed arrays of n values (the run's initial optimizer state); address
@@ -139,6 +140,15 @@ gd_status gd_worker_state_serialize(gd_pool *pool, const gd_state_tag *tag, uint
 gd_status gd_worker_state_parse(gd_pool *pool, gd_worker_state *w, gd_worker_desc *desc,
                                 const uint8_t *bytes, size_t len, const gd_state_tag *expect,
                                 size_t expect_n) GD_MUST_CHECK;
+/* gd_worker_state_parse's checks without the copy: w's arrays point into
+ * bytes, which must outlive w and stay unchanged (w->borrowed; free only
+ * forgets them). A validator checks three fetched states of a round this
+ * way: copying them doubled the memory a check holds, and fresh pages for
+ * the copies cost more than hashing them. Copies when bytes + 312 is not
+ * aligned for floats. */
+gd_status gd_worker_state_view(gd_pool *pool, gd_worker_state *w, gd_worker_desc *desc,
+                               const uint8_t *bytes, size_t len, const gd_state_tag *expect,
+                               size_t expect_n) GD_MUST_CHECK;
 
 /* --- the global state -------------------------------------------------------------- */
 

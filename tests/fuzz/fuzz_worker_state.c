@@ -1,7 +1,8 @@
 /* Worker and global state descriptors and worker state files from peers
  * (trainer/state.h): any accepted descriptor re-encodes to the same bytes,
  * and a state file is accepted only when it is exactly its descriptor's
- * arrays (serializing the parsed state gives the input back). The run tag
+ * arrays (serializing the parsed state gives the input back), and the
+ * in-place view agrees with the parser on every input. The run tag
  * and size a parser expects are taken from the input's own descriptor, so
  * the fuzzer reaches the array checks; sizes are capped to keep each input
  * fast. */
@@ -28,9 +29,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FUZZ_ASSERT(memcmp(again, data, sizeof again) == 0);
     if (d.n > FUZZ_STATE_MAX_VALUES)
         return 0;
-    gd_worker_state w;
-    gd_worker_desc got;
-    if (gd_worker_state_parse(NULL, &w, &got, data, size, &d.tag, (size_t)d.n) != GD_OK)
+    gd_worker_state w, v;
+    gd_worker_desc got, got_v;
+    gd_status parsed = gd_worker_state_parse(NULL, &w, &got, data, size, &d.tag, (size_t)d.n);
+    /* The in-place view accepts exactly what the parser accepts, with the same values. */
+    gd_status viewed = gd_worker_state_view(NULL, &v, &got_v, data, size, &d.tag, (size_t)d.n);
+    FUZZ_ASSERT(parsed == viewed);
+    if (viewed == GD_OK) {
+        FUZZ_ASSERT(v.n == (size_t)d.n &&
+                    memcmp(v.params, data + GD_WORKER_DESC_BYTES, 4 * (size_t)d.n) == 0 &&
+                    (v.residual == NULL) == (size == GD_WORKER_DESC_BYTES + 12 * (size_t)d.n));
+        gd_worker_state_free(&v);
+        FUZZ_ASSERT(v.params == NULL && !v.borrowed);
+    }
+    if (parsed != GD_OK)
         return 0;
     FUZZ_ASSERT(w.n == d.n && w.step == d.step && w.rank == d.rank);
     if (w.residual == NULL) { /* the form without the residual: arrays as given */

@@ -178,10 +178,61 @@ static void test_independent_state_file(void) {
     gd_buf_free(&file);
 }
 
+/* The in-place view of a state file: its arrays are the file's bytes, it
+ * refuses what the parser refuses (a flipped value, the wrong run), it
+ * copies when the arrays would be misaligned, and freeing it leaves the
+ * bytes alone. */
+static void test_state_view(void) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/fuzz/corpus/worker_state/state_three_chunks",
+             gd_test_source_dir());
+    gd_buf file = {0};
+    CHECK_OK(gd_file_read(path, (size_t)1 << 20, &file));
+    gd_worker_desc d, got;
+    CHECK_OK(gd_worker_desc_decode(&d, file.data, GD_WORKER_DESC_BYTES));
+    gd_worker_state v;
+    CHECK_OK(gd_worker_state_view(NULL, &v, &got, file.data, file.len, &d.tag, 20));
+    CHECK(v.borrowed && (const uint8_t *)v.params == file.data + GD_WORKER_DESC_BYTES);
+    CHECK((const uint8_t *)v.residual == file.data + GD_WORKER_DESC_BYTES + 3 * 20 * 4);
+    CHECK(v.n == 20 && v.rank == 3 && v.step == 40);
+    CHECK_STR_EQ(v.address, "gonka1worker");
+    gd_worker_state_free(&v); /* forgets the arrays; file.data stays ours */
+    CHECK(v.params == NULL && !v.borrowed);
+
+    /* Without the residual. */
+    CHECK_OK(gd_worker_state_view(NULL, &v, &got, file.data, file.len - 20 * 4, &d.tag, 20));
+    CHECK(v.residual == NULL);
+    gd_worker_state_free(&v);
+
+    /* A flipped value, another run's tag, another size: refused. */
+    file.data[GD_WORKER_DESC_BYTES + 5] ^= 1;
+    CHECK(gd_worker_state_view(NULL, &v, &got, file.data, file.len, &d.tag, 20) ==
+          GD_ERR_INVALID);
+    CHECK(v.params == NULL);
+    file.data[GD_WORKER_DESC_BYTES + 5] ^= 1;
+    gd_state_tag other = d.tag;
+    other.run++;
+    CHECK(gd_worker_state_view(NULL, &v, &got, file.data, file.len, &other, 20) ==
+          GD_ERR_INVALID);
+    CHECK(gd_worker_state_view(NULL, &v, &got, file.data, file.len, &d.tag, 21) ==
+          GD_ERR_INVALID);
+
+    /* Misaligned bytes are copied, and the copy is owned. */
+    uint8_t *odd = malloc(file.len + 1);
+    CHECK(odd != NULL);
+    memcpy(odd + 1, file.data, file.len);
+    CHECK_OK(gd_worker_state_view(NULL, &v, &got, odd + 1, file.len, &d.tag, 20));
+    CHECK(!v.borrowed && memcmp(v.params, file.data + GD_WORKER_DESC_BYTES, 20 * 4) == 0);
+    gd_worker_state_free(&v);
+    free(odd);
+    gd_buf_free(&file);
+}
+
 int main(void) {
     RUN_TEST(test_worker_desc_layout);
     RUN_TEST(test_global_desc_layout);
     RUN_TEST(test_roots_and_proofs);
     RUN_TEST(test_independent_state_file);
+    RUN_TEST(test_state_view);
     return gd_test_finish();
 }
