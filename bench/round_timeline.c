@@ -6,10 +6,13 @@
  *                     the state hashes and payload encoding after them;
  *   encode + fsync    payload, transcript and served states written durably;
  *   commit latency    MsgCommitRound submitted until it is in a block;
- *   fetch + verify    the peers' payloads and the check target's transcript
- *                     and states over loopback HTTP, each parsed against
- *                     what was committed; MB/s, and per core (bytes over the
- *                     process's CPU seconds: client, server and parsing);
+ *   fetch + verify    the peers' payloads, and the check target's
+ *                     transcript, drawn segment's state and one chunk of its
+ *                     start and post states over loopback HTTP, each parsed
+ *                     against what was committed; MB/s, and per core: bytes over the
+ *                     member's CPU seconds (its client thread while the
+ *                     peers answer, then parsing), and over both ends'
+ *                     (the whole process, the loopback servers included);
  *   validator check   links, one payload chunk, one re-executed segment;
  *   aggregate         G_{r+1} from the W payloads;
  *   attest            G_{r+1}'s state hash;
@@ -39,6 +42,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <libgen.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,6 +65,7 @@
 #include "plugin/http_server.h"
 #include "plugin/peer_http.h"
 #include "plugin/round_engine.h"
+#include "plugin/state_index.h"
 
 #define BENCH_WORKERS_MAX 16
 #define BENCH_RUN 1
@@ -78,6 +83,10 @@ typedef struct bench_worker {
     gd_trained_round t;
     bool trained;
     gd_artifact_store store;
+    pthread_mutex_t serve_mu; /* guards served */
+    gd_state_index_cache served;
+    size_t n;             /* the model's values, for state chunks */
+    uint32_t chunk_elems; /* and its chunk size */
     gd_http_server *server;
     char url[96];
 } bench_worker;
@@ -105,7 +114,9 @@ typedef struct bench_result {
     double commit_s;
     uint64_t fetch_bytes;
     uint32_t fetches;
-    double fetch_s, verify_s, fetch_cpu_s;
+    double fetch_s, verify_s;
+    double fetch_cpu_s;  /* both ends: the member and the serving peers */
+    double member_cpu_s; /* the member alone: its client thread, then parsing */
     double check_s;
     uint32_t check_segment, check_step, check_chunk;
     gd_check_answer check;
@@ -171,11 +182,19 @@ static int parse(int argc, char **argv, bench_opts *o) {
     return -1;
 }
 
-static double bench_cpu_now(void) {
+static double bench_clock(clockid_t id) {
     struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    clock_gettime(id, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
+
+/* CPU seconds of the whole process: the fetching member and, over
+ * loopback, the peers' servers. */
+static double bench_cpu_now(void) { return bench_clock(CLOCK_PROCESS_CPUTIME_ID); }
+
+/* CPU seconds of the calling thread: the fetching member's client alone
+ * while the servers' threads answer it. */
+static double bench_thread_cpu_now(void) { return bench_clock(CLOCK_THREAD_CPUTIME_ID); }
 
 /* --- the run spec ------------------------------------------------------------------------ */
 
@@ -453,18 +472,32 @@ static void bench_bin_dir(const char *given, const char *argv0, char *out, size_
  * the windows: the bench asks only once they may be served). */
 static gd_status bench_answer(void *ctx, const gd_artifact_req *req, gd_artifact_answer *out,
                               unsigned *http_status) {
-    const bench_worker *w = ctx;
+    bench_worker *w = ctx;
     gd_artifact_kind kind;
     switch (req->kind) {
     case GD_REQ_PAYLOAD: kind = GD_ARTIFACT_PAYLOAD; break;
     case GD_REQ_TRANSCRIPT: kind = GD_ARTIFACT_TRANSCRIPT; break;
-    case GD_REQ_STATE: kind = GD_ARTIFACT_STATE; break;
+    case GD_REQ_STATE:
+    case GD_REQ_STATE_CHUNK: kind = GD_ARTIFACT_STATE; break;
     default: *http_status = 404; return gd_fail(GD_ERR_NOT_FOUND, "not served here");
     }
     *http_status = 404;
     GD_TRY(gd_artifact_path(&w->store, kind, req->run, req->round, req->leaf, out->path,
                             sizeof out->path));
     out->content_type = "application/octet-stream";
+    if (req->kind == GD_REQ_STATE_CHUNK) {
+        char path[sizeof out->path];
+        memcpy(path, out->path, sizeof path);
+        out->path[0] = '\0';
+        pthread_mutex_lock(&w->serve_mu);
+        gd_state_index *x = NULL;
+        gd_status s = gd_state_index_cache_get(&w->served, path, false, w->n, w->chunk_elems,
+                                               &x);
+        if (s == GD_OK)
+            s = gd_state_index_chunk(x, req->chunk, &out->body, &out->proof);
+        pthread_mutex_unlock(&w->serve_mu);
+        GD_TRY(s);
+    }
     *http_status = 200;
     return GD_OK;
 }
@@ -517,9 +550,13 @@ typedef struct bench_fetcher {
     double seconds;
 } bench_fetcher;
 
+/* One artifact (leaf, chunk) of `from`, or a file's first max bytes when
+ * prefix; a chunk's proof goes into proof (NULL for whole files). */
 static gd_status bench_fetch(bench_fetcher *f, const bench_worker *from, gd_artifact_req_kind kind,
-                             uint32_t leaf, size_t max, gd_buf *out) {
-    gd_artifact_req req = {.kind = kind, .run = BENCH_RUN, .round = BENCH_ROUND, .leaf = leaf};
+                             uint32_t leaf, uint32_t chunk, size_t max, bool prefix, gd_buf *out,
+                             gd_buf *proof) {
+    gd_artifact_req req = {.kind = kind, .run = BENCH_RUN, .round = BENCH_ROUND, .leaf = leaf,
+                           .chunk = chunk, .first_bytes = prefix ? max : 0};
     gd_artifact_answer a;
     memset(&a, 0, sizeof a);
     double t0 = gd_bench_now();
@@ -529,6 +566,10 @@ static gd_status bench_fetch(bench_fetcher *f, const bench_worker *from, gd_arti
         return gd_fail_context(s, "fetching from %s", from->url);
     *out = a.body;
     a.body = (gd_buf){0};
+    if (proof != NULL) {
+        *proof = a.proof;
+        a.proof = (gd_buf){0};
+    }
     gd_artifact_answer_free(&a);
     f->bytes += out->len;
     f->count++;
@@ -553,7 +594,8 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
                                     const gd_global_state *g0, bench_result *r) {
     uint32_t W = o->workers, S = r->segments;
     const bench_worker *target = &ws[W > 1 ? 1 : 0];
-    size_t state_max = (size_t)312 + 16 * e->n;
+    size_t state_max = (size_t)GD_WORKER_DESC_BYTES + 12 * e->n; /* without the residual */
+    size_t chunk_max = (size_t)16 * e->rc.diloco.chunk_elems;
     gd_peer_http *http = NULL;
     GD_TRY(gd_peer_http_open(&http));
     bench_fetcher f = {.port = gd_peer_http_port(http)};
@@ -567,20 +609,25 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
     r->check_segment = S > 1 ? S / 2 : 0;
     r->check_step = o->segment_steps / 2;
     r->check_chunk = e->chunks / 2;
-    double cpu0 = bench_cpu_now();
+    double cpu0 = bench_cpu_now(), thread0 = bench_thread_cpu_now();
     for (uint32_t i = W > 1 ? 1 : 0; s == GD_OK && i < W; i++)
-        s = bench_fetch(&f, &ws[i], GD_REQ_PAYLOAD, 0, ws[i].t.commit.payload_bytes,
-                        &payloads[i]);
+        s = bench_fetch(&f, &ws[i], GD_REQ_PAYLOAD, 0, 0, ws[i].t.commit.payload_bytes, false,
+                        &payloads[i], NULL);
     if (s == GD_OK)
-        s = bench_fetch(&f, target, GD_REQ_TRANSCRIPT, 0,
-                        (size_t)(S + 2) * GD_WORKER_DESC_BYTES, &ev.transcript);
+        s = bench_fetch(&f, target, GD_REQ_TRANSCRIPT, 0, 0,
+                        (size_t)(S + 2) * GD_WORKER_DESC_BYTES, false, &ev.transcript, NULL);
     if (s == GD_OK)
-        s = bench_fetch(&f, target, GD_REQ_STATE, 0, state_max, &ev.start_state);
-    if (s == GD_OK && r->check_segment != 0)
-        s = bench_fetch(&f, target, GD_REQ_STATE, r->check_segment, state_max,
-                        &ev.segment_state);
+        s = bench_fetch(&f, target, GD_REQ_STATE, r->check_segment, 0, state_max, true,
+                        &ev.segment_state, NULL);
     if (s == GD_OK)
-        s = bench_fetch(&f, target, GD_REQ_STATE, S + 1, state_max, &ev.post_state);
+        s = bench_fetch(&f, target, GD_REQ_STATE_CHUNK, 0, r->check_chunk, chunk_max, false,
+                        &ev.start_chunk, &ev.start_proof);
+    if (s == GD_OK)
+        s = bench_fetch(&f, target, GD_REQ_STATE_CHUNK, S + 1, r->check_chunk, chunk_max, false,
+                        &ev.post_chunk, &ev.post_proof);
+    /* The servers are idle from here: parsing's CPU is the member's,
+     * its pool threads included. */
+    double client_cpu = bench_thread_cpu_now() - thread0, parse_cpu0 = bench_cpu_now();
     double t0 = gd_bench_now();
     for (uint32_t i = W > 1 ? 1 : 0; s == GD_OK && i < W; i++) {
         gd_payload p;
@@ -600,20 +647,17 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
             gd_mmr_free(&mmr);
         free(descs);
     }
-    const gd_buf *states[3] = {&ev.start_state, &ev.segment_state, &ev.post_state};
-    for (int i = 0; s == GD_OK && i < 3; i++) {
-        if (states[i]->len == 0)
-            continue;
+    if (s == GD_OK) { /* the chunks' proofs are checked by the check below */
         gd_worker_state w;
         gd_worker_desc d;
-        memset(&w, 0, sizeof w);
-        s = gd_worker_state_parse(gd_trainer_pool(e->trainer), &w, &d, states[i]->data,
-                                  states[i]->len, &e->tag, e->n);
+        s = gd_worker_state_view(gd_trainer_pool(e->trainer), &w, &d, ev.segment_state.data,
+                                 ev.segment_state.len, &e->tag, e->n);
         if (s == GD_OK)
             gd_worker_state_free(&w);
     }
     r->verify_s = gd_bench_now() - t0;
     r->fetch_cpu_s = bench_cpu_now() - cpu0;
+    r->member_cpu_s = client_cpu + bench_cpu_now() - parse_cpu0;
     r->fetch_s = f.seconds;
     r->fetch_bytes = f.bytes;
     r->fetches = f.count;
@@ -625,8 +669,8 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
                          .rank = (uint32_t)(target - ws), .commitment = &cm, .prev = NULL,
                          .segment = r->check_segment, .step = r->check_step,
                          .chunk = r->check_chunk};
-    if (s == GD_OK)
-        s = gd_buf_append(&ev.payload, payloads[target - ws].data, payloads[target - ws].len);
+    ev.payload = payloads[target - ws].data;
+    ev.payload_len = payloads[target - ws].len;
     t0 = gd_bench_now();
     if (s == GD_OK)
         s = gd_engine_check(e, &in, &ev, g0, &r->check);
@@ -709,6 +753,10 @@ static gd_status run(const bench_opts *o, const char *bin, const char *dir, benc
         char root[GD_ARTIFACT_PATH_MAX];
         snprintf(root, sizeof root, "%s/worker-%u", dir, i);
         s = gd_artifact_store_open(&ws[i].store, root);
+        pthread_mutex_init(&ws[i].serve_mu, NULL);
+        gd_state_index_cache_init(&ws[i].served);
+        ws[i].n = e.n;
+        ws[i].chunk_elems = e.rc.diloco.chunk_elems;
         gd_http_handler h = {.answer = bench_answer, .ctx = &ws[i]};
         char bound[64] = "";
         if (s == GD_OK)
@@ -756,6 +804,10 @@ static gd_status run(const bench_opts *o, const char *bin, const char *dir, benc
 
     for (uint32_t i = 0; ws && i < W; i++) {
         gd_http_server_stop(ws[i].server);
+        if (ws[i].n != 0) {
+            gd_state_index_cache_free(&ws[i].served);
+            pthread_mutex_destroy(&ws[i].serve_mu);
+        }
         if (ws[i].trained)
             gd_trained_round_free(&ws[i].t);
         if (ws[i].w.params)
@@ -796,7 +848,8 @@ static void print_result(const bench_opts *o, const bench_result *r, const bench
     double mb = 1e6;
     double fetch_total = r->fetch_s + r->verify_s;
     double rate = fetch_total > 0 ? (double)r->fetch_bytes / mb / fetch_total : 0;
-    double per_core = r->fetch_cpu_s > 0 ? (double)r->fetch_bytes / mb / r->fetch_cpu_s : 0;
+    double per_core = r->member_cpu_s > 0 ? (double)r->fetch_bytes / mb / r->member_cpu_s : 0;
+    double per_core_both = r->fetch_cpu_s > 0 ? (double)r->fetch_bytes / mb / r->fetch_cpu_s : 0;
     double total = r->train_s + r->round_extra_s + r->store_s +
                    (r->have_commit ? r->commit_s : 0) + fetch_total + r->check_s +
                    r->aggregate_s + r->attest_s;
@@ -820,14 +873,15 @@ static void print_result(const bench_opts *o, const bench_result *r, const bench
             putchar(',');
         }
         printf("\"fetch_bytes\":%" PRIu64 ",\"fetches\":%u,\"fetch_s\":%.6f,\"verify_s\":%.6f,"
-               "\"fetch_cpu_s\":%.6f,\"fetch_verify_mb_s\":%.2f,"
+               "\"fetch_cpu_s\":%.6f,\"member_cpu_s\":%.6f,\"fetch_verify_mb_s\":%.2f,"
                "\"fetch_verify_mb_s_per_core\":%.2f,\"per_core_vs_1gb_s\":%.4f,"
+               "\"fetch_verify_mb_s_per_core_both_ends\":%.2f,"
                "\"check_s\":%.6f,\"check_segment\":%u,\"check_step\":%u,\"check_chunk\":%u,"
                "\"aggregate_s\":%.6f,\"attest_s\":%.6f,\"next_state_hash\":\"%s\","
                "\"total_s\":%.6f,\"compute_utilization\":%.4f}\n",
-               r->fetch_bytes, r->fetches, r->fetch_s, r->verify_s, r->fetch_cpu_s, rate,
-               per_core, per_core / 1000.0, r->check_s, r->check_segment, r->check_step,
-               r->check_chunk, r->aggregate_s, r->attest_s, hash, total, utilization);
+               r->fetch_bytes, r->fetches, r->fetch_s, r->verify_s, r->fetch_cpu_s,
+               r->member_cpu_s, rate, per_core, per_core / 1000.0, per_core_both, r->check_s,
+               r->check_segment, r->check_step, r->check_chunk, r->aggregate_s, r->attest_s, hash, total, utilization);
         return;
     }
     char d[512];
@@ -852,9 +906,9 @@ static void print_result(const bench_opts *o, const bench_result *r, const bench
         printf("%-22s %11s %7s  unavailable: %s\n", "commit latency", "-", "-", chain->why);
     }
     snprintf(d, sizeof d, "%u files, %.2f MB: fetch %.4f s, parse %.4f s; %.0f MB/s, %.0f MB/s "
-                          "per core = %.3f x 1 GB/s",
+                          "per member core = %.3f x 1 GB/s (%.0f MB/s per core of both ends)",
              r->fetches, (double)r->fetch_bytes / mb, r->fetch_s, r->verify_s, rate, per_core,
-             per_core / 1000.0);
+             per_core / 1000.0, per_core_both);
     print_row("fetch + verify", fetch_total, total, d);
     snprintf(d, sizeof d, "PASS: links, chunk %u, segment %u re-executed (digest step %u)",
              r->check_chunk, r->check_segment, r->check_step);

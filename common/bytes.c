@@ -99,3 +99,18 @@ bool gd_bytes_equal_ct(const uint8_t *a, const uint8_t *b, size_t len) {
         diff |= (uint8_t)(a[i] ^ b[i]);
     return diff == 0;
 }
+
+void gd_put_floats(uint8_t *out, const float *v, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, &v[i], 4);
+        gd_put_le32(out + 4 * i, u);
+    }
+}
+
+void gd_get_floats(float *v, const uint8_t *in, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = gd_get_le32(in + 4 * i);
+        memcpy(&v[i], &u, 4);
+    }
+}

@@ -56,6 +56,10 @@ static inline uint64_t gd_get_le64(const uint8_t *p) {
     return (uint64_t)gd_get_le32(p) | (uint64_t)gd_get_le32(p + 4) << 32;
 }
 
+/* n floats as little-endian IEEE binary32 (4 n bytes), and back. */
+void gd_put_floats(uint8_t *out, const float *v, size_t n);
+void gd_get_floats(float *v, const uint8_t *in, size_t n);
+
 /* The value of one hex digit (either case), or -1. */
 int gd_hex_digit(char c);
 

@@ -95,6 +95,28 @@ gd_status gd_file_read(const char *path, size_t max_len, gd_buf *out) {
     return s;
 }
 
+gd_status gd_file_read_prefix(const char *path, size_t len, gd_buf *out) {
+    out->len = 0;
+    int fd;
+    struct stat st;
+    GD_TRY(gd_file_open_regular(path, 0, &fd, &st));
+    size_t want = (uint64_t)st.st_size < len ? (size_t)st.st_size : len;
+    gd_status s = gd_buf_reserve(out, want);
+    while (s == GD_OK && out->len < want) {
+        ssize_t n = read(fd, out->data + out->len, want - out->len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            s = gd_fail(GD_ERR_IO, "reading %s: %s", path, strerror(errno));
+        else if (n == 0)
+            break; /* shortened since the stat: what is there */
+        else
+            out->len += (size_t)n;
+    }
+    close(fd);
+    return s;
+}
+
 gd_status gd_file_read_private(const char *path, size_t max_len, gd_buf *out) {
     out->len = 0;
     int fd;

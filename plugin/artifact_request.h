@@ -27,6 +27,10 @@ typedef struct gd_artifact_req {
     gd_artifact_req_kind kind;
     uint64_t run, round;
     uint32_t leaf, chunk;
+    /* A client's: > 0 asks a file answer's first bytes only (HTTP
+     * "Range: bytes=0-(first_bytes - 1)"); a check takes a segment-start
+     * state without its residual. Paths never set it. */
+    uint64_t first_bytes;
 } gd_artifact_req;
 
 /* An answer: bytes in memory, or a whole file under the node's state_dir

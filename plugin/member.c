@@ -35,8 +35,7 @@ gd_status gd_member_open(gd_member **out, const gd_member_options *o, const gd_k
     n->stepped_height = -1;
     pthread_mutex_init(&n->mu, NULL);
     pthread_mutex_init(&n->serve_mu, NULL);
-    gd_state_index_init(&n->served_global);
-    gd_state_index_init(&n->served_state);
+    gd_state_index_cache_init(&n->served);
     gd_status s = gd_copy_opt(n->artifact_url, sizeof n->artifact_url, o->artifact_url,
                               "artifact URL");
     if (s == GD_OK)
@@ -90,8 +89,7 @@ void gd_member_close(gd_member *n) {
         gd_engine_close(&n->engine);
     gd_key_wipe(&n->key);
     gd_wipe(n->salt_seed, sizeof n->salt_seed);
-    gd_state_index_free(&n->served_global);
-    gd_state_index_free(&n->served_state);
+    gd_state_index_cache_free(&n->served);
     pthread_mutex_destroy(&n->serve_mu);
     pthread_mutex_destroy(&n->mu);
     free(n);

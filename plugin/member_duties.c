@@ -342,39 +342,56 @@ static const gd_view_check *gd_view_check_of(const gd_member *n, const char *tar
     return NULL;
 }
 
-static gd_status gd_fetch_into(gd_member *n, const char *target, gd_artifact_req_kind kind,
-                               uint64_t round, uint32_t leaf, size_t max, gd_buf *out) {
-    gd_artifact_req req = {.kind = kind, .run = n->o.run, .round = round, .leaf = leaf};
+/* One artifact of the target into body (and its proof, for a chunk, into
+ * proof; NULL otherwise). */
+static gd_status gd_fetch_into(gd_member *n, const char *target, const gd_artifact_req *req,
+                               size_t max, gd_buf *body, gd_buf *proof) {
     gd_artifact_answer a;
-    GD_TRY(gd_member_fetch(n, target, &req, max, &a));
-    *out = a.body;
+    GD_TRY(gd_member_fetch(n, target, req, max, &a));
+    *body = a.body;
     a.body = (gd_buf){0};
+    if (proof != NULL) {
+        *proof = a.proof;
+        a.proof = (gd_buf){0};
+    }
     gd_artifact_answer_free(&a);
     return GD_OK;
 }
 
-/* Everything the check needs from the target; a fetch that fails is the
- * status returned (the caller decides between waiting and UNAVAILABLE). */
+/* Everything the check needs from the target (plugin/round_engine.h: the
+ * drawn segment's start state, one chunk of the start and post states);
+ * a fetch that fails is the status returned (the caller decides between
+ * waiting and UNAVAILABLE). */
 static gd_status gd_check_fetch(gd_member *n, const gd_check_input *in, gd_check_evidence *ev) {
     uint32_t segs = in->commitment->segment_count;
-    size_t state_max = (size_t)312 + 16 * n->engine.n;
-    size_t transcript_max = (size_t)(segs + 2) * GD_WORKER_DESC_BYTES;
+    /* The segment's start without its residual (leaf 0's root stands in). */
+    size_t state_max = (size_t)GD_WORKER_DESC_BYTES + 12 * n->engine.n;
+    size_t chunk_max = (size_t)16 * n->engine.rc.diloco.chunk_elems;
     const gd_buf *payload = NULL;
-    GD_TRY(gd_fetch_into(n, in->target, GD_REQ_TRANSCRIPT, in->round, 0, transcript_max,
-                         &ev->transcript));
-    if (in->prev)
-        GD_TRY(gd_fetch_into(n, in->target, GD_REQ_TRANSCRIPT, in->round - 1, 0,
+    gd_artifact_req req = {.kind = GD_REQ_TRANSCRIPT, .run = n->o.run, .round = in->round};
+    GD_TRY(gd_fetch_into(n, in->target, &req, (size_t)(segs + 2) * GD_WORKER_DESC_BYTES,
+                         &ev->transcript, NULL));
+    if (in->prev) {
+        gd_artifact_req prev = req;
+        prev.round = in->round - 1;
+        GD_TRY(gd_fetch_into(n, in->target, &prev,
                              (size_t)(in->prev->segment_count + 2) * GD_WORKER_DESC_BYTES,
-                             &ev->prev_transcript));
-    GD_TRY(gd_fetch_into(n, in->target, GD_REQ_STATE, in->round, 0, state_max,
-                         &ev->start_state));
-    if (in->segment != 0 && in->segment < segs)
-        GD_TRY(gd_fetch_into(n, in->target, GD_REQ_STATE, in->round, in->segment, state_max,
-                             &ev->segment_state));
-    GD_TRY(gd_fetch_into(n, in->target, GD_REQ_STATE, in->round, segs + 1, state_max,
-                         &ev->post_state));
+                             &ev->prev_transcript, NULL));
+    }
+    if (in->segment < segs) {
+        req = (gd_artifact_req){.kind = GD_REQ_STATE, .run = n->o.run, .round = in->round,
+                                .leaf = in->segment, .first_bytes = state_max};
+        GD_TRY(gd_fetch_into(n, in->target, &req, state_max, &ev->segment_state, NULL));
+    }
+    req = (gd_artifact_req){.kind = GD_REQ_STATE_CHUNK, .run = n->o.run, .round = in->round,
+                            .leaf = 0, .chunk = in->chunk};
+    GD_TRY(gd_fetch_into(n, in->target, &req, chunk_max, &ev->start_chunk, &ev->start_proof));
+    req.leaf = segs + 1;
+    GD_TRY(gd_fetch_into(n, in->target, &req, chunk_max, &ev->post_chunk, &ev->post_proof));
     GD_TRY(gd_round_payload(n, in->target, &payload));
-    return gd_buf_append(&ev->payload, payload->data, payload->len);
+    ev->payload = payload->data;
+    ev->payload_len = payload->len;
+    return GD_OK;
 }
 
 /* The answer to a check: kept from its seal for its reveal, recomputed

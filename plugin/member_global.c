@@ -16,21 +16,6 @@
 #include "trainer/checkpoint.h"
 #include "plugin/member_internal.h"
 
-static void gd_put_floats(uint8_t *out, const float *v, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        uint32_t u;
-        memcpy(&u, &v[i], 4);
-        gd_put_le32(out + 4 * i, u);
-    }
-}
-
-static void gd_get_floats(float *v, const uint8_t *in, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        uint32_t u = gd_get_le32(in + 4 * i);
-        memcpy(&v[i], &u, 4);
-    }
-}
-
 gd_status gd_member_global_file(gd_member *n, const gd_global_state *g, gd_buf *out) {
     gd_global_desc d;
     GD_TRY(gd_global_state_describe(gd_trainer_pool(n->engine.trainer),
@@ -95,18 +80,6 @@ static void gd_member_set_global(gd_member *n, gd_global_state *g, uint64_t roun
 
 /* --- state sync ------------------------------------------------------------------------------- */
 
-static gd_status gd_read_proof(const uint8_t **p, size_t *left, gd_mmr_proof *out) {
-    if (*left < 4)
-        return gd_fail(GD_ERR_PARSE, "a global chunk proof is short");
-    uint32_t len = gd_get_le32(*p);
-    if (len > *left - 4)
-        return gd_fail(GD_ERR_PARSE, "a global chunk proof is short");
-    GD_TRY(gd_mmr_proof_decode(out, *p + 4, len));
-    *p += 4 + len;
-    *left -= 4 + len;
-    return GD_OK;
-}
-
 /* Chunk i of G_round from one peer, proved against the descriptor whose
  * hash is the chain's; the chunk's values go into g. */
 static gd_status gd_sync_chunk(gd_member *n, const char *peer, uint64_t round, uint32_t chunk,
@@ -138,9 +111,9 @@ static gd_status gd_sync_chunk(gd_member *n, const char *peer, uint64_t round, u
                         chunk, peer);
     }
     if (s == GD_OK)
-        s = gd_read_proof(&p, &left, &pp);
+        s = gd_state_chunk_proof_next(&p, &left, &pp);
     if (s == GD_OK)
-        s = gd_read_proof(&p, &left, &mp);
+        s = gd_state_chunk_proof_next(&p, &left, &mp);
     if (s == GD_OK) {
         gd_get_floats(g->params + lo, a.body.data, count);
         gd_get_floats(g->momentum + lo, a.body.data + 4 * count, count);

@@ -119,10 +119,10 @@ struct gd_member {
 
     pthread_mutex_t mu;         /* guards stats (peers' threads read them) */
     gd_member_stats stats;
-    /* The state files whose chunks peers ask for: G (state sync) and a
-     * worker state, each indexed once; guarded by serve_mu. */
+    /* The state files whose chunks peers ask for: G (state sync) and
+     * worker states (checks), each indexed once; guarded by serve_mu. */
     pthread_mutex_t serve_mu;
-    gd_state_index served_global, served_state;
+    gd_state_index_cache served;
 };
 
 /* The current round as the step's chain answers show it, or NULL. */

@@ -73,9 +73,9 @@ static gd_status gd_serve_payload_chunk(gd_member *n, const gd_artifact_req *req
 
 /* Chunk i of the arrays of a stored state: a worker state's params,
  * exp_avg, exp_avg_sq and residual; or G's params and momentum (with the
- * descriptor first in the proof). Each file is indexed once
- * (plugin/state_index.h), so a peer fetching every chunk costs one pass over
- * the file, not one per chunk. */
+ * descriptor first in the proof). Each file is indexed once and the last
+ * few are kept (plugin/state_index.h), so a peer fetching every chunk costs
+ * one pass over the file, not one per chunk. */
 static gd_status gd_serve_array_chunk(gd_member *n, const gd_artifact_req *req,
                                       gd_artifact_answer *out) {
     if (!n->engine_open)
@@ -86,9 +86,9 @@ static gd_status gd_serve_array_chunk(gd_member *n, const gd_artifact_req *req,
                             req->round, req->leaf, path, sizeof path));
     out->content_type = "application/octet-stream";
     pthread_mutex_lock(&n->serve_mu);
-    gd_state_index *x = global ? &n->served_global : &n->served_state;
-    gd_status s = gd_state_index_load(x, path, global, n->engine.n,
-                                      n->engine.rc.diloco.chunk_elems);
+    gd_state_index *x = NULL;
+    gd_status s = gd_state_index_cache_get(&n->served, path, global, n->engine.n,
+                                           n->engine.rc.diloco.chunk_elems, &x);
     if (s == GD_OK)
         s = gd_state_index_chunk(x, req->chunk, &out->body, &out->proof);
     pthread_mutex_unlock(&n->serve_mu);
@@ -157,7 +157,9 @@ gd_status gd_member_serve_local(gd_member *n, const gd_artifact_req *req, size_t
     GD_TRY(gd_member_serve(n, req, out, &status));
     gd_status s = GD_OK;
     if (out->path[0] != '\0') {
-        s = gd_file_read(out->path, max_len, &out->body);
+        s = req->first_bytes > 0 && req->first_bytes <= max_len
+                ? gd_file_read_prefix(out->path, (size_t)req->first_bytes, &out->body)
+                : gd_file_read(out->path, max_len, &out->body);
         out->path[0] = '\0';
     }
     if (s == GD_OK && out->body.len > max_len)

@@ -128,6 +128,11 @@ static gd_status gd_peer_fetch_http(void *ctx, const char *url, const gd_artifac
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &f);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, gd_peer_header);
     curl_easy_setopt(c, CURLOPT_HEADERDATA, &f);
+    char range[48];
+    if (req->first_bytes > 0) {
+        snprintf(range, sizeof range, "0-%llu", (unsigned long long)req->first_bytes - 1);
+        curl_easy_setopt(c, CURLOPT_RANGE, range);
+    }
     CURLcode rc = curl_easy_perform(c);
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -140,7 +145,7 @@ static gd_status gd_peer_fetch_http(void *ctx, const char *url, const gd_artifac
         s = gd_fail(GD_ERR_NETWORK, "%s: %s", url, curl_easy_strerror(rc));
     else if (status == 404 || status == 425)
         s = gd_fail(GD_ERR_NOT_FOUND, "%s: HTTP %ld (not served)", url, status);
-    else if (status != 200)
+    else if (status != 200 && !(status == 206 && req->first_bytes > 0))
         s = gd_fail(GD_ERR_NETWORK, "%s: HTTP %ld", url, status);
     else if (f.bad_proof)
         s = gd_fail(GD_ERR_PARSE, "%s: X-Gd-Proof is not hex of at most %d digits", url,

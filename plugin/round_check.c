@@ -7,16 +7,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/bytes.h"
 #include "plugin/round_engine.h"
+#include "plugin/state_index.h"
+
+/* A worker state chunk as served: params, exp_avg, exp_avg_sq, residual. */
+#define GD_CHECK_CHUNK_ARRAYS 4
 
 void gd_check_evidence_free(gd_check_evidence *ev) {
     gd_buf_free(&ev->transcript);
     gd_buf_free(&ev->prev_transcript);
-    gd_buf_free(&ev->start_state);
     gd_buf_free(&ev->segment_state);
-    gd_buf_free(&ev->post_state);
-    gd_buf_free(&ev->payload);
+    gd_buf_free(&ev->start_chunk);
+    gd_buf_free(&ev->start_proof);
+    gd_buf_free(&ev->post_chunk);
+    gd_buf_free(&ev->post_proof);
+    ev->payload = NULL;
+    ev->payload_len = 0;
 }
+
+/* One served chunk of a state's arrays, decoded: count values per array,
+ * each array's proof still to be checked against the transcript's roots. */
+typedef struct gd_served_chunk {
+    float *values; /* GD_CHECK_CHUNK_ARRAYS * count */
+    gd_mmr_proof proofs[GD_CHECK_CHUNK_ARRAYS];
+} gd_served_chunk;
 
 /* Everything one check holds, freed in one place. */
 typedef struct gd_check_ctx {
@@ -29,7 +44,8 @@ typedef struct gd_check_ctx {
     gd_mmr mmr;
     gd_worker_desc *prev_descs;
     gd_mmr prev_mmr;
-    gd_worker_state start, segment, post;
+    gd_worker_state segment;
+    gd_served_chunk start_chunk, post_chunk;
     gd_payload payload;
     gd_commitment_view cv;
     gd_global_desc g_desc;
@@ -63,14 +79,16 @@ static gd_status gd_check_leaf(gd_check_ctx *x, uint32_t i, gd_leaf_evidence *ou
     return gd_mmr_prove(&x->mmr, i, &out->proof);
 }
 
-/* A served state must parse as this run's and be transcript leaf `leaf`. */
+/* A served state must parse as this run's and be transcript leaf `leaf`.
+ * It is checked in place: out points into the evidence, which outlives
+ * the check. */
 static bool gd_check_state(gd_check_ctx *x, const gd_buf *bytes, uint32_t leaf,
                            gd_worker_state *out, gd_status *local) {
     gd_worker_desc desc;
     char what[48];
     snprintf(what, sizeof what, "state %u", leaf);
-    gd_status s = gd_worker_state_parse(gd_trainer_pool(x->e->trainer), out, &desc, bytes->data,
-                                        bytes->len, &x->e->tag, x->e->n);
+    gd_status s = gd_worker_state_view(gd_trainer_pool(x->e->trainer), out, &desc, bytes->data,
+                                       bytes->len, &x->e->tag, x->e->n);
     if (!gd_check_peer(x, s, what, local))
         return false;
     uint8_t got[32], want[32];
@@ -146,37 +164,66 @@ static bool gd_check_links(gd_check_ctx *x, const gd_global_state *g, gd_status 
     return res.pass ? true : gd_check_fail(x, "links", res.why);
 }
 
+/* A served chunk of state `leaf` must be count values of each array and
+ * one well-formed proof per array, nothing more; whether the proofs hold
+ * is the payload chunk check's (gd_diloco_check_payload_chunk). */
+static bool gd_check_served_chunk(gd_check_ctx *x, const gd_buf *body, const gd_buf *proof,
+                                  uint32_t leaf, size_t count, gd_served_chunk *out,
+                                  gd_status *local) {
+    char what[48];
+    snprintf(what, sizeof what, "chunk %u of state %u", x->in->chunk, leaf);
+    if (body->len != GD_CHECK_CHUNK_ARRAYS * 4 * count)
+        return gd_check_fail(x, what, "not four arrays of the chunk's values");
+    const uint8_t *p = proof->data;
+    size_t left = proof->len;
+    for (int i = 0; i < GD_CHECK_CHUNK_ARRAYS; i++)
+        if (!gd_check_peer(x, gd_state_chunk_proof_next(&p, &left, &out->proofs[i]), what, local))
+            return false;
+    if (left != 0)
+        return gd_check_fail(x, what, "bytes after its proofs");
+    out->values = malloc(body->len);
+    if (out->values == NULL) {
+        *local = gd_fail(GD_ERR_NOMEM, "out of memory");
+        return false;
+    }
+    gd_get_floats(out->values, body->data, GD_CHECK_CHUNK_ARRAYS * count);
+    return true;
+}
+
 static bool gd_check_chunk(gd_check_ctx *x, const gd_global_state *g, gd_status *local) {
     gd_engine *e = x->e;
     const gd_diloco_config *c = &e->rc.diloco;
     const Gonka__Diloco__V1__Commitment *cm = x->in->commitment;
-    if (!gd_check_state(x, &x->ev->start_state, 0, &x->start, local) ||
-        !gd_check_state(x, &x->ev->post_state, x->segments + 1, &x->post, local))
+    uint32_t chunk = x->in->chunk;
+    size_t lo = 0, count = 0;
+    if (!gd_values_chunk_range(e->n, c->chunk_elems, chunk, &lo, &count))
+        return gd_check_fail(x, "payload chunk", "the drawn chunk is out of range");
+    if (!gd_check_served_chunk(x, &x->ev->start_chunk, &x->ev->start_proof, 0, count,
+                               &x->start_chunk, local) ||
+        !gd_check_served_chunk(x, &x->ev->post_chunk, &x->ev->post_proof, x->segments + 1,
+                               count, &x->post_chunk, local))
         return false;
-    gd_status s = gd_engine_payload_parse(e, x->in->round, x->in->target, x->ev->payload.data,
-                                          x->ev->payload.len, cm->payload_root.data,
+    gd_status s = gd_engine_payload_parse(e, x->in->round, x->in->target, x->ev->payload,
+                                          x->ev->payload_len, cm->payload_root.data,
                                           cm->payload_leaves, &x->payload);
     if (!gd_check_peer(x, s, "payload", local))
         return false;
-    uint32_t chunk = x->in->chunk;
-    size_t lo = 0, count = 0;
-    if (!gd_values_chunk_range(e->n, c->chunk_elems, chunk, &lo, &count) ||
-        chunk >= x->payload.header.chunk_count)
+    if (chunk >= x->payload.header.chunk_count)
         return gd_check_fail(x, "payload chunk", "the drawn chunk is out of range");
-    gd_pool *pool = gd_trainer_pool(e->trainer);
+    /* θ_H's values and the residual it was trained with are proved against
+     * leaf S's roots: the post-encoding leaf keeps θ_H, and the residual
+     * is unchanged from leaf 0 to leaf S. The new residual is leaf S + 1's. */
+    const size_t residual = 3 * count;
     gd_chunk_evidence ev = {.chunk = chunk,
-                            .params = x->post.params + lo,
-                            .residual_in = x->start.residual + lo,
-                            .residual_out = x->post.residual + lo,
+                            .params = x->post_chunk.values,
+                            .params_proof = x->post_chunk.proofs[0],
+                            .residual_in = x->start_chunk.values + residual,
+                            .residual_in_proof = x->start_chunk.proofs[3],
+                            .residual_out = x->post_chunk.values + residual,
+                            .residual_out_proof = x->post_chunk.proofs[3],
                             .payload = x->payload.chunks[chunk].raw,
                             .payload_len = x->payload.chunks[chunk].raw_len};
-    if ((*local = gd_values_prove(pool, x->post.params, e->n, c->chunk_elems, chunk,
-                                  &ev.params_proof)) != GD_OK ||
-        (*local = gd_values_prove(pool, x->start.residual, e->n, c->chunk_elems, chunk,
-                                  &ev.residual_in_proof)) != GD_OK ||
-        (*local = gd_values_prove(pool, x->post.residual, e->n, c->chunk_elems, chunk,
-                                  &ev.residual_out_proof)) != GD_OK ||
-        (*local = gd_payload_prove_chunk(&x->payload, chunk, &ev.payload_proof)) != GD_OK)
+    if ((*local = gd_payload_prove_chunk(&x->payload, chunk, &ev.payload_proof)) != GD_OK)
         return false;
     gd_check_result res;
     *local = gd_diloco_check_payload_chunk(c, e->n, &x->cv, &x->leaf_final, &x->leaf_post, &ev,
@@ -191,12 +238,9 @@ static bool gd_check_segment(gd_check_ctx *x, gd_status *local) {
     uint32_t seg = x->in->segment;
     if (seg >= x->segments)
         return gd_check_fail(x, "segment", "the drawn segment is out of range");
-    const gd_worker_state *start = &x->start;
-    if (seg != 0) {
-        if (!gd_check_state(x, &x->ev->segment_state, seg, &x->segment, local))
-            return false;
-        start = &x->segment;
-    }
+    if (!gd_check_state(x, &x->ev->segment_state, seg, &x->segment, local))
+        return false;
+    const gd_worker_state *start = &x->segment;
     gd_leaf_evidence a, b;
     if ((*local = gd_check_leaf(x, seg, &a)) != GD_OK ||
         (*local = gd_check_leaf(x, seg + 1, &b)) != GD_OK)
@@ -236,9 +280,9 @@ gd_status gd_engine_check(gd_engine *e, const gd_check_input *in, const gd_check
     free(x.prev_descs);
     gd_mmr_free(&x.mmr);
     gd_mmr_free(&x.prev_mmr);
-    gd_worker_state_free(&x.start);
     gd_worker_state_free(&x.segment);
-    gd_worker_state_free(&x.post);
+    free(x.start_chunk.values);
+    free(x.post_chunk.values);
     gd_payload_free(&x.payload);
     return local;
 }

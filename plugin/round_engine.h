@@ -127,15 +127,23 @@ typedef struct gd_check_input {
     uint32_t segment, step, chunk;
 } gd_check_input;
 
-/* What the target served for it (every pointer required, except the
- * previous transcript when there is no prev). */
+/* What the target served for it (all required, except the previous
+ * transcript when there is no prev). Only the segment re-executed is
+ * fetched whole, and without its residual: the payload chunk check needs
+ * one chunk of the start and post states, each array's chunk proved
+ * against the transcript's roots (12 bytes per parameter per check, where
+ * three whole states took 48). */
 typedef struct gd_check_evidence {
     gd_buf transcript;      /* round's transcript */
     gd_buf prev_transcript; /* round - 1's, when prev */
-    gd_buf start_state;     /* leaf 0 */
-    gd_buf segment_state;   /* leaf segment (empty: leaf 0's is used when segment is 0) */
-    gd_buf post_state;      /* leaf S + 1 */
-    gd_buf payload;         /* the whole payload file (fetched for the report) */
+    gd_buf segment_state;   /* leaf `segment` without its residual (its first 312 + 12 n
+                             * bytes): where the re-execution starts */
+    gd_buf start_chunk;     /* chunk `chunk` of leaf 0's arrays (states/0/chunks/{chunk}) */
+    gd_buf start_proof;     /* its X-Gd-Proof: four LE32-length-prefixed MMR proofs */
+    gd_buf post_chunk;      /* chunk `chunk` of leaf S + 1's arrays */
+    gd_buf post_proof;
+    const uint8_t *payload; /* the whole payload file as fetched for the round (not owned) */
+    size_t payload_len;
 } gd_check_evidence;
 
 void gd_check_evidence_free(gd_check_evidence *ev);

@@ -137,6 +137,48 @@ gd_status gd_state_index_load(gd_state_index *x, const char *path, bool global, 
     return GD_OK;
 }
 
+void gd_state_index_cache_init(gd_state_index_cache *c) {
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < GD_STATE_INDEX_CACHE_SLOTS; i++)
+        gd_state_index_init(&c->slot[i]);
+}
+
+void gd_state_index_cache_free(gd_state_index_cache *c) {
+    for (int i = 0; i < GD_STATE_INDEX_CACHE_SLOTS; i++)
+        gd_state_index_free(&c->slot[i]);
+    gd_state_index_cache_init(c);
+}
+
+gd_status gd_state_index_cache_get(gd_state_index_cache *c, const char *path, bool global,
+                                   size_t n, uint32_t chunk_elems, gd_state_index **out) {
+    *out = NULL;
+    int pick = 0;
+    for (int i = 0; i < GD_STATE_INDEX_CACHE_SLOTS; i++) {
+        if (c->slot[i].loaded && strcmp(c->slot[i].path, path) == 0) {
+            pick = i;
+            break;
+        }
+        if (c->last_use[i] < c->last_use[pick])
+            pick = i;
+    }
+    c->last_use[pick] = ++c->uses;
+    GD_TRY(gd_state_index_load(&c->slot[pick], path, global, n, chunk_elems));
+    *out = &c->slot[pick];
+    return GD_OK;
+}
+
+gd_status gd_state_chunk_proof_next(const uint8_t **p, size_t *left, gd_mmr_proof *out) {
+    if (*left < 4)
+        return gd_fail(GD_ERR_PARSE, "a state chunk proof is short");
+    uint32_t len = gd_get_le32(*p);
+    if (len > *left - 4)
+        return gd_fail(GD_ERR_PARSE, "a state chunk proof is short");
+    GD_TRY(gd_mmr_proof_decode(out, *p + 4, len));
+    *p += 4 + len;
+    *left -= 4 + len;
+    return GD_OK;
+}
+
 gd_status gd_state_index_chunk(const gd_state_index *x, uint32_t chunk, gd_buf *body,
                                gd_buf *proof) {
     size_t lo = 0, count = 0;

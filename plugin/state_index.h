@@ -52,4 +52,33 @@ gd_status gd_state_index_load(gd_state_index *x, const char *path, bool global, 
 gd_status gd_state_index_chunk(const gd_state_index *x, uint32_t chunk, gd_buf *body,
                                gd_buf *proof) GD_MUST_CHECK;
 
+/* The indexes of the last few state files asked for. A validator's check
+ * asks for a chunk of the target's start state and one of its post state,
+ * and several validators check one worker at once: with one index, each
+ * such request re-read and rehashed a whole state. Not thread-safe: the
+ * caller holds its lock for the get and the chunk read. */
+#define GD_STATE_INDEX_CACHE_SLOTS 8
+
+typedef struct gd_state_index_cache {
+    gd_state_index slot[GD_STATE_INDEX_CACHE_SLOTS];
+    uint64_t last_use[GD_STATE_INDEX_CACHE_SLOTS];
+    uint64_t uses;
+} gd_state_index_cache;
+
+void gd_state_index_cache_init(gd_state_index_cache *c);
+void gd_state_index_cache_free(gd_state_index_cache *c);
+
+/* The index of the state file at path (gd_state_index_load's arguments
+ * and errors): the slot holding it, else the least recently used one,
+ * loaded. *out stays valid until the next get. */
+gd_status gd_state_index_cache_get(gd_state_index_cache *c, const char *path, bool global,
+                                   size_t n, uint32_t chunk_elems,
+                                   gd_state_index **out) GD_MUST_CHECK;
+
+/* The reader's side of that proof: the next array's chunk proof at *p
+ * (*left bytes remain), both advanced past it. GD_ERR_PARSE when short or
+ * malformed. */
+gd_status gd_state_chunk_proof_next(const uint8_t **p, size_t *left,
+                                    gd_mmr_proof *out) GD_MUST_CHECK;
+
 #endif

@@ -228,6 +228,37 @@ static void test_same_path(void) {
     CHECK(gd_file_same_path(a, b));
 }
 
+/* A file's first bytes (a Range answered locally): exactly those, all of
+ * a shorter file, nothing of a missing one or a FIFO; floats round-trip
+ * through their little-endian bytes. */
+static void test_read_prefix(void) {
+    uint8_t bytes[100];
+    for (int i = 0; i < 100; i++)
+        bytes[i] = (uint8_t)(i * 5 + 1);
+    const char *path = gd_test_write_file("prefix.bin", bytes, sizeof bytes, 0600);
+    gd_buf b = {0};
+    CHECK_OK(gd_file_read_prefix(path, 10, &b));
+    CHECK(b.len == 10 && memcmp(b.data, bytes, 10) == 0);
+    CHECK_OK(gd_file_read_prefix(path, 1000, &b)); /* replaces, all of a shorter file */
+    CHECK(b.len == 100 && memcmp(b.data, bytes, 100) == 0);
+    char missing[600], fifo[600];
+    snprintf(missing, sizeof missing, "%s/no-such-file", gd_test_tmpdir());
+    CHECK_STATUS(gd_file_read_prefix(missing, 10, &b), GD_ERR_NOT_FOUND);
+    snprintf(fifo, sizeof fifo, "%s/prefix-fifo", gd_test_tmpdir());
+    CHECK(mkfifo(fifo, 0600) == 0);
+    CHECK_STATUS(gd_file_read_prefix(fifo, 10, &b), GD_ERR_IO);
+    gd_buf_free(&b);
+
+    const float v[3] = {1.5f, -0.0f, 3.0e-39f};
+    uint8_t le[12];
+    float back[3];
+    gd_put_floats(le, v, 3);
+    CHECK(le[0] == 0x00 && le[1] == 0x00 && le[2] == 0xc0 && le[3] == 0x3f); /* 1.5 */
+    CHECK(le[7] == 0x80);                                                   /* -0 */
+    gd_get_floats(back, le, 3);
+    CHECK(memcmp(back, v, sizeof v) == 0);
+}
+
 /* A FIFO named where a file is expected is refused at once: opening one for
  * reading would otherwise wait for a writer that never comes. alarm()
  * turns such a hang into a failed test. */
@@ -335,6 +366,7 @@ int main(void) {
     RUN_TEST(test_rfc3339);
     RUN_TEST(test_private_files);
     RUN_TEST(test_fifo_refused);
+    RUN_TEST(test_read_prefix);
     RUN_TEST(test_conn_watch);
     RUN_TEST(test_same_path);
     RUN_TEST(test_dir_create);

@@ -4,7 +4,8 @@
  * 416 or 200 as RFC 9110 says, proofs come back as exact hex, bodies and
  * other methods are refused, and the limits hold (huge headers, a slow
  * client, per-address connections and request rate) while other clients
- * are served. Every socket read is bounded by SO_RCVTIMEO. */
+ * are served. Every socket read is bounded by SO_RCVTIMEO. The peer
+ * client (plugin/peer_http.c) is checked against it too. */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -26,6 +27,7 @@
 
 #include "common/bytes.h"
 #include "plugin/http_server.h"
+#include "plugin/peer_http.h"
 #include "tests/testkit.h"
 
 #define PAYLOAD_SIZE 1000
@@ -448,6 +450,43 @@ static void test_proof(void) {
     reply_free(&r);
 }
 
+/* The peer client against this server: a whole file, a file's first bytes
+ * (Range, answered 206), a chunk's proof decoded from its hex, and an
+ * answer over the client's cap refused. */
+static void test_peer_client(void) {
+    gd_peer_http *http = NULL;
+    CHECK_OK(gd_peer_http_open(&http));
+    if (http == NULL)
+        return;
+    gd_peer_port port = gd_peer_http_port(http);
+    char url[64];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/", (unsigned)g_port);
+    gd_artifact_req req = {.kind = GD_REQ_PAYLOAD, .run = 1, .round = 0};
+    gd_artifact_answer a;
+    CHECK_OK(port.iface->fetch(port.ctx, url, &req, PAYLOAD_SIZE, &a));
+    CHECK(a.body.len == PAYLOAD_SIZE && memcmp(a.body.data, g_fake.bytes, PAYLOAD_SIZE) == 0);
+    gd_artifact_answer_free(&a);
+
+    req.first_bytes = 312;
+    CHECK_OK(port.iface->fetch(port.ctx, url, &req, 312, &a));
+    CHECK(a.body.len == 312 && memcmp(a.body.data, g_fake.bytes, 312) == 0);
+    gd_artifact_answer_free(&a);
+
+    req.first_bytes = 0; /* the whole file is over a cap of 999 */
+    CHECK(port.iface->fetch(port.ctx, url, &req, PAYLOAD_SIZE - 1, &a) == GD_ERR_LIMIT);
+    CHECK(a.body.data == NULL);
+
+    req = (gd_artifact_req){.kind = GD_REQ_PAYLOAD_CHUNK, .run = 1, .round = 0, .chunk = 0};
+    CHECK_OK(port.iface->fetch(port.ctx, url, &req, 64, &a));
+    CHECK(a.body.len == 7 && memcmp(a.body.data, "chunk 0", 7) == 0);
+    CHECK(a.proof.len == sizeof g_proof && memcmp(a.proof.data, g_proof, sizeof g_proof) == 0);
+    gd_artifact_answer_free(&a);
+
+    req.kind = GD_REQ_STATE_CHUNK; /* 425: not yet */
+    CHECK(port.iface->fetch(port.ctx, url, &req, 64, &a) == GD_ERR_NOT_FOUND);
+    gd_peer_http_close(http);
+}
+
 static void test_file_kinds(void) {
     static const unsigned expected[] = {200, 500, 500, 500, 404};
     for (unsigned run = 1; run < 5; run++) {
@@ -791,6 +830,7 @@ int main(void) {
     RUN_TEST(test_ranges);
     RUN_TEST(test_head);
     RUN_TEST(test_proof);
+    RUN_TEST(test_peer_client);
     RUN_TEST(test_file_kinds);
     RUN_TEST(test_methods_and_bodies);
     RUN_TEST(test_huge_headers);
