@@ -9,10 +9,14 @@
  *   fetch + verify    the peers' payloads, and the check target's
  *                     transcript, drawn segment's state and one chunk of its
  *                     start and post states over loopback HTTP, each parsed
- *                     against what was committed; MB/s, and per core: bytes over the
- *                     member's CPU seconds (its client thread while the
- *                     peers answer, then parsing), and over both ends'
- *                     (the whole process, the loopback servers included);
+ *                     against what was committed; MB/s, and per core: bytes
+ *                     over the member's CPU seconds (its client thread while
+ *                     the peers answer, then parsing), and over both ends'
+ *                     (the whole process, the loopback servers included).
+ *                     Twice: into the buffers a round gave back, as in every
+ *                     round of a node but its first (the figure in the
+ *                     total), and before that into fresh memory, as in the
+ *                     first (printed beside it);
  *   validator check   links, one payload chunk, one re-executed segment;
  *   aggregate         G_{r+1} from the W payloads;
  *   attest            G_{r+1}'s state hash;
@@ -103,6 +107,15 @@ typedef struct bench_chain {
     char why[512]; /* why there is no commit figure */
 } bench_chain;
 
+/* One fetch + verify of a round's artifacts. */
+typedef struct bench_pass {
+    uint64_t bytes;
+    uint32_t fetches;
+    double fetch_s, verify_s;
+    double cpu_s;        /* both ends: the member and the serving peers */
+    double member_cpu_s; /* the member alone: its client thread, then parsing */
+} bench_pass;
+
 typedef struct bench_result {
     size_t params;
     uint32_t segments;
@@ -112,11 +125,8 @@ typedef struct bench_result {
     uint64_t store_bytes;
     bool have_commit;
     double commit_s;
-    uint64_t fetch_bytes;
-    uint32_t fetches;
-    double fetch_s, verify_s;
-    double fetch_cpu_s;  /* both ends: the member and the serving peers */
-    double member_cpu_s; /* the member alone: its client thread, then parsing */
+    bench_pass fresh;  /* a node's first round: fetched into fresh memory */
+    bench_pass reused; /* a later round: into the buffers given back */
     double check_s;
     uint32_t check_segment, check_step, check_chunk;
     gd_check_answer check;
@@ -589,50 +599,58 @@ static gd_status bench_address(uint32_t i, char *out, size_t cap) {
     return s;
 }
 
-/* The round after training and storing: fetch, check, aggregate, attest. */
-static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_worker *ws,
-                                    const gd_global_state *g0, bench_result *r) {
+/* What one round fetches and verifies: the peers' payloads (the member's
+ * own when alone) and what the check needs from its target. */
+typedef struct bench_fetched {
+    gd_buf *payloads; /* by worker */
+    gd_check_evidence ev;
+} bench_fetched;
+
+/* Gives every fetched buffer back to the peer client, as a node does when
+ * a round ends, so the next pass fetches into memory touched before. */
+static void bench_recycle(gd_peer_port port, uint32_t W, bench_fetched *x) {
+    for (uint32_t i = 0; i < W; i++)
+        port.iface->recycle(port.ctx, &x->payloads[i]);
+    port.iface->recycle(port.ctx, &x->ev.segment_state);
+    port.iface->recycle(port.ctx, &x->ev.start_chunk);
+    port.iface->recycle(port.ctx, &x->ev.post_chunk);
+    gd_check_evidence_free(&x->ev);
+}
+
+static gd_status bench_fetch_verify(gd_engine *e, const bench_opts *o, const bench_worker *ws,
+                                    const bench_result *r, gd_peer_port port, bench_fetched *x,
+                                    bench_pass *out) {
     uint32_t W = o->workers, S = r->segments;
     const bench_worker *target = &ws[W > 1 ? 1 : 0];
     size_t state_max = (size_t)GD_WORKER_DESC_BYTES + 12 * e->n; /* without the residual */
     size_t chunk_max = (size_t)16 * e->rc.diloco.chunk_elems;
-    gd_peer_http *http = NULL;
-    GD_TRY(gd_peer_http_open(&http));
-    bench_fetcher f = {.port = gd_peer_http_port(http)};
-    gd_buf *payloads = calloc(W, sizeof *payloads);
-    gd_check_evidence ev;
-    memset(&ev, 0, sizeof ev);
-    gd_status s = payloads ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
-
-    /* Fetch and verify: the peers' payloads (the member's own when alone)
-     * and what the check needs from its target. */
-    r->check_segment = S > 1 ? S / 2 : 0;
-    r->check_step = o->segment_steps / 2;
-    r->check_chunk = e->chunks / 2;
+    bench_fetcher f = {.port = port};
+    gd_check_evidence *ev = &x->ev;
+    gd_status s = GD_OK;
     double cpu0 = bench_cpu_now(), thread0 = bench_thread_cpu_now();
     for (uint32_t i = W > 1 ? 1 : 0; s == GD_OK && i < W; i++)
         s = bench_fetch(&f, &ws[i], GD_REQ_PAYLOAD, 0, 0, ws[i].t.commit.payload_bytes, false,
-                        &payloads[i], NULL);
+                        &x->payloads[i], NULL);
     if (s == GD_OK)
         s = bench_fetch(&f, target, GD_REQ_TRANSCRIPT, 0, 0,
-                        (size_t)(S + 2) * GD_WORKER_DESC_BYTES, false, &ev.transcript, NULL);
+                        (size_t)(S + 2) * GD_WORKER_DESC_BYTES, false, &ev->transcript, NULL);
     if (s == GD_OK)
         s = bench_fetch(&f, target, GD_REQ_STATE, r->check_segment, 0, state_max, true,
-                        &ev.segment_state, NULL);
+                        &ev->segment_state, NULL);
     if (s == GD_OK)
         s = bench_fetch(&f, target, GD_REQ_STATE_CHUNK, 0, r->check_chunk, chunk_max, false,
-                        &ev.start_chunk, &ev.start_proof);
+                        &ev->start_chunk, &ev->start_proof);
     if (s == GD_OK)
         s = bench_fetch(&f, target, GD_REQ_STATE_CHUNK, S + 1, r->check_chunk, chunk_max, false,
-                        &ev.post_chunk, &ev.post_proof);
+                        &ev->post_chunk, &ev->post_proof);
     /* The servers are idle from here: parsing's CPU is the member's,
      * its pool threads included. */
     double client_cpu = bench_thread_cpu_now() - thread0, parse_cpu0 = bench_cpu_now();
     double t0 = gd_bench_now();
     for (uint32_t i = W > 1 ? 1 : 0; s == GD_OK && i < W; i++) {
         gd_payload p;
-        s = gd_engine_payload_parse(e, BENCH_ROUND, ws[i].address, payloads[i].data,
-                                    payloads[i].len, ws[i].t.commit.payload_root,
+        s = gd_engine_payload_parse(e, BENCH_ROUND, ws[i].address, x->payloads[i].data,
+                                    x->payloads[i].len, ws[i].t.commit.payload_root,
                                     ws[i].t.commit.payload_leaves, &p);
         if (s == GD_OK)
             gd_payload_free(&p);
@@ -640,27 +658,53 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
     if (s == GD_OK) {
         gd_worker_desc *descs = calloc(S + 2, sizeof *descs);
         gd_mmr mmr;
-        s = descs ? gd_engine_transcript_parse(ev.transcript.data, ev.transcript.len, S,
+        s = descs ? gd_engine_transcript_parse(ev->transcript.data, ev->transcript.len, S,
                                                target->t.commit.transcript_root, descs, &mmr)
                   : gd_fail(GD_ERR_NOMEM, "out of memory");
         if (descs)
             gd_mmr_free(&mmr);
         free(descs);
     }
-    if (s == GD_OK) { /* the chunks' proofs are checked by the check below */
+    if (s == GD_OK) { /* the chunks' proofs are checked by the check */
         gd_worker_state w;
         gd_worker_desc d;
-        s = gd_worker_state_view(gd_trainer_pool(e->trainer), &w, &d, ev.segment_state.data,
-                                 ev.segment_state.len, &e->tag, e->n);
+        s = gd_worker_state_view(gd_trainer_pool(e->trainer), &w, &d, ev->segment_state.data,
+                                 ev->segment_state.len, &e->tag, e->n);
         if (s == GD_OK)
             gd_worker_state_free(&w);
     }
-    r->verify_s = gd_bench_now() - t0;
-    r->fetch_cpu_s = bench_cpu_now() - cpu0;
-    r->member_cpu_s = client_cpu + bench_cpu_now() - parse_cpu0;
-    r->fetch_s = f.seconds;
-    r->fetch_bytes = f.bytes;
-    r->fetches = f.count;
+    out->verify_s = gd_bench_now() - t0;
+    out->cpu_s = bench_cpu_now() - cpu0;
+    out->member_cpu_s = client_cpu + bench_cpu_now() - parse_cpu0;
+    out->fetch_s = f.seconds;
+    out->bytes = f.bytes;
+    out->fetches = f.count;
+    return s;
+}
+
+/* The round after training and storing: fetch, check, aggregate, attest. */
+static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_worker *ws,
+                                    const gd_global_state *g0, bench_result *r) {
+    uint32_t W = o->workers, S = r->segments;
+    const bench_worker *target = &ws[W > 1 ? 1 : 0];
+    gd_peer_http *http = NULL;
+    GD_TRY(gd_peer_http_open(&http));
+    gd_peer_port port = gd_peer_http_port(http);
+    bench_fetched x = {.payloads = calloc(W, sizeof *x.payloads)};
+    gd_status s = x.payloads ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    r->check_segment = S > 1 ? S / 2 : 0;
+    r->check_step = o->segment_steps / 2;
+    r->check_chunk = e->chunks / 2;
+    /* The first round of a node fetches into fresh memory; every later one
+     * into the buffers the round before gave back. */
+    if (s == GD_OK)
+        s = bench_fetch_verify(e, o, ws, r, port, &x, &r->fresh);
+    if (s == GD_OK) {
+        bench_recycle(port, W, &x);
+        s = bench_fetch_verify(e, o, ws, r, port, &x, &r->reused);
+    }
+    gd_check_evidence ev = x.ev;
+    gd_buf *payloads = x.payloads;
 
     /* The validator's check of the target. */
     Gonka__Diloco__V1__Commitment cm;
@@ -671,7 +715,7 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
                          .chunk = r->check_chunk};
     ev.payload = payloads[target - ws].data;
     ev.payload_len = payloads[target - ws].len;
-    t0 = gd_bench_now();
+    double t0 = gd_bench_now();
     if (s == GD_OK)
         s = gd_engine_check(e, &in, &ev, g0, &r->check);
     r->check_s = gd_bench_now() - t0;
@@ -843,13 +887,30 @@ static void print_row(const char *phase, double s, double total, const char *det
     printf("%-22s %9.4f s %6.1f%%  %s\n", phase, s, total > 0 ? 100 * s / total : 0, detail);
 }
 
+/* A pass's figures: seconds, MB/s, and MB/s per core of the member and
+ * of both ends. */
+typedef struct bench_rates {
+    double seconds, rate, per_core, per_core_both;
+} bench_rates;
+
+static bench_rates bench_rates_of(const bench_pass *p) {
+    double mb = (double)p->bytes / 1e6;
+    bench_rates x = {.seconds = p->fetch_s + p->verify_s};
+    x.rate = x.seconds > 0 ? mb / x.seconds : 0;
+    x.per_core = p->member_cpu_s > 0 ? mb / p->member_cpu_s : 0;
+    x.per_core_both = p->cpu_s > 0 ? mb / p->cpu_s : 0;
+    return x;
+}
+
 static void print_result(const bench_opts *o, const bench_result *r, const bench_chain *chain,
                          const char *dir) {
     double mb = 1e6;
-    double fetch_total = r->fetch_s + r->verify_s;
-    double rate = fetch_total > 0 ? (double)r->fetch_bytes / mb / fetch_total : 0;
-    double per_core = r->member_cpu_s > 0 ? (double)r->fetch_bytes / mb / r->member_cpu_s : 0;
-    double per_core_both = r->fetch_cpu_s > 0 ? (double)r->fetch_bytes / mb / r->fetch_cpu_s : 0;
+    /* The round's figure is a later round's: a node's first round alone
+     * fetches into fresh memory. */
+    const bench_pass *p = &r->reused;
+    bench_rates now = bench_rates_of(p), first = bench_rates_of(&r->fresh);
+    double fetch_total = now.seconds, rate = now.rate, per_core = now.per_core;
+    double per_core_both = now.per_core_both;
     double total = r->train_s + r->round_extra_s + r->store_s +
                    (r->have_commit ? r->commit_s : 0) + fetch_total + r->check_s +
                    r->aggregate_s + r->attest_s;
@@ -876,12 +937,16 @@ static void print_result(const bench_opts *o, const bench_result *r, const bench
                "\"fetch_cpu_s\":%.6f,\"member_cpu_s\":%.6f,\"fetch_verify_mb_s\":%.2f,"
                "\"fetch_verify_mb_s_per_core\":%.2f,\"per_core_vs_1gb_s\":%.4f,"
                "\"fetch_verify_mb_s_per_core_both_ends\":%.2f,"
+               "\"first_round_fetch_s\":%.6f,\"first_round_verify_s\":%.6f,"
+               "\"first_round_mb_s_per_core\":%.2f,"
+               "\"first_round_mb_s_per_core_both_ends\":%.2f,"
                "\"check_s\":%.6f,\"check_segment\":%u,\"check_step\":%u,\"check_chunk\":%u,"
                "\"aggregate_s\":%.6f,\"attest_s\":%.6f,\"next_state_hash\":\"%s\","
                "\"total_s\":%.6f,\"compute_utilization\":%.4f}\n",
-               r->fetch_bytes, r->fetches, r->fetch_s, r->verify_s, r->fetch_cpu_s,
-               r->member_cpu_s, rate, per_core, per_core / 1000.0, per_core_both, r->check_s,
-               r->check_segment, r->check_step, r->check_chunk, r->aggregate_s, r->attest_s, hash, total, utilization);
+               p->bytes, p->fetches, p->fetch_s, p->verify_s, p->cpu_s, p->member_cpu_s, rate,
+               per_core, per_core / 1000.0, per_core_both, r->fresh.fetch_s, r->fresh.verify_s,
+               first.per_core, first.per_core_both, r->check_s, r->check_segment, r->check_step,
+               r->check_chunk, r->aggregate_s, r->attest_s, hash, total, utilization);
         return;
     }
     char d[512];
@@ -907,9 +972,13 @@ static void print_result(const bench_opts *o, const bench_result *r, const bench
     }
     snprintf(d, sizeof d, "%u files, %.2f MB: fetch %.4f s, parse %.4f s; %.0f MB/s, %.0f MB/s "
                           "per member core = %.3f x 1 GB/s (%.0f MB/s per core of both ends)",
-             r->fetches, (double)r->fetch_bytes / mb, r->fetch_s, r->verify_s, rate, per_core,
+             p->fetches, (double)p->bytes / mb, p->fetch_s, p->verify_s, rate, per_core,
              per_core / 1000.0, per_core_both);
     print_row("fetch + verify", fetch_total, total, d);
+    snprintf(d, sizeof d, "not in the total: a node's first round, into fresh memory: %.0f MB/s "
+                          "per member core (%.0f both ends)",
+             first.per_core, first.per_core_both);
+    print_row("  first round", first.seconds, total, d);
     snprintf(d, sizeof d, "PASS: links, chunk %u, segment %u re-executed (digest step %u)",
              r->check_chunk, r->check_segment, r->check_step);
     print_row("validator check", r->check_s, total, d);

@@ -64,9 +64,15 @@ gd_status gd_member_open(gd_member **out, const gd_member_options *o, const gd_k
     return GD_OK;
 }
 
-static void gd_member_drop_payloads(gd_member *n) {
-    for (size_t i = 0; i < n->n_payloads; i++)
-        gd_buf_free(&n->payloads[i].bytes);
+/* recycle: the buffers go back to the peer client for the next round's
+ * fetches (not when closing: the client may be gone). */
+static void gd_member_drop_payloads(gd_member *n, bool recycle) {
+    for (size_t i = 0; i < n->n_payloads; i++) {
+        if (recycle)
+            gd_member_recycle(n, &n->payloads[i].bytes);
+        else
+            gd_buf_free(&n->payloads[i].bytes);
+    }
     free(n->payloads);
     n->payloads = NULL;
     n->n_payloads = 0;
@@ -77,7 +83,7 @@ void gd_member_close(gd_member *n) {
         return;
     gd_chain_view_free(&n->view);
     gd_chain_answers_free(&n->ans);
-    gd_member_drop_payloads(n);
+    gd_member_drop_payloads(n, false);
     gd_trained_round_free(&n->trained);
     if (n->have_g)
         gd_global_state_free(&n->g);
@@ -166,6 +172,13 @@ gd_status gd_member_fetch(gd_member *n, const char *address, const gd_artifact_r
     return GD_OK;
 }
 
+void gd_member_recycle(gd_member *n, gd_buf *b) {
+    if (n->peers.iface->recycle != NULL)
+        n->peers.iface->recycle(n->peers.ctx, b);
+    else
+        gd_buf_free(b);
+}
+
 /* --- the step ------------------------------------------------------------------------------ */
 
 static uint64_t gd_coin_u64(const char *amount) {
@@ -211,7 +224,7 @@ static void gd_member_round_cache(gd_member *n) {
     const gd_chain_view *v = &n->view.view;
     if (!v->have_round || v->round.index == n->cache_round)
         return;
-    gd_member_drop_payloads(n);
+    gd_member_drop_payloads(n, true);
     n->n_answers = 0;
     n->cache_round = v->round.index;
     n->n_suspects = 0; /* a new round's duties deserve a fresh try */

@@ -459,6 +459,10 @@ static gd_status gd_node_answer_for(gd_member *n, const gd_action *a, bool reche
             GD_LOG_WARN("node", "height %" PRId64 ": check %u of %s FAILS: %s",
                         n->view.view.height, a->check, a->target, ans.why);
     }
+    /* The big buffers serve the next check's fetches. */
+    gd_member_recycle(n, &ev.segment_state);
+    gd_member_recycle(n, &ev.start_chunk);
+    gd_member_recycle(n, &ev.post_chunk);
     gd_check_evidence_free(&ev);
     if (prev_round)
         protobuf_c_message_free_unpacked(&prev_round->base, NULL);

@@ -167,6 +167,10 @@ gd_status gd_member_prepare_global(gd_member *n) GD_MUST_CHECK;
  * requiring the state hash. */
 gd_status gd_member_global_file(gd_member *n, const gd_global_state *g, gd_buf *out) GD_MUST_CHECK;
 
+/* Gives a fetched body back to the peer client to fetch into again (or
+ * frees it); b is left empty. */
+void gd_member_recycle(gd_member *n, gd_buf *b);
+
 /* A fetch from a member's artifact URL, counted in bytes_in. */
 gd_status gd_member_fetch(gd_member *n, const char *address, const gd_artifact_req *req,
                         size_t max_len, gd_artifact_answer *out) GD_MUST_CHECK;

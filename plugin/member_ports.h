@@ -47,6 +47,9 @@ typedef struct gd_peer_port_iface {
      * GD_ERR_TIMEOUT if it cannot be reached, GD_ERR_LIMIT if larger. */
     gd_status (*fetch)(void *ctx, const char *url, const gd_artifact_req *req, size_t max_len,
                        gd_artifact_answer *out);
+    /* Optional (may be NULL: the caller frees): takes a fetched body back,
+     * to fetch into again (common/buf_spares.h); b is left empty. */
+    void (*recycle)(void *ctx, gd_buf *b);
 } gd_peer_port_iface;
 
 typedef struct gd_peer_port {

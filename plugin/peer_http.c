@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "common/buf_spares.h"
 #include "common/bytes.h"
 #include "plugin/http_path.h"
 
@@ -14,10 +15,12 @@
 
 struct gd_peer_http {
     CURL *curl;
+    gd_buf_spares spares; /* bodies given back, fetched into again */
 };
 
 typedef struct gd_peer_fetch {
     gd_artifact_answer *out;
+    gd_buf_spares *spares;
     size_t max_len;
     bool too_large;
     bool bad_proof;
@@ -38,11 +41,15 @@ static size_t gd_peer_header(char *data, size_t size, size_t n, void *ctx) {
     size_t len = size * n;
     static const char name[] = "x-gd-proof:", clen[] = "content-length:";
     if (len > sizeof clen - 1 && strncasecmp(data, clen, sizeof clen - 1) == 0) {
-        /* One allocation for the body when its size is declared and allowed. */
+        /* One allocation for the body when its size is declared and allowed,
+         * or a buffer given back that holds it. */
         unsigned long long declared = strtoull(data + sizeof clen - 1, NULL, 10);
-        if (declared <= f->max_len && f->out->body.len == 0 &&
-            gd_buf_reserve(&f->out->body, (size_t)declared) != GD_OK)
-            return 0; /* out of memory: abort the transfer */
+        if (declared <= f->max_len && f->out->body.len == 0) {
+            if (f->out->body.cap == 0)
+                f->out->body = gd_buf_spares_take(f->spares, (size_t)declared);
+            if (gd_buf_reserve(&f->out->body, (size_t)declared) != GD_OK)
+                return 0; /* out of memory: abort the transfer */
+        }
         return len;
     }
     if (len < sizeof name - 1 || strncasecmp(data, name, sizeof name - 1) != 0)
@@ -84,6 +91,7 @@ void gd_peer_http_close(gd_peer_http *p) {
     if (p == NULL)
         return;
     curl_easy_cleanup(p->curl);
+    gd_buf_spares_free(&p->spares);
     free(p);
 }
 
@@ -111,7 +119,7 @@ static gd_status gd_peer_fetch_http(void *ctx, const char *url, const gd_artifac
     memset(out, 0, sizeof *out);
     char full[GD_PEER_URL_MAX + GD_HTTP_PATH_MAX + 1];
     GD_TRY(gd_peer_url(full, sizeof full, url, req));
-    gd_peer_fetch f = {.out = out, .max_len = max_len};
+    gd_peer_fetch f = {.out = out, .spares = &p->spares, .max_len = max_len};
     CURL *c = p->curl;
     curl_easy_reset(c);
     curl_easy_setopt(c, CURLOPT_URL, full);
@@ -155,6 +163,11 @@ static gd_status gd_peer_fetch_http(void *ctx, const char *url, const gd_artifac
     return s;
 }
 
-static const gd_peer_port_iface gd_peer_http_iface = {gd_peer_fetch_http};
+static void gd_peer_recycle_http(void *ctx, gd_buf *b) {
+    gd_peer_http *p = ctx;
+    gd_buf_spares_put(&p->spares, b);
+}
+
+static const gd_peer_port_iface gd_peer_http_iface = {gd_peer_fetch_http, gd_peer_recycle_http};
 
 gd_peer_port gd_peer_http_port(gd_peer_http *p) { return (gd_peer_port){&gd_peer_http_iface, p}; }

@@ -142,7 +142,15 @@ static gd_status nf_fetch(void *ctx, const char *url, const gd_artifact_req *req
     return gd_member_serve_local(net->nodes[who], req, max_len, out);
 }
 
-static const gd_peer_port_iface nf_peer_iface = {nf_fetch};
+/* Counts the bodies a node gives back for its next fetches, and frees them. */
+static void nf_recycle(void *ctx, gd_buf *b) {
+    nf_net *net = ctx;
+    if (b->data != NULL)
+        net->recycled++;
+    gd_buf_free(b);
+}
+
+static const gd_peer_port_iface nf_peer_iface = {nf_fetch, nf_recycle};
 
 /* --- the network ----------------------------------------------------------------------------- */
 

@@ -30,6 +30,7 @@ struct nf_net {
     uint64_t claim_payload_bytes[DF_ACCOUNTS]; /* not 0: the node's commitments claim this
                                                 * payload size (rewritten on the way out) */
     size_t payload_fetches[DF_ACCOUNTS];       /* payload requests its peers sent it */
+    size_t recycled;                           /* fetched bodies the nodes gave back */
     gd_engine_train_fn train[DF_ACCOUNTS];     /* a node's trainer (NULL: the engine's) */
     gd_engine_check_fn check[DF_ACCOUNTS];     /* a node's checker (NULL: the engine's) */
     gd_member_withhold_fn withhold[DF_ACCOUNTS]; /* what a node refuses to serve */

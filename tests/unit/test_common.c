@@ -7,10 +7,12 @@
 #include <unistd.h>
 
 #include "common/base64.h"
+#include "common/buf_spares.h"
 #include "common/bytes.h"
 #include "common/conn_watch.h"
 #include "common/file.h"
 #include "common/hash.h"
+#include "common/mem.h"
 #include "common/parse.h"
 #include "common/rfc3339.h"
 #include "common/secure.h"
@@ -228,6 +230,46 @@ static void test_same_path(void) {
     CHECK(gd_file_same_path(a, b));
 }
 
+/* Spare buffers: small ones are not kept, a take gets the smallest that
+ * holds what is asked (empty, with its storage), a full stock drops its
+ * smallest, and nothing leaks (the sanitizer run checks). */
+static void test_buf_spares(void) {
+    gd_buf_spares s = {0};
+    gd_buf small = {0}, a = {0}, b = {0};
+    CHECK_OK(gd_buf_reserve(&small, 1000));
+    gd_buf_spares_put(&s, &small);
+    CHECK(s.n == 0 && small.data == NULL);
+    CHECK_OK(gd_buf_reserve(&a, GD_MEM_HUGE_MIN));
+    CHECK_OK(gd_buf_reserve(&b, 2 * GD_MEM_HUGE_MIN));
+    CHECK_OK(gd_buf_append(&b, "xyz", 3));
+    uint8_t *a_data = a.data, *b_data = b.data;
+    gd_buf_spares_put(&s, &b);
+    gd_buf_spares_put(&s, &a);
+    CHECK(s.n == 2 && a.data == NULL && a.cap == 0);
+    gd_buf got = gd_buf_spares_take(&s, GD_MEM_HUGE_MIN + 1); /* only b holds it */
+    CHECK(got.data == b_data && got.len == 0 && got.cap >= 2 * GD_MEM_HUGE_MIN);
+    gd_buf_spares_put(&s, &got);
+    got = gd_buf_spares_take(&s, 10); /* small: never a kept one */
+    CHECK(got.data == NULL && s.n == 2);
+    got = gd_buf_spares_take(&s, GD_MEM_HUGE_MIN); /* the smallest that holds it: a */
+    CHECK(got.data == a_data && got.len == 0);
+    gd_buf_free(&got);
+    got = gd_buf_spares_take(&s, 3 * GD_MEM_HUGE_MIN); /* none holds it */
+    CHECK(got.data == NULL && got.cap == 0 && s.n == 1);
+    /* A full stock keeps the larger buffers. */
+    for (int i = 0; i < GD_BUF_SPARES + 2; i++) {
+        gd_buf x = {0};
+        CHECK_OK(gd_buf_reserve(&x, GD_MEM_HUGE_MIN + (size_t)i * 4096));
+        gd_buf_spares_put(&s, &x);
+        CHECK(x.data == NULL);
+    }
+    CHECK(s.n == GD_BUF_SPARES);
+    for (size_t i = 0; i < s.n; i++)
+        CHECK(s.buf[i].cap >= GD_MEM_HUGE_MIN + 2 * 4096);
+    gd_buf_spares_free(&s);
+    CHECK(s.n == 0);
+}
+
 /* A file's first bytes (a Range answered locally): exactly those, all of
  * a shorter file, nothing of a missing one or a FIFO; floats round-trip
  * through their little-endian bytes. */
@@ -367,6 +409,7 @@ int main(void) {
     RUN_TEST(test_private_files);
     RUN_TEST(test_fifo_refused);
     RUN_TEST(test_read_prefix);
+    RUN_TEST(test_buf_spares);
     RUN_TEST(test_conn_watch);
     RUN_TEST(test_same_path);
     RUN_TEST(test_dir_create);

@@ -91,6 +91,9 @@ static void test_nodes_play_epoch(void) {
         json_decref(st);
     }
     CHECK(net.refused == 0);
+    /* What a round fetched (payloads, checks' states) went back to the peer
+     * client for the next round's fetches. */
+    CHECK(net.recycled > 0);
     double loss1 = gd_member_eval_loss(net.nodes[1], 4);
     fprintf(stderr, "  %llu rounds, %zu duties, eval loss %.4f -> %.4f\n",
             (unsigned long long)rounds, net.duties, loss0, loss1);
