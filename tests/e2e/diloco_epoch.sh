@@ -46,7 +46,7 @@ cat >spec.json <<'JSON'
   "h_min": 20, "h_max": 40, "segment_steps": 10, "tokens_per_step": "512",
   "outer_lr_ppm": 700000, "outer_momentum_ppm": 900000, "codec": "int8",
   "windows": {"train": 2, "commit": 32, "reveal": 16, "verify": 88, "open": 48,
-              "dispute": 8, "dispute_open": 8, "attest": 14, "attest_open": 14},
+              "dispute": 2, "dispute_open": 2, "attest": 18, "attest_open": 22},
   "reward_per_epoch": "90000ngonka", "min_collateral": "100000ngonka",
   "fail_bond": "1000ngonka", "checks_per_commit": 2, "double_check_ppm": 500000,
   "recheck_validators": 3, "validator_share_ppm": 200000, "attest_share_ppm": 50000,
@@ -67,7 +67,9 @@ JSON
 # several times the blocks its transactions need, so that a loaded machine
 # does not push one past its window: in the verify window each host sends
 # five reports and its sealed verdicts one transaction after another, each
-# a CLI start and a block or two (at 250 ms a block).
+# a CLI start and a block or two (at 250 ms a block). Nothing is disputed,
+# so the dispute windows are short and the attest windows long: under the
+# sanitizers six hosts' attestations at once took 16 blocks to land.
 epoch_length=260
 poc2=$((20 + epoch_length))
 "$bin/gonka-localnet" init --home home --accounts 7 --epoch-length "$epoch_length" --diloco-run spec.json \
