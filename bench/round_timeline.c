@@ -500,11 +500,8 @@ static gd_status bench_answer(void *ctx, const gd_artifact_req *req, gd_artifact
         memcpy(path, out->path, sizeof path);
         out->path[0] = '\0';
         pthread_mutex_lock(&w->serve_mu);
-        gd_state_index *x = NULL;
-        gd_status s = gd_state_index_cache_get(&w->served, path, false, w->n, w->chunk_elems,
-                                               &x);
-        if (s == GD_OK)
-            s = gd_state_index_chunk(x, req->chunk, &out->body, &out->proof);
+        gd_status s = gd_state_index_cache_chunk(&w->served, path, false, w->n, w->chunk_elems,
+                                                 req->chunk, &out->body, &out->proof);
         pthread_mutex_unlock(&w->serve_mu);
         GD_TRY(s);
     }

@@ -86,11 +86,9 @@ static gd_status gd_serve_array_chunk(gd_member *n, const gd_artifact_req *req,
                             req->round, req->leaf, path, sizeof path));
     out->content_type = "application/octet-stream";
     pthread_mutex_lock(&n->serve_mu);
-    gd_state_index *x = NULL;
-    gd_status s = gd_state_index_cache_get(&n->served, path, global, n->engine.n,
-                                           n->engine.rc.diloco.chunk_elems, &x);
-    if (s == GD_OK)
-        s = gd_state_index_chunk(x, req->chunk, &out->body, &out->proof);
+    gd_status s = gd_state_index_cache_chunk(&n->served, path, global, n->engine.n,
+                                             n->engine.rc.diloco.chunk_elems, req->chunk,
+                                             &out->body, &out->proof);
     pthread_mutex_unlock(&n->serve_mu);
     return s;
 }

@@ -167,6 +167,14 @@ gd_status gd_state_index_cache_get(gd_state_index_cache *c, const char *path, bo
     return GD_OK;
 }
 
+gd_status gd_state_index_cache_chunk(gd_state_index_cache *c, const char *path, bool global,
+                                     size_t n, uint32_t chunk_elems, uint32_t chunk,
+                                     gd_buf *body, gd_buf *proof) {
+    gd_state_index *x = NULL;
+    GD_TRY(gd_state_index_cache_get(c, path, global, n, chunk_elems, &x));
+    return gd_state_index_chunk(x, chunk, body, proof);
+}
+
 gd_status gd_state_chunk_proof_next(const uint8_t **p, size_t *left, gd_mmr_proof *out) {
     if (*left < 4)
         return gd_fail(GD_ERR_PARSE, "a state chunk proof is short");

@@ -75,6 +75,12 @@ gd_status gd_state_index_cache_get(gd_state_index_cache *c, const char *path, bo
                                    size_t n, uint32_t chunk_elems,
                                    gd_state_index **out) GD_MUST_CHECK;
 
+/* Chunk i of the state file at path, from its cached index: get, then
+ * gd_state_index_chunk (their arguments and errors). */
+gd_status gd_state_index_cache_chunk(gd_state_index_cache *c, const char *path, bool global,
+                                     size_t n, uint32_t chunk_elems, uint32_t chunk,
+                                     gd_buf *body, gd_buf *proof) GD_MUST_CHECK;
+
 /* The reader's side of that proof: the next array's chunk proof at *p
  * (*left bytes remain), both advanced past it. GD_ERR_PARSE when short or
  * malformed. */

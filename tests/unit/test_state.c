@@ -154,16 +154,22 @@ static void test_roots_and_proofs(void) {
     free(z);
 }
 
-/* A state file written by a script from the documented format parses, and
- * its serialization is the file. */
-static void test_independent_state_file(void) {
+/* The corpus's state file written by a script from the documented format,
+ * and its descriptor. */
+static void read_script_state(gd_buf *file, gd_worker_desc *d) {
     char path[1024];
     snprintf(path, sizeof path, "%s/fuzz/corpus/worker_state/state_three_chunks",
              gd_test_source_dir());
+    CHECK_OK(gd_file_read(path, (size_t)1 << 20, file));
+    CHECK_OK(gd_worker_desc_decode(d, file->data, GD_WORKER_DESC_BYTES));
+}
+
+/* A state file written by a script from the documented format parses, and
+ * its serialization is the file. */
+static void test_independent_state_file(void) {
     gd_buf file = {0};
-    CHECK_OK(gd_file_read(path, (size_t)1 << 20, &file));
     gd_worker_desc d;
-    CHECK_OK(gd_worker_desc_decode(&d, file.data, GD_WORKER_DESC_BYTES));
+    read_script_state(&file, &d);
     CHECK(d.n == 20 && d.tag.chunk_elems == 8 && d.rank == 3 && d.step == 40 && d.round == 2);
     gd_worker_state w;
     gd_worker_desc got;
@@ -183,13 +189,9 @@ static void test_independent_state_file(void) {
  * copies when the arrays would be misaligned, and freeing it leaves the
  * bytes alone. */
 static void test_state_view(void) {
-    char path[1024];
-    snprintf(path, sizeof path, "%s/fuzz/corpus/worker_state/state_three_chunks",
-             gd_test_source_dir());
     gd_buf file = {0};
-    CHECK_OK(gd_file_read(path, (size_t)1 << 20, &file));
     gd_worker_desc d, got;
-    CHECK_OK(gd_worker_desc_decode(&d, file.data, GD_WORKER_DESC_BYTES));
+    read_script_state(&file, &d);
     gd_worker_state v;
     CHECK_OK(gd_worker_state_view(NULL, &v, &got, file.data, file.len, &d.tag, 20));
     CHECK(v.borrowed && (const uint8_t *)v.params == file.data + GD_WORKER_DESC_BYTES);
