@@ -99,9 +99,11 @@ static void gd_fee_text(const gd_tx_request *req, char *out, size_t cap) {
     }
 }
 
+#define GD_FIRST_POLL_MS 25L
+
 static gd_status gd_wait_included(gd_rpc *rpc, const gd_signed_tx *tx,
                                   const gd_submit_options *opt, gd_submit_result *out) {
-    int64_t deadline = gd_now_ms() + opt->wait_timeout_ms;
+    int64_t start = gd_now_ms(), deadline = start + opt->wait_timeout_ms;
     for (;;) {
         gd_tx_result r;
         gd_status s = gd_rpc_tx(rpc, tx->hash, &r);
@@ -127,7 +129,12 @@ static gd_status gd_wait_included(gd_rpc *rpc, const gd_signed_tx *tx,
                                            "within %ld ms; it may still be included (check "
                                            "with the node's /tx?hash=0x%s)", tx->hash_hex,
                            opt->wait_timeout_ms, tx->hash_hex);
-        gd_sleep_ms(opt->poll_interval_ms);
+        /* The transaction lands in the next block, whenever that is: the
+         * pause is 25 ms plus an eighth of the time waited so far (at most
+         * poll_interval_ms), so a short block is seen a few tens of ms after
+         * it is made, and a long one costs a few more polls. */
+        long pause = GD_FIRST_POLL_MS + (long)(gd_now_ms() - start) / 8;
+        gd_sleep_ms(pause < opt->poll_interval_ms ? pause : opt->poll_interval_ms);
     }
 }
 

@@ -19,7 +19,7 @@ typedef struct gd_submit_options {
     double gas_adjustment;    /* default 1.0, as the Cosmos CLI */
     bool wait;                /* poll until included; default true */
     long wait_timeout_ms;     /* default 30000 */
-    long poll_interval_ms;    /* default 300 */
+    long poll_interval_ms;    /* longest pause between polls; default 300 */
     int max_sequence_retries; /* re-signs after code 32; default 3 */
 } gd_submit_options;
 
