@@ -46,7 +46,8 @@ command -v ninja >/dev/null && gen=(-G Ninja)
 
 step configure cmake -S . -B build-gpu "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DGD_CUDA=ON \
   -DCMAKE_CUDA_ARCHITECTURES=native "${cmake_extra[@]}" || { note "configure failed"; exit 1; }
-step build cmake --build build-gpu -j "$(nproc)" --target gonka-diloco test_backend_ops ||
+step build cmake --build build-gpu -j "$(nproc)" --target gonka-diloco test_backend_ops \
+  test_train_gpu ||
   { note "build failed"; exit 1; }
 bin=build-gpu/bin/gonka-diloco
 "$bin" version --json >"$out/version.json" 2>&1
@@ -55,6 +56,11 @@ note "version: $(tr -d ' \n' <"$out/version.json")"
 # The cross-backend test: every op, a training step, a round, the aggregate.
 step backend_ops build-gpu/tests/test_backend_ops cuda
 grep -E '^(FAIL|ok)' "$out/backend_ops.log" | awk '{print $1}' | sort | uniq -c | tee -a "$summary"
+
+# The trainer on GPUs: run-to-run bits, the collective (NCCL) over one GPU,
+# and with two or more the two-rank step against one rank's.
+step train_gpu build-gpu/tests/test_train_gpu
+grep -E '^(FAIL|ok)|collective' "$out/train_gpu.log" | tee -a "$summary"
 
 # Run-to-run bit identity on one GPU: the same run twice, the same bytes.
 for i in 1 2; do

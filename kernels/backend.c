@@ -390,11 +390,19 @@ void gd_backend_cross_entropy_backward(const gd_backend *be, float *dlogits,
     gd_fb_done(&f);
 }
 
+_Static_assert(GD_SUM_SQUARES_CHUNK == GD_CPU_SUM_SQUARES_CHUNK,
+               "every backend sums squares in the CPU's chunks");
+
 double gd_backend_sum_squares(const gd_backend *be, const float *x, size_t n) {
+    return gd_backend_sum_squares_from(be, x, n, 0);
+}
+
+double gd_backend_sum_squares_from(const gd_backend *be, const float *x, size_t n,
+                                   double start) {
     if (be->iface->sum_squares)
-        return be->iface->sum_squares(be, x, n);
+        return be->iface->sum_squares(be, x, n, start);
     gd_fb f = {.be = be};
-    double sum = gd_cpu_sum_squares_f32(be->pool, gd_fb_in(&f, x, n), n);
+    double sum = gd_cpu_sum_squares_from_f32(be->pool, gd_fb_in(&f, x, n), n, start);
     gd_fb_done(&f);
     return sum;
 }

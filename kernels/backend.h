@@ -93,7 +93,8 @@ typedef struct gd_backend_iface {
                                    size_t vocab);
 
     /* --- optimizer and round ops (optional) --- */
-    double (*sum_squares)(const struct gd_backend *be, const float *x, size_t n);
+    /* start + the sum of squares (kernels/backend.h, GD_SUM_SQUARES_CHUNK). */
+    double (*sum_squares)(const struct gd_backend *be, const float *x, size_t n, double start);
     void (*adamw)(const struct gd_backend *be, float *param, const float *grad, float *m, float *v, size_t n,
                   double lr, double beta1, double beta2, double eps, double weight_decay,
                   double bc1, double bc2, double grad_scale);
@@ -183,7 +184,16 @@ void gd_backend_cross_entropy_forward(const gd_backend *be, float *losses, const
 void gd_backend_cross_entropy_backward(const gd_backend *be, float *dlogits,
                                        const float *logits, const int32_t *targets,
                                        double dloss, size_t n, size_t vocab);
+/* The sum of squares of x, in a fixed order on every backend: each chunk of
+ * GD_SUM_SQUARES_CHUNK values summed in double, then the chunks' partials
+ * added one by one to start (0 for gd_backend_sum_squares). So ranges that
+ * begin at multiples of the chunk chain exactly: the sum over [0, a) passed
+ * as start to the sum over [a, n) gives the bits of the sum over [0, n),
+ * whichever backends hold the two ranges. */
+#define GD_SUM_SQUARES_CHUNK ((size_t)1 << 16)
 double gd_backend_sum_squares(const gd_backend *be, const float *x, size_t n);
+double gd_backend_sum_squares_from(const gd_backend *be, const float *x, size_t n,
+                                   double start);
 void gd_backend_adamw(const gd_backend *be, float *param, const float *grad, float *m,
                       float *v, size_t n, double lr, double beta1, double beta2, double eps,
                       double weight_decay, double bc1, double bc2, double grad_scale);

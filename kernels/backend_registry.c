@@ -72,6 +72,51 @@ void gd_backend_close(gd_backend *be) {
     be->iface = NULL;
 }
 
+gd_status gd_backend_group_open(gd_backend_group *g, const char *name, size_t n,
+                                gd_pool *pool) {
+    memset(g, 0, sizeof *g);
+    bool automatic = strcmp(name, "auto") == 0;
+    name = gd_backend_resolve(name);
+    if (n < 1 || n > GD_BACKEND_GROUP_MAX)
+        return gd_fail(GD_ERR_INVALID, "--gpus %zu must be 1..%d", n, GD_BACKEND_GROUP_MAX);
+    if (n == 1) {
+        GD_TRY(gd_backend_open(&g->ranks[0], name, pool));
+        g->n = 1;
+        return GD_OK;
+    }
+    if (strcmp(name, "cuda") != 0) {
+        if (strcmp(name, "cpu") != 0)
+            return gd_backend_open(&g->ranks[0], name, pool); /* says what is wrong */
+        return gd_fail(GD_ERR_INVALID, "%s takes one rank (--gpus 1), not %zu",
+                       automatic ? "no GPU is usable here, and the cpu backend" : "the cpu backend",
+                       n);
+    }
+#ifdef GD_HAVE_CUDA
+    gd_status s = GD_OK;
+    for (size_t r = 0; s == GD_OK && r < n; r++) {
+        s = gd_backend_cuda_open(&g->ranks[r], (int)r, NULL);
+        if (s == GD_OK)
+            g->n = r + 1;
+    }
+    if (s == GD_OK)
+        s = gd_collective_open(&g->coll, g->ranks, n, g->collective, sizeof g->collective);
+    if (s != GD_OK)
+        gd_backend_group_close(g);
+    return s;
+#else
+    return gd_backend_open(&g->ranks[0], name, pool); /* not compiled: says so */
+#endif
+}
+
+void gd_backend_group_close(gd_backend_group *g) {
+    if (g == NULL)
+        return;
+    gd_collective_close(&g->coll);
+    for (size_t r = 0; r < g->n; r++)
+        gd_backend_close(&g->ranks[r]);
+    memset(g, 0, sizeof *g);
+}
+
 gd_status gd_backend_identity(const char *name, char *out, size_t cap) {
     name = gd_backend_resolve(name);
     if (strcmp(name, "cpu") == 0)

@@ -12,6 +12,7 @@
 #include "common/pool.h"
 #include "common/status.h"
 #include "kernels/backend.h"
+#include "kernels/collective.h"
 
 /* The names compiled into this build, in a fixed order; NULL-terminated. */
 const char *const *gd_backend_compiled(void);
@@ -26,6 +27,24 @@ bool gd_backend_usable(const char *name, char *why, size_t cap);
 gd_status gd_backend_open(gd_backend *out, const char *name, gd_pool *pool) GD_MUST_CHECK;
 /* Releases what gd_backend_open took (nothing for the CPU backend). */
 void gd_backend_close(gd_backend *be);
+
+/* Backends of one kind for data parallelism (trainer/train.h's ranks):
+ * "cuda" opens GPUs 0..n-1, each with its own stream and cuBLAS, and the
+ * collective between them (NCCL where it loads, else through host memory);
+ * "cpu" is one rank only (its threads already share one memory). With one
+ * rank the backend gets pool; with several, none (each rank computes on a
+ * thread of its own). GD_ERR_INVALID for n outside 1..GD_BACKEND_GROUP_MAX
+ * or more GPUs than the host has, else the errors of gd_backend_open. */
+#define GD_BACKEND_GROUP_MAX 16
+typedef struct gd_backend_group {
+    gd_backend ranks[GD_BACKEND_GROUP_MAX];
+    size_t n;
+    gd_collective coll;   /* open when n > 1 */
+    char collective[300]; /* which: "nccl", or "host (why not NCCL)"; "" with one rank */
+} gd_backend_group;
+gd_status gd_backend_group_open(gd_backend_group *g, const char *name, size_t n,
+                                gd_pool *pool) GD_MUST_CHECK;
+void gd_backend_group_close(gd_backend_group *g); /* a zeroed g is a no-op */
 
 /* The backend a name stands for: "auto" is "cuda" where it is usable, else
  * "cpu"; any other name is itself. */

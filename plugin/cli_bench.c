@@ -71,25 +71,27 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     o.micro_batch = micro ? (size_t)micro : o.batch;
     o.optim.schedule_steps = steps + warmup;
     const char *spec = gd_arg(args, "data") ? gd_arg(args, "data") : "synthetic:markov:1";
-    gd_backend backend;
-    if ((rc = gd_cli_backend(cli, args, &backend)) >= 0)
+    gd_backend_group backends;
+    if ((rc = gd_cli_backend_group(cli, args, &backends)) >= 0)
         return rc;
+    const gd_backend *backend = &backends.ranks[0];
     gd_data *data = NULL;
     gd_trainer *t = NULL;
     gd_status s = gd_data_open(&data, spec);
     if (s == GD_OK)
-        s = gd_trainer_create_on(&t, &config, &o, threads, &backend);
+        s = gd_trainer_create_ranks(&t, &config, &o, threads, backends.ranks, backends.n,
+                                    &backends.coll);
     for (uint64_t i = 0; s == GD_OK && i < warmup; i++)
         s = gd_trainer_step(t, data, NULL);
     double t0 = gd_cli_now();
     for (uint64_t i = 0; s == GD_OK && i < steps; i++)
         s = gd_trainer_step(t, data, NULL);
-    if (s == GD_OK)
-        gd_backend_synchronize(gd_trainer_backend(t));
+    for (size_t r = 0; s == GD_OK && r < backends.n; r++)
+        gd_backend_synchronize(&backends.ranks[r]);
     double step_s = (gd_cli_now() - t0) / (double)steps;
     if (s != GD_OK) {
         gd_trainer_destroy(t);
-        gd_backend_close(&backend);
+        gd_backend_group_close(&backends);
         gd_data_close(data);
         return gd_cli_fail(cli, s);
     }
@@ -103,10 +105,10 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     /* Model FLOP utilization, on a GPU whose peak is known. */
     double peak = 0;
     char identity[1024] = "";
-    if (strcmp(backend.iface->name, "cpu") != 0 &&
-        gd_backend_identity(backend.iface->name, identity, sizeof identity) == GD_OK)
+    if (strcmp(backend->iface->name, "cpu") != 0 &&
+        gd_backend_identity(backend->iface->name, identity, sizeof identity) == GD_OK)
         peak = gd_bf16_peak_tflops(identity);
-    double mfu = peak > 0 ? gflops / (peak * 1e3) : 0;
+    double mfu = peak > 0 ? gflops / (peak * 1e3 * (double)backends.n) : 0; /* every GPU's */
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     double peak_mib = (double)ru.ru_maxrss / 1024.0;
@@ -116,8 +118,9 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                                                      : "small";
     if (gd_flag(args, "json")) {
         rc = gd_cli_print_json(
-            cli, json_pack("{s:s,s:s,s:o,s:f,s:I,s:i,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:I}", "model",
-                           model, "backend", backend.iface->name, "mfu",
+            cli, json_pack("{s:s,s:s,s:I,s:o,s:f,s:I,s:i,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:I}",
+                           "model", model, "backend", backend->iface->name, "gpus",
+                           (json_int_t)backends.n, "mfu",
                            peak > 0 ? json_real(mfu) : json_null(),
                            "tokens_per_s", tok_s, "params", (json_int_t)params, "threads",
                            threads, "batch", (json_int_t)o.batch, "seq", (json_int_t)o.seq_len,
@@ -127,7 +130,7 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     } else {
         fprintf(cli->out,
                 "bench train: %s, %zu parameters, batch %zu x %zu tokens, %d thread%s, "
-                "backend %s\n"
+                "backend %s x %zu\n"
                 "  step time       %.1f ms (mean of %" PRIu64 " steps after %" PRIu64
                 " warm-up)\n"
                 "  tokens/s        %.0f\n"
@@ -136,16 +139,16 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                 "(trainer/sgemm %.2f)\n"
                 "  peak memory     %.0f MiB\n",
                 model, params, o.batch, o.seq_len, threads, threads == 1 ? "" : "s",
-                backend.iface->name, step_s * 1e3, steps, warmup, tok_s, gflops, sgemm, m,
-                config.intermediate_size, config.hidden_size, threads, threads == 1 ? "" : "s",
-                sgemm > 0 ? gflops / sgemm : 0.0, peak_mib);
+                backend->iface->name, backends.n, step_s * 1e3, steps, warmup, tok_s, gflops,
+                sgemm, m, config.intermediate_size, config.hidden_size, threads,
+                threads == 1 ? "" : "s", sgemm > 0 ? gflops / sgemm : 0.0, peak_mib);
         if (peak > 0)
-            fprintf(cli->out, "  MFU             %.1f%% of %.0f TFLOP/s bf16 (%s)\n",
-                    100 * mfu, peak, identity);
+            fprintf(cli->out, "  MFU             %.1f%% of %zu x %.0f TFLOP/s bf16 (%s)\n",
+                    100 * mfu, backends.n, peak, identity);
         rc = GD_EXIT_OK;
     }
     gd_trainer_destroy(t);
-    gd_backend_close(&backend);
+    gd_backend_group_close(&backends);
     gd_data_close(data);
     return rc;
 }
@@ -159,6 +162,7 @@ static const gd_opt_spec gd_bench_train_opts[] = {
     {"micro-batch", "M", "sequences per forward/backward pass (default B)"},
     {"threads", "N", "worker threads (default: all cores)"},
     {"backend", "NAME", "cpu, cuda or auto (default auto: cuda where a GPU is usable)"},
+    {"gpus", "N", "data parallel over GPUs 0..N-1 (cuda; default 1)"},
     {"steps", "N", "timed steps (default 3)"},
     {"warmup", "N", "untimed steps first (default 1)"},
     {"data", "SPEC", "data source (default synthetic:markov:1)"},

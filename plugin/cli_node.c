@@ -203,6 +203,7 @@ static int gd_run_node_init(gd_cli *cli, gd_args *args) {
     snprintf(st.public_url, sizeof st.public_url, "http://127.0.0.1:8080");
     snprintf(st.state_dir, sizeof st.state_dir, "%s/state", home);
     snprintf(st.backend, sizeof st.backend, "auto");
+    st.gpus = 1;
     snprintf(st.log_level, sizeof st.log_level, "info");
     char text[16384];
     s = gd_node_settings_format(&st, text, sizeof text);

@@ -52,6 +52,20 @@ int gd_cli_backend(gd_cli *cli, gd_args *args, gd_backend *out) {
     return s == GD_OK ? -1 : gd_cli_fail(cli, s);
 }
 
+int gd_cli_backend_group(gd_cli *cli, gd_args *args, gd_backend_group *out) {
+    const char *name = gd_arg(args, "backend") ? gd_arg(args, "backend") : "auto";
+    uint64_t gpus = 1;
+    int rc = gd_cli_u64_opt(cli, args, "gpus", &gpus);
+    if (rc >= 0)
+        return rc;
+    if (gpus < 1 || gpus > GD_BACKEND_GROUP_MAX)
+        return gd_cli_usage(cli, args, "--gpus must be 1..%d", GD_BACKEND_GROUP_MAX);
+    gd_status s = gd_backend_group_open(out, name, (size_t)gpus, NULL);
+    if (s == GD_ERR_INVALID)
+        return gd_cli_usage(cli, args, "%s", gd_error_detail());
+    return s == GD_OK ? -1 : gd_cli_fail(cli, s);
+}
+
 int gd_cli_threads(gd_cli *cli, gd_args *args, int *threads) {
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     uint64_t n = online > 0 ? (uint64_t)online : 1;
@@ -135,7 +149,7 @@ static int gd_cli_optim_opts(gd_cli *cli, gd_args *args, gd_optim_config *c) {
 /* --- train ------------------------------------------------------------------ */
 
 typedef struct gd_train_run {
-    gd_backend backend; /* --backend: where the trainer's tensors live */
+    gd_backend_group backends; /* --backend and --gpus: where the trainer's tensors live */
     gd_trainer *trainer;
     gd_data *data;
     gd_data *eval_data; /* --eval-data's source, or NULL: evaluate on data */
@@ -155,7 +169,8 @@ static int gd_train_setup(gd_cli *cli, gd_args *args, gd_train_run *run, int thr
         if (gd_arg(args, "model") || gd_arg(args, "model-config") || gd_arg(args, "vocab"))
             return gd_cli_usage(cli, args, "--resume takes the model from the checkpoint; drop "
                                            "--model, --model-config and --vocab");
-        s = gd_trainer_resume_on(&run->trainer, resume, threads, &run->backend);
+        s = gd_trainer_resume_ranks(&run->trainer, resume, threads, run->backends.ranks,
+                                    run->backends.n, &run->backends.coll);
         if (s != GD_OK)
             return gd_cli_fail(cli, s);
         run->resume = resume;
@@ -186,7 +201,8 @@ static int gd_train_setup(gd_cli *cli, gd_args *args, gd_train_run *run, int thr
         gd_model_config config;
         if ((rc = gd_cli_model_config(cli, args, &config)) >= 0)
             return rc;
-        s = gd_trainer_create_on(&run->trainer, &config, &o, threads, &run->backend);
+        s = gd_trainer_create_ranks(&run->trainer, &config, &o, threads, run->backends.ranks,
+                                    run->backends.n, &run->backends.coll);
     } else {
         /* The stored schedule ends where the first run did; past it every
          * step runs at min-lr. Going on past it is a choice to make, not a
@@ -226,7 +242,10 @@ static void gd_train_banner(gd_cli *cli, const gd_train_run *run, int threads) {
             c->num_key_value_heads, c->vocab_size, c->tie_word_embeddings ? ", tied" : "",
             gd_data_describe(run->data), o->batch, o->seq_len, o->micro_batch, o->optim.lr,
             o->optim.min_lr, o->optim.warmup_steps, o->optim.schedule_steps, threads, o->seed,
-            run->backend.iface->name);
+            run->backends.ranks[0].iface->name);
+    if (run->backends.n > 1)
+        fprintf(cli->out, "data parallel over %zu GPUs, collective %s\n", run->backends.n,
+                run->backends.collective);
     if (run->eval_data)
         fprintf(cli->out, "eval data: %s\n", gd_data_describe(run->eval_data));
     fflush(cli->out); /* seen at once in a log, before the first step line */
@@ -282,7 +301,7 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
         gd_data_close(run.data);
         return gd_cli_fail(cli, s);
     }
-    if ((rc = gd_cli_backend(cli, args, &run.backend)) >= 0) {
+    if ((rc = gd_cli_backend_group(cli, args, &run.backends)) >= 0) {
         gd_data_close(run.data);
         gd_data_close(run.eval_data);
         return rc;
@@ -292,7 +311,7 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
         rc = gd_cli_fail(cli, s);
     if (rc >= 0) {
         gd_trainer_destroy(run.trainer);
-        gd_backend_close(&run.backend);
+        gd_backend_group_close(&run.backends);
         gd_data_close(run.data);
         gd_data_close(run.eval_data);
         return rc;
@@ -381,7 +400,7 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
         rc = gd_cli_fail(cli, s);
     }
     gd_trainer_destroy(run.trainer);
-    gd_backend_close(&run.backend);
+    gd_backend_group_close(&run.backends);
     gd_data_close(run.data);
     gd_data_close(run.eval_data);
     return rc;
@@ -405,6 +424,7 @@ static const gd_opt_spec gd_train_opts[] = {
     {"out", "CKPT", "checkpoint to write (safetensors; optimizer state beside it)"},
     {"resume", "CKPT", "continue from a checkpoint and its optimizer state"},
     GD_BATCH_OPTS,
+    {"gpus", "N", "data parallel over GPUs 0..N-1 (cuda; default 1): the same bits for any N"},
     {"lr", "LR", "peak learning rate (default 1e-3)"},
     {"min-lr", "LR", "learning rate at the end of the cosine decay (default lr/10)"},
     {"warmup", "N", "linear warmup steps (default 5% of --steps, at most 100)"},

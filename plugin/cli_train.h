@@ -17,6 +17,9 @@ int gd_cli_threads(gd_cli *cli, gd_args *args, int *threads);
  * threads); close it with gd_backend_close. -1 when opened, else the exit
  * code, the error printed. */
 int gd_cli_backend(gd_cli *cli, gd_args *args, gd_backend *out);
+/* --backend and --gpus N: N ranks of the backend for data parallelism
+ * (kernels/backend_registry.h); -1 when opened, else the exit code. */
+int gd_cli_backend_group(gd_cli *cli, gd_args *args, gd_backend_group *out);
 
 /* --model NAME | --model-config FILE, then --vocab N. */
 int gd_cli_model_config(gd_cli *cli, gd_args *args, gd_model_config *config);

@@ -154,7 +154,7 @@ gd_status gd_member_engine(gd_member *n) {
     if (n->ans.run == NULL || n->ans.run->run == NULL || n->ans.run->run->spec == NULL)
         return gd_fail(GD_ERR_NOT_FOUND, "run %" PRIu64 " has no spec", n->o.run);
     GD_TRY(gd_engine_open(&n->engine, n->ans.run->run->spec, n->o.run, n->o.threads,
-                          n->o.backend, n->o.data_paths, n->o.n_data_paths));
+                          n->o.backend, n->o.gpus, n->o.data_paths, n->o.n_data_paths));
     n->engine_open = true;
     return GD_OK;
 }

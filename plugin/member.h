@@ -52,6 +52,7 @@ typedef struct gd_member_options {
     const char *state_dir;
     int threads;
     const char *backend;       /* where it trains: cpu, cuda, auto (NULL: cpu) */
+    size_t gpus;               /* over how many of its GPUs (0: 1) */
     const char *const *data_paths; /* local paths of the run's data (none: the spec's); kept
                                     * by the caller while the member lives */
     size_t n_data_paths;

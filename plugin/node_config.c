@@ -12,6 +12,7 @@
 #include "chain/gas_price.h"
 #include "common/file.h"
 #include "common/parse.h"
+#include "kernels/backend_registry.h"
 #include "plugin/round_driver.h"
 
 #define GD_NODE_YAML_MAX (64 * 1024)
@@ -32,6 +33,7 @@ typedef struct gd_raw_node {
     unsigned data_count;
     char *threads;
     char *backend;
+    char *gpus;
     char *log_level;
 } gd_raw_node;
 
@@ -66,6 +68,8 @@ static const cyaml_schema_field_t gd_yaml_node[] = {
                            threads, 1, 10),
     CYAML_FIELD_STRING_PTR("backend", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
                            backend, 1, 7),
+    CYAML_FIELD_STRING_PTR("gpus", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node, gpus,
+                           1, 10),
     CYAML_FIELD_STRING_PTR("log_level", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
                            log_level, 1, 7),
     CYAML_FIELD_END,
@@ -212,6 +216,12 @@ static gd_status gd_node_settings_check(gd_node_settings *s, const gd_raw_node *
         strcmp(backend, "cuda") != 0)
         return gd_fail(GD_ERR_INVALID, "backend must be auto, cpu or cuda, not '%.8s'", backend);
     strcpy(s->backend, backend);
+    uint64_t gpus = 1;
+    if (r->gpus != NULL &&
+        (gd_parse_u64(r->gpus, &gpus) != GD_OK || gpus < 1 || gpus > GD_BACKEND_GROUP_MAX))
+        return gd_fail(GD_ERR_INVALID, "gpus must be 1 to %d, not '%.12s'", GD_BACKEND_GROUP_MAX,
+                       r->gpus);
+    s->gpus = (unsigned)gpus;
     const char *level = r->log_level ? r->log_level : "info";
     if (strcmp(level, "error") != 0 && strcmp(level, "warn") != 0 &&
         strcmp(level, "info") != 0 && strcmp(level, "debug") != 0)
@@ -280,6 +290,7 @@ gd_status gd_node_settings_format(const gd_node_settings *s, char *out, size_t c
     }
     strcat(data, "]");
     char q[16][GD_NODE_TEXT_MAX + 3], num[3][32];
+    snprintf(num[2], sizeof num[2], "%u", s->gpus);
 #define GD_Q(i, v) (snprintf(q[i], sizeof q[i], "\"%s\"", (v)), q[i])
     snprintf(num[0], sizeof num[0], "%llu", (unsigned long long)s->run);
     snprintf(num[1], sizeof num[1], "%u", s->threads);
@@ -310,6 +321,8 @@ gd_status gd_node_settings_format(const gd_node_settings *s, char *out, size_t c
     gd_yaml_line(out, cap, &at, "", "threads", num[1], "0: one per core");
     gd_yaml_line(out, cap, &at, "", "backend", GD_Q(10, s->backend),
                  "cpu, cuda or auto (cuda where a GPU is usable)");
+    gd_yaml_line(out, cap, &at, "", "gpus", num[2],
+                 "cuda: data parallel over GPUs 0..gpus-1 (the same bits for any count)");
     gd_yaml_line(out, cap, &at, "", "log_level", GD_Q(9, s->log_level),
                  "error, warn, info or debug");
 #undef GD_Q

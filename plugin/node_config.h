@@ -31,6 +31,7 @@ typedef struct gd_node_settings {
     unsigned n_data;
     unsigned threads;                  /* threads: 0 = one per core */
     char backend[8];                   /* backend: auto, cpu, cuda */
+    unsigned gpus;                     /* gpus: data-parallel ranks, 1.. */
     char log_level[8];                 /* log_level: error, warn, info, debug */
 } gd_node_settings;
 

@@ -12,8 +12,8 @@
 #include "trainer/init.h"
 
 gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, uint64_t run,
-                         int threads, const char *backend, const char *const *data_paths,
-                         size_t n_data_paths) {
+                         int threads, const char *backend, size_t gpus,
+                         const char *const *data_paths, size_t n_data_paths) {
     memset(e, 0, sizeof *e);
     GD_TRY(gd_run_config_from_spec(&e->rc, spec, run, NULL));
     if (e->rc.diloco.overlap)
@@ -24,11 +24,11 @@ gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, u
         return gd_fail(GD_ERR_LIMIT, "run spec: data_spec is over %zu bytes",
                        sizeof e->data_spec - 1);
     e->rc.data_spec = e->data_spec;
-    gd_status s = gd_backend_open(&e->backend, backend ? backend : "cpu", NULL);
-    e->backend_open = s == GD_OK;
+    gd_status s = gd_backend_group_open(&e->backends, backend ? backend : "cpu",
+                                        gpus ? gpus : 1, NULL);
     if (s == GD_OK)
-        s = gd_trainer_create_on(&e->trainer, &e->rc.model, &e->rc.diloco.inner, threads,
-                                 &e->backend);
+        s = gd_trainer_create_ranks(&e->trainer, &e->rc.model, &e->rc.diloco.inner, threads,
+                                    e->backends.ranks, e->backends.n, &e->backends.coll);
     if (s == GD_OK)
         s = gd_run_config_open_data(&e->rc, data_paths, n_data_paths, &e->data);
     if (s == GD_OK) {
@@ -49,8 +49,7 @@ void gd_engine_close(gd_engine *e) {
         gd_trainer_destroy(e->trainer);
     if (e->data)
         gd_data_close(e->data);
-    if (e->backend_open)
-        gd_backend_close(&e->backend);
+    gd_backend_group_close(&e->backends);
     memset(e, 0, sizeof *e);
 }
 

@@ -35,8 +35,7 @@
 typedef struct gd_engine {
     gd_run_config rc;
     char data_spec[1024];
-    gd_backend backend;          /* where the trainer's tensors live */
-    bool backend_open;
+    gd_backend_group backends;   /* where the trainer's tensors live (ranks[0]: G) */
     gd_trainer *trainer;
     gd_data *data;
     size_t n;                    /* the model's parameter count */
@@ -46,13 +45,13 @@ typedef struct gd_engine {
 } gd_engine;
 
 /* The engine of run `run` from its spec (plugin/run_config.h): its model,
- * trainer (on the backend named, kernels/backend_registry.h; NULL: cpu)
- * and data source, the spec's data read from data_paths when any are given
- * (the node's `data` key) and refused unless it is the run's
- * (gd_run_config_open_data). */
+ * trainer (on the backend named, kernels/backend_registry.h; NULL: cpu;
+ * data parallel over gpus ranks, 0 meaning 1) and data source, the spec's
+ * data read from data_paths when any are given (the node's `data` key) and
+ * refused unless it is the run's (gd_run_config_open_data). */
 gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, uint64_t run,
-                         int threads, const char *backend, const char *const *data_paths,
-                         size_t n_data_paths) GD_MUST_CHECK;
+                         int threads, const char *backend, size_t gpus,
+                         const char *const *data_paths, size_t n_data_paths) GD_MUST_CHECK;
 void gd_engine_close(gd_engine *e);
 
 /* G_0: the spec's seed's weights and zero momentum; its hash must be the

@@ -1,7 +1,8 @@
-/* The CPU training loop (see trainer/train.h). */
+/* The training loop (see trainer/train.h). */
 #include "trainer/train.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,14 +12,34 @@
 #include "trainer/init.h"
 #include "trainer/model.h"
 
+/* One rank of the trainer: a backend (one GPU, or the CPU) with the whole
+ * model and its share of the optimizer. A trainer of one rank holds every
+ * array whole; over n ranks (data parallelism, ZeRO-1) rank r owns the
+ * shard [lo, hi) of the gradient and of AdamW's moments, and updates that
+ * shard of the parameters for everyone. */
+typedef struct gd_rank {
+    gd_backend be;
+    gd_model_f32 *model;
+    int32_t *tokens;     /* host: the micro-batch it computes, micro_batch rows of seq_len + 1 */
+    float *params;       /* the whole model: the same bits on every rank between steps */
+    float *micro;        /* one micro-batch's gradient, whole (NULL: not needed) */
+    float *inbox;        /* n_ranks slices [lo, hi) of a round's micro gradients (one rank: NULL) */
+    float *grads, *exp_avg, *exp_avg_sq; /* the shard [lo, hi) */
+    size_t lo, hi;
+    size_t micro_index;  /* the micro-batch it computes this round */
+    bool busy;           /* it has one this round */
+    double loss;
+    gd_status status;
+} gd_rank;
+
 struct gd_trainer {
     gd_param_layout layout;
     gd_train_options options;
-    gd_pool *pool;  /* host work: the CPU backend's ops, fallbacks, hashing */
-    gd_backend be;  /* where the tensors live */
-    gd_model_f32 *model;
-    float *params, *grads, *exp_avg, *exp_avg_sq; /* backend buffers, layout.total each */
-    int32_t *tokens; /* one micro-batch of windows: micro_batch rows of seq_len + 1 */
+    gd_pool *pool;   /* host work: the CPU backend's ops, fallbacks, hashing */
+    gd_backend be;   /* rank 0's backend: where callers find the parameters */
+    gd_rank *ranks;
+    size_t n_ranks;
+    gd_collective *coll; /* borrowed; NULL with one rank */
     uint64_t step;   /* optimizer steps taken */
 };
 
@@ -46,71 +67,134 @@ gd_status gd_train_options_validate(const gd_train_options *o, const gd_model_co
     return GD_OK;
 }
 
-static void gd_trainer_free_buffers(gd_trainer *t) {
-    gd_model_destroy_f32(t->model);
-    t->model = NULL;
-    free(t->tokens);
-    t->tokens = NULL;
+static size_t gd_trainer_micro_steps(const gd_trainer *t) {
+    return t->options.batch / t->options.micro_batch;
+}
+
+static void gd_trainer_free_batch(gd_trainer *t) {
+    for (size_t r = 0; r < t->n_ranks; r++) {
+        gd_rank *k = &t->ranks[r];
+        gd_model_destroy_f32(k->model);
+        k->model = NULL;
+        free(k->tokens);
+        k->tokens = NULL;
+        if (k->be.iface != NULL)
+            gd_backend_free(&k->be, k->micro);
+        k->micro = NULL;
+    }
 }
 
 void gd_trainer_destroy(gd_trainer *t) {
     if (t == NULL)
         return;
-    gd_trainer_free_buffers(t);
-    if (t->be.iface != NULL) {
-        gd_backend_free(&t->be, t->params);
-        gd_backend_free(&t->be, t->grads);
-        gd_backend_free(&t->be, t->exp_avg);
-        gd_backend_free(&t->be, t->exp_avg_sq);
+    gd_trainer_free_batch(t);
+    for (size_t r = 0; r < t->n_ranks; r++) {
+        gd_rank *k = &t->ranks[r];
+        if (k->be.iface == NULL)
+            continue;
+        gd_backend_free(&k->be, k->params);
+        gd_backend_free(&k->be, k->inbox);
+        gd_backend_free(&k->be, k->grads);
+        gd_backend_free(&k->be, k->exp_avg);
+        gd_backend_free(&k->be, k->exp_avg_sq);
     }
+    free(t->ranks);
     gd_pool_destroy(t->pool);
     gd_param_layout_free(&t->layout);
     free(t);
 }
 
-/* (Re)allocates what depends on the batch shape: activations and tokens. */
+/* (Re)allocates what depends on the batch shape: activations, tokens, and
+ * the micro-batch gradient where a step has more than one micro-batch's or
+ * more than one rank. */
 static gd_status gd_trainer_alloc_batch(gd_trainer *t) {
-    gd_trainer_free_buffers(t);
+    gd_trainer_free_batch(t);
     const gd_train_options *o = &t->options;
-    GD_TRY(gd_model_create_f32(&t->model, &t->layout, o->micro_batch, o->seq_len, &t->be));
-    t->tokens = calloc(o->micro_batch * (o->seq_len + 1), sizeof *t->tokens);
-    if (t->tokens == NULL)
-        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    bool micro = t->n_ranks > 1 || gd_trainer_micro_steps(t) > 1;
+    for (size_t r = 0; r < t->n_ranks; r++) {
+        gd_rank *k = &t->ranks[r];
+        GD_TRY(gd_model_create_f32(&k->model, &t->layout, o->micro_batch, o->seq_len, &k->be));
+        k->tokens = calloc(o->micro_batch * (o->seq_len + 1), sizeof *k->tokens);
+        if (k->tokens == NULL)
+            return gd_fail(GD_ERR_NOMEM, "out of memory");
+        if (micro && (k->micro = gd_backend_alloc_f32(&k->be, t->layout.total)) == NULL)
+            return gd_fail(GD_ERR_NOMEM, "out of %s memory for a micro-batch's gradient",
+                           k->be.iface->name);
+    }
+    return GD_OK;
+}
+
+/* Rank r's shard: whole chunks of the sum of squares (so the ranks' sums
+ * chain to the bits of one sum over the whole gradient), as even as they
+ * come; trailing ranks of a small model may own nothing. */
+static void gd_rank_shard(size_t total, size_t n_ranks, size_t r, size_t *lo, size_t *hi) {
+    size_t chunks = (total + GD_SUM_SQUARES_CHUNK - 1) / GD_SUM_SQUARES_CHUNK;
+    size_t per = (chunks + n_ranks - 1) / n_ranks;
+    size_t a = r * per * GD_SUM_SQUARES_CHUNK, b = (r + 1) * per * GD_SUM_SQUARES_CHUNK;
+    *lo = a < total ? a : total;
+    *hi = b < total ? b : total;
+}
+
+static gd_status gd_rank_alloc(gd_trainer *t, gd_rank *k) {
+    size_t n = t->layout.total, shard = k->hi - k->lo;
+    k->params = gd_backend_alloc_f32(&k->be, n);
+    if (t->n_ranks > 1 && shard > 0)
+        k->inbox = gd_backend_alloc_f32(&k->be, t->n_ranks * shard);
+    if (shard > 0) {
+        k->grads = gd_backend_alloc_f32(&k->be, shard);
+        k->exp_avg = gd_backend_alloc_f32(&k->be, shard);
+        k->exp_avg_sq = gd_backend_alloc_f32(&k->be, shard);
+    }
+    bool ok = k->params && (shard == 0 || (k->grads && k->exp_avg && k->exp_avg_sq &&
+                                           (t->n_ranks == 1 || k->inbox)));
+    if (!ok)
+        return gd_fail(GD_ERR_NOMEM, "out of %s memory for %zu parameters and their optimizer "
+                                     "state (%zu MiB)",
+                       k->be.iface->name, n, n * 16 >> 20);
     return GD_OK;
 }
 
 /* A trainer with zeroed buffers for layout (taken over) and options, on
- * backend (NULL: the CPU backend over the trainer's threads). */
+ * ranks (NULL: the CPU backend over the trainer's threads). */
 static gd_status gd_trainer_alloc(gd_trainer **out, gd_param_layout *layout,
                                   const gd_train_options *options, int threads,
-                                  const gd_backend *backend) {
+                                  const gd_backend *ranks, size_t n_ranks, gd_collective *coll) {
     GD_TRY(gd_train_options_validate(options, &layout->config));
+    if (n_ranks == 0 || n_ranks > GD_TRAINER_RANKS_MAX ||
+        (n_ranks > 1 && (ranks == NULL || coll == NULL || coll->n != n_ranks)))
+        return gd_fail(GD_ERR_INVALID, "a trainer over %zu ranks (1..%d) needs a backend for "
+                                       "each and a collective over all of them",
+                       n_ranks, GD_TRAINER_RANKS_MAX);
     gd_trainer *t = calloc(1, sizeof *t);
     if (t == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     t->layout = *layout;
     memset(layout, 0, sizeof *layout);
     t->options = *options;
+    t->coll = n_ranks > 1 ? coll : NULL;
     gd_status s = gd_pool_create(&t->pool, threads);
-    size_t n = t->layout.total;
-    if (s == GD_OK) {
-        if (backend != NULL)
-            t->be = *backend;
-        else
-            gd_backend_cpu_init(&t->be, t->pool);
-        if (t->be.pool == NULL) /* a handle without host threads borrows the trainer's */
-            t->be.pool = t->pool;
-        t->params = gd_backend_alloc_f32(&t->be, n);
-        t->grads = gd_backend_alloc_f32(&t->be, n);
-        t->exp_avg = gd_backend_alloc_f32(&t->be, n);
-        t->exp_avg_sq = gd_backend_alloc_f32(&t->be, n);
-        if (!t->params || !t->grads || !t->exp_avg || !t->exp_avg_sq)
-            s = gd_fail(GD_ERR_NOMEM, "out of memory for %zu parameters and their optimizer "
-                                      "state (%zu MiB)",
-                        n, n * 16 >> 20);
-    }
+    if (s == GD_OK && (t->ranks = calloc(n_ranks, sizeof *t->ranks)) == NULL)
+        s = gd_fail(GD_ERR_NOMEM, "out of memory");
     if (s == GD_OK)
+        t->n_ranks = n_ranks;
+    for (size_t r = 0; s == GD_OK && r < n_ranks; r++) {
+        gd_rank *k = &t->ranks[r];
+        if (ranks != NULL)
+            k->be = ranks[r];
+        else
+            gd_backend_cpu_init(&k->be, t->pool);
+        /* One rank without host threads borrows the trainer's; ranks of a
+         * data-parallel trainer compute on threads of their own, each with
+         * its own pool or none (a pool runs one batch of tasks at a time). */
+        if (n_ranks == 1 && k->be.pool == NULL)
+            k->be.pool = t->pool;
+        gd_rank_shard(t->layout.total, n_ranks, r, &k->lo, &k->hi);
+        s = gd_rank_alloc(t, k);
+    }
+    if (s == GD_OK) {
+        t->be = t->ranks[0].be;
         s = gd_trainer_alloc_batch(t);
+    }
     if (s != GD_OK) {
         gd_trainer_destroy(t);
         return s;
@@ -127,23 +211,31 @@ gd_status gd_trainer_create(gd_trainer **out, const gd_model_config *config,
 gd_status gd_trainer_create_on(gd_trainer **out, const gd_model_config *config,
                                const gd_train_options *options, int threads,
                                const gd_backend *backend) {
+    return gd_trainer_create_ranks(out, config, options, threads, backend, 1, NULL);
+}
+
+gd_status gd_trainer_create_ranks(gd_trainer **out, const gd_model_config *config,
+                                  const gd_train_options *options, int threads,
+                                  const gd_backend *ranks, size_t n_ranks,
+                                  gd_collective *coll) {
     gd_param_layout layout;
     GD_TRY(gd_param_layout_build(&layout, config));
-    gd_status s = gd_trainer_alloc(out, &layout, options, threads, backend);
+    gd_status s = gd_trainer_alloc(out, &layout, options, threads, ranks, n_ranks, coll);
     gd_param_layout_free(&layout); /* no-op when taken over */
     GD_TRY(s);
     gd_trainer *t = *out;
     /* The initial weights are drawn on the host (trainer/init.h) and
-     * uploaded once. */
-    float *host = t->be.iface->host_memory ? t->params : malloc(t->layout.total * sizeof(float));
+     * uploaded once to every rank. */
+    bool direct = t->n_ranks == 1 && t->be.iface->host_memory;
+    float *host = direct ? t->ranks[0].params : malloc(t->layout.total * sizeof(float));
     if (host == NULL) {
         gd_trainer_destroy(t);
         *out = NULL;
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     }
     gd_params_init(t->pool, host, &t->layout, options->seed);
-    if (host != t->params) {
-        gd_backend_upload(&t->be, t->params, host, t->layout.total * sizeof(float));
+    if (!direct) {
+        gd_trainer_set_state(t, host, NULL, NULL, 0);
         free(host);
     }
     return GD_OK;
@@ -152,48 +244,178 @@ gd_status gd_trainer_create_on(gd_trainer **out, const gd_model_config *config,
 gd_status gd_trainer_reconfigure(gd_trainer *t, const gd_train_options *options) {
     GD_TRY(gd_train_options_validate(options, &t->layout.config));
     bool shape_changed = options->micro_batch != t->options.micro_batch ||
-                         options->seq_len != t->options.seq_len;
+                         options->seq_len != t->options.seq_len ||
+                         options->batch / options->micro_batch != gd_trainer_micro_steps(t);
     t->options = *options;
     return shape_changed ? gd_trainer_alloc_batch(t) : GD_OK;
 }
 
-/* One AdamW update of every tensor: norm weights without weight decay. */
+/* --- the step --------------------------------------------------------------------------------
+ *
+ * A step's gradient is the sum of its micro-batches' gradients, each
+ * computed on its own and added in micro-batch order (the first one is the
+ * sum's start, not added to zero). Over n ranks, round after round, rank r
+ * computes micro-batch first + r; every owner then receives its slice of
+ * each and adds them in the same order. Copies change no bit and the order
+ * of additions is the same for any n, so the step's bits do not depend on
+ * the number of ranks: on one rank the first micro-batch's backward writes
+ * the sum directly and later ones go through the micro gradient. */
+
+/* Rank k's micro-batch: forward and backward into its micro gradient (on
+ * one rank the first one straight into the sum). */
+static void gd_rank_compute(gd_trainer *t, gd_rank *k) {
+    size_t n = t->layout.total;
+    double tokens = (double)t->options.batch * (double)t->options.seq_len;
+    float *into = t->n_ranks == 1 && k->micro_index == 0 ? k->grads : k->micro;
+    gd_backend_zero(&k->be, into, n * sizeof(float));
+    k->loss = 0;
+    k->status = gd_model_forward_f32(k->model, k->params, k->tokens, t->options.micro_batch,
+                                     &k->loss);
+    if (k->status == GD_OK)
+        gd_model_backward_f32(k->model, k->params, into, 1.0 / tokens);
+}
+
+typedef struct gd_rank_job {
+    gd_trainer *t;
+    gd_rank *k;
+} gd_rank_job;
+
+static void *gd_rank_thread(void *arg) {
+    gd_rank_job *j = arg;
+    gd_rank_compute(j->t, j->k);
+    return NULL;
+}
+
+/* The busy ranks compute their micro-batches, each on a thread of its own
+ * when there are several (a GPU's forward waits for its loss). */
+static gd_status gd_trainer_compute_round(gd_trainer *t) {
+    if (t->n_ranks == 1) {
+        gd_rank_compute(t, &t->ranks[0]);
+        return t->ranks[0].status;
+    }
+    gd_rank_job jobs[GD_TRAINER_RANKS_MAX];
+    pthread_t threads[GD_TRAINER_RANKS_MAX];
+    bool started[GD_TRAINER_RANKS_MAX] = {false};
+    for (size_t r = 0; r < t->n_ranks; r++) {
+        gd_rank *k = &t->ranks[r];
+        if (!k->busy)
+            continue;
+        jobs[r] = (gd_rank_job){t, k};
+        started[r] = pthread_create(&threads[r], NULL, gd_rank_thread, &jobs[r]) == 0;
+        if (!started[r])
+            gd_rank_compute(t, k); /* no thread to be had: this one, in turn */
+    }
+    gd_status s = GD_OK;
+    for (size_t r = 0; r < t->n_ranks; r++) {
+        if (started[r])
+            pthread_join(threads[r], NULL);
+        if (t->ranks[r].busy && t->ranks[r].status != GD_OK && s == GD_OK)
+            s = t->ranks[r].status;
+    }
+    return s;
+}
+
+/* Adds the round's micro gradients (micro-batches first.., one per busy
+ * rank) into the owners' sums, in micro-batch order. */
+static void gd_trainer_reduce_round(gd_trainer *t, size_t first) {
+    if (t->n_ranks == 1) {
+        gd_rank *k = &t->ranks[0];
+        if (first > 0)
+            gd_backend_add(&k->be, k->grads, k->grads, k->micro, t->layout.total);
+        return;
+    }
+    gd_collective_begin(t->coll);
+    for (size_t src = 0; src < t->n_ranks && t->ranks[src].busy; src++)
+        for (size_t dst = 0; dst < t->n_ranks; dst++) {
+            gd_rank *d = &t->ranks[dst];
+            size_t shard = d->hi - d->lo;
+            gd_collective_copy(t->coll, dst, d->inbox + src * shard, src,
+                               t->ranks[src].micro + d->lo, shard * sizeof(float));
+        }
+    gd_collective_end(t->coll);
+    for (size_t dst = 0; dst < t->n_ranks; dst++) {
+        gd_rank *d = &t->ranks[dst];
+        size_t shard = d->hi - d->lo;
+        for (size_t src = 0; shard > 0 && src < t->n_ranks && t->ranks[src].busy; src++) {
+            const float *slice = d->inbox + src * shard;
+            if (first + src == 0)
+                gd_backend_copy(&d->be, d->grads, slice, shard * sizeof(float));
+            else
+                gd_backend_add(&d->be, d->grads, d->grads, slice, shard);
+        }
+    }
+}
+
+/* One AdamW update of every tensor, each owner its shard (norm weights
+ * without weight decay); then every owner's shard of the parameters goes
+ * to every other rank. */
 static void gd_trainer_update(gd_trainer *t, double lr, double grad_scale) {
     const gd_optim_config *c = &t->options.optim;
     uint64_t step = t->step + 1;
     double bc1 = gd_optim_bias_correction(c->beta1, step);
     double bc2 = gd_optim_bias_correction(c->beta2, step);
-    for (size_t i = 0; i < t->layout.n_tensors; i++) {
-        const gd_param_tensor *p = &t->layout.tensors[i];
-        gd_backend_adamw(&t->be, t->params + p->offset, t->grads + p->offset,
-                         t->exp_avg + p->offset, t->exp_avg_sq + p->offset, p->numel, lr,
-                         c->beta1, c->beta2, c->eps, p->decay ? c->weight_decay : 0, bc1, bc2,
-                         grad_scale);
+    for (size_t r = 0; r < t->n_ranks; r++) {
+        gd_rank *k = &t->ranks[r];
+        for (size_t i = 0; i < t->layout.n_tensors; i++) {
+            const gd_param_tensor *p = &t->layout.tensors[i];
+            size_t a = p->offset > k->lo ? p->offset : k->lo;
+            size_t b = p->offset + p->numel < k->hi ? p->offset + p->numel : k->hi;
+            if (a >= b)
+                continue;
+            gd_backend_adamw(&k->be, k->params + a, k->grads + (a - k->lo),
+                             k->exp_avg + (a - k->lo), k->exp_avg_sq + (a - k->lo), b - a, lr,
+                             c->beta1, c->beta2, c->eps, p->decay ? c->weight_decay : 0, bc1,
+                             bc2, grad_scale);
+        }
     }
+    if (t->n_ranks == 1)
+        return;
+    gd_collective_begin(t->coll);
+    for (size_t src = 0; src < t->n_ranks; src++) {
+        const gd_rank *s = &t->ranks[src];
+        for (size_t dst = 0; dst < t->n_ranks; dst++)
+            if (dst != src)
+                gd_collective_copy(t->coll, dst, t->ranks[dst].params + s->lo, src,
+                                   s->params + s->lo, (s->hi - s->lo) * sizeof(float));
+    }
+    gd_collective_end(t->coll);
 }
 
 gd_status gd_trainer_step(gd_trainer *t, const gd_data *data, gd_step_stats *stats) {
     const gd_train_options *o = &t->options;
-    size_t micro_steps = o->batch / o->micro_batch;
-    double tokens = (double)o->batch * (double)o->seq_len;
-    gd_backend_zero(&t->be, t->grads, t->layout.total * sizeof(float));
+    size_t micro_steps = gd_trainer_micro_steps(t);
     double loss_sum = 0;
-    for (size_t micro = 0; micro < micro_steps; micro++) {
-        uint32_t worker = o->worker, index = (uint32_t)micro;
-        if (o->data_workers > 0) {
-            worker = (uint32_t)(micro % o->data_workers);
-            index = (uint32_t)(micro / o->data_workers);
+    for (size_t first = 0; first < micro_steps; first += t->n_ranks) {
+        /* The batches are read here, in order, on this thread. */
+        for (size_t r = 0; r < t->n_ranks; r++) {
+            gd_rank *k = &t->ranks[r];
+            size_t micro = first + r;
+            k->busy = micro < micro_steps;
+            k->micro_index = micro;
+            if (!k->busy)
+                continue;
+            uint32_t worker = o->worker, index = (uint32_t)micro;
+            if (o->data_workers > 0) {
+                worker = (uint32_t)(micro % o->data_workers);
+                index = (uint32_t)(micro / o->data_workers);
+            }
+            GD_TRY(gd_data_train_batch(data, k->tokens, o->micro_batch, o->seq_len,
+                                       t->layout.config.vocab_size, o->seed, worker, t->step,
+                                       index));
         }
-        GD_TRY(gd_data_train_batch(data, t->tokens, o->micro_batch, o->seq_len,
-                                   t->layout.config.vocab_size, o->seed, worker, t->step,
-                                   index));
-        double micro_loss = 0;
-        GD_TRY(gd_model_forward_f32(t->model, t->params, t->tokens, o->micro_batch,
-                                    &micro_loss));
-        loss_sum += micro_loss;
-        gd_model_backward_f32(t->model, t->params, t->grads, 1.0 / tokens);
+        GD_TRY(gd_trainer_compute_round(t));
+        for (size_t r = 0; r < t->n_ranks && t->ranks[r].busy; r++)
+            loss_sum += t->ranks[r].loss;
+        gd_trainer_reduce_round(t, first);
     }
-    double norm = sqrt(gd_backend_sum_squares(&t->be, t->grads, t->layout.total));
+    double tokens = (double)o->batch * (double)o->seq_len;
+    double sum_sq = 0;
+    for (size_t r = 0; r < t->n_ranks; r++) {
+        const gd_rank *k = &t->ranks[r];
+        if (k->hi > k->lo)
+            sum_sq = gd_backend_sum_squares_from(&k->be, k->grads, k->hi - k->lo, sum_sq);
+    }
+    double norm = sqrt(sum_sq);
     if (!isfinite(norm) || !isfinite(loss_sum))
         return gd_fail(GD_ERR_INVALID, "step %llu diverged (loss %g, gradient norm %g); lower "
                                        "the learning rate",
@@ -215,8 +437,9 @@ gd_status gd_trainer_save(const gd_trainer *t, const char *path, const char *dat
      * themselves, else one download of the three arrays. */
     size_t n = t->layout.total;
     float *host = NULL;
-    const float *params = t->params, *m = t->exp_avg, *v = t->exp_avg_sq;
-    if (!t->be.iface->host_memory) {
+    const gd_rank *k = &t->ranks[0];
+    const float *params = k->params, *m = k->exp_avg, *v = k->exp_avg_sq;
+    if (t->n_ranks > 1 || !t->be.iface->host_memory) {
         host = n <= SIZE_MAX / (3 * sizeof(float)) ? malloc(3 * n * sizeof(float)) : NULL;
         if (host == NULL)
             return gd_fail(GD_ERR_NOMEM, "out of memory for a host copy of the state");
@@ -240,6 +463,12 @@ gd_status gd_trainer_resume(gd_trainer **out, const char *path, int threads) {
 
 gd_status gd_trainer_resume_on(gd_trainer **out, const char *path, int threads,
                                const gd_backend *backend) {
+    return gd_trainer_resume_ranks(out, path, threads, backend, 1, NULL);
+}
+
+gd_status gd_trainer_resume_ranks(gd_trainer **out, const char *path, int threads,
+                                  const gd_backend *ranks, size_t n_ranks,
+                                  gd_collective *coll) {
     gd_param_layout layout;
     float *params = NULL;
     uint64_t step = 0;
@@ -256,7 +485,7 @@ gd_status gd_trainer_resume_on(gd_trainer **out, const char *path, int threads,
                     path, (unsigned long long)step, (unsigned long long)state.step);
     gd_trainer *t = NULL;
     if (s == GD_OK)
-        s = gd_trainer_alloc(&t, &layout, &state.options, threads, backend);
+        s = gd_trainer_alloc(&t, &layout, &state.options, threads, ranks, n_ranks, coll);
     if (s == GD_OK) {
         gd_trainer_set_state(t, params, m, v, step);
         *out = t;
@@ -268,28 +497,38 @@ gd_status gd_trainer_resume_on(gd_trainer **out, const char *path, int threads,
     return s;
 }
 
+/* The parameters come from rank 0 (every rank holds the same bits) and
+ * each shard of the moments from its owner; setting them uploads the
+ * parameters to every rank and each shard to its owner. */
 void gd_trainer_get_state(const gd_trainer *t, float *params, float *exp_avg,
                           float *exp_avg_sq, uint64_t *step) {
-    size_t bytes = t->layout.total * sizeof(float);
     if (params)
-        gd_backend_download(&t->be, params, t->params, bytes);
-    if (exp_avg)
-        gd_backend_download(&t->be, exp_avg, t->exp_avg, bytes);
-    if (exp_avg_sq)
-        gd_backend_download(&t->be, exp_avg_sq, t->exp_avg_sq, bytes);
+        gd_backend_download(&t->be, params, t->ranks[0].params,
+                            t->layout.total * sizeof(float));
+    for (size_t r = 0; r < t->n_ranks; r++) {
+        const gd_rank *k = &t->ranks[r];
+        size_t bytes = (k->hi - k->lo) * sizeof(float);
+        if (exp_avg && bytes > 0)
+            gd_backend_download(&k->be, exp_avg + k->lo, k->exp_avg, bytes);
+        if (exp_avg_sq && bytes > 0)
+            gd_backend_download(&k->be, exp_avg_sq + k->lo, k->exp_avg_sq, bytes);
+    }
     if (step)
         *step = t->step;
 }
 
 void gd_trainer_set_state(gd_trainer *t, const float *params, const float *exp_avg,
                           const float *exp_avg_sq, uint64_t step) {
-    size_t bytes = t->layout.total * sizeof(float);
-    if (params)
-        gd_backend_upload(&t->be, t->params, params, bytes);
-    if (exp_avg)
-        gd_backend_upload(&t->be, t->exp_avg, exp_avg, bytes);
-    if (exp_avg_sq)
-        gd_backend_upload(&t->be, t->exp_avg_sq, exp_avg_sq, bytes);
+    for (size_t r = 0; r < t->n_ranks; r++) {
+        gd_rank *k = &t->ranks[r];
+        size_t bytes = (k->hi - k->lo) * sizeof(float);
+        if (params)
+            gd_backend_upload(&k->be, k->params, params, t->layout.total * sizeof(float));
+        if (exp_avg && bytes > 0)
+            gd_backend_upload(&k->be, k->exp_avg, exp_avg + k->lo, bytes);
+        if (exp_avg_sq && bytes > 0)
+            gd_backend_upload(&k->be, k->exp_avg_sq, exp_avg_sq + k->lo, bytes);
+    }
     t->step = step;
 }
 
@@ -314,7 +553,7 @@ const gd_backend *gd_trainer_backend(const gd_trainer *t) {
 }
 
 size_t gd_trainer_activation_bytes(const gd_trainer *t) {
-    return gd_model_activation_bytes_f32(t->model);
+    return gd_model_activation_bytes_f32(t->ranks[0].model);
 }
 
 /* The evaluation of params (a buffer of be) on be. */
@@ -392,6 +631,6 @@ gd_status gd_trainer_evaluate(const gd_trainer *t, const gd_data *data, size_t b
                               size_t batch, size_t seq_len, size_t micro_batch,
                               double *mean_loss, uint64_t *tokens, gd_eval_progress_fn progress,
                               void *ctx) {
-    return gd_evaluate_on(&t->be, &t->layout, t->params, data, batches, batch, seq_len,
+    return gd_evaluate_on(&t->be, &t->layout, t->ranks[0].params, data, batches, batch, seq_len,
                           micro_batch, mean_loss, tokens, progress, ctx);
 }

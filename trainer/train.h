@@ -19,6 +19,7 @@
 #include "common/pool.h"
 #include "common/status.h"
 #include "kernels/backend.h"
+#include "kernels/collective.h"
 #include "trainer/config.h"
 #include "trainer/data.h"
 #include "trainer/layout.h"
@@ -65,6 +66,19 @@ gd_status gd_trainer_create(gd_trainer **out, const gd_model_config *config,
 gd_status gd_trainer_create_on(gd_trainer **out, const gd_model_config *config,
                                const gd_train_options *options, int threads,
                                const gd_backend *backend) GD_MUST_CHECK;
+/* As gd_trainer_create_on, data-parallel over n_ranks backends (one per
+ * GPU; ranks borrowed, rank 0's is gd_trainer_backend) with coll copying
+ * between them (borrowed; NULL with one rank), at most
+ * GD_TRAINER_RANKS_MAX. Each rank holds the whole model and owns a shard
+ * of the gradient and of AdamW's moments (ZeRO-1); the ranks compute their
+ * micro-batches on threads of their own, so a rank's pool, if any, must not
+ * be another rank's. A step's bits are the same for any number of ranks
+ * (see the step in trainer/train.c). */
+#define GD_TRAINER_RANKS_MAX 16
+gd_status gd_trainer_create_ranks(gd_trainer **out, const gd_model_config *config,
+                                  const gd_train_options *options, int threads,
+                                  const gd_backend *ranks, size_t n_ranks,
+                                  gd_collective *coll) GD_MUST_CHECK;
 void gd_trainer_destroy(gd_trainer *t);
 
 /* One optimizer step on the data's training batches for (seed, worker,
@@ -83,6 +97,10 @@ gd_status gd_trainer_resume(gd_trainer **out, const char *path, int threads) GD_
 /* gd_trainer_resume onto backend (as gd_trainer_create_on). */
 gd_status gd_trainer_resume_on(gd_trainer **out, const char *path, int threads,
                                const gd_backend *backend) GD_MUST_CHECK;
+/* gd_trainer_resume onto ranks (as gd_trainer_create_ranks). */
+gd_status gd_trainer_resume_ranks(gd_trainer **out, const char *path, int threads,
+                                  const gd_backend *ranks, size_t n_ranks,
+                                  gd_collective *coll) GD_MUST_CHECK;
 
 /* Changes the options of a trainer (a longer schedule, another learning
  * rate, batch or sequence length) and reallocates activations if needed.

@@ -115,8 +115,8 @@ static void cpu_cross_entropy_backward(const gd_backend *be, float *dlogits, con
     gd_cpu_cross_entropy_backward_f32(be->pool, dlogits, logits, targets, dloss, n, vocab);
 }
 
-static double cpu_sum_squares(const gd_backend *be, const float *x, size_t n) {
-    return gd_cpu_sum_squares_f32(be->pool, x, n);
+static double cpu_sum_squares(const gd_backend *be, const float *x, size_t n, double start) {
+    return gd_cpu_sum_squares_from_f32(be->pool, x, n, start);
 }
 
 static void cpu_adamw(const gd_backend *be, float *param, const float *grad, float *m, float *v, size_t n,

@@ -38,6 +38,10 @@
  * before the first op. Idempotent. */
 void gd_cpu_ops_init(void);
 
+/* The sum of squares' chunk: each chunk is summed in double, then the
+ * partials in chunk order. */
+#define GD_CPU_SUM_SQUARES_CHUNK ((size_t)1 << 16)
+
 #define GD_REAL float
 #define GD_OP(name) name##_f32
 #include "kernels/cpu/ops_api.h"

@@ -97,6 +97,9 @@ void GD_OP(gd_cpu_accumulate)(gd_pool *pool, GD_REAL *dst, const GD_REAL *src, s
 void GD_OP(gd_cpu_scale)(gd_pool *pool, GD_REAL *x, double s, size_t n);
 /* The sum of x[i]^2 in double: fixed chunks summed in chunk order. */
 double GD_OP(gd_cpu_sum_squares)(gd_pool *pool, const GD_REAL *x, size_t n);
+/* start + the sum of squares, the partials added to start in order: ranges
+ * split at multiples of GD_CPU_SUM_SQUARES_CHUNK chain exactly. */
+double GD_OP(gd_cpu_sum_squares_from)(gd_pool *pool, const GD_REAL *x, size_t n, double start);
 
 /* --- loss --------------------------------------------------------------------- */
 

@@ -17,10 +17,6 @@
  * with it the bits, never depends on what memory happened to be free. */
 #define GD_CUBLAS_WORKSPACE ((size_t)32 << 20)
 
-/* The CPU's sum-of-squares chunk (kernels/cpu/ops_body.inc): the partials
- * must be the same to give the same bits. */
-#define GD_SUMSQ_CHUNK ((size_t)1 << 16)
-
 typedef struct gd_cuda_ctx {
     int device;
     cudaStream_t stream;
@@ -31,13 +27,22 @@ typedef struct gd_cuda_ctx {
     size_t partials_cap;
 } gd_cuda_ctx;
 
-static void cuda_sync(const gd_backend *be) {
+/* Every slot starts here: the context's device becomes current, so one host
+ * thread (or any thread) may drive several GPUs' backends in turn, as the
+ * data-parallel trainer does. Setting the device already current is cheap. */
+static gd_cuda_ctx *gd_cuda_use(const gd_backend *be) {
     gd_cuda_ctx *c = be->ctx;
+    GD_CUDA_CHECK(cudaSetDevice(c->device));
+    return c;
+}
+
+static void cuda_sync(const gd_backend *be) {
+    gd_cuda_ctx *c = gd_cuda_use(be);
     GD_CUDA_CHECK(cudaStreamSynchronize(c->stream));
 }
 
 static void *cuda_alloc(const gd_backend *be, size_t bytes) {
-    gd_cuda_ctx *c = be->ctx;
+    gd_cuda_ctx *c = gd_cuda_use(be);
     void *p = NULL;
     if (cudaMalloc(&p, bytes) != cudaSuccess) {
         (void)cudaGetLastError(); /* clears the sticky error of a failed allocation */
@@ -48,29 +53,29 @@ static void *cuda_alloc(const gd_backend *be, size_t bytes) {
 }
 
 static void cuda_free(const gd_backend *be, void *buf) {
-    cuda_sync(be);
+    cuda_sync(be); /* makes the device current too */
     GD_CUDA_CHECK(cudaFree(buf));
 }
 
 static void cuda_upload(const gd_backend *be, void *dst, const void *src, size_t bytes) {
-    gd_cuda_ctx *c = be->ctx;
+    gd_cuda_ctx *c = gd_cuda_use(be);
     GD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->stream));
     cuda_sync(be); /* the host may reuse src at once */
 }
 
 static void cuda_download(const gd_backend *be, void *dst, const void *src, size_t bytes) {
-    gd_cuda_ctx *c = be->ctx;
+    gd_cuda_ctx *c = gd_cuda_use(be);
     GD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, c->stream));
     cuda_sync(be);
 }
 
 static void cuda_copy(const gd_backend *be, void *dst, const void *src, size_t bytes) {
-    gd_cuda_ctx *c = be->ctx;
+    gd_cuda_ctx *c = gd_cuda_use(be);
     GD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, c->stream));
 }
 
 static void cuda_zero(const gd_backend *be, void *dst, size_t bytes) {
-    gd_cuda_ctx *c = be->ctx;
+    gd_cuda_ctx *c = gd_cuda_use(be);
     GD_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, c->stream));
 }
 
@@ -91,59 +96,59 @@ static void gd_gemm(gd_cuda_ctx *c, cublasOperation_t ta, cublasOperation_t tb, 
 
 static void cuda_matmul_forward(const gd_backend *be, float *out, const float *inp, const float *weight,
                                 size_t n, size_t in_dim, size_t out_dim) {
-    gd_gemm(be->ctx, CUBLAS_OP_T, CUBLAS_OP_N, (int)out_dim, (int)n, (int)in_dim, weight,
+    gd_gemm(gd_cuda_use(be), CUBLAS_OP_T, CUBLAS_OP_N, (int)out_dim, (int)n, (int)in_dim, weight,
             (int)in_dim, inp, (int)in_dim, 0.0f, out, (int)out_dim);
 }
 
 static void cuda_matmul_backward(const gd_backend *be, float *dinp, float *dweight, const float *dout,
                                  const float *inp, const float *weight, size_t n, size_t in_dim,
                                  size_t out_dim) {
+    gd_cuda_ctx *c = gd_cuda_use(be);
     /* dinp' (i x n) += W' (i x o) . dout' (o x n) */
     if (dinp != NULL)
-        gd_gemm(be->ctx, CUBLAS_OP_N, CUBLAS_OP_N, (int)in_dim, (int)n, (int)out_dim, weight,
+        gd_gemm(c, CUBLAS_OP_N, CUBLAS_OP_N, (int)in_dim, (int)n, (int)out_dim, weight,
                 (int)in_dim, dout, (int)out_dim, 1.0f, dinp, (int)in_dim);
     /* dW' (i x o) += inp' (i x n) . dout'^T (n x o) */
     if (dweight != NULL)
-        gd_gemm(be->ctx, CUBLAS_OP_N, CUBLAS_OP_T, (int)in_dim, (int)out_dim, (int)n, inp,
+        gd_gemm(c, CUBLAS_OP_N, CUBLAS_OP_T, (int)in_dim, (int)out_dim, (int)n, inp,
                 (int)in_dim, dout, (int)out_dim, 1.0f, dweight, (int)in_dim);
 }
 
 /* --- the model's other ops ------------------------------------------------------------------ */
 
-#define GD_STREAM(be) (((gd_cuda_ctx *)(be)->ctx)->stream)
-
 static void cuda_embedding_forward(const gd_backend *be, float *out, const int32_t *tokens,
                                    const float *table, size_t n, size_t dim) {
-    gd_cuda_embedding_forward(GD_STREAM(be), out, tokens, table, n, dim);
+    gd_cuda_embedding_forward(gd_cuda_use(be)->stream, out, tokens, table, n, dim);
 }
 
 static void cuda_embedding_backward(const gd_backend *be, float *dtable, const float *dout,
                                     const int32_t *tokens, size_t n, size_t dim) {
-    gd_cuda_embedding_backward(GD_STREAM(be), dtable, dout, tokens, n, dim);
+    gd_cuda_embedding_backward(gd_cuda_use(be)->stream, dtable, dout, tokens, n, dim);
 }
 
 static void cuda_rmsnorm_forward(const gd_backend *be, float *out, float *rstd, const float *inp,
                                  const float *weight, size_t n, size_t dim, double eps) {
-    gd_cuda_rmsnorm_forward(GD_STREAM(be), out, rstd, inp, weight, n, dim, eps);
+    gd_cuda_rmsnorm_forward(gd_cuda_use(be)->stream, out, rstd, inp, weight, n, dim, eps);
 }
 
 static void cuda_rmsnorm_backward(const gd_backend *be, float *dinp, float *dweight, const float *dout,
                                   const float *inp, const float *weight, const float *rstd,
                                   size_t n, size_t dim) {
-    gd_cuda_rmsnorm_backward(GD_STREAM(be), dinp, dweight, dout, inp, weight, rstd, n, dim);
+    gd_cuda_rmsnorm_backward(gd_cuda_use(be)->stream, dinp, dweight, dout, inp, weight, rstd, n,
+                             dim);
 }
 
 static void cuda_rope_forward(const gd_backend *be, float *out, const float *inp, const float *cos_table,
                               const float *sin_table, size_t batch, size_t seq_len,
                               size_t heads, size_t head_dim) {
-    gd_cuda_rope_forward(GD_STREAM(be), out, inp, cos_table, sin_table, batch, seq_len, heads,
-                         head_dim);
+    gd_cuda_rope_forward(gd_cuda_use(be)->stream, out, inp, cos_table, sin_table, batch, seq_len,
+                         heads, head_dim);
 }
 
 static void cuda_rope_backward(const gd_backend *be, float *dinp, const float *dout,
                                const float *cos_table, const float *sin_table, size_t batch,
                                size_t seq_len, size_t heads, size_t head_dim) {
-    gd_cuda_rope_backward(GD_STREAM(be), dinp, dout, cos_table, sin_table, batch, seq_len,
+    gd_cuda_rope_backward(gd_cuda_use(be)->stream, dinp, dout, cos_table, sin_table, batch, seq_len,
                           heads, head_dim);
 }
 
@@ -151,7 +156,7 @@ static void cuda_attention_forward(const gd_backend *be, float *out, float *att,
                                    const float *k, const float *v, size_t batch,
                                    size_t seq_len, size_t heads, size_t kv_heads,
                                    size_t head_dim) {
-    gd_cuda_attention_forward(GD_STREAM(be), out, att, q, k, v, batch, seq_len, heads,
+    gd_cuda_attention_forward(gd_cuda_use(be)->stream, out, att, q, k, v, batch, seq_len, heads,
                               kv_heads, head_dim);
 }
 
@@ -160,35 +165,36 @@ static void cuda_attention_backward(const gd_backend *be, float *dq, float *dk, 
                                     const float *k, const float *v, size_t batch,
                                     size_t seq_len, size_t heads, size_t kv_heads,
                                     size_t head_dim) {
-    gd_cuda_attention_backward(GD_STREAM(be), dq, dk, dv, scratch, dout, att, q, k, v, batch,
-                               seq_len, heads, kv_heads, head_dim);
+    gd_cuda_attention_backward(gd_cuda_use(be)->stream, dq, dk, dv, scratch, dout, att, q, k, v,
+                               batch, seq_len, heads, kv_heads, head_dim);
 }
 
 static void cuda_cross_entropy_forward(const gd_backend *be, float *losses, const float *logits,
                                        const int32_t *targets, size_t n, size_t vocab) {
-    gd_cuda_cross_entropy_forward(GD_STREAM(be), losses, logits, targets, n, vocab);
+    gd_cuda_cross_entropy_forward(gd_cuda_use(be)->stream, losses, logits, targets, n, vocab);
 }
 
 static void cuda_cross_entropy_backward(const gd_backend *be, float *dlogits, const float *logits,
                                         const int32_t *targets, double dloss, size_t n,
                                         size_t vocab) {
-    gd_cuda_cross_entropy_backward(GD_STREAM(be), dlogits, logits, targets, dloss, n, vocab);
+    gd_cuda_cross_entropy_backward(gd_cuda_use(be)->stream, dlogits, logits, targets, dloss, n,
+                                   vocab);
 }
 
 /* --- elementwise, optimizer, round --------------------------------------------------------- */
 
 static void cuda_add(const gd_backend *be, float *out, const float *a, const float *b, size_t n) {
-    gd_cuda_add(GD_STREAM(be), out, a, b, n);
+    gd_cuda_add(gd_cuda_use(be)->stream, out, a, b, n);
 }
 
 static void cuda_swiglu_forward(const gd_backend *be, float *out, const float *gate, const float *up,
                                 size_t n) {
-    gd_cuda_swiglu_forward(GD_STREAM(be), out, gate, up, n);
+    gd_cuda_swiglu_forward(gd_cuda_use(be)->stream, out, gate, up, n);
 }
 
 static void cuda_swiglu_backward(const gd_backend *be, float *dgate, float *dup, const float *dout,
                                  const float *gate, const float *up, size_t n) {
-    gd_cuda_swiglu_backward(GD_STREAM(be), dgate, dup, dout, gate, up, n);
+    gd_cuda_swiglu_backward(gd_cuda_use(be)->stream, dgate, dup, dout, gate, up, n);
 }
 
 static void cuda_adamw(const gd_backend *be, float *param, const float *grad, float *m, float *v, size_t n,
@@ -206,14 +212,16 @@ static void cuda_adamw(const gd_backend *be, float *param, const float *grad, fl
         .bc2_sqrt = (float)sqrt(bc2),
         .eps = (float)eps,
     };
-    gd_cuda_adamw(GD_STREAM(be), param, grad, m, v, n, &s);
+    gd_cuda_adamw(gd_cuda_use(be)->stream, param, grad, m, v, n, &s);
 }
 
-static double cuda_sum_squares(const gd_backend *be, const float *x, size_t n) {
-    gd_cuda_ctx *c = be->ctx;
-    size_t chunks = (n + GD_SUMSQ_CHUNK - 1) / GD_SUMSQ_CHUNK;
+/* The chunks of every backend (GD_SUM_SQUARES_CHUNK, kernels/backend.h): the
+ * partials must be the same to give the same bits. */
+static double cuda_sum_squares(const gd_backend *be, const float *x, size_t n, double start) {
+    gd_cuda_ctx *c = gd_cuda_use(be);
+    size_t chunks = (n + GD_SUM_SQUARES_CHUNK - 1) / GD_SUM_SQUARES_CHUNK;
     if (chunks == 0)
-        return 0;
+        return start;
     if (chunks > c->partials_cap) {
         if (c->partials != NULL)
             cuda_free(be, c->partials);
@@ -222,12 +230,12 @@ static double cuda_sum_squares(const gd_backend *be, const float *x, size_t n) {
         if (c->partials == NULL)
             GD_CUDA_FAIL("CUDA", "cudaMalloc", "out of device memory for the partial sums");
     }
-    gd_cuda_sum_squares_chunks(c->stream, c->partials, x, n, GD_SUMSQ_CHUNK);
+    gd_cuda_sum_squares_chunks(c->stream, c->partials, x, n, GD_SUM_SQUARES_CHUNK);
     double *host = malloc(chunks * sizeof(double));
     if (host == NULL)
         GD_CUDA_FAIL("host", "malloc", "out of host memory for the partial sums");
     cuda_download(be, host, c->partials, chunks * sizeof(double));
-    double total = 0;
+    double total = start;
     for (size_t i = 0; i < chunks; i++)
         total += host[i];
     free(host);
@@ -236,14 +244,14 @@ static double cuda_sum_squares(const gd_backend *be, const float *x, size_t n) {
 
 static void cuda_pseudo_gradient(const gd_backend *be, float *delta, const float *start,
                                  const float *params, float *residual, size_t n, float decay) {
-    gd_cuda_pseudo_gradient(GD_STREAM(be), delta, start, params, residual, n,
+    gd_cuda_pseudo_gradient(gd_cuda_use(be)->stream, delta, start, params, residual, n,
                             decay);
 }
 
 static void cuda_outer_step(const gd_backend *be, float *params, float *momentum,
                             const float *const *deltas, const float *weights, size_t count,
                             size_t n, float lr, float mu) {
-    gd_cuda_ctx *c = be->ctx;
+    gd_cuda_ctx *c = gd_cuda_use(be);
     /* The kernel reads the contributions' pointers and weights from device
      * memory: one small upload of each. */
     const float **d_deltas = cuda_alloc(be, count * sizeof *d_deltas);
@@ -342,7 +350,7 @@ gd_status gd_backend_cuda_open(gd_backend *out, int device, gd_pool *pool) {
 void gd_backend_cuda_close(gd_backend *be) {
     if (be == NULL || be->ctx == NULL)
         return;
-    gd_cuda_ctx *c = be->ctx;
+    gd_cuda_ctx *c = gd_cuda_use(be); /* its memory and stream are freed on its device */
     cuda_sync(be);
     if (c->partials != NULL)
         GD_CUDA_CHECK(cudaFree(c->partials));
@@ -351,6 +359,20 @@ void gd_backend_cuda_close(gd_backend *be) {
     GD_CUDA_CHECK(cudaStreamDestroy(c->stream));
     free(c);
     be->ctx = NULL;
+}
+
+bool gd_backend_cuda_is(const gd_backend *be) {
+    return be != NULL && be->iface == &gd_cuda_iface;
+}
+
+int gd_backend_cuda_device(const gd_backend *be) {
+    const gd_cuda_ctx *c = be->ctx;
+    return c->device;
+}
+
+void *gd_backend_cuda_stream(const gd_backend *be) {
+    const gd_cuda_ctx *c = be->ctx;
+    return c->stream;
 }
 
 gd_status gd_backend_cuda_identity(int device, char *out, size_t cap) {

@@ -28,6 +28,15 @@ bool gd_backend_cuda_usable(char *why, size_t cap);
 gd_status gd_backend_cuda_open(gd_backend *out, int device, gd_pool *pool) GD_MUST_CHECK;
 void gd_backend_cuda_close(gd_backend *be);
 
+/* Every slot first makes the backend's GPU current, so one thread may drive
+ * the backends of several GPUs in turn. What a collective between them needs
+ * (kernels/cuda/collective_nccl.c): whether be is a CUDA backend; and, for
+ * one that is, its GPU and its stream (a cudaStream_t, as void * to keep CUDA
+ * out of this header). */
+bool gd_backend_cuda_is(const gd_backend *be);
+int gd_backend_cuda_device(const gd_backend *be);
+void *gd_backend_cuda_stream(const gd_backend *be);
+
 /* What decides the bits of its results, as one string: the GPU model and
  * compute capability, the driver, the CUDA runtime, cuBLAS and a hash of
  * the kernels' sources. */

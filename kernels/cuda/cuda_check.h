@@ -39,13 +39,15 @@
         }                                                                                 \
     } while (0)
 
+/* NCCL is loaded at run time (kernels/cuda/nccl_lazy.h), so its own words
+ * come through gd_nccl_error_string: whoever uses this includes that header. */
 #define GD_NCCL_CHECK(call)                                                               \
     do {                                                                                  \
         int gd_nccl_err_ = (int)(call);                                                   \
         if (gd_nccl_err_ != 0) {                                                          \
-            char gd_nccl_reason_[32];                                                     \
-            snprintf(gd_nccl_reason_, sizeof gd_nccl_reason_, "ncclResult_t %d",          \
-                     gd_nccl_err_);                                                       \
+            char gd_nccl_reason_[192];                                                    \
+            snprintf(gd_nccl_reason_, sizeof gd_nccl_reason_, "%s (ncclResult_t %d)",     \
+                     gd_nccl_error_string(gd_nccl_err_), gd_nccl_err_);                   \
             GD_CUDA_FAIL("NCCL", #call, gd_nccl_reason_);                                 \
         }                                                                                 \
     } while (0)

@@ -139,7 +139,7 @@ else
 fi
 
 if j=$("$bin" bench train --model tiny --batch 2 --seq 32 --steps 1 --threads 1 --json); then
-  for k in tokens_per_s params threads batch seq gflops sgemm_gflops backend; do
+  for k in tokens_per_s params threads batch seq gflops sgemm_gflops backend gpus; do
     grep -q "\"$k\":" <<<"$j" || bad "bench train json lacks $k: $j"
   done
   ok "bench train --json has its keys"
@@ -160,6 +160,11 @@ fi
 "$bin" version | grep -q "^  cpu   usable" || bad "version does not list the cpu backend"
 out=$("$bin" train "${common[@]}" --steps 1 --backend rocm --out x.safetensors 2>&1)
 [ $? -eq 2 ] && grep -q "unknown backend 'rocm'" <<<"$out" || bad "--backend rocm: $out"
+# --gpus: data parallelism is for GPUs; the cpu backend is one rank.
+out=$("$bin" train "${common[@]}" --steps 1 --backend cpu --gpus 2 --out x.safetensors 2>&1)
+[ $? -eq 2 ] && grep -q "the cpu backend takes one rank" <<<"$out" || bad "--gpus 2 on cpu: $out"
+out=$("$bin" train "${common[@]}" --steps 1 --gpus 17 --out x.safetensors 2>&1)
+[ $? -eq 2 ] && grep -q "\-\-gpus must be 1..16" <<<"$out" || bad "--gpus 17: $out"
 out=$("$bin" train "${common[@]}" --steps 2 --backend cpu --out cpu.safetensors 2>&1)
 grep -q "backend cpu" <<<"$out" || bad "train --backend cpu banner: $out"
 # eval on a backend gives the CPU's loss on the CPU, and refuses unknown names.

@@ -30,6 +30,7 @@ static const char *k_good =
     "data: [/data/shard-0.bin, /data/shard-1.bin]\n"
     "threads: 16\n"
     "backend: cuda\n"
+    "gpus: 4\n"
     "log_level: debug\n";
 
 static void test_good(void) {
@@ -47,6 +48,7 @@ static void test_good(void) {
     CHECK_STR_EQ(s.data[1], "/data/shard-1.bin");
     CHECK_STR_EQ(s.log_level, "debug");
     CHECK_STR_EQ(s.backend, "cuda");
+    CHECK(s.gpus == 4);
     /* The optional keys' defaults. */
     const char *minimal = "chain: {rpc: 'http://h:1', chain_id: c, key: k}\n"
                           "run: 1\nroles: [validator]\ncollateral: 1ngonka\n"
@@ -56,6 +58,7 @@ static void test_good(void) {
     CHECK_STR_EQ(s.hardware_class, "auto");
     CHECK_STR_EQ(s.log_level, "info");
     CHECK_STR_EQ(s.backend, "auto");
+    CHECK(s.gpus == 1);
     CHECK_STR_EQ(s.listen_host, "[::1]");
     CHECK(s.roles == GD_NODE_VALIDATOR && s.n_data == 0 && s.threads == 0);
 }
@@ -106,6 +109,9 @@ static void test_refused(void) {
         {"log_level:", "log_level: loud\n", "log_level must be", GD_ERR_INVALID},
         {"backend:", "backend: rocm\n", "backend must be auto, cpu or cuda", GD_ERR_INVALID},
         {"threads:", "threads: 5000\n", "threads must be 0", GD_ERR_INVALID},
+        {"gpus:", "gpus: 0\n", "gpus must be 1 to 16", GD_ERR_INVALID},
+        {"gpus:", "gpus: 17\n", "gpus must be 1 to 16", GD_ERR_INVALID},
+        {"gpus:", "gpus: two\n", "gpus must be 1 to 16", GD_ERR_INVALID},
         {"threads:", "threads: -1\n", "threads must be 0", GD_ERR_INVALID},
         {"hardware_class:", "hardware_class: 'two words'\n", "hardware_class must be printable",
          GD_ERR_INVALID},

@@ -1,0 +1,118 @@
+/* The trainer on GPUs (label gpu; a CTest skip, exit 77, where the CUDA
+ * backend is not built or no GPU is usable):
+ *  - run to run: the same steps twice on GPU 0 give the same bits;
+ *  - the collective (NCCL where it loads) opens over one GPU and its copies
+ *    land byte for byte;
+ *  - with two GPUs or more: a trainer over 2 ranks gives one rank's bits. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/backend_registry.h"
+#include "tests/testkit.h"
+#include "trainer/data.h"
+#include "trainer/train.h"
+
+#define STEPS 3
+
+static gd_data *g_data;
+
+static gd_train_options options(void) {
+    gd_train_options o;
+    gd_train_options_default(&o);
+    o.batch = 4;
+    o.micro_batch = 1;
+    o.seq_len = 64;
+    o.seed = 5;
+    o.optim.lr = 1e-2;
+    o.optim.warmup_steps = 1;
+    o.optim.schedule_steps = STEPS;
+    o.optim.grad_clip = 0.5;
+    return o;
+}
+
+/* STEPS steps of the small model on gpus ranks; the state, on the host. */
+static float *train_on(const gd_data *data, size_t gpus, size_t *n) {
+    gd_backend_group g;
+    CHECK_OK(gd_backend_group_open(&g, "cuda", gpus, NULL));
+    if (gpus > 1)
+        printf("  %zu ranks, collective %s\n", gpus, g.collective);
+    gd_model_config c;
+    CHECK_OK(gd_model_config_preset(&c, "small"));
+    gd_train_options o = options();
+    gd_trainer *t = NULL;
+    CHECK_OK(gd_trainer_create_ranks(&t, &c, &o, 4, g.ranks, g.n, &g.coll));
+    for (int i = 0; i < STEPS && t; i++)
+        CHECK_OK(gd_trainer_step(t, data, NULL));
+    *n = gd_trainer_layout(t)->total;
+    float *state = malloc(3 * *n * sizeof(float));
+    CHECK(state != NULL);
+    gd_trainer_get_state(t, state, state + *n, state + 2 * *n, NULL);
+    gd_trainer_destroy(t);
+    gd_backend_group_close(&g);
+    return state;
+}
+
+static void test_run_to_run(void) {
+    size_t n = 0;
+    float *a = train_on(g_data, 1, &n), *b = train_on(g_data, 1, &n);
+    CHECK(memcmp(a, b, 3 * n * sizeof(float)) == 0);
+    free(a);
+    free(b);
+}
+
+static void test_collective_one_gpu(void) {
+    gd_backend_group g;
+    CHECK_OK(gd_backend_group_open(&g, "cuda", 1, NULL));
+    gd_collective coll;
+    char why[300];
+    CHECK_OK(gd_collective_open(&coll, g.ranks, 1, why, sizeof why));
+    printf("  collective over one GPU: %s\n", why);
+    enum { N = 1 << 20 };
+    float *host = malloc(N * sizeof(float)), *back = malloc(N * sizeof(float));
+    for (size_t i = 0; i < N; i++)
+        host[i] = (float)i * 0.5f - 7.0f;
+    float *src = gd_backend_alloc_f32(&g.ranks[0], N);
+    float *dst = gd_backend_alloc_f32(&g.ranks[0], N);
+    CHECK(src && dst);
+    gd_backend_upload(&g.ranks[0], src, host, N * sizeof(float));
+    gd_collective_begin(&coll);
+    gd_collective_copy(&coll, 0, dst, 0, src, N * sizeof(float));
+    gd_collective_end(&coll);
+    gd_backend_download(&g.ranks[0], back, dst, N * sizeof(float));
+    CHECK(memcmp(host, back, N * sizeof(float)) == 0);
+    gd_backend_free(&g.ranks[0], src);
+    gd_backend_free(&g.ranks[0], dst);
+    free(host);
+    free(back);
+    gd_collective_close(&coll);
+    gd_backend_group_close(&g);
+}
+
+static void test_two_gpus(void) {
+    gd_backend_group g;
+    if (gd_backend_group_open(&g, "cuda", 2, NULL) != GD_OK) {
+        printf("  one GPU here: the two-rank comparison is not run\n");
+        return;
+    }
+    gd_backend_group_close(&g);
+    size_t n = 0;
+    float *one = train_on(g_data, 1, &n), *two = train_on(g_data, 2, &n);
+    CHECK(memcmp(one, two, 3 * n * sizeof(float)) == 0);
+    free(one);
+    free(two);
+}
+
+int main(void) {
+    char why[256];
+    if (!gd_backend_usable("cuda", why, sizeof why)) {
+        printf("skipped: the cuda backend is not usable here (%s)\n", why);
+        return 77;
+    }
+    CHECK_OK(gd_data_open(&g_data, "synthetic:markov:1"));
+    RUN_TEST(test_collective_one_gpu);
+    RUN_TEST(test_run_to_run);
+    RUN_TEST(test_two_gpus);
+    gd_data_close(g_data);
+    return gd_test_finish();
+}
