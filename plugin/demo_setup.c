@@ -143,6 +143,7 @@ gd_status gd_demo_write_node(const gd_demo_node *n) {
     /* The demo's classes come from this machine's CPU identity: its daemons
      * train on the CPU wherever it runs. */
     snprintf(st.backend, sizeof st.backend, "cpu");
+    st.gpus = 1;
     snprintf(st.log_level, sizeof st.log_level, "info");
     char text[16384], path[GD_NODE_TEXT_MAX + 16];
     snprintf(path, sizeof path, "%s/node.yaml", n->home);

@@ -30,6 +30,7 @@ typedef struct gd_rank {
     bool busy;           /* it has one this round */
     double loss;
     gd_status status;
+    char why[256]; /* status's detail, from the rank's thread */
 } gd_rank;
 
 struct gd_trainer {
@@ -273,6 +274,8 @@ static void gd_rank_compute(gd_trainer *t, gd_rank *k) {
                                      &k->loss);
     if (k->status == GD_OK)
         gd_model_backward_f32(k->model, k->params, into, 1.0 / tokens);
+    else /* the detail lives in this thread's error slot */
+        snprintf(k->why, sizeof k->why, "%s", gd_error_detail());
 }
 
 typedef struct gd_rank_job {
@@ -309,8 +312,9 @@ static gd_status gd_trainer_compute_round(gd_trainer *t) {
     for (size_t r = 0; r < t->n_ranks; r++) {
         if (started[r])
             pthread_join(threads[r], NULL);
-        if (t->ranks[r].busy && t->ranks[r].status != GD_OK && s == GD_OK)
-            s = t->ranks[r].status;
+        const gd_rank *k = &t->ranks[r];
+        if (k->busy && k->status != GD_OK && s == GD_OK)
+            s = gd_fail(k->status, "rank %zu: %s", r, k->why);
     }
     return s;
 }
