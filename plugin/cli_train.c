@@ -44,14 +44,6 @@ static void gd_eval_progress(void *ctx, size_t done, size_t batches) {
     fflush(w->cli->out);
 }
 
-int gd_cli_backend(gd_cli *cli, gd_args *args, gd_backend *out) {
-    const char *name = gd_arg(args, "backend") ? gd_arg(args, "backend") : "auto";
-    gd_status s = gd_backend_open(out, name, NULL);
-    if (s == GD_ERR_INVALID)
-        return gd_cli_usage(cli, args, "%s", gd_error_detail());
-    return s == GD_OK ? -1 : gd_cli_fail(cli, s);
-}
-
 int gd_cli_backend_group(gd_cli *cli, gd_args *args, gd_backend_group *out) {
     const char *name = gd_arg(args, "backend") ? gd_arg(args, "backend") : "auto";
     uint64_t gpus = 1;

@@ -13,12 +13,10 @@ double gd_cli_now(void);
  * or -1. */
 int gd_cli_threads(gd_cli *cli, gd_args *args, int *threads);
 /* Opens --backend NAME (cpu, cuda, auto; default auto: cuda where a GPU is
- * usable, else cpu) into out, without a pool (a trainer lends it its
- * threads); close it with gd_backend_close. -1 when opened, else the exit
- * code, the error printed. */
-int gd_cli_backend(gd_cli *cli, gd_args *args, gd_backend *out);
-/* --backend and --gpus N: N ranks of the backend for data parallelism
- * (kernels/backend_registry.h); -1 when opened, else the exit code. */
+ * usable, else cpu) on --gpus N ranks (default 1) for data parallelism
+ * (kernels/backend_registry.h), without pools (a trainer lends one rank its
+ * threads); close it with gd_backend_group_close. -1 when opened, else the
+ * exit code, the error printed. */
 int gd_cli_backend_group(gd_cli *cli, gd_args *args, gd_backend_group *out);
 
 /* --model NAME | --model-config FILE, then --vocab N. */

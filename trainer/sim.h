@@ -57,7 +57,9 @@ typedef struct gd_sim_options {
      * It is created (with its parents) before the first round. */
     const char *payload_dir;
     int threads;
-    const gd_backend *backend; /* where the trainers' tensors live; NULL: the CPU */
+    const gd_backend *backend; /* where the trainers' tensors live (n_ranks); NULL: the CPU */
+    size_t n_ranks;            /* data parallel over backend[0..n_ranks) (0: one) */
+    gd_collective *coll;       /* between the ranks, when there are several */
     /* If set, called as every phase starts, advances and ends (below). */
     struct gd_sim_phase_watch *watch;
 } gd_sim_options;

@@ -292,5 +292,12 @@ if [ $? -eq 2 ] && grep -q "unknown backend 'rocm'" <<<"$out"; then
 else
   echo "FAIL: sim --backend rocm: $out"; fail=1
 fi
+# --gpus: data parallelism needs the cuda backend.
+out=$("$bin" sim --backend cpu --gpus 2 --data synthetic:markov:1 --rounds 1 2>&1)
+if [ $? -eq 2 ] && grep -q "the cpu backend takes one rank" <<<"$out"; then
+  ok "sim --backend cpu --gpus 2 is a usage error"
+else
+  echo "FAIL: sim --gpus 2 on cpu: $out"; fail=1
+fi
 
 exit $fail
