@@ -8,6 +8,7 @@
 
 #include "chain/address.h"
 #include "chain/query.h"
+#include "common/bytes.h"
 #include "common/log.h"
 
 void gd_submit_options_default(gd_submit_options *opt) {
@@ -101,12 +102,14 @@ static void gd_fee_text(const gd_tx_request *req, char *out, size_t cap) {
 
 #define GD_FIRST_POLL_MS 25L
 
-static gd_status gd_wait_included(gd_rpc *rpc, const gd_signed_tx *tx,
-                                  const gd_submit_options *opt, gd_submit_result *out) {
+gd_status gd_tx_await(gd_rpc *rpc, const uint8_t hash[32], const gd_submit_options *opt,
+                      gd_submit_result *out) {
+    char hex[GD_TXHASH_HEX_LEN + 1];
+    gd_hex_encode(hex, hash, 32, true);
     int64_t start = gd_now_ms(), deadline = start + opt->wait_timeout_ms;
     for (;;) {
         gd_tx_result r;
-        gd_status s = gd_rpc_tx(rpc, tx->hash, &r);
+        gd_status s = gd_rpc_tx(rpc, hash, &r);
         if (s == GD_OK) {
             out->included = true;
             out->height = r.height;
@@ -117,7 +120,7 @@ static gd_status gd_wait_included(gd_rpc *rpc, const gd_signed_tx *tx,
                 char why[GD_LOG_MAX + 128];
                 gd_abci_code_describe(&r.result, why, sizeof why);
                 return gd_fail(GD_ERR_CHAIN, "transaction %s was included at height %lld but "
-                                             "failed: %s", tx->hash_hex, (long long)r.height,
+                                             "failed: %s", hex, (long long)r.height,
                                why);
             }
             return GD_OK;
@@ -127,8 +130,8 @@ static gd_status gd_wait_included(gd_rpc *rpc, const gd_signed_tx *tx,
         if (gd_now_ms() >= deadline)
             return gd_fail(GD_ERR_TIMEOUT, "transaction %s was accepted but not seen in a block "
                                            "within %ld ms; it may still be included (check "
-                                           "with the node's /tx?hash=0x%s)", tx->hash_hex,
-                           opt->wait_timeout_ms, tx->hash_hex);
+                                           "with the node's /tx?hash=0x%s)", hex,
+                           opt->wait_timeout_ms, hex);
         /* The transaction lands in the next block, whenever that is: the
          * pause is 25 ms plus an eighth of the time waited so far (at most
          * poll_interval_ms), so a short block is seen a few tens of ms after
@@ -160,7 +163,7 @@ gd_status gd_tx_broadcast_signed(gd_rpc *rpc, const gd_signed_tx *tx,
                                  const gd_submit_options *opt, gd_submit_result *out) {
     memset(out, 0, sizeof *out);
     GD_TRY(gd_broadcast_once(rpc, tx, out));
-    return opt->wait ? gd_wait_included(rpc, tx, opt, out) : GD_OK;
+    return opt->wait ? gd_tx_await(rpc, tx->hash, opt, out) : GD_OK;
 }
 
 gd_status gd_tx_submit(gd_rpc *rpc, const gd_key *key, gd_tx_request *req,
@@ -209,7 +212,7 @@ gd_status gd_tx_submit(gd_rpc *rpc, const gd_key *key, gd_tx_request *req,
         break;
     }
     if (s == GD_OK && opt->wait)
-        s = gd_wait_included(rpc, &tx, opt, out);
+        s = gd_tx_await(rpc, tx.hash, opt, out);
     gd_signed_tx_free(&tx);
     return s;
 }

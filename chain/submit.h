@@ -46,6 +46,13 @@ void gd_submit_options_default(gd_submit_options *opt);
 gd_status gd_tx_submit(gd_rpc *rpc, const gd_key *key, gd_tx_request *req,
                        const gd_submit_options *opt, gd_submit_result *out) GD_MUST_CHECK;
 
+/* Waits for the transaction with this hash (SHA-256 of its bytes) to be in
+ * a block, as gd_tx_submit does with opt->wait (the same pauses and
+ * timeout): GD_ERR_CHAIN when it failed there (out->deliver has the code),
+ * GD_ERR_TIMEOUT when it was not seen in time. */
+gd_status gd_tx_await(gd_rpc *rpc, const uint8_t hash[32], const gd_submit_options *opt,
+                      gd_submit_result *out) GD_MUST_CHECK;
+
 /* Broadcasts an already signed transaction and, if opt->wait, waits for its
  * block. No re-signing is possible here, so code 32 is simply an error. */
 gd_status gd_tx_broadcast_signed(gd_rpc *rpc, const gd_signed_tx *tx,

@@ -1,13 +1,20 @@
 /* The chain port (plugin/member_ports.h) over a node's CometBFT RPC: the
  * module's typed queries for reading, and signed transactions submitted the
  * way 'tx send' does (chain/submit.h), waiting for their block so that the
- * next read shows them. */
+ * next read shows them. Transactions sent in two halves (send, then
+ * settle) while others are still waiting take the next sequence without
+ * asking the node, as its mempool expects. */
 #ifndef GD_PLUGIN_CHAIN_PORT_RPC_H
 #define GD_PLUGIN_CHAIN_PORT_RPC_H
+
+#include <stdbool.h>
+#include <stdint.h>
 
 #include "chain/gas_price.h"
 #include "chain/rpc.h"
 #include "plugin/member_ports.h"
+
+#define GD_CHAIN_RPC_WAITING 32
 
 typedef struct gd_chain_rpc {
     gd_rpc *rpc;
@@ -16,6 +23,15 @@ typedef struct gd_chain_rpc {
     bool have_gas_price;
     uint64_t gas_limit;
     long wait_timeout_ms;
+    /* Sent, not yet settled: their hashes by ticket, and the account's next
+     * sequence once the first of them was admitted. */
+    struct {
+        uint8_t hash[32];
+        bool used;
+    } waiting[GD_CHAIN_RPC_WAITING];
+    unsigned n_waiting;
+    bool have_sequence;
+    uint64_t account_number, next_sequence;
 } gd_chain_rpc;
 
 /* Opens the port on url. chain_id "" takes the node's; gas_price "" pays

@@ -289,13 +289,12 @@ static size_t gd_member_due(const gd_member *n, gd_action *acts, size_t n_acts) 
     return kept;
 }
 
-static gd_status gd_member_send(gd_member *n, const gd_any *msgs, size_t n_msgs,
-                              const gd_action *acts, size_t n_acts) {
-    uint32_t code = 0;
-    char log[256] = "";
+/* What the chain said of a transaction of n_acts duties (s: how sending or
+ * settling it went, code and log: its result): logged, and the journal and
+ * stats follow what it accepted. */
+static gd_status gd_member_outcome(gd_member *n, gd_status s, uint32_t code, const char *log,
+                                   const gd_action *acts, size_t n_acts) {
     n->accepted = false;
-    gd_status s = n->chain.iface->submit(n->chain.ctx, &n->key, msgs, n_msgs, &code, log,
-                                         sizeof log);
     int64_t h = n->view.view.height;
     if (s == GD_ERR_CANCELLED)
         return s; /* the node stops; the duty is due again after a restart */
@@ -338,6 +337,53 @@ static gd_status gd_member_send(gd_member *n, const gd_any *msgs, size_t n_msgs,
     return GD_OK;
 }
 
+/* Waits for every transaction sent ahead and takes what the chain said of
+ * each, in the order sent; done counts the duties accepted. */
+static gd_status gd_member_settle(gd_member *n, size_t *done) {
+    gd_status first = GD_OK;
+    for (size_t i = 0; i < n->n_waiting; i++) {
+        uint32_t code = 0;
+        char log[256] = "";
+        gd_status s = n->chain.iface->settle(n->chain.ctx, n->waiting[i].ticket, &code, log,
+                                             sizeof log);
+        s = gd_member_outcome(n, s, code, log, n->waiting[i].acts, n->waiting[i].n_acts);
+        if (s == GD_OK && n->accepted)
+            *done += n->waiting[i].n_acts;
+        if (s != GD_OK && first == GD_OK)
+            first = s;
+    }
+    n->n_waiting = 0;
+    return first;
+}
+
+/* Sends one transaction of n_acts duties: ahead, where the chain port can
+ * (settled by gd_member_settle), else waiting for its block. done counts
+ * the duties accepted so far. */
+static gd_status gd_member_send(gd_member *n, const gd_any *msgs, size_t n_msgs,
+                                const gd_action *acts, size_t n_acts, size_t *done) {
+    uint32_t code = 0, ticket = 0;
+    char log[256] = "";
+    if (n->chain.iface->send == NULL) {
+        gd_status s = n->chain.iface->submit(n->chain.ctx, &n->key, msgs, n_msgs, &code, log,
+                                             sizeof log);
+        s = gd_member_outcome(n, s, code, log, acts, n_acts);
+        if (s == GD_OK && n->accepted)
+            *done += n_acts;
+        return s;
+    }
+    if (n->n_waiting == GD_MEMBER_WAITING)
+        GD_TRY(gd_member_settle(n, done));
+    gd_status s = n->chain.iface->send(n->chain.ctx, &n->key, msgs, n_msgs, &ticket, &code, log,
+                                       sizeof log);
+    if (s != GD_OK || code != 0) /* not admitted: nothing waits */
+        return gd_member_outcome(n, s, code, log, acts, n_acts);
+    n->waiting[n->n_waiting].ticket = ticket;
+    memcpy(n->waiting[n->n_waiting].acts, acts, n_acts * sizeof *acts);
+    n->waiting[n->n_waiting].n_acts = n_acts;
+    n->n_waiting++;
+    return GD_OK;
+}
+
 gd_status gd_member_observe(gd_member *n) { return gd_member_read(n); }
 
 void gd_member_stop_on(gd_member *n, const volatile int *stop) { n->stop = stop; }
@@ -346,9 +392,7 @@ void gd_member_stop_on(gd_member *n, const volatile int *stop) { n->stop = stop;
  * batch. */
 static gd_status gd_member_flush(gd_member *n, gd_any *msgs, size_t *n_msgs, gd_action *sent,
                                  size_t *n_sent, size_t *done) {
-    gd_status s = gd_member_send(n, msgs, *n_msgs, sent, *n_sent);
-    if (s == GD_OK && n->accepted)
-        *done += *n_sent;
+    gd_status s = gd_member_send(n, msgs, *n_msgs, sent, *n_sent, done);
     for (size_t k = 0; k < *n_msgs; k++)
         gd_any_free(&msgs[k]);
     *n_msgs = *n_sent = 0;
@@ -433,13 +477,15 @@ static gd_status gd_member_step_once(gd_member *n, size_t *done, bool *long_duty
             (*done)++;
     }
     memset(&n->outbox, 0, sizeof n->outbox);
-    if (s == GD_OK && n_msgs > 0) {
-        s = gd_member_send(n, msgs, n_msgs, sent, n_sent);
-        if (s == GD_OK && n->accepted)
-            *done += n_sent;
-    }
+    if (s == GD_OK && n_msgs > 0)
+        s = gd_member_flush(n, msgs, &n_msgs, sent, &n_sent, done);
     for (size_t i = 0; i < n_msgs; i++)
         gd_any_free(&msgs[i]);
+    /* Before the chain is read again, whatever a duty sent ahead is in a
+     * block (or refused there). */
+    gd_status settled = gd_member_settle(n, done);
+    if (s == GD_OK)
+        s = settled;
     if (s == GD_OK)
         s = gd_member_prepare_global(n); /* after the duties: it never holds one up */
     return s;

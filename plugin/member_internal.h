@@ -65,6 +65,7 @@ typedef struct gd_member_stats {
 } gd_member_stats;
 
 #define GD_MEMBER_MSGS_MAX 32 /* duties (messages) in one step */
+#define GD_MEMBER_WAITING 8   /* transactions sent ahead, not yet settled */
 
 struct gd_member {
     gd_member_options o;
@@ -86,6 +87,15 @@ struct gd_member {
                                              * when nothing else is due (this round) */
     size_t n_suspects;
     bool accepted;              /* the last transaction landed */
+    /* Transactions sent ahead (the chain port's send), settled in this
+     * order at the end of the step: the node computes its next duty while
+     * they wait for their blocks. */
+    struct {
+        uint32_t ticket;
+        gd_action acts[GD_MEMBER_MSGS_MAX];
+        size_t n_acts;
+    } waiting[GD_MEMBER_WAITING];
+    size_t n_waiting;
     int64_t stepped_height;     /* the height of the last step that did its duties */
     /* During a step: the messages its duties queued, so that a duty can
      * send them before it computes (gd_member_before_compute). */

@@ -34,6 +34,16 @@ typedef struct gd_chain_port_iface {
      * log). A transport failure is GD_ERR_NETWORK / GD_ERR_TIMEOUT. */
     gd_status (*submit)(void *ctx, const gd_key *key, const gd_any *msgs, size_t n,
                         uint32_t *code, char *log, size_t log_cap);
+    /* Optional, both or neither (NULL: submit is used): submit in two
+     * halves, so a node computes its next duty while a transaction waits
+     * for its block. send returns once the chain's node admitted it or
+     * not: *code 0 admitted, with *ticket to settle it by; another code
+     * refused (log says why; nothing to settle). settle waits for its block:
+     * *code its result there, as submit's. Every admitted transaction is
+     * settled, in the order sent, before the node reads the chain again. */
+    gd_status (*send)(void *ctx, const gd_key *key, const gd_any *msgs, size_t n,
+                      uint32_t *ticket, uint32_t *code, char *log, size_t log_cap);
+    gd_status (*settle)(void *ctx, uint32_t ticket, uint32_t *code, char *log, size_t log_cap);
 } gd_chain_port_iface;
 
 typedef struct gd_chain_port {

@@ -105,6 +105,10 @@ ok "every daemon claimed and none was slashed"
 curl -sf "http://127.0.0.1:${PORT[4]}/metrics" | grep -q '^gd_checks_total{verdict="pass"} [1-9]' \
   || fail "the validator's metrics show no passed check"
 ok "/metrics counts the validator's checks"
+# Transactions sent ahead while others wait for their blocks take the next
+# sequence themselves: the node never had to correct one (code 32).
+grep -l "sequence .* rejected, chain expects" host*.log && fail "a daemon guessed a wrong sequence"
+ok "every sequence taken ahead of a block was the one the chain expected"
 learned
 for n in 1 2 3 4; do kill -TERM "${HOSTPID[$n]}"; done
 for n in 1 2 3 4; do
