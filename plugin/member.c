@@ -290,11 +290,10 @@ static size_t gd_member_due(const gd_member *n, gd_action *acts, size_t n_acts) 
 }
 
 /* What the chain said of a transaction of n_acts duties (s: how sending or
- * settling it went, code and log: its result): logged, and the journal and
- * stats follow what it accepted. */
+ * settling it went, code and log: its result): logged, and the journal,
+ * stats and done (the duties accepted) follow what it accepted. */
 static gd_status gd_member_outcome(gd_member *n, gd_status s, uint32_t code, const char *log,
-                                   const gd_action *acts, size_t n_acts) {
-    n->accepted = false;
+                                   const gd_action *acts, size_t n_acts, size_t *done) {
     int64_t h = n->view.view.height;
     if (s == GD_ERR_CANCELLED)
         return s; /* the node stops; the duty is due again after a restart */
@@ -310,7 +309,7 @@ static gd_status gd_member_outcome(gd_member *n, gd_status s, uint32_t code, con
         return GD_OK;
     }
     gd_member_accepted(n, acts, n_acts);
-    n->accepted = true;
+    *done += n_acts;
     for (size_t i = 0; i < n_acts; i++) {
         GD_LOG_INFO("node", "height %" PRId64 ": %s round %" PRIu64 "%s%s done", h,
                     gd_action_names[acts[i].kind], acts[i].round, acts[i].target[0] ? " " : "",
@@ -346,9 +345,7 @@ static gd_status gd_member_settle(gd_member *n, size_t *done) {
         char log[256] = "";
         gd_status s = n->chain.iface->settle(n->chain.ctx, n->waiting[i].ticket, &code, log,
                                              sizeof log);
-        s = gd_member_outcome(n, s, code, log, n->waiting[i].acts, n->waiting[i].n_acts);
-        if (s == GD_OK && n->accepted)
-            *done += n->waiting[i].n_acts;
+        s = gd_member_outcome(n, s, code, log, n->waiting[i].acts, n->waiting[i].n_acts, done);
         if (s != GD_OK && first == GD_OK)
             first = s;
     }
@@ -366,17 +363,14 @@ static gd_status gd_member_send(gd_member *n, const gd_any *msgs, size_t n_msgs,
     if (n->chain.iface->send == NULL) {
         gd_status s = n->chain.iface->submit(n->chain.ctx, &n->key, msgs, n_msgs, &code, log,
                                              sizeof log);
-        s = gd_member_outcome(n, s, code, log, acts, n_acts);
-        if (s == GD_OK && n->accepted)
-            *done += n_acts;
-        return s;
+        return gd_member_outcome(n, s, code, log, acts, n_acts, done);
     }
     if (n->n_waiting == GD_MEMBER_WAITING)
         GD_TRY(gd_member_settle(n, done));
     gd_status s = n->chain.iface->send(n->chain.ctx, &n->key, msgs, n_msgs, &ticket, &code, log,
                                        sizeof log);
     if (s != GD_OK || code != 0) /* not admitted: nothing waits */
-        return gd_member_outcome(n, s, code, log, acts, n_acts);
+        return gd_member_outcome(n, s, code, log, acts, n_acts, done);
     n->waiting[n->n_waiting].ticket = ticket;
     memcpy(n->waiting[n->n_waiting].acts, acts, n_acts * sizeof *acts);
     n->waiting[n->n_waiting].n_acts = n_acts;

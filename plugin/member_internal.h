@@ -86,7 +86,6 @@ struct gd_member {
     gd_action suspects[GD_MEMBER_MSGS_MAX]; /* duties the chain refused alone: sent only
                                              * when nothing else is due (this round) */
     size_t n_suspects;
-    bool accepted;              /* the last transaction landed */
     /* Transactions sent ahead (the chain port's send), settled in this
      * order at the end of the step: the node computes its next duty while
      * they wait for their blocks. */
