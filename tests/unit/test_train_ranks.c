@@ -24,6 +24,7 @@
 typedef struct run {
     gd_step_stats stats[STEPS];
     float *params, *m, *v;
+    size_t n; /* values in each */
 } run;
 
 static gd_train_options options(size_t micro_steps) {
@@ -48,7 +49,7 @@ static gd_model_config tiny(void) {
 }
 
 static void run_steps(gd_trainer *t, const gd_data *data, run *out) {
-    size_t n = gd_trainer_layout(t)->total;
+    size_t n = out->n = gd_trainer_layout(t)->total;
     for (int i = 0; i < STEPS; i++)
         CHECK_OK(gd_trainer_step(t, data, &out->stats[i]));
     out->params = malloc(n * sizeof(float));
@@ -64,8 +65,9 @@ static void run_free(run *r) {
     free(r->v);
 }
 
-static void check_same(const run *a, const run *b, size_t n, const char *what) {
-    bool same = memcmp(a->params, b->params, n * sizeof(float)) == 0 &&
+static void check_same(const run *a, const run *b, const char *what) {
+    size_t n = a->n;
+    bool same = a->n == b->n && memcmp(a->params, b->params, n * sizeof(float)) == 0 &&
                 memcmp(a->m, b->m, n * sizeof(float)) == 0 &&
                 memcmp(a->v, b->v, n * sizeof(float)) == 0;
     for (int i = 0; i < STEPS; i++)
@@ -86,38 +88,47 @@ static void run_cpu(const gd_data *data, size_t micro_steps, run *out) {
     gd_trainer_destroy(t);
 }
 
-/* n_ranks copy backends, no pools (each rank computes on its own thread). */
-static void run_ranks(const gd_data *data, size_t micro_steps, size_t n_ranks, run *out) {
-    gd_backend ranks[4];
+/* A trainer over n copy backends, no pools (each rank computes on its own
+ * thread), joined by the host collective. */
+typedef struct rank_group {
+    gd_backend be[4];
     gd_copy_backend *cbs[4];
-    for (size_t r = 0; r < n_ranks; r++)
-        CHECK((cbs[r] = gd_copy_backend_create(&ranks[r], NULL)) != NULL);
+    size_t n;
     gd_collective coll;
-    CHECK_OK(gd_collective_host_open(&coll, ranks, n_ranks));
+    gd_trainer *t;
+} rank_group;
+
+static void ranks_open(rank_group *g, size_t n, size_t micro_steps) {
+    g->n = n;
+    for (size_t r = 0; r < n; r++)
+        CHECK((g->cbs[r] = gd_copy_backend_create(&g->be[r], NULL)) != NULL);
+    CHECK_OK(gd_collective_host_open(&g->coll, g->be, n));
     gd_model_config c = tiny();
     gd_train_options o = options(micro_steps);
-    gd_trainer *t = NULL;
-    CHECK_OK(gd_trainer_create_ranks(&t, &c, &o, 1, ranks, n_ranks, &coll));
-    run_steps(t, data, out);
-    for (size_t r = 0; r < n_ranks; r++)
-        CHECK(gd_copy_backend_guards_ok(cbs[r]));
-    gd_trainer_destroy(t);
-    gd_collective_close(&coll);
-    for (size_t r = 0; r < n_ranks; r++)
-        CHECK(gd_copy_backend_destroy(cbs[r]));
+    g->t = NULL;
+    CHECK_OK(gd_trainer_create_ranks(&g->t, &c, &o, 1, g->be, n, &g->coll));
+}
+
+/* Frees it all; every buffer's guards must be intact and none left. */
+static void ranks_close(rank_group *g) {
+    for (size_t r = 0; r < g->n; r++)
+        CHECK(gd_copy_backend_guards_ok(g->cbs[r]));
+    gd_trainer_destroy(g->t);
+    gd_collective_close(&g->coll);
+    for (size_t r = 0; r < g->n; r++)
+        CHECK(gd_copy_backend_destroy(g->cbs[r]));
+}
+
+static void run_ranks(const gd_data *data, size_t micro_steps, size_t n_ranks, run *out) {
+    rank_group g;
+    ranks_open(&g, n_ranks, micro_steps);
+    run_steps(g.t, data, out);
+    ranks_close(&g);
 }
 
 static void test_ranks_give_one_ranks_bits(void) {
     gd_data *data = NULL;
     CHECK_OK(gd_data_open(&data, "synthetic:markov:1"));
-    size_t n = 0;
-    {
-        gd_param_layout l;
-        gd_model_config c = tiny();
-        CHECK_OK(gd_param_layout_build(&l, &c));
-        n = l.total;
-        gd_param_layout_free(&l);
-    }
     static const size_t micro_steps[] = {1, 4, 5};
     for (size_t i = 0; i < sizeof micro_steps / sizeof micro_steps[0]; i++) {
         run want;
@@ -128,7 +139,7 @@ static void test_ranks_give_one_ranks_bits(void) {
             char what[64];
             snprintf(what, sizeof what, "%zu micro-batches over %zu ranks", micro_steps[i],
                      ranks);
-            check_same(&want, &have, n, what);
+            check_same(&want, &have, what);
             run_free(&have);
         }
         run_free(&want);
@@ -143,16 +154,9 @@ static void test_state_round_trips_through_shards(void) {
     CHECK_OK(gd_data_open(&data, "synthetic:markov:1"));
     run want;
     run_cpu(data, 2, &want);
-    gd_backend ranks[3];
-    gd_copy_backend *cbs[3];
-    for (size_t r = 0; r < 3; r++)
-        CHECK((cbs[r] = gd_copy_backend_create(&ranks[r], NULL)) != NULL);
-    gd_collective coll;
-    CHECK_OK(gd_collective_host_open(&coll, ranks, 3));
-    gd_model_config c = tiny();
-    gd_train_options o = options(2);
-    gd_trainer *t = NULL;
-    CHECK_OK(gd_trainer_create_ranks(&t, &c, &o, 1, ranks, 3, &coll));
+    rank_group g;
+    ranks_open(&g, 3, 2);
+    gd_trainer *t = g.t;
     size_t n = gd_trainer_layout(t)->total;
     gd_trainer_set_state(t, want.params, want.m, want.v, STEPS);
     run back;
@@ -163,12 +167,10 @@ static void test_state_round_trips_through_shards(void) {
     gd_trainer_get_state(t, back.params, back.m, back.v, &step);
     CHECK(step == STEPS);
     memcpy(back.stats, want.stats, sizeof back.stats);
-    check_same(&want, &back, n, "state set and got back over 3 ranks");
+    back.n = n;
+    check_same(&want, &back, "state set and got back over 3 ranks");
     run_free(&back);
-    gd_trainer_destroy(t);
-    gd_collective_close(&coll);
-    for (size_t r = 0; r < 3; r++)
-        CHECK(gd_copy_backend_destroy(cbs[r]));
+    ranks_close(&g);
     run_free(&want);
     gd_data_close(data);
 }
