@@ -436,29 +436,27 @@ void gd_backend_pseudo_gradient(const gd_backend *be, float *delta, const float 
     gd_fb_done(&f);
 }
 
-void gd_backend_outer_step(const gd_backend *be, float *params, float *momentum,
-                           const float *const *deltas, const float *weights, size_t count,
-                           size_t n, float lr, float mu) {
-    if (be->iface->outer_step) {
-        be->iface->outer_step(be, params, momentum, deltas, weights, count, n, lr, mu);
+void gd_backend_weighted_add(const gd_backend *be, float *acc, const float *delta, float weight,
+                             size_t n) {
+    if (be->iface->weighted_add) {
+        be->iface->weighted_add(be, acc, delta, weight, n);
         return;
     }
-    /* The contributions may be more than the fallback's argument slots: they
-     * get an array of their own. */
-    const float **host = calloc(count ? count : 1, sizeof *host);
-    if (host == NULL) {
-        fprintf(stderr, "gonka-diloco: backend %s: out of host memory\n", be->iface->name);
-        abort();
-    }
-    for (size_t i = 0; i < count; i++) {
-        gd_fb one = {.be = be};
-        host[i] = gd_fb_in(&one, deltas[i], n);
+    gd_fb f = {.be = be};
+    const float *d = gd_fb_in(&f, delta, n);
+    gd_cpu_weighted_add_f32(be->pool, gd_fb_inout(&f, acc, n), d, weight, n);
+    gd_fb_done(&f);
+}
+
+void gd_backend_nesterov_step(const gd_backend *be, float *params, float *momentum,
+                              const float *acc, size_t n, float lr, float mu) {
+    if (be->iface->nesterov_step) {
+        be->iface->nesterov_step(be, params, momentum, acc, n, lr, mu);
+        return;
     }
     gd_fb f = {.be = be};
-    gd_cpu_outer_step_f32(be->pool, gd_fb_inout(&f, params, n), gd_fb_inout(&f, momentum, n),
-                          host, weights, count, n, lr, mu);
+    const float *a = gd_fb_in(&f, acc, n);
+    gd_cpu_nesterov_step_f32(be->pool, gd_fb_inout(&f, params, n), gd_fb_inout(&f, momentum, n),
+                             a, n, lr, mu);
     gd_fb_done(&f);
-    for (size_t i = 0; i < count; i++)
-        free((void *)host[i]);
-    free(host);
 }

@@ -25,7 +25,8 @@
  * Determinism. A backend promises the determinism contract of ops.h for
  * its own hardware class: the same inputs give the same bits, whatever its
  * parallelism. Ops whose results must be bit-identical to the CPU
- * reference on every class (pseudo_gradient, outer_step) say so. */
+ * reference on every class (pseudo_gradient, weighted_add, nesterov_step)
+ * say so. */
 #ifndef GD_KERNELS_BACKEND_H
 #define GD_KERNELS_BACKEND_H
 
@@ -100,8 +101,10 @@ typedef struct gd_backend_iface {
                   double bc1, double bc2, double grad_scale);
     void (*pseudo_gradient)(const struct gd_backend *be, float *delta, const float *start, const float *params,
                             float *residual, size_t n, float residual_decay);
-    void (*outer_step)(const struct gd_backend *be, float *params, float *momentum, const float *const *deltas,
-                       const float *weights, size_t count, size_t n, float lr, float mu);
+    void (*weighted_add)(const struct gd_backend *be, float *acc, const float *delta, float weight,
+                         size_t n);
+    void (*nesterov_step)(const struct gd_backend *be, float *params, float *momentum,
+                          const float *acc, size_t n, float lr, float mu);
 } gd_backend_iface;
 
 /* A backend in use. pool runs host work: the fallbacks, and for the CPU
@@ -201,12 +204,13 @@ void gd_backend_adamw(const gd_backend *be, float *param, const float *grad, flo
  * residual *= decay. Bit-identical to the CPU reference on every backend. */
 void gd_backend_pseudo_gradient(const gd_backend *be, float *delta, const float *start,
                                 const float *params, float *residual, size_t n, float decay);
-/* The outer step over count contributions (gd_cpu_outer_step_f32): a
- * weighted sum in the given order, then Nesterov momentum. deltas is a host
- * array of count backend buffers of n values. Bit-identical to the CPU
- * reference on every backend. */
-void gd_backend_outer_step(const gd_backend *be, float *params, float *momentum,
-                           const float *const *deltas, const float *weights, size_t count,
-                           size_t n, float lr, float mu);
+/* The outer step in two ops (kernels/cpu/round_ops.h): acc += weight *
+ * delta, once per contribution in the aggregate's order from a zeroed acc;
+ * then the Nesterov step of params and momentum by acc. Bit-identical to
+ * the CPU reference on every backend. */
+void gd_backend_weighted_add(const gd_backend *be, float *acc, const float *delta, float weight,
+                             size_t n);
+void gd_backend_nesterov_step(const gd_backend *be, float *params, float *momentum,
+                              const float *acc, size_t n, float lr, float mu);
 
 #endif

@@ -217,30 +217,46 @@ gd_status gd_engine_payload_parse(gd_engine *e, uint64_t round, const char *part
     return s;
 }
 
+/* A contribution's reader: its payload parsed against its commitment and
+ * decoded, each time the aggregate asks (twice), so only one decoded Δ is
+ * held at a time however many payloads are aggregated. */
+typedef struct gd_engine_reader {
+    gd_engine *e;
+    uint64_t round;
+    const gd_engine_contribution *c;
+} gd_engine_reader;
+
+static gd_status gd_engine_read_contribution(void *ctx, float *out, size_t n) {
+    const gd_engine_reader *r = ctx;
+    gd_payload p;
+    GD_TRY(gd_engine_payload_parse(r->e, r->round, r->c->address, r->c->payload,
+                                   r->c->payload_len, r->c->root, r->c->leaves, &p));
+    /* The parse held the header to the run's parameter count, out's size. */
+    gd_status s = p.header.param_count == n
+                      ? gd_payload_decode(&p, out, gd_engine_pool(r->e))
+                      : gd_fail(GD_ERR_INVALID, "payload of %s has %llu values, not %zu",
+                                r->c->address, (unsigned long long)p.header.param_count, n);
+    gd_payload_free(&p);
+    return s;
+}
+
 gd_status gd_engine_aggregate(gd_engine *e, uint64_t round, const gd_engine_contribution *cs,
                               size_t n, gd_global_state *g) {
     gd_contribution *contribs = calloc(n ? n : 1, sizeof *contribs);
-    float *deltas = n ? malloc(n * e->n * sizeof(float)) : NULL;
-    gd_mem_prefer_huge(deltas, n * e->n * sizeof(float));
-    gd_status s = contribs == NULL || (n && deltas == NULL) ? gd_fail(GD_ERR_NOMEM, "out of memory")
-                                                           : GD_OK;
+    gd_engine_reader *readers = calloc(n ? n : 1, sizeof *readers);
+    gd_status s = contribs && readers ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
     for (size_t i = 0; s == GD_OK && i < n; i++) {
-        gd_payload p;
-        s = gd_engine_payload_parse(e, round, cs[i].address, cs[i].payload, cs[i].payload_len,
-                                    cs[i].root, cs[i].leaves, &p);
-        if (s != GD_OK)
-            break;
-        s = gd_payload_decode(&p, deltas + i * e->n, gd_engine_pool(e));
-        gd_payload_free(&p);
+        readers[i] = (gd_engine_reader){.e = e, .round = round, .c = &cs[i]};
         contribs[i] = (gd_contribution){.address = cs[i].address, .n = e->n,
                                         .layout_digest = gd_engine_layout(e),
-                                        .delta = deltas + i * e->n, .tokens = cs[i].tokens};
+                                        .read = gd_engine_read_contribution,
+                                        .read_ctx = &readers[i], .tokens = cs[i].tokens};
     }
     gd_aggregate_stats stats;
     if (s == GD_OK)
         s = gd_diloco_aggregate(gd_trainer_backend(e->trainer), &e->rc.diloco,
                                 gd_engine_layout(e), contribs, n, g, &stats);
-    free(deltas);
+    free(readers);
     free(contribs);
     return s == GD_OK ? GD_OK : gd_fail_context(s, "aggregating round %llu",
                                                 (unsigned long long)round);

@@ -259,22 +259,75 @@ static int gd_cmp_double(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* The outer step of g by the staged contributions' weights on be: G is a
- * host array, staged into the backend's memory (no copy on a host-memory
- * backend). */
-static gd_status gd_outer_step_on(const gd_backend *be, const float *const *deltas,
-                                  const float *weights, size_t count, gd_global_state *g,
-                                  float lr, float mu) {
+/* Contribution x's decoded Δ in host memory: its own values, or decoded
+ * into scratch by its reader. */
+static gd_status gd_contribution_values(const gd_contribution *x, float *scratch, size_t n,
+                                        const float **out) {
+    if (x->delta != NULL) {
+        *out = x->delta;
+        return GD_OK;
+    }
+    gd_status s = x->read(x->read_ctx, scratch, n);
+    if (s != GD_OK)
+        return gd_fail_context(s, "reading the contribution of %s", x->address);
+    *out = scratch;
+    return GD_OK;
+}
+
+/* The L2 norm of each ordered contribution: the backend's sum of squares
+ * (fixed chunks, in double), then the square root. */
+static gd_status gd_contribution_norms(const gd_backend *be, const gd_contribution *const *ordered,
+                                       size_t count, size_t n, float *scratch, double *norms) {
+    for (size_t i = 0; i < count; i++) {
+        const float *values = NULL;
+        GD_TRY(gd_contribution_values(ordered[i], scratch, n, &values));
+        float *staged = gd_backend_stage(be, values, n);
+        if (staged == NULL)
+            return gd_fail(GD_ERR_NOMEM, "out of %s memory for a contribution", be->iface->name);
+        norms[i] = sqrt(gd_backend_sum_squares(be, staged, n));
+        gd_backend_unstage(be, staged, NULL, n, false);
+        if (!isfinite(norms[i]))
+            return gd_fail(GD_ERR_INVALID, "contribution of %s is not finite", ordered[i]->address);
+    }
+    return GD_OK;
+}
+
+/* The outer step of g on be (kernels/cpu/round_ops.h): each contribution
+ * added to acc by its weight in order, one at a time, then the Nesterov
+ * step. G is a host array, staged into the backend's memory (no copy on a
+ * host-memory backend). */
+static gd_status gd_outer_step_on(const gd_backend *be, const gd_contribution *const *ordered,
+                                  const float *weights, size_t count, float *scratch,
+                                  gd_global_state *g, float lr, float mu) {
     size_t n = g->n;
-    float *params = gd_backend_stage(be, g->params, n);
-    float *momentum = gd_backend_stage(be, g->momentum, n);
-    bool ok = params && momentum;
-    if (ok)
-        gd_backend_outer_step(be, params, momentum, deltas, weights, count, n, lr, mu);
-    gd_backend_unstage(be, params, g->params, n, ok);
-    gd_backend_unstage(be, momentum, g->momentum, n, ok);
-    return ok ? GD_OK
-              : gd_fail(GD_ERR_NOMEM, "out of %s memory for the outer step", be->iface->name);
+    float *acc = gd_backend_alloc_f32(be, n);
+    if (acc == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of %s memory for the outer step", be->iface->name);
+    gd_backend_zero(be, acc, n * sizeof(float));
+    gd_status s = GD_OK;
+    for (size_t i = 0; s == GD_OK && i < count; i++) {
+        const float *values = NULL;
+        s = gd_contribution_values(ordered[i], scratch, n, &values);
+        float *staged = s == GD_OK ? gd_backend_stage(be, values, n) : NULL;
+        if (s == GD_OK && staged == NULL)
+            s = gd_fail(GD_ERR_NOMEM, "out of %s memory for a contribution", be->iface->name);
+        if (s == GD_OK)
+            gd_backend_weighted_add(be, acc, staged, weights[i], n);
+        if (staged != NULL)
+            gd_backend_unstage(be, staged, NULL, n, false);
+    }
+    float *params = s == GD_OK ? gd_backend_stage(be, g->params, n) : NULL;
+    float *momentum = params ? gd_backend_stage(be, g->momentum, n) : NULL;
+    if (s == GD_OK && momentum == NULL)
+        s = gd_fail(GD_ERR_NOMEM, "out of %s memory for the outer step", be->iface->name);
+    if (s == GD_OK)
+        gd_backend_nesterov_step(be, params, momentum, acc, n, lr, mu);
+    if (params != NULL)
+        gd_backend_unstage(be, params, g->params, n, s == GD_OK);
+    if (momentum != NULL)
+        gd_backend_unstage(be, momentum, g->momentum, n, s == GD_OK);
+    gd_backend_free(be, acc);
+    return s;
 }
 
 gd_status gd_diloco_aggregate(const gd_backend *be, const gd_diloco_config *c,
@@ -285,10 +338,12 @@ gd_status gd_diloco_aggregate(const gd_backend *be, const gd_diloco_config *c,
         return gd_fail(GD_ERR_INVALID, "no contributions to aggregate");
     /* Sizes and layouts first: nothing is read from a delta that does not
      * have exactly G's shape. */
+    bool any_reader = false;
     for (size_t i = 0; i < n_contribs; i++) {
         const gd_contribution *x = &contribs[i];
         const char *who = x->address ? x->address : "(no address)";
-        if (x->address == NULL || x->delta == NULL || x->layout_digest == NULL)
+        if (x->address == NULL || (x->delta == NULL) == (x->read == NULL) ||
+            x->layout_digest == NULL)
             return gd_fail(GD_ERR_INVALID, "contribution of %s lacks its address, values or "
                                            "layout digest",
                            who);
@@ -297,6 +352,7 @@ gd_status gd_diloco_aggregate(const gd_backend *be, const gd_diloco_config *c,
                            x->n, g->n);
         if (memcmp(x->layout_digest, layout_digest, 32) != 0)
             return gd_fail(GD_ERR_INVALID, "contribution of %s has another model layout", who);
+        any_reader |= x->read != NULL;
     }
     gd_backend cpu;
     if (be == NULL) {
@@ -306,10 +362,10 @@ gd_status gd_diloco_aggregate(const gd_backend *be, const gd_diloco_config *c,
     const gd_contribution **ordered = calloc(n_contribs, sizeof *ordered);
     double *norms = calloc(n_contribs, sizeof *norms), *sorted = calloc(n_contribs, sizeof *sorted);
     float *weights = calloc(n_contribs, sizeof *weights);
-    /* Each contribution in the backend's memory, staged once for both its
-     * norm and the outer step (no copy on a host-memory backend). */
-    float **staged = calloc(n_contribs, sizeof *staged);
-    gd_status s = ordered && norms && sorted && weights && staged
+    /* One contribution decoded at a time: a reader writes here. */
+    float *scratch = any_reader ? malloc(g->n * sizeof *scratch) : NULL;
+    gd_mem_prefer_huge(scratch, any_reader ? g->n * sizeof *scratch : 0);
+    gd_status s = ordered && norms && sorted && weights && (scratch || !any_reader)
                       ? GD_OK
                       : gd_fail(GD_ERR_NOMEM, "out of memory");
     double total_tokens = 0;
@@ -326,24 +382,10 @@ gd_status gd_diloco_aggregate(const gd_backend *be, const gd_diloco_config *c,
                 s = gd_fail(GD_ERR_INVALID, "two contributions from %s", ordered[i]->address);
     }
     gd_aggregate_stats st = {0};
+    if (s == GD_OK)
+        s = gd_contribution_norms(be, ordered, n_contribs, g->n, scratch, norms);
     if (s == GD_OK) {
-        for (size_t i = 0; s == GD_OK && i < n_contribs; i++) {
-            staged[i] = gd_backend_stage(be, ordered[i]->delta, g->n);
-            if (staged[i] == NULL) {
-                s = gd_fail(GD_ERR_NOMEM, "out of %s memory for a contribution",
-                            be->iface->name);
-                break;
-            }
-            /* The L2 norm: the backend's sum of squares (fixed chunks, in
-             * double), then the square root. */
-            norms[i] = sqrt(gd_backend_sum_squares(be, staged[i], g->n));
-            sorted[i] = norms[i];
-            if (!isfinite(norms[i]))
-                s = gd_fail(GD_ERR_INVALID, "contribution of %s is not finite",
-                            ordered[i]->address);
-        }
-    }
-    if (s == GD_OK) {
+        memcpy(sorted, norms, n_contribs * sizeof *sorted);
         qsort(sorted, n_contribs, sizeof *sorted, gd_cmp_double);
         size_t mid = n_contribs / 2;
         st.median_norm = n_contribs % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
@@ -359,17 +401,14 @@ gd_status gd_diloco_aggregate(const gd_backend *be, const gd_diloco_config *c,
             }
             weights[i] = (float)(clip * (double)ordered[i]->tokens / total_tokens);
         }
-        s = gd_outer_step_on(be, (const float *const *)staged, weights, n_contribs, g,
-                             (float)c->outer_lr, (float)c->outer_momentum);
+        s = gd_outer_step_on(be, ordered, weights, n_contribs, scratch, g, (float)c->outer_lr,
+                             (float)c->outer_momentum);
         if (s == GD_OK)
             g->round++;
     }
     if (stats)
         *stats = st;
-    for (size_t i = 0; staged != NULL && i < n_contribs; i++)
-        if (staged[i] != NULL)
-            gd_backend_unstage(be, staged[i], (float *)ordered[i]->delta, g->n, false);
-    free(staged);
+    free(scratch);
     free(ordered);
     free(norms);
     free(sorted);

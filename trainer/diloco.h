@@ -144,11 +144,20 @@ gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, const float *start,
 
 /* --- aggregation ------------------------------------------------------------------------ */
 
+/* Writes a contribution's decoded Δ (n values) into out. */
+typedef gd_status (*gd_contribution_read_fn)(void *ctx, float *out, size_t n);
+
+/* A contribution's Δ is either held by the caller (delta) or decoded on
+ * demand (read, with delta NULL): the aggregate then holds one decoded
+ * contribution at a time, whatever their number. read is called twice per
+ * contribution (its norm, then the step) and must write the same values. */
 typedef struct gd_contribution {
     const char *address;
     size_t n;                   /* values in delta: must be G's */
     const uint8_t *layout_digest; /* 32 bytes: must be the run's */
-    const float *delta;         /* decoded Δ */
+    const float *delta;         /* decoded Δ, or NULL */
+    gd_contribution_read_fn read; /* NULL where delta is given */
+    void *read_ctx;
     uint64_t tokens;
 } gd_contribution;
 

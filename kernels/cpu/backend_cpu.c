@@ -131,9 +131,14 @@ static void cpu_pseudo_gradient(const gd_backend *be, float *delta, const float 
     gd_cpu_pseudo_gradient_f32(be->pool, delta, start, params, residual, n, decay);
 }
 
-static void cpu_outer_step(const gd_backend *be, float *params, float *momentum, const float *const *deltas,
-                           const float *weights, size_t count, size_t n, float lr, float mu) {
-    gd_cpu_outer_step_f32(be->pool, params, momentum, deltas, weights, count, n, lr, mu);
+static void cpu_weighted_add(const gd_backend *be, float *acc, const float *delta, float weight,
+                             size_t n) {
+    gd_cpu_weighted_add_f32(be->pool, acc, delta, weight, n);
+}
+
+static void cpu_nesterov_step(const gd_backend *be, float *params, float *momentum,
+                              const float *acc, size_t n, float lr, float mu) {
+    gd_cpu_nesterov_step_f32(be->pool, params, momentum, acc, n, lr, mu);
 }
 
 static const gd_backend_iface gd_cpu_iface = {
@@ -164,7 +169,8 @@ static const gd_backend_iface gd_cpu_iface = {
     .sum_squares = cpu_sum_squares,
     .adamw = cpu_adamw,
     .pseudo_gradient = cpu_pseudo_gradient,
-    .outer_step = cpu_outer_step,
+    .weighted_add = cpu_weighted_add,
+    .nesterov_step = cpu_nesterov_step,
 };
 
 void gd_backend_cpu_init(gd_backend *out, gd_pool *pool) {

@@ -39,24 +39,42 @@ void gd_cpu_pseudo_gradient_f32(gd_pool *pool, float *delta, const float *start,
     gd_pool_run(pool, gd_round_tasks(n), gd_pseudo_gradient_task, &job);
 }
 
-typedef struct gd_outer_step_job {
-    float *params, *momentum;
-    const float *const *deltas;
-    const float *weights;
-    size_t count, n;
-    float lr, mu;
-} gd_outer_step_job;
+typedef struct gd_weighted_add_job {
+    float *acc;
+    const float *delta;
+    float weight;
+    size_t n;
+} gd_weighted_add_job;
 
-static void gd_outer_step_task(void *arg, size_t task) {
-    const gd_outer_step_job *job = arg;
+static void gd_weighted_add_task(void *arg, size_t task) {
+    const gd_weighted_add_job *job = arg;
     size_t lo, hi;
     gd_round_range(task, job->n, &lo, &hi);
     for (size_t j = lo; j < hi; j++) {
-        float acc = 0.0f;
-        for (size_t i = 0; i < job->count; i++) {
-            float term = job->weights[i] * job->deltas[i][j];
-            acc = acc + term;
-        }
+        float term = job->weight * job->delta[j];
+        job->acc[j] = job->acc[j] + term;
+    }
+}
+
+void gd_cpu_weighted_add_f32(gd_pool *pool, float *acc, const float *delta, float weight,
+                             size_t n) {
+    gd_weighted_add_job job = {acc, delta, weight, n};
+    gd_pool_run(pool, gd_round_tasks(n), gd_weighted_add_task, &job);
+}
+
+typedef struct gd_nesterov_step_job {
+    float *params, *momentum;
+    const float *acc;
+    size_t n;
+    float lr, mu;
+} gd_nesterov_step_job;
+
+static void gd_nesterov_step_task(void *arg, size_t task) {
+    const gd_nesterov_step_job *job = arg;
+    size_t lo, hi;
+    gd_round_range(task, job->n, &lo, &hi);
+    for (size_t j = lo; j < hi; j++) {
+        float acc = job->acc[j];
         float scaled_buf = job->mu * job->momentum[j];
         float buf = scaled_buf + acc;
         job->momentum[j] = buf;
@@ -67,9 +85,8 @@ static void gd_outer_step_task(void *arg, size_t task) {
     }
 }
 
-void gd_cpu_outer_step_f32(gd_pool *pool, float *params, float *momentum,
-                           const float *const *deltas, const float *weights, size_t count,
-                           size_t n, float lr, float mu) {
-    gd_outer_step_job job = {params, momentum, deltas, weights, count, n, lr, mu};
-    gd_pool_run(pool, gd_round_tasks(n), gd_outer_step_task, &job);
+void gd_cpu_nesterov_step_f32(gd_pool *pool, float *params, float *momentum, const float *acc,
+                              size_t n, float lr, float mu) {
+    gd_nesterov_step_job job = {params, momentum, acc, n, lr, mu};
+    gd_pool_run(pool, gd_round_tasks(n), gd_nesterov_step_task, &job);
 }

@@ -16,14 +16,20 @@
 void gd_cpu_pseudo_gradient_f32(gd_pool *pool, float *delta, const float *start,
                                 const float *params, float *residual, size_t n, float decay);
 
-/* Per element j, with acc summed over i in the given order:
- *   acc = sum_i weights[i] * deltas[i][j]
- *   buf = mu * momentum[j] + acc;  momentum[j] = buf
- *   params[j] = params[j] - lr * (acc + mu * buf)
+/* The outer step is these two ops (trainer/diloco.c): acc starts at zero,
+ * each contribution is added in the aggregate's order, then one Nesterov
+ * step. Per element j:
+ *   acc[j] = acc[j] + weight * delta[j]             (each contribution)
+ *   buf = mu * momentum[j] + acc[j];  momentum[j] = buf
+ *   params[j] = params[j] - lr * (acc[j] + mu * buf)
  * PyTorch's SGD with nesterov=True and dampening 0, stepping on the
- * weighted average of the contributions. */
-void gd_cpu_outer_step_f32(gd_pool *pool, float *params, float *momentum,
-                           const float *const *deltas, const float *weights, size_t count,
-                           size_t n, float lr, float mu);
+ * weighted average of the contributions. Adding one contribution at a time
+ * rounds exactly as one loop over all of them per element would (the same
+ * start, the same order), and lets the aggregate hold one decoded
+ * contribution at a time, not all of them. */
+void gd_cpu_weighted_add_f32(gd_pool *pool, float *acc, const float *delta, float weight,
+                             size_t n);
+void gd_cpu_nesterov_step_f32(gd_pool *pool, float *params, float *momentum, const float *acc,
+                              size_t n, float lr, float mu);
 
 #endif

@@ -248,21 +248,14 @@ static void cuda_pseudo_gradient(const gd_backend *be, float *delta, const float
                             decay);
 }
 
-static void cuda_outer_step(const gd_backend *be, float *params, float *momentum,
-                            const float *const *deltas, const float *weights, size_t count,
-                            size_t n, float lr, float mu) {
-    gd_cuda_ctx *c = gd_cuda_use(be);
-    /* The kernel reads the contributions' pointers and weights from device
-     * memory: one small upload of each. */
-    const float **d_deltas = cuda_alloc(be, count * sizeof *d_deltas);
-    float *d_weights = cuda_alloc(be, count * sizeof *d_weights);
-    if (d_deltas == NULL || d_weights == NULL)
-        GD_CUDA_FAIL("CUDA", "cudaMalloc", "out of device memory for the outer step");
-    cuda_upload(be, d_deltas, deltas, count * sizeof *d_deltas);
-    cuda_upload(be, d_weights, weights, count * sizeof *d_weights);
-    gd_cuda_outer_step(c->stream, params, momentum, d_deltas, d_weights, count, n, lr, mu);
-    cuda_free(be, d_deltas);
-    cuda_free(be, d_weights);
+static void cuda_weighted_add(const gd_backend *be, float *acc, const float *delta,
+                              float weight, size_t n) {
+    gd_cuda_weighted_add(gd_cuda_use(be)->stream, acc, delta, weight, n);
+}
+
+static void cuda_nesterov_step(const gd_backend *be, float *params, float *momentum,
+                               const float *acc, size_t n, float lr, float mu) {
+    gd_cuda_nesterov_step(gd_cuda_use(be)->stream, params, momentum, acc, n, lr, mu);
 }
 
 static const gd_backend_iface gd_cuda_iface = {
@@ -293,7 +286,8 @@ static const gd_backend_iface gd_cuda_iface = {
     .sum_squares = cuda_sum_squares,
     .adamw = cuda_adamw,
     .pseudo_gradient = cuda_pseudo_gradient,
-    .outer_step = cuda_outer_step,
+    .weighted_add = cuda_weighted_add,
+    .nesterov_step = cuda_nesterov_step,
 };
 
 /* --- opening ------------------------------------------------------------------------------- */

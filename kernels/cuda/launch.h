@@ -70,10 +70,10 @@ void gd_cuda_adamw(cudaStream_t stream, float *param, const float *grad, float *
 /* round.cu (built with --fmad=false: the CPU's bits) */
 void gd_cuda_pseudo_gradient(cudaStream_t stream, float *delta, const float *start,
                              const float *params, float *residual, size_t n, float decay);
-/* deltas: a device array of count device pointers. */
-void gd_cuda_outer_step(cudaStream_t stream, float *params, float *momentum,
-                        const float *const *deltas, const float *weights, size_t count,
-                        size_t n, float lr, float mu);
+void gd_cuda_weighted_add(cudaStream_t stream, float *acc, const float *delta, float weight,
+                          size_t n);
+void gd_cuda_nesterov_step(cudaStream_t stream, float *params, float *momentum,
+                           const float *acc, size_t n, float lr, float mu);
 
 /* reduce.cu: partials[c] = the sum of x[i]^2 in double over chunk c of
  * chunk values, each chunk summed in index order (the CPU's order, so the

@@ -24,16 +24,19 @@ __global__ void pseudo_gradient_kernel(float *delta, const float *start, const f
     }
 }
 
-__global__ void outer_step_kernel(float *params, float *momentum, const float *const *deltas,
-                                  const float *weights, size_t count, size_t n, float lr,
-                                  float mu) {
+__global__ void weighted_add_kernel(float *acc, const float *delta, float weight, size_t n) {
     for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < n;
          j += (size_t)gridDim.x * blockDim.x) {
-        float acc = 0.0f;
-        for (size_t i = 0; i < count; i++) {
-            float term = weights[i] * deltas[i][j];
-            acc = acc + term;
-        }
+        float term = weight * delta[j];
+        acc[j] = acc[j] + term;
+    }
+}
+
+__global__ void nesterov_step_kernel(float *params, float *momentum, const float *acc_in,
+                                     size_t n, float lr, float mu) {
+    for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < n;
+         j += (size_t)gridDim.x * blockDim.x) {
+        float acc = acc_in[j];
         float scaled_buf = mu * momentum[j];
         float buf = scaled_buf + acc;
         momentum[j] = buf;
@@ -56,12 +59,19 @@ extern "C" void gd_cuda_pseudo_gradient(cudaStream_t stream, float *delta, const
     GD_CUDA_CHECK_LAUNCH();
 }
 
-extern "C" void gd_cuda_outer_step(cudaStream_t stream, float *params, float *momentum,
-                                   const float *const *deltas, const float *weights,
-                                   size_t count, size_t n, float lr, float mu) {
+extern "C" void gd_cuda_weighted_add(cudaStream_t stream, float *acc, const float *delta,
+                                     float weight, size_t n) {
     if (n == 0)
         return;
-    outer_step_kernel<<<blocks_for(n), kThreads, 0, stream>>>(params, momentum, deltas,
-                                                              weights, count, n, lr, mu);
+    weighted_add_kernel<<<blocks_for(n), kThreads, 0, stream>>>(acc, delta, weight, n);
+    GD_CUDA_CHECK_LAUNCH();
+}
+
+extern "C" void gd_cuda_nesterov_step(cudaStream_t stream, float *params, float *momentum,
+                                      const float *acc, size_t n, float lr, float mu) {
+    if (n == 0)
+        return;
+    nesterov_step_kernel<<<blocks_for(n), kThreads, 0, stream>>>(params, momentum, acc, n, lr,
+                                                                 mu);
     GD_CUDA_CHECK_LAUNCH();
 }

@@ -251,10 +251,11 @@ static void call_adamw(const gd_backend *be, void *const *a) {
 static void call_pseudo_gradient(const gd_backend *be, void *const *a) {
     gd_backend_pseudo_gradient(be, F32(0), CF32(1), CF32(2), F32(3), N * C, 0.9f);
 }
-static void call_outer_step(const gd_backend *be, void *const *a) {
-    const float *deltas[3] = {CF32(2), CF32(3), CF32(4)};
-    const float weights[3] = {0.25f, 0.5f, 0.25f};
-    gd_backend_outer_step(be, F32(0), F32(1), deltas, weights, 3, N * C, 0.7f, 0.9f);
+static void call_weighted_add(const gd_backend *be, void *const *a) {
+    gd_backend_weighted_add(be, F32(0), CF32(1), 0.3f, N * C);
+}
+static void call_nesterov_step(const gd_backend *be, void *const *a) {
+    gd_backend_nesterov_step(be, F32(0), F32(1), CF32(2), N * C, 0.7f, 0.9f);
 }
 
 #define NATIVE(slot)                                                       \
@@ -278,7 +279,8 @@ NATIVE(cross_entropy_forward)
 NATIVE(cross_entropy_backward)
 NATIVE(adamw)
 NATIVE(pseudo_gradient)
-NATIVE(outer_step)
+NATIVE(weighted_add)
+NATIVE(nesterov_step)
 
 /* Thresholds: matmuls and what feeds on them may run in bf16 with fp32
  * accumulation on a device (relative error ~2^-8 per product, far less
@@ -337,10 +339,11 @@ static const op_case k_cases[] = {
     {"pseudo_gradient", 0, 4,
      {{OUT, N * C}, {IN, N * C, -1, 1}, {IN, N * C, -1, 1}, {INOUT, N * C, -0.1f, 0.1f}},
      call_pseudo_gradient, native_pseudo_gradient},
-    {"outer_step", 0, 5,
-     {{INOUT, N * C, -1, 1}, {INOUT, N * C, -0.1f, 0.1f}, {IN, N * C, -0.01f, 0.01f},
-      {IN, N * C, -0.01f, 0.01f}, {IN, N * C, -0.01f, 0.01f}},
-     call_outer_step, native_outer_step},
+    {"weighted_add", 0, 2, {{INOUT, N * C, -0.01f, 0.01f}, {IN, N * C, -0.01f, 0.01f}},
+     call_weighted_add, native_weighted_add},
+    {"nesterov_step", 0, 3,
+     {{INOUT, N * C, -1, 1}, {INOUT, N * C, -0.1f, 0.1f}, {IN, N * C, -0.01f, 0.01f}},
+     call_nesterov_step, native_nesterov_step},
 };
 
 static void fill(const arg_spec *s, void *host, gd_rng *rng) {
@@ -584,7 +587,7 @@ static void test_round_and_aggregate(const backend_under_test *b) {
                 memcmp(ga.momentum, gb.momentum, p.n * sizeof(float)) == 0 &&
                 ga.round == gb.round;
     printf("%-4s %-28s %-8s %s\n", same ? "ok" : "FAIL", "aggregate (two rounds)",
-           b->be.iface->outer_step ? "native" : "fallback",
+           b->be.iface->weighted_add ? "native" : "fallback",
            same ? "same bits" : "bits differ from the CPU");
     CHECK(same);
     gd_global_state_free(&ga);

@@ -155,6 +155,89 @@ static void test_outer_step(void) {
     gd_global_state_free(&g);
 }
 
+/* A reader that copies its vector, counts its calls and may fail. */
+typedef struct counted_reader {
+    const float *values;
+    int calls;
+    int fail_at; /* 0: never; k: the k-th call fails */
+} counted_reader;
+
+static gd_status read_counted(void *ctx, float *out, size_t n) {
+    counted_reader *r = ctx;
+    if (++r->calls == r->fail_at)
+        return gd_fail(GD_ERR_IO, "payload gone");
+    memcpy(out, r->values, n * sizeof(float));
+    return GD_OK;
+}
+
+/* Contributions decoded on demand, one at a time, step G to the bits of the
+ * same contributions held in memory (clipping included), with each reader
+ * asked exactly twice; a reader that fails leaves G as it was. */
+static void test_aggregate_from_readers(void) {
+    gd_diloco_config c = test_config();
+    c.clip_factor = 1.5; /* the big one below is clipped */
+    size_t n = N_PARAMS;
+    float *init = random_vector(n, 5, 0.02), *d[4];
+    for (int i = 0; i < 4; i++)
+        d[i] = random_vector(n, 20 + (uint64_t)i, i == 3 ? 0.1 : 0.001 * (i + 1));
+    const char *who[4] = {"worker-00003", "worker-00001", "worker-00000", "worker-00002"};
+    const uint64_t tokens[4] = {900, 1100, 1000, 1000};
+    gd_contribution held[4], read[4];
+    counted_reader readers[4];
+    for (int i = 0; i < 4; i++) {
+        held[i] = contrib(who[i], d[i], n, tokens[i]);
+        readers[i] = (counted_reader){.values = d[i]};
+        read[i] = held[i];
+        read[i].delta = NULL;
+        read[i].read = read_counted;
+        read[i].read_ctx = &readers[i];
+    }
+    /* Two held, two read: the kinds may be mixed. */
+    gd_contribution mixed[4] = {held[0], read[1], held[2], read[3]};
+    gd_global_state a, b, m;
+    CHECK_OK(gd_global_state_init(&a, n));
+    CHECK_OK(gd_global_state_init(&b, n));
+    CHECK_OK(gd_global_state_init(&m, n));
+    memcpy(a.params, init, n * sizeof(float));
+    memcpy(b.params, init, n * sizeof(float));
+    memcpy(m.params, init, n * sizeof(float));
+    gd_aggregate_stats sa, sb;
+    for (int round = 0; round < 2; round++) {
+        CHECK_OK(gd_diloco_aggregate(NULL, &c, k_layout, held, 4, &a, &sa));
+        CHECK_OK(gd_diloco_aggregate(NULL, &c, k_layout, read, 4, &b, &sb));
+        CHECK_OK(gd_diloco_aggregate(NULL, &c, k_layout, mixed, 4, &m, NULL));
+    }
+    CHECK(sa.clipped == 1 && sb.clipped == 1);
+    CHECK(memcmp(a.params, b.params, n * sizeof(float)) == 0);
+    CHECK(memcmp(a.momentum, b.momentum, n * sizeof(float)) == 0);
+    CHECK(memcmp(a.params, m.params, n * sizeof(float)) == 0);
+    CHECK(memcmp(a.momentum, m.momentum, n * sizeof(float)) == 0);
+    CHECK(a.round == 2 && b.round == 2 && m.round == 2);
+    CHECK(readers[0].calls == 4 && readers[1].calls == 8 && readers[2].calls == 4 &&
+          readers[3].calls == 8);
+    /* A reader failing in the step's pass, after every norm was read. */
+    float *before = malloc(n * sizeof(float));
+    memcpy(before, b.params, n * sizeof(float));
+    readers[2] = (counted_reader){.values = d[2], .fail_at = 2};
+    CHECK_STATUS(gd_diloco_aggregate(NULL, &c, k_layout, read, 4, &b, NULL), GD_ERR_IO);
+    CHECK(strstr(gd_error_detail(), "worker-00000") != NULL);
+    CHECK(memcmp(before, b.params, n * sizeof(float)) == 0 && b.round == 2);
+    /* Both or neither of values and reader: refused before anything is read. */
+    gd_contribution both[1] = {read[0]};
+    both[0].delta = d[0];
+    gd_contribution neither[1] = {held[0]};
+    neither[0].delta = NULL;
+    CHECK_STATUS(gd_diloco_aggregate(NULL, &c, k_layout, both, 1, &b, NULL), GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_aggregate(NULL, &c, k_layout, neither, 1, &b, NULL), GD_ERR_INVALID);
+    free(before);
+    for (int i = 0; i < 4; i++)
+        free(d[i]);
+    free(init);
+    gd_global_state_free(&a);
+    gd_global_state_free(&b);
+    gd_global_state_free(&m);
+}
+
 static double distance(const float *x, const float *y, size_t n) {
     double s = 0;
     for (size_t i = 0; i < n; i++)
@@ -592,6 +675,7 @@ static void test_sim(void) {
 int main(void) {
     RUN_TEST(test_aggregation_is_deterministic);
     RUN_TEST(test_outer_step);
+    RUN_TEST(test_aggregate_from_readers);
     RUN_TEST(test_clipping_bounds_a_bad_contribution);
     RUN_TEST(test_worker_round_and_segments);
     RUN_TEST(test_verdict_digest_agrees);
