@@ -773,7 +773,7 @@ static gd_status run(const bench_opts *o, const char *bin, const char *dir, benc
     memset(&e, 0, sizeof e);
     bool engine_open = false;
     if (s == GD_OK)
-        s = gd_engine_open(&e, spec, BENCH_RUN, (int)o->threads, NULL, 1, NULL, 0);
+        s = gd_engine_open(&e, spec, BENCH_RUN, &(gd_engine_host){.threads = (int)o->threads});
     engine_open = s == GD_OK;
     r->params = engine_open ? e.n : 0;
     r->segments = o->inner_steps / o->segment_steps;

@@ -116,7 +116,7 @@ static int gd_spec_data_digest(gd_cli *cli, const char *data_spec, char hex[65])
     gd_status s = gd_data_open(&d, data_spec ? data_spec : "");
     uint8_t digest[32];
     if (s == GD_OK)
-        s = gd_data_digest(d, digest);
+        s = gd_data_digest(d, NULL, NULL, digest);
     gd_data_close(d);
     if (s != GD_OK)
         return gd_cli_fail(cli, gd_fail_context(s, "--data"));
@@ -289,7 +289,7 @@ int gd_sim_spec_from_file(gd_cli *cli, const char *path, uint64_t run,
                                         path));
     gd_data *data = NULL;
     if (code < 0) {
-        s = gd_run_config_open_data(rc, NULL, 0, &data);
+        s = gd_run_config_open_data(rc, NULL, 0, NULL, NULL, &data);
         if (s != GD_OK)
             code = gd_cli_fail(cli, gd_fail_context(s, "--spec %.200s", path));
         gd_data_close(data);

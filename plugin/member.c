@@ -11,6 +11,7 @@
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/secure.h"
+#include "plugin/data_memo.h"
 #include "plugin/member_internal.h"
 
 static gd_status gd_copy_opt(char *dst, size_t cap, const char *src, const char *what) {
@@ -153,8 +154,24 @@ gd_status gd_member_engine(gd_member *n) {
         return GD_OK;
     if (n->ans.run == NULL || n->ans.run->run == NULL || n->ans.run->run->spec == NULL)
         return gd_fail(GD_ERR_NOT_FOUND, "run %" PRIu64 " has no spec", n->o.run);
-    GD_TRY(gd_engine_open(&n->engine, n->ans.run->run->spec, n->o.run, n->o.threads,
-                          n->o.backend, n->o.gpus, n->o.data_paths, n->o.n_data_paths));
+    gd_engine_host host = {.threads = n->o.threads, .backend = n->o.backend, .gpus = n->o.gpus,
+                           .data_paths = n->o.data_paths, .n_data_paths = n->o.n_data_paths};
+    /* What this node remembers of its data files' hashes: a restart reads
+     * again only files that changed. */
+    gd_data_memo memo = {0};
+    gd_data_hash_memo hooks = gd_data_memo_hooks(&memo);
+    bool ignored = false;
+    if (n->o.state_dir != NULL) {
+        GD_TRY(gd_data_memo_load(&memo, n->o.state_dir, &ignored));
+        host.data_memo = &hooks;
+    }
+    if (ignored)
+        GD_LOG_WARN("node", "%s: ignored, every data file is hashed again", gd_error_detail());
+    gd_status s = gd_engine_open(&n->engine, n->ans.run->run->spec, n->o.run, &host);
+    if (s == GD_OK && n->o.state_dir != NULL && gd_data_memo_save(&memo) != GD_OK)
+        GD_LOG_WARN("node", "%s (the next start hashes the data again)", gd_error_detail());
+    gd_data_memo_free(&memo);
+    GD_TRY(s);
     n->engine_open = true;
     return GD_OK;
 }

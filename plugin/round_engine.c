@@ -12,8 +12,7 @@
 #include "trainer/init.h"
 
 gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, uint64_t run,
-                         int threads, const char *backend, size_t gpus,
-                         const char *const *data_paths, size_t n_data_paths) {
+                         const gd_engine_host *host) {
     memset(e, 0, sizeof *e);
     GD_TRY(gd_run_config_from_spec(&e->rc, spec, run, NULL));
     if (e->rc.diloco.overlap)
@@ -24,13 +23,15 @@ gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, u
         return gd_fail(GD_ERR_LIMIT, "run spec: data_spec is over %zu bytes",
                        sizeof e->data_spec - 1);
     e->rc.data_spec = e->data_spec;
-    gd_status s = gd_backend_group_open(&e->backends, backend ? backend : "cpu",
-                                        gpus ? gpus : 1, NULL);
+    gd_status s = gd_backend_group_open(&e->backends, host->backend ? host->backend : "cpu",
+                                        host->gpus ? host->gpus : 1, NULL);
     if (s == GD_OK)
-        s = gd_trainer_create_ranks(&e->trainer, &e->rc.model, &e->rc.diloco.inner, threads,
-                                    e->backends.ranks, e->backends.n, &e->backends.coll);
+        s = gd_trainer_create_ranks(&e->trainer, &e->rc.model, &e->rc.diloco.inner,
+                                    host->threads, e->backends.ranks, e->backends.n,
+                                    &e->backends.coll);
     if (s == GD_OK)
-        s = gd_run_config_open_data(&e->rc, data_paths, n_data_paths, &e->data);
+        s = gd_run_config_open_data(&e->rc, host->data_paths, host->n_data_paths,
+                                    gd_trainer_pool(e->trainer), host->data_memo, &e->data);
     if (s == GD_OK) {
         const gd_param_layout *layout = gd_trainer_layout(e->trainer);
         e->n = layout->total;

@@ -44,14 +44,23 @@ typedef struct gd_engine {
     uint32_t chunks;             /* chunks of n values */
 } gd_engine;
 
-/* The engine of run `run` from its spec (plugin/run_config.h): its model,
- * trainer (on the backend named, kernels/backend_registry.h; NULL: cpu;
- * data parallel over gpus ranks, 0 meaning 1) and data source, the spec's
- * data read from data_paths when any are given (the node's `data` key) and
- * refused unless it is the run's (gd_run_config_open_data). */
+/* What a host brings to a run: its threads and accelerators, where it
+ * keeps the run's data, and what it remembers of that data. */
+typedef struct gd_engine_host {
+    int threads;
+    const char *backend;                /* kernels/backend_registry.h; NULL: cpu */
+    size_t gpus;                        /* data-parallel ranks; 0 meaning 1 */
+    const char *const *data_paths;      /* the node's `data` key; none: the spec's */
+    size_t n_data_paths;
+    const gd_data_hash_memo *data_memo; /* NULL: every file is read and hashed */
+} gd_engine_host;
+
+/* The engine of run `run` from its spec (plugin/run_config.h) on host's
+ * resources: its model, trainer and data source, the spec's data read from
+ * the host's paths when any are given and refused unless it is the run's
+ * (gd_run_config_open_data). */
 gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, uint64_t run,
-                         int threads, const char *backend, size_t gpus,
-                         const char *const *data_paths, size_t n_data_paths) GD_MUST_CHECK;
+                         const gd_engine_host *host) GD_MUST_CHECK;
 void gd_engine_close(gd_engine *e);
 
 /* G_0: the spec's seed's weights and zero momentum; its hash must be the

@@ -106,7 +106,8 @@ gd_status gd_run_config_from_spec(gd_run_config *out, const Gonka__Diloco__V1__R
 }
 
 gd_status gd_run_config_open_data(const gd_run_config *rc, const char *const *paths,
-                                  size_t n_paths, gd_data **out) {
+                                  size_t n_paths, gd_pool *pool, const gd_data_hash_memo *memo,
+                                  gd_data **out) {
     *out = NULL;
     gd_data *d = NULL;
     gd_status s = gd_data_open_files(&d, rc->data_spec, paths, n_paths);
@@ -114,7 +115,7 @@ gd_status gd_run_config_open_data(const gd_run_config *rc, const char *const *pa
         return gd_fail_context(s, "run %" PRIu64 "'s data '%.200s'", rc->diloco.run,
                                rc->data_spec);
     uint8_t have[32];
-    s = gd_data_digest(d, have);
+    s = gd_data_digest(d, pool, memo, have);
     if (s == GD_OK && memcmp(have, rc->data_digest, 32) != 0) {
         char want_hex[65], have_hex[65];
         gd_hex_encode(want_hex, rc->data_digest, 32, false);

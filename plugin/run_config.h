@@ -39,9 +39,12 @@ gd_status gd_run_config_from_spec(gd_run_config *out, const Gonka__Diloco__V1__R
 /* Opens the run's data: data_spec's source, read from the local paths when
  * any are given (gd_data_open_files: the same files kept elsewhere), and
  * refused with GD_ERR_INVALID unless its digest is the spec's data_digest:
- * a host never trains or checks on data other than the run's. */
+ * a host never trains or checks on data other than the run's. The files
+ * are digested on pool (NULL: the caller's thread), skipping those memo
+ * (NULL: none) knows. */
 gd_status gd_run_config_open_data(const gd_run_config *rc, const char *const *paths,
-                                  size_t n_paths, gd_data **out) GD_MUST_CHECK;
+                                  size_t n_paths, gd_pool *pool, const gd_data_hash_memo *memo,
+                                  gd_data **out) GD_MUST_CHECK;
 
 /* G_0's state hash for a configuration: the seed's initial weights and a
  * zero outer momentum, as the spec's initial_state_hash must name it. */

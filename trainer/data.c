@@ -63,6 +63,7 @@ typedef struct gd_data_file {
     size_t map_len;
     uint64_t count; /* tokens */
     uint64_t start; /* index of the first token in the concatenation */
+    gd_data_file_id id;
 } gd_data_file;
 
 struct gd_data {
@@ -270,6 +271,15 @@ static gd_status gd_pread_all(int fd, uint8_t *buf, size_t len, const char *path
     return GD_OK;
 }
 
+static gd_data_file_id gd_file_id_of(const struct stat *st) {
+    return (gd_data_file_id){.dev = (uint64_t)st->st_dev, .ino = (uint64_t)st->st_ino,
+                             .size = (uint64_t)st->st_size,
+                             .mtime_sec = (int64_t)st->st_mtim.tv_sec,
+                             .mtime_nsec = (int64_t)st->st_mtim.tv_nsec,
+                             .ctime_sec = (int64_t)st->st_ctim.tv_sec,
+                             .ctime_nsec = (int64_t)st->st_ctim.tv_nsec};
+}
+
 static gd_status gd_map_shard_fd(int fd, gd_data_file *f, uint32_t *token_bytes) {
     struct stat st;
     if (fstat(fd, &st) != 0)
@@ -292,6 +302,7 @@ static gd_status gd_map_shard_fd(int fd, gd_data_file *f, uint32_t *token_bytes)
         return gd_fail(GD_ERR_IO, "cannot map %s: %s", f->path, strerror(errno));
     f->map = map;
     f->map_len = size;
+    f->id = gd_file_id_of(&st);
     f->tokens = (const uint8_t *)map + GD_SHARD_HEADER_BYTES;
     f->count = h.token_count;
     *token_bytes = h.token_bytes;
@@ -336,6 +347,8 @@ static gd_status gd_read_text_file(gd_data_file *f, uint8_t *dest) {
         s = gd_fail(GD_ERR_IO, "%s changed while the text files were being read", f->path);
     else
         s = gd_pread_all(fd, dest, (size_t)f->count, f->path);
+    if (s == GD_OK)
+        f->id = gd_file_id_of(&st);
     close(fd);
     return s;
 }
@@ -597,9 +610,64 @@ static void gd_digest_u64(gd_sha256_ctx *h, uint64_t v) {
     gd_sha256_update(h, b, sizeof b);
 }
 
-gd_status gd_data_digest(const gd_data *data, uint8_t out[32]) {
+typedef struct gd_file_hash_job {
+    const gd_data *data;
+    const size_t *todo; /* indices of the files to hash */
+    uint8_t (*hashes)[GD_SHA256_LEN];
+} gd_file_hash_job;
+
+static void gd_file_hash_task(void *arg, size_t task) {
+    const gd_file_hash_job *job = arg;
+    size_t i = job->todo[task];
+    const gd_data_file *f = &job->data->files[i];
+    gd_sha256(job->hashes[i], f->tokens, (size_t)f->count * job->data->token_bytes);
+}
+
+/* Every file's hash: the memo's where it knows the file, else computed on
+ * the pool's threads, one task per file (a run's data is usually many
+ * shards), and then told to the memo. */
+static gd_status gd_data_file_hashes(const gd_data *data, gd_pool *pool,
+                                     const gd_data_hash_memo *memo,
+                                     uint8_t (*hashes)[GD_SHA256_LEN]) {
+    size_t *todo = malloc((data->file_count ? data->file_count : 1) * sizeof *todo);
+    if (todo == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for %zu file hashes", data->file_count);
+    size_t n_todo = 0;
+    for (size_t i = 0; i < data->file_count; i++) {
+        const gd_data_file *f = &data->files[i];
+        if (memo == NULL || memo->lookup == NULL ||
+            !memo->lookup(memo->ctx, f->path, &f->id, hashes[i]))
+            todo[n_todo++] = i;
+    }
+    gd_file_hash_job job = {data, todo, hashes};
+    gd_pool_run(pool, n_todo, gd_file_hash_task, &job);
+    for (size_t k = 0; memo != NULL && memo->record != NULL && k < n_todo; k++) {
+        const gd_data_file *f = &data->files[todo[k]];
+        memo->record(memo->ctx, f->path, &f->id, hashes[todo[k]]);
+    }
+    free(todo);
+    return GD_OK;
+}
+
+gd_status gd_data_digest(const gd_data *data, gd_pool *pool, const gd_data_hash_memo *memo,
+                         uint8_t out[32]) {
+    uint8_t (*hashes)[GD_SHA256_LEN] = NULL;
+    if (data->kind != GD_DATA_MARKOV) {
+        hashes = malloc((data->file_count ? data->file_count : 1) * sizeof *hashes);
+        gd_status s = hashes ? gd_data_file_hashes(data, pool, memo, hashes)
+                             : gd_fail(GD_ERR_NOMEM, "out of memory for %zu file hashes",
+                                       data->file_count);
+        if (s != GD_OK) {
+            free(hashes);
+            return s;
+        }
+    }
     gd_sha256_ctx *h;
-    GD_TRY(gd_sha256_begin(&h));
+    gd_status s = gd_sha256_begin(&h);
+    if (s != GD_OK) {
+        free(hashes);
+        return s;
+    }
     static const char domain[] = "gonka-diloco data v1";
     gd_sha256_update(h, domain, sizeof domain - 1);
     gd_digest_u32(h, (uint32_t)data->kind);
@@ -614,14 +682,12 @@ gd_status gd_data_digest(const gd_data *data, uint8_t out[32]) {
         gd_digest_u32(h, data->token_bytes);
         gd_digest_u64(h, data->file_count);
         for (size_t i = 0; i < data->file_count; i++) {
-            const gd_data_file *f = &data->files[i];
-            uint8_t file_hash[GD_SHA256_LEN];
-            gd_sha256(file_hash, f->tokens, (size_t)f->count * data->token_bytes);
-            gd_digest_u64(h, f->count);
-            gd_sha256_update(h, file_hash, sizeof file_hash);
+            gd_digest_u64(h, data->files[i].count);
+            gd_sha256_update(h, hashes[i], GD_SHA256_LEN);
         }
     }
     gd_sha256_finish(h, out);
+    free(hashes);
     return GD_OK;
 }
 

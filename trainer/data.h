@@ -47,6 +47,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/pool.h"
 #include "common/status.h"
 
 typedef struct gd_data gd_data;
@@ -70,6 +71,24 @@ gd_status gd_data_open(gd_data **out, const char *spec) GD_MUST_CHECK;
 gd_status gd_data_open_files(gd_data **out, const char *spec, const char *const *paths,
                              size_t n_paths) GD_MUST_CHECK;
 
+/* What identifies the bytes of a data file as opened: its fstat at open
+ * (device, inode, size, modification and change times). */
+typedef struct gd_data_file_id {
+    uint64_t dev, ino, size;
+    int64_t mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
+} gd_data_file_id;
+
+/* A host's memory of its files' hashes (plugin/data_memo.h), so a restart
+ * need not read a large data set again. lookup returns true and fills
+ * hash when it knows the file with this path and id; record is told each
+ * hash computed. Both are called on the caller's thread. */
+typedef struct gd_data_hash_memo {
+    bool (*lookup)(void *ctx, const char *path, const gd_data_file_id *id, uint8_t hash[32]);
+    void (*record)(void *ctx, const char *path, const gd_data_file_id *id,
+                   const uint8_t hash[32]);
+    void *ctx;
+} gd_data_hash_memo;
+
 /* The data digest, which a run spec records so every host trains on the
  * same data: SHA-256 of "gonka-diloco data v1", then little-endian u32
  * kind (0 Markov, 1 text, 2 shards) and
@@ -78,8 +97,11 @@ gd_status gd_data_open_files(gd_data **out, const char *spec, const char *const 
  *   text, shards: u32 token bytes, u64 files, then per file in order u64
  *           tokens and the SHA-256 of its token bytes (a shard's header
  *           excluded).
- * Paths never enter it: hosts keep the files where they like. */
-gd_status gd_data_digest(const gd_data *data, uint8_t out[32]) GD_MUST_CHECK;
+ * Paths never enter it: hosts keep the files where they like. Files are
+ * hashed in parallel on pool (NULL: the caller's thread); a file memo
+ * (NULL: none) knows is not read. */
+gd_status gd_data_digest(const gd_data *data, gd_pool *pool, const gd_data_hash_memo *memo,
+                         uint8_t out[32]) GD_MUST_CHECK;
 void gd_data_close(gd_data *data);
 
 gd_data_kind gd_data_kind_of(const gd_data *data);

@@ -33,7 +33,7 @@ json_t *nf_spec(const df_knobs *k) {
     gd_data *data = NULL;
     uint8_t digest[32];
     CHECK_OK(gd_data_open(&data, json_string_value(json_object_get(j, "data_spec"))));
-    CHECK_OK(gd_data_digest(data, digest));
+    CHECK_OK(gd_data_digest(data, NULL, NULL, digest));
     gd_data_close(data);
     gd_hex_encode(hex, digest, 32, false);
     json_object_set_new(j, "data_digest", json_string(hex));

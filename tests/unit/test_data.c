@@ -764,8 +764,16 @@ static void test_mixture(void) {
  * digests its parameters (defaults spelled out or not) and takes no paths. */
 static void digest_of(gd_data *d, uint8_t out[32]) {
     memset(out, 0, 32);
-    if (d != NULL)
-        CHECK_OK(gd_data_digest(d, out));
+    if (d != NULL) {
+        CHECK_OK(gd_data_digest(d, NULL, NULL, out));
+        /* Files hashed on three threads: the same digest. */
+        gd_pool *pool = NULL;
+        uint8_t pooled[32];
+        CHECK_OK(gd_pool_create(&pool, 3));
+        CHECK_OK(gd_data_digest(d, pool, NULL, pooled));
+        CHECK(memcmp(out, pooled, 32) == 0);
+        gd_pool_destroy(pool);
+    }
     gd_data_close(d);
 }
 

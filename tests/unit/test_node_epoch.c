@@ -422,7 +422,7 @@ static void test_data_not_the_runs(void) {
     gd_data *d = NULL;
     uint8_t digest[32];
     CHECK_OK(gd_data_open(&d, data_spec));
-    CHECK_OK(gd_data_digest(d, digest));
+    CHECK_OK(gd_data_digest(d, NULL, NULL, digest));
     gd_data_close(d);
     char hex[65];
     gd_hex_encode(hex, digest, 32, false);

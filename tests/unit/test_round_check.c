@@ -177,7 +177,7 @@ int main(void) {
     Gonka__Diloco__V1__RunSpec *spec = NULL;
     CHECK_OK(gd_diloco_spec_from_json(&spec, spec_json));
     json_decref(spec_json);
-    CHECK_OK(gd_engine_open(&g_engine, spec, RUN, 1, NULL, 1, NULL, 0));
+    CHECK_OK(gd_engine_open(&g_engine, spec, RUN, &(gd_engine_host){.threads = 1}));
     /* The example names G_0's hash for its own chunk size, which the hash covers. */
     CHECK_OK(gd_run_config_initial_state(&g_engine.rc, 1, g_engine.rc.initial_state_hash));
     CHECK_OK(gd_engine_initial_global(&g_engine, &g_g0));
