@@ -77,6 +77,9 @@ static void gd_member_drop_payloads(gd_member *n, bool recycle) {
     free(n->payloads);
     n->payloads = NULL;
     n->n_payloads = 0;
+    free(n->fetch_failed);
+    n->fetch_failed = NULL;
+    n->n_fetch_failed = 0;
 }
 
 void gd_member_close(gd_member *n) {
@@ -451,6 +454,7 @@ static gd_status gd_member_step_once(gd_member *n, size_t *done, bool *long_duty
     size_t n_acts = 0;
     (void)gd_round_driver_step(&cfg, &n->view.view, &n->journal, acts, GD_MEMBER_MSGS_MAX, &n_acts);
     n_acts = gd_member_due(n, acts, n_acts);
+    GD_TRY(gd_member_prefetch(n, acts, n_acts));
     gd_any msgs[GD_MEMBER_MSGS_MAX];
     gd_action sent[GD_MEMBER_MSGS_MAX];
     size_t n_msgs = 0, n_sent = 0;

@@ -39,6 +39,15 @@ typedef struct gd_member_peer_payload {
     gd_buf bytes;
 } gd_member_peer_payload;
 
+/* A peer whose payload this step's batch could not fetch: its duties in
+ * the same step fail with this detail instead of fetching again (they stay
+ * due, and the next block tries again). */
+typedef struct gd_member_fetch_failure {
+    char address[GD_ADDRESS_STR_MAX];
+    gd_status status;
+    char why[256];
+} gd_member_fetch_failure;
+
 /* What the status and metrics show; guarded by gd_member.mu. */
 typedef struct gd_member_stats {
     int64_t height;
@@ -122,6 +131,8 @@ struct gd_member {
     uint64_t cache_round;
     gd_member_peer_payload *payloads;
     size_t n_payloads;
+    gd_member_fetch_failure *fetch_failed; /* this step's batch (gd_member_prefetch) */
+    size_t n_fetch_failed;
     gd_member_answer answers[GD_MEMBER_ANSWERS];
     size_t n_answers;
     uint64_t bonded;            /* collateral when first seen a member (for `slashed`) */
@@ -183,6 +194,13 @@ void gd_member_recycle(gd_member *n, gd_buf *b);
 /* A fetch from a member's artifact URL, counted in bytes_in. */
 gd_status gd_member_fetch(gd_member *n, const char *address, const gd_artifact_req *req,
                         size_t max_len, gd_artifact_answer *out) GD_MUST_CHECK;
+
+/* Fetches at once, in parallel, the payloads this step's duties (acts)
+ * will read and the node does not hold yet, where the peer port can
+ * (fetch_all); each is checked against its commitment and kept as
+ * gd_round_payload would keep it. Failures are kept for this step's
+ * duties. Only out of memory is returned. */
+gd_status gd_member_prefetch(gd_member *n, const gd_action *acts, size_t n_acts) GD_MUST_CHECK;
 
 /* Records the newest G's state hash for the status. */
 void gd_member_note_state(gd_member *n, const gd_global_state *g);

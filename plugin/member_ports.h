@@ -51,6 +51,17 @@ typedef struct gd_chain_port {
     void *ctx;
 } gd_chain_port;
 
+/* One request of a batch (gd_peer_port_iface.fetch_all): what to fetch, and
+ * what came back. */
+typedef struct gd_peer_fetch_item {
+    const char *url;           /* in: the member's artifact URL */
+    gd_artifact_req req;       /* in */
+    size_t max_len;            /* in: at most this many body bytes */
+    gd_status status;          /* out: as fetch returns it */
+    gd_artifact_answer answer; /* out: on GD_OK */
+    char why[256];             /* out: the failure's detail */
+} gd_peer_fetch_item;
+
 typedef struct gd_peer_port_iface {
     /* The answer of the member at url to req, at most max_len body bytes.
      * GD_ERR_NOT_FOUND if it has none (or not yet), GD_ERR_NETWORK /
@@ -60,6 +71,12 @@ typedef struct gd_peer_port_iface {
     /* Optional (may be NULL: the caller frees): takes a fetched body back,
      * to fetch into again (common/buf_spares.h); b is left empty. */
     void (*recycle)(void *ctx, gd_buf *b);
+    /* Optional (NULL: the caller fetches one at a time): every item at
+     * once, transfers in parallel, so a round's payloads take about the
+     * slowest peer's time rather than the sum of all. Each item gets its
+     * own status and detail; the call itself fails only locally (no
+     * memory). */
+    gd_status (*fetch_all)(void *ctx, gd_peer_fetch_item *items, size_t n);
 } gd_peer_port_iface;
 
 typedef struct gd_peer_port {

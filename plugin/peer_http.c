@@ -13,8 +13,13 @@
 #define GD_PEER_URL_MAX 512
 #define GD_PEER_PROOF_HEX_MAX 16384
 
+/* Transfers of one batch at once, and to one peer. */
+#define GD_PEER_PARALLEL 16
+#define GD_PEER_PARALLEL_PER_HOST 4
+
 struct gd_peer_http {
     CURL *curl;
+    CURLM *multi;         /* batches (fetch_all); keeps its connections between them */
     gd_buf_spares spares; /* bodies given back, fetched into again */
 };
 
@@ -79,10 +84,13 @@ gd_status gd_peer_http_open(gd_peer_http **out) {
     if (p == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     p->curl = curl_easy_init();
-    if (p->curl == NULL) {
-        free(p);
+    p->multi = curl_multi_init();
+    if (p->curl == NULL || p->multi == NULL) {
+        gd_peer_http_close(p);
         return gd_fail(GD_ERR_NOMEM, "curl_easy_init failed");
     }
+    curl_multi_setopt(p->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)GD_PEER_PARALLEL);
+    curl_multi_setopt(p->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)GD_PEER_PARALLEL_PER_HOST);
     *out = p;
     return GD_OK;
 }
@@ -90,7 +98,10 @@ gd_status gd_peer_http_open(gd_peer_http **out) {
 void gd_peer_http_close(gd_peer_http *p) {
     if (p == NULL)
         return;
-    curl_easy_cleanup(p->curl);
+    if (p->multi != NULL)
+        curl_multi_cleanup(p->multi);
+    if (p->curl != NULL)
+        curl_easy_cleanup(p->curl);
     gd_buf_spares_free(&p->spares);
     free(p);
 }
@@ -113,15 +124,11 @@ static gd_status gd_peer_url(char *out, size_t cap, const char *base, const gd_a
     return n > 0 && (size_t)n < cap ? GD_OK : gd_fail(GD_ERR_LIMIT, "artifact URL too long");
 }
 
-static gd_status gd_peer_fetch_http(void *ctx, const char *url, const gd_artifact_req *req,
-                                    size_t max_len, gd_artifact_answer *out) {
-    gd_peer_http *p = ctx;
-    memset(out, 0, sizeof *out);
-    char full[GD_PEER_URL_MAX + GD_HTTP_PATH_MAX + 1];
-    GD_TRY(gd_peer_url(full, sizeof full, url, req));
-    gd_peer_fetch f = {.out = out, .spares = &p->spares, .max_len = max_len};
-    CURL *c = p->curl;
-    curl_easy_reset(c);
+/* Sets up c to fetch req from the member at url into f (its answer and
+ * the buffers to fetch into); range holds the Range header's text. */
+static gd_status gd_peer_setup(CURL *c, const char *url, const gd_artifact_req *req,
+                               gd_peer_fetch *f, char *full, size_t full_cap, char range[48]) {
+    GD_TRY(gd_peer_url(full, full_cap, url, req));
     curl_easy_setopt(c, CURLOPT_URL, full);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
@@ -133,34 +140,135 @@ static gd_status gd_peer_fetch_http(void *ctx, const char *url, const gd_artifac
     curl_easy_setopt(c, CURLOPT_LOW_SPEED_TIME, 10L);
     curl_easy_setopt(c, CURLOPT_BUFFERSIZE, 1L << 20);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, gd_peer_body);
-    curl_easy_setopt(c, CURLOPT_WRITEDATA, &f);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, f);
     curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, gd_peer_header);
-    curl_easy_setopt(c, CURLOPT_HEADERDATA, &f);
-    char range[48];
+    curl_easy_setopt(c, CURLOPT_HEADERDATA, f);
     if (req->first_bytes > 0) {
-        snprintf(range, sizeof range, "0-%llu", (unsigned long long)req->first_bytes - 1);
+        snprintf(range, 48, "0-%llu", (unsigned long long)req->first_bytes - 1);
         curl_easy_setopt(c, CURLOPT_RANGE, range);
     }
-    CURLcode rc = curl_easy_perform(c);
+    return GD_OK;
+}
+
+/* What a finished transfer means: the one reading of an answer's status. */
+static gd_status gd_peer_outcome(CURL *c, CURLcode rc, const gd_peer_fetch *f, const char *url,
+                                 const gd_artifact_req *req) {
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-    gd_status s = GD_OK;
-    if (f.too_large)
-        s = gd_fail(GD_ERR_LIMIT, "%s: answer over %zu bytes", url, max_len);
-    else if (rc == CURLE_OPERATION_TIMEDOUT)
-        s = gd_fail(GD_ERR_TIMEOUT, "%s: timed out", url);
-    else if (rc != CURLE_OK)
-        s = gd_fail(GD_ERR_NETWORK, "%s: %s", url, curl_easy_strerror(rc));
-    else if (status == 404 || status == 425)
-        s = gd_fail(GD_ERR_NOT_FOUND, "%s: HTTP %ld (not served)", url, status);
-    else if (status != 200 && !(status == 206 && req->first_bytes > 0))
-        s = gd_fail(GD_ERR_NETWORK, "%s: HTTP %ld", url, status);
-    else if (f.bad_proof)
-        s = gd_fail(GD_ERR_PARSE, "%s: X-Gd-Proof is not hex of at most %d digits", url,
-                    GD_PEER_PROOF_HEX_MAX);
+    if (f->too_large)
+        return gd_fail(GD_ERR_LIMIT, "%s: answer over %zu bytes", url, f->max_len);
+    if (rc == CURLE_OPERATION_TIMEDOUT)
+        return gd_fail(GD_ERR_TIMEOUT, "%s: timed out", url);
+    if (rc != CURLE_OK)
+        return gd_fail(GD_ERR_NETWORK, "%s: %s", url, curl_easy_strerror(rc));
+    if (status == 404 || status == 425)
+        return gd_fail(GD_ERR_NOT_FOUND, "%s: HTTP %ld (not served)", url, status);
+    if (status != 200 && !(status == 206 && req->first_bytes > 0))
+        return gd_fail(GD_ERR_NETWORK, "%s: HTTP %ld", url, status);
+    if (f->bad_proof)
+        return gd_fail(GD_ERR_PARSE, "%s: X-Gd-Proof is not hex of at most %d digits", url,
+                       GD_PEER_PROOF_HEX_MAX);
+    return GD_OK;
+}
+
+static gd_status gd_peer_fetch_http(void *ctx, const char *url, const gd_artifact_req *req,
+                                    size_t max_len, gd_artifact_answer *out) {
+    gd_peer_http *p = ctx;
+    memset(out, 0, sizeof *out);
+    char full[GD_PEER_URL_MAX + GD_HTTP_PATH_MAX + 1], range[48];
+    gd_peer_fetch f = {.out = out, .spares = &p->spares, .max_len = max_len};
+    curl_easy_reset(p->curl);
+    GD_TRY(gd_peer_setup(p->curl, url, req, &f, full, sizeof full, range));
+    CURLcode rc = curl_easy_perform(p->curl);
+    gd_status s = gd_peer_outcome(p->curl, rc, &f, url, req);
     if (s != GD_OK)
         gd_artifact_answer_free(out);
     return s;
+}
+
+/* One transfer of a batch. */
+typedef struct gd_peer_transfer {
+    CURL *curl;
+    gd_peer_fetch f;
+    char full[GD_PEER_URL_MAX + GD_HTTP_PATH_MAX + 1];
+    char range[48];
+    bool added;
+} gd_peer_transfer;
+
+static void gd_peer_item_fail(gd_peer_fetch_item *it, gd_status s) {
+    it->status = s;
+    snprintf(it->why, sizeof it->why, "%s", gd_error_detail());
+    gd_artifact_answer_free(&it->answer);
+}
+
+/* Runs the added transfers to their ends and reads each one's outcome. */
+static void gd_peer_run_multi(CURLM *m, gd_peer_fetch_item *items, gd_peer_transfer *t) {
+    int running = 1;
+    while (running > 0) {
+        if (curl_multi_perform(m, &running) != CURLM_OK)
+            break;
+        if (running > 0 && curl_multi_poll(m, NULL, 0, 1000, NULL) != CURLM_OK)
+            break;
+    }
+    CURLMsg *msg;
+    int left = 0;
+    while ((msg = curl_multi_info_read(m, &left)) != NULL) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        char *priv = NULL;
+        curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+        size_t i = (size_t)((gd_peer_transfer *)(void *)priv - t);
+        gd_status s = gd_peer_outcome(t[i].curl, msg->data.result, &t[i].f, items[i].url,
+                                      &items[i].req);
+        if (s != GD_OK)
+            gd_peer_item_fail(&items[i], s);
+        else
+            items[i].status = GD_OK;
+        t[i].added = false;
+        curl_multi_remove_handle(m, t[i].curl);
+    }
+}
+
+static gd_status gd_peer_fetch_all_http(void *ctx, gd_peer_fetch_item *items, size_t n) {
+    gd_peer_http *p = ctx;
+    gd_peer_transfer *t = calloc(n ? n : 1, sizeof *t);
+    if (t == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for %zu transfers", n);
+    for (size_t i = 0; i < n; i++) {
+        gd_peer_fetch_item *it = &items[i];
+        memset(&it->answer, 0, sizeof it->answer);
+        /* Whatever ends a transfer other than its answer says why. */
+        it->status = GD_ERR_NETWORK;
+        snprintf(it->why, sizeof it->why, "%s: the transfer did not finish", it->url);
+        t[i].f = (gd_peer_fetch){.out = &it->answer, .spares = &p->spares,
+                                 .max_len = it->max_len};
+        t[i].curl = curl_easy_init();
+        if (t[i].curl == NULL) {
+            gd_peer_item_fail(it, gd_fail(GD_ERR_NOMEM, "curl_easy_init failed"));
+            continue;
+        }
+        gd_status s = gd_peer_setup(t[i].curl, it->url, &it->req, &t[i].f, t[i].full,
+                                    sizeof t[i].full, t[i].range);
+        if (s != GD_OK) {
+            gd_peer_item_fail(it, s);
+            continue;
+        }
+        curl_easy_setopt(t[i].curl, CURLOPT_PRIVATE, (void *)&t[i]);
+        t[i].added = curl_multi_add_handle(p->multi, t[i].curl) == CURLM_OK;
+        if (!t[i].added)
+            gd_peer_item_fail(it, gd_fail(GD_ERR_NOMEM, "cannot start a transfer"));
+    }
+    gd_peer_run_multi(p->multi, items, t);
+    for (size_t i = 0; i < n; i++) {
+        if (t[i].added) { /* never finished: its status says so */
+            curl_multi_remove_handle(p->multi, t[i].curl);
+            gd_artifact_answer_free(&items[i].answer);
+        }
+        if (t[i].curl != NULL)
+            curl_easy_cleanup(t[i].curl);
+    }
+    free(t);
+    return GD_OK;
 }
 
 static void gd_peer_recycle_http(void *ctx, gd_buf *b) {
@@ -168,6 +276,7 @@ static void gd_peer_recycle_http(void *ctx, gd_buf *b) {
     gd_buf_spares_put(&p->spares, b);
 }
 
-static const gd_peer_port_iface gd_peer_http_iface = {gd_peer_fetch_http, gd_peer_recycle_http};
+static const gd_peer_port_iface gd_peer_http_iface = {gd_peer_fetch_http, gd_peer_recycle_http,
+                                                      gd_peer_fetch_all_http};
 
 gd_peer_port gd_peer_http_port(gd_peer_http *p) { return (gd_peer_port){&gd_peer_http_iface, p}; }

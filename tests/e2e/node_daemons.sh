@@ -109,6 +109,12 @@ ok "/metrics counts the validator's checks"
 # sequence themselves: the node never had to correct one (code 32).
 grep -l "sequence .* rejected, chain expects" host*.log && fail "a daemon guessed a wrong sequence"
 ok "every sequence taken ahead of a block was the one the chain expected"
+# A worker fetches its peers' payloads of a round at once, not one by one.
+for n in 1 2 3; do
+  grep -q "payloads fetched at once ([1-9][0-9]* bytes, 0 failed)" "host$n.log" \
+    || fail "host $n never fetched its peers' payloads in one batch"
+done
+ok "each worker fetched its peers' payloads in parallel"
 learned
 for n in 1 2 3 4; do kill -TERM "${HOSTPID[$n]}"; done
 for n in 1 2 3 4; do
