@@ -66,11 +66,16 @@ const char *gd_test_tmpdir(void) {
     return gd_tmpdir;
 }
 
-const char *gd_test_write_file(const char *name, const void *data, size_t len, unsigned mode) {
+const char *gd_test_path(const char *name) {
     static char paths[8][600];
     static int next;
     char *path = paths[next++ % 8];
     snprintf(path, 600, "%s/%s", gd_test_tmpdir(), name);
+    return path;
+}
+
+const char *gd_test_write_file(const char *name, const void *data, size_t len, unsigned mode) {
+    const char *path = gd_test_path(name);
     unlink(path);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     if (fd < 0 || write(fd, data, len) != (ssize_t)len || fchmod(fd, (mode_t)mode) != 0) {

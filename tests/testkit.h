@@ -74,6 +74,10 @@ int gd_test_hex_eq(const uint8_t *bytes, size_t len, const char *hex);
 /* A fresh private scratch directory, deleted when the program exits. */
 const char *gd_test_tmpdir(void);
 
+/* name's path in the scratch directory (static buffers in a rotation of 8
+ * shared with gd_test_write_file: copy one kept across later calls). */
+const char *gd_test_path(const char *name);
+
 /* Writes a file with the given mode; returns its path (static buffer
  * rotation of 8). */
 const char *gd_test_write_file(const char *name, const void *data, size_t len, unsigned mode);

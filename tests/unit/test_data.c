@@ -27,14 +27,6 @@ static int open_fds(void) {
     return n;
 }
 
-static const char *tmp_path(const char *name) {
-    static char paths[8][600];
-    static int next;
-    char *path = paths[next++ % 8];
-    snprintf(path, 600, "%s/%s", gd_test_tmpdir(), name);
-    return path;
-}
-
 static bool detail_has(const char *needle) {
     if (strstr(gd_error_detail(), needle) != NULL)
         return true;
@@ -63,7 +55,7 @@ static void test_shard_round_trip(void) {
         uint32_t *tokens = malloc(n * sizeof *tokens);
         for (size_t i = 0; i < n; i++)
             tokens[i] = wide ? (uint32_t)(i * 7919 % 2000000) : (uint32_t)(i * 31 % 65536);
-        const char *path = tmp_path(wide ? "rt32.bin" : "rt16.bin");
+        const char *path = gd_test_path(wide ? "rt32.bin" : "rt16.bin");
         CHECK_OK(gd_shard_write(path, tokens, n, width));
         struct stat st;
         CHECK(stat(path, &st) == 0 && (size_t)st.st_size == GD_SHARD_HEADER_BYTES + n * width);
@@ -93,13 +85,13 @@ static void test_shard_round_trip(void) {
     }
     /* The writer refuses what a shard cannot hold. */
     uint32_t big[2] = {1, 70000};
-    CHECK_STATUS(gd_shard_write(tmp_path("w.bin"), big, 2, 2), GD_ERR_INVALID);
+    CHECK_STATUS(gd_shard_write(gd_test_path("w.bin"), big, 2, 2), GD_ERR_INVALID);
     CHECK(detail_has("position 1"));
-    CHECK_STATUS(gd_shard_write(tmp_path("w.bin"), big, 2, 3), GD_ERR_INVALID);
-    CHECK_STATUS(gd_shard_write(tmp_path("w.bin"), big, 0, 4), GD_ERR_INVALID);
-    CHECK_STATUS(gd_shard_write(tmp_path("nodir/w.bin"), big, 2, 4), GD_ERR_NOT_FOUND);
+    CHECK_STATUS(gd_shard_write(gd_test_path("w.bin"), big, 2, 3), GD_ERR_INVALID);
+    CHECK_STATUS(gd_shard_write(gd_test_path("w.bin"), big, 0, 4), GD_ERR_INVALID);
+    CHECK_STATUS(gd_shard_write(gd_test_path("nodir/w.bin"), big, 2, 4), GD_ERR_NOT_FOUND);
     struct stat st;
-    CHECK(stat(tmp_path("w.bin"), &st) != 0);
+    CHECK(stat(gd_test_path("w.bin"), &st) != 0);
 }
 
 static void expect_open_fails(const char *spec, gd_status expected, const char *needle) {
@@ -132,19 +124,19 @@ static void test_shard_header_rejection(void) {
                       "shorter than");
     expect_open_fails(gd_test_write_file("empty.bin", tiny, 0, 0644), GD_ERR_PARSE,
                       "empty.bin");
-    const char *dir = tmp_path("adir");
+    const char *dir = gd_test_path("adir");
     CHECK(mkdir(dir, 0700) == 0);
     expect_open_fails(dir, GD_ERR_INVALID, "directory");
-    expect_open_fails(tmp_path("missing.bin"), GD_ERR_NOT_FOUND, "missing.bin");
-    expect_open_fails(tmp_path("nothing-*.bin"), GD_ERR_NOT_FOUND, "nothing-*.bin");
+    expect_open_fails(gd_test_path("missing.bin"), GD_ERR_NOT_FOUND, "missing.bin");
+    expect_open_fails(gd_test_path("nothing-*.bin"), GD_ERR_NOT_FOUND, "nothing-*.bin");
     /* A glob where one shard is bad fails naming that shard. */
     uint32_t ok[4] = {1, 2, 3, 4};
-    CHECK_OK(gd_shard_write(tmp_path("mix-a.bin"), ok, 4, 2));
+    CHECK_OK(gd_shard_write(gd_test_path("mix-a.bin"), ok, 4, 2));
     raw_shard("mix-b.bin", 1, 1, 4, 4, 2);
-    expect_open_fails(tmp_path("mix-*.bin"), GD_ERR_PARSE, "mix-b.bin");
+    expect_open_fails(gd_test_path("mix-*.bin"), GD_ERR_PARSE, "mix-b.bin");
     /* Mixed widths are refused. */
-    CHECK_OK(gd_shard_write(tmp_path("mix-b.bin"), ok, 4, 4));
-    expect_open_fails(tmp_path("mix-*.bin"), GD_ERR_INVALID, "uint32");
+    CHECK_OK(gd_shard_write(gd_test_path("mix-b.bin"), ok, 4, 4));
+    expect_open_fails(gd_test_path("mix-*.bin"), GD_ERR_INVALID, "uint32");
 
     /* The parser directly. */
     uint8_t header[GD_SHARD_HEADER_BYTES] = {0};
@@ -172,12 +164,12 @@ static gd_data *open_two_shards(void) {
         a[i] = i;
     for (uint32_t i = 0; i < B_COUNT; i++)
         b[i] = 1000 + i;
-    const char *dir = tmp_path("two");
+    const char *dir = gd_test_path("two");
     mkdir(dir, 0700);
-    CHECK_OK(gd_shard_write(tmp_path("two/b-second.bin"), b, B_COUNT, 2));
-    CHECK_OK(gd_shard_write(tmp_path("two/a-first.bin"), a, A_COUNT, 2));
+    CHECK_OK(gd_shard_write(gd_test_path("two/b-second.bin"), b, B_COUNT, 2));
+    CHECK_OK(gd_shard_write(gd_test_path("two/a-first.bin"), a, A_COUNT, 2));
     gd_data *data = NULL;
-    CHECK_OK(gd_data_open(&data, tmp_path("two/*.bin")));
+    CHECK_OK(gd_data_open(&data, gd_test_path("two/*.bin")));
     return data;
 }
 
@@ -357,11 +349,11 @@ static void test_eval_windows_permute(void) {
     uint32_t *tokens = malloc(BIG * sizeof *tokens);
     for (uint32_t i = 0; i < BIG; i++)
         tokens[i] = i;
-    CHECK_OK(gd_shard_write(tmp_path("positions.bin"), tokens, N, 4));
-    CHECK_OK(gd_shard_write(tmp_path("positions-big.bin"), tokens, BIG, 4));
+    CHECK_OK(gd_shard_write(gd_test_path("positions.bin"), tokens, N, 4));
+    CHECK_OK(gd_shard_write(gd_test_path("positions-big.bin"), tokens, BIG, 4));
     gd_data *data = NULL, *big = NULL;
-    CHECK_OK(gd_data_open(&data, tmp_path("positions.bin")));
-    CHECK_OK(gd_data_open(&big, tmp_path("positions-big.bin")));
+    CHECK_OK(gd_data_open(&data, gd_test_path("positions.bin")));
+    CHECK_OK(gd_data_open(&big, gd_test_path("positions-big.bin")));
     if (data == NULL || big == NULL) {
         gd_data_close(data);
         free(tokens);
@@ -416,7 +408,7 @@ static void test_eval_windows_permute(void) {
 /* Ten text files, the bytes of file i all 'a' + i: the first batch of 8
  * eval windows comes from across the whole source, not its first file. */
 static void test_eval_windows_text(void) {
-    CHECK(mkdir(tmp_path("ten"), 0700) == 0);
+    CHECK(mkdir(gd_test_path("ten"), 0700) == 0);
     enum { FILES = 10 };
     char *bytes = malloc(2000);
     uint64_t total = 0, file_start[FILES];
@@ -431,7 +423,7 @@ static void test_eval_windows_text(void) {
     }
     free(bytes);
     char spec[700];
-    snprintf(spec, sizeof spec, "text:%s", tmp_path("ten/part-*.txt"));
+    snprintf(spec, sizeof spec, "text:%s", gd_test_path("ten/part-*.txt"));
     gd_data *data = NULL;
     CHECK_OK(gd_data_open(&data, spec));
     if (data == NULL)
@@ -469,7 +461,7 @@ static void test_vocab_check(void) {
     for (int i = 0; i < 20; i++)
         tokens[i] = (uint32_t)i;
     tokens[17] = 5000;
-    const char *path = tmp_path("vocab.bin");
+    const char *path = gd_test_path("vocab.bin");
     CHECK_OK(gd_shard_write(path, tokens, 20, 4));
     gd_data *data = NULL;
     CHECK_OK(gd_data_open(&data, path));
@@ -496,13 +488,13 @@ static void test_vocab_check(void) {
 }
 
 static void test_text(void) {
-    CHECK(mkdir(tmp_path("text"), 0700) == 0);
+    CHECK(mkdir(gd_test_path("text"), 0700) == 0);
     const char *parts[] = {"text/t-b.txt", "bravo\n", "text/t-a.txt", "alpha ",
                            "text/t-c.txt", "charlie", "text/t-0.txt", ""};
     for (int i = 0; i < 8; i += 2)
         gd_test_write_file(parts[i], parts[i + 1], strlen(parts[i + 1]), 0644);
     char spec[700];
-    snprintf(spec, sizeof spec, "text:%s", tmp_path("text/t-*.txt"));
+    snprintf(spec, sizeof spec, "text:%s", gd_test_path("text/t-*.txt"));
     gd_data *data = NULL;
     CHECK_OK(gd_data_open(&data, spec));
     if (data == NULL)
@@ -537,12 +529,12 @@ static void test_text(void) {
     CHECK(detail_has("byte 108 at offset 1") && detail_has("t-a.txt"));
     gd_data_close(data);
 
-    snprintf(spec, sizeof spec, "text:%s", tmp_path("text/t-0.txt"));
+    snprintf(spec, sizeof spec, "text:%s", gd_test_path("text/t-0.txt"));
     expect_open_fails(spec, GD_ERR_INVALID, "empty");
-    snprintf(spec, sizeof spec, "text:%s", tmp_path("text/none-*.txt"));
+    snprintf(spec, sizeof spec, "text:%s", gd_test_path("text/none-*.txt"));
     expect_open_fails(spec, GD_ERR_NOT_FOUND, "none-*.txt");
     expect_open_fails("text:", GD_ERR_INVALID, "text:");
-    snprintf(spec, sizeof spec, "text:%s", tmp_path("text"));
+    snprintf(spec, sizeof spec, "text:%s", gd_test_path("text"));
     expect_open_fails(spec, GD_ERR_INVALID, "directory");
 }
 
@@ -783,45 +775,45 @@ static void test_digest(void) {
         a[i] = (uint32_t)(i * 13 % 1000);
     for (int i = 0; i < 200; i++)
         b[i] = (uint32_t)(i * 7 % 1000);
-    CHECK(mkdir(tmp_path("dg-run"), 0755) == 0 || errno == EEXIST);
-    CHECK(mkdir(tmp_path("dg-host"), 0755) == 0 || errno == EEXIST);
-    CHECK_OK(gd_shard_write(tmp_path("dg-run/a.bin"), a, 300, 2));
-    CHECK_OK(gd_shard_write(tmp_path("dg-run/b.bin"), b, 200, 2));
-    CHECK_OK(gd_shard_write(tmp_path("dg-host/part-1.bin"), a, 300, 2));
-    CHECK_OK(gd_shard_write(tmp_path("dg-host/part-2.bin"), b, 200, 2));
+    CHECK(mkdir(gd_test_path("dg-run"), 0755) == 0 || errno == EEXIST);
+    CHECK(mkdir(gd_test_path("dg-host"), 0755) == 0 || errno == EEXIST);
+    CHECK_OK(gd_shard_write(gd_test_path("dg-run/a.bin"), a, 300, 2));
+    CHECK_OK(gd_shard_write(gd_test_path("dg-run/b.bin"), b, 200, 2));
+    CHECK_OK(gd_shard_write(gd_test_path("dg-host/part-1.bin"), a, 300, 2));
+    CHECK_OK(gd_shard_write(gd_test_path("dg-host/part-2.bin"), b, 200, 2));
     uint8_t run[32], host[32], other[32];
     gd_data *d = NULL;
-    CHECK_OK(gd_data_open(&d, tmp_path("dg-run/*.bin")));
+    CHECK_OK(gd_data_open(&d, gd_test_path("dg-run/*.bin")));
     digest_of(d, run);
     char part1[600], part2[600], host_glob[600];
-    snprintf(part1, sizeof part1, "%s", tmp_path("dg-host/part-1.bin"));
-    snprintf(part2, sizeof part2, "%s", tmp_path("dg-host/part-2.bin"));
-    snprintf(host_glob, sizeof host_glob, "%s", tmp_path("dg-host/part-*.bin"));
+    snprintf(part1, sizeof part1, "%s", gd_test_path("dg-host/part-1.bin"));
+    snprintf(part2, sizeof part2, "%s", gd_test_path("dg-host/part-2.bin"));
+    snprintf(host_glob, sizeof host_glob, "%s", gd_test_path("dg-host/part-*.bin"));
     const char *host_paths[2] = {part1, part2};
-    CHECK_OK(gd_data_open_files(&d, tmp_path("dg-run/*.bin"), host_paths, 2));
+    CHECK_OK(gd_data_open_files(&d, gd_test_path("dg-run/*.bin"), host_paths, 2));
     digest_of(d, host);
     CHECK(memcmp(run, host, 32) == 0);
     const char *glob_path[1] = {host_glob};
-    CHECK_OK(gd_data_open_files(&d, tmp_path("dg-run/*.bin"), glob_path, 1));
+    CHECK_OK(gd_data_open_files(&d, gd_test_path("dg-run/*.bin"), glob_path, 1));
     digest_of(d, host);
     CHECK(memcmp(run, host, 32) == 0);
     /* Another order, one file, one token changed, another width. */
     const char *swapped[2] = {host_paths[1], host_paths[0]};
-    CHECK_OK(gd_data_open_files(&d, tmp_path("dg-run/*.bin"), swapped, 2));
+    CHECK_OK(gd_data_open_files(&d, gd_test_path("dg-run/*.bin"), swapped, 2));
     digest_of(d, other);
     CHECK(memcmp(run, other, 32) != 0);
-    CHECK_OK(gd_data_open_files(&d, tmp_path("dg-run/*.bin"), host_paths, 1));
-    digest_of(d, other);
-    CHECK(memcmp(run, other, 32) != 0);
-    b[199] ^= 1;
-    CHECK_OK(gd_shard_write(tmp_path("dg-host/part-2.bin"), b, 200, 2));
-    CHECK_OK(gd_data_open_files(&d, tmp_path("dg-run/*.bin"), host_paths, 2));
+    CHECK_OK(gd_data_open_files(&d, gd_test_path("dg-run/*.bin"), host_paths, 1));
     digest_of(d, other);
     CHECK(memcmp(run, other, 32) != 0);
     b[199] ^= 1;
-    CHECK_OK(gd_shard_write(tmp_path("dg-host/part-1.bin"), a, 300, 4));
-    CHECK_OK(gd_shard_write(tmp_path("dg-host/part-2.bin"), b, 200, 4));
-    CHECK_OK(gd_data_open_files(&d, tmp_path("dg-run/*.bin"), host_paths, 2));
+    CHECK_OK(gd_shard_write(gd_test_path("dg-host/part-2.bin"), b, 200, 2));
+    CHECK_OK(gd_data_open_files(&d, gd_test_path("dg-run/*.bin"), host_paths, 2));
+    digest_of(d, other);
+    CHECK(memcmp(run, other, 32) != 0);
+    b[199] ^= 1;
+    CHECK_OK(gd_shard_write(gd_test_path("dg-host/part-1.bin"), a, 300, 4));
+    CHECK_OK(gd_shard_write(gd_test_path("dg-host/part-2.bin"), b, 200, 4));
+    CHECK_OK(gd_data_open_files(&d, gd_test_path("dg-run/*.bin"), host_paths, 2));
     digest_of(d, other);
     CHECK(memcmp(run, other, 32) != 0);
     /* Text: the same bytes as text and elsewhere. */
@@ -852,7 +844,7 @@ static void test_digest(void) {
     CHECK_STATUS(gd_data_open_files(&d, "synthetic:markov:1", host_paths, 1), GD_ERR_INVALID);
     CHECK(d == NULL && detail_has("not read from files"));
     const char *empty[1] = {""};
-    CHECK_STATUS(gd_data_open_files(&d, tmp_path("dg-run/*.bin"), empty, 1), GD_ERR_INVALID);
+    CHECK_STATUS(gd_data_open_files(&d, gd_test_path("dg-run/*.bin"), empty, 1), GD_ERR_INVALID);
 }
 
 int main(void) {

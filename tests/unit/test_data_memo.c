@@ -15,14 +15,6 @@
 #include "tests/testkit.h"
 #include "trainer/data.h"
 
-static const char *tmp_path(const char *name) {
-    static char paths[8][600];
-    static int next;
-    char *path = paths[next++ % 8];
-    snprintf(path, 600, "%s/%s", gd_test_tmpdir(), name);
-    return path;
-}
-
 /* The memo's hooks, counted. */
 typedef struct counted {
     gd_data_hash_memo inner;
@@ -56,7 +48,7 @@ static counted digest_with_memo(const char *state_dir, int64_t settled_offset,
     counted c = {.inner = gd_data_memo_hooks(&memo), .ignored = ignored};
     gd_data_hash_memo hooks = {counted_lookup, counted_record, &c};
     gd_data *d = NULL;
-    CHECK_OK(gd_data_open(&d, tmp_path("dm-data/*.bin")));
+    CHECK_OK(gd_data_open(&d, gd_test_path("dm-data/*.bin")));
     CHECK_OK(gd_data_digest(d, NULL, &hooks, digest));
     gd_data_close(d);
     CHECK_OK(gd_data_memo_save(&memo));
@@ -80,19 +72,19 @@ static size_t memo_lines(const char *state_dir) {
 
 static void test_known_files_are_not_read_again(void) {
     char state[600];
-    snprintf(state, sizeof state, "%s", tmp_path("dm-state"));
-    CHECK(mkdir(tmp_path("dm-data"), 0755) == 0 || errno == EEXIST);
+    snprintf(state, sizeof state, "%s", gd_test_path("dm-state"));
+    CHECK(mkdir(gd_test_path("dm-data"), 0755) == 0 || errno == EEXIST);
     CHECK(mkdir(state, 0700) == 0 || errno == EEXIST);
     uint32_t tokens[3][100];
     for (int f = 0; f < 3; f++)
         for (int i = 0; i < 100; i++)
             tokens[f][i] = (uint32_t)(f * 1000 + i * 7);
-    CHECK_OK(gd_shard_write(tmp_path("dm-data/a.bin"), tokens[0], 100, 2));
-    CHECK_OK(gd_shard_write(tmp_path("dm-data/b.bin"), tokens[1], 100, 2));
-    CHECK_OK(gd_shard_write(tmp_path("dm-data/c.bin"), tokens[2], 100, 2));
+    CHECK_OK(gd_shard_write(gd_test_path("dm-data/a.bin"), tokens[0], 100, 2));
+    CHECK_OK(gd_shard_write(gd_test_path("dm-data/b.bin"), tokens[1], 100, 2));
+    CHECK_OK(gd_shard_write(gd_test_path("dm-data/c.bin"), tokens[2], 100, 2));
     uint8_t plain[32], got[32];
     gd_data *d = NULL;
-    CHECK_OK(gd_data_open(&d, tmp_path("dm-data/*.bin")));
+    CHECK_OK(gd_data_open(&d, gd_test_path("dm-data/*.bin")));
     CHECK_OK(gd_data_digest(d, NULL, NULL, plain));
     gd_data_close(d);
 
@@ -118,11 +110,11 @@ static void test_known_files_are_not_read_again(void) {
     uint16_t narrow[100];
     for (int i = 0; i < 100; i++)
         narrow[i] = (uint16_t)(tokens[1][i] ^ (i == 50)); /* little-endian host */
-    int fd = open(tmp_path("dm-data/b.bin"), O_WRONLY);
+    int fd = open(gd_test_path("dm-data/b.bin"), O_WRONLY);
     CHECK(fd >= 0);
     CHECK(pwrite(fd, narrow, sizeof narrow, GD_SHARD_HEADER_BYTES) == (ssize_t)sizeof narrow);
     close(fd);
-    CHECK_OK(gd_data_open(&d, tmp_path("dm-data/*.bin")));
+    CHECK_OK(gd_data_open(&d, gd_test_path("dm-data/*.bin")));
     CHECK_OK(gd_data_digest(d, NULL, NULL, plain));
     gd_data_close(d);
     c = digest_with_memo(state, 0, got);
@@ -132,13 +124,13 @@ static void test_known_files_are_not_read_again(void) {
     /* c replaced by another file (a new inode) with the same bytes, and a
      * touched to its own times (its change time still moves). */
     usleep(20000);
-    CHECK(rename(tmp_path("dm-data/c.bin"), tmp_path("dm-data/c.old")) == 0);
-    CHECK_OK(gd_shard_write(tmp_path("dm-data/c.bin"), tokens[2], 100, 2));
-    CHECK(unlink(tmp_path("dm-data/c.old")) == 0);
+    CHECK(rename(gd_test_path("dm-data/c.bin"), gd_test_path("dm-data/c.old")) == 0);
+    CHECK_OK(gd_shard_write(gd_test_path("dm-data/c.bin"), tokens[2], 100, 2));
+    CHECK(unlink(gd_test_path("dm-data/c.old")) == 0);
     struct stat st;
-    CHECK(stat(tmp_path("dm-data/a.bin"), &st) == 0);
+    CHECK(stat(gd_test_path("dm-data/a.bin"), &st) == 0);
     struct timespec times[2] = {st.st_atim, st.st_mtim};
-    CHECK(utimensat(AT_FDCWD, tmp_path("dm-data/a.bin"), times, 0) == 0);
+    CHECK(utimensat(AT_FDCWD, gd_test_path("dm-data/a.bin"), times, 0) == 0);
     c = digest_with_memo(state, 10, got);
     CHECK(memcmp(plain, got, 32) == 0);
     CHECK(c.hits == 0 && c.misses == 3 && c.records == 3);
@@ -148,7 +140,7 @@ static void test_known_files_are_not_read_again(void) {
 
 static void test_memo_file_that_does_not_parse_is_ignored(void) {
     char state[600];
-    snprintf(state, sizeof state, "%s", tmp_path("dm-state"));
+    snprintf(state, sizeof state, "%s", gd_test_path("dm-state"));
     char path[700];
     snprintf(path, sizeof path, "%s/%s", state, GD_DATA_MEMO_FILE);
     static const char junk[] = "not a memo\n";
