@@ -21,6 +21,8 @@
 #define GD_MEMBER_SYNC_RETRY 5 /* blocks between tries of an early state sync */
 /* Artifacts fetched from peers are bounded by what the run's model makes. */
 #define GD_MEMBER_TRANSCRIPT_MAX ((size_t)(4096 + 2) * 312)
+/* A payload is bounded by the size its commitment states, and that by this. */
+#define GD_MEMBER_PAYLOAD_MAX ((uint64_t)1 << 36)
 
 /* A check's answer kept for its reveal (recomputed after a restart). */
 typedef struct gd_member_answer {
@@ -194,6 +196,17 @@ void gd_member_recycle(gd_member *n, gd_buf *b);
 /* A fetch from a member's artifact URL, counted in bytes_in. */
 gd_status gd_member_fetch(gd_member *n, const char *address, const gd_artifact_req *req,
                         size_t max_len, gd_artifact_answer *out) GD_MUST_CHECK;
+
+/* The round's commitment of address in q, or NULL. */
+const Gonka__Diloco__V1__Commitment *
+gd_commitment_in(const Gonka__Diloco__V1__QueryRoundResponse *q, const char *address);
+
+/* The payload `address` committed in the current round (the node's own
+ * from its store): fetched once and kept for the round, checked against
+ * the commitment before it is kept. A peer this block's batch failed to
+ * fetch fails with that batch's detail (plugin/member_payloads.c). */
+gd_status gd_member_round_payload(gd_member *n, const char *address,
+                                  const gd_buf **out) GD_MUST_CHECK;
 
 /* Fetches at once, in parallel, the payloads this step's duties (acts)
  * will read and the node does not hold yet, where the peer port can
