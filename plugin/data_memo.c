@@ -126,13 +126,10 @@ static bool gd_memo_same_id(const gd_data_file_id *a, const gd_data_file_id *b) 
            a->ctime_sec == b->ctime_sec && a->ctime_nsec == b->ctime_nsec;
 }
 
-/* Remembers a file for the next save (duplicates of a path keep the first:
- * a data set may name one file twice). */
+/* Remembers a file for the next save (a path named twice is written once,
+ * gd_data_memo_save). */
 static void gd_memo_keep(gd_data_memo *m, const char *path, const gd_data_file_id *id,
                          const uint8_t hash[32]) {
-    for (size_t i = 0; i < m->n_seen; i++)
-        if (strcmp(m->seen[i].path, path) == 0)
-            return;
     if (m->n_seen == m->cap_seen) {
         size_t cap = m->cap_seen ? 2 * m->cap_seen : 64;
         gd_data_memo_entry *grown = realloc(m->seen, cap * sizeof *grown);
@@ -184,9 +181,12 @@ gd_data_hash_memo gd_data_memo_hooks(gd_data_memo *m) {
     return (gd_data_hash_memo){.lookup = gd_memo_lookup, .record = gd_memo_record, .ctx = m};
 }
 
-gd_status gd_data_memo_save(const gd_data_memo *m) {
+gd_status gd_data_memo_save(gd_data_memo *m) {
     if (m->file[0] == '\0' || m->lost)
         return GD_OK;
+    /* Sorted, each path once (a data set may name one file twice): the
+     * parser refuses a path on two lines. */
+    qsort(m->seen, m->n_seen, sizeof *m->seen, gd_memo_cmp);
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
@@ -194,6 +194,8 @@ gd_status gd_data_memo_save(const gd_data_memo *m) {
         return gd_fail(GD_ERR_NOMEM, "out of memory for the data memo");
     for (size_t i = 0; i < m->n_seen; i++) {
         const gd_data_memo_entry *e = &m->seen[i];
+        if (i > 0 && strcmp(e->path, m->seen[i - 1].path) == 0)
+            continue;
         char hex[65];
         gd_hex_encode(hex, e->hash, 32, false);
         fprintf(f, "%s %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRId64 " %" PRId64 " %" PRId64

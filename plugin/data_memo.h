@@ -64,9 +64,9 @@ gd_status gd_data_memo_load(gd_data_memo *m, const char *state_dir,
 /* The hooks gd_data_digest calls (m must outlive them). */
 gd_data_hash_memo gd_data_memo_hooks(gd_data_memo *m);
 
-/* Writes the files this digest looked up or hashed, atomically (mode
- * 0600), replacing what was there. */
-gd_status gd_data_memo_save(const gd_data_memo *m) GD_MUST_CHECK;
+/* Writes the files this digest looked up or hashed, sorted, each path
+ * once, atomically (mode 0600), replacing what was there. */
+gd_status gd_data_memo_save(gd_data_memo *m) GD_MUST_CHECK;
 void gd_data_memo_free(gd_data_memo *m);
 
 #endif

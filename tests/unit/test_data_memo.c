@@ -164,6 +164,30 @@ static void test_memo_file_that_does_not_parse_is_ignored(void) {
     gd_data_memo_free(&memo);
 }
 
+/* A data set naming one file twice: saved once, and the memo reads back. */
+static void test_file_named_twice(void) {
+    char state[600], a[600];
+    snprintf(state, sizeof state, "%s", gd_test_path("dm-state"));
+    snprintf(a, sizeof a, "%s", gd_test_path("dm-data/a.bin"));
+    const char *paths[2] = {a, a};
+    for (int start = 0; start < 2; start++) {
+        gd_data_memo memo;
+        bool ignored = true;
+        CHECK_OK(gd_data_memo_load(&memo, state, &ignored));
+        CHECK(!ignored);
+        memo.began += 10;
+        gd_data_hash_memo hooks = gd_data_memo_hooks(&memo);
+        gd_data *d = NULL;
+        uint8_t digest[32];
+        CHECK_OK(gd_data_open_files(&d, gd_test_path("dm-data/*.bin"), paths, 2));
+        CHECK_OK(gd_data_digest(d, NULL, &hooks, digest));
+        gd_data_close(d);
+        CHECK_OK(gd_data_memo_save(&memo));
+        gd_data_memo_free(&memo);
+        CHECK(memo_lines(state) == 1);
+    }
+}
+
 static gd_status parse_text(const char *text, size_t *n) {
     gd_data_memo_entry *es = NULL;
     gd_status s = gd_data_memo_parse((const uint8_t *)text, strlen(text), &es, n);
@@ -204,5 +228,6 @@ int main(void) {
     RUN_TEST(test_parse);
     RUN_TEST(test_known_files_are_not_read_again);
     RUN_TEST(test_memo_file_that_does_not_parse_is_ignored);
+    RUN_TEST(test_file_named_twice);
     return gd_test_finish();
 }
