@@ -152,9 +152,14 @@ gd_status gd_member_prefetch(gd_member *n, const gd_action *acts, size_t n_acts)
             gd_batch_add(n, rv->aggregation_set[j], items, who, &k, cap);
     }
     /* One payload alone is fetched by its duty, as before. */
-    gd_status s = k > 1 ? n->peers.iface->fetch_all(n->peers.ctx, items, k) : GD_OK;
+    if (k < 2) {
+        free(items);
+        free(who);
+        return GD_OK;
+    }
+    gd_status s = n->peers.iface->fetch_all(n->peers.ctx, items, k);
     uint64_t fetched = 0;
-    for (size_t i = 0; s == GD_OK && k > 1 && i < k; i++) {
+    for (size_t i = 0; s == GD_OK && i < k; i++) {
         gd_peer_fetch_item *it = &items[i];
         if (it->status != GD_OK) {
             s = gd_record_fetch_failure(n, who[i], it->status, it->why);
@@ -173,7 +178,7 @@ gd_status gd_member_prefetch(gd_member *n, const gd_action *acts, size_t n_acts)
         else if (kept != GD_OK)
             s = gd_record_fetch_failure(n, who[i], kept, gd_error_detail());
     }
-    if (s == GD_OK && k > 1)
+    if (s == GD_OK)
         GD_LOG_INFO("node", "height %" PRId64 ": round %" PRIu64 ": %zu payloads fetched at once "
                             "(%" PRIu64 " bytes, %zu failed)",
                     n->view.view.height, n->cache_round, k, fetched, n->n_fetch_failed);
