@@ -49,7 +49,8 @@ static int gd_rec_rank_cmp(const void *a, const void *b) {
 
 /* n ranks (the array is sorted here): each below `below`, no two equal. */
 static gd_status gd_rec_ranks(uint32_t *ranks, size_t n, uint64_t below, const char *what) {
-    qsort(ranks, n, sizeof *ranks, gd_rec_rank_cmp);
+    if (n > 1)
+        qsort(ranks, n, sizeof *ranks, gd_rec_rank_cmp);
     if (n > 0 && ranks[n - 1] >= below)
         return gd_fail(GD_ERR_INVALID, "%s rank %u is not below the run's next_rank %" PRIu64,
                        what, ranks[n - 1], below);

@@ -87,7 +87,8 @@ gd_status gd_data_memo_parse(const uint8_t *bytes, size_t len, gd_data_memo_entr
         }
         p = nl + 1;
     }
-    qsort(es, lines, sizeof *es, gd_memo_cmp);
+    if (lines > 1)
+        qsort(es, lines, sizeof *es, gd_memo_cmp);
     for (size_t i = 1; i < lines; i++)
         if (strcmp(es[i - 1].path, es[i].path) == 0) {
             gd_data_memo_entries_free(es, lines);
@@ -185,8 +186,10 @@ gd_status gd_data_memo_save(gd_data_memo *m) {
     if (m->file[0] == '\0' || m->lost)
         return GD_OK;
     /* Sorted, each path once (a data set may name one file twice): the
-     * parser refuses a path on two lines. */
-    qsort(m->seen, m->n_seen, sizeof *m->seen, gd_memo_cmp);
+     * parser refuses a path on two lines. A node that hashed nothing has
+     * no array at all, and qsort must not see its NULL. */
+    if (m->n_seen > 1)
+        qsort(m->seen, m->n_seen, sizeof *m->seen, gd_memo_cmp);
     char *text = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
