@@ -177,18 +177,26 @@ static gd_status gd_build_transcript(gd_worker_round *out) {
     return gd_mmr_root(&out->transcript, out->transcript_root);
 }
 
-gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
-                                 uint64_t round, const float *start, size_t start_n,
-                                 gd_worker_state *w, gd_worker_state *segment_starts,
-                                 gd_worker_round *out) {
+static gd_status gd_round_failed(gd_worker_state *w, gd_worker_round *out, uint64_t round,
+                                 gd_status s) {
+    gd_worker_round_free(out);
+    return gd_fail_context(s, "%s, round %llu", w->address, (unsigned long long)round);
+}
+
+gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, uint64_t round,
+                                const float *start, size_t start_n, gd_worker_state *w,
+                                gd_worker_state *segment_starts, gd_worker_round *out,
+                                gd_worker_round_run *run) {
     memset(out, 0, sizeof *out);
+    memset(run, 0, sizeof *run);
     gd_mmr_init(&out->transcript);
     GD_TRY(gd_check_sizes(t, start_n, "the round's start state"));
     GD_TRY(gd_check_sizes(t, w->n, "the worker's state"));
-    uint32_t segments = c->inner_steps / c->segment_steps;
-    gd_state_tag tag;
-    gd_diloco_state_tag(c, gd_trainer_layout(t), &tag);
-    out->n_leaves = gd_transcript_leaves(segments);
+    *run = (gd_worker_round_run){.round = round, .start = start,
+                                 .segment_starts = segment_starts,
+                                 .segments = c->inner_steps / c->segment_steps};
+    gd_diloco_state_tag(c, gd_trainer_layout(t), &run->tag);
+    out->n_leaves = gd_transcript_leaves(run->segments);
     out->descs = calloc(out->n_leaves, sizeof *out->descs);
     out->leaves = calloc(out->n_leaves, GD_MMR_HASH_LEN);
     out->delta = malloc(w->n * sizeof(float));
@@ -198,52 +206,80 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     }
     gd_status s = gd_diloco_load_worker(t, c, w, start);
-    double t0 = gd_now(), hashing = 0;
-    for (uint32_t seg = 0; s == GD_OK && seg <= segments; seg++) {
-        double h0 = gd_now();
-        s = gd_record_state(t, &tag, round, w, &out->descs[seg]);
-        hashing += gd_now() - h0;
-        if (s != GD_OK || seg == segments)
-            break;
-        if (segment_starts != NULL)
-            s = gd_worker_state_copy(&segment_starts[seg], w);
-        double segment_loss = 0;
-        for (uint32_t k = 0; s == GD_OK && k < c->segment_steps; k++) {
-            if (c->stop != NULL && *c->stop) {
-                s = gd_fail(GD_ERR_CANCELLED, "stopped at inner step %u of %u",
-                            seg * c->segment_steps + k, c->inner_steps);
-                break;
-            }
-            gd_step_stats st;
-            s = gd_trainer_step(t, data, &st);
-            out->loss_sum += st.loss;
-            segment_loss += st.loss;
-            out->steps++;
-            out->tokens += st.tokens;
-        }
-        segment_loss /= c->segment_steps;
-        if (seg == 0)
-            out->first_segment_loss = segment_loss;
-        out->last_segment_loss = segment_loss;
-        if (s == GD_OK && c->on_segment != NULL)
-            c->on_segment(c->on_segment_ctx, round, seg, segments, segment_loss);
-    }
-    out->seconds = gd_now() - t0 - hashing;
     if (s == GD_OK)
-        s = gd_encode_delta(gd_trainer_backend(t), gd_trainer_pool(t), c, &tag, round, start,
-                            w, out->delta, &out->payload);
+        s = gd_record_state(t, &run->tag, round, w, &out->descs[0]);
+    return s == GD_OK ? GD_OK : gd_round_failed(w, out, round, s);
+}
+
+gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
+                                  bool reload, gd_worker_state *w, gd_worker_round *out,
+                                  gd_worker_round_run *run) {
+    uint32_t seg = run->done;
+    if (seg >= run->segments)
+        return gd_fail(GD_ERR_INVALID, "round %llu has %u segments, all trained",
+                       (unsigned long long)run->round, run->segments);
+    gd_status s = reload ? gd_diloco_load_worker(t, c, w, w->params) : GD_OK;
+    if (s == GD_OK && run->segment_starts != NULL)
+        s = gd_worker_state_copy(&run->segment_starts[seg], w);
+    double t0 = gd_now(), segment_loss = 0;
+    for (uint32_t k = 0; s == GD_OK && k < c->segment_steps; k++) {
+        if (c->stop != NULL && *c->stop) {
+            s = gd_fail(GD_ERR_CANCELLED, "stopped at inner step %u of %u",
+                        seg * c->segment_steps + k, c->inner_steps);
+            break;
+        }
+        gd_step_stats st;
+        s = gd_trainer_step(t, data, &st);
+        out->loss_sum += st.loss;
+        segment_loss += st.loss;
+        out->steps++;
+        out->tokens += st.tokens;
+    }
+    out->seconds += gd_now() - t0;
+    segment_loss /= c->segment_steps;
+    if (seg == 0)
+        out->first_segment_loss = segment_loss;
+    out->last_segment_loss = segment_loss;
+    /* w holds the state at the new boundary: leaf seg + 1, and where a
+     * reloaded segment resumes. */
+    if (s == GD_OK)
+        s = gd_record_state(t, &run->tag, run->round, w, &out->descs[seg + 1]);
+    if (s != GD_OK)
+        return gd_round_failed(w, out, run->round, s);
+    run->done++;
+    if (c->on_segment != NULL)
+        c->on_segment(c->on_segment_ctx, run->round, seg, run->segments, segment_loss);
+    return GD_OK;
+}
+
+gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_worker_state *w,
+                                 gd_worker_round *out, gd_worker_round_run *run) {
+    gd_status s = run->done == run->segments
+                      ? GD_OK
+                      : gd_fail(GD_ERR_INVALID, "round %llu: %u of %u segments trained",
+                                (unsigned long long)run->round, run->done, run->segments);
+    if (s == GD_OK)
+        s = gd_encode_delta(gd_trainer_backend(t), gd_trainer_pool(t), c, &run->tag, run->round,
+                            run->start, w, out->delta, &out->payload);
     if (s == GD_OK)
         s = gd_payload_root(&out->payload, out->payload_root, &out->payload_leaves);
     if (s == GD_OK)
-        s = gd_worker_state_describe(gd_trainer_pool(t), &tag, round, GD_STAGE_ENCODED, w,
-                                     &out->descs[segments + 1]);
+        s = gd_worker_state_describe(gd_trainer_pool(t), &run->tag, run->round, GD_STAGE_ENCODED,
+                                     w, &out->descs[run->segments + 1]);
     if (s == GD_OK)
         s = gd_build_transcript(out);
-    if (s != GD_OK) {
-        gd_worker_round_free(out);
-        return gd_fail_context(s, "%s, round %llu", w->address, (unsigned long long)round);
-    }
-    return GD_OK;
+    return s == GD_OK ? GD_OK : gd_round_failed(w, out, run->round, s);
+}
+
+gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
+                                 uint64_t round, const float *start, size_t start_n,
+                                 gd_worker_state *w, gd_worker_state *segment_starts,
+                                 gd_worker_round *out) {
+    gd_worker_round_run run;
+    GD_TRY(gd_diloco_round_begin(t, c, round, start, start_n, w, segment_starts, out, &run));
+    while (run.done < run.segments)
+        GD_TRY(gd_diloco_round_segment(t, c, data, false, w, out, &run));
+    return gd_diloco_round_finish(t, c, w, out, &run);
 }
 
 /* --- aggregation -------------------------------------------------------------------------- */

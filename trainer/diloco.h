@@ -132,6 +132,36 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
                                  gd_worker_state *w, gd_worker_state *segment_starts,
                                  gd_worker_round *out) GD_MUST_CHECK;
 
+/* The same round a segment at a time, for a host whose trainer does other
+ * work between segments (a validator's re-execution while a worker trains
+ * the next round ahead, with overlap). begin records leaf 0 from start;
+ * each segment call takes K inner steps and records the next leaf; finish
+ * encodes and builds the transcript. gd_diloco_worker_round is exactly
+ * begin, S segments and finish, so both give the same bits. With reload a
+ * segment first loads w into the trainer again (w always holds the state
+ * at the last segment boundary), so whatever ran on the trainer in between
+ * changes nothing. The caller keeps start, w, segment_starts and out alive
+ * until finish; on an error out is freed and the round is over. */
+typedef struct gd_worker_round_run {
+    uint64_t round;
+    const float *start;              /* S_r, start_n values */
+    gd_worker_state *segment_starts; /* or NULL */
+    gd_state_tag tag;
+    uint32_t segments;               /* S = H / K */
+    uint32_t done;                   /* segments trained so far */
+} gd_worker_round_run;
+
+gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, uint64_t round,
+                                const float *start, size_t start_n, gd_worker_state *w,
+                                gd_worker_state *segment_starts, gd_worker_round *out,
+                                gd_worker_round_run *run) GD_MUST_CHECK;
+gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
+                                  bool reload, gd_worker_state *w, gd_worker_round *out,
+                                  gd_worker_round_run *run) GD_MUST_CHECK;
+/* After every segment (run->done == run->segments). */
+gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_worker_state *w,
+                                 gd_worker_round *out, gd_worker_round_run *run) GD_MUST_CHECK;
+
 /* Δ + decay·residual of one chunk, encoded as the worker does (the rule a
  * verifier replays on one chunk): delta[i] = start[i] - params[i]; with
  * error feedback the residual is first multiplied by the decay, then

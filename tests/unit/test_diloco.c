@@ -501,6 +501,69 @@ static void test_worker_round_and_segments(void) {
     engine_close(&e);
 }
 
+/* The round a segment at a time, with a validator's re-execution of
+ * another worker's segment on the same trainer between segments (what a
+ * node training ahead does), gives the bits of one call: leaves, payload,
+ * final state. Without the reload the interloper's state leaks in. */
+static void test_round_by_segments(void) {
+    engine e;
+    engine_open(&e, 2);
+    gd_worker_state whole_w, other_w;
+    CHECK_OK(gd_worker_state_init(&whole_w, 0, e.n));
+    CHECK_OK(gd_worker_state_init(&other_w, 1, e.n));
+    gd_worker_state seg[2], other_seg[2];
+    gd_worker_round whole, other;
+    CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, 0, e.g0, e.n, &whole_w, seg, &whole));
+    CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, 0, e.g0, e.n, &other_w, other_seg,
+                                    &other));
+    commitment m;
+    commitment_open(&m, &e, &other, &other_w, 1);
+    for (int reload = 1; reload >= 0; reload--) {
+        gd_worker_state w;
+        CHECK_OK(gd_worker_state_init(&w, 0, e.n));
+        gd_worker_state starts[2];
+        gd_worker_round res;
+        gd_worker_round_run run;
+        CHECK_OK(gd_diloco_round_begin(e.t, &e.c, 0, e.g0, e.n, &w, starts, &res, &run));
+        while (run.done < run.segments) {
+            /* The trainer serves a check in between. */
+            gd_check_result r =
+                check_segment(&e, &m.cv, &other, 1, &other_seg[1], other.leaves[2]);
+            CHECK(r.pass);
+            CHECK_OK(gd_diloco_round_segment(e.t, &e.c, e.data, reload, &w, &res, &run));
+        }
+        CHECK_STATUS(gd_diloco_round_segment(e.t, &e.c, e.data, true, &w, &res, &run),
+                     GD_ERR_INVALID);
+        CHECK_OK(gd_diloco_round_finish(e.t, &e.c, &w, &res, &run));
+        bool same = memcmp(res.transcript_root, whole.transcript_root, 32) == 0 &&
+                    memcmp(res.payload_root, whole.payload_root, 32) == 0 &&
+                    memcmp(w.params, whole_w.params, e.n * sizeof(float)) == 0 &&
+                    memcmp(starts[1].exp_avg, seg[1].exp_avg, e.n * sizeof(float)) == 0 &&
+                    res.steps == whole.steps && res.tokens == whole.tokens;
+        CHECK(same == (reload == 1));
+        free_segments(starts, 2);
+        gd_worker_round_free(&res);
+        gd_worker_state_free(&w);
+    }
+    /* finish before the last segment is refused */
+    gd_worker_state w;
+    CHECK_OK(gd_worker_state_init(&w, 0, e.n));
+    gd_worker_round res;
+    gd_worker_round_run run;
+    CHECK_OK(gd_diloco_round_begin(e.t, &e.c, 0, e.g0, e.n, &w, NULL, &res, &run));
+    CHECK_STATUS(gd_diloco_round_finish(e.t, &e.c, &w, &res, &run), GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "0 of 2 segments") != NULL);
+    gd_worker_state_free(&w);
+    gd_global_state_free(&m.g);
+    free_segments(seg, 2);
+    free_segments(other_seg, 2);
+    gd_worker_round_free(&whole);
+    gd_worker_round_free(&other);
+    gd_worker_state_free(&whole_w);
+    gd_worker_state_free(&other_w);
+    engine_close(&e);
+}
+
 /* Two validators re-executing the same segment with different thread
  * counts compute the same verdict digest (proofs/diloco_rules.h), which is
  * what the module compares in a double check; a digest of a state the
@@ -678,6 +741,7 @@ int main(void) {
     RUN_TEST(test_aggregate_from_readers);
     RUN_TEST(test_clipping_bounds_a_bad_contribution);
     RUN_TEST(test_worker_round_and_segments);
+    RUN_TEST(test_round_by_segments);
     RUN_TEST(test_verdict_digest_agrees);
     RUN_TEST(test_address_order);
     RUN_TEST(test_transcript_thread_independent);
