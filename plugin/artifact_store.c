@@ -14,7 +14,8 @@
 #include "common/file.h"
 #include "trainer/payload.h"
 
-#define GD_JOURNAL_VERSION 2
+/* Version 3 added "ahead"; a version 2 journal reads as one without it. */
+#define GD_JOURNAL_VERSION 3
 #define GD_JOURNAL_MAX 4096
 
 /* mkdir with mode 0700 that accepts an existing directory. */
@@ -209,10 +210,10 @@ gd_status gd_journal_save(const gd_artifact_store *s, const gd_node_journal *j) 
     GD_TRY(gd_journal_path(s, path, sizeof path));
     snprintf(round, sizeof round, "%" PRIu64, j->round);
     snprintf(sealed, sizeof sealed, "%" PRIu64, j->sealed_upto);
-    json_t *o = json_pack("{s:i,s:s,s:b,s:b,s:b,s:b,s:s}", "version", GD_JOURNAL_VERSION, "round",
-                          round, "trained", (int)j->trained, "aggregated", (int)j->aggregated,
-                          "join_sent", (int)j->join_sent, "leave_wanted", (int)j->leave_wanted,
-                          "sealed_upto", sealed);
+    json_t *o = json_pack("{s:i,s:s,s:b,s:b,s:b,s:b,s:b,s:s}", "version", GD_JOURNAL_VERSION,
+                          "round", round, "trained", (int)j->trained, "ahead", (int)j->ahead,
+                          "aggregated", (int)j->aggregated, "join_sent", (int)j->join_sent,
+                          "leave_wanted", (int)j->leave_wanted, "sealed_upto", sealed);
     char *text = o ? json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
     json_decref(o);
     if (text == NULL)
@@ -260,8 +261,8 @@ gd_status gd_journal_load(const gd_artifact_store *s, gd_node_journal *j) {
         json_decref(o);
         return gd_fail(GD_ERR_PARSE, "%s does not parse as a journal: %s", path, e.text);
     }
-    static const char *const keys[] = {"version",   "round",        "trained",    "aggregated",
-                                       "join_sent", "leave_wanted", "sealed_upto"};
+    static const char *const keys[] = {"version",   "round",        "trained",     "ahead",
+                                       "aggregated", "join_sent",   "leave_wanted", "sealed_upto"};
     const char *key;
     json_t *v;
     json_object_foreach(o, key, v) {
@@ -272,15 +273,20 @@ gd_status gd_journal_load(const gd_artifact_store *s, gd_node_journal *j) {
             st = gd_fail(GD_ERR_PARSE, "%s: unknown key \"%s\"", path, key);
     }
     const json_t *version = json_object_get(o, "version");
-    if (st == GD_OK && (!json_is_integer(version) ||
-                        json_integer_value(version) != GD_JOURNAL_VERSION))
-        st = gd_fail(GD_ERR_PARSE, "%s: version must be %d", path, GD_JOURNAL_VERSION);
+    json_int_t ver = json_is_integer(version) ? json_integer_value(version) : 0;
+    if (st == GD_OK && ver != GD_JOURNAL_VERSION && ver != GD_JOURNAL_VERSION - 1)
+        st = gd_fail(GD_ERR_PARSE, "%s: version must be %d or %d", path, GD_JOURNAL_VERSION - 1,
+                     GD_JOURNAL_VERSION);
     if (st == GD_OK)
         st = gd_journal_u64(o, "round", &j->round, path);
     if (st == GD_OK)
         st = gd_journal_u64(o, "sealed_upto", &j->sealed_upto, path);
     if (st == GD_OK)
         st = gd_journal_bool(o, "trained", &j->trained, path);
+    if (st == GD_OK && ver == GD_JOURNAL_VERSION)
+        st = gd_journal_bool(o, "ahead", &j->ahead, path);
+    else if (st == GD_OK && json_object_get(o, "ahead") != NULL)
+        st = gd_fail(GD_ERR_PARSE, "%s: \"ahead\" is not a version %d key", path, (int)ver);
     if (st == GD_OK)
         st = gd_journal_bool(o, "aggregated", &j->aggregated, path);
     if (st == GD_OK)

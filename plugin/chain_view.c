@@ -133,6 +133,7 @@ gd_status gd_chain_view_build(gd_chain_view_buf *b, const char *address, int64_t
     v->height = height;
     strcpy(v->address, address);
     v->next_round = run->run->next_round;
+    v->overlap = run->run->spec != NULL && run->run->spec->overlap;
     /* The journal knows of a seal still in flight; the chain of one a
      * restart's journal lost (sent, then killed before it was recorded). */
     v->sealed_next = sealed_next;

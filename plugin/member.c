@@ -89,6 +89,9 @@ void gd_member_close(gd_member *n) {
     gd_chain_answers_free(&n->ans);
     gd_member_drop_payloads(n, false);
     gd_trained_round_free(&n->trained);
+    gd_engine_job_free(&n->job);
+    if (n->have_older)
+        gd_global_state_free(&n->older);
     if (n->have_g)
         gd_global_state_free(&n->g);
     if (n->have_next)
@@ -209,8 +212,15 @@ static uint64_t gd_coin_u64(const char *amount) {
     return end && *end == '\0' ? (uint64_t)v : 0;
 }
 
+static int64_t gd_monotonic_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 /* Reads the chain into the node's answers and view; updates the stats. */
 static gd_status gd_member_read(gd_member *n) {
+    n->read_ms = gd_monotonic_ms();
     gd_chain_view_free(&n->view);
     gd_chain_answers_free(&n->ans);
     int64_t height = 0;
@@ -400,6 +410,30 @@ static gd_status gd_member_send(gd_member *n, const gd_any *msgs, size_t n_msgs,
 
 gd_status gd_member_observe(gd_member *n) { return gd_member_read(n); }
 
+bool gd_member_others_due(gd_member *n, const gd_action *self) {
+    if (n->stop != NULL && *n->stop)
+        return true;
+    unsigned every = n->o.ahead_read_ms ? n->o.ahead_read_ms : GD_MEMBER_AHEAD_READ_MS;
+    if (gd_monotonic_ms() - n->read_ms < (int64_t)every)
+        return false;
+    int64_t before = n->view.view.height;
+    n->reread = true;
+    if (gd_member_read(n) != GD_OK)
+        return true;
+    /* The duties of this height went before this one. */
+    if (n->view.view.height == before)
+        return false;
+    gd_node_config cfg = {n->o.roles, n->o.join};
+    gd_action acts[GD_MEMBER_MSGS_MAX];
+    size_t n_acts = 0;
+    (void)gd_round_driver_step(&cfg, &n->view.view, &n->journal, acts, GD_MEMBER_MSGS_MAX, &n_acts);
+    n_acts = gd_member_due(n, acts, n_acts);
+    for (size_t i = 0; i < n_acts; i++)
+        if (!gd_action_same(&acts[i], self))
+            return true;
+    return false;
+}
+
 void gd_member_stop_on(gd_member *n, const volatile int *stop) { n->stop = stop; }
 
 /* Sends the messages gathered so far in one transaction and empties the
@@ -466,7 +500,8 @@ static gd_status gd_member_step_once(gd_member *n, size_t *done, bool *long_duty
     n->outbox.n_sent = &n_sent;
     n->outbox.done = done;
     n->outbox.flushes = &flushes;
-    for (size_t i = 0; s == GD_OK && i < n_acts; i++) {
+    n->reread = false;
+    for (size_t i = 0; s == GD_OK && i < n_acts && !n->reread; i++) {
         if (n->solo && (n_msgs > 0 || flushes > 0))
             break; /* after a refused transaction, one duty per step */
         /* What is cheap goes before a duty computes (it flushes the queue

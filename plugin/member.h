@@ -60,6 +60,8 @@ typedef struct gd_member_options {
     gd_engine_check_fn check;      /* NULL: gd_engine_check */
     gd_member_withhold_fn withhold; /* NULL: everything in its window is served */
     gd_member_duty_fn duty;         /* NULL: every duty is the member's own */
+    unsigned ahead_read_ms;         /* how often training ahead reads the chain between
+                                     * segments (0: GD_MEMBER_AHEAD_READ_MS) */
 } gd_member_options;
 
 typedef struct gd_member gd_member;

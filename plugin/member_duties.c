@@ -59,22 +59,12 @@ static bool gd_can_wait(const gd_member *n, int64_t start, int64_t end) {
 /* --- training and the commitment ------------------------------------------------------------ */
 
 /* This worker's state to train round r from: in memory, or the post state
- * of the round before from the store, or fresh. *continues is false when
- * the state must restart (the chain holds no commitment of round r - 1). */
-static gd_status gd_node_worker_for(gd_member *n, uint64_t r, bool *fresh) {
-    *fresh = true;
+ * of the round before from the store, or fresh (fresh: the chain holds no
+ * commitment of the worker in round r - 1, so the state must restart). */
+static gd_status gd_node_worker_for(gd_member *n, uint64_t r, bool fresh) {
     const Gonka__Diloco__V1__Member *me = gd_member_lookup(n, n->address);
     uint32_t rank = me ? me->rank : 0;
-    if (r > 0) {
-        Gonka__Diloco__V1__QueryRoundResponse *prev = NULL;
-        gd_status s = n->chain.iface->query_round(n->chain.ctx, n->o.run, r - 1, &prev);
-        if (s != GD_OK && s != GD_ERR_NOT_FOUND)
-            return s;
-        *fresh = prev == NULL || gd_commitment_in(prev, n->address) == NULL;
-        if (prev)
-            protobuf_c_message_free_unpacked(&prev->base, NULL);
-    }
-    if (!*fresh && !n->have_w) {
+    if (!fresh && !n->have_w) {
         /* After a restart: the post state of round r - 1 from the store. */
         uint32_t segs = n->engine.rc.diloco.inner_steps / n->engine.rc.diloco.segment_steps;
         gd_buf b = {0};
@@ -95,6 +85,57 @@ static gd_status gd_node_worker_for(gd_member *n, uint64_t r, bool *fresh) {
     }
     n->w.rank = rank;
     return GD_OK;
+}
+
+/* A worker state a round left half-trained: reloaded before the next one. */
+static void gd_node_drop_worker(gd_member *n) {
+    if (n->have_w)
+        gd_worker_state_free(&n->w);
+    n->have_w = false;
+}
+
+/* S_r, what round r trains from (docs/protocol.md, "A round"): G_r of the
+ * current round; or with overlap, for a worker whose commitment of r - 1
+ * the chain holds, G_{r-1} - Δ̂_{w,r-1} from its own payload of r - 1,
+ * built in own. *fresh: the chain holds no commitment of r - 1. */
+static gd_status gd_node_round_start(gd_member *n, uint64_t r, gd_global_state *own,
+                                     const gd_global_state **start, bool *fresh) {
+    Gonka__Diloco__V1__QueryRoundResponse *prev = NULL;
+    if (r > 0) {
+        gd_status s = n->chain.iface->query_round(n->chain.ctx, n->o.run, r - 1, &prev);
+        if (s != GD_OK && s != GD_ERR_NOT_FOUND)
+            return s;
+    }
+    const Gonka__Diloco__V1__Commitment *pc = gd_commitment_in(prev, n->address);
+    *fresh = pc == NULL;
+    gd_status s = gd_node_worker_for(n, r, *fresh);
+    const Gonka__Diloco__V1__Round *cur = gd_member_round(n);
+    uint8_t hash[32];
+    if (s == GD_OK && !gd_engine_overlapped(&n->engine, r, pc != NULL)) {
+        s = cur && cur->index == r ? gd_start_hash(n, hash)
+                                   : gd_fail(GD_ERR_NOT_FOUND, "round %" PRIu64 " is not open", r);
+        if (s == GD_OK)
+            s = gd_member_global_at(n, r, hash);
+        *start = &n->g;
+    } else if (s == GD_OK) {
+        const gd_global_state *g_prev = NULL;
+        gd_buf payload = {0};
+        s = prev->round && prev->round->start_state_hash.len == 32
+                ? gd_member_global_view(n, r - 1, prev->round->start_state_hash.data, &g_prev)
+                : gd_fail(GD_ERR_NOT_FOUND, "round %" PRIu64 " has no start state hash", r - 1);
+        if (s == GD_OK)
+            s = gd_artifact_get(&n->store, GD_ARTIFACT_PAYLOAD, n->o.run, r - 1, 0,
+                                GD_MEMBER_PAYLOAD_MAX, &payload);
+        if (s == GD_OK)
+            s = gd_engine_overlap_start(&n->engine, r, n->address, g_prev, payload.data,
+                                        payload.len, pc->payload_root.data, pc->payload_leaves,
+                                        own);
+        gd_buf_free(&payload);
+        *start = own;
+    }
+    if (prev)
+        protobuf_c_message_free_unpacked(&prev->base, NULL);
+    return s;
 }
 
 /* Payload, transcript and states, durable before the commitment is sent. */
@@ -131,38 +172,24 @@ static void gd_member_on_segment(void *ctx, uint64_t round, uint32_t segment, ui
     pthread_mutex_unlock(&n->mu);
 }
 
-static gd_status gd_duty_train(gd_member *n, uint64_t r) {
-    uint8_t start[32];
-    bool fresh = true;
-    GD_TRY(gd_member_engine(n));
-    GD_TRY(gd_start_hash(n, start));
-    GD_TRY(gd_member_global_at(n, r, start));
-    GD_TRY(gd_node_worker_for(n, r, &fresh));
+/* A trained round (taken): its files durable, then the journal says so:
+ * for this round, or ahead for the round after the journal's. */
+static gd_status gd_node_trained(gd_member *n, uint64_t r, bool ahead, gd_trained_round *t) {
     gd_trained_round_free(&n->trained);
-    n->have_trained = false;
-    GD_LOG_INFO("node", "height %" PRId64 ": training round %" PRIu64 " (%u steps%s)",
-                n->view.view.height, r, n->engine.rc.diloco.inner_steps,
-                fresh ? ", fresh optimizer state" : "");
-    pthread_mutex_lock(&n->mu);
-    n->stats.inner_step = n->w.step;
-    pthread_mutex_unlock(&n->mu);
-    n->engine.rc.diloco.on_segment = gd_member_on_segment;
-    n->engine.rc.diloco.on_segment_ctx = n;
-    n->engine.rc.diloco.stop = n->stop;
-    gd_engine_train_fn train = n->o.train ? n->o.train : gd_engine_train;
-    GD_TRY(gd_member_before_compute(n));
-    gd_status s = train(&n->engine, r, &n->g, fresh, &n->w, &n->trained);
-    if (s != GD_OK) {
-        gd_worker_state_free(&n->w);
-        n->have_w = false; /* half-trained: reload before the next round */
-        return s;
-    }
+    n->trained = *t;
+    memset(t, 0, sizeof *t);
     n->have_trained = true;
     GD_TRY(gd_node_store_round(n, r));
-    n->journal = (gd_node_journal){.round = r, .trained = true,
-                                   .join_sent = n->journal.join_sent,
-                                   .leave_wanted = n->journal.leave_wanted,
-                                   .sealed_upto = n->journal.sealed_upto};
+    gd_node_journal j = {.round = ahead ? r - 1 : r, .join_sent = n->journal.join_sent,
+                         .leave_wanted = n->journal.leave_wanted,
+                         .sealed_upto = n->journal.sealed_upto};
+    if (ahead && n->journal.round == r - 1) {
+        j.trained = n->journal.trained;
+        j.aggregated = n->journal.aggregated;
+    }
+    j.trained |= !ahead;
+    j.ahead = ahead;
+    n->journal = j;
     GD_TRY(gd_journal_save(&n->store, &n->journal));
     const gd_worker_round *wr = &n->trained.r;
     pthread_mutex_lock(&n->mu);
@@ -170,11 +197,88 @@ static gd_status gd_duty_train(gd_member *n, uint64_t r) {
     n->stats.loss = n->trained.mean_loss;
     n->stats.tokens_per_s = wr->seconds > 0 ? (double)wr->tokens / wr->seconds : 0;
     pthread_mutex_unlock(&n->mu);
-    GD_LOG_INFO("node", "height %" PRId64 ": round %" PRIu64 " trained: loss %.4f, %.0f tokens/s, "
-                        "payload %zu bytes",
-                n->view.view.height, r, n->trained.mean_loss, n->stats.tokens_per_s,
-                n->trained.payload.len);
+    GD_LOG_INFO("node", "height %" PRId64 ": round %" PRIu64 " trained%s: loss %.4f, %.0f "
+                        "tokens/s, payload %zu bytes",
+                n->view.view.height, r, ahead ? " ahead" : "", n->trained.mean_loss,
+                n->stats.tokens_per_s, n->trained.payload.len);
     return GD_OK;
+}
+
+/* Starts training round r: its start, the worker's state, the log line;
+ * through the engine's job, or at once through a stand-in trainer (the
+ * test-only adversaries' seam), whose round is then in *whole. */
+static gd_status gd_node_train_begin(gd_member *n, uint64_t r, bool ahead,
+                                     gd_trained_round *whole, bool *have_whole) {
+    *have_whole = false;
+    bool fresh = true;
+    gd_global_state own;
+    memset(&own, 0, sizeof own);
+    const gd_global_state *start = NULL;
+    gd_status s = gd_node_round_start(n, r, &own, &start, &fresh);
+    if (s == GD_OK) {
+        GD_LOG_INFO("node", "height %" PRId64 ": training round %" PRIu64 "%s (%u steps%s%s)",
+                    n->view.view.height, r, ahead ? " ahead" : "",
+                    n->engine.rc.diloco.inner_steps, fresh ? ", fresh optimizer state" : "",
+                    start == &own ? ", overlapped start" : "");
+        pthread_mutex_lock(&n->mu);
+        n->stats.inner_step = n->w.step;
+        pthread_mutex_unlock(&n->mu);
+        n->engine.rc.diloco.on_segment = gd_member_on_segment;
+        n->engine.rc.diloco.on_segment_ctx = n;
+        n->engine.rc.diloco.stop = n->stop;
+        s = gd_member_before_compute(n);
+    }
+    if (s == GD_OK && n->o.train != NULL) {
+        s = n->o.train(&n->engine, r, start, fresh, &n->w, whole);
+        *have_whole = s == GD_OK;
+    } else if (s == GD_OK) {
+        s = gd_engine_job_begin(&n->engine, r, start, fresh, &n->w, &n->job);
+    }
+    gd_global_state_free(&own);
+    return s;
+}
+
+/* Trains round r: the current round in its window, all of it; or, with
+ * overlap, the next one ahead (a), a segment at a time until something
+ * else is due (it stays due). A round half-trained when the node stops is
+ * trained again from its start after a restart. */
+static gd_status gd_duty_train(gd_member *n, const gd_action *a) {
+    uint64_t r = a->round;
+    GD_TRY(gd_member_engine(n));
+    const Gonka__Diloco__V1__Round *cur = gd_member_round(n);
+    bool ahead = cur == NULL || cur->index != r;
+    if (n->job.active && n->job.round != r) {
+        gd_engine_job_free(&n->job);
+        gd_node_drop_worker(n);
+    }
+    gd_trained_round t;
+    memset(&t, 0, sizeof t);
+    gd_status s = GD_OK;
+    if (!n->job.active) {
+        bool whole = false;
+        s = gd_node_train_begin(n, r, ahead, &t, &whole);
+        if (s == GD_OK && whole)
+            return gd_node_trained(n, r, ahead, &t);
+    } else {
+        s = gd_member_before_compute(n);
+    }
+    bool done = false;
+    while (s == GD_OK && !done) {
+        s = gd_engine_job_segment(&n->engine, &n->job, &n->w, &done);
+        if (s == GD_OK && !done && ahead && gd_member_others_due(n, a)) {
+            GD_LOG_INFO("node", "height %" PRId64 ": round %" PRIu64 " ahead: paused after "
+                                "segment %u/%u for other duties",
+                        n->view.view.height, r, n->job.run.done, n->job.run.segments);
+            return GD_OK;
+        }
+    }
+    if (s != GD_OK) {
+        gd_engine_job_free(&n->job);
+        gd_node_drop_worker(n);
+        return s;
+    }
+    gd_engine_job_take(&n->job, &t);
+    return gd_node_trained(n, r, ahead, &t);
 }
 
 /* The commitment's fields from the store (after a restart). */
@@ -293,10 +397,12 @@ static gd_status gd_fetch_into(gd_member *n, const char *target, const gd_artifa
 }
 
 /* Everything the check needs from the target (plugin/round_engine.h: the
- * drawn segment's start state, one chunk of the start and post states);
- * a fetch that fails is the status returned (the caller decides between
- * waiting and UNAVAILABLE). */
-static gd_status gd_check_fetch(gd_member *n, const gd_check_input *in, gd_check_evidence *ev) {
+ * drawn segment's start state, one chunk of the start and post states,
+ * and for an overlapped round the drawn chunk of its payload of the round
+ * before); a fetch that fails is the status returned (the caller decides
+ * between waiting and UNAVAILABLE). */
+static gd_status gd_check_fetch(gd_member *n, const gd_check_input *in, bool overlapped,
+                                gd_check_evidence *ev) {
     uint32_t segs = in->commitment->segment_count;
     /* The segment's start without its residual (leaf 0's root stands in). */
     size_t state_max = (size_t)GD_WORKER_DESC_BYTES + 12 * n->engine.n;
@@ -322,6 +428,14 @@ static gd_status gd_check_fetch(gd_member *n, const gd_check_input *in, gd_check
     GD_TRY(gd_fetch_into(n, in->target, &req, chunk_max, &ev->start_chunk, &ev->start_proof));
     req.leaf = segs + 1;
     GD_TRY(gd_fetch_into(n, in->target, &req, chunk_max, &ev->post_chunk, &ev->post_proof));
+    if (overlapped) {
+        req = (gd_artifact_req){.kind = GD_REQ_PAYLOAD_CHUNK, .run = n->o.run,
+                                .round = in->round - 1, .chunk = in->chunk};
+        GD_TRY(gd_fetch_into(n, in->target, &req,
+                             gd_codec_chunk_bound(&n->engine.rc.diloco.codec,
+                                                  n->engine.rc.diloco.chunk_elems),
+                             &ev->prev_payload_chunk, &ev->prev_payload_proof));
+    }
     GD_TRY(gd_member_round_payload(n, in->target, &payload));
     ev->payload = payload->data;
     ev->payload_len = payload->len;
@@ -363,11 +477,34 @@ static gd_status gd_node_answer_for(gd_member *n, const gd_action *a, bool reche
     gd_check_input in = {.round = a->round, .target = a->target, .rank = wm->rank,
                          .commitment = c, .prev = gd_commitment_in(prev_round, a->target),
                          .segment = vc->segment, .step = vc->step, .chunk = vc->chunk};
+    /* An overlapped round started from G_{r-1} - Δ̂: G_{r-1}'s chunk is the
+     * chain's (this node's or peers', proved by its hash), after G_r is held
+     * (taking G_r may replace what the view points into). */
+    bool overlapped = gd_engine_overlapped(&n->engine, a->round, in.prev != NULL);
+    gd_status s = GD_OK;
+    size_t lo = 0, count = 0;
+    if (overlapped &&
+        gd_values_chunk_range(n->engine.n, n->engine.rc.diloco.chunk_elems, vc->chunk, &lo,
+                              &count)) {
+        const Gonka__Diloco__V1__Round *pr = prev_round ? prev_round->round : NULL;
+        const gd_global_state *g_prev = NULL;
+        s = pr && pr->start_state_hash.len == 32
+                ? gd_member_global_view(n, a->round - 1, pr->start_state_hash.data, &g_prev)
+                : gd_fail(GD_ERR_NOT_FOUND, "round %" PRIu64 " has no start state hash",
+                          a->round - 1);
+        if (s == GD_OK)
+            in.prev_global_chunk = g_prev->params + lo;
+    }
     gd_check_evidence ev;
     memset(&ev, 0, sizeof ev);
     gd_check_answer ans;
     memset(&ans, 0, sizeof ans);
-    gd_status s = gd_check_fetch(n, &in, &ev);
+    if (s != GD_OK) {
+        if (prev_round)
+            protobuf_c_message_free_unpacked(&prev_round->base, NULL);
+        return s;
+    }
+    s = gd_check_fetch(n, &in, overlapped, &ev);
     const gd_round_windows *w = &n->view.view.round.windows;
     int64_t from = recheck ? w->dispute_start : w->verify_start;
     int64_t end = recheck ? w->dispute_open_start : w->open_start;
@@ -397,6 +534,7 @@ static gd_status gd_node_answer_for(gd_member *n, const gd_action *a, bool reche
     gd_member_recycle(n, &ev.segment_state);
     gd_member_recycle(n, &ev.start_chunk);
     gd_member_recycle(n, &ev.post_chunk);
+    gd_member_recycle(n, &ev.prev_payload_chunk);
     gd_check_evidence_free(&ev);
     if (prev_round)
         protobuf_c_message_free_unpacked(&prev_round->base, NULL);
@@ -599,7 +737,7 @@ gd_status gd_member_duty(gd_member *n, const gd_action *a, gd_any *msgs, size_t 
         break;
     case GD_ACT_SEAL_SECRET:
     case GD_ACT_REVEAL_SECRET: s = gd_duty_secret(n, a, msg, &sent); break;
-    case GD_ACT_TRAIN: s = gd_duty_train(n, a->round); break;
+    case GD_ACT_TRAIN: s = gd_duty_train(n, a); break;
     case GD_ACT_COMMIT: s = gd_duty_commit(n, a->round, msg, &sent); break;
     case GD_ACT_REPORT: s = gd_duty_report(n, a, msg, &sent); break;
     case GD_ACT_CHECK:

@@ -211,6 +211,66 @@ gd_status gd_member_prepare_global(gd_member *n) {
     return GD_OK;
 }
 
+/* G_round with the chain's hash from the node's store (under round, or
+ * after a VOID under the round before), G_0, or peers. g is initialised;
+ * *stored is true when the store holds it under round already. */
+static gd_status gd_global_load(gd_member *n, uint64_t round, const uint8_t hash[32],
+                                gd_global_state *g, bool *stored) {
+    gd_buf b = {0};
+    gd_status s = gd_artifact_get(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round, 0,
+                                  GD_GLOBAL_DESC_BYTES + 8 * n->engine.n, &b);
+    if (s == GD_OK)
+        s = gd_global_parse(n, &b, hash, g);
+    gd_buf_free(&b);
+    *stored = s == GD_OK;
+    if (s == GD_OK)
+        return GD_OK;
+    /* After a restart, the G of a VOID round's start is in the store under
+     * the round before (rounds below that are pruned). */
+    s = round > 0 ? gd_artifact_get(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round - 1, 0,
+                                    GD_GLOBAL_DESC_BYTES + 8 * n->engine.n, &b)
+                  : GD_ERR_NOT_FOUND;
+    if (s == GD_OK)
+        s = gd_global_parse(n, &b, hash, g);
+    gd_buf_free(&b);
+    if (s == GD_OK)
+        return GD_OK;
+    if (memcmp(hash, n->engine.rc.initial_state_hash, 32) == 0)
+        return gd_engine_initial_global(&n->engine, g); /* G_0: every round so far VOID */
+    return gd_sync_global(n, round, hash, g);
+}
+
+gd_status gd_member_global_view(gd_member *n, uint64_t round, const uint8_t hash[32],
+                                const gd_global_state **out) {
+    uint8_t got[32];
+    if (n->have_g) {
+        GD_TRY(gd_engine_global_hash(&n->engine, &n->g, got));
+        if (memcmp(got, hash, 32) == 0) {
+            *out = &n->g;
+            return GD_OK;
+        }
+    }
+    if (n->have_next) {
+        GD_TRY(gd_engine_global_hash(&n->engine, &n->next, got));
+        if (memcmp(got, hash, 32) == 0) {
+            *out = &n->next;
+            return GD_OK;
+        }
+    }
+    if (!n->have_older || memcmp(n->older_hash, hash, 32) != 0) {
+        if (n->have_older)
+            gd_global_state_free(&n->older);
+        n->have_older = false;
+        bool stored = false;
+        GD_TRY(gd_global_load(n, round, hash, &n->older, &stored));
+        n->have_older = true;
+        n->older_round = round;
+        memcpy(n->older_hash, hash, 32);
+    }
+    *out = &n->older;
+    return GD_OK;
+}
+
 gd_status gd_member_global_at(gd_member *n, uint64_t round, const uint8_t hash[32]) {
     uint8_t got[32];
     if (n->have_g) {
@@ -234,27 +294,11 @@ gd_status gd_member_global_at(gd_member *n, uint64_t round, const uint8_t hash[3
         gd_member_error(n, "G_%" PRIu64 " as this node aggregated it is not the chain's", round);
     }
     gd_global_state g;
-    gd_buf b = {0};
-    gd_status s = gd_artifact_get(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round, 0,
-                                  GD_GLOBAL_DESC_BYTES + 8 * n->engine.n, &b);
-    if (s == GD_OK)
-        s = gd_global_parse(n, &b, hash, &g);
-    gd_buf_free(&b);
-    if (s == GD_OK) {
+    bool stored = false;
+    GD_TRY(gd_global_load(n, round, hash, &g, &stored));
+    if (stored) {
         gd_member_set_global(n, &g, round);
         return GD_OK;
     }
-    /* After a restart, the G of a VOID round's start is in the store under
-     * the round before (rounds below that are pruned). */
-    s = round > 0 ? gd_artifact_get(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round - 1, 0,
-                                    GD_GLOBAL_DESC_BYTES + 8 * n->engine.n, &b)
-                  : GD_ERR_NOT_FOUND;
-    if (s == GD_OK)
-        s = gd_global_parse(n, &b, hash, &g);
-    gd_buf_free(&b);
-    if (s != GD_OK && memcmp(hash, n->engine.rc.initial_state_hash, 32) == 0)
-        GD_TRY(gd_engine_initial_global(&n->engine, &g)); /* G_0: every round so far VOID */
-    else if (s != GD_OK)
-        GD_TRY(gd_sync_global(n, round, hash, &g));
     return gd_member_adopt_global(n, &g, round);
 }

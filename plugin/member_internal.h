@@ -128,7 +128,14 @@ struct gd_member {
     bool have_w;
     gd_worker_state w;          /* this worker's state after its last trained round */
     bool have_trained;
-    gd_trained_round trained;   /* the current round's artifacts (for the commit) */
+    gd_trained_round trained;   /* the newest trained round's artifacts (for its commit) */
+    gd_engine_job job;          /* a round trained a segment at a time (ahead, with overlap) */
+    bool reread;                /* a duty read the chain again: the step ends after it */
+    int64_t read_ms;            /* when the chain was last read (monotonic ms) */
+    bool have_older;
+    gd_global_state older;      /* a G before the node's own (an overlapped start's G_{r-1}) */
+    uint64_t older_round;
+    uint8_t older_hash[32];
 
     uint64_t cache_round;
     gd_member_peer_payload *payloads;
@@ -162,6 +169,15 @@ void gd_member_error(gd_member *n, const char *fmt, ...) GD_PRINTF(2, 3);
  * answers that needed none (UNAVAILABLE) share one transaction. */
 gd_status gd_member_before_compute(gd_member *n) GD_MUST_CHECK;
 
+/* Called by a duty that trains the next round ahead, between segments:
+ * reads the chain again (at most every GD_MEMBER_AHEAD_READ_MS, or the
+ * options' ahead_read_ms) and says
+ * whether anything but that duty (self) is due at a new height, or the
+ * chain cannot be read; the duty then returns, staying due, and the step
+ * ends after it, so every duty of the current round goes first. */
+bool gd_member_others_due(gd_member *n, const gd_action *self);
+#define GD_MEMBER_AHEAD_READ_MS 250
+
 /* Does one action into msgs (0 or more messages appended to *n_msgs, at
  * most cap). Returns GD_OK also when the duty could not be done now (a
  * peer unreachable): it stays due; an error status is local. */
@@ -177,6 +193,13 @@ gd_status gd_member_engine(gd_member *n) GD_MUST_CHECK;
 /* Makes n->g G_round with the chain's state hash `hash`: from memory, the
  * store, G_0, or synchronised from peers. */
 gd_status gd_member_global_at(gd_member *n, uint64_t round, const uint8_t hash[32]) GD_MUST_CHECK;
+
+/* G_round with the chain's hash `hash`, read only: the node's G or the G
+ * it aggregated when it is that state, else a copy kept aside (n->older)
+ * from the store, G_0 or peers. What an overlapped round starts from
+ * (G_{r-1}); *out stays valid until the node's G changes. */
+gd_status gd_member_global_view(gd_member *n, uint64_t round, const uint8_t hash[32],
+                                const gd_global_state **out) GD_MUST_CHECK;
 
 /* Once the current round R is DONE, makes G_{R+1} (its hash now on chain)
  * the node's G at once, rather than when R + 1 opens: the node serves it

@@ -22,6 +22,8 @@ void gd_check_evidence_free(gd_check_evidence *ev) {
     gd_buf_free(&ev->start_proof);
     gd_buf_free(&ev->post_chunk);
     gd_buf_free(&ev->post_proof);
+    gd_buf_free(&ev->prev_payload_chunk);
+    gd_buf_free(&ev->prev_payload_proof);
     ev->payload = NULL;
     ev->payload_len = 0;
 }
@@ -44,8 +46,11 @@ typedef struct gd_check_ctx {
     gd_mmr mmr;
     gd_worker_desc *prev_descs;
     gd_mmr prev_mmr;
+    bool has_prev;
+    gd_prev_link prev;          /* the previous round's last leaf, when has_prev */
     gd_worker_state segment;
     gd_served_chunk start_chunk, post_chunk;
+    float *start_values;        /* overlapped: chunk `chunk` of S_r */
     gd_payload payload;
     gd_commitment_view cv;
     gd_global_desc g_desc;
@@ -134,9 +139,7 @@ static bool gd_check_transcripts(gd_check_ctx *x, gd_prev_link *prev, bool *has_
 }
 
 static bool gd_check_links(gd_check_ctx *x, const gd_global_state *g, gd_status *local) {
-    gd_prev_link prev;
-    bool has_prev = false;
-    if (!gd_check_transcripts(x, &prev, &has_prev, local))
+    if (!gd_check_transcripts(x, &x->prev, &x->has_prev, local))
         return false;
     gd_engine *e = x->e;
     gd_pool *pool = gd_trainer_pool(e->trainer);
@@ -156,7 +159,7 @@ static bool gd_check_links(gd_check_ctx *x, const gd_global_state *g, gd_status 
                                  .start_state_hash = x->g_hash};
     gd_check_result res;
     *local = gd_diloco_check_links(pool, &e->rc.diloco, gd_trainer_layout(e->trainer)->digest,
-                                   e->n, &x->cv, &x->g_desc, has_prev ? &prev : NULL,
+                                   e->n, &x->cv, &x->g_desc, x->has_prev ? &x->prev : NULL,
                                    e->zero_root, &x->leaf_start, &x->leaf_final, &x->leaf_post,
                                    &res);
     if (*local != GD_OK)
@@ -190,6 +193,45 @@ static bool gd_check_served_chunk(gd_check_ctx *x, const gd_buf *body, const gd_
     return true;
 }
 
+/* With overlap, S_r's chunk is not G_r's: it is G_{r-1}'s (the caller's,
+ * proved against the chain) minus the target's decoded chunk of its round
+ * r - 1 payload (served, proved against that commitment), and leaf 0's
+ * parameter chunk must be exactly that (the links left it to this check).
+ * out receives the chunk of S_r. */
+static bool gd_check_overlapped_start(gd_check_ctx *x, float *out, gd_status *local) {
+    gd_engine *e = x->e;
+    const Gonka__Diloco__V1__Commitment *pc = x->in->prev;
+    uint32_t chunk = x->in->chunk;
+    if (x->in->prev_global_chunk == NULL) {
+        *local = gd_fail(GD_ERR_INVALID, "an overlapped check needs G_%llu's chunk %u",
+                         (unsigned long long)(x->in->round - 1), chunk);
+        return false;
+    }
+    gd_mmr_proof proof;
+    if (!gd_check_peer(x,
+                       gd_mmr_proof_decode(&proof, x->ev->prev_payload_proof.data,
+                                           x->ev->prev_payload_proof.len),
+                       "previous payload chunk", local))
+        return false;
+    bool ok = false;
+    *local = gd_diloco_overlap_start(&e->rc.diloco, e->n, chunk, x->in->prev_global_chunk,
+                                     pc->payload_root.data, pc->payload_leaves,
+                                     x->ev->prev_payload_chunk.data,
+                                     x->ev->prev_payload_chunk.len, &proof, out, &ok);
+    if (*local != GD_OK)
+        return false;
+    if (!ok)
+        return gd_check_fail(x, "previous payload chunk",
+                             "not the chunk committed in the round before, or not decodable");
+    gd_check_result res;
+    *local = gd_diloco_check_start_chunk(e->n, &x->cv, &x->leaf_start, chunk,
+                                         x->start_chunk.values, &x->start_chunk.proofs[0], out,
+                                         &res);
+    if (*local != GD_OK)
+        return false;
+    return res.pass ? true : gd_check_fail(x, "start chunk", res.why);
+}
+
 static bool gd_check_chunk(gd_check_ctx *x, const gd_global_state *g, gd_status *local) {
     gd_engine *e = x->e;
     const gd_diloco_config *c = &e->rc.diloco;
@@ -210,6 +252,17 @@ static bool gd_check_chunk(gd_check_ctx *x, const gd_global_state *g, gd_status 
         return false;
     if (chunk >= x->payload.header.chunk_count)
         return gd_check_fail(x, "payload chunk", "the drawn chunk is out of range");
+    const float *start_values = g->params + lo;
+    if (gd_diloco_start_by_chunk(c, &x->cv, x->has_prev ? &x->prev : NULL)) {
+        x->start_values = malloc(count * sizeof(float));
+        if (x->start_values == NULL) {
+            *local = gd_fail(GD_ERR_NOMEM, "out of memory");
+            return false;
+        }
+        if (!gd_check_overlapped_start(x, x->start_values, local))
+            return false;
+        start_values = x->start_values;
+    }
     /* θ_H's values and the residual it was trained with are proved against
      * leaf S's roots: the post-encoding leaf keeps θ_H, and the residual
      * is unchanged from leaf 0 to leaf S. The new residual is leaf S + 1's. */
@@ -227,7 +280,7 @@ static bool gd_check_chunk(gd_check_ctx *x, const gd_global_state *g, gd_status 
         return false;
     gd_check_result res;
     *local = gd_diloco_check_payload_chunk(c, e->n, &x->cv, &x->leaf_final, &x->leaf_post, &ev,
-                                           g->params + lo, &res);
+                                           start_values, &res);
     if (*local != GD_OK)
         return false;
     return res.pass ? true : gd_check_fail(x, "payload chunk", res.why);
@@ -283,6 +336,7 @@ gd_status gd_engine_check(gd_engine *e, const gd_check_input *in, const gd_check
     gd_worker_state_free(&x.segment);
     free(x.start_chunk.values);
     free(x.post_chunk.values);
+    free(x.start_values);
     gd_payload_free(&x.payload);
     return local;
 }

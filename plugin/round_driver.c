@@ -65,6 +65,23 @@ static bool gd_listed(const char *const *items, size_t n, const char *s) {
     return false;
 }
 
+bool gd_journal_trained(const gd_node_journal *j, uint64_t round) {
+    return (j->round == round && j->trained) || (j->round + 1 == round && j->ahead);
+}
+
+/* With overlap, a worker whose commitment of the current round r is on
+ * chain knows S_{r+1} = G_r - Δ̂_{w,r} already: it trains round r + 1 while
+ * round r is checked and aggregated (and in the gap before r + 1 opens),
+ * as the last duty of each step, so every duty of round r goes first. Only
+ * for the round it sealed a secret for (it takes part in it). */
+static bool gd_trains_ahead(const gd_node_config *cfg, const gd_chain_view *v,
+                            const gd_node_journal *j) {
+    const gd_round_view *r = &v->round;
+    return (cfg->roles & GD_NODE_WORKER) != 0 && v->overlap && v->have_round && r->committed &&
+           v->next_round == r->index + 1 && v->sealed_next &&
+           !gd_journal_trained(j, r->index + 1);
+}
+
 /* The duties of a live round this node is a member of, by window. The view
  * is the state at its height h; what is sent now lands in block h + 1, so
  * a duty is due only if h + 1 is still in its window. A duty that needs
@@ -82,7 +99,7 @@ static void gd_round_duties(gd_emitter *e, const gd_node_config *cfg, const gd_c
     case GD_WINDOW_TRAIN:
     case GD_WINDOW_COMMIT:
         /* Training late in the commit window commits in the same step. */
-        if (worker && !r->committed && !(mine && j->trained))
+        if (worker && !r->committed && !gd_journal_trained(j, r->index))
             gd_emit(e, GD_ACT_TRAIN, r->index, NULL, 0);
         if (at == GD_WINDOW_COMMIT && worker && !r->committed)
             gd_emit(e, GD_ACT_COMMIT, r->index, NULL, 0);
@@ -140,6 +157,7 @@ static void gd_round_duties(gd_emitter *e, const gd_node_config *cfg, const gd_c
 bool gd_round_driver_step(const gd_node_config *cfg, const gd_chain_view *v,
                           const gd_node_journal *j, gd_action *out, size_t cap, size_t *n) {
     gd_emitter e = {out, cap, 0, false};
+    bool ahead = false;
     if (!v->member) {
         if (cfg->join && !j->join_sent && !j->leave_wanted)
             gd_emit(&e, GD_ACT_JOIN, 0, NULL, 0);
@@ -152,6 +170,8 @@ bool gd_round_driver_step(const gd_node_config *cfg, const gd_chain_view *v,
             gd_emit(&e, GD_ACT_SEAL_SECRET, v->next_round, NULL, 0);
         if (v->have_round && !v->round.over && v->round.in_snapshot)
             gd_round_duties(&e, cfg, v, j);
+        if (staying && gd_trains_ahead(cfg, v, j))
+            ahead = true;
     }
     /* Whoever was settled something claims it, member or not any more. */
     if (v->claim_open && v->owed > 0 && !v->claimed) {
@@ -160,6 +180,8 @@ bool gd_round_driver_step(const gd_node_config *cfg, const gd_chain_view *v,
         if (e.n > before)
             e.out[before].epoch = v->claim_epoch;
     }
+    if (ahead)
+        gd_emit(&e, GD_ACT_TRAIN, v->round.index + 1, NULL, 0);
     *n = e.n;
     return e.more;
 }

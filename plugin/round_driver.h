@@ -94,6 +94,7 @@ typedef struct gd_chain_view {
     bool member;               /* of the run */
     bool leaving;              /* sent MsgLeaveRun */
     uint64_t next_round;       /* Run.next_round: the round secrets are sealed for */
+    bool overlap;              /* the run's spec: a worker trains the next round ahead */
     bool sealed_next;          /* this node sealed a secret for next_round */
     bool have_round;           /* a current round exists (possibly over) */
     gd_round_view round;
@@ -110,6 +111,7 @@ typedef struct gd_chain_view {
 typedef struct gd_node_journal {
     uint64_t round;       /* the round the fields below are for */
     bool trained;         /* payload, transcript and segment-start states written and fsynced */
+    bool ahead;           /* the same for round + 1, trained ahead (overlap) */
     bool aggregated;      /* G_{r+1} computed from exactly the aggregation set */
     bool join_sent;       /* MsgJoinRun sent (the chain may not show it yet) */
     bool leave_wanted;    /* the operator asked to leave (`node leave`) */
@@ -125,7 +127,8 @@ typedef struct gd_node_config {
 typedef enum gd_action_kind {
     GD_ACT_JOIN,          /* MsgJoinRun: bond collateral, record URL and class */
     GD_ACT_SEAL_SECRET,   /* MsgRandomness seal for `round` (the run's next) */
-    GD_ACT_TRAIN,         /* train `round` from G_r: payload, transcript, states, durable */
+    GD_ACT_TRAIN,         /* train `round` from S_r: payload, transcript, states, durable;
+                           * with overlap also the next round ahead, a segment at a time */
     GD_ACT_COMMIT,        /* MsgCommitRound from the durable artifacts */
     GD_ACT_REVEAL_SECRET, /* MsgRandomness reveal */
     GD_ACT_REPORT,        /* fetch `target`'s payload whole, prove the drawn chunks */
@@ -150,6 +153,10 @@ typedef struct gd_action {
     char target[GD_ADDRESS_STR_MAX]; /* REPORT, CHECK, RECHECK and their reveals */
     uint32_t check;
 } gd_action;
+
+/* Whether the journal holds round `round`'s artifacts (trained in its
+ * window, or ahead of it). */
+bool gd_journal_trained(const gd_node_journal *j, uint64_t round);
 
 /* The duties due at v's height, at most cap of them, into out (n set):
  * those whose window holds the next block, and, for duties that need what

@@ -15,9 +15,6 @@ gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, u
                          const gd_engine_host *host) {
     memset(e, 0, sizeof *e);
     GD_TRY(gd_run_config_from_spec(&e->rc, spec, run, NULL));
-    if (e->rc.diloco.overlap)
-        return gd_fail(GD_ERR_INVALID, "run %llu uses overlap, which the daemon does not run yet",
-                       (unsigned long long)run);
     if (snprintf(e->data_spec, sizeof e->data_spec, "%s", e->rc.data_spec) >=
         (int)sizeof e->data_spec)
         return gd_fail(GD_ERR_LIMIT, "run spec: data_spec is over %zu bytes",
@@ -121,11 +118,17 @@ static gd_status gd_transcript_encode(const gd_worker_round *r, gd_buf *out) {
     return GD_OK;
 }
 
-gd_status gd_engine_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
-                          gd_worker_state *w, gd_trained_round *out) {
+bool gd_engine_overlapped(const gd_engine *e, uint64_t round, bool has_prev) {
+    return e->rc.diloco.overlap && has_prev && round > 0;
+}
+
+/* What every way of training a round does first: the sizes, a fresh
+ * start's reset, the segment starts' array. */
+static gd_status gd_engine_round_prepare(gd_engine *e, const gd_global_state *start, bool fresh,
+                                         gd_worker_state *w, gd_trained_round *out) {
     memset(out, 0, sizeof *out);
     const gd_diloco_config *c = &e->rc.diloco;
-    if (g->n != e->n || w->n != e->n)
+    if (start->n != e->n || w->n != e->n)
         return gd_fail(GD_ERR_INVALID, "state sizes are not the model's %zu values", e->n);
     if (fresh)
         gd_engine_worker_reset(w);
@@ -133,13 +136,96 @@ gd_status gd_engine_train(gd_engine *e, uint64_t round, const gd_global_state *g
     out->starts = calloc(out->segments, sizeof *out->starts);
     if (out->starts == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
-    gd_status s = gd_diloco_worker_round(e->trainer, c, e->data, round, g->params, g->n, w,
-                                         out->starts, &out->r);
+    return GD_OK;
+}
+
+gd_status gd_engine_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
+                          gd_worker_state *w, gd_trained_round *out) {
+    GD_TRY(gd_engine_round_prepare(e, g, fresh, w, out));
+    gd_status s = gd_diloco_worker_round(e->trainer, &e->rc.diloco, e->data, round, g->params,
+                                         g->n, w, out->starts, &out->r);
     if (s == GD_OK)
         s = gd_engine_round_seal(e, round, out);
     if (s != GD_OK)
         gd_trained_round_free(out);
     return s;
+}
+
+gd_status gd_engine_overlap_start(gd_engine *e, uint64_t round, const char *address,
+                                  const gd_global_state *g_prev, const uint8_t *prev_payload,
+                                  size_t prev_len, const uint8_t prev_root[32],
+                                  uint32_t prev_leaves, gd_global_state *out) {
+    if (round == 0 || g_prev->n != e->n)
+        return gd_fail(GD_ERR_INVALID, "an overlapped start needs round 0's successor and G of "
+                                       "the model's %zu values",
+                       e->n);
+    gd_payload p;
+    GD_TRY(gd_engine_payload_parse(e, round - 1, address, prev_payload, prev_len, prev_root,
+                                   prev_leaves, &p));
+    gd_status s = gd_global_state_init(out, e->n);
+    /* Chunk by chunk the validator's rule (gd_diloco_overlap_start):
+     * the decoded chunk, then G_{r-1} minus it. */
+    if (s == GD_OK)
+        s = gd_payload_decode(&p, out->params, gd_engine_pool(e));
+    gd_payload_free(&p);
+    if (s != GD_OK) {
+        gd_global_state_free(out);
+        return gd_fail_context(s, "the overlapped start of round %llu",
+                               (unsigned long long)round);
+    }
+    for (size_t i = 0; i < e->n; i++)
+        out->params[i] = g_prev->params[i] - out->params[i];
+    out->round = round;
+    return GD_OK;
+}
+
+void gd_engine_job_free(gd_engine_job *job) {
+    gd_global_state_free(&job->start);
+    gd_trained_round_free(&job->out);
+    memset(job, 0, sizeof *job);
+}
+
+gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_state *start,
+                              bool fresh, gd_worker_state *w, gd_engine_job *job) {
+    gd_engine_job_free(job);
+    gd_status s = gd_engine_round_prepare(e, start, fresh, w, &job->out);
+    if (s == GD_OK)
+        s = gd_global_state_copy(&job->start, start);
+    if (s == GD_OK)
+        s = gd_diloco_round_begin(e->trainer, &e->rc.diloco, round, job->start.params, e->n, w,
+                                  job->out.starts, &job->out.r, &job->run);
+    if (s != GD_OK) {
+        gd_engine_job_free(job);
+        return s;
+    }
+    job->active = true;
+    job->round = round;
+    return GD_OK;
+}
+
+gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job, gd_worker_state *w,
+                                bool *done) {
+    *done = false;
+    if (!job->active)
+        return gd_fail(GD_ERR_INVALID, "no round is being trained");
+    const gd_diloco_config *c = &e->rc.diloco;
+    gd_status s = gd_diloco_round_segment(e->trainer, c, e->data, true, w, &job->out.r,
+                                          &job->run);
+    if (s == GD_OK && job->run.done == job->run.segments) {
+        s = gd_diloco_round_finish(e->trainer, c, w, &job->out.r, &job->run);
+        if (s == GD_OK)
+            s = gd_engine_round_seal(e, job->round, &job->out);
+        *done = s == GD_OK;
+    }
+    if (s != GD_OK)
+        gd_engine_job_free(job);
+    return s;
+}
+
+void gd_engine_job_take(gd_engine_job *job, gd_trained_round *out) {
+    *out = job->out;
+    memset(&job->out, 0, sizeof job->out);
+    gd_engine_job_free(job);
 }
 
 gd_status gd_engine_round_seal(gd_engine *e, uint64_t round, gd_trained_round *out) {

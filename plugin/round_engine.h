@@ -13,8 +13,11 @@
  * round to the next only when the chain holds its commitment of the round
  * before; otherwise it starts the round from zeros at step 0, which is what
  * a validator then requires of its first leaf (docs/protocol.md, "Round
- * engine"). Runs with overlap are refused for now (the daemon does not
- * derive the overlapped start). */
+ * engine"). With overlap a worker that committed in the round before starts
+ * from S_r = G_{r-1} - Δ̂_{w,r-1} (gd_engine_overlap_start), which it can
+ * compute as soon as that commitment is made, so it may train round r a
+ * segment at a time while round r - 1 is still checked and aggregated
+ * (gd_engine_job); a validator then checks leaf 0 by the drawn chunk. */
 #ifndef GD_PLUGIN_ROUND_ENGINE_H
 #define GD_PLUGIN_ROUND_ENGINE_H
 
@@ -92,9 +95,11 @@ void gd_trained_round_free(gd_trained_round *t);
  * moments, residual and step; its parameters are overwritten by G_r. */
 void gd_engine_worker_reset(gd_worker_state *w);
 
-/* Trains round `round` of w from G_r = g. With fresh (the chain holds no
- * commitment of w in round - 1) w's moments, step and residual are reset
- * to zeros first. w is updated to the state after encoding (leaf S + 1). */
+/* Trains round `round` of w from start's parameters: S_r, which is G_r,
+ * or with overlap gd_engine_overlap_start's (start's momentum is not
+ * read). With fresh (the chain holds no commitment of w in round - 1) w's
+ * moments, step and residual are reset to zeros first. w is updated to the
+ * state after encoding (leaf S + 1). */
 gd_status gd_engine_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
                           gd_worker_state *w, gd_trained_round *out) GD_MUST_CHECK;
 
@@ -102,6 +107,38 @@ gd_status gd_engine_train(gd_engine *e, uint64_t round, const gd_global_state *g
  * are filled: the payload and transcript files, MsgCommitRound's fields
  * and the mean loss (gd_engine_train's last step). */
 gd_status gd_engine_round_seal(gd_engine *e, uint64_t round, gd_trained_round *out) GD_MUST_CHECK;
+
+/* S_r of an overlapped round for a worker that committed in round - 1:
+ * G_{r-1} (g_prev) minus its own decoded payload of round - 1 (its file,
+ * which must be the commitment's: root and leaf count). out's parameters
+ * are S_r, its momentum zero (initialised here). */
+gd_status gd_engine_overlap_start(gd_engine *e, uint64_t round, const char *address,
+                                  const gd_global_state *g_prev, const uint8_t *prev_payload,
+                                  size_t prev_len, const uint8_t prev_root[32],
+                                  uint32_t prev_leaves, gd_global_state *out) GD_MUST_CHECK;
+
+/* A round trained a segment at a time (trainer/diloco.h): a node that
+ * trains the next round ahead does its other duties between segments, on
+ * the same trainer (each segment reloads the worker's state). begin
+ * copies start; each gd_engine_job_segment trains one segment, and the
+ * last also encodes and seals, leaving job->out as gd_engine_train's out
+ * (*done set). w must stay the job's until then. On an error the job is
+ * over (freed); free it with gd_engine_job_free either way. */
+typedef struct gd_engine_job {
+    bool active;
+    uint64_t round;
+    gd_global_state start;    /* S_r (its parameters) */
+    gd_trained_round out;
+    gd_worker_round_run run;
+} gd_engine_job;
+
+gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_state *start,
+                              bool fresh, gd_worker_state *w, gd_engine_job *job) GD_MUST_CHECK;
+gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job, gd_worker_state *w,
+                                bool *done) GD_MUST_CHECK;
+/* Hands the finished round over (job->out moved into out; the job ends). */
+void gd_engine_job_take(gd_engine_job *job, gd_trained_round *out);
+void gd_engine_job_free(gd_engine_job *job);
 
 /* What trains a round for a member: gd_engine_train, or a stand-in with
  * its signature (the test-only adversaries of tests/adversary play their
@@ -125,7 +162,9 @@ gd_status gd_engine_transcript_parse(const uint8_t *bytes, size_t len, uint32_t 
 
 /* What a check needs from the chain: the target's commitment and rank, the
  * drawn segment, step and chunk, and the target's commitment of the round
- * before (NULL if the chain holds none). */
+ * before (NULL if the chain holds none). With overlap and prev, also chunk
+ * `chunk` of G_{r-1}'s parameters, proved by the caller against the
+ * chain's start state hash of round - 1 (gd_engine_overlapped says when). */
 typedef struct gd_check_input {
     uint64_t round;
     const char *target;
@@ -133,7 +172,13 @@ typedef struct gd_check_input {
     const Gonka__Diloco__V1__Commitment *commitment;
     const Gonka__Diloco__V1__Commitment *prev; /* round - 1, or NULL */
     uint32_t segment, step, chunk;
+    const float *prev_global_chunk; /* the chunk's values of G_{r-1}, or NULL */
 } gd_check_input;
+
+/* Whether round `round` of a worker whose commitment of round - 1 the
+ * chain holds (has_prev) started overlapped: from G_{r-1} - Δ̂_{w,r-1},
+ * not G_r. One rule for the worker, its checkers and the fetches. */
+bool gd_engine_overlapped(const gd_engine *e, uint64_t round, bool has_prev);
 
 /* What the target served for it (all required, except the previous
  * transcript when there is no prev). Only the segment re-executed is
@@ -150,6 +195,8 @@ typedef struct gd_check_evidence {
     gd_buf start_proof;     /* its X-Gd-Proof: four LE32-length-prefixed MMR proofs */
     gd_buf post_chunk;      /* chunk `chunk` of leaf S + 1's arrays */
     gd_buf post_proof;
+    gd_buf prev_payload_chunk; /* overlapped: chunk `chunk` of the round - 1 payload */
+    gd_buf prev_payload_proof; /* its X-Gd-Proof (an MMR proof's wire form) */
     const uint8_t *payload; /* the whole payload file as fetched for the round (not owned) */
     size_t payload_len;
 } gd_check_evidence;

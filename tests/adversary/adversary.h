@@ -29,6 +29,14 @@ gd_status gd_adv_garbage_train(gd_engine *e, uint64_t round, const gd_global_sta
 gd_status gd_adv_poison_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
                               gd_worker_state *w, gd_trained_round *out);
 
+/* overlap runs (tests/adversary/overlap.c): training from a start moved by
+ * g_adv_start_shift, not S_r = G_{r-1} - Δ̂_{w,r-1}; and payloads served
+ * whole, never a single chunk (which an overlapped check needs). */
+extern float g_adv_start_shift;
+gd_status gd_adv_shifted_start_train(gd_engine *e, uint64_t round, const gd_global_state *g,
+                                     bool fresh, gd_worker_state *w, gd_trained_round *out);
+bool gd_adv_withhold_payload_chunks(const gd_artifact_req *req);
+
 /* withholder: its segment-start states are never served
  * (tests/adversary/withhold.c). */
 bool gd_adv_withhold_states(const gd_artifact_req *req);

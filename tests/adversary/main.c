@@ -19,7 +19,9 @@
  *   --no-reports      never reports availability (duty.c, as the rest)
  *   --wrong-attest    attests a state hash that is not its aggregate
  *   --copy-attest     reveals another attester's hash instead of its own
- *   --copy-verdicts   reveals its double-check partner's verdict */
+ *   --copy-verdicts   reveals its double-check partner's verdict
+ *   --shifted-start   an overlap run's rounds trained from a moved start (overlap.c)
+ *   --withhold-payload-chunks  payloads served whole, never a single chunk */
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -42,7 +44,8 @@ static int usage(const char *why) {
                     "--garbage | --poison | --withhold-states | --withhold-payload | --lazy-validator | "
                     "--unavailable-spam | --replay | --copy-payload DIR | "
                     "--sybil-of ADDRESS:RANK | --no-reports | --wrong-attest | --copy-attest | "
-                    "--copy-verdicts) run --config FILE [--poll-ms N]\n",
+                    "--copy-verdicts | --shifted-start | --withhold-payload-chunks) run --config FILE "
+                    "[--poll-ms N]\n",
             why);
     return 2;
 }
@@ -63,7 +66,9 @@ int main(int argc, char **argv) {
                  {"--no-reports", {.duty = gd_adv_no_reports}},
                  {"--wrong-attest", {.duty = gd_adv_wrong_attest}},
                  {"--copy-attest", {.duty = gd_adv_copy_attest}},
-                 {"--copy-verdicts", {.duty = gd_adv_copy_verdicts}}};
+                 {"--copy-verdicts", {.duty = gd_adv_copy_verdicts}},
+                 {"--shifted-start", {.train = gd_adv_shifted_start_train}},
+                 {"--withhold-payload-chunks", {.withhold = gd_adv_withhold_payload_chunks}}};
     const char *config = NULL;
     unsigned long long poll = 250;
     int i = 1;

@@ -276,6 +276,24 @@ for r in o["rounds"]:
 assert len({r["state_hash"] for r in o["rounds"]}) == 3
 '; then ok "sim --chain: three rounds DONE, every check passed, nothing refused"
 else echo "FAIL: sim --chain (exit $code): $(tail -5 chain.log)"; fail=1; fi
+# --chain --overlap: each worker trains the next round ahead of it, from
+# G_r minus its own decoded progress, and the validator checks that start.
+GD_LOG=info "$bin" sim --chain --overlap --model tiny --data synthetic:markov:1 --workers 3 --validators 1 \
+  --rounds 3 --inner-steps 4 --segment-steps 2 --chunk-elems 4096 --threads 1 --json \
+  >chain-overlap.json 2>chain-overlap.log
+code=$?
+if [ "$code" = 0 ] && python3 -c '
+import json
+o = json.load(open("chain-overlap.json"))
+plain = json.load(open("chain.json"))
+assert o["refused"] == 0, o
+assert [r["round"] for r in o["rounds"]] == [0, 1, 2], o
+for r in o["rounds"]:
+    assert r["phase"] == "done" and r["aggregated"] == 3 and r["checks_passed"] == 6, r
+assert not {r["state_hash"] for r in o["rounds"]} & {r["state_hash"] for r in plain["rounds"]}
+' && grep -q "round 2 trained ahead" chain-overlap.log; then
+  ok "sim --chain --overlap: rounds trained ahead, three rounds DONE, every check passed"
+else echo "FAIL: sim --chain --overlap (exit $code): $(tail -5 chain-overlap.log)"; fail=1; fi
 # Each round line is flushed: a killed --chain run left redirected to a
 # file shows the rounds it finished.
 if killed_log "^round   0 " 30 killed.log -- sim --chain --model tiny --data synthetic:markov:1 \

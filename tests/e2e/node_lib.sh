@@ -11,8 +11,9 @@
 # the chain or a host not killed on purpose stopped), `checkpoint N FILE`,
 # `own_g N R` (the hash of host N's stored G_R), `save_rounds H`,
 # `collect N...`, `agreed_g N...`, `learned` and `eval_loss FILE`.
-# $checks (default 2), $double_ppm (0) and $min_class (3) are the spec's
-# checks_per_commit, double_check_ppm and min_class_members.
+# $checks (default 2), $double_ppm (0), $min_class (3) and $overlap (False)
+# are the spec's checks_per_commit, double_check_ppm, min_class_members and
+# overlap.
 # Usage: . node_lib.sh BIN_DIR   (KEEP=1: keep the directory and the logs)
 set -uo pipefail
 bin=$(realpath "$1")
@@ -45,7 +46,8 @@ s.update({
   'checks_per_commit': ${checks:-2}, 'double_check_ppm': ${double_ppm:-0}, 'recheck_validators': 1,
   'validator_share_ppm': 200000, 'attest_share_ppm': 50000, 'hw_classes': ['$cls'],
   'min_class_members': ${min_class:-3}, 'avail_chunks': 2, 'cheat_slash': '90000ngonka',
-  'skip_slash': '1000ngonka', 'suspend_rounds': 2, 'max_members': 16})
+  'skip_slash': '1000ngonka', 'suspend_rounds': 2, 'max_members': 16,
+  'overlap': ${overlap:-False}})
 json.dump(s, open('spec.json', 'w'))
 " || fail "spec"
 "$bin/gonka-localnet" init --home home --accounts "$accounts" --epoch-length "$epoch_length" --diloco-run spec.json \

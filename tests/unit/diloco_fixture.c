@@ -86,7 +86,7 @@ json_t *df_spec_json(const df_knobs *k) {
     json_object_set_new(j, "error_feedback", json_true());
     json_object_set_new(j, "error_feedback_decay", json_string("1"));
     json_object_set_new(j, "chunk_elems", json_integer(1024));
-    json_object_set_new(j, "overlap", json_false());
+    json_object_set_new(j, "overlap", json_boolean(k->overlap));
     json_object_set_new(j, "hw_classes", json_pack("[s,s]", DF_CPU, DF_GPU));
     json_object_set_new(j, "min_class_members", json_integer(k->min_class));
     json_object_set_new(j, "avail_chunks", json_integer(k->avail));

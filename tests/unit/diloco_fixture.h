@@ -52,6 +52,7 @@ typedef struct df_knobs {
     uint32_t suspend;     /* suspend_rounds */
     uint32_t max_members;
     uint32_t window;      /* every window's length in blocks (verify and dispute need 2) */
+    bool overlap;         /* the run's one-step-delay overlap */
     uint32_t validator_share_ppm, attest_share_ppm;
     uint64_t cheat_slash, skip_slash, fail_bond, min_collateral, reward, pool;
     const json_t *spec;   /* if set, the run's whole spec instead of df_spec_json's */

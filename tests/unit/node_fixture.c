@@ -51,10 +51,31 @@ json_t *nf_spec(const df_knobs *k) {
 
 /* --- the chain port ------------------------------------------------------------------------- */
 
+static void nf_step_all(nf_net *net, int except);
+
+/* A block passes while node `who` computes: the others step, then the
+ * block (not again from within theirs). */
+static void nf_pass_block(nf_net *net, int who) {
+    if (net->passing)
+        return;
+    net->passing = true;
+    nf_step_all(net, who);
+    nf_make_block(net);
+    net->passing = false;
+}
+
 static gd_status nf_read(void *ctx, uint64_t run, const char *address, gd_chain_answers *a,
                          int64_t *height, gd_claim_state *claims) {
     nf_port *p = ctx;
     df *d = &p->net->d;
+    if (p->net->slow[p->who] && p->net->nodes[p->who] != NULL) {
+        json_t *st = gd_member_status_json(p->net->nodes[p->who]);
+        json_int_t step = json_integer_value(json_object_get(st, "inner_step"));
+        json_decref(st);
+        if (step != p->net->trained_to[p->who])
+            nf_pass_block(p->net, p->who);
+        p->net->trained_to[p->who] = step;
+    }
     memset(a, 0, sizeof *a);
     a->run = df_q_run(d);
     if (a->run == NULL || run != 1)
@@ -162,7 +183,8 @@ static void nf_open(nf_net *net, int who) {
                          .data_paths = net->data_paths[who],
                          .n_data_paths = net->data_paths[who][0] != NULL,
                          .train = net->train[who], .check = net->check[who],
-                         .withhold = net->withhold[who], .duty = net->duty[who]};
+                         .withhold = net->withhold[who], .duty = net->duty[who],
+                         .ahead_read_ms = net->slow[who] ? 1 : 0};
     CHECK_OK(gd_coin_parse(&o.collateral, "20000ngonka"));
     net->ports[who] = (nf_port){net, who};
     gd_chain_port chain = {&nf_chain_iface, &net->ports[who]};
@@ -172,6 +194,8 @@ static void nf_open(nf_net *net, int who) {
 
 void nf_setup(nf_net *net, df_knobs *k, int n, const unsigned *roles) {
     memset(net, 0, sizeof *net);
+    for (int who = 0; who < DF_ACCOUNTS; who++)
+        net->stepped_at[who] = -1;
     const json_t *given = k->spec;
     json_t *made = given ? NULL : nf_spec(k);
     if (made)
@@ -210,14 +234,34 @@ void nf_free(nf_net *net) {
     df_free(&net->d);
 }
 
+static void nf_step(nf_net *net, int who) {
+    if (net->off[who])
+        return;
+    size_t done = 0;
+    net->stepped_at[who] = net->d.f.height;
+    CHECK_OK(gd_member_step(net->nodes[who], &done));
+    net->duties += done;
+}
+
+/* Every node (but except) that has not stepped at this height steps. */
+static void nf_step_all(nf_net *net, int except) {
+    for (int who = 1; who <= net->n; who++)
+        if (who != except && net->stepped_at[who] != net->d.f.height)
+            nf_step(net, who);
+}
+
 void nf_block(nf_net *net) {
-    for (int who = 1; who <= net->n; who++) {
-        if (net->off[who])
-            continue;
-        size_t done = 0;
-        CHECK_OK(gd_member_step(net->nodes[who], &done));
-        net->duties += done;
-    }
+    /* Until every node has seen the newest height: a slow node's step may
+     * have let blocks pass. */
+    int64_t h;
+    do {
+        h = net->d.f.height;
+        nf_step_all(net, 0);
+    } while (net->d.f.height != h);
+    nf_make_block(net);
+}
+
+void nf_make_block(nf_net *net) {
     if (net->censor) {
         for (size_t i = 0; i < net->pending.n_tx; i++)
             for (size_t m = 0; m < net->pending.n_msgs[i]; m++)

@@ -25,6 +25,14 @@ struct nf_net {
     nf_port ports[DF_ACCOUNTS];
     bool down[DF_ACCOUNTS];        /* its artifacts cannot be fetched */
     bool off[DF_ACCOUNTS];         /* not started yet: it does not step */
+    /* A slow node: a block passes while it trains each segment (the other
+     * nodes, which run beside it, step, then the block), so its first
+     * chain read after it trained is a block later; and it reads the chain
+     * after every segment it trains ahead. */
+    bool slow[DF_ACCOUNTS];
+    json_int_t trained_to[DF_ACCOUNTS]; /* its inner step at its last read */
+    bool passing;                  /* a slow node's block is being made */
+    int64_t stepped_at[DF_ACCOUNTS]; /* the height each node last stepped at */
     bool censor;                   /* blocks hold none of the nodes' transactions */
     const char *data_paths[DF_ACCOUNTS][1]; /* a node's local data path, or NULL: the spec's */
     uint64_t claim_payload_bytes[DF_ACCOUNTS]; /* not 0: the node's commitments claim this
@@ -59,6 +67,8 @@ void nf_restart(nf_net *net, int who);
 
 /* One block: every node steps, then the block with their transactions. */
 void nf_block(nf_net *net);
+/* The block alone: the transactions queued so far. */
+void nf_make_block(nf_net *net);
 /* Blocks until the chain's height is `height`. */
 void nf_until(nf_net *net, int64_t height);
 /* Blocks until round `round` is the run's current one; the run's answer

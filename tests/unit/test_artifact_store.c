@@ -144,10 +144,25 @@ static void test_journal(void) {
     CHECK_OK(gd_journal_save(&s, &w));
     CHECK_OK(gd_journal_load(&s, &j));
     CHECK(j.round == w.round && j.trained && !j.aggregated && j.join_sent && !j.leave_wanted);
-    CHECK(j.sealed_upto == 7);
+    CHECK(j.sealed_upto == 7 && !j.ahead);
+    w.ahead = true;
+    CHECK_OK(gd_journal_save(&s, &w));
+    CHECK_OK(gd_journal_load(&s, &j));
+    CHECK(j.ahead && j.trained);
     char path[300];
     snprintf(path, sizeof path, "%s/journal.json", g_dir);
     CHECK(mode_of(path) == 0600);
+    /* A journal of the version before (no "ahead") still reads. */
+    {
+        FILE *f = fopen(path, "w");
+        CHECK(f != NULL);
+        fputs("{\"version\":2,\"round\":\"5\",\"trained\":true,\"aggregated\":true,"
+              "\"join_sent\":false,\"leave_wanted\":false,\"sealed_upto\":\"6\"}",
+              f);
+        fclose(f);
+        CHECK_OK(gd_journal_load(&s, &j));
+        CHECK(j.round == 5 && j.trained && j.aggregated && !j.ahead && j.sealed_upto == 6);
+    }
     /* Every key of a good journal, so each entry below breaks exactly one thing. */
 #define J_REST "\"aggregated\":false,\"join_sent\":false,\"leave_wanted\":false"
     const char *bad[] = {
@@ -162,6 +177,14 @@ static void test_journal(void) {
         "{\"version\":2,\"round\":\"1\",\"trained\":true," J_REST
         ",\"sealed_upto\":\"18446744073709551616\"}",
         "{\"version\":2,\"round\":\"1\",\"trained\":true}",
+        /* version 3 needs "ahead"; version 2 has none; no version 4 */
+        "{\"version\":3,\"round\":\"1\",\"trained\":true," J_REST ",\"sealed_upto\":\"2\"}",
+        "{\"version\":2,\"round\":\"1\",\"trained\":true,\"ahead\":false," J_REST
+        ",\"sealed_upto\":\"2\"}",
+        "{\"version\":4,\"round\":\"1\",\"trained\":true,\"ahead\":false," J_REST
+        ",\"sealed_upto\":\"2\"}",
+        "{\"version\":3,\"round\":\"1\",\"trained\":true,\"ahead\":0," J_REST
+        ",\"sealed_upto\":\"2\"}",
     };
 #undef J_REST
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

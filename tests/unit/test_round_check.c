@@ -27,25 +27,47 @@ static gd_worker_state g_worker;
 static gd_trained_round g_round;
 static Gonka__Diloco__V1__Commitment g_commit;
 
-/* State leaf `leaf` of the trained round as the worker stores it. */
-static void state_file(uint32_t leaf, gd_buf *out) {
-    const gd_worker_state *st = leaf < g_round.segments ? &g_round.starts[leaf] : &g_worker;
-    CHECK_OK(gd_engine_state_file(&g_engine, ROUND, st, leaf, g_round.segments, out));
+/* A worker's trained round: its engine, the round, what it made and its
+ * state after encoding (the last leaf). */
+typedef struct trained {
+    gd_engine *e;
+    uint64_t round;
+    const gd_trained_round *t;
+    const gd_worker_state *post;
+} trained;
+
+/* State leaf `leaf` of a trained round as the worker stores it. */
+static void state_file_of(const trained *tr, uint32_t leaf, gd_buf *out) {
+    const gd_worker_state *st = leaf < tr->t->segments ? &tr->t->starts[leaf] : tr->post;
+    CHECK_OK(gd_engine_state_file(tr->e, tr->round, st, leaf, tr->t->segments, out));
 }
 
 /* Chunk `chunk` of state leaf `leaf` and its proof, as a member serves it. */
-static void served_chunk(uint32_t leaf, uint32_t chunk, gd_buf *body, gd_buf *proof) {
+static void served_chunk_of(const trained *tr, uint32_t leaf, uint32_t chunk, gd_buf *body,
+                            gd_buf *proof) {
     gd_buf file = {0};
-    state_file(leaf, &file);
+    state_file_of(tr, leaf, &file);
     char name[64];
     snprintf(name, sizeof name, "state-%u", leaf);
     const char *path = gd_test_write_file(name, file.data, file.len, 0600);
     gd_state_index x;
     gd_state_index_init(&x);
-    CHECK_OK(gd_state_index_load(&x, path, false, g_engine.n, CHUNK_ELEMS));
+    CHECK_OK(gd_state_index_load(&x, path, false, tr->e->n, CHUNK_ELEMS));
     CHECK_OK(gd_state_index_chunk(&x, chunk, body, proof));
     gd_state_index_free(&x);
     gd_buf_free(&file);
+}
+
+static const trained *g_trained(void) {
+    static trained tr;
+    tr = (trained){&g_engine, ROUND, &g_round, &g_worker};
+    return &tr;
+}
+
+static void state_file(uint32_t leaf, gd_buf *out) { state_file_of(g_trained(), leaf, out); }
+
+static void served_chunk(uint32_t leaf, uint32_t chunk, gd_buf *body, gd_buf *proof) {
+    served_chunk_of(g_trained(), leaf, chunk, body, proof);
 }
 
 /* The honest evidence for (segment, chunk). */
@@ -169,6 +191,158 @@ static void test_segment_state_fails(void) {
     gd_check_evidence_free(&ev);
 }
 
+/* The chain's record of a trained round's commitment (pointing into it). */
+static void commitment_of(const gd_trained_round *t, Gonka__Diloco__V1__Commitment *c) {
+    gonka__diloco__v1__commitment__init(c);
+    const gd_diloco_commit *m = &t->commit;
+    c->run = m->run;
+    c->round = m->round;
+    c->participant = (char *)WORKER;
+    c->payload_root = (ProtobufCBinaryData){32, (uint8_t *)m->payload_root};
+    c->payload_leaves = m->payload_leaves;
+    c->payload_bytes = m->payload_bytes;
+    c->transcript_root = (ProtobufCBinaryData){32, (uint8_t *)m->transcript_root};
+    c->segment_count = m->segment_count;
+    c->tokens = t->r.tokens;
+}
+
+/* Chunk `chunk` of a payload file and its proof, as a member serves it. */
+static void payload_chunk(const gd_buf *file, uint32_t chunk, gd_buf *body, gd_buf *proof) {
+    gd_payload p;
+    CHECK_OK(gd_payload_parse(&p, file->data, file->len, NULL));
+    gd_mmr_proof pr;
+    CHECK_OK(gd_payload_prove_chunk(&p, chunk, &pr));
+    CHECK_OK(gd_buf_append(body, p.chunks[chunk].raw, p.chunks[chunk].raw_len));
+    CHECK_OK(gd_mmr_proof_encode(&pr, proof));
+    gd_payload_free(&p);
+}
+
+/* An overlap run: the worker committed round 0, so round 1 starts from
+ * S_1 = G_0 - Δ̂_0 (gd_engine_overlap_start), not G_1, and a check of it
+ * proves the drawn chunk of leaf 0 against G_0's chunk and the chunk of the
+ * round 0 payload the target serves. Honest evidence passes at every
+ * chunk; a round trained from G_1 (the rule without overlap), a previous
+ * payload chunk that is not the drawn one, and a wrong G_0 chunk fail; a
+ * validator that brings no G_0 chunk is a local error, not a verdict. */
+static void test_overlapped_start(void) {
+    json_t *j = gd_test_example_spec_json();
+    json_object_set_new(j, "chunk_elems", json_integer(CHUNK_ELEMS));
+    json_object_set_new(j, "h_min", json_integer(30));
+    json_object_set_new(j, "h_max", json_integer(30));
+    json_object_set_new(j, "overlap", json_true());
+    Gonka__Diloco__V1__RunSpec *spec = NULL;
+    CHECK_OK(gd_diloco_spec_from_json(&spec, j));
+    json_decref(j);
+    gd_engine e;
+    CHECK_OK(gd_engine_open(&e, spec, RUN, &(gd_engine_host){.threads = 1}));
+    CHECK_OK(gd_run_config_initial_state(&e.rc, 1, e.rc.initial_state_hash));
+    gd_global_state g0, g1, s1;
+    CHECK_OK(gd_engine_initial_global(&e, &g0));
+    gd_worker_state w, after0;
+    CHECK_OK(gd_engine_worker_init(&e, &w, WORKER, 0));
+    gd_trained_round t0, t1;
+    CHECK_OK(gd_engine_train(&e, 0, &g0, true, &w, &t0));
+    CHECK_OK(gd_worker_state_copy(&after0, &w));
+    /* G_1 from the round's one payload. */
+    CHECK_OK(gd_global_state_copy(&g1, &g0));
+    gd_engine_contribution c = {.address = WORKER, .tokens = t0.r.tokens,
+                                .payload = t0.payload.data, .payload_len = t0.payload.len,
+                                .root = t0.commit.payload_root,
+                                .leaves = t0.commit.payload_leaves};
+    CHECK_OK(gd_engine_aggregate(&e, 0, &c, 1, &g1));
+    CHECK_OK(gd_engine_overlap_start(&e, 1, WORKER, &g0, t0.payload.data, t0.payload.len,
+                                     t0.commit.payload_root, t0.commit.payload_leaves, &s1));
+    CHECK(memcmp(s1.params, g1.params, e.n * sizeof(float)) != 0);
+    /* Its own payload under another root is not its start. */
+    uint8_t other_root[32];
+    memcpy(other_root, t0.commit.payload_root, 32);
+    other_root[0] ^= 1;
+    gd_global_state bad;
+    CHECK_STATUS(gd_engine_overlap_start(&e, 1, WORKER, &g0, t0.payload.data, t0.payload.len,
+                                         other_root, t0.commit.payload_leaves, &bad),
+                 GD_ERR_INVALID);
+    CHECK_OK(gd_engine_train(&e, 1, &s1, false, &w, &t1));
+    Gonka__Diloco__V1__Commitment c0, c1;
+    commitment_of(&t0, &c0);
+    commitment_of(&t1, &c1);
+    trained tr1 = {&e, 1, &t1, &w};
+
+    for (int variant = 0; variant < 2; variant++) {
+        /* variant 1: the same worker's round 1 trained from G_1 instead */
+        gd_worker_state w1b;
+        gd_trained_round t1b;
+        const gd_trained_round *t = &t1;
+        trained tr = tr1;
+        Gonka__Diloco__V1__Commitment cm = c1;
+        if (variant == 1) {
+            CHECK_OK(gd_worker_state_copy(&w1b, &after0));
+            CHECK_OK(gd_engine_train(&e, 1, &g1, false, &w1b, &t1b));
+            t = &t1b;
+            tr = (trained){&e, 1, &t1b, &w1b};
+            commitment_of(&t1b, &cm);
+        }
+        for (uint32_t chunk = 0; chunk < e.chunks; chunk++) {
+            uint32_t segment = chunk % t->segments;
+            size_t lo = 0, count = 0;
+            CHECK(gd_values_chunk_range(e.n, CHUNK_ELEMS, chunk, &lo, &count));
+            gd_check_evidence ev;
+            memset(&ev, 0, sizeof ev);
+            CHECK_OK(gd_buf_append(&ev.transcript, t->transcript.data, t->transcript.len));
+            CHECK_OK(gd_buf_append(&ev.prev_transcript, t0.transcript.data, t0.transcript.len));
+            state_file_of(&tr, segment, &ev.segment_state);
+            served_chunk_of(&tr, 0, chunk, &ev.start_chunk, &ev.start_proof);
+            served_chunk_of(&tr, t->segments + 1, chunk, &ev.post_chunk, &ev.post_proof);
+            payload_chunk(&t0.payload, chunk, &ev.prev_payload_chunk, &ev.prev_payload_proof);
+            ev.payload = t->payload.data;
+            ev.payload_len = t->payload.len;
+            gd_check_input in = {.round = 1, .target = WORKER, .rank = 0, .commitment = &cm,
+                                 .prev = &c0, .segment = segment, .step = 1, .chunk = chunk,
+                                 .prev_global_chunk = g0.params + lo};
+            gd_check_answer a;
+            CHECK_OK(gd_engine_check(&e, &in, &ev, &g1, &a));
+            if (variant == 0 && a.verdict != GD_VERDICT_PASS) {
+                fprintf(stderr, "overlapped chunk %u: %s\n", chunk, a.why);
+                gd_test_failures++;
+            }
+            if (variant == 1)
+                CHECK(a.verdict == GD_VERDICT_FAIL && strstr(a.why, "start chunk") != NULL);
+            if (variant == 0 && chunk == 1) {
+                /* the round 0 payload's chunk 2 served for chunk 1 */
+                gd_check_evidence other = ev;
+                gd_buf body = {0}, proof = {0};
+                payload_chunk(&t0.payload, 2, &body, &proof);
+                other.prev_payload_chunk = body;
+                other.prev_payload_proof = proof;
+                CHECK_OK(gd_engine_check(&e, &in, &other, &g1, &a));
+                CHECK(a.verdict == GD_VERDICT_FAIL &&
+                      strstr(a.why, "previous payload chunk") != NULL);
+                gd_buf_free(&body);
+                gd_buf_free(&proof);
+                /* a G_0 chunk that is not G_0's (the validator's own) */
+                in.prev_global_chunk = g1.params + lo;
+                CHECK_OK(gd_engine_check(&e, &in, &ev, &g1, &a));
+                CHECK(a.verdict == GD_VERDICT_FAIL && strstr(a.why, "start chunk") != NULL);
+                in.prev_global_chunk = NULL;
+                CHECK_STATUS(gd_engine_check(&e, &in, &ev, &g1, &a), GD_ERR_INVALID);
+            }
+            gd_check_evidence_free(&ev);
+        }
+        if (variant == 1) {
+            gd_trained_round_free(&t1b);
+            gd_worker_state_free(&w1b);
+        }
+    }
+    gd_trained_round_free(&t0);
+    gd_trained_round_free(&t1);
+    gd_worker_state_free(&w);
+    gd_worker_state_free(&after0);
+    gd_global_state_free(&g0);
+    gd_global_state_free(&g1);
+    gd_global_state_free(&s1);
+    gd_engine_close(&e);
+    gd_diloco_spec_free(spec);
+}
+
 int main(void) {
     json_t *spec_json = gd_test_example_spec_json();
     json_object_set_new(spec_json, "chunk_elems", json_integer(CHUNK_ELEMS));
@@ -199,6 +373,7 @@ int main(void) {
     RUN_TEST(test_tampered_chunks_fail);
     RUN_TEST(test_malformed_chunks_fail);
     RUN_TEST(test_segment_state_fails);
+    RUN_TEST(test_overlapped_start);
     gd_trained_round_free(&g_round);
     gd_worker_state_free(&g_worker);
     gd_global_state_free(&g_g0);

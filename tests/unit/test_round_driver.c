@@ -349,9 +349,17 @@ static void test_view_from_queries(void) {
     gd_claim_state claims = {true, 1};
 
     gd_chain_view_buf b;
+    Gonka__Diloco__V1__RunSpec spec = GONKA__DILOCO__V1__RUN_SPEC__INIT;
+    spec.overlap = true;
+    run.spec = &spec;
+    CHECK_OK(gd_chain_view_build(&b, ME, 41, &qrun, &q, &rw, &claims, true));
+    CHECK(b.view.overlap); /* the run's spec says */
+    gd_chain_view_free(&b);
+    run.spec = NULL;
     CHECK_OK(gd_chain_view_build(&b, ME, 41, &qrun, &q, &rw, &claims, true));
     const gd_chain_view *v = &b.view;
     CHECK(v->member && !v->leaving && v->next_round == 4 && v->sealed_next && v->have_round);
+    CHECK(!v->overlap); /* no spec in the answer: no overlap */
     CHECK(v->round.index == 3 && v->round.in_snapshot && v->round.committed && !v->round.over);
     CHECK(v->round.secret_sealed && !v->round.secret_revealed);
     CHECK(v->round.attest_sealed && v->round.attest_revealed);
@@ -381,6 +389,66 @@ static void test_view_from_queries(void) {
     gd_chain_view_free(&b);
 }
 
+/* With overlap a worker whose commitment of round 7 is on chain trains
+ * round 8 ahead, last in every step, through round 7's windows and the gap
+ * after it, until the journal holds round 8 (then round 8's train window
+ * asks nothing more of it); never without overlap, the commitment, the
+ * next round's seal, the worker role, or while leaving. */
+static int ahead_at(scene *s, int64_t height, size_t *n_out) {
+    gd_action out[16];
+    size_t n = 0;
+    s->v.height = height;
+    CHECK(!gd_round_driver_step(&s->cfg, &s->v, &s->j, out, 16, &n));
+    *n_out = n;
+    for (size_t i = 0; i < n; i++)
+        if (out[i].kind == GD_ACT_TRAIN && out[i].round == 8)
+            return i + 1 == n ? 1 : -1; /* -1: not last */
+    return 0;
+}
+
+static void test_train_ahead(void) {
+    scene s;
+    scene_init(&s, GD_NODE_WORKER | GD_NODE_VALIDATOR);
+    size_t n = 0;
+    s.v.overlap = true;
+    s.j.trained = true;
+    CHECK(ahead_at(&s, 25, &n) == 0); /* not committed yet */
+    s.v.round.committed = true;
+    CHECK(ahead_at(&s, 25, &n) == 1 && n == 1);
+    CHECK(ahead_at(&s, 40, &n) == 1 && n > 1); /* after the reports and check */
+    s.v.round.over = true;
+    CHECK(ahead_at(&s, 101, &n) == 1); /* the gap before round 8 */
+    s.v.round.over = false;
+    s.v.sealed_next = false; /* takes no part in round 8 */
+    CHECK(ahead_at(&s, 40, &n) == 0);
+    s.v.sealed_next = true;
+    s.v.leaving = true;
+    CHECK(ahead_at(&s, 40, &n) == 0);
+    s.v.leaving = false;
+    s.v.overlap = false;
+    CHECK(ahead_at(&s, 40, &n) == 0);
+    s.v.overlap = true;
+    s.cfg.roles = GD_NODE_VALIDATOR;
+    CHECK(ahead_at(&s, 40, &n) == 0);
+    s.cfg.roles = GD_NODE_WORKER | GD_NODE_VALIDATOR;
+    /* Trained ahead: journalled for round 7 with ahead set. */
+    s.j.ahead = true;
+    CHECK(ahead_at(&s, 40, &n) == 0);
+    CHECK(gd_journal_trained(&s.j, 8) && gd_journal_trained(&s.j, 7) &&
+          !gd_journal_trained(&s.j, 9));
+    /* Round 8 opens: its train window asks nothing, its commit window the
+     * commit. */
+    s.v.round = (gd_round_view){.index = 8, .windows = {110, 120, 130, 140, 150, 160, 170, 180,
+                                                        190, 200},
+                                .in_snapshot = true};
+    s.v.next_round = 9;
+    CHECK(ahead_at(&s, 112, &n) == 0 && n == 0);
+    gd_action out[16];
+    s.v.height = 120;
+    CHECK(!gd_round_driver_step(&s.cfg, &s.v, &s.j, out, 16, &n));
+    CHECK(n == 1 && out[0].kind == GD_ACT_COMMIT && out[0].round == 8);
+}
+
 int main(void) {
     RUN_TEST(test_windows);
     RUN_TEST(test_honest_round);
@@ -390,6 +458,7 @@ int main(void) {
     RUN_TEST(test_membership);
     RUN_TEST(test_claims);
     RUN_TEST(test_cap);
+    RUN_TEST(test_train_ahead);
     RUN_TEST(test_view_from_queries);
     return gd_test_finish();
 }

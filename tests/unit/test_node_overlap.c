@@ -1,0 +1,287 @@
+/* Nodes play an overlap run (the one-step delay of DiLoCoX) on a test chain
+ * with nothing fabricated: a worker whose commitment of round r is on
+ * chain trains round r + 1 ahead, from S_{r+1} = G_r - Δ̂_{w,r}, while round
+ * r is still checked, aggregated and attested, and commits it as soon as
+ * round r + 1's commit window opens; validators check leaf 0 by the drawn
+ * chunk against G_r and the worker's payload chunk of round r.
+ *
+ * Honest: every round DONE with all three workers aggregated and every
+ * check passed, each round's payload already durable when its round
+ * opens, each round after the first started overlapped (its leaf 0 is not
+ * G_r), every node's G the agreed one, the model learning, nobody slashed.
+ * A worker restarted while it trains ahead trains again and commits once.
+ * Cheaters: a worker that trains its overlapped rounds from another start
+ * fails its first overlapped round; one that serves its payloads only
+ * whole (no chunk of the round before for its checkers) is UNAVAILABLE,
+ * upheld. Neither is aggregated there; no honest node is slashed. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "plugin/artifact_store.h"
+#include "tests/adversary/adversary.h"
+#include "tests/testkit.h"
+#include "tests/unit/node_fixture.h"
+#include "trainer/state.h"
+
+#define NODES 5
+#define WORKERS 3
+#define CHEATER 3
+
+static const unsigned g_roles[NODES] = {GD_NODE_WORKER, GD_NODE_WORKER, GD_NODE_WORKER,
+                                        GD_NODE_VALIDATOR, GD_NODE_VALIDATOR};
+
+static void knobs(df_knobs *k) {
+    df_knobs_default(k);
+    k->checks = 2;
+    k->double_ppm = 500000;
+    k->rechecks = 1;
+    k->min_class = 4; /* 1 + two validators of a double check + one re-checker */
+    k->overlap = true;
+}
+
+/* The bytes node `who` stores for an artifact, or false. */
+static bool stored(nf_net *net, int who, gd_artifact_kind kind, uint64_t round, gd_buf *out) {
+    gd_artifact_store st;
+    CHECK_OK(gd_artifact_store_open(&st, net->dirs[who]));
+    gd_status s = gd_artifact_get(&st, kind, 1, round, 0, (size_t)1 << 30, out);
+    return s == GD_OK;
+}
+
+/* Leaf 0 of node who's round r transcript has G_r's parameters (the start
+ * without overlap), read from what it stores. */
+static bool starts_from_global(nf_net *net, int who, uint64_t r) {
+    gd_buf t = {0}, g = {0};
+    CHECK(stored(net, who, GD_ARTIFACT_TRANSCRIPT, r, &t));
+    CHECK(stored(net, who, GD_ARTIFACT_GLOBAL, r, &g));
+    gd_worker_desc leaf0;
+    gd_global_desc gd;
+    CHECK_OK(gd_worker_desc_decode(&leaf0, t.data, GD_WORKER_DESC_BYTES));
+    CHECK_OK(gd_global_desc_decode(&gd, g.data, GD_GLOBAL_DESC_BYTES));
+    bool same = memcmp(leaf0.params_root, gd.params_root, 32) == 0;
+    gd_buf_free(&t);
+    gd_buf_free(&g);
+    return same;
+}
+
+static void test_overlap_epoch(void) {
+    nf_net net;
+    df_knobs k;
+    knobs(&k);
+    nf_setup(&net, &k, NODES, g_roles);
+    double loss0 = NAN;
+    uint64_t seen = 0;
+    size_t ahead = 0;
+    while (net.d.f.height < 200) {
+        nf_block(&net);
+        if (isnan(loss0))
+            loss0 = gd_member_eval_loss(net.nodes[1], 4);
+        uint64_t r = nf_current_round(&net);
+        if (r <= seen)
+            continue;
+        seen = r;
+        /* Round r has just opened: each worker trained it ahead, and round
+         * r - 1 started overlapped from round 1 on. */
+        for (int who = 1; who <= WORKERS; who++) {
+            gd_buf p = {0};
+            bool have = stored(&net, who, GD_ARTIFACT_PAYLOAD, r, &p);
+            gd_buf_free(&p);
+            CHECK(have);
+            ahead += have;
+            CHECK(starts_from_global(&net, who, r - 1) == (r - 1 == 0));
+        }
+    }
+    uint64_t rounds = nf_current_round(&net);
+    fprintf(stderr, "  current round %llu, %zu rounds trained ahead\n",
+            (unsigned long long)rounds, ahead);
+    CHECK(rounds >= 3 && ahead >= 3 * WORKERS);
+    for (uint64_t r = 0; r < rounds; r++) {
+        df_qround *q = df_q_round(&net.d, r);
+        CHECK(q->round->phase == PH(DONE));
+        CHECK(q->round->n_failed == 0 && q->round->n_aggregation_set == WORKERS);
+        for (size_t i = 0; i < q->n_assignments; i++)
+            CHECK(q->assignments[i]->outcome == OUTCOME(PASSED));
+        df_qfree(q);
+    }
+    df_qround *cur = df_q_round(&net.d, rounds);
+    for (int who = 1; who <= NODES; who++) {
+        uint64_t gr = 0;
+        uint8_t hash[32];
+        CHECK(gd_member_global(net.nodes[who], &gr, hash));
+        CHECK(memcmp(hash, cur->round->start_state_hash.data, 32) == 0 ||
+              memcmp(hash, cur->round->next_state_hash.data, 32) == 0);
+        CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
+    }
+    df_qfree(cur);
+    df_check_settlement(&net.d, 1);
+    CHECK(net.refused == 0);
+    double loss1 = gd_member_eval_loss(net.nodes[1], 4);
+    fprintf(stderr, "  eval loss %.4f -> %.4f\n", loss0, loss1);
+    CHECK(loss1 < loss0);
+    nf_free(&net);
+}
+
+/* Slow workers: a block passes while they train each segment, in windows
+ * of three blocks. Training ahead gives way whenever another duty falls
+ * due, so each worker still reveals its secret, reports, checks, attests
+ * and commits in time: every round DONE with all three aggregated, every
+ * check passed, nobody slashed, and every round after the first trained
+ * before it opened. (A worker that never gave way misses its reveal and
+ * pays the skip slash.) */
+static void test_slow_workers_yield(void) {
+    nf_net net;
+    df_knobs k;
+    knobs(&k);
+    /* Eight segments a round: training ahead lets eight blocks pass, more
+     * than any one window (a worker that never gave way would miss its
+     * reveal, reports or attestation); round 0, trained in its window,
+     * has a train window of ten. */
+    json_t *spec = nf_spec(&k);
+    json_object_set_new(spec, "h_min", json_integer(16));
+    json_object_set_new(spec, "h_max", json_integer(16));
+    json_object_set_new(json_object_get(spec, "windows"), "train", json_integer(10));
+    k.spec = spec;
+    nf_setup(&net, &k, NODES, g_roles);
+    json_decref(spec);
+    for (int who = 1; who <= WORKERS; who++) {
+        net.slow[who] = true;
+        nf_restart(&net, who);
+    }
+    uint64_t seen = 0;
+    while (nf_current_round(&net) < 3) {
+        nf_block(&net);
+        uint64_t r = nf_current_round(&net);
+        if (r <= seen)
+            continue;
+        seen = r;
+        for (int who = 1; who <= WORKERS; who++) {
+            gd_buf p = {0};
+            CHECK(stored(&net, who, GD_ARTIFACT_PAYLOAD, r, &p));
+            gd_buf_free(&p);
+        }
+    }
+    for (uint64_t r = 0; r < 3; r++) {
+        df_qround *q = df_q_round(&net.d, r);
+        CHECK(q->round->phase == PH(DONE));
+        CHECK(q->round->n_failed == 0 && q->round->n_aggregation_set == WORKERS);
+        for (size_t i = 0; i < q->n_assignments; i++)
+            CHECK(q->assignments[i]->outcome == OUTCOME(PASSED));
+        df_qfree(q);
+    }
+    for (int who = 1; who <= NODES; who++)
+        CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
+    CHECK(net.refused == 0);
+    nf_free(&net);
+}
+
+/* Killed in round 1's verify window, after it committed round 1 and while
+ * it trains round 2 ahead (nothing of round 2 journalled): the restarted
+ * worker trains round 2 again, commits it once and is aggregated. */
+static void test_restart_while_training_ahead(void) {
+    nf_net net;
+    df_knobs k;
+    knobs(&k);
+    nf_setup(&net, &k, NODES, g_roles);
+    df_qrun *run = nf_until_round(&net, 1);
+    int64_t verify = run->current_round->windows->verify_start;
+    df_qfree(run);
+    nf_until(&net, verify);
+    gd_buf p = {0};
+    bool had = stored(&net, 2, GD_ARTIFACT_PAYLOAD, 2, &p);
+    gd_buf_free(&p);
+    fprintf(stderr, "  round 2 trained ahead by verify start: %s\n", had ? "yes" : "no");
+    /* As a crash before the journal: round 2's files and journal entry go. */
+    gd_artifact_store st;
+    CHECK_OK(gd_artifact_store_open(&st, net.dirs[2]));
+    gd_node_journal j;
+    CHECK_OK(gd_journal_load(&st, &j));
+    j.ahead = false;
+    CHECK_OK(gd_journal_save(&st, &j));
+    char path[GD_ARTIFACT_PATH_MAX];
+    CHECK_OK(gd_artifact_path(&st, GD_ARTIFACT_PAYLOAD, 1, 2, 0, path, sizeof path));
+    remove(path);
+    nf_restart(&net, 2);
+    run = nf_until_round(&net, 2);
+    int64_t end = run->current_round->windows->end;
+    df_qfree(run);
+    nf_until(&net, end + 1);
+    df_qround *q = df_q_round(&net.d, 2);
+    CHECK(q->round->phase == PH(DONE));
+    CHECK(df_has_str(q->round->aggregation_set, q->round->n_aggregation_set, net.d.f.addr[2]));
+    size_t commits = 0;
+    for (size_t i = 0; i < q->n_commitments; i++)
+        commits += strcmp(q->commitments[i]->participant, net.d.f.addr[2]) == 0;
+    CHECK(commits == 1);
+    df_qfree(q);
+    CHECK(net.refused == 0);
+    for (int who = 1; who <= NODES; who++)
+        CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
+    nf_free(&net);
+}
+
+/* Plays node CHEATER with a train or withhold seam for three rounds;
+ * returns the first round it failed (UINT64_MAX: never). */
+static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn withhold) {
+    nf_net net;
+    df_knobs k;
+    knobs(&k);
+    nf_setup(&net, &k, NODES, g_roles);
+    net.train[CHEATER] = train;
+    net.withhold[CHEATER] = withhold;
+    nf_restart(&net, CHEATER);
+    net.d.act[CHEATER].cheat = true; /* its slash is expected */
+    df_qrun *run = nf_until_round(&net, 3);
+    df_qfree(run);
+    const char *cheater = net.d.f.addr[CHEATER];
+    uint64_t caught = UINT64_MAX;
+    for (uint64_t r = 0; r < 3; r++) {
+        df_qround *q = df_q_round(&net.d, r);
+        CHECK(q->round->phase == PH(DONE));
+        bool failed = df_has_str(q->round->failed, q->round->n_failed, cheater);
+        fprintf(stderr, "  round %llu: the cheater %s, %s\n", (unsigned long long)r,
+                df_commitment_of(q, cheater) ? "committed" : "out",
+                failed ? "failed" : "not failed");
+        if (failed && caught == UINT64_MAX)
+            caught = r;
+        if (failed)
+            CHECK(!df_has_str(q->round->aggregation_set, q->round->n_aggregation_set, cheater));
+        for (int who = 1; who <= WORKERS; who++)
+            if (who != CHEATER)
+                CHECK(df_has_str(q->round->aggregation_set, q->round->n_aggregation_set,
+                                 net.d.f.addr[who]));
+        df_qfree(q);
+    }
+    CHECK(df_slashed(&net.d, CHEATER, NULL, NULL) > 0);
+    for (int who = 1; who <= NODES; who++)
+        if (who != CHEATER)
+            CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
+    nf_free(&net);
+    return caught;
+}
+
+/* A start moved off S_r, from its first overlapped round (round 0 starts
+ * from G_0 and is honest). */
+static gd_status shifted_when_overlapped(gd_engine *e, uint64_t round, const gd_global_state *g,
+                                         bool fresh, gd_worker_state *w, gd_trained_round *out) {
+    if (fresh)
+        return gd_engine_train(e, round, g, fresh, w, out);
+    return gd_adv_shifted_start_train(e, round, g, fresh, w, out);
+}
+
+static void test_shifted_start_is_caught(void) {
+    CHECK(play_cheater(shifted_when_overlapped, NULL) == 1);
+}
+
+static void test_withheld_payload_chunks_are_caught(void) {
+    CHECK(play_cheater(NULL, gd_adv_withhold_payload_chunks) == 1);
+}
+
+int main(void) {
+    RUN_TEST(test_overlap_epoch);
+    RUN_TEST(test_slow_workers_yield);
+    RUN_TEST(test_restart_while_training_ahead);
+    RUN_TEST(test_shifted_start_is_caught);
+    RUN_TEST(test_withheld_payload_chunks_are_caught);
+    return gd_test_finish();
+}
