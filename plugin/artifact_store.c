@@ -14,7 +14,8 @@
 #include "common/file.h"
 #include "trainer/payload.h"
 
-/* Version 3 added "ahead"; a version 2 journal reads as one without it. */
+/* Version 3 added "ahead" and "bonded"; a version 2 journal reads as one
+ * with neither (false and 0). */
 #define GD_JOURNAL_VERSION 3
 #define GD_JOURNAL_MAX 4096
 
@@ -198,6 +199,26 @@ gd_status gd_artifact_prune(const gd_artifact_store *s, uint64_t run, uint64_t b
 
 /* ---- the journal ---------------------------------------------------------------------- */
 
+static gd_status gd_leave_path(const gd_artifact_store *s, char *out, size_t cap) {
+    int n = snprintf(out, cap, "%s/leave", s->root);
+    if (n < 0 || (size_t)n >= cap)
+        return gd_fail(GD_ERR_LIMIT, "leave request path too long");
+    return GD_OK;
+}
+
+gd_status gd_leave_request_save(const gd_artifact_store *s) {
+    char path[GD_ARTIFACT_PATH_MAX];
+    GD_TRY(gd_leave_path(s, path, sizeof path));
+    gd_bytes_part part = {"leave the run\n", 14};
+    return gd_file_write_atomic(path, &part, 1, 0600);
+}
+
+bool gd_leave_requested(const gd_artifact_store *s) {
+    char path[GD_ARTIFACT_PATH_MAX];
+    struct stat st;
+    return gd_leave_path(s, path, sizeof path) == GD_OK && stat(path, &st) == 0;
+}
+
 static gd_status gd_journal_path(const gd_artifact_store *s, char *out, size_t cap) {
     int n = snprintf(out, cap, "%s/journal.json", s->root);
     if (n < 0 || (size_t)n >= cap)
@@ -206,14 +227,16 @@ static gd_status gd_journal_path(const gd_artifact_store *s, char *out, size_t c
 }
 
 gd_status gd_journal_save(const gd_artifact_store *s, const gd_node_journal *j) {
-    char path[GD_ARTIFACT_PATH_MAX], round[24], sealed[24];
+    char path[GD_ARTIFACT_PATH_MAX], round[24], sealed[24], bonded[24];
     GD_TRY(gd_journal_path(s, path, sizeof path));
     snprintf(round, sizeof round, "%" PRIu64, j->round);
     snprintf(sealed, sizeof sealed, "%" PRIu64, j->sealed_upto);
-    json_t *o = json_pack("{s:i,s:s,s:b,s:b,s:b,s:b,s:b,s:s}", "version", GD_JOURNAL_VERSION,
+    snprintf(bonded, sizeof bonded, "%" PRIu64, j->bonded);
+    json_t *o = json_pack("{s:i,s:s,s:b,s:b,s:b,s:b,s:b,s:s,s:s}", "version", GD_JOURNAL_VERSION,
                           "round", round, "trained", (int)j->trained, "ahead", (int)j->ahead,
                           "aggregated", (int)j->aggregated, "join_sent", (int)j->join_sent,
-                          "leave_wanted", (int)j->leave_wanted, "sealed_upto", sealed);
+                          "leave_wanted", (int)j->leave_wanted, "sealed_upto", sealed,
+                          "bonded", bonded);
     char *text = o ? json_dumps(o, JSON_SORT_KEYS | JSON_COMPACT) : NULL;
     json_decref(o);
     if (text == NULL)
@@ -261,8 +284,9 @@ gd_status gd_journal_load(const gd_artifact_store *s, gd_node_journal *j) {
         json_decref(o);
         return gd_fail(GD_ERR_PARSE, "%s does not parse as a journal: %s", path, e.text);
     }
-    static const char *const keys[] = {"version",   "round",        "trained",     "ahead",
-                                       "aggregated", "join_sent",   "leave_wanted", "sealed_upto"};
+    static const char *const keys[] = {"version",    "round",     "trained",      "ahead",
+                                       "aggregated", "join_sent", "leave_wanted", "sealed_upto",
+                                       "bonded"};
     const char *key;
     json_t *v;
     json_object_foreach(o, key, v) {
@@ -285,8 +309,12 @@ gd_status gd_journal_load(const gd_artifact_store *s, gd_node_journal *j) {
         st = gd_journal_bool(o, "trained", &j->trained, path);
     if (st == GD_OK && ver == GD_JOURNAL_VERSION)
         st = gd_journal_bool(o, "ahead", &j->ahead, path);
-    else if (st == GD_OK && json_object_get(o, "ahead") != NULL)
-        st = gd_fail(GD_ERR_PARSE, "%s: \"ahead\" is not a version %d key", path, (int)ver);
+    if (st == GD_OK && ver == GD_JOURNAL_VERSION)
+        st = gd_journal_u64(o, "bonded", &j->bonded, path);
+    if (st == GD_OK && ver != GD_JOURNAL_VERSION &&
+        (json_object_get(o, "ahead") != NULL || json_object_get(o, "bonded") != NULL))
+        st = gd_fail(GD_ERR_PARSE, "%s: \"ahead\" and \"bonded\" are not version %d keys",
+                     path, (int)ver);
     if (st == GD_OK)
         st = gd_journal_bool(o, "aggregated", &j->aggregated, path);
     if (st == GD_OK)

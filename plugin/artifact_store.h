@@ -72,4 +72,11 @@ gd_status gd_artifact_prune(const gd_artifact_store *s, uint64_t run,
 gd_status gd_journal_save(const gd_artifact_store *s, const gd_node_journal *j) GD_MUST_CHECK;
 gd_status gd_journal_load(const gd_artifact_store *s, gd_node_journal *j) GD_MUST_CHECK;
 
+/* The operator's wish to leave the run (`node leave`): a file of its own,
+ * `leave`, beside the journal, which only the node writes, so a running
+ * node never writes over it; the node takes it into its journal at its
+ * next step. */
+gd_status gd_leave_request_save(const gd_artifact_store *s) GD_MUST_CHECK;
+bool gd_leave_requested(const gd_artifact_store *s);
+
 #endif

@@ -276,8 +276,10 @@ const gd_command gd_cmd_node_hardware_class = {
 
 /* ---- node leave --------------------------------------------------------------------- */
 
-/* Records the wish in the journal (a running node stops sealing secrets for
- * later rounds), then sends MsgLeaveRun unless the chain shows it sent. */
+/* Records the wish beside the node's journal (a running node takes it at
+ * its next step and stops sealing secrets for later rounds; the journal
+ * is the node's alone to write), then sends MsgLeaveRun unless the chain
+ * shows it sent. */
 static int gd_run_node_leave(gd_cli *cli, gd_args *args) {
     const char *path = gd_arg(args, "config");
     if (path == NULL)
@@ -285,15 +287,10 @@ static int gd_run_node_leave(gd_cli *cli, gd_args *args) {
     gd_node_settings st;
     gd_status s = gd_node_settings_load(&st, path);
     gd_artifact_store store;
-    gd_node_journal j;
     if (s == GD_OK)
         s = gd_artifact_store_open(&store, st.state_dir);
     if (s == GD_OK)
-        s = gd_journal_load(&store, &j);
-    if (s == GD_OK && !j.leave_wanted) {
-        j.leave_wanted = true;
-        s = gd_journal_save(&store, &j);
-    }
+        s = gd_leave_request_save(&store);
     gd_key key;
     char address[GD_ADDRESS_STR_MAX];
     bool have_key = false;
@@ -365,7 +362,7 @@ static const gd_opt_spec gd_node_leave_opts[] = {
 const gd_command gd_cmd_node_leave = {
     "node leave", "", 0, 0,
     "Leave the node's run: stop taking part in later rounds and get the collateral back.",
-    "Records the wish in the node's journal (a running node seals no secret for later rounds)\n"
+    "Records the wish in the node's state_dir (a running node seals no secret for later rounds)\n"
     "and sends MsgLeaveRun unless the chain shows it sent. The collateral is paid back at once\n"
     "if no live round holds the member, else when that round is over.",
     gd_node_leave_opts, gd_run_node_leave,

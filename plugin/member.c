@@ -232,8 +232,10 @@ static gd_status gd_member_read(gd_member *n) {
     const gd_chain_view *v = &n->view.view;
     const Gonka__Diloco__V1__Member *me = gd_member_lookup(n, n->address);
     uint64_t bonded = me ? gd_coin_u64(me->collateral) : 0;
-    if (me && n->bonded == 0)
-        n->bonded = bonded;
+    if (me && n->journal.bonded == 0 && bonded > 0) {
+        n->journal.bonded = bonded;
+        GD_TRY(gd_journal_save(&n->store, &n->journal));
+    }
     pthread_mutex_lock(&n->mu);
     gd_member_stats *st = &n->stats;
     st->height = v->height;
@@ -243,8 +245,8 @@ static gd_status gd_member_read(gd_member *n) {
     st->windows = v->round.windows;
     st->window = v->have_round ? gd_round_window_at(&v->round.windows, v->height + 1)
                                : GD_WINDOW_NONE;
-    if (me && n->bonded > bonded && !me->leaving)
-        st->slashed = n->bonded - bonded;
+    if (me && n->journal.bonded > bonded && !me->leaving)
+        st->slashed = n->journal.bonded - bonded;
     pthread_mutex_unlock(&n->mu);
     return GD_OK;
 }
@@ -483,6 +485,13 @@ static gd_status gd_member_step_once(gd_member *n, size_t *done, bool *long_duty
     if (first)
         return GD_OK;
     gd_member_round_cache(n);
+    /* `node leave`, run while the node runs: it seals no later secret. */
+    if (!n->journal.leave_wanted && gd_leave_requested(&n->store)) {
+        n->journal.leave_wanted = true;
+        GD_TRY(gd_journal_save(&n->store, &n->journal));
+        GD_LOG_INFO("node", "height %" PRId64 ": leaving run %" PRIu64 " as asked",
+                    n->view.view.height, n->o.run);
+    }
     gd_node_config cfg = {n->o.roles, n->o.join};
     gd_action acts[GD_MEMBER_MSGS_MAX];
     size_t n_acts = 0;

@@ -180,16 +180,15 @@ static gd_status gd_node_trained(gd_member *n, uint64_t r, bool ahead, gd_traine
     memset(t, 0, sizeof *t);
     n->have_trained = true;
     GD_TRY(gd_node_store_round(n, r));
-    gd_node_journal j = {.round = ahead ? r - 1 : r, .join_sent = n->journal.join_sent,
-                         .leave_wanted = n->journal.leave_wanted,
-                         .sealed_upto = n->journal.sealed_upto};
-    if (ahead && n->journal.round == r - 1) {
-        j.trained = n->journal.trained;
-        j.aggregated = n->journal.aggregated;
+    /* In its window the journal moves to round r; ahead it stays at r - 1,
+     * whose own fields it keeps. */
+    n->journal = gd_journal_at(&n->journal, ahead ? r - 1 : r);
+    if (ahead) {
+        n->journal.ahead = true;
+    } else {
+        n->journal.trained = true;
+        n->journal.ahead = n->journal.aggregated = false;
     }
-    j.trained |= !ahead;
-    j.ahead = ahead;
-    n->journal = j;
     GD_TRY(gd_journal_save(&n->store, &n->journal));
     const gd_worker_round *wr = &n->trained.r;
     pthread_mutex_lock(&n->mu);
@@ -645,10 +644,7 @@ static gd_status gd_duty_aggregate(gd_member *n, uint64_t r) {
         n->have_next = false;
         return s;
     }
-    if (n->journal.round != r)
-        n->journal = (gd_node_journal){.round = r, .join_sent = n->journal.join_sent,
-                                       .leave_wanted = n->journal.leave_wanted,
-                                       .sealed_upto = n->journal.sealed_upto};
+    n->journal = gd_journal_at(&n->journal, r);
     n->journal.aggregated = true;
     GD_TRY(gd_journal_save(&n->store, &n->journal));
     gd_member_note_state(n, &n->next);

@@ -144,7 +144,6 @@ struct gd_member {
     size_t n_fetch_failed;
     gd_member_answer answers[GD_MEMBER_ANSWERS];
     size_t n_answers;
-    uint64_t bonded;            /* collateral when first seen a member (for `slashed`) */
 
     pthread_mutex_t mu;         /* guards stats (peers' threads read them) */
     gd_member_stats stats;

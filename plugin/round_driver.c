@@ -65,6 +65,14 @@ static bool gd_listed(const char *const *items, size_t n, const char *s) {
     return false;
 }
 
+gd_node_journal gd_journal_at(const gd_node_journal *j, uint64_t round) {
+    if (j->round == round)
+        return *j;
+    return (gd_node_journal){.round = round, .join_sent = j->join_sent,
+                             .leave_wanted = j->leave_wanted, .sealed_upto = j->sealed_upto,
+                             .bonded = j->bonded};
+}
+
 bool gd_journal_trained(const gd_node_journal *j, uint64_t round) {
     return (j->round == round && j->trained) || (j->round + 1 == round && j->ahead);
 }

@@ -117,6 +117,8 @@ typedef struct gd_node_journal {
     bool leave_wanted;    /* the operator asked to leave (`node leave`) */
     uint64_t sealed_upto; /* secrets are sealed for every round below this (the chain
                            * shows no round before it opens) */
+    uint64_t bonded;      /* collateral (ngonka) when first seen a member, 0 before: what
+                           * the node's slashes are counted from, across restarts */
 } gd_node_journal;
 
 typedef struct gd_node_config {
@@ -153,6 +155,11 @@ typedef struct gd_action {
     char target[GD_ADDRESS_STR_MAX]; /* REPORT, CHECK, RECHECK and their reveals */
     uint32_t check;
 } gd_action;
+
+/* The journal for round `round`: j itself if it speaks of that round, else
+ * a fresh one for it that keeps what is the node's, not a round's (join,
+ * leave, seals, the first bond). */
+gd_node_journal gd_journal_at(const gd_node_journal *j, uint64_t round);
 
 /* Whether the journal holds round `round`'s artifacts (trained in its
  * window, or ahead of it). */

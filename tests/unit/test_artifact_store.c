@@ -146,9 +146,16 @@ static void test_journal(void) {
     CHECK(j.round == w.round && j.trained && !j.aggregated && j.join_sent && !j.leave_wanted);
     CHECK(j.sealed_upto == 7 && !j.ahead);
     w.ahead = true;
+    w.bonded = 18446744073709551615ull;
     CHECK_OK(gd_journal_save(&s, &w));
     CHECK_OK(gd_journal_load(&s, &j));
-    CHECK(j.ahead && j.trained);
+    CHECK(j.ahead && j.trained && j.bonded == w.bonded);
+    /* The wish to leave is a file of its own, beside the journal. */
+    CHECK(!gd_leave_requested(&s));
+    CHECK_OK(gd_leave_request_save(&s));
+    CHECK(gd_leave_requested(&s));
+    CHECK_OK(gd_journal_load(&s, &j));
+    CHECK(!j.leave_wanted);
     char path[300];
     snprintf(path, sizeof path, "%s/journal.json", g_dir);
     CHECK(mode_of(path) == 0600);
@@ -161,7 +168,8 @@ static void test_journal(void) {
               f);
         fclose(f);
         CHECK_OK(gd_journal_load(&s, &j));
-        CHECK(j.round == 5 && j.trained && j.aggregated && !j.ahead && j.sealed_upto == 6);
+        CHECK(j.round == 5 && j.trained && j.aggregated && !j.ahead && j.sealed_upto == 6 &&
+              j.bonded == 0);
     }
     /* Every key of a good journal, so each entry below breaks exactly one thing. */
 #define J_REST "\"aggregated\":false,\"join_sent\":false,\"leave_wanted\":false"
@@ -179,12 +187,18 @@ static void test_journal(void) {
         "{\"version\":2,\"round\":\"1\",\"trained\":true}",
         /* version 3 needs "ahead"; version 2 has none; no version 4 */
         "{\"version\":3,\"round\":\"1\",\"trained\":true," J_REST ",\"sealed_upto\":\"2\"}",
+        "{\"version\":3,\"round\":\"1\",\"trained\":true,\"ahead\":false," J_REST
+        ",\"sealed_upto\":\"2\"}",
+        "{\"version\":3,\"round\":\"1\",\"trained\":true,\"ahead\":false," J_REST
+        ",\"sealed_upto\":\"2\",\"bonded\":5}",
+        "{\"version\":2,\"round\":\"1\",\"trained\":true," J_REST
+        ",\"sealed_upto\":\"2\",\"bonded\":\"5\"}",
         "{\"version\":2,\"round\":\"1\",\"trained\":true,\"ahead\":false," J_REST
         ",\"sealed_upto\":\"2\"}",
         "{\"version\":4,\"round\":\"1\",\"trained\":true,\"ahead\":false," J_REST
-        ",\"sealed_upto\":\"2\"}",
+        ",\"sealed_upto\":\"2\",\"bonded\":\"5\"}",
         "{\"version\":3,\"round\":\"1\",\"trained\":true,\"ahead\":0," J_REST
-        ",\"sealed_upto\":\"2\"}",
+        ",\"sealed_upto\":\"2\",\"bonded\":\"5\"}",
     };
 #undef J_REST
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {

@@ -549,6 +549,57 @@ static void test_restart_after_seal_sent(void) {
     nf_free(&net);
 }
 
+/* Whether address is a member of the run, and leaving. */
+static bool member_leaving(nf_net *net, const char *address, bool *leaving) {
+    df_qrun *run = df_q_run(&net->d);
+    bool member = false;
+    for (size_t i = 0; i < run->n_members; i++)
+        if (strcmp(run->members[i]->address, address) == 0) {
+            member = true;
+            *leaving = run->members[i]->leaving;
+        }
+    df_qfree(run);
+    return member;
+}
+
+/* `node leave` while the node runs: the wish goes into a file of its own
+ * beside the journal, which the running node writes over all the time; the
+ * node takes it at its next step, sends MsgLeaveRun itself, seals no secret
+ * for a later round, and its collateral comes back once no live round holds
+ * it. Nobody is slashed and the rounds go on with the others. */
+static void test_leave_while_running(void) {
+    nf_net net;
+    df_knobs k;
+    knobs(&k);
+    nf_setup(&net, &k, NODES, g_roles);
+    df_qfree(nf_until_round(&net, 1));
+    const char *who = net.d.f.addr[2];
+    gd_artifact_store st;
+    CHECK_OK(gd_artifact_store_open(&st, net.dirs[2]));
+    CHECK_OK(gd_leave_request_save(&st));
+    bool leaving = false;
+    for (int i = 0; i < 5 && !leaving; i++) {
+        nf_block(&net);
+        CHECK(member_leaving(&net, who, &leaving));
+    }
+    CHECK(leaving);
+    gd_node_journal j;
+    CHECK_OK(gd_journal_load(&st, &j));
+    CHECK(j.leave_wanted);
+    /* Released once the round it is in is over; never sealed for round 3. */
+    df_qfree(nf_until_round(&net, 3));
+    CHECK(!member_leaving(&net, who, &leaving));
+    df_qround *q = df_q_round(&net.d, 3);
+    for (size_t i = 0; i < q->n_randomness; i++)
+        CHECK(strcmp(q->randomness[i]->member, who) != 0);
+    CHECK(df_commitment_of(q, who) == NULL);
+    df_qfree(q);
+    CHECK(net.refused == 0);
+    for (int n = 1; n <= NODES; n++)
+        CHECK(df_slashed(&net.d, n, NULL, NULL) == 0);
+    nf_free(&net);
+}
+
 /* Seals of round 1 on (the first a worker sends as round 0 trains). */
 static bool refuse_later_seals(const nf_net *net, const gd_any *msg) {
     (void)net;
@@ -592,6 +643,7 @@ int main(void) {
     RUN_TEST(test_nodes_play_epoch);
     RUN_TEST(test_restart_after_commit);
     RUN_TEST(test_restart_after_seal_sent);
+    RUN_TEST(test_leave_while_running);
     RUN_TEST(test_refused_duty_starves_nothing);
     RUN_TEST(test_after_void_round);
     RUN_TEST(test_late_joiner_syncs_before_round_opens);

@@ -256,6 +256,18 @@ static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn wit
     for (int who = 1; who <= NODES; who++)
         if (who != CHEATER)
             CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
+    /* Its status counts the slash from its first bond, also once
+     * restarted (the journal keeps that bond). */
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) {
+            nf_restart(&net, CHEATER);
+            nf_block(&net);
+        }
+        json_t *st = gd_member_status_json(net.nodes[CHEATER]);
+        CHECK((uint64_t)json_integer_value(json_object_get(st, "slashed_ngonka")) ==
+              df_slashed(&net.d, CHEATER, NULL, NULL));
+        json_decref(st);
+    }
     nf_free(&net);
     return caught;
 }
