@@ -51,6 +51,53 @@ static void check_states(nf_net *net, uint64_t round) {
     df_qfree(q);
 }
 
+/* The value of metric `name` (with its labels, as written) in a
+ * Prometheus text answer, each sample a line of its own after its TYPE. */
+static double metric(const char *text, const char *name) {
+    char want[128];
+    snprintf(want, sizeof want, "\n%s ", name);
+    const char *at = strstr(text, want);
+    CHECK(at != NULL);
+    if (at == NULL) {
+        fprintf(stderr, "no metric %s in:\n%s\n", name, text);
+        return NAN;
+    }
+    char base[64];
+    snprintf(base, sizeof base, "# TYPE %.*s ", (int)strcspn(name, "{"), name);
+    const char *type = strstr(text, base);
+    CHECK(type != NULL && type < at);
+    return strtod(at + strlen(want), NULL);
+}
+
+/* /metrics says what /v1/status and the chain say. */
+static void check_metrics(nf_net *net, int who, uint64_t settled) {
+    char *m = gd_member_metrics_text(net->nodes[who]);
+    json_t *st = gd_member_status_json(net->nodes[who]);
+    CHECK(m != NULL && st != NULL);
+    CHECK(metric(m, "gd_round") == (double)json_integer_value(json_object_get(st, "round")));
+    CHECK(metric(m, "gd_height") == (double)json_integer_value(json_object_get(st, "height")));
+    char phase[64];
+    snprintf(phase, sizeof phase, "gd_phase{name=\"%s\"}",
+             json_string_value(json_object_get(st, "phase")));
+    CHECK(metric(m, phase) >= 0);
+    bool worker = net->roles[who] & GD_NODE_WORKER;
+    CHECK((metric(m, "gd_inner_step") > 0) == worker);
+    CHECK((metric(m, "gd_loss") > 0) == worker);
+    CHECK((metric(m, "gd_tokens_per_second") > 0) == worker);
+    CHECK(metric(m, "gd_bytes_in_total") > 0);
+    CHECK((metric(m, "gd_bytes_out_total") > 0) == worker); /* its payloads, states */
+    json_t *checks = json_object_get(st, "checks");
+    CHECK(metric(m, "gd_checks_total{verdict=\"pass\"}") ==
+          (double)json_integer_value(json_object_get(checks, "pass")));
+    CHECK(metric(m, "gd_checks_total{verdict=\"fail\"}") == 0);
+    CHECK(metric(m, "gd_checks_total{verdict=\"unavailable\"}") == 0);
+    CHECK(metric(m, "gd_rewards_claimed_ngonka_total") == (double)settled);
+    CHECK(metric(m, "gd_slashed_ngonka_total") == 0);
+    CHECK(metric(m, "gd_errors_total") >= 0);
+    json_decref(st);
+    free(m);
+}
+
 static void test_nodes_play_epoch(void) {
     nf_net net;
     df_knobs k;
@@ -89,6 +136,7 @@ static void test_nodes_play_epoch(void) {
         CHECK((uint64_t)json_integer_value(json_object_get(st, "rewards_claimed_ngonka")) ==
               s.amount);
         json_decref(st);
+        check_metrics(&net, who, s.amount);
     }
     CHECK(net.refused == 0);
     /* What a round fetched (payloads, checks' states) went back to the peer
@@ -549,6 +597,48 @@ static void test_restart_after_seal_sent(void) {
     nf_free(&net);
 }
 
+/* A worker whose stored G is not the agreed one (a disk that flipped a
+ * bit, or a minority aggregate) restarts as round 2 opens: it finds its G_2
+ * does not hash to the chain's state hash, synchronises G_2 from its peers
+ * chunk by chunk, proved against that hash, stores the agreed one, and
+ * trains and commits round 2 with the others. */
+static void test_wrong_g_is_synchronised(void) {
+    nf_net net;
+    df_knobs k;
+    knobs(&k);
+    nf_setup(&net, &k, NODES, g_roles);
+    df_qrun *run = nf_until_round(&net, 2);
+    int64_t end = run->current_round->windows->end;
+    df_qfree(run);
+    gd_artifact_store st;
+    CHECK_OK(gd_artifact_store_open(&st, net.dirs[2]));
+    char path[GD_ARTIFACT_PATH_MAX];
+    CHECK_OK(gd_artifact_path(&st, GD_ARTIFACT_GLOBAL, 1, 2, 0, path, sizeof path));
+    gd_buf g = {0};
+    CHECK_OK(gd_file_read(path, (size_t)1 << 30, &g));
+    g.data[GD_GLOBAL_DESC_BYTES + 1000] ^= 0x10;
+    gd_bytes_part part = {g.data, g.len};
+    CHECK_OK(gd_file_write_atomic(path, &part, 1, 0600));
+    /* G_1 under round 1 is not G_2 either: only a peer can give it. */
+    nf_restart(&net, 2);
+    nf_until(&net, end + 1);
+    df_qround *q = df_q_round(&net.d, 2);
+    CHECK(q->round->phase == PH(DONE));
+    CHECK(df_has_str(q->round->aggregation_set, q->round->n_aggregation_set, net.d.f.addr[2]));
+    /* What it stores now is the agreed G_2. */
+    gd_buf fixed = {0};
+    CHECK_OK(gd_file_read(path, (size_t)1 << 30, &fixed));
+    g.data[GD_GLOBAL_DESC_BYTES + 1000] ^= 0x10;
+    CHECK(fixed.len == g.len && memcmp(fixed.data, g.data, g.len) == 0);
+    gd_buf_free(&fixed);
+    gd_buf_free(&g);
+    df_qfree(q);
+    CHECK(net.refused == 0);
+    for (int who = 1; who <= NODES; who++)
+        CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
+    nf_free(&net);
+}
+
 /* Whether address is a member of the run, and leaving. */
 static bool member_leaving(nf_net *net, const char *address, bool *leaving) {
     df_qrun *run = df_q_run(&net->d);
@@ -644,6 +734,7 @@ int main(void) {
     RUN_TEST(test_restart_after_commit);
     RUN_TEST(test_restart_after_seal_sent);
     RUN_TEST(test_leave_while_running);
+    RUN_TEST(test_wrong_g_is_synchronised);
     RUN_TEST(test_refused_duty_starves_nothing);
     RUN_TEST(test_after_void_round);
     RUN_TEST(test_late_joiner_syncs_before_round_opens);
