@@ -20,6 +20,17 @@
 
 /* --- the spec -------------------------------------------------------------------------------- */
 
+const unsigned nf_roles[NF_NODES] = {GD_NODE_WORKER, GD_NODE_WORKER, GD_NODE_WORKER,
+                                     GD_NODE_VALIDATOR, GD_NODE_VALIDATOR};
+
+void nf_knobs(df_knobs *k) {
+    df_knobs_default(k);
+    k->checks = 2;
+    k->double_ppm = 500000;
+    k->rechecks = 1;
+    k->min_class = 4;
+}
+
 json_t *nf_spec(const df_knobs *k) {
     json_t *j = df_spec_json(k);
     gd_model_config mc;

@@ -52,6 +52,14 @@ struct nf_net {
     uint64_t refused;              /* transactions refused */
 };
 
+/* Three workers and two validators, the nodes most node tests play, with
+ * knobs they can meet: two checks per commitment, double half the time,
+ * one re-checker, classes of four (1 + the two validators of a double
+ * check + the re-checker). */
+#define NF_NODES 5
+extern const unsigned nf_roles[NF_NODES];
+void nf_knobs(df_knobs *k);
+
 /* A real run spec (the tiny model's layout digest and initial state hash)
  * with the knobs; the caller decrefs it. */
 json_t *nf_spec(const df_knobs *k);

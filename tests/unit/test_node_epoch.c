@@ -23,18 +23,8 @@
 #include "tests/unit/node_fixture.h"
 #include "trainer/data.h"
 
-#define NODES 5
 
-static const unsigned g_roles[NODES] = {GD_NODE_WORKER, GD_NODE_WORKER, GD_NODE_WORKER,
-                                        GD_NODE_VALIDATOR, GD_NODE_VALIDATOR};
 
-static void knobs(df_knobs *k) {
-    df_knobs_default(k);
-    k->checks = 2;
-    k->double_ppm = 500000;
-    k->rechecks = 1;
-    k->min_class = 4; /* 1 + two validators of a double check + one re-checker */
-}
 
 /* Every DONE round's next state is every node's own G after it. */
 static void check_states(nf_net *net, uint64_t round) {
@@ -101,8 +91,8 @@ static void check_metrics(nf_net *net, int who, uint64_t settled) {
 static void test_nodes_play_epoch(void) {
     nf_net net;
     df_knobs k;
-    knobs(&k);
-    nf_setup(&net, &k, NODES, g_roles);
+    nf_knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
     double loss0 = NAN;
     while (net.d.f.height < 200) {
         nf_block(&net);
@@ -119,7 +109,7 @@ static void test_nodes_play_epoch(void) {
         check_states(&net, r);
     /* Each node's own G is the chain's: the last round's next state. */
     df_qround *cur = df_q_round(&net.d, rounds);
-    for (int who = 1; who <= NODES; who++) {
+    for (int who = 1; who <= NF_NODES; who++) {
         uint64_t gr = 0;
         uint8_t hash[32];
         CHECK(gd_member_global(net.nodes[who], &gr, hash));
@@ -128,7 +118,7 @@ static void test_nodes_play_epoch(void) {
     }
     df_qfree(cur);
     df_check_settlement(&net.d, 1);
-    for (int who = 1; who <= NODES; who++) {
+    for (int who = 1; who <= NF_NODES; who++) {
         df_settle s;
         CHECK(df_settled(&net.d, who, 1, &s) && s.claimed && s.amount > 0);
         CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
@@ -155,8 +145,8 @@ static void test_nodes_play_epoch(void) {
 static void test_restart_after_commit(void) {
     nf_net net;
     df_knobs k;
-    knobs(&k);
-    nf_setup(&net, &k, NODES, g_roles);
+    nf_knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
     df_qrun *run = nf_until_round(&net, 1);
     uint64_t round = 1;
     int64_t reveal = run->current_round->windows->reveal_start;
@@ -185,8 +175,8 @@ static void test_restart_after_commit(void) {
 static void test_after_void_round(void) {
     nf_net net;
     df_knobs k;
-    knobs(&k);
-    nf_setup(&net, &k, NODES, g_roles);
+    nf_knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
     df_qrun *run = nf_until_round(&net, 1);
     int64_t attest = run->current_round->windows->attest_start;
     int64_t end = run->current_round->windows->end;
@@ -210,7 +200,7 @@ static void test_after_void_round(void) {
     df_qfree(q2);
     df_qfree(q1);
     CHECK(net.refused == 0);
-    for (int who = 1; who <= NODES; who++)
+    for (int who = 1; who <= NF_NODES; who++)
         CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
     nf_free(&net);
 }
@@ -225,12 +215,12 @@ static void test_after_void_round(void) {
 static void test_late_joiner_syncs_before_round_opens(void) {
     nf_net net;
     df_knobs k;
-    knobs(&k);
-    unsigned roles[NODES + 1];
-    memcpy(roles, g_roles, sizeof g_roles);
-    roles[NODES] = GD_NODE_WORKER;
-    nf_setup(&net, &k, NODES + 1, roles);
-    int late = NODES + 1;
+    nf_knobs(&k);
+    unsigned roles[NF_NODES + 1];
+    memcpy(roles, nf_roles, sizeof nf_roles);
+    roles[NF_NODES] = GD_NODE_WORKER;
+    nf_setup(&net, &k, NF_NODES + 1, roles);
+    int late = NF_NODES + 1;
     net.off[late] = true;
     net.d.member[late] = false;
     df_qrun *open1 = nf_until_round(&net, 1);
@@ -244,7 +234,7 @@ static void test_late_joiner_syncs_before_round_opens(void) {
     gd_artifact_req early = {.kind = GD_REQ_GLOBAL_CHUNK, .run = 1, .round = 2, .chunk = 0};
     gd_artifact_answer refused;
     unsigned early_status = 0;
-    for (int who = 1; who <= NODES; who++) {
+    for (int who = 1; who <= NF_NODES; who++) {
         CHECK(gd_member_serve(net.nodes[who], &early, &refused, &early_status) != GD_OK &&
               early_status == 425);
         gd_artifact_answer_free(&refused);
@@ -260,7 +250,7 @@ static void test_late_joiner_syncs_before_round_opens(void) {
     nf_block(&net); /* the members see round 1 DONE */
     CHECK(nf_current_round(&net) == 1);
     /* Every member already holds G_2: what it serves a joiner. */
-    for (int who = 1; who <= NODES; who++) {
+    for (int who = 1; who <= NF_NODES; who++) {
         uint64_t gr = 0;
         uint8_t hash[32];
         CHECK(gd_member_global(net.nodes[who], &gr, hash) && gr == 2);
@@ -297,7 +287,7 @@ static void test_late_joiner_syncs_before_round_opens(void) {
     df_qfree(q2);
     df_qfree(q1);
     CHECK(net.refused == 0);
-    for (int who = 1; who <= NODES + 1; who++)
+    for (int who = 1; who <= NF_NODES + 1; who++)
         CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
     nf_free(&net);
 }
@@ -348,8 +338,8 @@ static bool chunk_proves(const gd_artifact_answer *a, size_t n, uint32_t chunk_e
 static void test_state_chunks_served(void) {
     nf_net net;
     df_knobs k;
-    knobs(&k);
-    nf_setup(&net, &k, NODES, g_roles);
+    nf_knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
     df_qrun *run = nf_until_round(&net, 0);
     int64_t verify = run->current_round->windows->verify_start;
     df_qfree(run);
@@ -414,8 +404,8 @@ static void test_state_chunks_served(void) {
 static void test_nothing_served_early(void) {
     nf_net net;
     df_knobs k;
-    knobs(&k);
-    nf_setup(&net, &k, NODES, g_roles);
+    nf_knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
     df_qrun *run = NULL;
     for (;;) {
         nf_block(&net);
@@ -463,7 +453,7 @@ static void test_data_not_the_runs(void) {
     const char *other = gd_test_write_file("host-other.txt", "another corpus, same size\n", 26,
                                            0644);
     df_knobs k;
-    knobs(&k);
+    nf_knobs(&k);
     json_t *spec = nf_spec(&k);
     char data_spec[700];
     snprintf(data_spec, sizeof data_spec, "text:%s", run_file);
@@ -516,8 +506,8 @@ static void test_data_not_the_runs(void) {
 static void test_oversized_payload_claim(void) {
     nf_net net;
     df_knobs k;
-    knobs(&k);
-    nf_setup(&net, &k, NODES, g_roles);
+    nf_knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
     const int cheater = 3;
     net.claim_payload_bytes[cheater] = (uint64_t)1 << 40;
     net.d.act[cheater].cheat = true; /* its slash is expected */
@@ -537,7 +527,7 @@ static void test_oversized_payload_claim(void) {
     CHECK(q->round->phase == PH(DONE));
     CHECK(q->round->n_aggregation_set == 2);
     df_qfree(q);
-    for (int who = 1; who <= NODES; who++)
+    for (int who = 1; who <= NF_NODES; who++)
         if (who != cheater)
             CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
     /* Its checks were answered UNAVAILABLE (nothing it can serve fits its
@@ -557,8 +547,8 @@ static void test_oversized_payload_claim(void) {
 static void test_restart_after_seal_sent(void) {
     nf_net net;
     df_knobs k;
-    knobs(&k);
-    nf_setup(&net, &k, NODES, g_roles);
+    nf_knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
     char path[600];
     snprintf(path, sizeof path, "%s/journal.json", net.dirs[2]);
     bool crashed = false;
@@ -605,8 +595,8 @@ static void test_restart_after_seal_sent(void) {
 static void test_wrong_g_is_synchronised(void) {
     nf_net net;
     df_knobs k;
-    knobs(&k);
-    nf_setup(&net, &k, NODES, g_roles);
+    nf_knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
     df_qrun *run = nf_until_round(&net, 2);
     int64_t end = run->current_round->windows->end;
     df_qfree(run);
@@ -634,7 +624,7 @@ static void test_wrong_g_is_synchronised(void) {
     gd_buf_free(&g);
     df_qfree(q);
     CHECK(net.refused == 0);
-    for (int who = 1; who <= NODES; who++)
+    for (int who = 1; who <= NF_NODES; who++)
         CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
     nf_free(&net);
 }
@@ -660,8 +650,8 @@ static bool member_leaving(nf_net *net, const char *address, bool *leaving) {
 static void test_leave_while_running(void) {
     nf_net net;
     df_knobs k;
-    knobs(&k);
-    nf_setup(&net, &k, NODES, g_roles);
+    nf_knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
     df_qfree(nf_until_round(&net, 1));
     const char *who = net.d.f.addr[2];
     gd_artifact_store st;
@@ -685,7 +675,7 @@ static void test_leave_while_running(void) {
     CHECK(df_commitment_of(q, who) == NULL);
     df_qfree(q);
     CHECK(net.refused == 0);
-    for (int n = 1; n <= NODES; n++)
+    for (int n = 1; n <= NF_NODES; n++)
         CHECK(df_slashed(&net.d, n, NULL, NULL) == 0);
     nf_free(&net);
 }
@@ -711,8 +701,8 @@ static bool refuse_later_seals(const nf_net *net, const gd_any *msg) {
 static void test_refused_duty_starves_nothing(void) {
     nf_net net;
     df_knobs k;
-    knobs(&k);
-    nf_setup(&net, &k, NODES, g_roles);
+    nf_knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
     net.refuse[2] = refuse_later_seals;
     df_qfree(nf_until_round(&net, 1));
     df_qround *q = df_q_round(&net.d, 0);

@@ -25,19 +25,12 @@
 #include "tests/unit/node_fixture.h"
 #include "trainer/state.h"
 
-#define NODES 5
 #define WORKERS 3
 #define CHEATER 3
 
-static const unsigned g_roles[NODES] = {GD_NODE_WORKER, GD_NODE_WORKER, GD_NODE_WORKER,
-                                        GD_NODE_VALIDATOR, GD_NODE_VALIDATOR};
 
 static void knobs(df_knobs *k) {
-    df_knobs_default(k);
-    k->checks = 2;
-    k->double_ppm = 500000;
-    k->rechecks = 1;
-    k->min_class = 4; /* 1 + two validators of a double check + one re-checker */
+    nf_knobs(k);
     k->overlap = true;
 }
 
@@ -65,11 +58,35 @@ static bool starts_from_global(nf_net *net, int who, uint64_t r) {
     return same;
 }
 
+/* How many workers hold round r's payload (when it opens: trained ahead). */
+static int trained_ahead(nf_net *net, uint64_t r) {
+    int have = 0;
+    for (int who = 1; who <= WORKERS; who++) {
+        gd_buf p = {0};
+        have += stored(net, who, GD_ARTIFACT_PAYLOAD, r, &p);
+        gd_buf_free(&p);
+    }
+    return have;
+}
+
+/* Rounds 0 .. rounds - 1 ended DONE, all three workers aggregated, every
+ * check passed. */
+static void check_rounds_passed(nf_net *net, uint64_t rounds) {
+    for (uint64_t r = 0; r < rounds; r++) {
+        df_qround *q = df_q_round(&net->d, r);
+        CHECK(q->round->phase == PH(DONE));
+        CHECK(q->round->n_failed == 0 && q->round->n_aggregation_set == WORKERS);
+        for (size_t i = 0; i < q->n_assignments; i++)
+            CHECK(q->assignments[i]->outcome == OUTCOME(PASSED));
+        df_qfree(q);
+    }
+}
+
 static void test_overlap_epoch(void) {
     nf_net net;
     df_knobs k;
     knobs(&k);
-    nf_setup(&net, &k, NODES, g_roles);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
     double loss0 = NAN;
     uint64_t seen = 0;
     size_t ahead = 0;
@@ -83,29 +100,19 @@ static void test_overlap_epoch(void) {
         seen = r;
         /* Round r has just opened: each worker trained it ahead, and round
          * r - 1 started overlapped from round 1 on. */
-        for (int who = 1; who <= WORKERS; who++) {
-            gd_buf p = {0};
-            bool have = stored(&net, who, GD_ARTIFACT_PAYLOAD, r, &p);
-            gd_buf_free(&p);
-            CHECK(have);
-            ahead += have;
+        int have = trained_ahead(&net, r);
+        CHECK(have == WORKERS);
+        ahead += (size_t)have;
+        for (int who = 1; who <= WORKERS; who++)
             CHECK(starts_from_global(&net, who, r - 1) == (r - 1 == 0));
-        }
     }
     uint64_t rounds = nf_current_round(&net);
     fprintf(stderr, "  current round %llu, %zu rounds trained ahead\n",
             (unsigned long long)rounds, ahead);
     CHECK(rounds >= 3 && ahead >= 3 * WORKERS);
-    for (uint64_t r = 0; r < rounds; r++) {
-        df_qround *q = df_q_round(&net.d, r);
-        CHECK(q->round->phase == PH(DONE));
-        CHECK(q->round->n_failed == 0 && q->round->n_aggregation_set == WORKERS);
-        for (size_t i = 0; i < q->n_assignments; i++)
-            CHECK(q->assignments[i]->outcome == OUTCOME(PASSED));
-        df_qfree(q);
-    }
+    check_rounds_passed(&net, rounds);
     df_qround *cur = df_q_round(&net.d, rounds);
-    for (int who = 1; who <= NODES; who++) {
+    for (int who = 1; who <= NF_NODES; who++) {
         uint64_t gr = 0;
         uint8_t hash[32];
         CHECK(gd_member_global(net.nodes[who], &gr, hash));
@@ -142,7 +149,7 @@ static void test_slow_workers_yield(void) {
     json_object_set_new(spec, "h_max", json_integer(16));
     json_object_set_new(json_object_get(spec, "windows"), "train", json_integer(10));
     k.spec = spec;
-    nf_setup(&net, &k, NODES, g_roles);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
     json_decref(spec);
     for (int who = 1; who <= WORKERS; who++) {
         net.slow[who] = true;
@@ -155,21 +162,10 @@ static void test_slow_workers_yield(void) {
         if (r <= seen)
             continue;
         seen = r;
-        for (int who = 1; who <= WORKERS; who++) {
-            gd_buf p = {0};
-            CHECK(stored(&net, who, GD_ARTIFACT_PAYLOAD, r, &p));
-            gd_buf_free(&p);
-        }
+        CHECK(trained_ahead(&net, r) == WORKERS);
     }
-    for (uint64_t r = 0; r < 3; r++) {
-        df_qround *q = df_q_round(&net.d, r);
-        CHECK(q->round->phase == PH(DONE));
-        CHECK(q->round->n_failed == 0 && q->round->n_aggregation_set == WORKERS);
-        for (size_t i = 0; i < q->n_assignments; i++)
-            CHECK(q->assignments[i]->outcome == OUTCOME(PASSED));
-        df_qfree(q);
-    }
-    for (int who = 1; who <= NODES; who++)
+    check_rounds_passed(&net, 3);
+    for (int who = 1; who <= NF_NODES; who++)
         CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
     CHECK(net.refused == 0);
     nf_free(&net);
@@ -182,7 +178,7 @@ static void test_restart_while_training_ahead(void) {
     nf_net net;
     df_knobs k;
     knobs(&k);
-    nf_setup(&net, &k, NODES, g_roles);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
     df_qrun *run = nf_until_round(&net, 1);
     int64_t verify = run->current_round->windows->verify_start;
     df_qfree(run);
@@ -215,7 +211,7 @@ static void test_restart_while_training_ahead(void) {
     CHECK(commits == 1);
     df_qfree(q);
     CHECK(net.refused == 0);
-    for (int who = 1; who <= NODES; who++)
+    for (int who = 1; who <= NF_NODES; who++)
         CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
     nf_free(&net);
 }
@@ -226,7 +222,7 @@ static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn wit
     nf_net net;
     df_knobs k;
     knobs(&k);
-    nf_setup(&net, &k, NODES, g_roles);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
     net.train[CHEATER] = train;
     net.withhold[CHEATER] = withhold;
     nf_restart(&net, CHEATER);
@@ -253,7 +249,7 @@ static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn wit
         df_qfree(q);
     }
     CHECK(df_slashed(&net.d, CHEATER, NULL, NULL) > 0);
-    for (int who = 1; who <= NODES; who++)
+    for (int who = 1; who <= NF_NODES; who++)
         if (who != CHEATER)
             CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
     /* Its status counts the slash from its first bond, also once
