@@ -225,7 +225,15 @@ static gd_status gd_member_read(gd_member *n) {
     gd_chain_answers_free(&n->ans);
     int64_t height = 0;
     gd_claim_state claims = {false, 0};
-    GD_TRY(n->chain.iface->read(n->chain.ctx, n->o.run, n->address, &n->ans, &height, &claims));
+    gd_status s = n->chain.iface->read(n->chain.ctx, n->o.run, n->address, &n->ans, &height,
+                                       &claims);
+    /* An outage goes into the node's errors once, when it begins. */
+    if (s != GD_OK && s != GD_ERR_NOMEM && s != GD_ERR_CANCELLED && !n->chain_down) {
+        n->chain_down = true;
+        gd_member_error(n, "the chain cannot be read: %s", gd_error_detail());
+    }
+    GD_TRY(s);
+    n->chain_down = false;
     uint64_t next = n->ans.run->run ? n->ans.run->run->next_round : 0;
     GD_TRY(gd_chain_view_build(&n->view, n->address, height, n->ans.run, n->ans.round,
                                n->ans.rewards, &claims, n->journal.sealed_upto > next));

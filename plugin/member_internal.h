@@ -132,6 +132,7 @@ struct gd_member {
     gd_engine_job job;          /* a round trained a segment at a time (ahead, with overlap) */
     bool reread;                /* a duty read the chain again: the step ends after it */
     int64_t read_ms;            /* when the chain was last read (monotonic ms) */
+    bool chain_down;            /* the last read of the chain failed */
     bool have_older;
     gd_global_state older;      /* a G before the node's own (an overlapped start's G_{r-1}) */
     uint64_t older_round;
