@@ -35,6 +35,7 @@ typedef enum gd_artifact_kind {
     GD_ARTIFACT_STATE, /* with a leaf index */
     GD_ARTIFACT_GLOBAL,
     GD_ARTIFACT_CHECKPOINT, /* G_R as a model checkpoint (trainer/checkpoint.h) */
+    GD_ARTIFACT_COMMIT,     /* the round's MsgCommitRound (protobuf), sent as stored */
 } gd_artifact_kind;
 
 /* Opens (creating, mode 0700) the store at root: an absolute or relative

@@ -138,7 +138,8 @@ static gd_status gd_node_round_start(gd_member *n, uint64_t r, gd_global_state *
     return s;
 }
 
-/* Payload, transcript and states, durable before the commitment is sent. */
+/* Payload, transcript, states and the commitment itself, durable before
+ * the commitment is sent. */
 static gd_status gd_node_store_round(gd_member *n, uint64_t r) {
     const gd_trained_round *t = &n->trained;
     gd_artifact_store *st = &n->store;
@@ -157,7 +158,13 @@ static gd_status gd_node_store_round(gd_member *n, uint64_t r) {
         gd_buf_free(&b);
         GD_TRY(s);
     }
-    return GD_OK;
+    gd_any msg = {{0}, {0}};
+    gd_status s = gd_diloco_msg_commit_round(&msg, n->address, &t->commit);
+    if (s == GD_OK)
+        s = gd_artifact_put(st, GD_ARTIFACT_COMMIT, n->o.run, r, 0, msg.value.data,
+                            msg.value.len);
+    gd_any_free(&msg);
+    return s;
 }
 
 /* A progress line per segment, and the status's inner step and loss. */
@@ -280,60 +287,38 @@ static gd_status gd_duty_train(gd_member *n, const gd_action *a) {
     return gd_node_trained(n, r, ahead, &t);
 }
 
-/* The commitment's fields from the store (after a restart). */
-static gd_status gd_commit_from_store(gd_member *n, uint64_t r, gd_diloco_commit *c) {
-    memset(c, 0, sizeof *c);
-    c->run = n->o.run;
-    c->round = r;
-    gd_buf pb = {0}, tb = {0};
-    gd_payload p;
-    memset(&p, 0, sizeof p);
-    gd_status s = gd_artifact_get(&n->store, GD_ARTIFACT_PAYLOAD, n->o.run, r, 0,
-                                  GD_MEMBER_PAYLOAD_MAX, &pb);
-    if (s == GD_OK)
-        s = gd_payload_parse(&p, pb.data, pb.len, NULL);
-    if (s == GD_OK)
-        s = gd_payload_root(&p, c->payload_root, &c->payload_leaves);
-    c->payload_bytes = pb.len;
-    if (s == GD_OK)
-        s = gd_artifact_get(&n->store, GD_ARTIFACT_TRANSCRIPT, n->o.run, r, 0,
-                            GD_MEMBER_TRANSCRIPT_MAX, &tb);
-    if (s == GD_OK && (tb.len % GD_WORKER_DESC_BYTES != 0 || tb.len < 3 * GD_WORKER_DESC_BYTES))
-        s = gd_fail(GD_ERR_PARSE, "the stored transcript of round %" PRIu64 " is malformed", r);
+/* The commitment as stored with the round's files (after a restart): the
+ * message the node would have sent, its loss figures included, refused
+ * unless it is this node's for this run and round. */
+static gd_status gd_commit_from_store(gd_member *n, uint64_t r, gd_any *msg) {
+    gd_buf b = {0};
+    GD_TRY(gd_artifact_get(&n->store, GD_ARTIFACT_COMMIT, n->o.run, r, 0, 4096, &b));
+    Gonka__Diloco__V1__MsgCommitRound *m =
+        gonka__diloco__v1__msg_commit_round__unpack(NULL, b.len, b.data);
+    gd_status s = m != NULL ? gd_diloco_msg_commit_round_check(m)
+                            : gd_fail(GD_ERR_PARSE, "the stored commitment of round %" PRIu64
+                                                    " does not decode",
+                                      r);
+    if (s == GD_OK && (m->run != n->o.run || m->round != r ||
+                       strcmp(m->participant, n->address) != 0))
+        s = gd_fail(GD_ERR_INVALID, "the stored commitment of round %" PRIu64 " is another's",
+                    r);
+    if (m)
+        gonka__diloco__v1__msg_commit_round__free_unpacked(m, NULL);
     if (s == GD_OK) {
-        c->segment_count = (uint32_t)(tb.len / GD_WORKER_DESC_BYTES - 2);
-        gd_mmr mmr;
-        gd_worker_desc *descs = calloc(c->segment_count + 2, sizeof *descs);
-        s = descs ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
-        gd_mmr_init(&mmr);
-        /* The root is recomputed: parse against itself by building it first. */
-        for (uint32_t i = 0; s == GD_OK && i < c->segment_count + 2; i++) {
-            uint8_t hash[32], leaf[32];
-            s = gd_worker_desc_decode(&descs[i], tb.data + (size_t)i * GD_WORKER_DESC_BYTES,
-                                      GD_WORKER_DESC_BYTES);
-            gd_worker_desc_hash(&descs[i], hash);
-            gd_mmr_hash_leaf(leaf, i, hash, 32);
-            if (s == GD_OK)
-                s = gd_mmr_append(&mmr, leaf);
-        }
-        if (s == GD_OK)
-            s = gd_mmr_root(&mmr, c->transcript_root);
-        gd_mmr_free(&mmr);
-        free(descs);
+        snprintf(msg->type_url, sizeof msg->type_url, "%s", GD_DILOCO_MSG_COMMIT_ROUND);
+        msg->value = b;
+        return GD_OK;
     }
-    gd_payload_free(&p);
-    gd_buf_free(&pb);
-    gd_buf_free(&tb);
+    gd_buf_free(&b);
     return s;
 }
 
 static gd_status gd_duty_commit(gd_member *n, uint64_t r, gd_any *msg, bool *sent) {
-    gd_diloco_commit c;
     if (n->have_trained && n->trained.commit.round == r)
-        c = n->trained.commit;
+        GD_TRY(gd_diloco_msg_commit_round(msg, n->address, &n->trained.commit));
     else
-        GD_TRY(gd_commit_from_store(n, r, &c));
-    GD_TRY(gd_diloco_msg_commit_round(msg, n->address, &c));
+        GD_TRY(gd_commit_from_store(n, r, msg));
     *sent = true;
     return GD_OK;
 }

@@ -216,6 +216,37 @@ static void test_restart_while_training_ahead(void) {
     nf_free(&net);
 }
 
+/* Restarted once round 2 is trained ahead and before it opens: the node
+ * has nothing of round 2 in memory, so its commitment is the one stored
+ * with the round's files, sent as it was made (its loss figures too, which
+ * the files alone do not hold). */
+static void test_restart_after_training_ahead(void) {
+    nf_net net;
+    df_knobs k;
+    knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
+    df_qrun *run = nf_until_round(&net, 1);
+    int64_t attest = run->current_round->windows->attest_start;
+    df_qfree(run);
+    nf_until(&net, attest);
+    CHECK(trained_ahead(&net, 2) == WORKERS);
+    nf_restart(&net, 2);
+    run = nf_until_round(&net, 2);
+    int64_t end = run->current_round->windows->end;
+    df_qfree(run);
+    nf_until(&net, end + 1);
+    df_qround *q = df_q_round(&net.d, 2);
+    CHECK(q->round->phase == PH(DONE));
+    const Gonka__Diloco__V1__Commitment *c = df_commitment_of(q, net.d.f.addr[2]);
+    CHECK(c != NULL && c->loss_first_micro > 0 && c->loss_last_micro > 0);
+    CHECK(df_has_str(q->round->aggregation_set, q->round->n_aggregation_set, net.d.f.addr[2]));
+    df_qfree(q);
+    CHECK(net.refused == 0);
+    for (int who = 1; who <= NF_NODES; who++)
+        CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
+    nf_free(&net);
+}
+
 /* Plays node CHEATER with a train or withhold seam for three rounds;
  * returns the first round it failed (UINT64_MAX: never). */
 static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn withhold) {
@@ -289,6 +320,7 @@ int main(void) {
     RUN_TEST(test_overlap_epoch);
     RUN_TEST(test_slow_workers_yield);
     RUN_TEST(test_restart_while_training_ahead);
+    RUN_TEST(test_restart_after_training_ahead);
     RUN_TEST(test_shifted_start_is_caught);
     RUN_TEST(test_withheld_payload_chunks_are_caught);
     return gd_test_finish();
