@@ -48,9 +48,12 @@ const char *gonka_diloco_version(void);
 int gonka_diloco_open(const char *config_path, gonka_diloco **out, char *err, size_t err_cap);
 
 /* One step: reads the chain and does every duty due now. Errors: CHAIN
- * (retry with backoff), STATE, NOMEM. A duty that fails for a peer's or the
- * chain's reason is not an error: it is logged, kept in the status and due
- * again. */
+ * (the chain cannot be read, or answered what does not decode, or knows no
+ * such run: retry with backoff), STATE (the state directory), INVALID (the
+ * run cannot be taken part in here: its model, spec or data is not this
+ * host's; retrying does not help), NOMEM. A duty that fails for a peer's or
+ * the chain's reason is not an error: it is logged, kept in the status and
+ * due again. */
 int gonka_diloco_step(gonka_diloco *h, char *err, size_t err_cap);
 
 /* Steps until *stop becomes non-zero (polling the chain every poll_ms,
