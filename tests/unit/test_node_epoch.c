@@ -419,6 +419,8 @@ static void test_nothing_served_early(void) {
     gd_artifact_req pay = {.kind = GD_REQ_PAYLOAD, .run = 1, .round = 0};
     gd_artifact_req state = {.kind = GD_REQ_STATE, .run = 1, .round = 0, .leaf = 0};
     gd_artifact_req transcript = {.kind = GD_REQ_TRANSCRIPT, .run = 1, .round = 0};
+    gd_artifact_req state_chunk = {.kind = GD_REQ_STATE_CHUNK, .run = 1, .round = 0, .leaf = 0,
+                                   .chunk = 1};
     gd_artifact_answer a;
     unsigned status = 0;
     for (; net.d.f.height < verify; nf_block(&net)) {
@@ -429,12 +431,17 @@ static void test_nothing_served_early(void) {
         CHECK(gd_member_serve(net.nodes[1], &state, &a, &status) != GD_OK && status == 425);
         CHECK(gd_member_serve(net.nodes[1], &transcript, &a, &status) != GD_OK &&
               status == 425);
+        CHECK(gd_member_serve(net.nodes[1], &state_chunk, &a, &status) != GD_OK &&
+              status == 425);
     }
     nf_block(&net); /* the member's clock reaches verify_start */
     CHECK_OK(gd_member_serve(net.nodes[1], &pay, &a, &status));
     gd_artifact_answer_free(&a);
     CHECK_OK(gd_member_serve(net.nodes[1], &state, &a, &status));
     CHECK(status == 200 && a.path[0] != '\0');
+    gd_artifact_answer_free(&a);
+    CHECK_OK(gd_member_serve(net.nodes[1], &state_chunk, &a, &status));
+    CHECK(status == 200 && a.body.len > 0 && a.proof.len > 0);
     gd_artifact_answer_free(&a);
     df_qfree(run);
     CHECK(net.refused == 0);
