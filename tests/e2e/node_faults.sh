@@ -31,7 +31,8 @@
 # after it opened), still owes its reports and up to three checks: 3 s of
 # work there, hence a verify window of 30 blocks.
 # No honest daemon is slashed or skip-slashed in any round.
-# Usage: node_faults.sh BIN_DIR
+# Usage: node_faults.sh BIN_DIR [OUTAGE_S]   (OUTAGE_S: the outage, 60 s)
+outage=${2:-60}
 windows="{'train': 8, 'commit': 30, 'reveal': 4, 'verify': 30, 'open': 4, 'dispute': 8,
           'dispute_open': 4, 'attest': 6, 'attest_open': 4}"
 accounts=7
@@ -213,13 +214,13 @@ open2=$(field '["round"]["windows"]["train_start"]' <round-2.json)
 # starts a daemon in the gap (test_node_epoch checks that it can be).
 ok "host 6 at height ${synced:-?} (round 2 opened at $open2): $(grep -o 'state sync: G_2 from .*' host6.log | head -n 1)"
 
-# 4. A chain RPC outage of a minute: localnet stopped for 60 s (its RPC
+# 4. A chain RPC outage of a minute: localnet stopped for OUTAGE_S s (its RPC
 # accepts nothing and answers nothing); every daemon logs the unanswered
 # reads, retries, shows the outage in its status's errors, and carries on
 # once the chain answers again.
 h0=$(height)
 kill -STOP "${pids[0]}"
-sleep 60
+sleep "$outage"
 kill -CONT "${pids[0]}"
 until_height $((h0 + 15))
 for n in 2 3 4; do
@@ -244,5 +245,5 @@ s = json.load(sys.stdin)
 assert any('the chain cannot be read' in e['error'] for e in s['errors']), s['errors']
 " || fail "host $n's status shows no outage"
 done
-ok "a 60 s chain outage is retried, shown in every daemon's errors, and every daemon follows the chain after it"
+ok "a $outage s chain outage is retried, shown in every daemon's errors, and every daemon follows the chain after it"
 echo "PASS ($((SECONDS - t0)) s)"
