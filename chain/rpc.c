@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "common/base64.h"
+#include "common/clock.h"
 #include "common/log.h"
 #include "common/secure.h"
 
@@ -25,12 +26,6 @@ struct gd_rpc {
     int64_t call_start_ms;
     bool call_noticed;
 };
-
-static int64_t gd_rpc_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static pthread_once_t gd_curl_once = PTHREAD_ONCE_INIT;
 static CURLcode gd_curl_init_code;
@@ -133,7 +128,7 @@ static size_t gd_rpc_write(char *data, size_t size, size_t nmemb, void *user) {
 static int gd_rpc_progress(void *user, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
                            curl_off_t ulnow) {
     gd_rpc *rpc = user;
-    long waited = (long)(gd_rpc_now_ms() - rpc->call_start_ms);
+    long waited = (long)(gd_clock_ms() - rpc->call_start_ms);
     if (!rpc->call_noticed && rpc->opt.on_wait && waited >= rpc->opt.notice_after_ms) {
         rpc->call_noticed = true;
         rpc->opt.on_wait(rpc->opt.on_wait_ctx, rpc->url, rpc->call_method, waited,
@@ -247,7 +242,7 @@ gd_status gd_rpc_call(gd_rpc *rpc, const char *method, json_t *params, json_t **
                                                        : GD_RPC_MAX_RESPONSE};
     gd_status s = GD_OK;
     rpc->call_method = method;
-    rpc->call_start_ms = gd_rpc_now_ms();
+    rpc->call_start_ms = gd_clock_ms();
     rpc->call_noticed = false;
     /* With a deadline, each try gets what is left of it, so a node that
      * accepts and never answers costs the deadline, not every try's timeout. */
@@ -261,7 +256,7 @@ gd_status gd_rpc_call(gd_rpc *rpc, const char *method, json_t *params, json_t **
         int retryable = 0;
         long timeout = rpc->opt.timeout_ms;
         if (deadline > 0) {
-            long left = deadline - (long)(gd_rpc_now_ms() - rpc->call_start_ms);
+            long left = deadline - (long)(gd_clock_ms() - rpc->call_start_ms);
             if (attempt > 0 && left <= 0)
                 break; /* s still holds the last try's failure */
             if (left < timeout)
@@ -287,12 +282,12 @@ gd_status gd_rpc_call(gd_rpc *rpc, const char *method, json_t *params, json_t **
             }
         }
         if (!retryable || attempt >= rpc->opt.max_retries ||
-            (deadline > 0 && gd_rpc_now_ms() - rpc->call_start_ms >= deadline))
+            (deadline > 0 && gd_clock_ms() - rpc->call_start_ms >= deadline))
             break;
         GD_LOG_INFO("rpc", "%s: %s; retry %d of %d", method, gd_error_detail(), attempt + 1,
                     rpc->opt.max_retries);
         gd_rpc_backoff(rpc, attempt,
-                       deadline > 0 ? deadline - (long)(gd_rpc_now_ms() - rpc->call_start_ms)
+                       deadline > 0 ? deadline - (long)(gd_clock_ms() - rpc->call_start_ms)
                                     : rpc->opt.retry_cap_ms);
     }
     if (s == GD_ERR_TIMEOUT && deadline > 0)

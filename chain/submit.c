@@ -9,6 +9,7 @@
 #include "chain/address.h"
 #include "chain/query.h"
 #include "common/bytes.h"
+#include "common/clock.h"
 #include "common/log.h"
 
 void gd_submit_options_default(gd_submit_options *opt) {
@@ -38,12 +39,6 @@ gd_status gd_parse_expected_sequence(const char *log, uint64_t *expected) {
         return gd_fail(GD_ERR_PARSE, "no expected sequence in '%.100s'", log);
     *expected = v;
     return GD_OK;
-}
-
-static int64_t gd_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static void gd_sleep_ms(long ms) {
@@ -106,7 +101,7 @@ gd_status gd_tx_await(gd_rpc *rpc, const uint8_t hash[32], const gd_submit_optio
                       gd_submit_result *out) {
     char hex[GD_TXHASH_HEX_LEN + 1];
     gd_hex_encode(hex, hash, 32, true);
-    int64_t start = gd_now_ms(), deadline = start + opt->wait_timeout_ms;
+    int64_t start = gd_clock_ms(), deadline = start + opt->wait_timeout_ms;
     for (;;) {
         gd_tx_result r;
         gd_status s = gd_rpc_tx(rpc, hash, &r);
@@ -127,7 +122,7 @@ gd_status gd_tx_await(gd_rpc *rpc, const uint8_t hash[32], const gd_submit_optio
         }
         if (s != GD_ERR_NOT_FOUND && s != GD_ERR_NETWORK && s != GD_ERR_TIMEOUT)
             return s;
-        if (gd_now_ms() >= deadline)
+        if (gd_clock_ms() >= deadline)
             return gd_fail(GD_ERR_TIMEOUT, "transaction %s was accepted but not seen in a block "
                                            "within %ld ms; it may still be included (check "
                                            "with the node's /tx?hash=0x%s)", hex,
@@ -136,7 +131,7 @@ gd_status gd_tx_await(gd_rpc *rpc, const uint8_t hash[32], const gd_submit_optio
          * pause is 25 ms plus an eighth of the time waited so far (at most
          * poll_interval_ms), so a short block is seen a few tens of ms after
          * it is made, and a long one costs a few more polls. */
-        long pause = GD_FIRST_POLL_MS + (long)(gd_now_ms() - start) / 8;
+        long pause = GD_FIRST_POLL_MS + (long)(gd_clock_ms() - start) / 8;
         gd_sleep_ms(pause < opt->poll_interval_ms ? pause : opt->poll_interval_ms);
     }
 }

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <time.h>
 
+#include "common/clock.h"
+
 #define GD_CONN_WATCH_TICK_MS 100
 
 struct gd_conn_slot {
@@ -27,12 +29,6 @@ struct gd_conn_watch {
     gd_conn_slot *head;
     uint64_t expired;
 };
-
-static int64_t gd_conn_now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Shuts down, under the lock, every armed connection past its deadline.
  * The lock is what makes shutdown(2) safe: a slot is removed (under it)
@@ -63,7 +59,7 @@ static void *gd_conn_watch_main(void *arg) {
         while (!w->stopping && rc != ETIMEDOUT)
             rc = pthread_cond_timedwait(&w->wake, &w->mu, &until);
         if (!w->stopping)
-            gd_conn_sweep(w, gd_conn_now_ms());
+            gd_conn_sweep(w, gd_clock_ms());
     }
     pthread_mutex_unlock(&w->mu);
     return NULL;
@@ -121,7 +117,7 @@ gd_conn_slot *gd_conn_watch_add(gd_conn_watch *w, int fd) {
     s->fd = fd;
     pthread_mutex_lock(&w->mu);
     s->armed = true;
-    s->due_ms = gd_conn_now_ms() + w->deadline_ms;
+    s->due_ms = gd_clock_ms() + w->deadline_ms;
     s->next = w->head;
     if (w->head)
         w->head->prev = s;
@@ -143,7 +139,7 @@ void gd_conn_watch_arm(gd_conn_watch *w, gd_conn_slot *s) {
         return;
     pthread_mutex_lock(&w->mu);
     s->armed = true;
-    s->due_ms = gd_conn_now_ms() + w->deadline_ms;
+    s->due_ms = gd_clock_ms() + w->deadline_ms;
     pthread_mutex_unlock(&w->mu);
 }
 

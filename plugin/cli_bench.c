@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "common/clock.h"
 #include "kernels/cpu/blas_bench.h"
 #include "plugin/cli_train.h"
 #include "plugin/cli_util.h"
@@ -83,12 +84,12 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                                     &backends.coll);
     for (uint64_t i = 0; s == GD_OK && i < warmup; i++)
         s = gd_trainer_step(t, data, NULL);
-    double t0 = gd_cli_now();
+    double t0 = gd_clock_seconds();
     for (uint64_t i = 0; s == GD_OK && i < steps; i++)
         s = gd_trainer_step(t, data, NULL);
     for (size_t r = 0; s == GD_OK && r < backends.n; r++)
         gd_backend_synchronize(&backends.ranks[r]);
-    double step_s = (gd_cli_now() - t0) / (double)steps;
+    double step_s = (gd_clock_seconds() - t0) / (double)steps;
     if (s != GD_OK) {
         gd_trainer_destroy(t);
         gd_backend_group_close(&backends);

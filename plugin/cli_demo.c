@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "chain/diloco_query.h"
+#include "common/clock.h"
 #include "common/file.h"
 #include "common/parse.h"
 #include "plugin/artifact_store.h"
@@ -359,9 +360,9 @@ static gd_status gd_demo_watch(gd_demo *d) {
     gd_demo_report *r = &d->report;
     bool have_g0 = false, have_final = false, claimed = false;
     int64_t last_height = -1, limit = 3 * d->epoch_length + GD_DEMO_POC_START;
-    double moved = gd_cli_now();
+    double moved = gd_clock_seconds();
     while (!(claimed && have_final)) {
-        double tick = gd_cli_now();
+        double tick = gd_clock_seconds();
         GD_TRY(gd_demo_check_stop());
         GD_TRY(gd_demo_children_alive(d));
         gd_demo_chain c;
@@ -369,7 +370,7 @@ static gd_status gd_demo_watch(gd_demo *d) {
         if (s != GD_OK) {
             /* A chain busy with a block may not answer in time: the stall
              * check below decides when that is a failure. */
-            if (gd_cli_now() - moved > GD_DEMO_STALL_S)
+            if (gd_clock_seconds() - moved > GD_DEMO_STALL_S)
                 return gd_fail_context(s, "reading the chain");
             gd_demo_sleep_ms(500);
             continue;
@@ -411,8 +412,8 @@ static gd_status gd_demo_watch(gd_demo *d) {
         GD_TRY(s);
         if (r->height != last_height) {
             last_height = r->height;
-            moved = gd_cli_now();
-        } else if (gd_cli_now() - moved > GD_DEMO_STALL_S) {
+            moved = gd_clock_seconds();
+        } else if (gd_clock_seconds() - moved > GD_DEMO_STALL_S) {
             return gd_fail(GD_ERR_TIMEOUT, "the chain made no block for %.0f s (height %" PRId64
                            ")", GD_DEMO_STALL_S, r->height);
         }
@@ -420,7 +421,7 @@ static gd_status gd_demo_watch(gd_demo *d) {
             return gd_fail(GD_ERR_TIMEOUT, "height %" PRId64 " and the run is not over: %zu of "
                            "%" PRIu64 " rounds ended%s", r->height, r->n_rounds, d->rounds,
                            r->n_rounds == d->rounds ? ", rewards not all claimed" : "");
-        double left = 1.0 - (gd_cli_now() - tick);
+        double left = 1.0 - (gd_clock_seconds() - tick);
         if (!(claimed && have_final) && left > 0)
             gd_demo_sleep_ms((long)(left * 1000));
     }
@@ -495,7 +496,7 @@ static int gd_demo_go(gd_demo *d, const char *json_path) {
     d->report.eval_batches = GD_DEMO_EVAL_BATCHES;
     d->report.batch = GD_DEMO_BATCH;
     d->report.seq = GD_DEMO_SEQ;
-    d->report.seconds = gd_cli_now() - d->start;
+    d->report.seconds = gd_clock_seconds() - d->start;
     gd_demo_report_print(cli->out, &d->report);
     if (json_path && (s = gd_demo_write_json(d, json_path)) != GD_OK)
         return gd_cli_fail(cli, s);
@@ -552,7 +553,7 @@ static int gd_run_demo(gd_cli *cli, gd_args *args) {
         free(d);
         return GD_EXIT_FAIL;
     }
-    d->start = gd_cli_now();
+    d->start = gd_clock_seconds();
     fprintf(cli->out, "demo: %" PRIu64 " workers%s, %" PRIu64 " validator%s, %" PRIu64
                       " round%s; home %s (removed at exit)\n",
             d->workers, d->cheater ? " (the last one lazy)" : "", d->validators,

@@ -7,6 +7,7 @@
 
 #include "chain/address.h"
 #include "chain/diloco_query.h"
+#include "common/clock.h"
 #include "common/parse.h"
 #include "plugin/cli_query_denoms.h"
 #include "plugin/cli_round_hint.h"
@@ -138,7 +139,7 @@ static gd_window gd_dq_next_window(const json_t *j) {
  * waited for; one past the window is an error. */
 static gd_status gd_dq_wait_round(gd_rpc *rpc, const gd_dq_key *k, gd_window want,
                                   long timeout_ms, json_t **out) {
-    double deadline = gd_cli_now() + (double)timeout_ms / 1e3;
+    double deadline = gd_clock_seconds() + (double)timeout_ms / 1e3;
     for (;;) {
         json_t *j = NULL;
         gd_query_error err;
@@ -166,7 +167,7 @@ static gd_status gd_dq_wait_round(gd_rpc *rpc, const gd_dq_key *k, gd_window wan
                                (unsigned long long)k->round, (unsigned long long)k->run,
                                gd_window_name(want), gd_window_name(at));
         }
-        if (gd_cli_now() > deadline) {
+        if (gd_clock_seconds() > deadline) {
             if (not_yet)
                 return gd_dq_round(rpc, k, out); /* the error, with its hint */
             return gd_fail(GD_ERR_TIMEOUT, "round %llu of run %llu did not reach its %s window "

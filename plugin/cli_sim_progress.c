@@ -4,7 +4,7 @@
 #include <inttypes.h>
 #include <math.h>
 
-#include "plugin/cli_train.h"
+#include "common/clock.h"
 
 #define GD_SIM_REDRAW_S 0.1 /* a terminal line redraws at most this often */
 #define GD_SIM_LINE_S 5.0   /* piped: seconds between plain lines within a phase */
@@ -49,7 +49,7 @@ void gd_sim_progress_update(void *ctx, const gd_sim_phase_progress *p) {
     gd_sim_progress_line *line = ctx;
     if ((int)p->phase < 0 || p->phase >= GD_SIM_PHASE_COUNT)
         return;
-    double now = gd_cli_now();
+    double now = gd_clock_seconds();
     bool start = (int)p->phase != line->phase, end = p->done >= p->total;
     if (start) {
         line->phase = (int)p->phase;

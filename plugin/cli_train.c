@@ -6,17 +6,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "plugin/cli_train.h"
 #include "plugin/cli_util.h"
 #include "trainer/checkpoint.h"
 #include "trainer/train.h"
-
-double gd_cli_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Evaluation batches train and eval score at most: 100000 batches of the
  * default 8 x 256 tokens take the tiny model about an hour on a few cores
@@ -34,7 +29,7 @@ typedef struct gd_eval_watch {
 
 static void gd_eval_progress(void *ctx, size_t done, size_t batches) {
     gd_eval_watch *w = ctx;
-    double now = gd_cli_now();
+    double now = gd_clock_seconds();
     if (w->quiet || done == batches || now - w->last < GD_EVAL_PROGRESS_S)
         return;
     w->last = now;
@@ -316,7 +311,7 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
         fprintf(cli->err, "note: the checkpoint is at step %" PRIu64 ", not before --steps %" PRIu64
                           "; nothing to train\n",
                 start, run.steps);
-    double t0 = gd_cli_now(), t_log = t0;
+    double t0 = gd_clock_seconds(), t_log = t0;
     uint64_t tokens = 0; /* a count: an integer in text and in JSON */
     gd_step_stats st = {0};
     double last_loss = NAN;
@@ -330,7 +325,7 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
         since_log++;
         uint64_t done = st.step + 1;
         if (!json && (done % run.log_every == 0 || done == run.steps)) {
-            double now = gd_cli_now(), dt = now - t_log;
+            double now = gd_clock_seconds(), dt = now - t_log;
             fprintf(cli->out,
                     "step %6" PRIu64 "/%" PRIu64 " | loss %.4f | lr %.2e | grad norm %.3f | "
                     "%.0f tok/s | %.1f ms/step\n",
@@ -343,14 +338,14 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
         if (run.save_every && done % run.save_every == 0 && done != run.steps)
             s = gd_train_save(&run);
     }
-    double seconds = gd_cli_now() - t0;
+    double seconds = gd_clock_seconds() - t0;
     if (s == GD_OK)
         s = gd_train_save(&run);
     double eval_loss = NAN;
     uint64_t eval_tokens = 0;
     if (s == GD_OK && run.eval_batches) {
         const gd_train_options *o = gd_trainer_options(run.trainer);
-        gd_eval_watch watch = {cli, json, gd_cli_now(), gd_cli_now()};
+        gd_eval_watch watch = {cli, json, gd_clock_seconds(), gd_clock_seconds()};
         s = gd_trainer_evaluate(run.trainer, run.eval_data ? run.eval_data : run.data,
                                 run.eval_batches, o->batch, o->seq_len, o->micro_batch,
                                 &eval_loss, &eval_tokens, gd_eval_progress, &watch);
@@ -538,7 +533,7 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
     }
     double loss = 0;
     uint64_t tokens = 0;
-    gd_eval_watch watch = {cli, gd_flag(args, "json"), gd_cli_now(), gd_cli_now()};
+    gd_eval_watch watch = {cli, gd_flag(args, "json"), gd_clock_seconds(), gd_clock_seconds()};
     if (s == GD_OK)
         s = gd_evaluate_backend(&backend, &layout, params, data, batches, o.batch, o.seq_len,
                                 o.micro_batch, &loss, &tokens, gd_eval_progress, &watch);

@@ -6,9 +6,6 @@
 #include "plugin/cli.h"
 #include "trainer/config.h"
 
-/* Seconds on the monotonic clock. */
-double gd_cli_now(void);
-
 /* --threads N (default: the online cores, at most 64). Returns an exit code
  * or -1. */
 int gd_cli_threads(gd_cli *cli, gd_args *args, int *threads);

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "chain/address.h"
+#include "common/clock.h"
 #include "common/hash.h"
 #include "common/log.h"
 #include "common/secure.h"
@@ -212,15 +213,9 @@ static uint64_t gd_coin_u64(const char *amount) {
     return end && *end == '\0' ? (uint64_t)v : 0;
 }
 
-static int64_t gd_monotonic_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Reads the chain into the node's answers and view; updates the stats. */
 static gd_status gd_member_read(gd_member *n) {
-    n->read_ms = gd_monotonic_ms();
+    n->read_ms = gd_clock_ms();
     gd_chain_view_free(&n->view);
     gd_chain_answers_free(&n->ans);
     int64_t height = 0;
@@ -424,7 +419,7 @@ bool gd_member_others_due(gd_member *n, const gd_action *self) {
     if (n->stop != NULL && *n->stop)
         return true;
     unsigned every = n->o.ahead_read_ms ? n->o.ahead_read_ms : GD_MEMBER_AHEAD_READ_MS;
-    if (gd_monotonic_ms() - n->read_ms < (int64_t)every)
+    if (gd_clock_ms() - n->read_ms < (int64_t)every)
         return false;
     int64_t before = n->view.view.height;
     n->reread = true;

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "common/mem.h"
 #include "kernels/backend.h"
 #include "proofs/diloco_rules.h"
@@ -70,12 +71,6 @@ void gd_worker_round_free(gd_worker_round *r) {
     free(r->delta);
     gd_payload_free(&r->payload);
     memset(r, 0, sizeof *r);
-}
-
-static double gd_now(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 gd_status gd_diloco_load_worker(gd_trainer *t, const gd_diloco_config *c,
@@ -221,7 +216,7 @@ gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, cons
     gd_status s = reload ? gd_diloco_load_worker(t, c, w, w->params) : GD_OK;
     if (s == GD_OK && run->segment_starts != NULL)
         s = gd_worker_state_copy(&run->segment_starts[seg], w);
-    double t0 = gd_now(), segment_loss = 0;
+    double t0 = gd_clock_seconds(), segment_loss = 0;
     for (uint32_t k = 0; s == GD_OK && k < c->segment_steps; k++) {
         if (c->stop != NULL && *c->stop) {
             s = gd_fail(GD_ERR_CANCELLED, "stopped at inner step %u of %u",
@@ -235,7 +230,7 @@ gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, cons
         out->steps++;
         out->tokens += st.tokens;
     }
-    out->seconds += gd_now() - t0;
+    out->seconds += gd_clock_seconds() - t0;
     segment_loss /= c->segment_steps;
     if (seg == 0)
         out->first_segment_loss = segment_loss;

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "common/bytes.h"
+#include "common/clock.h"
 #include "common/file.h"
 #include "common/hash.h"
 #include "proofs/diloco_rules.h"
@@ -45,12 +46,6 @@ typedef struct gd_sim {
     double ov_compute_end, ov_comm_end, ov_comm_end_prev;
     double compute_total;            /* worker-seconds of training */
 } gd_sim;
-
-static double gd_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* Tells the watcher, if any, where a phase stands. */
 static void gd_sim_tell(const gd_sim_options *o, gd_sim_phase phase, uint32_t round,
@@ -524,9 +519,9 @@ static gd_status gd_sim_ddp(gd_sim *s, gd_sim_report *rep) {
     double compute = 0;
     gd_sim_tell(o, GD_SIM_PHASE_DDP, 0, 0, steps + 1);
     for (uint64_t k = 0; st == GD_OK && k < steps; k++) {
-        double t0 = gd_seconds();
+        double t0 = gd_clock_seconds();
         st = gd_trainer_step(t, s->data, NULL);
-        compute += (gd_seconds() - t0) / W / slowest_speed;
+        compute += (gd_clock_seconds() - t0) / W / slowest_speed;
         gd_sim_tell(o, GD_SIM_PHASE_DDP, 0, k + 1, steps + 1);
     }
     uint64_t tokens = 0;

@@ -5,13 +5,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "kernels/cpu/ops.h"
-
-static double gd_seconds(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 double gd_cpu_sgemm_gflops(int threads, size_t m, size_t n, size_t k, double min_seconds) {
     float *a = malloc(m * k * sizeof(float)), *b = malloc(n * k * sizeof(float));
@@ -27,13 +22,13 @@ double gd_cpu_sgemm_gflops(int threads, size_t m, size_t n, size_t k, double min
         /* One untimed call: thread start-up and buffer allocation. */
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)k, 1.0f, a,
                     (int)k, b, (int)k, 0.0f, c, (int)n);
-        double t0 = gd_seconds(), t = 0;
+        double t0 = gd_clock_seconds(), t = 0;
         size_t reps = 0;
         do {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)n, (int)k, 1.0f,
                         a, (int)k, b, (int)k, 0.0f, c, (int)n);
             reps++;
-            t = gd_seconds() - t0;
+            t = gd_clock_seconds() - t0;
         } while (t < min_seconds);
         gflops = 2.0 * (double)m * (double)n * (double)k * (double)reps / t * 1e-9;
         openblas_set_num_threads(1);
