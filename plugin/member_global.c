@@ -242,6 +242,12 @@ static gd_status gd_global_load(gd_member *n, uint64_t round, const uint8_t hash
 
 gd_status gd_member_global_view(gd_member *n, uint64_t round, const uint8_t hash[32],
                                 const gd_global_state **out) {
+    /* The copy kept aside first: its hash is known, where the node's own
+     * G would be hashed again for every check of the round. */
+    if (n->have_older && memcmp(n->older_hash, hash, 32) == 0) {
+        *out = &n->older;
+        return GD_OK;
+    }
     uint8_t got[32];
     if (n->have_g) {
         GD_TRY(gd_engine_global_hash(&n->engine, &n->g, got));
@@ -257,16 +263,13 @@ gd_status gd_member_global_view(gd_member *n, uint64_t round, const uint8_t hash
             return GD_OK;
         }
     }
-    if (!n->have_older || memcmp(n->older_hash, hash, 32) != 0) {
-        if (n->have_older)
-            gd_global_state_free(&n->older);
-        n->have_older = false;
-        bool stored = false;
-        GD_TRY(gd_global_load(n, round, hash, &n->older, &stored));
-        n->have_older = true;
-        n->older_round = round;
-        memcpy(n->older_hash, hash, 32);
-    }
+    if (n->have_older)
+        gd_global_state_free(&n->older);
+    n->have_older = false;
+    bool stored = false;
+    GD_TRY(gd_global_load(n, round, hash, &n->older, &stored));
+    n->have_older = true;
+    memcpy(n->older_hash, hash, 32);
     *out = &n->older;
     return GD_OK;
 }

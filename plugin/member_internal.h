@@ -135,8 +135,7 @@ struct gd_member {
     bool chain_down;            /* the last read of the chain failed */
     bool have_older;
     gd_global_state older;      /* a G before the node's own (an overlapped start's G_{r-1}) */
-    uint64_t older_round;
-    uint8_t older_hash[32];
+    uint8_t older_hash[32];     /* its state hash */
 
     uint64_t cache_round;
     gd_member_peer_payload *payloads;

@@ -180,7 +180,7 @@ gd_status gd_engine_overlap_start(gd_engine *e, uint64_t round, const char *addr
 }
 
 void gd_engine_job_free(gd_engine_job *job) {
-    gd_global_state_free(&job->start);
+    free(job->start);
     gd_trained_round_free(&job->out);
     memset(job, 0, sizeof *job);
 }
@@ -189,11 +189,16 @@ gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_stat
                               bool fresh, gd_worker_state *w, gd_engine_job *job) {
     gd_engine_job_free(job);
     gd_status s = gd_engine_round_prepare(e, start, fresh, w, &job->out);
-    if (s == GD_OK)
-        s = gd_global_state_copy(&job->start, start);
-    if (s == GD_OK)
-        s = gd_diloco_round_begin(e->trainer, &e->rc.diloco, round, job->start.params, e->n, w,
+    if (s == GD_OK) {
+        job->start = malloc(e->n * sizeof(float));
+        s = job->start ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    }
+    if (s == GD_OK) {
+        gd_mem_prefer_huge(job->start, e->n * sizeof(float));
+        memcpy(job->start, start->params, e->n * sizeof(float));
+        s = gd_diloco_round_begin(e->trainer, &e->rc.diloco, round, job->start, e->n, w,
                                   job->out.starts, &job->out.r, &job->run);
+    }
     if (s != GD_OK) {
         gd_engine_job_free(job);
         return s;

@@ -127,7 +127,7 @@ gd_status gd_engine_overlap_start(gd_engine *e, uint64_t round, const char *addr
 typedef struct gd_engine_job {
     bool active;
     uint64_t round;
-    gd_global_state start;    /* S_r (its parameters) */
+    float *start;             /* S_r's parameters (a copy) */
     gd_trained_round out;
     gd_worker_round_run run;
 } gd_engine_job;
