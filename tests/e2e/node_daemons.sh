@@ -14,14 +14,7 @@ windows="{'train': 10, 'commit': 10, 'reveal': 5, 'verify': 22, 'open': 8, 'disp
 accounts=5
 epoch_length=200
 . "$(dirname "$0")/node_lib.sh" "$1"
-start_host 1 worker
-start_host 2 worker
-start_host 3 worker
-start_host 4 validator
-
-# G_0 as served once round 0 is open, for the loss at the start.
-until_height 40
-checkpoint 1 g0.safetensors
+start_four
 ok "the checkpoint of G_0 is served"
 
 settled() { # settled N EPOCH: host N's settle amount for EPOCH, and whether it claimed it

@@ -9,7 +9,8 @@
 # `gd-adversary ${ADV[N]} run`; a second call restarts it with the same
 # config), `kill_host N`, `status N`, `height`, `until_height H` (failing if
 # the chain or a host not killed on purpose stopped), `checkpoint N FILE`,
-# `own_g N R` (the hash of host N's stored G_R), `save_rounds H`,
+# `own_g N R` (the hash of host N's stored G_R), `start_four` (hosts 1-3
+# workers, 4 a validator, and G_0's checkpoint as g0.safetensors), `save_rounds H`,
 # `collect N...`, `agreed_g N...`, `learned` and `eval_loss FILE`.
 # $checks (default 2), $double_ppm (0), $min_class (3) and $overlap (False)
 # are the spec's checks_per_commit, double_check_ppm, min_class_members and
@@ -84,6 +85,14 @@ start_host() { # start_host N ROLES [PUBLIC_URL]: a second call restarts it with
   fi
   pids+=($!)
   HOSTPID[$n]=$!
+}
+start_four() { # three workers and a validator; G_0 as served once round 0 is open
+  start_host 1 worker
+  start_host 2 worker
+  start_host 3 worker
+  start_host 4 validator
+  until_height 40
+  checkpoint 1 g0.safetensors
 }
 kill_host() { kill -9 "${HOSTPID[$1]}"; wait "${HOSTPID[$1]}" 2>/dev/null; HOSTPID[$1]=; }
 alive() { # the chain and every host not killed on purpose are running

@@ -15,12 +15,7 @@ accounts=5
 epoch_length=200
 overlap=True
 . "$(dirname "$0")/node_lib.sh" "$1"
-start_host 1 worker
-start_host 2 worker
-start_host 3 worker
-start_host 4 validator
-until_height 40
-checkpoint 1 g0.safetensors
+start_four
 # Rounds of 82 blocks from height 42: rounds 0 and 1 before the PoC start
 # at 220, round 2 after it, trained ahead in round 1 and the gap.
 save_rounds 285

@@ -310,6 +310,17 @@ uint64_t nf_current_round(nf_net *net) {
     return r;
 }
 
+gd_round_windows nf_until_round_windows(nf_net *net, uint64_t round) {
+    df_qrun *run = nf_until_round(net, round);
+    const Gonka__Diloco__V1__RoundWindows *w = run->current_round->windows;
+    gd_round_windows out = {w->train_start,      w->commit_start, w->reveal_start,
+                            w->verify_start,     w->open_start,   w->dispute_start,
+                            w->dispute_open_start, w->attest_start, w->attest_open_start,
+                            w->end};
+    df_qfree(run);
+    return out;
+}
+
 df_qrun *nf_until_round(nf_net *net, uint64_t round) {
     df_qrun *run = NULL;
     for (;;) {

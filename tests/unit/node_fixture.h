@@ -82,6 +82,8 @@ void nf_until(nf_net *net, int64_t height);
 /* Blocks until round `round` is the run's current one; the run's answer
  * then (the caller frees it with df_qfree). */
 df_qrun *nf_until_round(nf_net *net, uint64_t round);
+/* The same, and the windows the module recorded for it. */
+gd_round_windows nf_until_round_windows(nf_net *net, uint64_t round);
 /* The index of the run's current round (0 before the first opens). */
 uint64_t nf_current_round(nf_net *net);
 

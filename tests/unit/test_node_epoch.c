@@ -177,10 +177,9 @@ static void test_after_void_round(void) {
     df_knobs k;
     nf_knobs(&k);
     nf_setup(&net, &k, NF_NODES, nf_roles);
-    df_qrun *run = nf_until_round(&net, 1);
-    int64_t attest = run->current_round->windows->attest_start;
-    int64_t end = run->current_round->windows->end;
-    df_qfree(run);
+    gd_round_windows w1 = nf_until_round_windows(&net, 1);
+    int64_t attest = w1.attest_start;
+    int64_t end = w1.end;
     nf_until(&net, attest); /* the aggregation set is fixed at attest start */
     net.censor = true;      /* no seal or reveal of an attestation lands */
     nf_until(&net, end + 1);
@@ -189,9 +188,8 @@ static void test_after_void_round(void) {
     CHECK(q1->round->phase == PH(VOID));
     CHECK(q1->round->n_aggregation_set == 3);
     nf_restart(&net, 2);
-    run = nf_until_round(&net, 2);
-    end = run->current_round->windows->end;
-    df_qfree(run);
+    gd_round_windows w2 = nf_until_round_windows(&net, 2);
+    end = w2.end;
     nf_until(&net, end + 1);
     df_qround *q2 = df_q_round(&net.d, 2);
     CHECK(memcmp(q2->round->start_state_hash.data, q1->round->start_state_hash.data, 32) == 0);
@@ -276,9 +274,8 @@ static void test_late_joiner_syncs_before_round_opens(void) {
             (unsigned long long)nf_current_round(&net));
     CHECK(gr == 2 && memcmp(hash, q1->round->next_state_hash.data, 32) == 0);
     CHECK(nf_current_round(&net) == 1); /* round 2 has not opened */
-    df_qrun *run = nf_until_round(&net, 2);
-    int64_t end = run->current_round->windows->end;
-    df_qfree(run);
+    gd_round_windows w2 = nf_until_round_windows(&net, 2);
+    int64_t end = w2.end;
     nf_until(&net, end + 1);
     df_qround *q2 = df_q_round(&net.d, 2);
     CHECK(q2->round->phase == PH(DONE));
@@ -340,9 +337,8 @@ static void test_state_chunks_served(void) {
     df_knobs k;
     nf_knobs(&k);
     nf_setup(&net, &k, NF_NODES, nf_roles);
-    df_qrun *run = nf_until_round(&net, 0);
-    int64_t verify = run->current_round->windows->verify_start;
-    df_qfree(run);
+    gd_round_windows w0 = nf_until_round_windows(&net, 0);
+    int64_t verify = w0.verify_start;
     nf_until(&net, verify + 1);
     gd_member *w = net.nodes[1];
     gd_artifact_answer a;
@@ -518,9 +514,8 @@ static void test_oversized_payload_claim(void) {
     const int cheater = 3;
     net.claim_payload_bytes[cheater] = (uint64_t)1 << 40;
     net.d.act[cheater].cheat = true; /* its slash is expected */
-    df_qrun *run = nf_until_round(&net, 0);
-    int64_t end = run->current_round->windows->end;
-    df_qfree(run);
+    gd_round_windows w0 = nf_until_round_windows(&net, 0);
+    int64_t end = w0.end;
     nf_until(&net, end + 1);
     df_qround *q = df_q_round(&net.d, 0);
     const char *addr = net.d.f.addr[cheater];
@@ -604,9 +599,8 @@ static void test_wrong_g_is_synchronised(void) {
     df_knobs k;
     nf_knobs(&k);
     nf_setup(&net, &k, NF_NODES, nf_roles);
-    df_qrun *run = nf_until_round(&net, 2);
-    int64_t end = run->current_round->windows->end;
-    df_qfree(run);
+    gd_round_windows w2 = nf_until_round_windows(&net, 2);
+    int64_t end = w2.end;
     gd_artifact_store st;
     CHECK_OK(gd_artifact_store_open(&st, net.dirs[2]));
     char path[GD_ARTIFACT_PATH_MAX];

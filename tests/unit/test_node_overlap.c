@@ -34,6 +34,21 @@ static void knobs(df_knobs *k) {
     k->overlap = true;
 }
 
+/* Once node `who` was restarted in round 1: round 2 ends DONE with it
+ * aggregated, nothing refused, nobody slashed; round 2's record (the
+ * caller frees it). */
+static df_qround *round_2_done_with(nf_net *net, int who) {
+    nf_until(net, nf_until_round_windows(net, 2).end + 1);
+    df_qround *q = df_q_round(&net->d, 2);
+    CHECK(q->round->phase == PH(DONE));
+    CHECK(df_has_str(q->round->aggregation_set, q->round->n_aggregation_set,
+                     net->d.f.addr[who]));
+    CHECK(net->refused == 0);
+    for (int n = 1; n <= NF_NODES; n++)
+        CHECK(df_slashed(&net->d, n, NULL, NULL) == 0);
+    return q;
+}
+
 /* The bytes node `who` stores for an artifact, or false. */
 static bool stored(nf_net *net, int who, gd_artifact_kind kind, uint64_t round, gd_buf *out) {
     gd_artifact_store st;
@@ -179,10 +194,7 @@ static void test_restart_while_training_ahead(void) {
     df_knobs k;
     knobs(&k);
     nf_setup(&net, &k, NF_NODES, nf_roles);
-    df_qrun *run = nf_until_round(&net, 1);
-    int64_t verify = run->current_round->windows->verify_start;
-    df_qfree(run);
-    nf_until(&net, verify);
+    nf_until(&net, nf_until_round_windows(&net, 1).verify_start);
     gd_buf p = {0};
     bool had = stored(&net, 2, GD_ARTIFACT_PAYLOAD, 2, &p);
     gd_buf_free(&p);
@@ -198,21 +210,12 @@ static void test_restart_while_training_ahead(void) {
     CHECK_OK(gd_artifact_path(&st, GD_ARTIFACT_PAYLOAD, 1, 2, 0, path, sizeof path));
     remove(path);
     nf_restart(&net, 2);
-    run = nf_until_round(&net, 2);
-    int64_t end = run->current_round->windows->end;
-    df_qfree(run);
-    nf_until(&net, end + 1);
-    df_qround *q = df_q_round(&net.d, 2);
-    CHECK(q->round->phase == PH(DONE));
-    CHECK(df_has_str(q->round->aggregation_set, q->round->n_aggregation_set, net.d.f.addr[2]));
+    df_qround *q = round_2_done_with(&net, 2);
     size_t commits = 0;
     for (size_t i = 0; i < q->n_commitments; i++)
         commits += strcmp(q->commitments[i]->participant, net.d.f.addr[2]) == 0;
     CHECK(commits == 1);
     df_qfree(q);
-    CHECK(net.refused == 0);
-    for (int who = 1; who <= NF_NODES; who++)
-        CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
     nf_free(&net);
 }
 
@@ -225,25 +228,13 @@ static void test_restart_after_training_ahead(void) {
     df_knobs k;
     knobs(&k);
     nf_setup(&net, &k, NF_NODES, nf_roles);
-    df_qrun *run = nf_until_round(&net, 1);
-    int64_t attest = run->current_round->windows->attest_start;
-    df_qfree(run);
-    nf_until(&net, attest);
+    nf_until(&net, nf_until_round_windows(&net, 1).attest_start);
     CHECK(trained_ahead(&net, 2) == WORKERS);
     nf_restart(&net, 2);
-    run = nf_until_round(&net, 2);
-    int64_t end = run->current_round->windows->end;
-    df_qfree(run);
-    nf_until(&net, end + 1);
-    df_qround *q = df_q_round(&net.d, 2);
-    CHECK(q->round->phase == PH(DONE));
+    df_qround *q = round_2_done_with(&net, 2);
     const Gonka__Diloco__V1__Commitment *c = df_commitment_of(q, net.d.f.addr[2]);
     CHECK(c != NULL && c->loss_first_micro > 0 && c->loss_last_micro > 0);
-    CHECK(df_has_str(q->round->aggregation_set, q->round->n_aggregation_set, net.d.f.addr[2]));
     df_qfree(q);
-    CHECK(net.refused == 0);
-    for (int who = 1; who <= NF_NODES; who++)
-        CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
     nf_free(&net);
 }
 
