@@ -260,6 +260,9 @@ static gd_status gd_duty_train(gd_member *n, const gd_action *a) {
     gd_trained_round t;
     memset(&t, 0, sizeof t);
     gd_status s = GD_OK;
+    /* A job resumed after other duties reloads the worker's state into the
+     * trainer they may have used; within one call the trainer is its own. */
+    bool reload = n->job.active;
     if (!n->job.active) {
         bool whole = false;
         s = gd_node_train_begin(n, r, ahead, &t, &whole);
@@ -270,7 +273,8 @@ static gd_status gd_duty_train(gd_member *n, const gd_action *a) {
     }
     bool done = false;
     while (s == GD_OK && !done) {
-        s = gd_engine_job_segment(&n->engine, &n->job, &n->w, &done);
+        s = gd_engine_job_segment(&n->engine, &n->job, &n->w, reload, &done);
+        reload = false;
         if (s == GD_OK && !done && ahead && gd_member_others_due(n, a)) {
             GD_LOG_INFO("node", "height %" PRId64 ": round %" PRIu64 " ahead: paused after "
                                 "segment %u/%u for other duties",

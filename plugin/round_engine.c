@@ -209,12 +209,12 @@ gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_stat
 }
 
 gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job, gd_worker_state *w,
-                                bool *done) {
+                                bool reload, bool *done) {
     *done = false;
     if (!job->active)
         return gd_fail(GD_ERR_INVALID, "no round is being trained");
     const gd_diloco_config *c = &e->rc.diloco;
-    gd_status s = gd_diloco_round_segment(e->trainer, c, e->data, true, w, &job->out.r,
+    gd_status s = gd_diloco_round_segment(e->trainer, c, e->data, reload, w, &job->out.r,
                                           &job->run);
     if (s == GD_OK && job->run.done == job->run.segments) {
         s = gd_diloco_round_finish(e->trainer, c, w, &job->out.r, &job->run);

@@ -119,8 +119,9 @@ gd_status gd_engine_overlap_start(gd_engine *e, uint64_t round, const char *addr
 
 /* A round trained a segment at a time (trainer/diloco.h): a node that
  * trains the next round ahead does its other duties between segments, on
- * the same trainer (each segment reloads the worker's state). begin
- * copies start; each gd_engine_job_segment trains one segment, and the
+ * the same trainer (the first segment after them reloads the worker's
+ * state: reload). begin copies start; each gd_engine_job_segment trains
+ * one segment, and the
  * last also encodes and seals, leaving job->out as gd_engine_train's out
  * (*done set). w must stay the job's until then. On an error the job is
  * over (freed); free it with gd_engine_job_free either way. */
@@ -135,7 +136,7 @@ typedef struct gd_engine_job {
 gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_state *start,
                               bool fresh, gd_worker_state *w, gd_engine_job *job) GD_MUST_CHECK;
 gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job, gd_worker_state *w,
-                                bool *done) GD_MUST_CHECK;
+                                bool reload, bool *done) GD_MUST_CHECK;
 /* Hands the finished round over (job->out moved into out; the job ends). */
 void gd_engine_job_take(gd_engine_job *job, gd_trained_round *out);
 void gd_engine_job_free(gd_engine_job *job);
