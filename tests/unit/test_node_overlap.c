@@ -9,7 +9,9 @@
  * check passed, each round's payload already durable when its round
  * opens, each round after the first started overlapped (its leaf 0 is not
  * G_r), every node's G the agreed one, the model learning, nobody slashed.
- * A worker restarted while it trains ahead trains again and commits once.
+ * A worker restarted while it trains ahead trains again and commits once;
+ * one restarted after it sends the stored commitment. A copier asking for a
+ * round trained ahead before it opens gets nothing.
  * Cheaters: a worker that trains its overlapped rounds from another start
  * fails its first overlapped round; one that serves its payloads only
  * whole (no chunk of the round before for its checkers) is UNAVAILABLE,
@@ -219,10 +221,12 @@ static void test_restart_while_training_ahead(void) {
     nf_free(&net);
 }
 
-/* Restarted once round 2 is trained ahead and before it opens: the node
- * has nothing of round 2 in memory, so its commitment is the one stored
- * with the round's files, sent as it was made (its loss figures too, which
- * the files alone do not hold). */
+/* A copier asks the workers for round 2 while round 1 is still open: they
+ * hold round 2's payload, transcript and states (trained ahead), and serve
+ * none of them (425) before round 2's own windows. Then a worker restarted
+ * before round 2 opens has nothing of it in memory, so its commitment is
+ * the one stored with the round's files, sent as it was made (its loss
+ * figures too, which the files alone do not hold). */
 static void test_restart_after_training_ahead(void) {
     nf_net net;
     df_knobs k;
@@ -230,6 +234,17 @@ static void test_restart_after_training_ahead(void) {
     nf_setup(&net, &k, NF_NODES, nf_roles);
     nf_until(&net, nf_until_round_windows(&net, 1).attest_start);
     CHECK(trained_ahead(&net, 2) == WORKERS);
+    const gd_artifact_req_kind kinds[] = {GD_REQ_PAYLOAD, GD_REQ_PAYLOAD_CHUNK,
+                                          GD_REQ_TRANSCRIPT, GD_REQ_STATE, GD_REQ_STATE_CHUNK};
+    for (int who = 1; who <= WORKERS; who++)
+        for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+            gd_artifact_req req = {.kind = kinds[i], .run = 1, .round = 2};
+            gd_artifact_answer a;
+            unsigned status = 0;
+            CHECK(gd_member_serve(net.nodes[who], &req, &a, &status) != GD_OK &&
+                  status == 425);
+            gd_artifact_answer_free(&a);
+        }
     nf_restart(&net, 2);
     df_qround *q = round_2_done_with(&net, 2);
     const Gonka__Diloco__V1__Commitment *c = df_commitment_of(q, net.d.f.addr[2]);
