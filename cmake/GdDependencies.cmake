@@ -35,11 +35,23 @@ if(NOT _gd_wordlist_sha STREQUAL GD_BIP39_WORDLIST_SHA256)
   message(FATAL_ERROR "BIP39 wordlist ${GD_BIP39_WORDLIST} has SHA-256 ${_gd_wordlist_sha}, expected ${GD_BIP39_WORDLIST_SHA256}")
 endif()
 
-# CUDA is optional (GD_CUDA: AUTO, ON or OFF; see CMakeLists.txt).
+# CUDA is optional (GD_CUDA: AUTO, ON, OFF or EMU; see CMakeLists.txt).
 set(GD_CUDA_ENABLED OFF)
+set(GD_CUDA_EMU OFF)
 string(TOUPPER "${GD_CUDA}" _gd_cuda)
-if(NOT _gd_cuda MATCHES "^(AUTO|ON|OFF|TRUE|FALSE|YES|NO|1|0)$")
-  message(FATAL_ERROR "GD_CUDA must be AUTO, ON or OFF (got '${GD_CUDA}')")
+if(NOT _gd_cuda MATCHES "^(AUTO|ON|OFF|EMU|TRUE|FALSE|YES|NO|1|0)$")
+  message(FATAL_ERROR "GD_CUDA must be AUTO, ON, OFF or EMU (got '${GD_CUDA}')")
+endif()
+if(_gd_cuda STREQUAL "EMU")
+  # The CUDA backend's sources against tests/cuda_emu: host C++ and C, no
+  # nvcc. Its fibers and memory protection are not for the sanitizers.
+  if(GD_SANITIZE OR GD_FUZZ)
+    message(FATAL_ERROR "GD_CUDA=EMU is not built with GD_SANITIZE or GD_FUZZ")
+  endif()
+  enable_language(CXX)
+  set(GD_CUDA_ENABLED ON)
+  set(GD_CUDA_EMU ON)
+  set(_gd_cuda OFF) # nothing more to find
 endif()
 if(_gd_cuda MATCHES "^(ON|TRUE|YES|1)$")
   set(_gd_cuda ON)

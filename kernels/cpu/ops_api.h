@@ -68,8 +68,10 @@ void GD_OP(gd_cpu_attention_forward)(gd_pool *pool, GD_REAL *out, GD_REAL *att,
                                      const GD_REAL *q, const GD_REAL *k, const GD_REAL *v,
                                      size_t batch, size_t seq_len, size_t heads,
                                      size_t kv_heads, size_t head_dim);
-/* dq, dk, dv += their gradients. scratch (B, heads, T, T) is workspace.
- * A key/value head's gradient sums its query heads in head order. */
+/* dq, dk, dv += their gradients. att is the forward's, zero above the
+ * diagonal (the op may read those zeros rather than skip them). scratch
+ * (B, heads, T, T) is workspace. A key/value head's gradient sums its query
+ * heads in head order. */
 void GD_OP(gd_cpu_attention_backward)(gd_pool *pool, GD_REAL *dq, GD_REAL *dk, GD_REAL *dv,
                                       GD_REAL *scratch, const GD_REAL *dout,
                                       const GD_REAL *att, const GD_REAL *q, const GD_REAL *k,

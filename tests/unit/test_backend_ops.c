@@ -30,6 +30,7 @@
 #include "trainer/config.h"
 #include "trainer/data.h"
 #include "trainer/diloco.h"
+#include "trainer/payload.h"
 #include "trainer/train.h"
 
 /* --- the backends ------------------------------------------------------------------ */
@@ -166,15 +167,29 @@ static void compare(const backend_under_test *b, const char *what, const float *
 
 /* --- op cases ----------------------------------------------------------------------- */
 
-/* Small shapes that still cover grouped-query heads, several rows per
- * position, and a vocabulary that is not a power of two. */
-enum { B = 2, T = 8, HEADS = 4, KV = 2, HD = 8, C = 32, F = 48, V = 50, N = B * T };
+/* The ops run at two shapes (k_shapes): a small one that still covers
+ * grouped-query heads, several rows per position and a vocabulary that is
+ * not a power of two; and a wide one whose rows (C, V, T) outgrow a block of
+ * threads, so that every level of a kernel's reduction tree adds values
+ * (a missing barrier there shows only then). */
+typedef struct op_shape {
+    const char *name;
+    size_t b, t, heads, kv, hd, c, f, v;
+} op_shape;
+static const op_shape k_shapes[] = {
+    {"small", 2, 8, 4, 2, 8, 32, 48, 50},
+    {"wide", 1, 160, 4, 2, 8, 300, 48, 1000},
+};
+/* The shape of the cases running now (test_ops). */
+static size_t B, T, HEADS, KV, HD, C, F, V, N;
 #define QD (HEADS * HD)
 #define KVD (KV * HD)
 #define SCORES (B * HEADS * T * T)
 
-/* SCRATCH: workspace the op may use as it likes; guarded, not compared. */
-typedef enum arg_kind { IN, TOKENS, OUT, INOUT, SCRATCH } arg_kind;
+/* SCRATCH: workspace the op may use as it likes; guarded, not compared.
+ * CAUSAL: an input of (B, HEADS, T, T) probabilities as the forward pass
+ * leaves them, zero above the diagonal. */
+typedef enum arg_kind { IN, TOKENS, OUT, INOUT, SCRATCH, CAUSAL } arg_kind;
 
 typedef struct arg_spec {
     arg_kind kind;
@@ -286,7 +301,9 @@ NATIVE(nesterov_step)
  * accumulation on a device (relative error ~2^-8 per product, far less
  * after accumulation); elementwise float work must agree to rounding; the
  * round's ops must agree exactly. */
-static const op_case k_cases[] = {
+/* The cases at the shape set now (a function: the counts depend on it). */
+static size_t op_cases(op_case *out, size_t cap) {
+    const op_case cases[] = {
     {"embedding_forward", 1e-12, 3, {{OUT, N * C}, {TOKENS, N}, {IN, V * C, -1, 1}},
      call_embedding_fwd, native_embedding_forward},
     {"embedding_backward", 1e-10, 3, {{INOUT, V * C, -1, 1}, {IN, N * C, -1, 1}, {TOKENS, N}},
@@ -317,7 +334,7 @@ static const op_case k_cases[] = {
      call_attention_fwd, native_attention_forward},
     {"attention_backward", 1e-4, 9,
      {{INOUT, N * QD, -1, 1}, {INOUT, N * KVD, -1, 1}, {INOUT, N * KVD, -1, 1},
-      {SCRATCH, SCORES}, {IN, N * QD, -1, 1}, {IN, SCORES, 0, 0.25f}, {IN, N * QD, -1, 1},
+      {SCRATCH, SCORES}, {IN, N * QD, -1, 1}, {CAUSAL, SCORES, 0, 0.25f}, {IN, N * QD, -1, 1},
       {IN, N * KVD, -1, 1}, {IN, N * KVD, -1, 1}},
      call_attention_bwd, native_attention_backward},
     {"swiglu_forward", 1e-10, 3, {{OUT, N * F}, {IN, N * F, -4, 4}, {IN, N * F, -1, 1}},
@@ -344,17 +361,26 @@ static const op_case k_cases[] = {
     {"nesterov_step", 0, 3,
      {{INOUT, N * C, -1, 1}, {INOUT, N * C, -0.1f, 0.1f}, {IN, N * C, -0.01f, 0.01f}},
      call_nesterov_step, native_nesterov_step},
-};
+    };
+    size_t n = sizeof cases / sizeof cases[0];
+    CHECK(n <= cap);
+    memcpy(out, cases, (n < cap ? n : cap) * sizeof cases[0]);
+    return n;
+}
 
 static void fill(const arg_spec *s, void *host, gd_rng *rng) {
     if (s->kind == TOKENS) {
         int32_t *t = host;
         for (size_t i = 0; i < s->count; i++)
             t[i] = (int32_t)gd_rng_below(rng, V);
-    } else if (s->kind == IN || s->kind == INOUT) {
+    } else if (s->kind == IN || s->kind == INOUT || s->kind == CAUSAL) {
         float *x = host;
-        for (size_t i = 0; i < s->count; i++)
-            x[i] = s->lo + (s->hi - s->lo) * (float)gd_rng_uniform(rng);
+        for (size_t i = 0; i < s->count; i++) {
+            size_t row = i / T % T, col = i % T;
+            x[i] = s->kind == CAUSAL && col > row
+                       ? 0.0f
+                       : s->lo + (s->hi - s->lo) * (float)gd_rng_uniform(rng);
+        }
     }
 }
 
@@ -391,7 +417,7 @@ static void run_case(const backend_under_test *b, const op_case *oc, uint64_t se
                     oc->native(b->be.iface) ? "native" : "fallback");
         }
         /* Inputs stay untouched. */
-        if (oc->args[i].kind == IN || oc->args[i].kind == TOKENS)
+        if (oc->args[i].kind == IN || oc->args[i].kind == TOKENS || oc->args[i].kind == CAUSAL)
             CHECK(memcmp(got[i], init[i], oc->args[i].count * 4) == 0);
     }
     for (size_t i = 0; i < oc->n_args; i++) {
@@ -402,8 +428,17 @@ static void run_case(const backend_under_test *b, const op_case *oc, uint64_t se
 }
 
 static void test_ops(const backend_under_test *b) {
-    for (size_t i = 0; i < sizeof k_cases / sizeof k_cases[0]; i++)
-        run_case(b, &k_cases[i], 1000 + i);
+    for (size_t k = 0; k < sizeof k_shapes / sizeof k_shapes[0]; k++) {
+        const op_shape *sh = &k_shapes[k];
+        B = sh->b, T = sh->t, HEADS = sh->heads, KV = sh->kv, HD = sh->hd, C = sh->c;
+        F = sh->f, V = sh->v, N = B * T;
+        printf("shape %s: B %zu, T %zu, heads %zu/%zu x %zu, C %zu, F %zu, V %zu\n", sh->name,
+               B, T, HEADS, KV, HD, C, F, V);
+        op_case cases[32];
+        size_t n = op_cases(cases, 32);
+        for (size_t i = 0; i < n; i++)
+            run_case(b, &cases[i], 1000 + 100 * k + i);
+    }
     /* sum_squares returns a double: compared on its own. */
     gd_backend cpu;
     gd_backend_cpu_init(&cpu, NULL);
@@ -552,8 +587,23 @@ static void test_round_and_aggregate(const backend_under_test *b) {
     gd_worker_round ra, rd;
     CHECK_OK(gd_diloco_worker_round(p.cpu, &p.c, p.data, 0, g0, p.n, &wa, NULL, &ra));
     CHECK_OK(gd_diloco_worker_round(p.dev, &p.c, p.data, 0, g0, p.n, &wd, NULL, &rd));
-    compare(b, "round pseudo-gradient", rd.delta, ra.delta, p.n, 1e-4, "");
-    compare(b, "round residual", wd.residual, wa.residual, p.n, 1e-4, "");
+    /* Four inner steps of bf16 matmuls move Δ further from the CPU's than
+     * one step moves the state: AdamW's first updates are about lr * sign(g),
+     * so a gradient near zero may flip. The residual is the coding error,
+     * which jumps with any change of Δ: off the exact backends what must
+     * hold is the device's own error feedback, residual + decoded = Δ. */
+    compare(b, "round pseudo-gradient", rd.delta, ra.delta, p.n, b->exact ? 1e-4 : 1e-2, "");
+    if (b->exact) {
+        compare(b, "round residual", wd.residual, wa.residual, p.n, 0, "");
+    } else {
+        float *fed = malloc(p.n * sizeof(float));
+        CHECK(fed != NULL);
+        CHECK_OK(gd_payload_decode(&rd.payload, fed, NULL));
+        for (size_t i = 0; i < p.n; i++)
+            fed[i] += wd.residual[i];
+        compare(b, "round error feedback", fed, rd.delta, p.n, 1e-12, "");
+        free(fed);
+    }
     if (b->exact) {
         CHECK(memcmp(ra.transcript_root, rd.transcript_root, 32) == 0);
         CHECK(memcmp(ra.payload_root, rd.payload_root, 32) == 0);
