@@ -62,6 +62,10 @@ grep -E '^(FAIL|ok)' "$out/backend_ops.log" | awk '{print $1}' | sort | uniq -c 
 step train_gpu build-gpu/tests/test_train_gpu
 grep -E '^(FAIL|ok)|collective' "$out/train_gpu.log" | tee -a "$summary"
 
+# The commands on the GPU: run to run, --gpus 2 against 1, bench, sim.
+step cli_train_cuda tests/cli/train_cuda.sh "$bin"
+grep -E '^(FAIL|ok)' "$out/cli_train_cuda.log" | tee -a "$summary"
+
 # Run-to-run bit identity on one GPU: the same run twice, the same bytes.
 for i in 1 2; do
   step "determinism_$i" "$bin" train --backend cuda --model small --data synthetic:markov:1 \

@@ -152,21 +152,121 @@ static void cuda_rope_backward(const gd_backend *be, float *dinp, const float *d
                           heads, head_dim);
 }
 
+/* --- attention: GEMMs around the row kernels ------------------------------------------------
+ *
+ * Per query head h (key/value head h / group), batched over the sequences
+ * (a sequence's rows are T * stride apart, its scores heads * T * T):
+ *   S = scale Q K^T,  P = causal softmax(S) (into att),  O = P V;
+ * backward, with dS in scratch:
+ *   dP = dO V^T,  dS = P * (dP - rowsum(P * dP)),
+ *   dQ += scale dS K,  dK += scale dS^T Q,  dV += P^T dO,
+ * a key/value head's gradients summing its query heads in head order, one
+ * GEMM after another (as the CPU op). Row-major (T x d) with row stride s is
+ * cuBLAS's column-major (d x T) with leading dimension s; S's rows are T
+ * floats. The full T x T product is computed and the softmax masks it: on
+ * tensor cores that is still far cheaper than scalar code over half of it. */
+
+typedef struct gd_att_shape {
+    int T, hd, q_stride, kv_stride, group;
+    long long q_seq, kv_seq, scores_seq; /* one sequence's stride in each */
+    size_t heads, batch;
+    float scale;
+} gd_att_shape;
+
+static gd_att_shape gd_att_shape_of(size_t batch, size_t seq_len, size_t heads, size_t kv_heads,
+                                    size_t head_dim) {
+    gd_att_shape a = {
+        .T = (int)seq_len,
+        .hd = (int)head_dim,
+        .q_stride = (int)(heads * head_dim),
+        .kv_stride = (int)(kv_heads * head_dim),
+        .group = (int)(heads / kv_heads),
+        .heads = heads,
+        .batch = batch,
+        .scale = (float)(1.0 / sqrt((double)head_dim)),
+    };
+    a.q_seq = (long long)seq_len * a.q_stride;
+    a.kv_seq = (long long)seq_len * a.kv_stride;
+    a.scores_seq = (long long)(heads * seq_len * seq_len);
+    return a;
+}
+
+/* One GEMM per sequence of the batch: out_i = alpha op(a_i) op(b_i) + beta out_i. */
+static void gd_gemm_seqs(gd_cuda_ctx *c, const gd_att_shape *s, cublasOperation_t ta,
+                         cublasOperation_t tb, int m, int n, int k, float alpha, const float *a,
+                         int lda, long long a_seq, const float *b, int ldb, long long b_seq,
+                         float beta, float *out, int ldc, long long out_seq) {
+    GD_CUBLAS_CHECK(c->cublas->gemm_strided_batched_ex(
+        c->blas, ta, tb, m, n, k, &alpha, a, CUDA_R_32F, lda, a_seq, b, CUDA_R_32F, ldb, b_seq,
+        &beta, out, CUDA_R_32F, ldc, out_seq, (int)s->batch, CUBLAS_COMPUTE_32F_FAST_16BF,
+        CUBLAS_GEMM_DEFAULT));
+}
+
 static void cuda_attention_forward(const gd_backend *be, float *out, float *att, const float *q,
                                    const float *k, const float *v, size_t batch,
                                    size_t seq_len, size_t heads, size_t kv_heads,
                                    size_t head_dim) {
-    gd_cuda_attention_forward(gd_cuda_use(be)->stream, out, att, q, k, v, batch, seq_len, heads,
-                              kv_heads, head_dim);
+    gd_cuda_ctx *c = gd_cuda_use(be);
+    if (batch == 0 || seq_len == 0 || heads == 0)
+        return;
+    gd_att_shape s = gd_att_shape_of(batch, seq_len, heads, kv_heads, head_dim);
+    size_t TT = seq_len * seq_len;
+    for (size_t h = 0; h < heads; h++) {
+        const float *kh = k + h / (size_t)s.group * head_dim;
+        /* S' (T x T) = K'^T Q', scaled */
+        gd_gemm_seqs(c, &s, CUBLAS_OP_T, CUBLAS_OP_N, s.T, s.T, s.hd, s.scale, kh, s.kv_stride,
+                     s.kv_seq, q + h * head_dim, s.q_stride, s.q_seq, 0.0f, att + h * TT, s.T,
+                     s.scores_seq);
+    }
+    gd_cuda_attention_softmax(c->stream, att, batch * heads * seq_len, seq_len);
+    for (size_t h = 0; h < heads; h++) {
+        const float *vh = v + h / (size_t)s.group * head_dim;
+        /* O' (hd x T) = V' P' */
+        gd_gemm_seqs(c, &s, CUBLAS_OP_N, CUBLAS_OP_N, s.hd, s.T, s.T, 1.0f, vh, s.kv_stride,
+                     s.kv_seq, att + h * TT, s.T, s.scores_seq, 0.0f, out + h * head_dim,
+                     s.q_stride, s.q_seq);
+    }
 }
 
-static void cuda_attention_backward(const gd_backend *be, float *dq, float *dk, float *dv, float *scratch,
-                                    const float *dout, const float *att, const float *q,
-                                    const float *k, const float *v, size_t batch,
+static void cuda_attention_backward(const gd_backend *be, float *dq, float *dk, float *dv,
+                                    float *scratch, const float *dout, const float *att,
+                                    const float *q, const float *k, const float *v, size_t batch,
                                     size_t seq_len, size_t heads, size_t kv_heads,
                                     size_t head_dim) {
-    gd_cuda_attention_backward(gd_cuda_use(be)->stream, dq, dk, dv, scratch, dout, att, q, k, v,
-                               batch, seq_len, heads, kv_heads, head_dim);
+    gd_cuda_ctx *c = gd_cuda_use(be);
+    if (batch == 0 || seq_len == 0 || heads == 0)
+        return;
+    gd_att_shape s = gd_att_shape_of(batch, seq_len, heads, kv_heads, head_dim);
+    size_t TT = seq_len * seq_len;
+    if (dq != NULL || dk != NULL) {
+        for (size_t h = 0; h < heads; h++) {
+            const float *vh = v + h / (size_t)s.group * head_dim;
+            /* dP' (T x T) = V'^T dO' */
+            gd_gemm_seqs(c, &s, CUBLAS_OP_T, CUBLAS_OP_N, s.T, s.T, s.hd, 1.0f, vh,
+                         s.kv_stride, s.kv_seq, dout + h * head_dim, s.q_stride, s.q_seq, 0.0f,
+                         scratch + h * TT, s.T, s.scores_seq);
+        }
+        gd_cuda_attention_softmax_backward(c->stream, scratch, att, batch * heads * seq_len,
+                                           seq_len);
+    }
+    for (size_t h = 0; h < heads; h++) {
+        size_t kv_at = h / (size_t)s.group * head_dim;
+        const float *ds = scratch + h * TT, *p = att + h * TT;
+        /* dQ' (hd x T) += scale K' dS' */
+        if (dq != NULL)
+            gd_gemm_seqs(c, &s, CUBLAS_OP_N, CUBLAS_OP_N, s.hd, s.T, s.T, s.scale, k + kv_at,
+                         s.kv_stride, s.kv_seq, ds, s.T, s.scores_seq, 1.0f, dq + h * head_dim,
+                         s.q_stride, s.q_seq);
+        /* dK' (hd x T) += scale Q' dS'^T, then dV' += dO' P'^T: heads in order */
+        if (dk != NULL)
+            gd_gemm_seqs(c, &s, CUBLAS_OP_N, CUBLAS_OP_T, s.hd, s.T, s.T, s.scale,
+                         q + h * head_dim, s.q_stride, s.q_seq, ds, s.T, s.scores_seq, 1.0f,
+                         dk + kv_at, s.kv_stride, s.kv_seq);
+        if (dv != NULL)
+            gd_gemm_seqs(c, &s, CUBLAS_OP_N, CUBLAS_OP_T, s.hd, s.T, s.T, 1.0f,
+                         dout + h * head_dim, s.q_stride, s.q_seq, p, s.T, s.scores_seq, 1.0f,
+                         dv + kv_at, s.kv_stride, s.kv_seq);
+    }
 }
 
 static void cuda_cross_entropy_forward(const gd_backend *be, float *losses, const float *logits,

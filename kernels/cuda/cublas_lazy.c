@@ -19,6 +19,7 @@ static void gd_cublas_load_once(void) {
         {"cublasSetWorkspace_v2", (void **)&gd_cublas.set_workspace},
         {"cublasGetVersion_v2", (void **)&gd_cublas.get_version},
         {"cublasGemmEx", (void **)&gd_cublas.gemm_ex},
+        {"cublasGemmStridedBatchedEx", (void **)&gd_cublas.gemm_strided_batched_ex},
     };
     if (gd_lazy_load(GD_CUBLAS_SONAME, GD_CUBLAS_DIR, syms, sizeof syms / sizeof syms[0],
                      gd_cublas_why, sizeof gd_cublas_why))

@@ -35,14 +35,14 @@ void gd_cuda_rope_backward(cudaStream_t stream, float *dinp, const float *dout,
                            const float *cos_table, const float *sin_table, size_t batch,
                            size_t seq_len, size_t heads, size_t head_dim);
 
-/* attention.cu */
-void gd_cuda_attention_forward(cudaStream_t stream, float *out, float *att, const float *q,
-                               const float *k, const float *v, size_t batch, size_t seq_len,
-                               size_t heads, size_t kv_heads, size_t head_dim);
-void gd_cuda_attention_backward(cudaStream_t stream, float *dq, float *dk, float *dv,
-                                float *scratch, const float *dout, const float *att,
-                                const float *q, const float *k, const float *v, size_t batch,
-                                size_t seq_len, size_t heads, size_t kv_heads, size_t head_dim);
+/* attention.cu: over rows of (rows, seq_len) scores, row r at query
+ * position r % seq_len. The softmax turns scaled scores into the causal
+ * probabilities (zeros above the diagonal); the backward turns dP = dO V^T
+ * into dS = P * (dP - rowsum(P * dP)). The products around them are cuBLAS
+ * GEMMs (backend_cuda.c). */
+void gd_cuda_attention_softmax(cudaStream_t stream, float *att, size_t rows, size_t seq_len);
+void gd_cuda_attention_softmax_backward(cudaStream_t stream, float *ds, const float *att,
+                                        size_t rows, size_t seq_len);
 
 /* cross_entropy.cu */
 void gd_cuda_cross_entropy_forward(cudaStream_t stream, float *losses, const float *logits,

@@ -25,6 +25,12 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
                             cudaDataType b_type, int ldb, const void *beta, void *c,
                             cudaDataType c_type, int ldc, cublasComputeType_t compute,
                             cublasGemmAlgo_t algo);
+cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+    int k, const void *alpha, const void *a, cudaDataType a_type, int lda, long long stride_a,
+    const void *b, cudaDataType b_type, int ldb, long long stride_b, const void *beta, void *c,
+    cudaDataType c_type, int ldc, long long stride_c, int batch, cublasComputeType_t compute,
+    cublasGemmAlgo_t algo);
 
 #define GD_EMU_HANDLE_LIVE 0xB1A5u
 
@@ -170,5 +176,26 @@ cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa,
     gd_emu_device_leave();
     free(ha);
     free(hb);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* Each of the batch's GEMMs in turn; strides count elements, as cuBLAS's. */
+cublasStatus_t cublasGemmStridedBatchedEx(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n,
+    int k, const void *alpha, const void *a, cudaDataType a_type, int lda, long long stride_a,
+    const void *b, cudaDataType b_type, int ldb, long long stride_b, const void *beta, void *c,
+    cudaDataType c_type, int ldc, long long stride_c, int batch, cublasComputeType_t compute,
+    cublasGemmAlgo_t algo) {
+    if (batch < 0 || stride_a < 0 || stride_b < 0 || stride_c < 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    size_t ab_elt = a_type == CUDA_R_32F ? 4 : 2, c_elt = c_type == CUDA_R_32F ? 4 : 2;
+    for (int i = 0; i < batch; i++) {
+        cublasStatus_t st = cublasGemmEx(
+            handle, transa, transb, m, n, k, alpha, (const char *)a + (size_t)i * stride_a * ab_elt,
+            a_type, lda, (const char *)b + (size_t)i * stride_b * ab_elt, b_type, ldb, beta,
+            (char *)c + (size_t)i * stride_c * c_elt, c_type, ldc, compute, algo);
+        if (st != CUBLAS_STATUS_SUCCESS)
+            return st;
+    }
     return CUBLAS_STATUS_SUCCESS;
 }
