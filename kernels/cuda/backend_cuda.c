@@ -23,7 +23,7 @@ typedef struct gd_cuda_ctx {
     const gd_cublas_api *cublas;
     cublasHandle_t blas;
     void *workspace;
-    double *partials;      /* device, partials_cap doubles */
+    double *partials;      /* device scratch of partial sums, partials_cap doubles */
     size_t partials_cap;
 } gd_cuda_ctx;
 
@@ -77,6 +77,23 @@ static void cuda_copy(const gd_backend *be, void *dst, const void *src, size_t b
 static void cuda_zero(const gd_backend *be, void *dst, size_t bytes) {
     gd_cuda_ctx *c = gd_cuda_use(be);
     GD_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, c->stream));
+}
+
+/* The context's scratch of partial sums, at least count doubles: ops that
+ * reduce in two fixed stages (the sum of squares, RMSNorm's weight
+ * gradient) use it one after another on the stream. Growing it waits for
+ * the stream, so no kernel still reads the old one. */
+static double *gd_cuda_partials(const gd_backend *be, size_t count) {
+    gd_cuda_ctx *c = be->ctx;
+    if (count > c->partials_cap) {
+        if (c->partials != NULL)
+            cuda_free(be, c->partials);
+        c->partials = cuda_alloc(be, count * sizeof(double));
+        c->partials_cap = c->partials ? count : 0;
+        if (c->partials == NULL)
+            GD_CUDA_FAIL("CUDA", "cudaMalloc", "out of device memory for the partial sums");
+    }
+    return c->partials;
 }
 
 /* --- matmuls: row-major on cuBLAS's column-major ------------------------------------------
@@ -134,8 +151,11 @@ static void cuda_rmsnorm_forward(const gd_backend *be, float *out, float *rstd, 
 static void cuda_rmsnorm_backward(const gd_backend *be, float *dinp, float *dweight, const float *dout,
                                   const float *inp, const float *weight, const float *rstd,
                                   size_t n, size_t dim) {
-    gd_cuda_rmsnorm_backward(gd_cuda_use(be)->stream, dinp, dweight, dout, inp, weight, rstd, n,
-                             dim);
+    gd_cuda_ctx *c = gd_cuda_use(be);
+    double *partials =
+        dweight != NULL ? gd_cuda_partials(be, gd_cuda_rmsnorm_partials(n, dim)) : NULL;
+    gd_cuda_rmsnorm_backward(c->stream, dinp, dweight, dout, inp, weight, rstd, n, dim,
+                             partials);
 }
 
 static void cuda_rope_forward(const gd_backend *be, float *out, const float *inp, const float *cos_table,
@@ -322,19 +342,12 @@ static double cuda_sum_squares(const gd_backend *be, const float *x, size_t n, d
     size_t chunks = (n + GD_SUM_SQUARES_CHUNK - 1) / GD_SUM_SQUARES_CHUNK;
     if (chunks == 0)
         return start;
-    if (chunks > c->partials_cap) {
-        if (c->partials != NULL)
-            cuda_free(be, c->partials);
-        c->partials = cuda_alloc(be, chunks * sizeof(double));
-        c->partials_cap = c->partials ? chunks : 0;
-        if (c->partials == NULL)
-            GD_CUDA_FAIL("CUDA", "cudaMalloc", "out of device memory for the partial sums");
-    }
-    gd_cuda_sum_squares_chunks(c->stream, c->partials, x, n, GD_SUM_SQUARES_CHUNK);
+    double *partials = gd_cuda_partials(be, chunks);
+    gd_cuda_sum_squares_chunks(c->stream, partials, x, n, GD_SUM_SQUARES_CHUNK);
     double *host = malloc(chunks * sizeof(double));
     if (host == NULL)
         GD_CUDA_FAIL("host", "malloc", "out of host memory for the partial sums");
-    cuda_download(be, host, c->partials, chunks * sizeof(double));
+    cuda_download(be, host, partials, chunks * sizeof(double));
     double total = start;
     for (size_t i = 0; i < chunks; i++)
         total += host[i];

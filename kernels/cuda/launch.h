@@ -23,9 +23,13 @@ void gd_cuda_embedding_backward(cudaStream_t stream, float *dtable, const float 
 /* rmsnorm.cu */
 void gd_cuda_rmsnorm_forward(cudaStream_t stream, float *out, float *rstd, const float *inp,
                              const float *weight, size_t n, size_t dim, double eps);
+/* dweight's sum over the n rows runs in two fixed stages: chunks of rows
+ * into partials (gd_cuda_rmsnorm_partials(n, dim) doubles of device
+ * scratch; NULL when dweight is), then the chunks in order. */
+size_t gd_cuda_rmsnorm_partials(size_t n, size_t dim);
 void gd_cuda_rmsnorm_backward(cudaStream_t stream, float *dinp, float *dweight,
                               const float *dout, const float *inp, const float *weight,
-                              const float *rstd, size_t n, size_t dim);
+                              const float *rstd, size_t n, size_t dim, double *partials);
 
 /* rope.cu */
 void gd_cuda_rope_forward(cudaStream_t stream, float *out, const float *inp,

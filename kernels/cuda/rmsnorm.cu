@@ -1,7 +1,9 @@
 // RMSNorm, forward and backward (Hugging Face's LlamaRMSNorm). A block per
 // row reduces in double through a fixed tree in shared memory, so a row's
-// bits never depend on scheduling; dweight gives each thread a column and
-// walks the rows in order, as the CPU op does.
+// bits never depend on scheduling. dweight sums a column over every row in
+// two fixed stages: a thread per column and chunk of kRowsPerChunk rows,
+// then one per column over the chunks in order. (One thread walking all the
+// rows, as the CPU op does, gave a model of width 768 three blocks.)
 #include "kernels/cuda/block_reduce.cuh"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/launch.h"
@@ -9,6 +11,14 @@
 namespace {
 
 constexpr int kThreads = 256;  // a power of two (block_reduce.cuh)
+constexpr size_t kRowsPerChunk = 64;  // at least; more where the chunks would not fit a grid
+
+// Rows per chunk of dweight's first stage: a function of n alone, so the
+// bits depend on nothing else.
+size_t rows_per_chunk(size_t n) {
+    size_t fit = (n + 65534) / 65535;  // a grid has at most 65535 rows of blocks
+    return fit > kRowsPerChunk ? fit : kRowsPerChunk;
+}
 
 __global__ void rmsnorm_forward_kernel(float *out, float *rstd, const float *inp,
                                        const float *weight, size_t dim, double eps) {
@@ -45,16 +55,30 @@ __global__ void rmsnorm_backward_rows_kernel(float *dinp, const float *dout, con
         dx[j] += r * (weight[j] * g[j] - x[j] * coef);
 }
 
-// dw_j += sum_i g_ij x_ij r_i, rows in order, in double.
-__global__ void rmsnorm_backward_weight_kernel(float *dweight, const float *dout,
+// partials[c * dim + j] = sum over chunk c's rows i of g_ij x_ij r_i, in
+// row order, in double. Grid (column blocks, chunks).
+__global__ void rmsnorm_weight_partials_kernel(double *partials, const float *dout,
                                                const float *inp, const float *rstd, size_t n,
-                                               size_t dim) {
+                                               size_t dim, size_t rows) {
+    size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x, c = blockIdx.y;
+    if (j >= dim)
+        return;
+    size_t lo = c * rows, hi = lo + rows < n ? lo + rows : n;
+    double acc = 0;
+    for (size_t i = lo; i < hi; i++)
+        acc += (double)dout[i * dim + j] * (double)inp[i * dim + j] * (double)rstd[i];
+    partials[c * dim + j] = acc;
+}
+
+// dw_j += the chunks' partials of column j, in chunk order.
+__global__ void rmsnorm_weight_sum_kernel(float *dweight, const double *partials, size_t chunks,
+                                          size_t dim) {
     size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (j >= dim)
         return;
     double acc = 0;
-    for (size_t i = 0; i < n; i++)
-        acc += (double)dout[i * dim + j] * (double)inp[i * dim + j] * (double)rstd[i];
+    for (size_t c = 0; c < chunks; c++)
+        acc += partials[c * dim + j];
     dweight[j] += (float)acc;
 }
 
@@ -70,10 +94,15 @@ extern "C" void gd_cuda_rmsnorm_forward(cudaStream_t stream, float *out, float *
     GD_CUDA_CHECK_LAUNCH();
 }
 
+extern "C" size_t gd_cuda_rmsnorm_partials(size_t n, size_t dim) {
+    size_t rows = rows_per_chunk(n);
+    return (n + rows - 1) / rows * dim;
+}
+
 extern "C" void gd_cuda_rmsnorm_backward(cudaStream_t stream, float *dinp, float *dweight,
                                          const float *dout, const float *inp,
                                          const float *weight, const float *rstd, size_t n,
-                                         size_t dim) {
+                                         size_t dim, double *partials) {
     if (n == 0)
         return;
     if (dinp != nullptr) {
@@ -81,10 +110,14 @@ extern "C" void gd_cuda_rmsnorm_backward(cudaStream_t stream, float *dinp, float
                                                                            weight, rstd, dim);
         GD_CUDA_CHECK_LAUNCH();
     }
-    if (dweight != nullptr) {
-        size_t blocks = (dim + kThreads - 1) / kThreads;
-        rmsnorm_backward_weight_kernel<<<(unsigned)blocks, kThreads, 0, stream>>>(
-            dweight, dout, inp, rstd, n, dim);
+    if (dweight != nullptr && dim > 0) {
+        unsigned columns = (unsigned)((dim + kThreads - 1) / kThreads);
+        size_t rows = rows_per_chunk(n), chunks = (n + rows - 1) / rows;
+        rmsnorm_weight_partials_kernel<<<dim3(columns, (unsigned)chunks), kThreads, 0, stream>>>(
+            partials, dout, inp, rstd, n, dim, rows);
+        GD_CUDA_CHECK_LAUNCH();
+        rmsnorm_weight_sum_kernel<<<columns, kThreads, 0, stream>>>(dweight, partials, chunks,
+                                                                    dim);
         GD_CUDA_CHECK_LAUNCH();
     }
 }
