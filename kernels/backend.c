@@ -161,7 +161,7 @@ void gd_backend_embedding_forward(const gd_backend *be, float *out, const int32_
 void gd_backend_embedding_backward(const gd_backend *be, float *dtable, const float *dout,
                                    const int32_t *tokens, size_t n, size_t dim, size_t vocab) {
     if (be->iface->embedding_backward) {
-        be->iface->embedding_backward(be, dtable, dout, tokens, n, dim);
+        be->iface->embedding_backward(be, dtable, dout, tokens, n, dim, vocab);
         return;
     }
     gd_fb f = {.be = be};

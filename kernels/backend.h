@@ -59,7 +59,7 @@ typedef struct gd_backend_iface {
     void (*embedding_forward)(const struct gd_backend *be, float *out, const int32_t *tokens, const float *table,
                               size_t n, size_t dim);
     void (*embedding_backward)(const struct gd_backend *be, float *dtable, const float *dout,
-                               const int32_t *tokens, size_t n, size_t dim);
+                               const int32_t *tokens, size_t n, size_t dim, size_t vocab);
     void (*rmsnorm_forward)(const struct gd_backend *be, float *out, float *rstd, const float *inp,
                             const float *weight, size_t n, size_t dim, double eps);
     void (*rmsnorm_backward)(const struct gd_backend *be, float *dinp, float *dweight, const float *dout,

@@ -34,7 +34,7 @@ static void cpu_embedding_forward(const gd_backend *be, float *out, const int32_
 }
 
 static void cpu_embedding_backward(const gd_backend *be, float *dtable, const float *dout,
-                                   const int32_t *tokens, size_t n, size_t dim) {
+                                   const int32_t *tokens, size_t n, size_t dim, size_t vocab) {
     gd_cpu_embedding_backward_f32(be->pool, dtable, dout, tokens, n, dim);
 }
 

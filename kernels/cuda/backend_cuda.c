@@ -139,8 +139,8 @@ static void cuda_embedding_forward(const gd_backend *be, float *out, const int32
 }
 
 static void cuda_embedding_backward(const gd_backend *be, float *dtable, const float *dout,
-                                    const int32_t *tokens, size_t n, size_t dim) {
-    gd_cuda_embedding_backward(gd_cuda_use(be)->stream, dtable, dout, tokens, n, dim);
+                                    const int32_t *tokens, size_t n, size_t dim, size_t vocab) {
+    gd_cuda_embedding_backward(gd_cuda_use(be)->stream, dtable, dout, tokens, n, dim, vocab);
 }
 
 static void cuda_rmsnorm_forward(const gd_backend *be, float *out, float *rstd, const float *inp,

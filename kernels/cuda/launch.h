@@ -18,7 +18,7 @@ extern "C" {
 void gd_cuda_embedding_forward(cudaStream_t stream, float *out, const int32_t *tokens,
                                const float *table, size_t n, size_t dim);
 void gd_cuda_embedding_backward(cudaStream_t stream, float *dtable, const float *dout,
-                                const int32_t *tokens, size_t n, size_t dim);
+                                const int32_t *tokens, size_t n, size_t dim, size_t vocab);
 
 /* rmsnorm.cu */
 void gd_cuda_rmsnorm_forward(cudaStream_t stream, float *out, float *rstd, const float *inp,

@@ -171,14 +171,15 @@ static void compare(const backend_under_test *b, const char *what, const float *
  * grouped-query heads, several rows per position and a vocabulary that is
  * not a power of two; and a wide one whose rows (C, V, T) outgrow a block of
  * threads, so that every level of a kernel's reduction tree adds values
- * (a missing barrier there shows only then). */
+ * (a missing barrier there shows only then), with more positions (N) than
+ * a kernel takes in one tile or chunk. */
 typedef struct op_shape {
     const char *name;
     size_t b, t, heads, kv, hd, c, f, v;
 } op_shape;
 static const op_shape k_shapes[] = {
     {"small", 2, 8, 4, 2, 8, 32, 48, 50},
-    {"wide", 1, 160, 4, 2, 8, 300, 48, 1000},
+    {"wide", 32, 160, 4, 2, 8, 300, 48, 1000},
 };
 /* The shape of the cases running now (test_ops). */
 static size_t B, T, HEADS, KV, HD, C, F, V, N;
