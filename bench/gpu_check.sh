@@ -5,12 +5,21 @@
 # training benchmark on the CUDA backend and PyTorch's on the same GPU, and
 # writes every log and figure under OUT.
 #
-# Usage: bench/gpu_check.sh [OUT]    (default: $OUT, else ./gpu-check)
+# Usage: bench/gpu_check.sh [--emulate] [OUT]    (default: $OUT, else ./gpu-check)
+# --emulate rehearses the whole run on a machine without a GPU: the CUDA
+# emulator's build (-DGD_CUDA=EMU, tests/cuda_emu) and the tiny model, so
+# that a mistake in this script never costs GPU time. Its figures mean
+# nothing.
 # Where the machine lacks the project's Debian libraries, carry the .debs
 # that scripts/gpu_debs downloads (build-gpu-debs/); they are unpacked into
 # a private prefix, nothing is installed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+emulate=0
+if [ "${1:-}" = "--emulate" ]; then
+  emulate=1
+  shift
+fi
 out=${1:-${OUT:-gpu-check}}
 mkdir -p "$out"
 summary="$out/summary.txt"
@@ -44,22 +53,32 @@ fi
 gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 
-step configure cmake -S . -B build-gpu "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DGD_CUDA=ON \
-  -DCMAKE_CUDA_ARCHITECTURES=native "${cmake_extra[@]}" || { note "configure failed"; exit 1; }
-step build cmake --build build-gpu -j "$(nproc)" --target gonka-diloco test_backend_ops \
+build=build-gpu
+cuda=(-DGD_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=native)
+model=small det_shape=(--batch 8 --seq 256) shapes=("small 32 256" "base 8 1024")
+if [ "$emulate" -eq 1 ]; then
+  build=build-gpu-emu
+  cuda=(-DGD_CUDA=EMU)
+  model=tiny det_shape=(--batch 4 --seq 32) shapes=("tiny 4 32")
+  export OPENBLAS_NUM_THREADS=1 # every kernel thread is a fiber of one host thread
+  note "rehearsal on the CUDA emulator: the flow is checked, the figures mean nothing"
+fi
+step configure cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "${cuda[@]}" \
+  "${cmake_extra[@]}" || { note "configure failed"; exit 1; }
+step build cmake --build "$build" -j "$(nproc)" --target gonka-diloco test_backend_ops \
   test_train_gpu ||
   { note "build failed"; exit 1; }
-bin=build-gpu/bin/gonka-diloco
+bin=$build/bin/gonka-diloco
 "$bin" version --json >"$out/version.json" 2>&1
 note "version: $(tr -d ' \n' <"$out/version.json")"
 
 # The cross-backend test: every op, a training step, a round, the aggregate.
-step backend_ops build-gpu/tests/test_backend_ops cuda
+step backend_ops "$build/tests/test_backend_ops" cuda
 grep -E '^(FAIL|ok)' "$out/backend_ops.log" | awk '{print $1}' | sort | uniq -c | tee -a "$summary"
 
 # The trainer on GPUs: run-to-run bits, the collective (NCCL) over one GPU,
 # and with two or more the two-rank step against one rank's.
-step train_gpu build-gpu/tests/test_train_gpu
+step train_gpu "$build/tests/test_train_gpu"
 grep -E '^(FAIL|ok)|collective' "$out/train_gpu.log" | tee -a "$summary"
 
 # The commands on the GPU: run to run, --gpus 2 against 1, bench, sim.
@@ -68,8 +87,8 @@ grep -E '^(FAIL|ok)' "$out/cli_train_cuda.log" | tee -a "$summary"
 
 # Run-to-run bit identity on one GPU: the same run twice, the same bytes.
 for i in 1 2; do
-  step "determinism_$i" "$bin" train --backend cuda --model small --data synthetic:markov:1 \
-    --steps 5 --batch 8 --seq 256 --out "$out/det$i.safetensors"
+  step "determinism_$i" "$bin" train --backend cuda --model "$model" --data synthetic:markov:1 \
+    --steps 5 "${det_shape[@]}" --out "$out/det$i.safetensors"
 done
 if cmp -s "$out/det1.safetensors" "$out/det2.safetensors" &&
    cmp -s "$out/det1.optim.safetensors" "$out/det2.optim.safetensors"; then
@@ -80,7 +99,7 @@ fi
 
 # Throughput: ours on the CUDA backend, PyTorch (bf16 autocast, fused
 # attention) on the same GPU and model, and the ratio.
-for shape in "small 32 256" "base 8 1024"; do
+for shape in "${shapes[@]}"; do
   set -- $shape
   step "bench_$1" "$bin" bench train --backend cuda --model "$1" --batch "$2" --seq "$3" \
     --steps 5 --json
