@@ -187,11 +187,16 @@ static void cuda_rope_backward(const gd_backend *be, float *dinp, const float *d
  * tensor cores that is still far cheaper than scalar code over half of it. */
 
 typedef struct gd_att_shape {
-    int T, hd, q_stride, kv_stride, group;
+    int T, hd, q_stride, kv_stride;
     long long q_seq, kv_seq, scores_seq; /* one sequence's stride in each */
-    size_t heads, batch;
+    size_t group, batch;
     float scale;
 } gd_att_shape;
+
+/* Where query head h's key/value head starts in a row of k or v. */
+static size_t gd_att_kv_at(const gd_att_shape *s, size_t h) {
+    return h / s->group * (size_t)s->hd;
+}
 
 static gd_att_shape gd_att_shape_of(size_t batch, size_t seq_len, size_t heads, size_t kv_heads,
                                     size_t head_dim) {
@@ -200,8 +205,7 @@ static gd_att_shape gd_att_shape_of(size_t batch, size_t seq_len, size_t heads, 
         .hd = (int)head_dim,
         .q_stride = (int)(heads * head_dim),
         .kv_stride = (int)(kv_heads * head_dim),
-        .group = (int)(heads / kv_heads),
-        .heads = heads,
+        .group = heads / kv_heads,
         .batch = batch,
         .scale = (float)(1.0 / sqrt((double)head_dim)),
     };
@@ -232,7 +236,7 @@ static void cuda_attention_forward(const gd_backend *be, float *out, float *att,
     gd_att_shape s = gd_att_shape_of(batch, seq_len, heads, kv_heads, head_dim);
     size_t TT = seq_len * seq_len;
     for (size_t h = 0; h < heads; h++) {
-        const float *kh = k + h / (size_t)s.group * head_dim;
+        const float *kh = k + gd_att_kv_at(&s, h);
         /* S' (T x T) = K'^T Q', scaled */
         gd_gemm_seqs(c, &s, CUBLAS_OP_T, CUBLAS_OP_N, s.T, s.T, s.hd, s.scale, kh, s.kv_stride,
                      s.kv_seq, q + h * head_dim, s.q_stride, s.q_seq, 0.0f, att + h * TT, s.T,
@@ -240,7 +244,7 @@ static void cuda_attention_forward(const gd_backend *be, float *out, float *att,
     }
     gd_cuda_attention_softmax(c->stream, att, batch * heads * seq_len, seq_len);
     for (size_t h = 0; h < heads; h++) {
-        const float *vh = v + h / (size_t)s.group * head_dim;
+        const float *vh = v + gd_att_kv_at(&s, h);
         /* O' (hd x T) = V' P' */
         gd_gemm_seqs(c, &s, CUBLAS_OP_N, CUBLAS_OP_N, s.hd, s.T, s.T, 1.0f, vh, s.kv_stride,
                      s.kv_seq, att + h * TT, s.T, s.scores_seq, 0.0f, out + h * head_dim,
@@ -260,7 +264,7 @@ static void cuda_attention_backward(const gd_backend *be, float *dq, float *dk, 
     size_t TT = seq_len * seq_len;
     if (dq != NULL || dk != NULL) {
         for (size_t h = 0; h < heads; h++) {
-            const float *vh = v + h / (size_t)s.group * head_dim;
+            const float *vh = v + gd_att_kv_at(&s, h);
             /* dP' (T x T) = V'^T dO' */
             gd_gemm_seqs(c, &s, CUBLAS_OP_T, CUBLAS_OP_N, s.T, s.T, s.hd, 1.0f, vh,
                          s.kv_stride, s.kv_seq, dout + h * head_dim, s.q_stride, s.q_seq, 0.0f,
@@ -270,7 +274,7 @@ static void cuda_attention_backward(const gd_backend *be, float *dq, float *dk, 
                                            seq_len);
     }
     for (size_t h = 0; h < heads; h++) {
-        size_t kv_at = h / (size_t)s.group * head_dim;
+        size_t kv_at = gd_att_kv_at(&s, h);
         const float *ds = scratch + h * TT, *p = att + h * TT;
         /* dQ' (hd x T) += scale K' dS' */
         if (dq != NULL)
