@@ -219,6 +219,7 @@ ok "host 6 at height ${synced:-?} (round 2 opened at $open2): $(grep -o 'state s
 # reads, retries, shows the outage in its status's errors, and carries on
 # once the chain answers again.
 h0=$(height)
+failed_steps=0
 kill -STOP "${pids[0]}"
 sleep "$outage"
 kill -CONT "${pids[0]}"
@@ -240,16 +241,22 @@ for n in 2 3 4; do
   status "$n" | py "import json,sys; s=json.load(sys.stdin); assert s['height'] >= $h0 + 10, s" \
     || fail "host $n did not follow the chain after the outage"
   # A step that failed (the outage outlasted the client's own retries) is
-  # in the status's errors; a minute's outage always outlasts them.
+  # in the status's errors.
   if grep -q "retrying in" "host$n.log"; then
+    failed_steps=$((failed_steps + 1))
     status "$n" | py "
 import json,sys
 s = json.load(sys.stdin)
 assert any('the chain cannot be read' in e['error'] for e in s['errors']), s['errors']
 " || fail "host $n's status shows no outage"
-  elif [ "$outage" -ge 60 ]; then
-    fail "host $n saw no failed step in a $outage s outage"
   fi
 done
+# The client's own tries last up to about 41 s from a call's start (four of
+# 10 s, and backoffs below 1.4 s), so a daemon busy with a duty when the
+# outage began may make its first call late enough to be answered after it:
+# a minute's outage makes some step fail, not necessarily every daemon's.
+if [ "$outage" -ge 60 ] && [ "$failed_steps" -eq 0 ]; then
+  fail "no daemon saw a failed step in a $outage s outage"
+fi
 ok "a $outage s chain outage is retried, shown in the errors of every daemon whose step failed, and every daemon follows the chain after it"
 echo "PASS ($((SECONDS - t0)) s)"
