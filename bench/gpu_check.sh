@@ -102,7 +102,7 @@ fi
 for shape in "${shapes[@]}"; do
   set -- $shape
   step "bench_$1" "$bin" bench train --backend cuda --model "$1" --batch "$2" --seq "$3" \
-    --steps 5 --json
+    --steps 5 --profile --json
   "$bin" train --backend cpu --model "$1" --data synthetic:markov:1 --steps 1 --batch 1 \
     --seq 16 --out "$out/$1.safetensors" >/dev/null 2>&1
   step "torch_$1" python3 bench/torch_llama.py bench --device cuda --checkpoint \
@@ -110,21 +110,38 @@ for shape in "${shapes[@]}"; do
   python3 - "$out/bench_$1.log" "$out/torch_$1.log" "$1" <<'PY' | tee -a "$summary"
 import json, sys
 def last_json(path):
-    for line in reversed(open(path).read().splitlines()):
-        try:
-            return json.loads(line)
-        except ValueError:
-            pass
+    # The last JSON value in the log: from the last line that opens one
+    # (gonka-diloco prints it indented over many lines) to the end.
+    lines = open(path).read().splitlines()
+    for i in reversed(range(len(lines))):
+        if lines[i].startswith("{"):
+            try:
+                return json.loads("\n".join(lines[i:]))
+            except ValueError:
+                pass
     return None
 ours, theirs = last_json(sys.argv[1]), last_json(sys.argv[2])
-if ours is None or theirs is None:
+if ours is None:
     print(f"{sys.argv[3]}: no figures (see the logs)")
 else:
     mfu = ours.get("mfu")
-    print(f"{sys.argv[3]}: ours {ours['tokens_per_s']:.0f} tok/s (MFU "
-          f"{'n/a' if mfu is None else f'{100 * mfu:.1f}%'}), PyTorch "
-          f"{theirs['tokens_per_s']:.0f} tok/s, ratio "
-          f"{ours['tokens_per_s'] / theirs['tokens_per_s']:.2f}")
+    line = (f"{sys.argv[3]}: ours {ours['tokens_per_s']:.0f} tok/s (MFU "
+            f"{'n/a' if mfu is None else f'{100 * mfu:.1f}%'})")
+    if theirs is None:
+        line += ", PyTorch: no figure (see its log)"
+    else:
+        line += (f", PyTorch {theirs['tokens_per_s']:.0f} tok/s, ratio "
+                 f"{ours['tokens_per_s'] / theirs['tokens_per_s']:.2f}")
+    print(line)
+# Where our step's time goes (bench train --profile: each op synchronized).
+prof = (ours or {}).get("profile")
+if prof:
+    print(f"{sys.argv[3]}: profiled step {prof['step_ms']:.1f} ms, outside the ops "
+          f"{prof['outside_ms']:.1f} ms; the most costly ops:")
+    for e in prof["ops"][:12]:
+        shape = f"{e['in_dim']}x{e['out_dim']}" if e["in_dim"] else ""
+        rate = "" if e["gflops"] is None else f" {e['gflops'] / 1e3:.1f} TFLOP/s"
+        print(f"  {e['op']:<24} {shape:<11} {e['ms']:8.2f} ms {100 * e['share']:5.1f}%{rate}")
 PY
 done
 note "logs in $out"

@@ -108,11 +108,14 @@ typedef struct gd_backend_iface {
 } gd_backend_iface;
 
 /* A backend in use. pool runs host work: the fallbacks, and for the CPU
- * backend the ops themselves. It may be NULL (the caller's thread). */
+ * backend the ops themselves. It may be NULL (the caller's thread).
+ * profile, when set, is where the dispatcher adds up the time of each op
+ * (kernels/backend_profile.h); NULL, the usual case, costs one test per op. */
 typedef struct gd_backend {
     const gd_backend_iface *iface;
     void *ctx;
     gd_pool *pool;
+    struct gd_backend_profile *profile;
 } gd_backend;
 
 /* The CPU backend over pool (borrowed; may be NULL): buffers are host

@@ -6,7 +6,9 @@
 #include <sys/resource.h>
 
 #include "common/clock.h"
+#include "kernels/backend_profile.h"
 #include "kernels/cpu/blas_bench.h"
+#include "plugin/cli_profile.h"
 #include "plugin/cli_train.h"
 #include "plugin/cli_util.h"
 #include "trainer/train.h"
@@ -76,6 +78,12 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     if ((rc = gd_cli_backend_group(cli, args, &backends)) >= 0)
         return rc;
     const gd_backend *backend = &backends.ranks[0];
+    /* The profile watches rank 0 (the trainer copies the handle, so it is
+     * set before the trainer is made) and counts only once switched on. */
+    gd_backend_profile profile = {0};
+    bool profiling = gd_flag(args, "profile");
+    if (profiling)
+        backends.ranks[0].profile = &profile;
     gd_data *data = NULL;
     gd_trainer *t = NULL;
     gd_status s = gd_data_open(&data, spec);
@@ -90,6 +98,19 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     for (size_t r = 0; s == GD_OK && r < backends.n; r++)
         gd_backend_synchronize(&backends.ranks[r]);
     double step_s = (gd_clock_seconds() - t0) / (double)steps;
+    /* Then as many steps again, profiled: their time is not the figure. */
+    double profiled_step_s = 0;
+    if (s == GD_OK && profiling) {
+        gd_backend_profile_on(&profile);
+        double p0 = gd_clock_seconds();
+        for (uint64_t i = 0; s == GD_OK && i < steps; i++)
+            s = gd_trainer_step(t, data, NULL);
+        for (size_t r = 0; s == GD_OK && r < backends.n; r++)
+            gd_backend_synchronize(&backends.ranks[r]);
+        profiled_step_s = (gd_clock_seconds() - p0) / (double)steps;
+        gd_backend_profile_off(&profile);
+        gd_backend_profile_sort(&profile);
+    }
     if (s != GD_OK) {
         gd_trainer_destroy(t);
         gd_backend_group_close(&backends);
@@ -118,16 +139,18 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                         : gd_arg(args, "model")      ? gd_arg(args, "model")
                                                      : "small";
     if (gd_flag(args, "json")) {
-        rc = gd_cli_print_json(
-            cli, json_pack("{s:s,s:s,s:I,s:o,s:f,s:I,s:i,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:I}",
-                           "model", model, "backend", backend->iface->name, "gpus",
-                           (json_int_t)backends.n, "mfu",
-                           peak > 0 ? json_real(mfu) : json_null(),
-                           "tokens_per_s", tok_s, "params", (json_int_t)params, "threads",
-                           threads, "batch", (json_int_t)o.batch, "seq", (json_int_t)o.seq_len,
-                           "micro_batch", (json_int_t)o.micro_batch, "step_ms", step_s * 1e3,
-                           "gflops", gflops, "sgemm_gflops", sgemm, "peak_rss_mib", peak_mib,
-                           "steps", (json_int_t)steps));
+        json_t *j = json_pack("{s:s,s:s,s:I,s:o,s:f,s:I,s:i,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:I}",
+                              "model", model, "backend", backend->iface->name, "gpus",
+                              (json_int_t)backends.n, "mfu",
+                              peak > 0 ? json_real(mfu) : json_null(),
+                              "tokens_per_s", tok_s, "params", (json_int_t)params, "threads",
+                              threads, "batch", (json_int_t)o.batch, "seq", (json_int_t)o.seq_len,
+                              "micro_batch", (json_int_t)o.micro_batch, "step_ms", step_s * 1e3,
+                              "gflops", gflops, "sgemm_gflops", sgemm, "peak_rss_mib", peak_mib,
+                              "steps", (json_int_t)steps);
+        if (j != NULL && profiling)
+            json_object_set_new(j, "profile", gd_profile_json(&profile, steps, profiled_step_s));
+        rc = gd_cli_print_json(cli, j);
     } else {
         fprintf(cli->out,
                 "bench train: %s, %zu parameters, batch %zu x %zu tokens, %d thread%s, "
@@ -146,6 +169,8 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
         if (peak > 0)
             fprintf(cli->out, "  MFU             %.1f%% of %zu x %.0f TFLOP/s bf16 (%s)\n",
                     100 * mfu, backends.n, peak, identity);
+        if (profiling)
+            gd_profile_print(cli->out, &profile, steps, profiled_step_s);
         rc = GD_EXIT_OK;
     }
     gd_trainer_destroy(t);
@@ -167,6 +192,7 @@ static const gd_opt_spec gd_bench_train_opts[] = {
     {"steps", "N", "timed steps (default 3)"},
     {"warmup", "N", "untimed steps first (default 1)"},
     {"data", "SPEC", "data source (default synthetic:markov:1)"},
+    {"profile", NULL, "then as many steps again with each op timed: where a step's time goes"},
     {"json", NULL, "print {\"tokens_per_s\", \"params\", \"threads\", \"batch\", \"seq\", ...}"},
     {NULL, NULL, NULL},
 };

@@ -147,6 +147,29 @@ else
   bad "bench train failed: $j"
 fi
 
+# --profile: as many steps again with each op timed. The tiny model's two
+# layers make four gate/up matmuls (64 -> 192) a step, one output layer
+# (64 -> 256); every share is a fraction of the step, and together at most it.
+if j=$("$bin" bench train --model tiny --batch 2 --seq 32 --steps 2 --threads 1 --profile --json) &&
+   python3 -c 'import json,sys; p=json.loads(sys.argv[1])["profile"]; ops=p["ops"]
+at=lambda op,i,o: [e for e in ops if (e["op"],e["in_dim"],e["out_dim"])==(op,i,o)]
+assert p["steps"]==2 and p["step_ms"]>0 and p["outside_ms"]>=0
+up,head=at("matmul_forward",64,192),at("matmul_forward",64,256)
+assert len(up)==1 and up[0]["calls"]==4 and up[0]["gflops"]>0, up
+assert len(head)==1 and head[0]["calls"]==1, head
+assert all(0<=e["share"]<=1 for e in ops) and sum(e["share"] for e in ops)<=1.001
+assert {"attention_backward","adamw","cross_entropy_forward"} <= {e["op"] for e in ops}' "$j"; then
+  ok "bench train --profile --json: the ops of a step and their shares"
+else
+  bad "bench train --profile: $j"
+fi
+if out=$("$bin" bench train --model tiny --batch 2 --seq 32 --steps 1 --threads 1 --profile) &&
+   grep -q "^  profile " <<<"$out" && grep -Eq "^    matmul_backward +64x192 " <<<"$out"; then
+  ok "bench train --profile prints the table"
+else
+  bad "bench train --profile (text): $out"
+fi
+
 # Backends: version lists what is compiled in and usable; --backend takes
 # only their names, and one that cannot run here is an error that says why.
 if j=$("$bin" version --json) &&
