@@ -133,6 +133,10 @@ else:
         line += (f", PyTorch {theirs['tokens_per_s']:.0f} tok/s, ratio "
                  f"{ours['tokens_per_s'] / theirs['tokens_per_s']:.2f}")
     print(line)
+gemm = (ours or {}).get("gemm_tflops")
+if gemm:
+    print(f"{sys.argv[3]}: cuBLAS on the MLP's shape: {gemm['fp32_operands']:.0f} TFLOP/s with "
+          f"fp32 operands (the backend's), {gemm['bf16_operands']:.0f} with bf16 operands")
 # Where our step's time goes (bench train --profile: each op synchronized).
 prof = (ours or {}).get("profile")
 if prof:

@@ -7,6 +7,7 @@
 #include "kernels/cpu/identity.h"
 #ifdef GD_HAVE_CUDA
 #include "kernels/cuda/backend_cuda.h"
+#include "kernels/cuda/blas_bench_cuda.h"
 #endif
 
 static const char *const gd_compiled[] = {
@@ -130,4 +131,16 @@ gd_status gd_backend_identity(const char *name, char *out, size_t cap) {
 #endif
     }
     return gd_fail(GD_ERR_INVALID, "unknown backend '%s' (cpu, cuda, auto)", name);
+}
+
+gd_status gd_backend_gemm_ceiling(const gd_backend *be, size_t m, size_t n, size_t k,
+                                  double min_seconds, gd_gemm_ceiling *out) {
+#ifdef GD_HAVE_CUDA
+    if (gd_backend_cuda_is(be))
+        return gd_cuda_gemm_ceiling(be, m, n, k, min_seconds, out);
+#else
+    (void)m, (void)n, (void)k, (void)min_seconds, (void)out;
+#endif
+    return gd_fail(GD_ERR_INVALID, "backend %s has no GEMM ceiling of its own",
+                   be->iface->name);
 }

@@ -120,15 +120,24 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     double tokens = (double)o.batch * (double)o.seq_len;
     double tok_s = tokens / step_s;
     double gflops = gd_train_flops_per_token(&config, o.seq_len) * tok_s * 1e-9;
-    /* The peer: OpenBLAS sgemm with its own threads on the MLP's shape. */
+    /* The ceiling, on the MLP's shape: OpenBLAS's sgemm with its own
+     * threads on the CPU; on a GPU, cuBLAS with the backend's operands and
+     * with bf16 ones. */
     size_t m = o.micro_batch * o.seq_len;
-    double sgemm = gd_cpu_sgemm_gflops(threads, m, config.intermediate_size, config.hidden_size,
-                                       1.0);
+    bool on_cpu = strcmp(backend->iface->name, "cpu") == 0;
+    double sgemm = 0;
+    gd_gemm_ceiling gemm = {0};
+    bool have_gemm = false;
+    if (on_cpu)
+        sgemm = gd_cpu_sgemm_gflops(threads, m, config.intermediate_size, config.hidden_size,
+                                    1.0);
+    else
+        have_gemm = gd_backend_gemm_ceiling(backend, m, config.intermediate_size,
+                                            config.hidden_size, 0.5, &gemm) == GD_OK;
     /* Model FLOP utilization, on a GPU whose peak is known. */
     double peak = 0;
     char identity[1024] = "";
-    if (strcmp(backend->iface->name, "cpu") != 0 &&
-        gd_backend_identity(backend->iface->name, identity, sizeof identity) == GD_OK)
+    if (!on_cpu && gd_backend_identity(backend->iface->name, identity, sizeof identity) == GD_OK)
         peak = gd_bf16_peak_tflops(identity);
     double mfu = peak > 0 ? gflops / (peak * 1e3 * (double)backends.n) : 0; /* every GPU's */
     struct rusage ru;
@@ -139,14 +148,20 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                         : gd_arg(args, "model")      ? gd_arg(args, "model")
                                                      : "small";
     if (gd_flag(args, "json")) {
-        json_t *j = json_pack("{s:s,s:s,s:I,s:o,s:f,s:I,s:i,s:I,s:I,s:I,s:f,s:f,s:f,s:f,s:I}",
+        json_t *j = json_pack("{s:s,s:s,s:I,s:o,s:f,s:I,s:i,s:I,s:I,s:I,s:f,s:f,s:o,s:o,s:f,s:I}",
                               "model", model, "backend", backend->iface->name, "gpus",
                               (json_int_t)backends.n, "mfu",
                               peak > 0 ? json_real(mfu) : json_null(),
                               "tokens_per_s", tok_s, "params", (json_int_t)params, "threads",
                               threads, "batch", (json_int_t)o.batch, "seq", (json_int_t)o.seq_len,
                               "micro_batch", (json_int_t)o.micro_batch, "step_ms", step_s * 1e3,
-                              "gflops", gflops, "sgemm_gflops", sgemm, "peak_rss_mib", peak_mib,
+                              "gflops", gflops, "sgemm_gflops", on_cpu ? json_real(sgemm) : json_null(),
+                              "gemm_tflops",
+                              have_gemm ? json_pack("{s:f,s:f}", "fp32_operands",
+                                                    gemm.fp32_operands_tflops, "bf16_operands",
+                                                    gemm.bf16_operands_tflops)
+                                        : json_null(),
+                              "peak_rss_mib", peak_mib,
                               "steps", (json_int_t)steps);
         if (j != NULL && profiling)
             json_object_set_new(j, "profile", gd_profile_json(&profile, steps, profiled_step_s));
@@ -158,14 +173,26 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                 "  step time       %.1f ms (mean of %" PRIu64 " steps after %" PRIu64
                 " warm-up)\n"
                 "  tokens/s        %.0f\n"
-                "  model FLOP/s    %.1f GFLOP/s (6 x matmul weights + attention, per token)\n"
-                "  OpenBLAS sgemm  %.1f GFLOP/s on %zu x %u x %u with %d thread%s "
-                "(trainer/sgemm %.2f)\n"
-                "  peak memory     %.0f MiB\n",
+                "  model FLOP/s    %.1f GFLOP/s (6 x matmul weights + attention, per token)\n",
                 model, params, o.batch, o.seq_len, threads, threads == 1 ? "" : "s",
-                backend->iface->name, backends.n, step_s * 1e3, steps, warmup, tok_s, gflops,
-                sgemm, m, config.intermediate_size, config.hidden_size, threads,
-                threads == 1 ? "" : "s", sgemm > 0 ? gflops / sgemm : 0.0, peak_mib);
+                backend->iface->name, backends.n, step_s * 1e3, steps, warmup, tok_s, gflops);
+        if (on_cpu)
+            fprintf(cli->out,
+                    "  OpenBLAS sgemm  %.1f GFLOP/s on %zu x %u x %u with %d thread%s "
+                    "(trainer/sgemm %.2f)\n",
+                    sgemm, m, config.intermediate_size, config.hidden_size, threads,
+                    threads == 1 ? "" : "s", sgemm > 0 ? gflops / sgemm : 0.0);
+        else if (have_gemm)
+            fprintf(cli->out,
+                    "  cuBLAS GEMM     %.1f TFLOP/s with fp32 operands (bf16 products, as the "
+                    "backend runs), %.1f with bf16 operands, on %zu x %u x %u (trainer/GEMM "
+                    "%.2f)\n",
+                    gemm.fp32_operands_tflops, gemm.bf16_operands_tflops, m,
+                    config.intermediate_size, config.hidden_size,
+                    gemm.fp32_operands_tflops > 0
+                        ? gflops / (double)backends.n / (gemm.fp32_operands_tflops * 1e3)
+                        : 0.0);
+        fprintf(cli->out, "  peak memory     %.0f MiB\n", peak_mib);
         if (peak > 0)
             fprintf(cli->out, "  MFU             %.1f%% of %zu x %.0f TFLOP/s bf16 (%s)\n",
                     100 * mfu, backends.n, peak, identity);

@@ -139,7 +139,7 @@ else
 fi
 
 if j=$("$bin" bench train --model tiny --batch 2 --seq 32 --steps 1 --threads 1 --json); then
-  for k in tokens_per_s params threads batch seq gflops sgemm_gflops backend gpus; do
+  for k in tokens_per_s params threads batch seq gflops sgemm_gflops gemm_tflops backend gpus; do
     grep -q "\"$k\":" <<<"$j" || bad "bench train json lacks $k: $j"
   done
   ok "bench train --json has its keys"

@@ -48,7 +48,9 @@ fi
 if j=$("$bin" bench train --backend cuda --model tiny --batch 4 --seq 32 --steps 2 --json) &&
    python3 -c 'import json,sys; j=json.loads(sys.argv[1])
 assert j["backend"] == "cuda" and j["tokens_per_s"] > 0 and j["gpus"] == 1
-assert j["mfu"] is None or 0 < j["mfu"] < 1' "$j"; then
+assert j["mfu"] is None or 0 < j["mfu"] < 1
+g = j["gemm_tflops"]  # the cuBLAS ceiling replaces OpenBLAS sgemm on a GPU
+assert j["sgemm_gflops"] is None and g["fp32_operands"] > 0 and g["bf16_operands"] > 0' "$j"; then
   ok "bench train --backend cuda: $(tr -d ' \n' <<<"$j" | cut -c1-120)"
 else
   bad "bench train --backend cuda: $j"

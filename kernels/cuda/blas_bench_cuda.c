@@ -1,0 +1,133 @@
+/* The GPU's GEMM ceiling (see kernels/cuda/blas_bench_cuda.h). */
+#include "kernels/cuda/blas_bench_cuda.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cuda_runtime_api.h>
+
+#include "common/clock.h"
+#include "kernels/cuda/backend_cuda.h"
+#include "kernels/cuda/cublas_lazy.h"
+#include "kernels/cuda/cuda_check.h"
+
+#define GD_GEMM_BENCH_WORKSPACE ((size_t)32 << 20) /* the backend's own size */
+
+typedef struct gd_gemm_operands {
+    cudaDataType type;
+    const void *a, *b;
+} gd_gemm_operands;
+
+/* bf16 of x, rounded to nearest even (the operands are finite). */
+static uint16_t gd_bf16_of(float x) {
+    uint32_t u;
+    memcpy(&u, &x, 4);
+    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
+}
+
+/* Column-major, as the backend calls it: out' (n x m) = b'^T (n x k) . a' (k x m). */
+static void gd_gemm_bench_call(const gd_cublas_api *blas, cublasHandle_t h,
+                               const gd_gemm_operands *op, float *out, int m, int n, int k) {
+    const float alpha = 1.0f, beta = 0.0f;
+    cublasComputeType_t compute =
+        op->type == CUDA_R_32F ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F;
+    GD_CUBLAS_CHECK(blas->gemm_ex(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha, op->b,
+                                  op->type, k, op->a, op->type, k, &beta, out, CUDA_R_32F, n,
+                                  compute, CUBLAS_GEMM_DEFAULT));
+}
+
+/* One warm-up call, then calls in doubling batches until min_seconds have
+ * passed, waiting for the stream after each batch. */
+static double gd_gemm_bench_tflops(const gd_cublas_api *blas, cublasHandle_t h,
+                                   cudaStream_t stream, const gd_gemm_operands *op,
+                                   float *out, int m, int n, int k, double min_seconds) {
+    gd_gemm_bench_call(blas, h, op, out, m, n, k);
+    GD_CUDA_CHECK(cudaStreamSynchronize(stream));
+    uint64_t calls = 0;
+    double t0 = gd_clock_seconds(), elapsed = 0;
+    for (uint64_t batch = 1; calls < 3 || elapsed < min_seconds; batch *= 2) {
+        for (uint64_t i = 0; i < batch; i++)
+            gd_gemm_bench_call(blas, h, op, out, m, n, k);
+        GD_CUDA_CHECK(cudaStreamSynchronize(stream));
+        calls += batch;
+        elapsed = gd_clock_seconds() - t0;
+    }
+    return 2.0 * m * (double)n * (double)k * (double)calls / elapsed * 1e-12;
+}
+
+static void *gd_gemm_bench_upload(cudaStream_t stream, const void *host, size_t bytes,
+                                  bool *failed) {
+    void *dev = NULL;
+    if (*failed || cudaMalloc(&dev, bytes) != cudaSuccess) {
+        (void)cudaGetLastError();
+        *failed = true;
+        return NULL;
+    }
+    GD_CUDA_CHECK(cudaMemcpyAsync(dev, host, bytes, cudaMemcpyHostToDevice, stream));
+    GD_CUDA_CHECK(cudaStreamSynchronize(stream)); /* the host frees its copy next */
+    return dev;
+}
+
+gd_status gd_cuda_gemm_ceiling(const gd_backend *be, size_t m, size_t n, size_t k,
+                               double min_seconds, gd_gemm_ceiling *out) {
+    if (m < 1 || n < 1 || k < 1 || m > INT32_MAX || n > INT32_MAX || k > INT32_MAX ||
+        m > SIZE_MAX / 4 / k || n > SIZE_MAX / 4 / k || m > SIZE_MAX / 4 / n)
+        return gd_fail(GD_ERR_INVALID, "a GEMM of %zu x %zu x %zu is out of range", m, n, k);
+    char why[256];
+    const gd_cublas_api *blas = gd_cublas_load(why, sizeof why);
+    if (blas == NULL)
+        return gd_fail(GD_ERR_NOT_FOUND, "cuBLAS: %s", why);
+    GD_CUDA_CHECK(cudaSetDevice(gd_backend_cuda_device(be)));
+    cudaStream_t stream = gd_backend_cuda_stream(be);
+    /* The operands: small values, as a model's are; the bf16 ones rounded
+     * from the same floats. */
+    size_t na = m * k, nb = n * k;
+    float *host = malloc((na + nb) * sizeof(float));
+    uint16_t *host16 = malloc((na + nb) * sizeof(uint16_t));
+    if (host == NULL || host16 == NULL) {
+        free(host);
+        free(host16);
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    }
+    uint32_t x = 2463534242u;
+    for (size_t i = 0; i < na + nb; i++) {
+        x ^= x << 13, x ^= x >> 17, x ^= x << 5; /* xorshift32 */
+        host[i] = ((float)(x >> 8) / 16777216.0f - 0.5f) * 0.25f;
+        host16[i] = gd_bf16_of(host[i]);
+    }
+    bool failed = false;
+    void *a32 = gd_gemm_bench_upload(stream, host, na * 4, &failed);
+    void *b32 = gd_gemm_bench_upload(stream, host + na, nb * 4, &failed);
+    void *a16 = gd_gemm_bench_upload(stream, host16, na * 2, &failed);
+    void *b16 = gd_gemm_bench_upload(stream, host16 + na, nb * 2, &failed);
+    free(host);
+    free(host16);
+    void *c = NULL, *workspace = NULL;
+    if (!failed && (cudaMalloc(&c, m * n * 4) != cudaSuccess ||
+                    cudaMalloc(&workspace, GD_GEMM_BENCH_WORKSPACE) != cudaSuccess)) {
+        (void)cudaGetLastError();
+        failed = true;
+    }
+    gd_status s = GD_OK;
+    if (failed) {
+        s = gd_fail(GD_ERR_NOMEM, "out of GPU memory for a %zu x %zu x %zu GEMM", m, n, k);
+    } else {
+        cublasHandle_t h;
+        GD_CUBLAS_CHECK(blas->create(&h));
+        GD_CUBLAS_CHECK(blas->set_stream(h, stream));
+        GD_CUBLAS_CHECK(blas->set_workspace(h, workspace, GD_GEMM_BENCH_WORKSPACE));
+        gd_gemm_operands fp32 = {CUDA_R_32F, a32, b32}, bf16 = {CUDA_R_16BF, a16, b16};
+        out->fp32_operands_tflops = gd_gemm_bench_tflops(blas, h, stream, &fp32, c, (int)m,
+                                                         (int)n, (int)k, min_seconds);
+        out->bf16_operands_tflops = gd_gemm_bench_tflops(blas, h, stream, &bf16, c, (int)m,
+                                                         (int)n, (int)k, min_seconds);
+        GD_CUBLAS_CHECK(blas->destroy(h));
+    }
+    void *bufs[] = {a32, b32, a16, b16, c, workspace};
+    for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)
+        if (bufs[i] != NULL)
+            GD_CUDA_CHECK(cudaFree(bufs[i]));
+    return s;
+}
