@@ -54,7 +54,12 @@ gen=()
 command -v ninja >/dev/null && gen=(-G Ninja)
 
 build=build-gpu
-cuda=(-DGD_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=native)
+# The GPU's own architecture: nvidia-smi's compute capability ("9.0" ->
+# 90) where it says, else CMake's "native" (CMake 3.24 and later).
+arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 |
+       tr -d ' .')
+[[ "$arch" =~ ^[0-9]+$ ]] || arch=native
+cuda=(-DGD_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$arch")
 model=small det_shape=(--batch 8 --seq 256) shapes=("small 32 256" "base 8 1024")
 if [ "$emulate" -eq 1 ]; then
   build=build-gpu-emu
@@ -63,6 +68,7 @@ if [ "$emulate" -eq 1 ]; then
   export OPENBLAS_NUM_THREADS=1 # every kernel thread is a fiber of one host thread
   note "rehearsal on the CUDA emulator: the flow is checked, the figures mean nothing"
 fi
+note "build: $build ${cuda[*]}"
 step configure cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "${cuda[@]}" \
   "${cmake_extra[@]}" || { note "configure failed"; exit 1; }
 step build cmake --build "$build" -j "$(nproc)" --target gonka-diloco test_backend_ops \
