@@ -104,6 +104,7 @@ void gd_op_stop(const gd_backend *be, double started, gd_op_id op, size_t in_dim
     double seconds = gd_clock_seconds() - started;
     gd_profile_entry *e = gd_profile_entry_for(p, op, in_dim, out_dim);
     if (e == NULL) {
+        p->overflow_calls++;
         p->overflow_seconds += seconds;
         return;
     }

@@ -70,7 +70,8 @@ typedef struct gd_backend_profile {
     int depth; /* ops in progress: only the outermost is timed */
     size_t n;
     gd_profile_entry entries[GD_PROFILE_ENTRIES_MAX];
-    double overflow_seconds; /* time of shapes beyond the table's room */
+    uint64_t overflow_calls; /* calls of shapes beyond the table's room, */
+    double overflow_seconds; /* and their time */
 } gd_backend_profile;
 
 /* Starts counting from zero. */

@@ -27,7 +27,7 @@ void gd_profile_print(FILE *out, const gd_backend_profile *p, size_t steps, doub
         fputc('\n', out);
     }
     double other = p->overflow_seconds * 1e3 / (double)steps;
-    if (other > 0)
+    if (p->overflow_calls > 0)
         fprintf(out, "    %-24s %-13s %8s %9.2f %6.1f%%\n", "(shapes beyond the table)", "",
                 "", other, 100 * other / (step_s * 1e3));
     double outside = gd_profile_outside(p, steps, step_s) * 1e3;
