@@ -72,7 +72,7 @@ note "build: $build ${cuda[*]}"
 step configure cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "${cuda[@]}" \
   "${cmake_extra[@]}" || { note "configure failed"; exit 1; }
 step build cmake --build "$build" -j "$(nproc)" --target gonka-diloco test_backend_ops \
-  test_train_gpu ||
+  test_train_gpu test_round_gpu ||
   { note "build failed"; exit 1; }
 bin=$build/bin/gonka-diloco
 "$bin" version --json >"$out/version.json" 2>&1
@@ -86,6 +86,12 @@ grep -E '^(FAIL|ok)' "$out/backend_ops.log" | awk '{print $1}' | sort | uniq -c 
 # and with two or more the two-rank step against one rank's.
 step train_gpu "$build/tests/test_train_gpu"
 grep -E '^(FAIL|ok)|collective' "$out/train_gpu.log" | tee -a "$summary"
+
+# The round engine as a GPU host's daemon runs it: a round repeats to its
+# bytes, a validator on the GPU passes it (the CPU's fails it), and the
+# aggregate is the CPU's.
+step round_gpu "$build/tests/test_round_gpu"
+grep -E '^(FAIL|ok)|on the CPU' "$out/round_gpu.log" | tee -a "$summary"
 
 # The commands on the GPU: run to run, --gpus 2 against 1, bench, sim.
 step cli_train_cuda tests/cli/train_cuda.sh "$bin"

@@ -15,6 +15,7 @@
 #include "plugin/state_index.h"
 #include "tests/testkit.h"
 #include "tests/unit/example_spec.h"
+#include "tests/unit/round_evidence.h"
 
 #define RUN 1
 #define ROUND 0
@@ -27,59 +28,19 @@ static gd_worker_state g_worker;
 static gd_trained_round g_round;
 static Gonka__Diloco__V1__Commitment g_commit;
 
-/* A worker's trained round: its engine, the round, what it made and its
- * state after encoding (the last leaf). */
-typedef struct trained {
-    gd_engine *e;
-    uint64_t round;
-    const gd_trained_round *t;
-    const gd_worker_state *post;
-} trained;
-
-/* State leaf `leaf` of a trained round as the worker stores it. */
-static void state_file_of(const trained *tr, uint32_t leaf, gd_buf *out) {
-    const gd_worker_state *st = leaf < tr->t->segments ? &tr->t->starts[leaf] : tr->post;
-    CHECK_OK(gd_engine_state_file(tr->e, tr->round, st, leaf, tr->t->segments, out));
-}
-
-/* Chunk `chunk` of state leaf `leaf` and its proof, as a member serves it. */
-static void served_chunk_of(const trained *tr, uint32_t leaf, uint32_t chunk, gd_buf *body,
-                            gd_buf *proof) {
-    gd_buf file = {0};
-    state_file_of(tr, leaf, &file);
-    char name[64];
-    snprintf(name, sizeof name, "state-%u", leaf);
-    const char *path = gd_test_write_file(name, file.data, file.len, 0600);
-    gd_state_index x;
-    gd_state_index_init(&x);
-    CHECK_OK(gd_state_index_load(&x, path, false, tr->e->n, CHUNK_ELEMS));
-    CHECK_OK(gd_state_index_chunk(&x, chunk, body, proof));
-    gd_state_index_free(&x);
-    gd_buf_free(&file);
-}
-
-static const trained *g_trained(void) {
-    static trained tr;
-    tr = (trained){&g_engine, ROUND, &g_round, &g_worker};
+static const gd_test_trained *g_trained(void) {
+    static gd_test_trained tr;
+    tr = (gd_test_trained){&g_engine, ROUND, &g_round, &g_worker};
     return &tr;
 }
 
-static void state_file(uint32_t leaf, gd_buf *out) { state_file_of(g_trained(), leaf, out); }
-
 static void served_chunk(uint32_t leaf, uint32_t chunk, gd_buf *body, gd_buf *proof) {
-    served_chunk_of(g_trained(), leaf, chunk, body, proof);
+    gd_test_served_chunk(g_trained(), leaf, chunk, body, proof);
 }
 
 /* The honest evidence for (segment, chunk). */
 static void evidence(uint32_t segment, uint32_t chunk, gd_check_evidence *ev) {
-    memset(ev, 0, sizeof *ev);
-    CHECK_OK(gd_buf_append(&ev->transcript, g_round.transcript.data, g_round.transcript.len));
-    state_file(segment, &ev->segment_state);
-    ev->segment_state.len = GD_WORKER_DESC_BYTES + 12 * g_engine.n; /* the served prefix */
-    served_chunk(0, chunk, &ev->start_chunk, &ev->start_proof);
-    served_chunk(g_round.segments + 1, chunk, &ev->post_chunk, &ev->post_proof);
-    ev->payload = g_round.payload.data;
-    ev->payload_len = g_round.payload.len;
+    gd_test_evidence(g_trained(), segment, chunk, ev);
 }
 
 static gd_check_answer check(uint32_t segment, uint32_t chunk, const gd_check_evidence *ev) {
@@ -191,21 +152,6 @@ static void test_segment_state_fails(void) {
     gd_check_evidence_free(&ev);
 }
 
-/* The chain's record of a trained round's commitment (pointing into it). */
-static void commitment_of(const gd_trained_round *t, Gonka__Diloco__V1__Commitment *c) {
-    gonka__diloco__v1__commitment__init(c);
-    const gd_diloco_commit *m = &t->commit;
-    c->run = m->run;
-    c->round = m->round;
-    c->participant = (char *)WORKER;
-    c->payload_root = (ProtobufCBinaryData){32, (uint8_t *)m->payload_root};
-    c->payload_leaves = m->payload_leaves;
-    c->payload_bytes = m->payload_bytes;
-    c->transcript_root = (ProtobufCBinaryData){32, (uint8_t *)m->transcript_root};
-    c->segment_count = m->segment_count;
-    c->tokens = t->r.tokens;
-}
-
 /* Chunk `chunk` of a payload file and its proof, as a member serves it. */
 static void payload_chunk(const gd_buf *file, uint32_t chunk, gd_buf *body, gd_buf *proof) {
     gd_payload p;
@@ -263,23 +209,23 @@ static void test_overlapped_start(void) {
                  GD_ERR_INVALID);
     CHECK_OK(gd_engine_train(&e, 1, &s1, false, &w, &t1));
     Gonka__Diloco__V1__Commitment c0, c1;
-    commitment_of(&t0, &c0);
-    commitment_of(&t1, &c1);
-    trained tr1 = {&e, 1, &t1, &w};
+    gd_test_commitment(&t0, WORKER, &c0);
+    gd_test_commitment(&t1, WORKER, &c1);
+    gd_test_trained tr1 = {&e, 1, &t1, &w};
 
     for (int variant = 0; variant < 2; variant++) {
         /* variant 1: the same worker's round 1 trained from G_1 instead */
         gd_worker_state w1b;
         gd_trained_round t1b;
         const gd_trained_round *t = &t1;
-        trained tr = tr1;
+        gd_test_trained tr = tr1;
         Gonka__Diloco__V1__Commitment cm = c1;
         if (variant == 1) {
             CHECK_OK(gd_worker_state_copy(&w1b, &after0));
             CHECK_OK(gd_engine_train(&e, 1, &g1, false, &w1b, &t1b));
             t = &t1b;
-            tr = (trained){&e, 1, &t1b, &w1b};
-            commitment_of(&t1b, &cm);
+            tr = (gd_test_trained){&e, 1, &t1b, &w1b};
+            gd_test_commitment(&t1b, WORKER, &cm);
         }
         for (uint32_t chunk = 0; chunk < e.chunks; chunk++) {
             uint32_t segment = chunk % t->segments;
@@ -289,9 +235,9 @@ static void test_overlapped_start(void) {
             memset(&ev, 0, sizeof ev);
             CHECK_OK(gd_buf_append(&ev.transcript, t->transcript.data, t->transcript.len));
             CHECK_OK(gd_buf_append(&ev.prev_transcript, t0.transcript.data, t0.transcript.len));
-            state_file_of(&tr, segment, &ev.segment_state);
-            served_chunk_of(&tr, 0, chunk, &ev.start_chunk, &ev.start_proof);
-            served_chunk_of(&tr, t->segments + 1, chunk, &ev.post_chunk, &ev.post_proof);
+            gd_test_state_file(&tr, segment, &ev.segment_state);
+            gd_test_served_chunk(&tr, 0, chunk, &ev.start_chunk, &ev.start_proof);
+            gd_test_served_chunk(&tr, t->segments + 1, chunk, &ev.post_chunk, &ev.post_proof);
             payload_chunk(&t0.payload, chunk, &ev.prev_payload_chunk, &ev.prev_payload_proof);
             ev.payload = t->payload.data;
             ev.payload_len = t->payload.len;
@@ -358,17 +304,7 @@ int main(void) {
     CHECK_OK(gd_engine_worker_init(&g_engine, &g_worker, WORKER, 0));
     CHECK_OK(gd_engine_train(&g_engine, ROUND, &g_g0, true, &g_worker, &g_round));
     CHECK(g_round.segments == 3 && g_engine.chunks == 8);
-    gonka__diloco__v1__commitment__init(&g_commit);
-    const gd_diloco_commit *m = &g_round.commit;
-    g_commit.run = m->run;
-    g_commit.round = m->round;
-    g_commit.participant = (char *)WORKER;
-    g_commit.payload_root = (ProtobufCBinaryData){32, (uint8_t *)m->payload_root};
-    g_commit.payload_leaves = m->payload_leaves;
-    g_commit.payload_bytes = m->payload_bytes;
-    g_commit.transcript_root = (ProtobufCBinaryData){32, (uint8_t *)m->transcript_root};
-    g_commit.segment_count = m->segment_count;
-    g_commit.tokens = g_round.r.tokens;
+    gd_test_commitment(&g_round, WORKER, &g_commit);
     RUN_TEST(test_honest_passes);
     RUN_TEST(test_tampered_chunks_fail);
     RUN_TEST(test_malformed_chunks_fail);
