@@ -111,6 +111,19 @@ void gd_member_close(gd_member *n) {
 
 const char *gd_member_address(const gd_member *n) { return n->address; }
 
+/* An error's text without its leading "height N: ", so that the same
+ * failure at each block is one error repeated. */
+static const char *gd_member_error_kind(const char *text) {
+    const char *p = text;
+    if (strncmp(p, "height ", 7) != 0)
+        return text;
+    p += 7;
+    const char *digits = p;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    return p > digits && p[0] == ':' && p[1] == ' ' ? p + 2 : text;
+}
+
 void gd_member_error(gd_member *n, const char *fmt, ...) {
     char text[200];
     va_list ap;
@@ -120,7 +133,16 @@ void gd_member_error(gd_member *n, const char *fmt, ...) {
     GD_LOG_WARN("node", "%s", text);
     pthread_mutex_lock(&n->mu);
     gd_member_stats *st = &n->stats;
-    size_t i = st->n_errors++ % GD_MEMBER_ERRORS;
+    st->n_errors++;
+    /* A failure that recurs block after block (a peer that stays down) is
+     * one entry with a count: it must not push out of the status the
+     * errors before it. */
+    size_t last = (st->n_error_slots + GD_MEMBER_ERRORS - 1) % GD_MEMBER_ERRORS;
+    bool repeat = st->n_error_slots > 0 &&
+                  strcmp(gd_member_error_kind(st->errors[last].text),
+                         gd_member_error_kind(text)) == 0;
+    size_t i = repeat ? last : st->n_error_slots++ % GD_MEMBER_ERRORS;
+    st->errors[i].repeats = repeat ? st->errors[i].repeats + 1 : 1;
     st->errors[i].time = (int64_t)time(NULL);
     snprintf(st->errors[i].text, sizeof st->errors[i].text, "%s", text);
     pthread_mutex_unlock(&n->mu);

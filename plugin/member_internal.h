@@ -69,10 +69,12 @@ typedef struct gd_member_stats {
     uint64_t committed[GD_MEMBER_COMMITTED];
     size_t n_committed;
     struct {
-        int64_t time;
-        char text[200];
+        int64_t time;           /* of the latest repeat */
+        char text[200];         /* the latest repeat's */
+        uint32_t repeats;       /* times in a row, at any height */
     } errors[GD_MEMBER_ERRORS];
-    size_t n_errors;            /* total recorded; the last GD_MEMBER_ERRORS are kept */
+    size_t n_errors;            /* total recorded (every repeat) */
+    size_t n_error_slots;       /* slots filled: the last GD_MEMBER_ERRORS are kept */
 } gd_member_stats;
 
 #define GD_MEMBER_MSGS_MAX 32 /* duties (messages) in one step */

@@ -38,11 +38,13 @@ json_t *gd_member_status_json(gd_member *n) {
     for (size_t i = 0; i < nc; i++)
         json_array_append_new(committed,
                               gd_u64_json(st.committed[(st.n_committed - nc + i) % GD_MEMBER_COMMITTED]));
-    size_t ne = st.n_errors < GD_MEMBER_ERRORS ? st.n_errors : GD_MEMBER_ERRORS;
+    size_t ne = st.n_error_slots < GD_MEMBER_ERRORS ? st.n_error_slots : GD_MEMBER_ERRORS;
     for (size_t i = 0; i < ne; i++) {
-        size_t k = (st.n_errors - ne + i) % GD_MEMBER_ERRORS;
-        json_array_append_new(errors, json_pack("{s:I,s:s}", "time", (json_int_t)st.errors[k].time,
-                                                "error", st.errors[k].text));
+        size_t k = (st.n_error_slots - ne + i) % GD_MEMBER_ERRORS;
+        json_array_append_new(errors, json_pack("{s:I,s:s,s:I}", "time",
+                                                (json_int_t)st.errors[k].time, "error",
+                                                st.errors[k].text, "repeats",
+                                                (json_int_t)st.errors[k].repeats));
     }
     char hash[65] = "";
     if (st.have_state_hash)

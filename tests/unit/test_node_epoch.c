@@ -18,6 +18,7 @@
 #include "common/file.h"
 #include "trainer/state.h"
 #include "plugin/artifact_store.h"
+#include "plugin/member_internal.h"
 #include "plugin/round_driver.h"
 #include "tests/testkit.h"
 #include "tests/unit/node_fixture.h"
@@ -391,6 +392,44 @@ static void test_state_chunks_served(void) {
     nf_free(&net);
 }
 
+/* The status keeps the last eight errors. A failure that recurs at every
+ * block (a peer that stays down) is one entry with its count, so the error
+ * before it (the chain's outage) stays in view; /metrics counts each. */
+static void test_repeated_errors_are_one_entry(void) {
+    nf_net net;
+    df_knobs k;
+    nf_knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
+    gd_member *n = net.nodes[1];
+    char *m = gd_member_metrics_text(n);
+    double before = metric(m, "gd_errors_total");
+    free(m);
+    gd_member_error(n, "height 40: the chain cannot be read: no answer");
+    for (int h = 41; h < 61; h++)
+        gd_member_error(n, "height %d: report on gonka1down: Couldn't connect to server", h);
+    gd_member_error(n, "height 61: another failure");
+    json_t *st = gd_member_status_json(n);
+    json_t *errors = json_object_get(st, "errors");
+    size_t count = json_array_size(errors);
+    CHECK(count >= 3);
+    if (count >= 3) {
+        json_t *outage = json_array_get(errors, count - 3);
+        json_t *down = json_array_get(errors, count - 2);
+        json_t *last = json_array_get(errors, count - 1);
+        CHECK(strstr(json_string_value(json_object_get(outage, "error")), "cannot be read"));
+        CHECK(json_integer_value(json_object_get(outage, "repeats")) == 1);
+        CHECK_STR_EQ(json_string_value(json_object_get(down, "error")),
+                     "height 60: report on gonka1down: Couldn't connect to server");
+        CHECK(json_integer_value(json_object_get(down, "repeats")) == 20);
+        CHECK(json_integer_value(json_object_get(last, "repeats")) == 1);
+    }
+    json_decref(st);
+    m = gd_member_metrics_text(n);
+    CHECK(metric(m, "gd_errors_total") == before + 22);
+    free(m);
+    nf_free(&net);
+}
+
 /* A copier asks a worker for its payload as soon as it is committed, to
  * commit a near-copy before the commit window closes; a lazy worker asks
  * for a peer's states to know the drawn segment early. Both get 425 until
@@ -730,6 +769,7 @@ int main(void) {
     RUN_TEST(test_after_void_round);
     RUN_TEST(test_late_joiner_syncs_before_round_opens);
     RUN_TEST(test_nothing_served_early);
+    RUN_TEST(test_repeated_errors_are_one_entry);
     RUN_TEST(test_state_chunks_served);
     RUN_TEST(test_data_not_the_runs);
     RUN_TEST(test_oversized_payload_claim);
