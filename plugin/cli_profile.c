@@ -9,11 +9,12 @@ static double gd_profile_outside(const gd_backend_profile *p, size_t steps, doub
 }
 
 void gd_profile_print(FILE *out, const gd_backend_profile *p, size_t steps, double step_s) {
+    double step_ms = step_s * 1e3;
     fprintf(out,
             "  profile         %.1f ms per step over %zu steps, each op synchronized "
             "(rank 0)\n"
             "    %-24s %-13s %8s %9s %7s %9s\n",
-            step_s * 1e3, steps, "op", "in x out", "calls", "ms", "share", "GFLOP/s");
+            step_ms, steps, "op", "in x out", "calls", "ms", "share", "GFLOP/s");
     for (size_t i = 0; i < p->n; i++) {
         const gd_profile_entry *e = &p->entries[i];
         char shape[32] = "";
@@ -21,7 +22,7 @@ void gd_profile_print(FILE *out, const gd_backend_profile *p, size_t steps, doub
             snprintf(shape, sizeof shape, "%zux%zu", e->in_dim, e->out_dim);
         double ms = e->seconds * 1e3 / (double)steps;
         fprintf(out, "    %-24s %-13s %8.1f %9.2f %6.1f%%", gd_op_name(e->op), shape,
-                (double)e->calls / (double)steps, ms, 100 * ms / (step_s * 1e3));
+                (double)e->calls / (double)steps, ms, 100 * ms / step_ms);
         if (e->flops > 0 && e->seconds > 0)
             fprintf(out, " %9.1f", e->flops / e->seconds * 1e-9);
         fputc('\n', out);
@@ -29,10 +30,10 @@ void gd_profile_print(FILE *out, const gd_backend_profile *p, size_t steps, doub
     double other = p->overflow_seconds * 1e3 / (double)steps;
     if (p->overflow_calls > 0)
         fprintf(out, "    %-24s %-13s %8s %9.2f %6.1f%%\n", "(shapes beyond the table)", "",
-                "", other, 100 * other / (step_s * 1e3));
+                "", other, 100 * other / step_ms);
     double outside = gd_profile_outside(p, steps, step_s) * 1e3;
     fprintf(out, "    %-24s %-13s %8s %9.2f %6.1f%%\n", "(outside the ops)", "", "", outside,
-            100 * outside / (step_s * 1e3));
+            100 * outside / step_ms);
 }
 
 json_t *gd_profile_json(const gd_backend_profile *p, size_t steps, double step_s) {

@@ -20,13 +20,6 @@ typedef struct gd_gemm_operands {
     const void *a, *b;
 } gd_gemm_operands;
 
-/* bf16 of x, rounded to nearest even (the operands are finite). */
-static uint16_t gd_bf16_of(float x) {
-    uint32_t u;
-    memcpy(&u, &x, 4);
-    return (uint16_t)((u + 0x7FFFu + ((u >> 16) & 1u)) >> 16);
-}
-
 /* Column-major, as the backend calls it: out' (n x m) = b'^T (n x k) . a' (k x m). */
 static void gd_gemm_bench_call(const gd_cublas_api *blas, cublasHandle_t h,
                                const gd_gemm_operands *op, float *out, int m, int n, int k) {
@@ -81,8 +74,9 @@ gd_status gd_cuda_gemm_ceiling(const gd_backend *be, size_t m, size_t n, size_t 
         return gd_fail(GD_ERR_NOT_FOUND, "cuBLAS: %s", why);
     GD_CUDA_CHECK(cudaSetDevice(gd_backend_cuda_device(be)));
     cudaStream_t stream = gd_backend_cuda_stream(be);
-    /* The operands: small values, as a model's are; the bf16 ones rounded
-     * from the same floats. */
+    /* The operands: small values, as a model's are, each a multiple of
+     * 1/256 below 1/2 in magnitude, so that bf16 holds it exactly and its
+     * bf16 form is its float's upper half. */
     size_t na = m * k, nb = n * k;
     float *host = malloc((na + nb) * sizeof(float));
     uint16_t *host16 = malloc((na + nb) * sizeof(uint16_t));
@@ -91,11 +85,11 @@ gd_status gd_cuda_gemm_ceiling(const gd_backend *be, size_t m, size_t n, size_t 
         free(host16);
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     }
-    uint32_t x = 2463534242u;
     for (size_t i = 0; i < na + nb; i++) {
-        x ^= x << 13, x ^= x >> 17, x ^= x << 5; /* xorshift32 */
-        host[i] = ((float)(x >> 8) / 16777216.0f - 0.5f) * 0.25f;
-        host16[i] = gd_bf16_of(host[i]);
+        host[i] = (float)((int)((i * 7919) % 255) - 127) / 256.0f;
+        uint32_t bits;
+        memcpy(&bits, &host[i], 4);
+        host16[i] = (uint16_t)(bits >> 16);
     }
     bool failed = false;
     void *a32 = gd_gemm_bench_upload(stream, host, na * 4, &failed);
