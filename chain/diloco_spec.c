@@ -136,7 +136,7 @@ static gd_status gd_spec_uint(const json_t *v, const char *key, uint64_t max, ui
             return gd_fail(GD_ERR_INVALID, "run spec: %s must not be negative", key);
         *out = (uint64_t)json_integer_value(v);
     } else if (json_is_string(v)) {
-        const char *text;
+        const char *text = NULL;
         GD_TRY(gd_spec_string(v, key, &text));
         if (gd_parse_u64(text, out) != GD_OK)
             return gd_fail(GD_ERR_INVALID, "run spec: %s '%.40s' is not a non-negative integer",
@@ -153,7 +153,7 @@ static gd_status gd_spec_uint(const json_t *v, const char *key, uint64_t max, ui
 }
 
 static gd_status gd_spec_text(const json_t *v, const char *key, char **out) {
-    const char *text;
+    const char *text = NULL;
     GD_TRY(gd_spec_string(v, key, &text));
     *out = strdup(text);
     return *out ? GD_OK : gd_fail(GD_ERR_NOMEM, "run spec: out of memory");
@@ -179,7 +179,7 @@ static gd_status gd_spec_bool(const json_t *v, const char *key, protobuf_c_boole
 }
 
 static gd_status gd_spec_hash(const json_t *v, const char *key, ProtobufCBinaryData *out) {
-    const char *hex;
+    const char *hex = NULL;
     GD_TRY(gd_spec_string(v, key, &hex));
     uint8_t bytes[32];
     size_t len = 0;
@@ -195,7 +195,7 @@ static gd_status gd_spec_hash(const json_t *v, const char *key, ProtobufCBinaryD
 
 static gd_status gd_spec_coin(const json_t *v, const char *key,
                               Cosmos__Base__V1beta1__Coin **out) {
-    const char *text;
+    const char *text = NULL;
     gd_coin coin;
     GD_TRY(gd_spec_string(v, key, &text));
     if (gd_coin_parse(&coin, text) != GD_OK)
@@ -246,7 +246,7 @@ static gd_status gd_spec_strings(const json_t *v, const char *key, char ***out, 
     if (*out == NULL)
         return gd_fail(GD_ERR_NOMEM, "run spec: out of memory");
     for (size_t i = 0; i < json_array_size(v); i++) {
-        const char *text;
+        const char *text = NULL;
         char name[48];
         snprintf(name, sizeof name, "%s[%zu]", key, i);
         GD_TRY(gd_spec_string(json_array_get(v, i), name, &text));

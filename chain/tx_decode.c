@@ -50,7 +50,7 @@ static gd_status gd_txraw_check_canonical(const uint8_t *p, size_t len) {
     size_t pos = 0;
     uint64_t last = 0;
     while (pos < len) {
-        uint64_t tag, n;
+        uint64_t tag = 0, n = 0;
         GD_TRY(gd_pb_varint(p, len, &pos, &tag));
         uint64_t field = tag >> 3, wire = tag & 7;
         if (field < 1 || field > 3)

@@ -134,7 +134,7 @@ gd_status gd_rfc3339_format(char *out, size_t cap, gd_time t, bool nanos9) {
         char frac[11];
         snprintf(frac, sizeof frac, ".%09d", (int)t.nanos);
         size_t len = strlen(frac);
-        while (frac[len - 1] == '0')
+        while (len > 2 && frac[len - 1] == '0') /* nanos != 0: a digit stays */
             frac[--len] = '\0';
         snprintf(out + n, cap - (size_t)n, "%sZ", frac);
     } else {

@@ -158,8 +158,8 @@ static gd_status gd_meta_get(gd_blockstore *bs, const char *key, const void **va
 gd_status gd_blockstore_head(gd_blockstore *bs, int64_t *height, uint8_t app_hash[32],
                              char *chain_id, size_t chain_id_cap) {
     sqlite3_stmt *st = NULL;
-    const void *v;
-    int len;
+    const void *v = NULL; /* set whenever gd_meta_get succeeds; gcc -O3 cannot see it */
+    int len = 0;
     *height = 0;
     gd_status s = gd_meta_get(bs, "height", &v, &len, &st);
     if (s == GD_OK) {
@@ -198,8 +198,8 @@ gd_status gd_blockstore_head(gd_blockstore *bs, int64_t *height, uint8_t app_has
 
 gd_status gd_blockstore_genesis_hash(gd_blockstore *bs, uint8_t hash[32]) {
     sqlite3_stmt *st = NULL;
-    const void *v;
-    int len;
+    const void *v = NULL;
+    int len = 0;
     gd_status s = gd_meta_get(bs, "genesis_sha256", &v, &len, &st);
     if (s == GD_OK && len == 32)
         memcpy(hash, v, 32);

@@ -1,5 +1,5 @@
-/* bench train: training throughput of the CPU trainer, beside OpenBLAS's
- * own sgemm on this machine. */
+/* bench train: training throughput on a backend, beside the matmul library's
+ * own GEMM on the same shape (OpenBLAS's sgemm on the CPU, cuBLAS on a GPU). */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,9 +226,10 @@ static const gd_opt_spec gd_bench_train_opts[] = {
 
 const gd_command gd_cmd_bench_train = {
     "bench train", "", 0, 0,
-    "Training throughput of the CPU trainer: tokens/s, step time, GFLOP/s, peak memory.",
-    "Also measures OpenBLAS's own multi-threaded sgemm on the MLP's matrix shape with\n"
-    "the same thread count, the ceiling the trainer's matmuls work against.\n"
+    "Training throughput on a backend: tokens/s, step time, GFLOP/s, MFU on a GPU, peak memory.",
+    "Also measures the matmul library's own GEMM on the MLP's matrix shape, the ceiling\n"
+    "the trainer's matmuls work against: OpenBLAS's multi-threaded sgemm with the same\n"
+    "thread count on the CPU, cuBLAS with fp32 and with bf16 operands on a GPU.\n"
     "bench/compare_torch runs the same model in PyTorch for a side-by-side figure.",
     gd_bench_train_opts, gd_run_bench_train,
 };

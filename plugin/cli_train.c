@@ -1,4 +1,4 @@
-/* train, eval: the CPU trainer from the command line. */
+/* train, eval: the trainer from the command line, on any backend. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>

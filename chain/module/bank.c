@@ -85,7 +85,7 @@ static gd_status gd_write_amount(gd_ctx *ctx, const uint8_t *key, size_t key_len
 
 gd_status gd_bank_balance(gd_ctx *ctx, const char *address, const char *denom, gd_u256 *out) {
     uint8_t key[GD_BANK_KEY_MAX];
-    size_t key_len;
+    size_t key_len = 0;
     GD_TRY(gd_balance_key(key, &key_len, address, denom));
     return gd_read_amount(ctx, key, key_len, out);
 }
@@ -94,7 +94,7 @@ gd_status gd_bank_balance(gd_ctx *ctx, const char *address, const char *denom, g
 static gd_status gd_bank_change(gd_ctx *ctx, const char *address, const gd_coin *coin, int sign,
                                 bool supply) {
     uint8_t key[GD_BANK_KEY_MAX];
-    size_t key_len;
+    size_t key_len = 0;
     gd_u256 amount, have, next;
     if (gd_u256_parse(&amount, coin->amount) != GD_OK)
         return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_INVALID_COINS, "invalid amount %s",
