@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "kernels/backend_profile.h"
+#include "kernels/cpu/codec_ops.h"
 #include "kernels/cpu/ops.h"
 #include "kernels/cpu/round_ops.h"
 
@@ -531,4 +532,79 @@ void gd_backend_nesterov_step(const gd_backend *be, float *params, float *moment
         gd_fb_done(&f);
     }
     gd_op_stop(be, started, GD_OP_NESTEROV_STEP, 0, 0, 0);
+}
+
+/* --- codec ops --------------------------------------------------------------------- */
+
+static void gd_check_quant_block(const gd_backend *be, size_t block) {
+    if (block != GD_QUANT_BLOCK_INT8 && block != GD_QUANT_BLOCK_INT4) {
+        fprintf(stderr, "gonka-diloco: backend %s: quantiser block of %zu values (want %d or %d)\n",
+                be->iface->name, block, GD_QUANT_BLOCK_INT8, GD_QUANT_BLOCK_INT4);
+        abort();
+    }
+}
+
+static size_t gd_quant_blocks(size_t n, size_t block) { return (n + block - 1) / block; }
+
+void gd_backend_quantize_blocks(const gd_backend *be, int8_t *q, float *scales, float *decoded,
+                                const float *x, size_t n, size_t block, float limit) {
+    gd_check_quant_block(be, block);
+    double started = gd_op_start(be);
+    if (be->iface->quantize_blocks) {
+        be->iface->quantize_blocks(be, q, scales, decoded, x, n, block, limit);
+    } else {
+        gd_fb f = {.be = be};
+        const float *hx = gd_fb_in(&f, x, n);
+        /* decoded == x: the host copies differ, and the write-back of
+         * decoded lands on x. */
+        gd_cpu_quantize_blocks_f32(be->pool, gd_fb_take(&f, q, n, 1, false, true),
+                                   gd_fb_out(&f, scales, gd_quant_blocks(n, block)),
+                                   gd_fb_out(&f, decoded, n), hx, n, block, limit);
+        gd_fb_done(&f);
+    }
+    gd_op_stop(be, started, GD_OP_QUANTIZE_BLOCKS, 0, 0, 0);
+}
+
+void gd_backend_dequantize_blocks(const gd_backend *be, float *y, const int8_t *q,
+                                  const float *scales, size_t n, size_t block) {
+    gd_check_quant_block(be, block);
+    double started = gd_op_start(be);
+    if (be->iface->dequantize_blocks) {
+        be->iface->dequantize_blocks(be, y, q, scales, n, block);
+    } else {
+        gd_fb f = {.be = be};
+        const int8_t *hq = gd_fb_take(&f, q, n, 1, true, false);
+        const float *hs = gd_fb_in(&f, scales, gd_quant_blocks(n, block));
+        gd_cpu_dequantize_blocks_f32(be->pool, gd_fb_out(&f, y, n), hq, hs, n, block);
+        gd_fb_done(&f);
+    }
+    gd_op_stop(be, started, GD_OP_DEQUANTIZE_BLOCKS, 0, 0, 0);
+}
+
+void gd_backend_bf16_quantize(const gd_backend *be, uint16_t *h, float *decoded, const float *x,
+                              size_t n) {
+    double started = gd_op_start(be);
+    if (be->iface->bf16_quantize) {
+        be->iface->bf16_quantize(be, h, decoded, x, n);
+    } else {
+        gd_fb f = {.be = be};
+        const float *hx = gd_fb_in(&f, x, n);
+        gd_cpu_bf16_quantize_f32(be->pool, gd_fb_take(&f, h, n, 2, false, true),
+                                 gd_fb_out(&f, decoded, n), hx, n);
+        gd_fb_done(&f);
+    }
+    gd_op_stop(be, started, GD_OP_BF16_QUANTIZE, 0, 0, 0);
+}
+
+void gd_backend_bf16_dequantize(const gd_backend *be, float *y, const uint16_t *h, size_t n) {
+    double started = gd_op_start(be);
+    if (be->iface->bf16_dequantize) {
+        be->iface->bf16_dequantize(be, y, h, n);
+    } else {
+        gd_fb f = {.be = be};
+        const uint16_t *hh = gd_fb_take(&f, h, n, 2, true, false);
+        gd_cpu_bf16_dequantize_f32(be->pool, gd_fb_out(&f, y, n), hh, n);
+        gd_fb_done(&f);
+    }
+    gd_op_stop(be, started, GD_OP_BF16_DEQUANTIZE, 0, 0, 0);
 }

@@ -25,8 +25,12 @@
  * Determinism. A backend promises the determinism contract of ops.h for
  * its own hardware class: the same inputs give the same bits, whatever its
  * parallelism. Ops whose results must be bit-identical to the CPU
- * reference on every class (pseudo_gradient, weighted_add, nesterov_step)
- * say so. */
+ * reference on every class (pseudo_gradient, weighted_add, nesterov_step,
+ * and the codec ops, whose codes are a payload's bytes) say so.
+ *
+ * Hashing. A state chunk is read for hashing with gd_backend_download of
+ * its range (an offset into the buffer): the hashes are the host's, over
+ * canonical bytes, so no backend hashes. */
 #ifndef GD_KERNELS_BACKEND_H
 #define GD_KERNELS_BACKEND_H
 
@@ -35,6 +39,7 @@
 #include <stdint.h>
 
 #include "common/pool.h"
+#include "kernels/cpu/codec_ops.h" /* the quantiser's block sizes */
 
 struct gd_backend;
 
@@ -105,6 +110,15 @@ typedef struct gd_backend_iface {
                          size_t n);
     void (*nesterov_step)(const struct gd_backend *be, float *params, float *momentum,
                           const float *acc, size_t n, float lr, float mu);
+
+    /* --- codec ops (optional) --- */
+    void (*quantize_blocks)(const struct gd_backend *be, int8_t *q, float *scales, float *decoded,
+                            const float *x, size_t n, size_t block, float limit);
+    void (*dequantize_blocks)(const struct gd_backend *be, float *y, const int8_t *q,
+                              const float *scales, size_t n, size_t block);
+    void (*bf16_quantize)(const struct gd_backend *be, uint16_t *h, float *decoded, const float *x,
+                          size_t n);
+    void (*bf16_dequantize)(const struct gd_backend *be, float *y, const uint16_t *h, size_t n);
 } gd_backend_iface;
 
 /* A backend in use. pool runs host work: the fallbacks, and for the CPU
@@ -215,5 +229,18 @@ void gd_backend_weighted_add(const gd_backend *be, float *acc, const float *delt
                              size_t n);
 void gd_backend_nesterov_step(const gd_backend *be, float *params, float *momentum,
                               const float *acc, size_t n, float lr, float mu);
+/* The codecs' arithmetic (kernels/cpu/codec_ops.h, which states the rule
+ * and what non-finite input gives): block quantisation with block
+ * GD_QUANT_BLOCK_INT8 or GD_QUANT_BLOCK_INT4 (scales holds one float per
+ * block, the last one possibly short; decoded may be NULL or x), its
+ * inverse, and bfloat16 rounding and its inverse. Bit-identical to the CPU
+ * reference on every backend. */
+void gd_backend_quantize_blocks(const gd_backend *be, int8_t *q, float *scales, float *decoded,
+                                const float *x, size_t n, size_t block, float limit);
+void gd_backend_dequantize_blocks(const gd_backend *be, float *y, const int8_t *q,
+                                  const float *scales, size_t n, size_t block);
+void gd_backend_bf16_quantize(const gd_backend *be, uint16_t *h, float *decoded, const float *x,
+                              size_t n);
+void gd_backend_bf16_dequantize(const gd_backend *be, float *y, const uint16_t *h, size_t n);
 
 #endif

@@ -32,6 +32,10 @@ static const char *const gd_op_names[GD_OP_COUNT] = {
     [GD_OP_PSEUDO_GRADIENT] = "pseudo_gradient",
     [GD_OP_WEIGHTED_ADD] = "weighted_add",
     [GD_OP_NESTEROV_STEP] = "nesterov_step",
+    [GD_OP_QUANTIZE_BLOCKS] = "quantize_blocks",
+    [GD_OP_DEQUANTIZE_BLOCKS] = "dequantize_blocks",
+    [GD_OP_BF16_QUANTIZE] = "bf16_quantize",
+    [GD_OP_BF16_DEQUANTIZE] = "bf16_dequantize",
 };
 
 const char *gd_op_name(gd_op_id op) {

@@ -1,29 +1,12 @@
 /* Pseudo-gradient codecs (trainer/codec.h): spec parsing and formatting, and
  * the encoder and validating decoder of each chunk format.
  *
- * Quantisation rule (int8, int4 and topk's int4 values), with L = 127 for
- * int8, 7 for int4, and m = the block's largest |x|:
- *
- *     scale = m / L                       (binary32 division)
- *     q     = rha(x * (L / m))            (binary32 division, then multiply)
- *     rha(t) = trunc(t) + (f >= 0.5) - (f <= -0.5),  f = t - trunc(t)
- *
- * then q is clamped to [-L, L] (a no-op in practice: |x| <= m keeps |t| within
- * an ulp or two of L). f is exact (t and trunc(t) have the same sign and are
- * within a factor of two once |t| >= 1), so rha rounds to nearest with ties
- * away from zero without the classic t + 0.5 double-rounding trap. q's two
- * binary32 operations are evaluated as if the exponent range were unbounded:
- * when m < 2^-64, L / m could overflow, so the block is first multiplied by
- * 2^64 (exact) and L / (m * 2^64) used instead, which gives the same bits.
- * (scale itself is a plain binary32 division, subnormal if m is tiny.)
- * A block with m = 0 has scale 0 and every q = 0. Decoded values are
- * (float)q * scale.
- *
- * Speed: a worker encodes its whole delta every round and a reducer decodes
- * every worker's, so the block loops run over fixed-size local copies
- * (constant trip counts, nothing aliasing) which GCC vectorises even under
- * -O2's "very cheap" cost model. Every step is an exact IEEE or integer
- * operation, so vector and scalar code give the same bits. */
+ * The numbers (block quantisation, bfloat16 rounding and their inverses)
+ * are the backend's codec ops, whose one rule kernels/cpu/codec_ops.h
+ * states; they run here on the CPU backend, a group of whole blocks at a
+ * time, and this file lays their codes and scales out as bytes and checks
+ * what the format forbids (non-finite values, a scale whose decoded values
+ * would overflow, codes outside the range). */
 #include "trainer/codec.h"
 
 #include <stdbool.h>
@@ -31,16 +14,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/block_copy.h"
+#include "kernels/backend.h"
+
 _Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
                "codec.c moves little-endian wire values with memcpy");
 
 #define MAX_VALUES ((size_t)1 << 28)
 #define ABS_MASK 0x7fffffffu
 #define EXP_MASK 0x7f800000u
-/* Bits of 2^-64: below it L / m could overflow (see the top comment). */
-#define TINY_KEY 0x1f800000u
 #define B8 GD_CODEC_INT8_BLOCK
 #define B4 GD_CODEC_INT4_BLOCK
+/* Values per call of a codec op: whole blocks of both sizes, small enough
+ * for the stack. Groups never change a value's arithmetic. */
+#define GROUP 4096
+_Static_assert(GROUP % B8 == 0 && GROUP % B4 == 0, "groups hold whole blocks");
+_Static_assert(B8 == GD_QUANT_BLOCK_INT8 && B4 == GD_QUANT_BLOCK_INT4,
+               "the formats' blocks are the quantiser's");
 /* Top bit of topk's count field: the indices are a bitmap, not varints. */
 #define GD_TOPK_BITMAP_FLAG 0x80000000u
 
@@ -48,12 +38,6 @@ static inline uint32_t f2u(float f) {
     uint32_t u;
     memcpy(&u, &f, sizeof u);
     return u;
-}
-
-static inline float u2f(uint32_t u) {
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
 }
 
 static inline uint32_t load_key(const float *x, size_t i) {
@@ -231,69 +215,6 @@ static gd_status fail_too_large(const char *codec, size_t from) {
                    codec, from);
 }
 
-static inline int32_t quantize_one(float v, float inv, int32_t lim) {
-    float t = v * inv;
-    int32_t r = (int32_t)t;
-    float f = t - (float)r; /* exact: see the top comment */
-    r += (f >= 0.5f) - (f <= -0.5f);
-    r = r < lim ? r : lim;
-    r = r > -lim ? r : -lim;
-    return r;
-}
-
-/* The largest |x| of a block as float bits; >= EXP_MASK means NaN or Inf. */
-static inline uint32_t block_max_key(const float *xb, size_t len) {
-    int32_t ub[B8];
-    memcpy(ub, xb, len * sizeof(float));
-    /* Signed: keys are below 2^31, and SSE2 has a signed compare only. */
-    int32_t mx = 0;
-    for (size_t i = 0; i < len; i++) {
-        int32_t k = ub[i] & (int32_t)ABS_MASK;
-        mx = k > mx ? k : mx;
-    }
-    return (uint32_t)mx;
-}
-
-/* Quantises a block (len is a constant at every call, so the loops get
- * vectorised) against its max key mk > 0. xb is a scratch copy: the tiny
- * path rescales it in place. */
-static inline void quantize_block(float *xb, size_t len, uint32_t mk, float limf, int8_t *q) {
-    float m = u2f(mk);
-    if (mk < TINY_KEY) {
-        for (size_t i = 0; i < len; i++)
-            xb[i] *= 0x1p64f;
-        m *= 0x1p64f;
-    }
-    float inv = limf / m;
-    int32_t lim = (int32_t)limf;
-    for (size_t i = 0; i < len; i++)
-        q[i] = (int8_t)quantize_one(xb[i], inv, lim);
-}
-
-static inline void dequantize_block(const int8_t *q, size_t len, float scale, float *y) {
-    for (size_t i = 0; i < len; i++)
-        y[i] = (float)q[i] * scale;
-}
-
-/* Block copies, constant-size (a few vector moves, not rep movs) except in a
- * chunk's short last block. load_bytes zero-pads the tail, which changes
- * neither a block's max nor the other values' q. Sizes are in bytes. */
-static inline void load_bytes(void *dst, const void *src, size_t len, size_t m) {
-    if (m == len) {
-        memcpy(dst, src, len);
-    } else {
-        memset(dst, 0, len);
-        memcpy(dst, src, m);
-    }
-}
-
-static inline void store_bytes(void *dst, const void *src, size_t len, size_t m) {
-    if (m == len)
-        memcpy(dst, src, len);
-    else
-        memcpy(dst, src, m);
-}
-
 static gd_status check_scale(const char *codec, float scale, float lim, size_t at) {
     uint32_t u = f2u(scale);
     if (u & 0x80000000u)
@@ -345,180 +266,178 @@ static gd_status decode_none(const uint8_t *in, float *x, size_t n) {
     return GD_OK;
 }
 
+/* The CPU backend, on the caller's thread: the payload encoder already
+ * runs chunks in parallel. */
+static gd_backend host_backend(void) {
+    gd_backend cpu;
+    gd_backend_cpu_init(&cpu, NULL);
+    return cpu;
+}
+
+static inline size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
+
 /* ---- bf16 --------------------------------------------------------------- */
 
 static gd_status encode_bf16(const float *x, size_t n, uint8_t *out, float *decoded) {
-    for (size_t off = 0; off < n; off += B8) {
-        size_t m = n - off < B8 ? n - off : B8;
-        uint32_t ub[B8];
-        uint16_t hb[B8];
-        load_bytes(ub, x + off, sizeof ub, m * sizeof(float));
+    gd_backend cpu = host_backend();
+    for (size_t off = 0; off < n; off += GROUP) {
+        size_t m = min_size(GROUP, n - off);
+        uint16_t h[GROUP];
+        gd_backend_bf16_quantize(&cpu, h, decoded != NULL ? decoded + off : NULL, x + off, m);
+        /* The op keeps a non-finite value's all-ones exponent (and, in
+         * decoded, the value itself). */
         uint32_t bad = 0;
-        for (size_t i = 0; i < B8; i++) {
-            uint32_t v = ub[i];
-            bad |= (v & EXP_MASK) == EXP_MASK;
-            /* Round to nearest even on the dropped 16 bits. */
-            uint32_t r = (v + 0x7fffu + ((v >> 16) & 1u)) >> 16;
-            /* Finite values at or above bf16's max plus half an ulp would
-             * round to Inf; they saturate instead, still within 2^-8 |x|. */
-            r = (r & 0x7f80u) == 0x7f80u ? (r & 0x8000u) | 0x7f7fu : r;
-            hb[i] = (uint16_t)r;
-        }
+        for (size_t i = 0; i < m; i++)
+            bad |= (h[i] & 0x7f80u) == 0x7f80u;
         if (bad)
             return fail_nonfinite(x, off, off + m);
-        store_bytes(out + 2 * off, hb, sizeof hb, m * sizeof(uint16_t));
-        if (decoded != NULL) {
-            for (size_t i = 0; i < B8; i++)
-                ub[i] = (uint32_t)hb[i] << 16;
-            store_bytes(decoded + off, ub, sizeof ub, m * sizeof(float));
-        }
+        memcpy(out + 2 * off, h, m * sizeof(uint16_t));
     }
     return GD_OK;
 }
 
 static gd_status decode_bf16(const uint8_t *in, float *x, size_t n) {
-    for (size_t off = 0; off < n; off += B8) {
-        size_t m = n - off < B8 ? n - off : B8;
-        uint16_t hb[B8];
-        uint32_t ub[B8];
-        load_bytes(hb, in + 2 * off, sizeof hb, m * sizeof(uint16_t));
+    gd_backend cpu = host_backend();
+    for (size_t off = 0; off < n; off += GROUP) {
+        size_t m = min_size(GROUP, n - off);
+        uint16_t h[GROUP];
+        memcpy(h, in + 2 * off, m * sizeof(uint16_t));
         uint32_t bad = 0;
-        for (size_t i = 0; i < B8; i++) {
-            bad |= (hb[i] & 0x7f80u) == 0x7f80u;
-            ub[i] = (uint32_t)hb[i] << 16;
-        }
+        for (size_t i = 0; i < m; i++)
+            bad |= (h[i] & 0x7f80u) == 0x7f80u;
         if (bad) {
             size_t i = 0;
-            while ((hb[i] & 0x7f80u) != 0x7f80u)
+            while ((h[i] & 0x7f80u) != 0x7f80u)
                 i++;
             return gd_fail(GD_ERR_PARSE, "bf16 chunk: value %zu is not finite", off + i);
         }
-        store_bytes(x + off, ub, sizeof ub, m * sizeof(float));
+        gd_backend_bf16_dequantize(&cpu, x + off, h, m);
     }
     return GD_OK;
 }
 
-/* The front of an int8 / int4 block: copy the m values at off into the
- * block-sized scratch xb (zero-padded), find the largest magnitude, refuse
- * non-finite values and a scale whose products overflow, and quantize
- * against lim (all-zero blocks get scale 0). Inlined with a constant
- * block size, so the block loops keep their fixed trip counts. */
-static inline gd_status quantize_at(const float *x, size_t off, size_t m, size_t block,
-                                    float lim, const char *codec, float *xb, int8_t *q,
-                                    float *scale) {
-    load_bytes(xb, x + off, block * sizeof(float), m * sizeof(float));
-    uint32_t mk = block_max_key(xb, block);
-    if (mk >= EXP_MASK)
-        return fail_nonfinite(x, off, off + m);
-    *scale = 0.0f;
-    if (mk == 0) {
-        memset(q, 0, block);
-        return GD_OK;
+/* ---- int8 and int4 ------------------------------------------------------- */
+
+/* The quantiser over the m values at off (a group of whole blocks but
+ * perhaps the chunk's last), then what the format refuses, first block
+ * first: a non-finite value (the op's non-finite scale; with decoded == x
+ * the op left that block's values as they were, so the message names the
+ * value), and a scale whose largest product overflows. */
+static gd_status quantize_group(const gd_backend *cpu, const float *x, size_t off, size_t m,
+                                size_t block, float lim, const char *codec, int8_t *q,
+                                float *scales, float *decoded) {
+    gd_backend_quantize_blocks(cpu, q, scales, decoded != NULL ? decoded + off : NULL, x + off,
+                               m, block, lim);
+    for (size_t b = 0, at = 0; at < m; b++, at += block) {
+        if (f2u(scales[b]) >= EXP_MASK)
+            return fail_nonfinite(x, off + at, off + at + min_size(block, m - at));
+        if (scale_overflows(scales[b], lim))
+            return fail_too_large(codec, off + at);
     }
-    *scale = u2f(mk) / lim;
-    if (scale_overflows(*scale, lim))
-        return fail_too_large(codec, off);
-    quantize_block(xb, block, mk, lim, q);
     return GD_OK;
 }
-
-/* ---- int8 --------------------------------------------------------------- */
 
 static gd_status encode_int8(const float *x, size_t n, uint8_t *out, float *decoded) {
+    gd_backend cpu = host_backend();
     uint8_t *p = out;
-    for (size_t off = 0; off < n; off += B8) {
-        size_t m = n - off < B8 ? n - off : B8;
-        float xb[B8], scale = 0.0f;
-        int8_t q[B8];
-        GD_TRY(quantize_at(x, off, m, B8, 127.0f, "int8", xb, q, &scale));
-        memcpy(p, &scale, 4);
-        store_bytes(p + 4, q, sizeof q, m);
-        p += 4 + m;
-        if (decoded != NULL) {
-            dequantize_block(q, B8, scale, xb);
-            store_bytes(decoded + off, xb, sizeof xb, m * sizeof(float));
+    for (size_t off = 0; off < n; off += GROUP) {
+        size_t m = min_size(GROUP, n - off);
+        int8_t q[GROUP];
+        float scales[GROUP / B8];
+        GD_TRY(quantize_group(&cpu, x, off, m, B8, 127.0f, "int8", q, scales, decoded));
+        for (size_t b = 0, at = 0; at < m; b++, at += B8) {
+            size_t len = min_size(B8, m - at);
+            memcpy(p, &scales[b], 4);
+            gd_block_store(p + 4, q + at, B8, len);
+            p += 4 + len;
         }
     }
     return GD_OK;
 }
 
 static gd_status decode_int8(const uint8_t *in, float *x, size_t n) {
+    gd_backend cpu = host_backend();
     const uint8_t *p = in;
-    for (size_t off = 0; off < n; off += B8) {
-        size_t m = n - off < B8 ? n - off : B8;
-        float scale, y[B8];
-        int8_t q[B8];
-        memcpy(&scale, p, 4);
-        GD_TRY(check_scale("int8", scale, 127.0f, (size_t)(p - in)));
-        load_bytes(q, p + 4, sizeof q, m);
-        uint32_t bad = 0;
-        for (size_t i = 0; i < B8; i++)
-            bad |= q[i] == -128;
-        if (bad)
-            return gd_fail(GD_ERR_PARSE, "int8 chunk: value -128 in the block at byte %zu",
-                           (size_t)(p - in));
-        dequantize_block(q, B8, scale, y);
-        store_bytes(x + off, y, sizeof y, m * sizeof(float));
-        p += 4 + m;
+    for (size_t off = 0; off < n; off += GROUP) {
+        size_t m = min_size(GROUP, n - off);
+        int8_t q[GROUP];
+        float scales[GROUP / B8];
+        for (size_t b = 0, at = 0; at < m; b++, at += B8) {
+            size_t len = min_size(B8, m - at);
+            memcpy(&scales[b], p, 4);
+            GD_TRY(check_scale("int8", scales[b], 127.0f, (size_t)(p - in)));
+            gd_block_load(q + at, p + 4, B8, len);
+            uint32_t bad = 0;
+            for (size_t i = 0; i < B8; i++)
+                bad |= q[at + i] == -128;
+            if (bad)
+                return gd_fail(GD_ERR_PARSE, "int8 chunk: value -128 in the block at byte %zu",
+                               (size_t)(p - in));
+            p += 4 + len;
+        }
+        gd_backend_dequantize_blocks(&cpu, x + off, q, scales, m, B8);
     }
     return GD_OK;
 }
 
-/* ---- int4 --------------------------------------------------------------- */
-
 static gd_status encode_int4(const float *x, size_t n, uint8_t *out, float *decoded) {
+    gd_backend cpu = host_backend();
     uint8_t *p = out;
-    for (size_t off = 0; off < n; off += B4) {
-        size_t m = n - off < B4 ? n - off : B4;
-        float xb[B4], scale = 0.0f;
-        int8_t q[B4];
-        uint8_t packed[B4 / 2];
+    for (size_t off = 0; off < n; off += GROUP) {
+        size_t m = min_size(GROUP, n - off);
+        int8_t q[GROUP];
+        float scales[GROUP / B4];
         /* (int4 never overflows: 7 * (FLT_MAX / 7) fits.) */
-        GD_TRY(quantize_at(x, off, m, B4, 7.0f, "int4", xb, q, &scale));
-        /* Two's-complement nibbles, the even index low; a short tail's
-         * padding nibble is 0 because its q is. */
-        for (size_t j = 0; j < B4 / 2; j++)
-            packed[j] = (uint8_t)(((uint8_t)q[2 * j] & 0x0fu) | ((uint8_t)q[2 * j + 1] << 4));
-        memcpy(p, &scale, 4);
-        store_bytes(p + 4, packed, sizeof packed, (m + 1) / 2);
-        p += 4 + (m + 1) / 2;
-        if (decoded != NULL) {
-            dequantize_block(q, B4, scale, xb);
-            store_bytes(decoded + off, xb, sizeof xb, m * sizeof(float));
+        GD_TRY(quantize_group(&cpu, x, off, m, B4, 7.0f, "int4", q, scales, decoded));
+        for (size_t b = 0, at = 0; at < m; b++, at += B4) {
+            size_t len = min_size(B4, m - at);
+            int8_t qb[B4];
+            uint8_t packed[B4 / 2];
+            /* Two's-complement nibbles, the even index low; a short tail's
+             * padding nibble is 0 because its (zero-filled) q is. */
+            gd_block_load(qb, q + at, B4, len);
+            for (size_t j = 0; j < B4 / 2; j++)
+                packed[j] =
+                    (uint8_t)(((uint8_t)qb[2 * j] & 0x0fu) | ((uint8_t)qb[2 * j + 1] << 4));
+            memcpy(p, &scales[b], 4);
+            gd_block_store(p + 4, packed, sizeof packed, (len + 1) / 2);
+            p += 4 + (len + 1) / 2;
         }
     }
     return GD_OK;
 }
 
 static gd_status decode_int4(const uint8_t *in, float *x, size_t n) {
+    gd_backend cpu = host_backend();
     const uint8_t *p = in;
-    for (size_t off = 0; off < n; off += B4) {
-        size_t m = n - off < B4 ? n - off : B4;
-        size_t bytes = (m + 1) / 2;
-        float scale, y[B4];
-        uint8_t packed[B4 / 2];
-        int8_t q[B4];
-        memcpy(&scale, p, 4);
-        GD_TRY(check_scale("int4", scale, 7.0f, (size_t)(p - in)));
-        load_bytes(packed, p + 4, sizeof packed, bytes);
-        if ((m & 1) && (packed[bytes - 1] >> 4) != 0)
-            return gd_fail(GD_ERR_PARSE, "int4 chunk: nonzero padding nibble at byte %zu",
-                           (size_t)(p - in) + 4 + bytes - 1);
-        uint32_t bad = 0;
-        for (size_t j = 0; j < B4 / 2; j++) {
-            /* (v ^ 8) - 8 sign-extends a 4-bit two's-complement value. */
-            int32_t lo = (int32_t)((packed[j] & 0x0fu) ^ 8u) - 8;
-            int32_t hi = (int32_t)((packed[j] >> 4) ^ 8u) - 8;
-            bad |= (lo == -8) | (hi == -8);
-            q[2 * j] = (int8_t)lo;
-            q[2 * j + 1] = (int8_t)hi;
+    for (size_t off = 0; off < n; off += GROUP) {
+        size_t m = min_size(GROUP, n - off);
+        int8_t q[GROUP];
+        float scales[GROUP / B4];
+        for (size_t b = 0, at = 0; at < m; b++, at += B4) {
+            size_t len = min_size(B4, m - at), bytes = (len + 1) / 2;
+            uint8_t packed[B4 / 2];
+            memcpy(&scales[b], p, 4);
+            GD_TRY(check_scale("int4", scales[b], 7.0f, (size_t)(p - in)));
+            gd_block_load(packed, p + 4, sizeof packed, bytes);
+            if ((len & 1) && (packed[bytes - 1] >> 4) != 0)
+                return gd_fail(GD_ERR_PARSE, "int4 chunk: nonzero padding nibble at byte %zu",
+                               (size_t)(p - in) + 4 + bytes - 1);
+            uint32_t bad = 0;
+            for (size_t j = 0; j < B4 / 2; j++) {
+                /* (v ^ 8) - 8 sign-extends a 4-bit two's-complement value. */
+                int32_t lo = (int32_t)((packed[j] & 0x0fu) ^ 8u) - 8;
+                int32_t hi = (int32_t)((packed[j] >> 4) ^ 8u) - 8;
+                bad |= (lo == -8) | (hi == -8);
+                q[at + 2 * j] = (int8_t)lo;
+                q[at + 2 * j + 1] = (int8_t)hi;
+            }
+            if (bad)
+                return gd_fail(GD_ERR_PARSE, "int4 chunk: value -8 in the block at byte %zu",
+                               (size_t)(p - in));
+            p += 4 + bytes;
         }
-        if (bad)
-            return gd_fail(GD_ERR_PARSE, "int4 chunk: value -8 in the block at byte %zu",
-                           (size_t)(p - in));
-        dequantize_block(q, B4, scale, y);
-        store_bytes(x + off, y, sizeof y, m * sizeof(float));
-        p += 4 + bytes;
+        gd_backend_dequantize_blocks(&cpu, x + off, q, scales, m, B4);
     }
     return GD_OK;
 }

@@ -6,6 +6,7 @@
 #include "common/mem.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/ops.h"
+#include "kernels/cpu/codec_ops.h"
 #include "kernels/cpu/round_ops.h"
 
 static void *cpu_buffer_alloc(const gd_backend *be, size_t bytes) {
@@ -141,6 +142,25 @@ static void cpu_nesterov_step(const gd_backend *be, float *params, float *moment
     gd_cpu_nesterov_step_f32(be->pool, params, momentum, acc, n, lr, mu);
 }
 
+static void cpu_quantize_blocks(const gd_backend *be, int8_t *q, float *scales, float *decoded,
+                                const float *x, size_t n, size_t block, float limit) {
+    gd_cpu_quantize_blocks_f32(be->pool, q, scales, decoded, x, n, block, limit);
+}
+
+static void cpu_dequantize_blocks(const gd_backend *be, float *y, const int8_t *q,
+                                  const float *scales, size_t n, size_t block) {
+    gd_cpu_dequantize_blocks_f32(be->pool, y, q, scales, n, block);
+}
+
+static void cpu_bf16_quantize(const gd_backend *be, uint16_t *h, float *decoded, const float *x,
+                              size_t n) {
+    gd_cpu_bf16_quantize_f32(be->pool, h, decoded, x, n);
+}
+
+static void cpu_bf16_dequantize(const gd_backend *be, float *y, const uint16_t *h, size_t n) {
+    gd_cpu_bf16_dequantize_f32(be->pool, y, h, n);
+}
+
 static const gd_backend_iface gd_cpu_iface = {
     .name = "cpu",
     .host_memory = true,
@@ -171,6 +191,10 @@ static const gd_backend_iface gd_cpu_iface = {
     .pseudo_gradient = cpu_pseudo_gradient,
     .weighted_add = cpu_weighted_add,
     .nesterov_step = cpu_nesterov_step,
+    .quantize_blocks = cpu_quantize_blocks,
+    .dequantize_blocks = cpu_dequantize_blocks,
+    .bf16_quantize = cpu_bf16_quantize,
+    .bf16_dequantize = cpu_bf16_dequantize,
 };
 
 void gd_backend_cpu_init(gd_backend *out, gd_pool *pool) {

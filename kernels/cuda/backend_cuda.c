@@ -375,6 +375,26 @@ static void cuda_nesterov_step(const gd_backend *be, float *params, float *momen
     gd_cuda_nesterov_step(gd_cuda_use(be)->stream, params, momentum, acc, n, lr, mu);
 }
 
+static void cuda_quantize_blocks(const gd_backend *be, int8_t *q, float *scales,
+                                 float *decoded, const float *x, size_t n, size_t block,
+                                 float limit) {
+    gd_cuda_quantize_blocks(gd_cuda_use(be)->stream, q, scales, decoded, x, n, block, limit);
+}
+
+static void cuda_dequantize_blocks(const gd_backend *be, float *y, const int8_t *q,
+                                   const float *scales, size_t n, size_t block) {
+    gd_cuda_dequantize_blocks(gd_cuda_use(be)->stream, y, q, scales, n, block);
+}
+
+static void cuda_bf16_quantize(const gd_backend *be, uint16_t *h, float *decoded,
+                               const float *x, size_t n) {
+    gd_cuda_bf16_quantize(gd_cuda_use(be)->stream, h, decoded, x, n);
+}
+
+static void cuda_bf16_dequantize(const gd_backend *be, float *y, const uint16_t *h, size_t n) {
+    gd_cuda_bf16_dequantize(gd_cuda_use(be)->stream, y, h, n);
+}
+
 static const gd_backend_iface gd_cuda_iface = {
     .name = "cuda",
     .host_memory = false,
@@ -405,6 +425,10 @@ static const gd_backend_iface gd_cuda_iface = {
     .pseudo_gradient = cuda_pseudo_gradient,
     .weighted_add = cuda_weighted_add,
     .nesterov_step = cuda_nesterov_step,
+    .quantize_blocks = cuda_quantize_blocks,
+    .dequantize_blocks = cuda_dequantize_blocks,
+    .bf16_quantize = cuda_bf16_quantize,
+    .bf16_dequantize = cuda_bf16_dequantize,
 };
 
 /* --- opening ------------------------------------------------------------------------------- */

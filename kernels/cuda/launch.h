@@ -1,7 +1,8 @@
 /* The CUDA kernels' launchers, callable from C: each enqueues its kernel on
  * stream and checks the launch (kernels/cuda/cuda_check.h). Arguments are
  * device pointers with the shapes and semantics of the CPU ops of the same
- * name (kernels/cpu/ops.h, kernels/cpu/round_ops.h). One .cu file per op family. */
+ * name (kernels/cpu/ops.h, kernels/cpu/round_ops.h,
+ * kernels/cpu/codec_ops.h). One .cu file per op family. */
 #ifndef GD_KERNELS_CUDA_LAUNCH_H
 #define GD_KERNELS_CUDA_LAUNCH_H
 
@@ -78,6 +79,15 @@ void gd_cuda_weighted_add(cudaStream_t stream, float *acc, const float *delta, f
                           size_t n);
 void gd_cuda_nesterov_step(cudaStream_t stream, float *params, float *momentum,
                            const float *acc, size_t n, float lr, float mu);
+
+/* codec.cu: the codec ops of kernels/cpu/codec_ops.h, bit for bit. */
+void gd_cuda_quantize_blocks(cudaStream_t stream, int8_t *q, float *scales, float *decoded,
+                             const float *x, size_t n, size_t block, float limit);
+void gd_cuda_dequantize_blocks(cudaStream_t stream, float *y, const int8_t *q,
+                               const float *scales, size_t n, size_t block);
+void gd_cuda_bf16_quantize(cudaStream_t stream, uint16_t *h, float *decoded, const float *x,
+                           size_t n);
+void gd_cuda_bf16_dequantize(cudaStream_t stream, float *y, const uint16_t *h, size_t n);
 
 /* reduce.cu: partials[c] = the sum of x[i]^2 in double over chunk c of
  * chunk values, each chunk summed in index order (the CPU's order, so the

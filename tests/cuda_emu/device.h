@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <tuple>
 #include <type_traits>
@@ -38,6 +39,18 @@ struct dim3 {
 // contraction (-ffp-contract=off), so a plain operation rounds once.
 inline double __dadd_rn(double a, double b) { return a + b; }
 inline double __dmul_rn(double a, double b) { return a * b; }
+
+// A float's bits and back, as the reinterpreting intrinsics give them.
+inline unsigned __float_as_uint(float f) {
+    unsigned u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+inline float __uint_as_float(unsigned u) {
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
 
 namespace gd_emu {
 

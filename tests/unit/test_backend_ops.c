@@ -1,6 +1,6 @@
 /* Cross-backend checks in the style of ggml's test-backend-ops: every op
- * forward and backward, a full training step, a DiLoCo round and the
- * aggregate, each run on the backend under test and on the CPU reference
+ * forward and backward, the codecs' ops, a full training step, a DiLoCo
+ * round and the aggregate, each run on the backend under test and on the CPU reference
  * from the same inputs, compared with a per-op error threshold (normalized
  * mean squared error), checked for NaN and Inf, with guard values around
  * every output buffer; and the same training run twice on the backend,
@@ -462,6 +462,140 @@ static void test_ops(const backend_under_test *b) {
     free(x);
 }
 
+/* --- the codec ops: bit for bit on every backend ------------------------------------------ */
+
+/* Equal bits, or both NaN (a NaN's payload after arithmetic is the
+ * hardware's: a NaN block's scale is only required to be NaN). */
+static bool same_or_nan(const float *a, const float *b, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (memcmp(&a[i], &b[i], sizeof(float)) != 0 && !(isnan(a[i]) && isnan(b[i])))
+            return false;
+    return true;
+}
+
+static void report_exact(const char *what, const char *path, bool ok) {
+    printf("%-4s %-28s %-8s %s\n", ok ? "ok" : "FAIL", what, path,
+           ok ? "same bits" : "bits differ from the CPU");
+    CHECK(ok);
+}
+
+/* Values that reach every branch of the quantiser and of bf16 rounding: a
+ * magnitude per block from 1e-42 (subnormal) through 2^-64 (the tiny path)
+ * to FLT_MAX, all-zero blocks, halves that tie, and one block each holding
+ * +Inf and a NaN. */
+static void codec_inputs(float *x, size_t n, size_t block, gd_rng *rng) {
+    static const float mags[] = {1.0f, 1e-3f, 3e-20f, 1e-30f, 1e-42f, 1e30f, 3.4e38f, 0.0f};
+    for (size_t b = 0; b * block < n; b++) {
+        float mag = mags[b % (sizeof mags / sizeof mags[0])];
+        for (size_t i = b * block; i < n && i < (b + 1) * block; i++)
+            x[i] = mag * (2.0f * (float)gd_rng_uniform(rng) - 1.0f);
+        if (b % 11 == 5) /* exact halves against a max of 127 (int8) or 7 (int4) */
+            for (size_t i = b * block; i < n && i < (b + 1) * block; i++)
+                x[i] = (i == b * block) ? 127.0f : (float)((int)(i % 13) - 6) + 0.5f;
+    }
+    x[3 * block + 1] = INFINITY;
+    x[9 * block + 2] = NAN;
+    x[12 * block] = -3.4028235e38f;
+}
+
+static void test_quantize(const backend_under_test *b, const gd_backend *cpu, size_t block,
+                          float limit, const char *name) {
+    size_t n = 70000 + 37; /* more than one pool task and a short last block */
+    size_t nb = (n + block - 1) / block, qwords = (n + 3) / 4;
+    float *x = malloc(n * sizeof *x), *dec = malloc(n * sizeof *dec);
+    float *scales = malloc(nb * sizeof *scales), *got_scales = malloc(nb * sizeof *got_scales);
+    float *got_dec = malloc(n * sizeof *got_dec), *y = malloc(n * sizeof *y);
+    float *got_y = malloc(n * sizeof *got_y);
+    int8_t *q = calloc(qwords, 4), *got_q = calloc(qwords, 4);
+    CHECK(x && dec && scales && got_scales && got_dec && y && got_y && q && got_q);
+    gd_rng rng;
+    gd_rng_init(&rng, 4242 + block, (const uint32_t[4]){0, 0, 0, 0});
+    codec_inputs(x, n, block, &rng);
+    gd_backend_quantize_blocks(cpu, q, scales, dec, x, n, block, limit);
+    gd_backend_dequantize_blocks(cpu, y, q, scales, n, block);
+    const char *path = b->be.iface->quantize_blocks ? "native" : "fallback";
+
+    /* Separate outputs, then decoded in place over x. */
+    for (int in_place = 0; in_place < 2; in_place++) {
+        guarded gx, gq, gs, gd;
+        float *dx = guarded_upload(&b->be, &gx, x, n);
+        int8_t *dq = guarded_upload(&b->be, &gq, NULL, qwords);
+        float *ds = guarded_upload(&b->be, &gs, NULL, nb);
+        float *dd = in_place ? dx : guarded_upload(&b->be, &gd, NULL, n);
+        gd_backend_quantize_blocks(&b->be, dq, ds, dd, dx, n, block, limit);
+        bool guards = guarded_download(&b->be, &gx, in_place ? got_dec : NULL);
+        guards = guarded_download(&b->be, &gq, got_q) && guards;
+        guards = guarded_download(&b->be, &gs, got_scales) && guards;
+        if (!in_place)
+            guards = guarded_download(&b->be, &gd, got_dec) && guards;
+        char what[64];
+        snprintf(what, sizeof what, "quantize_blocks %s%s", name, in_place ? " in place" : "");
+        report_exact(what, path,
+                     guards && memcmp(got_q, q, n) == 0 && same_or_nan(got_scales, scales, nb) &&
+                         same_or_nan(got_dec, dec, n));
+    }
+    guarded gy, gq, gs;
+    float *dy = guarded_upload(&b->be, &gy, NULL, n);
+    const int8_t *dq = guarded_upload(&b->be, &gq, q, qwords);
+    const float *ds = guarded_upload(&b->be, &gs, scales, nb);
+    gd_backend_dequantize_blocks(&b->be, dy, dq, ds, n, block);
+    bool guards = guarded_download(&b->be, &gy, got_y);
+    guards = guarded_download(&b->be, &gq, NULL) && guarded_download(&b->be, &gs, NULL) && guards;
+    char what[64];
+    snprintf(what, sizeof what, "dequantize_blocks %s", name);
+    report_exact(what, b->be.iface->dequantize_blocks ? "native" : "fallback",
+                 guards && same_or_nan(got_y, y, n));
+    free(x), free(dec), free(scales), free(got_scales), free(got_dec), free(y), free(got_y);
+    free(q), free(got_q);
+}
+
+static void test_bf16(const backend_under_test *b, const gd_backend *cpu) {
+    size_t n = 70000 + 37, hwords = (n + 1) / 2;
+    float *x = malloc(n * sizeof *x), *dec = malloc(n * sizeof *dec);
+    float *got_dec = malloc(n * sizeof *got_dec), *y = malloc(n * sizeof *y);
+    float *got_y = malloc(n * sizeof *got_y);
+    uint16_t *h = calloc(hwords, 4), *got_h = calloc(hwords, 4);
+    CHECK(x && dec && got_dec && y && got_y && h && got_h);
+    gd_rng rng;
+    gd_rng_init(&rng, 4343, (const uint32_t[4]){0, 0, 0, 0});
+    codec_inputs(x, n, 64, &rng);
+    for (size_t i = 0; i < n; i += 97) { /* exact ties: the dropped half is 0x8000 */
+        uint32_t u;
+        memcpy(&u, &x[i], 4);
+        u = (u & 0xffff0000u) | 0x8000u;
+        memcpy(&x[i], &u, 4);
+    }
+    x[5] = 3.4028235e38f; /* rounds past bf16's max: saturates */
+    gd_backend_bf16_quantize(cpu, h, dec, x, n);
+    gd_backend_bf16_dequantize(cpu, y, h, n);
+    guarded gx, gh, gd, gy;
+    float *dx = guarded_upload(&b->be, &gx, x, n);
+    uint16_t *dh = guarded_upload(&b->be, &gh, NULL, hwords);
+    float *dd = guarded_upload(&b->be, &gd, NULL, n);
+    gd_backend_bf16_quantize(&b->be, dh, dd, dx, n);
+    bool guards = guarded_download(&b->be, &gx, NULL);
+    guards = guarded_download(&b->be, &gh, got_h) && guards;
+    guards = guarded_download(&b->be, &gd, got_dec) && guards;
+    report_exact("bf16_quantize", b->be.iface->bf16_quantize ? "native" : "fallback",
+                 guards && memcmp(got_h, h, n * 2) == 0 && memcmp(got_dec, dec, n * 4) == 0);
+    const uint16_t *dh2 = guarded_upload(&b->be, &gh, h, hwords);
+    float *dy = guarded_upload(&b->be, &gy, NULL, n);
+    gd_backend_bf16_dequantize(&b->be, dy, dh2, n);
+    guards = guarded_download(&b->be, &gh, NULL);
+    guards = guarded_download(&b->be, &gy, got_y) && guards;
+    report_exact("bf16_dequantize", b->be.iface->bf16_dequantize ? "native" : "fallback",
+                 guards && memcmp(got_y, y, n * 4) == 0);
+    free(x), free(dec), free(got_dec), free(y), free(got_y), free(h), free(got_h);
+}
+
+static void test_codec_ops(const backend_under_test *b) {
+    gd_backend cpu;
+    gd_backend_cpu_init(&cpu, NULL);
+    test_quantize(b, &cpu, GD_QUANT_BLOCK_INT8, 127.0f, "int8");
+    test_quantize(b, &cpu, GD_QUANT_BLOCK_INT4, 7.0f, "int4");
+    test_bf16(b, &cpu);
+}
+
 /* --- a training step, a round and the aggregate ----------------------------------------- */
 
 typedef struct pair {
@@ -663,6 +797,7 @@ int main(int argc, char **argv) {
         return opened;
     printf("backend %s\n", b.name);
     test_ops(&b);
+    test_codec_ops(&b);
     test_training_step(&b);
     test_run_to_run(&b);
     test_round_and_aggregate(&b);
