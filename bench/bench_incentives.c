@@ -251,8 +251,9 @@ int main(int argc, char **argv) {
     if (o.json)
         printf("]}\n");
     else
-        printf("(caught: an upheld accusation, or for lazy validators a slash; pay and net are "
-               "per member relative to an honest member, net after slashes)\n");
+        printf("(caught: an upheld FAIL, a check the class could not fetch, or for lazy "
+               "validators a slash; pay and net are per member relative to an honest member, "
+               "net after slashes)\n");
     gd_dd_log_free(&log);
     gd_dd_close(&d);
     free(roles);

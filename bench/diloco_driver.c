@@ -625,6 +625,12 @@ void gd_dd_play_round(gd_dd *d, gd_dd_round_log *log, double hook_ms[5]) {
             listed(r->round->aggregation_set, r->round->n_aggregation_set, d->addr[i]);
         log->caught[i] = listed(r->round->failed, r->round->n_failed, d->addr[i]);
     }
+    /* A withholder is caught by a check its class could not fetch. */
+    for (size_t x = 0; x < r->n_assignments; x++)
+        for (int i = 0; i < d->w; i++)
+            log->caught[i] |= r->assignments[x]->outcome ==
+                                  GONKA__DILOCO__V1__CHECK_OUTCOME__CHECK_OUTCOME_UNAVAILABLE &&
+                              strcmp(r->assignments[x]->target, d->addr[i]) == 0;
     gonka__diloco__v1__query_round_response__free_unpacked(r, NULL);
     free(faked);
 }

@@ -84,7 +84,8 @@ uint64_t gd_dd_settled(gd_dd *d, int member, uint64_t epoch);
 typedef struct gd_dd_round_log {
     uint64_t round, epoch;
     bool done;
-    bool *committed, *included, *aggregated, *caught; /* caught: in Round.failed */
+    bool *committed, *included, *aggregated, *caught; /* caught: in Round.failed, or a check
+                                                       * ended unavailable */
     uint32_t *faked;                                  /* segments faked */
     uint32_t *checks;                                 /* checks it was assigned */
 } gd_dd_round_log;

@@ -67,8 +67,8 @@ const char *gd_diloco_verdict_name(int verdict) {
 }
 
 const char *gd_diloco_outcome_name(int outcome) {
-    static const char *const names[] = {"pending", "passed", "upheld", "undecided"};
-    return outcome >= 0 && outcome < 4 ? names[outcome] : "unspecified";
+    static const char *const names[] = {"pending", "passed", "upheld", "undecided", "unavailable"};
+    return outcome >= 0 && outcome < 5 ? names[outcome] : "unspecified";
 }
 
 /* An array of JSON integers. */
@@ -127,7 +127,7 @@ static json_t *gd_dj_windows(const Gonka__Diloco__V1__RoundWindows *w) {
 static json_t *gd_dj_round(const void *p) {
     const Gonka__Diloco__V1__Round *r = p;
     return json_pack(
-        "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:s,s:s,s:o,s:o,s:s,s:o,s:o,s:o}", "run",
+        "{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:s,s:s,s:s,s:o,s:o,s:s,s:o,s:o,s:o,s:o}", "run",
         gd_dj_u64(r->run), "index", gd_dj_u64(r->index), "epoch", gd_dj_u64(r->epoch),
         "windows", gd_dj_windows(r->windows), "beacon", gd_dj_hex(&r->beacon), "seed",
         gd_dj_hex(&r->seed), "verify_randomness", gd_dj_hex(&r->verify_randomness),
@@ -139,7 +139,7 @@ static json_t *gd_dj_round(const void *p) {
         "phase", gd_diloco_phase_name((int)r->phase), "inclusion_set",
         gd_dj_strings(r->inclusion_set, r->n_inclusion_set), "aggregation_set",
         gd_dj_strings(r->aggregation_set, r->n_aggregation_set), "failed",
-        gd_dj_strings(r->failed, r->n_failed));
+        gd_dj_strings(r->failed, r->n_failed), "cheaters", gd_dj_strings(r->cheaters, r->n_cheaters));
 }
 
 static json_t *gd_dj_commitment(const void *p) {
@@ -195,10 +195,11 @@ static json_t *gd_dj_randomness(const void *p) {
 
 static json_t *gd_dj_settle(const void *p) {
     const Gonka__Diloco__V1__SettleAmount *s = p;
-    return json_pack("{s:o,s:o,s:s,s:s,s:o,s:I,s:I,s:b}", "run", gd_dj_u64(s->run), "epoch",
+    return json_pack("{s:o,s:o,s:s,s:s,s:o,s:I,s:I,s:b,s:b}", "run", gd_dj_u64(s->run), "epoch",
                      gd_dj_u64(s->epoch), "address", s->address, "amount", s->amount, "tokens",
                      gd_dj_u64(s->tokens), "checks", (json_int_t)s->checks, "attestations",
-                     (json_int_t)s->attestations, "claimed", (int)s->claimed);
+                     (json_int_t)s->attestations, "claimed", (int)s->claimed, "forfeited",
+                     (int)s->forfeited);
 }
 
 /* --- responses ------------------------------------------------------------------- */

@@ -164,7 +164,8 @@ gd_status gd_diloco_round_check(const Gonka__Diloco__V1__Round *r) {
         return gd_fail(GD_ERR_INVALID, "round phase %d is not defined", (int)r->phase);
     GD_TRY(gd_diloco_addresses_check(r->inclusion_set, r->n_inclusion_set, "round inclusion_set"));
     GD_TRY(gd_diloco_addresses_check(r->aggregation_set, r->n_aggregation_set, "round aggregation_set"));
-    return gd_diloco_addresses_check(r->failed, r->n_failed, "round failed");
+    GD_TRY(gd_diloco_addresses_check(r->failed, r->n_failed, "round failed"));
+    return gd_diloco_addresses_check(r->cheaters, r->n_cheaters, "round cheaters");
 }
 
 gd_status gd_diloco_commitment_check(const Gonka__Diloco__V1__Commitment *c,
@@ -208,7 +209,7 @@ gd_status gd_diloco_assignment_check(const Gonka__Diloco__V1__Assignment *a) {
     if (a->n_recheckers > GD_DILOCO_RECHECKERS_MAX)
         return gd_fail(GD_ERR_INVALID, "assignment has %zu re-checkers", a->n_recheckers);
     if ((int)a->outcome < GONKA__DILOCO__V1__CHECK_OUTCOME__CHECK_OUTCOME_PENDING ||
-        (int)a->outcome > GONKA__DILOCO__V1__CHECK_OUTCOME__CHECK_OUTCOME_UNDECIDED)
+        (int)a->outcome > GONKA__DILOCO__V1__CHECK_OUTCOME__CHECK_OUTCOME_UNAVAILABLE)
         return gd_fail(GD_ERR_INVALID, "assignment outcome %d is not defined", (int)a->outcome);
     return gd_diloco_addresses_check(a->recheckers, a->n_recheckers, "assignment re-checker");
 }

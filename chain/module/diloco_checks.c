@@ -181,8 +181,11 @@ static gd_status dl_save_assignment(gd_ctx *ctx, const dl_round *r, const dl_ass
 }
 
 static const char *dl_outcome_name(int o) {
-    return o == OUTCOME(PASSED) ? "passed" : o == OUTCOME(UPHELD) ? "upheld"
-                                          : o == OUTCOME(UNDECIDED) ? "undecided" : "pending";
+    return o == OUTCOME(PASSED)        ? "passed"
+           : o == OUTCOME(UPHELD)      ? "upheld"
+           : o == OUTCOME(UNDECIDED)   ? "undecided"
+           : o == OUTCOME(UNAVAILABLE) ? "unavailable"
+                                       : "pending";
 }
 
 static gd_status dl_outcome_event(gd_ctx *ctx, const dl_round *r, const dl_assignment *a,
@@ -194,12 +197,22 @@ static gd_status dl_outcome_event(gd_ctx *ctx, const dl_round *r, const dl_assig
     return dl_event(ctx, "diloco_check_outcome", r, "target", a->target, "outcome", text);
 }
 
-/* ---- dispute start: undisputed outcomes and re-checkers ----------------------------------- */
+/* ---- dispute start: undisputed outcomes and juries ----------------------------------------- */
 
 /* A check is undisputed when every validator revealed PASS with one digest;
  * anything else (an accusation, two digests, no revealed verdict at all)
- * goes to re-checkers, so a skipped check neither passes a cheat nor costs
- * an honest target its pay when re-checkers are there. */
+ * goes to a jury, so a skipped check neither passes a cheat nor costs an
+ * honest target its pay when a jury is there.
+ *
+ * The jury is the whole class: every member of the target's class active
+ * by dispute start, less the target and the check's validators. A drawn
+ * jury of a few would be a sample a coalition wins now and then (at q = 0.3
+ * a majority of three one time in five), and a seed fixed before the seals
+ * lets it know in advance which samples it wins; a vote of the class by
+ * weight is one that no coalition below a third can win, and there is
+ * nothing to predict. A dispute costs the class one re-execution each; it
+ * arises only from a cheat, a lie, a lazy answer or a skip, and each of
+ * those pays a slash. */
 static gd_status dl_open_dispute(gd_ctx *ctx, const dl_run *run, dl_round *r, dl_assignment *a,
                                  dl_pool *pool) {
     size_t nv = a->n_validators < 2 ? a->n_validators : 2;
@@ -231,10 +244,9 @@ static gd_status dl_open_dispute(gd_ctx *ctx, const dl_run *run, dl_round *r, dl
     } else if (s == GD_OK) {
         s = dl_pool_fill(pool, r, dl_class_of(r, a->target), a->target, a->validators,
                          a->n_validators);
-        uint32_t need = run->spec->recheck_validators;
-        if (s == GD_OK && pool->n < need) {
-            /* Nobody left to decide: the target is not paid, accusers get
-             * their bonds back, nobody is slashed for the decision. */
+        if (s == GD_OK && pool->n < run->spec->recheck_validators) {
+            /* Too few to decide: the target is not paid, accusers get their
+             * bonds back, nobody is slashed for the decision. */
             a->outcome = OUTCOME(UNDECIDED);
             for (size_t j = 0; s == GD_OK && j < nv; j++)
                 if (v[j] != NULL && v[j]->bonded) {
@@ -245,15 +257,10 @@ static gd_status dl_open_dispute(gd_ctx *ctx, const dl_run *run, dl_round *r, dl
             if (s == GD_OK)
                 s = dl_save_assignment(ctx, r, a);
             if (s == GD_OK)
-                s = dl_outcome_event(ctx, r, a, "too few re-checkers");
+                s = dl_outcome_event(ctx, r, a, "too few jurors");
         } else {
-            const uint8_t *rnd = r->recheck_randomness.data;
-            for (uint32_t k = 0; s == GD_OK && k < need; k++) {
-                uint32_t at = gd_diloco_draw_member("gd-recheck", rnd, a->target, a->check, k,
-                                                    pool->weight, pool->n);
-                s = dl_push_str(&a->recheckers, &a->n_recheckers, pool->addr[at]);
-                dl_pool_take(pool, at);
-            }
+            for (uint32_t k = 0; s == GD_OK && k < pool->n; k++)
+                s = dl_push_str(&a->recheckers, &a->n_recheckers, pool->addr[k]);
             if (s == GD_OK)
                 s = dl_save_assignment(ctx, r, a);
             char count[24];
@@ -283,69 +290,134 @@ gd_status dl_assign_rechecks(gd_ctx *ctx, const dl_run *run, dl_round *r) {
 
 /* ---- attest start: outcomes ---------------------------------------------------------------- */
 
-/* The re-checkers' decision. n is the number drawn (odd), so a strict
- * majority of it exists only when enough of them answered the same way: a
- * tie or too many silent re-checkers leave the check UNDECIDED, which never
- * pays the accused. An UNAVAILABLE re-check is a vote against the target:
- * data the re-checkers cannot fetch either is a failure of the target. */
+/* The class's decision, by frozen weight. Every revealed re-execution
+ * votes: the check's validators and its jury. The class's weight is the
+ * target's, the validators' and the jury's: every member of the class
+ * active at dispute start. A side decides only with more than a third of
+ * it, which no coalition below a third reaches alone, and which the
+ * honest members (more than two thirds, bit-exact within a class, so all
+ * on one side) reach whenever half of them answer:
+ * - UPHELD: re-executed FAILs. Only a FAIL proves a cheat; an UNAVAILABLE
+ *   is no re-execution and never leads to a cheat slash.
+ * - PASSED: one PASS digest.
+ * - UNAVAILABLE: the class could not fetch the target's states: it is not
+ *   aggregated and pays the skip slash per check (a serving duty it
+ *   missed), no cheat slash. A coalition cannot reach it alone.
+ * - UNDECIDED: none of these (too many silent): bonds return, nobody is
+ *   slashed, the target is not aggregated. */
+typedef struct dl_vote {
+    dl_verdict *v;
+    uint64_t weight;
+    bool assigned;
+} dl_vote;
+
 typedef struct dl_tally {
-    size_t n, accuse, fails;
-    const dl_verdict *major; /* the PASS digest most re-checkers gave */
-    size_t major_count;
+    dl_u128 class_weight, fail, unavailable, major;
+    const dl_verdict *major_verdict; /* the PASS digest with the most weight */
     int outcome;
 } dl_tally;
 
-static void dl_tally_count(dl_tally *t, dl_verdict *const *re, size_t n) {
-    *t = (dl_tally){.n = n};
-    for (size_t i = 0; i < n; i++) {
-        if (!dl_revealed(re[i]))
-            continue;
-        t->accuse += dl_accuses(re[i]);
-        t->fails += re[i]->verdict == VERDICT(FAIL);
-        if (re[i]->verdict != VERDICT(PASS))
-            continue;
-        size_t same = 0;
-        for (size_t j = 0; j < n; j++)
-            same += dl_revealed(re[j]) && re[j]->verdict == VERDICT(PASS) &&
-                    dl_same_digest(re[i], re[j]);
-        if (same > t->major_count) {
-            t->major = re[i];
-            t->major_count = same;
-        }
-    }
-    t->outcome = 2 * t->accuse > n        ? OUTCOME(UPHELD)
-                 : 2 * t->major_count > n ? OUTCOME(PASSED)
-                                          : OUTCOME(UNDECIDED);
+/* 3 * part > total: more than a third. */
+static bool dl_over_third(dl_u128 part, dl_u128 total) { return 3 * part > total; }
+
+static gd_status dl_weight_of(const dl_round *r, const char *addr, uint64_t *out) {
+    size_t i = dl_round_find(r, addr);
+    *out = 0;
+    return i < r->n_members ? dl_amount(r->members[i]->weight, out) : GD_OK;
 }
 
-/* What a revealed verdict (an assigned one when bond_held, else a re-check)
- * earns or costs under the outcome. */
-static gd_status dl_judge(gd_ctx *ctx, const dl_run *run, const dl_round *r, const dl_tally *t,
-                          dl_verdict *v, bool assigned) {
-    bool passed = t->outcome == OUTCOME(PASSED), upheld = t->outcome == OUTCOME(UPHELD);
+static gd_status dl_tally_count(dl_tally *t, const dl_round *r, const dl_assignment *a,
+                                const dl_vote *votes, size_t n) {
+    *t = (dl_tally){0};
+    uint64_t w = 0;
+    GD_TRY(dl_weight_of(r, a->target, &w));
+    t->class_weight += w;
+    for (size_t i = 0; i < a->n_validators; i++) {
+        GD_TRY(dl_weight_of(r, a->validators[i], &w));
+        t->class_weight += w;
+    }
+    for (size_t i = 0; i < a->n_recheckers; i++) {
+        GD_TRY(dl_weight_of(r, a->recheckers[i], &w));
+        t->class_weight += w;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const dl_verdict *v = votes[i].v;
+        if (v->verdict == VERDICT(FAIL))
+            t->fail += votes[i].weight;
+        else if (v->verdict == VERDICT(UNAVAILABLE))
+            t->unavailable += votes[i].weight;
+        if (v->verdict != VERDICT(PASS))
+            continue;
+        dl_u128 same = 0;
+        for (size_t j = 0; j < n; j++)
+            if (votes[j].v->verdict == VERDICT(PASS) && dl_same_digest(v, votes[j].v))
+                same += votes[j].weight;
+        if (same > t->major) {
+            t->major = same;
+            t->major_verdict = v;
+        }
+    }
+    t->outcome = dl_over_third(t->fail, t->class_weight)          ? OUTCOME(UPHELD)
+                 : dl_over_third(t->major, t->class_weight)       ? OUTCOME(PASSED)
+                 : dl_over_third(t->unavailable, t->class_weight) ? OUTCOME(UNAVAILABLE)
+                                                                  : OUTCOME(UNDECIDED);
+    return GD_OK;
+}
+
+/* Slashes a cheat and remembers the cheater in the round: it forfeits the
+ * epoch's rewards (diloco_settle.c). */
+static gd_status dl_cheat(gd_ctx *ctx, const dl_run *run, dl_round *r, const char *addr,
+                          const char *reason) {
+    GD_TRY(dl_slash_cheat(ctx, run, addr, reason));
+    if (dl_has_str(r->cheaters, r->n_cheaters, addr))
+        return GD_OK;
+    GD_TRY(dl_push_str(&r->cheaters, &r->n_cheaters, addr));
+    /* Keep address order: move the new one down into place. */
+    for (size_t i = r->n_cheaters - 1;
+         i > 0 && gd_diloco_address_cmp(r->cheaters[i - 1], r->cheaters[i]) > 0; i--) {
+        char *x = r->cheaters[i];
+        r->cheaters[i] = r->cheaters[i - 1];
+        r->cheaters[i - 1] = x;
+    }
+    return GD_OK;
+}
+
+/* What a revealed vote earns or costs under the outcome. */
+static gd_status dl_judge(gd_ctx *ctx, const dl_run *run, dl_round *r, const dl_tally *t,
+                          const dl_vote *vote) {
+    dl_verdict *v = vote->v;
+    int o = t->outcome;
+    bool passed = o == OUTCOME(PASSED), upheld = o == OUTCOME(UPHELD);
     gd_status s = GD_OK;
-    if (dl_accuses(v)) {
-        /* An accusation is paid only if upheld; an overturned one loses its
-         * bond (assigned) or, for a re-check FAIL, the cheat slash: within
-         * a class re-execution is bit-exact, so a losing FAIL is a lie. */
-        if (assigned)
+    if (v->verdict == VERDICT(FAIL)) {
+        /* Within a class re-execution is bit-exact, so a FAIL the class
+         * overturns is a lie: the cheat slash, assigned or juror. */
+        if (vote->assigned)
             s = dl_settle_bond(ctx, run, v, !passed);
         v->credited = upheld;
         v->faulty = passed;
-        if (s == GD_OK && passed && !assigned && v->verdict == VERDICT(FAIL))
-            s = dl_slash_cheat(ctx, run, v->validator, "FAIL overturned by re-checkers");
+        if (s == GD_OK && passed)
+            s = dl_cheat(ctx, run, r, v->validator, "FAIL overturned by the class");
+    } else if (v->verdict == VERDICT(UNAVAILABLE)) {
+        /* Right when the class could not fetch either. When the class
+         * fetched and re-executed, an assigned UNAVAILABLE loses its bond
+         * and a juror's is a re-check it did not do: a skip. */
+        if (vote->assigned)
+            s = dl_settle_bond(ctx, run, v, !passed);
+        v->credited = o == OUTCOME(UNAVAILABLE);
+        v->faulty = passed;
+        if (s == GD_OK && passed && !vote->assigned)
+            s = dl_skip(ctx, run, r, v->validator, "UNAVAILABLE re-check of data the class fetched");
     } else if (v->verdict == VERDICT(PASS)) {
-        bool agrees = passed && dl_same_digest(v, t->major);
+        bool agrees = passed && dl_same_digest(v, t->major_verdict);
         v->credited = agrees;
         v->faulty = (passed && !agrees) || upheld;
         /* A PASS that loses is slashed, not only unpaid: a lazy validator
-         * that reveals PASS with any digest pays for it. A PASS on a check
-         * upheld only because the data was unavailable is unpaid but not
-         * slashed: the target may have served that validator alone. */
+         * that reveals PASS with any digest pays for it. */
         if (passed && !agrees)
-            s = dl_slash_cheat(ctx, run, v->validator, "PASS digest lost to the majority");
-        else if (upheld && 2 * t->fails > t->n)
-            s = dl_slash_cheat(ctx, run, v->validator, "PASS on an upheld FAIL");
+            s = dl_cheat(ctx, run, r, v->validator, "PASS digest lost to the class");
+        else if (upheld)
+            s = dl_cheat(ctx, run, r, v->validator, "PASS on a FAIL the class upheld");
     }
     if (s == GD_OK)
         s = dl_save_verdict(ctx, r, v);
@@ -354,34 +426,45 @@ static gd_status dl_judge(gd_ctx *ctx, const dl_run *run, const dl_round *r, con
 
 static gd_status dl_resolve_check(gd_ctx *ctx, const dl_run *run, dl_round *r, dl_assignment *a) {
     size_t nv = a->n_validators < 2 ? a->n_validators : 2, nr = a->n_recheckers;
-    dl_verdict *orig[2] = {NULL, NULL};
-    dl_verdict **re = calloc(nr + 1, sizeof *re);
-    gd_status s = re ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
-    for (size_t j = 0; s == GD_OK && j < nv; j++)
-        s = dl_load_verdict(ctx, r, a->target, a->check, a->validators[j], &orig[j]);
-    for (size_t j = 0; s == GD_OK && j < nr; j++) {
-        s = dl_load_verdict(ctx, r, a->target, a->check, a->recheckers[j], &re[j]);
-        if (s == GD_OK && !dl_revealed(re[j]))
-            s = dl_skip(ctx, run, r, a->recheckers[j], "skipped re-check");
+    dl_vote *votes = calloc(nv + nr + 1, sizeof *votes);
+    gd_status s = votes ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    size_t n = 0;
+    for (size_t j = 0; s == GD_OK && j < nv + nr; j++) {
+        bool assigned = j < nv;
+        const char *who = assigned ? a->validators[j] : a->recheckers[j - nv];
+        dl_verdict *v = NULL;
+        s = dl_load_verdict(ctx, r, a->target, a->check, who, &v);
+        if (s == GD_OK && !dl_revealed(v)) {
+            /* An assigned validator's skip was priced at dispute start. */
+            if (!assigned)
+                s = dl_skip(ctx, run, r, who, "skipped re-check");
+            dl_free(v);
+            continue;
+        }
+        uint64_t w = 0;
+        if (s == GD_OK)
+            s = dl_weight_of(r, who, &w);
+        if (s == GD_OK)
+            votes[n++] = (dl_vote){v, w, assigned};
+        else
+            dl_free(v);
     }
     dl_tally t;
-    dl_tally_count(&t, re, nr);
-    for (size_t j = 0; s == GD_OK && j < nv; j++)
-        if (dl_revealed(orig[j]))
-            s = dl_judge(ctx, run, r, &t, orig[j], true);
-    for (size_t j = 0; s == GD_OK && j < nr; j++)
-        if (dl_revealed(re[j]))
-            s = dl_judge(ctx, run, r, &t, re[j], false);
-    a->outcome = t.outcome;
+    if (s == GD_OK)
+        s = dl_tally_count(&t, r, a, votes, n);
+    for (size_t j = 0; s == GD_OK && j < n; j++)
+        s = dl_judge(ctx, run, r, &t, &votes[j]);
+    if (s == GD_OK && t.outcome == OUTCOME(UNAVAILABLE))
+        s = dl_skip(ctx, run, r, a->target, "states unavailable to the class");
+    if (s == GD_OK)
+        a->outcome = t.outcome;
     if (s == GD_OK)
         s = dl_save_assignment(ctx, r, a);
     if (s == GD_OK)
-        s = dl_outcome_event(ctx, r, a, "re-checked");
-    dl_free(orig[0]);
-    dl_free(orig[1]);
-    for (size_t j = 0; re && j < nr; j++)
-        dl_free(re[j]);
-    free(re);
+        s = dl_outcome_event(ctx, r, a, "decided by the class");
+    for (size_t j = 0; j < n; j++)
+        dl_free(votes[j].v);
+    free(votes);
     return s;
 }
 
@@ -421,7 +504,7 @@ gd_status dl_resolve(gd_ctx *ctx, const dl_run *run, dl_round *r) {
             continue;
         s = dl_push_str(&r->failed, &r->n_failed, targets[i].address);
         if (s == GD_OK)
-            s = dl_slash_cheat(ctx, run, targets[i].address, "upheld accusation");
+            s = dl_cheat(ctx, run, r, targets[i].address, "upheld FAIL");
         uint64_t until = r->index + 1 + sp->suspend_rounds;
         if (s == GD_OK)
             s = dl_suspend(ctx, r->run, targets[i].address, until < r->index ? UINT64_MAX : until);

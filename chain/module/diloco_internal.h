@@ -189,10 +189,9 @@ gd_status dl_slash(gd_ctx *ctx, const dl_run *run, const char *addr, const char 
 /* The run's cheat_slash: an upheld accusation, a PASS that lost. */
 gd_status dl_slash_cheat(gd_ctx *ctx, const dl_run *run, const char *addr,
                          const char *reason) GD_MUST_CHECK;
-/* The skip slash for a duty a round member did not do: at most once per
- * member and round (a producer that censors many reveals costs an honest
- * member one skip slash per round, no more). r's members are loaded; the
- * member's snapshot record remembers the slash. */
+/* The skip slash for a duty a round member did not do, once per duty: a
+ * flat price per round made every skip after the first free. r's members
+ * are loaded; the member's snapshot record remembers that it skipped. */
 gd_status dl_skip(gd_ctx *ctx, const dl_run *run, dl_round *r, const char *addr,
                   const char *reason) GD_MUST_CHECK;
 /* Keeps a member out of the snapshots of rounds below until. */

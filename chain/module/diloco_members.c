@@ -64,12 +64,14 @@ gd_status dl_slash_cheat(gd_ctx *ctx, const dl_run *run, const char *addr, const
 gd_status dl_skip(gd_ctx *ctx, const dl_run *run, dl_round *r, const char *addr,
                   const char *reason) {
     size_t i = dl_round_find(r, addr);
-    if (i == r->n_members || r->members[i]->skip_slashed)
+    if (i == r->n_members)
         return GD_OK;
-    r->members[i]->skip_slashed = true;
-    dl_key k;
-    dl_key_weight(&k, r->run, r->index, addr);
-    GD_TRY(dl_save(ctx, &k, r->members[i]));
+    if (!r->members[i]->skip_slashed) {
+        r->members[i]->skip_slashed = true;
+        dl_key k;
+        dl_key_weight(&k, r->run, r->index, addr);
+        GD_TRY(dl_save(ctx, &k, r->members[i]));
+    }
     return dl_slash(ctx, run, addr, run->spec->skip_slash->amount, reason);
 }
 

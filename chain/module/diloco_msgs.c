@@ -918,6 +918,10 @@ static gd_status dl_claim_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, si
         if (g == GD_ERR_NOT_FOUND)
             s = dl_fail(ctx, GD_DILOCO_ERR_NOTHING, "nothing settled to %s for epoch %llu",
                         m->claimer, (unsigned long long)m->epoch);
+        else if (g == GD_OK && st->forfeited)
+            s = dl_fail(ctx, GD_DILOCO_ERR_NOTHING,
+                        "%s forfeited epoch %llu: a cheat slash in one of its rounds",
+                        m->claimer, (unsigned long long)m->epoch);
         else if (g == GD_OK && st->claimed)
             s = dl_fail(ctx, GD_DILOCO_ERR_CLAIMED, "%s already claimed epoch %llu", m->claimer,
                         (unsigned long long)m->epoch);

@@ -348,11 +348,8 @@ static gd_status dl_fix_inclusion(gd_ctx *ctx, const dl_run *run, dl_round *r) {
 /* ---- dispute start ---------------------------------------------------------------------------- */
 
 static gd_status dl_start_disputes(gd_ctx *ctx, const dl_run *run, dl_round *r) {
-    if (r->seed.len != GD_DILOCO_HASH_LEN)
-        return gd_fail(GD_ERR_PARSE, "stored round %llu has no seed", (unsigned long long)r->index);
-    uint8_t rnd[GD_DILOCO_HASH_LEN];
-    gd_diloco_purpose(rnd, r->seed.data, "recheck");
-    GD_TRY(dl_set_bytes(&r->recheck_randomness, rnd, sizeof rnd));
+    /* No draw: a dispute's jury is the whole class (dl_open_dispute), so
+     * recheck_randomness stays empty. */
     return dl_assign_rechecks(ctx, run, r);
 }
 

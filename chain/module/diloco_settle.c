@@ -2,7 +2,8 @@
  * pays its epoch reward to workers by accepted tokens, to validators by
  * credited checks and to attesters by the weight of their winning
  * attestations in the epoch's
- * DONE rounds, and burns what the epoch before settled and nobody claimed,
+ * DONE rounds, except to a member that paid a cheat slash in any round of
+ * the epoch, which forfeits it; and burns what the epoch before settled and nobody claimed,
  * pruning that epoch's rounds (docs/protocol.md section 7). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 
 typedef struct dl_earner {
     char *address;
+    bool cheated; /* paid a cheat slash in one of the epoch's rounds: forfeits the epoch */
     uint64_t tokens;
     uint32_t checks;
     uint32_t attestations;
@@ -34,7 +36,7 @@ static dl_earner *dl_earner_of(dl_earners *e, const char *addr) {
         return NULL;
     e->items = grown;
     dl_earner *x = &grown[e->n];
-    *x = (dl_earner){strdup(addr), 0, 0, 0, 0};
+    *x = (dl_earner){strdup(addr), false, 0, 0, 0, 0};
     if (x->address == NULL)
         return NULL;
     e->n++;
@@ -56,7 +58,17 @@ static gd_status dl_collect(gd_ctx *ctx, const dl_run *run, uint64_t epoch, dl_e
     gd_status s = GD_OK;
     for (size_t i = 0; s == GD_OK && i < rounds.n; i++) {
         const dl_round *r = rounds.items[i];
-        if (r->epoch != epoch || r->phase != PH(DONE))
+        if (r->epoch != epoch)
+            continue;
+        /* A cheat in any round of the epoch, DONE or VOID, forfeits it. */
+        for (size_t j = 0; s == GD_OK && j < r->n_cheaters; j++) {
+            dl_earner *x = dl_earner_of(e, r->cheaters[j]);
+            if (x == NULL)
+                s = gd_fail(GD_ERR_NOMEM, "out of memory");
+            else
+                x->cheated = true;
+        }
+        if (r->phase != PH(DONE))
             continue;
         for (size_t j = 0; s == GD_OK && j < r->n_aggregation_set; j++) {
             dl_commitment *c = NULL;
@@ -202,13 +214,15 @@ gd_status dl_settle_epoch(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
         qsort(e.items, e.n, sizeof *e.items, dl_earner_cmp);
     for (size_t i = 0; s == GD_OK && i < e.n; i++) {
         const dl_earner *x = &e.items[i];
-        uint64_t amount =
+        /* A cheater's shares count in the totals, so its forfeit changes no
+         * one else's pay, and stay in the pool. */
+        uint64_t amount = x->cheated ? 0 :
             (total_tokens ? dl_muldiv(workers, x->tokens, total_tokens) : 0) +
             (total_checks ? dl_muldiv(validators, x->checks, total_checks) : 0) +
             (total_attest_weight
                  ? dl_muldiv_wide(attesters, x->attest_weight, total_attest_weight)
                  : 0);
-        if (amount == 0)
+        if (amount == 0 && !x->cheated)
             continue;
         char text[24];
         dl_amount_str(text, amount);
@@ -220,6 +234,7 @@ gd_status dl_settle_epoch(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
         st.tokens = x->tokens;
         st.checks = x->checks;
         st.attestations = x->attestations;
+        st.forfeited = x->cheated;
         dl_key k;
         dl_key_settle(&k, run->id, epoch, x->address);
         s = dl_save(ctx, &k, &st);

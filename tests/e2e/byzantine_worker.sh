@@ -10,7 +10,9 @@
 #   poison      it plants a vector in its residual each round (caught by
 #               the links: leaf 0's residual is not the previous coding's);
 #   withhold-states  it never serves its segment-start states (its
-#               validators and re-checkers answer UNAVAILABLE: upheld);
+#               validators and the class answer UNAVAILABLE: the checks
+#               end unavailable, it is not aggregated and pays the skip
+#               slash per check, but no cheat slash and no suspension);
 #   replay      every round after its first it trains that first round's
 #               start again (caught by the links in round 1: leaf 0 is not
 #               G_r);
@@ -25,7 +27,9 @@
 # (docs/verification.md, "The incentive model"). For two epochs:
 #  - the cheater is caught: a round lists it as failed, its checks FAIL and
 #    are upheld, it pays cheat_slash, is left out of that round's
-#    aggregation and sits out suspend_rounds rounds;
+#    aggregation and sits out suspend_rounds rounds (a withholder: a check
+#    ends unavailable, it is left out of that round's aggregation and pays
+#    the skip slash);
 #  - honest members are never slashed, each is aggregated in every round it
 #    committed, and every daemon's own G is the chain's state hash;
 #  - the model still learns (eval loss of the agreed G falls);
@@ -72,10 +76,11 @@ save_rounds 455
 collect 1 2 3 4 5
 label=${arg:--}
 case $attack in copy-payload|sybil-of) label=host1;; esac
-export LAST=$last ATTACK="$attack $label" LAZY=${ADDR[4]} HONEST="${ADDR[1]} ${ADDR[2]} ${ADDR[3]} ${ADDR[5]}"
+export LAST=$last ATTACK="$attack $label" WITHHOLD=$([[ $attack == withhold-* ]] && echo 1 || echo 0) LAZY=${ADDR[4]} HONEST="${ADDR[1]} ${ADDR[2]} ${ADDR[3]} ${ADDR[5]}"
 py '
 import json, os, sys
 last, lazy, honest = int(os.environ["LAST"]), os.environ["LAZY"], os.environ["HONEST"].split()
+withhold = os.environ["WITHHOLD"] == "1"
 R = [json.load(open(f"round-{r}.json")) for r in range(last)]
 def check(cond, what):
     if not cond:
@@ -92,7 +97,10 @@ for r, q in enumerate(R):
         check(a not in rr["failed"], f"honest {a} failed round {r}")
     for v in q["verdicts"]:
         check(not v["faulty"] or v["validator"] not in honest, f"round {r}: faulty honest verdict {v}")
-    if lazy in rr["failed"]:
+    unavailable = any(a["target"] == lazy and a["outcome"] == "unavailable" for a in q["assignments"])
+    check(withhold or not unavailable, f"round {r}: the cheater had unavailable states")
+    check(not withhold or lazy not in rr["failed"], f"round {r}: a withholder failed (no cheat proven)")
+    if lazy in rr["failed"] or unavailable:
         fails = [v for v in q["verdicts"] if v["target"] == lazy and v["verdict"] in ("fail", "unavailable")]
         check(fails, f"round {r}: the cheater failed without an accusation")
         check(lazy not in rr["aggregation_set"], f"round {r}: the caught cheater is aggregated")
@@ -104,9 +112,9 @@ for r, q in enumerate(R):
 check(caught is not None, f"the cheater was never caught in rounds 0..{last - 1}")
 for r in range(caught + 1, min(caught + 3, last)):
     members = [m["address"] for m in R[r]["round"]["members"]]
-    check(lazy not in members, f"the cheater sits in round {r}, within suspend_rounds of its catch")
+    check(withhold or lazy not in members, f"the cheater sits in round {r}, within suspend_rounds of its catch")
 paid4 = json.load(open("status-4.json"))["slashed_ngonka"]
-check(paid4 >= 90000, f"the cheater paid {paid4}")
+check(paid4 >= (1000 if withhold else 90000), f"the cheater paid {paid4}")
 for n in (1, 2, 3, 5):
     s = json.load(open(f"status-{n}.json"))
     check(s["slashed_ngonka"] == 0, f"honest host {n} slashed: {s}")

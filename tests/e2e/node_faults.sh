@@ -12,10 +12,10 @@
 #  2. Host 5, a worker, records an artifact URL where nothing listens. Nobody
 #     can fetch its payload, so nobody reports it: it is left out of round
 #     0's inclusion and aggregation sets and the round is DONE all the same.
-#     Its checks are answered UNAVAILABLE and the re-checkers cannot fetch
-#     either, which docs/verification.md calls an upheld accusation: it pays
-#     cheat_slash and sits out suspend_rounds rounds, and its accusers are
-#     credited and keep their bonds.
+#     Its checks are answered UNAVAILABLE and the class cannot fetch either:
+#     the checks end unavailable (docs/verification.md), which is no proof of
+#     cheating: it is not paid and pays the skip slash per check, never the
+#     cheat slash, and its accusers are credited and keep their bonds.
 #  3. Host 6, a worker, starts only once round 1 is DONE (in the PoC gap of
 #     epoch 1, before round 2 opens): it joins, seals its secret,
 #     synchronises G_2 chunk by chunk from the first peer that serves it
@@ -152,7 +152,7 @@ print("ok: host 5 (unreachable) is left out of round 0: no reports, not included
 checks5 = [a for a in r0["assignments"] if a["target"] == A5]
 check(len(checks5) == 2, f"host 5 has {len(checks5)} checks")
 for a in checks5:
-    check(a["outcome"] == "upheld", f"check {a} of host 5 not upheld")
+    check(a["outcome"] == "unavailable", f"check {a} of host 5 not unavailable")
 v5 = [v for v in r0["verdicts"] if v["target"] == A5]
 check(any(v["recheck"] for v in v5), "no re-check of host 5")
 for v in v5:
@@ -161,16 +161,19 @@ for v in v5:
     check(not v["bonded"], f"an accuser of host 5 still has its bond held: {v}")
     if not v["recheck"]:
         check(v["credited"], f"an assigned accuser of host 5 was not credited: {v}")
-check(A5 in r0["round"]["failed"], "host 5 is not in round 0 failed list")
-for r in (1, 2):
-    check(A5 not in members(r), f"host 5 (suspended) is in round {r}")
-print("ok: its checks answered UNAVAILABLE, re-checked UNAVAILABLE, upheld; accusers credited, bonds back; suspended for rounds 1 and 2")
+for r in range(3):
+    check(A5 not in R[r]["round"]["failed"], f"host 5 failed round {r}: unreachable is no cheat")
+print("ok: its checks answered UNAVAILABLE, re-checked UNAVAILABLE by the class: unavailable, "
+      "not a cheat; accusers credited, bonds back")
 s5 = json.load(open("status-5.json"))["slashed_ngonka"]
-fails = sum(1 for r in range(3) if A5 in R[r]["round"]["failed"])
-check(s5 == 90000 * fails, f"host 5 slashed {s5}, failed {fails} rounds")
+unav = sum(1 for r in range(3) for a in R[r]["assignments"]
+           if a["target"] == A5 and a["outcome"] == "unavailable")
+check(s5 >= 1000 * unav and s5 % 1000 == 0 and s5 < 90000,
+      f"host 5 slashed {s5} for {unav} unavailable checks")
 for x in json.load(open("rewards-5.json"))["amounts"]:
     check(int(x.get("tokens", 0)) == 0, f"host 5 was paid for tokens: {x}")
-print(f"ok: host 5 paid cheat_slash once per failed round ({fails}: {s5} ngonka) and no tokens")
+print(f"ok: host 5 paid the skip slash per unavailable check ({unav}: {s5} ngonka), no cheat "
+      "slash, and no tokens")
 
 # 3. The late joiner.
 check(A6 not in members(1), "host 6 is in round 1")

@@ -392,10 +392,10 @@ bool df_settled(df *d, int who, uint64_t epoch, df_settle *out) {
         found = true;
         if (out)
             *out = (df_settle){strtoull(a->amount, NULL, 10), a->tokens, a->checks,
-                               a->attestations, a->claimed};
+                               a->attestations, a->claimed, a->forfeited};
     }
     if (!found && out)
-        *out = (df_settle){0, 0, 0, 0, false};
+        *out = (df_settle){0, 0, 0, 0, false, false};
     df_qfree(r);
     return found;
 }
@@ -1149,10 +1149,13 @@ void df_check_settlement(df *d, uint64_t epoch) {
     uint64_t attesters = budget * d->k.attest_share_ppm / 1000000;
     uint64_t workers = budget - validators - attesters;
     for (int i = 1; i < DF_ACCOUNTS; i++) {
-        uint64_t want = df_share(workers, s[i].tokens, tokens) +
-                        df_share(validators, s[i].checks, checks) +
-                        df_share_wide(attesters, weight[i], atts);
-        if (has[i] != (want > 0) || s[i].amount != want) {
+        /* A member with a cheat slash in the epoch forfeits it: its shares
+         * count in the totals, and its record says so with amount 0. */
+        uint64_t want = s[i].forfeited ? 0
+                                       : df_share(workers, s[i].tokens, tokens) +
+                                             df_share(validators, s[i].checks, checks) +
+                                             df_share_wide(attesters, weight[i], atts);
+        if (has[i] != (want > 0 || s[i].forfeited) || s[i].amount != want) {
             fprintf(stderr, "epoch %llu: account %d settled %llu (%llu tokens, %u checks, %u "
                             "attestations), the rule gives %llu\n",
                     (unsigned long long)epoch, i, (unsigned long long)s[i].amount,
@@ -1161,6 +1164,18 @@ void df_check_settlement(df *d, uint64_t epoch) {
             gd_test_failures++;
         }
     }
+}
+
+uint32_t df_jury_size(const df_qround *q, const df_assignment *a) {
+    const Gonka__Diloco__V1__WeightedMember *t = df_weighted_of(q, a->target);
+    uint32_t n = 0;
+    for (size_t i = 0; t != NULL && i < q->round->n_members; i++) {
+        const Gonka__Diloco__V1__WeightedMember *m = q->round->members[i];
+        n += m->active && strcmp(m->hw_class, t->hw_class) == 0 &&
+             strcmp(m->address, a->target) != 0 &&
+             !df_has_str(a->validators, a->n_validators, m->address);
+    }
+    return n;
 }
 
 /* ---- the rules, recomputed ---------------------------------------------------------------------- */
@@ -1218,11 +1233,7 @@ void df_check_draws(const df *d, const df_qround *q) {
     CHECK(memcmp(seed, r->seed.data, 32) == 0);
     gd_diloco_purpose(rnd, seed, "verify");
     CHECK(memcmp(rnd, r->verify_randomness.data, 32) == 0);
-    bool rechecked = r->recheck_randomness.len == 32;
-    uint8_t rrnd[32];
-    gd_diloco_purpose(rrnd, seed, "recheck");
-    if (rechecked)
-        CHECK(memcmp(rrnd, r->recheck_randomness.data, 32) == 0);
+    CHECK(r->recheck_randomness.len == 0); /* juries are drawn by nobody */
     size_t expected = 0;
     for (size_t i = 0; i < q->n_commitments; i++) {
         const Gonka__Diloco__V1__Commitment *c = q->commitments[i];
@@ -1258,7 +1269,6 @@ void df_check_draws(const df *d, const df_qround *q) {
                                  c->payload_leaves - 1, d->k.double_ppm);
             CHECK(a->segment == dr.segment && a->step == dr.step && a->chunk == dr.chunk);
             df_pool pool;
-            const bool *ar = d->active_r_round == r->index + 1 ? d->active_r : NULL;
             df_pool_fill(&pool, d, r, av, tm->hw_class, c->participant, NULL, 0);
             uint32_t want = dr.twice ? 2 : 1;
             size_t got = 0;
@@ -1269,17 +1279,16 @@ void df_check_draws(const df *d, const df_qround *q) {
                 df_pool_take(&pool, at);
             }
             CHECK(a->n_validators == got);
-            if (!rechecked || a->n_recheckers == 0)
+            if (a->n_recheckers == 0)
                 continue;
+            /* The jury: every member of the class active at dispute_start,
+             * less the target and the validators, in address order. */
+            const bool *ar = d->active_r_round == r->index + 1 ? d->active_r : NULL;
             df_pool_fill(&pool, d, r, ar, tm->hw_class, c->participant, a->validators,
                          a->n_validators);
-            CHECK(a->n_recheckers == d->k.rechecks && pool.n >= d->k.rechecks);
-            for (uint32_t k = 0; k < a->n_recheckers && pool.n > 0; k++) {
-                uint32_t at = gd_diloco_draw_member("gd-recheck", rrnd, c->participant, j, k,
-                                                    pool.weight, pool.n);
-                CHECK(strcmp(a->recheckers[k], pool.addr[at]) == 0);
-                df_pool_take(&pool, at);
-            }
+            CHECK(a->n_recheckers == pool.n && pool.n >= d->k.rechecks);
+            for (uint32_t k = 0; k < a->n_recheckers && k < pool.n; k++)
+                CHECK(strcmp(a->recheckers[k], pool.addr[k]) == 0);
         }
     }
     CHECK(q->n_assignments == expected);

@@ -188,6 +188,7 @@ typedef struct df_settle {
     uint64_t amount, tokens;
     uint32_t checks, attestations;
     bool claimed;
+    bool forfeited;
 } df_settle;
 bool df_settled(df *d, int who, uint64_t epoch, df_settle *out);
 /* The account index of an address (-1 if none). */
@@ -200,6 +201,9 @@ const df_verdict *df_verdict_of(const df_qround *r, const char *target, uint32_t
                                 const char *validator);
 const Gonka__Diloco__V1__Commitment *df_commitment_of(const df_qround *r, const char *addr);
 const Gonka__Diloco__V1__WeightedMember *df_weighted_of(const df_qround *r, const char *addr);
+/* The jury a disputed check of a queried round has: the members of the
+ * target's class active as queried, less the target and its validators. */
+uint32_t df_jury_size(const df_qround *r, const df_assignment *a);
 
 /* ---- what happened ------------------------------------------------------------------ */
 
@@ -307,8 +311,8 @@ void df_seal_secret(df *d, int who, uint64_t round);
 /* Every assignment of a round is the draw of proofs/diloco_rules.h: the
  * seed from the beacon and the revealed secrets, the segment, step and
  * chunk, validators weighted by frozen weight among the target's class
- * members that were active at verify_start, re-checkers the same way among
- * the rest of those active at dispute_start, and no checks for a class
+ * members that were active at verify_start, a dispute's jury all the rest
+ * of the class active at dispute_start, and no checks for a class
  * with fewer than min_class_members members active at verify_start. */
 void df_check_draws(const df *d, const df_qround *r);
 

@@ -1193,7 +1193,7 @@ static void test_round_decode(void) {
         case 20: f.commit.report_weight = "-1"; break;
         case 21: f.avail.n_chunks = 0; break;
         case 22: f.chunks[2] = 17; break; /* one chunk twice */
-        case 23: f.assign.outcome = 4; break;
+        case 23: f.assign.outcome = 5; break;
         case 24: f.verdict.faulty = 1; break; /* and credited */
         case 25: f.att.seal.len = 0; f.att.next_state_hash.len = 0; break;
         case 26: f.att.seal.len = 16; break;
@@ -1383,7 +1383,8 @@ static void test_params_rewards_decode(void) {
     CHECK_STR_EQ(gd_diloco_outcome_name(0), "pending");
     CHECK_STR_EQ(gd_diloco_outcome_name(2), "upheld");
     CHECK_STR_EQ(gd_diloco_outcome_name(3), "undecided");
-    CHECK_STR_EQ(gd_diloco_outcome_name(4), "unspecified");
+    CHECK_STR_EQ(gd_diloco_outcome_name(4), "unavailable");
+    CHECK_STR_EQ(gd_diloco_outcome_name(5), "unspecified");
 }
 
 int main(void) {

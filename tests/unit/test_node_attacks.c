@@ -53,7 +53,8 @@ static void open_with_cheater(nf_net *net, int who, bool doubled, gd_engine_trai
 static void (*g_prepare)(nf_net *net);
 
 /* Plays a cheating worker (node LAZY) for an epoch; returns the first
- * round it failed. */
+ * round it was caught: failed (an upheld FAIL), or a check the class
+ * could not fetch (UNAVAILABLE); either way it is not aggregated. */
 static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn withhold) {
     nf_net net;
     open_with_cheater(&net, LAZY, false, train, NULL, withhold);
@@ -73,6 +74,9 @@ static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn wit
         df_qround *q = df_q_round(&net.d, r);
         CHECK(q->round->phase == PH(DONE));
         bool failed = df_has_str(q->round->failed, q->round->n_failed, lazy);
+        for (size_t x = 0; x < q->n_assignments; x++)
+            failed |= strcmp(q->assignments[x]->target, lazy) == 0 &&
+                      q->assignments[x]->outcome == OUTCOME(UNAVAILABLE);
         bool committed = df_commitment_of(q, lazy) != NULL;
         size_t fails = 0;
         for (size_t i = 0; i < q->n_verdicts; i++)
@@ -137,8 +141,9 @@ static void test_garbage_payload_is_caught(void) {
 }
 
 /* The withholder commits honestly but never serves its segment starts: its
- * checks are answered UNAVAILABLE and the re-checker cannot fetch them
- * either, an upheld accusation. */
+ * checks are answered UNAVAILABLE and the class cannot fetch them either:
+ * the checks end UNAVAILABLE, it is not aggregated and pays the skip slash
+ * per check (no cheat slash: an UNAVAILABLE proves no cheat). */
 static void test_withholder_is_caught(void) {
     CHECK(play_cheater(NULL, gd_adv_withhold_states) == 0);
 }

@@ -254,7 +254,8 @@ static void test_restart_after_training_ahead(void) {
 }
 
 /* Plays node CHEATER with a train or withhold seam for three rounds;
- * returns the first round it failed (UINT64_MAX: never). */
+ * returns the first round it was caught (UINT64_MAX: never): failed (an
+ * upheld FAIL), or a check the class could not fetch (UNAVAILABLE). */
 static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn withhold) {
     nf_net net;
     df_knobs k;
@@ -272,9 +273,14 @@ static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn wit
         df_qround *q = df_q_round(&net.d, r);
         CHECK(q->round->phase == PH(DONE));
         bool failed = df_has_str(q->round->failed, q->round->n_failed, cheater);
+        bool unavailable = false;
+        for (size_t x = 0; x < q->n_assignments; x++)
+            unavailable |= strcmp(q->assignments[x]->target, cheater) == 0 &&
+                           q->assignments[x]->outcome == OUTCOME(UNAVAILABLE);
         fprintf(stderr, "  round %llu: the cheater %s, %s\n", (unsigned long long)r,
                 df_commitment_of(q, cheater) ? "committed" : "out",
-                failed ? "failed" : "not failed");
+                failed ? "failed" : unavailable ? "unavailable" : "not failed");
+        failed |= unavailable;
         if (failed && caught == UINT64_MAX)
             caught = r;
         if (failed)
