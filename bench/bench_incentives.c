@@ -159,10 +159,11 @@ int main(int argc, char **argv) {
                 s->caught_epochs += epoch_committed[i] && epoch_caught[i];
                 /* The model over the rounds it took part in this epoch (a
                  * caught member sits some out): for a lazy validator, over
-                 * the checks it held. */
+                 * the checks it held, each of which meets the target's own
+                 * digest (a made-up one never matches it). */
                 double p = e_rounds[i] ? model_round(roles[i], &o, e_share[i] / e_rounds[i]) : 0;
                 if (epoch_committed[i])
-                    s->model_epochs += roles[i] == GD_DD_LAZY ? 1 - pow(1 - DOUBLE_P, e_checks[i])
+                    s->model_epochs += roles[i] == GD_DD_LAZY ? (e_checks[i] > 0 ? 1.0 : 0.0)
                                                               : 1 - pow(1 - p, e_rounds[i]);
                 s->paid += (double)gd_dd_settled(&d, i, epoch);
                 epoch_committed[i] = epoch_caught[i] = false;

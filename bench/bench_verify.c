@@ -212,7 +212,7 @@ static gd_status run(const bench_opts *o, bench_result *r) {
         s = gd_worker_round_leaf(&res, seg, &a);
     if (s == GD_OK)
         s = gd_worker_round_leaf(&res, seg + 1, &b);
-    gd_segment_claim claim = {.cv = &cv, .segment = seg, .digest_step = c.segment_steps / 2,
+    gd_segment_claim claim = {.cv = &cv, .segment = seg,
                               .first_step = 0, .residual_root = start.desc.residual_root,
                               .start = segs ? &segs[seg] : NULL, .start_proof = &a.proof,
                               .end_leaf = res.leaves ? res.leaves[seg + 1] : NULL,

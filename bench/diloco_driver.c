@@ -365,6 +365,16 @@ static uint64_t faked_segments(const gd_dd *d, int member, uint64_t round) {
     return mask;
 }
 
+/* The digest of a re-execution of target t's segment: a stand-in trace and
+ * end state. */
+static void true_digest(const gd_dd *d, uint64_t round, int t, uint32_t segment,
+                        uint8_t digest[32]) {
+    uint8_t trace[32], end[32];
+    tag_hash(trace, "bench trace", round, (uint64_t)t, segment, 0);
+    tag_hash(end, "bench state", round, (uint64_t)t, segment, 0);
+    gd_diloco_verdict_digest(digest, 1, round, d->addr[t], segment, trace, end);
+}
+
 /* What validator v answers for a check of target t: an honest validator
  * re-executes (FAIL on a faked segment, UNAVAILABLE without the target's
  * checkpoints, PASS with the true digest otherwise); a lazy one makes a
@@ -386,10 +396,21 @@ static void answer(const gd_dd *d, uint64_t round, int v, int t, uint32_t segmen
         memset(digest, 0, 32);
         return;
     }
-    uint8_t state[32];
-    tag_hash(state, "bench state", round, (uint64_t)t, segment, step);
-    gd_diloco_verdict_digest(digest, 1, round, d->addr[t], segment, state, state);
+    true_digest(d, round, t, segment, digest);
     *verdict = faked >> segment & 1 ? GD_VERDICT_FAIL : GD_VERDICT_PASS;
+}
+
+/* The target's own digest of its check: the truth from its kept trace,
+ * except what it never computed (a faked segment: made up) or agreed on
+ * (a colluder: its partners' digest). */
+static void own_digest(const gd_dd *d, uint64_t round, int t, uint32_t segment, uint32_t step,
+                       uint64_t faked, uint8_t digest[32]) {
+    if (d->roles[t] == GD_DD_COLLUDER)
+        tag_hash(digest, "bench collude", round, (uint64_t)t, segment, step);
+    else if (faked >> segment & 1)
+        tag_hash(digest, "bench own guess", round, (uint64_t)t, segment, step);
+    else
+        true_digest(d, round, t, segment, digest);
 }
 
 static void salt_of(uint8_t out[32], int who, uint64_t round, int t, uint32_t check, int kind) {
@@ -406,20 +427,26 @@ static void answers(gd_dd *d, const Gonka__Diloco__V1__QueryRoundResponse *r, co
         int t = member_of(d, a->target);
         char **who = recheck ? a->recheckers : a->validators;
         size_t n = recheck ? a->n_recheckers : a->n_validators;
-        for (size_t j = 0; j < n; j++) {
-            int v = member_of(d, who[j]);
+        /* Slot n, for a verdict: the target's own digest. */
+        for (size_t j = 0; j < n + !recheck; j++) {
+            bool own = j == n;
+            int v = own ? t : member_of(d, who[j]);
             if (v < 0 || t < 0 || !active(d, v))
                 continue;
-            gd_diloco_verdict verdict;
+            gd_diloco_verdict verdict = GD_VERDICT_PASS;
             uint8_t digest[32], salt[32], seal[32];
-            answer(d, round, v, t, a->segment, a->step, faked[t], &verdict, digest);
-            salt_of(salt, v, round, t, a->check, recheck);
-            gd_diloco_verdict_seal(seal, recheck ? GD_SEAL_RECHECK : GD_SEAL_VERDICT, who[j],
-                                   verdict, digest, salt);
+            if (own)
+                own_digest(d, round, t, a->segment, a->step, faked[t], digest);
+            else
+                answer(d, round, v, t, a->segment, a->step, faked[t], &verdict, digest);
+            int kind = recheck ? GD_SEAL_RECHECK : own ? GD_SEAL_OWN : GD_SEAL_VERDICT;
+            salt_of(salt, v, round, t, a->check, kind);
+            gd_diloco_verdict_seal(seal, (gd_diloco_seal_kind)kind, d->addr[v], verdict, digest,
+                                   salt);
             /* MsgSubmitVerdict and MsgDispute share these fields' names. */
 #define DD_FILL(m)                                                                           \
     do {                                                                                     \
-        (m).validator = who[j];                                                              \
+        (m).validator = d->addr[v];                                                          \
         (m).run = 1;                                                                         \
         (m).round = round;                                                                   \
         (m).target = a->target;                                                              \

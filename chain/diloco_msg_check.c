@@ -153,7 +153,16 @@ gd_status gd_diloco_msg_report_availability_check(
 }
 
 gd_status gd_diloco_msg_submit_verdict_check(const Gonka__Diloco__V1__MsgSubmitVerdict *m) {
-    GD_TRY(gd_dmsg_pair(m->validator, "validator", m->target));
+    /* From the target itself it is its own digest of one of its checks,
+     * which asserts its own training: a PASS. */
+    bool own = m->validator != NULL && m->target != NULL && strcmp(m->validator, m->target) == 0;
+    if (own) {
+        GD_TRY(gd_dmsg_address(m->target, "target"));
+        if (m->seal.len == 0 && m->verdict != GONKA__DILOCO__V1__VERDICT__VERDICT_PASS)
+            return gd_fail(GD_ERR_INVALID, "a target's own digest is revealed as PASS");
+    } else {
+        GD_TRY(gd_dmsg_pair(m->validator, "validator", m->target));
+    }
     GD_TRY(gd_dmsg_check_index(m->check));
     return gd_dmsg_verdict_form(&m->seal, m->verdict, &m->digest, &m->salt, "verdict");
 }

@@ -71,6 +71,7 @@ gd_status gd_artifact_path(const gd_artifact_store *s, gd_artifact_kind kind, ui
     case GD_ARTIFACT_GLOBAL: snprintf(name, sizeof name, "global.gdgs"); break;
     case GD_ARTIFACT_CHECKPOINT: snprintf(name, sizeof name, "checkpoint.safetensors"); break;
     case GD_ARTIFACT_COMMIT: snprintf(name, sizeof name, "commit.pb"); break;
+    case GD_ARTIFACT_TRACES: snprintf(name, sizeof name, "traces.bin"); break;
     default: return gd_fail(GD_ERR_INVALID, "unknown artifact kind %d", (int)kind);
     }
     int n = snprintf(out, cap, "%s/%s", dir, name);

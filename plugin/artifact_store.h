@@ -9,6 +9,8 @@
  *   ROOT/journal.json
  *   ROOT/run-N/round-R/payload.gdpl      the committed payload (trainer/payload.h)
  *   ROOT/run-N/round-R/transcript.bin    the transcript's leaves
+ *   ROOT/run-N/round-R/traces.bin        each segment's trace, 32 bytes a segment: the
+ *                                        target's side of its checks' digests
  *   ROOT/run-N/round-R/state-L.gdws      transcript leaf L's state (trainer/state.h)
  *   ROOT/run-N/round-R/global.gdgs       G_R
  *   ROOT/run-N/round-R/checkpoint.safetensors  G_R's parameters, Hugging Face names */
@@ -36,6 +38,7 @@ typedef enum gd_artifact_kind {
     GD_ARTIFACT_GLOBAL,
     GD_ARTIFACT_CHECKPOINT, /* G_R as a model checkpoint (trainer/checkpoint.h) */
     GD_ARTIFACT_COMMIT,     /* the round's MsgCommitRound (protobuf), sent as stored */
+    GD_ARTIFACT_TRACES,     /* the segments' traces (gd_diloco_trace_step), in order */
 } gd_artifact_kind;
 
 /* Opens (creating, mode 0700) the store at root: an absolute or relative

@@ -51,7 +51,8 @@ static gd_status gd_view_checks(gd_chain_view_buf *b, const char *me,
         const Gonka__Diloco__V1__Assignment *a = q->assignments[i];
         bool validator = gd_has(a->validators, a->n_validators, me);
         bool rechecker = gd_has(a->recheckers, a->n_recheckers, me);
-        if (!validator && !rechecker)
+        bool own = strcmp(a->target, me) == 0;
+        if (!validator && !rechecker && !own)
             continue;
         gd_view_check *c = &b->checks[n++];
         snprintf(c->target, sizeof c->target, "%s", a->target);
@@ -61,6 +62,7 @@ static gd_status gd_view_checks(gd_chain_view_buf *b, const char *me,
         c->chunk = a->chunk;
         c->validator = validator;
         c->rechecker = rechecker;
+        c->own = own;
         for (size_t j = 0; j < q->n_verdicts; j++) {
             const Gonka__Diloco__V1__VerdictRecord *v = q->verdicts[j];
             if (strcmp(v->validator, me) != 0 || strcmp(v->target, a->target) != 0 ||

@@ -88,14 +88,18 @@ static int gd_seal_verdict_flags(gd_cli *cli, gd_args *args, gd_dtx *d) {
 
 static int gd_seal_build_verdict(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d,
                                  gd_any *msg) {
-    (void)args;
     uint32_t check = (uint32_t)d->check;
+    /* On its own commitment: the target's own digest, always a PASS. */
+    bool own = strcmp(d->target, tx->signer) == 0;
+    if (own && d->verdict != GD_VERDICT_PASS)
+        return gd_cli_usage(cli, args, "a target's own digest is a pass: --verdict pass");
     if (!d->seal_only)
         return gd_dtx_status(cli, gd_diloco_msg_submit_verdict_revealed(
                                       msg, tx->signer, d->run, d->round, d->target, check,
                                       d->verdict, d->digest, d->salt));
     uint8_t seal[GD_DILOCO_HASH_LEN];
-    gd_diloco_verdict_seal(seal, GD_SEAL_VERDICT, tx->signer, d->verdict, d->digest, d->salt);
+    gd_diloco_verdict_seal(seal, own ? GD_SEAL_OWN : GD_SEAL_VERDICT, tx->signer, d->verdict,
+                           d->digest, d->salt);
     int rc = gd_dtx_status(cli, gd_diloco_msg_submit_verdict_sealed(msg, tx->signer, d->run,
                                                                     d->round, d->target, check,
                                                                     seal));

@@ -300,7 +300,7 @@ static bool gd_check_segment(gd_check_ctx *x, gd_status *local) {
         return false;
     uint8_t end_leaf[32];
     gd_worker_desc_hash(&x->descs[seg + 1], end_leaf);
-    gd_segment_claim claim = {.cv = &x->cv, .segment = seg, .digest_step = x->in->step,
+    gd_segment_claim claim = {.cv = &x->cv, .segment = seg,
                               .first_step = x->leaf_start.desc.step,
                               .residual_root = x->leaf_start.desc.residual_root,
                               .start = start, .start_proof = &a.proof, .end_leaf = end_leaf,
@@ -310,7 +310,7 @@ static bool gd_check_segment(gd_check_ctx *x, gd_status *local) {
     if (*local != GD_OK)
         return false;
     gd_diloco_verdict_digest(x->out->digest, e->rc.diloco.run, x->in->round, x->in->target, seg,
-                             res.step_state, res.end_state);
+                             res.trace, res.end_state);
     return res.pass ? true : gd_check_fail(x, "segment", res.why);
 }
 

@@ -123,13 +123,15 @@ static void gd_round_duties(gd_emitter *e, const gd_node_config *cfg, const gd_c
             if (strcmp(r->commitments[i], v->address) != 0 &&
                 !gd_listed(r->reported, r->n_reported, r->commitments[i]))
                 gd_emit(e, GD_ACT_REPORT, r->index, r->commitments[i], 0);
+        /* A check of its own commitment: its own digest (no re-execution). */
         for (size_t i = 0; i < r->n_checks; i++)
-            if (r->checks[i].validator && !r->checks[i].sealed)
+            if ((r->checks[i].validator || r->checks[i].own) && !r->checks[i].sealed)
                 gd_emit(e, GD_ACT_CHECK, r->index, r->checks[i].target, r->checks[i].check);
         break;
     case GD_WINDOW_OPEN:
         for (size_t i = 0; i < r->n_checks; i++)
-            if (r->checks[i].validator && r->checks[i].sealed && !r->checks[i].revealed)
+            if ((r->checks[i].validator || r->checks[i].own) && r->checks[i].sealed &&
+                !r->checks[i].revealed)
                 gd_emit(e, GD_ACT_REVEAL_VERDICT, r->index, r->checks[i].target,
                         r->checks[i].check);
         break;

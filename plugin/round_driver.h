@@ -59,6 +59,8 @@ typedef struct gd_view_check {
     char target[GD_ADDRESS_STR_MAX];
     uint32_t check, segment, step, chunk;
     bool validator;       /* an assigned validator of it */
+    bool own;             /* a check of this node's own commitment: it seals and reveals
+                           * its own digest as a validator seals and reveals a verdict */
     bool rechecker;       /* one of its re-checkers */
     bool sealed, revealed; /* this node's record of it on chain */
 } gd_view_check;

@@ -174,17 +174,33 @@ uint32_t gd_diloco_draw_member(const char *tag, const uint8_t randomness[GD_DILO
     return gd_diloco_draw_weighted(h, weights, n);
 }
 
+void gd_diloco_trace_begin(uint8_t trace[GD_DILOCO_HASH_LEN]) {
+    static const char tag[] = "gd-segment-trace-v1";
+    gd_sha256(trace, tag, sizeof tag - 1);
+}
+
+void gd_diloco_trace_step(uint8_t trace[GD_DILOCO_HASH_LEN], double loss, double grad_norm) {
+    gd_concat c = {.len = 0};
+    put(&c, trace, GD_DILOCO_HASH_LEN);
+    uint64_t bits;
+    memcpy(&bits, &loss, sizeof bits);
+    put_le64(&c, bits);
+    memcpy(&bits, &grad_norm, sizeof bits);
+    put_le64(&c, bits);
+    gd_sha256(trace, c.bytes, c.len);
+}
+
 void gd_diloco_verdict_digest(uint8_t out[GD_DILOCO_HASH_LEN], uint64_t run, uint64_t round,
                               const char *target, uint32_t segment,
-                              const uint8_t step_state[GD_DILOCO_HASH_LEN],
+                              const uint8_t trace[GD_DILOCO_HASH_LEN],
                               const uint8_t end_state[GD_DILOCO_HASH_LEN]) {
     gd_concat c = {.len = 0};
-    put_str(&c, "gd-verdict-v1");
+    put_str(&c, "gd-verdict-v2");
     put_le64(&c, run);
     put_le64(&c, round);
     put_str(&c, target);
     put_le32(&c, segment);
-    put(&c, step_state, GD_DILOCO_HASH_LEN);
+    put(&c, trace, GD_DILOCO_HASH_LEN);
     put(&c, end_state, GD_DILOCO_HASH_LEN);
     gd_sha256(out, c.bytes, c.len);
 }

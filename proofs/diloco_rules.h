@@ -39,11 +39,13 @@ typedef enum gd_diloco_seal_kind {
     GD_SEAL_RECHECK = 2,
     GD_SEAL_ATTEST = 3,
     GD_SEAL_RANDOMNESS = 4,
+    GD_SEAL_OWN = 5, /* a target's own digest of one of its checks (a PASS) */
 } gd_diloco_seal_kind;
 
 void gd_diloco_seal(uint8_t out[GD_DILOCO_HASH_LEN], gd_diloco_seal_kind kind, const char *signer,
                     const uint8_t *body, size_t body_len, const uint8_t salt[GD_DILOCO_SALT_LEN]);
-/* The seal of a verdict or re-check (kind GD_SEAL_VERDICT or _RECHECK). */
+/* The seal of a verdict, re-check or own digest (kind GD_SEAL_VERDICT,
+ * _RECHECK or _OWN). */
 void gd_diloco_verdict_seal(uint8_t out[GD_DILOCO_HASH_LEN], gd_diloco_seal_kind kind,
                             const char *signer, gd_diloco_verdict verdict,
                             const uint8_t digest[GD_DILOCO_HASH_LEN],
@@ -105,12 +107,27 @@ uint32_t gd_diloco_draw_member(const char *tag, const uint8_t randomness[GD_DILO
                                const char *target, uint32_t check, uint32_t k,
                                const uint64_t *weights, uint32_t n);
 
-/* The verdict digest a validator computes by re-execution:
- * SHA-256("gd-verdict-v1" || LE64 run || LE64 round || target || LE32 segment
- *         || state hash after the drawn step || state hash at segment end). */
+/* A segment's trace: a hash chain over what each of its K inner steps
+ * computes and nothing publishes, the step's mean loss (its forward pass)
+ * and its gradient norm before clipping (its backward pass):
+ *   t_0 = SHA-256("gd-segment-trace-v1"),
+ *   t_k+1 = SHA-256(t_k || LE64 bits(loss_k) || LE64 bits(grad_norm_k))
+ * (IEEE-754 binary64 bits). Within a hardware class both are bit-exact and
+ * do not depend on how many GPUs computed the step, so the worker records
+ * it while it trains and a validator gets it only by re-executing every
+ * step of the segment. */
+void gd_diloco_trace_begin(uint8_t trace[GD_DILOCO_HASH_LEN]);
+void gd_diloco_trace_step(uint8_t trace[GD_DILOCO_HASH_LEN], double loss, double grad_norm);
+
+/* The verdict digest, which a validator computes by re-executing the
+ * segment and the target by keeping its trace while it trained:
+ * SHA-256("gd-verdict-v2" || LE64 run || LE64 round || target || LE32 segment
+ *         || the segment's trace || state hash at the segment's end).
+ * The trace binds every step of the segment; the end hash (public, the
+ * transcript's leaf) binds the comparison that decides PASS or FAIL. */
 void gd_diloco_verdict_digest(uint8_t out[GD_DILOCO_HASH_LEN], uint64_t run, uint64_t round,
                               const char *target, uint32_t segment,
-                              const uint8_t step_state[GD_DILOCO_HASH_LEN],
+                              const uint8_t trace[GD_DILOCO_HASH_LEN],
                               const uint8_t end_state[GD_DILOCO_HASH_LEN]);
 
 /* The one address order (snapshots, eligible validators, sets): by

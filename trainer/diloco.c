@@ -68,6 +68,7 @@ void gd_worker_round_free(gd_worker_round *r) {
     free(r->descs);
     gd_mmr_free(&r->transcript);
     free(r->leaves);
+    free(r->traces);
     free(r->delta);
     gd_payload_free(&r->payload);
     memset(r, 0, sizeof *r);
@@ -194,9 +195,10 @@ gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, uint64
     out->n_leaves = gd_transcript_leaves(run->segments);
     out->descs = calloc(out->n_leaves, sizeof *out->descs);
     out->leaves = calloc(out->n_leaves, GD_MMR_HASH_LEN);
+    out->traces = calloc(run->segments + 1, GD_MMR_HASH_LEN);
     out->delta = malloc(w->n * sizeof(float));
     gd_mem_prefer_huge(out->delta, w->n * sizeof(float));
-    if (out->descs == NULL || out->leaves == NULL || out->delta == NULL) {
+    if (out->descs == NULL || out->leaves == NULL || out->traces == NULL || out->delta == NULL) {
         gd_worker_round_free(out);
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     }
@@ -217,6 +219,7 @@ gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, cons
     if (s == GD_OK && run->segment_starts != NULL)
         s = gd_worker_state_copy(&run->segment_starts[seg], w);
     double t0 = gd_clock_seconds(), segment_loss = 0;
+    gd_diloco_trace_begin(out->traces[seg]);
     for (uint32_t k = 0; s == GD_OK && k < c->segment_steps; k++) {
         if (c->stop != NULL && *c->stop) {
             s = gd_fail(GD_ERR_CANCELLED, "stopped at inner step %u of %u",
@@ -225,6 +228,9 @@ gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, cons
         }
         gd_step_stats st;
         s = gd_trainer_step(t, data, &st);
+        if (s != GD_OK)
+            break;
+        gd_diloco_trace_step(out->traces[seg], st.loss, st.grad_norm);
         out->loss_sum += st.loss;
         segment_loss += st.loss;
         out->steps++;

@@ -107,6 +107,8 @@ typedef struct gd_worker_round {
     uint32_t n_leaves;     /* H / K + 2 */
     gd_worker_desc *descs; /* each leaf's state descriptor */
     uint8_t (*leaves)[GD_MMR_HASH_LEN]; /* their hashes: the transcript leaves' data */
+    uint8_t (*traces)[GD_MMR_HASH_LEN]; /* each segment's trace (gd_diloco_trace_step), S of
+                                         * them: the target's side of its checks' digests */
     gd_mmr transcript;     /* to prove leaves */
     uint8_t transcript_root[GD_MMR_HASH_LEN];
     gd_payload payload;

@@ -329,7 +329,6 @@ static gd_status gd_sim_verify(gd_sim *s, uint32_t r, uint32_t w,
     GD_TRY(gd_worker_round_leaf(res, seg, &a));
     GD_TRY(gd_worker_round_leaf(res, seg + 1, &b));
     gd_segment_claim claim = {.cv = &cv, .segment = seg,
-                              .digest_step = draw.step,
                               .first_step = start.desc.step,
                               .residual_root = start.desc.residual_root,
                               .start = &segment_starts[seg],

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "common/hash.h"
+#include "proofs/diloco_rules.h"
 #include "trainer/codec.h"
 #include "trainer/diloco_impl.h"
 
@@ -311,9 +312,6 @@ gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, con
     if (cv->segments == 0 || claim->segment >= cv->segments)
         return gd_fail(GD_ERR_INVALID, "segment %u of a round of %u", claim->segment,
                        cv->segments);
-    if (claim->digest_step >= c->segment_steps)
-        return gd_fail(GD_ERR_INVALID, "digest step %u of a segment of %u", claim->digest_step,
-                       c->segment_steps);
     /* The served state's size first: nothing is copied from a state that
      * does not have the model's shape. */
     if (claim->residual_root == NULL)
@@ -349,15 +347,17 @@ gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, con
     w.residual = NULL;
     gd_status s = gd_diloco_load_worker(t, c, &w, w.params);
     gd_leaf_evidence end_ev = {.proof = *claim->end_proof};
+    gd_diloco_trace_begin(res->trace);
     for (uint32_t k = 0; s == GD_OK && k < c->segment_steps; k++) {
-        s = gd_trainer_step(t, data, NULL);
-        if (s == GD_OK && (k == claim->digest_step || k + 1 == c->segment_steps)) {
-            gd_trainer_get_state(t, w.params, w.exp_avg, w.exp_avg_sq, &w.step);
-            s = gd_worker_state_describe_with(gd_trainer_pool(t), &tag, cv->round, GD_STAGE_TRAIN,
-                                              &w, claim->residual_root, &end_ev.desc);
-        }
-        if (s == GD_OK && k == claim->digest_step)
-            gd_worker_desc_hash(&end_ev.desc, res->step_state);
+        gd_step_stats st;
+        s = gd_trainer_step(t, data, &st);
+        if (s == GD_OK)
+            gd_diloco_trace_step(res->trace, st.loss, st.grad_norm);
+    }
+    if (s == GD_OK) {
+        gd_trainer_get_state(t, w.params, w.exp_avg, w.exp_avg_sq, &w.step);
+        s = gd_worker_state_describe_with(gd_trainer_pool(t), &tag, cv->round, GD_STAGE_TRAIN, &w,
+                                          claim->residual_root, &end_ev.desc);
     }
     if (s == GD_OK) {
         gd_worker_desc_hash(&end_ev.desc, res->end_state);

@@ -21,8 +21,8 @@
  *   start chunk (overlap only) chunk c of leaf 0's parameters is
  *            G_{r-1} - Δ̂_{w,r-1}.
  *   segment  (K inner steps) re-executes segment s from its served start
- *            state and requires leaf s + 1 exactly; returns the state hashes
- *            the chain's verdict digest covers.
+ *            state and requires leaf s + 1 exactly; returns the segment's
+ *            trace and end hash, which the chain's verdict digest covers.
  *
  * Each check writes a gd_check_result: pass, and in why the first rule that
  * failed. A check returns an error status only for a local failure (out of
@@ -76,9 +76,10 @@ typedef struct gd_prev_link {
 typedef struct gd_check_result {
     bool pass;
     char why[224];
-    /* segment checks: the state after the drawn step and at the segment's
-     * end, which the chain's verdict digest (proofs/diloco_rules.h) covers */
-    uint8_t step_state[GD_MMR_HASH_LEN];
+    /* segment checks: the segment's trace (every step's loss and gradient
+     * norm) and the state at its end, which the chain's verdict digest
+     * (proofs/diloco_rules.h) covers */
+    uint8_t trace[GD_MMR_HASH_LEN];
     uint8_t end_state[GD_MMR_HASH_LEN];
 } gd_check_result;
 
@@ -153,8 +154,6 @@ gd_status gd_diloco_check_start_chunk(size_t n, const gd_commitment_view *cv,
 typedef struct gd_segment_claim {
     const gd_commitment_view *cv;
     uint32_t segment;                /* 0 .. S - 1 */
-    uint32_t digest_step;            /* drawn by the chain: 0 .. K - 1; the digest covers
-                                        the state after digest_step + 1 steps */
     uint64_t first_step;             /* leaf 0's step (checked by the links) */
     const uint8_t *residual_root;    /* leaf 0's residual root (checked by the links) */
     const gd_worker_state *start;    /* the served segment-start state; its residual is
@@ -169,8 +168,8 @@ typedef struct gd_segment_claim {
  * worker's address and rank and the segment's step, and hash (with leaf 0's
  * residual root: training never changes the residual) to leaf `segment`; K
  * inner steps from it must reach leaf segment + 1 exactly. So a validator
- * downloads 12 bytes per parameter, not 16. res->step_state and
- * res->end_state are the recomputed hashes. */
+ * downloads 12 bytes per parameter, not 16. res->trace and res->end_state
+ * are what the verdict digest covers. */
 gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
                                    const gd_segment_claim *claim,
                                    gd_check_result *res) GD_MUST_CHECK;

@@ -199,10 +199,18 @@ static gd_status dl_outcome_event(gd_ctx *ctx, const dl_round *r, const dl_assig
 
 /* ---- dispute start: undisputed outcomes and juries ----------------------------------------- */
 
-/* A check is undisputed when every validator revealed PASS with one digest;
- * anything else (an accusation, two digests, no revealed verdict at all)
- * goes to a jury, so a skipped check neither passes a cheat nor costs an
- * honest target its pay when a jury is there.
+/* A check is undisputed when every validator revealed PASS with one digest
+ * and the target revealed that digest as its own; anything else (an
+ * accusation, two digests, a PASS the target's own digest contradicts, no
+ * revealed verdict at all) goes to a jury, so a skipped check neither
+ * passes a cheat nor costs an honest target its pay when a jury is there.
+ *
+ * The target's own digest is what makes every verdict a risk: the target
+ * computed its segment's trace while it trained, so a validator's PASS on
+ * an honest target's check is always compared with the truth, single check
+ * or double. A PASS with a made-up digest meets the target's, goes to the
+ * jury, and loses (the cheat slash). A target that does not reveal its own
+ * digest pays the skip slash and its check goes to the jury.
  *
  * The jury is the whole class: every member of the target's class active
  * by dispute start, less the target and the check's validators. A drawn
@@ -230,7 +238,18 @@ static gd_status dl_open_dispute(gd_ctx *ctx, const dl_run *run, dl_round *r, dl
         }
     }
     bool split = revealed == 2 && !accused && !dl_same_digest(v[0], v[1]);
-    bool disputed = revealed == 0 || accused || split;
+    dl_verdict *own = NULL;
+    if (s == GD_OK)
+        s = dl_load_verdict(ctx, r, a->target, a->check, a->target, &own);
+    bool own_revealed = dl_revealed(own);
+    if (s == GD_OK && !own_revealed)
+        s = dl_skip(ctx, run, r, a->target, "own digest not revealed");
+    /* With a revealed PASS (no accusation, no split), v[0] or v[1] holds it. */
+    const dl_verdict *pass = dl_revealed(v[0]) ? v[0] : v[1];
+    bool contradicted = revealed > 0 && !accused && !split &&
+                        (!own_revealed || !dl_same_digest(pass, own));
+    dl_free(own);
+    bool disputed = revealed == 0 || accused || split || contradicted;
     if (s == GD_OK && !disputed) {
         a->outcome = OUTCOME(PASSED);
         for (size_t j = 0; s == GD_OK && j < nv; j++) {
@@ -454,6 +473,19 @@ static gd_status dl_resolve_check(gd_ctx *ctx, const dl_run *run, dl_round *r, d
         s = dl_tally_count(&t, r, a, votes, n);
     for (size_t j = 0; s == GD_OK && j < n; j++)
         s = dl_judge(ctx, run, r, &t, &votes[j]);
+    /* The target's own digest is no vote, but a statement about its own
+     * training: one the class contradicts is a lie about it. */
+    dl_verdict *own = NULL;
+    if (s == GD_OK)
+        s = dl_load_verdict(ctx, r, a->target, a->check, a->target, &own);
+    if (s == GD_OK && t.outcome == OUTCOME(PASSED) && dl_revealed(own) &&
+        !dl_same_digest(own, t.major_verdict)) {
+        own->faulty = true;
+        s = dl_cheat(ctx, run, r, a->target, "own digest lost to the class");
+        if (s == GD_OK)
+            s = dl_save_verdict(ctx, r, own);
+    }
+    dl_free(own);
     if (s == GD_OK && t.outcome == OUTCOME(UNAVAILABLE))
         s = dl_skip(ctx, run, r, a->target, "states unavailable to the class");
     if (s == GD_OK)

@@ -501,7 +501,8 @@ DL_VALIDATE(dl_verdict_validate, Gonka__Diloco__V1__MsgSubmitVerdict,
             gd_diloco_msg_submit_verdict_check)
 
 /* The assignment of (target, check), and whether addr is among its
- * validators (recheck = false) or re-checkers (true); code 13 otherwise. */
+ * validators (recheck = false; or the target itself, for its own digest)
+ * or re-checkers (true); code 13 otherwise. */
 static gd_status dl_assigned(gd_ctx *ctx, uint64_t run, uint64_t round, const char *target,
                              uint32_t check, const char *addr, bool recheck,
                              dl_assignment **out) {
@@ -509,7 +510,8 @@ static gd_status dl_assigned(gd_ctx *ctx, uint64_t run, uint64_t round, const ch
     dl_key_assignment(&k, run, round, target, check);
     gd_status s = dl_load(ctx, &k, &gonka__diloco__v1__assignment__descriptor, (void **)out);
     bool in = s == GD_OK && (recheck ? dl_has_str((*out)->recheckers, (*out)->n_recheckers, addr)
-                                     : dl_has_str((*out)->validators, (*out)->n_validators, addr));
+                                     : dl_has_str((*out)->validators, (*out)->n_validators, addr) ||
+                                           strcmp(target, addr) == 0);
     if (s == GD_OK && !in)
         s = GD_ERR_NOT_FOUND;
     if (s == GD_ERR_NOT_FOUND)
@@ -555,6 +557,10 @@ typedef struct dl_answer {
 
 static gd_status dl_answer_execute(gd_ctx *ctx, const dl_answer *m) {
     bool sealed = m->seal->len > 0;
+    /* The target's own digest: sealed and revealed as a verdict is, with a
+     * seal of its own kind and no bond (docs/protocol.md, "The target's
+     * own digest"). */
+    bool own = !m->recheck && strcmp(m->validator, m->target) == 0;
     Gonka__Diloco__V1__RoundPhase want =
         m->recheck ? (sealed ? PHASE(DISPUTE) : PHASE(DISPUTE_OPEN))
                    : (sealed ? PHASE(VERIFY) : PHASE(OPEN));
@@ -600,15 +606,17 @@ static gd_status dl_answer_execute(gd_ctx *ctx, const dl_answer *m) {
                                m->run, m->round, "target", m->target, "validator", m->validator);
     } else if (s == GD_OK) {
         uint8_t seal[GD_DILOCO_HASH_LEN];
-        gd_diloco_verdict_seal(seal, m->recheck ? GD_SEAL_RECHECK : GD_SEAL_VERDICT, m->validator,
-                               (gd_diloco_verdict)m->verdict, m->digest->data, m->salt->data);
+        gd_diloco_verdict_seal(seal, m->recheck ? GD_SEAL_RECHECK : own ? GD_SEAL_OWN
+                                                                         : GD_SEAL_VERDICT,
+                               m->validator, (gd_diloco_verdict)m->verdict, m->digest->data,
+                               m->salt->data);
         s = dl_check_reveal(ctx, g == GD_OK, g == GD_OK ? &rec->seal : NULL,
                             g == GD_OK && rec->verdict != 0, seal, m->validator, what);
         /* An assigned accusation (FAIL or UNAVAILABLE) is bonded: it is paid
          * only if re-checkers uphold it, and loses the bond otherwise. */
         bool accuses = m->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_FAIL ||
                        m->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_UNAVAILABLE;
-        if (s == GD_OK && accuses && !m->recheck) {
+        if (s == GD_OK && accuses && !m->recheck && !own) {
             uint64_t bond = 0;
             s = dl_amount(run->spec->fail_bond->amount, &bond);
             if (s == GD_OK)

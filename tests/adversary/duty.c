@@ -104,7 +104,9 @@ bool gd_adv_copy_verdicts(const gd_action *a, const char *address, uint64_t run,
                           const Gonka__Diloco__V1__QueryRoundResponse *round, gd_any *msg,
                           bool *sent) {
     *sent = false;
-    if ((a->kind != GD_ACT_CHECK && a->kind != GD_ACT_REVEAL_VERDICT) || round == NULL)
+    /* Its own digests it sends honestly: it copies only others' verdicts. */
+    if ((a->kind != GD_ACT_CHECK && a->kind != GD_ACT_REVEAL_VERDICT) || round == NULL ||
+        strcmp(a->target, address) == 0)
         return false;
     uint8_t salt[32], digest[32], seal[32];
     adv_salt(salt, "copy verdict", address, a->round, a->target, a->check);

@@ -45,8 +45,13 @@ static gd_status adv_claim(gd_engine *e, uint64_t round, uint32_t segments, uint
     r->n_leaves = segments + 2;
     r->descs = calloc(r->n_leaves, sizeof *r->descs);
     r->leaves = calloc(r->n_leaves, sizeof *r->leaves);
-    if (r->descs == NULL || r->leaves == NULL)
+    r->traces = calloc(segments, sizeof *r->traces);
+    if (r->descs == NULL || r->leaves == NULL || r->traces == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
+    /* The traces of what it trained; for the rest, what it never computed:
+     * the last trained segment's, the best it can do. */
+    for (uint32_t i = 0; i < segments; i++)
+        memcpy(r->traces[i], did->traces[i < trained ? i : trained - 1], sizeof r->traces[i]);
     for (uint32_t i = 0; i < segments; i++)
         GD_TRY(adv_leaf(e, round, GD_STAGE_TRAIN, &starts[i], r, i));
     gd_worker_state trained_state;

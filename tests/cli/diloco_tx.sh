@@ -154,7 +154,7 @@ check 2 "submit-verdict bad verdict" -- tx submit-verdict --run 1 --round 0 --ta
 check 2 "submit-verdict pass without digest" -- tx submit-verdict --run 1 --round 0 --target "$to" --check 0 --verdict pass "${tx[@]}"
 check 2 "submit-verdict unavailable with digest" -- tx submit-verdict --run 1 --round 0 --target "$to" --check 0 --verdict unavailable --digest "$h" "${tx[@]}"
 check 2 "submit-verdict check out of range" -- tx submit-verdict --run 1 --round 0 --target "$to" --check 99 --verdict pass --digest "$h" --seal-only "${tx[@]}"
-check 2 "submit-verdict on itself" -- tx submit-verdict --run 1 --round 0 --target "$me" --check 0 --verdict pass --digest "$h" --seal-only "${tx[@]}"
+check 2 "submit-verdict on itself, not a pass" -- tx submit-verdict --run 1 --round 0 --target "$me" --check 0 --verdict fail --digest "$h" --seal-only "${tx[@]}"
 check 2 "submit-verdict reveal without salt" -- tx submit-verdict --run 1 --round 0 --target "$to" --check 0 --verdict pass --digest "$h" "${tx[@]}"
 check 2 "submit-verdict short salt" -- tx submit-verdict --run 1 --round 0 --target "$to" --check 0 --verdict pass --digest "$h" --salt "${h:2}" "${tx[@]}"
 check 2 "dispute unavailable with a digest" -- tx dispute --run 1 --round 0 --target "$to" --check 0 --verdict unavailable --digest "$h" --seal-only "${tx[@]}"

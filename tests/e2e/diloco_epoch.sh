@@ -196,7 +196,9 @@ for a in r["assignments"]:
 [ "$(wc -l <checks.txt)" = 12 ] || fail "not two checks per commitment: $(cat checks.txt)"
 digest() { printf '%s' "$1/$2" | sha256sum | cut -c1-64; }
 # One host's duties in the verify window: its reports, then its sealed
-# verdicts (each salt kept for the reveal).
+# verdicts (each salt kept for the reveal), and its own digest of each check
+# of its own commitment (the same stand-in digest: what it kept training).
+mine() { [ "$1" = "${A[$2]}" ] && echo "$1" || echo "$3"; }
 verify_duties() {
   local i="$1" t target check segment validators v
   for t in $hosts; do
@@ -204,7 +206,7 @@ verify_duties() {
     tx "$i" report-availability --run 1 --round 0 --target "${A[$t]}" --payload "p$t.gdpl"
   done
   while read -r target check segment validators; do
-    for v in $validators; do
+    for v in $(mine "$target" "$i" "$validators"); do
       [ "$v" = "${A[$i]}" ] || continue
       tx "$i" submit-verdict --run 1 --round 0 --target "$target" --check "$check" \
         --verdict pass --digest "$(digest "$target" "$segment")" --seal-only
@@ -216,14 +218,14 @@ duties 1
 pyduties 1 '
 reports = [x["target"] for x in d["duties"] if x["duty"] == "report"]
 assert len(reports) == 5 and d["window"] == "verify", d' || fail "host 1's driver: $(cat duties-1.json)"
-want=$(awk -v a="${A[1]}" '{for (i = 4; i <= NF; i++) if ($i == a) n++} END {print n + 0}' checks.txt)
+want=$(awk -v a="${A[1]}" '{if ($1 == a) n++; for (i = 4; i <= NF; i++) if ($i == a) n++} END {print n + 0}' checks.txt)
 [ "$(pyduties 1 'print(sum(1 for x in d["duties"] if x["duty"] == "check"))')" = "$want" ] ||
   fail "host 1's driver does not list its $want checks: $(cat duties-1.json)"
 for i in $hosts; do bg verify_duties "$i"; done
 join_all
 duties 1
 [ "$(pyduties 1 'print(len(d["duties"]))')" = 0 ] || fail "duties left: $(cat duties-1.json)"
-ok "host 1's round driver listed exactly its reports and checks, and nothing once they landed"
+ok "host 1's round driver listed exactly its reports, checks and own digests, and nothing once they landed"
 ok "availability reported with proofs of the seed-drawn chunks; $(ls salt-* | wc -l) verdicts sealed"
 
 until_height "$open_start"
@@ -232,7 +234,7 @@ round_json
 reveal_verdicts() {
   local i="$1" target check segment validators v
   while read -r target check segment validators; do
-    for v in $validators; do
+    for v in $(mine "$target" "$i" "$validators"); do
       [ "$v" = "${A[$i]}" ] || continue
       tx "$i" submit-verdict --run 1 --round 0 --target "$target" --check "$check" \
         --verdict pass --digest "$(digest "$target" "$segment")" \

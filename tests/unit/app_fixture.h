@@ -57,7 +57,7 @@ gd_status fix_send_tx(app_fixture *f, int from, const char *to, const char *amou
 gd_status fix_msg_tx(app_fixture *f, int from, const char *type_url, const void *msg,
                      gd_buf *out);
 /* The same with n messages in one transaction (it fails as a whole). */
-#define FIX_TX_MSGS_MAX 32
+#define FIX_TX_MSGS_MAX 64
 gd_status fix_msgs_tx(app_fixture *f, int from, size_t n, const char *const *type_urls,
                       const void *const *msgs, gd_buf *out);
 /* The same with messages already packed as Any. */

@@ -101,7 +101,7 @@ json_t *df_spec_json(const df_knobs *k) {
 bool df_actor_honest(const df_actor *a) {
     if (a->idle || a->cheat || a->withhold_payload || a->withhold_checkpoints || a->no_reports ||
         a->secret != DF_HONEST || a->verdict != DF_HONEST || a->recheck != DF_HONEST ||
-        a->attest != DF_HONEST)
+        a->attest != DF_HONEST || a->own != DF_HONEST)
         return false;
     for (int i = 0; i < DF_ACCOUNTS; i++)
         if (a->verdict_on[i] != 0 || a->recheck_on[i] != 0)
@@ -514,6 +514,20 @@ int df_answer(const df *d, int who, bool recheck, const df_assignment *a, uint8_
     }
     memcpy(digest, honest, 32);
     return ta && ta->cheat ? V_FAIL : V_PASS;
+}
+
+int df_own_answer(const df *d, const df_assignment *a, uint8_t digest[32]) {
+    int t = df_index(d, a->target);
+    if (t < 0 || d->act[t].idle || d->act[t].own == DF_SKIP)
+        return 0;
+    if (d->act[t].own == DF_LAZY_PASS) {
+        char text[200];
+        snprintf(text, sizeof text, "own lie/%s/%u", a->target, (unsigned)a->check);
+        gd_sha256(digest, text, strlen(text));
+    } else {
+        df_honest_digest(digest, d->round, a->target, a->segment, a->step);
+    }
+    return V_PASS;
 }
 
 static int df_mode_of(const df *d, int who, bool recheck, const char *target) {
@@ -934,6 +948,15 @@ void df_verify(df *d) {
         }
         for (size_t x = 0; x < d->r->n_assignments; x++) {
             const df_assignment *as = d->r->assignments[x];
+            uint8_t own[32], own_salt[32], own_seal[32];
+            if (df_index(d, as->target) == i && df_own_answer(d, as, own) != 0) {
+                df_salt(d, own_salt, GD_SEAL_OWN, i, d->round, as->target, as->check);
+                gd_diloco_verdict_seal(own_seal, GD_SEAL_OWN, d->f.addr[i], GD_VERDICT_PASS,
+                                       own, own_salt);
+                Gonka__Diloco__V1__MsgSubmitVerdict m =
+                    df_verdict_msg(d, i, as->target, as->check, own_seal, 0, NULL, NULL);
+                df_batch_add(&b, i, GD_DILOCO_MSG_SUBMIT_VERDICT, &m);
+            }
             for (size_t v = 0; v < as->n_validators; v++) {
                 if (df_index(d, as->validators[v]) != i)
                     continue;
@@ -962,6 +985,14 @@ static void df_reveal_answers(df *d, bool recheck) {
     df_batch_init(&b);
     for (size_t x = 0; x < d->r->n_assignments; x++) {
         const df_assignment *as = d->r->assignments[x];
+        int t = df_index(d, as->target);
+        uint8_t own[32], own_salt[32];
+        if (!recheck && t > 0 && d->act[t].own != DF_SEAL_ONLY && df_own_answer(d, as, own)) {
+            df_salt(d, own_salt, GD_SEAL_OWN, t, d->round, as->target, as->check);
+            Gonka__Diloco__V1__MsgSubmitVerdict m =
+                df_verdict_msg(d, t, as->target, as->check, NULL, V_PASS, own, own_salt);
+            df_batch_add(&b, t, GD_DILOCO_MSG_SUBMIT_VERDICT, &m);
+        }
         size_t n = recheck ? as->n_recheckers : as->n_validators;
         for (size_t v = 0; v < n; v++) {
             int i = df_index(d, recheck ? as->recheckers[v] : as->validators[v]);

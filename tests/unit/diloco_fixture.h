@@ -88,6 +88,8 @@ typedef struct df_actor {
     int secret;                /* DF_HONEST, DF_SKIP (seals nothing for the next
                                 * round), DF_SEAL_ONLY (does not reveal this round's) */
     int verdict;               /* as an assigned validator */
+    int own;                   /* its own digest of its checks: DF_HONEST, DF_SKIP,
+                                * DF_SEAL_ONLY, DF_LAZY_PASS (not its training's) */
     int recheck;               /* as a re-checker */
     int attest;                /* DF_HONEST, DF_SKIP, DF_SEAL_ONLY, DF_MINORITY */
     int verdict_on[DF_ACCOUNTS]; /* overrides verdict for one target (0: verdict) */
@@ -232,6 +234,9 @@ void df_salt(const df *d, uint8_t out[32], int kind, int signer, uint64_t round,
 void df_secret(const df *d, uint8_t out[32], int who, uint64_t round);
 /* What validator `who` answers for a check under its actor (0: nothing). */
 int df_answer(const df *d, int who, bool recheck, const df_assignment *a, uint8_t digest[32]);
+/* The target's own digest of one of its checks under its actor: V_PASS
+ * with the digest, or 0 (it sends none). */
+int df_own_answer(const df *d, const df_assignment *a, uint8_t digest[32]);
 /* The payload leaf hash of member `who` in round `round`, leaf 0 .. DF_CHUNKS. */
 void df_leaf_hash(uint8_t out[32], int who, uint64_t round, uint32_t leaf);
 

@@ -226,7 +226,7 @@ static verdicts validate(world *x, const char *address, uint32_t rank, uint64_t 
         gd_leaf_evidence a, b;
         CHECK_OK(gd_worker_round_leaf(&v->res, s, &a));
         CHECK_OK(gd_worker_round_leaf(&v->res, s + 1, &b));
-        gd_segment_claim claim = {.cv = &cv, .segment = s, .digest_step = 0,
+        gd_segment_claim claim = {.cv = &cv, .segment = s,
                                   .first_step = start.desc.step,
                                   .residual_root = start.desc.residual_root, .start = &v->segs[s],
                                   .start_proof = &a.proof, .end_leaf = v->res.leaves[s + 1],
@@ -524,7 +524,7 @@ static void test_wrong_sizes_are_refused(void) {
      * past the end of the buffer). */
     gd_worker_state small;
     CHECK_OK(gd_worker_state_init(&small, 0, x.n / 10));
-    gd_segment_claim claim = {.cv = &cv, .segment = 0, .digest_step = 0, .first_step = 0,
+    gd_segment_claim claim = {.cv = &cv, .segment = 0, .first_step = 0,
                               .residual_root = v.res.descs[0].residual_root,
                               .start = &small, .start_proof = &a.proof,
                               .end_leaf = v.res.leaves[1], .end_proof = &b.proof};

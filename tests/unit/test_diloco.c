@@ -378,7 +378,7 @@ static gd_check_result check_segment(engine *e, const gd_commitment_view *cv,
     gd_leaf_evidence a, b;
     CHECK_OK(gd_worker_round_leaf(res, s, &a));
     CHECK_OK(gd_worker_round_leaf(res, s + 1, &b));
-    gd_segment_claim claim = {.cv = cv, .segment = s, .digest_step = 0,
+    gd_segment_claim claim = {.cv = cv, .segment = s,
                               .first_step = res->descs[0].step,
                               .residual_root = res->descs[0].residual_root, .start = start,
                               .start_proof = &a.proof, .end_leaf = end_leaf,
@@ -409,31 +409,19 @@ static void test_worker_round_and_segments(void) {
     CHECK(mismatches == 0);
     commitment m;
     commitment_open(&m, &e, &res, &w, 0);
-    /* Both segments re-execute exactly, and give the digest's state hashes:
-     * the end is the next leaf, the drawn step's is a state no leaf shows. */
+    /* Both segments re-execute exactly, and give what the digest covers:
+     * the end is the next leaf, and the trace is the one the worker kept
+     * while it trained (every step's loss and gradient norm), which no
+     * leaf shows. */
     for (uint32_t s = 0; s < 2; s++) {
         gd_check_result r = check_segment(&e, &m.cv, &res, s, &seg[s], res.leaves[s + 1]);
         CHECK(r.pass);
         CHECK(memcmp(r.end_state, res.leaves[s + 1], 32) == 0);
+        CHECK(memcmp(r.trace, res.traces[s], 32) == 0);
         for (uint32_t k = 0; k < res.n_leaves; k++)
-            CHECK(memcmp(r.step_state, res.leaves[k], 32) != 0);
+            CHECK(memcmp(r.trace, res.leaves[k], 32) != 0);
     }
-    /* The digest step's state is the one after digest_step + 1 steps:
-     * drawing the last step gives the segment's end. */
-    {
-        gd_leaf_evidence a, b;
-        CHECK_OK(gd_worker_round_leaf(&res, 0, &a));
-        CHECK_OK(gd_worker_round_leaf(&res, 1, &b));
-        gd_segment_claim claim = {.cv = &m.cv, .segment = 0, .digest_step = 1, .first_step = 0,
-                                  .residual_root = res.descs[0].residual_root,
-                                  .start = &seg[0], .start_proof = &a.proof,
-                                  .end_leaf = res.leaves[1], .end_proof = &b.proof};
-        gd_check_result r;
-        CHECK_OK(gd_diloco_verify_segment(e.t, &e.c, e.data, &claim, &r));
-        CHECK(r.pass && memcmp(r.step_state, r.end_state, 32) == 0);
-        claim.digest_step = 2; /* K = 2: out of range */
-        CHECK_STATUS(gd_diloco_verify_segment(e.t, &e.c, e.data, &claim, &r), GD_ERR_INVALID);
-    }
+    CHECK(memcmp(res.traces[0], res.traces[1], 32) != 0);
 
     /* Cheating, one way at a time. */
     /* tampered optimizer state at the segment start */
@@ -585,7 +573,8 @@ static void test_verdict_digest_agrees(void) {
         engine_open(&validator, v == 0 ? 1 : 3);
         gd_check_result r = check_segment(&validator, &m.cv, &res, 1, &seg[1], res.leaves[2]);
         CHECK(r.pass);
-        gd_diloco_verdict_digest(digests[v], validator.c.run, 0, w.address, 1, r.step_state,
+        CHECK(memcmp(r.trace, res.traces[1], 32) == 0); /* the worker's own */
+        gd_diloco_verdict_digest(digests[v], validator.c.run, 0, w.address, 1, r.trace,
                                  r.end_state);
         engine_close(&validator);
     }

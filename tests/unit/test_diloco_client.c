@@ -708,7 +708,16 @@ static void test_msg_verdicts(void) {
     CHECK(refused(gd_diloco_msg_submit_verdict_revealed(&any, ADDR_A, 4, 5, ADDR_B, 2,
                                                         GD_VERDICT_PASS, NULL, SALT),
                   "digest is missing"));
-    CHECK(refused(gd_diloco_msg_submit_verdict_sealed(&any, ADDR_B, 4, 5, ADDR_B, 0, seal),
+    /* From the target itself: its own digest, sealed, then revealed as PASS. */
+    CHECK_OK(gd_diloco_msg_submit_verdict_sealed(&any, ADDR_B, 4, 5, ADDR_B, 0, seal));
+    gd_any_free(&any);
+    CHECK_OK(gd_diloco_msg_submit_verdict_revealed(&any, ADDR_B, 4, 5, ADDR_B, 0, GD_VERDICT_PASS,
+                                                   H1, SALT));
+    gd_any_free(&any);
+    CHECK(refused(gd_diloco_msg_submit_verdict_revealed(&any, ADDR_B, 4, 5, ADDR_B, 0,
+                                                        GD_VERDICT_FAIL, H1, SALT),
+                  "a target's own digest is revealed as PASS"));
+    CHECK(refused(gd_diloco_msg_dispute_sealed(&any, ADDR_B, 4, 5, ADDR_B, 0, seal),
                   "validator and target must differ"));
     CHECK(refused(gd_diloco_msg_submit_verdict_sealed(&any, ADDR_A, 4, 5, ADDR_B, 0, NULL),
                   "seal is missing"));

@@ -181,6 +181,82 @@ static void test_unavailable_coalition_cannot_grief(void) {
     df_free(&d);
 }
 
+/* Attack 2, a lazy PASS on a single check: whether a check is double was
+ * public at verify start, and a PASS with no partner was compared with
+ * nothing, so a validator that answered every single check PASS without
+ * re-executing was paid in full at no risk. Promise: the target's own
+ * digest (its segment's trace, kept while it trained) meets every PASS;
+ * the made-up digest goes to the class and loses: the cheat slash, no
+ * credit; the honest target is aggregated. */
+static void test_lazy_single_pass_caught(void) {
+    df d;
+    df_knobs k;
+    df_knobs_default(&k);
+    k.double_ppm = 0;
+    df_setup(&d, &k, N, NULL, NULL);
+    to_draws(&d);
+    const df_assignment *a = d.r->assignments[0];
+    const int t = df_index(&d, a->target), lazy = df_index(&d, a->validators[0]);
+    const uint32_t check = a->check;
+    CHECK(a->n_validators == 1);
+    d.act[lazy].verdict = DF_LAZY_PASS; /* every check it holds */
+    int held = 0;
+    for (size_t x = 0; x < d.r->n_assignments; x++)
+        held += df_has_str(d.r->assignments[x]->validators, d.r->assignments[x]->n_validators,
+                           d.f.addr[lazy]);
+    df_verify(&d);
+    df_open_verdicts(&d);
+    df_until(&d, d.w.dispute_start + 1);
+    df_refresh(&d);
+    a = df_assignment_of(d.r, t, check, &d);
+    CHECK(a->n_recheckers == df_jury_size(d.r, a)); /* disputed by the target's own digest */
+    df_dispute(&d);
+    df_dispute_open(&d);
+    df_attest(&d);
+    df_attest_open(&d);
+    df_finish(&d);
+    size_t slashes = 0; /* one per check it held (its collateral may run out first) */
+    CHECK(df_slashed(&d, lazy, "PASS digest lost", &slashes) > 0 && slashes == (size_t)held);
+    CHECK(df_slashed(&d, t, NULL, NULL) == 0);
+    CHECK(df_has_str(d.r->round->aggregation_set, d.r->round->n_aggregation_set, d.f.addr[t]));
+    const df_verdict *v = df_verdict_of(d.r, d.f.addr[t], check, d.f.addr[lazy]);
+    CHECK(v && v->faulty && !v->credited);
+    CHECK(df_has_str(d.r->round->cheaters, d.r->round->n_cheaters, d.f.addr[lazy]));
+    df_free(&d);
+}
+
+/* The target's own digest is a duty and a statement. Promise: a target
+ * that does not reveal it pays the skip slash per check and its checks go
+ * to the class (which passes them: it is aggregated); a target whose own
+ * digest is not its training's (the class passes another) pays the cheat
+ * slash; neither is ever paid for an own digest. */
+static void test_own_digest_rules(void) {
+    df d;
+    df_knobs k;
+    df_knobs_default(&k);
+    df_setup(&d, &k, N, NULL, NULL);
+    d.watch_honest = false;
+    const int silent = 3, liar = 7;
+    d.act[silent].own = DF_SKIP;
+    d.act[liar].own = DF_LAZY_PASS;
+    df_play_round(&d);
+    CHECK(df_slashed(&d, silent, "own digest not revealed", NULL) == k.checks * k.skip_slash);
+    CHECK(df_slashed(&d, silent, "cheat", NULL) == 0);
+    CHECK(df_has_str(d.r->round->aggregation_set, d.r->round->n_aggregation_set,
+                     d.f.addr[silent]));
+    CHECK(df_slashed(&d, liar, "own digest lost", NULL) == k.checks * k.cheat_slash);
+    for (uint32_t j = 0; j < k.checks; j++) {
+        const df_assignment *a = df_assignment_of(d.r, liar, j, &d);
+        CHECK(a->outcome == OUTCOME(PASSED) && a->n_recheckers > 0);
+        const df_verdict *own = df_verdict_of(d.r, d.f.addr[liar], j, d.f.addr[liar]);
+        CHECK(own && own->faulty && !own->credited);
+    }
+    for (int i = 1; i <= N; i++)
+        if (i != silent && i != liar)
+            CHECK(df_slashed(&d, i, NULL, NULL) == 0);
+    df_free(&d);
+}
+
 /* A worker caught cheating in a round still claimed its validator pay and
  * its other rounds' tokens for that epoch. Promise: a member with an
  * upheld cheat in an epoch forfeits every reward of the epoch; what it
@@ -211,6 +287,8 @@ static void test_cheater_forfeits_epoch(void) {
 int main(void) {
     RUN_TEST(test_framing_coalition_fails);
     RUN_TEST(test_unavailable_coalition_cannot_grief);
+    RUN_TEST(test_lazy_single_pass_caught);
+    RUN_TEST(test_own_digest_rules);
     RUN_TEST(test_cheater_forfeits_epoch);
     return gd_test_finish();
 }

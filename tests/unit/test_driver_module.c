@@ -17,8 +17,7 @@
 #include "tests/unit/diloco_fixture.h"
 
 #define N 8
-#define V_KIND_VERDICT 1 /* df_salt kinds used here */
-#define V_KIND_ATTEST 3
+#define V_KIND_ATTEST 3 /* df_salt's kind for attestations */
 
 typedef struct node {
     gd_node_journal journal;
@@ -111,9 +110,12 @@ static void perform(df *d, node *nd, int who, const gd_action *a, df_batch *b) {
         CHECK(as != NULL);
         if (as == NULL)
             return;
-        int verdict = df_answer(d, who, false, as, digest);
-        df_salt(d, salt, V_KIND_VERDICT, who, a->round, a->target, a->check);
-        gd_diloco_verdict_seal(seal, GD_SEAL_VERDICT, me, (gd_diloco_verdict)verdict, digest, salt);
+        /* A check of its own commitment: its own digest, its own seal kind. */
+        bool own = strcmp(a->target, me) == 0;
+        int verdict = own ? df_own_answer(d, as, digest) : df_answer(d, who, false, as, digest);
+        int kind = own ? GD_SEAL_OWN : GD_SEAL_VERDICT;
+        df_salt(d, salt, kind, who, a->round, a->target, a->check);
+        gd_diloco_verdict_seal(seal, kind, me, (gd_diloco_verdict)verdict, digest, salt);
         Gonka__Diloco__V1__MsgSubmitVerdict m =
             a->kind == GD_ACT_CHECK
                 ? df_verdict_msg(d, who, a->target, a->check, seal, 0, NULL, NULL)

@@ -156,20 +156,21 @@ static void test_residual_poisoning_is_caught(void) {
 
 /* Validators that skip their work, played by node 5 (tests/adversary/
  * validator.c). The lazy validator answers every check PASS with a made-up
- * digest. Every check is a double check here, so beside an honest partner
- * the digests split, the re-checker re-executes, and the made-up digest
- * loses: its verdict is faulty and it pays cheat_slash. Honest workers are
- * never failed (a lazy PASS does not hurt them), nobody honest is slashed,
- * and every round ends DONE.
+ * digest. The target's own digest contradicts it, single check or double,
+ * the class re-executes, and the made-up digest loses: its verdict is
+ * faulty and it pays cheat_slash. Honest workers are never failed (a lazy
+ * PASS does not hurt them), nobody honest is slashed, and every round ends
+ * DONE.
  *
- * play_validator plays `check` as validator node 5's checker with every
- * check doubled; it returns what node 5 was slashed and the number of its
- * faulty verdicts, each of which must be `want` and uncredited. */
+ * play_validator plays `check` as validator node 5's checker, with every
+ * check doubled or every check single; it returns what node 5 was slashed
+ * and the number of its faulty verdicts, each of which must be `want` and
+ * uncredited. */
 static uint64_t play_validator(gd_engine_check_fn check, Gonka__Diloco__V1__Verdict want,
-                               size_t *faulty_out) {
+                               bool doubled, size_t *faulty_out) {
     const int lazy = 5;
     nf_net net;
-    open_with_cheater(&net, lazy, true, NULL, check, NULL);
+    open_with_cheater(&net, lazy, doubled, NULL, check, NULL);
     while (net.d.f.height < 120)
         nf_block(&net);
     uint64_t rounds = nf_current_round(&net);
@@ -203,7 +204,19 @@ static uint64_t play_validator(gd_engine_check_fn check, Gonka__Diloco__V1__Verd
 
 static void test_lazy_validator_is_caught(void) {
     size_t faulty = 0;
-    CHECK(play_validator(gd_adv_lazy_check, GONKA__DILOCO__V1__VERDICT__VERDICT_PASS, &faulty) > 0);
+    CHECK(play_validator(gd_adv_lazy_check, GONKA__DILOCO__V1__VERDICT__VERDICT_PASS, true,
+                         &faulty) > 0);
+    CHECK(faulty > 0);
+}
+
+/* The red-team review's second attack, lazy-single: with single checks
+ * only, a PASS with no partner was never compared with anything, so a
+ * validator that never re-executed was paid at no risk. Every check now
+ * meets the target's own digest: the made-up one loses. */
+static void test_lazy_single_validator_is_caught(void) {
+    size_t faulty = 0;
+    CHECK(play_validator(gd_adv_lazy_check, GONKA__DILOCO__V1__VERDICT__VERDICT_PASS, false,
+                         &faulty) > 0);
     CHECK(faulty > 0);
 }
 
@@ -213,7 +226,7 @@ static void test_lazy_validator_is_caught(void) {
 static void test_unavailable_spammer_pays(void) {
     size_t faulty = 0;
     (void)play_validator(gd_adv_unavailable_check, GONKA__DILOCO__V1__VERDICT__VERDICT_UNAVAILABLE,
-                         &faulty);
+                         true, &faulty);
     CHECK(faulty > 0);
 }
 
@@ -343,10 +356,10 @@ static void test_copying_validator_pays(void) {
     play_skipper(5, true, gd_adv_copy_verdicts, "skipped check", no_verdict_revealed);
 }
 
-/* `test_node_attacks` plays the first seven; `test_node_attacks more` the
+/* `test_node_attacks` plays the first eight; `test_node_attacks more` the
  * rest (a second CTest entry, which the sanitizer pass leaves out with the
  * other Byzantine tests: the member's paths they reach are the first
- * seven's and test_node_epoch's). */
+ * eight's and test_node_epoch's). */
 int main(int argc, char **argv) {
     bool more = argc > 1 && strcmp(argv[1], "more") == 0;
     if (!more) {
@@ -356,6 +369,7 @@ int main(int argc, char **argv) {
         RUN_TEST(test_residual_poisoning_is_caught);
         RUN_TEST(test_withholder_is_caught);
         RUN_TEST(test_lazy_validator_is_caught);
+        RUN_TEST(test_lazy_single_validator_is_caught);
         RUN_TEST(test_unavailable_spammer_pays);
         return gd_test_finish();
     }

@@ -16,6 +16,7 @@
  * weighted draw is also tested for its edges (zero weights, one member,
  * weights whose sum passes 2^64, the exact boundaries of each member's
  * share) and its distribution. */
+#include <math.h>
 #include <string.h>
 
 #include "common/bytes.h"
@@ -379,19 +380,51 @@ static void test_check_draw(void) {
 }
 
 static void test_verdict_digest(void) {
-    uint8_t step_state[32], end_state[32], le_run[8], le_round[8], le_segment[4], want[32],
-        got[32];
-    memset(step_state, 0xa0, 32);
+    uint8_t trace[32], end_state[32], le_run[8], le_round[8], le_segment[4], want[32], got[32];
+    memset(trace, 0xa0, 32);
     memset(end_state, 0xb0, 32);
     gd_put_le64(le_run, 7);
     gd_put_le64(le_round, 11);
     gd_put_le32(le_segment, 4);
-    part pd[] = {STR("gd-verdict-v1"), {le_run, 8},        {le_round, 8},   STR(TARGET),
-                 {le_segment, 4},      {step_state, 32}, {end_state, 32}};
+    part pd[] = {STR("gd-verdict-v2"), {le_run, 8}, {le_round, 8},    STR(TARGET),
+                 {le_segment, 4},      {trace, 32}, {end_state, 32}};
     hash_parts(want, pd, 7);
-    CHECK_HEX_EQ(want, 32, "d735e69380de7d36040ae840355b7767b63a170837c5181f86ef00fbf0ee7e78");
-    gd_diloco_verdict_digest(got, 7, 11, TARGET, 4, step_state, end_state);
+    /* Pinned too (Python's hashlib gives the same), so that the two sides
+     * cannot drift together. */
+    CHECK_HEX_EQ(want, 32, "4b6cbfb8e64ea865895d7d697f555eaf5a190356c442f65bac43981c28bd6225");
+    gd_diloco_verdict_digest(got, 7, 11, TARGET, 4, trace, end_state);
     CHECK(memcmp(got, want, 32) == 0);
+}
+
+/* The segment trace: a chain of SHA-256 over each step's loss and gradient
+ * norm as IEEE-754 binary64 bits, little-endian; recomputed here from its
+ * definition, for two steps. */
+static void test_segment_trace(void) {
+    uint8_t want[32], got[32];
+    part p0[] = {STR("gd-segment-trace-v1")};
+    hash_parts(want, p0, 1);
+    gd_diloco_trace_begin(got);
+    CHECK(memcmp(got, want, 32) == 0);
+    const double loss[2] = {5.25, 4.0078125}, norm[2] = {1.5, 0.375};
+    for (int k = 0; k < 2; k++) {
+        uint8_t lb[8], nb[8];
+        uint64_t bits;
+        memcpy(&bits, &loss[k], 8);
+        gd_put_le64(lb, bits);
+        memcpy(&bits, &norm[k], 8);
+        gd_put_le64(nb, bits);
+        part pk[] = {{want, 32}, {lb, 8}, {nb, 8}};
+        hash_parts(want, pk, 3);
+        gd_diloco_trace_step(got, loss[k], norm[k]);
+        CHECK(memcmp(got, want, 32) == 0);
+    }
+    CHECK_HEX_EQ(got, 32, "3d8f21f55c7749be1e1241a03c04704018321c5710f27ad7f40d586c88358d27");
+    /* One bit of one step changes it. */
+    uint8_t other[32];
+    gd_diloco_trace_begin(other);
+    gd_diloco_trace_step(other, loss[0], norm[0]);
+    gd_diloco_trace_step(other, nextafter(loss[1], 0), norm[1]);
+    CHECK(memcmp(other, got, 32) != 0);
 }
 
 static void test_address_order(void) {
@@ -417,6 +450,7 @@ int main(void) {
     RUN_TEST(test_draw_member);
     RUN_TEST(test_check_draw);
     RUN_TEST(test_verdict_digest);
+    RUN_TEST(test_segment_trace);
     RUN_TEST(test_address_order);
     return gd_test_finish();
 }
