@@ -2,15 +2,21 @@
  * many rounds and epochs by W members, with chosen numbers of fakers (each
  * fakes a fraction of its segments every round), withholders (no
  * checkpoints), lazy validators (PASS with a made-up digest), colluders
- * (fake everything, pass each other) and idle members; everyone else is
- * honest. Prints per behaviour: how often it was caught (per round and per
+ * (fake everything, pass each other), idle members, and the red-team
+ * review's attackers (docs/verification.md): framers (a coalition that
+ * FAILs honest targets as validators and jurors), lazy-single validators
+ * (a made-up PASS on single checks only), early passers (the digest of a
+ * partial re-execution), late servers (states served only from dispute
+ * start) and skippers (no answer to the checks they hold); everyone else
+ * is honest. Prints per behaviour: how often it was caught (per round and per
  * epoch) next to the model's probability (docs/verification.md, "The
  * incentive model"), its pay per member and epoch relative to an honest
  * member's, the same net of slashes, and how many of its members were
  * slashed at all (for honest members: must be 0).
  * Usage: gd-bench-incentives [--members W] [--epochs E] [--epoch-length B]
  *          [--fakers N] [--fake-fraction F] [--withholders N] [--lazy N]
- *          [--colluders N] [--idle N] [--json] */
+ *          [--colluders N] [--idle N] [--framers N] [--lazy-single N]
+ *          [--pass-early N] [--late-servers N] [--skippers N] [--json] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,16 +50,25 @@ static int parse(int argc, char **argv, opts *o) {
     *o = (opts){.members = 40, .epochs = 3, .fake_fraction = 0.25, .epoch_length = 400};
     o->counts[GD_DD_FAKER] = 4;
     o->counts[GD_DD_WITHHOLDER] = 2;
-    o->counts[GD_DD_LAZY] = 4;
+    o->counts[GD_DD_LAZY] = 2;
     o->counts[GD_DD_COLLUDER] = 3;
     o->counts[GD_DD_IDLE] = 1;
-    static const char *const names[] = {"--fakers", "--withholders", "--lazy", "--colluders",
-                                        "--idle"};
-    static const gd_dd_role which[] = {GD_DD_FAKER, GD_DD_WITHHOLDER, GD_DD_LAZY, GD_DD_COLLUDER,
-                                       GD_DD_IDLE};
+    o->counts[GD_DD_FRAMER] = 3;
+    o->counts[GD_DD_LAZY_SINGLE] = 2;
+    o->counts[GD_DD_PASS_EARLY] = 1;
+    o->counts[GD_DD_LATE_SERVER] = 1;
+    o->counts[GD_DD_SKIPPER] = 2;
+    static const char *const names[] = {"--fakers",      "--withholders", "--lazy",
+                                        "--colluders",   "--idle",        "--framers",
+                                        "--lazy-single", "--pass-early",  "--late-servers",
+                                        "--skippers"};
+    static const gd_dd_role which[] = {GD_DD_FAKER,       GD_DD_WITHHOLDER, GD_DD_LAZY,
+                                       GD_DD_COLLUDER,    GD_DD_IDLE,       GD_DD_FRAMER,
+                                       GD_DD_LAZY_SINGLE, GD_DD_PASS_EARLY, GD_DD_LATE_SERVER,
+                                       GD_DD_SKIPPER};
     for (int i = 1; i < argc; i++) {
         bool more = i + 1 < argc, done = false;
-        for (size_t k = 0; k < 5 && !done; k++)
+        for (size_t k = 0; k < sizeof which / sizeof which[0] && !done; k++)
             if (strcmp(argv[i], names[k]) == 0 && more) {
                 o->counts[which[k]] = atoi(argv[++i]);
                 done = true;
@@ -84,6 +99,24 @@ static int parse(int argc, char **argv, opts *o) {
     return 0;
 }
 
+/* Roles whose cheat is in how they validate: caught by a slash, counted
+ * per epoch over the checks they held. */
+static bool validating_role(int r) {
+    return r == GD_DD_LAZY || r == GD_DD_LAZY_SINGLE || r == GD_DD_PASS_EARLY ||
+           r == GD_DD_FRAMER || r == GD_DD_SKIPPER;
+}
+
+/* The model's chance that a validating role is slashed in an epoch in which
+ * it held `checks` checks: every made-up or partial PASS meets the target's
+ * own digest, every FAIL of an honest target is overturned by the class,
+ * every skipped check is priced; a lazy-single validator only lies on
+ * single checks (1 - d of them). */
+static double model_validator_epoch(int r, double checks) {
+    if (checks <= 0)
+        return 0;
+    return r == GD_DD_LAZY_SINGLE ? 1 - pow(DOUBLE_P, checks) : 1.0;
+}
+
 /* The model's probability that a check catches a cheat, given which kind. */
 static double model_round(gd_dd_role role, const opts *o, double faked_share) {
     double q = (double)(o->counts[GD_DD_COLLUDER] - 1) / (o->members - 1);
@@ -101,6 +134,8 @@ int main(int argc, char **argv) {
         fprintf(stderr,
                 "usage: %s [--members W] [--epochs E] [--epoch-length B] [--fakers N]\n"
                 "          [--fake-fraction F] [--withholders N] [--lazy N] [--colluders N]\n"
+                "          [--framers N] [--lazy-single N] [--pass-early N] [--late-servers N]\n"
+                "          [--skippers N]\n"
                 "          [--idle N] [--json]\n"
                 "(W 6..1024 with at least 6 honest; E 1..100; B >= 100; F in (0, 1])\n",
                 argv[0]);
@@ -163,8 +198,9 @@ int main(int argc, char **argv) {
                  * digest (a made-up one never matches it). */
                 double p = e_rounds[i] ? model_round(roles[i], &o, e_share[i] / e_rounds[i]) : 0;
                 if (epoch_committed[i])
-                    s->model_epochs += roles[i] == GD_DD_LAZY ? (e_checks[i] > 0 ? 1.0 : 0.0)
-                                                              : 1 - pow(1 - p, e_rounds[i]);
+                    s->model_epochs += validating_role(roles[i])
+                                           ? model_validator_epoch(roles[i], e_checks[i])
+                                           : 1 - pow(1 - p, e_rounds[i]);
                 s->paid += (double)gd_dd_settled(&d, i, epoch);
                 epoch_committed[i] = epoch_caught[i] = false;
                 e_rounds[i] = e_share[i] = e_checks[i] = 0;
@@ -193,7 +229,7 @@ int main(int argc, char **argv) {
         }
         for (int i = 0; i < w; i++)
             if (d.slashed[i] > last_slashed[i]) { /* a lazy validator is caught by a slash */
-                if (roles[i] == GD_DD_LAZY)
+                if (validating_role(roles[i]))
                     epoch_caught[i] = true;
                 last_slashed[i] = d.slashed[i];
             }
@@ -230,7 +266,7 @@ int main(int argc, char **argv) {
         double model = model_round((gd_dd_role)r, &o, share);
         double per_epoch = s->epochs ? s->caught_epochs / s->epochs : 0;
         double model_epoch = s->epochs ? s->model_epochs / s->epochs : 0;
-        bool lazy = r == GD_DD_LAZY; /* caught by a slash; no per-round figure */
+        bool lazy = validating_role(r); /* caught by a slash; no per-round figure */
         double pay = honest_pay > 0 ? s->paid / s->members / honest_pay : 0;
         double net = honest_pay > 0 ? (s->paid - s->slashed) / s->members / honest_pay : 0;
         if (o.json)

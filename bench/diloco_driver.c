@@ -17,8 +17,9 @@
 
 #define VERDICT(x) GONKA__DILOCO__V1__VERDICT__VERDICT_##x
 
-const char *const gd_dd_role_names[GD_DD_ROLES] = {"honest", "faker",    "withholder",
-                                                   "lazy validator", "colluder", "idle"};
+const char *const gd_dd_role_names[GD_DD_ROLES] = {
+    "honest", "faker",      "withholder",  "lazy validator", "colluder", "idle",
+    "framer", "lazy-single", "pass-early", "late-server",    "skipper"};
 
 static void die(const char *what, const char *detail) {
     fprintf(stderr, "diloco driver: %s: %s\n", what, detail);
@@ -378,9 +379,32 @@ static void true_digest(const gd_dd *d, uint64_t round, int t, uint32_t segment,
 /* What validator v answers for a check of target t: an honest validator
  * re-executes (FAIL on a faked segment, UNAVAILABLE without the target's
  * checkpoints, PASS with the true digest otherwise); a lazy one makes a
- * digest up; colluders pass each other with a digest they agreed on. */
+ * digest up; colluders pass each other with a digest they agreed on; the
+ * review's attackers as their names say (GD_VERDICT_UNSPECIFIED: no
+ * answer). A juror (recheck) of a late server finds its states served. */
 static void answer(const gd_dd *d, uint64_t round, int v, int t, uint32_t segment, uint32_t step,
-                   uint64_t faked, gd_diloco_verdict *verdict, uint8_t digest[32]) {
+                   uint64_t faked, bool recheck, bool single, gd_diloco_verdict *verdict,
+                   uint8_t digest[32]) {
+    gd_dd_role role = d->roles[v];
+    if (role == GD_DD_SKIPPER && !recheck) {
+        *verdict = GD_VERDICT_UNSPECIFIED;
+        return;
+    }
+    if (role == GD_DD_PASS_EARLY || (role == GD_DD_LAZY_SINGLE && single && !recheck)) {
+        *verdict = GD_VERDICT_PASS;
+        tag_hash(digest, "bench partial", (uint64_t)v, round, (uint64_t)t, segment);
+        return;
+    }
+    if (role == GD_DD_FRAMER && d->roles[t] != GD_DD_FRAMER) {
+        *verdict = GD_VERDICT_FAIL;
+        true_digest(d, round, t, segment, digest);
+        return;
+    }
+    if (d->roles[t] == GD_DD_LATE_SERVER && !recheck) {
+        *verdict = GD_VERDICT_UNAVAILABLE;
+        memset(digest, 0, 32);
+        return;
+    }
     if (d->roles[v] == GD_DD_LAZY) {
         *verdict = GD_VERDICT_PASS;
         tag_hash(digest, "bench lazy", (uint64_t)v, round, (uint64_t)t, segment);
@@ -438,7 +462,10 @@ static void answers(gd_dd *d, const Gonka__Diloco__V1__QueryRoundResponse *r, co
             if (own)
                 own_digest(d, round, t, a->segment, a->step, faked[t], digest);
             else
-                answer(d, round, v, t, a->segment, a->step, faked[t], &verdict, digest);
+                answer(d, round, v, t, a->segment, a->step, faked[t], recheck,
+                       a->n_validators == 1, &verdict, digest);
+            if (verdict == GD_VERDICT_UNSPECIFIED)
+                continue; /* a skipped duty */
             int kind = recheck ? GD_SEAL_RECHECK : own ? GD_SEAL_OWN : GD_SEAL_VERDICT;
             salt_of(salt, v, round, t, a->check, kind);
             gd_diloco_verdict_seal(seal, (gd_diloco_seal_kind)kind, d->addr[v], verdict, digest,

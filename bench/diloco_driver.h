@@ -27,6 +27,13 @@ typedef enum gd_dd_role {
     GD_DD_LAZY,       /* validates by revealing PASS with a made-up digest */
     GD_DD_COLLUDER,   /* fakes every segment; passes fellow colluders */
     GD_DD_IDLE,       /* sends nothing */
+    /* The red-team review's attacks on the checks (docs/verification.md,
+     * "The red-team review"): */
+    GD_DD_FRAMER,      /* a coalition: FAILs honest targets as validator and juror */
+    GD_DD_LAZY_SINGLE, /* PASS with a made-up digest on single checks, honest on doubles */
+    GD_DD_PASS_EARLY,  /* PASS with the digest of a partial re-execution */
+    GD_DD_LATE_SERVER, /* serves its states only from dispute start */
+    GD_DD_SKIPPER,     /* leaves every check it holds unanswered */
     GD_DD_ROLES
 } gd_dd_role;
 

@@ -31,6 +31,10 @@ typedef struct gd_artifact_req {
      * "Range: bytes=0-(first_bytes - 1)"); a check takes a segment-start
      * state without its residual. Paths never set it. */
     uint64_t first_bytes;
+    /* A client's: when the whole transfer must have ended (gd_clock_ms),
+     * taken from the window the answer is for; 0: the transport's own
+     * cap. Paths never set it. */
+    int64_t deadline_ms;
 } gd_artifact_req;
 
 /* An answer: bytes in memory, or a whole file under the node's state_dir

@@ -205,13 +205,26 @@ gd_status gd_member_engine(gd_member *n) {
     return GD_OK;
 }
 
+int64_t gd_member_fetch_deadline(const gd_member *n) {
+    const gd_chain_view *v = &n->view.view;
+    int64_t end = v->have_round ? gd_round_window_end(&v->round.windows, v->height + 1) : 0;
+    if (end == 0 || n->block_ms <= 0)
+        return 0;
+    /* The blocks left in the window, less one for the answer to land. */
+    double left = (double)(end - v->height - 2) * n->block_ms;
+    return gd_clock_ms() + (left > GD_MEMBER_FETCH_MIN_MS ? (int64_t)left : GD_MEMBER_FETCH_MIN_MS);
+}
+
 gd_status gd_member_fetch(gd_member *n, const char *address, const gd_artifact_req *req,
                         size_t max_len, gd_artifact_answer *out) {
     memset(out, 0, sizeof *out);
     const Gonka__Diloco__V1__Member *m = gd_member_lookup(n, address);
     if (m == NULL || m->artifact_url == NULL || m->artifact_url[0] == '\0')
         return gd_fail(GD_ERR_NOT_FOUND, "%s records no artifact URL", address);
-    GD_TRY(n->peers.iface->fetch(n->peers.ctx, m->artifact_url, req, max_len, out));
+    gd_artifact_req timed = *req;
+    if (timed.deadline_ms == 0)
+        timed.deadline_ms = gd_member_fetch_deadline(n);
+    GD_TRY(n->peers.iface->fetch(n->peers.ctx, m->artifact_url, &timed, max_len, out));
     pthread_mutex_lock(&n->mu);
     n->stats.bytes_in += out->body.len + out->proof.len;
     pthread_mutex_unlock(&n->mu);
@@ -251,6 +264,16 @@ static gd_status gd_member_read(gd_member *n) {
     }
     GD_TRY(s);
     n->chain_down = false;
+    /* The chain's pace, which turns a window's blocks into a deadline for
+     * the fetches of its duties. */
+    if (height > n->pace_height) {
+        if (n->pace_height > 0) {
+            double sample = (double)(n->read_ms - n->pace_ms) / (double)(height - n->pace_height);
+            n->block_ms = n->block_ms > 0 ? 0.75 * n->block_ms + 0.25 * sample : sample;
+        }
+        n->pace_height = height;
+        n->pace_ms = n->read_ms;
+    }
     uint64_t next = n->ans.run->run ? n->ans.run->run->next_round : 0;
     GD_TRY(gd_chain_view_build(&n->view, n->address, height, n->ans.run, n->ans.round,
                                n->ans.rewards, &claims, n->journal.sealed_upto > next));

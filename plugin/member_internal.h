@@ -19,6 +19,7 @@
 #define GD_MEMBER_ANSWERS 64
 #define GD_MEMBER_COMMITTED 16
 #define GD_MEMBER_SYNC_RETRY 5 /* blocks between tries of an early state sync */
+#define GD_MEMBER_FETCH_MIN_MS 2000 /* the shortest deadline a window's fetch gets */
 /* Artifacts fetched from peers are bounded by what the run's model makes. */
 #define GD_MEMBER_TRANSCRIPT_MAX ((size_t)(4096 + 2) * 312)
 /* A payload is bounded by the size its commitment states, and that by this. */
@@ -134,6 +135,8 @@ struct gd_member {
     gd_engine_job job;          /* a round trained a segment at a time (ahead, with overlap) */
     bool reread;                /* a duty read the chain again: the step ends after it */
     int64_t read_ms;            /* when the chain was last read (monotonic ms) */
+    int64_t pace_height, pace_ms; /* the height last seen to change, and when */
+    double block_ms;            /* the chain's pace: milliseconds per block (0: not seen yet) */
     bool chain_down;            /* the last read of the chain failed */
     bool have_older;
     gd_global_state older;      /* a G before the node's own (an overlapped start's G_{r-1}) */
@@ -217,7 +220,14 @@ gd_status gd_member_global_file(gd_member *n, const gd_global_state *g, gd_buf *
  * frees it); b is left empty. */
 void gd_member_recycle(gd_member *n, gd_buf *b);
 
-/* A fetch from a member's artifact URL, counted in bytes_in. */
+/* When a fetch for the current window's duties must have ended
+ * (gd_clock_ms): the blocks left in the window, less one for the answer to
+ * land, at the chain's observed pace; 0 outside a live round or before the
+ * pace is known (the transport's own cap applies). */
+int64_t gd_member_fetch_deadline(const gd_member *n);
+
+/* A fetch from a member's artifact URL, counted in bytes_in, ending by
+ * req's deadline or else the current window's. */
 gd_status gd_member_fetch(gd_member *n, const char *address, const gd_artifact_req *req,
                         size_t max_len, gd_artifact_answer *out) GD_MUST_CHECK;
 

@@ -128,7 +128,8 @@ static void gd_batch_add(gd_member *n, const char *address, gd_peer_fetch_item *
     snprintf(who[*n_items], sizeof who[*n_items], "%s", address);
     items[(*n_items)++] = (gd_peer_fetch_item){
         .url = m->artifact_url, .max_len = c->payload_bytes,
-        .req = {.kind = GD_REQ_PAYLOAD, .run = n->o.run, .round = n->cache_round}};
+        .req = {.kind = GD_REQ_PAYLOAD, .run = n->o.run, .round = n->cache_round,
+                .deadline_ms = gd_member_fetch_deadline(n)}};
 }
 
 gd_status gd_member_prefetch(gd_member *n, const gd_action *acts, size_t n_acts) {

@@ -8,10 +8,20 @@
 
 #include "common/buf_spares.h"
 #include "common/bytes.h"
+#include "common/clock.h"
 #include "plugin/http_path.h"
 
 #define GD_PEER_URL_MAX 512
 #define GD_PEER_PROOF_HEX_MAX 16384
+
+/* Every transfer ends by its deadline (the request's, from its window) or
+ * within this cap, and keeps an average rate above the floor over the
+ * whole transfer once the grace has passed: a peer that drips a burst now
+ * and then, to stay above a per-interval stall limit, cannot hold a member
+ * for longer than the grace. */
+#define GD_PEER_MAX_TRANSFER_MS (60LL * 60 * 1000)
+#define GD_PEER_RATE_FLOOR 16384 /* bytes per second, on average */
+#define GD_PEER_RATE_GRACE_MS 10000
 
 /* Transfers of one batch at once, and to one peer. */
 #define GD_PEER_PARALLEL 16
@@ -29,7 +39,25 @@ typedef struct gd_peer_fetch {
     size_t max_len;
     bool too_large;
     bool bad_proof;
+    int64_t started_ms;
+    bool too_slow; /* below the average rate floor */
 } gd_peer_fetch;
+
+/* libcurl's progress callback: non-zero aborts the transfer. */
+static int gd_peer_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                            curl_off_t ulnow) {
+    (void)dltotal;
+    (void)ultotal;
+    (void)ulnow;
+    gd_peer_fetch *f = ctx;
+    int64_t elapsed = gd_clock_ms() - f->started_ms;
+    if (elapsed > GD_PEER_RATE_GRACE_MS &&
+        (double)dlnow < (double)GD_PEER_RATE_FLOOR * (double)elapsed / 1000.0) {
+        f->too_slow = true;
+        return 1;
+    }
+    return 0;
+}
 
 static size_t gd_peer_body(char *data, size_t size, size_t n, void *ctx) {
     gd_peer_fetch *f = ctx;
@@ -129,6 +157,16 @@ static gd_status gd_peer_url(char *out, size_t cap, const char *base, const gd_a
 static gd_status gd_peer_setup(CURL *c, const char *url, const gd_artifact_req *req,
                                gd_peer_fetch *f, char *full, size_t full_cap, char range[48]) {
     GD_TRY(gd_peer_url(full, full_cap, url, req));
+    f->started_ms = gd_clock_ms();
+    int64_t budget = GD_PEER_MAX_TRANSFER_MS;
+    if (req->deadline_ms > 0 && req->deadline_ms - f->started_ms < budget)
+        budget = req->deadline_ms - f->started_ms;
+    if (budget <= 0)
+        return gd_fail(GD_ERR_TIMEOUT, "%s: its window's deadline has passed", url);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)budget);
+    curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, gd_peer_progress);
+    curl_easy_setopt(c, CURLOPT_XFERINFODATA, f);
     curl_easy_setopt(c, CURLOPT_URL, full);
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
@@ -157,6 +195,9 @@ static gd_status gd_peer_outcome(CURL *c, CURLcode rc, const gd_peer_fetch *f, c
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     if (f->too_large)
         return gd_fail(GD_ERR_LIMIT, "%s: answer over %zu bytes", url, f->max_len);
+    if (f->too_slow)
+        return gd_fail(GD_ERR_TIMEOUT, "%s: below %d bytes/s on average after %d s", url,
+                       GD_PEER_RATE_FLOOR, GD_PEER_RATE_GRACE_MS / 1000);
     if (rc == CURLE_OPERATION_TIMEDOUT)
         return gd_fail(GD_ERR_TIMEOUT, "%s: timed out", url);
     if (rc != CURLE_OK)

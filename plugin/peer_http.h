@@ -1,8 +1,10 @@
 /* The peer port (plugin/member_ports.h) over HTTP: a member's artifact URL
  * (from the chain, so outside input: http or https only, no redirects)
  * plus the one spelling of the request's path (plugin/http_path.h), fetched
- * with libcurl under a size cap, connect and stall timeouts; a chunk's
- * proof comes back from the X-Gd-Proof header. */
+ * with libcurl under a size cap, connect and stall timeouts, an overall
+ * deadline (the request's, from its window, or an hour) and an average-rate
+ * floor over the whole transfer; a chunk's proof comes back from the
+ * X-Gd-Proof header. */
 #ifndef GD_PLUGIN_PEER_HTTP_H
 #define GD_PLUGIN_PEER_HTTP_H
 

@@ -30,6 +30,15 @@ gd_window gd_round_window_at(const gd_round_windows *w, int64_t h) {
     return GD_WINDOW_OVER;
 }
 
+int64_t gd_round_window_end(const gd_round_windows *w, int64_t h) {
+    const int64_t starts[] = {w->train_start,     w->commit_start,  w->reveal_start,
+                              w->verify_start,    w->open_start,    w->dispute_start,
+                              w->dispute_open_start, w->attest_start, w->attest_open_start,
+                              w->end};
+    gd_window at = gd_round_window_at(w, h);
+    return at == GD_WINDOW_NONE || at == GD_WINDOW_OVER ? 0 : starts[at];
+}
+
 const char *gd_window_name(gd_window w) {
     static const char *const names[] = {"none",   "train",   "commit",       "reveal",
                                         "verify", "open",    "dispute",      "dispute_open",

@@ -52,6 +52,9 @@ typedef struct gd_round_windows {
 
 /* The window a height falls in. */
 gd_window gd_round_window_at(const gd_round_windows *w, int64_t height);
+/* The first height after the window `height` falls in (the next window's
+ * start, or end), or 0 before train_start and at or past end. */
+int64_t gd_round_window_end(const gd_round_windows *w, int64_t height);
 const char *gd_window_name(gd_window w);
 
 /* A check of the round that involves this node. */
@@ -61,7 +64,7 @@ typedef struct gd_view_check {
     bool validator;       /* an assigned validator of it */
     bool own;             /* a check of this node's own commitment: it seals and reveals
                            * its own digest as a validator seals and reveals a verdict */
-    bool rechecker;       /* one of its re-checkers */
+    bool rechecker;       /* on its jury (the assignment's recheckers) */
     bool sealed, revealed; /* this node's record of it on chain */
 } gd_view_check;
 

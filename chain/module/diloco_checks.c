@@ -89,7 +89,7 @@ gd_status dl_assign_checks(gd_ctx *ctx, const dl_run *run, dl_round *r) {
         /* Too few active members of its class to check it and re-check a
          * dispute: the commitment gets no checks, so it is neither
          * aggregated nor paid (a private class is no free pass, and an
-         * idle member cannot leave a dispute without re-checkers). */
+         * idle member cannot leave a dispute without a jury). */
         if (dl_class_size(r, cls) < sp->min_class_members) {
             s = dl_event(ctx, "diloco_unchecked", r, "target", c->participant, "reason",
                          "class too small");

@@ -221,7 +221,7 @@ bool dl_round_over(const dl_round *r);
 
 /* verify_start: each commitment's checks, validators weighted by collateral. */
 gd_status dl_assign_checks(gd_ctx *ctx, const dl_run *run, dl_round *r) GD_MUST_CHECK;
-/* dispute_start: skipped checks, undisputed outcomes, re-checkers. */
+/* dispute_start: skipped checks, undisputed outcomes, the disputes' juries. */
 gd_status dl_assign_rechecks(gd_ctx *ctx, const dl_run *run, dl_round *r) GD_MUST_CHECK;
 /* attest_start: every disputed check's outcome, slashes, the aggregation set. */
 gd_status dl_resolve(gd_ctx *ctx, const dl_run *run, dl_round *r) GD_MUST_CHECK;

@@ -613,7 +613,7 @@ static gd_status dl_answer_execute(gd_ctx *ctx, const dl_answer *m) {
         s = dl_check_reveal(ctx, g == GD_OK, g == GD_OK ? &rec->seal : NULL,
                             g == GD_OK && rec->verdict != 0, seal, m->validator, what);
         /* An assigned accusation (FAIL or UNAVAILABLE) is bonded: it is paid
-         * only if re-checkers uphold it, and loses the bond otherwise. */
+         * only if the class upholds it, and loses the bond otherwise. */
         bool accuses = m->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_FAIL ||
                        m->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_UNAVAILABLE;
         if (s == GD_OK && accuses && !m->recheck && !own) {

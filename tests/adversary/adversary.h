@@ -47,6 +47,14 @@ bool gd_adv_withhold_payload(const gd_artifact_req *req);
  * re-executed (tests/adversary/validator.c). */
 gd_status gd_adv_lazy_check(gd_engine *e, const gd_check_input *in, const gd_check_evidence *ev,
                             const gd_global_state *g, gd_check_answer *out);
+/* framer: every check and re-check FAIL with a made-up digest; early
+ * passer: PASS with the end leaf and the trace of no step
+ * (tests/adversary/validator.c). */
+gd_status gd_adv_framer_check(gd_engine *e, const gd_check_input *in, const gd_check_evidence *ev,
+                              const gd_global_state *g, gd_check_answer *out);
+gd_status gd_adv_pass_early_check(gd_engine *e, const gd_check_input *in,
+                                  const gd_check_evidence *ev, const gd_global_state *g,
+                                  gd_check_answer *out);
 /* UNAVAILABLE spammer: every check UNAVAILABLE (tests/adversary/validator.c). */
 gd_status gd_adv_unavailable_check(gd_engine *e, const gd_check_input *in,
                                    const gd_check_evidence *ev, const gd_global_state *g,
@@ -76,7 +84,10 @@ gd_status gd_adv_commit_values(gd_engine *e, uint64_t round, const gd_worker_sta
                                const float *values, gd_trained_round *out);
 
 /* Duties done their own way (tests/adversary/duty.c): the non-reporter, the
- * wrong-hash attester, the attestation copier and the copying validator. */
+ * wrong-hash attester, the attestation copier, the copying validator and
+ * the skipper. */
+bool gd_adv_skipper(const gd_action *a, const char *address, uint64_t run,
+                    const Gonka__Diloco__V1__QueryRoundResponse *round, gd_any *msg, bool *sent);
 bool gd_adv_no_reports(const gd_action *a, const char *address, uint64_t run,
                        const Gonka__Diloco__V1__QueryRoundResponse *round, gd_any *msg,
                        bool *sent);

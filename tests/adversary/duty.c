@@ -19,7 +19,12 @@
  * reveals the partner's verdict and digest. Seals are salted and bind the
  * answer before any is revealed, so the copied reveal does not match: it
  * is refused, the check counts as skipped (the skip slash) and the
- * partner's verdict decides (docs/verification.md, "Copying"). */
+ * partner's verdict decides (docs/verification.md, "Copying").
+ *
+ * skipper (the red-team review's seventh attack): does every duty but the
+ * checks it is assigned, which it never answers, to save their compute.
+ * Under one skip slash a round, every skip after the first was free; each
+ * skipped check now costs the skip slash, and goes to the class. */
 #include <stdio.h>
 #include <string.h>
 
@@ -131,4 +136,15 @@ bool gd_adv_copy_verdicts(const gd_action *a, const char *address, uint64_t run,
         break;
     }
     return true; /* the partner has not revealed yet: wait for it */
+}
+
+bool gd_adv_skipper(const gd_action *a, const char *address, uint64_t run,
+                    const Gonka__Diloco__V1__QueryRoundResponse *round, gd_any *msg, bool *sent) {
+    (void)run;
+    (void)round;
+    (void)msg;
+    *sent = false;
+    /* Its own digests it sends: it skips only the checks it holds. */
+    return (a->kind == GD_ACT_CHECK || a->kind == GD_ACT_REVEAL_VERDICT) &&
+           strcmp(a->target, address) != 0;
 }

@@ -12,6 +12,10 @@
  *   --withhold-states its segment-start states never served (withhold.c)
  *   --withhold-payload  payload chunks served, never the whole payload
  *   --lazy-validator  every check answered PASS without re-executing
+ *   --lazy-single     the same, named for runs whose checks are all single
+ *   --pass-early      PASS with the end leaf and no step re-executed
+ *   --framer          every check and re-check answered FAIL (validator.c)
+ *   --skipper         every assigned check left unanswered (duty.c)
  *   --unavailable-spam  every check answered UNAVAILABLE (both validator.c)
  *   --replay          its first round's training again in every later round
  *   --copy-payload DIR  a near-copy of the payload in DIR's store (copy.c)
@@ -42,7 +46,7 @@ static void on_signal(int sig) {
 static int usage(const char *why) {
     fprintf(stderr, "error: %s\nusage: gd-adversary (--lazy FRACTION | --scaled FACTOR | "
                     "--garbage | --poison | --withhold-states | --withhold-payload | --lazy-validator | "
-                    "--unavailable-spam | --replay | --copy-payload DIR | "
+                    "--lazy-single | --pass-early | --framer | --skipper | --unavailable-spam | --replay | --copy-payload DIR | "
                     "--sybil-of ADDRESS:RANK | --no-reports | --wrong-attest | --copy-attest | "
                     "--copy-verdicts | --shifted-start | --withhold-payload-chunks) run --config FILE "
                     "[--poll-ms N]\n",
@@ -62,6 +66,10 @@ int main(int argc, char **argv) {
                  {"--withhold-states", {.withhold = gd_adv_withhold_states}},
                  {"--withhold-payload", {.withhold = gd_adv_withhold_payload}},
                  {"--lazy-validator", {.check = gd_adv_lazy_check}},
+                 {"--lazy-single", {.check = gd_adv_lazy_check}},
+                 {"--pass-early", {.check = gd_adv_pass_early_check}},
+                 {"--framer", {.check = gd_adv_framer_check}},
+                 {"--skipper", {.duty = gd_adv_skipper}},
                  {"--unavailable-spam", {.check = gd_adv_unavailable_check}},
                  {"--no-reports", {.duty = gd_adv_no_reports}},
                  {"--wrong-attest", {.duty = gd_adv_wrong_attest}},

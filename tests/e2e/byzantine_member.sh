@@ -10,7 +10,9 @@
 #                  seal;
 #   copy-verdicts  host 5, a validator beside the honest validator host 4
 #                  on every check (all checks doubled), seals a made-up PASS
-#                  and reveals its partner's verdict and digest instead.
+#                  and reveals its partner's verdict and digest instead;
+#   skipper        host 5, a validator, leaves every check it holds
+#                  unanswered: the skip slash for each one.
 # Hosts 1-3 are honest workers; the fifth host is a validator. For two
 # epochs (docs/verification.md, "Skipping", "Copying", "Colluders"):
 #  - every round is DONE, no honest worker fails or is left out of a round
@@ -18,7 +20,7 @@
 #    honest daemon's own G is the chain's state hash;
 #  - the cheater pays the skip slash in every round it took part in (and
 #    nothing more): its silence, its minority hash, its absent attestation,
-#    its unrevealed verdicts;
+#    and for each unrevealed verdict (the skip slash is per duty);
 #  - the model still learns; one `byzantine: ATTACK - ...` line for
 #    bench/byzantine.
 # Usage: byzantine_member.sh BIN_DIR ATTACK
@@ -30,6 +32,7 @@ epoch_length=200
 case $attack in
   no-reports|wrong-attest|copy-attest) cheater=4; checks=2;;
   copy-verdicts) cheater=5; checks=2; double_ppm=1000000; min_class=4;;
+  skipper) cheater=5; checks=2;;
   *) echo "FAIL: unknown attack $attack"; exit 1;;
 esac
 . "$(dirname "$0")/node_lib.sh" "$1"
@@ -85,16 +88,21 @@ for r, q in enumerate(R):
               f"round {r}: its attestation {mine} is not a wrong hash")
     if attack == "copy-attest":
         check(all(not a["next_state_hash"] for a in mine), f"round {r}: its copied hash was taken")
-    if attack == "copy-verdicts":
+    if attack in ("copy-verdicts", "skipper"):
         check(all(v["verdict"] == "sealed" for v in q["verdicts"]
                   if v["validator"] == cheat and v["target"] != cheat and not v["recheck"]),
-              f"round {r}: a copied verdict was taken")
+              f"round {r}: a copied or skipped verdict was taken")
 check(len(skipped) >= 2, f"the cheater was skip-slashed in rounds {skipped} only")
 cheater = os.environ["CHEATER"]
 slashed = json.load(open(f"status-{cheater}.json"))["slashed_ngonka"]
-# (a round after the last saved one may have skip-slashed it too)
-check(slashed % 1000 == 0 and 1000 * len(skipped) <= slashed <= 1000 * (len(skipped) + 1),
-      f"the cheater paid {slashed}, not the skip slash of rounds {skipped}")
+# One skip slash per skipped duty: per round for the others, per check it
+# held for the verdict skippers (a round after the last saved one may have
+# skip-slashed it too).
+duties = len(skipped)
+if attack in ("copy-verdicts", "skipper"):
+    duties = sum(1 for q in R for a in q["assignments"] if cheat in a["validators"])
+check(slashed % 1000 == 0 and 1000 * duties <= slashed <= 1000 * (duties + 8),
+      f"the cheater paid {slashed}, not the skip slash of its {duties} skipped duties")
 for n in hosts:
     s = json.load(open(f"status-{n}.json"))
     check(s["slashed_ngonka"] == 0, f"honest host {n} slashed: {s}")

@@ -10,7 +10,15 @@
 #   unavailable-spam  every check answered UNAVAILABLE: the re-checkers fetch
 #                     what it says it could not, the check passes, the
 #                     accusation is faulty and its fail_bond burned each time
-#                     (docs/verification.md, "Validators"). For two epochs:
+#                     (docs/verification.md, "Validators");
+#   lazy-single       the lazy validator where every check is single: the
+#                     target's own digest contradicts its made-up one;
+#   pass-early        PASS with the end leaf and no step re-executed (single
+#                     checks): the digest covers every step, and the
+#                     target's own digest contradicts it;
+#   framer            every check and re-check FAIL (single checks): the
+#                     class decides by weight, no honest worker fails, each
+#                     FAIL is faulty and pays cheat_slash. For two epochs:
 #  - the cheating validator is caught: its verdicts are faulty and it pays;
 #  - honest members are never slashed, no honest worker fails a round, and
 #    every honest daemon's own G is the chain's state hash;
@@ -19,14 +27,16 @@
 #    bench/byzantine.
 # Usage: byzantine_validator.sh BIN_DIR [ATTACK]   (default lazy-validator)
 attack=${2:-lazy-validator}
-case $attack in lazy-validator|unavailable-spam) ;; *) echo "FAIL: unknown attack $attack"; exit 1;; esac
+case $attack in
+  lazy-validator|unavailable-spam) double_ppm=1000000; min_class=4;; # target, two validators, a juror
+  lazy-single|pass-early|framer) double_ppm=0; min_class=3;;         # target, a validator, a juror
+  *) echo "FAIL: unknown attack $attack"; exit 1;;
+esac
 windows="{'train': 10, 'commit': 10, 'reveal': 5, 'verify': 22, 'open': 8, 'dispute': 10,
           'dispute_open': 8, 'attest': 10, 'attest_open': 5}"
 accounts=6
 epoch_length=200
 checks=2
-double_ppm=1000000
-min_class=4 # the target, two validators, one re-checker
 . "$(dirname "$0")/node_lib.sh" "$1"
 [ -x "$bin/gd-adversary" ] || fail "no gd-adversary in $bin"
 ADV[5]="--$attack"
@@ -44,7 +54,7 @@ py '
 import json, os, sys
 last, lazy, honest = int(os.environ["LAST"]), os.environ["LAZY"], os.environ["HONEST"].split()
 attack = os.environ["ATTACK"]
-want = "pass" if attack == "lazy-validator" else "unavailable"
+want = {"unavailable-spam": "unavailable", "framer": "fail"}.get(attack, "pass")
 faulty = 0
 R = [json.load(open(f"round-{r}.json")) for r in range(last)]
 def check(cond, what):
@@ -68,7 +78,7 @@ for r, q in enumerate(R):
             check(not m["skip_slashed"], f"round {r}: honest member skip-slashed")
 check(caught is not None, f"no verdict of the lazy validator was found faulty in rounds 0..{last - 1}")
 paid5 = json.load(open("status-5.json"))["slashed_ngonka"]
-if attack == "lazy-validator":
+if attack != "unavailable-spam":
     check(paid5 >= 90000, f"the lazy validator paid {paid5}")
     cost = paid5
 else:

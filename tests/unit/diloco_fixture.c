@@ -1127,6 +1127,29 @@ void df_play_round(df *d) {
     df_finish(d);
 }
 
+void df_to_draws(df *d) {
+    df_open(d);
+    df_commit(d);
+    df_reveal(d);
+    df_until(d, d->w.verify_start + 1);
+    df_refresh(d);
+}
+
+void df_to_juries(df *d) {
+    df_verify(d);
+    df_open_verdicts(d);
+    df_until(d, d->w.dispute_start + 1);
+    df_refresh(d);
+}
+
+void df_rest_of_round(df *d) {
+    df_dispute(d);
+    df_dispute_open(d);
+    df_attest(d);
+    df_attest_open(d);
+    df_finish(d);
+}
+
 __extension__ typedef unsigned __int128 df_u128;
 
 static uint64_t df_share(uint64_t part, uint64_t x, df_u128 total) {

@@ -291,6 +291,13 @@ void df_attest_open(df *d);     /* revealed attestations */
 void df_finish(df *d);          /* through the end: the round is over; d->round moves on */
 /* All of the above. */
 void df_play_round(df *d);
+/* The same in three parts, for a test that changes its actors in between:
+ * open, commit, reveal, and stop once the checks are drawn; verify and
+ * open the verdicts, and stop once the disputes' juries are set; the rest
+ * of the round. */
+void df_to_draws(df *d);
+void df_to_juries(df *d);
+void df_rest_of_round(df *d);
 /* Refreshes d->r (the current round's state). */
 void df_refresh(df *d);
 

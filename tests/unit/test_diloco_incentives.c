@@ -31,31 +31,6 @@ static void setup(df *d, df_knobs *k) {
     df_setup(d, k, N, NULL, NULL);
 }
 
-/* Opens the round, commits, reveals, and stops once the checks are drawn. */
-static void to_draws(df *d) {
-    df_open(d);
-    df_commit(d);
-    df_reveal(d);
-    df_until(d, d->w.verify_start + 1);
-    df_refresh(d);
-}
-
-/* From the drawn checks to the re-checkers drawn. */
-static void to_rechecks(df *d) {
-    df_verify(d);
-    df_open_verdicts(d);
-    df_until(d, d->w.dispute_start + 1);
-    df_refresh(d);
-}
-
-static void rest_of_round(df *d) {
-    df_dispute(d);
-    df_dispute_open(d);
-    df_attest(d);
-    df_attest_open(d);
-    df_finish(d);
-}
-
 static bool aggregated(const df *d, int who) {
     return df_has_str(d->r->round->aggregation_set, d->r->round->n_aggregation_set,
                       d->f.addr[who]);
@@ -130,7 +105,7 @@ static void test_small_class_unchecked(void) {
             CHECK(df_index(&d, d.r->assignments[x]->validators[0]) <= 8);
         df_verify(&d);
         df_open_verdicts(&d);
-        rest_of_round(&d);
+        df_rest_of_round(&d);
         CHECK(d.r->round->phase == PH(DONE));
         CHECK(included(&d, 9) && included(&d, 10));
         CHECK(!aggregated(&d, 9) && !aggregated(&d, 10));
@@ -163,16 +138,16 @@ static void test_withheld_checkpoints(void) {
     setup(&d, &k);
     const int w = 3;
     d.act[w].withhold_checkpoints = true;
-    to_draws(&d);
+    df_to_draws(&d);
     uint64_t bal[DF_ACCOUNTS];
     for (int i = 1; i <= N; i++)
         bal[i] = df_balance(&d, i);
-    to_rechecks(&d);
+    df_to_juries(&d);
     for (uint32_t j = 0; j < k.checks; j++) {
         const df_assignment *a = df_assignment_of(d.r, w, j, &d);
         CHECK(a->n_recheckers == df_jury_size(d.r, a) && a->n_recheckers >= k.rechecks);
     }
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     CHECK(included(&d, w) && !aggregated(&d, w) && !failed(&d, w));
     CHECK(d.r->round->n_aggregation_set == N - 1);
     CHECK(df_slashed(&d, w, "upheld", NULL) == 0);
@@ -212,14 +187,14 @@ static void test_lazy_unavailable(void) {
     df_knobs k;
     setup(&d, &k);
     const int t = 2;
-    to_draws(&d);
+    df_to_draws(&d);
     const df_assignment *a = df_assignment_of(d.r, t, 0, &d);
     const int lazy = df_index(&d, a->validators[0]);
     d.act[lazy].verdict_on[t] = DF_UNAVAILABLE;
     int lies = duties(&d, lazy, t);
     uint64_t bal = df_balance(&d, lazy);
-    to_rechecks(&d);
-    rest_of_round(&d);
+    df_to_juries(&d);
+    df_rest_of_round(&d);
     CHECK(aggregated(&d, t) && !failed(&d, t));
     for (uint32_t j = 0; j < k.checks; j++) {
         const df_assignment *x = df_assignment_of(d.r, t, j, &d);
@@ -248,7 +223,7 @@ static void test_one_validator_two_checks(void) {
     k.double_ppm = 0;
     k.min_class = 5;
     df_setup(&d, &k, N, NULL, NULL);
-    to_draws(&d);
+    df_to_draws(&d);
     int t = -1, v = -1;
     for (int x = 1; x <= N && t < 0; x++)
         for (int y = 1; y <= N && t < 0; y++)
@@ -262,14 +237,14 @@ static void test_one_validator_two_checks(void) {
     const int held = duties(&d, v, t);
     d.act[v].verdict_on[t] = DF_FAIL;
     uint64_t bal = df_balance(&d, v);
-    to_rechecks(&d);
+    df_to_juries(&d);
     for (uint32_t j = 0; j < k.checks; j++) {
         const df_assignment *a = df_assignment_of(d.r, t, j, &d);
         bool accused = df_has_str(a->validators, a->n_validators, d.f.addr[v]);
         CHECK((a->n_recheckers == df_jury_size(d.r, a)) == accused);
         CHECK(!df_has_str(a->recheckers, a->n_recheckers, d.f.addr[v]));
     }
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     CHECK(aggregated(&d, t) && !failed(&d, t));
     CHECK(df_collateral(&d, t) == DF_COLLATERAL);
     for (uint32_t j = 0; j < k.checks; j++)
@@ -298,15 +273,15 @@ static void test_lazy_pass_slashed(void) {
     k.checks = 1;
     df_setup(&d, &k, N, NULL, NULL);
     const int t = 4;
-    to_draws(&d);
+    df_to_draws(&d);
     const df_assignment *a = df_assignment_of(d.r, t, 0, &d);
     CHECK(a->n_validators == 2);
     const int honest = df_index(&d, a->validators[0]), lazy = df_index(&d, a->validators[1]);
     d.act[lazy].verdict_on[t] = DF_LAZY_PASS;
-    to_rechecks(&d);
+    df_to_juries(&d);
     CHECK(df_assignment_of(d.r, t, 0, &d)->n_recheckers ==
           df_jury_size(d.r, df_assignment_of(d.r, t, 0, &d)));
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     CHECK(aggregated(&d, t));
     const df_verdict *vl = df_verdict_of(d.r, d.f.addr[t], 0, d.f.addr[lazy]);
     const df_verdict *vh = df_verdict_of(d.r, d.f.addr[t], 0, d.f.addr[honest]);
@@ -330,13 +305,13 @@ static void test_colluding_pass_slashed(void) {
     df_setup(&d, &k, N, NULL, NULL);
     const int c = 3;
     d.act[c].cheat = true;
-    to_draws(&d);
+    df_to_draws(&d);
     const df_assignment *a = df_assignment_of(d.r, c, 0, &d);
     const int honest = df_index(&d, a->validators[0]), friend = df_index(&d, a->validators[1]);
     d.act[friend].verdict_on[c] = DF_PASS;
     uint64_t bal = df_balance(&d, honest);
-    to_rechecks(&d);
-    rest_of_round(&d);
+    df_to_juries(&d);
+    df_rest_of_round(&d);
     CHECK(failed(&d, c) && !aggregated(&d, c));
     CHECK(df_assignment_of(d.r, c, 0, &d)->outcome == OUTCOME(UPHELD));
     CHECK(df_slashed(&d, c, "upheld", NULL) == k.cheat_slash);
@@ -361,18 +336,18 @@ static void test_recheck_outcomes(void) {
     k.checks = 1;
     df_setup(&d, &k, N, NULL, NULL);
     const int t1 = 2, t2 = 4;
-    to_draws(&d);
+    df_to_draws(&d);
     const int acc1 = df_index(&d, df_assignment_of(d.r, t1, 0, &d)->validators[0]);
     const int acc2 = df_index(&d, df_assignment_of(d.r, t2, 0, &d)->validators[0]);
     d.act[acc1].verdict_on[t1] = DF_UNAVAILABLE;
     d.act[acc2].verdict_on[t2] = DF_UNAVAILABLE;
-    to_rechecks(&d);
+    df_to_juries(&d);
     const df_assignment *a1 = df_assignment_of(d.r, t1, 0, &d), *a2 = df_assignment_of(d.r, t2, 0, &d);
     CHECK(a1->n_recheckers == df_jury_size(d.r, a1) && a2->n_recheckers == df_jury_size(d.r, a2));
     const int liar = df_index(&d, a1->recheckers[2]), lazy = df_index(&d, a2->recheckers[2]);
     d.act[liar].recheck_on[t1] = DF_FAIL;
     d.act[lazy].recheck_on[t2] = DF_UNAVAILABLE;
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     CHECK(aggregated(&d, t1) && aggregated(&d, t2));
     CHECK(df_assignment_of(d.r, t1, 0, &d)->outcome == OUTCOME(PASSED));
     CHECK(df_assignment_of(d.r, t2, 0, &d)->outcome == OUTCOME(PASSED));
@@ -397,12 +372,12 @@ static void test_recheck_copy_fails(void) {
     df_knobs k;
     setup(&d, &k);
     const int t = 5;
-    to_draws(&d);
+    df_to_draws(&d);
     /* A lazy accuser opens a dispute on t's first check. */
     const df_assignment *a = df_assignment_of(d.r, t, 0, &d);
     int accuser = df_index(&d, a->validators[0]);
     d.act[accuser].verdict_on[t] = DF_UNAVAILABLE;
-    to_rechecks(&d);
+    df_to_juries(&d);
     a = df_assignment_of(d.r, t, 0, &d);
     CHECK(a->n_recheckers == df_jury_size(d.r, a));
     const int source = df_index(&d, a->recheckers[0]), copier = df_index(&d, a->recheckers[1]);
@@ -506,7 +481,7 @@ static void test_sybil_rarely_picked(void) {
     k.double_ppm = 1000000;
     uint64_t coll[9] = {100000, 100000, 100000, 100000, 100000, 100000, 100000, 100000, 10000};
     df_setup(&d, &k, 9, NULL, coll);
-    to_draws(&d);
+    df_to_draws(&d);
     int picks[DF_ACCOUNTS] = {0}, total = 0;
     for (size_t x = 0; x < d.r->n_assignments; x++)
         for (size_t v = 0; v < d.r->assignments[x]->n_validators; v++) {
@@ -524,7 +499,7 @@ static void test_sybil_rarely_picked(void) {
         CHECK(picks[i] >= 10);
     df_verify(&d);
     df_open_verdicts(&d);
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     CHECK(d.r->round->n_aggregation_set == 9);
     df_free(&d);
 }
@@ -538,7 +513,7 @@ static void seed_chain(df *d, uint32_t salt, int64_t from) {
     setup(d, &k);
     d->f.hash_salt = salt;
     d->f.hash_salt_from = from;
-    to_draws(d);
+    df_to_draws(d);
     d->act[df_index(d, d->r->assignments[0]->validators[0])].verdict = DF_UNAVAILABLE;
     df_verify(d);
     df_open_verdicts(d);
@@ -604,7 +579,7 @@ static void test_unrevealed_secret_slashed(void) {
     setup(&d, &k);
     const int s = 4;
     d.act[s].secret = DF_SEAL_ONLY;
-    to_draws(&d); /* the verify_start block fixed the seed */
+    df_to_draws(&d); /* the verify_start block fixed the seed */
     CHECK(df_slashed(&d, s, "unrevealed randomness", NULL) == k.skip_slash);
     CHECK(d.r->n_randomness == N);
     size_t revealed = 0;
@@ -615,7 +590,7 @@ static void test_unrevealed_secret_slashed(void) {
     CHECK(df_weighted_of(d.r, d.f.addr[s])->skip_slashed);
     df_verify(&d);
     df_open_verdicts(&d);
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     size_t count = 0;
     CHECK(df_slashed(&d, s, NULL, &count) == k.skip_slash && count == 1);
     CHECK(d.r->round->phase == PH(DONE) && aggregated(&d, s));
@@ -677,7 +652,7 @@ static void test_secret_rules(void) {
         CHECK(d.r->randomness[i]->secret.len == 32);
     df_verify(&d);
     df_open_verdicts(&d);
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     CHECK(d.r->round->phase == PH(DONE));
     df_free(&d);
 }
@@ -712,7 +687,7 @@ static void test_chunks_drawn_after_commit(void) {
     df_knobs_default(&k);
     k.window = 8; /* room for the refused reports in the verify window */
     df_setup(&d, &k, N, NULL, NULL);
-    to_draws(&d);
+    df_to_draws(&d);
     uint8_t beacon[32]; /* a copy: d.r is queried again below */
     memcpy(beacon, d.r->round->beacon.data, 32);
     /* What a worker could compute at commit time: the seed without secrets. */
@@ -774,7 +749,7 @@ static void test_chunks_drawn_after_commit(void) {
     }
     CHECK(df_commitment_of(d.r, d.f.addr[tgt])->reports == N - 2);
     df_open_verdicts(&d);
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     CHECK(aggregated(&d, tgt)); /* six of eight reports and its own: three quarters */
     df_free(&d);
 }
@@ -813,7 +788,7 @@ static void test_idle_coalition_cannot_exclude(void) {
                 CHECK(!df_has_str(a->validators, a->n_validators, d.f.addr[i]) &&
                       !df_has_str(a->recheckers, a->n_recheckers, d.f.addr[i]));
         }
-        rest_of_round(&d);
+        df_rest_of_round(&d);
         CHECK(d.r->round->phase == PH(DONE));
         for (int i = 1; i <= 6; i++)
             CHECK(aggregated(&d, i));
@@ -849,7 +824,7 @@ static void test_silent_reporters_cannot_exclude(void) {
     CHECK(u64(d.r->round->active_weight) == (uint64_t)n * DF_COLLATERAL);
     CHECK(u64(d.r->round->reporting_weight) == 6 * DF_COLLATERAL);
     CHECK(d.r->round->n_inclusion_set == (size_t)n);
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     CHECK(d.r->round->phase == PH(DONE));
     for (int i = 1; i <= 6; i++)
         CHECK(aggregated(&d, i));
@@ -881,7 +856,7 @@ static void test_sealed_idle_below_minimum(void) {
         CHECK(df_last_event(&d, "diloco_unchecked", "target", d.f.addr[i]));
     df_verify(&d);
     df_open_verdicts(&d);
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     CHECK(d.r->round->phase == PH(DONE));
     CHECK(d.r->n_assignments == 0 && d.r->round->n_inclusion_set == 5 &&
           d.r->round->n_aggregation_set == 0);
@@ -938,7 +913,7 @@ static void test_leave_run(void) {
     df_reveal(&d);
     df_verify(&d);
     df_open_verdicts(&d);
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     CHECK(aggregated(&d, x));
     CHECK(!df_released(&d, x, NULL));
     df_open(&d); /* round 1 opened in round 0's last block */
@@ -967,13 +942,13 @@ static void test_tie_undecided(void) {
     df_setup(&d, &k, N, NULL, NULL);
     d.watch_honest = false; /* the silent jurors pay; the parties are checked below */
     const int t = 6;
-    to_draws(&d);
+    df_to_draws(&d);
     const df_assignment *a = df_assignment_of(d.r, t, 0, &d);
     const int accuser = df_index(&d, a->validators[0]);
     const int other = a->n_validators > 1 ? df_index(&d, a->validators[1]) : -1;
     d.act[accuser].verdict_on[t] = DF_FAIL;
     uint64_t bal = df_balance(&d, accuser);
-    to_rechecks(&d);
+    df_to_juries(&d);
     a = df_assignment_of(d.r, t, 0, &d);
     CHECK(a->n_recheckers == df_jury_size(d.r, a) && a->n_recheckers >= 3);
     /* One honest PASS (the other validator's, or the first juror's), one
@@ -985,7 +960,7 @@ static void test_tie_undecided(void) {
         re[i] = df_index(&d, a->recheckers[i]);
         d.act[re[i]].recheck_on[t] = i + first < 3 ? plan[i + first] : DF_SKIP;
     }
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     a = df_assignment_of(d.r, t, 0, &d);
     CHECK(a->outcome == OUTCOME(UNDECIDED));
     CHECK(!aggregated(&d, t) && !failed(&d, t) && included(&d, t));
@@ -1054,7 +1029,7 @@ static void test_short_class_accusation_is_not_free(void) {
     const int t = 2, idle = 6, cheater = 3;
     d.act[idle].idle = true;
     d.act[cheater].cheat = true;
-    to_draws(&d);
+    df_to_draws(&d);
     const df_assignment *a = df_assignment_of(d.r, t, 0, &d);
     int accuser = -1;
     uint64_t bal = 0;
@@ -1064,8 +1039,8 @@ static void test_short_class_accusation_is_not_free(void) {
         d.act[accuser].verdict_on[t] = DF_FAIL;
         bal = df_balance(&d, accuser);
     }
-    to_rechecks(&d);
-    rest_of_round(&d);
+    df_to_juries(&d);
+    df_rest_of_round(&d);
     for (size_t x = 0; x < d.r->n_assignments; x++) {
         const df_assignment *c = d.r->assignments[x];
         if (c->outcome == OUTCOME(UNDECIDED) && c->n_recheckers == 0)
@@ -1105,7 +1080,7 @@ static void test_fixed_slashes_and_suspension(void) {
     df_setup(&d, &k, N, NULL, coll);
     for (int i = 1; i <= 3; i++)
         d.act[i].cheat = true;
-    to_draws(&d);
+    df_to_draws(&d);
     df_verify(&d);
     df_open_verdicts(&d);
     df_dispute(&d);
@@ -1138,7 +1113,7 @@ static void test_fixed_slashes_and_suspension(void) {
     df_reveal(&d);
     df_verify(&d);
     df_open_verdicts(&d);
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     /* Round 2 (142, epoch 2): still out. */
     df_open(&d);
     CHECK(!d.in_round[1] && !d.in_round[2]);
@@ -1146,7 +1121,7 @@ static void test_fixed_slashes_and_suspension(void) {
     df_reveal(&d);
     df_verify(&d);
     df_open_verdicts(&d);
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     CHECK(df_collateral(&d, 1) == 20000 - k.cheat_slash &&
           df_collateral(&d, 2) == 60000 - k.cheat_slash);
     /* Round 3 (169): back, and honest. */
@@ -1156,7 +1131,7 @@ static void test_fixed_slashes_and_suspension(void) {
     df_reveal(&d);
     df_verify(&d);
     df_open_verdicts(&d);
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     CHECK(aggregated(&d, 1) && aggregated(&d, 2));
     df_free(&d);
 }
@@ -1174,7 +1149,7 @@ static void test_attestation_copy_fails(void) {
     setup(&d, &k);
     const int src = 2, copier = 3;
     d.act[copier].attest = DF_SKIP;
-    to_draws(&d);
+    df_to_draws(&d);
     df_verify(&d);
     df_open_verdicts(&d);
     df_dispute(&d);
@@ -1291,7 +1266,7 @@ static void test_report_tally(void) {
         if (i != 8)
             d.act[i].skip_report[3] = true;
     }
-    to_draws(&d);
+    df_to_draws(&d);
     for (size_t i = 0; i < d.r->n_commitments; i++) {
         const Gonka__Diloco__V1__Commitment *c = d.r->commitments[i];
         CHECK(u64(c->report_weight) == 0 && c->reports == 0);
@@ -1350,7 +1325,7 @@ static void test_report_tally(void) {
     }
     CHECK(u64(df_commitment_of(d.r, d.f.addr[1])->report_weight) == total - 40000 - 20000);
     CHECK(included(&d, 1) && !included(&d, 2) && !included(&d, 3) && included(&d, 4));
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     df_free(&d);
 }
 
@@ -1496,7 +1471,7 @@ static void test_skips_priced_per_duty(void) {
     df d;
     df_knobs k;
     setup(&d, &k);
-    to_draws(&d);
+    df_to_draws(&d);
     int v = -1;
     for (int i = 1; i <= N && v < 0; i++)
         if (duties(&d, i, 0) >= 2)
@@ -1520,7 +1495,7 @@ static void test_skips_priced_per_duty(void) {
         }
     }
     d.watch_honest = false; /* the lazy accuser loses its bond, v its skips */
-    to_rechecks(&d);
+    df_to_juries(&d);
     size_t count = 0;
     CHECK(df_slashed(&d, v, "skipped check", &count) == (uint64_t)duties(&d, v, 0) * k.skip_slash);
     CHECK(count == (size_t)duties(&d, v, 0));
@@ -1529,7 +1504,7 @@ static void test_skips_priced_per_duty(void) {
         juries += df_has_str(d.r->assignments[x]->recheckers, d.r->assignments[x]->n_recheckers,
                              d.f.addr[v]);
     CHECK(juries > 0);
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     CHECK(df_slashed(&d, v, "skipped re-check", &count) == juries * k.skip_slash);
     CHECK(df_slashed(&d, v, "absent attestation", &count) == k.skip_slash);
     CHECK(df_weighted_of(d.r, d.f.addr[v])->skip_slashed);
@@ -1566,7 +1541,7 @@ static void test_seals_salted(void) {
     k.double_ppm = 1000000;
     k.checks = 1;
     df_setup(&d, &k, N, NULL, NULL);
-    to_draws(&d);
+    df_to_draws(&d);
     df_verify(&d);
     df_refresh(&d);
     const df_assignment *x = df_assignment_of(d.r, 1, 0, &d);
@@ -1591,7 +1566,7 @@ static void test_seals_salted(void) {
     v1 = df_verdict_of(d.r, x->target, 0, x->validators[1]);
     CHECK(v0 && v1 && v0->verdict == V_PASS && v1->verdict == V_PASS &&
           memcmp(v0->digest.data, v1->digest.data, 32) == 0);
-    rest_of_round(&d);
+    df_rest_of_round(&d);
     CHECK(aggregated(&d, 1));
     df_free(&d);
 }
@@ -1602,10 +1577,10 @@ static void test_window_names(void) {
     df d;
     df_knobs k;
     setup(&d, &k);
-    to_draws(&d);
+    df_to_draws(&d);
     d.act[df_index(&d, d.r->assignments[0]->validators[0])].verdict_on[df_index(
         &d, d.r->assignments[0]->target)] = DF_UNAVAILABLE;
-    to_rechecks(&d);
+    df_to_juries(&d);
     df_dispute(&d);
     df_dispute_open(&d);
     uint8_t seal[32] = {1};

@@ -22,24 +22,6 @@
 
 #define N 10
 
-static void to_draws(df *d) {
-    df_open(d);
-    df_commit(d);
-    df_reveal(d);
-    df_until(d, d->w.verify_start + 1);
-    df_refresh(d);
-}
-
-static void rest_of_round(df *d) {
-    df_until(d, d->w.dispute_start + 1);
-    df_refresh(d);
-    df_dispute(d);
-    df_dispute_open(d);
-    df_attest(d);
-    df_attest_open(d);
-    df_finish(d);
-}
-
 static bool is_colluder(int who, const int *colluders, int n) {
     for (int i = 0; i < n; i++)
         if (colluders[i] == who)
@@ -96,7 +78,7 @@ static void test_framing_coalition_fails(void) {
     const int colluders[3] = {2, 5, 9};
     int attempts = 0;
     for (int round = 0; round < 4; round++) {
-        to_draws(&d);
+        df_to_draws(&d);
         for (int c = 0; c < 3; c++)
             memset(d.act[colluders[c]].verdict_on, 0, sizeof d.act[0].verdict_on),
                 memset(d.act[colluders[c]].recheck_on, 0, sizeof d.act[0].recheck_on);
@@ -118,9 +100,8 @@ static void test_framing_coalition_fails(void) {
             framed[t] = true;
             attempts++;
         }
-        df_verify(&d);
-        df_open_verdicts(&d);
-        rest_of_round(&d);
+        df_to_juries(&d);
+        df_rest_of_round(&d);
         for (int t = 1; t <= N; t++) {
             if (!framed[t])
                 continue;
@@ -152,7 +133,7 @@ static void test_unavailable_coalition_cannot_grief(void) {
     df_setup(&d, &k, N, NULL, NULL);
     d.watch_honest = false;
     const int colluders[3] = {2, 5, 9};
-    to_draws(&d);
+    df_to_draws(&d);
     int t = -1, accuser = -1;
     for (size_t x = 0; x < d.r->n_assignments && t < 0; x++) {
         const df_assignment *a = d.r->assignments[x];
@@ -169,9 +150,8 @@ static void test_unavailable_coalition_cannot_grief(void) {
     for (int c = 0; c < 3; c++)
         d.act[colluders[c]].recheck_on[t] = DF_UNAVAILABLE;
     uint64_t before = df_balance(&d, accuser);
-    df_verify(&d);
-    df_open_verdicts(&d);
-    rest_of_round(&d);
+    df_to_juries(&d);
+    df_rest_of_round(&d);
     CHECK(df_has_str(d.r->round->aggregation_set, d.r->round->n_aggregation_set, d.f.addr[t]));
     CHECK(df_slashed(&d, t, NULL, NULL) == 0);
     CHECK(df_balance(&d, accuser) == before - k.fail_bond);
@@ -194,7 +174,7 @@ static void test_lazy_single_pass_caught(void) {
     df_knobs_default(&k);
     k.double_ppm = 0;
     df_setup(&d, &k, N, NULL, NULL);
-    to_draws(&d);
+    df_to_draws(&d);
     const df_assignment *a = d.r->assignments[0];
     const int t = df_index(&d, a->target), lazy = df_index(&d, a->validators[0]);
     const uint32_t check = a->check;
@@ -204,17 +184,10 @@ static void test_lazy_single_pass_caught(void) {
     for (size_t x = 0; x < d.r->n_assignments; x++)
         held += df_has_str(d.r->assignments[x]->validators, d.r->assignments[x]->n_validators,
                            d.f.addr[lazy]);
-    df_verify(&d);
-    df_open_verdicts(&d);
-    df_until(&d, d.w.dispute_start + 1);
-    df_refresh(&d);
+    df_to_juries(&d);
     a = df_assignment_of(d.r, t, check, &d);
     CHECK(a->n_recheckers == df_jury_size(d.r, a)); /* disputed by the target's own digest */
-    df_dispute(&d);
-    df_dispute_open(&d);
-    df_attest(&d);
-    df_attest_open(&d);
-    df_finish(&d);
+    df_rest_of_round(&d);
     size_t slashes = 0; /* one per check it held (its collateral may run out first) */
     CHECK(df_slashed(&d, lazy, "PASS digest lost", &slashes) > 0 && slashes == (size_t)held);
     CHECK(df_slashed(&d, t, NULL, NULL) == 0);

@@ -220,6 +220,26 @@ static void test_lazy_single_validator_is_caught(void) {
     CHECK(faulty > 0);
 }
 
+/* The review's third, pass-early: a PASS with the end leaf (public) and a
+ * trace of fewer steps than the segment's. The digest covers every step,
+ * and the target's own digest contradicts it: faulty, the cheat slash. */
+static void test_early_passer_is_caught(void) {
+    size_t faulty = 0;
+    CHECK(play_validator(gd_adv_pass_early_check, GONKA__DILOCO__V1__VERDICT__VERDICT_PASS, false,
+                         &faulty) > 0);
+    CHECK(faulty > 0);
+}
+
+/* The review's first, the framer, alone: every check and re-check FAIL.
+ * The class decides and no honest worker fails (play_validator checks
+ * every round); each of its FAILs is faulty and pays the cheat slash. */
+static void test_framer_pays(void) {
+    size_t faulty = 0;
+    CHECK(play_validator(gd_adv_framer_check, GONKA__DILOCO__V1__VERDICT__VERDICT_FAIL, false,
+                         &faulty) > 0);
+    CHECK(faulty > 0);
+}
+
 /* The UNAVAILABLE spammer: the re-checker fetches the data, the check
  * passes, and its accusations are faulty and unpaid (their bonds are burned:
  * test_diloco_module plays that rule); no honest worker fails. */
@@ -356,10 +376,17 @@ static void test_copying_validator_pays(void) {
     play_skipper(5, true, gd_adv_copy_verdicts, "skipped check", no_verdict_revealed);
 }
 
-/* `test_node_attacks` plays the first eight; `test_node_attacks more` the
+/* The review's seventh, the skipper: it leaves every check it holds
+ * unanswered; each one costs the skip slash (play_skipper counts them),
+ * and the class passes the honest targets. */
+static void test_skipper_pays(void) {
+    play_skipper(5, false, gd_adv_skipper, "skipped check", no_verdict_revealed);
+}
+
+/* `test_node_attacks` plays the first nine; `test_node_attacks more` the
  * rest (a second CTest entry, which the sanitizer pass leaves out with the
  * other Byzantine tests: the member's paths they reach are the first
- * eight's and test_node_epoch's). */
+ * nine's and test_node_epoch's). */
 int main(int argc, char **argv) {
     bool more = argc > 1 && strcmp(argv[1], "more") == 0;
     if (!more) {
@@ -370,6 +397,7 @@ int main(int argc, char **argv) {
         RUN_TEST(test_withholder_is_caught);
         RUN_TEST(test_lazy_validator_is_caught);
         RUN_TEST(test_lazy_single_validator_is_caught);
+        RUN_TEST(test_framer_pays);
         RUN_TEST(test_unavailable_spammer_pays);
         return gd_test_finish();
     }
@@ -381,5 +409,7 @@ int main(int argc, char **argv) {
     RUN_TEST(test_wrong_hash_attester_pays);
     RUN_TEST(test_attestation_copier_pays);
     RUN_TEST(test_copying_validator_pays);
+    RUN_TEST(test_early_passer_is_caught);
+    RUN_TEST(test_skipper_pays);
     return gd_test_finish();
 }
