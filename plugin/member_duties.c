@@ -451,7 +451,7 @@ static gd_status gd_node_own_answer(gd_member *n, const gd_action *a, const gd_v
         s = gd_fail(GD_ERR_PARSE, "round %" PRIu64 "'s stored traces (%zu bytes) and transcript "
                     "(%zu bytes) do not hold segment %u", a->round, traces.len, transcript.len,
                     vc->segment);
-    gd_worker_desc end;
+    gd_worker_desc end = {0};
     if (s == GD_OK)
         s = gd_worker_desc_decode(&end, transcript.data + (size_t)(vc->segment + 1) *
                                              GD_WORKER_DESC_BYTES, GD_WORKER_DESC_BYTES);

@@ -468,7 +468,7 @@ static gd_status dl_resolve_check(gd_ctx *ctx, const dl_run *run, dl_round *r, d
         else
             dl_free(v);
     }
-    dl_tally t;
+    dl_tally t = {0};
     if (s == GD_OK)
         s = dl_tally_count(&t, r, a, votes, n);
     for (size_t j = 0; s == GD_OK && j < n; j++)
