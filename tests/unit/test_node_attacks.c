@@ -202,11 +202,20 @@ static uint64_t play_validator(gd_engine_check_fn check, Gonka__Diloco__V1__Verd
     return paid;
 }
 
-static void test_lazy_validator_is_caught(void) {
+/* A validating cheater that must lose: at least one faulty verdict, and a
+ * slash (or, for the UNAVAILABLE spammer, burned bonds: paid is not
+ * checked then). */
+static void validator_loses(gd_engine_check_fn check, Gonka__Diloco__V1__Verdict want,
+                            bool doubled, bool slashed) {
     size_t faulty = 0;
-    CHECK(play_validator(gd_adv_lazy_check, GONKA__DILOCO__V1__VERDICT__VERDICT_PASS, true,
-                         &faulty) > 0);
+    uint64_t paid = play_validator(check, want, doubled, &faulty);
     CHECK(faulty > 0);
+    if (slashed)
+        CHECK(paid > 0);
+}
+
+static void test_lazy_validator_is_caught(void) {
+    validator_loses(gd_adv_lazy_check, GONKA__DILOCO__V1__VERDICT__VERDICT_PASS, true, true);
 }
 
 /* The red-team review's second attack, lazy-single: with single checks
@@ -214,40 +223,30 @@ static void test_lazy_validator_is_caught(void) {
  * validator that never re-executed was paid at no risk. Every check now
  * meets the target's own digest: the made-up one loses. */
 static void test_lazy_single_validator_is_caught(void) {
-    size_t faulty = 0;
-    CHECK(play_validator(gd_adv_lazy_check, GONKA__DILOCO__V1__VERDICT__VERDICT_PASS, false,
-                         &faulty) > 0);
-    CHECK(faulty > 0);
+    validator_loses(gd_adv_lazy_check, GONKA__DILOCO__V1__VERDICT__VERDICT_PASS, false, true);
 }
 
 /* The review's third, pass-early: a PASS with the end leaf (public) and a
  * trace of fewer steps than the segment's. The digest covers every step,
  * and the target's own digest contradicts it: faulty, the cheat slash. */
 static void test_early_passer_is_caught(void) {
-    size_t faulty = 0;
-    CHECK(play_validator(gd_adv_pass_early_check, GONKA__DILOCO__V1__VERDICT__VERDICT_PASS, false,
-                         &faulty) > 0);
-    CHECK(faulty > 0);
+    validator_loses(gd_adv_pass_early_check, GONKA__DILOCO__V1__VERDICT__VERDICT_PASS, false,
+                    true);
 }
 
 /* The review's first, the framer, alone: every check and re-check FAIL.
  * The class decides and no honest worker fails (play_validator checks
  * every round); each of its FAILs is faulty and pays the cheat slash. */
 static void test_framer_pays(void) {
-    size_t faulty = 0;
-    CHECK(play_validator(gd_adv_framer_check, GONKA__DILOCO__V1__VERDICT__VERDICT_FAIL, false,
-                         &faulty) > 0);
-    CHECK(faulty > 0);
+    validator_loses(gd_adv_framer_check, GONKA__DILOCO__V1__VERDICT__VERDICT_FAIL, false, true);
 }
 
 /* The UNAVAILABLE spammer: the re-checker fetches the data, the check
  * passes, and its accusations are faulty and unpaid (their bonds are burned:
  * test_diloco_module plays that rule); no honest worker fails. */
 static void test_unavailable_spammer_pays(void) {
-    size_t faulty = 0;
-    (void)play_validator(gd_adv_unavailable_check, GONKA__DILOCO__V1__VERDICT__VERDICT_UNAVAILABLE,
-                         true, &faulty);
-    CHECK(faulty > 0);
+    validator_loses(gd_adv_unavailable_check, GONKA__DILOCO__V1__VERDICT__VERDICT_UNAVAILABLE,
+                    true, false);
 }
 
 /* Serving payload chunks but never the whole payload: nobody reports it
