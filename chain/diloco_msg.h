@@ -88,7 +88,9 @@ gd_status gd_diloco_msg_report_availability(gd_any *out, const char *reporter, u
                                             size_t n) GD_MUST_CHECK;
 
 /* The sealed form (verify window): seal = gd_diloco_verdict_seal(
- * GD_SEAL_VERDICT, validator, verdict, digest, salt). */
+ * GD_SEAL_VERDICT, validator, verdict, digest, salt). With validator equal
+ * to target it is the target's own digest of its check: GD_SEAL_OWN, and
+ * revealed only as a PASS. */
 gd_status gd_diloco_msg_submit_verdict_sealed(gd_any *out, const char *validator, uint64_t run,
                                               uint64_t round, const char *target, uint32_t check,
                                               const uint8_t seal[GD_DILOCO_HASH_LEN])
