@@ -17,24 +17,30 @@ unsigned gd_node_role_of(const char *name) {
                                             : 0;
 }
 
+/* The windows' starts in order, end last: window i is [starts[i-1], starts[i]). */
+#define GD_WINDOW_STARTS 10
+static void gd_window_starts(const gd_round_windows *w, int64_t out[GD_WINDOW_STARTS]) {
+    const int64_t starts[GD_WINDOW_STARTS] = {
+        w->train_start,  w->commit_start,       w->reveal_start, w->verify_start,
+        w->open_start,   w->dispute_start,      w->dispute_open_start,
+        w->attest_start, w->attest_open_start,  w->end};
+    memcpy(out, starts, sizeof starts);
+}
+
 gd_window gd_round_window_at(const gd_round_windows *w, int64_t h) {
-    const int64_t starts[] = {w->train_start,     w->commit_start,  w->reveal_start,
-                              w->verify_start,    w->open_start,    w->dispute_start,
-                              w->dispute_open_start, w->attest_start, w->attest_open_start,
-                              w->end};
+    int64_t starts[GD_WINDOW_STARTS];
+    gd_window_starts(w, starts);
     if (h < starts[0])
         return GD_WINDOW_NONE;
-    for (size_t i = 1; i < sizeof starts / sizeof starts[0]; i++)
+    for (size_t i = 1; i < GD_WINDOW_STARTS; i++)
         if (h < starts[i])
-            return (gd_window)i; /* window i is [starts[i-1], starts[i]) */
+            return (gd_window)i;
     return GD_WINDOW_OVER;
 }
 
 int64_t gd_round_window_end(const gd_round_windows *w, int64_t h) {
-    const int64_t starts[] = {w->train_start,     w->commit_start,  w->reveal_start,
-                              w->verify_start,    w->open_start,    w->dispute_start,
-                              w->dispute_open_start, w->attest_start, w->attest_open_start,
-                              w->end};
+    int64_t starts[GD_WINDOW_STARTS];
+    gd_window_starts(w, starts);
     gd_window at = gd_round_window_at(w, h);
     return at == GD_WINDOW_NONE || at == GD_WINDOW_OVER ? 0 : starts[at];
 }

@@ -82,14 +82,41 @@ static char *gd_read_request(int fd, size_t *total, size_t *header_len) {
     return NULL;
 }
 
-static void gd_send_all(int fd, const char *data, size_t len) {
+/* False once the client has gone. */
+static bool gd_send_all(int fd, const char *data, size_t len) {
     while (len > 0) {
         ssize_t n = send(fd, data, len, MSG_NOSIGNAL);
         if (n <= 0)
-            return;
+            return false;
         data += n;
         len -= (size_t)n;
     }
+    return true;
+}
+
+/* Waits ms, or less once the server stops. */
+static void gd_wait_unless_stopped(gd_mock_server *s, int ms) {
+    for (int t = 0; t < ms && !atomic_load(&s->stop); t += 50) {
+        struct timespec ts = {0, 50 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void gd_drip(gd_mock_server *s, int fd, const gd_mock_response *resp) {
+    char head[160];
+    int n = snprintf(head, sizeof head,
+                     "HTTP/1.1 %d X\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
+                     resp->status, resp->drip_total);
+    char *burst = calloc(resp->drip_bytes ? resp->drip_bytes : 1, 1);
+    bool ok = burst != NULL && gd_send_all(fd, head, (size_t)n);
+    for (size_t sent = 0; ok && sent < resp->drip_total && !atomic_load(&s->stop);) {
+        size_t len = resp->drip_total - sent < resp->drip_bytes ? resp->drip_total - sent
+                                                                 : resp->drip_bytes;
+        ok = gd_send_all(fd, burst, len);
+        sent += len;
+        gd_wait_unless_stopped(s, resp->drip_ms);
+    }
+    free(burst);
 }
 
 static void gd_serve_one(gd_mock_server *s, int fd) {
@@ -117,7 +144,9 @@ static void gd_serve_one(gd_mock_server *s, int fd) {
         struct timespec ts = {resp.delay_ms / 1000, (resp.delay_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
     }
-    if (!resp.drop) {
+    if (resp.drip_ms > 0 && !resp.drop) {
+        gd_drip(s, fd, &resp);
+    } else if (!resp.drop) {
         const char *body = resp.body ? resp.body : "";
         char head[256];
         int n = snprintf(head, sizeof head,

@@ -26,6 +26,11 @@ typedef struct gd_mock_response {
     char *body;       /* malloc'd by the handler; freed by the server */
     int delay_ms;     /* wait before answering */
     bool drop;        /* close the connection without any answer */
+    /* A dripping peer instead of body: declare drip_total bytes, then send
+     * drip_bytes of them every drip_ms until all are sent, the client
+     * hangs up or the server stops. */
+    int drip_ms;
+    size_t drip_bytes, drip_total;
 } gd_mock_response;
 
 typedef void (*gd_mock_handler)(void *ctx, const gd_mock_request *req, gd_mock_response *resp);

@@ -359,6 +359,16 @@ static gd_status dl_tally_count(dl_tally *t, const dl_round *r, const dl_assignm
         GD_TRY(dl_weight_of(r, a->recheckers[i], &w));
         t->class_weight += w;
     }
+    /* PASS weight by digest: a jury is the whole class, and its honest
+     * members share one digest, so the distinct digests are few. */
+    const dl_verdict **digest = calloc(n + 1, sizeof *digest);
+    dl_u128 *weight = calloc(n + 1, sizeof *weight);
+    if (digest == NULL || weight == NULL) {
+        free(digest);
+        free(weight);
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    }
+    size_t distinct = 0;
     for (size_t i = 0; i < n; i++) {
         const dl_verdict *v = votes[i].v;
         if (v->verdict == VERDICT(FAIL))
@@ -367,15 +377,21 @@ static gd_status dl_tally_count(dl_tally *t, const dl_round *r, const dl_assignm
             t->unavailable += votes[i].weight;
         if (v->verdict != VERDICT(PASS))
             continue;
-        dl_u128 same = 0;
-        for (size_t j = 0; j < n; j++)
-            if (votes[j].v->verdict == VERDICT(PASS) && dl_same_digest(v, votes[j].v))
-                same += votes[j].weight;
-        if (same > t->major) {
-            t->major = same;
-            t->major_verdict = v;
-        }
+        size_t d = 0;
+        while (d < distinct && !dl_same_digest(digest[d], v))
+            d++;
+        if (d == distinct)
+            digest[distinct++] = v;
+        weight[d] += votes[i].weight;
     }
+    /* The first digest to reach the most weight, in vote order. */
+    for (size_t d = 0; d < distinct; d++)
+        if (weight[d] > t->major) {
+            t->major = weight[d];
+            t->major_verdict = digest[d];
+        }
+    free(digest);
+    free(weight);
     t->outcome = dl_over_third(t->fail, t->class_weight)          ? OUTCOME(UPHELD)
                  : dl_over_third(t->major, t->class_weight)       ? OUTCOME(PASSED)
                  : dl_over_third(t->unavailable, t->class_weight) ? OUTCOME(UNAVAILABLE)
