@@ -7,8 +7,9 @@
  * FAILs honest targets as validators and jurors), lazy-single validators
  * (a made-up PASS on single checks only), early passers (the digest of a
  * partial re-execution), late servers (states served only from dispute
- * start) and skippers (no answer to the checks they hold); everyone else
- * is honest. Prints per behaviour: how often it was caught (per round and per
+ * start), skippers (no answer to the checks they hold), grinders
+ * (secrets sealed and withheld, last, to choose the seed) and drippers (a
+ * payload dripped past the verify window); everyone else is honest. Prints per behaviour: how often it was caught (per round and per
  * epoch) next to the model's probability (docs/verification.md, "The
  * incentive model"), its pay per member and epoch relative to an honest
  * member's, the same net of slashes, and how many of its members were
@@ -16,7 +17,9 @@
  * Usage: gd-bench-incentives [--members W] [--epochs E] [--epoch-length B]
  *          [--fakers N] [--fake-fraction F] [--withholders N] [--lazy N]
  *          [--colluders N] [--idle N] [--framers N] [--lazy-single N]
- *          [--pass-early N] [--late-servers N] [--skippers N] [--json] */
+ *          [--pass-early N] [--late-servers N] [--skippers N] [--grinders N]
+ *          [--drippers N]
+ *          [--json] */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,14 +61,16 @@ static int parse(int argc, char **argv, opts *o) {
     o->counts[GD_DD_PASS_EARLY] = 1;
     o->counts[GD_DD_LATE_SERVER] = 1;
     o->counts[GD_DD_SKIPPER] = 2;
+    o->counts[GD_DD_GRINDER] = 1;
+    o->counts[GD_DD_DRIPPER] = 1;
     static const char *const names[] = {"--fakers",      "--withholders", "--lazy",
                                         "--colluders",   "--idle",        "--framers",
                                         "--lazy-single", "--pass-early",  "--late-servers",
-                                        "--skippers"};
+                                        "--skippers",    "--grinders",    "--drippers"};
     static const gd_dd_role which[] = {GD_DD_FAKER,       GD_DD_WITHHOLDER, GD_DD_LAZY,
                                        GD_DD_COLLUDER,    GD_DD_IDLE,       GD_DD_FRAMER,
                                        GD_DD_LAZY_SINGLE, GD_DD_PASS_EARLY, GD_DD_LATE_SERVER,
-                                       GD_DD_SKIPPER};
+                                       GD_DD_SKIPPER,     GD_DD_GRINDER,    GD_DD_DRIPPER};
     for (int i = 1; i < argc; i++) {
         bool more = i + 1 < argc, done = false;
         for (size_t k = 0; k < sizeof which / sizeof which[0] && !done; k++)
@@ -135,7 +140,7 @@ int main(int argc, char **argv) {
                 "usage: %s [--members W] [--epochs E] [--epoch-length B] [--fakers N]\n"
                 "          [--fake-fraction F] [--withholders N] [--lazy N] [--colluders N]\n"
                 "          [--framers N] [--lazy-single N] [--pass-early N] [--late-servers N]\n"
-                "          [--skippers N]\n"
+                "          [--skippers N] [--grinders N] [--drippers N]\n"
                 "          [--idle N] [--json]\n"
                 "(W 6..1024 with at least 6 honest; E 1..100; B >= 100; F in (0, 1])\n",
                 argv[0]);

@@ -14,12 +14,14 @@
 #include "common/bytes.h"
 #include "common/hash.h"
 #include "gonka/diloco/v1/tx.pb-c.h"
+#include "proofs/state_desc.h"
+#include "proofs/state_sample.h"
 
 #define VERDICT(x) GONKA__DILOCO__V1__VERDICT__VERDICT_##x
 
 const char *const gd_dd_role_names[GD_DD_ROLES] = {
     "honest", "faker",      "withholder",  "lazy validator", "colluder", "idle",
-    "framer", "lazy-single", "pass-early", "late-server",    "skipper"};
+    "framer", "lazy-single", "pass-early", "late-server",    "skipper", "grinder", "dripper"};
 
 static void die(const char *what, const char *detail) {
     fprintf(stderr, "diloco driver: %s: %s\n", what, detail);
@@ -46,12 +48,64 @@ static void tag_hash(uint8_t out[32], const char *label, uint64_t a, uint64_t b,
     gd_sha256(out, buf, n + 32);
 }
 
+/* The states the players commit to: every array of every state is the
+ * same GD_DD_CHUNKS chunks of one value (chunk_elems 1), so a descriptor's
+ * roots are one MMR's; what differs between states is their descriptors,
+ * which the transcript commits to, as a worker's. The module checks a
+ * report's state sample against these, as against a real worker's. */
+static void state_tree(gd_mmr *mmr, uint8_t root[32]) {
+    gd_mmr_init(mmr);
+    for (uint32_t l = 0; l < GD_DD_CHUNKS; l++) {
+        uint8_t h[32];
+        gd_mmr_hash_leaf(h, l, &l, sizeof l);
+        if (gd_mmr_append(mmr, h) != GD_OK)
+            die("state mmr", gd_error_detail());
+    }
+    if (gd_mmr_root(mmr, root) != GD_OK)
+        die("state mmr root", gd_error_detail());
+}
+
+static void state_desc(const gd_dd *d, int t, uint64_t round, uint32_t leaf,
+                       gd_worker_desc *out) {
+    gd_mmr mmr;
+    uint8_t root[32];
+    state_tree(&mmr, root);
+    gd_mmr_free(&mmr);
+    *out = (gd_worker_desc){.tag = {.run = 1, .chunk_elems = 1},
+                            .round = round,
+                            .rank = (uint32_t)t,
+                            .stage = leaf <= d->segments ? GD_STAGE_TRAIN : GD_STAGE_ENCODED,
+                            .step = leaf,
+                            .n = GD_DD_CHUNKS};
+    snprintf(out->address, sizeof out->address, "%s", d->addr[t]);
+    memcpy(out->params_root, root, 32);
+    memcpy(out->exp_avg_root, root, 32);
+    memcpy(out->exp_avg_sq_root, root, 32);
+    memcpy(out->residual_root, root, 32);
+}
+
+/* Member t's transcript of a round: S + 2 descriptors' hashes. */
+static void transcript_of(const gd_dd *d, int t, uint64_t round, gd_mmr *mmr, uint8_t root[32]) {
+    gd_mmr_init(mmr);
+    for (uint32_t l = 0; l < d->segments + 2; l++) {
+        gd_worker_desc desc;
+        uint8_t hash[32], h[32];
+        state_desc(d, t, round, l, &desc);
+        gd_worker_desc_hash(&desc, hash);
+        gd_mmr_hash_leaf(h, l, hash, sizeof hash);
+        if (gd_mmr_append(mmr, h) != GD_OK)
+            die("transcript", gd_error_detail());
+    }
+    if (gd_mmr_root(mmr, root) != GD_OK)
+        die("transcript root", gd_error_detail());
+}
+
 json_t *gd_dd_spec(uint32_t segments) {
     return json_pack(
         "{s:s,s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:s,"
         "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,"
         "s:s,s:s,s:i,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:b,s:s,s:i,s:b,"
-        "s:[s],s:s,s:s,s:i,s:s}",
+        "s:[s],s:s,s:s,s:i,s:s,s:s}",
         "model", "tiny", "layout_digest",
         "1111111111111111111111111111111111111111111111111111111111111111", "seed", 1,
         "data_spec", "synthetic:markov:1", "initial_state_hash",
@@ -67,7 +121,8 @@ json_t *gd_dd_spec(uint32_t segments) {
         "error_feedback", 1, "error_feedback_decay", "1", "chunk_elems", 1048576, "overlap", 0,
         "hw_classes", "cpu", "cheat_slash", "1000000ngonka", "skip_slash", "10000ngonka",
         "max_members", 1024, "data_digest",
-        "3333333333333333333333333333333333333333333333333333333333333333");
+        "3333333333333333333333333333333333333333333333333333333333333333", "withhold_slash",
+        "500000ngonka");
 }
 
 void gd_dd_open(gd_dd *d, int members, json_t *spec, const char *const *classes,
@@ -503,12 +558,38 @@ static void answers(gd_dd *d, const Gonka__Diloco__V1__QueryRoundResponse *r, co
     }
 }
 
+/* Reporter i's state sample of target t (proofs/state_sample.h). */
+static void state_sample(const gd_dd *d, int t, int i, uint64_t round, const uint8_t *rnd,
+                         uint8_t desc_bytes[GD_WORKER_DESC_BYTES], gd_buf *desc_proof,
+                         uint8_t chunk_leaf[32], gd_buf *chunk_proof) {
+    gd_state_sample s;
+    gd_state_sample_draw(&s, rnd, d->addr[t], d->addr[i], d->segments);
+    gd_worker_desc desc;
+    state_desc(d, t, round, s.leaf, &desc);
+    gd_worker_desc_encode(&desc, desc_bytes);
+    gd_mmr tmmr, smmr;
+    uint8_t troot[32], sroot[32];
+    transcript_of(d, t, round, &tmmr, troot);
+    state_tree(&smmr, sroot);
+    uint32_t chunk = gd_state_sample_chunk(&s, &desc);
+    gd_mmr_proof p1, p2;
+    if (gd_mmr_prove(&tmmr, s.leaf, &p1) != GD_OK || gd_mmr_proof_encode(&p1, desc_proof) != GD_OK ||
+        gd_mmr_prove(&smmr, chunk, &p2) != GD_OK || gd_mmr_proof_encode(&p2, chunk_proof) != GD_OK)
+        die("state sample", gd_error_detail());
+    gd_mmr_hash_leaf(chunk_leaf, chunk, &chunk, sizeof chunk);
+    gd_mmr_free(&tmmr);
+    gd_mmr_free(&smmr);
+}
+
 static void reports(gd_dd *d, const Gonka__Diloco__V1__QueryRoundResponse *r, uint32_t want) {
     const uint8_t *rnd = r->round->verify_randomness.data;
     for (size_t c = 0; c < r->n_commitments; c++) {
         int t = member_of(d, r->commitments[c]->participant);
         for (int i = 0; i < d->w; i++) {
             if (i == t || !active(d, i) || t < 0)
+                continue;
+            /* A dripped payload is still coming when the window ends. */
+            if (d->roles[t] == GD_DD_DRIPPER && d->roles[i] != GD_DD_DRIPPER)
                 continue;
             uint32_t chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
             uint32_t n = gd_diloco_avail_chunks(rnd, d->addr[t], d->addr[i], GD_DD_CHUNKS, want,
@@ -535,7 +616,22 @@ static void reports(gd_dd *d, const Gonka__Diloco__V1__QueryRoundResponse *r, ui
             m.n_leaf_hashes = n;
             m.proofs = pr;
             m.n_proofs = n;
+            /* The state sample, from a target that serves its states in
+             * the verify window. */
+            uint8_t desc_bytes[GD_WORKER_DESC_BYTES], chunk_leaf[32];
+            gd_buf desc_proof = {0}, chunk_proof = {0};
+            if (d->roles[t] != GD_DD_LATE_SERVER && d->roles[t] != GD_DD_WITHHOLDER) {
+                state_sample(d, t, i, r->round->index, rnd, desc_bytes, &desc_proof, chunk_leaf,
+                             &chunk_proof);
+                m.state_descriptor = (ProtobufCBinaryData){sizeof desc_bytes, desc_bytes};
+                m.state_descriptor_proof =
+                    (ProtobufCBinaryData){desc_proof.len, desc_proof.data};
+                m.state_chunk_leaf = (ProtobufCBinaryData){32, chunk_leaf};
+                m.state_chunk_proof = (ProtobufCBinaryData){chunk_proof.len, chunk_proof.data};
+            }
             uint32_t code = gd_dd_msg(d, GD_DILOCO_MSG_REPORT_AVAILABILITY, &m);
+            gd_buf_free(&desc_proof);
+            gd_buf_free(&chunk_proof);
             /* A member suspended or released is not in the snapshot. */
             if (code != 0 && code != GD_DILOCO_ERR_NOT_MEMBER)
                 die("report refused", d->log);
@@ -577,6 +673,13 @@ static bool listed(char *const *items, size_t n, const char *s) {
     return false;
 }
 
+static bool listed_commit(const Gonka__Diloco__V1__QueryRoundResponse *r, const char *s) {
+    for (size_t i = 0; i < r->n_commitments; i++)
+        if (strcmp(r->commitments[i]->participant, s) == 0)
+            return true;
+    return false;
+}
+
 static void timed(gd_dd *d, int64_t height, double *ms) {
     gd_dd_until(d, height - 1);
     double t = gd_dd_block(d);
@@ -598,12 +701,126 @@ void gd_dd_await_round(gd_dd *d) {
     die("await", "no round opened in 100000 blocks");
 }
 
+static void reveal_one(gd_dd *d, int i, uint64_t round) {
+    uint8_t secret[32];
+    secret_of(secret, i, round);
+    Gonka__Diloco__V1__MsgRandomness m = GONKA__DILOCO__V1__MSG_RANDOMNESS__INIT;
+    m.member = d->addr[i];
+    m.run = 1;
+    m.round = round;
+    m.secret = (ProtobufCBinaryData){32, secret};
+    gd_dd_msg(d, GD_DILOCO_MSG_RANDOMNESS, &m); /* refused when it sealed none */
+}
+
+/* The seed the chain will fix if the members with kept[i] keep their
+ * secrets and every other sealed one is revealed (dl_round_seed). */
+static void grind_seed(const gd_dd *d, const Gonka__Diloco__V1__QueryRoundResponse *r,
+                       const bool *kept, uint8_t seed[32]) {
+    uint8_t *secrets = calloc(r->n_randomness + 1, 32);
+    if (secrets == NULL)
+        die("grind", "out of memory");
+    size_t n = 0;
+    for (size_t k = 0; k < r->n_randomness; k++) {
+        int i = member_of(d, r->randomness[k]->member);
+        if (i >= 0 && active(d, i) && !kept[i])
+            secret_of(secrets + 32 * n++, i, r->round->index);
+    }
+    if (gd_diloco_round_seed(seed, 1, r->round->index, r->round->beacon.data, secrets, n) !=
+        GD_OK)
+        die("grind seed", gd_error_detail());
+    free(secrets);
+}
+
+/* The validator slots a seed gives the grinders: the chain's draws over
+ * the committers (the members active at verify start here), less the
+ * target, weighted by frozen weight. More slots, more credited checks. */
+static int grind_slots(const gd_dd *d, const Gonka__Diloco__V1__QueryRoundResponse *r,
+                       const uint8_t seed[32], uint32_t checks, uint32_t double_ppm) {
+    uint8_t rnd[32];
+    gd_diloco_purpose(rnd, seed, "verify");
+    const char **addr = calloc(r->round->n_members + 1, sizeof *addr);
+    uint64_t *weight = calloc(r->round->n_members + 1, sizeof *weight);
+    if (addr == NULL || weight == NULL)
+        die("grind", "out of memory");
+    int slots = 0;
+    for (size_t c = 0; c < r->n_commitments; c++) {
+        const char *target = r->commitments[c]->participant;
+        for (uint32_t j = 0; j < checks; j++) {
+            uint32_t n = 0;
+            for (size_t m = 0; m < r->round->n_members; m++) {
+                const char *a = r->round->members[m]->address;
+                if (strcmp(a, target) == 0 || !listed_commit(r, a))
+                    continue;
+                addr[n] = a;
+                weight[n++] = strtoull(r->round->members[m]->weight, NULL, 10);
+            }
+            gd_diloco_check_draw dr;
+            gd_diloco_draw_check(&dr, rnd, target, j, d->segments, 2, GD_DD_CHUNKS, double_ppm);
+            for (uint32_t v = 0; v < (dr.twice ? 2u : 1u) && n > 0; v++) {
+                uint32_t at = gd_diloco_draw_member("gd-validator", rnd, target, j, v, weight, n);
+                int who = member_of(d, addr[at]);
+                slots += who >= 0 && d->roles[who] == GD_DD_GRINDER;
+                memmove(&addr[at], &addr[at + 1], (n - at - 1) * sizeof *addr);
+                memmove(&weight[at], &weight[at + 1], (n - at - 1) * sizeof *weight);
+                n--;
+            }
+        }
+    }
+    free(addr);
+    free(weight);
+    return slots;
+}
+
+/* Every member reveals its secret, the grinders last: having seen the
+ * others', they try each subset of the first GRIND_MAX of them (at least
+ * one kept back: a grinder always grinds; the rest always keep theirs)
+ * and reveal only what the best seed needs. */
+#define GRIND_MAX 8
+static void reveal_secrets(gd_dd *d, uint64_t round, uint32_t checks, uint32_t double_ppm) {
+    int grinders[GRIND_MAX], g = 0;
+    bool *kept = calloc((size_t)d->w, 1);
+    if (kept == NULL)
+        die("reveal", "out of memory");
+    for (int i = 0; i < d->w; i++) {
+        if (!active(d, i))
+            continue;
+        if (d->roles[i] != GD_DD_GRINDER)
+            reveal_one(d, i, round);
+        else if (g < GRIND_MAX)
+            grinders[g++] = i;
+        else
+            kept[i] = true;
+    }
+    Gonka__Diloco__V1__QueryRoundResponse *r = g > 0 ? gd_dd_round(d, round) : NULL;
+    unsigned best = 0;
+    int best_slots = -1;
+    for (unsigned mask = 1; r != NULL && mask < 1u << g; mask++) {
+        for (int k = 0; k < g; k++)
+            kept[grinders[k]] = mask >> k & 1;
+        uint8_t seed[32];
+        grind_seed(d, r, kept, seed);
+        int slots = grind_slots(d, r, seed, checks, double_ppm);
+        if (slots > best_slots) {
+            best = mask;
+            best_slots = slots;
+        }
+    }
+    for (int k = 0; k < g; k++)
+        if (!(best >> k & 1))
+            reveal_one(d, grinders[k], round);
+    if (r != NULL)
+        gonka__diloco__v1__query_round_response__free_unpacked(r, NULL);
+    free(kept);
+}
+
 void gd_dd_play_round(gd_dd *d, gd_dd_round_log *log, double hook_ms[5]) {
     Gonka__Diloco__V1__QueryRunResponse *run = gd_dd_run(d);
     if (run->current_round == NULL)
         die("play", "no round is open");
     uint64_t round = run->current_round->index;
     uint32_t want = run->run->spec->avail_chunks;
+    uint32_t checks = run->run->spec->checks_per_commit;
+    uint32_t double_ppm = run->run->spec->double_check_ppm;
     Gonka__Diloco__V1__RoundWindows w = *run->current_round->windows;
     gonka__diloco__v1__query_run_response__free_unpacked(run, NULL);
     log->round = round;
@@ -613,11 +830,14 @@ void gd_dd_play_round(gd_dd *d, gd_dd_round_log *log, double hook_ms[5]) {
 
     gd_dd_seal_secrets(d, round + 1);
     gd_dd_until(d, w.commit_start);
-    uint8_t transcript[32] = {9};
     for (int i = 0; i < d->w; i++) {
         if (!active(d, i))
             continue;
         faked[i] = faked_segments(d, i, round);
+        uint8_t transcript[32];
+        gd_mmr tmmr;
+        transcript_of(d, i, round, &tmmr, transcript);
+        gd_mmr_free(&tmmr);
         Gonka__Diloco__V1__MsgCommitRound m = GONKA__DILOCO__V1__MSG_COMMIT_ROUND__INIT;
         m.participant = d->addr[i];
         m.run = 1;
@@ -632,18 +852,7 @@ void gd_dd_play_round(gd_dd *d, gd_dd_round_log *log, double hook_ms[5]) {
             log->faked[i] = (uint32_t)__builtin_popcountll(faked[i]);
     }
     gd_dd_until(d, w.reveal_start);
-    for (int i = 0; i < d->w; i++) {
-        if (!active(d, i))
-            continue;
-        uint8_t secret[32];
-        secret_of(secret, i, round);
-        Gonka__Diloco__V1__MsgRandomness m = GONKA__DILOCO__V1__MSG_RANDOMNESS__INIT;
-        m.member = d->addr[i];
-        m.run = 1;
-        m.round = round;
-        m.secret = (ProtobufCBinaryData){32, secret};
-        gd_dd_msg(d, GD_DILOCO_MSG_RANDOMNESS, &m); /* refused when it sealed none */
-    }
+    reveal_secrets(d, round, checks, double_ppm);
     timed(d, w.verify_start, hook_ms ? &hook_ms[0] : NULL);
     Gonka__Diloco__V1__QueryRoundResponse *r = gd_dd_round(d, round);
     reports(d, r, want);

@@ -34,6 +34,12 @@ typedef enum gd_dd_role {
     GD_DD_PASS_EARLY,  /* PASS with the digest of a partial re-execution */
     GD_DD_LATE_SERVER, /* serves its states only from dispute start */
     GD_DD_SKIPPER,     /* leaves every check it holds unanswered */
+    GD_DD_GRINDER,     /* seals its secret every round and withholds it: the grinders
+                        * reveal last and keep the subset of their secrets (at least
+                        * one) whose seed gives them the most validator slots */
+    GD_DD_DRIPPER,     /* drips its payload: no honest member gets it in the verify
+                        * window, so none reports it (the honest members' other
+                        * duties go on: they fetch off their steps) */
     GD_DD_ROLES
 } gd_dd_role;
 
@@ -59,7 +65,8 @@ typedef struct gd_dd {
 /* A run spec for the benchmarks: one-block windows, one class "cpu",
  * commitments of `segments` segments of 2 steps, and the incentive knobs
  * at the defaults of `sim --print-spec` (4 checks, half of them double, 3
- * re-checkers, 4 availability chunks). */
+ * re-checkers, 4 availability chunks, a withheld secret half the epoch's
+ * reward). */
 json_t *gd_dd_spec(uint32_t segments);
 
 /* Starts the chain: spec (taken) for run 1, classes[i] and collateral for

@@ -65,7 +65,8 @@ gd_status gd_diloco_msg_commit_round(gd_any *out, const char *participant,
 
 gd_status gd_diloco_msg_report_availability(gd_any *out, const char *reporter, uint64_t run,
                                             uint64_t round, const char *target,
-                                            const gd_diloco_chunk_proof *chunks, size_t n) {
+                                            const gd_diloco_chunk_proof *chunks, size_t n,
+                                            const gd_state_sample_proof *state) {
     if (n > GD_DILOCO_AVAIL_CHUNKS_MAX)
         return gd_fail(GD_ERR_INVALID, "leaf_hashes has %zu entries, not 1 to %d (one per drawn "
                                        "chunk)",
@@ -86,6 +87,13 @@ gd_status gd_diloco_msg_report_availability(gd_any *out, const char *reporter, u
     m.leaf_hashes = leaves;
     m.n_proofs = n;
     m.proofs = proofs;
+    if (state != NULL) {
+        m.state_descriptor = gd_dmsg_bytes(state->descriptor, state->descriptor_len);
+        m.state_descriptor_proof =
+            gd_dmsg_bytes(state->descriptor_proof, state->descriptor_proof_len);
+        m.state_chunk_leaf = gd_dmsg_bytes(state->chunk_leaf, state->chunk_leaf_len);
+        m.state_chunk_proof = gd_dmsg_bytes(state->chunk_proof, state->chunk_proof_len);
+    }
     GD_TRY(gd_diloco_msg_report_availability_check(&m));
     return gd_any_pack(out, GD_DILOCO_MSG_REPORT_AVAILABILITY, &m.base);
 }

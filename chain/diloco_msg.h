@@ -16,6 +16,7 @@
 #include "chain/msg.h"
 #include "common/status.h"
 #include "gonka/diloco/v1/tx.pb-c.h"
+#include "proofs/state_sample.h"
 
 /* Bounds of MsgJoinRun's free text (printable ASCII), as the module's. */
 #define GD_DILOCO_URL_MAX 512
@@ -81,11 +82,12 @@ typedef struct gd_diloco_chunk_proof {
 } gd_diloco_chunk_proof;
 
 /* n chunks, 1 to GD_DILOCO_AVAIL_CHUNKS_MAX, in the chain's draw order
- * (gd_diloco_avail_chunks). */
+ * (gd_diloco_avail_chunks), and the state sample (proofs/state_sample.h),
+ * or NULL when the reporter could not fetch it. */
 gd_status gd_diloco_msg_report_availability(gd_any *out, const char *reporter, uint64_t run,
                                             uint64_t round, const char *target,
-                                            const gd_diloco_chunk_proof *chunks,
-                                            size_t n) GD_MUST_CHECK;
+                                            const gd_diloco_chunk_proof *chunks, size_t n,
+                                            const gd_state_sample_proof *state) GD_MUST_CHECK;
 
 /* The sealed form (verify window): seal = gd_diloco_verdict_seal(
  * GD_SEAL_VERDICT, validator, verdict, digest, salt). With validator equal

@@ -128,6 +128,31 @@ gd_status gd_diloco_msg_commit_round_check(const Gonka__Diloco__V1__MsgCommitRou
     return GD_OK;
 }
 
+/* The state sample's four fields: all or none, each of its fixed size or
+ * a proof that decodes. Whether it proves the drawn chunk is the module's
+ * to check (it needs the commitment). */
+static gd_status gd_dmsg_state_sample_check(const Gonka__Diloco__V1__MsgReportAvailability *m) {
+    size_t set = (m->state_descriptor.len > 0) + (m->state_descriptor_proof.len > 0) +
+                 (m->state_chunk_leaf.len > 0) + (m->state_chunk_proof.len > 0);
+    if (set == 0)
+        return GD_OK;
+    if (set != 4)
+        return gd_fail(GD_ERR_INVALID, "the state sample has %zu of its 4 fields", set);
+    if (m->state_descriptor.len != GD_WORKER_DESC_BYTES)
+        return gd_fail(GD_ERR_INVALID, "state_descriptor must be %d bytes, not %zu",
+                       GD_WORKER_DESC_BYTES, m->state_descriptor.len);
+    if (m->state_chunk_leaf.len != GD_DILOCO_HASH_LEN)
+        return gd_fail(GD_ERR_INVALID, "state_chunk_leaf must be %d bytes, not %zu",
+                       GD_DILOCO_HASH_LEN, m->state_chunk_leaf.len);
+    gd_mmr_proof proof;
+    if (gd_mmr_proof_decode(&proof, m->state_descriptor_proof.data,
+                            m->state_descriptor_proof.len) != GD_OK)
+        return gd_fail_context(GD_ERR_INVALID, "state_descriptor_proof");
+    if (gd_mmr_proof_decode(&proof, m->state_chunk_proof.data, m->state_chunk_proof.len) != GD_OK)
+        return gd_fail_context(GD_ERR_INVALID, "state_chunk_proof");
+    return GD_OK;
+}
+
 gd_status gd_diloco_msg_report_availability_check(
     const Gonka__Diloco__V1__MsgReportAvailability *m) {
     GD_TRY(gd_dmsg_pair(m->reporter, "reporter", m->target));
@@ -149,7 +174,7 @@ gd_status gd_diloco_msg_report_availability_check(
         if (proof.leaf_index == 0)
             return gd_fail(GD_ERR_INVALID, "proofs[%zu] is for the header leaf, not a chunk", i);
     }
-    return GD_OK;
+    return gd_dmsg_state_sample_check(m);
 }
 
 gd_status gd_diloco_msg_submit_verdict_check(const Gonka__Diloco__V1__MsgSubmitVerdict *m) {

@@ -91,6 +91,7 @@ static const gd_spec_field gd_spec_fields[] = {
     {"attest_share_ppm", GD_SPEC_U32, GD_AT(attest_share_ppm), true,
      GD_DILOCO_DEFAULT_ATTEST_SHARE_PPM},
     {"data_digest", GD_SPEC_HASH, GD_AT(data_digest), false, 0},
+    {"withhold_slash", GD_SPEC_COIN, GD_AT(withhold_slash), false, 0},
 };
 #define GD_SPEC_N_FIELDS (sizeof gd_spec_fields / sizeof gd_spec_fields[0])
 

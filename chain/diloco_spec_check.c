@@ -244,27 +244,31 @@ static uint64_t gd_spec_amount(const Cosmos__Base__V1beta1__Coin *c) {
  * pays. A cheat caught loses cheat_slash: at least one epoch's whole reward
  * (no cheat wins more than that) and at most the collateral it bonded (all
  * the chain can take). A skipped duty costs skip_slash, never more than
- * cheating would. */
+ * cheating would. A sealed secret not revealed costs withhold_slash: a
+ * skipped duty at least, and a cheat at most, since what choosing among
+ * seeds can win is less than one epoch's reward (docs/verification.md,
+ * "Seed grinding"). */
 static gd_status gd_spec_coins_check(const Gonka__Diloco__V1__RunSpec *s) {
     const struct {
         const char *name;
         const Cosmos__Base__V1beta1__Coin *coin;
     } coins[] = {{"reward_per_epoch", s->reward_per_epoch}, {"min_collateral", s->min_collateral},
                  {"fail_bond", s->fail_bond},               {"cheat_slash", s->cheat_slash},
-                 {"skip_slash", s->skip_slash}};
+                 {"skip_slash", s->skip_slash},             {"withhold_slash", s->withhold_slash}};
     for (size_t i = 0; i < sizeof coins / sizeof coins[0]; i++) {
         char what[40];
         snprintf(what, sizeof what, "run spec: %s", coins[i].name);
         GD_TRY(gd_diloco_coin_check(coins[i].coin, what));
         if (strcmp(coins[i].coin->denom, s->reward_per_epoch->denom) != 0)
             return gd_fail(GD_ERR_INVALID, "run spec: reward_per_epoch, min_collateral, "
-                                           "fail_bond, cheat_slash and skip_slash must have the "
-                                           "same denom (%s is in %s)",
+                                           "fail_bond, cheat_slash, skip_slash and withhold_slash "
+                                           "must have the same denom (%s is in %s)",
                            coins[i].name, coins[i].coin->denom);
     }
     uint64_t reward = gd_spec_amount(s->reward_per_epoch);
     uint64_t collateral = gd_spec_amount(s->min_collateral);
     uint64_t cheat = gd_spec_amount(s->cheat_slash), skip = gd_spec_amount(s->skip_slash);
+    uint64_t withhold = gd_spec_amount(s->withhold_slash);
     if (cheat < reward)
         return gd_fail(GD_ERR_INVALID,
                        "run spec: cheat_slash %" PRIu64
@@ -280,6 +284,15 @@ static gd_status gd_spec_coins_check(const Gonka__Diloco__V1__RunSpec *s) {
         return gd_fail(GD_ERR_INVALID,
                        "run spec: skip_slash %" PRIu64 " must be at most cheat_slash %" PRIu64,
                        skip, cheat);
+    if (withhold < skip)
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: withhold_slash %" PRIu64 " must be at least skip_slash %" PRIu64
+                       " (a withheld secret is a skipped duty that also chooses the seed)",
+                       withhold, skip);
+    if (withhold > cheat)
+        return gd_fail(GD_ERR_INVALID,
+                       "run spec: withhold_slash %" PRIu64 " must be at most cheat_slash %" PRIu64,
+                       withhold, cheat);
     return GD_OK;
 }
 

@@ -26,6 +26,7 @@ const char *gd_status_name(gd_status status) {
     case GD_ERR_CHAIN: return "chain error";
     case GD_ERR_LIMIT: return "limit exceeded";
     case GD_ERR_CANCELLED: return "cancelled";
+    case GD_ERR_PENDING: return "pending";
     }
     return "unknown status";
 }

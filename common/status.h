@@ -32,6 +32,7 @@ typedef enum gd_status {
     GD_ERR_CHAIN,      /* the chain answered with a non-zero ABCI code */
     GD_ERR_LIMIT,      /* a size or count limit was exceeded */
     GD_ERR_CANCELLED,  /* stopped on request before it finished */
+    GD_ERR_PENDING,    /* started elsewhere and not done yet: ask again later */
 } gd_status;
 
 /* Returns a short constant name for a status ("invalid argument", ...). */

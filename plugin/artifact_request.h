@@ -6,6 +6,8 @@
 #ifndef GD_PLUGIN_ARTIFACT_REQUEST_H
 #define GD_PLUGIN_ARTIFACT_REQUEST_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "common/bytes.h"
@@ -35,6 +37,9 @@ typedef struct gd_artifact_req {
      * taken from the window the answer is for; 0: the transport's own
      * cap. Paths never set it. */
     int64_t deadline_ms;
+    /* A client's: the transfer stops (GD_ERR_CANCELLED) once *cancel is
+     * nonzero; NULL: never. Paths never set it. */
+    const atomic_int *cancel;
 } gd_artifact_req;
 
 /* An answer: bytes in memory, or a whole file under the node's state_dir
@@ -47,6 +52,9 @@ typedef struct gd_artifact_answer {
     char path[4096];          /* "" unless the answer is a file */
     gd_buf proof;
     const char *content_type; /* a static string */
+    /* A test-only adversary's (gd_member_options.drip): HTTP sends a file
+     * answer slowly, a burst now and then (plugin/http_reply.c). */
+    bool drip;
 } gd_artifact_answer;
 
 static inline void gd_artifact_answer_free(gd_artifact_answer *a) {

@@ -4,7 +4,9 @@
  * (gd_diloco_avail_chunks: the run's avail_chunks chunks, from the round's
  * verify randomness, which is fixed only at verify_start, after every
  * commitment, so a worker cannot know which chunks it must serve); or it
- * sends leaf hashes and proofs given by hand. */
+ * sends leaf hashes and proofs given by hand. It sends no state sample
+ * (the daemon's report does, docs/protocol.md "Availability"): the sample
+ * is optional and only speaks for the target when it is there. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -75,7 +77,7 @@ static int gd_avail_build_payload(gd_cli *cli, gd_args *args, gd_cli_tx *tx, con
     if (rc < 0)
         rc = gd_dtx_status(cli, gd_diloco_msg_report_availability(msg, tx->signer, d->run,
                                                                   d->round, d->target, chunks,
-                                                                  n));
+                                                                  n, NULL));
     for (size_t i = 0; i < GD_DILOCO_AVAIL_CHUNKS_MAX; i++)
         gd_buf_free(&wire[i]);
     gd_payload_free(&p);
@@ -94,7 +96,7 @@ static int gd_avail_build(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dt
     }
     return gd_dtx_status(cli, gd_diloco_msg_report_availability(msg, tx->signer, d->run,
                                                                 d->round, d->target, chunks,
-                                                                d->n_chunks));
+                                                                d->n_chunks, NULL));
 }
 
 /* --leaf-hash HEX --proof HEX, repeated in pairs, in the chain's draw order. */

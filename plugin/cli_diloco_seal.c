@@ -269,6 +269,6 @@ const gd_command gd_cmd_tx_randomness = {
     "(MsgRandomness).",
     "--seal-only draws a fresh random secret (unless --secret gives one), sends its seal\n"
     "and prints it; in the round's reveal window, --secret HEX reveals it. A sealed secret\n"
-    "that is not revealed costs the run's skip_slash.",
+    "that is not revealed costs the run's withhold_slash.",
     gd_randomness_opts, gd_run_tx_randomness,
 };

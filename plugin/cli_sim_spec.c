@@ -33,7 +33,10 @@ const char *const gd_sim_spec_flags[] = {
  * round inside gonka-localnet's Inference phase. The hardware class is a
  * placeholder: a simulation runs on one host and names none. The slashes
  * are the smallest the rules allow for a cheat (one epoch's reward) and 1%
- * of that for a skipped duty, within a collateral of two epochs' reward. */
+ * of that for a skipped duty, within a collateral of two epochs' reward. A
+ * sealed secret not revealed costs half an epoch's reward: choosing among
+ * seeds wins less than that per withheld secret (docs/verification.md,
+ * "Seed grinding"). */
 static const char k_default_incentives[] =
     "{\"windows\": {\"train\": 30, \"commit\": 8, \"reveal\": 6, \"verify\": 8, "
     "\"open\": 6, \"dispute\": 5, \"attest\": 6, \"dispute_open\": 3, \"attest_open\": 4}, "
@@ -43,7 +46,7 @@ static const char k_default_incentives[] =
     "\"validator_share_ppm\": 200000, \"hw_classes\": [\"cpu\"], \"min_class_members\": 6, "
     "\"avail_chunks\": 4, \"cheat_slash\": \"1000000000ngonka\", "
     "\"skip_slash\": \"10000000ngonka\", \"suspend_rounds\": 4, \"max_members\": 256, "
-    "\"attest_share_ppm\": 50000}";
+    "\"attest_share_ppm\": 50000, \"withhold_slash\": \"500000000ngonka\"}";
 
 /* The shortest decimal that reads back as x (x from the trainer's own
  * defaults, whose decimal spelling is short: 0.9, 0.95, 1e-08). */

@@ -40,7 +40,8 @@ static const char k_windows[] =
 
 /* Incentive knobs a run of a few members meets: one validator per check
  * and one re-checker, a class as small as three members, an epoch reward
- * small next to the pool, and slashes within the collateral. Four checks
+ * small next to the pool, and slashes within the collateral (a withheld
+ * secret half an epoch's reward, as sim --print-spec has it). Four checks
  * per commitment, as the Byzantine e2e test draws: a worker faking half
  * its segments is caught in a round with probability 1 - (1/2)^4. */
 static const char k_incentives[] =
@@ -48,7 +49,8 @@ static const char k_incentives[] =
     "\"fail_bond\": \"1000ngonka\", \"checks_per_commit\": 4, \"double_check_ppm\": 0, "
     "\"recheck_validators\": 1, \"validator_share_ppm\": 200000, \"attest_share_ppm\": 50000, "
     "\"min_class_members\": 3, \"avail_chunks\": 2, \"cheat_slash\": \"90000ngonka\", "
-    "\"skip_slash\": \"1000ngonka\", \"suspend_rounds\": 2, \"max_members\": 16}";
+    "\"skip_slash\": \"1000ngonka\", \"withhold_slash\": \"45000ngonka\", "
+    "\"suspend_rounds\": 2, \"max_members\": 16}";
 
 /* sim's command line for those flags: gd_sim_spec_from_flags reads its
  * options through gd_arg, so they are set in the slots of sim's table. */

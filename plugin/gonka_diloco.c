@@ -115,7 +115,8 @@ static int gd_abi_open_member(gonka_diloco *h, char *err, size_t cap) {
                                                  : (int)sysconf(_SC_NPROCESSORS_ONLN),
                            .data_paths = h->data_paths, .n_data_paths = s->n_data,
                            .train = h->seams.train, .check = h->seams.check,
-                           .withhold = h->seams.withhold, .duty = h->seams.duty};
+                           .withhold = h->seams.withhold, .drip = h->seams.drip,
+                           .duty = h->seams.duty};
     for (unsigned i = 0; i < s->n_data; i++)
         h->data_paths[i] = s->data[i];
     if ((st = gd_coin_parse(&o.collateral, s->collateral)) != GD_OK)

@@ -16,6 +16,7 @@ typedef struct gonka_diloco_seams {
     gd_engine_train_fn train; /* trains each of its rounds */
     gd_engine_check_fn check; /* answers each of its checks */
     gd_member_withhold_fn withhold; /* requests it answers 404 */
+    gd_member_withhold_fn drip; /* requests whose file answer it drips */
     gd_member_duty_fn duty; /* duties it does its own way */
 } gonka_diloco_seams;
 

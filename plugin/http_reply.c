@@ -130,11 +130,60 @@ static const char *gd_reply_range_value(struct MHD_Connection *conn) {
     return f.count == 1 ? f.value : NULL;
 }
 
-/* A response of len bytes of fd from off; takes fd in every case. */
-static struct MHD_Response *gd_reply_fd_response(int fd, uint64_t off, uint64_t len) {
+/* A dripped answer (gd_artifact_answer.drip, a test-only adversary's):
+ * nothing for GD_DRIP_MS, then GD_DRIP_BYTES every GD_DRIP_MS, about
+ * 21 KiB/s: above the peer client's average-rate floor (16 KiB/s after
+ * 10 s), so only the window's deadline ends a transfer of a large answer.
+ * The reader sleeps on the server's worker thread, which is the dripper's
+ * own loss. */
+#define GD_DRIP_MS 3000
+#define GD_DRIP_BYTES (64u << 10)
+
+typedef struct gd_drip {
+    int fd;
+    uint64_t off;
+    uint64_t sent_in_burst;
+} gd_drip;
+
+static ssize_t gd_drip_read(void *cls, uint64_t pos, char *buf, size_t max) {
+    gd_drip *d = cls;
+    if (pos == 0 || d->sent_in_burst >= GD_DRIP_BYTES) {
+        usleep(GD_DRIP_MS * 1000);
+        d->sent_in_burst = 0;
+    }
+    size_t want = max < GD_DRIP_BYTES - d->sent_in_burst ? max : GD_DRIP_BYTES - d->sent_in_burst;
+    ssize_t got = pread(d->fd, buf, want, (off_t)(d->off + pos));
+    if (got <= 0)
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    d->sent_in_burst += (uint64_t)got;
+    return got;
+}
+
+static void gd_drip_free(void *cls) {
+    gd_drip *d = cls;
+    close(d->fd);
+    free(d);
+}
+
+/* A response of len bytes of fd from off, dripped if asked; takes fd in
+ * every case. */
+static struct MHD_Response *gd_reply_fd_response(int fd, uint64_t off, uint64_t len, bool drip) {
     if (len == 0) {
         close(fd);
         return MHD_create_response_from_buffer(0, (void *)"", MHD_RESPMEM_PERSISTENT);
+    }
+    if (drip) {
+        gd_drip *d = calloc(1, sizeof *d);
+        struct MHD_Response *resp =
+            d ? MHD_create_response_from_callback(len, 16 << 10, gd_drip_read, d, gd_drip_free)
+              : NULL;
+        if (d != NULL)
+            *d = (gd_drip){.fd = fd, .off = off};
+        if (resp == NULL) {
+            free(d);
+            close(fd);
+        }
+        return resp;
     }
     struct MHD_Response *resp = MHD_create_response_from_fd_at_offset64(len, fd, off);
     if (resp == NULL)
@@ -168,7 +217,7 @@ static enum MHD_Result gd_reply_file(struct MHD_Connection *conn, gd_http_exchan
         snprintf(content_range, sizeof content_range, "bytes %" PRIu64 "-%" PRIu64 "/%" PRIu64,
                  range.first, range.last, size);
     }
-    struct MHD_Response *resp = gd_reply_fd_response(fd, off, len);
+    struct MHD_Response *resp = gd_reply_fd_response(fd, off, len, a->drip);
     if (resp == NULL)
         return gd_http_reply_text(conn, ex, 500, "out of memory", NULL, NULL);
     if (!gd_reply_answer_headers(resp, ex, a)) {

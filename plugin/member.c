@@ -47,6 +47,8 @@ gd_status gd_member_open(gd_member **out, const gd_member_options *o, const gd_k
     n->o.state_dir = NULL;
     if (s == GD_OK)
         s = gd_address_from_pubkey(n->address, sizeof n->address, GD_ADDRESS_PREFIX, key->pubkey);
+    if (s == GD_OK && peers.iface->open_another != NULL)
+        s = gd_fetch_pool_open(&n->fetch_pool, peers, GD_FETCH_POOL_THREADS);
     if (s == GD_OK)
         s = gd_artifact_store_open(&n->store, o->state_dir);
     if (s == GD_OK)
@@ -86,6 +88,7 @@ static void gd_member_drop_payloads(gd_member *n, bool recycle) {
 void gd_member_close(gd_member *n) {
     if (n == NULL)
         return;
+    gd_fetch_pool_close(n->fetch_pool); /* cancels what is in flight */
     gd_chain_view_free(&n->view);
     gd_chain_answers_free(&n->ans);
     gd_member_drop_payloads(n, false);
@@ -215,20 +218,58 @@ int64_t gd_member_fetch_deadline(const gd_member *n) {
     return gd_clock_ms() + (left > GD_MEMBER_FETCH_MIN_MS ? (int64_t)left : GD_MEMBER_FETCH_MIN_MS);
 }
 
-gd_status gd_member_fetch(gd_member *n, const char *address, const gd_artifact_req *req,
-                        size_t max_len, gd_artifact_answer *out) {
-    memset(out, 0, sizeof *out);
+/* The artifact URL of address and req with its deadline. */
+static gd_status gd_member_fetch_target(gd_member *n, const char *address,
+                                        const gd_artifact_req *req, const char **url,
+                                        gd_artifact_req *timed) {
     const Gonka__Diloco__V1__Member *m = gd_member_lookup(n, address);
     if (m == NULL || m->artifact_url == NULL || m->artifact_url[0] == '\0')
         return gd_fail(GD_ERR_NOT_FOUND, "%s records no artifact URL", address);
-    gd_artifact_req timed = *req;
-    if (timed.deadline_ms == 0)
-        timed.deadline_ms = gd_member_fetch_deadline(n);
-    GD_TRY(n->peers.iface->fetch(n->peers.ctx, m->artifact_url, &timed, max_len, out));
-    pthread_mutex_lock(&n->mu);
-    n->stats.bytes_in += out->body.len + out->proof.len;
-    pthread_mutex_unlock(&n->mu);
+    *url = m->artifact_url;
+    *timed = *req;
+    if (timed->deadline_ms == 0)
+        timed->deadline_ms = gd_member_fetch_deadline(n);
     return GD_OK;
+}
+
+static void gd_member_count_in(gd_member *n, const gd_artifact_answer *a) {
+    pthread_mutex_lock(&n->mu);
+    n->stats.bytes_in += a->body.len + a->proof.len;
+    pthread_mutex_unlock(&n->mu);
+}
+
+gd_status gd_member_fetch_wait(gd_member *n, const char *address, const gd_artifact_req *req,
+                               size_t max_len, gd_artifact_answer *out) {
+    memset(out, 0, sizeof *out);
+    const char *url = NULL;
+    gd_artifact_req timed;
+    GD_TRY(gd_member_fetch_target(n, address, req, &url, &timed));
+    GD_TRY(n->peers.iface->fetch(n->peers.ctx, url, &timed, max_len, out));
+    gd_member_count_in(n, out);
+    return GD_OK;
+}
+
+gd_status gd_member_fetch(gd_member *n, const char *address, const gd_artifact_req *req,
+                        size_t max_len, gd_artifact_answer *out) {
+    if (n->fetch_pool == NULL)
+        return gd_member_fetch_wait(n, address, req, max_len, out);
+    memset(out, 0, sizeof *out);
+    const char *url = NULL;
+    gd_artifact_req timed;
+    GD_TRY(gd_member_fetch_target(n, address, req, &url, &timed));
+    GD_TRY(gd_fetch_pool_take(n->fetch_pool, address, url, &timed, max_len, out));
+    gd_member_count_in(n, out);
+    return GD_OK;
+}
+
+gd_status gd_member_fetch_ready(gd_member *n, const char *address, const gd_artifact_req *req,
+                                size_t max_len) {
+    if (n->fetch_pool == NULL)
+        return GD_OK;
+    const char *url = NULL;
+    gd_artifact_req timed;
+    GD_TRY(gd_member_fetch_target(n, address, req, &url, &timed));
+    return gd_fetch_pool_ready(n->fetch_pool, address, url, &timed, max_len);
 }
 
 void gd_member_recycle(gd_member *n, gd_buf *b) {
@@ -307,6 +348,8 @@ static void gd_member_round_cache(gd_member *n) {
     gd_member_drop_payloads(n, true);
     n->n_answers = 0;
     n->cache_round = v->round.index;
+    if (n->fetch_pool != NULL)
+        gd_fetch_pool_forget_before(n->fetch_pool, n->cache_round);
     n->n_suspects = 0; /* a new round's duties deserve a fresh try */
     /* Round r's checks read r - 1's transcripts, and state sync reads the
      * newest G: everything older has settled and nobody reads it. */

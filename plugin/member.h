@@ -29,9 +29,19 @@
 #include "plugin/round_driver.h"
 #include "plugin/round_engine.h"
 
-/* Requests a member answers 404 although it holds what they ask for: a
- * test-only adversary's seam (tests/adversary), never set by the product. */
-typedef bool (*gd_member_withhold_fn)(const gd_artifact_req *req);
+/* The latest height and round a member has seen: when it serves what. */
+typedef struct gd_serve_clock {
+    int64_t height;
+    bool have_round;
+    uint64_t round;
+    bool round_over;
+    gd_round_windows w;
+} gd_serve_clock;
+
+/* Requests a member answers 404 although it holds what they ask for, now:
+ * a test-only adversary's seam (tests/adversary), never set by the
+ * product. */
+typedef bool (*gd_member_withhold_fn)(const gd_artifact_req *req, const gd_serve_clock *now);
 
 /* A stand-in for duties, the test-only adversaries' other seam: called
  * before each duty with the node's address, its run and the current
@@ -59,6 +69,8 @@ typedef struct gd_member_options {
     gd_engine_train_fn train;      /* NULL: gd_engine_train */
     gd_engine_check_fn check;      /* NULL: gd_engine_check */
     gd_member_withhold_fn withhold; /* NULL: everything in its window is served */
+    gd_member_withhold_fn drip;     /* NULL: every answer at the link's pace; else those
+                                     * it picks are sent a burst now and then */
     gd_member_duty_fn duty;         /* NULL: every duty is the member's own */
     unsigned ahead_read_ms;         /* how often training ahead reads the chain between
                                      * segments (0: GD_MEMBER_AHEAD_READ_MS) */

@@ -331,10 +331,16 @@ static gd_status gd_duty_commit(gd_member *n, uint64_t r, gd_any *msg, bool *sen
     return GD_OK;
 }
 
+static gd_status gd_report_state(gd_member *n, const gd_action *a,
+                                 const uint8_t randomness[GD_DILOCO_HASH_LEN],
+                                 const Gonka__Diloco__V1__Commitment *c, gd_avail_state *st);
+
 static gd_status gd_duty_report(gd_member *n, const gd_action *a, gd_any *msg, bool *sent) {
     GD_TRY(gd_member_engine(n));
     const gd_buf *bytes = NULL;
     gd_status s = gd_member_round_payload(n, a->target, &bytes);
+    if (s == GD_ERR_PENDING)
+        return GD_OK; /* still coming: a later step reports it */
     if (s != GD_OK) {
         gd_member_error(n, "height %" PRId64 ": report on %s: %s", n->view.view.height, a->target,
                       gd_error_detail());
@@ -344,8 +350,32 @@ static gd_status gd_duty_report(gd_member *n, const gd_action *a, gd_any *msg, b
     const Gonka__Diloco__V1__Commitment *c = gd_commitment_in(n->ans.round, a->target);
     if (r->verify_randomness.len != 32)
         return GD_OK;
+    /* The state sample: a target that does not serve its states (yet)
+     * gets a report without it once the window runs short, so its payload
+     * still counts (and its lateness too). */
+    gd_avail_state st = {0};
+    bool sampled = false;
+    s = gd_report_state(n, a, r->verify_randomness.data, c, &st);
+    if (s == GD_ERR_NOMEM)
+        return s;
+    if (s == GD_OK) {
+        sampled = true;
+    } else if (gd_can_wait(n, n->view.view.round.windows.verify_start,
+                           n->view.view.round.windows.open_start)) {
+        GD_LOG_DEBUG("node", "height %" PRId64 ": report on %s waits for its states: %s",
+                     n->view.view.height, a->target, gd_error_detail());
+        gd_avail_state_free(&st);
+        return GD_OK;
+    } else {
+        gd_member_error(n, "height %" PRId64 ": report on %s without its states: %s",
+                        n->view.view.height, a->target, gd_error_detail());
+    }
     gd_payload p;
-    GD_TRY(gd_payload_parse(&p, bytes->data, bytes->len, NULL));
+    s = gd_payload_parse(&p, bytes->data, bytes->len, NULL);
+    if (s != GD_OK) {
+        gd_avail_state_free(&st);
+        return s;
+    }
     gd_diloco_chunk_proof chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
     gd_buf wire[GD_DILOCO_AVAIL_CHUNKS_MAX] = {{0}};
     uint32_t count = 0;
@@ -353,10 +383,11 @@ static gd_status gd_duty_report(gd_member *n, const gd_action *a, gd_any *msg, b
                        n->ans.run->run->spec->avail_chunks, chunks, wire, &count);
     if (s == GD_OK)
         s = gd_diloco_msg_report_availability(msg, n->address, n->o.run, a->round, a->target,
-                                              chunks, count);
+                                              chunks, count, sampled ? &st.proof : NULL);
     for (size_t i = 0; i < GD_DILOCO_AVAIL_CHUNKS_MAX; i++)
         gd_buf_free(&wire[i]);
     gd_payload_free(&p);
+    gd_avail_state_free(&st);
     *sent = s == GD_OK;
     return s;
 }
@@ -388,6 +419,83 @@ static gd_status gd_fetch_into(gd_member *n, const char *target, const gd_artifa
     return GD_OK;
 }
 
+/* A report's state sample (plugin/avail_proof.h): the target's transcript,
+ * then the drawn chunk of the drawn segment start, as a validator fetches
+ * them. */
+static gd_status gd_report_state(gd_member *n, const gd_action *a,
+                                 const uint8_t randomness[GD_DILOCO_HASH_LEN],
+                                 const Gonka__Diloco__V1__Commitment *c, gd_avail_state *st) {
+    uint32_t segs = c->segment_count;
+    if (c->transcript_root.len != GD_DILOCO_HASH_LEN || segs == 0 ||
+        segs > n->engine.rc.diloco.inner_steps)
+        return gd_fail(GD_ERR_INVALID, "%s's commitment has no states to sample", a->target);
+    gd_buf transcript = {0}, body = {0}, proof = {0};
+    gd_artifact_req req = {.kind = GD_REQ_TRANSCRIPT, .run = n->o.run, .round = a->round};
+    gd_status s = gd_fetch_into(n, a->target, &req, (size_t)(segs + 2) * GD_WORKER_DESC_BYTES,
+                                &transcript, NULL);
+    if (s == GD_OK)
+        s = gd_avail_state_begin(st, randomness, a->target, n->address, c->transcript_root.data,
+                                 segs, transcript.data, transcript.len);
+    if (s == GD_OK) {
+        req = (gd_artifact_req){.kind = GD_REQ_STATE_CHUNK, .run = n->o.run, .round = a->round,
+                                .leaf = st->sample.leaf, .chunk = st->chunk};
+        s = gd_fetch_into(n, a->target, &req, (size_t)16 * n->engine.rc.diloco.chunk_elems, &body,
+                          &proof);
+    }
+    if (s == GD_OK)
+        s = gd_avail_state_finish(st, c->transcript_root.data, segs, &body, &proof);
+    gd_buf_free(&transcript);
+    gd_buf_free(&body);
+    gd_buf_free(&proof);
+    return s;
+}
+
+/* Asks for every answer gd_check_fetch takes, all at once: GD_OK once all
+ * are in (or when fetches run on the step), GD_ERR_PENDING while one is
+ * still coming, so the check's transfers overlap and a step never waits. */
+static gd_status gd_check_ready(gd_member *n, const gd_check_input *in, bool overlapped,
+                                size_t state_max, size_t chunk_max) {
+    if (n->fetch_pool == NULL)
+        return GD_OK;
+    uint32_t segs = in->commitment->segment_count;
+    gd_artifact_req reqs[6];
+    size_t maxes[6], k = 0;
+    reqs[k] = (gd_artifact_req){.kind = GD_REQ_TRANSCRIPT, .run = n->o.run, .round = in->round};
+    maxes[k++] = (size_t)(segs + 2) * GD_WORKER_DESC_BYTES;
+    if (in->prev) {
+        reqs[k] = (gd_artifact_req){.kind = GD_REQ_TRANSCRIPT, .run = n->o.run,
+                                    .round = in->round - 1};
+        maxes[k++] = (size_t)(in->prev->segment_count + 2) * GD_WORKER_DESC_BYTES;
+    }
+    if (in->segment < segs) {
+        reqs[k] = (gd_artifact_req){.kind = GD_REQ_STATE, .run = n->o.run, .round = in->round,
+                                    .leaf = in->segment, .first_bytes = state_max};
+        maxes[k++] = state_max;
+    }
+    reqs[k] = (gd_artifact_req){.kind = GD_REQ_STATE_CHUNK, .run = n->o.run, .round = in->round,
+                                .leaf = 0, .chunk = in->chunk};
+    maxes[k++] = chunk_max;
+    reqs[k] = reqs[k - 1];
+    reqs[k].leaf = segs + 1;
+    maxes[k++] = chunk_max;
+    if (overlapped) {
+        reqs[k] = (gd_artifact_req){.kind = GD_REQ_PAYLOAD_CHUNK, .run = n->o.run,
+                                    .round = in->round - 1, .chunk = in->chunk};
+        maxes[k++] = gd_codec_chunk_bound(&n->engine.rc.diloco.codec,
+                                          n->engine.rc.diloco.chunk_elems);
+    }
+    gd_status first = GD_OK;
+    for (size_t i = 0; i < k; i++) {
+        gd_status s = gd_member_fetch_ready(n, in->target, &reqs[i], maxes[i]);
+        if (s != GD_OK && s != GD_ERR_PENDING)
+            return s;
+        if (first == GD_OK)
+            first = s;
+    }
+    return first == GD_OK ? GD_OK : gd_fail(GD_ERR_PENDING, "fetching check %s's evidence",
+                                             in->target);
+}
+
 /* Everything the check needs from the target (plugin/round_engine.h: the
  * drawn segment's start state, one chunk of the start and post states,
  * and for an overlapped round the drawn chunk of its payload of the round
@@ -399,6 +507,7 @@ static gd_status gd_check_fetch(gd_member *n, const gd_check_input *in, bool ove
     /* The segment's start without its residual (leaf 0's root stands in). */
     size_t state_max = (size_t)GD_WORKER_DESC_BYTES + 12 * n->engine.n;
     size_t chunk_max = (size_t)16 * n->engine.rc.diloco.chunk_elems;
+    GD_TRY(gd_check_ready(n, in, overlapped, state_max, chunk_max));
     const gd_buf *payload = NULL;
     gd_artifact_req req = {.kind = GD_REQ_TRANSCRIPT, .run = n->o.run, .round = in->round};
     GD_TRY(gd_fetch_into(n, in->target, &req, (size_t)(segs + 2) * GD_WORKER_DESC_BYTES,

@@ -91,7 +91,7 @@ static gd_status gd_sync_chunk(gd_member *n, const char *peer, uint64_t round, u
     gd_artifact_req req = {.kind = GD_REQ_GLOBAL_CHUNK, .run = n->o.run, .round = round,
                            .chunk = chunk};
     gd_artifact_answer a;
-    GD_TRY(gd_member_fetch(n, peer, &req, 8 * count, &a));
+    GD_TRY(gd_member_fetch_wait(n, peer, &req, 8 * count, &a));
     gd_status s = GD_OK;
     gd_global_desc d;
     gd_mmr_proof pp, mp;

@@ -8,6 +8,7 @@
 
 #include "plugin/artifact_store.h"
 #include "plugin/chain_view.h"
+#include "plugin/fetch_pool.h"
 #include "plugin/member.h"
 #include "plugin/round_driver.h"
 #include "plugin/round_engine.h"
@@ -89,6 +90,7 @@ struct gd_member {
     char address[GD_ADDRESS_STR_MAX];
     gd_chain_port chain;
     gd_peer_port peers;
+    gd_fetch_pool *fetch_pool; /* NULL: fetches run on the step (plugin/fetch_pool.h) */
     gd_artifact_store store;
     gd_node_journal journal;
 
@@ -227,9 +229,23 @@ void gd_member_recycle(gd_member *n, gd_buf *b);
 int64_t gd_member_fetch_deadline(const gd_member *n);
 
 /* A fetch from a member's artifact URL, counted in bytes_in, ending by
- * req's deadline or else the current window's. */
+ * req's deadline or else the current window's. With a fetch pool (a peer
+ * port that opens others: HTTP) it runs on the pool's threads: the first
+ * call queues it and every call says GD_ERR_PENDING until it is done, and
+ * a duty that gets GD_ERR_PENDING tries again at a later step, so no peer
+ * holds the step. Without one (the in-process ports of tests), it runs
+ * here, as before. */
 gd_status gd_member_fetch(gd_member *n, const char *address, const gd_artifact_req *req,
                         size_t max_len, gd_artifact_answer *out) GD_MUST_CHECK;
+/* GD_OK when gd_member_fetch of the same would not say GD_ERR_PENDING
+ * (queuing it if need be): a duty that needs several answers asks for all
+ * of them at once and takes them when every one is in. */
+gd_status gd_member_fetch_ready(gd_member *n, const char *address, const gd_artifact_req *req,
+                                size_t max_len) GD_MUST_CHECK;
+/* The same fetch on the step itself, however long it takes (state sync,
+ * which has no window to miss). */
+gd_status gd_member_fetch_wait(gd_member *n, const char *address, const gd_artifact_req *req,
+                               size_t max_len, gd_artifact_answer *out) GD_MUST_CHECK;
 
 /* The round's commitment of address in q, or NULL. */
 const Gonka__Diloco__V1__Commitment *

@@ -134,7 +134,7 @@ static void gd_batch_add(gd_member *n, const char *address, gd_peer_fetch_item *
 
 gd_status gd_member_prefetch(gd_member *n, const gd_action *acts, size_t n_acts) {
     n->n_fetch_failed = 0;
-    if (n->peers.iface->fetch_all == NULL || !n->engine_open)
+    if ((n->peers.iface->fetch_all == NULL && n->fetch_pool == NULL) || !n->engine_open)
         return GD_OK;
     const gd_round_view *rv = &n->view.view.round;
     size_t cap = n_acts + rv->n_aggregation_set;
@@ -151,6 +151,35 @@ gd_status gd_member_prefetch(gd_member *n, const gd_action *acts, size_t n_acts)
             gd_batch_add(n, acts[i].target, items, who, &k, cap);
         for (size_t j = 0; acts[i].kind == GD_ACT_AGGREGATE && j < rv->n_aggregation_set; j++)
             gd_batch_add(n, rv->aggregation_set[j], items, who, &k, cap);
+    }
+    /* With a fetch pool every payload is queued now, and each duty takes
+     * its own when it is in: a slow peer holds up only what needs it. */
+    if (n->fetch_pool != NULL) {
+        gd_status s = GD_OK;
+        size_t in = 0, pending = 0;
+        uint64_t bytes = 0;
+        for (size_t i = 0; s == GD_OK && i < k; i++) {
+            const gd_buf *held = NULL;
+            gd_status got = gd_member_round_payload(n, who[i], &held);
+            if (got == GD_OK) {
+                in++;
+                bytes += held->len;
+            } else if (got == GD_ERR_PENDING) {
+                pending++;
+            } else if (got == GD_ERR_NOMEM) {
+                s = got;
+            } else {
+                s = gd_record_fetch_failure(n, who[i], got, gd_error_detail());
+            }
+        }
+        if (s == GD_OK && in + n->n_fetch_failed > 0)
+            GD_LOG_INFO("node", "height %" PRId64 ": round %" PRIu64 ": %zu payloads in off the "
+                                "step (%" PRIu64 " bytes, %zu pending, %zu failed)",
+                        n->view.view.height, n->cache_round, in, bytes, pending,
+                        n->n_fetch_failed);
+        free(items);
+        free(who);
+        return s;
     }
     /* One payload alone is fetched by its duty, as before. */
     if (k < 2) {

@@ -62,6 +62,8 @@ typedef struct gd_peer_fetch_item {
     char why[256];             /* out: the failure's detail */
 } gd_peer_fetch_item;
 
+struct gd_peer_port;
+
 typedef struct gd_peer_port_iface {
     /* The answer of the member at url to req, at most max_len body bytes.
      * GD_ERR_NOT_FOUND if it has none (or not yet), GD_ERR_NETWORK /
@@ -77,6 +79,12 @@ typedef struct gd_peer_port_iface {
      * own status and detail; the call itself fails only locally (no
      * memory). */
     gd_status (*fetch_all)(void *ctx, gd_peer_fetch_item *items, size_t n);
+    /* Optional, both or neither (NULL: the port serves one thread, and a
+     * member fetches on its step): another port to the same peers, for
+     * another thread, and its close. A member that has them fetches on
+     * threads of its own (plugin/fetch_pool.h), so no peer holds its step. */
+    gd_status (*open_another)(void *ctx, struct gd_peer_port *out);
+    void (*close)(void *ctx);
 } gd_peer_port_iface;
 
 typedef struct gd_peer_port {

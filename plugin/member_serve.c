@@ -22,14 +22,6 @@
 #include "plugin/member_internal.h"
 
 /* The latest height and round the node has seen, under the lock. */
-typedef struct gd_serve_clock {
-    int64_t height;
-    bool have_round;
-    uint64_t round;
-    bool round_over;
-    gd_round_windows w;
-} gd_serve_clock;
-
 static gd_serve_clock gd_clock(gd_member *n) {
     pthread_mutex_lock(&n->mu);
     gd_serve_clock c = {n->stats.height, n->stats.have_round, n->stats.round,
@@ -99,9 +91,9 @@ gd_status gd_member_serve(gd_member *n, const gd_artifact_req *req, gd_artifact_
     *http_status = 404;
     if (req->kind != GD_REQ_STATUS && req->kind != GD_REQ_METRICS && req->run != n->o.run)
         return gd_fail(GD_ERR_NOT_FOUND, "this node serves run %" PRIu64 " only", n->o.run);
-    if (n->o.withhold != NULL && n->o.withhold(req))
-        return gd_fail(GD_ERR_NOT_FOUND, "not served");
     gd_serve_clock c = gd_clock(n);
+    if (n->o.withhold != NULL && n->o.withhold(req, &c))
+        return gd_fail(GD_ERR_NOT_FOUND, "not served");
     gd_status s;
     switch (req->kind) {
     case GD_REQ_PAYLOAD:
@@ -136,10 +128,12 @@ gd_status gd_member_serve(gd_member *n, const gd_artifact_req *req, gd_artifact_
     case GD_REQ_GLOBAL_CHUNK: s = gd_serve_array_chunk(n, req, out); break;
     default: s = gd_fail(GD_ERR_NOT_FOUND, "not served here"); break;
     }
-    if (s == GD_OK)
+    if (s == GD_OK) {
         *http_status = 200;
-    else
+        out->drip = n->o.drip != NULL && n->o.drip(req, &c);
+    } else {
         gd_artifact_answer_free(out);
+    }
     return s;
 }
 

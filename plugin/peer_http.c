@@ -41,6 +41,8 @@ typedef struct gd_peer_fetch {
     bool bad_proof;
     int64_t started_ms;
     bool too_slow; /* below the average rate floor */
+    const atomic_int *cancel;
+    bool cancelled;
 } gd_peer_fetch;
 
 /* libcurl's progress callback: non-zero aborts the transfer. */
@@ -50,6 +52,10 @@ static int gd_peer_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, cur
     (void)ultotal;
     (void)ulnow;
     gd_peer_fetch *f = ctx;
+    if (f->cancel != NULL && atomic_load(f->cancel)) {
+        f->cancelled = true;
+        return 1;
+    }
     int64_t elapsed = gd_clock_ms() - f->started_ms;
     if (elapsed > GD_PEER_RATE_GRACE_MS &&
         (double)dlnow < (double)GD_PEER_RATE_FLOOR * (double)elapsed / 1000.0) {
@@ -158,6 +164,7 @@ static gd_status gd_peer_setup(CURL *c, const char *url, const gd_artifact_req *
                                gd_peer_fetch *f, char *full, size_t full_cap, char range[48]) {
     GD_TRY(gd_peer_url(full, full_cap, url, req));
     f->started_ms = gd_clock_ms();
+    f->cancel = req->cancel;
     int64_t budget = GD_PEER_MAX_TRANSFER_MS;
     if (req->deadline_ms > 0 && req->deadline_ms - f->started_ms < budget)
         budget = req->deadline_ms - f->started_ms;
@@ -195,6 +202,8 @@ static gd_status gd_peer_outcome(CURL *c, CURLcode rc, const gd_peer_fetch *f, c
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     if (f->too_large)
         return gd_fail(GD_ERR_LIMIT, "%s: answer over %zu bytes", url, f->max_len);
+    if (f->cancelled)
+        return gd_fail(GD_ERR_CANCELLED, "%s: cancelled", url);
     if (f->too_slow)
         return gd_fail(GD_ERR_TIMEOUT, "%s: below %d bytes/s on average after %d s", url,
                        GD_PEER_RATE_FLOOR, GD_PEER_RATE_GRACE_MS / 1000);
@@ -317,7 +326,18 @@ static void gd_peer_recycle_http(void *ctx, gd_buf *b) {
     gd_buf_spares_put(&p->spares, b);
 }
 
-static const gd_peer_port_iface gd_peer_http_iface = {gd_peer_fetch_http, gd_peer_recycle_http,
-                                                      gd_peer_fetch_all_http};
+static gd_status gd_peer_open_another_http(void *ctx, gd_peer_port *out) {
+    (void)ctx;
+    gd_peer_http *p = NULL;
+    GD_TRY(gd_peer_http_open(&p));
+    *out = gd_peer_http_port(p);
+    return GD_OK;
+}
+
+static void gd_peer_close_http(void *ctx) { gd_peer_http_close(ctx); }
+
+static const gd_peer_port_iface gd_peer_http_iface = {
+    gd_peer_fetch_http,        gd_peer_recycle_http, gd_peer_fetch_all_http,
+    gd_peer_open_another_http, gd_peer_close_http};
 
 gd_peer_port gd_peer_http_port(gd_peer_http *p) { return (gd_peer_port){&gd_peer_http_iface, p}; }

@@ -115,6 +115,20 @@ uint32_t gd_diloco_avail_chunks(const uint8_t randomness[GD_DILOCO_HASH_LEN], co
     return n;
 }
 
+void gd_state_sample_draw(gd_state_sample *out, const uint8_t randomness[GD_DILOCO_HASH_LEN],
+                          const char *target, const char *reporter, uint32_t segment_count) {
+    gd_concat c = {.len = 0};
+    put_str(&c, "gd-avail-state-v1");
+    put(&c, randomness, GD_DILOCO_HASH_LEN);
+    put_str(&c, target);
+    put_str(&c, reporter);
+    uint8_t h[GD_DILOCO_HASH_LEN];
+    gd_sha256(h, c.bytes, c.len);
+    out->leaf = (uint32_t)(gd_get_le64(h) % (segment_count ? segment_count : 1));
+    out->array = gd_get_le32(h + 8) % GD_STATE_SAMPLE_ARRAYS;
+    out->pick = gd_get_le64(h + 16);
+}
+
 uint32_t gd_diloco_draw_weighted(const uint8_t h[GD_DILOCO_HASH_LEN], const uint64_t *weights,
                                  uint32_t n) {
     __extension__ typedef unsigned __int128 u128;

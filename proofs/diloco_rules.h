@@ -74,6 +74,26 @@ uint32_t gd_diloco_avail_chunks(const uint8_t randomness[GD_DILOCO_HASH_LEN], co
                                 const char *reporter, uint32_t chunks, uint32_t want,
                                 uint32_t out[GD_DILOCO_AVAIL_CHUNKS_MAX]);
 
+/* An availability report's state sample (proofs/state_sample.h checks its
+ * proof): h = SHA-256("gd-avail-state-v1" || randomness || target ||
+ * reporter); the transcript leaf is LE64(h[0..8]) mod segment_count (a
+ * segment's start state), the array LE32(h[8..12]) mod 3 (params, exp_avg,
+ * exp_avg_sq: what a re-execution downloads) and the chunk LE64(h[16..24])
+ * mod that array's chunk count, which the leaf's descriptor fixes. Neither
+ * the worker nor the reporter knows it before the seed is fixed. */
+/* The arrays a sample draws from (a re-execution's: not the residual). */
+#define GD_STATE_SAMPLE_ARRAYS 3
+
+typedef struct gd_state_sample {
+    uint32_t leaf;  /* transcript leaf: segment start, < segment_count */
+    uint32_t array; /* 0 params, 1 exp_avg, 2 exp_avg_sq */
+    uint64_t pick;  /* the chunk is pick mod the array's chunk count */
+} gd_state_sample;
+
+/* segment_count >= 1 (0 draws leaf 0). */
+void gd_state_sample_draw(gd_state_sample *out, const uint8_t randomness[GD_DILOCO_HASH_LEN],
+                          const char *target, const char *reporter, uint32_t segment_count);
+
 /* A pick weighted by bonded collateral: index i with probability weights[i]
  * / sum, from x = LE128(h[0..16]) mod sum, the first i whose running sum
  * exceeds x (uniform, LE64(h[0..8]) mod n, when every weight is 0); 0 when n

@@ -44,29 +44,7 @@
 #include "common/pool.h"
 #include "common/status.h"
 #include "proofs/mmr.h"
-
-#define GD_STATE_VERSION 2
-#define GD_WORKER_DESC_BYTES 312
-#define GD_GLOBAL_DESC_BYTES 128
-#define GD_STATE_ADDRESS_MAX 64
-/* The largest state a descriptor may describe (2^36 values: far above the
- * models a host trains), so sizes from outside are bounded before use. */
-#define GD_STATE_VALUES_MAX ((uint64_t)1 << 36)
-#define GD_STATE_CHUNK_ELEMS_MAX ((uint32_t)1 << 28)
-
-/* Where in a round a worker state was taken. */
-typedef enum gd_state_stage {
-    GD_STAGE_TRAIN = 0,   /* transcript leaves 0 .. S: before/after each segment */
-    GD_STAGE_ENCODED = 1, /* the last leaf: after encoding, with the new residual */
-} gd_state_stage;
-
-/* What every worker state of a run carries: fixed by the run's spec. */
-typedef struct gd_state_tag {
-    uint64_t run;
-    uint8_t spec_digest[32];   /* the RunSpec's canonical digest */
-    uint8_t layout_digest[32]; /* trainer/layout.h */
-    uint32_t chunk_elems;      /* the payload chunk size */
-} gd_state_tag;
+#include "proofs/state_desc.h"
 
 /* --- worker states ------------------------------------------------------------- */
 
@@ -86,19 +64,6 @@ gd_status gd_worker_state_init(gd_worker_state *w, uint32_t rank, size_t n) GD_M
 gd_status gd_worker_state_copy(gd_worker_state *dst, const gd_worker_state *src) GD_MUST_CHECK;
 void gd_worker_state_free(gd_worker_state *w);
 
-typedef struct gd_worker_desc {
-    gd_state_tag tag;
-    uint64_t round;
-    char address[GD_STATE_ADDRESS_MAX + 1];
-    uint32_t rank;
-    gd_state_stage stage;
-    uint64_t step;
-    uint64_t n;
-    uint8_t params_root[GD_MMR_HASH_LEN];
-    uint8_t exp_avg_root[GD_MMR_HASH_LEN];
-    uint8_t exp_avg_sq_root[GD_MMR_HASH_LEN];
-    uint8_t residual_root[GD_MMR_HASH_LEN];
-} gd_worker_desc;
 
 /* The descriptor of w at (round, stage): hashes all four arrays. */
 gd_status gd_worker_state_describe(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
@@ -111,13 +76,6 @@ gd_status gd_worker_state_describe_with(gd_pool *pool, const gd_state_tag *tag, 
                                         gd_state_stage stage, const gd_worker_state *w,
                                         const uint8_t residual_root[GD_MMR_HASH_LEN],
                                         gd_worker_desc *out) GD_MUST_CHECK;
-void gd_worker_desc_encode(const gd_worker_desc *d, uint8_t out[GD_WORKER_DESC_BYTES]);
-/* Strict: magic, version, stage, address spelling, n in 1..GD_STATE_VALUES_MAX,
- * chunk_elems in 1..2^28, zero padding. GD_ERR_PARSE naming the field. */
-gd_status gd_worker_desc_decode(gd_worker_desc *d, const uint8_t *in,
-                                size_t len) GD_MUST_CHECK;
-/* The state hash: SHA-256 of the encoded descriptor (a transcript leaf). */
-void gd_worker_desc_hash(const gd_worker_desc *d, uint8_t out[GD_MMR_HASH_LEN]);
 /* describe + hash. */
 gd_status gd_worker_state_hash(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
                                gd_state_stage stage, const gd_worker_state *w,
@@ -162,22 +120,10 @@ gd_status gd_global_state_init(gd_global_state *g, size_t n) GD_MUST_CHECK;
 gd_status gd_global_state_copy(gd_global_state *dst, const gd_global_state *src) GD_MUST_CHECK;
 void gd_global_state_free(gd_global_state *g);
 
-typedef struct gd_global_desc {
-    uint8_t layout_digest[32];
-    uint64_t round;
-    uint64_t n;
-    uint32_t chunk_elems;
-    uint8_t params_root[GD_MMR_HASH_LEN];
-    uint8_t momentum_root[GD_MMR_HASH_LEN];
-} gd_global_desc;
 
 gd_status gd_global_state_describe(gd_pool *pool, const uint8_t layout_digest[32],
                                    uint32_t chunk_elems, const gd_global_state *g,
                                    gd_global_desc *out) GD_MUST_CHECK;
-void gd_global_desc_encode(const gd_global_desc *d, uint8_t out[GD_GLOBAL_DESC_BYTES]);
-gd_status gd_global_desc_decode(gd_global_desc *d, const uint8_t *in,
-                                size_t len) GD_MUST_CHECK;
-void gd_global_desc_hash(const gd_global_desc *d, uint8_t out[GD_MMR_HASH_LEN]);
 /* describe + hash: what attesters post and the run's spec names for G_0. */
 gd_status gd_global_state_hash(gd_pool *pool, const uint8_t layout_digest[32],
                                uint32_t chunk_elems, const gd_global_state *g,
@@ -199,9 +145,8 @@ gd_status gd_values_prove(gd_pool *pool, const float *values, size_t n, uint32_t
 bool gd_values_verify_chunk(const uint8_t root[GD_MMR_HASH_LEN], size_t n, uint32_t chunk_elems,
                             uint32_t chunk, const float *values, size_t count,
                             const gd_mmr_proof *proof);
-/* Chunk count and the [*lo, *lo + *count) range of chunk `chunk`;
- * false if the chunk is out of range. */
-uint32_t gd_values_chunks(size_t n, uint32_t chunk_elems);
+/* The [*lo, *lo + *count) range of chunk `chunk` (gd_values_chunks, in
+ * proofs/state_desc.h, counts them); false if the chunk is out of range. */
 bool gd_values_chunk_range(size_t n, uint32_t chunk_elems, uint32_t chunk, size_t *lo,
                            size_t *count);
 

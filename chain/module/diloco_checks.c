@@ -334,6 +334,8 @@ typedef struct dl_tally {
     dl_u128 class_weight, fail, unavailable, major;
     const dl_verdict *major_verdict; /* the PASS digest with the most weight */
     int outcome;
+    bool states_served; /* the target's commitment: its states sampled in time */
+    bool served_late;   /* an assigned UNAVAILABLE the class overturned, not served */
 } dl_tally;
 
 /* 3 * part > total: more than a third. */
@@ -418,7 +420,7 @@ static gd_status dl_cheat(gd_ctx *ctx, const dl_run *run, dl_round *r, const cha
 }
 
 /* What a revealed vote earns or costs under the outcome. */
-static gd_status dl_judge(gd_ctx *ctx, const dl_run *run, dl_round *r, const dl_tally *t,
+static gd_status dl_judge(gd_ctx *ctx, const dl_run *run, dl_round *r, dl_tally *t,
                           const dl_vote *vote) {
     dl_verdict *v = vote->v;
     int o = t->outcome;
@@ -435,12 +437,18 @@ static gd_status dl_judge(gd_ctx *ctx, const dl_run *run, dl_round *r, const dl_
             s = dl_cheat(ctx, run, r, v->validator, "FAIL overturned by the class");
     } else if (v->verdict == VERDICT(UNAVAILABLE)) {
         /* Right when the class could not fetch either. When the class
-         * fetched and re-executed, an assigned UNAVAILABLE loses its bond
-         * and a juror's is a re-check it did not do: a skip. */
+         * fetched and re-executed, a juror's is a re-check it did not do:
+         * a skip. An assigned one fetched in the verify window, when the
+         * class's reporters sampled the target's states: if two thirds of
+         * them got their samples, the states were there and it loses its
+         * bond; otherwise the target served late, the bond comes back and
+         * the target pays (dl_resolve_check). */
+        bool late = passed && vote->assigned && !t->states_served;
+        t->served_late |= late;
         if (vote->assigned)
-            s = dl_settle_bond(ctx, run, v, !passed);
+            s = dl_settle_bond(ctx, run, v, !passed || late);
         v->credited = o == OUTCOME(UNAVAILABLE);
-        v->faulty = passed;
+        v->faulty = passed && !late;
         if (s == GD_OK && passed && !vote->assigned)
             s = dl_skip(ctx, run, r, v->validator, "UNAVAILABLE re-check of data the class fetched");
     } else if (v->verdict == VERDICT(PASS)) {
@@ -487,6 +495,12 @@ static gd_status dl_resolve_check(gd_ctx *ctx, const dl_run *run, dl_round *r, d
     dl_tally t = {0};
     if (s == GD_OK)
         s = dl_tally_count(&t, r, a, votes, n);
+    dl_commitment *c = NULL;
+    if (s == GD_OK)
+        s = dl_get_commitment(ctx, r->run, r->index, a->target, &c);
+    if (s == GD_OK)
+        t.states_served = c->states_served;
+    dl_free(c);
     for (size_t j = 0; s == GD_OK && j < n; j++)
         s = dl_judge(ctx, run, r, &t, &votes[j]);
     /* The target's own digest is no vote, but a statement about its own
@@ -504,6 +518,8 @@ static gd_status dl_resolve_check(gd_ctx *ctx, const dl_run *run, dl_round *r, d
     dl_free(own);
     if (s == GD_OK && t.outcome == OUTCOME(UNAVAILABLE))
         s = dl_skip(ctx, run, r, a->target, "states unavailable to the class");
+    if (s == GD_OK && t.served_late)
+        s = dl_skip(ctx, run, r, a->target, "states served after the verify window");
     if (s == GD_OK)
         a->outcome = t.outcome;
     if (s == GD_OK)

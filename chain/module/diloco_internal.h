@@ -194,6 +194,13 @@ gd_status dl_slash_cheat(gd_ctx *ctx, const dl_run *run, const char *addr,
  * are loaded; the member's snapshot record remembers that it skipped. */
 gd_status dl_skip(gd_ctx *ctx, const dl_run *run, dl_round *r, const char *addr,
                   const char *reason) GD_MUST_CHECK;
+/* The price of a sealed secret not revealed by verify start: the run's
+ * withhold_slash, a skip (skip_slashed) priced apart. Withholding k secrets
+ * chooses among 2^k seeds, so a skip slash would let a coalition buy the
+ * seed that aims validator slots at itself (docs/verification.md, "Seed
+ * grinding"). */
+gd_status dl_withhold(gd_ctx *ctx, const dl_run *run, dl_round *r,
+                      const char *addr) GD_MUST_CHECK;
 /* Keeps a member out of the snapshots of rounds below until. */
 gd_status dl_suspend(gd_ctx *ctx, uint64_t run, const char *addr, uint64_t until) GD_MUST_CHECK;
 /* Marks a round member active (it sent a message of the round); weight is

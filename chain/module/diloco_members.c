@@ -61,8 +61,10 @@ gd_status dl_slash_cheat(gd_ctx *ctx, const dl_run *run, const char *addr, const
     return dl_slash(ctx, run, addr, run->spec->cheat_slash->amount, reason);
 }
 
-gd_status dl_skip(gd_ctx *ctx, const dl_run *run, dl_round *r, const char *addr,
-                  const char *reason) {
+/* A round member's duty not done, at a price: the snapshot record
+ * remembers that it skipped, whatever the duty cost. */
+static gd_status dl_skip_at(gd_ctx *ctx, const dl_run *run, dl_round *r, const char *addr,
+                            const char *amount, const char *reason) {
     size_t i = dl_round_find(r, addr);
     if (i == r->n_members)
         return GD_OK;
@@ -72,7 +74,17 @@ gd_status dl_skip(gd_ctx *ctx, const dl_run *run, dl_round *r, const char *addr,
         dl_key_weight(&k, r->run, r->index, addr);
         GD_TRY(dl_save(ctx, &k, r->members[i]));
     }
-    return dl_slash(ctx, run, addr, run->spec->skip_slash->amount, reason);
+    return dl_slash(ctx, run, addr, amount, reason);
+}
+
+gd_status dl_skip(gd_ctx *ctx, const dl_run *run, dl_round *r, const char *addr,
+                  const char *reason) {
+    return dl_skip_at(ctx, run, r, addr, run->spec->skip_slash->amount, reason);
+}
+
+gd_status dl_withhold(gd_ctx *ctx, const dl_run *run, dl_round *r, const char *addr) {
+    return dl_skip_at(ctx, run, r, addr, run->spec->withhold_slash->amount,
+                      "unrevealed randomness");
 }
 
 gd_status dl_suspend(gd_ctx *ctx, uint64_t run, const char *addr, uint64_t until) {

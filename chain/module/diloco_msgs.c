@@ -356,6 +356,7 @@ static gd_status dl_commit_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
         c.loss_last_micro = m->loss_last_micro;
         c.height = ctx->height;
         c.report_weight = (char *)"0";
+        c.state_report_weight = (char *)"0";
         s = dl_save(ctx, &k, &c);
         char ts[24];
         dl_amount_str(ts, tokens);
@@ -398,6 +399,45 @@ static gd_status dl_report_validate(gd_ctx *ctx, const uint8_t *b, size_t len, c
         s = dl_basic(ctx, gd_diloco_msg_report_availability_check(m));
     dl_free(m);
     return s;
+}
+
+/* Adds weight to a tally kept as a decimal string ("" reads as 0). */
+static gd_status dl_tally_add(char **tally, uint64_t weight) {
+    dl_u128 w = 0;
+    if (*tally != NULL && (*tally)[0] != '\0')
+        GD_TRY(dl_amount128(*tally, &w));
+    char text[40];
+    dl_amount128_str(text, w + weight);
+    return dl_set_str(tally, text);
+}
+
+/* Checks a report's state sample against the commitment (code 12 when it
+ * does not prove the drawn chunk); *out gets the draw, its pick replaced
+ * by the chunk. */
+static gd_status dl_report_state(gd_ctx *ctx, const dl_round *round, const dl_commitment *c,
+                                 const Gonka__Diloco__V1__MsgReportAvailability *m,
+                                 gd_state_sample *out) {
+    if (c->transcript_root.len != GD_DILOCO_HASH_LEN || c->segment_count == 0)
+        return gd_fail(GD_ERR_PARSE, "stored commitment of %s is malformed", m->target);
+    gd_state_sample_draw(out, round->verify_randomness.data, m->target, m->reporter,
+                         c->segment_count);
+    gd_state_sample_proof p = {
+        .descriptor = m->state_descriptor.data,
+        .descriptor_len = m->state_descriptor.len,
+        .descriptor_proof = m->state_descriptor_proof.data,
+        .descriptor_proof_len = m->state_descriptor_proof.len,
+        .chunk_leaf = m->state_chunk_leaf.data,
+        .chunk_leaf_len = m->state_chunk_leaf.len,
+        .chunk_proof = m->state_chunk_proof.data,
+        .chunk_proof_len = m->state_chunk_proof.len,
+    };
+    if (gd_state_sample_verify(out, c->transcript_root.data, c->segment_count, &p) != GD_OK)
+        return dl_fail(ctx, GD_DILOCO_ERR_BAD_PROOF, "the state sample of %s: %s", m->target,
+                       gd_error_detail());
+    gd_worker_desc d;
+    GD_TRY(gd_worker_desc_decode(&d, p.descriptor, p.descriptor_len));
+    out->pick = gd_state_sample_chunk(out, &d);
+    return GD_OK;
 }
 
 static gd_status dl_report_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, size_t len,
@@ -461,15 +501,22 @@ static gd_status dl_report_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
                         (unsigned)i, (unsigned)chunks[i] + 1, (unsigned)c->payload_leaves,
                         m->target);
     }
-    /* The tally: inclusion reads one number per commitment, not its reports. */
-    dl_u128 tally = 0;
+    /* The state sample, when the reporter could fetch it: it tallies apart,
+     * and says whether the target served its states when its validators
+     * had to fetch them (dl_fix_inclusion, dl_judge). */
+    gd_state_sample sample = {0};
+    bool state = m->state_descriptor.len > 0;
+    if (s == GD_OK && state)
+        s = dl_report_state(ctx, round, c, m, &sample);
+    /* The tallies: inclusion reads one number per commitment, not its
+     * reports. */
     if (s == GD_OK)
-        s = dl_amount128(c->report_weight, &tally);
+        s = dl_tally_add(&c->report_weight, weight);
+    if (s == GD_OK && state)
+        s = dl_tally_add(&c->state_report_weight, weight);
     if (s == GD_OK) {
-        char text[40];
-        dl_amount128_str(text, tally + weight);
-        s = dl_set_str(&c->report_weight, text);
         c->reports++;
+        c->state_reports += state;
         dl_key ck;
         dl_key_commit(&ck, m->run, m->round, m->target);
         if (s == GD_OK)
@@ -481,6 +528,10 @@ static gd_status dl_report_execute(gd_app *app, gd_ctx *ctx, const uint8_t *b, s
         r.target = m->target;
         r.chunks = chunks;
         r.n_chunks = n;
+        r.state = state;
+        r.state_leaf = sample.leaf;
+        r.state_array = sample.array;
+        r.state_chunk = (uint32_t)sample.pick; /* dl_report_state leaves the chunk here */
         s = dl_save(ctx, &k, &r);
         if (s == GD_OK)
             s = dl_event_round(ctx, "diloco_available", m->run, m->round, "target", m->target,

@@ -236,14 +236,15 @@ gd_status dl_round_seed(gd_ctx *ctx, const dl_run *run, dl_round *r) {
     gd_status s = bytes ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
     size_t n = 0;
     /* Records come in address order; a sealed secret not revealed costs its
-     * member the skip slash (a member that sealed and then withholds, to
-     * pick between two seeds, pays for the choice). */
+     * member the withhold slash: members that reveal last and withhold k
+     * secrets choose among 2^k seeds, and that choice is priced above what
+     * it can win (dl_withhold). */
     for (size_t i = 0; s == GD_OK && i < secrets.n; i++) {
         const dl_secret *x = secrets.items[i];
         if (x->secret.len == GD_DILOCO_SALT_LEN)
             memcpy(bytes + GD_DILOCO_SALT_LEN * n++, x->secret.data, GD_DILOCO_SALT_LEN);
         else
-            s = dl_skip(ctx, run, r, x->member, "unrevealed randomness");
+            s = dl_withhold(ctx, run, r, x->member);
     }
     uint8_t seed[GD_DILOCO_HASH_LEN], verify[GD_DILOCO_HASH_LEN];
     if (s == GD_OK)
@@ -299,6 +300,24 @@ static gd_status dl_fix_reporting_weight(dl_round *r, dl_u128 *out) {
     return dl_set_str(&r->reporting_weight, text);
 }
 
+/* Served: the reporters that proved a chunk of the committer's segment
+ * starts in the verify window (its own weight counted as for its payload)
+ * hold two thirds of the reporting weight. A check reads it to tell a
+ * worker that served its states late from a validator that did not try
+ * (dl_judge): honest reporters hold more than two thirds, so an honest
+ * worker is always served, and a coalition below a third cannot make a
+ * late one look served. */
+static gd_status dl_fix_states_served(gd_ctx *ctx, const dl_round *r, dl_commitment *c,
+                                      uint64_t own, dl_u128 reporting) {
+    dl_u128 w = 0;
+    if (c->state_report_weight != NULL && c->state_report_weight[0] != '\0')
+        GD_TRY(dl_amount128(c->state_report_weight, &w));
+    c->states_served = reporting > 0 && dl_two_thirds(w + own, reporting);
+    dl_key ck;
+    dl_key_commit(&ck, r->run, r->index, c->participant);
+    return dl_save(ctx, &ck, c);
+}
+
 /* Included: the payload's reporters, with its committer if the committer
  * reports too, hold two thirds of the reporting weight. A committer that
  * reports nothing gets no say on its own payload, so weight alone never
@@ -322,6 +341,8 @@ static gd_status dl_fix_inclusion(gd_ctx *ctx, const dl_run *run, dl_round *r) {
             s = dl_amount(r->members[at]->weight, &own);
         if (s == GD_OK && dl_two_thirds(w + own, reporting))
             s = dl_push_str(&r->inclusion_set, &r->n_inclusion_set, c->participant);
+        if (s == GD_OK)
+            s = dl_fix_states_served(ctx, r, commits.items[i], own, reporting);
     }
     /* Reporting is a duty: an active member that reported nothing while
      * another member's payload was included (so available to more than a

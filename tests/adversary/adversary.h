@@ -35,13 +35,19 @@ gd_status gd_adv_poison_train(gd_engine *e, uint64_t round, const gd_global_stat
 extern float g_adv_start_shift;
 gd_status gd_adv_shifted_start_train(gd_engine *e, uint64_t round, const gd_global_state *g,
                                      bool fresh, gd_worker_state *w, gd_trained_round *out);
-bool gd_adv_withhold_payload_chunks(const gd_artifact_req *req);
+bool gd_adv_withhold_payload_chunks(const gd_artifact_req *req, const gd_serve_clock *now);
 
 /* withholder: its segment-start states are never served
  * (tests/adversary/withhold.c). */
-bool gd_adv_withhold_states(const gd_artifact_req *req);
+bool gd_adv_withhold_states(const gd_artifact_req *req, const gd_serve_clock *now);
 /* withholder: single payload chunks served, never the whole payload. */
-bool gd_adv_withhold_payload(const gd_artifact_req *req);
+bool gd_adv_withhold_payload(const gd_artifact_req *req, const gd_serve_clock *now);
+/* late-server: its states served only from the dispute window on
+ * (tests/adversary/withhold.c). */
+bool gd_adv_late_server(const gd_artifact_req *req, const gd_serve_clock *now);
+/* dripper: its whole payload dripped (tests/adversary/withhold.c;
+ * a drip seam, gonka_diloco_seams.drip). */
+bool gd_adv_drip(const gd_artifact_req *req, const gd_serve_clock *now);
 
 /* lazy validator: every check PASS with a made-up digest, nothing
  * re-executed (tests/adversary/validator.c). */
@@ -100,5 +106,11 @@ bool gd_adv_copy_attest(const gd_action *a, const char *address, uint64_t run,
 bool gd_adv_copy_verdicts(const gd_action *a, const char *address, uint64_t run,
                           const Gonka__Diloco__V1__QueryRoundResponse *round, gd_any *msg,
                           bool *sent);
+
+/* grinder: seals its secret for every round and never reveals it, paying
+ * the withhold slash each round (tests/adversary/grinder.c). */
+bool gd_adv_grinder(const gd_action *a, const char *address, uint64_t run,
+                    const Gonka__Diloco__V1__QueryRoundResponse *round, gd_any *msg,
+                    bool *sent);
 
 #endif

@@ -11,11 +11,14 @@
  *   --poison          a vector planted in its residual each round (poison.c)
  *   --withhold-states its segment-start states never served (withhold.c)
  *   --withhold-payload  payload chunks served, never the whole payload
+ *   --late-server       its states served only from the dispute window on
+ *   --dripper           its whole payload sent a burst every 3 s
  *   --lazy-validator  every check answered PASS without re-executing
  *   --lazy-single     the same, named for runs whose checks are all single
  *   --pass-early      PASS with the end leaf and no step re-executed
  *   --framer          every check and re-check answered FAIL (validator.c)
  *   --skipper         every assigned check left unanswered (duty.c)
+ *   --grinder         its sealed secret never revealed (grinder.c)
  *   --unavailable-spam  every check answered UNAVAILABLE (both validator.c)
  *   --replay          its first round's training again in every later round
  *   --copy-payload DIR  a near-copy of the payload in DIR's store (copy.c)
@@ -45,8 +48,10 @@ static void on_signal(int sig) {
 
 static int usage(const char *why) {
     fprintf(stderr, "error: %s\nusage: gd-adversary (--lazy FRACTION | --scaled FACTOR | "
-                    "--garbage | --poison | --withhold-states | --withhold-payload | --lazy-validator | "
-                    "--lazy-single | --pass-early | --framer | --skipper | --unavailable-spam | --replay | --copy-payload DIR | "
+                    "--garbage | --poison | --withhold-states | --withhold-payload | --late-server | "
+                    "--dripper | "
+                    "--lazy-validator | "
+                    "--lazy-single | --pass-early | --framer | --skipper | --grinder | --unavailable-spam | --replay | --copy-payload DIR | "
                     "--sybil-of ADDRESS:RANK | --no-reports | --wrong-attest | --copy-attest | "
                     "--copy-verdicts | --shifted-start | --withhold-payload-chunks) run --config FILE "
                     "[--poll-ms N]\n",
@@ -65,11 +70,14 @@ int main(int argc, char **argv) {
                  {"--poison", {.train = gd_adv_poison_train}},
                  {"--withhold-states", {.withhold = gd_adv_withhold_states}},
                  {"--withhold-payload", {.withhold = gd_adv_withhold_payload}},
+                 {"--late-server", {.withhold = gd_adv_late_server}},
+                 {"--dripper", {.drip = gd_adv_drip}},
                  {"--lazy-validator", {.check = gd_adv_lazy_check}},
                  {"--lazy-single", {.check = gd_adv_lazy_check}},
                  {"--pass-early", {.check = gd_adv_pass_early_check}},
                  {"--framer", {.check = gd_adv_framer_check}},
                  {"--skipper", {.duty = gd_adv_skipper}},
+                 {"--grinder", {.duty = gd_adv_grinder}},
                  {"--unavailable-spam", {.check = gd_adv_unavailable_check}},
                  {"--no-reports", {.duty = gd_adv_no_reports}},
                  {"--wrong-attest", {.duty = gd_adv_wrong_attest}},
@@ -82,7 +90,7 @@ int main(int argc, char **argv) {
     int i = 1;
     for (; i < argc && strcmp(argv[i], "run") != 0; i++) {
         if (seams.train != NULL || seams.check != NULL || seams.withhold != NULL ||
-            seams.duty != NULL)
+            seams.drip != NULL || seams.duty != NULL)
             return usage("one misbehaviour at a time");
         bool flag = false;
         for (size_t f = 0; !flag && f < sizeof flags / sizeof flags[0]; f++)
@@ -130,7 +138,7 @@ int main(int argc, char **argv) {
         }
         i++;
     }
-    if (seams.train == NULL && seams.check == NULL && seams.withhold == NULL &&
+    if (seams.train == NULL && seams.check == NULL && seams.withhold == NULL && seams.drip == NULL &&
         seams.duty == NULL)
         return usage("name a misbehaviour");
     if (i >= argc)

@@ -28,6 +28,7 @@ gd_status gd_adv_shifted_start_train(gd_engine *e, uint64_t round, const gd_glob
     return s;
 }
 
-bool gd_adv_withhold_payload_chunks(const gd_artifact_req *req) {
+bool gd_adv_withhold_payload_chunks(const gd_artifact_req *req, const gd_serve_clock *now) {
+    (void)now;
     return req->kind == GD_REQ_PAYLOAD_CHUNK;
 }

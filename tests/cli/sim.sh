@@ -173,6 +173,7 @@ assert "slash_ppm" not in s and "skip_slash_ppm" not in s, s
 assert s["hw_classes"] == ["cpu"] and s["min_class_members"] == 6 and s["avail_chunks"] == 4, s
 assert s["cheat_slash"] == s["reward_per_epoch"] == "1000000000ngonka", s
 assert s["skip_slash"] == "10000000ngonka" and s["min_collateral"] == "2000000000ngonka", s
+assert s["withhold_slash"] == "500000000ngonka", s  # half the epoch's reward (seed grinding)
 assert s["suspend_rounds"] == 4 and s["max_members"] == 256 and s["attest_share_ppm"] == 50000, s
 assert list(s["windows"]) == ["train", "commit", "reveal", "verify", "open", "dispute", "attest",
                               "dispute_open", "attest_open"], s["windows"]

@@ -12,7 +12,21 @@
 #                  on every check (all checks doubled), seals a made-up PASS
 #                  and reveals its partner's verdict and digest instead;
 #   skipper        host 5, a validator, leaves every check it holds
-#                  unanswered: the skip slash for each one.
+#                  unanswered: the skip slash for each one;
+#   late-server    host 3, a worker, answers 404 for its states until the
+#                  dispute window: its validators answer UNAVAILABLE, the
+#                  jury passes, the reporters' state samples show the
+#                  states were late, so the validators keep their bonds and
+#                  the worker pays the skip slash per such check (it is
+#                  still aggregated: its training was right);
+#   dripper        host 3, a worker, sends its whole payload a 64 KiB
+#                  burst every 3 s (above the peer client's rate
+#                  floor): the honest members fetch off their steps, so
+#                  none misses a duty, and its payload, late for the verify
+#                  window, is not included on anyone's reports alone;
+#   grinder        host 4, a worker, seals its secret for every round and
+#                  never reveals it (a last revealer choosing between seeds
+#                  pays the same): the withhold slash each round.
 # Hosts 1-3 are honest workers; the fifth host is a validator. For two
 # epochs (docs/verification.md, "Skipping", "Copying", "Colluders"):
 #  - every round is DONE, no honest worker fails or is left out of a round
@@ -33,6 +47,9 @@ case $attack in
   no-reports|wrong-attest|copy-attest) cheater=4; checks=2;;
   copy-verdicts) cheater=5; checks=2; double_ppm=1000000; min_class=4;;
   skipper) cheater=5; checks=2;;
+  late-server) cheater=3; checks=2;;
+  grinder) cheater=4; checks=2;;
+  dripper) cheater=3; checks=2;;
   *) echo "FAIL: unknown attack $attack"; exit 1;;
 esac
 . "$(dirname "$0")/node_lib.sh" "$1"
@@ -67,6 +84,14 @@ for r, q in enumerate(R):
     check(phase == "done", f"round {r} is {phase}")
     check(not failed, f"round {r} has failed members: {failed}")
     committers = [c["participant"] for c in q["commitments"]]
+    if attack == "dripper" and cheat in committers and cheat in rr["inclusion_set"]:
+        reporters = [a["reporter"] for a in q["availability"] if a["target"] == cheat]
+        check(any(h in reporters for h in honest),
+              f"round {r}: the dripper was included without an honest report")
+    if attack == "late-server" and cheat in committers:
+        mine = [c for c in q["commitments"] if c["participant"] == cheat][0]
+        check(not mine.get("states_served"), f"round {r}: its late states counted as served")
+        check(cheat in rr["aggregation_set"], f"round {r}: the late server was not aggregated")
     for a in honest:
         if a in committers:
             check(a in rr["aggregation_set"], f"honest {a} not aggregated in round {r}")
@@ -92,7 +117,10 @@ for r, q in enumerate(R):
         check(all(v["verdict"] == "sealed" for v in q["verdicts"]
                   if v["validator"] == cheat and v["target"] != cheat and not v["recheck"]),
               f"round {r}: a copied or skipped verdict was taken")
-check(len(skipped) >= 2, f"the cheater was skip-slashed in rounds {skipped} only")
+if attack != "dripper":
+    check(len(skipped) >= 2, f"the cheater was skip-slashed in rounds {skipped} only")
+else:
+    skipped = skipped or [-1]  # it may pay nothing: its loss is its exclusion
 cheater = os.environ["CHEATER"]
 slashed = json.load(open(f"status-{cheater}.json"))["slashed_ngonka"]
 # One skip slash per skipped duty: per round for the others, per check it
@@ -101,8 +129,12 @@ slashed = json.load(open(f"status-{cheater}.json"))["slashed_ngonka"]
 duties = len(skipped)
 if attack in ("copy-verdicts", "skipper"):
     duties = sum(1 for q in R for a in q["assignments"] if cheat in a["validators"])
-check(slashed % 1000 == 0 and 1000 * duties <= slashed <= 1000 * (duties + 8),
-      f"the cheater paid {slashed}, not the skip slash of its {duties} skipped duties")
+if attack == "late-server":
+    duties = sum(1 for q in R for a in q["assignments"] if a["target"] == cheat)
+price = 45000 if attack == "grinder" else 1000  # withhold_slash, skip_slash
+if attack != "dripper":
+    check(slashed % price == 0 and price * duties <= slashed <= price * (duties + 8),
+          f"the cheater paid {slashed}, not {price} for each of its {duties} skipped duties")
 for n in hosts:
     s = json.load(open(f"status-{n}.json"))
     check(s["slashed_ngonka"] == 0, f"honest host {n} slashed: {s}")

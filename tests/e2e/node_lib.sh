@@ -47,7 +47,7 @@ s.update({
   'checks_per_commit': ${checks:-2}, 'double_check_ppm': ${double_ppm:-0}, 'recheck_validators': 1,
   'validator_share_ppm': 200000, 'attest_share_ppm': 50000, 'hw_classes': ['$cls'],
   'min_class_members': ${min_class:-3}, 'avail_chunks': 2, 'cheat_slash': '90000ngonka',
-  'skip_slash': '1000ngonka', 'suspend_rounds': 2, 'max_members': 16,
+  'skip_slash': '1000ngonka', 'withhold_slash': '45000ngonka', 'suspend_rounds': 2, 'max_members': 16,
   'overlap': ${overlap:-False}})
 json.dump(s, open('spec.json', 'w'))
 " || fail "spec"

@@ -32,7 +32,7 @@ static json_t *fuzz_spec(void) {
         "{s:s,s:s,s:i,s:s,s:s,s:i,s:i,s:i,s:i,s:i,s:i,s:s,"
         "s:{s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i,s:i},s:s,s:s,s:s,s:i,s:i,s:i,s:i,"
         "s:s,s:s,s:i,s:i,s:s,s:s,s:s,s:s,s:s,s:i,s:i,s:i,s:s,s:b,s:s,s:i,s:b,"
-        "s:[s],s:i,s:i,s:s,s:s,s:i,s:i,s:i,s:s}",
+        "s:[s],s:i,s:i,s:s,s:s,s:i,s:i,s:i,s:s,s:s}",
         "model", "tiny", "layout_digest",
         "1111111111111111111111111111111111111111111111111111111111111111", "seed", 1,
         "data_spec", "synthetic:markov:1", "initial_state_hash",
@@ -50,7 +50,8 @@ static json_t *fuzz_spec(void) {
         "chunk_elems", 1024, "overlap", 0, "hw_classes", "cpu", "min_class_members", 4,
         "avail_chunks", 2, "cheat_slash", "1000ngonka", "skip_slash", "10ngonka",
         "suspend_rounds", 2, "max_members", 16, "attest_share_ppm", 50000, "data_digest",
-        "3333333333333333333333333333333333333333333333333333333333333333");
+        "3333333333333333333333333333333333333333333333333333333333333333", "withhold_slash",
+        "500ngonka");
 }
 
 /* Genesis: the accounts funded, run 1 with its pool and the members'

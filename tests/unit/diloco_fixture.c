@@ -27,6 +27,7 @@ void df_knobs_default(df_knobs *k) {
         .attest_share_ppm = 100000,
         .cheat_slash = 9000,
         .skip_slash = 200,
+        .withhold_slash = 4500,
         .fail_bond = 1000,
         .min_collateral = 10000,
         .reward = 9000,
@@ -92,6 +93,7 @@ json_t *df_spec_json(const df_knobs *k) {
     json_object_set_new(j, "avail_chunks", json_integer(k->avail));
     json_object_set_new(j, "cheat_slash", df_coin(k->cheat_slash));
     json_object_set_new(j, "skip_slash", df_coin(k->skip_slash));
+    json_object_set_new(j, "withhold_slash", df_coin(k->withhold_slash));
     json_object_set_new(j, "suspend_rounds", json_integer(k->suspend));
     json_object_set_new(j, "max_members", json_integer(k->max_members));
     json_object_set_new(j, "attest_share_ppm", json_integer(k->attest_share_ppm));
@@ -99,7 +101,8 @@ json_t *df_spec_json(const df_knobs *k) {
 }
 
 bool df_actor_honest(const df_actor *a) {
-    if (a->idle || a->cheat || a->withhold_payload || a->withhold_checkpoints || a->no_reports ||
+    if (a->idle || a->cheat || a->withhold_payload || a->withhold_checkpoints || a->serve_late ||
+        a->no_reports ||
         a->secret != DF_HONEST || a->verdict != DF_HONEST || a->recheck != DF_HONEST ||
         a->attest != DF_HONEST || a->own != DF_HONEST)
         return false;
@@ -508,7 +511,7 @@ int df_answer(const df *d, int who, bool recheck, const df_assignment *a, uint8_
     default: break;
     }
     const df_actor *ta = t >= 0 ? &d->act[t] : NULL;
-    if (ta && (ta->withhold_payload || ta->withhold_checkpoints)) {
+    if (ta && (ta->withhold_payload || ta->withhold_checkpoints || (ta->serve_late && !recheck))) {
         memset(digest, 0, 32);
         return V_UNAVAILABLE;
     }
@@ -546,7 +549,87 @@ void df_leaf_hash(uint8_t out[32], int who, uint64_t round, uint32_t leaf) {
 
 /* ---- messages ------------------------------------------------------------------------------------ */
 
-static uint8_t df_transcript[32] = {7};
+/* The fixture's stand-in states (df_state_sample in the header). */
+static void df_state_tree(gd_mmr *mmr, uint8_t root[32]) {
+    gd_mmr_init(mmr);
+    for (uint32_t l = 0; l < DF_CHUNKS; l++) {
+        uint8_t h[32];
+        gd_mmr_hash_leaf(h, l, &l, sizeof l);
+        CHECK_OK(gd_mmr_append(mmr, h));
+    }
+    CHECK_OK(gd_mmr_root(mmr, root));
+}
+
+static void df_state_desc(const df *d, int who, uint32_t segments, uint32_t leaf,
+                          gd_worker_desc *out) {
+    gd_mmr mmr;
+    uint8_t root[32];
+    df_state_tree(&mmr, root);
+    gd_mmr_free(&mmr);
+    *out = (gd_worker_desc){.tag = {.run = 1, .chunk_elems = 1},
+                            .round = d->round,
+                            .rank = (uint32_t)who,
+                            .stage = leaf <= segments ? GD_STAGE_TRAIN : GD_STAGE_ENCODED,
+                            .step = leaf,
+                            .n = DF_CHUNKS};
+    snprintf(out->address, sizeof out->address, "%s", d->f.addr[who]);
+    memcpy(out->params_root, root, 32);
+    memcpy(out->exp_avg_root, root, 32);
+    memcpy(out->exp_avg_sq_root, root, 32);
+    memcpy(out->residual_root, root, 32);
+}
+
+static void df_transcript_tree(const df *d, int who, uint32_t segments, gd_mmr *mmr,
+                               uint8_t root[32]) {
+    gd_mmr_init(mmr);
+    for (uint32_t l = 0; l < segments + 2; l++) {
+        gd_worker_desc desc;
+        uint8_t hash[32], h[32];
+        df_state_desc(d, who, segments, l, &desc);
+        gd_worker_desc_hash(&desc, hash);
+        gd_mmr_hash_leaf(h, l, hash, sizeof hash);
+        CHECK_OK(gd_mmr_append(mmr, h));
+    }
+    CHECK_OK(gd_mmr_root(mmr, root));
+}
+
+void df_state_sample_add(df *d, int who, int target, Gonka__Diloco__V1__MsgReportAvailability *m,
+                         df_state_sample *s) {
+    memset(s, 0, sizeof *s);
+    const Gonka__Diloco__V1__Commitment *c = df_commitment_of(d->r, d->f.addr[target]);
+    CHECK(c != NULL && d->r->round->verify_randomness.len == 32);
+    if (c == NULL || d->r->round->verify_randomness.len != 32)
+        return;
+    gd_state_sample draw;
+    gd_state_sample_draw(&draw, d->r->round->verify_randomness.data, d->f.addr[target],
+                         d->f.addr[who], c->segment_count);
+    gd_worker_desc desc;
+    df_state_desc(d, target, c->segment_count, draw.leaf, &desc);
+    gd_worker_desc_encode(&desc, s->descriptor);
+    gd_mmr tmmr, smmr;
+    uint8_t troot[32], sroot[32];
+    df_transcript_tree(d, target, c->segment_count, &tmmr, troot);
+    df_state_tree(&smmr, sroot);
+    uint32_t chunk = gd_state_sample_chunk(&draw, &desc);
+    gd_mmr_proof p;
+    CHECK_OK(gd_mmr_prove(&tmmr, draw.leaf, &p));
+    CHECK_OK(gd_mmr_proof_encode(&p, &s->descriptor_proof));
+    CHECK_OK(gd_mmr_prove(&smmr, chunk, &p));
+    CHECK_OK(gd_mmr_proof_encode(&p, &s->chunk_proof));
+    gd_mmr_hash_leaf(s->chunk_leaf, chunk, &chunk, sizeof chunk);
+    gd_mmr_free(&tmmr);
+    gd_mmr_free(&smmr);
+    m->state_descriptor = (ProtobufCBinaryData){sizeof s->descriptor, s->descriptor};
+    m->state_descriptor_proof =
+        (ProtobufCBinaryData){s->descriptor_proof.len, s->descriptor_proof.data};
+    m->state_chunk_leaf = (ProtobufCBinaryData){32, s->chunk_leaf};
+    m->state_chunk_proof = (ProtobufCBinaryData){s->chunk_proof.len, s->chunk_proof.data};
+}
+
+void df_state_sample_free(df_state_sample *s) {
+    gd_buf_free(&s->descriptor_proof);
+    gd_buf_free(&s->chunk_proof);
+}
 
 Gonka__Diloco__V1__MsgCommitRound df_commit_msg(df *d, int who, uint32_t segments) {
     gd_mmr_free(&d->mmr[who]);
@@ -564,7 +647,10 @@ Gonka__Diloco__V1__MsgCommitRound df_commit_msg(df *d, int who, uint32_t segment
     m.payload_root = (ProtobufCBinaryData){32, d->root[who]};
     m.payload_leaves = DF_CHUNKS + 1;
     m.payload_bytes = 4096;
-    m.transcript_root = (ProtobufCBinaryData){32, df_transcript};
+    gd_mmr tmmr;
+    df_transcript_tree(d, who, segments, &tmmr, d->transcript[who]);
+    gd_mmr_free(&tmmr);
+    m.transcript_root = (ProtobufCBinaryData){32, d->transcript[who]};
     m.segment_count = segments;
     m.loss_first_micro = 2500000;
     m.loss_last_micro = 2100000;
@@ -942,7 +1028,13 @@ void df_verify(df *d) {
             memset(proofs, 0, sizeof proofs);
             Gonka__Diloco__V1__MsgReportAvailability m =
                 df_report_msg(d, i, t, chunks, nc, proofs, pf, leaves, lf);
+            /* A target that serves its states in the verify window gets
+             * its sample in every report. */
+            df_state_sample sample = {0};
+            if (!d->act[t].withhold_checkpoints && !d->act[t].serve_late)
+                df_state_sample_add(d, i, t, &m, &sample);
             df_batch_add(&b, i, GD_DILOCO_MSG_REPORT_AVAILABILITY, &m);
+            df_state_sample_free(&sample);
             for (uint32_t c = 0; c < nc; c++)
                 gd_buf_free(&proofs[c]);
         }

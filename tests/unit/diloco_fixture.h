@@ -19,6 +19,7 @@
 #include "gonka/diloco/v1/query.pb-c.h"
 #include "gonka/diloco/v1/tx.pb-c.h"
 #include "proofs/mmr.h"
+#include "proofs/state_sample.h"
 #include "tests/unit/app_fixture.h"
 
 #define PH(x) GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_##x
@@ -55,6 +56,7 @@ typedef struct df_knobs {
     bool overlap;         /* the run's one-step-delay overlap */
     uint32_t validator_share_ppm, attest_share_ppm;
     uint64_t cheat_slash, skip_slash, fail_bond, min_collateral, reward, pool;
+    uint64_t withhold_slash; /* a sealed secret not revealed: half the epoch's reward */
     const json_t *spec;   /* if set, the run's whole spec instead of df_spec_json's */
 } df_knobs;
 
@@ -95,6 +97,9 @@ typedef struct df_actor {
     int verdict_on[DF_ACCOUNTS]; /* overrides verdict for one target (0: verdict) */
     int recheck_on[DF_ACCOUNTS];
     bool skip_report[DF_ACCOUNTS]; /* does not report this target */
+    bool serve_late;           /* serves its states only from dispute start: honest
+                                * validators answer UNAVAILABLE, reporters get no
+                                * state sample, jurors fetch and PASS */
 } df_actor;
 
 bool df_actor_honest(const df_actor *a);
@@ -124,6 +129,7 @@ typedef struct df {
     bool committed[DF_ACCOUNTS];
     gd_mmr mmr[DF_ACCOUNTS];         /* the round's payload of each committer */
     uint8_t root[DF_ACCOUNTS][32];
+    uint8_t transcript[DF_ACCOUNTS][32]; /* each member's committed transcript root */
     uint32_t variant;                /* mixed into secrets and salts: 0 in both of two equal runs */
     bool watch_honest;               /* fail on a slash of an honest member (default on) */
     df_event_rec log[DF_LOG_MAX];    /* diloco_slashed and diloco_released events */
@@ -252,6 +258,21 @@ Gonka__Diloco__V1__MsgReportAvailability df_report_msg(df *d, int who, int targe
                                                        ProtobufCBinaryData *proof_fields,
                                                        uint8_t (*leaves)[32],
                                                        ProtobufCBinaryData *leaf_fields);
+/* A report's state sample (proofs/state_sample.h) of target's committed
+ * states, as an honest reporter builds it: df_state_sample_add points m's
+ * state fields into s; free s with df_state_sample_free after m is sent.
+ * The fixture's states are GD_DD-style stand-ins: every array is DF_CHUNKS
+ * chunks of one value whose leaves the tree below hashes, and the
+ * descriptors (df_commit_msg's transcript) name the member and round. */
+typedef struct df_state_sample {
+    uint8_t descriptor[GD_WORKER_DESC_BYTES];
+    uint8_t chunk_leaf[32];
+    gd_buf descriptor_proof, chunk_proof;
+} df_state_sample;
+void df_state_sample_add(df *d, int who, int target, Gonka__Diloco__V1__MsgReportAvailability *m,
+                         df_state_sample *s);
+void df_state_sample_free(df_state_sample *s);
+
 /* The chunks the chain asks who to prove for target in the current round
  * (from its verify randomness); returns the count. */
 uint32_t df_drawn_chunks(const df *d, int who, int target, uint32_t out[GD_DILOCO_AVAIL_CHUNKS_MAX]);

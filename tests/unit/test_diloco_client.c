@@ -41,6 +41,7 @@ static void test_spec_example(void) {
           s->max_members == 256 && s->attest_share_ppm == 50000);
     CHECK_STR_EQ(s->cheat_slash->amount, "1000000000");
     CHECK_STR_EQ(s->skip_slash->amount, "10000000");
+    CHECK_STR_EQ(s->withhold_slash->amount, "500000000");
     CHECK_OK(gd_diloco_spec_check(s));
     gd_diloco_spec_free(s);
     gd_diloco_spec_free(NULL);
@@ -92,6 +93,7 @@ static void test_spec_rules(void) {
         {"hw_classes", NULL, "hw_classes is missing", false},
         {"cheat_slash", NULL, "cheat_slash is missing", false},
         {"skip_slash", NULL, "skip_slash is missing", false},
+        {"withhold_slash", NULL, "withhold_slash is missing", false},
         /* v1's proportional slashes say what replaced them. */
         {"slash_ppm", "100000", "slash_ppm is gone: slashes are fixed amounts now", false},
         {"skip_slash_ppm", "0", "skip_slash_ppm is gone", false},
@@ -199,6 +201,14 @@ static void test_spec_rules(void) {
         {"skip_slash", "\"10000000stake\"", "same denom (skip_slash is in stake)", false},
         {"skip_slash", "\"1000000001ngonka\"",
          "skip_slash 1000000001 must be at most cheat_slash 1000000000", false},
+        /* A withheld secret chooses the seed: priced apart, never below a skip. */
+        {"withhold_slash", "\"0ngonka\"", "withhold_slash must be positive", false},
+        {"withhold_slash", "\"500000000stake\"", "same denom (withhold_slash is in stake)",
+         false},
+        {"withhold_slash", "\"9999999ngonka\"",
+         "withhold_slash 9999999 must be at least skip_slash 10000000", false},
+        {"withhold_slash", "\"1000000001ngonka\"",
+         "withhold_slash 1000000001 must be at most cheat_slash 1000000000", false},
         /* The inner optimizer: every key required, decimals quoted. */
         {"inner_lr", NULL, "inner_lr is missing", false},
         {"overlap", NULL, "overlap is missing", false},
@@ -289,8 +299,10 @@ static void test_spec_rules(void) {
                        "\"k\",\"l\",\"m\",\"n\",\"o\",\"p\"]"},
         {"cheat_slash", "\"1000000000ngonka\""}, /* = reward_per_epoch */
         {"cheat_slash", "\"2000000000ngonka\""}, /* = min_collateral */
-        {"skip_slash", "\"1000000000ngonka\""},  /* = cheat_slash */
+        {"skip_slash", "\"500000000ngonka\""},   /* = withhold_slash */
         {"skip_slash", "\"1ngonka\""},
+        {"withhold_slash", "\"10000000ngonka\""},  /* = skip_slash */
+        {"withhold_slash", "\"1000000000ngonka\""}, /* = cheat_slash */
         {"min_class_members", "256"},             /* = max_members */
         {"max_members", "1024"},
         {"max_members", "6"},                     /* = min_class_members */
@@ -441,7 +453,7 @@ static void test_spec_digest(void) {
 
     /* Every field counts: changing any one changes the digest. */
     const ProtobufCMessageDescriptor *d = &gonka__diloco__v1__run_spec__descriptor;
-    CHECK(d->n_fields == 46); /* 1 to 48 but the reserved 20 and 21 */
+    CHECK(d->n_fields == 47); /* 1 to 49 but the reserved 20 and 21 */
     for (unsigned i = 0; i < d->n_fields; i++) {
         Gonka__Diloco__V1__RunSpec *c = gd_test_example_spec();
         mutate_field(&c->base, &d->fields[i]);
@@ -599,7 +611,7 @@ static void test_msg_availability(void) {
         chunks[i].proof_len = proofs[i % 3].len;
     }
     gd_any any = {0};
-    CHECK_OK(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_B, chunks, 3));
+    CHECK_OK(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_B, chunks, 3, NULL));
     CHECK_STR_EQ(any.type_url, GD_DILOCO_MSG_REPORT_AVAILABILITY);
     Gonka__Diloco__V1__MsgReportAvailability *m =
         gonka__diloco__v1__msg_report_availability__unpack(NULL, any.value.len, any.value.data);
@@ -616,28 +628,28 @@ static void test_msg_availability(void) {
     gd_any_free(&any);
     /* The most a report carries, and one more. */
     CHECK_OK(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_B, chunks,
-                                               GD_DILOCO_AVAIL_CHUNKS_MAX));
+                                               GD_DILOCO_AVAIL_CHUNKS_MAX, NULL));
     gd_any_free(&any);
     CHECK(refused(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_B, chunks,
-                                                    GD_DILOCO_AVAIL_CHUNKS_MAX + 1),
+                                                    GD_DILOCO_AVAIL_CHUNKS_MAX + 1, NULL),
                   "leaf_hashes has 17 entries, not 1 to 16"));
-    CHECK(refused(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_B, chunks, 0),
+    CHECK(refused(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_B, chunks, 0, NULL),
                   "leaf_hashes has 0 entries"));
-    CHECK(refused(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_B, NULL, 2),
+    CHECK(refused(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_B, NULL, 2, NULL),
                   "chunks are missing"));
-    CHECK(refused(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_A, chunks, 1),
+    CHECK(refused(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_A, chunks, 1, NULL),
                   "reporter and target must differ"));
     /* Each proof decodes and is for a chunk leaf: the refusal names which. */
     gd_diloco_chunk_proof bad[3] = {chunks[0], chunks[1], chunks[2]};
     bad[1].proof_len--;
-    CHECK(refused(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_B, bad, 3),
+    CHECK(refused(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_B, bad, 3, NULL),
                   "proofs[1]"));
     gd_buf header = {0};
     make_proof(&header, 0, 9);
     bad[1] = chunks[1];
     bad[2].proof = header.data;
     bad[2].proof_len = header.len;
-    CHECK(refused(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_B, bad, 3),
+    CHECK(refused(gd_diloco_msg_report_availability(&any, ADDR_A, 1, 2, ADDR_B, bad, 3, NULL),
                   "proofs[2] is for the header leaf, not a chunk"));
     gd_buf_free(&header);
 

@@ -572,7 +572,7 @@ static void test_seed_independent_of_block(void) {
 /* Attack: a member seals a secret and withholds it after seeing the
  * others', to choose between two seeds. Promise: the seed counts only the
  * revealed secrets (the draws stay reproducible) and the withholder pays
- * the skip slash, once. */
+ * the withhold slash, once (test_diloco_v3 prices the choice). */
 static void test_unrevealed_secret_slashed(void) {
     df d;
     df_knobs k;
@@ -580,7 +580,7 @@ static void test_unrevealed_secret_slashed(void) {
     const int s = 4;
     d.act[s].secret = DF_SEAL_ONLY;
     df_to_draws(&d); /* the verify_start block fixed the seed */
-    CHECK(df_slashed(&d, s, "unrevealed randomness", NULL) == k.skip_slash);
+    CHECK(df_slashed(&d, s, "unrevealed randomness", NULL) == k.withhold_slash);
     CHECK(d.r->n_randomness == N);
     size_t revealed = 0;
     for (size_t i = 0; i < d.r->n_randomness; i++)
@@ -592,7 +592,7 @@ static void test_unrevealed_secret_slashed(void) {
     df_open_verdicts(&d);
     df_rest_of_round(&d);
     size_t count = 0;
-    CHECK(df_slashed(&d, s, NULL, &count) == k.skip_slash && count == 1);
+    CHECK(df_slashed(&d, s, NULL, &count) == k.withhold_slash && count == 1);
     CHECK(d.r->round->phase == PH(DONE) && aggregated(&d, s));
     df_free(&d);
 }
@@ -759,9 +759,9 @@ static void test_chunks_drawn_after_commit(void) {
  * reaches two thirds of the total weight and checks land on members who
  * never answer. Promise: thresholds count active weight and only active
  * members are drawn, so the six others include, check, aggregate and
- * attest each other's work; each idle member pays the skip slash for the
- * two duties it skipped (the secret it sealed and never revealed, and the
- * round); having sealed nothing for round 1, the idle members are in no later
+ * attest each other's work; each idle member pays for the two duties it
+ * skipped (the withhold slash for the secret it sealed and never revealed,
+ * the skip slash for the round); having sealed nothing for round 1, the idle members are in no later
  * snapshot, pay nothing more, and count for nothing. */
 static void test_idle_coalition_cannot_exclude(void) {
     df d;
@@ -794,7 +794,8 @@ static void test_idle_coalition_cannot_exclude(void) {
             CHECK(aggregated(&d, i));
         for (int i = 7; i <= n; i++) {
             size_t count = 0;
-            CHECK(df_slashed(&d, i, NULL, &count) == 2 * k.skip_slash && count == 2);
+            CHECK(df_slashed(&d, i, NULL, &count) == k.withhold_slash + k.skip_slash &&
+                  count == 2);
         }
     }
     df_free(&d);
@@ -839,8 +840,8 @@ static void test_silent_reporters_cannot_exclude(void) {
  * idle can take a class below min_class_members active members for one
  * round (three of eight, minimum six). Promise: the class's commitments
  * are then unchecked and unpaid for that round rather than checked by
- * fewer re-checkers than the run requires; the coalition pays the skip
- * slash for it, and no honest member is slashed (the fixture fails the
+ * fewer re-checkers than the run requires; the coalition pays the
+ * withhold and skip slashes for it, and no honest member is slashed (the fixture fails the
  * test otherwise). */
 static void test_sealed_idle_below_minimum(void) {
     df d;
@@ -862,7 +863,8 @@ static void test_sealed_idle_below_minimum(void) {
           d.r->round->n_aggregation_set == 0);
     for (int i = 6; i <= N; i++) { /* its unrevealed secret and its idle round */
         size_t count = 0;
-        CHECK(df_slashed(&d, i, NULL, &count) == 2 * k.skip_slash && count == 2);
+        CHECK(df_slashed(&d, i, NULL, &count) == k.withhold_slash + k.skip_slash &&
+              count == 2);
     }
     df_free(&d);
 }
@@ -1511,11 +1513,12 @@ static void test_skips_priced_per_duty(void) {
     for (int i = 1; i <= N; i++)
         if (i != v)
             CHECK(aggregated(&d, i));
-    /* Round 1: the unrevealed secret is one more duty skipped. */
+    /* Round 1: the unrevealed secret is one more duty skipped, priced as
+     * a withheld secret. */
     uint64_t before = df_slashed(&d, v, NULL, NULL);
     df_play_round(&d);
-    CHECK(df_slashed(&d, v, "unrevealed randomness", &count) == k.skip_slash && count == 1);
-    CHECK(df_slashed(&d, v, NULL, NULL) > before + k.skip_slash);
+    CHECK(df_slashed(&d, v, "unrevealed randomness", &count) == k.withhold_slash && count == 1);
+    CHECK(df_slashed(&d, v, NULL, NULL) > before + k.withhold_slash);
     df_free(&d);
 }
 

@@ -299,10 +299,11 @@ static void test_sybil_is_caught(void) {
  * honest worker fails or is left out of a round it committed, nobody honest
  * is slashed, and all the cheater pays is the skip slash for `reason`, once
  * in each of `rounds_min` rounds at least. */
-static void play_skipper(int who, bool doubled, gd_member_duty_fn duty, const char *reason,
+static void play_skipper(int who, bool doubled, gd_member_duty_fn duty,
+                         gd_member_withhold_fn withhold, const char *reason,
                          void (*per_round)(const nf_net *net, const df_qround *q, int who)) {
     nf_net net;
-    open_with_cheater(&net, who, doubled, NULL, NULL, NULL);
+    open_with_cheater(&net, who, doubled, NULL, NULL, withhold);
     net.duty[who] = duty;
     nf_restart(&net, who);
     while (net.d.f.height < 200)
@@ -336,7 +337,7 @@ static void play_skipper(int who, bool doubled, gd_member_duty_fn duty, const ch
 /* A worker that never reports: everyone is still included (2/3 of the
  * reporting weight), and it pays for its silence. */
 static void test_non_reporter_pays(void) {
-    play_skipper(3, false, gd_adv_no_reports, "no availability report", NULL);
+    play_skipper(3, false, gd_adv_no_reports, NULL, "no availability report", NULL);
 }
 
 /* Its revealed hash is not the round's. */
@@ -349,7 +350,7 @@ static void wrong_hash_revealed(const nf_net *net, const df_qround *q, int who) 
 }
 
 static void test_wrong_hash_attester_pays(void) {
-    play_skipper(3, false, gd_adv_wrong_attest, "minority attestation", wrong_hash_revealed);
+    play_skipper(3, false, gd_adv_wrong_attest, NULL, "minority attestation", wrong_hash_revealed);
 }
 
 /* A copied reveal never matches its seal: no attestation of it is
@@ -361,7 +362,7 @@ static void no_attestation_revealed(const nf_net *net, const df_qround *q, int w
 }
 
 static void test_attestation_copier_pays(void) {
-    play_skipper(3, false, gd_adv_copy_attest, "absent attestation", no_attestation_revealed);
+    play_skipper(3, false, gd_adv_copy_attest, NULL, "absent attestation", no_attestation_revealed);
 }
 
 /* no verdict of it either. */
@@ -372,14 +373,48 @@ static void no_verdict_revealed(const nf_net *net, const df_qround *q, int who) 
 }
 
 static void test_copying_validator_pays(void) {
-    play_skipper(5, true, gd_adv_copy_verdicts, "skipped check", no_verdict_revealed);
+    play_skipper(5, true, gd_adv_copy_verdicts, NULL, "skipped check", no_verdict_revealed);
 }
 
 /* The review's seventh, the skipper: it leaves every check it holds
  * unanswered; each one costs the skip slash (play_skipper counts them),
  * and the class passes the honest targets. */
 static void test_skipper_pays(void) {
-    play_skipper(5, false, gd_adv_skipper, "skipped check", no_verdict_revealed);
+    play_skipper(5, false, gd_adv_skipper, NULL, "skipped check", no_verdict_revealed);
+}
+
+/* The review's fourth, the late server: a worker that answers 404 for its
+ * states until the dispute window. Its validators answer UNAVAILABLE; the
+ * jury fetches and passes; the reporters' state samples show the states
+ * were late, so no validator loses its bond (no UNAVAILABLE of it is
+ * faulty) and the worker pays the skip slash for each such check, and is
+ * still aggregated (its training was right). */
+static void late_checks_passed(const nf_net *net, const df_qround *q, int who) {
+    const char *late = net->d.f.addr[who];
+    const Gonka__Diloco__V1__Commitment *c = df_commitment_of(q, late);
+    if (c == NULL)
+        return;
+    CHECK(!c->states_served);
+    CHECK(df_has_str(q->round->aggregation_set, q->round->n_aggregation_set, late));
+    for (size_t x = 0; x < q->n_assignments; x++)
+        if (strcmp(q->assignments[x]->target, late) == 0)
+            CHECK(q->assignments[x]->outcome == OUTCOME(PASSED));
+    for (size_t i = 0; i < q->n_verdicts; i++)
+        if (strcmp(q->verdicts[i]->target, late) == 0)
+            CHECK(!q->verdicts[i]->faulty);
+}
+
+/* The review's sixth, the grinder: it seals a secret for every round and
+ * never reveals it (what a last revealer choosing between seeds does);
+ * each one costs the withhold slash, priced above what the choice can
+ * win (docs/verification.md, "Seed grinding"). */
+static void test_grinder_pays(void) {
+    play_skipper(3, false, gd_adv_grinder, NULL, "unrevealed randomness", NULL);
+}
+
+static void test_late_server_pays(void) {
+    play_skipper(3, false, NULL, gd_adv_late_server, "after the verify window",
+                 late_checks_passed);
 }
 
 /* `test_node_attacks` plays the first nine; `test_node_attacks more` the
@@ -410,5 +445,7 @@ int main(int argc, char **argv) {
     RUN_TEST(test_copying_validator_pays);
     RUN_TEST(test_early_passer_is_caught);
     RUN_TEST(test_skipper_pays);
+    RUN_TEST(test_late_server_pays);
+    RUN_TEST(test_grinder_pays);
     return gd_test_finish();
 }

@@ -11,8 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/clock.h"
+#include "plugin/fetch_pool.h"
 #include "plugin/peer_http.h"
 #include "tests/mock_http.h"
 #include "tests/testkit.h"
@@ -103,9 +105,92 @@ static void test_normal_peer_unaffected(void) {
     gd_mock_stop(d);
 }
 
+/* Off the step: with the fetch pool (plugin/fetch_pool.h) a member asks
+ * the dripper and a normal peer at once; the normal peer's answer is in
+ * at once while the dripper's is still pending, so a duty that needs only
+ * the normal peer goes out on time. Closing the pool cancels the drip
+ * rather than waiting out its deadline. */
+static void test_pool_keeps_the_step_free(void) {
+    gd_mock_server *d = gd_mock_start(peer, NULL), *f = gd_mock_start(peer, &g_fast);
+    CHECK(d != NULL && f != NULL);
+    gd_peer_http *p = NULL;
+    CHECK_OK(gd_peer_http_open(&p));
+    gd_fetch_pool *pool = NULL;
+    CHECK_OK(gd_fetch_pool_open(&pool, gd_peer_http_port(p), 4));
+    gd_artifact_req req = {.kind = GD_REQ_PAYLOAD, .run = 1, .round = 3,
+                           .deadline_ms = gd_clock_ms() + 60000};
+    CHECK(gd_fetch_pool_ready(pool, "dripper", gd_mock_url(d), &req, DECLARED) ==
+          GD_ERR_PENDING);
+    gd_artifact_answer a;
+    int64_t t0 = gd_clock_ms();
+    gd_status s = GD_ERR_PENDING;
+    while (s == GD_ERR_PENDING && gd_clock_ms() - t0 < 5000) {
+        s = gd_fetch_pool_take(pool, "fast", gd_mock_url(f), &req, DECLARED, &a);
+        if (s == GD_ERR_PENDING)
+            usleep(5000);
+    }
+    int64_t took = gd_clock_ms() - t0;
+    fprintf(stderr, "  the normal peer's answer after %lld ms, the dripper's pending\n",
+            (long long)took);
+    CHECK_OK(s);
+    CHECK(a.body.len == 65536);
+    gd_artifact_answer_free(&a);
+    CHECK(took < 2000);
+    CHECK(gd_fetch_pool_ready(pool, "dripper", gd_mock_url(d), &req, DECLARED) ==
+          GD_ERR_PENDING);
+    CHECK(gd_fetch_pool_pending(pool) == 1);
+    /* Taken once: asking again fetches again. */
+    CHECK(gd_fetch_pool_take(pool, "fast", gd_mock_url(f), &req, DECLARED, &a) ==
+          GD_ERR_PENDING);
+    t0 = gd_clock_ms();
+    gd_fetch_pool_close(pool);
+    took = gd_clock_ms() - t0;
+    fprintf(stderr, "  closed in %lld ms with the drip in flight\n", (long long)took);
+    CHECK(took < 3000);
+    gd_peer_http_close(p);
+    gd_mock_stop(d);
+    gd_mock_stop(f);
+}
+
+/* A failed answer is handed over once, with its reason, like a fetch on
+ * the step; a port that cannot open another has no pool. */
+static void test_pool_failure_and_refusal(void) {
+    gd_mock_server *d = gd_mock_start(peer, NULL);
+    CHECK(d != NULL);
+    gd_peer_http *p = NULL;
+    CHECK_OK(gd_peer_http_open(&p));
+    gd_fetch_pool *pool = NULL;
+    CHECK_OK(gd_fetch_pool_open(&pool, gd_peer_http_port(p), 1));
+    gd_artifact_req req = {.kind = GD_REQ_PAYLOAD, .run = 1, .round = 3,
+                           .deadline_ms = gd_clock_ms() + 1000};
+    gd_artifact_answer a;
+    gd_status s = GD_ERR_PENDING;
+    int64_t t0 = gd_clock_ms();
+    while (s == GD_ERR_PENDING && gd_clock_ms() - t0 < 5000) {
+        s = gd_fetch_pool_take(pool, "dripper", gd_mock_url(d), &req, DECLARED, &a);
+        if (s == GD_ERR_PENDING)
+            usleep(20000);
+    }
+    CHECK(s == GD_ERR_TIMEOUT);
+    CHECK(strstr(gd_error_detail(), "timed out") != NULL);
+    /* Rounds before the one before the current are forgotten. */
+    req.round = 1;
+    CHECK(gd_fetch_pool_ready(pool, "dripper", gd_mock_url(d), &req, DECLARED) ==
+          GD_ERR_PENDING);
+    gd_fetch_pool_forget_before(pool, 3);
+    CHECK(gd_fetch_pool_pending(pool) == 0);
+    gd_fetch_pool_close(pool);
+    static const gd_peer_port_iface one_thread = {NULL};
+    CHECK(gd_fetch_pool_open(&pool, (gd_peer_port){&one_thread, NULL}, 1) == GD_ERR_INVALID);
+    gd_peer_http_close(p);
+    gd_mock_stop(d);
+}
+
 int main(void) {
     RUN_TEST(test_deadline_ends_a_drip);
     RUN_TEST(test_rate_floor_ends_a_drip);
     RUN_TEST(test_normal_peer_unaffected);
+    RUN_TEST(test_pool_keeps_the_step_free);
+    RUN_TEST(test_pool_failure_and_refusal);
     return gd_test_finish();
 }
