@@ -43,6 +43,8 @@ struct gd_fetch_pool {
     bool stop;
     gd_fetch_job **jobs; /* in the order asked */
     size_t n_jobs;
+    gd_buf returned[GD_FETCH_POOL_RETURNED]; /* bodies given back, for a port to reuse */
+    size_t n_returned;
     gd_fetch_thread threads[GD_FETCH_POOL_THREADS];
     size_t n_threads;
 };
@@ -83,7 +85,12 @@ static void *gd_fetch_thread_main(void *arg) {
     for (gd_fetch_job *j; (j = gd_next_job(p)) != NULL;) {
         gd_artifact_req req = j->req;
         req.cancel = &j->cancel;
+        gd_buf reuse = p->n_returned > 0 ? p->returned[--p->n_returned] : (gd_buf){0};
         pthread_mutex_unlock(&p->mu);
+        /* Only this thread uses its port: the body goes to it here. */
+        if (reuse.cap > 0 && t->port.iface->recycle != NULL)
+            t->port.iface->recycle(t->port.ctx, &reuse);
+        gd_buf_free(&reuse);
         gd_artifact_answer answer;
         gd_status s = t->port.iface->fetch(t->port.ctx, j->url, &req, j->max_len, &answer);
         char why[256];
@@ -155,6 +162,8 @@ void gd_fetch_pool_close(gd_fetch_pool *p) {
     for (size_t i = 0; i < p->n_jobs; i++)
         gd_job_free(p->jobs[i]);
     free(p->jobs);
+    for (size_t i = 0; i < p->n_returned; i++)
+        gd_buf_free(&p->returned[i]);
     pthread_cond_destroy(&p->wake);
     pthread_mutex_destroy(&p->mu);
     free(p);
@@ -234,23 +243,48 @@ gd_status gd_fetch_pool_take(gd_fetch_pool *p, const char *who, const char *url,
     return s;
 }
 
+/* Unlists job i: freed, or (running) cancelled and left to its thread. */
+static void gd_unlist(gd_fetch_pool *p, size_t i) {
+    gd_fetch_job *j = p->jobs[i];
+    gd_remove_at(p, i);
+    if (j->state == GD_JOB_RUNNING) {
+        atomic_store(&j->cancel, 1);
+        j->orphan = true; /* its thread frees it */
+    } else {
+        gd_job_free(j);
+    }
+}
+
+void gd_fetch_pool_drop(gd_fetch_pool *p, const char *who, const gd_artifact_req *req,
+                        size_t max_len) {
+    pthread_mutex_lock(&p->mu);
+    for (size_t i = 0; i < p->n_jobs; i++)
+        if (gd_job_is(p->jobs[i], who, req, max_len)) {
+            gd_unlist(p, i);
+            break;
+        }
+    pthread_mutex_unlock(&p->mu);
+}
+
 void gd_fetch_pool_forget_before(gd_fetch_pool *p, uint64_t round) {
     pthread_mutex_lock(&p->mu);
     for (size_t i = 0; i < p->n_jobs;) {
-        gd_fetch_job *j = p->jobs[i];
-        if (j->req.round + 1 >= round) {
+        if (p->jobs[i]->req.round + 1 >= round)
             i++;
-            continue;
-        }
-        gd_remove_at(p, i);
-        if (j->state == GD_JOB_RUNNING) {
-            atomic_store(&j->cancel, 1);
-            j->orphan = true; /* its thread frees it */
-        } else {
-            gd_job_free(j);
-        }
+        else
+            gd_unlist(p, i);
     }
     pthread_mutex_unlock(&p->mu);
+}
+
+void gd_fetch_pool_recycle(gd_fetch_pool *p, gd_buf *b) {
+    pthread_mutex_lock(&p->mu);
+    if (b->cap > 0 && p->n_returned < GD_FETCH_POOL_RETURNED) {
+        p->returned[p->n_returned++] = *b;
+        *b = (gd_buf){0};
+    }
+    pthread_mutex_unlock(&p->mu);
+    gd_buf_free(b);
 }
 
 size_t gd_fetch_pool_pending(gd_fetch_pool *p) {

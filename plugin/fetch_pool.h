@@ -45,9 +45,22 @@ gd_status gd_fetch_pool_take(gd_fetch_pool *p, const char *who, const char *url,
                              const gd_artifact_req *req, size_t max_len,
                              gd_artifact_answer *out) GD_MUST_CHECK;
 
+/* Forgets the answer of (who, req), done or not (one in flight is
+ * cancelled): a duty that gave up on some of its answers drops the rest,
+ * so that its next try fetches them afresh rather than taking stale ones. */
+void gd_fetch_pool_drop(gd_fetch_pool *p, const char *who, const gd_artifact_req *req,
+                        size_t max_len);
+
 /* Forgets the answers of rounds before `round` - 1 that nobody took
  * (transfers still in flight are cancelled). */
 void gd_fetch_pool_forget_before(gd_fetch_pool *p, uint64_t round);
+
+/* Takes a fetched body back (b is left empty): the next thread to start a
+ * transfer hands it to its port to fetch into (gd_peer_port_iface.recycle),
+ * so fetched buffers are reused as on the step. At most
+ * GD_FETCH_POOL_RETURNED wait; more are freed. */
+#define GD_FETCH_POOL_RETURNED 16
+void gd_fetch_pool_recycle(gd_fetch_pool *p, gd_buf *b);
 
 /* Queued or in flight, for the status. */
 size_t gd_fetch_pool_pending(gd_fetch_pool *p);

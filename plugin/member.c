@@ -262,6 +262,12 @@ gd_status gd_member_fetch(gd_member *n, const char *address, const gd_artifact_r
     return GD_OK;
 }
 
+void gd_member_fetch_drop(gd_member *n, const char *address, const gd_artifact_req *req,
+                          size_t max_len) {
+    if (n->fetch_pool != NULL)
+        gd_fetch_pool_drop(n->fetch_pool, address, req, max_len);
+}
+
 gd_status gd_member_fetch_ready(gd_member *n, const char *address, const gd_artifact_req *req,
                                 size_t max_len) {
     if (n->fetch_pool == NULL)
@@ -272,11 +278,18 @@ gd_status gd_member_fetch_ready(gd_member *n, const char *address, const gd_arti
     return gd_fetch_pool_ready(n->fetch_pool, address, url, &timed, max_len);
 }
 
-void gd_member_recycle(gd_member *n, gd_buf *b) {
+void gd_member_recycle_wait(gd_member *n, gd_buf *b) {
     if (n->peers.iface->recycle != NULL)
         n->peers.iface->recycle(n->peers.ctx, b);
     else
         gd_buf_free(b);
+}
+
+void gd_member_recycle(gd_member *n, gd_buf *b) {
+    if (n->fetch_pool != NULL)
+        gd_fetch_pool_recycle(n->fetch_pool, b);
+    else
+        gd_member_recycle_wait(n, b);
 }
 
 /* --- the step ------------------------------------------------------------------------------ */

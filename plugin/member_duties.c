@@ -450,51 +450,62 @@ static gd_status gd_report_state(gd_member *n, const gd_action *a,
     return s;
 }
 
-/* Asks for every answer gd_check_fetch takes, all at once: GD_OK once all
- * are in (or when fetches run on the step), GD_ERR_PENDING while one is
- * still coming, so the check's transfers overlap and a step never waits. */
-static gd_status gd_check_ready(gd_member *n, const gd_check_input *in, bool overlapped,
-                                size_t state_max, size_t chunk_max) {
-    if (n->fetch_pool == NULL)
-        return GD_OK;
+/* Every answer gd_check_fetch takes from the target, in one list. */
+typedef struct gd_check_requests {
+    gd_artifact_req req[6];
+    size_t max[6], n;
+} gd_check_requests;
+
+static void gd_check_requests_of(const gd_member *n, const gd_check_input *in, bool overlapped,
+                                 size_t state_max, size_t chunk_max, gd_check_requests *r) {
     uint32_t segs = in->commitment->segment_count;
-    gd_artifact_req reqs[6];
-    size_t maxes[6], k = 0;
-    reqs[k] = (gd_artifact_req){.kind = GD_REQ_TRANSCRIPT, .run = n->o.run, .round = in->round};
-    maxes[k++] = (size_t)(segs + 2) * GD_WORKER_DESC_BYTES;
+    r->n = 0;
+    r->req[r->n] = (gd_artifact_req){.kind = GD_REQ_TRANSCRIPT, .run = n->o.run,
+                                     .round = in->round};
+    r->max[r->n++] = (size_t)(segs + 2) * GD_WORKER_DESC_BYTES;
     if (in->prev) {
-        reqs[k] = (gd_artifact_req){.kind = GD_REQ_TRANSCRIPT, .run = n->o.run,
-                                    .round = in->round - 1};
-        maxes[k++] = (size_t)(in->prev->segment_count + 2) * GD_WORKER_DESC_BYTES;
+        r->req[r->n] = (gd_artifact_req){.kind = GD_REQ_TRANSCRIPT, .run = n->o.run,
+                                         .round = in->round - 1};
+        r->max[r->n++] = (size_t)(in->prev->segment_count + 2) * GD_WORKER_DESC_BYTES;
     }
     if (in->segment < segs) {
-        reqs[k] = (gd_artifact_req){.kind = GD_REQ_STATE, .run = n->o.run, .round = in->round,
-                                    .leaf = in->segment, .first_bytes = state_max};
-        maxes[k++] = state_max;
+        r->req[r->n] = (gd_artifact_req){.kind = GD_REQ_STATE, .run = n->o.run,
+                                         .round = in->round, .leaf = in->segment,
+                                         .first_bytes = state_max};
+        r->max[r->n++] = state_max;
     }
-    reqs[k] = (gd_artifact_req){.kind = GD_REQ_STATE_CHUNK, .run = n->o.run, .round = in->round,
-                                .leaf = 0, .chunk = in->chunk};
-    maxes[k++] = chunk_max;
-    reqs[k] = reqs[k - 1];
-    reqs[k].leaf = segs + 1;
-    maxes[k++] = chunk_max;
+    r->req[r->n] = (gd_artifact_req){.kind = GD_REQ_STATE_CHUNK, .run = n->o.run,
+                                     .round = in->round, .leaf = 0, .chunk = in->chunk};
+    r->max[r->n++] = chunk_max;
+    r->req[r->n] = r->req[r->n - 1];
+    r->req[r->n].leaf = segs + 1;
+    r->max[r->n++] = chunk_max;
     if (overlapped) {
-        reqs[k] = (gd_artifact_req){.kind = GD_REQ_PAYLOAD_CHUNK, .run = n->o.run,
-                                    .round = in->round - 1, .chunk = in->chunk};
-        maxes[k++] = gd_codec_chunk_bound(&n->engine.rc.diloco.codec,
-                                          n->engine.rc.diloco.chunk_elems);
+        r->req[r->n] = (gd_artifact_req){.kind = GD_REQ_PAYLOAD_CHUNK, .run = n->o.run,
+                                         .round = in->round - 1, .chunk = in->chunk};
+        r->max[r->n++] = gd_codec_chunk_bound(&n->engine.rc.diloco.codec,
+                                              n->engine.rc.diloco.chunk_elems);
     }
+}
+
+/* Asks for every answer of r at once: GD_OK once all are in (or when
+ * fetches run on the step), GD_ERR_PENDING while one is still coming, so
+ * the check's transfers overlap and a step never waits. */
+static gd_status gd_check_ready(gd_member *n, const char *target, const gd_check_requests *r) {
     gd_status first = GD_OK;
-    for (size_t i = 0; i < k; i++) {
-        gd_status s = gd_member_fetch_ready(n, in->target, &reqs[i], maxes[i]);
+    for (size_t i = 0; i < r->n; i++) {
+        gd_status s = gd_member_fetch_ready(n, target, &r->req[i], r->max[i]);
         if (s != GD_OK && s != GD_ERR_PENDING)
             return s;
         if (first == GD_OK)
             first = s;
     }
     return first == GD_OK ? GD_OK : gd_fail(GD_ERR_PENDING, "fetching check %s's evidence",
-                                             in->target);
+                                             target);
 }
+
+static gd_status gd_check_take(gd_member *n, const gd_check_input *in, bool overlapped,
+                               size_t state_max, size_t chunk_max, gd_check_evidence *ev);
 
 /* Everything the check needs from the target (plugin/round_engine.h: the
  * drawn segment's start state, one chunk of the start and post states,
@@ -503,11 +514,23 @@ static gd_status gd_check_ready(gd_member *n, const gd_check_input *in, bool ove
  * between waiting and UNAVAILABLE). */
 static gd_status gd_check_fetch(gd_member *n, const gd_check_input *in, bool overlapped,
                                 gd_check_evidence *ev) {
-    uint32_t segs = in->commitment->segment_count;
     /* The segment's start without its residual (leaf 0's root stands in). */
     size_t state_max = (size_t)GD_WORKER_DESC_BYTES + 12 * n->engine.n;
     size_t chunk_max = (size_t)16 * n->engine.rc.diloco.chunk_elems;
-    GD_TRY(gd_check_ready(n, in, overlapped, state_max, chunk_max));
+    gd_check_requests all;
+    gd_check_requests_of(n, in, overlapped, state_max, chunk_max, &all);
+    GD_TRY(gd_check_ready(n, in->target, &all));
+    gd_status s = gd_check_take(n, in, overlapped, state_max, chunk_max, ev);
+    /* Answers not taken after one failed would be stale at the next try. */
+    for (size_t i = 0; s != GD_OK && i < all.n; i++)
+        gd_member_fetch_drop(n, in->target, &all.req[i], all.max[i]);
+    return s;
+}
+
+/* gd_check_fetch's answers, taken in order; the first failure stops it. */
+static gd_status gd_check_take(gd_member *n, const gd_check_input *in, bool overlapped,
+                               size_t state_max, size_t chunk_max, gd_check_evidence *ev) {
+    uint32_t segs = in->commitment->segment_count;
     const gd_buf *payload = NULL;
     gd_artifact_req req = {.kind = GD_REQ_TRANSCRIPT, .run = n->o.run, .round = in->round};
     GD_TRY(gd_fetch_into(n, in->target, &req, (size_t)(segs + 2) * GD_WORKER_DESC_BYTES,

@@ -123,7 +123,7 @@ static gd_status gd_sync_chunk(gd_member *n, const char *peer, uint64_t round, u
                                     &mp))
             s = gd_fail(GD_ERR_INVALID, "global chunk %u from %s does not prove", chunk, peer);
     }
-    gd_member_recycle(n, &a.body); /* the next chunk is fetched into it */
+    gd_member_recycle_wait(n, &a.body); /* the next chunk is fetched into it */
     gd_artifact_answer_free(&a);
     return s;
 }

@@ -218,9 +218,11 @@ gd_status gd_member_prepare_global(gd_member *n) GD_MUST_CHECK;
  * requiring the state hash. */
 gd_status gd_member_global_file(gd_member *n, const gd_global_state *g, gd_buf *out) GD_MUST_CHECK;
 
-/* Gives a fetched body back to the peer client to fetch into again (or
- * frees it); b is left empty. */
+/* Gives a body from gd_member_fetch back to the peer client to fetch into
+ * again (the fetch pool's threads, or the step's port; or frees it); b is
+ * left empty. _wait: one from gd_member_fetch_wait (the step's port). */
 void gd_member_recycle(gd_member *n, gd_buf *b);
+void gd_member_recycle_wait(gd_member *n, gd_buf *b);
 
 /* When a fetch for the current window's duties must have ended
  * (gd_clock_ms): the blocks left in the window, less one for the answer to
@@ -242,6 +244,10 @@ gd_status gd_member_fetch(gd_member *n, const char *address, const gd_artifact_r
  * of them at once and takes them when every one is in. */
 gd_status gd_member_fetch_ready(gd_member *n, const char *address, const gd_artifact_req *req,
                                 size_t max_len) GD_MUST_CHECK;
+/* Forgets what gd_member_fetch_ready queued for the same (nothing
+ * without a fetch pool). */
+void gd_member_fetch_drop(gd_member *n, const char *address, const gd_artifact_req *req,
+                          size_t max_len);
 /* The same fetch on the step itself, however long it takes (state sync,
  * which has no window to miss). */
 gd_status gd_member_fetch_wait(gd_member *n, const char *address, const gd_artifact_req *req,
