@@ -86,7 +86,7 @@ gd_status gd_avail_state_finish(gd_avail_state *a,
         .chunk_proof = a->chunk_proof.data,
         .chunk_proof_len = a->chunk_proof.len,
     };
-    gd_status s = gd_state_sample_verify(&a->sample, transcript_root, segments, &a->proof);
+    gd_status s = gd_state_sample_verify(&a->sample, transcript_root, segments, &a->proof, NULL);
     return s == GD_OK ? GD_OK : gd_fail_context(s, "the served state chunk");
 }
 

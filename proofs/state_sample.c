@@ -11,7 +11,8 @@ uint32_t gd_state_sample_chunk(const gd_state_sample *s, const gd_worker_desc *d
 
 gd_status gd_state_sample_verify(const gd_state_sample *s,
                                  const uint8_t transcript_root[GD_DILOCO_HASH_LEN],
-                                 uint32_t segment_count, const gd_state_sample_proof *p) {
+                                 uint32_t segment_count, const gd_state_sample_proof *p,
+                                 uint32_t *chunk_out) {
     if (segment_count == 0 || s->leaf >= segment_count || s->array >= GD_STATE_SAMPLE_ARRAYS)
         return gd_fail(GD_ERR_INVALID, "no state sample of leaf %u of %u segments", s->leaf,
                        segment_count);
@@ -40,5 +41,7 @@ gd_status gd_state_sample_verify(const gd_state_sample *s,
         !gd_mmr_verify(gd_worker_desc_root(&d, s->array), &proof, p->chunk_leaf))
         return gd_fail(GD_ERR_INVALID, "the sampled leaf is not chunk %u of array %u", chunk,
                        s->array);
+    if (chunk_out != NULL)
+        *chunk_out = chunk;
     return GD_OK;
 }

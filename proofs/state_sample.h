@@ -37,11 +37,12 @@ typedef struct gd_state_sample_proof {
 /* GD_OK if p proves sample s of the commitment (transcript_root over
  * segment_count + 2 leaves): the descriptor decodes strictly, is a
  * training-stage state, sits at leaf s->leaf under the root, and the chunk
- * leaf sits at the drawn chunk under the drawn array's sub-root.
- * GD_ERR_INVALID or GD_ERR_PARSE saying which part fails. */
+ * leaf sits at the drawn chunk under the drawn array's sub-root; *chunk
+ * (may be NULL) receives that chunk. GD_ERR_INVALID or GD_ERR_PARSE saying
+ * which part fails. */
 gd_status gd_state_sample_verify(const gd_state_sample *s,
                                  const uint8_t transcript_root[GD_DILOCO_HASH_LEN],
-                                 uint32_t segment_count,
-                                 const gd_state_sample_proof *p) GD_MUST_CHECK;
+                                 uint32_t segment_count, const gd_state_sample_proof *p,
+                                 uint32_t *chunk) GD_MUST_CHECK;
 
 #endif

@@ -146,6 +146,9 @@ uint64_t dl_muldiv_wide(uint64_t a, dl_u128 b, dl_u128 c);
 /* Sums of many 64-bit amounts (a round's total weight) are 128-bit, so that
  * no collateral can overflow them: canonical decimal, at most 39 digits. */
 gd_status dl_amount128(const char *text, dl_u128 *out) GD_MUST_CHECK;
+/* A tally kept as a decimal string: NULL or "" (a record from before the
+ * tally existed) reads as 0. */
+gd_status dl_tally_read(const char *text, dl_u128 *out) GD_MUST_CHECK;
 void dl_amount128_str(char out[40], dl_u128 v);
 
 gd_status dl_module_address(char out[GD_ADDRESS_STR_MAX]) GD_MUST_CHECK;

@@ -404,8 +404,7 @@ static gd_status dl_report_validate(gd_ctx *ctx, const uint8_t *b, size_t len, c
 /* Adds weight to a tally kept as a decimal string ("" reads as 0). */
 static gd_status dl_tally_add(char **tally, uint64_t weight) {
     dl_u128 w = 0;
-    if (*tally != NULL && (*tally)[0] != '\0')
-        GD_TRY(dl_amount128(*tally, &w));
+    GD_TRY(dl_tally_read(*tally, &w));
     char text[40];
     dl_amount128_str(text, w + weight);
     return dl_set_str(tally, text);
@@ -431,12 +430,12 @@ static gd_status dl_report_state(gd_ctx *ctx, const dl_round *round, const dl_co
         .chunk_proof = m->state_chunk_proof.data,
         .chunk_proof_len = m->state_chunk_proof.len,
     };
-    if (gd_state_sample_verify(out, c->transcript_root.data, c->segment_count, &p) != GD_OK)
+    uint32_t chunk = 0;
+    if (gd_state_sample_verify(out, c->transcript_root.data, c->segment_count, &p, &chunk) !=
+        GD_OK)
         return dl_fail(ctx, GD_DILOCO_ERR_BAD_PROOF, "the state sample of %s: %s", m->target,
                        gd_error_detail());
-    gd_worker_desc d;
-    GD_TRY(gd_worker_desc_decode(&d, p.descriptor, p.descriptor_len));
-    out->pick = gd_state_sample_chunk(out, &d);
+    out->pick = chunk;
     return GD_OK;
 }
 

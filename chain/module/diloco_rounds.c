@@ -310,8 +310,7 @@ static gd_status dl_fix_reporting_weight(dl_round *r, dl_u128 *out) {
 static gd_status dl_fix_states_served(gd_ctx *ctx, const dl_round *r, dl_commitment *c,
                                       uint64_t own, dl_u128 reporting) {
     dl_u128 w = 0;
-    if (c->state_report_weight != NULL && c->state_report_weight[0] != '\0')
-        GD_TRY(dl_amount128(c->state_report_weight, &w));
+    GD_TRY(dl_tally_read(c->state_report_weight, &w));
     c->states_served = reporting > 0 && dl_two_thirds(w + own, reporting);
     dl_key ck;
     dl_key_commit(&ck, r->run, r->index, c->participant);

@@ -430,6 +430,11 @@ uint64_t dl_muldiv_wide(uint64_t a, dl_u128 b, dl_u128 c) {
     return c == 0 ? 0 : dl_muldiv(a, (uint64_t)b, c);
 }
 
+gd_status dl_tally_read(const char *text, dl_u128 *out) {
+    *out = 0;
+    return text == NULL || text[0] == '\0' ? GD_OK : dl_amount128(text, out);
+}
+
 gd_status dl_amount128(const char *text, dl_u128 *out) {
     if (text == NULL || text[0] == '\0' || (text[0] == '0' && text[1] != '\0') ||
         strlen(text) > 39)
