@@ -7,11 +7,11 @@
 #include <string.h>
 
 #include "bench/timer.h"
-#include "chain/address.h"
-#include "chain/keys.h"
-#include "chain/msg.h"
-#include "chain/tx.h"
-#include "chain/tx_decode.h"
+#include "chain/keys/address.h"
+#include "chain/keys/keys.h"
+#include "chain/wire/msg.h"
+#include "chain/wire/tx.h"
+#include "chain/wire/tx_decode.h"
 
 typedef struct bench_ctx {
     gd_key key;

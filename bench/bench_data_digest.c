@@ -3,7 +3,7 @@
  * temporary directory and digests them three times as three starts of a
  * node would: with no memo (every file read and hashed on the pool's
  * threads, one file per task), then with the memo the first start left in
- * the state directory (plugin/data_memo.h: no file read). The files were
+ * the state directory (plugin/member/data_memo.h: no file read). The files were
  * just written, so they are in the page cache: the first figure is the
  * hashing, not the disk.
  * Usage: gd-bench-data-digest [--files N] [--mtokens M] [--threads T] [--json]
@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bench/timer.h"
-#include "plugin/data_memo.h"
+#include "plugin/member/data_memo.h"
 
 /* One start: the memo loaded (its files counted as settled, as on a host
  * whose data was written long before), the data opened and digested, the
@@ -98,7 +98,7 @@ int main(int argc, char **argv) {
     snprintf(spec, sizeof spec, "%s/shard-*.bin", dir);
     gd_pool *pool = NULL;
     if (s == GD_OK)
-        s = gd_pool_create(&pool, (int)threads);
+        s = gd_pool_new(&pool, (int)threads);
     double seconds[3] = {0};
     uint8_t digests[3][32];
     for (int start = 0; s == GD_OK && start < 3; start++)
@@ -106,7 +106,7 @@ int main(int argc, char **argv) {
     if (s == GD_OK && (memcmp(digests[0], digests[1], 32) != 0 ||
                        memcmp(digests[0], digests[2], 32) != 0))
         s = gd_fail(GD_ERR_INVALID, "the digest changed between starts");
-    gd_pool_destroy(pool);
+    gd_pool_free(pool);
     remove_dir(dir);
     if (s != GD_OK) {
         fprintf(stderr, "error: %s\n", gd_error_detail());

@@ -21,12 +21,12 @@
 #include <unistd.h>
 
 #include "bench/timer.h"
-#include "chain/address.h"
-#include "chain/keyfile.h"
-#include "chain/msg.h"
-#include "chain/rpc.h"
-#include "chain/tx.h"
+#include "chain/client/rpc.h"
+#include "chain/keys/address.h"
+#include "chain/keys/keyfile.h"
 #include "chain/module/epochs.h"
+#include "chain/wire/msg.h"
+#include "chain/wire/tx.h"
 #include "localnet/init.h"
 #include "localnet/node.h"
 #include "localnet/rpc_server.h"

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "bench/diloco_driver.h"
-#include "chain/diloco_rules.h"
+#include "chain/wire/diloco_rules.h"
 #include "gonka/diloco/v1/tx.pb-c.h"
 
 static const char *const k_kinds[] = {"commit", "report", "verdict", "attest", "secret",

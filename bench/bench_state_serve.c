@@ -1,6 +1,6 @@
 /* Serving G for a peer's state sync: a joining member fetches every chunk
  * of G (params and momentum) with its proofs. The member indexes the stored
- * file once (plugin/state_index.h) and answers each chunk with a proof from
+ * file once (plugin/member/state_index.h) and answers each chunk with a proof from
  * the index and one read; the way it served before proved every chunk by
  * rehashing both whole arrays, which this prints as the baseline (timed on
  * a few chunks and scaled to all of them). One core (no pool), as the HTTP
@@ -16,7 +16,7 @@
 #include "bench/timer.h"
 #include "common/bytes.h"
 #include "common/file.h"
-#include "plugin/state_index.h"
+#include "plugin/member/state_index.h"
 #include "trainer/state.h"
 
 #define BASELINE_CHUNKS 3

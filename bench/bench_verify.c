@@ -121,7 +121,7 @@ static gd_status run(const bench_opts *o, bench_result *r) {
     gd_data *data = NULL;
     gd_trainer *t = NULL;
     GD_TRY(gd_data_open(&data, "synthetic:markov:1:64"));
-    gd_status s = gd_trainer_create(&t, &model, &c.inner, (int)o->threads);
+    gd_status s = gd_trainer_new(&t, &model, &c.inner, (int)o->threads);
     size_t n = s == GD_OK ? gd_trainer_layout(t)->total : 0;
     r->params = n;
     gd_global_state g = {0};
@@ -234,7 +234,7 @@ static gd_status run(const bench_opts *o, bench_result *r) {
     free(segs);
     gd_worker_state_free(&w);
     gd_global_state_free(&g);
-    gd_trainer_destroy(t);
+    gd_trainer_free(t);
     gd_data_close(data);
     return s;
 }

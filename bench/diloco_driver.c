@@ -7,10 +7,10 @@
 #include <string.h>
 
 #include "bench/timer.h"
-#include "chain/diloco_rules.h"
-#include "chain/keys.h"
+#include "chain/keys/keys.h"
 #include "chain/module/auth.h"
 #include "chain/module/diloco.h"
+#include "chain/wire/diloco_rules.h"
 #include "common/bytes.h"
 #include "common/hash.h"
 #include "gonka/diloco/v1/tx.pb-c.h"

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "chain/address.h"
+#include "chain/keys/address.h"
 #include "chain/module/app.h"
 #include "gonka/diloco/v1/query.pb-c.h"
 #include "proofs/mmr.h"

@@ -1,5 +1,5 @@
 /* One DiLoCo round of a member, phase by phase, through the code a node
- * runs: the round engine (plugin/round_engine.h), the artifact store, the
+ * runs: the round engine (plugin/member/round_engine.h), the artifact store, the
  * HTTP server and peer client, and the chain port over RPC against a real
  * gonka-localnet process. For the member (worker 0) it prints
  *   train             the inner steps (their own clock) and tokens/s, then
@@ -33,7 +33,7 @@
  * (--block-time, default 200 ms as in the e2e tests). The commit latency is
  * the chain port's submit: account query, signing, broadcast, and polling
  * /tx (after 25 ms plus an eighth of the time waited, at most 300 ms;
- * chain/submit.c) until the block holds it. If localnet cannot be started,
+ * chain/client/submit.c) until the block holds it. If localnet cannot be started,
  * the commit is printed as unavailable and left out of the total. The
  * check's draw is fixed (middle segment, middle step, middle chunk), not
  * the chain's.
@@ -59,18 +59,18 @@
 
 #include "bench/args.h"
 #include "bench/timer.h"
-#include "chain/address.h"
-#include "chain/coin.h"
-#include "chain/diloco_msg.h"
-#include "chain/diloco_spec.h"
-#include "chain/keyfile.h"
-#include "plugin/artifact_store.h"
-#include "plugin/chain_port_rpc.h"
-#include "plugin/cli.h"
-#include "plugin/http_server.h"
-#include "plugin/peer_http.h"
-#include "plugin/round_engine.h"
-#include "plugin/state_index.h"
+#include "chain/keys/address.h"
+#include "chain/keys/keyfile.h"
+#include "chain/wire/coin.h"
+#include "chain/wire/diloco_msg.h"
+#include "chain/wire/diloco_spec.h"
+#include "plugin/cli/cli.h"
+#include "plugin/http/http_server.h"
+#include "plugin/member/artifact_store.h"
+#include "plugin/member/round_engine.h"
+#include "plugin/member/state_index.h"
+#include "plugin/ports/chain_port_rpc.h"
+#include "plugin/ports/peer_http.h"
 
 #define BENCH_WORKERS_MAX 16
 #define BENCH_RUN 1
@@ -479,7 +479,7 @@ static void bench_bin_dir(const char *given, const char *argv0, char *out, size_
 
 /* --- serving ------------------------------------------------------------------------------- */
 
-/* A member's artifact files, as plugin/member_serve.c serves them (without
+/* A member's artifact files, as plugin/member/member_serve.c serves them (without
  * the windows: the bench asks only once they may be served). */
 static gd_status bench_answer(void *ctx, const gd_artifact_req *req, gd_artifact_answer *out,
                               unsigned *http_status) {

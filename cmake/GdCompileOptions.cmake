@@ -38,7 +38,7 @@ function(gd_target_warnings target)
 endfunction()
 
 # gd_library(name folder SOURCES ... DEPS ...): one static library per folder.
-# The include root is the repository root, so code includes "chain/tx.h".
+# The include root is the repository root, so code includes "chain/wire/tx.h".
 function(gd_library name)
   cmake_parse_arguments(GL "" "" "SOURCES;DEPS" ${ARGN})
   add_library(${name} STATIC ${GL_SOURCES})

@@ -200,7 +200,7 @@ static int gd_parse_args(gd_cli *cli, gd_args *args, int argc, char **argv) {
             return gd_cli_fail(cli, GD_ERR_INVALID);
         gd_log_set_level(lv);
     }
-    return -1;
+    return GD_CLI_CONTINUE;
 }
 
 int gd_cli_run(const gd_cli_program *prog, int argc, char **argv, FILE *out, FILE *err) {
@@ -247,7 +247,7 @@ int gd_cli_run(const gd_cli_program *prog, int argc, char **argv, FILE *out, FIL
     memset(&args, 0, sizeof args);
     args.command = cmd;
     int rc = gd_parse_args(&cli, &args, argc - 1 - used, argv + 1 + used);
-    if (rc >= 0)
+    if (rc != GD_CLI_CONTINUE)
         return rc;
     return cmd->run(&cli, &args);
 }

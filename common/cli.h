@@ -17,6 +17,10 @@
 #define GD_EXIT_OK 0
 #define GD_EXIT_FAIL 1
 #define GD_EXIT_USAGE 2
+/* What a command's step returns to let the command carry on: any other value
+ * is the exit code (GD_EXIT_*) the command stops with, its error printed.
+ * Steps chain as `if ((rc = step(...)) != GD_CLI_CONTINUE) return rc;`. */
+#define GD_CLI_CONTINUE (-1)
 
 #define GD_CLI_MAX_OPTS 64 /* a command's options plus the global ones */
 #define GD_CLI_MAX_POSITIONAL 4

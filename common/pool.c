@@ -56,7 +56,7 @@ static void *gd_pool_worker(void *arg) {
     return NULL;
 }
 
-gd_status gd_pool_create(gd_pool **out, int threads) {
+gd_status gd_pool_new(gd_pool **out, int threads) {
     if (threads < 1 || threads > 1024)
         return gd_fail(GD_ERR_INVALID, "thread count %d is outside 1..1024", threads);
     gd_pool *pool = calloc(1, sizeof *pool);
@@ -70,13 +70,13 @@ gd_status gd_pool_create(gd_pool **out, int threads) {
     if (threads > 1) {
         pool->workers = calloc((size_t)threads - 1, sizeof *pool->workers);
         if (pool->workers == NULL) {
-            gd_pool_destroy(pool);
+            gd_pool_free(pool);
             return gd_fail(GD_ERR_NOMEM, "out of memory");
         }
         for (int i = 0; i < threads - 1; i++) {
             if (pthread_create(&pool->workers[i], NULL, gd_pool_worker, pool) != 0) {
                 pool->threads = i + 1; /* destroy joins only those started */
-                gd_pool_destroy(pool);
+                gd_pool_free(pool);
                 return gd_fail(GD_ERR_NOMEM, "cannot start thread %d of %d", i + 1, threads);
             }
         }
@@ -85,7 +85,7 @@ gd_status gd_pool_create(gd_pool **out, int threads) {
     return GD_OK;
 }
 
-void gd_pool_destroy(gd_pool *pool) {
+void gd_pool_free(gd_pool *pool) {
     if (pool == NULL)
         return;
     if (pool->workers) {

@@ -19,8 +19,8 @@ typedef struct gd_pool gd_pool;
 typedef void (*gd_pool_fn)(void *ctx, size_t task);
 
 /* threads >= 1 (1 runs everything on the caller's thread; at most 1024). */
-gd_status gd_pool_create(gd_pool **out, int threads) GD_MUST_CHECK;
-void gd_pool_destroy(gd_pool *pool);
+gd_status gd_pool_new(gd_pool **out, int threads) GD_MUST_CHECK;
+void gd_pool_free(gd_pool *pool);
 
 int gd_pool_threads(const gd_pool *pool);
 

@@ -50,32 +50,37 @@ json_t *gd_cmt_tx_result(const gd_tx_outcome *o) {
     return j;
 }
 
-static void gd_merkle_node(uint8_t out[32], const uint8_t *const *items, const size_t *lens,
-                           size_t n) {
-    if (n == 1) {
-        uint8_t *buf = malloc(lens[0] + 1);
-        if (buf == NULL)
-            abort();
-        buf[0] = 0x00;
-        memcpy(buf + 1, items[0], lens[0]);
-        gd_sha256(out, buf, lens[0] + 1);
-        free(buf);
-        return;
-    }
+/* A leaf is SHA256(0x00 || item), streamed: items have no size bound here. */
+static gd_status gd_merkle_leaf(uint8_t out[32], const uint8_t *item, size_t len) {
+    gd_sha256_ctx *ctx;
+    if (gd_sha256_begin(&ctx) != GD_OK)
+        return gd_fail(GD_ERR_NOMEM, "out of memory hashing a block");
+    gd_sha256_update(ctx, "\x00", 1);
+    gd_sha256_update(ctx, item, len);
+    gd_sha256_finish(ctx, out);
+    return GD_OK;
+}
+
+static gd_status gd_merkle_node(uint8_t out[32], const uint8_t *const *items, const size_t *lens,
+                                size_t n) {
+    if (n == 1)
+        return gd_merkle_leaf(out, items[0], lens[0]);
     size_t k = 1;
     while (k * 2 < n)
         k *= 2;
     uint8_t inner[65];
     inner[0] = 0x01;
-    gd_merkle_node(inner + 1, items, lens, k);
-    gd_merkle_node(inner + 33, items + k, lens + k, n - k);
+    GD_TRY(gd_merkle_node(inner + 1, items, lens, k));
+    GD_TRY(gd_merkle_node(inner + 33, items + k, lens + k, n - k));
     gd_sha256(out, inner, sizeof inner);
+    return GD_OK;
 }
 
-void gd_merkle_root(uint8_t out[32], const uint8_t *const *items, const size_t *lens, size_t n) {
+gd_status gd_merkle_root(uint8_t out[32], const uint8_t *const *items, const size_t *lens,
+                         size_t n) {
     if (n == 0) {
         gd_sha256(out, "", 0);
-        return;
+        return GD_OK;
     }
-    gd_merkle_node(out, items, lens, n);
+    return gd_merkle_node(out, items, lens, n);
 }

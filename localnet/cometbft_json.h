@@ -9,8 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "chain/json_bytes.h"
 #include "chain/module/app.h"
+#include "chain/wire/json_bytes.h"
 
 json_t *gd_cmt_int64(int64_t v);
 
@@ -22,7 +22,9 @@ json_t *gd_cmt_tx_result(const gd_tx_outcome *o);
 
 /* merkle.HashFromByteSlices: leaves SHA256(0x00||item), inner nodes
  * SHA256(0x01||left||right), split at the largest power of two below n;
- * the empty list hashes to SHA256(""). */
-void gd_merkle_root(uint8_t out[32], const uint8_t *const *items, const size_t *lens, size_t n);
+ * the empty list hashes to SHA256(""). GD_ERR_NOMEM when out of memory:
+ * the block is not produced and the node stops. */
+gd_status gd_merkle_root(uint8_t out[32], const uint8_t *const *items, const size_t *lens,
+                         size_t n) GD_MUST_CHECK;
 
 #endif

@@ -9,14 +9,14 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "chain/address.h"
-#include "chain/bip39.h"
-#include "chain/keyfile.h"
-#include "chain/keys.h"
-#include "chain/diloco_spec.h"
-#include "chain/gas_price.h"
+#include "chain/keys/address.h"
+#include "chain/keys/bip39.h"
+#include "chain/keys/keyfile.h"
+#include "chain/keys/keys.h"
 #include "chain/module/auth.h"
 #include "chain/module/json_util.h"
+#include "chain/wire/diloco_spec.h"
+#include "chain/wire/gas_price.h"
 #include "common/file.h"
 #include "common/log.h"
 #include "common/rfc3339.h"

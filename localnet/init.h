@@ -6,8 +6,8 @@
 #include <jansson.h>
 #include <stddef.h>
 
-#include "chain/coin.h"
-#include "chain/epoch.h"
+#include "chain/wire/coin.h"
+#include "chain/wire/epoch.h"
 #include "common/status.h"
 
 /* The node's own policy in the home (not consensus, like a Cosmos node's

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/gas_price.h"
 #include "chain/module/epochs.h"
+#include "chain/wire/gas_price.h"
 #include "common/cli.h"
 #include "common/log.h"
 #include "common/parse.h"

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "chain/tx.h"
+#include "chain/wire/tx.h"
 #include "common/bytes.h"
 #include "common/file.h"
 #include "common/hash.h"
@@ -422,7 +422,7 @@ typedef struct gd_header {
     uint8_t proposer[20];
 } gd_header;
 
-static void gd_header_hash(const gd_node *node, const gd_header *h, uint8_t out[32]) {
+static gd_status gd_header_hash(const gd_node *node, const gd_header *h, uint8_t out[32]) {
     uint8_t height[8];
     for (int i = 0; i < 8; i++)
         height[i] = (uint8_t)((uint64_t)h->height >> (56 - 8 * i));
@@ -441,7 +441,7 @@ static void gd_header_hash(const gd_node *node, const gd_header *h, uint8_t out[
                               h->proposer};
     const size_t lens[] = {2, strlen(node->chain_id), 8, strlen(h->time),
                            h->has_last_block ? 32u : 0u, 32, 32, 32, 32, 32, 32, 32, 20};
-    gd_merkle_root(out, items, lens, sizeof lens / sizeof lens[0]);
+    return gd_merkle_root(out, items, lens, sizeof lens / sizeof lens[0]);
 }
 
 static json_t *gd_block_id_json(const uint8_t hash[32], bool present) {
@@ -503,12 +503,16 @@ static json_t *gd_block_json(gd_node *node, const gd_header *h, const uint8_t ha
 
 /* Deterministic result bytes for the results hash: code, SHA256(data),
  * gas wanted, gas used. */
-static void gd_results_hash(uint8_t out[32], const gd_tx_outcome *outcomes, size_t n) {
+static gd_status gd_results_hash(uint8_t out[32], const gd_tx_outcome *outcomes, size_t n) {
     uint8_t (*enc)[52] = calloc(n ? n : 1, sizeof *enc);
     const uint8_t **items = calloc(n ? n : 1, sizeof *items);
     size_t *lens = calloc(n ? n : 1, sizeof *lens);
-    if (!enc || !items || !lens)
-        abort();
+    if (!enc || !items || !lens) {
+        free(enc);
+        free(items);
+        free(lens);
+        return gd_fail(GD_ERR_NOMEM, "out of memory hashing a block's results");
+    }
     for (size_t i = 0; i < n; i++) {
         uint8_t *e = enc[i];
         for (int k = 0; k < 4; k++)
@@ -522,10 +526,11 @@ static void gd_results_hash(uint8_t out[32], const gd_tx_outcome *outcomes, size
         items[i] = e;
         lens[i] = 52;
     }
-    gd_merkle_root(out, items, lens, n);
+    gd_status s = gd_merkle_root(out, items, lens, n);
     free(enc);
     free(items);
     free(lens);
+    return s;
 }
 
 /* The producer's CPU time per phase of a block, for the debug log: where
@@ -565,7 +570,7 @@ gd_status gd_node_produce_block(gd_node *node) {
         val[32 + i] = (uint8_t)((uint64_t)GD_VALIDATOR_POWER >> (56 - 8 * i));
     gd_sha256(h.validators_hash, val, sizeof val);
     gd_sha256(h.consensus_hash, "gonka-localnet/consensus-params/v1", 34);
-    gd_merkle_root(h.evidence_hash, NULL, NULL, 0);
+    gd_status s = gd_merkle_root(h.evidence_hash, NULL, NULL, 0);
 
     size_t n = node->mempool_n < node->cfg.max_block_txs ? node->mempool_n
                                                           : node->cfg.max_block_txs;
@@ -573,17 +578,17 @@ gd_status gd_node_produce_block(gd_node *node) {
     size_t *hash_lens = calloc(n ? n : 1, sizeof *hash_lens);
     gd_tx_outcome *outcomes = calloc(n ? n : 1, sizeof *outcomes);
     gd_stored_tx *stored = calloc(n ? n : 1, sizeof *stored);
-    gd_status s = tx_hashes && hash_lens && outcomes && stored
-                      ? GD_OK
-                      : gd_fail(GD_ERR_NOMEM, "out of memory for a block");
+    if (s == GD_OK && !(tx_hashes && hash_lens && outcomes && stored))
+        s = gd_fail(GD_ERR_NOMEM, "out of memory for a block");
     for (size_t i = 0; s == GD_OK && i < n; i++) {
         tx_hashes[i] = node->mempool[i].hash;
         hash_lens[i] = 32;
     }
     if (s == GD_OK)
-        gd_merkle_root(h.data_hash, tx_hashes, hash_lens, n);
+        s = gd_merkle_root(h.data_hash, tx_hashes, hash_lens, n);
     uint8_t block_hash[32];
-    gd_header_hash(node, &h, block_hash);
+    if (s == GD_OK)
+        s = gd_header_hash(node, &h, block_hash);
 
     gd_events block_events = {0};
     uint8_t app_hash[32];
@@ -607,8 +612,9 @@ gd_status gd_node_produce_block(gd_node *node) {
     gd_store_change *changes = NULL;
     size_t n_changes = 0;
     uint8_t results_hash[32];
+    if (s == GD_OK)
+        s = gd_results_hash(results_hash, outcomes, n);
     if (s == GD_OK) {
-        gd_results_hash(results_hash, outcomes, n);
         block = gd_block_json(node, &h, block_hash, node->mempool, n);
         tx_results = n ? json_array() : json_null();
         for (size_t i = 0; tx_results && i < n; i++) {

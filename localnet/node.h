@@ -18,7 +18,7 @@ typedef struct gd_node gd_node;
 
 typedef struct gd_node_config {
     char home[512];
-    /* The minimum gas price (chain/gas_price.h); "" takes the one home's
+    /* The minimum gas price (chain/wire/gas_price.h); "" takes the one home's
      * app.json records (init writes it), else GD_GAS_PRICE_DEFAULT. "0"
      * accepts zero fees. */
     char min_gas_price[GD_GAS_PRICE_TEXT_MAX + 1];

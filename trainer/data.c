@@ -477,7 +477,7 @@ static gd_status gd_data_open_synthetic(gd_data *d, const char *rest, const char
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     d->n_markov = (uint32_t)components;
     for (uint32_t c = 0; c < d->n_markov; c++) {
-        s = gd_markov_create(&d->markovs[c], values[0] + c, (uint32_t)alphabet, (uint32_t)order);
+        s = gd_markov_new(&d->markovs[c], values[0] + c, (uint32_t)alphabet, (uint32_t)order);
         if (s != GD_OK)
             return gd_fail_context(s, "data source '%s'", spec);
     }

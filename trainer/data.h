@@ -78,7 +78,7 @@ typedef struct gd_data_file_id {
     int64_t mtime_sec, mtime_nsec, ctime_sec, ctime_nsec;
 } gd_data_file_id;
 
-/* A host's memory of its files' hashes (plugin/data_memo.h), so a restart
+/* A host's memory of its files' hashes (plugin/member/data_memo.h), so a restart
  * need not read a large data set again. lookup returns true and fills
  * hash when it knows the file with this path and id; record is told each
  * hash computed. Both are called on the caller's thread. */

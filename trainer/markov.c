@@ -226,7 +226,7 @@ static gd_status gd_markov_compute_entropies(gd_markov *m) {
     return GD_OK;
 }
 
-gd_status gd_markov_create(gd_markov **out, uint64_t seed, uint32_t alphabet, uint32_t order) {
+gd_status gd_markov_new(gd_markov **out, uint64_t seed, uint32_t alphabet, uint32_t order) {
     *out = NULL;
     if (alphabet < GD_MARKOV_MIN_ALPHABET || alphabet > GD_MARKOV_MAX_ALPHABET)
         return gd_fail(GD_ERR_INVALID, "Markov ALPHABET %u is out of range: use %d..%d symbols",

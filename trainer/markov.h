@@ -25,8 +25,8 @@ typedef struct gd_markov gd_markov;
 /* Builds the table, its stationary distribution and entropies. ALPHABET
  * outside 2..256, ORDER outside 1..4 or ALPHABET^ORDER above 65536 contexts
  * is GD_ERR_INVALID. */
-gd_status gd_markov_create(gd_markov **out, uint64_t seed, uint32_t alphabet,
-                           uint32_t order) GD_MUST_CHECK;
+gd_status gd_markov_new(gd_markov **out, uint64_t seed, uint32_t alphabet,
+                        uint32_t order) GD_MUST_CHECK;
 void gd_markov_free(gd_markov *markov);
 
 uint64_t gd_markov_seed(const gd_markov *markov);

@@ -9,10 +9,10 @@ typedef struct GD_OP(gd_model) GD_OP(gd_model);
  * (seq_len <= max_position_embeddings). layout must outlive the model.
  * exec runs the ops (GD_EXEC_ARG: trainer/model.h, trainer/model_f64.h);
  * params, grads and the activations live in its memory. */
-gd_status GD_OP(gd_model_create)(GD_OP(gd_model) **out, const gd_param_layout *layout,
-                                 size_t batch, size_t seq_len,
-                                 GD_EXEC_ARG exec) GD_MUST_CHECK;
-void GD_OP(gd_model_destroy)(GD_OP(gd_model) *model);
+gd_status GD_OP(gd_model_new)(GD_OP(gd_model) **out, const gd_param_layout *layout,
+                              size_t batch, size_t seq_len,
+                              GD_EXEC_ARG exec) GD_MUST_CHECK;
+void GD_OP(gd_model_free)(GD_OP(gd_model) *model);
 
 /* Bytes of activation memory the model holds. */
 size_t GD_OP(gd_model_activation_bytes)(const GD_OP(gd_model) *model);

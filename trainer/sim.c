@@ -91,7 +91,7 @@ static void gd_sim_free(gd_sim *s) {
     free(s->initial_m);
     free(s->initial_v);
     gd_global_state_free(&s->g);
-    gd_trainer_destroy(s->trainer);
+    gd_trainer_free(s->trainer);
     gd_data_close(s->data);
     gd_data_close(s->eval_data);
 }
@@ -104,8 +104,8 @@ static gd_status gd_sim_ddp_trainer(const gd_sim_options *o, gd_trainer **out) {
     opt.batch = c->inner.batch * c->workers;
     opt.micro_batch = c->inner.micro_batch;
     opt.data_workers = c->workers;
-    return gd_trainer_create_ranks(out, &o->model, &opt, o->threads, o->backend,
-                                   o->n_ranks ? o->n_ranks : 1, o->coll);
+    return gd_trainer_new_ranks(out, &o->model, &opt, o->threads, o->backend,
+                                o->n_ranks ? o->n_ranks : 1, o->coll);
 }
 
 /* The shared start: warm_start synchronous steps from the seed's weights. */
@@ -121,7 +121,7 @@ static gd_status gd_sim_warm_start(gd_sim *s) {
     }
     if (st == GD_OK)
         gd_trainer_get_state(t, s->initial, s->initial_m, s->initial_v, &s->start_step);
-    gd_trainer_destroy(t);
+    gd_trainer_free(t);
     return st;
 }
 
@@ -152,7 +152,7 @@ static gd_status gd_sim_setup(gd_sim *s, const gd_sim_options *o) {
     s->eval = s->eval_data != NULL ? s->eval_data : s->data;
     gd_train_options inner = c->inner;
     s->trainer = NULL;
-    GD_TRY(gd_trainer_create_ranks(&s->trainer, &o->model, &inner, o->threads, o->backend,
+    GD_TRY(gd_trainer_new_ranks(&s->trainer, &o->model, &inner, o->threads, o->backend,
                                    o->n_ranks ? o->n_ranks : 1, o->coll));
     s->n = gd_trainer_layout(s->trainer)->total;
     /* Before any training: an evaluation source that does not suit the
@@ -534,7 +534,7 @@ static gd_status gd_sim_ddp(gd_sim *s, gd_sim_report *rep) {
         rep->ddp_wall = compute + allreduce * (double)steps;
         rep->ddp_utilization = rep->ddp_wall > 0 ? compute / rep->ddp_wall : 1;
     }
-    gd_trainer_destroy(t);
+    gd_trainer_free(t);
     return st;
 }
 

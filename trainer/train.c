@@ -75,7 +75,7 @@ static size_t gd_trainer_micro_steps(const gd_trainer *t) {
 static void gd_trainer_free_batch(gd_trainer *t) {
     for (size_t r = 0; r < t->n_ranks; r++) {
         gd_rank *k = &t->ranks[r];
-        gd_model_destroy_f32(k->model);
+        gd_model_free_f32(k->model);
         k->model = NULL;
         free(k->tokens);
         k->tokens = NULL;
@@ -85,7 +85,7 @@ static void gd_trainer_free_batch(gd_trainer *t) {
     }
 }
 
-void gd_trainer_destroy(gd_trainer *t) {
+void gd_trainer_free(gd_trainer *t) {
     if (t == NULL)
         return;
     gd_trainer_free_batch(t);
@@ -100,7 +100,7 @@ void gd_trainer_destroy(gd_trainer *t) {
         gd_backend_free(&k->be, k->exp_avg_sq);
     }
     free(t->ranks);
-    gd_pool_destroy(t->pool);
+    gd_pool_free(t->pool);
     gd_param_layout_free(&t->layout);
     free(t);
 }
@@ -114,7 +114,7 @@ static gd_status gd_trainer_alloc_batch(gd_trainer *t) {
     bool micro = t->n_ranks > 1 || gd_trainer_micro_steps(t) > 1;
     for (size_t r = 0; r < t->n_ranks; r++) {
         gd_rank *k = &t->ranks[r];
-        GD_TRY(gd_model_create_f32(&k->model, &t->layout, o->micro_batch, o->seq_len, &k->be));
+        GD_TRY(gd_model_new_f32(&k->model, &t->layout, o->micro_batch, o->seq_len, &k->be));
         k->tokens = calloc(o->micro_batch * (o->seq_len + 1), sizeof *k->tokens);
         if (k->tokens == NULL)
             return gd_fail(GD_ERR_NOMEM, "out of memory");
@@ -173,7 +173,7 @@ static gd_status gd_trainer_alloc(gd_trainer **out, gd_param_layout *layout,
     memset(layout, 0, sizeof *layout);
     t->options = *options;
     t->coll = n_ranks > 1 ? coll : NULL;
-    gd_status s = gd_pool_create(&t->pool, threads);
+    gd_status s = gd_pool_new(&t->pool, threads);
     if (s == GD_OK && (t->ranks = calloc(n_ranks, sizeof *t->ranks)) == NULL)
         s = gd_fail(GD_ERR_NOMEM, "out of memory");
     if (s == GD_OK)
@@ -197,28 +197,28 @@ static gd_status gd_trainer_alloc(gd_trainer **out, gd_param_layout *layout,
         s = gd_trainer_alloc_batch(t);
     }
     if (s != GD_OK) {
-        gd_trainer_destroy(t);
+        gd_trainer_free(t);
         return s;
     }
     *out = t;
     return GD_OK;
 }
 
-gd_status gd_trainer_create(gd_trainer **out, const gd_model_config *config,
-                            const gd_train_options *options, int threads) {
-    return gd_trainer_create_on(out, config, options, threads, NULL);
+gd_status gd_trainer_new(gd_trainer **out, const gd_model_config *config,
+                         const gd_train_options *options, int threads) {
+    return gd_trainer_new_on(out, config, options, threads, NULL);
 }
 
-gd_status gd_trainer_create_on(gd_trainer **out, const gd_model_config *config,
+gd_status gd_trainer_new_on(gd_trainer **out, const gd_model_config *config,
+                            const gd_train_options *options, int threads,
+                            const gd_backend *backend) {
+    return gd_trainer_new_ranks(out, config, options, threads, backend, 1, NULL);
+}
+
+gd_status gd_trainer_new_ranks(gd_trainer **out, const gd_model_config *config,
                                const gd_train_options *options, int threads,
-                               const gd_backend *backend) {
-    return gd_trainer_create_ranks(out, config, options, threads, backend, 1, NULL);
-}
-
-gd_status gd_trainer_create_ranks(gd_trainer **out, const gd_model_config *config,
-                                  const gd_train_options *options, int threads,
-                                  const gd_backend *ranks, size_t n_ranks,
-                                  gd_collective *coll) {
+                               const gd_backend *ranks, size_t n_ranks,
+                               gd_collective *coll) {
     gd_param_layout layout;
     GD_TRY(gd_param_layout_build(&layout, config));
     gd_status s = gd_trainer_alloc(out, &layout, options, threads, ranks, n_ranks, coll);
@@ -230,7 +230,7 @@ gd_status gd_trainer_create_ranks(gd_trainer **out, const gd_model_config *confi
     bool direct = t->n_ranks == 1 && t->be.iface->host_memory;
     float *host = direct ? t->ranks[0].params : malloc(t->layout.total * sizeof(float));
     if (host == NULL) {
-        gd_trainer_destroy(t);
+        gd_trainer_free(t);
         *out = NULL;
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     }
@@ -570,7 +570,7 @@ static gd_status gd_evaluate_on(const gd_backend *be, const gd_param_layout *lay
         return gd_fail(GD_ERR_INVALID, "micro-batch %zu must divide the batch %zu", micro_batch,
                        batch);
     gd_model_f32 *model = NULL;
-    GD_TRY(gd_model_create_f32(&model, layout, micro_batch, seq_len, be));
+    GD_TRY(gd_model_new_f32(&model, layout, micro_batch, seq_len, be));
     int32_t *window = calloc(batch * (seq_len + 1), sizeof *window);
     gd_status s = window ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
     double sum = 0;
@@ -592,7 +592,7 @@ static gd_status gd_evaluate_on(const gd_backend *be, const gd_param_layout *lay
             progress(ctx, b + 1, batches);
     }
     free(window);
-    gd_model_destroy_f32(model);
+    gd_model_free_f32(model);
     GD_TRY(s);
     *tokens = scored;
     *mean_loss = scored ? sum / (double)scored : 0;

@@ -57,16 +57,16 @@ typedef struct gd_trainer gd_trainer;
 
 /* A trainer with freshly initialised parameters (trainer/init.h, from
  * options->seed) and zero optimizer state at step 0. */
-gd_status gd_trainer_create(gd_trainer **out, const gd_model_config *config,
-                            const gd_train_options *options, int threads) GD_MUST_CHECK;
-/* As gd_trainer_create, with the tensors on backend (borrowed; it must
+gd_status gd_trainer_new(gd_trainer **out, const gd_model_config *config,
+                         const gd_train_options *options, int threads) GD_MUST_CHECK;
+/* As gd_trainer_new, with the tensors on backend (borrowed; it must
  * outlive the trainer). NULL is the CPU backend over the trainer's threads,
- * which is what gd_trainer_create uses; a backend handle without a pool
+ * which is what gd_trainer_new uses; a backend handle without a pool
  * runs its fallbacks on the trainer's threads. */
-gd_status gd_trainer_create_on(gd_trainer **out, const gd_model_config *config,
-                               const gd_train_options *options, int threads,
-                               const gd_backend *backend) GD_MUST_CHECK;
-/* As gd_trainer_create_on, data-parallel over n_ranks backends (one per
+gd_status gd_trainer_new_on(gd_trainer **out, const gd_model_config *config,
+                            const gd_train_options *options, int threads,
+                            const gd_backend *backend) GD_MUST_CHECK;
+/* As gd_trainer_new_on, data-parallel over n_ranks backends (one per
  * GPU; ranks borrowed, rank 0's is gd_trainer_backend) with coll copying
  * between them (borrowed; NULL with one rank), at most
  * GD_TRAINER_RANKS_MAX. Each rank holds the whole model and owns a shard
@@ -75,11 +75,11 @@ gd_status gd_trainer_create_on(gd_trainer **out, const gd_model_config *config,
  * be another rank's. A step's bits are the same for any number of ranks
  * (see the step in trainer/train.c). */
 #define GD_TRAINER_RANKS_MAX 16
-gd_status gd_trainer_create_ranks(gd_trainer **out, const gd_model_config *config,
-                                  const gd_train_options *options, int threads,
-                                  const gd_backend *ranks, size_t n_ranks,
-                                  gd_collective *coll) GD_MUST_CHECK;
-void gd_trainer_destroy(gd_trainer *t);
+gd_status gd_trainer_new_ranks(gd_trainer **out, const gd_model_config *config,
+                               const gd_train_options *options, int threads,
+                               const gd_backend *ranks, size_t n_ranks,
+                               gd_collective *coll) GD_MUST_CHECK;
+void gd_trainer_free(gd_trainer *t);
 
 /* One optimizer step on the data's training batches for (seed, worker,
  * step). */
@@ -94,10 +94,10 @@ gd_status gd_trainer_save(const gd_trainer *t, const char *path,
 /* Restores a trainer from a checkpoint and its optimizer companion, with
  * the options stored there, to continue bit-exactly where it stopped. */
 gd_status gd_trainer_resume(gd_trainer **out, const char *path, int threads) GD_MUST_CHECK;
-/* gd_trainer_resume onto backend (as gd_trainer_create_on). */
+/* gd_trainer_resume onto backend (as gd_trainer_new_on). */
 gd_status gd_trainer_resume_on(gd_trainer **out, const char *path, int threads,
                                const gd_backend *backend) GD_MUST_CHECK;
-/* gd_trainer_resume onto ranks (as gd_trainer_create_ranks). */
+/* gd_trainer_resume onto ranks (as gd_trainer_new_ranks). */
 gd_status gd_trainer_resume_ranks(gd_trainer **out, const char *path, int threads,
                                   const gd_backend *ranks, size_t n_ranks,
                                   gd_collective *coll) GD_MUST_CHECK;

@@ -6,17 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/address.h"
-#include "chain/coin.h"
-#include "chain/gas_price.h"
+#include "chain/keys/address.h"
 #include "chain/module/auth.h"
 #include "chain/module/bank.h"
 #include "chain/module/diloco.h"
 #include "chain/module/epochs.h"
 #include "chain/module/json_util.h"
 #include "chain/module/u256.h"
-#include "chain/tx.h"
-#include "chain/tx_decode.h"
+#include "chain/wire/coin.h"
+#include "chain/wire/gas_price.h"
+#include "chain/wire/tx.h"
+#include "chain/wire/tx_decode.h"
 #include "common/base64.h"
 #include "common/hash.h"
 #include "cosmos/base/abci/v1beta1/abci.pb-c.h"

@@ -1,12 +1,18 @@
-/* The application: the chain's state machine as the node drives it, in the
- * shape of ABCI 2.0 (CometBFT 0.38): InitChain, CheckTx, FinalizeBlock
- * (begin hooks, each transaction, end hooks), Commit, Query.
+/* The application: the chain's state machine as a chain node drives it
+ * (gonka-localnet, localnet/node.c; in one process plugin/sim/sim_net.c and
+ * the tests' fixtures), in the shape of ABCI 2.0 (CometBFT 0.38): InitChain
+ * (gd_app_init_chain), CheckTx (gd_app_check_tx), FinalizeBlock
+ * (gd_app_begin_block, gd_app_deliver_tx for each transaction,
+ * gd_app_end_block), Commit (gd_app_commit), Query (gd_app_query), and the
+ * SDK's Simulate (gd_app_simulate).
  *
- * Modules (auth, bank, Gonka's epoch module, later the DiLoCo training
- * module) register message handlers by type URL, query handlers by gRPC
- * path, block hooks, genesis import/export and invariants. Everything here
- * is deterministic: the same genesis and the same transactions give the same
- * app hash on any machine. */
+ * Modules (auth, bank, Gonka's epoch module and the DiLoCo training module,
+ * which gd_app_register_standard registers in that order) register message
+ * handlers by type URL, query handlers by gRPC path, block hooks, genesis
+ * import/export and invariants. Everything here is deterministic and does
+ * no I/O: the same genesis and the same transactions give the same app hash
+ * on any machine. Persistence is the node's: it feeds the committed state
+ * back through gd_app_store and gd_app_restored. */
 #ifndef GD_CHAIN_MODULE_APP_H
 #define GD_CHAIN_MODULE_APP_H
 
@@ -15,9 +21,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "chain/gas_price.h"
 #include "chain/module/context.h"
 #include "chain/module/store.h"
+#include "chain/wire/gas_price.h"
 #include "common/bytes.h"
 #include "common/status.h"
 
@@ -63,7 +69,7 @@ typedef struct gd_module {
 typedef struct gd_app_config {
     /* Minimum gas price a transaction's fee must pay in CheckTx, as a
      * decimal with up to 18 fractional digits and a denom, e.g.
-     * "0.0025ngonka" (chain/gas_price.h); "", "0" or "0ngonka" accepts zero
+     * "0.0025ngonka" (chain/wire/gas_price.h); "", "0" or "0ngonka" accepts zero
      * fees. gonka-localnet sets GD_GAS_PRICE_DEFAULT unless told otherwise. */
     char min_gas_price[GD_GAS_PRICE_TEXT_MAX + 1];
 } gd_app_config;

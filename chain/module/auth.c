@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/json_bytes.h"
 #include "chain/module/json_util.h"
+#include "chain/wire/json_bytes.h"
 #include "common/hash.h"
 #include "cosmos/auth/v1beta1/query.pb-c.h"
 #include "cosmos/crypto/secp256k1/keys.pb-c.h"

@@ -9,8 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "chain/address.h"
-#include "chain/keys.h"
+#include "chain/keys/address.h"
+#include "chain/keys/keys.h"
 #include "chain/module/app.h"
 
 #define GD_AUTH_MODULE_NAME_MAX 64

@@ -9,9 +9,9 @@
 
 #include <stddef.h>
 
-#include "chain/coin.h"
 #include "chain/module/app.h"
 #include "chain/module/u256.h"
+#include "chain/wire/coin.h"
 
 extern const gd_module gd_bank_module;
 

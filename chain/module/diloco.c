@@ -4,11 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/diloco_spec.h"
 #include "chain/module/auth.h"
 #include "chain/module/bank.h"
 #include "chain/module/diloco_internal.h"
 #include "chain/module/json_util.h"
+#include "chain/wire/diloco_spec.h"
 #include "common/base64.h"
 
 static gd_status dl_invariants(gd_app *app, gd_kv *kv);

@@ -23,8 +23,8 @@
 #ifndef GD_CHAIN_MODULE_DILOCO_H
 #define GD_CHAIN_MODULE_DILOCO_H
 
-#include "chain/diloco_rules.h"
 #include "chain/module/app.h"
+#include "chain/wire/diloco_rules.h"
 
 #define GD_DILOCO_MODULE_NAME "diloco"
 #define GD_DILOCO_CODESPACE "diloco"

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "chain/address.h"
+#include "chain/keys/address.h"
 #include "chain/module/diloco.h"
 #include "gonka/diloco/v1/query.pb-c.h"
 #include "gonka/diloco/v1/tx.pb-c.h"

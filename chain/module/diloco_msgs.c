@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/coin.h"
-#include "chain/diloco_msg.h"
-#include "chain/diloco_spec.h"
 #include "chain/module/diloco_internal.h"
 #include "chain/module/epochs.h"
-#include "chain/pb_strict.h"
+#include "chain/wire/coin.h"
+#include "chain/wire/diloco_msg.h"
+#include "chain/wire/diloco_spec.h"
+#include "chain/wire/pb_strict.h"
 #include "proofs/mmr.h"
 
 
@@ -60,7 +60,7 @@ static gd_status dl_require_absent(gd_ctx *ctx, const dl_key *k, const char *wha
 }
 
 /* The message's ValidateBasic, shared with the clients that build it
- * (chain/diloco_msg.h), as code 2. */
+ * (chain/wire/diloco_msg.h), as code 2. */
 static gd_status dl_basic(gd_ctx *ctx, gd_status check) {
     if (check != GD_OK)
         return dl_fail(ctx, GD_DILOCO_ERR_INVALID, "%s", gd_error_detail());
@@ -68,7 +68,7 @@ static gd_status dl_basic(gd_ctx *ctx, gd_status check) {
 }
 
 /* The ValidateBasic step of a message whose stateless checks are all in
- * chain/diloco_msg.h: strict decode, the signer's address, the shared
+ * chain/wire/diloco_msg.h: strict decode, the signer's address, the shared
  * check (code 2). One definition per message, with its own types. */
 #define DL_VALIDATE(fn, Type, descriptor, signer_field, check)                                    \
     static gd_status fn(gd_ctx *ctx, const uint8_t *b, size_t len, char *signer, size_t cap) {   \

@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/diloco_spec.h"
 #include "chain/module/diloco_internal.h"
 #include "chain/module/epochs.h"
+#include "chain/wire/diloco_spec.h"
 
 #define PH(x) GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_##x
 

@@ -8,7 +8,7 @@
 #include "chain/module/auth.h"
 #include "chain/module/bank.h"
 #include "chain/module/diloco_internal.h"
-#include "chain/pb_strict.h"
+#include "chain/wire/pb_strict.h"
 
 /* ---- keys ------------------------------------------------------------------ */
 

@@ -3,8 +3,8 @@
 
 #include <string.h>
 
-#include "chain/epoch_codec.h"
 #include "chain/module/json_util.h"
+#include "chain/wire/epoch_codec.h"
 #include "inference/inference/query.pb-c.h"
 
 #define GD_EPOCHS_PREFIX 0x03

@@ -7,8 +7,8 @@
 #ifndef GD_CHAIN_MODULE_EPOCHS_H
 #define GD_CHAIN_MODULE_EPOCHS_H
 
-#include "chain/epoch.h"
 #include "chain/module/app.h"
+#include "chain/wire/epoch.h"
 
 extern const gd_module gd_epochs_module;
 

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plugin/gonka_diloco.h"
+#include "plugin/include/gonka_diloco.h"
 
 static int failures;
 #define EXPECT(c)                                                             \

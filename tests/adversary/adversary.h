@@ -8,8 +8,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "plugin/member.h"
-#include "plugin/round_engine.h"
+#include "plugin/member/member.h"
+#include "plugin/member/round_engine.h"
 
 /* lazy: the fraction of each round's segments it does not train. */
 extern double g_adv_lazy_fraction;

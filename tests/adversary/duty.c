@@ -28,7 +28,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "chain/diloco_msg.h"
+#include "chain/wire/diloco_msg.h"
 #include "common/hash.h"
 #include "tests/adversary/adversary.h"
 

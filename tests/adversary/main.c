@@ -36,7 +36,7 @@
 #include <string.h>
 
 #include "common/parse.h"
-#include "plugin/gonka_diloco_host.h"
+#include "plugin/abi/gonka_diloco_host.h"
 #include "tests/adversary/adversary.h"
 
 static volatile int g_stop;

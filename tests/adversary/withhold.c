@@ -23,7 +23,7 @@
  * (docs/verification.md, "The red-team review").
  *
  * dripper serves everything, but its whole payload a burst now and then,
- * just above the peer client's rate floor (plugin/http_reply.c), so that
+ * just above the peer client's rate floor (plugin/http/http_reply.c), so that
  * only the window's deadline ends those transfers (attack 5).
  * Fetching off the step keeps every other duty of an honest member on time:
  * no honest member misses a duty, and a payload that does not arrive in the

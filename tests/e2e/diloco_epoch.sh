@@ -4,7 +4,7 @@
 # wiring, not training. The layout digest, G_0, transcript roots, verdict
 # digests and state hashes are placeholders the module stores and compares
 # but never recomputes; the epoch with every value real (trained,
-# re-executed, aggregated) is test_node_epoch and, with separate daemon
+# re-executed, aggregated) is test_member_epoch and, with separate daemon
 # processes, e2e_node_daemons. Genesis creates
 # run 1; six hosts of the run's one hardware class join and get ranks 0 to
 # 5, and seal a secret for round 0; round 0 opens in epoch 1's Inference

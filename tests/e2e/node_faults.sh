@@ -215,7 +215,7 @@ grep -q "state sync: G_2 from " host6.log || fail "host 6 did not synchronise G_
 synced=$(grep -m1 "state sync: G_2 from " host6.log | sed -n 's/.*height \([0-9]*\): .*/\1/p')
 open2=$(field '["round"]["windows"]["train_start"]' <round-2.json)
 # Whether that was before round 2 opened depends on how fast this machine
-# starts a daemon in the gap (test_node_epoch checks that it can be).
+# starts a daemon in the gap (test_member_epoch checks that it can be).
 ok "host 6 at height ${synced:-?} (round 2 opened at $open2): $(grep -o 'state sync: G_2 from .*' host6.log | head -n 1)"
 
 # 4. A chain RPC outage of a minute: localnet stopped for OUTAGE_S s (its RPC

@@ -2,8 +2,8 @@
  * whatever decodes (the lower-case input must come back). */
 #include <string.h>
 
-#include "chain/address.h"
-#include "chain/bech32.h"
+#include "chain/keys/address.h"
+#include "chain/keys/bech32.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

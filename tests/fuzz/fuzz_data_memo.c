@@ -1,9 +1,9 @@
-/* A node's data memo file (plugin/data_memo.h), which a node reads from its
+/* A node's data memo file (plugin/member/data_memo.h), which a node reads from its
  * state_dir at each start: any bytes are refused or read, and what is read
  * is one well-formed entry per line, sorted by path with no path twice. */
 #include <string.h>
 
-#include "plugin/data_memo.h"
+#include "plugin/member/data_memo.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -7,8 +7,8 @@
  * holding. */
 #include <string.h>
 
-#include "chain/address.h"
-#include "chain/keys.h"
+#include "chain/keys/address.h"
+#include "chain/keys/keys.h"
 #include "chain/module/app.h"
 #include "chain/module/auth.h"
 #include "chain/module/diloco.h"

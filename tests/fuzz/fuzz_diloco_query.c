@@ -1,11 +1,11 @@
-/* The DiLoCo module's query answers (chain/diloco_query.h): the first byte
+/* The DiLoCo module's query answers (chain/client/diloco_query.h): the first byte
  * picks the decoder, the rest is the answer. What a decoder accepts must
  * render as JSON, re-encode to bytes the decoder accepts again, and keep
  * the properties its checks promise. */
 #include <string.h>
 
-#include "chain/diloco_query.h"
-#include "chain/diloco_spec.h"
+#include "chain/client/diloco_query.h"
+#include "chain/wire/diloco_spec.h"
 #include "tests/fuzz/fuzz.h"
 
 /* Decoder `which` (0 params, 1 runs, 2 run, 3 round, 4 rewards). */

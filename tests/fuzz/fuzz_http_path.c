@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "common/bytes.h"
-#include "plugin/http_path.h"
-#include "plugin/http_range.h"
+#include "plugin/http/http_path.h"
+#include "plugin/http/http_range.h"
 #include "tests/fuzz/fuzz.h"
 
 static void check_path(const char *text) {

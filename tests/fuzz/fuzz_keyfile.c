@@ -1,8 +1,8 @@
 /* Key files: any accepted file yields a key whose pubkey matches its secret. */
 #include <string.h>
 
-#include "chain/keyfile.h"
-#include "chain/keys.h"
+#include "chain/keys/keyfile.h"
+#include "chain/keys/keys.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

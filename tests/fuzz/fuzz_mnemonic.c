@@ -1,7 +1,7 @@
 /* Mnemonic files: normalising is idempotent on accepted input. */
 #include <string.h>
 
-#include "chain/bip39.h"
+#include "chain/keys/bip39.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

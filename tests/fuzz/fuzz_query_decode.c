@@ -1,8 +1,8 @@
 /* Protobuf answers of abci_query: the first byte picks the decoder, the
  * rest is the message. Also TxRaw/TxBody/AuthInfo through protobuf-c, whose
  * re-encoding of an accepted message must decode again. */
-#include "chain/pb_strict.h"
-#include "chain/query.h"
+#include "chain/wire/pb_strict.h"
+#include "chain/wire/query_answer.h"
 #include "cosmos/tx/v1beta1/tx.pb-c.h"
 #include "tests/fuzz/fuzz.h"
 

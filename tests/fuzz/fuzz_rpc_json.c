@@ -1,5 +1,5 @@
 /* CometBFT JSON-RPC answers: the envelope, then every result parser. */
-#include "chain/rpc.h"
+#include "chain/client/rpc.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

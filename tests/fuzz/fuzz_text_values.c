@@ -3,8 +3,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "chain/bip32.h"
-#include "chain/coin.h"
+#include "chain/keys/bip32.h"
+#include "chain/wire/coin.h"
 #include "common/base64.h"
 #include "common/bytes.h"
 #include "common/parse.h"

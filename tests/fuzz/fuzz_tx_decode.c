@@ -1,6 +1,6 @@
 /* Transaction bytes from the network: strict decode, JSON rendering,
  * signature check. Accepted input must survive every step. */
-#include "chain/tx_decode.h"
+#include "chain/wire/tx_decode.h"
 #include "tests/fuzz/fuzz.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -1,4 +1,4 @@
-/* The node's artifact store (plugin/artifact_store.c): artifacts written
+/* The node's artifact store (plugin/member/artifact_store.c): artifacts written
  * durably and read back, private modes, replacement, absent artifacts, a
  * payload chunk whose proof checks against the committed root, pruning of
  * settled rounds only, and the journal (round trip, absent, malformed). */
@@ -8,8 +8,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "plugin/artifact_store.h"
-#include "tests/testkit.h"
+#include "plugin/member/artifact_store.h"
+#include "tests/support/testkit.h"
 #include "trainer/payload.h"
 
 static char g_dir[256];
@@ -136,10 +136,10 @@ static void test_journal(void) {
     fresh_dir();
     gd_artifact_store s;
     CHECK_OK(gd_artifact_store_open(&s, g_dir));
-    gd_node_journal j;
+    gd_member_journal j;
     CHECK_OK(gd_journal_load(&s, &j)); /* none yet: empty */
     CHECK(j.round == 0 && !j.trained && !j.aggregated && !j.join_sent && !j.leave_wanted);
-    gd_node_journal w = {.round = 18446744073709551615ull, .trained = true, .join_sent = true,
+    gd_member_journal w = {.round = 18446744073709551615ull, .trained = true, .join_sent = true,
                          .sealed_upto = 7};
     CHECK_OK(gd_journal_save(&s, &w));
     CHECK_OK(gd_journal_load(&s, &j));

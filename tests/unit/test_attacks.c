@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 #include "trainer/diloco.h"
 #include "trainer/verify.h"
 
@@ -56,7 +56,7 @@ static void world_open(world *x) {
     x->model.vocab_size = 32;
     CHECK_OK(gd_diloco_config_validate(&x->c, &x->model));
     CHECK_OK(gd_data_open(&x->data, "synthetic:markov:5"));
-    CHECK_OK(gd_trainer_create(&x->t, &x->model, &x->c.inner, 2));
+    CHECK_OK(gd_trainer_new(&x->t, &x->model, &x->c.inner, 2));
     x->pool = gd_trainer_pool(x->t);
     x->n = gd_trainer_layout(x->t)->total;
     x->layout = gd_trainer_layout(x->t)->digest;
@@ -67,7 +67,7 @@ static void world_open(world *x) {
 
 static void world_close(world *x) {
     gd_global_state_free(&x->g);
-    gd_trainer_destroy(x->t);
+    gd_trainer_free(x->t);
     gd_data_close(x->data);
 }
 

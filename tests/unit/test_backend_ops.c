@@ -7,7 +7,7 @@
  * which must give the same bits.
  *
  * Usage: test_backend_ops BACKEND
- *   copy  the test backend of tests/unit/backend_copy.h: memory that is not
+ *   copy  the test backend of tests/support/backend_copy.h: memory that is not
  *         the host's and no op slot, so everything runs through the
  *         dispatcher's fallback; it must match the CPU bit for bit
  *   cuda  the CUDA backend: exit 77 (a CTest skip), with the reason, where it
@@ -25,8 +25,8 @@
 #include "kernels/backend.h"
 #include "kernels/backend_registry.h"
 #include "kernels/cpu/ops.h"
-#include "tests/testkit.h"
-#include "tests/unit/backend_copy.h"
+#include "tests/support/backend_copy.h"
+#include "tests/support/testkit.h"
 #include "trainer/config.h"
 #include "trainer/data.h"
 #include "trainer/diloco.h"
@@ -48,7 +48,7 @@ static int backend_open(backend_under_test *b, const char *name) {
     memset(b, 0, sizeof *b);
     b->name = name;
     if (strcmp(name, "copy") == 0) {
-        b->copy = gd_copy_backend_create(&b->be, NULL);
+        b->copy = gd_copy_backend_new(&b->be, NULL);
         b->exact = true;
         return b->copy ? 0 : 1;
     }
@@ -71,7 +71,7 @@ static int backend_open(backend_under_test *b, const char *name) {
 
 static void backend_close(backend_under_test *b) {
     if (b->copy != NULL)
-        CHECK(gd_copy_backend_destroy(b->copy));
+        CHECK(gd_copy_backend_free(b->copy));
     if (b->opened)
         gd_backend_close(&b->be);
 }
@@ -622,14 +622,14 @@ static void pair_open(pair *p, const backend_under_test *b) {
     p->model.vocab_size = 32;
     CHECK_OK(gd_diloco_config_validate(&p->c, &p->model));
     CHECK_OK(gd_data_open(&p->data, "synthetic:markov:5"));
-    CHECK_OK(gd_trainer_create(&p->cpu, &p->model, &p->c.inner, 1));
-    CHECK_OK(gd_trainer_create_on(&p->dev, &p->model, &p->c.inner, 1, &b->be));
+    CHECK_OK(gd_trainer_new(&p->cpu, &p->model, &p->c.inner, 1));
+    CHECK_OK(gd_trainer_new_on(&p->dev, &p->model, &p->c.inner, 1, &b->be));
     p->n = gd_trainer_layout(p->cpu)->total;
 }
 
 static void pair_close(pair *p) {
-    gd_trainer_destroy(p->cpu);
-    gd_trainer_destroy(p->dev);
+    gd_trainer_free(p->cpu);
+    gd_trainer_free(p->dev);
     gd_data_close(p->data);
 }
 
@@ -680,7 +680,7 @@ static void test_training_step(const backend_under_test *b) {
         CHECK_OK(gd_trainer_evaluate(p.dev, p.data, 2, 4, 16, 2, &eval_b, &tb, NULL, NULL));
         CHECK(ta == tb && ta > 0 && eval_a == eval_b);
     }
-    gd_trainer_destroy(back);
+    gd_trainer_free(back);
     pair_close(&p);
 }
 
@@ -690,7 +690,7 @@ static void test_run_to_run(const backend_under_test *b) {
     pair p;
     pair_open(&p, b);
     gd_trainer *again = NULL;
-    CHECK_OK(gd_trainer_create_on(&again, &p.model, &p.c.inner, 1, &b->be));
+    CHECK_OK(gd_trainer_new_on(&again, &p.model, &p.c.inner, 1, &b->be));
     for (int k = 0; k < 3 && again != NULL; k++) {
         CHECK_OK(gd_trainer_step(p.dev, p.data, NULL));
         CHECK_OK(gd_trainer_step(again, p.data, NULL));
@@ -704,7 +704,7 @@ static void test_run_to_run(const backend_under_test *b) {
         free(x);
         free(y);
     }
-    gd_trainer_destroy(again);
+    gd_trainer_free(again);
     pair_close(&p);
 }
 

@@ -7,8 +7,8 @@
 
 #include "kernels/backend.h"
 #include "kernels/backend_profile.h"
-#include "tests/testkit.h"
-#include "tests/unit/backend_copy.h"
+#include "tests/support/backend_copy.h"
+#include "tests/support/testkit.h"
 
 static const gd_profile_entry *find(const gd_backend_profile *p, gd_op_id op, size_t in_dim,
                                     size_t out_dim) {
@@ -84,7 +84,7 @@ static void test_counts_each_op_and_matmul_shape(void) {
  * the host and uploads its output, and those transfers are the op's time. */
 static void test_fallback_transfers_count_in_the_op(void) {
     gd_backend be;
-    gd_copy_backend *cb = gd_copy_backend_create(&be, NULL);
+    gd_copy_backend *cb = gd_copy_backend_new(&be, NULL);
     CHECK(cb != NULL);
     if (cb == NULL)
         return;
@@ -113,7 +113,7 @@ static void test_fallback_transfers_count_in_the_op(void) {
     gd_backend_free(&be, x);
     gd_backend_free(&be, w);
     gd_backend_free(&be, out);
-    CHECK(gd_copy_backend_destroy(cb));
+    CHECK(gd_copy_backend_free(cb));
 }
 
 static void test_shapes_beyond_the_table_are_still_timed(void) {

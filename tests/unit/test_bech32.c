@@ -1,7 +1,7 @@
 /* Bech32 (BIP-173 vectors) and Gonka addresses. */
-#include "chain/address.h"
-#include "chain/bech32.h"
-#include "tests/testkit.h"
+#include "chain/keys/address.h"
+#include "chain/keys/bech32.h"
+#include "tests/support/testkit.h"
 
 /* BIP-173 "Test vectors": valid bech32 strings. */
 static const char *const gd_valid[] = {

@@ -1,12 +1,12 @@
 /* BIP32 against the BIP's test vectors 1 and 2 and the master keys of the
  * BIP39 vectors; Cosmos addresses against cosmjs' published ones. */
-#include "chain/address.h"
-#include "chain/bip32.h"
-#include "chain/bip39.h"
-#include "chain/keys.h"
+#include "chain/keys/address.h"
+#include "chain/keys/bip32.h"
+#include "chain/keys/bip39.h"
+#include "chain/keys/keys.h"
 #include "common/bytes.h"
 #include "common/hash.h"
-#include "tests/unit/vectors.h"
+#include "tests/support/vectors.h"
 
 /* Base58Check decoding, only to read the vectors' xprv strings. */
 static int gd_base58check_decode(const char *text, uint8_t *out, size_t want) {

@@ -1,7 +1,7 @@
 /* BIP39 against Trezor's published vectors, plus malformed mnemonics. */
-#include "chain/bip39.h"
+#include "chain/keys/bip39.h"
 #include "common/bytes.h"
-#include "tests/unit/vectors.h"
+#include "tests/support/vectors.h"
 
 static void test_trezor_vectors(void) {
     FILE *f = gd_vectors_open("bip39_trezor.txt");

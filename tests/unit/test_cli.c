@@ -3,14 +3,14 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
-#include "chain/address.h"
-#include "chain/gas_price.h"
-#include "chain/tx_decode.h"
+#include "chain/keys/address.h"
+#include "chain/wire/gas_price.h"
+#include "chain/wire/tx_decode.h"
 #include "common/base64.h"
-#include "plugin/cli.h"
-#include "tests/testkit.h"
-#include "tests/unit/cli_run.h"
-#include "tests/unit/fake_node.h"
+#include "plugin/cli/cli.h"
+#include "tests/support/cli_run.h"
+#include "tests/support/fake_node.h"
+#include "tests/support/testkit.h"
 
 static void test_keys(void) {
     const char *k1 = path_in_tmp("k1.key");

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/rng.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 #include "trainer/codec.h"
 
 static uint32_t f2u(float f) {

@@ -1,6 +1,6 @@
 /* Coin amounts as the Cosmos CLI parses them. */
-#include "chain/coin.h"
-#include "tests/testkit.h"
+#include "chain/wire/coin.h"
+#include "tests/support/testkit.h"
 
 static void test_parse_one(void) {
     gd_coin c;

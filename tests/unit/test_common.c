@@ -16,7 +16,7 @@
 #include "common/parse.h"
 #include "common/rfc3339.h"
 #include "common/secure.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 
 static void test_hex(void) {
     uint8_t out[8];

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 #include "trainer/data.h"
 #include "trainer/markov.h"
 
@@ -636,9 +636,9 @@ static void test_markov(void) {
 
     /* Another seed is another table. */
     gd_markov *m1 = NULL, *m2 = NULL, *m3 = NULL;
-    CHECK_OK(gd_markov_create(&m1, 42, 16, 2));
-    CHECK_OK(gd_markov_create(&m2, 42, 16, 2));
-    CHECK_OK(gd_markov_create(&m3, 43, 16, 2));
+    CHECK_OK(gd_markov_new(&m1, 42, 16, 2));
+    CHECK_OK(gd_markov_new(&m2, 42, 16, 2));
+    CHECK_OK(gd_markov_new(&m3, 43, 16, 2));
     if (m1 != NULL && m2 != NULL && m3 != NULL) {
         int differ = 0;
         bool same = true, sums = true;
@@ -704,8 +704,8 @@ static void test_bad_specs(void) {
     expect_open_fails("", GD_ERR_INVALID, NULL);
     expect_open_fails(NULL, GD_ERR_INVALID, NULL);
     gd_markov *m = NULL;
-    CHECK_STATUS(gd_markov_create(&m, 1, 300, 2), GD_ERR_INVALID);
-    CHECK_STATUS(gd_markov_create(&m, 1, 16, 5), GD_ERR_INVALID);
+    CHECK_STATUS(gd_markov_new(&m, 1, 300, 2), GD_ERR_INVALID);
+    CHECK_STATUS(gd_markov_new(&m, 1, 16, 5), GD_ERR_INVALID);
     CHECK(m == NULL);
 }
 
@@ -761,10 +761,10 @@ static void digest_of(gd_data *d, uint8_t out[32]) {
         /* Files hashed on three threads: the same digest. */
         gd_pool *pool = NULL;
         uint8_t pooled[32];
-        CHECK_OK(gd_pool_create(&pool, 3));
+        CHECK_OK(gd_pool_new(&pool, 3));
         CHECK_OK(gd_data_digest(d, pool, NULL, pooled));
         CHECK(memcmp(out, pooled, 32) == 0);
-        gd_pool_destroy(pool);
+        gd_pool_free(pool);
     }
     gd_data_close(d);
 }

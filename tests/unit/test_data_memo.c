@@ -1,4 +1,4 @@
-/* A node's memory of its data files' hashes (plugin/data_memo.h): a known,
+/* A node's memory of its data files' hashes (plugin/member/data_memo.h): a known,
  * unchanged file is not read again; a file written, touched or replaced is;
  * a file changed just before it was hashed is not remembered; the run's
  * digest is the same with or without the memo; a memo file that does not
@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "common/file.h"
-#include "plugin/data_memo.h"
-#include "tests/testkit.h"
+#include "plugin/member/data_memo.h"
+#include "tests/support/testkit.h"
 #include "trainer/data.h"
 
 /* The memo's hooks, counted. */

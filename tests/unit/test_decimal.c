@@ -1,10 +1,10 @@
-/* Canonical decimal strings (chain/decimal.h): every spelling the grammar
+/* Canonical decimal strings (chain/wire/decimal.h): every spelling the grammar
  * allows parses to its exact value, every other spelling is refused, and
  * the order is the order of the values. */
 #include <string.h>
 
-#include "chain/decimal.h"
-#include "tests/testkit.h"
+#include "chain/wire/decimal.h"
+#include "tests/support/testkit.h"
 
 typedef struct good_case {
     const char *text;

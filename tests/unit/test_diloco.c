@@ -10,7 +10,7 @@
 
 #include "common/rng.h"
 #include "proofs/diloco_rules.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 #include "trainer/diloco.h"
 #include "trainer/sim.h"
 #include "trainer/verify.h"
@@ -58,13 +58,13 @@ static void aggregate_hash(int threads, uint8_t out[32]) {
                                    contrib("worker-00003", d[3], N_PARAMS, 700),
                                    contrib("worker-00001", d[1], N_PARAMS, 1300)};
     gd_pool *pool = NULL;
-    CHECK_OK(gd_pool_create(&pool, threads));
+    CHECK_OK(gd_pool_new(&pool, threads));
     gd_backend be;
     gd_backend_cpu_init(&be, pool);
     for (int round = 0; round < 3; round++)
         CHECK_OK(gd_diloco_aggregate(&be, &c, k_layout, contribs, 4, &g, NULL));
     CHECK_OK(gd_global_state_hash(pool, k_layout, c.chunk_elems, &g, out));
-    gd_pool_destroy(pool);
+    gd_pool_free(pool);
     for (int i = 0; i < 4; i++)
         free(d[i]);
     free(init);
@@ -331,14 +331,14 @@ static void engine_open(engine *e, uint32_t threads) {
     e->model.vocab_size = 32;
     CHECK_OK(gd_diloco_config_validate(&e->c, &e->model));
     CHECK_OK(gd_data_open(&e->data, "synthetic:markov:5"));
-    CHECK_OK(gd_trainer_create(&e->t, &e->model, &e->c.inner, (int)threads));
+    CHECK_OK(gd_trainer_new(&e->t, &e->model, &e->c.inner, (int)threads));
     e->n = gd_trainer_layout(e->t)->total;
     e->g0 = malloc(e->n * sizeof(float));
     gd_trainer_get_state(e->t, e->g0, NULL, NULL, NULL);
 }
 
 static void engine_close(engine *e) {
-    gd_trainer_destroy(e->t);
+    gd_trainer_free(e->t);
     gd_data_close(e->data);
     free(e->g0);
 }

@@ -7,16 +7,16 @@
  * read from a payload file. */
 #include <stdlib.h>
 
-#include "chain/diloco_msg.h"
-#include "chain/diloco_query.h"
-#include "chain/diloco_spec.h"
-#include "chain/tx_decode.h"
+#include "chain/client/diloco_query.h"
+#include "chain/wire/diloco_msg.h"
+#include "chain/wire/diloco_spec.h"
+#include "chain/wire/tx_decode.h"
 #include "common/base64.h"
 #include "cosmos/tx/v1beta1/tx.pb-c.h"
-#include "tests/testkit.h"
-#include "tests/unit/example_spec.h"
-#include "tests/unit/cli_run.h"
-#include "tests/unit/fake_node.h"
+#include "tests/support/cli_run.h"
+#include "tests/support/example_spec.h"
+#include "tests/support/fake_node.h"
+#include "tests/support/testkit.h"
 #include "trainer/payload.h"
 
 #define ADDR_A "gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc"

@@ -1,5 +1,5 @@
-/* The client side of the DiLoCo module (chain/diloco_spec.h,
- * chain/diloco_msg.h, chain/diloco_query.h): the RunSpec JSON and its
+/* The client side of the DiLoCo module (chain/wire/diloco_spec.h,
+ * chain/wire/diloco_msg.h, chain/client/diloco_query.h): the RunSpec JSON and its
  * rules, every message builder's validation and bytes (each form of each
  * message, each refusal with its message), and the strict decoding and
  * JSON of query answers. The shared rules themselves (seals, draws) are
@@ -7,14 +7,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "chain/diloco_msg.h"
-#include "chain/diloco_query.h"
-#include "chain/diloco_spec.h"
+#include "chain/client/diloco_query.h"
+#include "chain/wire/diloco_msg.h"
+#include "chain/wire/diloco_spec.h"
 #include "common/bytes.h"
 #include "common/hash.h"
 #include "proofs/mmr.h"
-#include "tests/testkit.h"
-#include "tests/unit/example_spec.h"
+#include "tests/support/example_spec.h"
+#include "tests/support/testkit.h"
 
 #define ADDR_A "gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc"
 #define ADDR_B "gonka10ht9tyks4vh7p5p904t340cr9nvahy7uhvqtp8"

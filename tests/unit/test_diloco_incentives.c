@@ -1,6 +1,6 @@
 /* The incentives of protocol v2 against lazy, colluding and Sybil members:
  * one test per attack of the adversarial review. Each test plays the attack
- * through the chain (tests/unit/diloco_fixture.h) and then asserts the
+ * through the chain (tests/support/diloco_fixture.h) and then asserts the
  * outcome the protocol promises: the cheater unpaid and slashed or left
  * out, the honest never slashed. The fixture checks every module's
  * invariants after every block and fails a test in which a slash hits a
@@ -14,13 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/diloco_spec.h"
 #include "chain/module/auth.h"
+#include "chain/wire/diloco_spec.h"
 #include "common/base64.h"
 #include "common/bytes.h"
 #include "common/hash.h"
-#include "tests/testkit.h"
-#include "tests/unit/diloco_fixture.h"
+#include "tests/support/diloco_fixture.h"
+#include "tests/support/testkit.h"
 
 #define N 8 /* members 1..8; 0 the authority; 9.. outsiders */
 

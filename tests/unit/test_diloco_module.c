@@ -8,7 +8,7 @@
  * epoch), ranks, hardware classes, determinism and export/import, genesis.
  * The attacks of the adversarial review are test_diloco_incentives.c's.
  *
- * tests/unit/diloco_fixture.h plays the rounds; every block checks every
+ * tests/support/diloco_fixture.h plays the rounds; every block checks every
  * module's invariants (the module's: its account holds exactly every pool,
  * collateral, bond and unclaimed reward; no reward without an accepted
  * commitment), and a slash of a member whose actor is honest fails the
@@ -17,12 +17,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/diloco_spec.h"
 #include "chain/module/auth.h"
+#include "chain/wire/diloco_spec.h"
 #include "common/base64.h"
 #include "cosmos/base/abci/v1beta1/abci.pb-c.h"
-#include "tests/testkit.h"
-#include "tests/unit/diloco_fixture.h"
+#include "tests/support/diloco_fixture.h"
+#include "tests/support/testkit.h"
 
 #define MEMBERS 8 /* accounts 1..8; 0 is the authority, 9.. outsiders */
 

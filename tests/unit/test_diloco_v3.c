@@ -1,5 +1,5 @@
 /* Verification v3: the red-team review's attacks on the checks, played
- * through the chain (tests/unit/diloco_fixture.h) as rational cheaters
+ * through the chain (tests/support/diloco_fixture.h) as rational cheaters
  * would play them under the run's defaults, and the promises the rules now
  * keep (docs/verification.md, "The incentive model"):
  * - no coalition below a third of a class's weight can make an honest
@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/diloco_rules.h"
-#include "tests/testkit.h"
-#include "tests/unit/diloco_fixture.h"
+#include "chain/wire/diloco_rules.h"
+#include "tests/support/diloco_fixture.h"
+#include "tests/support/testkit.h"
 
 #define N 10
 

@@ -1,6 +1,6 @@
-/* The round driver (plugin/round_driver.c) against the real module: every
+/* The round driver (plugin/member/round_driver.c) against the real module: every
  * block, each of eight members builds its view from the module's query
- * answers (plugin/chain_view.c), steps the driver, and does exactly the
+ * answers (plugin/member/chain_view.c), steps the driver, and does exactly the
  * duties it returns (artifacts are the fixture's stand-ins: no training
  * here). Two rounds of epoch 1 and the claims of epoch 1 must follow from
  * the driver alone: every round DONE with every commitment aggregated,
@@ -10,17 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/diloco_rules.h"
-#include "plugin/chain_view.h"
-#include "plugin/round_driver.h"
-#include "tests/testkit.h"
-#include "tests/unit/diloco_fixture.h"
+#include "chain/wire/diloco_rules.h"
+#include "plugin/member/chain_view.h"
+#include "plugin/member/round_driver.h"
+#include "tests/support/diloco_fixture.h"
+#include "tests/support/testkit.h"
 
 #define N 8
 #define V_KIND_ATTEST 3 /* df_salt's kind for attestations */
 
 typedef struct node {
-    gd_node_journal journal;
+    gd_member_journal journal;
     uint64_t sealed_upto; /* rounds below this have a sealed secret (what a journal keeps) */
     int claims;
 } node;
@@ -77,7 +77,7 @@ static void perform(df *d, node *nd, int who, const gd_action *a, df_batch *b) {
         break;
     }
     case GD_ACT_TRAIN: /* the fixture's payload stands in for training */
-        nd->journal = (gd_node_journal){.round = a->round, .trained = true};
+        nd->journal = (gd_member_journal){.round = a->round, .trained = true};
         break;
     case GD_ACT_COMMIT: {
         Gonka__Diloco__V1__MsgCommitRound m = df_commit_msg(d, who, DF_SEGMENTS);
@@ -157,7 +157,7 @@ static void step_all(df *d, node *nodes, size_t *actions) {
     int64_t height = d->f.height; /* the state read; the transactions land in the next block */
     df_batch b;
     df_batch_init(&b);
-    gd_node_config cfg = {GD_NODE_WORKER | GD_NODE_VALIDATOR, false};
+    gd_duty_config cfg = {GD_ROLE_WORKER | GD_ROLE_VALIDATOR, false};
     for (int who = 1; who <= N; who++) {
         Gonka__Diloco__V1__QueryRewardsResponse *rw = rewards_of(d, who);
         gd_claim_state cl = claims_at(height + 1);
@@ -241,7 +241,7 @@ static void test_restart_sends_nothing_twice(void) {
         step_all(&d, nodes, &actions);
     /* Member 3 "restarts": its journal as saved (trained, round 0), and
      * its memory of sealed secrets as the chain-backed journal keeps it. */
-    gd_node_journal saved = nodes[3].journal;
+    gd_member_journal saved = nodes[3].journal;
     uint64_t sealed = nodes[3].sealed_upto;
     memset(&nodes[3], 0, sizeof nodes[3]);
     nodes[3].journal = saved;

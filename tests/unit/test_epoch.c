@@ -1,9 +1,9 @@
 /* Gonka's epoch clock: stage heights, phases, epoch 0, wind-down truncation. */
-#include "chain/diloco_spec.h"
-#include "chain/epoch.h"
 #include "chain/module/epochs.h"
-#include "tests/testkit.h"
-#include "tests/unit/example_spec.h"
+#include "chain/wire/diloco_spec.h"
+#include "chain/wire/epoch.h"
+#include "tests/support/example_spec.h"
+#include "tests/support/testkit.h"
 
 static void test_mainnet_stages(void) {
     gd_epoch_params p;

@@ -1,10 +1,10 @@
 /* Gas prices and the fee they ask for: what localnet requires and what the
  * client pays come from the same code. */
-#include "chain/gas_price.h"
-#include "chain/msg.h"
-#include "chain/tx.h"
+#include "chain/wire/gas_price.h"
+#include "chain/wire/msg.h"
+#include "chain/wire/tx.h"
 #include "cosmos/tx/v1beta1/tx.pb-c.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 
 static const char *fee_of(const char *price, uint64_t gas) {
     static char amount[GD_AMOUNT_DIGITS_MAX + 1];

@@ -1,17 +1,17 @@
-/* The HTTP server's pure parts: request targets (plugin/http_path.c) with
+/* The HTTP server's pure parts: request targets (plugin/http/http_path.c) with
  * every path kind, number bounds and refused spellings; Range values
- * (plugin/http_range.c) as RFC 9110 reads them, numbers past 2^64
- * included; and the per-address token buckets (plugin/http_rate.c) on a
+ * (plugin/http/http_range.c) as RFC 9110 reads them, numbers past 2^64
+ * included; and the per-address token buckets (plugin/http/http_rate.c) on a
  * clock driven by hand. */
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "plugin/http_path.h"
-#include "plugin/http_range.h"
-#include "plugin/http_rate.h"
-#include "tests/testkit.h"
+#include "plugin/http/http_path.h"
+#include "plugin/http/http_range.h"
+#include "plugin/http/http_rate.h"
+#include "tests/support/testkit.h"
 
 /* Parses a GET of url, expecting success. */
 static gd_artifact_req parse_ok(const char *url) {

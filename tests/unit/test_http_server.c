@@ -1,11 +1,11 @@
-/* The daemon's HTTP server (plugin/http_server.c) on loopback, talked to
+/* The daemon's HTTP server (plugin/http/http_server.c) on loopback, talked to
  * with raw sockets so nothing is normalised on the way: every path kind
  * reaches the handler, traversal spellings never do, ranges answer 206,
  * 416 or 200 as RFC 9110 says, proofs come back as exact hex, bodies and
  * other methods are refused, and the limits hold (huge headers, a slow
  * client, per-address connections and request rate) while other clients
  * are served. Every socket read is bounded by SO_RCVTIMEO. The peer
- * client (plugin/peer_http.c) is checked against it too. */
+ * client (plugin/ports/peer_http.c) is checked against it too. */
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
@@ -26,9 +26,9 @@
 #include <unistd.h>
 
 #include "common/bytes.h"
-#include "plugin/http_server.h"
-#include "plugin/peer_http.h"
-#include "tests/testkit.h"
+#include "plugin/http/http_server.h"
+#include "plugin/ports/peer_http.h"
+#include "tests/support/testkit.h"
 
 #define PAYLOAD_SIZE 1000
 #define REPLY_CAP (256 * 1024)

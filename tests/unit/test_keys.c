@@ -1,13 +1,13 @@
 /* Keys, signatures and key files. */
 #include <sys/stat.h>
 
-#include "chain/address.h"
-#include "chain/keyfile.h"
-#include "chain/keys.h"
-#include "chain/bip39.h"
+#include "chain/keys/address.h"
+#include "chain/keys/bip39.h"
+#include "chain/keys/keyfile.h"
+#include "chain/keys/keys.h"
 #include "common/bytes.h"
 #include "common/hash.h"
-#include "tests/unit/vectors.h"
+#include "tests/support/vectors.h"
 
 #define SIMD "sign_direct_simd.txt"
 

@@ -18,7 +18,7 @@
 #include "common/bytes.h"
 #include "common/hash.h"
 #include "common/rng.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 #include "trainer/config.h"
 #include "trainer/data.h"
 #include "trainer/diloco.h"
@@ -144,7 +144,7 @@ static void test_initial_params(void) {
     gd_model_config c = kat_tiny();
     gd_train_options o = kat_train_options();
     gd_trainer *t = NULL;
-    CHECK_OK(gd_trainer_create(&t, &c, &o, 1));
+    CHECK_OK(gd_trainer_new(&t, &c, &o, 1));
     if (t == NULL)
         return;
     size_t n = gd_trainer_layout(t)->total;
@@ -172,7 +172,7 @@ static void test_initial_params(void) {
               "eecde113f3f20894c2bf652e6c66fbf22371d532a19b149eae4e011be526ee94");
     gd_global_state_free(&g);
     free(params);
-    gd_trainer_destroy(t);
+    gd_trainer_free(t);
 }
 
 /* The training step runs OpenBLAS's sgemm, whose kernels OpenBLAS picks per
@@ -225,9 +225,9 @@ static void test_one_step(void) {
     gd_data *data = NULL;
     CHECK_OK(gd_data_open(&data, "synthetic:markov:1"));
     gd_trainer *t = NULL;
-    CHECK_OK(gd_trainer_create(&t, &c, &o, 1));
+    CHECK_OK(gd_trainer_new(&t, &c, &o, 1));
     if (t == NULL || data == NULL) {
-        gd_trainer_destroy(t);
+        gd_trainer_free(t);
         gd_data_close(data);
         return;
     }
@@ -262,7 +262,7 @@ static void test_one_step(void) {
     kat_check("tiny_step1_state", hex, want_state);
     kat_check("tiny_step1_loss", loss, want_loss);
     free(state);
-    gd_trainer_destroy(t);
+    gd_trainer_free(t);
     gd_data_close(data);
 }
 

@@ -4,7 +4,7 @@
  * every value that went in. */
 #include <stdlib.h>
 
-#include "chain/query.h"
+#include "chain/client/query.h"
 #include "cosmos/auth/v1beta1/query.pb-c.h"
 #include "cosmos/bank/v1beta1/query.pb-c.h"
 #include "cosmos/bank/v1beta1/tx.pb-c.h"
@@ -12,7 +12,7 @@
 #include "cosmos/tx/v1beta1/service.pb-c.h"
 #include "cosmos/tx/v1beta1/tx.pb-c.h"
 #include "inference/inference/query.pb-c.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 
 /* pack -> unpack -> pack gives identical bytes; returns the first packing. */
 static size_t gd_roundtrip(const ProtobufCMessage *m, uint8_t *out, size_t cap) {

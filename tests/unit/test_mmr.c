@@ -9,7 +9,7 @@
 #include "common/pool.h"
 #include "proofs/mmr.h"
 #include "proofs/state_hash.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 
 typedef uint8_t gd_h[GD_MMR_HASH_LEN];
 
@@ -508,12 +508,12 @@ static void test_state_hash_threads(void) {
     for (int threads = 0; threads <= 3; threads++) {
         gd_pool *pool = NULL;
         if (threads > 0)
-            CHECK_OK(gd_pool_create(&pool, threads));
+            CHECK_OK(gd_pool_new(&pool, threads));
         CHECK_OK(gd_state_hash(pool, parts, 3, 1, got, &n));
         CHECK(n == len && memcmp(got, want, 32) == 0);
         CHECK_OK(gd_state_hash(pool, parts, 3, 1000, got, &n));
         CHECK(n == want_n && memcmp(got, want_big, 32) == 0);
-        gd_pool_destroy(pool);
+        gd_pool_free(pool);
     }
     free(data);
 }

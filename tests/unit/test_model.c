@@ -8,7 +8,7 @@
 
 #include "common/rng.h"
 #include "kernels/cpu/ops_f64.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 #include "trainer/config.h"
 #include "trainer/init.h"
 #include "trainer/layout.h"
@@ -147,7 +147,7 @@ static void test_init(void) {
     CHECK_OK(gd_param_layout_build(&l, &c));
     float *a = malloc(l.total * sizeof(float)), *b = malloc(l.total * sizeof(float));
     gd_pool *pool = NULL;
-    CHECK_OK(gd_pool_create(&pool, 3));
+    CHECK_OK(gd_pool_new(&pool, 3));
     gd_params_init(NULL, a, &l, 7);
     gd_params_init(pool, b, &l, 7);
     CHECK(memcmp(a, b, l.total * sizeof(float)) == 0); /* thread count does not matter */
@@ -166,7 +166,7 @@ static void test_init(void) {
     CHECK(fabs(mean) < 0.001 && fabs(std - 0.02) < 0.001);
     /* A published element: the draw is a pure function of (seed, tensor, index). */
     CHECK(a[e->offset + 5] == (float)(gd_params_init_draw(7, 0, 5) * 0.02));
-    gd_pool_destroy(pool);
+    gd_pool_free(pool);
     free(a);
     free(b);
     gd_param_layout_free(&l);
@@ -223,7 +223,7 @@ static void test_initial_loss(void) {
     int32_t *tokens = malloc(B * (T + 1) * sizeof *tokens);
     random_tokens(tokens, B * (T + 1), c.vocab_size, 99);
     gd_model_f32 *m = NULL;
-    CHECK_OK(gd_model_create_f32(&m, &l, B, T, NULL));
+    CHECK_OK(gd_model_new_f32(&m, &l, B, T, NULL));
     double sum = 0;
     CHECK_OK(gd_model_forward_f32(m, params, tokens, B, &sum));
     double loss = sum / (double)(B * T);
@@ -235,7 +235,7 @@ static void test_initial_loss(void) {
     tokens[7] = -1;
     CHECK_STATUS(gd_model_forward_f32(m, params, tokens, B, &sum), GD_ERR_INVALID);
     CHECK_STATUS(gd_model_forward_f32(m, params, tokens, B + 1, &sum), GD_ERR_INVALID);
-    gd_model_destroy_f32(m);
+    gd_model_free_f32(m);
     free(tokens);
     free(params);
     gd_param_layout_free(&l);
@@ -272,7 +272,7 @@ static void check_model_gradient(bool tied) {
     int32_t tokens[2 * 6];
     random_tokens(tokens, B * (T + 1), c.vocab_size, 17);
     gd_model_f64 *m = NULL;
-    CHECK_OK(gd_model_create_f64(&m, &l, B, T, NULL));
+    CHECK_OK(gd_model_new_f64(&m, &l, B, T, NULL));
     double loss = 0;
     CHECK_OK(gd_model_forward_f64(m, params, tokens, B, &loss));
     gd_model_backward_f64(m, params, grads, 1.0);
@@ -296,7 +296,7 @@ static void check_model_gradient(bool tied) {
     fprintf(stderr, "    %s: %zu parameters, worst relative error %.2e (parameter %zu)\n",
             tied ? "tied" : "untied", n, worst, worst_i);
     CHECK(worst < 1e-7);
-    gd_model_destroy_f64(m);
+    gd_model_free_f64(m);
     free(params);
     free(grads);
     gd_param_layout_free(&l);
@@ -326,8 +326,8 @@ static void test_float_matches_double(void) {
     random_tokens(tokens, B * (T + 1), c.vocab_size, 5);
     gd_model_f32 *mf = NULL;
     gd_model_f64 *md = NULL;
-    CHECK_OK(gd_model_create_f32(&mf, &l, B, T, NULL));
-    CHECK_OK(gd_model_create_f64(&md, &l, B, T, NULL));
+    CHECK_OK(gd_model_new_f32(&mf, &l, B, T, NULL));
+    CHECK_OK(gd_model_new_f64(&md, &l, B, T, NULL));
     double lf = 0, ld = 0;
     CHECK_OK(gd_model_forward_f32(mf, pf, tokens, B, &lf));
     CHECK_OK(gd_model_forward_f64(md, pd, tokens, B, &ld));
@@ -340,8 +340,8 @@ static void test_float_matches_double(void) {
         norm += grad_d[i] * grad_d[i];
     }
     CHECK(sqrt(diff / norm) < 1e-4);
-    gd_model_destroy_f32(mf);
-    gd_model_destroy_f64(md);
+    gd_model_free_f32(mf);
+    gd_model_free_f64(md);
     free(pf);
     free(gf);
     free(pd);

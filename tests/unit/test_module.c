@@ -5,17 +5,17 @@
 #include <stdlib.h>
 
 #include "chain/module/auth.h"
-#include "chain/msg.h"
-#include "chain/tx.h"
 #include "chain/module/u256.h"
-#include "chain/query.h"
+#include "chain/wire/msg.h"
+#include "chain/wire/query_answer.h"
+#include "chain/wire/tx.h"
 #include "cosmos/auth/v1beta1/query.pb-c.h"
-#include "cosmos/base/abci/v1beta1/abci.pb-c.h"
 #include "cosmos/bank/v1beta1/tx.pb-c.h"
+#include "cosmos/base/abci/v1beta1/abci.pb-c.h"
 #include "cosmos/tx/v1beta1/service.pb-c.h"
 #include "cosmos/tx/v1beta1/tx.pb-c.h"
-#include "tests/testkit.h"
-#include "tests/unit/app_fixture.h"
+#include "tests/support/app_fixture.h"
+#include "tests/support/testkit.h"
 
 static bool has_attr(const gd_events *ev, const char *type, const char *key, const char *value) {
     for (size_t i = 0; i < ev->n; i++) {

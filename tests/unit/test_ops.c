@@ -9,7 +9,7 @@
 #include "common/pool.h"
 #include "common/rng.h"
 #include "kernels/cpu/ops_f64.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 
 /* Fails when err is above tol (or NaN), printing both. */
 #define CHECK_ERR(err, tol, what)                                                          \
@@ -419,7 +419,7 @@ static void test_grad_cross_entropy(void) {
 static void test_forward_reference(void) {
     gd_rng rng = test_rng(10);
     gd_pool *pool = NULL;
-    CHECK_OK(gd_pool_create(&pool, 2));
+    CHECK_OK(gd_pool_new(&pool, 2));
 
     /* matmul, forward and both gradients, on shapes with partial tiles in
      * every dimension of every product */
@@ -595,7 +595,7 @@ static void test_forward_reference(void) {
 
     free(x), free(g), free(y), free(rstd), free(tokens), free(table), free(emb), free(sw);
     free(logits), free(losses), free(sum), free(acc);
-    gd_pool_destroy(pool);
+    gd_pool_free(pool);
 }
 
 /* --- float against double ----------------------------------------------------------- */
@@ -838,7 +838,7 @@ static void test_thread_determinism(void) {
     det_run(&in, NULL, &first);
     for (int threads = 1; threads <= 3; threads++) {
         gd_pool *pool = NULL;
-        CHECK_OK(gd_pool_create(&pool, threads));
+        CHECK_OK(gd_pool_new(&pool, threads));
         det_arena again = {falloc(cap), 0, cap};
         det_run(&in, pool, &again);
         CHECK(again.used == first.used);
@@ -850,7 +850,7 @@ static void test_thread_determinism(void) {
             gd_test_failures++;
         }
         free(again.base);
-        gd_pool_destroy(pool);
+        gd_pool_free(pool);
     }
     free(first.base);
     free(in.tokens), free(in.targets), free(in.a), free(in.b), free(in.table), free(in.weight);
@@ -863,8 +863,8 @@ static void test_sum_squares_threads(void) {
     size_t n = 200003; /* four chunks, the last one short */
     float *x = det_random(&rng, n, 1);
     gd_pool *one = NULL, *three = NULL;
-    CHECK_OK(gd_pool_create(&one, 1));
-    CHECK_OK(gd_pool_create(&three, 3));
+    CHECK_OK(gd_pool_new(&one, 1));
+    CHECK_OK(gd_pool_new(&three, 3));
     double a = gd_cpu_sum_squares_f32(one, x, n), b = gd_cpu_sum_squares_f32(three, x, n);
     CHECK(memcmp(&a, &b, sizeof a) == 0);
     CHECK(gd_cpu_sum_squares_f32(NULL, x, n) == a);
@@ -872,8 +872,8 @@ static void test_sum_squares_threads(void) {
     for (size_t i = 0; i < n; i++)
         ref += (double)x[i] * (double)x[i];
     CHECK_ERR(fabs(a - ref) / ref, 1e-13, "sum_squares f32");
-    gd_pool_destroy(one);
-    gd_pool_destroy(three);
+    gd_pool_free(one);
+    gd_pool_free(three);
     free(x);
 }
 

@@ -12,8 +12,8 @@
 
 #include "common/pool.h"
 #include "common/rng.h"
+#include "tests/support/testkit.h"
 #include "trainer/payload.h"
-#include "tests/testkit.h"
 
 typedef uint8_t gd_h[GD_MMR_HASH_LEN];
 
@@ -268,7 +268,7 @@ static void test_roundtrip_codecs(void) {
     float *v = gen_values(n, 2, 0.01);
     float *out = malloc(n * sizeof(float)), *direct = malloc(n * sizeof(float));
     gd_pool *pool = NULL;
-    CHECK_OK(gd_pool_create(&pool, 2));
+    CHECK_OK(gd_pool_new(&pool, 2));
     for (size_t c = 0; c < N_CODECS; c++) {
         gd_payload_header h = sample_header(k_codecs[c], n, 1000);
         gd_payload enc, dec;
@@ -326,7 +326,7 @@ static void test_roundtrip_codecs(void) {
         gd_payload_free(&dec);
         gd_payload_free(&enc);
     }
-    gd_pool_destroy(pool);
+    gd_pool_free(pool);
     free(direct);
     free(out);
     free(v);
@@ -337,8 +337,8 @@ static void test_thread_independence(void) {
     float *v = gen_values(n, 3, 0.02);
     float *r0 = gen_values(n, 4, 0.001);
     gd_pool *pools[3] = {NULL, NULL, NULL};
-    CHECK_OK(gd_pool_create(&pools[1], 1));
-    CHECK_OK(gd_pool_create(&pools[2], 3));
+    CHECK_OK(gd_pool_new(&pools[1], 1));
+    CHECK_OK(gd_pool_new(&pools[2], 3));
     for (size_t c = 0; c < N_CODECS; c++) {
         gd_h roots[3];
         gd_buf files[3] = {{0}};
@@ -370,8 +370,8 @@ static void test_thread_independence(void) {
             free(res[t]);
         }
     }
-    gd_pool_destroy(pools[1]);
-    gd_pool_destroy(pools[2]);
+    gd_pool_free(pools[1]);
+    gd_pool_free(pools[2]);
     free(r0);
     free(v);
 }

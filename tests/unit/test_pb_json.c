@@ -1,12 +1,12 @@
-/* Protobuf messages as JSON by reflection (chain/pb_json.h): every kind of
+/* Protobuf messages as JSON by reflection (chain/wire/pb_json.h): every kind of
  * field a DiLoCo message has (strings, 32- and 64-bit integers, bytes,
  * enums, booleans, nested and repeated messages, repeated strings). */
 #include <string.h>
 
-#include "chain/pb_json.h"
+#include "chain/wire/pb_json.h"
 #include "gonka/diloco/v1/query.pb-c.h"
 #include "gonka/diloco/v1/tx.pb-c.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 
 static const char *str_at(const json_t *o, const char *key) {
     const json_t *v = json_object_get(o, key);

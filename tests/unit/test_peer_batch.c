@@ -1,4 +1,4 @@
-/* The peer client's batch (plugin/peer_http.c fetch_all) against three of
+/* The peer client's batch (plugin/ports/peer_http.c fetch_all) against three of
  * the daemon's HTTP servers on loopback, as three peers. Their payload
  * handler answers only once all three peers hold a request at the same
  * time (else 503 after a bound), so the batch passes only if its transfers
@@ -13,9 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "plugin/http_server.h"
-#include "plugin/peer_http.h"
-#include "tests/testkit.h"
+#include "plugin/http/http_server.h"
+#include "plugin/ports/peer_http.h"
+#include "tests/support/testkit.h"
 
 #define PEERS 3
 #define PAYLOAD_SIZE 5000

@@ -1,12 +1,12 @@
 /* The red-team review's fifth attack, the dripper, against the peer client
- * (plugin/peer_http.c): a peer that declares a large answer and sends a
+ * (plugin/ports/peer_http.c): a peer that declares a large answer and sends a
  * small burst now and then keeps a transfer alive above a per-interval
  * stall limit, and a member whose fetch has no overall deadline waits as
  * long as the peer likes, missing its window. Promise: every transfer ends
  * by the deadline its window gives (GD_ERR_TIMEOUT), and without one, once
  * its average rate over the whole transfer falls below the floor after the
  * grace; a peer that serves at a normal rate is unaffected. The dripping
- * peer is the loopback mock server (tests/mock_http.h); each case is
+ * peer is the loopback mock server (tests/support/mock_http.h); each case is
  * bounded. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "plugin/fetch_pool.h"
-#include "plugin/peer_http.h"
-#include "tests/mock_http.h"
-#include "tests/testkit.h"
+#include "plugin/member/fetch_pool.h"
+#include "plugin/ports/peer_http.h"
+#include "tests/support/mock_http.h"
+#include "tests/support/testkit.h"
 
 #define DECLARED (8u << 20) /* what the answer says it holds */
 /* A burst of 96 KiB every 8 s: 12 KiB/s on average, below the 16 KiB/s
@@ -105,7 +105,7 @@ static void test_normal_peer_unaffected(void) {
     gd_mock_stop(d);
 }
 
-/* Off the step: with the fetch pool (plugin/fetch_pool.h) a member asks
+/* Off the step: with the fetch pool (plugin/member/fetch_pool.h) a member asks
  * the dripper and a normal peer at once; the normal peer's answer is in
  * at once while the dripper's is still pending, so a duty that needs only
  * the normal peer goes out on time. Closing the pool cancels the drip

@@ -6,7 +6,7 @@
 
 #include "common/pool.h"
 #include "common/rng.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 
 /* Random123 (DEShawResearch/random123), tests/kat_vectors, the three
  * "philox4x32 10" lines: counter[4], key[2] -> output[4]. */
@@ -74,7 +74,7 @@ static void pool_task(void *ctx, size_t i) {
 static void test_pool(void) {
     for (int threads = 1; threads <= 4; threads++) {
         gd_pool *pool = NULL;
-        CHECK_OK(gd_pool_create(&pool, threads));
+        CHECK_OK(gd_pool_new(&pool, threads));
         CHECK(gd_pool_threads(pool) == threads);
         pool_job *job = calloc(1, sizeof *job);
         for (int round = 0; round < 50; round++) {
@@ -90,11 +90,11 @@ static void test_pool(void) {
             CHECK(atomic_load(&job->hits[i]) == expected[i]);
         gd_pool_run(pool, 0, pool_task, job); /* nothing to do */
         free(job);
-        gd_pool_destroy(pool);
+        gd_pool_free(pool);
     }
     gd_pool *pool = NULL;
-    CHECK_STATUS(gd_pool_create(&pool, 0), GD_ERR_INVALID);
-    CHECK_STATUS(gd_pool_create(&pool, 5000), GD_ERR_INVALID);
+    CHECK_STATUS(gd_pool_new(&pool, 0), GD_ERR_INVALID);
+    CHECK_STATUS(gd_pool_new(&pool, 5000), GD_ERR_INVALID);
     pool_job *job = calloc(1, sizeof *job);
     gd_pool_run(NULL, 10, pool_task, job); /* no pool: inline */
     CHECK(atomic_load(&job->hits[9]) == 1);

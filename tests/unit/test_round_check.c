@@ -1,21 +1,21 @@
-/* A validator's check (plugin/round_check.c) on what a worker served, as
+/* A validator's check (plugin/member/round_check.c) on what a worker served, as
  * the daemon fetches it: the transcript, the drawn segment's start state
  * without its residual, one chunk of the start and post states with their
- * proofs (from plugin/state_index.c, as served), and the payload. An honest
+ * proofs (from plugin/member/state_index.c, as served), and the payload. An honest
  * worker passes; every way of serving a chunk or state that is not the
  * committed one fails the check, never the validator. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "chain/wire/diloco_spec.h"
 #include "common/file.h"
-#include "chain/diloco_spec.h"
-#include "plugin/round_engine.h"
-#include "plugin/run_config.h"
-#include "plugin/state_index.h"
-#include "tests/testkit.h"
-#include "tests/unit/example_spec.h"
-#include "tests/unit/round_evidence.h"
+#include "plugin/member/round_engine.h"
+#include "plugin/member/run_config.h"
+#include "plugin/member/state_index.h"
+#include "tests/support/example_spec.h"
+#include "tests/support/round_evidence.h"
+#include "tests/support/testkit.h"
 
 #define RUN 1
 #define ROUND 0

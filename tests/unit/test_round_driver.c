@@ -1,14 +1,14 @@
-/* The round driver (plugin/round_driver.c): the duties due in every window
+/* The round driver (plugin/member/round_driver.c): the duties due in every window
  * of an honest round, for a worker and for a validator that does not
  * train; nothing twice once the chain shows it done (restart safety);
  * nothing after its window; joining, sealing the next round's secret,
  * leaving and claiming; the cap on actions per step; and the view built
- * from the module's query answers (plugin/chain_view.c). */
+ * from the module's query answers (plugin/member/chain_view.c). */
 #include <string.h>
 
-#include "plugin/chain_view.h"
-#include "plugin/round_driver.h"
-#include "tests/testkit.h"
+#include "plugin/member/chain_view.h"
+#include "plugin/member/round_driver.h"
+#include "tests/support/testkit.h"
 
 #define ME "gonka1me"
 #define A "gonka1aa"
@@ -18,8 +18,8 @@ static const gd_round_windows k_windows = {10, 20, 30, 40, 50, 60, 70, 80, 90, 1
 
 typedef struct scene {
     gd_chain_view v;
-    gd_node_journal j;
-    gd_node_config cfg;
+    gd_member_journal j;
+    gd_duty_config cfg;
     const char *commitments[3];
     const char *reported[3];
     gd_view_check checks[2];
@@ -95,7 +95,7 @@ static void test_windows(void) {
  * duty done once it is. */
 static void test_honest_round(void) {
     scene s;
-    scene_init(&s, GD_NODE_WORKER | GD_NODE_VALIDATOR);
+    scene_init(&s, GD_ROLE_WORKER | GD_ROLE_VALIDATOR);
     gd_round_view *r = &s.v.round;
     CHECK_STR_EQ(duties(&s, 12), "train");
     CHECK_STR_EQ(duties(&s, 19), "train commit"); /* training late commits at once */
@@ -143,7 +143,7 @@ static void test_honest_round(void) {
  * still reports, checks and attests. */
 static void test_validator_only(void) {
     scene s;
-    scene_init(&s, GD_NODE_VALIDATOR);
+    scene_init(&s, GD_ROLE_VALIDATOR);
     CHECK_STR_EQ(duties(&s, 12), "");
     CHECK_STR_EQ(duties(&s, 20), "");
     CHECK_STR_EQ(duties(&s, 40), "report:" A " report:" B " check:" A);
@@ -155,7 +155,7 @@ static void test_validator_only(void) {
  * this round's training. */
 static void test_restart(void) {
     scene s;
-    scene_init(&s, GD_NODE_WORKER | GD_NODE_VALIDATOR);
+    scene_init(&s, GD_ROLE_WORKER | GD_ROLE_VALIDATOR);
     s.j.trained = true;
     s.v.round.committed = true; /* the commit landed before the crash */
     CHECK_STR_EQ(duties(&s, 22), "");
@@ -173,7 +173,7 @@ static void test_restart(void) {
 /* Nothing after its window: the chain would refuse it (code 9). */
 static void test_late(void) {
     scene s;
-    scene_init(&s, GD_NODE_WORKER | GD_NODE_VALIDATOR);
+    scene_init(&s, GD_ROLE_WORKER | GD_ROLE_VALIDATOR);
     s.j.trained = true;
     CHECK_STR_EQ(duties(&s, 29), "reveal-secret"); /* the commit would land at 30: too late */
     s.v.round.secret_revealed = true;
@@ -186,7 +186,7 @@ static void test_late(void) {
 
 static void test_membership(void) {
     scene s;
-    scene_init(&s, GD_NODE_WORKER);
+    scene_init(&s, GD_ROLE_WORKER);
     /* Not in this round's snapshot (joined late, or sealed nothing): only
      * the next round's secret. */
     s.v.round.in_snapshot = false;
@@ -205,7 +205,7 @@ static void test_membership(void) {
     s.j.join_sent = false;
     CHECK_STR_EQ(duties(&s, 12), "");
     /* Leaving: MsgLeaveRun once, and no secret for the next round. */
-    scene_init(&s, GD_NODE_WORKER);
+    scene_init(&s, GD_ROLE_WORKER);
     s.v.sealed_next = false;
     s.j.leave_wanted = true;
     CHECK_STR_EQ(duties(&s, 12), "leave train");
@@ -215,7 +215,7 @@ static void test_membership(void) {
 
 static void test_claims(void) {
     scene s;
-    scene_init(&s, GD_NODE_WORKER);
+    scene_init(&s, GD_ROLE_WORKER);
     s.v.have_round = false;
     s.v.claim_open = true;
     s.v.claim_epoch = 4;
@@ -237,7 +237,7 @@ static void test_claims(void) {
 
 static void test_cap(void) {
     scene s;
-    scene_init(&s, GD_NODE_VALIDATOR);
+    scene_init(&s, GD_ROLE_VALIDATOR);
     s.v.height = 40;
     gd_action out[2];
     size_t n = 0;
@@ -372,8 +372,8 @@ static void test_view_from_queries(void) {
     CHECK(v->round.windows.dispute_open_start == 70);
     CHECK(v->claim_open && v->claim_epoch == 1 && v->owed == 900 && !v->claimed);
     /* The driver on it: A reported, the check sealed, so only the claim. */
-    gd_node_config cfg = {GD_NODE_WORKER | GD_NODE_VALIDATOR, true};
-    gd_node_journal j = {.round = 3, .trained = true};
+    gd_duty_config cfg = {GD_ROLE_WORKER | GD_ROLE_VALIDATOR, true};
+    gd_member_journal j = {.round = 3, .trained = true};
     gd_action out[8];
     size_t n = 0;
     CHECK(!gd_round_driver_step(&cfg, v, &j, out, 8, &n));
@@ -408,7 +408,7 @@ static int ahead_at(scene *s, int64_t height, size_t *n_out) {
 
 static void test_train_ahead(void) {
     scene s;
-    scene_init(&s, GD_NODE_WORKER | GD_NODE_VALIDATOR);
+    scene_init(&s, GD_ROLE_WORKER | GD_ROLE_VALIDATOR);
     size_t n = 0;
     s.v.overlap = true;
     s.j.trained = true;
@@ -428,9 +428,9 @@ static void test_train_ahead(void) {
     s.v.overlap = false;
     CHECK(ahead_at(&s, 40, &n) == 0);
     s.v.overlap = true;
-    s.cfg.roles = GD_NODE_VALIDATOR;
+    s.cfg.roles = GD_ROLE_VALIDATOR;
     CHECK(ahead_at(&s, 40, &n) == 0);
-    s.cfg.roles = GD_NODE_WORKER | GD_NODE_VALIDATOR;
+    s.cfg.roles = GD_ROLE_WORKER | GD_ROLE_VALIDATOR;
     /* Trained ahead: journalled for round 7 with ahead set. */
     s.j.ahead = true;
     CHECK(ahead_at(&s, 40, &n) == 0);

@@ -1,4 +1,4 @@
-/* The round engine (plugin/round_engine.h) on the CUDA backend, as a GPU
+/* The round engine (plugin/member/round_engine.h) on the CUDA backend, as a GPU
  * host's daemon runs it (node.yaml backend: cuda): two engines train the
  * same round to the same bytes (payload, transcript, commitment); a
  * validator on the same backend re-executes every segment of it to a PASS,
@@ -10,11 +10,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "chain/diloco_spec.h"
-#include "plugin/round_engine.h"
-#include "tests/testkit.h"
-#include "tests/unit/example_spec.h"
-#include "tests/unit/round_evidence.h"
+#include "chain/wire/diloco_spec.h"
+#include "plugin/member/round_engine.h"
+#include "tests/support/example_spec.h"
+#include "tests/support/round_evidence.h"
+#include "tests/support/testkit.h"
 
 #define RUN 1
 #define ROUND 0

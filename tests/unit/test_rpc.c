@@ -4,10 +4,10 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "chain/rpc.h"
+#include "chain/client/rpc.h"
 #include "common/base64.h"
-#include "tests/mock_http.h"
-#include "tests/testkit.h"
+#include "tests/support/mock_http.h"
+#include "tests/support/testkit.h"
 
 /* What the mock node answers next, set by each test. */
 typedef struct mock_plan {

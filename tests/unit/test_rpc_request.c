@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "localnet/rpc_request.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 
 static gd_rpc_request body(const char *text) {
     gd_rpc_request r;

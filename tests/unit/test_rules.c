@@ -21,7 +21,7 @@
 #include "common/bytes.h"
 #include "common/hash.h"
 #include "proofs/diloco_rules.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 
 #define TARGET "gonka10ht9tyks4vh7p5p904t340cr9nvahy7uhvqtp8"
 #define OTHER "gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc"

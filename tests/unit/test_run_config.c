@@ -1,4 +1,4 @@
-/* The run configuration (plugin/run_config.h): the example spec becomes the
+/* The run configuration (plugin/member/run_config.h): the example spec becomes the
  * engine configuration field by field, its G_0 is the one it names, and a
  * spec the trainer cannot run (a layout that is not the model's, a model
  * named by a config digest without that config) is refused naming why. */
@@ -7,9 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain/diloco_spec.h"
-#include "plugin/run_config.h"
-#include "tests/testkit.h"
+#include "chain/wire/diloco_spec.h"
+#include "plugin/member/run_config.h"
+#include "tests/support/testkit.h"
 
 static Gonka__Diloco__V1__RunSpec *example(void) {
     char path[1024];

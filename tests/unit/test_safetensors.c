@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 
 #include "common/file.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 #include "trainer/safetensors.h"
 
 static const char *scratch(const char *name) {

@@ -10,7 +10,7 @@
 
 #include "common/file.h"
 #include "common/hash.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 #include "trainer/state.h"
 
 static gd_state_tag sample_tag(void) {
@@ -124,7 +124,7 @@ static void test_roots_and_proofs(void) {
     for (size_t i = 0; i < n; i++)
         v[i] = (float)(i % 977) * 1e-3f;
     gd_pool *pool = NULL;
-    CHECK_OK(gd_pool_create(&pool, 3));
+    CHECK_OK(gd_pool_new(&pool, 3));
     uint8_t r1[32], r3[32], zr[32], zh[32];
     CHECK_OK(gd_values_root(NULL, v, n, C, r1));
     CHECK_OK(gd_values_root(pool, v, n, C, r3));
@@ -149,7 +149,7 @@ static void test_roots_and_proofs(void) {
     CHECK(gd_values_chunk_range(n, C, 24, &lo, &count) && count == n - 24 * (size_t)C);
     CHECK(!gd_values_chunk_range(n, C, 25, &lo, &count));
     CHECK_STATUS(gd_values_root(NULL, v, n, 0, r1), GD_ERR_INVALID);
-    gd_pool_destroy(pool);
+    gd_pool_free(pool);
     free(v);
     free(z);
 }

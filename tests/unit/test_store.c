@@ -4,7 +4,7 @@
 
 #include "chain/module/store.h"
 #include "common/hash.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 
 /* Strings as keys and values, for readable tests. */
 static gd_status put(gd_kv *kv, const char *k, const char *v) {

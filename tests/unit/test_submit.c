@@ -1,12 +1,12 @@
 /* Submitting transactions against the scripted node: account lookup,
  * sequence resync on code 32, inclusion polling, chain errors, timeouts,
  * and the typed queries. */
-#include "chain/address.h"
-#include "chain/msg.h"
-#include "chain/query.h"
-#include "chain/submit.h"
-#include "tests/testkit.h"
-#include "tests/unit/fake_node.h"
+#include "chain/client/query.h"
+#include "chain/client/submit.h"
+#include "chain/keys/address.h"
+#include "chain/wire/msg.h"
+#include "tests/support/fake_node.h"
+#include "tests/support/testkit.h"
 
 typedef struct fixture {
     fake_node node;

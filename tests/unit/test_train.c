@@ -7,10 +7,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tests/testkit.h"
+#include "kernels/backend_registry.h"
+#include "tests/support/testkit.h"
 #include "trainer/checkpoint.h"
 #include "trainer/data.h"
-#include "kernels/backend_registry.h"
 #include "trainer/model.h"
 #include "trainer/safetensors.h"
 #include "trainer/train.h"
@@ -62,7 +62,7 @@ static void test_learns_markov(void) {
     o.optim.warmup_steps = 10;
     gd_model_config c = tiny();
     gd_trainer *t = NULL;
-    CHECK_OK(gd_trainer_create(&t, &c, &o, 2));
+    CHECK_OK(gd_trainer_new(&t, &c, &o, 2));
     gd_step_stats st = {0};
     double first = 0;
     for (size_t i = 0; i < steps; i++) {
@@ -80,7 +80,7 @@ static void test_learns_markov(void) {
     CHECK(tokens == 8 * 8 * 64);
     CHECK(eval < h[1]);
     CHECK(eval > h[2] - 0.02); /* no model beats the entropy rate */
-    gd_trainer_destroy(t);
+    gd_trainer_free(t);
     gd_data_close(data);
 }
 
@@ -91,7 +91,7 @@ static gd_trainer *run_steps(int threads, size_t steps, double *losses) {
     gd_train_options o = small_options(steps);
     gd_model_config c = tiny();
     gd_trainer *t = NULL;
-    CHECK_OK(gd_trainer_create(&t, &c, &o, threads));
+    CHECK_OK(gd_trainer_new(&t, &c, &o, threads));
     for (size_t i = 0; i < steps; i++) {
         gd_step_stats st;
         CHECK_OK(gd_trainer_step(t, data, &st));
@@ -118,10 +118,10 @@ static void test_backend_handle_borrows_threads(void) {
     gd_train_options o = small_options(4);
     gd_model_config c = tiny();
     gd_trainer *t = NULL;
-    CHECK_OK(gd_trainer_create_on(&t, &c, &o, 2, &cpu));
+    CHECK_OK(gd_trainer_new_on(&t, &c, &o, 2, &cpu));
     CHECK(t != NULL && gd_trainer_backend(t)->pool == gd_trainer_pool(t));
     CHECK(t != NULL && gd_trainer_pool(t) != NULL);
-    gd_trainer_destroy(t);
+    gd_trainer_free(t);
     gd_backend_close(&cpu);
 }
 
@@ -144,9 +144,9 @@ static void test_thread_count_does_not_matter(void) {
     CHECK(memcmp(l1, l2, sizeof l1) == 0 && memcmp(l1, l3, sizeof l1) == 0);
     CHECK(same_state(t1, t2));
     CHECK(same_state(t1, t3));
-    gd_trainer_destroy(t1);
-    gd_trainer_destroy(t2);
-    gd_trainer_destroy(t3);
+    gd_trainer_free(t1);
+    gd_trainer_free(t2);
+    gd_trainer_free(t3);
 }
 
 /* Six steps straight equal three steps, a save, a resume and three more. */
@@ -159,12 +159,12 @@ static void test_resume_is_exact(void) {
     gd_train_options o = small_options(6);
     gd_model_config c = tiny();
     gd_trainer *b = NULL;
-    CHECK_OK(gd_trainer_create(&b, &c, &o, 1));
+    CHECK_OK(gd_trainer_new(&b, &c, &o, 1));
     for (int i = 0; i < 3; i++)
         CHECK_OK(gd_trainer_step(b, data, NULL));
     const char *ckpt = path_in_tmp("resume.safetensors");
     CHECK_OK(gd_trainer_save(b, ckpt, "synthetic:markov:3"));
-    gd_trainer_destroy(b);
+    gd_trainer_free(b);
 
     gd_trainer *r = NULL;
     CHECK_OK(gd_trainer_resume(&r, ckpt, 3));
@@ -176,8 +176,8 @@ static void test_resume_is_exact(void) {
         CHECK(st.loss == straight[i]);
     }
     CHECK(same_state(a, r));
-    gd_trainer_destroy(a);
-    gd_trainer_destroy(r);
+    gd_trainer_free(a);
+    gd_trainer_free(r);
     gd_data_close(data);
 }
 
@@ -186,7 +186,7 @@ static void test_checkpoint_format(void) {
     gd_model_config c = tiny();
     gd_train_options o = small_options(10);
     gd_trainer *t = NULL;
-    CHECK_OK(gd_trainer_create(&t, &c, &o, 1));
+    CHECK_OK(gd_trainer_new(&t, &c, &o, 1));
     const char *ckpt = path_in_tmp("format.safetensors");
     CHECK_OK(gd_trainer_save(t, ckpt, "synthetic:markov:1"));
     gd_safetensors st;
@@ -224,7 +224,7 @@ static void test_checkpoint_format(void) {
     CHECK(recorded.optim.schedule_steps == 10 && recorded.seed == 11);
     CHECK_STATUS(gd_checkpoint_train_options(path_in_tmp("none.safetensors"), &recorded),
                  GD_ERR_NOT_FOUND);
-    gd_trainer_destroy(t);
+    gd_trainer_free(t);
 }
 
 /* Writes a model file whose tensors are those of the tiny layout, with
@@ -348,7 +348,7 @@ static void test_mismatched_optimizer_state(void) {
     gd_data *data = NULL;
     CHECK_OK(gd_data_open(&data, "synthetic:markov:3"));
     gd_trainer *t = NULL;
-    CHECK_OK(gd_trainer_create(&t, &c, &o, 1));
+    CHECK_OK(gd_trainer_new(&t, &c, &o, 1));
     const char *p = path_in_tmp("torn.safetensors");
     CHECK_OK(gd_trainer_save(t, p, "x"));
     CHECK_OK(gd_trainer_step(t, data, NULL));
@@ -362,7 +362,7 @@ static void test_mismatched_optimizer_state(void) {
     gd_model_config other = c;
     other.tie_word_embeddings = false;
     gd_trainer *u = NULL;
-    CHECK_OK(gd_trainer_create(&u, &other, &o, 1));
+    CHECK_OK(gd_trainer_new(&u, &other, &o, 1));
     const char *q = path_in_tmp("other.safetensors");
     CHECK_OK(gd_trainer_save(u, q, "x"));
     char from[700], to[700];
@@ -373,8 +373,8 @@ static void test_mismatched_optimizer_state(void) {
     free(mine);
     CHECK_STATUS(gd_trainer_resume(&r, p, 1), GD_ERR_PARSE);
     CHECK(strstr(gd_error_detail(), "different model layout") != NULL);
-    gd_trainer_destroy(t);
-    gd_trainer_destroy(u);
+    gd_trainer_free(t);
+    gd_trainer_free(u);
     gd_data_close(data);
 }
 
@@ -387,7 +387,7 @@ static void test_corrupt_optimizer_moments(void) {
     gd_data *data = NULL;
     CHECK_OK(gd_data_open(&data, "synthetic:markov:3"));
     gd_trainer *t = NULL;
-    CHECK_OK(gd_trainer_create(&t, &c, &o, 1));
+    CHECK_OK(gd_trainer_new(&t, &c, &o, 1));
     CHECK_OK(gd_trainer_step(t, data, NULL));
     const gd_param_layout *l = gd_trainer_layout(t);
     size_t n = l->total, at = l->tensors[1].offset + 3;
@@ -416,14 +416,14 @@ static void test_corrupt_optimizer_moments(void) {
     CHECK_OK(gd_checkpoint_save_optim(p, l, m, v, &state));
     gd_trainer *r = NULL;
     CHECK_OK(gd_trainer_resume(&r, p, 1));
-    gd_trainer_destroy(r);
+    gd_trainer_free(r);
     m[at] = NAN;
     CHECK_OK(gd_checkpoint_save_optim(p, l, m, v, &state));
     CHECK_STATUS(gd_trainer_resume(&r, p, 1), GD_ERR_PARSE);
     CHECK(strstr(gd_error_detail(), "tensor adamw.exp_avg holds nan") != NULL);
     free(m);
     free(v);
-    gd_trainer_destroy(t);
+    gd_trainer_free(t);
     gd_data_close(data);
 }
 
@@ -440,7 +440,7 @@ static void test_evaluate_shard_windows(void) {
     gd_model_config c = tiny();
     gd_train_options o = small_options(1);
     gd_trainer *t = NULL;
-    CHECK_OK(gd_trainer_create(&t, &c, &o, 2));
+    CHECK_OK(gd_trainer_new(&t, &c, &o, 2));
     double loss = 0;
     uint64_t scored = 0;
     size_t B = 3, T = 40;
@@ -451,7 +451,7 @@ static void test_evaluate_shard_windows(void) {
      * floor(24 / golden ratio) = 14, and 14, 15, 16 share a factor with 24,
      * so eval window k = b*B + j starts at ((17 k) mod 24) * T. */
     gd_model_f32 *m = NULL;
-    CHECK_OK(gd_model_create_f32(&m, gd_trainer_layout(t), 1, T, NULL));
+    CHECK_OK(gd_model_new_f32(&m, gd_trainer_layout(t), 1, T, NULL));
     int32_t w[41];
     double sum = 0;
     for (size_t b = 0; b < 2; b++)
@@ -468,8 +468,8 @@ static void test_evaluate_shard_windows(void) {
     CHECK_OK(gd_evaluate(gd_trainer_layout(t), mine, data, 100, B, T, 1, NULL, &loss, &scored));
     CHECK(scored == 8 * B * T);
     free(mine);
-    gd_model_destroy_f32(m);
-    gd_trainer_destroy(t);
+    gd_model_free_f32(m);
+    gd_trainer_free(t);
     gd_data_close(data);
     free(tokens);
 }

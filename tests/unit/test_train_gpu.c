@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "kernels/backend_registry.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 #include "trainer/data.h"
 #include "trainer/train.h"
 
@@ -41,14 +41,14 @@ static float *train_on(const gd_data *data, size_t gpus, size_t *n) {
     CHECK_OK(gd_model_config_preset(&c, "small"));
     gd_train_options o = options();
     gd_trainer *t = NULL;
-    CHECK_OK(gd_trainer_create_ranks(&t, &c, &o, 4, g.ranks, g.n, &g.coll));
+    CHECK_OK(gd_trainer_new_ranks(&t, &c, &o, 4, g.ranks, g.n, &g.coll));
     for (int i = 0; i < STEPS && t; i++)
         CHECK_OK(gd_trainer_step(t, data, NULL));
     *n = gd_trainer_layout(t)->total;
     float *state = malloc(3 * *n * sizeof(float));
     CHECK(state != NULL);
     gd_trainer_get_state(t, state, state + *n, state + 2 * *n, NULL);
-    gd_trainer_destroy(t);
+    gd_trainer_free(t);
     gd_backend_group_close(&g);
     return state;
 }

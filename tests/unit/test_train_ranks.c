@@ -1,7 +1,7 @@
 /* Data parallelism (trainer/train.c's ranks, kernels/collective.h): a
  * trainer over 2 or 3 ranks gives, step after step, the bits of one rank
  * on the CPU backend: parameters, both AdamW moments, loss and gradient
- * norm. The ranks are device-like test backends (tests/unit/backend_copy.h:
+ * norm. The ranks are device-like test backends (tests/support/backend_copy.h:
  * every op through the CPU fallback, every transfer explicit, guard bytes
  * around every buffer) joined by the host collective, so a copy the
  * trainer forgets, a slice sent to the wrong owner, or an addition out of
@@ -14,8 +14,8 @@
 #include <string.h>
 
 #include "kernels/collective.h"
-#include "tests/testkit.h"
-#include "tests/unit/backend_copy.h"
+#include "tests/support/backend_copy.h"
+#include "tests/support/testkit.h"
 #include "trainer/data.h"
 #include "trainer/train.h"
 
@@ -83,9 +83,9 @@ static void run_cpu(const gd_data *data, size_t micro_steps, run *out) {
     gd_model_config c = tiny();
     gd_train_options o = options(micro_steps);
     gd_trainer *t = NULL;
-    CHECK_OK(gd_trainer_create(&t, &c, &o, 2));
+    CHECK_OK(gd_trainer_new(&t, &c, &o, 2));
     run_steps(t, data, out);
-    gd_trainer_destroy(t);
+    gd_trainer_free(t);
 }
 
 /* A trainer over n copy backends, no pools (each rank computes on its own
@@ -101,22 +101,22 @@ typedef struct rank_group {
 static void ranks_open(rank_group *g, size_t n, size_t micro_steps) {
     g->n = n;
     for (size_t r = 0; r < n; r++)
-        CHECK((g->cbs[r] = gd_copy_backend_create(&g->be[r], NULL)) != NULL);
+        CHECK((g->cbs[r] = gd_copy_backend_new(&g->be[r], NULL)) != NULL);
     CHECK_OK(gd_collective_host_open(&g->coll, g->be, n));
     gd_model_config c = tiny();
     gd_train_options o = options(micro_steps);
     g->t = NULL;
-    CHECK_OK(gd_trainer_create_ranks(&g->t, &c, &o, 1, g->be, n, &g->coll));
+    CHECK_OK(gd_trainer_new_ranks(&g->t, &c, &o, 1, g->be, n, &g->coll));
 }
 
 /* Frees it all; every buffer's guards must be intact and none left. */
 static void ranks_close(rank_group *g) {
     for (size_t r = 0; r < g->n; r++)
         CHECK(gd_copy_backend_guards_ok(g->cbs[r]));
-    gd_trainer_destroy(g->t);
+    gd_trainer_free(g->t);
     gd_collective_close(&g->coll);
     for (size_t r = 0; r < g->n; r++)
-        CHECK(gd_copy_backend_destroy(g->cbs[r]));
+        CHECK(gd_copy_backend_free(g->cbs[r]));
 }
 
 static void run_ranks(const gd_data *data, size_t micro_steps, size_t n_ranks, run *out) {
@@ -183,11 +183,11 @@ static void test_rejects_bad_groups(void) {
     gd_backend_cpu_init(&ranks[0], NULL);
     gd_backend_cpu_init(&ranks[1], NULL);
     gd_trainer *t = NULL;
-    CHECK_STATUS(gd_trainer_create_ranks(&t, &c, &o, 1, ranks, 2, NULL), GD_ERR_INVALID);
-    CHECK_STATUS(gd_trainer_create_ranks(&t, &c, &o, 1, ranks, 0, NULL), GD_ERR_INVALID);
+    CHECK_STATUS(gd_trainer_new_ranks(&t, &c, &o, 1, ranks, 2, NULL), GD_ERR_INVALID);
+    CHECK_STATUS(gd_trainer_new_ranks(&t, &c, &o, 1, ranks, 0, NULL), GD_ERR_INVALID);
     gd_collective coll;
     CHECK_OK(gd_collective_host_open(&coll, ranks, 1));
-    CHECK_STATUS(gd_trainer_create_ranks(&t, &c, &o, 1, ranks, 2, &coll), GD_ERR_INVALID);
+    CHECK_STATUS(gd_trainer_new_ranks(&t, &c, &o, 1, ranks, 2, &coll), GD_ERR_INVALID);
     gd_collective_close(&coll);
     CHECK(t == NULL);
 }

@@ -2,16 +2,16 @@
  * decode round trips, and the strict decoder's refusals. */
 #include <stdlib.h>
 
-#include "chain/address.h"
-#include "chain/coin.h"
-#include "chain/msg.h"
-#include "chain/pb_strict.h"
-#include "chain/tx.h"
-#include "chain/tx_decode.h"
+#include "chain/keys/address.h"
+#include "chain/wire/coin.h"
+#include "chain/wire/msg.h"
+#include "chain/wire/pb_strict.h"
+#include "chain/wire/tx.h"
+#include "chain/wire/tx_decode.h"
 #include "common/hash.h"
 #include "cosmos/bank/v1beta1/tx.pb-c.h"
 #include "cosmos/tx/v1beta1/tx.pb-c.h"
-#include "tests/unit/vectors.h"
+#include "tests/support/vectors.h"
 
 #define SIMD "sign_direct_simd.txt"
 

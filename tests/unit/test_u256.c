@@ -1,6 +1,6 @@
 /* 256-bit amounts: parsing, formatting and exact, overflow-reporting arithmetic. */
 #include "chain/module/u256.h"
-#include "tests/testkit.h"
+#include "tests/support/testkit.h"
 
 #define MAX_DEC "115792089237316195423570985008687907853269984665640564039457584007913129639935"
 #define P64_DEC "18446744073709551616"

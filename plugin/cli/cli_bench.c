@@ -1,0 +1,235 @@
+/* bench train: training throughput on a backend, beside the matmul library's
+ * own GEMM on the same shape (OpenBLAS's sgemm on the CPU, cuBLAS on a GPU). */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "common/clock.h"
+#include "kernels/backend_profile.h"
+#include "kernels/cpu/blas_bench.h"
+#include "plugin/cli/cli_profile.h"
+#include "plugin/cli/cli_train.h"
+#include "plugin/cli/cli_util.h"
+#include "trainer/train.h"
+
+/* Training FLOPs per token in the usual accounting (Chowdhery et al.,
+ * PaLM, appendix B): 6 per weight of every matmul (forward 2, backward 4;
+ * the tied embedding counts once, as the output layer) plus 12 * layers *
+ * seq_len * (heads * head_dim) for the attention scores and their values
+ * over the full T x T square (the kernels skip most of its masked half, so
+ * this slightly overstates the work done, as it does for any causal model). */
+static double gd_train_flops_per_token(const gd_model_config *c, size_t seq_len) {
+    double h = c->hidden_size, f = c->intermediate_size, v = c->vocab_size;
+    double q = (double)c->num_attention_heads * (double)gd_model_head_dim(c);
+    double kv = (double)c->num_key_value_heads * (double)gd_model_head_dim(c);
+    double per_layer = h * q + 2 * h * kv + q * h + 3 * h * f;
+    double matmul_weights = c->num_hidden_layers * per_layer + v * h;
+    return 6 * matmul_weights + 12.0 * c->num_hidden_layers * (double)seq_len * q;
+}
+
+/* Dense bf16 peaks (TFLOP/s, without sparsity) of the GPUs Gonka hosts run,
+ * from NVIDIA's datasheets: H100 SXM and H200 SXM 989, B200 2250. MFU is
+ * model FLOP/s over this peak; 0 when the GPU is not one of them. */
+static double gd_bf16_peak_tflops(const char *identity) {
+    static const struct {
+        const char *name;
+        double tflops;
+    } peaks[] = {{"H100", 989.4}, {"H200", 989.4}, {"B200", 2250.0}};
+    for (size_t i = 0; i < sizeof peaks / sizeof peaks[0]; i++)
+        if (strstr(identity, peaks[i].name) != NULL)
+            return peaks[i].tflops;
+    return 0;
+}
+
+static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
+    gd_model_config config;
+    int threads = 1, rc;
+    if (!gd_arg(args, "model") && !gd_arg(args, "model-config")) {
+        if (gd_model_config_preset(&config, "small") != GD_OK)
+            return gd_cli_fail(cli, GD_ERR_INVALID);
+        uint64_t vocab = config.vocab_size;
+        if ((rc = gd_cli_u64_opt(cli, args, "vocab", &vocab)) != GD_CLI_CONTINUE)
+            return rc;
+        config.vocab_size = (uint32_t)vocab;
+        if (vocab < 1 || vocab > INT32_MAX || gd_model_config_validate(&config) != GD_OK)
+            return gd_cli_usage(cli, args, "--vocab must be 1..%d", INT32_MAX);
+    } else if ((rc = gd_cli_model_config(cli, args, &config)) != GD_CLI_CONTINUE) {
+        return rc;
+    }
+    gd_train_options o;
+    gd_train_options_default(&o);
+    uint64_t batch = o.batch, seq = o.seq_len, micro = 0, steps = 3, warmup = 1;
+    if ((rc = gd_cli_u64_opt(cli, args, "batch", &batch)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, "seq", &seq)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, "micro-batch", &micro)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, "steps", &steps)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, "warmup", &warmup)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_threads(cli, args, &threads)) != GD_CLI_CONTINUE)
+        return rc;
+    if (batch < 1 || batch > 4096 || seq < 1 || seq > (1u << 20) || steps < 1 || steps > 10000)
+        return gd_cli_usage(cli, args, "--batch 1..4096, --seq >= 1, --steps 1..10000");
+    o.batch = (size_t)batch;
+    o.seq_len = (size_t)seq;
+    o.micro_batch = micro ? (size_t)micro : o.batch;
+    o.optim.schedule_steps = steps + warmup;
+    const char *spec = gd_arg(args, "data") ? gd_arg(args, "data") : "synthetic:markov:1";
+    gd_backend_group backends;
+    if ((rc = gd_cli_backend_group(cli, args, &backends)) != GD_CLI_CONTINUE)
+        return rc;
+    const gd_backend *backend = &backends.ranks[0];
+    /* The profile watches rank 0 (the trainer copies the handle, so it is
+     * set before the trainer is made) and counts only once switched on. */
+    gd_backend_profile profile = {0};
+    bool profiling = gd_flag(args, "profile");
+    if (profiling)
+        backends.ranks[0].profile = &profile;
+    gd_data *data = NULL;
+    gd_trainer *t = NULL;
+    gd_status s = gd_data_open(&data, spec);
+    if (s == GD_OK)
+        s = gd_trainer_new_ranks(&t, &config, &o, threads, backends.ranks, backends.n,
+                                 &backends.coll);
+    for (uint64_t i = 0; s == GD_OK && i < warmup; i++)
+        s = gd_trainer_step(t, data, NULL);
+    double t0 = gd_clock_seconds();
+    for (uint64_t i = 0; s == GD_OK && i < steps; i++)
+        s = gd_trainer_step(t, data, NULL);
+    for (size_t r = 0; s == GD_OK && r < backends.n; r++)
+        gd_backend_synchronize(&backends.ranks[r]);
+    double step_s = (gd_clock_seconds() - t0) / (double)steps;
+    /* Then as many steps again, profiled: their time is not the figure. */
+    double profiled_step_s = 0;
+    if (s == GD_OK && profiling) {
+        gd_backend_profile_on(&profile);
+        double p0 = gd_clock_seconds();
+        for (uint64_t i = 0; s == GD_OK && i < steps; i++)
+            s = gd_trainer_step(t, data, NULL);
+        for (size_t r = 0; s == GD_OK && r < backends.n; r++)
+            gd_backend_synchronize(&backends.ranks[r]);
+        profiled_step_s = (gd_clock_seconds() - p0) / (double)steps;
+        gd_backend_profile_off(&profile);
+        gd_backend_profile_sort(&profile);
+    }
+    if (s != GD_OK) {
+        gd_trainer_free(t);
+        gd_backend_group_close(&backends);
+        gd_data_close(data);
+        return gd_cli_fail(cli, s);
+    }
+    double tokens = (double)o.batch * (double)o.seq_len;
+    double tok_s = tokens / step_s;
+    double gflops = gd_train_flops_per_token(&config, o.seq_len) * tok_s * 1e-9;
+    /* The ceiling, on the MLP's shape: OpenBLAS's sgemm with its own
+     * threads on the CPU; on a GPU, cuBLAS with the backend's operands and
+     * with bf16 ones. */
+    size_t m = o.micro_batch * o.seq_len;
+    bool on_cpu = strcmp(backend->iface->name, "cpu") == 0;
+    double sgemm = 0;
+    gd_gemm_ceiling gemm = {0};
+    bool have_gemm = false;
+    if (on_cpu)
+        sgemm = gd_cpu_sgemm_gflops(threads, m, config.intermediate_size, config.hidden_size,
+                                    1.0);
+    else
+        have_gemm = gd_backend_gemm_ceiling(backend, m, config.intermediate_size,
+                                            config.hidden_size, 0.5, &gemm) == GD_OK;
+    /* Model FLOP utilization, on a GPU whose peak is known. */
+    double peak = 0;
+    char identity[1024] = "";
+    if (!on_cpu && gd_backend_identity(backend->iface->name, identity, sizeof identity) == GD_OK)
+        peak = gd_bf16_peak_tflops(identity);
+    double mfu = peak > 0 ? gflops / (peak * 1e3 * (double)backends.n) : 0; /* every GPU's */
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double peak_mib = (double)ru.ru_maxrss / 1024.0;
+    size_t params = gd_trainer_layout(t)->total;
+    const char *model = gd_arg(args, "model-config") ? "config"
+                        : gd_arg(args, "model")      ? gd_arg(args, "model")
+                                                     : "small";
+    if (gd_flag(args, "json")) {
+        json_t *j = json_pack("{s:s,s:s,s:I,s:o,s:f,s:I,s:i,s:I,s:I,s:I,s:f,s:f,s:o,s:o,s:f,s:I}",
+                              "model", model, "backend", backend->iface->name, "gpus",
+                              (json_int_t)backends.n, "mfu",
+                              peak > 0 ? json_real(mfu) : json_null(),
+                              "tokens_per_s", tok_s, "params", (json_int_t)params, "threads",
+                              threads, "batch", (json_int_t)o.batch, "seq", (json_int_t)o.seq_len,
+                              "micro_batch", (json_int_t)o.micro_batch, "step_ms", step_s * 1e3,
+                              "gflops", gflops, "sgemm_gflops", on_cpu ? json_real(sgemm) : json_null(),
+                              "gemm_tflops",
+                              have_gemm ? json_pack("{s:f,s:f}", "fp32_operands",
+                                                    gemm.fp32_operands_tflops, "bf16_operands",
+                                                    gemm.bf16_operands_tflops)
+                                        : json_null(),
+                              "peak_rss_mib", peak_mib,
+                              "steps", (json_int_t)steps);
+        if (j != NULL && profiling)
+            json_object_set_new(j, "profile", gd_profile_json(&profile, steps, profiled_step_s));
+        rc = gd_cli_print_json(cli, j);
+    } else {
+        fprintf(cli->out,
+                "bench train: %s, %zu parameters, batch %zu x %zu tokens, %d thread%s, "
+                "backend %s x %zu\n"
+                "  step time       %.1f ms (mean of %" PRIu64 " steps after %" PRIu64
+                " warm-up)\n"
+                "  tokens/s        %.0f\n"
+                "  model FLOP/s    %.1f GFLOP/s (6 x matmul weights + attention, per token)\n",
+                model, params, o.batch, o.seq_len, threads, threads == 1 ? "" : "s",
+                backend->iface->name, backends.n, step_s * 1e3, steps, warmup, tok_s, gflops);
+        if (on_cpu)
+            fprintf(cli->out,
+                    "  OpenBLAS sgemm  %.1f GFLOP/s on %zu x %u x %u with %d thread%s "
+                    "(trainer/sgemm %.2f)\n",
+                    sgemm, m, config.intermediate_size, config.hidden_size, threads,
+                    threads == 1 ? "" : "s", sgemm > 0 ? gflops / sgemm : 0.0);
+        else if (have_gemm)
+            fprintf(cli->out,
+                    "  cuBLAS GEMM     %.1f TFLOP/s with fp32 operands (bf16 products, as the "
+                    "backend runs), %.1f with bf16 operands, on %zu x %u x %u (trainer/GEMM "
+                    "%.2f)\n",
+                    gemm.fp32_operands_tflops, gemm.bf16_operands_tflops, m,
+                    config.intermediate_size, config.hidden_size,
+                    gemm.fp32_operands_tflops > 0
+                        ? gflops / (double)backends.n / (gemm.fp32_operands_tflops * 1e3)
+                        : 0.0);
+        fprintf(cli->out, "  peak memory     %.0f MiB\n", peak_mib);
+        if (peak > 0)
+            fprintf(cli->out, "  MFU             %.1f%% of %zu x %.0f TFLOP/s bf16 (%s)\n",
+                    100 * mfu, backends.n, peak, identity);
+        if (profiling)
+            gd_profile_print(cli->out, &profile, steps, profiled_step_s);
+        rc = GD_EXIT_OK;
+    }
+    gd_trainer_free(t);
+    gd_backend_group_close(&backends);
+    gd_data_close(data);
+    return rc;
+}
+
+static const gd_opt_spec gd_bench_train_opts[] = {
+    {"model", "NAME", "model preset (default small)"},
+    {"model-config", "FILE", "model shape from a Hugging Face config.json instead"},
+    {"vocab", "N", "override the vocabulary size"},
+    {"batch", "B", "sequences per step (default 8)"},
+    {"seq", "T", "tokens per sequence (default 256)"},
+    {"micro-batch", "M", "sequences per forward/backward pass (default B)"},
+    {"threads", "N", "worker threads (default: all cores)"},
+    {"backend", "NAME", "cpu, cuda or auto (default auto: cuda where a GPU is usable)"},
+    {"gpus", "N", "data parallel over GPUs 0..N-1 (cuda; default 1)"},
+    {"steps", "N", "timed steps (default 3)"},
+    {"warmup", "N", "untimed steps first (default 1)"},
+    {"data", "SPEC", "data source (default synthetic:markov:1)"},
+    {"profile", NULL, "then as many steps again with each op timed: where a step's time goes"},
+    {"json", NULL, "print {\"tokens_per_s\", \"params\", \"threads\", \"batch\", \"seq\", ...}"},
+    {NULL, NULL, NULL},
+};
+
+const gd_command gd_cmd_bench_train = {
+    "bench train", "", 0, 0,
+    "Training throughput on a backend: tokens/s, step time, GFLOP/s, MFU on a GPU, peak memory.",
+    "Also measures the matmul library's own GEMM on the MLP's matrix shape, the ceiling\n"
+    "the trainer's matmuls work against: OpenBLAS's multi-threaded sgemm with the same\n"
+    "thread count on the CPU, cuBLAS with fp32 and with bf16 operands on a GPU.\n"
+    "bench/compare_torch runs the same model in PyTorch for a side-by-side figure.",
+    gd_bench_train_opts, gd_run_bench_train,
+};

@@ -1,0 +1,22 @@
+/* Helpers shared by the trainer commands (train, eval, bench train). */
+#ifndef GD_PLUGIN_CLI_CLI_TRAIN_H
+#define GD_PLUGIN_CLI_CLI_TRAIN_H
+
+#include "kernels/backend_registry.h"
+#include "plugin/cli/cli.h"
+#include "trainer/config.h"
+
+/* --threads N (default: the online cores, at most 64). Returns an exit code
+ * or GD_CLI_CONTINUE. */
+int gd_cli_threads(gd_cli *cli, gd_args *args, int *threads);
+/* Opens --backend NAME (cpu, cuda, auto; default auto: cuda where a GPU is
+ * usable, else cpu) on --gpus N ranks (default 1) for data parallelism
+ * (kernels/backend_registry.h), without pools (a trainer lends one rank its
+ * threads); close it with gd_backend_group_close. GD_CLI_CONTINUE when opened, else the
+ * exit code, the error printed. */
+int gd_cli_backend_group(gd_cli *cli, gd_args *args, gd_backend_group *out);
+
+/* --model NAME | --model-config FILE, then --vocab N. */
+int gd_cli_model_config(gd_cli *cli, gd_args *args, gd_model_config *config);
+
+#endif

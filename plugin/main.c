@@ -1,6 +1,0 @@
-/* gonka-diloco executable. */
-#include <stdio.h>
-
-#include "plugin/cli.h"
-
-int main(int argc, char **argv) { return gd_cli_main(argc, argv, stdout, stderr); }

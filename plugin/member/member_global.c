@@ -1,0 +1,307 @@
+/* G on a node (plugin/member/member_internal.h): the state a round starts from,
+ * from memory, the store, G_0, or synchronised chunk by chunk from peers
+ * and proved against the chain's state hash.
+ *
+ * The file form: the global descriptor (trainer/state.h), then params and
+ * momentum as n little-endian floats each. A global chunk a node serves is
+ * chunk i of params then of momentum; its proof is the descriptor, then
+ * each array's chunk proof (proofs/mmr.h wire form) after its LE32 length. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/bytes.h"
+#include "common/log.h"
+#include "plugin/member/member_internal.h"
+#include "trainer/checkpoint.h"
+
+gd_status gd_member_global_file(gd_member *n, const gd_global_state *g, gd_buf *out) {
+    gd_global_desc d;
+    GD_TRY(gd_global_state_describe(gd_trainer_pool(n->engine.trainer),
+                                    gd_trainer_layout(n->engine.trainer)->digest,
+                                    n->engine.rc.diloco.chunk_elems, g, &d));
+    GD_TRY(gd_buf_reserve(out, GD_GLOBAL_DESC_BYTES + 8 * g->n));
+    gd_global_desc_encode(&d, out->data);
+    gd_put_floats(out->data + GD_GLOBAL_DESC_BYTES, g->params, g->n);
+    gd_put_floats(out->data + GD_GLOBAL_DESC_BYTES + 4 * g->n, g->momentum, g->n);
+    out->len = GD_GLOBAL_DESC_BYTES + 8 * g->n;
+    return GD_OK;
+}
+
+/* Parses a global file and requires the state hash. g is initialised. */
+static gd_status gd_global_parse(gd_member *n, const gd_buf *b, const uint8_t hash[32],
+                                 gd_global_state *g) {
+    size_t count = n->engine.n;
+    if (b->len != GD_GLOBAL_DESC_BYTES + 8 * count)
+        return gd_fail(GD_ERR_PARSE, "a global state of %zu values is not %zu bytes", count,
+                       b->len);
+    gd_global_desc d;
+    GD_TRY(gd_global_desc_decode(&d, b->data, GD_GLOBAL_DESC_BYTES));
+    GD_TRY(gd_global_state_init(g, count));
+    gd_get_floats(g->params, b->data + GD_GLOBAL_DESC_BYTES, count);
+    gd_get_floats(g->momentum, b->data + GD_GLOBAL_DESC_BYTES + 4 * count, count);
+    g->round = d.round;
+    uint8_t got[32];
+    gd_status s = gd_engine_global_hash(&n->engine, g, got);
+    if (s == GD_OK && memcmp(got, hash, 32) != 0)
+        s = gd_fail(GD_ERR_INVALID, "the global state's hash is not the chain's");
+    if (s != GD_OK)
+        gd_global_state_free(g);
+    return s;
+}
+
+/* G_round as a model checkpoint, for GET .../checkpoint.safetensors:
+ * written aside and renamed, so a reader never sees half a file. */
+static void gd_member_checkpoint(gd_member *n, uint64_t round) {
+    char path[GD_ARTIFACT_PATH_MAX], tmp[GD_ARTIFACT_PATH_MAX + 8];
+    if (gd_artifact_path(&n->store, GD_ARTIFACT_CHECKPOINT, n->o.run, round, 0, path,
+                         sizeof path) != GD_OK)
+        return;
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (gd_checkpoint_save_model(tmp, gd_trainer_layout(n->engine.trainer), n->g.params,
+                                 n->stats.inner_step) != GD_OK ||
+        rename(tmp, path) != 0) {
+        gd_member_error(n, "writing the checkpoint of G_%" PRIu64 ": %s", round,
+                        gd_error_detail());
+        remove(tmp);
+    }
+}
+
+static void gd_member_set_global(gd_member *n, gd_global_state *g, uint64_t round) {
+    if (n->have_g)
+        gd_global_state_free(&n->g);
+    n->g = *g;
+    n->have_g = true;
+    n->g_round = round;
+    gd_member_note_state(n, &n->g);
+    gd_member_checkpoint(n, round);
+}
+
+/* --- state sync ------------------------------------------------------------------------------- */
+
+/* Chunk i of G_round from one peer, proved against the descriptor whose
+ * hash is the chain's; the chunk's values go into g. */
+static gd_status gd_sync_chunk(gd_member *n, const char *peer, uint64_t round, uint32_t chunk,
+                               const uint8_t hash[32], gd_global_state *g) {
+    size_t lo = 0, count = 0;
+    uint32_t ce = n->engine.rc.diloco.chunk_elems;
+    if (!gd_values_chunk_range(g->n, ce, chunk, &lo, &count))
+        return gd_fail(GD_ERR_INVALID, "chunk %u is out of range", chunk);
+    gd_artifact_req req = {.kind = GD_REQ_GLOBAL_CHUNK, .run = n->o.run, .round = round,
+                           .chunk = chunk};
+    gd_artifact_answer a;
+    GD_TRY(gd_member_fetch_wait(n, peer, &req, 8 * count, &a));
+    gd_status s = GD_OK;
+    gd_global_desc d;
+    gd_mmr_proof pp, mp;
+    const uint8_t *p = a.proof.data;
+    size_t left = a.proof.len;
+    uint8_t got[32];
+    if (a.body.len != 8 * count || left < GD_GLOBAL_DESC_BYTES)
+        s = gd_fail(GD_ERR_PARSE, "global chunk %u from %s has the wrong size", chunk, peer);
+    if (s == GD_OK)
+        s = gd_global_desc_decode(&d, p, GD_GLOBAL_DESC_BYTES);
+    p += GD_GLOBAL_DESC_BYTES;
+    left -= left >= GD_GLOBAL_DESC_BYTES ? GD_GLOBAL_DESC_BYTES : left;
+    if (s == GD_OK) {
+        gd_global_desc_hash(&d, got);
+        if (memcmp(got, hash, 32) != 0 || d.n != g->n || d.chunk_elems != ce)
+            s = gd_fail(GD_ERR_INVALID, "global chunk %u from %s is not of the chain's state",
+                        chunk, peer);
+    }
+    if (s == GD_OK)
+        s = gd_state_chunk_proof_next(&p, &left, &pp);
+    if (s == GD_OK)
+        s = gd_state_chunk_proof_next(&p, &left, &mp);
+    if (s == GD_OK) {
+        gd_get_floats(g->params + lo, a.body.data, count);
+        gd_get_floats(g->momentum + lo, a.body.data + 4 * count, count);
+        g->round = d.round;
+        if (!gd_values_verify_chunk(d.params_root, g->n, ce, chunk, g->params + lo, count, &pp) ||
+            !gd_values_verify_chunk(d.momentum_root, g->n, ce, chunk, g->momentum + lo, count,
+                                    &mp))
+            s = gd_fail(GD_ERR_INVALID, "global chunk %u from %s does not prove", chunk, peer);
+    }
+    gd_member_recycle_wait(n, &a.body); /* the next chunk is fetched into it */
+    gd_artifact_answer_free(&a);
+    return s;
+}
+
+/* G_round from the first member that serves all of it. */
+static gd_status gd_sync_global(gd_member *n, uint64_t round, const uint8_t hash[32],
+                                gd_global_state *g) {
+    GD_TRY(gd_global_state_init(g, n->engine.n));
+    const Gonka__Diloco__V1__QueryRunResponse *r = n->ans.run;
+    for (size_t m = 0; r && m < r->n_members; m++) {
+        const char *peer = r->members[m]->address;
+        if (strcmp(peer, n->address) == 0)
+            continue;
+        gd_status s = GD_OK;
+        for (uint32_t c = 0; s == GD_OK && c < n->engine.chunks; c++)
+            s = gd_sync_chunk(n, peer, round, c, hash, g);
+        uint8_t got[32];
+        if (s == GD_OK)
+            s = gd_engine_global_hash(&n->engine, g, got);
+        if (s == GD_OK && memcmp(got, hash, 32) == 0) {
+            GD_LOG_INFO("node", "height %" PRId64 ": state sync: G_%" PRIu64 " from %s (%u chunks)",
+                        n->view.view.height, round, peer, n->engine.chunks);
+            return GD_OK;
+        }
+        if (s == GD_ERR_NOMEM)
+            break;
+        gd_member_error(n, "state sync of G_%" PRIu64 " from %s: %s", round, peer,
+                      s == GD_OK ? "hash differs" : gd_error_detail());
+    }
+    gd_global_state_free(g);
+    return gd_fail(GD_ERR_NOT_FOUND, "no member serves G_%" PRIu64 " with the chain's hash",
+                   round);
+}
+
+/* G kept on disk under `round`: what this node serves for others' state
+ * sync. */
+static gd_status gd_member_store_global(gd_member *n, const gd_global_state *g, uint64_t round) {
+    gd_buf b = {0};
+    gd_status s = gd_member_global_file(n, g, &b);
+    if (s == GD_OK)
+        s = gd_artifact_put(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round, 0, b.data, b.len);
+    gd_buf_free(&b);
+    return s;
+}
+
+/* The G held is also G_round (a void round, or one with nothing to
+ * aggregate, left it as it was). */
+static gd_status gd_member_relabel_global(gd_member *n, uint64_t round) {
+    GD_TRY(gd_member_store_global(n, &n->g, round));
+    n->g_round = round;
+    gd_member_checkpoint(n, round);
+    return GD_OK;
+}
+
+/* Makes g (taken) this node's G_round, stored under `round` too. */
+static gd_status gd_member_adopt_global(gd_member *n, gd_global_state *g, uint64_t round) {
+    gd_status s = gd_member_store_global(n, g, round);
+    if (s != GD_OK) {
+        gd_global_state_free(g);
+        return s;
+    }
+    gd_member_set_global(n, g, round);
+    if (n->have_next)
+        gd_global_state_free(&n->next);
+    n->have_next = false;
+    return GD_OK;
+}
+
+gd_status gd_member_prepare_global(gd_member *n) {
+    const gd_chain_view *v = &n->view.view;
+    const Gonka__Diloco__V1__Round *r = gd_member_round(n);
+    if (!n->engine_open || !v->member || r == NULL ||
+        r->phase != GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_DONE ||
+        r->next_state_hash.len != 32 || (n->have_g && n->g_round == r->index + 1) ||
+        v->height < n->prepare_after)
+        return GD_OK;
+    gd_status s = gd_member_global_at(n, r->index + 1, r->next_state_hash.data);
+    if (s == GD_ERR_NOMEM)
+        return s;
+    if (s != GD_OK) {
+        n->prepare_after = v->height + GD_MEMBER_SYNC_RETRY;
+        gd_member_error(n, "height %" PRId64 ": G_%" PRIu64 " before its round opens: %s",
+                        v->height, r->index + 1, gd_error_detail());
+    }
+    return GD_OK;
+}
+
+/* G_round with the chain's hash from the node's store (under round, or
+ * after a VOID under the round before), G_0, or peers. g is initialised;
+ * *stored is true when the store holds it under round already. */
+static gd_status gd_global_load(gd_member *n, uint64_t round, const uint8_t hash[32],
+                                gd_global_state *g, bool *stored) {
+    gd_buf b = {0};
+    gd_status s = gd_artifact_get(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round, 0,
+                                  GD_GLOBAL_DESC_BYTES + 8 * n->engine.n, &b);
+    if (s == GD_OK)
+        s = gd_global_parse(n, &b, hash, g);
+    gd_buf_free(&b);
+    *stored = s == GD_OK;
+    if (s == GD_OK)
+        return GD_OK;
+    /* After a restart, the G of a VOID round's start is in the store under
+     * the round before (rounds below that are pruned). */
+    s = round > 0 ? gd_artifact_get(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round - 1, 0,
+                                    GD_GLOBAL_DESC_BYTES + 8 * n->engine.n, &b)
+                  : GD_ERR_NOT_FOUND;
+    if (s == GD_OK)
+        s = gd_global_parse(n, &b, hash, g);
+    gd_buf_free(&b);
+    if (s == GD_OK)
+        return GD_OK;
+    if (memcmp(hash, n->engine.rc.initial_state_hash, 32) == 0)
+        return gd_engine_initial_global(&n->engine, g); /* G_0: every round so far VOID */
+    return gd_sync_global(n, round, hash, g);
+}
+
+gd_status gd_member_global_view(gd_member *n, uint64_t round, const uint8_t hash[32],
+                                const gd_global_state **out) {
+    /* The copy kept aside first: its hash is known, where the node's own
+     * G would be hashed again for every check of the round. */
+    if (n->have_older && memcmp(n->older_hash, hash, 32) == 0) {
+        *out = &n->older;
+        return GD_OK;
+    }
+    uint8_t got[32];
+    if (n->have_g) {
+        GD_TRY(gd_engine_global_hash(&n->engine, &n->g, got));
+        if (memcmp(got, hash, 32) == 0) {
+            *out = &n->g;
+            return GD_OK;
+        }
+    }
+    if (n->have_next) {
+        GD_TRY(gd_engine_global_hash(&n->engine, &n->next, got));
+        if (memcmp(got, hash, 32) == 0) {
+            *out = &n->next;
+            return GD_OK;
+        }
+    }
+    if (n->have_older)
+        gd_global_state_free(&n->older);
+    n->have_older = false;
+    bool stored = false;
+    GD_TRY(gd_global_load(n, round, hash, &n->older, &stored));
+    n->have_older = true;
+    memcpy(n->older_hash, hash, 32);
+    *out = &n->older;
+    return GD_OK;
+}
+
+gd_status gd_member_global_at(gd_member *n, uint64_t round, const uint8_t hash[32]) {
+    uint8_t got[32];
+    if (n->have_g) {
+        /* By hash, not by round: after a void round, or one with nothing to
+         * aggregate, G_{r+1} is G_r itself. */
+        GD_TRY(gd_engine_global_hash(&n->engine, &n->g, got));
+        if (memcmp(got, hash, 32) == 0) {
+            if (n->g_round != round)
+                GD_TRY(gd_member_relabel_global(n, round));
+            return GD_OK;
+        }
+    }
+    if (n->have_next && n->have_g && n->g_round + 1 == round) {
+        GD_TRY(gd_engine_global_hash(&n->engine, &n->next, got));
+        if (memcmp(got, hash, 32) == 0) {
+            gd_global_state next = n->next;
+            n->have_next = false;
+            gd_member_set_global(n, &next, round);
+            return GD_OK;
+        }
+        gd_member_error(n, "G_%" PRIu64 " as this node aggregated it is not the chain's", round);
+    }
+    gd_global_state g;
+    bool stored = false;
+    GD_TRY(gd_global_load(n, round, hash, &g, &stored));
+    if (stored) {
+        gd_member_set_global(n, &g, round);
+        return GD_OK;
+    }
+    return gd_member_adopt_global(n, &g, round);
+}

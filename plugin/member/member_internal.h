@@ -1,0 +1,279 @@
+/* What the node's files share (plugin/member/member.c: lifecycle and the step;
+ * member_duties.c: each duty; member_serve.c: answering peers; member_status.c:
+ * status and metrics; member_global.c: G on disk and from peers). */
+#ifndef GD_PLUGIN_MEMBER_MEMBER_INTERNAL_H
+#define GD_PLUGIN_MEMBER_MEMBER_INTERNAL_H
+
+#include <pthread.h>
+
+#include "plugin/member/artifact_store.h"
+#include "plugin/member/chain_view.h"
+#include "plugin/member/fetch_pool.h"
+#include "plugin/member/member.h"
+#include "plugin/member/round_driver.h"
+#include "plugin/member/round_engine.h"
+#include "plugin/member/state_index.h"
+
+#define GD_MEMBER_URL_MAX 512
+#define GD_MEMBER_CLASS_MAX 128
+#define GD_MEMBER_ERRORS 8
+#define GD_MEMBER_ANSWERS 64
+#define GD_MEMBER_COMMITTED 16
+#define GD_MEMBER_SYNC_RETRY 5 /* blocks between tries of an early state sync */
+#define GD_MEMBER_FETCH_MIN_MS 2000 /* the shortest deadline a window's fetch gets */
+/* Artifacts fetched from peers are bounded by what the run's model makes. */
+#define GD_MEMBER_TRANSCRIPT_MAX ((size_t)(4096 + 2) * 312)
+/* A payload is bounded by the size its commitment states, and that by this. */
+#define GD_MEMBER_PAYLOAD_MAX ((uint64_t)1 << 36)
+
+/* A check's answer kept for its reveal (recomputed after a restart). */
+typedef struct gd_member_answer {
+    uint64_t round;
+    char target[GD_ADDRESS_STR_MAX];
+    uint32_t check;
+    bool recheck;
+    gd_diloco_verdict verdict;
+    uint8_t digest[32];
+} gd_member_answer;
+
+/* A peer's payload fetched in the current round (for reports, checks and
+ * the aggregate). */
+typedef struct gd_member_peer_payload {
+    char address[GD_ADDRESS_STR_MAX];
+    gd_buf bytes;
+} gd_member_peer_payload;
+
+/* A peer whose payload this step's batch could not fetch: its duties in
+ * the same step fail with this detail instead of fetching again (they stay
+ * due, and the next block tries again). */
+typedef struct gd_member_fetch_failure {
+    char address[GD_ADDRESS_STR_MAX];
+    gd_status status;
+    char why[256];
+} gd_member_fetch_failure;
+
+/* What the status and metrics show; guarded by gd_member.mu. */
+typedef struct gd_member_stats {
+    int64_t height;
+    uint64_t round;
+    bool have_round;
+    bool round_over;            /* the round is DONE or VOID */
+    gd_window window;
+    gd_round_windows windows;
+    uint64_t inner_step;
+    double loss, tokens_per_s;
+    uint64_t bytes_in, bytes_out;
+    uint64_t checks[4];         /* by gd_diloco_verdict */
+    uint64_t rewards_claimed;   /* ngonka */
+    uint64_t slashed;           /* ngonka: bonded at join less what is bonded now */
+    uint8_t state_hash[32];     /* of the newest G held */
+    bool have_state_hash;
+    uint64_t committed[GD_MEMBER_COMMITTED];
+    size_t n_committed;
+    struct {
+        int64_t time;           /* of the latest repeat */
+        char text[200];         /* the latest repeat's */
+        uint32_t repeats;       /* times in a row, at any height */
+    } errors[GD_MEMBER_ERRORS];
+    size_t n_errors;            /* total recorded (every repeat) */
+    size_t n_error_slots;       /* slots filled: the last GD_MEMBER_ERRORS are kept */
+} gd_member_stats;
+
+#define GD_MEMBER_MSGS_MAX 32 /* duties (messages) in one step */
+#define GD_MEMBER_WAITING 8   /* transactions sent ahead, not yet settled */
+
+struct gd_member {
+    gd_member_options o;
+    char artifact_url[GD_MEMBER_URL_MAX], hw_class[GD_MEMBER_CLASS_MAX];
+    gd_key key;
+    uint8_t salt_seed[32];      /* secrets and salts derive from it (and so from the key) */
+    char address[GD_ADDRESS_STR_MAX];
+    gd_chain_port chain;
+    gd_peer_port peers;
+    gd_fetch_pool *fetch_pool; /* NULL: fetches run on the step (plugin/member/fetch_pool.h) */
+    gd_artifact_store store;
+    gd_member_journal journal;
+
+    /* The step's chain answers (valid during a step). */
+    gd_chain_answers ans;
+    gd_chain_view_buf view;
+    bool solo;                  /* a transaction of several duties was refused: one duty
+                                 * per step until the one the chain refuses is found */
+    gd_action suspects[GD_MEMBER_MSGS_MAX]; /* duties the chain refused alone: sent only
+                                             * when nothing else is due (this round) */
+    size_t n_suspects;
+    /* Transactions sent ahead (the chain port's send), settled in this
+     * order at the end of the step: the node computes its next duty while
+     * they wait for their blocks. */
+    struct {
+        uint32_t ticket;
+        gd_action acts[GD_MEMBER_MSGS_MAX];
+        size_t n_acts;
+    } waiting[GD_MEMBER_WAITING];
+    size_t n_waiting;
+    int64_t stepped_height;     /* the height of the last step that did its duties */
+    /* During a step: the messages its duties queued, so that a duty can
+     * send them before it computes (gd_member_before_compute). */
+    struct {
+        gd_any *msgs;
+        size_t *n_msgs, *n_sent, *done, *flushes;
+        gd_action *sent;
+    } outbox;
+    bool computed;              /* the current duty trained, re-executed or aggregated */
+    const volatile int *stop;   /* a stop asked for (gd_member_stop_on), or NULL */
+
+    bool engine_open;
+    gd_engine engine;
+    bool have_g;
+    uint64_t g_round;           /* g is G_{g_round} */
+    gd_global_state g;
+    bool have_next;             /* next is G_{g_round + 1}, aggregated, not yet attested */
+    gd_global_state next;
+    int64_t prepare_after;      /* no early state sync before this height (a try failed) */
+    bool have_w;
+    gd_worker_state w;          /* this worker's state after its last trained round */
+    bool have_trained;
+    gd_trained_round trained;   /* the newest trained round's artifacts (for its commit) */
+    gd_engine_job job;          /* a round trained a segment at a time (ahead, with overlap) */
+    bool reread;                /* a duty read the chain again: the step ends after it */
+    int64_t read_ms;            /* when the chain was last read (monotonic ms) */
+    int64_t pace_height, pace_ms; /* the height last seen to change, and when */
+    double block_ms;            /* the chain's pace: milliseconds per block (0: not seen yet) */
+    bool chain_down;            /* the last read of the chain failed */
+    bool have_older;
+    gd_global_state older;      /* a G before the node's own (an overlapped start's G_{r-1}) */
+    uint8_t older_hash[32];     /* its state hash */
+
+    uint64_t cache_round;
+    gd_member_peer_payload *payloads;
+    size_t n_payloads;
+    gd_member_fetch_failure *fetch_failed; /* this step's batch (gd_member_prefetch) */
+    size_t n_fetch_failed;
+    gd_member_answer answers[GD_MEMBER_ANSWERS];
+    size_t n_answers;
+
+    pthread_mutex_t mu;         /* guards stats (peers' threads read them) */
+    gd_member_stats stats;
+    /* The state files whose chunks peers ask for: G (state sync) and
+     * worker states (checks), each indexed once; guarded by serve_mu. */
+    pthread_mutex_t serve_mu;
+    gd_state_index_cache served;
+};
+
+/* The current round as the step's chain answers show it, or NULL. */
+static inline const Gonka__Diloco__V1__Round *gd_member_round(const gd_member *n) {
+    return n->ans.round ? n->ans.round->round : NULL;
+}
+
+/* Records a failed duty: logged, and kept for /v1/status. */
+void gd_member_error(gd_member *n, const char *fmt, ...) GD_PRINTF(2, 3);
+
+/* Called by a duty just before it trains, re-executes or aggregates: what
+ * the step has queued so far (reports, reveals, answers that needed no
+ * work) is sent first, and what this duty produces goes at once after it,
+ * so minutes of computing never hold an answer past its window, while
+ * answers that needed none (UNAVAILABLE) share one transaction. */
+gd_status gd_member_before_compute(gd_member *n) GD_MUST_CHECK;
+
+/* Called by a duty that trains the next round ahead, between segments:
+ * reads the chain again (at most every GD_MEMBER_AHEAD_READ_MS, or the
+ * options' ahead_read_ms) and says
+ * whether anything but that duty (self) is due at a new height, or the
+ * chain cannot be read; the duty then returns, staying due, and the step
+ * ends after it, so every duty of the current round goes first. */
+bool gd_member_others_due(gd_member *n, const gd_action *self);
+#define GD_MEMBER_AHEAD_READ_MS 250
+
+/* Does one action into msgs (0 or more messages appended to *n_msgs, at
+ * most cap). Returns GD_OK also when the duty could not be done now (a
+ * peer unreachable): it stays due; an error status is local. */
+gd_status gd_member_duty(gd_member *n, const gd_action *a, gd_any *msgs, size_t cap,
+                       size_t *n_msgs) GD_MUST_CHECK;
+
+/* The salt of a sealed answer, or a round's secret (kind GD_SEAL_RANDOMNESS). */
+void gd_member_salt(const gd_member *n, uint8_t out[32], gd_diloco_seal_kind kind, uint64_t round,
+                  const char *target, uint32_t check);
+
+/* The engine for the run (opened from the spec on first use). */
+gd_status gd_member_engine(gd_member *n) GD_MUST_CHECK;
+/* Makes n->g G_round with the chain's state hash `hash`: from memory, the
+ * store, G_0, or synchronised from peers. */
+gd_status gd_member_global_at(gd_member *n, uint64_t round, const uint8_t hash[32]) GD_MUST_CHECK;
+
+/* G_round with the chain's hash `hash`, read only: the node's G or the G
+ * it aggregated when it is that state, else a copy kept aside (n->older)
+ * from the store, G_0 or peers. What an overlapped round starts from
+ * (G_{r-1}); *out stays valid until the node's G changes. */
+gd_status gd_member_global_view(gd_member *n, uint64_t round, const uint8_t hash[32],
+                                const gd_global_state **out) GD_MUST_CHECK;
+
+/* Once the current round R is DONE, makes G_{R+1} (its hash now on chain)
+ * the node's G at once, rather than when R + 1 opens: the node serves it
+ * to others' state sync in the gap before R + 1, and a node that lacks it
+ * (a late joiner, a node whose G was not the agreed one) synchronises it
+ * there instead of in R + 1's train window. A failure is logged and tried
+ * again GD_MEMBER_SYNC_RETRY blocks later; only out of memory is returned. */
+gd_status gd_member_prepare_global(gd_member *n) GD_MUST_CHECK;
+/* Serialises G (descriptor then params and momentum) and parses it back,
+ * requiring the state hash. */
+gd_status gd_member_global_file(gd_member *n, const gd_global_state *g, gd_buf *out) GD_MUST_CHECK;
+
+/* Gives a body from gd_member_fetch back to the peer client to fetch into
+ * again (the fetch pool's threads, or the step's port; or frees it); b is
+ * left empty. _wait: one from gd_member_fetch_wait (the step's port). */
+void gd_member_recycle(gd_member *n, gd_buf *b);
+void gd_member_recycle_wait(gd_member *n, gd_buf *b);
+
+/* When a fetch for the current window's duties must have ended
+ * (gd_clock_ms): the blocks left in the window, less one for the answer to
+ * land, at the chain's observed pace; 0 outside a live round or before the
+ * pace is known (the transport's own cap applies). */
+int64_t gd_member_fetch_deadline(const gd_member *n);
+
+/* A fetch from a member's artifact URL, counted in bytes_in, ending by
+ * req's deadline or else the current window's. With a fetch pool (a peer
+ * port that opens others: HTTP) it runs on the pool's threads: the first
+ * call queues it and every call says GD_ERR_PENDING until it is done, and
+ * a duty that gets GD_ERR_PENDING tries again at a later step, so no peer
+ * holds the step. Without one (the in-process ports of tests), it runs
+ * here, as before. */
+gd_status gd_member_fetch(gd_member *n, const char *address, const gd_artifact_req *req,
+                        size_t max_len, gd_artifact_answer *out) GD_MUST_CHECK;
+/* GD_OK when gd_member_fetch of the same would not say GD_ERR_PENDING
+ * (queuing it if need be): a duty that needs several answers asks for all
+ * of them at once and takes them when every one is in. */
+gd_status gd_member_fetch_ready(gd_member *n, const char *address, const gd_artifact_req *req,
+                                size_t max_len) GD_MUST_CHECK;
+/* Forgets what gd_member_fetch_ready queued for the same (nothing
+ * without a fetch pool). */
+void gd_member_fetch_drop(gd_member *n, const char *address, const gd_artifact_req *req,
+                          size_t max_len);
+/* The same fetch on the step itself, however long it takes (state sync,
+ * which has no window to miss). */
+gd_status gd_member_fetch_wait(gd_member *n, const char *address, const gd_artifact_req *req,
+                               size_t max_len, gd_artifact_answer *out) GD_MUST_CHECK;
+
+/* The round's commitment of address in q, or NULL. */
+const Gonka__Diloco__V1__Commitment *
+gd_commitment_in(const Gonka__Diloco__V1__QueryRoundResponse *q, const char *address);
+
+/* The payload `address` committed in the current round (the node's own
+ * from its store): fetched once and kept for the round, checked against
+ * the commitment before it is kept. A peer this block's batch failed to
+ * fetch fails with that batch's detail (plugin/member/member_payloads.c). */
+gd_status gd_member_round_payload(gd_member *n, const char *address,
+                                  const gd_buf **out) GD_MUST_CHECK;
+
+/* Fetches at once, in parallel, the payloads this step's duties (acts)
+ * will read and the node does not hold yet, where the peer port can
+ * (fetch_all); each is checked against its commitment and kept as
+ * gd_round_payload would keep it. Failures are kept for this step's
+ * duties. Only out of memory is returned. */
+gd_status gd_member_prefetch(gd_member *n, const gd_action *acts, size_t n_acts) GD_MUST_CHECK;
+
+/* Records the newest G's state hash for the status. */
+void gd_member_note_state(gd_member *n, const gd_global_state *g);
+
+const Gonka__Diloco__V1__Member *gd_member_lookup(const gd_member *n, const char *address);
+
+#endif

@@ -1,0 +1,220 @@
+/* Peers' payloads of the current round (plugin/member/member_internal.h): each
+ * fetched once, alone or in a block's batch, checked against the payload
+ * its peer committed, and kept for the round's reports, checks and
+ * aggregate. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/log.h"
+#include "plugin/member/member_internal.h"
+
+/* The round's commitment of address, refused when it claims a payload
+ * larger than this run's model and codec can make (before anything is
+ * fetched): a payload is at most its header, its table and every chunk at
+ * the codec's bound (a zstd frame never exceeds the raw chunk it stores). */
+static gd_status gd_payload_commitment(gd_member *n, const char *address,
+                                       const Gonka__Diloco__V1__Commitment **out) {
+    const Gonka__Diloco__V1__Commitment *c = gd_commitment_in(n->ans.round, address);
+    if (c == NULL)
+        return gd_fail(GD_ERR_NOT_FOUND, "%s has no commitment this round", address);
+    const gd_diloco_config *dc = &n->engine.rc.diloco;
+    uint64_t bound = GD_PAYLOAD_HEADER_BYTES +
+                     (uint64_t)n->engine.chunks *
+                         (GD_PAYLOAD_TABLE_ENTRY_BYTES + gd_codec_chunk_bound(&dc->codec,
+                                                                              dc->chunk_elems));
+    if (c->payload_bytes > bound || c->payload_bytes > GD_MEMBER_PAYLOAD_MAX)
+        return gd_fail(GD_ERR_LIMIT, "%s committed a payload of %" PRIu64 " bytes, over the "
+                                     "%" PRIu64 " this run's model and codec make",
+                       address, c->payload_bytes, bound);
+    *out = c;
+    return GD_OK;
+}
+
+/* Keeps address's payload bytes for the round once they are the payload it
+ * committed (c); takes bytes in every case. */
+static gd_status gd_keep_payload(gd_member *n, const char *address,
+                                 const Gonka__Diloco__V1__Commitment *c, gd_buf *bytes,
+                                 const gd_buf **out) {
+    gd_payload p;
+    gd_status s = gd_engine_payload_parse(&n->engine, n->cache_round, address, bytes->data,
+                                          bytes->len, c->payload_root.data, c->payload_leaves,
+                                          &p);
+    if (s == GD_OK)
+        gd_payload_free(&p);
+    gd_member_peer_payload *grown =
+        s == GD_OK ? realloc(n->payloads, (n->n_payloads + 1) * sizeof *grown) : NULL;
+    if (s == GD_OK && grown == NULL)
+        s = gd_fail(GD_ERR_NOMEM, "out of memory");
+    if (s != GD_OK) {
+        gd_member_recycle(n, bytes);
+        return s;
+    }
+    n->payloads = grown;
+    gd_member_peer_payload *np = &n->payloads[n->n_payloads++];
+    snprintf(np->address, sizeof np->address, "%s", address);
+    np->bytes = *bytes;
+    *bytes = (gd_buf){0};
+    if (out != NULL)
+        *out = &np->bytes;
+    return GD_OK;
+}
+
+static const gd_buf *gd_held_payload(const gd_member *n, const char *address) {
+    for (size_t i = 0; i < n->n_payloads; i++)
+        if (strcmp(n->payloads[i].address, address) == 0)
+            return &n->payloads[i].bytes;
+    return NULL;
+}
+
+static gd_status gd_record_fetch_failure(gd_member *n, const char *address, gd_status status,
+                                         const char *why) {
+    gd_member_fetch_failure *grown =
+        realloc(n->fetch_failed, (n->n_fetch_failed + 1) * sizeof *grown);
+    if (grown == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    n->fetch_failed = grown;
+    gd_member_fetch_failure *f = &n->fetch_failed[n->n_fetch_failed++];
+    snprintf(f->address, sizeof f->address, "%s", address);
+    f->status = status;
+    snprintf(f->why, sizeof f->why, "%s", why);
+    return GD_OK;
+}
+
+gd_status gd_member_round_payload(gd_member *n, const char *address, const gd_buf **out) {
+    if ((*out = gd_held_payload(n, address)) != NULL)
+        return GD_OK;
+    for (size_t i = 0; i < n->n_fetch_failed; i++)
+        if (strcmp(n->fetch_failed[i].address, address) == 0)
+            return gd_fail(n->fetch_failed[i].status, "%s", n->fetch_failed[i].why);
+    const Gonka__Diloco__V1__Commitment *c = NULL;
+    GD_TRY(gd_payload_commitment(n, address, &c));
+    uint64_t r = n->cache_round;
+    gd_buf bytes = {0};
+    gd_status s;
+    if (strcmp(address, n->address) == 0) {
+        s = gd_artifact_get(&n->store, GD_ARTIFACT_PAYLOAD, n->o.run, r, 0, c->payload_bytes,
+                            &bytes);
+    } else {
+        gd_artifact_req req = {.kind = GD_REQ_PAYLOAD, .run = n->o.run, .round = r};
+        gd_artifact_answer a;
+        s = gd_member_fetch(n, address, &req, c->payload_bytes, &a);
+        bytes = a.body;
+        a.body = (gd_buf){0};
+        gd_artifact_answer_free(&a);
+    }
+    if (s != GD_OK) {
+        gd_buf_free(&bytes);
+        return s;
+    }
+    return gd_keep_payload(n, address, c, &bytes, out);
+}
+
+/* Adds address to the batch unless it is already there, held, this node's
+ * own, or has no commitment or URL (its duty then says why, as before). */
+static void gd_batch_add(gd_member *n, const char *address, gd_peer_fetch_item *items,
+                         char (*who)[GD_ADDRESS_STR_MAX], size_t *n_items, size_t cap) {
+    if (*n_items >= cap || strcmp(address, n->address) == 0 || gd_held_payload(n, address))
+        return;
+    for (size_t i = 0; i < *n_items; i++)
+        if (strcmp(who[i], address) == 0)
+            return;
+    const Gonka__Diloco__V1__Commitment *c = NULL;
+    const Gonka__Diloco__V1__Member *m = gd_member_lookup(n, address);
+    if (gd_payload_commitment(n, address, &c) != GD_OK || m == NULL ||
+        m->artifact_url == NULL || m->artifact_url[0] == '\0')
+        return;
+    snprintf(who[*n_items], sizeof who[*n_items], "%s", address);
+    items[(*n_items)++] = (gd_peer_fetch_item){
+        .url = m->artifact_url, .max_len = c->payload_bytes,
+        .req = {.kind = GD_REQ_PAYLOAD, .run = n->o.run, .round = n->cache_round,
+                .deadline_ms = gd_member_fetch_deadline(n)}};
+}
+
+gd_status gd_member_prefetch(gd_member *n, const gd_action *acts, size_t n_acts) {
+    n->n_fetch_failed = 0;
+    if ((n->peers.iface->fetch_all == NULL && n->fetch_pool == NULL) || !n->engine_open)
+        return GD_OK;
+    const gd_round_view *rv = &n->view.view.round;
+    size_t cap = n_acts + rv->n_aggregation_set;
+    gd_peer_fetch_item *items = calloc(cap ? cap : 1, sizeof *items);
+    char (*who)[GD_ADDRESS_STR_MAX] = calloc(cap ? cap : 1, sizeof *who);
+    if (items == NULL || who == NULL) {
+        free(items);
+        free(who);
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n_acts; i++) {
+        if (acts[i].kind == GD_ACT_REPORT)
+            gd_batch_add(n, acts[i].target, items, who, &k, cap);
+        for (size_t j = 0; acts[i].kind == GD_ACT_AGGREGATE && j < rv->n_aggregation_set; j++)
+            gd_batch_add(n, rv->aggregation_set[j], items, who, &k, cap);
+    }
+    /* With a fetch pool every payload is queued now, and each duty takes
+     * its own when it is in: a slow peer holds up only what needs it. */
+    if (n->fetch_pool != NULL) {
+        gd_status s = GD_OK;
+        size_t in = 0, pending = 0;
+        uint64_t bytes = 0;
+        for (size_t i = 0; s == GD_OK && i < k; i++) {
+            const gd_buf *held = NULL;
+            gd_status got = gd_member_round_payload(n, who[i], &held);
+            if (got == GD_OK) {
+                in++;
+                bytes += held->len;
+            } else if (got == GD_ERR_PENDING) {
+                pending++;
+            } else if (got == GD_ERR_NOMEM) {
+                s = got;
+            } else {
+                s = gd_record_fetch_failure(n, who[i], got, gd_error_detail());
+            }
+        }
+        if (s == GD_OK && in + n->n_fetch_failed > 0)
+            GD_LOG_INFO("node", "height %" PRId64 ": round %" PRIu64 ": %zu payloads in off the "
+                                "step (%" PRIu64 " bytes, %zu pending, %zu failed)",
+                        n->view.view.height, n->cache_round, in, bytes, pending,
+                        n->n_fetch_failed);
+        free(items);
+        free(who);
+        return s;
+    }
+    /* One payload alone is fetched by its duty, as before. */
+    if (k < 2) {
+        free(items);
+        free(who);
+        return GD_OK;
+    }
+    gd_status s = n->peers.iface->fetch_all(n->peers.ctx, items, k);
+    uint64_t fetched = 0;
+    for (size_t i = 0; s == GD_OK && i < k; i++) {
+        gd_peer_fetch_item *it = &items[i];
+        if (it->status != GD_OK) {
+            s = gd_record_fetch_failure(n, who[i], it->status, it->why);
+            continue;
+        }
+        fetched += it->answer.body.len;
+        pthread_mutex_lock(&n->mu);
+        n->stats.bytes_in += it->answer.body.len + it->answer.proof.len;
+        pthread_mutex_unlock(&n->mu);
+        const Gonka__Diloco__V1__Commitment *c = NULL;
+        gd_status kept = gd_payload_commitment(n, who[i], &c);
+        if (kept == GD_OK)
+            kept = gd_keep_payload(n, who[i], c, &it->answer.body, NULL);
+        if (kept == GD_ERR_NOMEM)
+            s = kept;
+        else if (kept != GD_OK)
+            s = gd_record_fetch_failure(n, who[i], kept, gd_error_detail());
+    }
+    if (s == GD_OK)
+        GD_LOG_INFO("node", "height %" PRId64 ": round %" PRIu64 ": %zu payloads fetched at once "
+                            "(%" PRIu64 " bytes, %zu failed)",
+                    n->view.view.height, n->cache_round, k, fetched, n->n_fetch_failed);
+    for (size_t i = 0; i < k; i++)
+        gd_artifact_answer_free(&items[i].answer);
+    free(items);
+    free(who);
+    return s;
+}

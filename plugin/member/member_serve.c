@@ -1,0 +1,164 @@
+/* What a node serves to peers, and when (plugin/member/member.h): the one home of
+ * the serving rules, whatever the transport.
+ *
+ *   payload (whole or a chunk)   once its round's commit window is over: a
+ *                                copier sees it only after it could commit;
+ *   transcript and states        once the round's verify randomness is
+ *                                fixed (its verify_start block): a worker
+ *                                learns which segment is checked only after
+ *                                its states are committed, and nobody can
+ *                                re-execute ahead of the draw;
+ *   G_R chunks                   once round R - 1 is over (DONE or VOID:
+ *                                G_R's hash is on chain; after a DONE round
+ *                                each member holds G_R from then on,
+ *                                gd_member_prepare_global) or R = 0;
+ *   checkpoint.safetensors       G of the current round, once it is open.
+ * Earlier rounds are served until they are pruned. Nothing is read from
+ * outside the store: every path is built from numbers (plugin/member/artifact_store.h). */
+#include <inttypes.h>
+#include <string.h>
+
+#include "common/file.h"
+#include "plugin/member/member_internal.h"
+
+/* The latest height and round the node has seen, under the lock. */
+static gd_serve_clock gd_clock(gd_member *n) {
+    pthread_mutex_lock(&n->mu);
+    gd_serve_clock c = {n->stats.height, n->stats.have_round, n->stats.round,
+                        n->stats.round_over, n->stats.windows};
+    pthread_mutex_unlock(&n->mu);
+    return c;
+}
+
+/* 0 if the artifact of `round` may be served now, else 425. */
+static unsigned gd_serve_window(const gd_serve_clock *c, gd_artifact_req_kind kind,
+                                uint64_t round) {
+    if (kind == GD_REQ_GLOBAL_CHUNK)
+        return round == 0 || (c->have_round && (round <= c->round ||
+                                                (round == c->round + 1 && c->round_over)))
+                   ? 0
+                   : 425;
+    if (!c->have_round || round > c->round)
+        return 425;
+    if (round < c->round)
+        return 0;
+    int64_t from = kind == GD_REQ_PAYLOAD || kind == GD_REQ_PAYLOAD_CHUNK ? c->w.reveal_start - 1
+                                                                          : c->w.verify_start;
+    return c->height >= from ? 0 : 425;
+}
+
+static gd_status gd_serve_file(gd_member *n, gd_artifact_kind kind, const gd_artifact_req *req,
+                               gd_artifact_answer *out, unsigned *http_status) {
+    GD_TRY(gd_artifact_path(&n->store, kind, req->run, req->round, req->leaf, out->path,
+                            sizeof out->path));
+    out->content_type = "application/octet-stream";
+    *http_status = 200;
+    return GD_OK;
+}
+
+static gd_status gd_serve_payload_chunk(gd_member *n, const gd_artifact_req *req,
+                                        gd_artifact_answer *out) {
+    out->content_type = "application/octet-stream";
+    return gd_artifact_payload_chunk(&n->store, req->run, req->round, req->chunk, &out->body,
+                                     &out->proof);
+}
+
+/* Chunk i of the arrays of a stored state: a worker state's params,
+ * exp_avg, exp_avg_sq and residual; or G's params and momentum (with the
+ * descriptor first in the proof). Each file is indexed once and the last
+ * few are kept (plugin/member/state_index.h), so a peer fetching every chunk costs
+ * one pass over the file, not one per chunk. */
+static gd_status gd_serve_array_chunk(gd_member *n, const gd_artifact_req *req,
+                                      gd_artifact_answer *out) {
+    if (!n->engine_open)
+        return gd_fail(GD_ERR_NOT_FOUND, "not serving yet");
+    bool global = req->kind == GD_REQ_GLOBAL_CHUNK;
+    char path[GD_ARTIFACT_PATH_MAX];
+    GD_TRY(gd_artifact_path(&n->store, global ? GD_ARTIFACT_GLOBAL : GD_ARTIFACT_STATE, req->run,
+                            req->round, req->leaf, path, sizeof path));
+    out->content_type = "application/octet-stream";
+    pthread_mutex_lock(&n->serve_mu);
+    gd_status s = gd_state_index_cache_chunk(&n->served, path, global, n->engine.n,
+                                             n->engine.rc.diloco.chunk_elems, req->chunk,
+                                             &out->body, &out->proof);
+    pthread_mutex_unlock(&n->serve_mu);
+    return s;
+}
+
+gd_status gd_member_serve(gd_member *n, const gd_artifact_req *req, gd_artifact_answer *out,
+                        unsigned *http_status) {
+    memset(out, 0, sizeof *out);
+    *http_status = 404;
+    if (req->kind != GD_REQ_STATUS && req->kind != GD_REQ_METRICS && req->run != n->o.run)
+        return gd_fail(GD_ERR_NOT_FOUND, "this node serves run %" PRIu64 " only", n->o.run);
+    gd_serve_clock c = gd_clock(n);
+    if (n->o.withhold != NULL && n->o.withhold(req, &c))
+        return gd_fail(GD_ERR_NOT_FOUND, "not served");
+    gd_status s;
+    switch (req->kind) {
+    case GD_REQ_PAYLOAD:
+    case GD_REQ_PAYLOAD_CHUNK:
+    case GD_REQ_TRANSCRIPT:
+    case GD_REQ_STATE:
+    case GD_REQ_STATE_CHUNK:
+    case GD_REQ_GLOBAL_CHUNK:
+        if ((*http_status = gd_serve_window(&c, req->kind, req->round)) != 0)
+            return gd_fail(GD_ERR_NOT_FOUND, "round %" PRIu64 "'s %s is not served yet",
+                           req->round, req->kind == GD_REQ_GLOBAL_CHUNK ? "state" : "artifact");
+        *http_status = 404;
+        break;
+    default: break;
+    }
+    switch (req->kind) {
+    case GD_REQ_PAYLOAD: s = gd_serve_file(n, GD_ARTIFACT_PAYLOAD, req, out, http_status); break;
+    case GD_REQ_TRANSCRIPT:
+        s = gd_serve_file(n, GD_ARTIFACT_TRANSCRIPT, req, out, http_status);
+        break;
+    case GD_REQ_STATE: s = gd_serve_file(n, GD_ARTIFACT_STATE, req, out, http_status); break;
+    case GD_REQ_PAYLOAD_CHUNK: s = gd_serve_payload_chunk(n, req, out); break;
+    case GD_REQ_CHECKPOINT: {
+        /* The agreed G the current round started from. */
+        gd_artifact_req at = *req;
+        at.round = c.round;
+        s = c.have_round ? gd_serve_file(n, GD_ARTIFACT_CHECKPOINT, &at, out, http_status)
+                         : gd_fail(GD_ERR_NOT_FOUND, "no round has started yet");
+        break;
+    }
+    case GD_REQ_STATE_CHUNK:
+    case GD_REQ_GLOBAL_CHUNK: s = gd_serve_array_chunk(n, req, out); break;
+    default: s = gd_fail(GD_ERR_NOT_FOUND, "not served here"); break;
+    }
+    if (s == GD_OK) {
+        *http_status = 200;
+        out->drip = n->o.drip != NULL && n->o.drip(req, &c);
+    } else {
+        gd_artifact_answer_free(out);
+    }
+    return s;
+}
+
+void gd_member_count_out(gd_member *n, uint64_t bytes) {
+    pthread_mutex_lock(&n->mu);
+    n->stats.bytes_out += bytes;
+    pthread_mutex_unlock(&n->mu);
+}
+
+gd_status gd_member_serve_local(gd_member *n, const gd_artifact_req *req, size_t max_len,
+                                gd_artifact_answer *out) {
+    unsigned status = 0;
+    GD_TRY(gd_member_serve(n, req, out, &status));
+    gd_status s = GD_OK;
+    if (out->path[0] != '\0') {
+        s = req->first_bytes > 0 && req->first_bytes <= max_len
+                ? gd_file_read_prefix(out->path, (size_t)req->first_bytes, &out->body)
+                : gd_file_read(out->path, max_len, &out->body);
+        out->path[0] = '\0';
+    }
+    if (s == GD_OK && out->body.len > max_len)
+        s = gd_fail(GD_ERR_LIMIT, "answer over %zu bytes", max_len);
+    if (s != GD_OK)
+        gd_artifact_answer_free(out);
+    else
+        gd_member_count_out(n, out->body.len + out->proof.len);
+    return s;
+}

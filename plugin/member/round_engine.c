@@ -1,0 +1,362 @@
+/* The round engine (plugin/member/round_engine.h): the trainer's round, checks
+ * and aggregation, driven from what the chain records. */
+#include "plugin/member/round_engine.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/mem.h"
+#include "trainer/diloco_impl.h"
+#include "trainer/init.h"
+
+gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, uint64_t run,
+                         const gd_engine_host *host) {
+    memset(e, 0, sizeof *e);
+    GD_TRY(gd_run_config_from_spec(&e->rc, spec, run, NULL));
+    if (snprintf(e->data_spec, sizeof e->data_spec, "%s", e->rc.data_spec) >=
+        (int)sizeof e->data_spec)
+        return gd_fail(GD_ERR_LIMIT, "run spec: data_spec is over %zu bytes",
+                       sizeof e->data_spec - 1);
+    e->rc.data_spec = e->data_spec;
+    gd_status s = gd_backend_group_open(&e->backends, host->backend ? host->backend : "cpu",
+                                        host->gpus ? host->gpus : 1, NULL);
+    if (s == GD_OK)
+        s = gd_trainer_new_ranks(&e->trainer, &e->rc.model, &e->rc.diloco.inner,
+                                 host->threads, e->backends.ranks, e->backends.n,
+                                 &e->backends.coll);
+    if (s == GD_OK)
+        s = gd_run_config_open_data(&e->rc, host->data_paths, host->n_data_paths,
+                                    gd_trainer_pool(e->trainer), host->data_memo, &e->data);
+    if (s == GD_OK) {
+        const gd_param_layout *layout = gd_trainer_layout(e->trainer);
+        e->n = layout->total;
+        e->chunks = gd_values_chunks(e->n, e->rc.diloco.chunk_elems);
+        gd_diloco_state_tag(&e->rc.diloco, layout, &e->tag);
+        s = gd_zero_values_root(gd_trainer_pool(e->trainer), e->n, e->rc.diloco.chunk_elems,
+                                e->zero_root);
+    }
+    if (s != GD_OK)
+        gd_engine_close(e);
+    return s;
+}
+
+void gd_engine_close(gd_engine *e) {
+    if (e->trainer)
+        gd_trainer_free(e->trainer);
+    if (e->data)
+        gd_data_close(e->data);
+    gd_backend_group_close(&e->backends);
+    memset(e, 0, sizeof *e);
+}
+
+static gd_pool *gd_engine_pool(gd_engine *e) { return gd_trainer_pool(e->trainer); }
+static const uint8_t *gd_engine_layout(gd_engine *e) {
+    return gd_trainer_layout(e->trainer)->digest;
+}
+
+gd_status gd_engine_global_hash(gd_engine *e, const gd_global_state *g, uint8_t out[32]) {
+    return gd_global_state_hash(gd_engine_pool(e), gd_engine_layout(e), e->rc.diloco.chunk_elems,
+                                g, out);
+}
+
+gd_status gd_engine_initial_global(gd_engine *e, gd_global_state *g) {
+    GD_TRY(gd_global_state_init(g, e->n));
+    gd_params_init(gd_engine_pool(e), g->params, gd_trainer_layout(e->trainer),
+                   e->rc.diloco.inner.seed);
+    uint8_t hash[32];
+    gd_status s = gd_engine_global_hash(e, g, hash);
+    if (s == GD_OK && memcmp(hash, e->rc.initial_state_hash, 32) != 0)
+        s = gd_fail(GD_ERR_INVALID, "run spec: initial_state_hash is not the hash of the seed's "
+                                    "initial weights");
+    if (s != GD_OK)
+        gd_global_state_free(g);
+    return s;
+}
+
+gd_status gd_engine_worker_init(gd_engine *e, gd_worker_state *w, const char *address,
+                                uint32_t rank) {
+    if (strlen(address) > GD_STATE_ADDRESS_MAX)
+        return gd_fail(GD_ERR_INVALID, "address %.80s is too long for a worker state", address);
+    GD_TRY(gd_worker_state_init(w, rank, e->n));
+    snprintf(w->address, sizeof w->address, "%s", address);
+    return GD_OK;
+}
+
+/* --- training ---------------------------------------------------------------------------- */
+
+void gd_trained_round_free(gd_trained_round *t) {
+    gd_worker_round_free(&t->r);
+    for (uint32_t i = 0; t->starts && i < t->segments; i++)
+        gd_worker_state_free(&t->starts[i]);
+    free(t->starts);
+    gd_buf_free(&t->payload);
+    gd_buf_free(&t->transcript);
+    memset(t, 0, sizeof *t);
+}
+
+uint64_t gd_engine_loss_micro(double loss) {
+    if (!(loss >= 0) || loss > 1e12)
+        return 0; /* a non-finite or absurd loss is reported as 0: the chain only displays it */
+    return (uint64_t)llround(loss * 1e6);
+}
+
+void gd_engine_worker_reset(gd_worker_state *w) {
+    memset(w->exp_avg, 0, w->n * sizeof(float));
+    memset(w->exp_avg_sq, 0, w->n * sizeof(float));
+    memset(w->residual, 0, w->n * sizeof(float));
+    w->step = 0;
+}
+
+static gd_status gd_transcript_encode(const gd_worker_round *r, gd_buf *out) {
+    for (uint32_t i = 0; i < r->n_leaves; i++) {
+        uint8_t enc[GD_WORKER_DESC_BYTES];
+        gd_worker_desc_encode(&r->descs[i], enc);
+        GD_TRY(gd_buf_append(out, enc, sizeof enc));
+    }
+    return GD_OK;
+}
+
+bool gd_engine_overlapped(const gd_engine *e, uint64_t round, bool has_prev) {
+    return e->rc.diloco.overlap && has_prev && round > 0;
+}
+
+/* What every way of training a round does first: the sizes, a fresh
+ * start's reset, the segment starts' array. */
+static gd_status gd_engine_round_prepare(gd_engine *e, const gd_global_state *start, bool fresh,
+                                         gd_worker_state *w, gd_trained_round *out) {
+    memset(out, 0, sizeof *out);
+    const gd_diloco_config *c = &e->rc.diloco;
+    if (start->n != e->n || w->n != e->n)
+        return gd_fail(GD_ERR_INVALID, "state sizes are not the model's %zu values", e->n);
+    if (fresh)
+        gd_engine_worker_reset(w);
+    out->segments = c->inner_steps / c->segment_steps;
+    out->starts = calloc(out->segments, sizeof *out->starts);
+    if (out->starts == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    return GD_OK;
+}
+
+gd_status gd_engine_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
+                          gd_worker_state *w, gd_trained_round *out) {
+    GD_TRY(gd_engine_round_prepare(e, g, fresh, w, out));
+    gd_status s = gd_diloco_worker_round(e->trainer, &e->rc.diloco, e->data, round, g->params,
+                                         g->n, w, out->starts, &out->r);
+    if (s == GD_OK)
+        s = gd_engine_round_seal(e, round, out);
+    if (s != GD_OK)
+        gd_trained_round_free(out);
+    return s;
+}
+
+gd_status gd_engine_overlap_start(gd_engine *e, uint64_t round, const char *address,
+                                  const gd_global_state *g_prev, const uint8_t *prev_payload,
+                                  size_t prev_len, const uint8_t prev_root[32],
+                                  uint32_t prev_leaves, gd_global_state *out) {
+    if (round == 0 || g_prev->n != e->n)
+        return gd_fail(GD_ERR_INVALID, "an overlapped start needs round 0's successor and G of "
+                                       "the model's %zu values",
+                       e->n);
+    gd_payload p;
+    GD_TRY(gd_engine_payload_parse(e, round - 1, address, prev_payload, prev_len, prev_root,
+                                   prev_leaves, &p));
+    gd_status s = gd_global_state_init(out, e->n);
+    /* Chunk by chunk the validator's rule (gd_diloco_overlap_start):
+     * the decoded chunk, then G_{r-1} minus it. */
+    if (s == GD_OK)
+        s = gd_payload_decode(&p, out->params, gd_engine_pool(e));
+    gd_payload_free(&p);
+    if (s != GD_OK) {
+        gd_global_state_free(out);
+        return gd_fail_context(s, "the overlapped start of round %llu",
+                               (unsigned long long)round);
+    }
+    for (size_t i = 0; i < e->n; i++)
+        out->params[i] = g_prev->params[i] - out->params[i];
+    out->round = round;
+    return GD_OK;
+}
+
+void gd_engine_job_free(gd_engine_job *job) {
+    free(job->start);
+    gd_trained_round_free(&job->out);
+    memset(job, 0, sizeof *job);
+}
+
+gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_state *start,
+                              bool fresh, gd_worker_state *w, gd_engine_job *job) {
+    gd_engine_job_free(job);
+    gd_status s = gd_engine_round_prepare(e, start, fresh, w, &job->out);
+    if (s == GD_OK) {
+        job->start = malloc(e->n * sizeof(float));
+        s = job->start ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    }
+    if (s == GD_OK) {
+        gd_mem_prefer_huge(job->start, e->n * sizeof(float));
+        memcpy(job->start, start->params, e->n * sizeof(float));
+        s = gd_diloco_round_begin(e->trainer, &e->rc.diloco, round, job->start, e->n, w,
+                                  job->out.starts, &job->out.r, &job->run);
+    }
+    if (s != GD_OK) {
+        gd_engine_job_free(job);
+        return s;
+    }
+    job->active = true;
+    job->round = round;
+    return GD_OK;
+}
+
+gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job, gd_worker_state *w,
+                                bool reload, bool *done) {
+    *done = false;
+    if (!job->active)
+        return gd_fail(GD_ERR_INVALID, "no round is being trained");
+    const gd_diloco_config *c = &e->rc.diloco;
+    gd_status s = gd_diloco_round_segment(e->trainer, c, e->data, reload, w, &job->out.r,
+                                          &job->run);
+    if (s == GD_OK && job->run.done == job->run.segments) {
+        s = gd_diloco_round_finish(e->trainer, c, w, &job->out.r, &job->run);
+        if (s == GD_OK)
+            s = gd_engine_round_seal(e, job->round, &job->out);
+        *done = s == GD_OK;
+    }
+    if (s != GD_OK)
+        gd_engine_job_free(job);
+    return s;
+}
+
+void gd_engine_job_take(gd_engine_job *job, gd_trained_round *out) {
+    *out = job->out;
+    memset(&job->out, 0, sizeof job->out);
+    gd_engine_job_free(job);
+}
+
+gd_status gd_engine_round_seal(gd_engine *e, uint64_t round, gd_trained_round *out) {
+    const gd_diloco_config *c = &e->rc.diloco;
+    GD_TRY(gd_payload_serialize(&out->r.payload, &out->payload));
+    GD_TRY(gd_transcript_encode(&out->r, &out->transcript));
+    gd_diloco_commit *cm = &out->commit;
+    cm->run = c->run;
+    cm->round = round;
+    memcpy(cm->payload_root, out->r.payload_root, 32);
+    cm->payload_leaves = out->r.payload_leaves;
+    cm->payload_bytes = out->payload.len;
+    memcpy(cm->transcript_root, out->r.transcript_root, 32);
+    cm->segment_count = out->segments;
+    cm->loss_first_micro = gd_engine_loss_micro(out->r.first_segment_loss);
+    cm->loss_last_micro = gd_engine_loss_micro(out->r.last_segment_loss);
+    out->mean_loss = out->r.steps ? out->r.loss_sum / out->r.steps : 0;
+    return GD_OK;
+}
+
+gd_status gd_engine_state_file(gd_engine *e, uint64_t round, const gd_worker_state *state,
+                               uint32_t leaf, uint32_t segments, gd_buf *out) {
+    if (leaf >= segments && leaf != segments + 1)
+        return gd_fail(GD_ERR_INVALID, "leaf %u is not a served state of %u segments", leaf,
+                       segments);
+    gd_state_stage stage = leaf == segments + 1 ? GD_STAGE_ENCODED : GD_STAGE_TRAIN;
+    return gd_worker_state_serialize(gd_engine_pool(e), &e->tag, round, stage, state, out);
+}
+
+gd_status gd_engine_transcript_parse(const uint8_t *bytes, size_t len, uint32_t segments,
+                                     const uint8_t root[32], gd_worker_desc *descs,
+                                     gd_mmr *mmr) {
+    gd_mmr_init(mmr);
+    uint32_t leaves = gd_transcript_leaves(segments);
+    if (segments == 0 || segments > GD_MMR_MAX_LEAVES / 2 ||
+        len != (size_t)leaves * GD_WORKER_DESC_BYTES)
+        return gd_fail(GD_ERR_PARSE, "a transcript of %u segments is %u descriptors, not %zu "
+                                     "bytes",
+                       segments, leaves, len);
+    for (uint32_t i = 0; i < leaves; i++) {
+        GD_TRY(gd_worker_desc_decode(&descs[i], bytes + (size_t)i * GD_WORKER_DESC_BYTES,
+                                     GD_WORKER_DESC_BYTES));
+        uint8_t hash[GD_MMR_HASH_LEN], leaf[GD_MMR_HASH_LEN];
+        gd_worker_desc_hash(&descs[i], hash);
+        gd_mmr_hash_leaf(leaf, i, hash, sizeof hash);
+        GD_TRY(gd_mmr_append(mmr, leaf));
+    }
+    uint8_t got[GD_MMR_HASH_LEN];
+    GD_TRY(gd_mmr_root(mmr, got));
+    if (memcmp(got, root, 32) != 0)
+        return gd_fail(GD_ERR_INVALID, "the transcript's root is not the committed one");
+    return GD_OK;
+}
+
+/* --- payloads and aggregation ------------------------------------------------------------ */
+
+gd_status gd_engine_payload_parse(gd_engine *e, uint64_t round, const char *participant,
+                                  const uint8_t *bytes, size_t len, const uint8_t root[32],
+                                  uint32_t leaves, gd_payload *out) {
+    const gd_diloco_config *c = &e->rc.diloco;
+    GD_TRY(gd_payload_parse(out, bytes, len, gd_engine_pool(e)));
+    gd_payload_header want = {.run = c->run, .round = round, .param_count = e->n,
+                              .codec = c->codec, .chunk_elems = c->chunk_elems};
+    snprintf(want.participant, sizeof want.participant, "%s", participant);
+    memcpy(want.layout_digest, gd_engine_layout(e), 32);
+    memcpy(want.spec_digest, c->spec_digest, 32);
+    uint8_t got[GD_MMR_HASH_LEN];
+    uint32_t got_leaves = 0;
+    gd_status s = gd_payload_header_matches(&out->header, &want);
+    if (s == GD_OK)
+        s = gd_payload_root(out, got, &got_leaves);
+    if (s == GD_OK && (got_leaves != leaves || memcmp(got, root, 32) != 0))
+        s = gd_fail(GD_ERR_INVALID, "%s's payload is not the one it committed", participant);
+    if (s != GD_OK)
+        gd_payload_free(out);
+    return s;
+}
+
+/* A contribution's reader: its payload parsed against its commitment and
+ * decoded, each time the aggregate asks (twice), so only one decoded Δ is
+ * held at a time however many payloads are aggregated. */
+typedef struct gd_engine_reader {
+    gd_engine *e;
+    uint64_t round;
+    const gd_engine_contribution *c;
+} gd_engine_reader;
+
+static gd_status gd_engine_read_contribution(void *ctx, float *out, size_t n) {
+    const gd_engine_reader *r = ctx;
+    gd_payload p;
+    GD_TRY(gd_engine_payload_parse(r->e, r->round, r->c->address, r->c->payload,
+                                   r->c->payload_len, r->c->root, r->c->leaves, &p));
+    /* The parse held the header to the run's parameter count, out's size. */
+    gd_status s = p.header.param_count == n
+                      ? gd_payload_decode(&p, out, gd_engine_pool(r->e))
+                      : gd_fail(GD_ERR_INVALID, "payload of %s has %llu values, not %zu",
+                                r->c->address, (unsigned long long)p.header.param_count, n);
+    gd_payload_free(&p);
+    return s;
+}
+
+gd_status gd_engine_aggregate(gd_engine *e, uint64_t round, const gd_engine_contribution *cs,
+                              size_t n, gd_global_state *g) {
+    gd_contribution *contribs = calloc(n ? n : 1, sizeof *contribs);
+    gd_engine_reader *readers = calloc(n ? n : 1, sizeof *readers);
+    gd_status s = contribs && readers ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; s == GD_OK && i < n; i++) {
+        readers[i] = (gd_engine_reader){.e = e, .round = round, .c = &cs[i]};
+        contribs[i] = (gd_contribution){.address = cs[i].address, .n = e->n,
+                                        .layout_digest = gd_engine_layout(e),
+                                        .read = gd_engine_read_contribution,
+                                        .read_ctx = &readers[i], .tokens = cs[i].tokens};
+    }
+    gd_aggregate_stats stats;
+    if (s == GD_OK)
+        s = gd_diloco_aggregate(gd_trainer_backend(e->trainer), &e->rc.diloco,
+                                gd_engine_layout(e), contribs, n, g, &stats);
+    free(readers);
+    free(contribs);
+    return s == GD_OK ? GD_OK : gd_fail_context(s, "aggregating round %llu",
+                                                (unsigned long long)round);
+}
+
+gd_status gd_engine_eval(gd_engine *e, const gd_global_state *g, size_t batches, double *loss) {
+    const gd_train_options *o = &e->rc.diloco.inner;
+    uint64_t tokens = 0;
+    return gd_evaluate(gd_trainer_layout(e->trainer), g->params, e->data, batches, o->batch,
+                       o->seq_len, o->micro_batch, gd_engine_pool(e), loss, &tokens);
+}

@@ -1,0 +1,254 @@
+/* The round engine: a participant's compute for one round of a chain run,
+ * with no I/O. The daemon, the simulation and tests all train, check and
+ * aggregate through it, so every host derives the same bits from the same
+ * chain state:
+ *
+ *   train      G_r and the worker's own state -> the payload, the transcript
+ *              and the segment-start states it serves, and the commitment;
+ *   check      a commitment, a drawn check and what the target served ->
+ *              a verdict and the digest the chain compares;
+ *   aggregate  the aggregation set's payloads and tokens -> G_{r+1}.
+ *
+ * A worker's optimizer state (moments, step, residual) carries from one
+ * round to the next only when the chain holds its commitment of the round
+ * before; otherwise it starts the round from zeros at step 0, which is what
+ * a validator then requires of its first leaf (docs/protocol.md, "Round
+ * engine"). With overlap a worker that committed in the round before starts
+ * from S_r = G_{r-1} - Δ̂_{w,r-1} (gd_engine_overlap_start), which it can
+ * compute as soon as that commitment is made, so it may train round r a
+ * segment at a time while round r - 1 is still checked and aggregated
+ * (gd_engine_job); a validator then checks leaf 0 by the drawn chunk. */
+#ifndef GD_PLUGIN_MEMBER_ROUND_ENGINE_H
+#define GD_PLUGIN_MEMBER_ROUND_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chain/wire/diloco_msg.h"
+#include "common/bytes.h"
+#include "common/status.h"
+#include "gonka/diloco/v1/types.pb-c.h"
+#include "kernels/backend_registry.h"
+#include "plugin/member/run_config.h"
+#include "proofs/diloco_rules.h"
+#include "trainer/diloco.h"
+#include "trainer/verify.h"
+
+typedef struct gd_engine {
+    gd_run_config rc;
+    char data_spec[1024];
+    gd_backend_group backends;   /* where the trainer's tensors live (ranks[0]: G) */
+    gd_trainer *trainer;
+    gd_data *data;
+    size_t n;                    /* the model's parameter count */
+    gd_state_tag tag;
+    uint8_t zero_root[32];       /* the root of n zeros (first-round links) */
+    uint32_t chunks;             /* chunks of n values */
+} gd_engine;
+
+/* What a host brings to a run: its threads and accelerators, where it
+ * keeps the run's data, and what it remembers of that data. */
+typedef struct gd_engine_host {
+    int threads;
+    const char *backend;                /* kernels/backend_registry.h; NULL: cpu */
+    size_t gpus;                        /* data-parallel ranks; 0 meaning 1 */
+    const char *const *data_paths;      /* the node's `data` key; none: the spec's */
+    size_t n_data_paths;
+    const gd_data_hash_memo *data_memo; /* NULL: every file is read and hashed */
+} gd_engine_host;
+
+/* The engine of run `run` from its spec (plugin/member/run_config.h) on host's
+ * resources: its model, trainer and data source, the spec's data read from
+ * the host's paths when any are given and refused unless it is the run's
+ * (gd_run_config_open_data). */
+gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, uint64_t run,
+                         const gd_engine_host *host) GD_MUST_CHECK;
+void gd_engine_close(gd_engine *e);
+
+/* G_0: the spec's seed's weights and zero momentum; its hash must be the
+ * spec's initial_state_hash (GD_ERR_INVALID otherwise). g is initialised. */
+gd_status gd_engine_initial_global(gd_engine *e, gd_global_state *g) GD_MUST_CHECK;
+gd_status gd_engine_global_hash(gd_engine *e, const gd_global_state *g,
+                                uint8_t out[32]) GD_MUST_CHECK;
+
+/* A worker's state at its start in a run: zeros at step 0 with the chain's
+ * rank and the member's address (at most GD_STATE_ADDRESS_MAX bytes). */
+gd_status gd_engine_worker_init(gd_engine *e, gd_worker_state *w, const char *address,
+                                uint32_t rank) GD_MUST_CHECK;
+
+/* --- training ---------------------------------------------------------------------------- */
+
+typedef struct gd_trained_round {
+    gd_worker_round r;
+    uint32_t segments;
+    gd_worker_state *starts;  /* the segment-start states (segments of them) */
+    gd_buf payload;           /* the payload file */
+    gd_buf transcript;        /* every leaf's descriptor (gd_engine_transcript_parse) */
+    gd_diloco_commit commit;  /* MsgCommitRound's fields */
+    double mean_loss;         /* over the round's inner steps */
+} gd_trained_round;
+
+void gd_trained_round_free(gd_trained_round *t);
+
+/* A fresh start of w (no commitment of it in the round before): zero
+ * moments, residual and step; its parameters are overwritten by G_r. */
+void gd_engine_worker_reset(gd_worker_state *w);
+
+/* Trains round `round` of w from start's parameters: S_r, which is G_r,
+ * or with overlap gd_engine_overlap_start's (start's momentum is not
+ * read). With fresh (the chain holds no commitment of w in round - 1) w's
+ * moments, step and residual are reset to zeros first. w is updated to the
+ * state after encoding (leaf S + 1). */
+gd_status gd_engine_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
+                          gd_worker_state *w, gd_trained_round *out) GD_MUST_CHECK;
+
+/* The files and commitment fields of a trained round whose r and starts
+ * are filled: the payload and transcript files, MsgCommitRound's fields
+ * and the mean loss (gd_engine_train's last step). */
+gd_status gd_engine_round_seal(gd_engine *e, uint64_t round, gd_trained_round *out) GD_MUST_CHECK;
+
+/* S_r of an overlapped round for a worker that committed in round - 1:
+ * G_{r-1} (g_prev) minus its own decoded payload of round - 1 (its file,
+ * which must be the commitment's: root and leaf count). out's parameters
+ * are S_r, its momentum zero (initialised here). */
+gd_status gd_engine_overlap_start(gd_engine *e, uint64_t round, const char *address,
+                                  const gd_global_state *g_prev, const uint8_t *prev_payload,
+                                  size_t prev_len, const uint8_t prev_root[32],
+                                  uint32_t prev_leaves, gd_global_state *out) GD_MUST_CHECK;
+
+/* A round trained a segment at a time (trainer/diloco.h): a node that
+ * trains the next round ahead does its other duties between segments, on
+ * the same trainer (the first segment after them reloads the worker's
+ * state: reload). begin copies start; each gd_engine_job_segment trains
+ * one segment, and the
+ * last also encodes and seals, leaving job->out as gd_engine_train's out
+ * (*done set). w must stay the job's until then. On an error the job is
+ * over (freed); free it with gd_engine_job_free either way. */
+typedef struct gd_engine_job {
+    bool active;
+    uint64_t round;
+    float *start;             /* S_r's parameters (a copy) */
+    gd_trained_round out;
+    gd_worker_round_run run;
+} gd_engine_job;
+
+gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_state *start,
+                              bool fresh, gd_worker_state *w, gd_engine_job *job) GD_MUST_CHECK;
+gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job, gd_worker_state *w,
+                                bool reload, bool *done) GD_MUST_CHECK;
+/* Hands the finished round over (job->out moved into out; the job ends). */
+void gd_engine_job_take(gd_engine_job *job, gd_trained_round *out);
+void gd_engine_job_free(gd_engine_job *job);
+
+/* What trains a round for a member: gd_engine_train, or a stand-in with
+ * its signature (the test-only adversaries of tests/adversary play their
+ * cheats through it; the product never sets another). */
+typedef gd_status (*gd_engine_train_fn)(gd_engine *e, uint64_t round, const gd_global_state *g,
+                                        bool fresh, gd_worker_state *w, gd_trained_round *out);
+
+/* The file form of state leaf `leaf` of a trained round: the segment
+ * starts for leaf < S, the post-encoding state w for leaf S + 1. */
+gd_status gd_engine_state_file(gd_engine *e, uint64_t round, const gd_worker_state *state,
+                               uint32_t leaf, uint32_t segments, gd_buf *out) GD_MUST_CHECK;
+
+/* A transcript file: S + 2 descriptors; each must decode, and their MMR
+ * must have the committed root. descs receives the S + 2 descriptors
+ * (caller's array) and mmr the tree (initialised here; free it). */
+gd_status gd_engine_transcript_parse(const uint8_t *bytes, size_t len, uint32_t segments,
+                                     const uint8_t root[32], gd_worker_desc *descs,
+                                     gd_mmr *mmr) GD_MUST_CHECK;
+
+/* --- checking ---------------------------------------------------------------------------- */
+
+/* What a check needs from the chain: the target's commitment and rank, the
+ * drawn segment, step and chunk, and the target's commitment of the round
+ * before (NULL if the chain holds none). With overlap and prev, also chunk
+ * `chunk` of G_{r-1}'s parameters, proved by the caller against the
+ * chain's start state hash of round - 1 (gd_engine_overlapped says when). */
+typedef struct gd_check_input {
+    uint64_t round;
+    const char *target;
+    uint32_t rank;
+    const Gonka__Diloco__V1__Commitment *commitment;
+    const Gonka__Diloco__V1__Commitment *prev; /* round - 1, or NULL */
+    uint32_t segment, step, chunk;
+    const float *prev_global_chunk; /* the chunk's values of G_{r-1}, or NULL */
+} gd_check_input;
+
+/* Whether round `round` of a worker whose commitment of round - 1 the
+ * chain holds (has_prev) started overlapped: from G_{r-1} - Δ̂_{w,r-1},
+ * not G_r. One rule for the worker, its checkers and the fetches. */
+bool gd_engine_overlapped(const gd_engine *e, uint64_t round, bool has_prev);
+
+/* What the target served for it (all required, except the previous
+ * transcript when there is no prev). Only the segment re-executed is
+ * fetched whole, and without its residual: the payload chunk check needs
+ * one chunk of the start and post states, each array's chunk proved
+ * against the transcript's roots (12 bytes per parameter per check, where
+ * three whole states took 48). */
+typedef struct gd_check_evidence {
+    gd_buf transcript;      /* round's transcript */
+    gd_buf prev_transcript; /* round - 1's, when prev */
+    gd_buf segment_state;   /* leaf `segment` without its residual (its first 312 + 12 n
+                             * bytes): where the re-execution starts */
+    gd_buf start_chunk;     /* chunk `chunk` of leaf 0's arrays (states/0/chunks/{chunk}) */
+    gd_buf start_proof;     /* its X-Gd-Proof: four LE32-length-prefixed MMR proofs */
+    gd_buf post_chunk;      /* chunk `chunk` of leaf S + 1's arrays */
+    gd_buf post_proof;
+    gd_buf prev_payload_chunk; /* overlapped: chunk `chunk` of the round - 1 payload */
+    gd_buf prev_payload_proof; /* its X-Gd-Proof (an MMR proof's wire form) */
+    const uint8_t *payload; /* the whole payload file as fetched for the round (not owned) */
+    size_t payload_len;
+} gd_check_evidence;
+
+void gd_check_evidence_free(gd_check_evidence *ev);
+
+typedef struct gd_check_answer {
+    gd_diloco_verdict verdict; /* PASS or FAIL (UNAVAILABLE is the caller's, on no evidence) */
+    uint8_t digest[32];        /* the verdict digest (zeros when no segment was re-executed) */
+    char why[256];             /* why it failed */
+} gd_check_answer;
+
+/* Checks the links, the drawn payload chunk and the drawn segment against
+ * G_r = g. What the target got wrong is a FAIL; an error status is a local
+ * failure only. */
+gd_status gd_engine_check(gd_engine *e, const gd_check_input *in, const gd_check_evidence *ev,
+                          const gd_global_state *g, gd_check_answer *out) GD_MUST_CHECK;
+
+/* What answers a check for a member: gd_engine_check, or a stand-in with its
+ * signature (the test-only adversaries' seam, as gd_engine_train_fn). */
+typedef gd_status (*gd_engine_check_fn)(gd_engine *e, const gd_check_input *in,
+                                        const gd_check_evidence *ev, const gd_global_state *g,
+                                        gd_check_answer *out);
+
+/* --- aggregation --------------------------------------------------------------------------- */
+
+typedef struct gd_engine_contribution {
+    const char *address;
+    uint64_t tokens;         /* the chain's count */
+    const uint8_t *payload;  /* the payload file */
+    size_t payload_len;
+    const uint8_t *root;     /* the committed root and leaf count it must match */
+    uint32_t leaves;
+} gd_engine_contribution;
+
+/* G_{r+1} = g stepped by the contributions (every payload parsed, checked
+ * against its commitment and header, decoded). g is updated in place. */
+gd_status gd_engine_aggregate(gd_engine *e, uint64_t round, const gd_engine_contribution *cs,
+                              size_t n, gd_global_state *g) GD_MUST_CHECK;
+
+/* Parses a peer's payload file and requires the committed root and leaf
+ * count and the header this run expects of `participant` in `round`. */
+gd_status gd_engine_payload_parse(gd_engine *e, uint64_t round, const char *participant,
+                                  const uint8_t *bytes, size_t len, const uint8_t root[32],
+                                  uint32_t leaves, gd_payload *out) GD_MUST_CHECK;
+
+/* Mean loss in 1e-6 nats, rounded, as a commitment carries it. */
+uint64_t gd_engine_loss_micro(double loss);
+
+/* Evaluation loss of g's parameters on `batches` evaluation batches. */
+gd_status gd_engine_eval(gd_engine *e, const gd_global_state *g, size_t batches,
+                         double *loss) GD_MUST_CHECK;
+
+#endif
