@@ -286,14 +286,18 @@ uint32_t gd_dd_msg(gd_dd *d, const char *url, const void *msg) {
     char signer[GD_ADDRESS_STR_MAX];
     gd_buf resp = {0};
     uint32_t code = 0;
-    if (route->validate(&ctx, buf, len, signer, sizeof signer) != GD_OK ||
-        route->execute(d->app, &ctx, buf, len, &resp) != GD_OK) {
+    ProtobufCMessage *decoded = NULL;
+    if (gd_msg_route_decode(route, &ctx, &decoded, buf, len) != GD_OK ||
+        route->validate(&ctx, decoded, signer, sizeof signer) != GD_OK ||
+        route->execute(d->app, &ctx, decoded, &resp) != GD_OK) {
         code = ctx.err.code ? ctx.err.code : 1;
         snprintf(d->log, sizeof d->log, "%s", ctx.err.code ? ctx.err.log : gd_error_detail());
     } else if (gd_cache_write(kv) != GD_OK) {
         die("cache write", gd_error_detail());
     }
     gd_cache_free(kv);
+    if (decoded != NULL)
+        protobuf_c_message_free_unpacked(decoded, NULL);
     int kind = gd_dd_msg_kind(url);
     d->msg_seconds[kind] += gd_bench_now() - t0;
     d->msg_count[kind]++;

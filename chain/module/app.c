@@ -15,6 +15,7 @@
 #include "chain/module/u256.h"
 #include "chain/wire/coin.h"
 #include "chain/wire/gas_price.h"
+#include "chain/wire/pb_strict.h"
 #include "chain/wire/tx.h"
 #include "chain/wire/tx_decode.h"
 #include "common/base64.h"
@@ -177,6 +178,24 @@ static const gd_msg_route *gd_find_msg(const gd_app *app, const char *type_url,
     return NULL;
 }
 
+gd_status gd_msg_route_decode(const gd_msg_route *route, gd_ctx *ctx, ProtobufCMessage **out,
+                              const uint8_t *data, size_t len) {
+    const ProtobufCMessageDescriptor *d = route->type;
+    bool strict = route->decoding == GD_MSG_DECODE_STRICT;
+    *out = protobuf_c_message_unpack(d, NULL, len, data);
+    if (*out == NULL)
+        return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_TX_DECODE, "%s does not decode",
+                           strict ? d->name : d->short_name);
+    if (strict && gd_pb_reject_unknown(*out, false) != GD_OK) {
+        gd_status s = gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_TX_DECODE, "%s",
+                                  gd_error_detail());
+        protobuf_c_message_free_unpacked(*out, NULL);
+        *out = NULL;
+        return s;
+    }
+    return GD_OK;
+}
+
 static const gd_query_route *gd_find_query(const gd_app *app, const char *path) {
     for (size_t m = 0; m < app->n_modules; m++)
         for (size_t i = 0; i < app->modules[m]->n_queries; i++)
@@ -326,7 +345,18 @@ static gd_status gd_ante_min_fee(gd_app *app, gd_ctx *ctx, const gd_coin *fees, 
 
 typedef struct gd_ante_result {
     char signer[GD_ADDRESS_STR_MAX];
+    /* The transaction's messages, decoded once here for their stateless
+     * checks and kept for their execution (gd_run_msgs); gd_run_tx frees
+     * them. */
+    ProtobufCMessage **msgs;
 } gd_ante_result;
+
+static void gd_msgs_free(ProtobufCMessage **msgs, size_t n) {
+    for (size_t i = 0; msgs && i < n; i++)
+        if (msgs[i])
+            protobuf_c_message_free_unpacked(msgs[i], NULL);
+    free(msgs);
+}
 
 /* The SDK's default ante chain for a single-signer SIGN_MODE_DIRECT
  * transaction, in its order: validate basic, timeout height, memo, gas for
@@ -348,7 +378,8 @@ static gd_status gd_ante(gd_app *app, gd_ctx *ctx, const gd_decoded_tx *dec, siz
                                "unable to resolve type URL %.128s",
                                any->type_url ? any->type_url : "");
         char signer[GD_ADDRESS_STR_MAX];
-        GD_TRY(route->validate(ctx, any->value.data, any->value.len, signer, sizeof signer));
+        GD_TRY(gd_msg_route_decode(route, ctx, &res->msgs[i], any->value.data, any->value.len));
+        GD_TRY(route->validate(ctx, res->msgs[i], signer, sizeof signer));
         if (res->signer[0] == '\0')
             strcpy(res->signer, signer);
         else if (strcmp(res->signer, signer) != 0)
@@ -530,9 +561,10 @@ static gd_status gd_events_tag_index(gd_events *events, size_t from, size_t msg_
     return GD_OK;
 }
 
-/* Executes the messages on ctx (a cache); fills the TxMsgData. */
+/* Executes the messages (decoded by the ante checks) on ctx (a cache);
+ * fills the TxMsgData. */
 static gd_status gd_run_msgs(gd_app *app, gd_ctx *ctx, const gd_decoded_tx *dec,
-                             const char *signer, gd_buf *data) {
+                             const gd_ante_result *ante, gd_buf *data) {
     const Cosmos__Tx__V1beta1__TxBody *body = gd_decoded_tx_body(dec);
     size_t n = body->n_messages;
     gd_buf *responses = calloc(n, sizeof *responses);
@@ -546,10 +578,10 @@ static gd_status gd_run_msgs(gd_app *app, gd_ctx *ctx, const gd_decoded_tx *dec,
         const gd_module *owner = NULL;
         const gd_msg_route *route = gd_find_msg(app, any->type_url, &owner);
         size_t first_event = ctx->events->n;
-        s = gd_events_add(ctx->events, "message", "action", any->type_url, "sender", signer,
-                          "module", owner->name, NULL);
+        s = gd_events_add(ctx->events, "message", "action", any->type_url, "sender",
+                          ante->signer, "module", owner->name, NULL);
         if (s == GD_OK)
-            s = route->execute(app, ctx, any->value.data, any->value.len, &responses[i]);
+            s = route->execute(app, ctx, ante->msgs[i], &responses[i]);
         if (s == GD_OK)
             s = gd_events_tag_index(ctx->events, first_event, i);
         if (s == GD_OK) {
@@ -627,10 +659,11 @@ static gd_status gd_run_tx(gd_app *app, gd_kv *parent, gd_exec_mode mode, int64_
     const Cosmos__Tx__V1beta1__AuthInfo *auth = gd_decoded_tx_auth_info(dec);
     out->gas_wanted = auth->fee ? auth->fee->gas_limit : 0;
     gd_kv *ante_cache = NULL, *msg_cache = NULL;
-    gd_ante_result ante;
+    size_t n_msgs = gd_decoded_tx_body(dec)->n_messages;
+    gd_ante_result ante = {.msgs = calloc(n_msgs + 1, sizeof *ante.msgs)};
     uint8_t tx_hash[32];
     gd_sha256(tx_hash, tx, len);
-    s = gd_cache_new(&ante_cache, parent);
+    s = ante.msgs ? gd_cache_new(&ante_cache, parent) : gd_fail(GD_ERR_NOMEM, "out of memory");
     if (s == GD_OK) {
         ctx.kv = ante_cache;
         s = gd_ante(app, &ctx, dec, len, tx_hash, &ante);
@@ -640,6 +673,7 @@ static gd_status gd_run_tx(gd_app *app, gd_kv *parent, gd_exec_mode mode, int64_
         out->gas_used = gas.used;
         gd_events_free(&ante_events);
         gd_cache_free(ante_cache);
+        gd_msgs_free(ante.msgs, n_msgs);
         gd_decoded_tx_free(dec);
         return gd_status_is_local(s) ? s : GD_OK;
     }
@@ -651,7 +685,7 @@ static gd_status gd_run_tx(gd_app *app, gd_kv *parent, gd_exec_mode mode, int64_
         if (s == GD_OK) {
             ctx.kv = msg_cache;
             ctx.events = &msg_events;
-            s = gd_run_msgs(app, &ctx, dec, ante.signer, &out->data);
+            s = gd_run_msgs(app, &ctx, dec, &ante, &out->data);
         }
         if (s == GD_OK)
             s = gd_cache_write(msg_cache);
@@ -672,6 +706,7 @@ static gd_status gd_run_tx(gd_app *app, gd_kv *parent, gd_exec_mode mode, int64_
     gd_events_free(&msg_events);
     gd_cache_free(msg_cache);
     gd_cache_free(ante_cache);
+    gd_msgs_free(ante.msgs, n_msgs);
     gd_decoded_tx_free(dec);
     return internal;
 }

@@ -17,6 +17,7 @@
 #define GD_CHAIN_MODULE_APP_H
 
 #include <jansson.h>
+#include <protobuf-c/protobuf-c.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -29,18 +30,43 @@
 
 typedef struct gd_app gd_app;
 
-/* A message type a module executes. */
+/* How the router decodes a message type's bytes (gd_msg_route_decode). */
+typedef enum gd_msg_decoding {
+    /* As the Cosmos SDK does: unknown fields are refused (code 2, naming
+     * the offending tag), and bytes that do not decode are "<full name>
+     * does not decode" (code 2). */
+    GD_MSG_DECODE_STRICT = 0,
+    /* protobuf's plain rule, unknown fields skipped; bytes that do not
+     * decode are "<short name> does not decode" (code 2). Bank's MsgSend
+     * has always been decoded so: refusing its unknown fields would change
+     * which transactions pass, a chain upgrade's decision. */
+    GD_MSG_DECODE_PLAIN,
+} gd_msg_decoding;
+
+/* A message type a module executes. The router decodes each message once
+ * (gd_msg_route_decode), hands the decoded message to validate and then to
+ * execute, and frees it after; a handler casts it to its concrete type. */
 typedef struct gd_msg_route {
     const char *type_url;
+    const ProtobufCMessageDescriptor *type;
     /* Stateless checks (ValidateBasic): on failure records an ABCI error in
      * ctx (gd_ctx_fail); on success writes the one signer's bech32 address. */
-    gd_status (*validate)(gd_ctx *ctx, const uint8_t *msg, size_t len, char *signer,
+    gd_status (*validate)(gd_ctx *ctx, const ProtobufCMessage *msg, char *signer,
                           size_t signer_cap);
     /* Executes the message; response receives the serialized response
      * message (its type URL is type_url + "Response"). */
-    gd_status (*execute)(gd_app *app, gd_ctx *ctx, const uint8_t *msg, size_t len,
+    gd_status (*execute)(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg,
                          gd_buf *response);
+    gd_msg_decoding decoding; /* GD_MSG_DECODE_STRICT unless said */
 } gd_msg_route;
+
+/* Decodes a message's bytes as route's type by route's decoding: the one
+ * place the chain decodes a message (the ante checks and execution share
+ * what it gives; harnesses that call a route directly use it too). On
+ * failure records the ABCI error in ctx and returns GD_ERR_CHAIN; free *out
+ * with protobuf_c_message_free_unpacked(*out, NULL). */
+gd_status gd_msg_route_decode(const gd_msg_route *route, gd_ctx *ctx, ProtobufCMessage **out,
+                              const uint8_t *data, size_t len) GD_MUST_CHECK;
 
 /* A gRPC query path a module answers (request and response protobuf). */
 typedef struct gd_query_route {

@@ -185,11 +185,9 @@ static gd_status gd_coins_from_msg(gd_coin *out, size_t *n, Cosmos__Base__V1beta
     return GD_OK;
 }
 
-static gd_status gd_msg_send_validate(gd_ctx *ctx, const uint8_t *msg, size_t len, char *signer,
+static gd_status gd_msg_send_validate(gd_ctx *ctx, const ProtobufCMessage *msg, char *signer,
                                       size_t cap) {
-    Cosmos__Bank__V1beta1__MsgSend *m = cosmos__bank__v1beta1__msg_send__unpack(NULL, len, msg);
-    if (m == NULL)
-        return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_TX_DECODE, "MsgSend does not decode");
+    const Cosmos__Bank__V1beta1__MsgSend *m = (const Cosmos__Bank__V1beta1__MsgSend *)msg;
     gd_status s = GD_OK;
     gd_coin coins[GD_COINS_MAX];
     size_t n;
@@ -205,16 +203,13 @@ static gd_status gd_msg_send_validate(gd_ctx *ctx, const uint8_t *msg, size_t le
         s = gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_INVALID_ADDRESS, "address too long");
     else
         strcpy(signer, m->from_address);
-    cosmos__bank__v1beta1__msg_send__free_unpacked(m, NULL);
     return s;
 }
 
-static gd_status gd_msg_send_execute(gd_app *app, gd_ctx *ctx, const uint8_t *msg, size_t len,
+static gd_status gd_msg_send_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg,
                                      gd_buf *response) {
     (void)app;
-    Cosmos__Bank__V1beta1__MsgSend *m = cosmos__bank__v1beta1__msg_send__unpack(NULL, len, msg);
-    if (m == NULL)
-        return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_TX_DECODE, "MsgSend does not decode");
+    const Cosmos__Bank__V1beta1__MsgSend *m = (const Cosmos__Bank__V1beta1__MsgSend *)msg;
     gd_coin coins[GD_COINS_MAX];
     size_t n = 0;
     gd_account to;
@@ -228,7 +223,6 @@ static gd_status gd_msg_send_execute(gd_app *app, gd_ctx *ctx, const uint8_t *ms
         s = gd_bank_send(ctx, m->from_address, m->to_address, coins, n);
     if (s == GD_OK)
         s = gd_events_add(ctx->events, "message", "module", "bank", NULL);
-    cosmos__bank__v1beta1__msg_send__free_unpacked(m, NULL);
     response->len = 0; /* MsgSendResponse is empty */
     return s;
 }
@@ -518,7 +512,8 @@ static gd_status gd_bank_invariants(gd_app *app, gd_kv *kv) {
 }
 
 static const gd_msg_route gd_bank_msgs[] = {
-    {"/cosmos.bank.v1beta1.MsgSend", gd_msg_send_validate, gd_msg_send_execute},
+    {"/cosmos.bank.v1beta1.MsgSend", &cosmos__bank__v1beta1__msg_send__descriptor,
+     gd_msg_send_validate, gd_msg_send_execute, GD_MSG_DECODE_PLAIN},
 };
 
 static const gd_query_route gd_bank_queries[] = {

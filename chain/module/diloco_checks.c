@@ -91,8 +91,8 @@ gd_status dl_assign_checks(gd_ctx *ctx, const dl_run *run, dl_round *r) {
          * aggregated nor paid (a private class is no free pass, and an
          * idle member cannot leave a dispute without a jury). */
         if (dl_class_size(r, cls) < sp->min_class_members) {
-            s = dl_event(ctx, "diloco_unchecked", r, "target", c->participant, "reason",
-                         "class too small");
+            s = dl_event(ctx, "diloco_unchecked", r->run, r->index, "target", c->participant,
+                         "reason", "class too small");
             continue;
         }
         for (uint32_t j = 0; s == GD_OK && j < sp->checks_per_commit; j++) {
@@ -126,8 +126,8 @@ gd_status dl_assign_checks(gd_ctx *ctx, const dl_run *run, dl_round *r) {
         char count[24];
         dl_amount_str(count, sp->checks_per_commit);
         if (s == GD_OK)
-            s = dl_event(ctx, "diloco_checks_assigned", r, "target", c->participant, "checks",
-                         count);
+            s = dl_event(ctx, "diloco_checks_assigned", r->run, r->index, "target",
+                         c->participant, "checks", count);
     }
     dl_pool_free(&pool);
     dl_list_free(&commits);
@@ -194,7 +194,8 @@ static gd_status dl_outcome_event(gd_ctx *ctx, const dl_round *r, const dl_assig
     dl_amount_str(check, a->check);
     char text[64];
     snprintf(text, sizeof text, "%s: %s", dl_outcome_name(a->outcome), why);
-    return dl_event(ctx, "diloco_check_outcome", r, "target", a->target, "outcome", text);
+    return dl_event(ctx, "diloco_check_outcome", r->run, r->index, "target", a->target,
+                    "outcome", text);
 }
 
 /* ---- dispute start: undisputed outcomes and juries ----------------------------------------- */
@@ -285,7 +286,8 @@ static gd_status dl_open_dispute(gd_ctx *ctx, const dl_run *run, dl_round *r, dl
             char count[24];
             dl_amount_str(count, a->n_recheckers);
             if (s == GD_OK)
-                s = dl_event(ctx, "diloco_dispute", r, "target", a->target, "recheckers", count);
+                s = dl_event(ctx, "diloco_dispute", r->run, r->index, "target", a->target,
+                             "recheckers", count);
         }
     }
     dl_free(v[0]);

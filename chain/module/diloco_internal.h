@@ -1,6 +1,7 @@
 /* What the files of the DiLoCo module share: store keys and records, 64-bit
- * amounts, the module account's transfers, errors, and the round logic the
- * block hooks and the message handlers both call. Not a public header. */
+ * amounts, the module account's transfers, errors and events, the round
+ * logic the block hooks and the message handlers both call, and the entries
+ * of the module's table (diloco.c). Not a public header. */
 #ifndef GD_CHAIN_MODULE_DILOCO_INTERNAL_H
 #define GD_CHAIN_MODULE_DILOCO_INTERNAL_H
 
@@ -30,6 +31,9 @@ typedef Gonka__Diloco__V1__WeightedMember dl_weighted;
 /* Exact products of two 64-bit amounts (GCC and Clang; the Go port uses
  * math/big or sdk.Int). */
 __extension__ typedef unsigned __int128 dl_u128;
+
+/* A round's phase, or the window a height falls in. */
+#define PH(x) GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_##x
 
 /* ---- keys (diloco.h lists the layout) ------------------------------------ */
 
@@ -158,6 +162,11 @@ gd_status dl_burn(gd_ctx *ctx, const char *denom, uint64_t amount) GD_MUST_CHECK
 
 /* Records a "diloco" ABCI error and returns GD_ERR_CHAIN. */
 gd_status dl_fail(gd_ctx *ctx, uint32_t code, const char *fmt, ...) GD_PRINTF(3, 4);
+/* The one way the module emits an event of a round: its type, then "run"
+ * and "round", then up to two more attributes (k1 may be NULL, or k2, or
+ * neither), in that order. */
+gd_status dl_event(gd_ctx *ctx, const char *type, uint64_t run, uint64_t round, const char *k1,
+                   const char *v1, const char *k2, const char *v2) GD_MUST_CHECK;
 
 /* The denom of a run's coins (the three spec coins share it). */
 const char *dl_denom(const dl_run *r);
@@ -178,10 +187,6 @@ gd_status dl_round_seed(gd_ctx *ctx, const dl_run *run, dl_round *r) GD_MUST_CHE
 Gonka__Diloco__V1__RoundPhase dl_window_at(const dl_round *r, int64_t height);
 /* 3 * part >= 2 * total, exactly (both below 2^96: W 64-bit weights). */
 bool dl_two_thirds(dl_u128 part, dl_u128 total);
-/* An event naming the round, with up to two more attributes (k2 may be
- * NULL, or k1 and k2). */
-gd_status dl_event(gd_ctx *ctx, const char *type, const dl_round *r, const char *k1,
-                   const char *v1, const char *k2, const char *v2) GD_MUST_CHECK;
 
 /* ---- penalties and membership (diloco_members.c) ------------------------- */
 
@@ -241,9 +246,88 @@ gd_status dl_settle_epoch(gd_ctx *ctx, dl_run *run, uint64_t epoch) GD_MUST_CHEC
  * opening the next round. */
 gd_status dl_begin_block(gd_ctx *ctx) GD_MUST_CHECK;
 
-/* ---- messages (diloco_msgs.c) and genesis/queries (diloco.c) -------------- */
+/* ---- what the message handlers share (diloco_msg_common.c) ----------------- */
 
-extern const gd_msg_route dl_msg_routes[];
-extern const size_t dl_n_msg_routes;
+/* The signer's canonical address into signer (an invalid-address error of
+ * codespace sdk otherwise). */
+gd_status dl_signer(gd_ctx *ctx, const char *addr, char *signer, size_t cap) GD_MUST_CHECK;
+/* The message's ValidateBasic, shared with the clients that build it
+ * (chain/wire/diloco_msg.h), as code 2. */
+gd_status dl_basic(gd_ctx *ctx, gd_status check) GD_MUST_CHECK;
+/* The run and its current round (code 4 / 8), which must be in window want
+ * at this height (code 9). */
+gd_status dl_current(gd_ctx *ctx, uint64_t run_id, uint64_t round_id,
+                     Gonka__Diloco__V1__RoundPhase want, dl_run **run,
+                     dl_round **round) GD_MUST_CHECK;
+/* A sealed answer's record, stored at its seal and completed at its reveal:
+ * verdicts and re-checks (VerdictRecord), attestations, secrets. The
+ * reveal must match the seal (code 14), once (code 10). */
+gd_status dl_check_reveal(gd_ctx *ctx, bool found, const ProtobufCBinaryData *stored_seal,
+                          bool already, const uint8_t computed[GD_DILOCO_HASH_LEN],
+                          const char *who, const char *what) GD_MUST_CHECK;
+
+/* The ValidateBasic step of a message whose stateless checks are all in
+ * chain/wire/diloco_msg.h: the signer's address, the shared check (code
+ * 2); the router has decoded the message strictly. One definition per
+ * message, with its own types. */
+#define DL_VALIDATE(fn, Type, signer_field, check)                                                \
+    gd_status fn(gd_ctx *ctx, const ProtobufCMessage *msg, char *signer, size_t cap) {            \
+        const Type *m = (const Type *)msg;                                                        \
+        gd_status s = dl_signer(ctx, m->signer_field, signer, cap);                               \
+        if (s == GD_OK)                                                                           \
+            s = dl_basic(ctx, check(m));                                                          \
+        return s;                                                                                 \
+    }
+
+/* ---- the module's table (diloco.c) and what it lists ------------------------ */
+
+/* Each message's validate and execute (gd_msg_route), in the file of its
+ * family: a run's membership and money (diloco_msg_run.c), a round's course
+ * (diloco_msg_round.c), a round's checks (diloco_msg_check.c). */
+gd_status dl_create_validate(gd_ctx *ctx, const ProtobufCMessage *msg, char *signer, size_t cap);
+gd_status dl_create_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg,
+                            gd_buf *response);
+gd_status dl_join_validate(gd_ctx *ctx, const ProtobufCMessage *msg, char *signer, size_t cap);
+gd_status dl_join_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg,
+                          gd_buf *response);
+gd_status dl_leave_validate(gd_ctx *ctx, const ProtobufCMessage *msg, char *signer, size_t cap);
+gd_status dl_leave_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg,
+                           gd_buf *response);
+gd_status dl_claim_validate(gd_ctx *ctx, const ProtobufCMessage *msg, char *signer, size_t cap);
+gd_status dl_claim_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg,
+                           gd_buf *response);
+gd_status dl_commit_validate(gd_ctx *ctx, const ProtobufCMessage *msg, char *signer, size_t cap);
+gd_status dl_commit_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg,
+                            gd_buf *response);
+gd_status dl_report_validate(gd_ctx *ctx, const ProtobufCMessage *msg, char *signer, size_t cap);
+gd_status dl_report_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg,
+                            gd_buf *response);
+gd_status dl_randomness_validate(gd_ctx *ctx, const ProtobufCMessage *msg, char *signer,
+                                 size_t cap);
+gd_status dl_randomness_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg,
+                                gd_buf *response);
+gd_status dl_verdict_validate(gd_ctx *ctx, const ProtobufCMessage *msg, char *signer, size_t cap);
+gd_status dl_verdict_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg,
+                             gd_buf *response);
+gd_status dl_dispute_validate(gd_ctx *ctx, const ProtobufCMessage *msg, char *signer, size_t cap);
+gd_status dl_dispute_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg,
+                             gd_buf *response);
+gd_status dl_attest_validate(gd_ctx *ctx, const ProtobufCMessage *msg, char *signer, size_t cap);
+gd_status dl_attest_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg,
+                            gd_buf *response);
+
+/* The queries (diloco_queries.c), one per gd_query_route. */
+gd_status dl_q_params(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t len, gd_buf *resp);
+gd_status dl_q_runs(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t len, gd_buf *resp);
+gd_status dl_q_run(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t len, gd_buf *resp);
+gd_status dl_q_round(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t len, gd_buf *resp);
+gd_status dl_q_rewards(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t len, gd_buf *resp);
+
+/* Genesis import and export (diloco_genesis.c). */
+gd_status dl_init_genesis(gd_app *app, gd_ctx *ctx, const json_t *state);
+json_t *dl_export_genesis(gd_app *app, gd_ctx *ctx);
+
+/* The invariants (diloco_invariants.c); genesis checks them too. */
+gd_status dl_invariants(gd_app *app, gd_kv *kv);
 
 #endif

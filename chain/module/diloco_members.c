@@ -8,8 +8,6 @@
 
 #include "chain/module/diloco_internal.h"
 
-#define PH(x) GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_##x
-
 bool dl_round_over(const dl_round *r) { return r->phase == PH(DONE) || r->phase == PH(VOID); }
 
 size_t dl_round_find(const dl_round *r, const char *addr) {

@@ -11,9 +11,6 @@
 #include "chain/module/epochs.h"
 #include "chain/wire/diloco_spec.h"
 
-#define PH(x) GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_##x
-
-
 /* The hash of the block being executed. */
 static gd_status dl_block_hash(gd_ctx *ctx, uint8_t out[GD_DILOCO_HASH_LEN]) {
     if (ctx->block_hash == NULL)
@@ -77,18 +74,6 @@ static uint64_t dl_round_weight(const dl_round *r, const char *addr) {
 /* 3 * part >= 2 * total, exactly (both below 2^96: W 64-bit weights). */
 bool dl_two_thirds(dl_u128 part, dl_u128 total) {
     return total > 0 && part * 3 >= total * 2;
-}
-
-gd_status dl_event(gd_ctx *ctx, const char *type, const dl_round *r, const char *k1,
-                          const char *v1, const char *k2, const char *v2) {
-    char rs[24], ro[24];
-    dl_amount_str(rs, r->run);
-    dl_amount_str(ro, r->index);
-    if (k1 == NULL)
-        return gd_events_add(ctx->events, type, "run", rs, "round", ro, NULL);
-    if (k2 == NULL)
-        return gd_events_add(ctx->events, type, "run", rs, "round", ro, k1, v1, NULL);
-    return gd_events_add(ctx->events, type, "run", rs, "round", ro, k1, v1, k2, v2, NULL);
 }
 
 /* ---- opening a round ---------------------------------------------------------------- */
@@ -212,7 +197,8 @@ static gd_status dl_open_round(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
         snprintf(ends, sizeof ends, "%lld", (long long)w.end);
         dl_amount_str(count, n_in);
         if (s == GD_OK)
-            s = dl_event(ctx, "diloco_round_opened", &r, "members", count, "end", ends);
+            s = dl_event(ctx, "diloco_round_opened", r.run, r.index, "members", count, "end",
+                         ends);
     }
     free(weights);
     free(wm);
@@ -257,7 +243,7 @@ gd_status dl_round_seed(gd_ctx *ctx, const dl_run *run, dl_round *r) {
     char count[24];
     dl_amount_str(count, n);
     if (s == GD_OK)
-        s = dl_event(ctx, "diloco_seed_fixed", r, "secrets", count, NULL, NULL);
+        s = dl_event(ctx, "diloco_seed_fixed", r->run, r->index, "secrets", count, NULL, NULL);
     free(bytes);
     dl_list_free(&secrets);
     return s;
@@ -359,8 +345,8 @@ static gd_status dl_fix_inclusion(gd_ctx *ctx, const dl_run *run, dl_round *r) {
     char count[24];
     dl_amount_str(count, r->n_inclusion_set);
     if (s == GD_OK)
-        s = dl_event(ctx, "diloco_inclusion_fixed", r, "included", count, "reporting_weight",
-                     r->reporting_weight);
+        s = dl_event(ctx, "diloco_inclusion_fixed", r->run, r->index, "included", count,
+                     "reporting_weight", r->reporting_weight);
     dl_list_free(&commits);
     return s;
 }
@@ -428,10 +414,11 @@ static gd_status dl_finish(gd_ctx *ctx, dl_run *run, dl_round *r) {
         char hex[2 * GD_DILOCO_HASH_LEN + 1];
         gd_hex_encode(hex, winner->next_state_hash.data, GD_DILOCO_HASH_LEN, false);
         if (s == GD_OK)
-            s = dl_event(ctx, "diloco_round_done", r, "next_state_hash", hex, NULL, NULL);
+            s = dl_event(ctx, "diloco_round_done", r->run, r->index, "next_state_hash", hex,
+                         NULL, NULL);
     } else if (s == GD_OK) {
         r->phase = PH(VOID);
-        s = dl_event(ctx, "diloco_round_void", r, NULL, NULL, NULL, NULL);
+        s = dl_event(ctx, "diloco_round_void", r->run, r->index, NULL, NULL, NULL, NULL);
     }
     /* Once a quorum formed, a member that attested nothing, or another hash,
      * pays the skip slash; an idle member pays it in every round. */

@@ -11,8 +11,6 @@
 
 #include "chain/module/diloco_internal.h"
 
-#define PH(x) GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_##x
-
 typedef struct dl_earner {
     char *address;
     bool cheated; /* paid a cheat slash in one of the epoch's rounds: forfeits the epoch */

@@ -1,5 +1,6 @@
-/* The DiLoCo module's store: keys, protobuf records, 64-bit amounts and the
- * module account's transfers. */
+/* The DiLoCo module's store, and how its files report: keys, protobuf
+ * records, 64-bit amounts, the module account's transfers, errors
+ * (dl_fail) and a round's events (dl_event). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -516,6 +517,18 @@ gd_status dl_fail(gd_ctx *ctx, uint32_t code, const char *fmt, ...) {
     vsnprintf(log, sizeof log, fmt, ap);
     va_end(ap);
     return gd_ctx_fail(ctx, GD_DILOCO_CODESPACE, code, "%s", log);
+}
+
+gd_status dl_event(gd_ctx *ctx, const char *type, uint64_t run, uint64_t round, const char *k1,
+                   const char *v1, const char *k2, const char *v2) {
+    char rs[24], ro[24];
+    dl_amount_str(rs, run);
+    dl_amount_str(ro, round);
+    if (k1 == NULL)
+        return gd_events_add(ctx->events, type, "run", rs, "round", ro, NULL);
+    if (k2 == NULL)
+        return gd_events_add(ctx->events, type, "run", rs, "round", ro, k1, v1, NULL);
+    return gd_events_add(ctx->events, type, "run", rs, "round", ro, k1, v1, k2, v2, NULL);
 }
 
 const char *dl_denom(const dl_run *r) {

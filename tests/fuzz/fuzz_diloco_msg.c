@@ -1,6 +1,7 @@
 /* The DiLoCo module's message decoders and handlers: arbitrary bytes as
  * each of its ten messages (the first input byte picks which, in the order
- * of dl_msg_routes; the second how many blocks into the run's first round),
+ * of the module's message routes; the second how many blocks into the run's
+ * first round), decoded as the router decodes them (gd_msg_route_decode),
  * through the message's stateless checks and, when they pass, its execution
  * against a chain with a run, four members and a round in progress. Nothing
  * may crash, and a message that executes must leave every invariant
@@ -123,11 +124,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                   .height = gd_app_height(app), .chain_id = "prod-sim", .block_hash = hash};
     char signer[GD_ADDRESS_STR_MAX];
     gd_buf response = {0};
-    if (route->validate(&ctx, data + 2, size - 2, signer, sizeof signer) == GD_OK &&
-        route->execute(app, &ctx, data + 2, size - 2, &response) == GD_OK) {
+    ProtobufCMessage *msg = NULL;
+    if (gd_msg_route_decode(route, &ctx, &msg, data + 2, size - 2) == GD_OK &&
+        route->validate(&ctx, msg, signer, sizeof signer) == GD_OK &&
+        route->execute(app, &ctx, msg, &response) == GD_OK) {
         FUZZ_ASSERT(gd_cache_write(kv) == GD_OK);
         FUZZ_ASSERT(gd_app_check_invariants(app) == GD_OK);
     }
+    if (msg != NULL)
+        protobuf_c_message_free_unpacked(msg, NULL);
     gd_buf_free(&response);
     gd_events_free(&events);
     gd_cache_free(kv);

@@ -588,25 +588,22 @@ static void test_genesis_errors(void) {
 
 /* A test module whose one message fails as its amount says: "chain" with a
  * module error (a result), "nomem" and "io" as this node's own failures. */
-static gd_status fault_validate(gd_ctx *ctx, const uint8_t *msg, size_t len, char *signer,
+static gd_status fault_validate(gd_ctx *ctx, const ProtobufCMessage *msg, char *signer,
                                 size_t cap) {
-    Cosmos__Bank__V1beta1__MsgSend *m = cosmos__bank__v1beta1__msg_send__unpack(NULL, len, msg);
-    if (m == NULL)
-        return gd_ctx_fail(ctx, "sdk", 2, "not a fault message");
+    (void)ctx;
+    const Cosmos__Bank__V1beta1__MsgSend *m = (const Cosmos__Bank__V1beta1__MsgSend *)msg;
     snprintf(signer, cap, "%s", m->from_address);
-    cosmos__bank__v1beta1__msg_send__free_unpacked(m, NULL);
     return GD_OK;
 }
 
-static gd_status fault_execute(gd_app *app, gd_ctx *ctx, const uint8_t *msg, size_t len,
+static gd_status fault_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg,
                                gd_buf *response) {
     (void)app;
     (void)response;
-    Cosmos__Bank__V1beta1__MsgSend *m = cosmos__bank__v1beta1__msg_send__unpack(NULL, len, msg);
+    const Cosmos__Bank__V1beta1__MsgSend *m = (const Cosmos__Bank__V1beta1__MsgSend *)msg;
     char what[16] = "";
-    if (m && m->n_amount == 1)
+    if (m->n_amount == 1)
         snprintf(what, sizeof what, "%s", m->amount[0]->denom);
-    cosmos__bank__v1beta1__msg_send__free_unpacked(m, NULL);
     if (strcmp(what, "nomem") == 0)
         return gd_fail(GD_ERR_NOMEM, "out of memory (injected)");
     if (strcmp(what, "io") == 0)
@@ -614,7 +611,9 @@ static gd_status fault_execute(gd_app *app, gd_ctx *ctx, const uint8_t *msg, siz
     return gd_ctx_fail(ctx, "fault", 7, "refused (injected)");
 }
 
-static const gd_msg_route k_fault_msgs[] = {{"/gd.test.MsgFault", fault_validate, fault_execute}};
+static const gd_msg_route k_fault_msgs[] = {{"/gd.test.MsgFault",
+                                             &cosmos__bank__v1beta1__msg_send__descriptor,
+                                             fault_validate, fault_execute, GD_MSG_DECODE_PLAIN}};
 static const gd_module k_fault_module = {.name = "fault", .msgs = k_fault_msgs, .n_msgs = 1};
 
 static void fault_tx(app_fixture *f, int from, const char *what, gd_buf *out) {
