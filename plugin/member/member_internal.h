@@ -1,6 +1,12 @@
-/* What the node's files share (plugin/member/member.c: lifecycle and the step;
- * member_duties.c: each duty; member_serve.c: answering peers; member_status.c:
- * status and metrics; member_global.c: G on disk and from peers). */
+/* What a member's files share. They call one another in layers, with no
+ * circle: member.c (lifecycle and the step) calls the duties and the
+ * helpers; the duties (member_duties.c, the dispatch, calling member_train.c,
+ * member_report.c, member_check.c, member_aggregate.c) call the helpers; the
+ * helpers (member_chain.c: the exchange with the chain; member_global.c: G
+ * on disk and from peers; member_payloads.c: peers' payloads; member_fetch.c:
+ * fetching from peers; member_status.c: status and metrics; member_util.c:
+ * errors, salts, the engine, the chain's answers) call only helpers below
+ * them, and member_serve.c (answering peers) calls none. */
 #ifndef GD_PLUGIN_MEMBER_MEMBER_INTERNAL_H
 #define GD_PLUGIN_MEMBER_MEMBER_INTERNAL_H
 
@@ -165,30 +171,10 @@ static inline const Gonka__Diloco__V1__Round *gd_member_round(const gd_member *n
     return n->ans.round ? n->ans.round->round : NULL;
 }
 
+/* --- member_util.c ------------------------------------------------------------------------- */
+
 /* Records a failed duty: logged, and kept for /v1/status. */
 void gd_member_error(gd_member *n, const char *fmt, ...) GD_PRINTF(2, 3);
-
-/* Called by a duty just before it trains, re-executes or aggregates: what
- * the step has queued so far (reports, reveals, answers that needed no
- * work) is sent first, and what this duty produces goes at once after it,
- * so minutes of computing never hold an answer past its window, while
- * answers that needed none (UNAVAILABLE) share one transaction. */
-gd_status gd_member_before_compute(gd_member *n) GD_MUST_CHECK;
-
-/* Called by a duty that trains the next round ahead, between segments:
- * reads the chain again (at most every GD_MEMBER_AHEAD_READ_MS, or the
- * options' ahead_read_ms) and says
- * whether anything but that duty (self) is due at a new height, or the
- * chain cannot be read; the duty then returns, staying due, and the step
- * ends after it, so every duty of the current round goes first. */
-bool gd_member_others_due(gd_member *n, const gd_action *self);
-#define GD_MEMBER_AHEAD_READ_MS 250
-
-/* Does one action into msgs (0 or more messages appended to *n_msgs, at
- * most cap). Returns GD_OK also when the duty could not be done now (a
- * peer unreachable): it stays due; an error status is local. */
-gd_status gd_member_duty(gd_member *n, const gd_action *a, gd_any *msgs, size_t cap,
-                       size_t *n_msgs) GD_MUST_CHECK;
 
 /* The salt of a sealed answer, or a round's secret (kind GD_SEAL_RANDOMNESS). */
 void gd_member_salt(const gd_member *n, uint8_t out[32], gd_diloco_seal_kind kind, uint64_t round,
@@ -196,27 +182,21 @@ void gd_member_salt(const gd_member *n, uint8_t out[32], gd_diloco_seal_kind kin
 
 /* The engine for the run (opened from the spec on first use). */
 gd_status gd_member_engine(gd_member *n) GD_MUST_CHECK;
-/* Makes n->g G_round with the chain's state hash `hash`: from memory, the
- * store, G_0, or synchronised from peers. */
-gd_status gd_member_global_at(gd_member *n, uint64_t round, const uint8_t hash[32]) GD_MUST_CHECK;
 
-/* G_round with the chain's hash `hash`, read only: the node's G or the G
- * it aggregated when it is that state, else a copy kept aside (n->older)
- * from the store, G_0 or peers. What an overlapped round starts from
- * (G_{r-1}); *out stays valid until the node's G changes. */
-gd_status gd_member_global_view(gd_member *n, uint64_t round, const uint8_t hash[32],
-                                const gd_global_state **out) GD_MUST_CHECK;
+const Gonka__Diloco__V1__Member *gd_member_lookup(const gd_member *n, const char *address);
 
-/* Once the current round R is DONE, makes G_{R+1} (its hash now on chain)
- * the node's G at once, rather than when R + 1 opens: the node serves it
- * to others' state sync in the gap before R + 1, and a node that lacks it
- * (a late joiner, a node whose G was not the agreed one) synchronises it
- * there instead of in R + 1's train window. A failure is logged and tried
- * again GD_MEMBER_SYNC_RETRY blocks later; only out of memory is returned. */
-gd_status gd_member_prepare_global(gd_member *n) GD_MUST_CHECK;
-/* Serialises G (descriptor then params and momentum) and parses it back,
- * requiring the state hash. */
-gd_status gd_member_global_file(gd_member *n, const gd_global_state *g, gd_buf *out) GD_MUST_CHECK;
+/* The round's commitment of address in q, or NULL. */
+const Gonka__Diloco__V1__Commitment *
+gd_commitment_in(const Gonka__Diloco__V1__QueryRoundResponse *q, const char *address);
+
+/* The round's start state hash as the chain records it. */
+gd_status gd_start_hash(const gd_member *n, uint8_t out[32]) GD_MUST_CHECK;
+
+/* Whether a duty whose target does not answer may wait for a later block
+ * of its window [start, end) rather than be done without it now. */
+bool gd_can_wait(const gd_member *n, int64_t start, int64_t end);
+
+/* --- member_fetch.c ------------------------------------------------------------------------ */
 
 /* Gives a body from gd_member_fetch back to the peer client to fetch into
  * again (the fetch pool's threads, or the step's port; or frees it); b is
@@ -252,10 +232,75 @@ void gd_member_fetch_drop(gd_member *n, const char *address, const gd_artifact_r
  * which has no window to miss). */
 gd_status gd_member_fetch_wait(gd_member *n, const char *address, const gd_artifact_req *req,
                                size_t max_len, gd_artifact_answer *out) GD_MUST_CHECK;
+/* One artifact of the target by gd_member_fetch into body (and its proof,
+ * for a chunk, into proof; NULL otherwise). */
+gd_status gd_fetch_into(gd_member *n, const char *target, const gd_artifact_req *req,
+                        size_t max, gd_buf *body, gd_buf *proof) GD_MUST_CHECK;
 
-/* The round's commitment of address in q, or NULL. */
-const Gonka__Diloco__V1__Commitment *
-gd_commitment_in(const Gonka__Diloco__V1__QueryRoundResponse *q, const char *address);
+/* --- member_chain.c ------------------------------------------------------------------------ */
+
+/* Reads the chain into the node's answers and view; updates the stats. */
+gd_status gd_member_read(gd_member *n) GD_MUST_CHECK;
+
+/* What the step sends of the duties due (acts, rewritten in place; their
+ * number is returned): the duties the chain refused alone set aside. */
+size_t gd_member_due(const gd_member *n, gd_action *acts, size_t n_acts);
+
+/* Sends the n_msgs messages of the n_sent duties in sent in one
+ * transaction and empties the batch; done counts the duties accepted. */
+gd_status gd_member_flush(gd_member *n, gd_any *msgs, size_t *n_msgs, gd_action *sent,
+                          size_t *n_sent, size_t *done) GD_MUST_CHECK;
+
+/* Waits for every transaction sent ahead and takes what the chain said of
+ * each, in the order sent; done counts the duties accepted. */
+gd_status gd_member_settle(gd_member *n, size_t *done) GD_MUST_CHECK;
+
+/* Called by a duty just before it trains, re-executes or aggregates: what
+ * the step has queued so far (reports, reveals, answers that needed no
+ * work) is sent first, and what this duty produces goes at once after it,
+ * so minutes of computing never hold an answer past its window, while
+ * answers that needed none (UNAVAILABLE) share one transaction. */
+gd_status gd_member_before_compute(gd_member *n) GD_MUST_CHECK;
+
+/* Called by a duty that trains the next round ahead, between segments:
+ * reads the chain again (at most every GD_MEMBER_AHEAD_READ_MS, or the
+ * options' ahead_read_ms) and says
+ * whether anything but that duty (self) is due at a new height, or the
+ * chain cannot be read; the duty then returns, staying due, and the step
+ * ends after it, so every duty of the current round goes first. */
+bool gd_member_others_due(gd_member *n, const gd_action *self);
+#define GD_MEMBER_AHEAD_READ_MS 250
+
+/* --- member_status.c ----------------------------------------------------------------------- */
+
+/* Records the newest G's state hash for the status. */
+void gd_member_note_state(gd_member *n, const gd_global_state *g);
+
+/* --- member_global.c ----------------------------------------------------------------------- */
+
+/* Makes n->g G_round with the chain's state hash `hash`: from memory, the
+ * store, G_0, or synchronised from peers. */
+gd_status gd_member_global_at(gd_member *n, uint64_t round, const uint8_t hash[32]) GD_MUST_CHECK;
+
+/* G_round with the chain's hash `hash`, read only: the node's G or the G
+ * it aggregated when it is that state, else a copy kept aside (n->older)
+ * from the store, G_0 or peers. What an overlapped round starts from
+ * (G_{r-1}); *out stays valid until the node's G changes. */
+gd_status gd_member_global_view(gd_member *n, uint64_t round, const uint8_t hash[32],
+                                const gd_global_state **out) GD_MUST_CHECK;
+
+/* Once the current round R is DONE, makes G_{R+1} (its hash now on chain)
+ * the node's G at once, rather than when R + 1 opens: the node serves it
+ * to others' state sync in the gap before R + 1, and a node that lacks it
+ * (a late joiner, a node whose G was not the agreed one) synchronises it
+ * there instead of in R + 1's train window. A failure is logged and tried
+ * again GD_MEMBER_SYNC_RETRY blocks later; only out of memory is returned. */
+gd_status gd_member_prepare_global(gd_member *n) GD_MUST_CHECK;
+/* Serialises G (descriptor then params and momentum) and parses it back,
+ * requiring the state hash. */
+gd_status gd_member_global_file(gd_member *n, const gd_global_state *g, gd_buf *out) GD_MUST_CHECK;
+
+/* --- member_payloads.c --------------------------------------------------------------------- */
 
 /* The payload `address` committed in the current round (the node's own
  * from its store): fetched once and kept for the round, checked against
@@ -271,9 +316,30 @@ gd_status gd_member_round_payload(gd_member *n, const char *address,
  * duties. Only out of memory is returned. */
 gd_status gd_member_prefetch(gd_member *n, const gd_action *acts, size_t n_acts) GD_MUST_CHECK;
 
-/* Records the newest G's state hash for the status. */
-void gd_member_note_state(gd_member *n, const gd_global_state *g);
+/* --- the duties ---------------------------------------------------------------------------- */
 
-const Gonka__Diloco__V1__Member *gd_member_lookup(const gd_member *n, const char *address);
+/* Does one action into msgs (0 or more messages appended to *n_msgs, at
+ * most cap). Returns GD_OK also when the duty could not be done now (a
+ * peer unreachable): it stays due; an error status is local
+ * (member_duties.c). */
+gd_status gd_member_duty(gd_member *n, const gd_action *a, gd_any *msgs, size_t cap,
+                       size_t *n_msgs) GD_MUST_CHECK;
+
+/* Each family's duties, which gd_member_duty dispatches to; a duty that
+ * builds a message sets *sent once msg holds it.
+ * member_train.c: trains round a->round (in its window, or ahead a segment
+ * at a time); commits round r. */
+gd_status gd_duty_train(gd_member *n, const gd_action *a) GD_MUST_CHECK;
+gd_status gd_duty_commit(gd_member *n, uint64_t r, gd_any *msg, bool *sent) GD_MUST_CHECK;
+/* member_report.c: reports the availability of a->target's payload. */
+gd_status gd_duty_report(gd_member *n, const gd_action *a, gd_any *msg,
+                         bool *sent) GD_MUST_CHECK;
+/* member_check.c: checks, re-checks and their reveals. */
+gd_status gd_duty_answer(gd_member *n, const gd_action *a, gd_any *msg,
+                         bool *sent) GD_MUST_CHECK;
+/* member_aggregate.c: aggregates round r; seals or reveals its attestation. */
+gd_status gd_duty_aggregate(gd_member *n, uint64_t r) GD_MUST_CHECK;
+gd_status gd_duty_attest(gd_member *n, const gd_action *a, gd_any *msg,
+                         bool *sent) GD_MUST_CHECK;
 
 #endif
