@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-bool gd_bench_count(const char *text, uint32_t *out) {
+bool gd_bench_count(uint32_t *out, const char *text) {
     char *end = NULL;
     unsigned long x = strtoul(text, &end, 10);
     if (end == text || *end != '\0' || text[0] == '-' || x < 1 || x > 100000)

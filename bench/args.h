@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 /* A count option's value: decimal, 1 to 100000. */
-bool gd_bench_count(const char *text, uint32_t *out);
+bool gd_bench_count(uint32_t *out, const char *text);
 
 /* One thread per online core (1 if unknown, at most 1024). */
 uint32_t gd_bench_cores(void);

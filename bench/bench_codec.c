@@ -93,7 +93,7 @@ typedef struct bench_result {
     double zstd_chunks; /* fraction */
 } bench_result;
 
-static int bench_codec(const char *spec, const float *values, float *residual, float *out,
+static int bench_codec(float *out, const char *spec, const float *values, float *residual,
                        size_t n, bench_result *r) {
     gd_codec codec;
     if (gd_codec_parse(&codec, spec) != GD_OK)
@@ -197,7 +197,7 @@ int main(int argc, char **argv) {
     size_t n_codecs = codec ? 1 : N_CODECS;
     bench_result res[N_CODECS];
     for (size_t c = 0; c < n_codecs; c++)
-        if (bench_codec(codecs[c], v, residual, out, n, &res[c]) != 0)
+        if (bench_codec(out, codecs[c], v, residual, n, &res[c]) != 0)
             return 1;
     if (json) {
         printf("{\"mib\": %ld, \"codecs\": [", mib);

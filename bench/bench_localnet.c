@@ -62,7 +62,7 @@ static void *bench_client(void *p) {
             bench_tx *t = &r->txs[a * r->per_account + k];
             gd_broadcast_result b;
             t->sent_at = gd_bench_now();
-            if (gd_rpc_broadcast_tx_sync(rpc, t->signed_tx.raw.data, t->signed_tx.raw.len, &b) ==
+            if (gd_rpc_broadcast_tx_sync(rpc, &b, t->signed_tx.raw.data, t->signed_tx.raw.len) ==
                     GD_OK &&
                 b.result.code == 0) {
                 t->admitted = true;
@@ -256,7 +256,7 @@ static int bench_workload(bench_chain *c, size_t accounts, size_t per_account, s
     for (size_t i = 0; i < n; i++) {
         json_t *j = NULL;
         if (!txs[i].admitted ||
-            gd_node_tx_json(c->node, txs[i].signed_tx.hash, 32, &j) != GD_OK)
+            gd_node_tx_json(c->node, &j, txs[i].signed_tx.hash, 32) != GD_OK)
             continue;
         int64_t th = strtoll(json_string_value(json_object_get(j, "height")), NULL, 10);
         json_decref(j);

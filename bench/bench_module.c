@@ -34,7 +34,7 @@ typedef struct bench_result {
     double block_ms[B_COUNT];
 } bench_result;
 
-static void bench_run(int w, bench_result *out) {
+static void bench_run(bench_result *out, int w) {
     gd_dd d = {0};
     const char **classes = calloc((size_t)w, sizeof *classes);
     gd_dd_role *roles = calloc((size_t)w, sizeof *roles);
@@ -144,7 +144,7 @@ int main(int argc, char **argv) {
                k_blocks[1], k_blocks[2], k_blocks[3], k_blocks[4], k_blocks[5]);
     for (int s = 0; s < n_sizes; s++) {
         bench_result r = {{0}};
-        bench_run(sizes[s], &r);
+        bench_run(&r, sizes[s]);
         if (json) {
             printf("%s{\"members\": %d", s ? ", " : "", sizes[s]);
             for (int k = 0; k < K_COUNT; k++)

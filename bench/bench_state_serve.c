@@ -24,7 +24,7 @@
 static gd_status write_global(const char *path, const gd_global_state *g, uint32_t ce) {
     gd_global_desc d;
     uint8_t layout[32] = {1};
-    GD_TRY(gd_global_state_describe(NULL, layout, ce, g, &d));
+    GD_TRY(gd_global_state_describe(NULL, &d, layout, ce, g));
     size_t len = GD_GLOBAL_DESC_BYTES + 8 * g->n;
     uint8_t *bytes = malloc(len);
     if (bytes == NULL)

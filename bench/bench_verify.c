@@ -77,7 +77,7 @@ static int parse(int argc, char **argv, bench_opts *o) {
             o->codec = v;
         else {
             uint32_t x = 0;
-            if (!gd_bench_count(v, &x))
+            if (!gd_bench_count(&x, v))
                 return usage("numbers must be 1..100000");
             if (strcmp(a, "--inner-steps") == 0)
                 o->inner_steps = x;
@@ -144,15 +144,15 @@ static gd_status run(const bench_opts *o, bench_result *r) {
     /* The worker's round, and what its parts cost. */
     double t0 = gd_bench_now();
     if (s == GD_OK)
-        s = gd_diloco_worker_round(t, &c, data, 0, g.params, n, &w, segs, &res);
+        s = gd_diloco_worker_round(t, &c, data, &res, 0, g.params, n, &w, segs);
     double round_s = gd_bench_now() - t0;
     if (s == GD_OK) {
         r->steps_run = res.steps;
         r->step_s = res.seconds / res.steps;
         uint8_t h[32];
         t0 = gd_bench_now();
-        s = gd_worker_state_hash(pool, &(gd_state_tag){.chunk_elems = c.chunk_elems}, 0,
-                                 GD_STAGE_TRAIN, &w, h);
+        s = gd_worker_state_hash(pool, &(gd_state_tag){.chunk_elems = c.chunk_elems}, h,
+                                 0, GD_STAGE_TRAIN, &w);
         r->hash_s = gd_bench_now() - t0;
         /* What is not steps or leaf hashes is the encoding (and copies). */
         r->encode_s = round_s - res.seconds - (S + 2) * r->hash_s;
@@ -171,18 +171,18 @@ static gd_status run(const bench_opts *o, bench_result *r) {
     gd_leaf_evidence start, final, post, a, b;
     gd_check_result check = {0};
     if (s == GD_OK)
-        s = gd_global_state_describe(pool, layout, c.chunk_elems, &g, &gd);
+        s = gd_global_state_describe(pool, &gd, layout, c.chunk_elems, &g);
     gd_global_desc_hash(&gd, g_hash);
     gd_commitment_view cv = {.round = 0, .address = w.address, .rank = 0, .segments = S,
                              .transcript_root = res.transcript_root,
                              .payload_root = res.payload_root,
                              .payload_leaves = res.payload_leaves, .start_state_hash = g_hash};
     if (s == GD_OK)
-        s = gd_worker_round_leaf(&res, 0, &start);
+        s = gd_worker_round_leaf(&res, &start, 0);
     if (s == GD_OK)
-        s = gd_worker_round_leaf(&res, S, &final);
+        s = gd_worker_round_leaf(&res, &final, S);
     if (s == GD_OK)
-        s = gd_worker_round_leaf(&res, S + 1, &post);
+        s = gd_worker_round_leaf(&res, &post, S + 1);
     t0 = gd_bench_now();
     if (s == GD_OK)
         s = gd_diloco_check_links(pool, &c, layout, n, &cv, &gd, NULL, NULL, &start, &final,
@@ -194,7 +194,7 @@ static gd_status run(const bench_opts *o, bench_result *r) {
     gd_chunk_evidence ev;
     uint32_t chunk = gd_values_chunks(n, c.chunk_elems) / 2;
     if (s == GD_OK)
-        s = gd_worker_round_chunk(pool, &c, &res, &w, segs[0].residual, chunk, &ev);
+        s = gd_worker_round_chunk(pool, &c, &res, &w, &ev, segs[0].residual, chunk);
     size_t lo = 0, count = 0;
     (void)gd_values_chunk_range(n, c.chunk_elems, chunk, &lo, &count);
     if (s == GD_OK)
@@ -209,9 +209,9 @@ static gd_status run(const bench_opts *o, bench_result *r) {
                         proof_bytes(&ev.residual_in_proof) + proof_bytes(&ev.residual_out_proof);
     uint32_t seg = S - 1;
     if (s == GD_OK)
-        s = gd_worker_round_leaf(&res, seg, &a);
+        s = gd_worker_round_leaf(&res, &a, seg);
     if (s == GD_OK)
-        s = gd_worker_round_leaf(&res, seg + 1, &b);
+        s = gd_worker_round_leaf(&res, &b, seg + 1);
     gd_segment_claim claim = {.cv = &cv, .segment = seg,
                               .first_step = 0, .residual_root = start.desc.residual_root,
                               .start = segs ? &segs[seg] : NULL, .start_proof = &a.proof,

@@ -65,8 +65,8 @@ static void state_tree(gd_mmr *mmr, uint8_t root[32]) {
         die("state mmr root", gd_error_detail());
 }
 
-static void state_desc(const gd_dd *d, int t, uint64_t round, uint32_t leaf,
-                       gd_worker_desc *out) {
+static void state_desc(const gd_dd *d, gd_worker_desc *out, int t, uint64_t round,
+                       uint32_t leaf) {
     gd_mmr mmr;
     uint8_t root[32];
     state_tree(&mmr, root);
@@ -90,7 +90,7 @@ static void transcript_of(const gd_dd *d, int t, uint64_t round, gd_mmr *mmr, ui
     for (uint32_t l = 0; l < d->segments + 2; l++) {
         gd_worker_desc desc;
         uint8_t hash[32], h[32];
-        state_desc(d, t, round, l, &desc);
+        state_desc(d, &desc, t, round, l);
         gd_worker_desc_hash(&desc, hash);
         gd_mmr_hash_leaf(h, l, hash, sizeof hash);
         if (gd_mmr_append(mmr, h) != GD_OK)
@@ -135,7 +135,7 @@ void gd_dd_open(gd_dd *d, int members, json_t *spec, const char *const *classes,
     if (!d->addr || !d->mmr || !d->root || !d->slashed)
         die("open", "out of memory");
     char module[GD_ADDRESS_STR_MAX];
-    if (gd_auth_module_address("diloco", module, sizeof module) != GD_OK)
+    if (gd_auth_module_address(module, sizeof module, "diloco") != GD_OK)
         die("module address", gd_error_detail());
     json_t *accounts = json_array(), *balances = json_array(), *list = json_array();
     char coll[24];
@@ -569,7 +569,7 @@ static void state_sample(const gd_dd *d, int t, int i, uint64_t round, const uin
     gd_state_sample s;
     gd_state_sample_draw(&s, rnd, d->addr[t], d->addr[i], d->segments);
     gd_worker_desc desc;
-    state_desc(d, t, round, s.leaf, &desc);
+    state_desc(d, &desc, t, round, s.leaf);
     gd_worker_desc_encode(&desc, desc_bytes);
     gd_mmr tmmr, smmr;
     uint8_t troot[32], sroot[32];
@@ -577,8 +577,9 @@ static void state_sample(const gd_dd *d, int t, int i, uint64_t round, const uin
     state_tree(&smmr, sroot);
     uint32_t chunk = gd_state_sample_chunk(&s, &desc);
     gd_mmr_proof p1, p2;
-    if (gd_mmr_prove(&tmmr, s.leaf, &p1) != GD_OK || gd_mmr_proof_encode(&p1, desc_proof) != GD_OK ||
-        gd_mmr_prove(&smmr, chunk, &p2) != GD_OK || gd_mmr_proof_encode(&p2, chunk_proof) != GD_OK)
+    if (gd_mmr_prove(&tmmr, &p1, s.leaf) != GD_OK ||
+        gd_mmr_proof_encode(&p1, desc_proof) != GD_OK || gd_mmr_prove(&smmr, &p2, chunk) != GD_OK ||
+        gd_mmr_proof_encode(&p2, chunk_proof) != GD_OK)
         die("state sample", gd_error_detail());
     gd_mmr_hash_leaf(chunk_leaf, chunk, &chunk, sizeof chunk);
     gd_mmr_free(&tmmr);
@@ -596,15 +597,15 @@ static void reports(gd_dd *d, const Gonka__Diloco__V1__QueryRoundResponse *r, ui
             if (d->roles[t] == GD_DD_DRIPPER && d->roles[i] != GD_DD_DRIPPER)
                 continue;
             uint32_t chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
-            uint32_t n = gd_diloco_avail_chunks(rnd, d->addr[t], d->addr[i], GD_DD_CHUNKS, want,
-                                                chunks);
+            uint32_t n = gd_diloco_avail_chunks(chunks, rnd, d->addr[t], d->addr[i], GD_DD_CHUNKS,
+                                                want);
             uint8_t leaves[GD_DILOCO_AVAIL_CHUNKS_MAX][32];
             gd_buf enc[GD_DILOCO_AVAIL_CHUNKS_MAX] = {{0}};
             ProtobufCBinaryData lh[GD_DILOCO_AVAIL_CHUNKS_MAX], pr[GD_DILOCO_AVAIL_CHUNKS_MAX];
             for (uint32_t k = 0; k < n; k++) {
                 gd_mmr_proof proof;
                 leaf(leaves[k], t, chunks[k] + 1);
-                if (gd_mmr_prove(&d->mmr[t], chunks[k] + 1, &proof) != GD_OK ||
+                if (gd_mmr_prove(&d->mmr[t], &proof, chunks[k] + 1) != GD_OK ||
                     gd_mmr_proof_encode(&proof, &enc[k]) != GD_OK)
                     die("proof", gd_error_detail());
                 lh[k] = (ProtobufCBinaryData){32, leaves[k]};

@@ -166,7 +166,7 @@ static int parse(int argc, char **argv, bench_opts *o) {
             o->dir = v;
         } else {
             uint32_t x = 0;
-            if (!gd_bench_count(v, &x))
+            if (!gd_bench_count(&x, v))
                 return usage("numbers must be 1..100000");
             if (strcmp(a, "--inner-steps") == 0)
                 o->inner_steps = x;
@@ -230,7 +230,7 @@ static gd_status bench_spec_json(const bench_opts *o, json_t **out) {
             fclose(e);
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     }
-    int rc = gd_cli_main((int)(sizeof argv / sizeof argv[0]) - 1, argv, f, e);
+    int rc = gd_cli_main(f, (int)(sizeof argv / sizeof argv[0]) - 1, argv, e);
     fclose(f);
     fclose(e);
     gd_status s = GD_OK;
@@ -281,7 +281,7 @@ static bool bench_exec(char *const argv[], const char *log) {
 }
 
 /* The last line of a log, for a reason. */
-static void bench_log_tail(const char *log, char *out, size_t cap) {
+static void bench_log_tail(char *out, size_t cap, const char *log) {
     out[0] = '\0';
     FILE *f = fopen(log, "r");
     char line[512];
@@ -339,7 +339,7 @@ static bool bench_chain_start(bench_chain *c, const char *bin, const char *dir, 
                     "100000", "--diloco-run", spec_path, NULL};
     if (!bench_exec(init, log)) {
         char tail[400];
-        bench_log_tail(log, tail, sizeof tail);
+        bench_log_tail(tail, sizeof tail, log);
         return bench_chain_fail(c, "gonka-localnet init", tail);
     }
     snprintf(log, sizeof log, "%s/localnet.log", dir);
@@ -355,7 +355,7 @@ static bool bench_chain_start(bench_chain *c, const char *bin, const char *dir, 
         if (waitpid(c->pid, &st, WNOHANG) == c->pid) {
             c->up = false;
             char tail[400];
-            bench_log_tail(log, tail, sizeof tail);
+            bench_log_tail(tail, sizeof tail, log);
             return bench_chain_fail(c, "gonka-localnet start exited", tail);
         }
         usleep(20000);
@@ -413,7 +413,7 @@ static bool bench_chain_commit(bench_chain *c, const gd_diloco_commit *commit, u
             return bench_chain_fail(c, "round 0", "its commit window did not open in time");
         if (commit_start < 0) {
             Gonka__Diloco__V1__QueryRoundResponse *q = NULL;
-            if (port.iface->query_round(port.ctx, BENCH_RUN, BENCH_ROUND, &q) == GD_OK && q &&
+            if (port.iface->query_round(port.ctx, &q, BENCH_RUN, BENCH_ROUND) == GD_OK && q &&
                 q->round && q->round->windows)
                 commit_start = q->round->windows->commit_start;
             if (q)
@@ -454,7 +454,7 @@ static void bench_chain_stop(bench_chain *c) {
 
 /* The directory of gonka-localnet: --bin, else beside this program, its
  * ../bin, or build/bin. */
-static void bench_bin_dir(const char *given, const char *argv0, char *out, size_t cap) {
+static void bench_bin_dir(char *out, size_t cap, const char *given, const char *argv0) {
     if (given) {
         snprintf(out, cap, "%s", given);
         return;
@@ -493,8 +493,8 @@ static gd_status bench_answer(void *ctx, const gd_artifact_req *req, gd_artifact
     default: *http_status = 404; return gd_fail(GD_ERR_NOT_FOUND, "not served here");
     }
     *http_status = 404;
-    GD_TRY(gd_artifact_path(&w->store, kind, req->run, req->round, req->leaf, out->path,
-                            sizeof out->path));
+    GD_TRY(gd_artifact_path(&w->store, out->path, sizeof out->path, kind, req->run, req->round,
+                            req->leaf));
     out->content_type = "application/octet-stream";
     if (req->kind == GD_REQ_STATE_CHUNK) {
         char path[sizeof out->path];
@@ -523,7 +523,7 @@ static gd_status bench_store(gd_engine *e, bench_worker *w, uint64_t *bytes) {
             continue; /* never re-executed from */
         const gd_worker_state *st = leaf < t->segments ? &t->starts[leaf] : &w->w;
         gd_buf b = {0};
-        gd_status s = gd_engine_state_file(e, BENCH_ROUND, st, leaf, t->segments, &b);
+        gd_status s = gd_engine_state_file(e, &b, BENCH_ROUND, st, leaf, t->segments);
         if (s == GD_OK)
             s = gd_artifact_put(&w->store, GD_ARTIFACT_STATE, BENCH_RUN, BENCH_ROUND, leaf,
                                 b.data, b.len);
@@ -560,15 +560,15 @@ typedef struct bench_fetcher {
 
 /* One artifact (leaf, chunk) of `from`, or a file's first max bytes when
  * prefix; a chunk's proof goes into proof (NULL for whole files). */
-static gd_status bench_fetch(bench_fetcher *f, const bench_worker *from, gd_artifact_req_kind kind,
-                             uint32_t leaf, uint32_t chunk, size_t max, bool prefix, gd_buf *out,
-                             gd_buf *proof) {
+static gd_status bench_fetch(bench_fetcher *f, const bench_worker *from, gd_buf *out,
+                             gd_artifact_req_kind kind, uint32_t leaf, uint32_t chunk, size_t max,
+                             bool prefix, gd_buf *proof) {
     gd_artifact_req req = {.kind = kind, .run = BENCH_RUN, .round = BENCH_ROUND, .leaf = leaf,
                            .chunk = chunk, .first_bytes = prefix ? max : 0};
     gd_artifact_answer a;
     memset(&a, 0, sizeof a);
     double t0 = gd_bench_now();
-    gd_status s = f->port.iface->fetch(f->port.ctx, from->url, &req, max, &a);
+    gd_status s = f->port.iface->fetch(f->port.ctx, &a, from->url, &req, max);
     f->seconds += gd_bench_now() - t0;
     if (s != GD_OK)
         return gd_fail_context(s, "fetching from %s", from->url);
@@ -586,13 +586,13 @@ static gd_status bench_fetch(bench_fetcher *f, const bench_worker *from, gd_arti
 
 /* The peers' payloads (the member's own when alone), as a node fetches
  * them: at once, in parallel, where there are several. */
-static gd_status bench_fetch_payloads(bench_fetcher *f, const bench_worker *ws, uint32_t W,
-                                      gd_buf *out) {
+static gd_status bench_fetch_payloads(bench_fetcher *f, const bench_worker *ws, gd_buf *out,
+                                      uint32_t W) {
     uint32_t first = W > 1 ? 1 : 0, k = W - first;
     if (k < 2 || f->port.iface->fetch_all == NULL) {
         for (uint32_t i = first; i < W; i++)
-            GD_TRY(bench_fetch(f, &ws[i], GD_REQ_PAYLOAD, 0, 0, ws[i].t.commit.payload_bytes,
-                               false, &out[i], NULL));
+            GD_TRY(bench_fetch(f, &ws[i], &out[i], GD_REQ_PAYLOAD, 0, 0,
+                               ws[i].t.commit.payload_bytes, false, NULL));
         return GD_OK;
     }
     gd_peer_fetch_item *items = calloc(k, sizeof *items);
@@ -622,7 +622,7 @@ static gd_status bench_fetch_payloads(bench_fetcher *f, const bench_worker *ws, 
 
 /* --- the round -------------------------------------------------------------------------------- */
 
-static gd_status bench_address(uint32_t i, char *out, size_t cap) {
+static gd_status bench_address(char *out, size_t cap, uint32_t i) {
     uint8_t secret[GD_SECKEY_LEN] = {0};
     secret[GD_SECKEY_LEN - 1] = (uint8_t)(i + 1);
     secret[0] = 0x42;
@@ -652,8 +652,8 @@ static void bench_recycle(gd_peer_port port, uint32_t W, bench_fetched *x) {
 }
 
 static gd_status bench_fetch_verify(gd_engine *e, const bench_opts *o, const bench_worker *ws,
-                                    const bench_result *r, gd_peer_port port, bench_fetched *x,
-                                    bench_pass *out) {
+                                    const bench_result *r, bench_pass *out, gd_peer_port port,
+                                    bench_fetched *x) {
     uint32_t W = o->workers, S = r->segments;
     const bench_worker *target = &ws[W > 1 ? 1 : 0];
     size_t state_max = (size_t)GD_WORKER_DESC_BYTES + 12 * e->n; /* without the residual */
@@ -662,28 +662,28 @@ static gd_status bench_fetch_verify(gd_engine *e, const bench_opts *o, const ben
     gd_check_evidence *ev = &x->ev;
     gd_status s = GD_OK;
     double cpu0 = bench_cpu_now(), thread0 = bench_thread_cpu_now();
-    s = bench_fetch_payloads(&f, ws, W, x->payloads);
+    s = bench_fetch_payloads(&f, ws, x->payloads, W);
     if (s == GD_OK)
-        s = bench_fetch(&f, target, GD_REQ_TRANSCRIPT, 0, 0,
-                        (size_t)(S + 2) * GD_WORKER_DESC_BYTES, false, &ev->transcript, NULL);
+        s = bench_fetch(&f, target, &ev->transcript, GD_REQ_TRANSCRIPT, 0,
+                        0, (size_t)(S + 2) * GD_WORKER_DESC_BYTES, false, NULL);
     if (s == GD_OK)
-        s = bench_fetch(&f, target, GD_REQ_STATE, r->check_segment, 0, state_max, true,
-                        &ev->segment_state, NULL);
+        s = bench_fetch(&f, target, &ev->segment_state, GD_REQ_STATE, r->check_segment, 0,
+                        state_max, true, NULL);
     if (s == GD_OK)
-        s = bench_fetch(&f, target, GD_REQ_STATE_CHUNK, 0, r->check_chunk, chunk_max, false,
-                        &ev->start_chunk, &ev->start_proof);
+        s = bench_fetch(&f, target, &ev->start_chunk, GD_REQ_STATE_CHUNK, 0, r->check_chunk,
+                        chunk_max, false, &ev->start_proof);
     if (s == GD_OK)
-        s = bench_fetch(&f, target, GD_REQ_STATE_CHUNK, S + 1, r->check_chunk, chunk_max, false,
-                        &ev->post_chunk, &ev->post_proof);
+        s = bench_fetch(&f, target, &ev->post_chunk, GD_REQ_STATE_CHUNK, S + 1, r->check_chunk,
+                        chunk_max, false, &ev->post_proof);
     /* The servers are idle from here: parsing's CPU is the member's,
      * its pool threads included. */
     double client_cpu = bench_thread_cpu_now() - thread0, parse_cpu0 = bench_cpu_now();
     double t0 = gd_bench_now();
     for (uint32_t i = W > 1 ? 1 : 0; s == GD_OK && i < W; i++) {
         gd_payload p;
-        s = gd_engine_payload_parse(e, BENCH_ROUND, ws[i].address, x->payloads[i].data,
-                                    x->payloads[i].len, ws[i].t.commit.payload_root,
-                                    ws[i].t.commit.payload_leaves, &p);
+        s = gd_engine_payload_parse(e, &p, BENCH_ROUND, ws[i].address,
+                                    x->payloads[i].data, x->payloads[i].len,
+                                    ws[i].t.commit.payload_root, ws[i].t.commit.payload_leaves);
         if (s == GD_OK)
             gd_payload_free(&p);
     }
@@ -730,10 +730,10 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
     /* The first round of a node fetches into fresh memory; every later one
      * into the buffers the round before gave back. */
     if (s == GD_OK)
-        s = bench_fetch_verify(e, o, ws, r, port, &x, &r->fresh);
+        s = bench_fetch_verify(e, o, ws, r, &r->fresh, port, &x);
     if (s == GD_OK) {
         bench_recycle(port, W, &x);
-        s = bench_fetch_verify(e, o, ws, r, port, &x, &r->reused);
+        s = bench_fetch_verify(e, o, ws, r, &r->reused, port, &x);
     }
     gd_check_evidence ev = x.ev;
     gd_buf *payloads = x.payloads;
@@ -840,20 +840,20 @@ static gd_status run(const bench_opts *o, const char *bin, const char *dir, benc
                                      sizeof bound);
         snprintf(ws[i].url, sizeof ws[i].url, "http://%s", bound);
         if (s == GD_OK && i > 0)
-            s = bench_address(i, ws[i].address, sizeof ws[i].address);
+            s = bench_address(ws[i].address, sizeof ws[i].address, i);
     }
     /* The member on the chain, or not. */
     if (s == GD_OK && bench_chain_start(chain, bin, dir, spec_json, ws[0].url, o->block_ms))
         snprintf(ws[0].address, sizeof ws[0].address, "%s", chain->address);
     else if (s == GD_OK)
-        s = bench_address(0, ws[0].address, sizeof ws[0].address);
+        s = bench_address(ws[0].address, sizeof ws[0].address, 0);
 
     /* Train and store every worker; the figures are the member's. */
     for (uint32_t i = 0; s == GD_OK && i < W; i++) {
         s = gd_engine_worker_init(&e, &ws[i].w, ws[i].address, i);
         double t0 = gd_bench_now();
         if (s == GD_OK)
-            s = gd_engine_train(&e, BENCH_ROUND, &g0, true, &ws[i].w, &ws[i].t);
+            s = gd_engine_train(&e, &ws[i].t, BENCH_ROUND, &g0, true, &ws[i].w);
         double train_wall = gd_bench_now() - t0;
         ws[i].trained = s == GD_OK;
         uint64_t bytes = 0;
@@ -1029,7 +1029,7 @@ int main(int argc, char **argv) {
     if (rc >= 0)
         return rc;
     char bin[GD_ARTIFACT_PATH_MAX];
-    bench_bin_dir(o.bin, argv[0], bin, sizeof bin);
+    bench_bin_dir(bin, sizeof bin, o.bin, argv[0]);
     const char *tmp = o.dir ? o.dir : getenv("TMPDIR");
     char dir[GD_ARTIFACT_PATH_MAX];
     snprintf(dir, sizeof dir, "%s/gd-bench-round.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");

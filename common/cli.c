@@ -49,7 +49,7 @@ bool gd_flag(const gd_args *args, const char *name) {
     return i >= 0 && args->set[i];
 }
 
-size_t gd_arg_all(const gd_args *args, const char *name, const char **out, size_t cap) {
+size_t gd_arg_all(const gd_args *args, const char **out, size_t cap, const char *name) {
     int i = gd_opt_index(args->command, name, strlen(name));
     size_t n = 0;
     for (int k = 0; i >= 0 && k < args->n_repeats; k++) {
@@ -196,14 +196,14 @@ static int gd_parse_args(gd_cli *cli, gd_args *args, int argc, char **argv) {
     const char *level = gd_arg(args, "log-level");
     if (level) {
         gd_log_level lv;
-        if (gd_log_level_parse(level, &lv) != GD_OK)
+        if (gd_log_level_parse(&lv, level) != GD_OK)
             return gd_cli_fail(cli, GD_ERR_INVALID);
         gd_log_set_level(lv);
     }
     return GD_CLI_CONTINUE;
 }
 
-int gd_cli_run(const gd_cli_program *prog, int argc, char **argv, FILE *out, FILE *err) {
+int gd_cli_run(const gd_cli_program *prog, FILE *out, int argc, char **argv, FILE *err) {
     gd_cli cli = {out, err, prog->name};
     gd_error_clear();
     /* A table too long for gd_args is a build mistake: say so at once

@@ -75,13 +75,13 @@ typedef struct gd_cli_program {
 } gd_cli_program;
 
 /* Parses argv against the program's commands and runs the chosen one. */
-int gd_cli_run(const gd_cli_program *program, int argc, char **argv, FILE *out, FILE *err);
+int gd_cli_run(const gd_cli_program *program, FILE *out, int argc, char **argv, FILE *err);
 
 /* Accessors: the option's value (NULL if absent), whether it was given. */
 char *gd_arg(const gd_args *args, const char *name);
 bool gd_flag(const gd_args *args, const char *name);
 /* Every value of a repeatable option, in order; returns how many (at most cap stored). */
-size_t gd_arg_all(const gd_args *args, const char *name, const char **out, size_t cap);
+size_t gd_arg_all(const gd_args *args, const char **out, size_t cap, const char *name);
 
 /* Prints "error: <detail>" for status and returns the matching exit code
  * (GD_EXIT_USAGE for GD_ERR_INVALID, else GD_EXIT_FAIL). */

@@ -13,8 +13,8 @@
 
 #include "common/secure.h"
 
-static gd_status gd_read_fd(int fd, const char *path, size_t max_len, size_t size_hint,
-                            gd_buf *out) {
+static gd_status gd_read_fd(gd_buf *out, int fd, const char *path, size_t max_len,
+                            size_t size_hint) {
     /* One allocation when the size is known, so secrets are never realloc'd. */
     if (size_hint > 0)
         GD_TRY(gd_buf_reserve(out, size_hint + 1));
@@ -81,21 +81,21 @@ gd_status gd_file_open_regular(const char *path, int flags, int *fd_out, struct 
     return GD_OK;
 }
 
-gd_status gd_file_read(const char *path, size_t max_len, gd_buf *out) {
+gd_status gd_file_read(gd_buf *out, const char *path, size_t max_len) {
     out->len = 0;
     if (strcmp(path, "-") == 0)
-        return gd_read_fd(STDIN_FILENO, "standard input", max_len, 0, out);
+        return gd_read_fd(out, STDIN_FILENO, "standard input", max_len, 0);
     int fd;
     struct stat st;
     GD_TRY(gd_file_open_regular(path, 0, &fd, &st));
     gd_status s = (uint64_t)st.st_size > max_len
                       ? gd_fail(GD_ERR_LIMIT, "%s is larger than %zu bytes", path, max_len)
-                      : gd_read_fd(fd, path, max_len, (size_t)st.st_size, out);
+                      : gd_read_fd(out, fd, path, max_len, (size_t)st.st_size);
     close(fd);
     return s;
 }
 
-gd_status gd_file_read_prefix(const char *path, size_t len, gd_buf *out) {
+gd_status gd_file_read_prefix(gd_buf *out, const char *path, size_t len) {
     out->len = 0;
     int fd;
     struct stat st;
@@ -117,7 +117,7 @@ gd_status gd_file_read_prefix(const char *path, size_t len, gd_buf *out) {
     return s;
 }
 
-gd_status gd_file_read_private(const char *path, size_t max_len, gd_buf *out) {
+gd_status gd_file_read_private(gd_buf *out, const char *path, size_t max_len) {
     out->len = 0;
     int fd;
     struct stat st;
@@ -131,7 +131,7 @@ gd_status gd_file_read_private(const char *path, size_t max_len, gd_buf *out) {
     } else if ((uint64_t)st.st_size > max_len) {
         s = gd_fail(GD_ERR_LIMIT, "%s is larger than %zu bytes", path, max_len);
     } else {
-        s = gd_read_fd(fd, path, max_len, (size_t)st.st_size, out);
+        s = gd_read_fd(out, fd, path, max_len, (size_t)st.st_size);
     }
     close(fd);
     return s;

@@ -24,18 +24,18 @@ gd_status gd_file_open_regular(const char *path, int flags, int *fd,
 
 /* Reads all of path (a regular file, or "-" for stdin) into out,
  * replacing its contents. Fails with GD_ERR_LIMIT above max_len bytes. */
-gd_status gd_file_read(const char *path, size_t max_len, gd_buf *out) GD_MUST_CHECK;
+gd_status gd_file_read(gd_buf *out, const char *path, size_t max_len) GD_MUST_CHECK;
 
 /* Reads the first len bytes of path (a regular file; all of it when it is
  * shorter) into out, replacing its contents: an HTTP "Range: bytes=0-"
  * answered from a local file. */
-gd_status gd_file_read_prefix(const char *path, size_t len, gd_buf *out) GD_MUST_CHECK;
+gd_status gd_file_read_prefix(gd_buf *out, const char *path, size_t len) GD_MUST_CHECK;
 
 /* Reads a secret file: it must be a regular file with no group or other
  * permission bits (mode 0600 or 0400), else GD_ERR_PERMISSION with the chmod
  * that fixes it. The contents are read into one allocation of exactly the
  * file's size so no stale copy is left behind; free with gd_buf_wipe_free. */
-gd_status gd_file_read_private(const char *path, size_t max_len, gd_buf *out) GD_MUST_CHECK;
+gd_status gd_file_read_private(gd_buf *out, const char *path, size_t max_len) GD_MUST_CHECK;
 
 /* Whether paths a and b name the same file, existing or not: the same
  * inode if both exist, else the same name in the same directory (reached

@@ -17,19 +17,19 @@ static void gd_hash_abort(const char *what) {
     abort();
 }
 
-static void gd_digest(const EVP_MD *md, uint8_t *out, const void *data, size_t len,
+static void gd_digest(uint8_t *out, const EVP_MD *md, const void *data, size_t len,
                       const char *name) {
     if (EVP_Digest(data, len, out, NULL, md, NULL) != 1)
         gd_hash_abort(name);
 }
 
 void gd_sha256(uint8_t out[GD_SHA256_LEN], const void *data, size_t len) {
-    gd_digest(EVP_sha256(), out, data, len, "SHA-256");
+    gd_digest(out, EVP_sha256(), data, len, "SHA-256");
 }
 
 void gd_ripemd160(uint8_t out[GD_RIPEMD160_LEN], const void *data, size_t len) {
     /* OpenSSL 3.0.7+ serves RIPEMD-160 from the default provider. */
-    gd_digest(EVP_ripemd160(), out, data, len, "RIPEMD-160");
+    gd_digest(out, EVP_ripemd160(), data, len, "RIPEMD-160");
 }
 
 void gd_hmac_sha512(uint8_t out[GD_SHA512_LEN], const void *key, size_t key_len,

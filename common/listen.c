@@ -22,7 +22,7 @@ typedef struct gd_listen_addr {
 
 static gd_status gd_listen_port(const char *address, const char *text, uint16_t *port) {
     uint64_t v;
-    if (gd_parse_u64(text, &v) != GD_OK || v > 65535)
+    if (gd_parse_u64(&v, text) != GD_OK || v > 65535)
         return gd_fail(GD_ERR_INVALID, "listen address '%s': the port must be 0..65535", address);
     *port = (uint16_t)v;
     return GD_OK;

@@ -15,13 +15,13 @@ static const char *const gd_log_names[] = {"error", "warn", "info", "debug"};
 __attribute__((constructor)) static void gd_log_init_from_env(void) {
     const char *env = getenv("GD_LOG");
     gd_log_level level;
-    if (env != NULL && gd_log_level_parse(env, &level) == GD_OK)
+    if (env != NULL && gd_log_level_parse(&level, env) == GD_OK)
         gd_log_threshold = (int)level;
 }
 
 void gd_log_set_level(gd_log_level level) { gd_log_threshold = (int)level; }
 
-gd_status gd_log_level_parse(const char *text, gd_log_level *out) {
+gd_status gd_log_level_parse(gd_log_level *out, const char *text) {
     for (int i = 0; i < 4; i++) {
         if (strcmp(text, gd_log_names[i]) == 0) {
             *out = (gd_log_level)i;

@@ -20,7 +20,7 @@ extern int gd_log_threshold;
 void gd_log_set_level(gd_log_level level);
 
 /* Parses "error", "warn", "info" or "debug". Returns GD_ERR_INVALID otherwise. */
-gd_status gd_log_level_parse(const char *text, gd_log_level *out) GD_MUST_CHECK;
+gd_status gd_log_level_parse(gd_log_level *out, const char *text) GD_MUST_CHECK;
 
 void gd_log_write(gd_log_level level, const char *subsystem, const char *fmt, ...) GD_PRINTF(3, 4);
 

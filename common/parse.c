@@ -3,7 +3,7 @@
 
 #include <string.h>
 
-gd_status gd_parse_u64(const char *text, uint64_t *out) {
+gd_status gd_parse_u64(uint64_t *out, const char *text) {
     if (text == NULL || text[0] == '\0')
         return gd_fail(GD_ERR_PARSE, "expected a number, got an empty string");
     uint64_t v = 0;
@@ -19,12 +19,12 @@ gd_status gd_parse_u64(const char *text, uint64_t *out) {
     return GD_OK;
 }
 
-gd_status gd_parse_i64(const char *text, int64_t *out) {
+gd_status gd_parse_i64(int64_t *out, const char *text) {
     if (text == NULL || text[0] == '\0')
         return gd_fail(GD_ERR_PARSE, "expected a number, got an empty string");
     bool negative = text[0] == '-';
     uint64_t mag;
-    if (gd_parse_u64(text + negative, &mag) != GD_OK)
+    if (gd_parse_u64(&mag, text + negative) != GD_OK)
         return gd_fail(GD_ERR_PARSE, "'%s' is not an integer", text);
     if (negative) {
         if (mag > (uint64_t)INT64_MAX + 1)

@@ -9,10 +9,10 @@
 #include "common/status.h"
 
 /* Decimal digits only (no sign, no spaces), value <= UINT64_MAX. */
-gd_status gd_parse_u64(const char *text, uint64_t *out) GD_MUST_CHECK;
+gd_status gd_parse_u64(uint64_t *out, const char *text) GD_MUST_CHECK;
 
 /* Optional leading '-', then decimal digits, within int64 range. */
-gd_status gd_parse_i64(const char *text, int64_t *out) GD_MUST_CHECK;
+gd_status gd_parse_i64(int64_t *out, const char *text) GD_MUST_CHECK;
 
 /* A duration such as "500ms", "2s", "1.5s", "3m" or "1h" in milliseconds.
  * A bare number is taken as milliseconds. */

@@ -63,7 +63,7 @@ static gd_status gd_rfc3339_bad(const char *text, const char *why) {
                    "2026-01-31T12:00:00Z: %s", text, why);
 }
 
-gd_status gd_rfc3339_parse(const char *text, gd_time *out) {
+gd_status gd_rfc3339_parse(gd_time *out, const char *text) {
     const char *p = text ? text : "";
     int y, mo, d, h, mi, s, oh = 0, om = 0;
     if (!gd_digits(&p, 4, &y) || !gd_expect(&p, '-') || !gd_digits(&p, 2, &mo) ||

@@ -24,7 +24,7 @@ typedef struct gd_time {
  * counted), hours 00-23, minutes and seconds 00-59 (no leap second, as Go),
  * offsets up to 23:59, and an instant, in UTC, from year 0001 to 9999.
  * Anything else, trailing text included, is GD_ERR_INVALID with the reason. */
-gd_status gd_rfc3339_parse(const char *text, gd_time *out) GD_MUST_CHECK;
+gd_status gd_rfc3339_parse(gd_time *out, const char *text) GD_MUST_CHECK;
 
 /* Writes t in UTC: "YYYY-MM-DDTHH:MM:SS.NNNNNNNNNZ" (nine digits, as
  * CometBFT prints block times) when nanos9, else Go's RFC3339Nano form with

@@ -118,13 +118,13 @@ void gd_backend_group_close(gd_backend_group *g) {
     memset(g, 0, sizeof *g);
 }
 
-gd_status gd_backend_identity(const char *name, char *out, size_t cap) {
+gd_status gd_backend_identity(char *out, size_t cap, const char *name) {
     name = gd_backend_resolve(name);
     if (strcmp(name, "cpu") == 0)
         return gd_cpu_identity(out, cap);
     if (strcmp(name, "cuda") == 0) {
 #ifdef GD_HAVE_CUDA
-        return gd_backend_cuda_identity(0, out, cap);
+        return gd_backend_cuda_identity(out, cap, 0);
 #else
         return gd_fail(GD_ERR_INVALID, "backend cuda is not compiled into this build (nvcc "
                                        "was not found when it was built)");
@@ -133,11 +133,11 @@ gd_status gd_backend_identity(const char *name, char *out, size_t cap) {
     return gd_fail(GD_ERR_INVALID, "unknown backend '%s' (cpu, cuda, auto)", name);
 }
 
-gd_status gd_backend_gemm_ceiling(const gd_backend *be, size_t m, size_t n, size_t k,
-                                  double min_seconds, gd_gemm_ceiling *out) {
+gd_status gd_backend_gemm_ceiling(const gd_backend *be, gd_gemm_ceiling *out, size_t m, size_t n,
+                                  size_t k, double min_seconds) {
 #ifdef GD_HAVE_CUDA
     if (gd_backend_cuda_is(be))
-        return gd_cuda_gemm_ceiling(be, m, n, k, min_seconds, out);
+        return gd_cuda_gemm_ceiling(be, out, m, n, k, min_seconds);
 #else
     (void)m, (void)n, (void)k, (void)min_seconds, (void)out;
 #endif

@@ -53,7 +53,7 @@ const char *gd_backend_resolve(const char *name);
 /* What decides the bits of backend `name`'s results (kernels/cpu/identity.h
  * for the CPU), for the hardware class, without opening it. The errors of
  * gd_backend_open. */
-gd_status gd_backend_identity(const char *name, char *out, size_t cap) GD_MUST_CHECK;
+gd_status gd_backend_identity(char *out, size_t cap, const char *name) GD_MUST_CHECK;
 
 /* What a device backend's BLAS reaches on the forward matmul's shape, out
  * (m x n) = a (m x k) . b (n x k)^T, for bench train to set its matmuls
@@ -64,7 +64,7 @@ typedef struct gd_gemm_ceiling {
     double fp32_operands_tflops; /* fp32 operands, bf16 products: what the backend runs */
     double bf16_operands_tflops; /* bf16 operands: what bf16 activations would run */
 } gd_gemm_ceiling;
-gd_status gd_backend_gemm_ceiling(const gd_backend *be, size_t m, size_t n, size_t k,
-                                  double min_seconds, gd_gemm_ceiling *out) GD_MUST_CHECK;
+gd_status gd_backend_gemm_ceiling(const gd_backend *be, gd_gemm_ceiling *out, size_t m, size_t n,
+                                  size_t k, double min_seconds) GD_MUST_CHECK;
 
 #endif

@@ -491,7 +491,7 @@ static json_t *gd_tx_row_json(sqlite3_stmt *st) {
     return j;
 }
 
-gd_status gd_blockstore_tx_json(gd_blockstore *bs, const uint8_t hash[32], json_t **out) {
+gd_status gd_blockstore_tx_json(gd_blockstore *bs, json_t **out, const uint8_t hash[32]) {
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(bs->db,
                            "SELECT hash, height, idx, tx, result_json FROM txs WHERE hash=?", -1,
@@ -570,8 +570,8 @@ static gd_status gd_parse_query(const char *query, gd_condition *conds, size_t c
     }
 }
 
-gd_status gd_blockstore_tx_search(gd_blockstore *bs, const char *query, bool desc,
-                                  int64_t page, int64_t per_page, json_t **out) {
+gd_status gd_blockstore_tx_search(gd_blockstore *bs, json_t **out, const char *query,
+                                  bool desc, int64_t page, int64_t per_page) {
     gd_condition conds[8];
     size_t n = 0;
     GD_TRY(gd_parse_query(query, conds, 8, &n));

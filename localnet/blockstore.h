@@ -75,13 +75,13 @@ gd_status gd_blockstore_block_json(gd_blockstore *bs, int64_t height, json_t **b
                                    json_t **results) GD_MUST_CHECK;
 
 /* A committed transaction by hash: /tx's result object (new reference). */
-gd_status gd_blockstore_tx_json(gd_blockstore *bs, const uint8_t hash[32],
-                                json_t **out) GD_MUST_CHECK;
+gd_status gd_blockstore_tx_json(gd_blockstore *bs, json_t **out,
+                                const uint8_t hash[32]) GD_MUST_CHECK;
 
 /* /tx_search: conditions "a.b='v'" or "tx.height=N" (also >, <, >=, <=
  * for tx.height) joined by AND; results ordered by height then index,
  * ascending unless desc; page from 1. Returns {"txs": [...], "total_count"}. */
-gd_status gd_blockstore_tx_search(gd_blockstore *bs, const char *query, bool desc,
-                                  int64_t page, int64_t per_page, json_t **out) GD_MUST_CHECK;
+gd_status gd_blockstore_tx_search(gd_blockstore *bs, json_t **out, const char *query,
+                                  bool desc, int64_t page, int64_t per_page) GD_MUST_CHECK;
 
 #endif

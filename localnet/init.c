@@ -49,8 +49,8 @@ static json_t *gd_epoch_params_json(const gd_epoch_params *p) {
 
 /* app_state.diloco: the authority, and run 1 when a spec file is given.
  * The run's pool goes to the module account through auth and bank. */
-static gd_status gd_diloco_genesis(const gd_init_options *opt, const char *authority,
-                                   json_t *accounts, json_t *balances, json_t **out) {
+static gd_status gd_diloco_genesis(const gd_init_options *opt, json_t **out,
+                                   const char *authority, json_t *accounts, json_t *balances) {
     json_t *state = json_pack("{s:{s:s}}", "params", "authority", authority);
     if (state == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
@@ -59,7 +59,7 @@ static gd_status gd_diloco_genesis(const gd_init_options *opt, const char *autho
         return GD_OK;
     json_error_t err;
     gd_buf text = {0};
-    GD_TRY(gd_file_read(opt->diloco_run_spec, GD_SPEC_JSON_MAX, &text));
+    GD_TRY(gd_file_read(&text, opt->diloco_run_spec, GD_SPEC_JSON_MAX));
     json_t *spec_json =
         json_loadb((const char *)text.data, text.len, JSON_REJECT_DUPLICATES, &err);
     gd_buf_free(&text);
@@ -84,7 +84,7 @@ static gd_status gd_diloco_genesis(const gd_init_options *opt, const char *autho
         return gd_fail_context(GD_ERR_INVALID, "%s", opt->diloco_run_spec);
     }
     char module[GD_ADDRESS_STR_MAX];
-    GD_TRY(gd_auth_module_address("diloco", module, sizeof module));
+    GD_TRY(gd_auth_module_address(module, sizeof module, "diloco"));
     json_object_set_new(state, "runs",
                         json_pack("[{s:o,s:s}]", "spec", spec_json, "pool",
                                   opt->diloco_pool.amount));
@@ -121,7 +121,7 @@ gd_status gd_localnet_init(const gd_init_options *opt, json_t **accounts_out) {
     if (opt->genesis_time) {
         /* Stored in UTC, as CometBFT writes it; an offset is applied. */
         gd_time t;
-        if (gd_rfc3339_parse(opt->genesis_time, &t) != GD_OK)
+        if (gd_rfc3339_parse(&t, opt->genesis_time) != GD_OK)
             return gd_fail_context(GD_ERR_INVALID, "--genesis-time");
         GD_TRY(gd_rfc3339_format(genesis_time, sizeof genesis_time, t, false));
     }
@@ -193,7 +193,7 @@ gd_status gd_localnet_init(const gd_init_options *opt, json_t **accounts_out) {
     }
     json_t *genesis = NULL, *diloco = NULL;
     if (s == GD_OK)
-        s = gd_diloco_genesis(opt, authority, accounts, balances, &diloco);
+        s = gd_diloco_genesis(opt, &diloco, authority, accounts, balances);
     if (s == GD_OK)
         genesis = json_pack(
             "{s:s,s:s,s:s,s:s,s:{s:{s:{s:s,s:s,s:s,s:s},s:O},s:{s:{s:b,s:[]},s:O,s:[],s:[],s:[]},"

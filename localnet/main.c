@@ -49,7 +49,7 @@ static int gd_run_init(gd_cli *cli, gd_args *args) {
         opt.chain_id = "prod-sim";
     uint64_t n = 0;
     const char *accounts = gd_arg(args, "accounts");
-    if (accounts == NULL || gd_parse_u64(accounts, &n) != GD_OK || n == 0)
+    if (accounts == NULL || gd_parse_u64(&n, accounts) != GD_OK || n == 0)
         return gd_cli_usage(cli, args, "--accounts N (a positive integer) is required");
     opt.accounts = (size_t)n;
     const char *balance = gd_arg(args, "balance");
@@ -60,7 +60,7 @@ static int gd_run_init(gd_cli *cli, gd_args *args) {
     const char *len = gd_arg(args, "epoch-length");
     if (len) {
         int64_t v;
-        if (gd_parse_i64(len, &v) != GD_OK || v <= 0)
+        if (gd_parse_i64(&v, len) != GD_OK || v <= 0)
             return gd_cli_usage(cli, args, "--epoch-length wants a positive integer");
         opt.epoch_params.epoch_length = v;
         /* Keep the first PoC 20 blocks in, as in the default. */
@@ -68,7 +68,7 @@ static int gd_run_init(gd_cli *cli, gd_args *args) {
     }
     opt.genesis_time = gd_arg(args, "genesis-time");
     const char *authority = gd_arg(args, "diloco-authority");
-    if (authority && gd_parse_u64(authority, &n) != GD_OK)
+    if (authority && gd_parse_u64(&n, authority) != GD_OK)
         return gd_cli_usage(cli, args, "--diloco-authority wants an account index");
     opt.diloco_authority = authority ? (size_t)n : 0;
     opt.diloco_run_spec = gd_arg(args, "diloco-run");
@@ -116,7 +116,7 @@ static int gd_node_args(gd_cli *cli, gd_args *args, gd_node_config *cfg) {
     const char *mp = gd_arg(args, "mempool-size");
     if (mp) {
         uint64_t v;
-        if (gd_parse_u64(mp, &v) != GD_OK || v == 0 || v > 1000000)
+        if (gd_parse_u64(&v, mp) != GD_OK || v == 0 || v > 1000000)
             return gd_cli_usage(cli, args, "--mempool-size wants 1 to 1000000");
         cfg->mempool_max = (size_t)v;
     }
@@ -132,11 +132,11 @@ static int gd_rpc_limit_args(gd_cli *cli, gd_args *args, gd_rpc_limits *l) {
     const char *per = gd_arg(args, "rpc-max-per-address");
     const char *idle = gd_arg(args, "rpc-idle-timeout");
     uint64_t v;
-    if (max && (gd_parse_u64(max, &v) != GD_OK || v == 0 || v > 100000))
+    if (max && (gd_parse_u64(&v, max) != GD_OK || v == 0 || v > 100000))
         return gd_cli_usage(cli, args, "--rpc-max-connections wants 1 to 100000");
     if (max)
         l->max_connections = (uint32_t)v;
-    if (per && (gd_parse_u64(per, &v) != GD_OK || v == 0 || v > l->max_connections))
+    if (per && (gd_parse_u64(&v, per) != GD_OK || v == 0 || v > l->max_connections))
         return gd_cli_usage(cli, args, "--rpc-max-per-address wants 1 to "
                                        "--rpc-max-connections");
     if (per)
@@ -294,5 +294,5 @@ int main(int argc, char **argv) {
         .commands = gd_commands,
         .n_commands = sizeof gd_commands / sizeof gd_commands[0],
     };
-    return gd_cli_run(&program, argc, argv, stdout, stderr);
+    return gd_cli_run(&program, stdout, argc, argv, stderr);
 }

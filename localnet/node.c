@@ -66,7 +66,7 @@ void gd_node_config_default(gd_node_config *cfg) {
  * CometBFT requires of a header: a clock set back, or a chain first run on
  * the wall clock and restarted with deterministic_time (whose schedule then
  * lies in its past), gets the previous block's time plus 1 ms instead. */
-static gd_status gd_block_time(gd_node *node, int64_t height, gd_time *out_t, char out[40]) {
+static gd_status gd_block_time(gd_node *node, char out[40], int64_t height, gd_time *out_t) {
     gd_time t;
     if (node->cfg.deterministic_time) {
         t = gd_time_add_ms(node->genesis_time, height * node->cfg.block_time_ms);
@@ -157,7 +157,7 @@ static gd_status gd_node_restore(gd_node *node) {
         s = gd_fail(GD_ERR_PARSE, "database: block %lld is damaged", (long long)height);
     } else {
         snprintf(node->last_block_time, sizeof node->last_block_time, "%s", time ? time : "");
-        if (gd_rfc3339_parse(node->last_block_time, &node->last_time) == GD_OK)
+        if (gd_rfc3339_parse(&node->last_time, node->last_block_time) == GD_OK)
             node->has_last_block = true;
         else
             s = gd_fail(GD_ERR_PARSE, "database: block %lld has a bad time", (long long)height);
@@ -173,7 +173,7 @@ static gd_status gd_node_restore(gd_node *node) {
 /* app.json's min_gas_price into out; GD_ERR_NOT_FOUND when the home has no
  * app.json. The file holds that one key: anything else (a misspelt key
  * such as app.toml's minimum-gas-prices) is refused, not ignored. */
-static gd_status gd_read_app_config(const char *home, char *out, size_t cap) {
+static gd_status gd_read_app_config(char *out, size_t cap, const char *home) {
     char path[600];
     GD_TRY(gd_path(path, sizeof path, home, GD_LOCALNET_APP_CONFIG));
     struct stat st;
@@ -184,7 +184,7 @@ static gd_status gd_read_app_config(const char *home, char *out, size_t cap) {
     }
     json_error_t err;
     gd_buf text = {0};
-    GD_TRY(gd_file_read(path, GD_APP_CONFIG_MAX, &text));
+    GD_TRY(gd_file_read(&text, path, GD_APP_CONFIG_MAX));
     json_t *app = json_loadb((const char *)text.data, text.len, JSON_REJECT_DUPLICATES, &err);
     gd_buf_free(&text);
     if (app == NULL)
@@ -213,7 +213,7 @@ static gd_status gd_node_min_gas_price(const gd_node_config *cfg, char *out, siz
     if (cfg->min_gas_price[0]) {
         snprintf(out, cap, "%s", cfg->min_gas_price);
     } else {
-        gd_status s = gd_read_app_config(cfg->home, out, cap);
+        gd_status s = gd_read_app_config(out, cap, cfg->home);
         from = s == GD_OK ? GD_LOCALNET_APP_CONFIG : "the default";
         if (s == GD_ERR_NOT_FOUND)
             snprintf(out, cap, "%s", GD_GAS_PRICE_DEFAULT);
@@ -233,7 +233,7 @@ static gd_status gd_node_genesis_time(gd_node *node, const char *path) {
     const char *text = json_string_value(json_object_get(node->genesis, "genesis_time"));
     if (text == NULL)
         return gd_fail(GD_ERR_PARSE, "%s has no genesis_time", path);
-    if (gd_rfc3339_parse(text, &node->genesis_time) != GD_OK)
+    if (gd_rfc3339_parse(&node->genesis_time, text) != GD_OK)
         return gd_fail_context(GD_ERR_PARSE, "%s: genesis_time", path);
     return GD_OK;
 }
@@ -254,7 +254,7 @@ gd_status gd_node_open(gd_node **out, const gd_node_config *cfg) {
     gd_buf text = {0};
     gd_status s = gd_path(path, sizeof path, cfg->home, "genesis.json");
     if (s == GD_OK)
-        s = gd_file_read(path, 64u << 20, &text);
+        s = gd_file_read(&text, path, 64u << 20);
     if (s == GD_OK)
         gd_sha256(node->genesis_sha256, text.data, text.len);
     if (s == GD_OK) {
@@ -276,7 +276,7 @@ gd_status gd_node_open(gd_node **out, const gd_node_config *cfg) {
         s = gd_path(path, sizeof path, cfg->home, "priv_validator_key.json");
     }
     if (s == GD_OK)
-        s = gd_validator_key_load(path, &node->validator);
+        s = gd_validator_key_load(&node->validator, path);
     gd_app_config app_cfg = {0};
     if (s == GD_OK)
         s = gd_node_min_gas_price(cfg, app_cfg.min_gas_price, sizeof app_cfg.min_gas_price);
@@ -338,7 +338,7 @@ static void gd_log_rejected(const char *hash, const gd_tx_outcome *o) {
                 o->err.codespace, o->err.log);
 }
 
-gd_status gd_node_broadcast(gd_node *node, const uint8_t *tx, size_t len, gd_tx_outcome *out,
+gd_status gd_node_broadcast(gd_node *node, gd_tx_outcome *out, const uint8_t *tx, size_t len,
                             char hash_hex[65]) {
     uint8_t hash[32];
     memset(out, 0, sizeof *out);
@@ -355,7 +355,7 @@ gd_status gd_node_broadcast(gd_node *node, const uint8_t *tx, size_t len, gd_tx_
                                   "%zu", node->mempool_n, node->cfg.mempool_max,
                     node->mempool_bytes);
     } else {
-        s = gd_app_check_tx(node->app, tx, len, out);
+        s = gd_app_check_tx(node->app, out, tx, len);
     }
     if (s == GD_OK && out->err.code == 0) {
         if (node->mempool_n == node->mempool_cap) {
@@ -392,7 +392,7 @@ static void gd_mempool_recheck(gd_node *node) {
     for (size_t i = 0; i < node->mempool_n; i++) {
         gd_mempool_tx *m = &node->mempool[i];
         gd_tx_outcome o;
-        gd_status s = gd_app_check_tx(node->app, m->tx, m->len, &o);
+        gd_status s = gd_app_check_tx(node->app, &o, m->tx, m->len);
         bool ok = s == GD_OK && o.err.code == 0;
         gd_tx_outcome_free(&o);
         if (ok) {
@@ -555,7 +555,7 @@ gd_status gd_node_produce_block(gd_node *node) {
     memset(&h, 0, sizeof h);
     h.height = gd_app_height(node->app) + 1;
     gd_time block_t;
-    if (gd_block_time(node, h.height, &block_t, h.time) != GD_OK) {
+    if (gd_block_time(node, h.time, h.height, &block_t) != GD_OK) {
         pthread_mutex_unlock(&node->lock);
         return gd_fail_context(GD_ERR_INVALID, "block %lld's time", (long long)h.height);
     }
@@ -596,7 +596,7 @@ gd_status gd_node_produce_block(gd_node *node) {
         s = gd_app_begin_block(node->app, h.height, block_hash, &block_events);
     size_t failed = 0;
     for (size_t i = 0; s == GD_OK && i < n; i++) {
-        s = gd_app_deliver_tx(node->app, node->mempool[i].tx, node->mempool[i].len, &outcomes[i]);
+        s = gd_app_deliver_tx(node->app, &outcomes[i], node->mempool[i].tx, node->mempool[i].len);
         failed += outcomes[i].err.code != 0;
     }
     if (s == GD_OK)
@@ -738,7 +738,7 @@ gd_status gd_node_run_blocks(gd_node *node, volatile sig_atomic_t *stop) {
 
 /* --- JSON answers ----------------------------------------------------------------- */
 
-gd_status gd_node_status_json(gd_node *node, const char *rpc_address, json_t **out) {
+gd_status gd_node_status_json(gd_node *node, json_t **out, const char *rpc_address) {
     pthread_mutex_lock(&node->lock);
     int64_t height = gd_app_height(node->app);
     uint8_t app_hash[32];
@@ -791,8 +791,8 @@ gd_status gd_node_abci_info_json(gd_node *node, json_t **out) {
     return *out ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
 }
 
-gd_status gd_node_abci_query_json(gd_node *node, const char *path, const uint8_t *data,
-                                  size_t len, int64_t height, json_t **out) {
+gd_status gd_node_abci_query_json(gd_node *node, json_t **out, const char *path,
+                                  const uint8_t *data, size_t len, int64_t height) {
     gd_buf resp = {0};
     gd_abci_error err;
     pthread_mutex_lock(&node->lock);
@@ -828,7 +828,7 @@ gd_status gd_node_abci_query_json(gd_node *node, const char *path, const uint8_t
     return *out ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
 }
 
-static gd_status gd_node_stored_block(gd_node *node, int64_t height, bool results, json_t **out) {
+static gd_status gd_node_stored_block(gd_node *node, json_t **out, int64_t height, bool results) {
     pthread_mutex_lock(&node->lock);
     int64_t latest = gd_app_height(node->app);
     if (height == 0)
@@ -847,25 +847,25 @@ static gd_status gd_node_stored_block(gd_node *node, int64_t height, bool result
     return s;
 }
 
-gd_status gd_node_block_json(gd_node *node, int64_t height, json_t **out) {
-    return gd_node_stored_block(node, height, false, out);
+gd_status gd_node_block_json(gd_node *node, json_t **out, int64_t height) {
+    return gd_node_stored_block(node, out, height, false);
 }
 
-gd_status gd_node_block_results_json(gd_node *node, int64_t height, json_t **out) {
-    return gd_node_stored_block(node, height, true, out);
+gd_status gd_node_block_results_json(gd_node *node, json_t **out, int64_t height) {
+    return gd_node_stored_block(node, out, height, true);
 }
 
-gd_status gd_node_tx_json(gd_node *node, const uint8_t *hash, size_t len, json_t **out) {
+gd_status gd_node_tx_json(gd_node *node, json_t **out, const uint8_t *hash, size_t len) {
     if (len != 32)
         return gd_fail(GD_ERR_INVALID, "tx hash must be 32 bytes, got %zu", len);
     pthread_mutex_lock(&node->lock);
-    gd_status s = gd_blockstore_tx_json(node->bs, hash, out);
+    gd_status s = gd_blockstore_tx_json(node->bs, out, hash);
     pthread_mutex_unlock(&node->lock);
     return s;
 }
 
-gd_status gd_node_tx_search_json(gd_node *node, const char *query, bool desc, int64_t page,
-                                 int64_t per_page, json_t **out) {
+gd_status gd_node_tx_search_json(gd_node *node, json_t **out, const char *query, bool desc,
+                                 int64_t page, int64_t per_page) {
     if (page < 1)
         page = 1;
     if (per_page < 1)
@@ -873,7 +873,7 @@ gd_status gd_node_tx_search_json(gd_node *node, const char *query, bool desc, in
     if (per_page > 100)
         per_page = 100;
     pthread_mutex_lock(&node->lock);
-    gd_status s = gd_blockstore_tx_search(node->bs, query, desc, page, per_page, out);
+    gd_status s = gd_blockstore_tx_search(node->bs, out, query, desc, page, per_page);
     pthread_mutex_unlock(&node->lock);
     return s;
 }

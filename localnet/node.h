@@ -52,20 +52,20 @@ gd_status gd_node_run_blocks(gd_node *node, volatile sig_atomic_t *stop) GD_MUST
  * when the mempool already holds these bytes ("tx already exists in
  * cache"), GD_ERR_LIMIT when it is full or the tx is too large. The
  * CheckTx outcome (code, log) is in out; hash is the upper-case hex txhash. */
-gd_status gd_node_broadcast(gd_node *node, const uint8_t *tx, size_t len, gd_tx_outcome *out,
+gd_status gd_node_broadcast(gd_node *node, gd_tx_outcome *out, const uint8_t *tx, size_t len,
                             char hash[65]) GD_MUST_CHECK;
 
 /* JSON answers in CometBFT 0.38's shapes (new references). */
-gd_status gd_node_status_json(gd_node *node, const char *rpc_address, json_t **out) GD_MUST_CHECK;
+gd_status gd_node_status_json(gd_node *node, json_t **out, const char *rpc_address) GD_MUST_CHECK;
 gd_status gd_node_abci_info_json(gd_node *node, json_t **out) GD_MUST_CHECK;
-gd_status gd_node_abci_query_json(gd_node *node, const char *path, const uint8_t *data,
-                                  size_t len, int64_t height, json_t **out) GD_MUST_CHECK;
-gd_status gd_node_block_json(gd_node *node, int64_t height, json_t **out) GD_MUST_CHECK;
-gd_status gd_node_block_results_json(gd_node *node, int64_t height, json_t **out) GD_MUST_CHECK;
-gd_status gd_node_tx_json(gd_node *node, const uint8_t *hash, size_t len,
-                          json_t **out) GD_MUST_CHECK;
-gd_status gd_node_tx_search_json(gd_node *node, const char *query, bool desc, int64_t page,
-                                 int64_t per_page, json_t **out) GD_MUST_CHECK;
+gd_status gd_node_abci_query_json(gd_node *node, json_t **out, const char *path,
+                                  const uint8_t *data, size_t len, int64_t height) GD_MUST_CHECK;
+gd_status gd_node_block_json(gd_node *node, json_t **out, int64_t height) GD_MUST_CHECK;
+gd_status gd_node_block_results_json(gd_node *node, json_t **out, int64_t height) GD_MUST_CHECK;
+gd_status gd_node_tx_json(gd_node *node, json_t **out, const uint8_t *hash,
+                          size_t len) GD_MUST_CHECK;
+gd_status gd_node_tx_search_json(gd_node *node, json_t **out, const char *query, bool desc,
+                                 int64_t page, int64_t per_page) GD_MUST_CHECK;
 gd_status gd_node_genesis_json(gd_node *node, json_t **out) GD_MUST_CHECK;
 gd_status gd_node_unconfirmed_json(gd_node *node, json_t **out) GD_MUST_CHECK;
 

@@ -255,10 +255,10 @@ static gd_status gd_set_decoded(gd_incoming_call *call, int idx, bool hex, const
 
 /* An int64 in a JSON string, as cmtjson reads it with strconv.ParseInt:
  * optional sign, decimal digits, within range. */
-static bool gd_i64_text(const char *text, int64_t *out) {
+static bool gd_i64_text(int64_t *out, const char *text) {
     if (text[0] == '+' && text[1] >= '0' && text[1] <= '9')
         text++;
-    return gd_parse_i64(text, out) == GD_OK;
+    return gd_parse_i64(out, text) == GD_OK;
 }
 
 /* One JSON-RPC param, as cmtjson decodes it into the Go argument type. */
@@ -278,7 +278,7 @@ static gd_status gd_param_from_json(gd_incoming_call *call, int idx, const json_
         if (json_is_integer(v)) {
             pv->i64 = (int64_t)json_integer_value(v);
         } else if (s != NULL) {
-            if (!gd_i64_text(s, &pv->i64))
+            if (!gd_i64_text(&pv->i64, s))
                 return gd_param_invalid(call, "%s: invalid 64-bit integer %s", spec->name,
                                         gd_quote(q, s, len));
         } else {
@@ -472,7 +472,7 @@ gd_status gd_rpc_request_parse_body(gd_rpc_request *out, const char *body, size_
  * %XX becomes the byte and '+' a space (CometBFT reads arguments through
  * r.URL.Query()). *out is NUL-terminated; the text may hold NULs, so
  * *out_len is the length. Sets *ok to false on a malformed escape. */
-static gd_status gd_percent_decode(const char *text, size_t len, bool plus_is_space, char **out,
+static gd_status gd_percent_decode(char **out, const char *text, size_t len, bool plus_is_space,
                                    size_t *out_len, bool *ok) {
     char *buf = malloc(len + 1);
     if (buf == NULL)
@@ -566,7 +566,7 @@ static gd_status gd_param_from_uri(gd_incoming_call *call, int idx, const char *
         return GD_OK;
     }
     if (spec->type == GD_RPC_PARAM_INT64 && gd_is_int_text(val, len)) {
-        if (gd_parse_i64(val, &pv->i64) != GD_OK)
+        if (gd_parse_i64(&pv->i64, val) != GD_OK)
             return gd_param_invalid(call, "%s: 64-bit integer %s is out of range", spec->name,
                                     gd_quote(q, val, len));
         pv->present = true;
@@ -607,7 +607,7 @@ static gd_status gd_param_from_uri(gd_incoming_call *call, int idx, const char *
     gd_status st;
     if (spec->type == GD_RPC_PARAM_INT64) {
         /* "5" is the JSON (cmtjson) encoding of an int64. */
-        st = gd_i64_text(s, &pv->i64)
+        st = gd_i64_text(&pv->i64, s)
                  ? GD_OK
                  : gd_param_invalid(call, "%s: invalid 64-bit integer %s", spec->name,
                                     gd_quote(q, val, len));
@@ -637,9 +637,9 @@ static gd_status gd_params_from_query(gd_incoming_call *call, const char *query)
             char *key = NULL, *val = NULL;
             size_t klen = 0, vlen = 0;
             bool kok = true, vok = true;
-            gd_status s = gd_percent_decode(p, key_len, true, &key, &klen, &kok);
+            gd_status s = gd_percent_decode(&key, p, key_len, true, &klen, &kok);
             if (s == GD_OK)
-                s = gd_percent_decode(raw_val, raw_val_len, true, &val, &vlen, &vok);
+                s = gd_percent_decode(&val, raw_val, raw_val_len, true, &vlen, &vok);
             if (s == GD_OK && (!kok || !vok)) {
                 char q[72];
                 s = gd_param_invalid(call, "invalid percent-encoding in query pair %s",
@@ -678,7 +678,7 @@ static gd_status gd_parse_uri(gd_rpc_request *out, const char *path, const char 
     size_t name_len = 0;
     bool ok = true;
     /* Go's mux matches the decoded path; '+' is literal in a path. */
-    GD_TRY(gd_percent_decode(path, strlen(path), false, &name, &name_len, &ok));
+    GD_TRY(gd_percent_decode(&name, path, strlen(path), false, &name_len, &ok));
     if (ok && name_len > 1 && name[0] == '/')
         call->method = gd_rpc_method_find_n(name + 1, name_len - 1);
     if (call->method == NULL)

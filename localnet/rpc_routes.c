@@ -40,7 +40,7 @@ static json_t *gd_broadcast(gd_node *node, const gd_incoming_call *call, bool sy
                                  "tx: missing transaction bytes");
     gd_tx_outcome o;
     char hash[65];
-    gd_status s = gd_node_broadcast(node, tx->bytes, tx->len, &o, hash);
+    gd_status s = gd_node_broadcast(node, &o, tx->bytes, tx->len, hash);
     if (s != GD_OK) {
         gd_tx_outcome_free(&o);
         return gd_internal_error(call);
@@ -62,14 +62,14 @@ json_t *gd_rpc_answer(gd_node *node, const char *rpc_address, const gd_incoming_
     if (strcmp(m, "health") == 0) {
         result = json_object();
     } else if (strcmp(m, "status") == 0) {
-        s = gd_node_status_json(node, rpc_address, &result);
+        s = gd_node_status_json(node, &result, rpc_address);
     } else if (strcmp(m, "abci_info") == 0) {
         s = gd_node_abci_info_json(node, &result);
     } else if (strcmp(m, "abci_query") == 0) {
         const gd_rpc_param_value *path = gd_param(call, "path");
         const gd_rpc_param_value *data = gd_param(call, "data");
-        s = gd_node_abci_query_json(node, path ? path->str : "", data ? data->bytes : NULL,
-                                    data ? data->len : 0, gd_param_i64(call, "height", 0), &result);
+        s = gd_node_abci_query_json(node, &result, path ? path->str : "", data ? data->bytes : NULL,
+                                    data ? data->len : 0, gd_param_i64(call, "height", 0));
     } else if (strcmp(m, "broadcast_tx_sync") == 0) {
         return gd_broadcast(node, call, true);
     } else if (strcmp(m, "broadcast_tx_async") == 0) {
@@ -79,7 +79,7 @@ json_t *gd_rpc_answer(gd_node *node, const char *rpc_address, const gd_incoming_
         if (hash == NULL)
             return gd_error_response(call, GD_RPC_ERR_INVALID_PARAMS, "Invalid params",
                                      "hash: missing");
-        s = gd_node_tx_json(node, hash->bytes, hash->len, &result);
+        s = gd_node_tx_json(node, &result, hash->bytes, hash->len);
     } else if (strcmp(m, "tx_search") == 0) {
         const gd_rpc_param_value *q = gd_param(call, "query");
         const gd_rpc_param_value *order = gd_param(call, "order_by");
@@ -90,12 +90,12 @@ json_t *gd_rpc_answer(gd_node *node, const char *rpc_address, const gd_incoming_
         if (order && order->str[0] && !desc && strcmp(order->str, "asc") != 0)
             return gd_error_response(call, GD_RPC_ERR_INTERNAL, "Internal error",
                                      "expected order_by to be either `asc` or `desc` or empty");
-        s = gd_node_tx_search_json(node, q->str, desc, gd_param_i64(call, "page", 1),
-                                   gd_param_i64(call, "per_page", 30), &result);
+        s = gd_node_tx_search_json(node, &result, q->str, desc, gd_param_i64(call, "page", 1),
+                                   gd_param_i64(call, "per_page", 30));
     } else if (strcmp(m, "block") == 0) {
-        s = gd_node_block_json(node, gd_param_i64(call, "height", 0), &result);
+        s = gd_node_block_json(node, &result, gd_param_i64(call, "height", 0));
     } else if (strcmp(m, "block_results") == 0) {
-        s = gd_node_block_results_json(node, gd_param_i64(call, "height", 0), &result);
+        s = gd_node_block_results_json(node, &result, gd_param_i64(call, "height", 0));
     } else if (strcmp(m, "genesis") == 0) {
         s = gd_node_genesis_json(node, &result);
     } else if (strcmp(m, "num_unconfirmed_txs") == 0) {

@@ -142,7 +142,7 @@ static bool gd_declared_too_large(struct MHD_Connection *conn) {
     uint64_t n;
     if (cl == NULL)
         return false;
-    return gd_parse_u64(cl, &n) != GD_OK || n > GD_RPC_MAX_BODY;
+    return gd_parse_u64(&n, cl) != GD_OK || n > GD_RPC_MAX_BODY;
 }
 
 /* 413 with CometBFT's JSON-RPC error for a body over max_body_bytes;

@@ -57,9 +57,9 @@ gd_status gd_validator_key_create(const char *path) {
     return s;
 }
 
-gd_status gd_validator_key_load(const char *path, gd_validator_key *out) {
+gd_status gd_validator_key_load(gd_validator_key *out, const char *path) {
     gd_buf buf = {0};
-    GD_TRY(gd_file_read_private(path, 4096, &buf));
+    GD_TRY(gd_file_read_private(&buf, path, 4096));
     json_t *j = json_loadb((const char *)buf.data, buf.len, 0, NULL);
     gd_buf_wipe_free(&buf);
     const char *priv = json_string_value(json_object_get(json_object_get(j, "priv_key"), "value"));

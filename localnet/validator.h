@@ -17,7 +17,7 @@ typedef struct gd_validator_key {
 
 /* Generates a key and writes it to path (created 0600, never overwritten). */
 gd_status gd_validator_key_create(const char *path) GD_MUST_CHECK;
-gd_status gd_validator_key_load(const char *path, gd_validator_key *out) GD_MUST_CHECK;
+gd_status gd_validator_key_load(gd_validator_key *out, const char *path) GD_MUST_CHECK;
 gd_status gd_validator_sign(const gd_validator_key *key, const uint8_t *msg, size_t len,
                             uint8_t sig[64]) GD_MUST_CHECK;
 void gd_validator_key_wipe(gd_validator_key *key);

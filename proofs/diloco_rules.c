@@ -89,9 +89,9 @@ void gd_diloco_purpose(uint8_t out[GD_DILOCO_HASH_LEN], const uint8_t seed[GD_DI
     gd_sha256(out, c.bytes, c.len);
 }
 
-uint32_t gd_diloco_avail_chunks(const uint8_t randomness[GD_DILOCO_HASH_LEN], const char *target,
-                                const char *reporter, uint32_t chunks, uint32_t want,
-                                uint32_t out[GD_DILOCO_AVAIL_CHUNKS_MAX]) {
+uint32_t gd_diloco_avail_chunks(uint32_t out[GD_DILOCO_AVAIL_CHUNKS_MAX],
+                                const uint8_t randomness[GD_DILOCO_HASH_LEN], const char *target,
+                                const char *reporter, uint32_t chunks, uint32_t want) {
     chunks = chunks ? chunks : 1;
     want = want < GD_DILOCO_AVAIL_CHUNKS_MAX ? want : GD_DILOCO_AVAIL_CHUNKS_MAX;
     want = want < chunks ? want : chunks;

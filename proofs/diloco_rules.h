@@ -70,9 +70,9 @@ void gd_diloco_purpose(uint8_t out[GD_DILOCO_HASH_LEN], const uint8_t seed[GD_DI
  * min(want, chunks) distinct chunks are drawn (in draw order). Returns that
  * count; chunks >= 1, want <= GD_DILOCO_AVAIL_CHUNKS_MAX. */
 #define GD_DILOCO_AVAIL_CHUNKS_MAX 16
-uint32_t gd_diloco_avail_chunks(const uint8_t randomness[GD_DILOCO_HASH_LEN], const char *target,
-                                const char *reporter, uint32_t chunks, uint32_t want,
-                                uint32_t out[GD_DILOCO_AVAIL_CHUNKS_MAX]);
+uint32_t gd_diloco_avail_chunks(uint32_t out[GD_DILOCO_AVAIL_CHUNKS_MAX],
+                                const uint8_t randomness[GD_DILOCO_HASH_LEN], const char *target,
+                                const char *reporter, uint32_t chunks, uint32_t want);
 
 /* An availability report's state sample (proofs/state_sample.h checks its
  * proof): h = SHA-256("gd-avail-state-v1" || randomness || target ||

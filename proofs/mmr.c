@@ -182,7 +182,7 @@ gd_status gd_mmr_root(const gd_mmr *mmr, uint8_t root[GD_MMR_HASH_LEN]) {
     return GD_OK;
 }
 
-gd_status gd_mmr_prove(const gd_mmr *mmr, uint32_t leaf_index, gd_mmr_proof *out) {
+gd_status gd_mmr_prove(const gd_mmr *mmr, gd_mmr_proof *out, uint32_t leaf_index) {
     if (leaf_index >= mmr->n_leaves)
         return gd_fail(GD_ERR_INVALID, "leaf %u is outside an MMR of %u leaves",
                        (unsigned)leaf_index, (unsigned)mmr->n_leaves);

@@ -61,8 +61,8 @@ typedef struct gd_mmr_proof {
     uint8_t hashes[GD_MMR_PROOF_MAX][GD_MMR_HASH_LEN];
 } gd_mmr_proof;
 
-gd_status gd_mmr_prove(const gd_mmr *mmr, uint32_t leaf_index,
-                       gd_mmr_proof *out) GD_MUST_CHECK;
+gd_status gd_mmr_prove(const gd_mmr *mmr, gd_mmr_proof *out,
+                       uint32_t leaf_index) GD_MUST_CHECK;
 
 /* True if leaf_hash sits at proof->leaf_index of an MMR of
  * proof->leaf_count leaves with this root. Checks the proof's length is

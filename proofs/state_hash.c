@@ -213,7 +213,7 @@ gd_status gd_state_prove(gd_pool *pool, const gd_bytes_part *parts, size_t n_par
         s = gd_fail(GD_ERR_INVALID, "state chunk %u of %u", (unsigned)chunk,
                     (unsigned)mmr.n_leaves);
     if (s == GD_OK)
-        s = gd_mmr_prove(&mmr, chunk, proof);
+        s = gd_mmr_prove(&mmr, proof, chunk);
     gd_mmr_free(&mmr);
     return s;
 }

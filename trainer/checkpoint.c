@@ -170,15 +170,15 @@ static gd_status gd_checkpoint_fill(const gd_safetensors *st, const gd_param_lay
     return GD_OK;
 }
 
-static gd_status gd_meta_u64(const gd_safetensors *st, const char *key, bool required,
-                             uint64_t *out) {
+static gd_status gd_meta_u64(const gd_safetensors *st, uint64_t *out, const char *key,
+                             bool required) {
     const char *text = gd_safetensors_meta(st, key);
     if (text == NULL) {
         if (required)
             return gd_fail(GD_ERR_PARSE, "metadata \"%s\" is missing", key);
         return GD_OK;
     }
-    if (gd_parse_u64(text, out) != GD_OK)
+    if (gd_parse_u64(out, text) != GD_OK)
         return gd_fail(GD_ERR_PARSE, "metadata \"%s\" is not a whole number: '%.40s'", key, text);
     return GD_OK;
 }
@@ -199,7 +199,7 @@ gd_status gd_checkpoint_load_model(const char *path, gd_param_layout *layout, fl
     if (s == GD_OK)
         s = gd_checkpoint_fill(&st, layout, *params);
     if (s == GD_OK)
-        s = gd_meta_u64(&st, GD_META_STEP, false, step);
+        s = gd_meta_u64(&st, step, GD_META_STEP, false);
     const char *digest = gd_safetensors_meta(&st, GD_META_LAYOUT);
     char layout_hex[65];
     if (s == GD_OK && digest) {
@@ -332,15 +332,15 @@ static gd_status gd_optim_read_fields(const gd_safetensors *st, gd_train_options
             continue;
         }
         uint64_t u;
-        if (gd_parse_u64(text, &u) != GD_OK)
+        if (gd_parse_u64(&u, text) != GD_OK)
             return gd_fail(GD_ERR_PARSE, "metadata \"%s\" is not a whole number", f->key);
         GD_TRY(gd_field_set_uint(f, base, u));
     }
     return GD_OK;
 }
 
-static gd_status gd_optim_read_tensor(const gd_safetensors *st, const char *name,
-                                      const gd_param_layout *layout, float *out) {
+static gd_status gd_optim_read_tensor(const gd_safetensors *st, float *out,
+                                      const char *name, const gd_param_layout *layout) {
     const gd_st_tensor *t = gd_safetensors_find(st, name);
     if (t == NULL)
         return gd_fail(GD_ERR_PARSE, "tensor %s is missing", name);
@@ -384,13 +384,13 @@ gd_status gd_checkpoint_load_optim(const char *model_path, const gd_param_layout
     if (digest == NULL || strcmp(digest, layout_hex) != 0)
         s = gd_fail(GD_ERR_PARSE, "it belongs to a different model layout");
     if (s == GD_OK)
-        s = gd_meta_u64(&st, GD_META_STEP, true, &state->step);
+        s = gd_meta_u64(&st, &state->step, GD_META_STEP, true);
     if (s == GD_OK)
         s = gd_optim_read_fields(&st, &state->options);
     if (s == GD_OK)
-        s = gd_optim_read_tensor(&st, "adamw.exp_avg", layout, exp_avg);
+        s = gd_optim_read_tensor(&st, exp_avg, "adamw.exp_avg", layout);
     if (s == GD_OK)
-        s = gd_optim_read_tensor(&st, "adamw.exp_avg_sq", layout, exp_avg_sq);
+        s = gd_optim_read_tensor(&st, exp_avg_sq, "adamw.exp_avg_sq", layout);
     const char *data = gd_safetensors_meta(&st, "data");
     if (s == GD_OK && data)
         snprintf(state->data_spec, sizeof state->data_spec, "%s", data);
@@ -400,7 +400,7 @@ gd_status gd_checkpoint_load_optim(const char *model_path, const gd_param_layout
     return GD_OK;
 }
 
-gd_status gd_checkpoint_data_spec(const char *model_path, char *out, size_t cap) {
+gd_status gd_checkpoint_data_spec(char *out, size_t cap, const char *model_path) {
     char path[GD_CHECKPOINT_PATH_MAX];
     GD_TRY(gd_checkpoint_optim_path(path, sizeof path, model_path));
     gd_safetensors st;
@@ -424,7 +424,7 @@ gd_status gd_checkpoint_data_spec(const char *model_path, char *out, size_t cap)
     return s;
 }
 
-gd_status gd_checkpoint_train_options(const char *model_path, gd_train_options *out) {
+gd_status gd_checkpoint_train_options(gd_train_options *out, const char *model_path) {
     char path[GD_CHECKPOINT_PATH_MAX];
     GD_TRY(gd_checkpoint_optim_path(path, sizeof path, model_path));
     gd_safetensors st;

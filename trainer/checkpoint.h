@@ -65,13 +65,13 @@ gd_status gd_checkpoint_load_optim(const char *model_path, const gd_param_layout
  * "data", the spec it was trained on) into out. GD_ERR_NOT_FOUND when the
  * companion is missing or records none (checkpoints from elsewhere), with a
  * message naming the file; GD_ERR_LIMIT when the spec does not fit cap. */
-gd_status gd_checkpoint_data_spec(const char *model_path, char *out, size_t cap) GD_MUST_CHECK;
+gd_status gd_checkpoint_data_spec(char *out, size_t cap, const char *model_path) GD_MUST_CHECK;
 
 /* The training options recorded with a checkpoint (its optimizer
  * companion's metadata; the moments are not read), such as the sequence
  * length it was trained at. GD_ERR_NOT_FOUND when the companion is missing
  * (checkpoints from elsewhere). */
-gd_status gd_checkpoint_train_options(const char *model_path,
-                                      gd_train_options *out) GD_MUST_CHECK;
+gd_status gd_checkpoint_train_options(gd_train_options *out,
+                                      const char *model_path) GD_MUST_CHECK;
 
 #endif

@@ -246,7 +246,7 @@ static bool all_finite(const float *x, size_t n) {
     return bad == 0;
 }
 
-static gd_status encode_none(const float *x, size_t n, uint8_t *out, float *decoded) {
+static gd_status encode_none(uint8_t *out, const float *x, size_t n, float *decoded) {
     if (!all_finite(x, n))
         return fail_nonfinite(x, 0, n);
     memcpy(out, x, n * sizeof(float));
@@ -278,7 +278,7 @@ static inline size_t min_size(size_t a, size_t b) { return a < b ? a : b; }
 
 /* ---- bf16 --------------------------------------------------------------- */
 
-static gd_status encode_bf16(const float *x, size_t n, uint8_t *out, float *decoded) {
+static gd_status encode_bf16(uint8_t *out, const float *x, size_t n, float *decoded) {
     gd_backend cpu = host_backend();
     for (size_t off = 0; off < n; off += GROUP) {
         size_t m = min_size(GROUP, n - off);
@@ -337,7 +337,7 @@ static gd_status quantize_group(const gd_backend *cpu, const float *x, size_t of
     return GD_OK;
 }
 
-static gd_status encode_int8(const float *x, size_t n, uint8_t *out, float *decoded) {
+static gd_status encode_int8(uint8_t *out, const float *x, size_t n, float *decoded) {
     gd_backend cpu = host_backend();
     uint8_t *p = out;
     for (size_t off = 0; off < n; off += GROUP) {
@@ -380,7 +380,7 @@ static gd_status decode_int8(const uint8_t *in, float *x, size_t n) {
     return GD_OK;
 }
 
-static gd_status encode_int4(const float *x, size_t n, uint8_t *out, float *decoded) {
+static gd_status encode_int4(uint8_t *out, const float *x, size_t n, float *decoded) {
     gd_backend cpu = host_backend();
     uint8_t *p = out;
     for (size_t off = 0; off < n; off += GROUP) {
@@ -476,7 +476,7 @@ static size_t put_leb(uint8_t *p, uint32_t v) {
 }
 
 
-static gd_status encode_topk(uint32_t ppm, const float *x, size_t n, uint8_t *out,
+static gd_status encode_topk(uint8_t *out, uint32_t ppm, const float *x, size_t n,
                              size_t *written, float *decoded) {
     size_t k = topk_count(ppm, n);
 
@@ -565,7 +565,7 @@ static gd_status encode_topk(uint32_t ppm, const float *x, size_t n, uint8_t *ou
      * where each goes. */
     size_t pos = 4;
     float *kvals = (float *)(void *)cbits;
-    gd_status st = encode_int4(kvals, k, out + pos, decoded != NULL ? kvals : NULL);
+    gd_status st = encode_int4(out + pos, kvals, k, decoded != NULL ? kvals : NULL);
     pos += int4_size(k);
     /* The indices: varint gaps, or a bitmap when that is strictly smaller
      * (dense selections); the choice is a function of the selection, so
@@ -712,8 +712,8 @@ static gd_status decode_topk(uint32_t ppm, const uint8_t *in, size_t len, float 
 
 /* ---- entry points ------------------------------------------------------- */
 
-gd_status gd_codec_encode_chunk(const gd_codec *codec, const float *x, size_t n, uint8_t *out,
-                                size_t cap, size_t *written, float *decoded) {
+gd_status gd_codec_encode_chunk(const gd_codec *codec, uint8_t *out, size_t cap, const float *x,
+                                size_t n, size_t *written, float *decoded) {
     if (codec == NULL || x == NULL || out == NULL || written == NULL)
         return gd_fail(GD_ERR_INVALID, "codec encode: missing argument");
     if (!codec_valid(codec))
@@ -729,17 +729,17 @@ gd_status gd_codec_encode_chunk(const gd_codec *codec, const float *x, size_t n,
     switch (codec->kind) {
     case GD_CODEC_NONE:
         *written = bound;
-        return encode_none(x, n, out, decoded);
+        return encode_none(out, x, n, decoded);
     case GD_CODEC_BF16:
         *written = bound;
-        return encode_bf16(x, n, out, decoded);
+        return encode_bf16(out, x, n, decoded);
     case GD_CODEC_INT8:
         *written = bound;
-        return encode_int8(x, n, out, decoded);
+        return encode_int8(out, x, n, decoded);
     case GD_CODEC_INT4:
         *written = bound;
-        return encode_int4(x, n, out, decoded);
-    case GD_CODEC_TOPK: return encode_topk(codec->topk_ppm, x, n, out, written, decoded);
+        return encode_int4(out, x, n, decoded);
+    case GD_CODEC_TOPK: return encode_topk(out, codec->topk_ppm, x, n, written, decoded);
     }
     return gd_fail(GD_ERR_INVALID, "codec encode: invalid codec");
 }

@@ -77,8 +77,8 @@ size_t gd_codec_chunk_bound(const gd_codec *codec, size_t n);
  * gd_codec_decode_chunk will return for these bytes (the error-feedback
  * residual is x - decoded); it may be x itself. Non-finite inputs are
  * GD_ERR_INVALID. */
-gd_status gd_codec_encode_chunk(const gd_codec *codec, const float *x, size_t n, uint8_t *out,
-                                size_t cap, size_t *written, float *decoded) GD_MUST_CHECK;
+gd_status gd_codec_encode_chunk(const gd_codec *codec, uint8_t *out, size_t cap, const float *x,
+                                size_t n, size_t *written, float *decoded) GD_MUST_CHECK;
 
 /* Decodes a chunk of n values; GD_ERR_PARSE for anything malformed (topk:
  * also a count other than the codec's ceil(F * n)). On failure x holds

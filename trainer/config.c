@@ -116,7 +116,7 @@ gd_status gd_model_config_validate(const gd_model_config *c) {
 
 /* --- Hugging Face config.json -------------------------------------------------- */
 
-static gd_status gd_json_dim(const json_t *root, const char *key, bool required, uint32_t *out) {
+static gd_status gd_json_dim(uint32_t *out, const json_t *root, const char *key, bool required) {
     const json_t *v = json_object_get(root, key);
     if (v == NULL || json_is_null(v)) {
         if (required)
@@ -129,7 +129,7 @@ static gd_status gd_json_dim(const json_t *root, const char *key, bool required,
     return GD_OK;
 }
 
-static gd_status gd_json_real(const json_t *root, const char *key, double *out) {
+static gd_status gd_json_real(double *out, const json_t *root, const char *key) {
     const json_t *v = json_object_get(root, key);
     if (v == NULL || json_is_null(v))
         return GD_OK;
@@ -171,26 +171,26 @@ gd_status gd_model_config_parse_json(gd_model_config *out, const char *text, siz
     if (s == GD_OK)
         s = gd_json_refuse_unsupported(root);
     if (s == GD_OK)
-        s = gd_json_dim(root, "vocab_size", true, &c.vocab_size);
+        s = gd_json_dim(&c.vocab_size, root, "vocab_size", true);
     if (s == GD_OK)
-        s = gd_json_dim(root, "hidden_size", true, &c.hidden_size);
+        s = gd_json_dim(&c.hidden_size, root, "hidden_size", true);
     if (s == GD_OK)
-        s = gd_json_dim(root, "intermediate_size", true, &c.intermediate_size);
+        s = gd_json_dim(&c.intermediate_size, root, "intermediate_size", true);
     if (s == GD_OK)
-        s = gd_json_dim(root, "num_hidden_layers", true, &c.num_hidden_layers);
+        s = gd_json_dim(&c.num_hidden_layers, root, "num_hidden_layers", true);
     if (s == GD_OK)
-        s = gd_json_dim(root, "num_attention_heads", true, &c.num_attention_heads);
+        s = gd_json_dim(&c.num_attention_heads, root, "num_attention_heads", true);
     c.num_key_value_heads = c.num_attention_heads;
     if (s == GD_OK)
-        s = gd_json_dim(root, "num_key_value_heads", false, &c.num_key_value_heads);
+        s = gd_json_dim(&c.num_key_value_heads, root, "num_key_value_heads", false);
     if (s == GD_OK)
-        s = gd_json_dim(root, "max_position_embeddings", false, &c.max_position_embeddings);
+        s = gd_json_dim(&c.max_position_embeddings, root, "max_position_embeddings", false);
     if (s == GD_OK)
-        s = gd_json_real(root, "rms_norm_eps", &c.rms_norm_eps);
+        s = gd_json_real(&c.rms_norm_eps, root, "rms_norm_eps");
     if (s == GD_OK)
-        s = gd_json_real(root, "rope_theta", &c.rope_theta);
+        s = gd_json_real(&c.rope_theta, root, "rope_theta");
     if (s == GD_OK)
-        s = gd_json_real(root, "initializer_range", &c.initializer_range);
+        s = gd_json_real(&c.initializer_range, root, "initializer_range");
     const json_t *tie = json_object_get(root, "tie_word_embeddings");
     if (s == GD_OK && tie && !json_is_null(tie)) {
         if (!json_is_boolean(tie))
@@ -200,7 +200,7 @@ gd_status gd_model_config_parse_json(gd_model_config *out, const char *text, siz
     }
     uint32_t head_dim = 0;
     if (s == GD_OK)
-        s = gd_json_dim(root, "head_dim", false, &head_dim);
+        s = gd_json_dim(&head_dim, root, "head_dim", false);
     json_decref(root);
     GD_TRY(s);
     GD_TRY(gd_model_config_validate(&c));
@@ -214,7 +214,7 @@ gd_status gd_model_config_parse_json(gd_model_config *out, const char *text, siz
 
 gd_status gd_model_config_load(gd_model_config *out, const char *path) {
     gd_buf buf = {0};
-    gd_status s = gd_file_read(path, 1 << 20, &buf);
+    gd_status s = gd_file_read(&buf, path, 1 << 20);
     if (s == GD_OK)
         s = gd_model_config_parse_json(out, (const char *)buf.data, buf.len);
     gd_buf_free(&buf);

@@ -392,14 +392,14 @@ static gd_status gd_data_open_text(gd_data *d, const char *const *patterns, size
 }
 
 /* One ':'-separated field of a synthetic spec as a number. */
-static gd_status gd_spec_number(const char *field, const char *name, const char *spec,
-                                uint64_t *out) {
+static gd_status gd_spec_number(uint64_t *out, const char *field, const char *name,
+                                const char *spec) {
     if (field[0] == '\0')
         return gd_fail(GD_ERR_INVALID,
                        "data source '%s' has an empty %s; use synthetic:markov:SEED[:ALPHABET"
                        "[:ORDER]] or synthetic:mixture:SEED:COMPONENTS[:ALPHABET[:ORDER]]",
                        spec, name);
-    if (gd_parse_u64(field, out) != GD_OK)
+    if (gd_parse_u64(out, field) != GD_OK)
         return gd_fail(GD_ERR_INVALID, "%s '%s' in data source '%s' is not a decimal number",
                        name, field, spec);
     return GD_OK;
@@ -447,7 +447,7 @@ static gd_status gd_data_open_synthetic(gd_data *d, const char *rest, const char
             s = gd_fail(GD_ERR_INVALID,
                         "data source '%s' has too many fields; use " GD_SYNTHETIC_FORMS, spec);
         else
-            s = gd_spec_number(field, names[i], spec, &values[i]);
+            s = gd_spec_number(&values[i], field, names[i], spec);
         given = i + 1;
         field = colon != NULL ? colon + 1 : NULL;
     }
@@ -794,8 +794,8 @@ static gd_status gd_bad_token(const gd_data *d, const gd_data_file *f, uint64_t 
 }
 
 /* Copies n tokens of file f from token index off (off + n <= count). */
-static gd_status gd_copy_tokens(const gd_data *d, const gd_data_file *f, uint64_t off, size_t n,
-                                int32_t *out, uint64_t vocab) {
+static gd_status gd_copy_tokens(const gd_data *d, const gd_data_file *f, int32_t *out, uint64_t off,
+                                size_t n, uint64_t vocab) {
     for (size_t i = 0; i < n; i++) {
         uint32_t t = gd_token_at(f->tokens, d->token_bytes, off + i);
         if (t >= vocab || t > INT32_MAX)
@@ -844,13 +844,13 @@ gd_status gd_data_train_batch(const gd_data *data, int32_t *tokens, size_t batch
                 break;
             r -= here;
         }
-        GD_TRY(gd_copy_tokens(data, &data->files[i], r, len, row, vocab));
+        GD_TRY(gd_copy_tokens(data, &data->files[i], row, r, len, vocab));
     }
     return GD_OK;
 }
 
 /* Copies len tokens from global position pos, across file boundaries. */
-static gd_status gd_copy_span(const gd_data *d, uint64_t pos, size_t len, int32_t *out,
+static gd_status gd_copy_span(const gd_data *d, int32_t *out, uint64_t pos, size_t len,
                               uint64_t vocab) {
     /* The last file starting at or before pos (binary search on starts). */
     size_t lo = 0, hi = d->file_count - 1;
@@ -868,7 +868,7 @@ static gd_status gd_copy_span(const gd_data *d, uint64_t pos, size_t len, int32_
         uint64_t off = pos - f->start;
         uint64_t left = f->count - off;
         size_t n = left < len ? (size_t)left : len;
-        GD_TRY(gd_copy_tokens(d, f, off, n, out, vocab));
+        GD_TRY(gd_copy_tokens(d, f, out, off, n, vocab));
         out += n;
         len -= n;
         pos += n;
@@ -926,7 +926,7 @@ gd_status gd_data_eval_batch(const gd_data *data, int32_t *tokens, size_t batch,
     for (size_t j = 0; j < batch; j++) {
         uint64_t k = index * batch + j;
         uint64_t window = (uint64_t)((gd_u128)k * stride % windows);
-        GD_TRY(gd_copy_span(data, window * seq_len, len, tokens + j * len, vocab));
+        GD_TRY(gd_copy_span(data, tokens + j * len, window * seq_len, len, vocab));
     }
     *available = true;
     return GD_OK;

@@ -87,7 +87,7 @@ gd_status gd_diloco_load_worker(gd_trainer *t, const gd_diloco_config *c,
 static gd_status gd_record_state(gd_trainer *t, const gd_state_tag *tag, uint64_t round,
                                  gd_worker_state *w, gd_worker_desc *desc) {
     gd_trainer_get_state(t, w->params, w->exp_avg, w->exp_avg_sq, &w->step);
-    return gd_worker_state_describe(gd_trainer_pool(t), tag, round, GD_STAGE_TRAIN, w, desc);
+    return gd_worker_state_describe(gd_trainer_pool(t), tag, desc, round, GD_STAGE_TRAIN, w);
 }
 
 /* GD_ERR_INVALID unless n is the trainer's layout size (what names it). */
@@ -130,9 +130,9 @@ static gd_status gd_delta_and_decay(const gd_backend *be, const gd_diloco_config
     return s;
 }
 
-gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, const float *start,
-                                 const float *params, float *residual, size_t count,
-                                 uint8_t *out, size_t cap, size_t *written) {
+gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, uint8_t *out,
+                                 size_t cap, const float *start, const float *params,
+                                 float *residual, size_t count, size_t *written) {
     if (count < 1 || count > c->chunk_elems)
         return gd_fail(GD_ERR_INVALID, "a chunk of %zu values (chunks hold 1..%u)", count,
                        c->chunk_elems);
@@ -141,8 +141,8 @@ gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, const float *start,
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     gd_status s = gd_delta_and_decay(NULL, c, start, params, residual, count, delta);
     if (s == GD_OK)
-        s = gd_payload_encode_values(&c->codec, delta, c->error_feedback ? residual : NULL,
-                                     count, out, cap, written);
+        s = gd_payload_encode_values(&c->codec, out, cap,
+                                     delta, c->error_feedback ? residual : NULL, count, written);
     free(delta);
     return s;
 }
@@ -179,9 +179,9 @@ static gd_status gd_round_failed(gd_worker_state *w, gd_worker_round *out, uint6
     return gd_fail_context(s, "%s, round %llu", w->address, (unsigned long long)round);
 }
 
-gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, uint64_t round,
-                                const float *start, size_t start_n, gd_worker_state *w,
-                                gd_worker_state *segment_starts, gd_worker_round *out,
+gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_worker_round *out,
+                                uint64_t round, const float *start, size_t start_n,
+                                gd_worker_state *w, gd_worker_state *segment_starts,
                                 gd_worker_round_run *run) {
     memset(out, 0, sizeof *out);
     memset(run, 0, sizeof *run);
@@ -209,7 +209,7 @@ gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, uint64
 }
 
 gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
-                                  bool reload, gd_worker_state *w, gd_worker_round *out,
+                                  gd_worker_round *out, bool reload, gd_worker_state *w,
                                   gd_worker_round_run *run) {
     uint32_t seg = run->done;
     if (seg >= run->segments)
@@ -265,21 +265,21 @@ gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_wo
     if (s == GD_OK)
         s = gd_payload_root(&out->payload, out->payload_root, &out->payload_leaves);
     if (s == GD_OK)
-        s = gd_worker_state_describe(gd_trainer_pool(t), &run->tag, run->round, GD_STAGE_ENCODED,
-                                     w, &out->descs[run->segments + 1]);
+        s = gd_worker_state_describe(gd_trainer_pool(t), &run->tag, &out->descs[run->segments + 1],
+                                     run->round, GD_STAGE_ENCODED, w);
     if (s == GD_OK)
         s = gd_build_transcript(out);
     return s == GD_OK ? GD_OK : gd_round_failed(w, out, run->round, s);
 }
 
 gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
-                                 uint64_t round, const float *start, size_t start_n,
-                                 gd_worker_state *w, gd_worker_state *segment_starts,
-                                 gd_worker_round *out) {
+                                 gd_worker_round *out, uint64_t round, const float *start,
+                                 size_t start_n, gd_worker_state *w,
+                                 gd_worker_state *segment_starts) {
     gd_worker_round_run run;
-    GD_TRY(gd_diloco_round_begin(t, c, round, start, start_n, w, segment_starts, out, &run));
+    GD_TRY(gd_diloco_round_begin(t, c, out, round, start, start_n, w, segment_starts, &run));
     while (run.done < run.segments)
-        GD_TRY(gd_diloco_round_segment(t, c, data, false, w, out, &run));
+        GD_TRY(gd_diloco_round_segment(t, c, data, out, false, w, &run));
     return gd_diloco_round_finish(t, c, w, out, &run);
 }
 
@@ -298,8 +298,8 @@ static int gd_cmp_double(const void *a, const void *b) {
 
 /* Contribution x's decoded Δ in host memory: its own values, or decoded
  * into scratch by its reader. */
-static gd_status gd_contribution_values(const gd_contribution *x, float *scratch, size_t n,
-                                        const float **out) {
+static gd_status gd_contribution_values(const gd_contribution *x, const float **out, float *scratch,
+                                        size_t n) {
     if (x->delta != NULL) {
         *out = x->delta;
         return GD_OK;
@@ -317,7 +317,7 @@ static gd_status gd_contribution_norms(const gd_backend *be, const gd_contributi
                                        size_t count, size_t n, float *scratch, double *norms) {
     for (size_t i = 0; i < count; i++) {
         const float *values = NULL;
-        GD_TRY(gd_contribution_values(ordered[i], scratch, n, &values));
+        GD_TRY(gd_contribution_values(ordered[i], &values, scratch, n));
         float *staged = gd_backend_stage(be, values, n);
         if (staged == NULL)
             return gd_fail(GD_ERR_NOMEM, "out of %s memory for a contribution", be->iface->name);
@@ -344,7 +344,7 @@ static gd_status gd_outer_step_on(const gd_backend *be, const gd_contribution *c
     gd_status s = GD_OK;
     for (size_t i = 0; s == GD_OK && i < count; i++) {
         const float *values = NULL;
-        s = gd_contribution_values(ordered[i], scratch, n, &values);
+        s = gd_contribution_values(ordered[i], &values, scratch, n);
         float *staged = s == GD_OK ? gd_backend_stage(be, values, n) : NULL;
         if (s == GD_OK && staged == NULL)
             s = gd_fail(GD_ERR_NOMEM, "out of %s memory for a contribution", be->iface->name);

@@ -130,9 +130,9 @@ void gd_worker_round_free(gd_worker_round *r);
  * with gd_worker_state_free): what a worker keeps on disk until the round
  * settles. */
 gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
-                                 uint64_t round, const float *start, size_t start_n,
-                                 gd_worker_state *w, gd_worker_state *segment_starts,
-                                 gd_worker_round *out) GD_MUST_CHECK;
+                                 gd_worker_round *out, uint64_t round, const float *start,
+                                 size_t start_n, gd_worker_state *w,
+                                 gd_worker_state *segment_starts) GD_MUST_CHECK;
 
 /* The same round a segment at a time, for a host whose trainer does other
  * work between segments (a validator's re-execution while a worker trains
@@ -153,12 +153,12 @@ typedef struct gd_worker_round_run {
     uint32_t done;                   /* segments trained so far */
 } gd_worker_round_run;
 
-gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, uint64_t round,
-                                const float *start, size_t start_n, gd_worker_state *w,
-                                gd_worker_state *segment_starts, gd_worker_round *out,
+gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_worker_round *out,
+                                uint64_t round, const float *start, size_t start_n,
+                                gd_worker_state *w, gd_worker_state *segment_starts,
                                 gd_worker_round_run *run) GD_MUST_CHECK;
 gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
-                                  bool reload, gd_worker_state *w, gd_worker_round *out,
+                                  gd_worker_round *out, bool reload, gd_worker_state *w,
                                   gd_worker_round_run *run) GD_MUST_CHECK;
 /* After every segment (run->done == run->segments). */
 gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_worker_state *w,
@@ -170,9 +170,9 @@ gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_wo
  * x = Δ + residual is coded and residual becomes x - decoded. residual
  * (count values, updated in place) is ignored without error feedback.
  * out (cap >= gd_codec_chunk_bound) receives the chunk's canonical bytes. */
-gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, const float *start,
-                                 const float *params, float *residual, size_t count,
-                                 uint8_t *out, size_t cap, size_t *written) GD_MUST_CHECK;
+gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, uint8_t *out,
+                                 size_t cap, const float *start, const float *params,
+                                 float *residual, size_t count, size_t *written) GD_MUST_CHECK;
 
 /* --- aggregation ------------------------------------------------------------------------ */
 

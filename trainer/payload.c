@@ -413,27 +413,28 @@ static void gd_sub(float *restrict out, const float *restrict a, const float *re
  * feedback) x = values + residual is coded and residual becomes x - decoded,
  * written only once the chunk encoded. scratch holds 2 n floats when
  * residual is set. */
-static gd_status gd_encode_values(const gd_codec *codec, const float *values, float *residual,
-                                  size_t n, float *scratch, uint8_t *out, size_t cap,
+static gd_status gd_encode_values(const gd_codec *codec, uint8_t *out, size_t cap,
+                                  const float *values, float *residual, size_t n, float *scratch,
                                   size_t *written) {
     if (residual == NULL)
-        return gd_codec_encode_chunk(codec, values, n, out, cap, written, NULL);
+        return gd_codec_encode_chunk(codec, out, cap, values, n, written, NULL);
     float *x = scratch, *dec = scratch + n;
     gd_add(x, values, residual, n);
-    GD_TRY(gd_codec_encode_chunk(codec, x, n, out, cap, written, dec));
+    GD_TRY(gd_codec_encode_chunk(codec, out, cap, x, n, written, dec));
     gd_sub(residual, x, dec, n);
     return GD_OK;
 }
 
-gd_status gd_payload_encode_values(const gd_codec *codec, const float *values, float *residual,
-                                   size_t n, uint8_t *out, size_t cap, size_t *written) {
+gd_status gd_payload_encode_values(const gd_codec *codec, uint8_t *out, size_t cap,
+                                   const float *values, float *residual, size_t n,
+                                   size_t *written) {
     if (n < 1 || n > GD_PAYLOAD_MAX_CHUNK_ELEMS)
         return gd_fail(GD_ERR_INVALID, "a payload chunk holds 1..2^28 values, not %zu", n);
     float *scratch = residual ? malloc(2 * n * sizeof(float)) : NULL;
     gd_mem_prefer_huge(scratch, 2 * n * sizeof(float));
     if (residual && scratch == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory for %zu values", n);
-    gd_status s = gd_encode_values(codec, values, residual, n, scratch, out, cap, written);
+    gd_status s = gd_encode_values(codec, out, cap, values, residual, n, scratch, written);
     free(scratch);
     return s;
 }
@@ -449,9 +450,8 @@ static gd_status gd_encode_one(gd_encode_job *job, size_t i, gd_slot *t) {
         return gd_fail(GD_ERR_NOMEM, "out of memory for %zu encoded bytes", bound);
     if (job->residual != NULL)
         GD_TRY(gd_slot_floats(t, 2 * n));
-    GD_TRY(gd_encode_values(&h->codec, job->values + off,
-                            job->residual ? job->residual + off : NULL, n, t->x, c->raw, bound,
-                            &c->raw_len));
+    GD_TRY(gd_encode_values(&h->codec, c->raw, bound, job->values + off,
+                            job->residual ? job->residual + off : NULL, n, t->x, &c->raw_len));
     if (c->raw_len < bound) { /* topk: give back the unused tail */
         uint8_t *shrunk = realloc(c->raw, c->raw_len);
         if (shrunk != NULL)
@@ -768,7 +768,7 @@ gd_status gd_payload_read(gd_payload *out, const char *path, gd_pool *pool) {
         gd_mmr_init(&out->mmr);
     }
     gd_buf buf = {0};
-    gd_status s = gd_file_read(path, GD_PAYLOAD_FILE_MAX, &buf);
+    gd_status s = gd_file_read(&buf, path, GD_PAYLOAD_FILE_MAX);
     if (s == GD_OK)
         s = gd_payload_parse(out, buf.data, buf.len, pool);
     gd_buf_free(&buf);
@@ -806,12 +806,12 @@ gd_status gd_payload_decode(const gd_payload *p, float *values, gd_pool *pool) {
     return gd_task_error_finish(&job.err, "");
 }
 
-gd_status gd_payload_prove_chunk(const gd_payload *p, uint32_t chunk, gd_mmr_proof *out) {
+gd_status gd_payload_prove_chunk(const gd_payload *p, gd_mmr_proof *out, uint32_t chunk) {
     GD_TRY(gd_check_writable(p));
     if (chunk >= p->header.chunk_count)
         return gd_fail(GD_ERR_INVALID, "payload has no chunk %u (%u chunks)", (unsigned)chunk,
                        (unsigned)p->header.chunk_count);
-    return gd_mmr_prove(&p->mmr, chunk + 1, out);
+    return gd_mmr_prove(&p->mmr, out, chunk + 1);
 }
 
 /* The caller must also compare proof->leaf_count with the published leaf

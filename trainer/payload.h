@@ -94,8 +94,8 @@ gd_status gd_payload_encode(gd_payload *out, const gd_payload_header *h, const f
  * codes each chunk (the rule a verifier replays on a single chunk): with
  * residual (n values, may be NULL) it codes values + residual and leaves
  * the coding error in residual. out has cap >= gd_codec_chunk_bound. */
-gd_status gd_payload_encode_values(const gd_codec *codec, const float *values, float *residual,
-                                   size_t n, uint8_t *out, size_t cap,
+gd_status gd_payload_encode_values(const gd_codec *codec, uint8_t *out, size_t cap,
+                                   const float *values, float *residual, size_t n,
                                    size_t *written) GD_MUST_CHECK;
 
 /* The commitment: MMR root and leaf count (chunk_count + 1). */
@@ -121,8 +121,8 @@ gd_status gd_payload_decode(const gd_payload *p, float *values, gd_pool *pool) G
 
 /* Chunk i's inclusion proof (leaf i + 1), and its check by someone holding
  * only the root, the leaf count and the chunk's canonical bytes. */
-gd_status gd_payload_prove_chunk(const gd_payload *p, uint32_t chunk,
-                                 gd_mmr_proof *out) GD_MUST_CHECK;
+gd_status gd_payload_prove_chunk(const gd_payload *p, gd_mmr_proof *out,
+                                 uint32_t chunk) GD_MUST_CHECK;
 bool gd_payload_verify_chunk(const uint8_t root[GD_MMR_HASH_LEN], uint32_t chunk,
                              const uint8_t *raw, size_t raw_len, const gd_mmr_proof *proof);
 

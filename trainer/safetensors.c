@@ -125,7 +125,7 @@ static gd_status gd_st_parse_meta(gd_safetensors *out, json_t *obj) {
 }
 
 /* A non-negative JSON integer, or false. */
-static bool gd_st_json_u64(const json_t *v, uint64_t *out) {
+static bool gd_st_json_u64(uint64_t *out, const json_t *v) {
     if (!json_is_integer(v) || json_integer_value(v) < 0)
         return false;
     *out = (uint64_t)json_integer_value(v);
@@ -188,7 +188,7 @@ static gd_status gd_st_parse_tensor(gd_st_tensor *t, const char *name, json_t *i
         if (json_is_integer(dim) && json_integer_value(dim) < 0)
             return gd_fail(GD_ERR_PARSE, "tensor '%s': shape entry %zu is negative (%lld)", name,
                            i, (long long)json_integer_value(dim));
-        if (!gd_st_json_u64(dim, &t->shape[i]))
+        if (!gd_st_json_u64(&t->shape[i], dim))
             return gd_fail(GD_ERR_PARSE, "tensor '%s': shape entry %zu is %s, not an integer",
                            name, i, gd_st_json_type(dim));
     }
@@ -200,8 +200,8 @@ static gd_status gd_st_parse_tensor(gd_st_tensor *t, const char *name, json_t *i
 
     uint64_t begin, end;
     if (!json_is_array(offsets) || json_array_size(offsets) != 2 ||
-        !gd_st_json_u64(json_array_get(offsets, 0), &begin) ||
-        !gd_st_json_u64(json_array_get(offsets, 1), &end))
+        !gd_st_json_u64(&begin, json_array_get(offsets, 0)) ||
+        !gd_st_json_u64(&end, json_array_get(offsets, 1)))
         return gd_fail(GD_ERR_PARSE,
                        "tensor '%s': data_offsets must be [begin, end] of non-negative integers",
                        name);

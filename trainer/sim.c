@@ -205,8 +205,8 @@ static gd_status gd_sim_setup(gd_sim *s, const gd_sim_options *o) {
             gd_diloco_state_tag(c, gd_trainer_layout(s->trainer), &tag);
             s->has_prev[w] = true;
             s->prev[w].initial = true;
-            GD_TRY(gd_worker_state_describe(gd_trainer_pool(s->trainer), &tag, 0,
-                                            GD_STAGE_ENCODED, ws, &s->prev[w].post.desc));
+            GD_TRY(gd_worker_state_describe(gd_trainer_pool(s->trainer), &tag,
+                                            &s->prev[w].post.desc, 0, GD_STAGE_ENCODED, ws));
         }
     }
     return GD_OK;
@@ -252,10 +252,10 @@ static gd_status gd_sim_check_result(const gd_check_result *res, uint32_t r, con
 
 /* S_r's chunk `chunk` as a validator derives it: G_r's, or with overlap
  * G_{r-1} - Δ̂_{w,r-1}; then leaf 0's chunk is checked against it. */
-static gd_status gd_sim_start_chunk(gd_sim *s, uint32_t r, uint32_t w,
-                                    const gd_commitment_view *cv, const gd_prev_link *prev,
-                                    const gd_leaf_evidence *start, const float *leaf0_params,
-                                    uint32_t chunk, float *out) {
+static gd_status gd_sim_start_chunk(gd_sim *s, float *out, uint32_t r,
+                                    uint32_t w, const gd_commitment_view *cv,
+                                    const gd_prev_link *prev, const gd_leaf_evidence *start,
+                                    const float *leaf0_params, uint32_t chunk) {
     const gd_diloco_config *c = &s->c;
     size_t lo = 0, count = 0;
     (void)gd_values_chunk_range(s->n, c->chunk_elems, chunk, &lo, &count);
@@ -267,10 +267,9 @@ static gd_status gd_sim_start_chunk(gd_sim *s, uint32_t r, uint32_t w,
     const gd_payload_chunk *pc = &before->payload.chunks[chunk];
     gd_mmr_proof proof, leaf_proof;
     bool ok = false;
-    GD_TRY(gd_payload_prove_chunk(&before->payload, chunk, &proof));
-    GD_TRY(gd_diloco_overlap_start(c, s->n, chunk, s->g_prev.params + lo, before->payload_root,
-                                   before->payload_leaves, pc->raw, pc->raw_len, &proof, out,
-                                   &ok));
+    GD_TRY(gd_payload_prove_chunk(&before->payload, &proof, chunk));
+    GD_TRY(gd_diloco_overlap_start(c, out, s->n, chunk, s->g_prev.params + lo, before->payload_root,
+                                   before->payload_leaves, pc->raw, pc->raw_len, &proof, &ok));
     if (!ok)
         return gd_fail(GD_ERR_INVALID, "round %u, %s: the previous payload chunk %u does not "
                                        "verify",
@@ -296,9 +295,9 @@ static gd_status gd_sim_verify(gd_sim *s, uint32_t r, uint32_t w,
     uint32_t segments = c->inner_steps / c->segment_steps;
     gd_commitment_view cv = gd_sim_commitment(s, r, w, res, s->g_start_hash);
     gd_leaf_evidence start, final, post;
-    GD_TRY(gd_worker_round_leaf(res, 0, &start));
-    GD_TRY(gd_worker_round_leaf(res, segments, &final));
-    GD_TRY(gd_worker_round_leaf(res, segments + 1, &post));
+    GD_TRY(gd_worker_round_leaf(res, &start, 0));
+    GD_TRY(gd_worker_round_leaf(res, &final, segments));
+    GD_TRY(gd_worker_round_leaf(res, &post, segments + 1));
     const gd_prev_link *prev = s->has_prev[w] ? &s->prev[w] : NULL;
     gd_check_result check;
     GD_TRY(gd_diloco_check_links(pool, c, gd_trainer_layout(s->trainer)->digest, s->n, &cv,
@@ -312,11 +311,11 @@ static gd_status gd_sim_verify(gd_sim *s, uint32_t r, uint32_t w,
     if (start_values == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     gd_chunk_evidence ev;
-    gd_status st = gd_sim_start_chunk(s, r, w, &cv, prev, &start, segment_starts[0].params, chunk,
-                                      start_values);
+    gd_status st = gd_sim_start_chunk(s, start_values, r, w, &cv, prev, &start,
+                                      segment_starts[0].params, chunk);
     if (st == GD_OK)
-        st = gd_worker_round_chunk(pool, c, res, &s->workers[w], segment_starts[0].residual, chunk,
-                                   &ev);
+        st = gd_worker_round_chunk(pool, c, res, &s->workers[w], &ev, segment_starts[0].residual,
+                                   chunk);
     if (st == GD_OK)
         st = gd_diloco_check_payload_chunk(c, s->n, &cv, &final, &post, &ev, start_values,
                                            &check);
@@ -326,8 +325,8 @@ static gd_status gd_sim_verify(gd_sim *s, uint32_t r, uint32_t w,
 
     uint32_t seg = draw.segment;
     gd_leaf_evidence a, b;
-    GD_TRY(gd_worker_round_leaf(res, seg, &a));
-    GD_TRY(gd_worker_round_leaf(res, seg + 1, &b));
+    GD_TRY(gd_worker_round_leaf(res, &a, seg));
+    GD_TRY(gd_worker_round_leaf(res, &b, seg + 1));
     gd_segment_claim claim = {.cv = &cv, .segment = seg,
                               .first_step = start.desc.step,
                               .residual_root = start.desc.residual_root,
@@ -358,8 +357,8 @@ static gd_status gd_sim_worker(gd_sim *s, uint32_t r, uint32_t w, uint64_t *wire
     s->prev_results[w] = s->results[w];
     memset(&s->results[w], 0, sizeof s->results[w]);
     gd_worker_round *res = &s->results[w];
-    gd_status st = gd_diloco_worker_round(s->trainer, c, s->data, r, start, s->n, &s->workers[w],
-                                          seg, res);
+    gd_status st = gd_diloco_worker_round(s->trainer, c, s->data, res, r, start, s->n,
+                                          &s->workers[w], seg);
     /* The wire: what a peer downloads, parses, checks against the
      * committed root and decodes. */
     gd_buf wire = {0};
@@ -430,8 +429,8 @@ static gd_status gd_sim_round(gd_sim *s, uint32_t r, gd_sim_round_report *rep) {
     const uint8_t *layout_digest = gd_trainer_layout(s->trainer)->digest;
     if (st == GD_OK && o->verify) {
         /* G_r as the chain attests it: what every leaf 0 must start from. */
-        st = gd_global_state_describe(gd_trainer_pool(s->trainer), layout_digest, c->chunk_elems,
-                                      &s->g, &s->g_start);
+        st = gd_global_state_describe(gd_trainer_pool(s->trainer), &s->g_start, layout_digest,
+                                      c->chunk_elems, &s->g);
         gd_global_desc_hash(&s->g_start, s->g_start_hash);
     }
     for (uint32_t w = 0; st == GD_OK && w < W; w++) {

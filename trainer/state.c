@@ -130,16 +130,16 @@ void gd_worker_state_free(gd_worker_state *w) {
     w->params = w->exp_avg = w->exp_avg_sq = w->residual = NULL;
 }
 
-gd_status gd_worker_state_describe(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
-                                   gd_state_stage stage, const gd_worker_state *w,
-                                   gd_worker_desc *out) {
-    return gd_worker_state_describe_with(pool, tag, round, stage, w, NULL, out);
+gd_status gd_worker_state_describe(gd_pool *pool, const gd_state_tag *tag, gd_worker_desc *out,
+                                   uint64_t round, gd_state_stage stage,
+                                   const gd_worker_state *w) {
+    return gd_worker_state_describe_with(pool, tag, out, round, stage, w, NULL);
 }
 
-gd_status gd_worker_state_describe_with(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
-                                        gd_state_stage stage, const gd_worker_state *w,
-                                        const uint8_t residual_root[GD_MMR_HASH_LEN],
-                                        gd_worker_desc *out) {
+gd_status gd_worker_state_describe_with(gd_pool *pool, const gd_state_tag *tag, gd_worker_desc *out,
+                                        uint64_t round, gd_state_stage stage,
+                                        const gd_worker_state *w,
+                                        const uint8_t residual_root[GD_MMR_HASH_LEN]) {
     memset(out, 0, sizeof *out);
     if (residual_root == NULL && w->residual == NULL)
         return gd_fail(GD_ERR_INVALID, "a worker state without its residual needs the "
@@ -164,22 +164,22 @@ gd_status gd_worker_state_describe_with(gd_pool *pool, const gd_state_tag *tag, 
     return gd_values_root(pool, w->residual, w->n, tag->chunk_elems, out->residual_root);
 }
 
-gd_status gd_worker_state_hash(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
-                               gd_state_stage stage, const gd_worker_state *w,
-                               uint8_t out[GD_MMR_HASH_LEN]) {
+gd_status gd_worker_state_hash(gd_pool *pool, const gd_state_tag *tag, uint8_t out[GD_MMR_HASH_LEN],
+                               uint64_t round, gd_state_stage stage,
+                               const gd_worker_state *w) {
     gd_worker_desc d;
-    GD_TRY(gd_worker_state_describe(pool, tag, round, stage, w, &d));
+    GD_TRY(gd_worker_state_describe(pool, tag, &d, round, stage, w));
     gd_worker_desc_hash(&d, out);
     return GD_OK;
 }
 
-gd_status gd_worker_state_serialize(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
-                                    gd_state_stage stage, const gd_worker_state *w,
-                                    gd_buf *out) {
+gd_status gd_worker_state_serialize(gd_pool *pool, const gd_state_tag *tag, gd_buf *out,
+                                    uint64_t round, gd_state_stage stage,
+                                    const gd_worker_state *w) {
     if (w->residual == NULL)
         return gd_fail(GD_ERR_INVALID, "a worker state file holds the residual");
     gd_worker_desc d;
-    GD_TRY(gd_worker_state_describe(pool, tag, round, stage, w, &d));
+    GD_TRY(gd_worker_state_describe(pool, tag, &d, round, stage, w));
     size_t bytes = w->n * sizeof(float);
     uint8_t *buf = malloc(GD_WORKER_DESC_BYTES + 4 * bytes);
     gd_mem_prefer_huge(buf, GD_WORKER_DESC_BYTES + 4 * bytes);
@@ -259,9 +259,9 @@ static gd_status gd_worker_state_read(gd_pool *pool, gd_worker_state *w, gd_work
     snprintf(w->address, sizeof w->address, "%s", desc->address);
     w->step = desc->step;
     gd_worker_desc again;
-    gd_status s = gd_worker_state_describe_with(pool, &desc->tag, desc->round, desc->stage, w,
-                                                n_arrays == 3 ? desc->residual_root : NULL,
-                                                &again);
+    gd_status s = gd_worker_state_describe_with(pool, &desc->tag, &again, desc->round, desc->stage,
+                                                w,
+                                                n_arrays == 3 ? desc->residual_root : NULL);
     if (s == GD_OK) {
         uint8_t a[GD_MMR_HASH_LEN], b[GD_MMR_HASH_LEN];
         gd_worker_desc_hash(desc, a);
@@ -318,9 +318,9 @@ void gd_global_state_free(gd_global_state *g) {
     g->params = g->momentum = NULL;
 }
 
-gd_status gd_global_state_describe(gd_pool *pool, const uint8_t layout_digest[32],
-                                   uint32_t chunk_elems, const gd_global_state *g,
-                                   gd_global_desc *out) {
+gd_status gd_global_state_describe(gd_pool *pool, gd_global_desc *out,
+                                   const uint8_t layout_digest[32], uint32_t chunk_elems,
+                                   const gd_global_state *g) {
     memset(out, 0, sizeof *out);
     memcpy(out->layout_digest, layout_digest, 32);
     out->round = g->round;
@@ -330,11 +330,11 @@ gd_status gd_global_state_describe(gd_pool *pool, const uint8_t layout_digest[32
     return gd_values_root(pool, g->momentum, g->n, chunk_elems, out->momentum_root);
 }
 
-gd_status gd_global_state_hash(gd_pool *pool, const uint8_t layout_digest[32],
-                               uint32_t chunk_elems, const gd_global_state *g,
-                               uint8_t out[GD_MMR_HASH_LEN]) {
+gd_status gd_global_state_hash(gd_pool *pool, uint8_t out[GD_MMR_HASH_LEN],
+                               const uint8_t layout_digest[32], uint32_t chunk_elems,
+                               const gd_global_state *g) {
     gd_global_desc d;
-    GD_TRY(gd_global_state_describe(pool, layout_digest, chunk_elems, g, &d));
+    GD_TRY(gd_global_state_describe(pool, &d, layout_digest, chunk_elems, g));
     gd_global_desc_hash(&d, out);
     return GD_OK;
 }

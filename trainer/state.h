@@ -66,28 +66,28 @@ void gd_worker_state_free(gd_worker_state *w);
 
 
 /* The descriptor of w at (round, stage): hashes all four arrays. */
-gd_status gd_worker_state_describe(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
-                                   gd_state_stage stage, const gd_worker_state *w,
-                                   gd_worker_desc *out) GD_MUST_CHECK;
+gd_status gd_worker_state_describe(gd_pool *pool, const gd_state_tag *tag, gd_worker_desc *out,
+                                   uint64_t round, gd_state_stage stage,
+                                   const gd_worker_state *w) GD_MUST_CHECK;
 /* The same with the residual's root given (w->residual may then be NULL):
  * training never changes the residual, so a re-execution carries its root
  * instead of downloading and rehashing it. */
-gd_status gd_worker_state_describe_with(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
-                                        gd_state_stage stage, const gd_worker_state *w,
-                                        const uint8_t residual_root[GD_MMR_HASH_LEN],
-                                        gd_worker_desc *out) GD_MUST_CHECK;
+gd_status gd_worker_state_describe_with(gd_pool *pool, const gd_state_tag *tag, gd_worker_desc *out,
+                                        uint64_t round, gd_state_stage stage,
+                                        const gd_worker_state *w,
+                                        const uint8_t residual_root[GD_MMR_HASH_LEN]) GD_MUST_CHECK;
 /* describe + hash. */
-gd_status gd_worker_state_hash(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
-                               gd_state_stage stage, const gd_worker_state *w,
-                               uint8_t out[GD_MMR_HASH_LEN]) GD_MUST_CHECK;
+gd_status gd_worker_state_hash(gd_pool *pool, const gd_state_tag *tag, uint8_t out[GD_MMR_HASH_LEN],
+                               uint64_t round, gd_state_stage stage,
+                               const gd_worker_state *w) GD_MUST_CHECK;
 
 /* The file form of a worker state (a segment-start checkpoint a worker
  * serves): the descriptor, then params, exp_avg, exp_avg_sq and residual as
  * n little-endian floats each (312 + 16 n bytes). Its first 312 + 12 n
  * bytes (all but the residual) are what a segment re-execution needs. */
-gd_status gd_worker_state_serialize(gd_pool *pool, const gd_state_tag *tag, uint64_t round,
-                                    gd_state_stage stage, const gd_worker_state *w,
-                                    gd_buf *out) GD_MUST_CHECK;
+gd_status gd_worker_state_serialize(gd_pool *pool, const gd_state_tag *tag, gd_buf *out,
+                                    uint64_t round, gd_state_stage stage,
+                                    const gd_worker_state *w) GD_MUST_CHECK;
 /* Parses a peer's state file. Before anything is allocated or copied it
  * checks the descriptor strictly, that its run, spec digest, layout digest
  * and chunk size are `expect`'s and its n is expect_n, and that the length
@@ -121,13 +121,13 @@ gd_status gd_global_state_copy(gd_global_state *dst, const gd_global_state *src)
 void gd_global_state_free(gd_global_state *g);
 
 
-gd_status gd_global_state_describe(gd_pool *pool, const uint8_t layout_digest[32],
-                                   uint32_t chunk_elems, const gd_global_state *g,
-                                   gd_global_desc *out) GD_MUST_CHECK;
+gd_status gd_global_state_describe(gd_pool *pool, gd_global_desc *out,
+                                   const uint8_t layout_digest[32], uint32_t chunk_elems,
+                                   const gd_global_state *g) GD_MUST_CHECK;
 /* describe + hash: what attesters post and the run's spec names for G_0. */
-gd_status gd_global_state_hash(gd_pool *pool, const uint8_t layout_digest[32],
-                               uint32_t chunk_elems, const gd_global_state *g,
-                               uint8_t out[GD_MMR_HASH_LEN]) GD_MUST_CHECK;
+gd_status gd_global_state_hash(gd_pool *pool, uint8_t out[GD_MMR_HASH_LEN],
+                               const uint8_t layout_digest[32], uint32_t chunk_elems,
+                               const gd_global_state *g) GD_MUST_CHECK;
 
 /* --- arrays and their chunks ----------------------------------------------------------- */
 

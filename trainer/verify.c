@@ -241,7 +241,7 @@ gd_status gd_diloco_check_payload_chunk(const gd_diloco_config *c, size_t n,
     size_t written = 0;
     if (s == GD_OK) {
         memcpy(residual, ev->residual_in, count * sizeof(float));
-        s = gd_diloco_encode_chunk(c, start_values, ev->params, residual, count, bytes, cap,
+        s = gd_diloco_encode_chunk(c, bytes, cap, start_values, ev->params, residual, count,
                                    &written);
     }
     if (s == GD_OK) {
@@ -262,11 +262,11 @@ gd_status gd_diloco_check_payload_chunk(const gd_diloco_config *c, size_t n,
     return s;
 }
 
-gd_status gd_diloco_overlap_start(const gd_diloco_config *c, size_t n, uint32_t chunk,
-                                  const float *g_prev, const uint8_t prev_payload_root[32],
-                                  uint32_t prev_payload_leaves, const uint8_t *prev_payload,
-                                  size_t prev_payload_len, const gd_mmr_proof *prev_proof,
-                                  float *out, bool *ok) {
+gd_status gd_diloco_overlap_start(const gd_diloco_config *c, float *out, size_t n,
+                                  uint32_t chunk, const float *g_prev,
+                                  const uint8_t prev_payload_root[32], uint32_t prev_payload_leaves,
+                                  const uint8_t *prev_payload, size_t prev_payload_len,
+                                  const gd_mmr_proof *prev_proof, bool *ok) {
     *ok = false;
     size_t lo = 0, count = 0;
     if (!gd_values_chunk_range(n, c->chunk_elems, chunk, &lo, &count) ||
@@ -334,8 +334,8 @@ gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, con
     gd_state_tag tag;
     gd_diloco_state_tag(c, gd_trainer_layout(t), &tag);
     gd_leaf_evidence start_ev = {.proof = *claim->start_proof};
-    GD_TRY(gd_worker_state_describe_with(gd_trainer_pool(t), &tag, cv->round, GD_STAGE_TRAIN, in,
-                                         claim->residual_root, &start_ev.desc));
+    GD_TRY(gd_worker_state_describe_with(gd_trainer_pool(t), &tag, &start_ev.desc, cv->round,
+                                         GD_STAGE_TRAIN, in, claim->residual_root));
     if (!gd_diloco_leaf_proven(cv->transcript_root, cv->segments, claim->segment, &start_ev)) {
         gd_refuse(res, "the segment's start state is not transcript leaf %u", claim->segment);
         return GD_OK;
@@ -356,8 +356,8 @@ gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, con
     }
     if (s == GD_OK) {
         gd_trainer_get_state(t, w.params, w.exp_avg, w.exp_avg_sq, &w.step);
-        s = gd_worker_state_describe_with(gd_trainer_pool(t), &tag, cv->round, GD_STAGE_TRAIN, &w,
-                                          claim->residual_root, &end_ev.desc);
+        s = gd_worker_state_describe_with(gd_trainer_pool(t), &tag, &end_ev.desc, cv->round,
+                                          GD_STAGE_TRAIN, &w, claim->residual_root);
     }
     if (s == GD_OK) {
         gd_worker_desc_hash(&end_ev.desc, res->end_state);
@@ -375,17 +375,17 @@ gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, con
 
 /* --- the worker's side ---------------------------------------------------------------------- */
 
-gd_status gd_worker_round_leaf(const gd_worker_round *r, uint32_t index, gd_leaf_evidence *out) {
+gd_status gd_worker_round_leaf(const gd_worker_round *r, gd_leaf_evidence *out, uint32_t index) {
     if (index >= r->n_leaves)
         return gd_fail(GD_ERR_INVALID, "leaf %u of a transcript of %u", index, r->n_leaves);
     out->desc = r->descs[index];
-    return gd_mmr_prove(&r->transcript, index, &out->proof);
+    return gd_mmr_prove(&r->transcript, &out->proof, index);
 }
 
 gd_status gd_worker_round_chunk(gd_pool *pool, const gd_diloco_config *c,
                                 const gd_worker_round *r, const gd_worker_state *post,
-                                const float *residual_in, uint32_t chunk,
-                                gd_chunk_evidence *out) {
+                                gd_chunk_evidence *out, const float *residual_in,
+                                uint32_t chunk) {
     memset(out, 0, sizeof *out);
     size_t lo = 0, count = 0;
     if (!gd_values_chunk_range(post->n, c->chunk_elems, chunk, &lo, &count) ||
@@ -403,5 +403,5 @@ gd_status gd_worker_round_chunk(gd_pool *pool, const gd_diloco_config *c,
                            &out->residual_in_proof));
     GD_TRY(gd_values_prove(pool, post->residual, post->n, c->chunk_elems, chunk,
                            &out->residual_out_proof));
-    return gd_payload_prove_chunk(&r->payload, chunk, &out->payload_proof);
+    return gd_payload_prove_chunk(&r->payload, &out->payload_proof, chunk);
 }

@@ -137,11 +137,11 @@ gd_status gd_diloco_check_payload_chunk(const gd_diloco_config *c, size_t n,
  * is the chunk of the worker's round r - 1 payload, proved against that
  * commitment (root and leaf count). *ok is false if the proof or the
  * decoding fails. */
-gd_status gd_diloco_overlap_start(const gd_diloco_config *c, size_t n, uint32_t chunk,
-                                  const float *g_prev, const uint8_t prev_payload_root[32],
-                                  uint32_t prev_payload_leaves, const uint8_t *prev_payload,
-                                  size_t prev_payload_len, const gd_mmr_proof *prev_proof,
-                                  float *out, bool *ok) GD_MUST_CHECK;
+gd_status gd_diloco_overlap_start(const gd_diloco_config *c, float *out, size_t n,
+                                  uint32_t chunk, const float *g_prev,
+                                  const uint8_t prev_payload_root[32], uint32_t prev_payload_leaves,
+                                  const uint8_t *prev_payload, size_t prev_payload_len,
+                                  const gd_mmr_proof *prev_proof, bool *ok) GD_MUST_CHECK;
 
 /* Leaf 0's parameter chunk (values, with its proof) must be start_values. */
 gd_status gd_diloco_check_start_chunk(size_t n, const gd_commitment_view *cv,
@@ -177,15 +177,15 @@ gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, con
 /* --- the worker's side: what it serves -------------------------------------------------- */
 
 /* Leaf i's evidence from a round the worker ran. */
-gd_status gd_worker_round_leaf(const gd_worker_round *r, uint32_t index,
-                               gd_leaf_evidence *out) GD_MUST_CHECK;
+gd_status gd_worker_round_leaf(const gd_worker_round *r, gd_leaf_evidence *out,
+                               uint32_t index) GD_MUST_CHECK;
 
 /* Chunk evidence from the worker's states: post is the state after the
  * round (θ_H and e_out), residual_in the residual the round started with
  * (n values; any segment-start state's). Points into those arrays. */
 gd_status gd_worker_round_chunk(gd_pool *pool, const gd_diloco_config *c,
                                 const gd_worker_round *r, const gd_worker_state *post,
-                                const float *residual_in, uint32_t chunk,
-                                gd_chunk_evidence *out) GD_MUST_CHECK;
+                                gd_chunk_evidence *out, const float *residual_in,
+                                uint32_t chunk) GD_MUST_CHECK;
 
 #endif

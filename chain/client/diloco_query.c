@@ -193,8 +193,8 @@ gd_status gd_diloco_query_runs(gd_rpc *rpc, Gonka__Diloco__V1__QueryRunsResponse
     return GD_OK;
 }
 
-gd_status gd_diloco_query_run(gd_rpc *rpc, uint64_t run,
-                              Gonka__Diloco__V1__QueryRunResponse **out, gd_query_error *err) {
+gd_status gd_diloco_query_run(gd_rpc *rpc, Gonka__Diloco__V1__QueryRunResponse **out,
+                              uint64_t run, gd_query_error *err) {
     ProtobufCMessage *m = NULL;
     gd_buf req = {0};
     *out = NULL;
@@ -209,9 +209,8 @@ gd_status gd_diloco_query_run(gd_rpc *rpc, uint64_t run,
     return GD_OK;
 }
 
-gd_status gd_diloco_query_round(gd_rpc *rpc, uint64_t run, uint64_t round,
-                                Gonka__Diloco__V1__QueryRoundResponse **out,
-                                gd_query_error *err) {
+gd_status gd_diloco_query_round(gd_rpc *rpc, Gonka__Diloco__V1__QueryRoundResponse **out,
+                                uint64_t run, uint64_t round, gd_query_error *err) {
     ProtobufCMessage *m = NULL;
     gd_buf req = {0};
     *out = NULL;
@@ -226,8 +225,8 @@ gd_status gd_diloco_query_round(gd_rpc *rpc, uint64_t run, uint64_t round,
     return GD_OK;
 }
 
-gd_status gd_diloco_query_rewards(gd_rpc *rpc, const char *address,
-                                  Gonka__Diloco__V1__QueryRewardsResponse **out,
+gd_status gd_diloco_query_rewards(gd_rpc *rpc, Gonka__Diloco__V1__QueryRewardsResponse **out,
+                                  const char *address,
                                   gd_query_error *err) {
     ProtobufCMessage *m = NULL;
     gd_buf req = {0};

@@ -51,14 +51,13 @@ gd_status gd_diloco_query_params(gd_rpc *rpc, Gonka__Diloco__V1__QueryParamsResp
                                  gd_query_error *err) GD_MUST_CHECK;
 gd_status gd_diloco_query_runs(gd_rpc *rpc, Gonka__Diloco__V1__QueryRunsResponse **out,
                                gd_query_error *err) GD_MUST_CHECK;
-gd_status gd_diloco_query_run(gd_rpc *rpc, uint64_t run,
-                              Gonka__Diloco__V1__QueryRunResponse **out,
+gd_status gd_diloco_query_run(gd_rpc *rpc, Gonka__Diloco__V1__QueryRunResponse **out,
+                              uint64_t run,
                               gd_query_error *err) GD_MUST_CHECK;
-gd_status gd_diloco_query_round(gd_rpc *rpc, uint64_t run, uint64_t round,
-                                Gonka__Diloco__V1__QueryRoundResponse **out,
-                                gd_query_error *err) GD_MUST_CHECK;
-gd_status gd_diloco_query_rewards(gd_rpc *rpc, const char *address,
-                                  Gonka__Diloco__V1__QueryRewardsResponse **out,
+gd_status gd_diloco_query_round(gd_rpc *rpc, Gonka__Diloco__V1__QueryRoundResponse **out,
+                                uint64_t run, uint64_t round, gd_query_error *err) GD_MUST_CHECK;
+gd_status gd_diloco_query_rewards(gd_rpc *rpc, Gonka__Diloco__V1__QueryRewardsResponse **out,
+                                  const char *address,
                                   gd_query_error *err) GD_MUST_CHECK;
 
 /* The responses as JSON (docs/cli.md has the shapes): keys are the proto

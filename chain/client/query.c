@@ -14,7 +14,7 @@
 
 gd_status gd_query_abci(gd_rpc *rpc, const char *path, const uint8_t *req, size_t len,
                         gd_abci_query_result *res, gd_query_error *err) {
-    GD_TRY(gd_rpc_abci_query(rpc, path, req, len, 0, res));
+    GD_TRY(gd_rpc_abci_query(rpc, res, path, req, len, 0));
     if (err)
         err->abci = res->result;
     if (res->result.code != 0) {
@@ -39,7 +39,7 @@ static gd_status gd_query_run(gd_rpc *rpc, const char *path, const ProtobufCMess
     return s;
 }
 
-gd_status gd_query_account_info(gd_rpc *rpc, const char *address, gd_account_info *out,
+gd_status gd_query_account_info(gd_rpc *rpc, gd_account_info *out, const char *address,
                                 gd_query_error *err) {
     GD_TRY(gd_address_check(address));
     Cosmos__Auth__V1beta1__QueryAccountInfoRequest req =
@@ -51,7 +51,7 @@ gd_status gd_query_account_info(gd_rpc *rpc, const char *address, gd_account_inf
         s = gd_fail(GD_ERR_NOT_FOUND, "account %s does not exist on chain yet (it exists once "
                                       "it has received funds)", address);
     if (s == GD_OK)
-        s = gd_decode_account_info(res.value.data, res.value.len, out);
+        s = gd_decode_account_info(out, res.value.data, res.value.len);
     if (s == GD_OK && strcmp(out->address, address) != 0)
         s = gd_fail(GD_ERR_PARSE, "node answered for account %s instead of %s", out->address,
                     address);
@@ -59,7 +59,7 @@ gd_status gd_query_account_info(gd_rpc *rpc, const char *address, gd_account_inf
     return s;
 }
 
-gd_status gd_query_balance(gd_rpc *rpc, const char *address, const char *denom, gd_coin *out,
+gd_status gd_query_balance(gd_rpc *rpc, gd_coin *out, const char *address, const char *denom,
                            gd_query_error *err) {
     GD_TRY(gd_address_check(address));
     GD_TRY(gd_denom_check(denom));
@@ -70,7 +70,7 @@ gd_status gd_query_balance(gd_rpc *rpc, const char *address, const char *denom, 
     gd_abci_query_result res = {0};
     gd_status s = gd_query_run(rpc, GD_PATH_BALANCE, &req.base, &res, err);
     if (s == GD_OK)
-        s = gd_decode_balance(res.value.data, res.value.len, out);
+        s = gd_decode_balance(out, res.value.data, res.value.len);
     if (s == GD_OK && out->denom[0] == '\0')
         strcpy(out->denom, denom); /* an empty balance omits the denom */
     if (s == GD_OK && strcmp(out->denom, denom) != 0)
@@ -85,7 +85,7 @@ gd_status gd_query_epoch_info(gd_rpc *rpc, gd_epoch_info *out, gd_query_error *e
     gd_abci_query_result res = {0};
     gd_status s = gd_query_run(rpc, GD_PATH_EPOCH_INFO, &req.base, &res, err);
     if (s == GD_OK)
-        s = gd_decode_epoch_info(res.value.data, res.value.len, out);
+        s = gd_decode_epoch_info(out, res.value.data, res.value.len);
     gd_abci_query_result_free(&res);
     return s;
 }

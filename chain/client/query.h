@@ -29,11 +29,11 @@ gd_status gd_query_abci(gd_rpc *rpc, const char *path, const uint8_t *req, size_
 
 /* Account number and sequence. GD_ERR_NOT_FOUND if the account does not
  * exist (it has never received funds). */
-gd_status gd_query_account_info(gd_rpc *rpc, const char *address, gd_account_info *out,
+gd_status gd_query_account_info(gd_rpc *rpc, gd_account_info *out, const char *address,
                                 gd_query_error *err) GD_MUST_CHECK;
 
 /* Balance of one denom (amount "0" when none). */
-gd_status gd_query_balance(gd_rpc *rpc, const char *address, const char *denom, gd_coin *out,
+gd_status gd_query_balance(gd_rpc *rpc, gd_coin *out, const char *address, const char *denom,
                            gd_query_error *err) GD_MUST_CHECK;
 
 /* Gonka's EpochInfo: block height, latest epoch and epoch parameters. */

@@ -301,13 +301,13 @@ gd_status gd_rpc_call(gd_rpc *rpc, const char *method, json_t *params, json_t **
 gd_status gd_rpc_status(gd_rpc *rpc, gd_node_status *out) {
     json_t *res = NULL;
     GD_TRY(gd_rpc_call(rpc, "status", NULL, &res));
-    gd_status s = gd_rpc_parse_status(res, out);
+    gd_status s = gd_rpc_parse_status(out, res);
     json_decref(res);
     return s;
 }
 
-gd_status gd_rpc_abci_query(gd_rpc *rpc, const char *path, const uint8_t *data, size_t len,
-                            int64_t height, gd_abci_query_result *out) {
+gd_status gd_rpc_abci_query(gd_rpc *rpc, gd_abci_query_result *out, const char *path,
+                            const uint8_t *data, size_t len, int64_t height) {
     /* abci_query's data parameter is HexBytes: plain hex, no 0x. */
     char *hex = malloc(2 * len + 1);
     if (hex == NULL)
@@ -324,15 +324,15 @@ gd_status gd_rpc_abci_query(gd_rpc *rpc, const char *path, const uint8_t *data, 
     gd_status s = gd_rpc_call(rpc, "abci_query", params, &res);
     json_decref(params);
     if (s == GD_OK)
-        s = gd_rpc_parse_abci_query(res, out);
+        s = gd_rpc_parse_abci_query(out, res);
     json_decref(res);
     return s;
 }
 
 void gd_abci_query_result_free(gd_abci_query_result *r) { gd_buf_free(&r->value); }
 
-gd_status gd_rpc_broadcast_tx_sync(gd_rpc *rpc, const uint8_t *tx, size_t len,
-                                   gd_broadcast_result *out) {
+gd_status gd_rpc_broadcast_tx_sync(gd_rpc *rpc, gd_broadcast_result *out, const uint8_t *tx,
+                                   size_t len) {
     char *b64 = malloc(gd_base64_encoded_len(len) + 1);
     if (b64 == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
@@ -345,7 +345,7 @@ gd_status gd_rpc_broadcast_tx_sync(gd_rpc *rpc, const uint8_t *tx, size_t len,
     gd_status s = gd_rpc_call(rpc, "broadcast_tx_sync", params, &res);
     json_decref(params);
     if (s == GD_OK) {
-        s = gd_rpc_parse_broadcast(res, out);
+        s = gd_rpc_parse_broadcast(out, res);
     } else if (s == GD_ERR_RPC && strstr(rpc->last_error.data, "tx already exists in cache")) {
         /* A retried broadcast whose first try reached the mempool. */
         memset(out, 0, sizeof *out);
@@ -358,7 +358,7 @@ gd_status gd_rpc_broadcast_tx_sync(gd_rpc *rpc, const uint8_t *tx, size_t len,
     return s;
 }
 
-gd_status gd_rpc_tx(gd_rpc *rpc, const uint8_t hash[32], gd_tx_result *out) {
+gd_status gd_rpc_tx(gd_rpc *rpc, gd_tx_result *out, const uint8_t hash[32]) {
     /* /tx's hash parameter is []byte: base64 in JSON-RPC params. */
     char b64[45];
     gd_base64_encode(b64, hash, 32);
@@ -369,7 +369,7 @@ gd_status gd_rpc_tx(gd_rpc *rpc, const uint8_t hash[32], gd_tx_result *out) {
     gd_status s = gd_rpc_call(rpc, "tx", params, &res);
     json_decref(params);
     if (s == GD_OK)
-        s = gd_rpc_parse_tx(res, out);
+        s = gd_rpc_parse_tx(out, res);
     else if (s == GD_ERR_RPC && strstr(rpc->last_error.data, "not found"))
         s = gd_fail(GD_ERR_NOT_FOUND, "transaction not found (not yet in a block, or the node "
                                       "does not index transactions)");
@@ -377,7 +377,7 @@ gd_status gd_rpc_tx(gd_rpc *rpc, const uint8_t hash[32], gd_tx_result *out) {
     return s;
 }
 
-gd_status gd_rpc_block(gd_rpc *rpc, int64_t height, gd_block_info *out) {
+gd_status gd_rpc_block(gd_rpc *rpc, gd_block_info *out, int64_t height) {
     json_t *params = json_object();
     if (params == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
@@ -390,7 +390,7 @@ gd_status gd_rpc_block(gd_rpc *rpc, int64_t height, gd_block_info *out) {
     gd_status s = gd_rpc_call(rpc, "block", params, &res);
     json_decref(params);
     if (s == GD_OK)
-        s = gd_rpc_parse_block(res, out);
+        s = gd_rpc_parse_block(out, res);
     json_decref(res);
     return s;
 }

@@ -45,21 +45,21 @@ gd_status gd_rpc_status(gd_rpc *rpc, gd_node_status *out) GD_MUST_CHECK;
 
 /* height 0 = latest. A non-zero ABCI code is returned in out->result with
  * GD_OK: the caller decides (e.g. code 22 "not found" for an account). */
-gd_status gd_rpc_abci_query(gd_rpc *rpc, const char *path, const uint8_t *data, size_t len,
-                            int64_t height, gd_abci_query_result *out) GD_MUST_CHECK;
+gd_status gd_rpc_abci_query(gd_rpc *rpc, gd_abci_query_result *out, const char *path,
+                            const uint8_t *data, size_t len, int64_t height) GD_MUST_CHECK;
 void gd_abci_query_result_free(gd_abci_query_result *r);
 
 /* Submits tx bytes and returns the CheckTx outcome. "tx already exists in
  * cache" is reported as code 19 in codespace "sdk" (the mempool already
  * holds exactly these bytes). */
-gd_status gd_rpc_broadcast_tx_sync(gd_rpc *rpc, const uint8_t *tx, size_t len,
-                                   gd_broadcast_result *out) GD_MUST_CHECK;
+gd_status gd_rpc_broadcast_tx_sync(gd_rpc *rpc, gd_broadcast_result *out, const uint8_t *tx,
+                                   size_t len) GD_MUST_CHECK;
 
 /* Looks a transaction up by hash. GD_ERR_NOT_FOUND if the node has not
  * indexed it (yet). */
-gd_status gd_rpc_tx(gd_rpc *rpc, const uint8_t hash[32], gd_tx_result *out) GD_MUST_CHECK;
+gd_status gd_rpc_tx(gd_rpc *rpc, gd_tx_result *out, const uint8_t hash[32]) GD_MUST_CHECK;
 
 /* height 0 = latest. */
-gd_status gd_rpc_block(gd_rpc *rpc, int64_t height, gd_block_info *out) GD_MUST_CHECK;
+gd_status gd_rpc_block(gd_rpc *rpc, gd_block_info *out, int64_t height) GD_MUST_CHECK;
 
 #endif

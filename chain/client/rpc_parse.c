@@ -27,7 +27,7 @@ static const json_t *gd_json_path(const json_t *root, const char *path) {
 
 /* Reads an int64 given as a decimal string (or, leniently, a JSON integer).
  * Missing means zero when optional. */
-static gd_status gd_json_i64(const json_t *root, const char *path, int optional, int64_t *out) {
+static gd_status gd_json_i64(int64_t *out, const json_t *root, const char *path, int optional) {
     const json_t *v = gd_json_path(root, path);
     if (v == NULL || json_is_null(v)) {
         if (optional) {
@@ -40,14 +40,14 @@ static gd_status gd_json_i64(const json_t *root, const char *path, int optional,
         *out = (int64_t)json_integer_value(v);
         return GD_OK;
     }
-    if (json_is_string(v) && gd_parse_i64(json_string_value(v), out) == GD_OK)
+    if (json_is_string(v) && gd_parse_i64(out, json_string_value(v)) == GD_OK)
         return GD_OK;
     return gd_fail(GD_ERR_PARSE, "node answer '%s' is not an integer", path);
 }
 
-static gd_status gd_json_u32(const json_t *root, const char *path, uint32_t *out) {
+static gd_status gd_json_u32(uint32_t *out, const json_t *root, const char *path) {
     int64_t v;
-    GD_TRY(gd_json_i64(root, path, 1, &v));
+    GD_TRY(gd_json_i64(&v, root, path, 1));
     if (v < 0 || v > UINT32_MAX)
         return gd_fail(GD_ERR_PARSE, "node answer '%s' is out of range", path);
     *out = (uint32_t)v;
@@ -56,8 +56,8 @@ static gd_status gd_json_u32(const json_t *root, const char *path, uint32_t *out
 
 /* Copies a string field. Missing is "" when optional. Too long: truncated
  * with "..." when truncate, else an error (for fields that must be exact). */
-static gd_status gd_json_str(const json_t *root, const char *path, int optional, int truncate,
-                             char *out, size_t cap) {
+static gd_status gd_rpc_json_text(char *out, size_t cap, const json_t *root, const char *path,
+                             int optional, int truncate) {
     const json_t *v = gd_json_path(root, path);
     out[0] = '\0';
     if (v == NULL || json_is_null(v)) {
@@ -83,7 +83,7 @@ static gd_status gd_json_str(const json_t *root, const char *path, int optional,
     return GD_OK;
 }
 
-static gd_status gd_json_bool(const json_t *root, const char *path, bool *out) {
+static gd_status gd_json_bool(bool *out, const json_t *root, const char *path) {
     const json_t *v = gd_json_path(root, path);
     if (v == NULL || json_is_null(v)) {
         *out = false;
@@ -96,8 +96,8 @@ static gd_status gd_json_bool(const json_t *root, const char *path, bool *out) {
 }
 
 /* An upper- or lower-case hex digest of 32 bytes (64 digits), or empty. */
-static gd_status gd_json_hash(const json_t *root, const char *path, int optional, char out[65]) {
-    GD_TRY(gd_json_str(root, path, optional, 0, out, 65));
+static gd_status gd_json_hash(char out[65], const json_t *root, const char *path, int optional) {
+    GD_TRY(gd_rpc_json_text(out, 65, root, path, optional, 0));
     size_t n = strlen(out);
     if (n == 0 && optional)
         return GD_OK;
@@ -113,10 +113,10 @@ static gd_status gd_json_hash(const json_t *root, const char *path, int optional
     return GD_OK;
 }
 
-static gd_status gd_json_abci_code(const json_t *obj, gd_abci_code *out) {
-    GD_TRY(gd_json_u32(obj, "code", &out->code));
-    GD_TRY(gd_json_str(obj, "codespace", 1, 1, out->codespace, sizeof out->codespace));
-    GD_TRY(gd_json_str(obj, "log", 1, 1, out->log, sizeof out->log));
+static gd_status gd_json_abci_code(gd_abci_code *out, const json_t *obj) {
+    GD_TRY(gd_json_u32(&out->code, obj, "code"));
+    GD_TRY(gd_rpc_json_text(out->codespace, sizeof out->codespace, obj, "codespace", 1, 1));
+    GD_TRY(gd_rpc_json_text(out->log, sizeof out->log, obj, "log", 1, 1));
     return GD_OK;
 }
 
@@ -135,9 +135,9 @@ gd_status gd_rpc_parse_envelope(const char *body, size_t len, json_t **result,
         s = gd_fail(GD_ERR_PARSE, "node answer is not a JSON object");
     } else if (error != NULL && !json_is_null(error)) {
         int64_t code = 0;
-        if (!json_is_object(error) || gd_json_i64(error, "code", 0, &code) != GD_OK ||
-            gd_json_str(error, "message", 1, 1, err->message, sizeof err->message) != GD_OK ||
-            gd_json_str(error, "data", 1, 1, err->data, sizeof err->data) != GD_OK) {
+        if (!json_is_object(error) || gd_json_i64(&code, error, "code", 0) != GD_OK ||
+            gd_rpc_json_text(err->message, sizeof err->message, error, "message", 1, 1) != GD_OK ||
+            gd_rpc_json_text(err->data, sizeof err->data, error, "data", 1, 1) != GD_OK) {
             s = gd_fail(GD_ERR_PARSE, "node answered with a malformed JSON-RPC error");
         } else {
             err->code = code;
@@ -153,34 +153,34 @@ gd_status gd_rpc_parse_envelope(const char *body, size_t len, json_t **result,
     return s;
 }
 
-gd_status gd_rpc_parse_status(const json_t *result, gd_node_status *out) {
+gd_status gd_rpc_parse_status(gd_node_status *out, const json_t *result) {
     memset(out, 0, sizeof *out);
-    GD_TRY(gd_json_str(result, "node_info.network", 0, 0, out->network, sizeof out->network));
-    GD_TRY(gd_json_str(result, "node_info.moniker", 1, 1, out->moniker, sizeof out->moniker));
-    GD_TRY(gd_json_str(result, "node_info.version", 1, 1, out->version, sizeof out->version));
-    GD_TRY(gd_json_str(result, "node_info.id", 1, 1, out->node_id, sizeof out->node_id));
-    GD_TRY(gd_json_i64(result, "sync_info.latest_block_height", 0, &out->latest_block_height));
-    GD_TRY(gd_json_hash(result, "sync_info.latest_block_hash", 1, out->latest_block_hash));
-    GD_TRY(gd_json_hash(result, "sync_info.latest_app_hash", 1, out->latest_app_hash));
-    GD_TRY(gd_json_str(result, "sync_info.latest_block_time", 1, 1, out->latest_block_time,
-                       sizeof out->latest_block_time));
-    GD_TRY(gd_json_i64(result, "sync_info.earliest_block_height", 1,
-                       &out->earliest_block_height));
-    GD_TRY(gd_json_bool(result, "sync_info.catching_up", &out->catching_up));
+    GD_TRY(gd_rpc_json_text(out->network, sizeof out->network, result, "node_info.network", 0, 0));
+    GD_TRY(gd_rpc_json_text(out->moniker, sizeof out->moniker, result, "node_info.moniker", 1, 1));
+    GD_TRY(gd_rpc_json_text(out->version, sizeof out->version, result, "node_info.version", 1, 1));
+    GD_TRY(gd_rpc_json_text(out->node_id, sizeof out->node_id, result, "node_info.id", 1, 1));
+    GD_TRY(gd_json_i64(&out->latest_block_height, result, "sync_info.latest_block_height", 0));
+    GD_TRY(gd_json_hash(out->latest_block_hash, result, "sync_info.latest_block_hash", 1));
+    GD_TRY(gd_json_hash(out->latest_app_hash, result, "sync_info.latest_app_hash", 1));
+    GD_TRY(gd_rpc_json_text(out->latest_block_time, sizeof out->latest_block_time, result,
+                            "sync_info.latest_block_time", 1, 1));
+    GD_TRY(gd_json_i64(&out->earliest_block_height, result, "sync_info.earliest_block_height",
+                       1));
+    GD_TRY(gd_json_bool(&out->catching_up, result, "sync_info.catching_up"));
     if (out->latest_block_height < 0)
         return gd_fail(GD_ERR_PARSE, "node reports a negative block height");
     return GD_OK;
 }
 
-gd_status gd_rpc_parse_abci_query(const json_t *result, gd_abci_query_result *out) {
+gd_status gd_rpc_parse_abci_query(gd_abci_query_result *out, const json_t *result) {
     memset(&out->result, 0, sizeof out->result);
     out->height = 0;
     out->value.len = 0;
     const json_t *resp = json_object_get(result, "response");
     if (!json_is_object(resp))
         return gd_fail(GD_ERR_PARSE, "abci_query answer has no response object");
-    GD_TRY(gd_json_abci_code(resp, &out->result));
-    GD_TRY(gd_json_i64(resp, "height", 1, &out->height));
+    GD_TRY(gd_json_abci_code(&out->result, resp));
+    GD_TRY(gd_json_i64(&out->height, resp, "height", 1));
     const json_t *value = json_object_get(resp, "value");
     if (value == NULL || json_is_null(value))
         return GD_OK;
@@ -196,18 +196,18 @@ gd_status gd_rpc_parse_abci_query(const json_t *result, gd_abci_query_result *ou
     return GD_OK;
 }
 
-gd_status gd_rpc_parse_broadcast(const json_t *result, gd_broadcast_result *out) {
+gd_status gd_rpc_parse_broadcast(gd_broadcast_result *out, const json_t *result) {
     memset(out, 0, sizeof *out);
-    GD_TRY(gd_json_abci_code(result, &out->result));
-    GD_TRY(gd_json_hash(result, "hash", 1, out->hash));
+    GD_TRY(gd_json_abci_code(&out->result, result));
+    GD_TRY(gd_json_hash(out->hash, result, "hash", 1));
     return GD_OK;
 }
 
-gd_status gd_rpc_parse_tx(const json_t *result, gd_tx_result *out) {
+gd_status gd_rpc_parse_tx(gd_tx_result *out, const json_t *result) {
     memset(out, 0, sizeof *out);
-    GD_TRY(gd_json_hash(result, "hash", 0, out->hash));
-    GD_TRY(gd_json_i64(result, "height", 0, &out->height));
-    GD_TRY(gd_json_u32(result, "index", &out->index));
+    GD_TRY(gd_json_hash(out->hash, result, "hash", 0));
+    GD_TRY(gd_json_i64(&out->height, result, "height", 0));
+    GD_TRY(gd_json_u32(&out->index, result, "index"));
     if (out->height <= 0)
         return gd_fail(GD_ERR_PARSE, "tx answer has no positive height");
     const json_t *txr = json_object_get(result, "tx_result");
@@ -215,22 +215,22 @@ gd_status gd_rpc_parse_tx(const json_t *result, gd_tx_result *out) {
         return GD_OK; /* every field at its zero value */
     if (!json_is_object(txr))
         return gd_fail(GD_ERR_PARSE, "tx answer's tx_result is not an object");
-    GD_TRY(gd_json_abci_code(txr, &out->result));
-    GD_TRY(gd_json_i64(txr, "gas_wanted", 1, &out->gas_wanted));
-    GD_TRY(gd_json_i64(txr, "gas_used", 1, &out->gas_used));
+    GD_TRY(gd_json_abci_code(&out->result, txr));
+    GD_TRY(gd_json_i64(&out->gas_wanted, txr, "gas_wanted", 1));
+    GD_TRY(gd_json_i64(&out->gas_used, txr, "gas_used", 1));
     return GD_OK;
 }
 
-gd_status gd_rpc_parse_block(const json_t *result, gd_block_info *out) {
+gd_status gd_rpc_parse_block(gd_block_info *out, const json_t *result) {
     memset(out, 0, sizeof *out);
-    GD_TRY(gd_json_hash(result, "block_id.hash", 0, out->hash));
-    GD_TRY(gd_json_i64(result, "block.header.height", 0, &out->height));
-    GD_TRY(gd_json_str(result, "block.header.chain_id", 0, 0, out->chain_id,
-                       sizeof out->chain_id));
-    GD_TRY(gd_json_str(result, "block.header.time", 1, 1, out->time, sizeof out->time));
-    GD_TRY(gd_json_hash(result, "block.header.app_hash", 1, out->app_hash));
-    GD_TRY(gd_json_str(result, "block.header.proposer_address", 1, 0, out->proposer,
-                       sizeof out->proposer));
+    GD_TRY(gd_json_hash(out->hash, result, "block_id.hash", 0));
+    GD_TRY(gd_json_i64(&out->height, result, "block.header.height", 0));
+    GD_TRY(gd_rpc_json_text(out->chain_id, sizeof out->chain_id, result, "block.header.chain_id", 0,
+                       0));
+    GD_TRY(gd_rpc_json_text(out->time, sizeof out->time, result, "block.header.time", 1, 1));
+    GD_TRY(gd_json_hash(out->app_hash, result, "block.header.app_hash", 1));
+    GD_TRY(gd_rpc_json_text(out->proposer, sizeof out->proposer, result,
+                            "block.header.proposer_address", 1, 0));
     const json_t *txs = gd_json_path(result, "block.data.txs");
     if (txs != NULL && !json_is_null(txs)) {
         if (!json_is_array(txs))

@@ -13,11 +13,11 @@
 gd_status gd_rpc_parse_envelope(const char *body, size_t len, json_t **result,
                                 gd_rpc_error *err) GD_MUST_CHECK;
 
-gd_status gd_rpc_parse_status(const json_t *result, gd_node_status *out) GD_MUST_CHECK;
-gd_status gd_rpc_parse_abci_query(const json_t *result, gd_abci_query_result *out) GD_MUST_CHECK;
-gd_status gd_rpc_parse_broadcast(const json_t *result, gd_broadcast_result *out) GD_MUST_CHECK;
-gd_status gd_rpc_parse_tx(const json_t *result, gd_tx_result *out) GD_MUST_CHECK;
-gd_status gd_rpc_parse_block(const json_t *result, gd_block_info *out) GD_MUST_CHECK;
+gd_status gd_rpc_parse_status(gd_node_status *out, const json_t *result) GD_MUST_CHECK;
+gd_status gd_rpc_parse_abci_query(gd_abci_query_result *out, const json_t *result) GD_MUST_CHECK;
+gd_status gd_rpc_parse_broadcast(gd_broadcast_result *out, const json_t *result) GD_MUST_CHECK;
+gd_status gd_rpc_parse_tx(gd_tx_result *out, const json_t *result) GD_MUST_CHECK;
+gd_status gd_rpc_parse_block(gd_block_info *out, const json_t *result) GD_MUST_CHECK;
 
 /* Renders a non-zero ABCI outcome as one line:
  * "codespace sdk, code 5: <log>" plus a hint for well-known codes. */

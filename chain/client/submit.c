@@ -97,14 +97,14 @@ static void gd_fee_text(const gd_tx_request *req, char *out, size_t cap) {
 
 #define GD_FIRST_POLL_MS 25L
 
-gd_status gd_tx_await(gd_rpc *rpc, const uint8_t hash[32], const gd_submit_options *opt,
-                      gd_submit_result *out) {
+gd_status gd_tx_await(gd_rpc *rpc, gd_submit_result *out, const uint8_t hash[32],
+                      const gd_submit_options *opt) {
     char hex[GD_TXHASH_HEX_LEN + 1];
     gd_hex_encode(hex, hash, 32, true);
     int64_t start = gd_clock_ms(), deadline = start + opt->wait_timeout_ms;
     for (;;) {
         gd_tx_result r;
-        gd_status s = gd_rpc_tx(rpc, hash, &r);
+        gd_status s = gd_rpc_tx(rpc, &r, hash);
         if (s == GD_OK) {
             out->included = true;
             out->height = r.height;
@@ -142,7 +142,7 @@ gd_status gd_tx_await(gd_rpc *rpc, const uint8_t hash[32], const gd_submit_optio
 static gd_status gd_broadcast_once(gd_rpc *rpc, const gd_signed_tx *tx, gd_submit_result *out) {
     gd_broadcast_result b;
     memcpy(out->txhash, tx->hash_hex, sizeof out->txhash);
-    gd_status s = gd_rpc_broadcast_tx_sync(rpc, tx->raw.data, tx->raw.len, &b);
+    gd_status s = gd_rpc_broadcast_tx_sync(rpc, &b, tx->raw.data, tx->raw.len);
     if (s != GD_OK)
         return gd_fail_context(s, "broadcasting transaction %s (it may still reach the chain)",
                                tx->hash_hex);
@@ -158,7 +158,7 @@ gd_status gd_tx_broadcast_signed(gd_rpc *rpc, const gd_signed_tx *tx,
                                  const gd_submit_options *opt, gd_submit_result *out) {
     memset(out, 0, sizeof *out);
     GD_TRY(gd_broadcast_once(rpc, tx, out));
-    return opt->wait ? gd_tx_await(rpc, tx->hash, opt, out) : GD_OK;
+    return opt->wait ? gd_tx_await(rpc, out, tx->hash, opt) : GD_OK;
 }
 
 gd_status gd_tx_submit(gd_rpc *rpc, const gd_key *key, gd_tx_request *req,
@@ -168,7 +168,7 @@ gd_status gd_tx_submit(gd_rpc *rpc, const gd_key *key, gd_tx_request *req,
         char address[GD_ADDRESS_STR_MAX];
         gd_account_info acc;
         GD_TRY(gd_address_from_pubkey(address, sizeof address, GD_ADDRESS_PREFIX, key->pubkey));
-        GD_TRY(gd_query_account_info(rpc, address, &acc, NULL));
+        GD_TRY(gd_query_account_info(rpc, &acc, address, NULL));
         if (acc.has_pubkey && memcmp(acc.pubkey, key->pubkey, GD_PUBKEY_LEN) != 0)
             return gd_fail(GD_ERR_CRYPTO, "account %s has a different public key on chain",
                            address);
@@ -207,7 +207,7 @@ gd_status gd_tx_submit(gd_rpc *rpc, const gd_key *key, gd_tx_request *req,
         break;
     }
     if (s == GD_OK && opt->wait)
-        s = gd_tx_await(rpc, tx.hash, opt, out);
+        s = gd_tx_await(rpc, out, tx.hash, opt);
     gd_signed_tx_free(&tx);
     return s;
 }

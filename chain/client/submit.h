@@ -50,8 +50,8 @@ gd_status gd_tx_submit(gd_rpc *rpc, const gd_key *key, gd_tx_request *req,
  * a block, as gd_tx_submit does with opt->wait (the same pauses and
  * timeout): GD_ERR_CHAIN when it failed there (out->deliver has the code),
  * GD_ERR_TIMEOUT when it was not seen in time. */
-gd_status gd_tx_await(gd_rpc *rpc, const uint8_t hash[32], const gd_submit_options *opt,
-                      gd_submit_result *out) GD_MUST_CHECK;
+gd_status gd_tx_await(gd_rpc *rpc, gd_submit_result *out, const uint8_t hash[32],
+                      const gd_submit_options *opt) GD_MUST_CHECK;
 
 /* Broadcasts an already signed transaction and, if opt->wait, waits for its
  * block. No re-signing is possible here, so code 32 is simply an error. */

@@ -169,7 +169,7 @@ gd_status gd_keyfile_format(gd_buf *out, const gd_key *key) {
 
 gd_status gd_keyfile_read(gd_key *key, const char *path) {
     gd_buf buf = {0};
-    gd_status s = gd_file_read_private(path, GD_KEYFILE_MAX, &buf);
+    gd_status s = gd_file_read_private(&buf, path, GD_KEYFILE_MAX);
     if (s == GD_OK && gd_keyfile_parse(key, buf.data, buf.len) != GD_OK)
         s = gd_fail_context(GD_ERR_PARSE, "key file %s", path);
     gd_buf_wipe_free(&buf);

@@ -220,11 +220,11 @@ gd_status gd_app_init_chain(gd_app *app, const json_t *genesis) {
         return gd_fail(GD_ERR_INVALID, "the chain is already initialised");
     if (!json_is_object(genesis))
         return gd_fail(GD_ERR_PARSE, "genesis must be a JSON object");
-    GD_TRY(gd_json_str_field(genesis, "chain_id", false, app->chain_id, sizeof app->chain_id));
+    GD_TRY(gd_json_str_field(app->chain_id, sizeof app->chain_id, genesis, "chain_id", false));
     if (app->chain_id[0] == '\0')
         return gd_fail(GD_ERR_PARSE, "genesis chain_id is empty");
     int64_t initial_height;
-    GD_TRY(gd_json_i64_field(genesis, "initial_height", true, 1, &initial_height));
+    GD_TRY(gd_json_i64_field(&initial_height, genesis, "initial_height", true, 1));
     if (initial_height < 1)
         return gd_fail(GD_ERR_PARSE, "genesis initial_height must be at least 1");
     const json_t *app_state = json_object_get(genesis, "app_state");
@@ -255,7 +255,7 @@ gd_status gd_app_init_chain(gd_app *app, const json_t *genesis) {
     }
     gd_account fee_collector;
     if (s == GD_OK)
-        s = gd_auth_module_account(&ctx, GD_FEE_COLLECTOR, &fee_collector);
+        s = gd_auth_module_account(&ctx, &fee_collector, GD_FEE_COLLECTOR);
     if (s == GD_OK)
         s = gd_cache_write(cache);
     gd_cache_free(cache);
@@ -437,7 +437,7 @@ static gd_status gd_ante(gd_app *app, gd_ctx *ctx, const gd_decoded_tx *dec, siz
     GD_TRY(gd_ctx_gas(ctx, (uint64_t)tx_len * GD_AUTH_TX_SIZE_COST_PER_BYTE, "txSize"));
 
     gd_account acc;
-    gd_status s = gd_auth_get(ctx, res->signer, &acc);
+    gd_status s = gd_auth_get(ctx, &acc, res->signer);
     if (s == GD_ERR_NOT_FOUND)
         return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_UNKNOWN_ADDRESS,
                            "account %s does not exist", res->signer);
@@ -447,10 +447,10 @@ static gd_status gd_ante(gd_app *app, gd_ctx *ctx, const gd_decoded_tx *dec, siz
         GD_TRY(gd_ante_min_fee(app, ctx, fees, n_fees, gas_limit));
     if (n_fees > 0) {
         gd_account collector;
-        GD_TRY(gd_auth_module_account(ctx, GD_FEE_COLLECTOR, &collector));
+        GD_TRY(gd_auth_module_account(ctx, &collector, GD_FEE_COLLECTOR));
         for (size_t i = 0; i < n_fees; i++) {
             gd_u256 have, want;
-            GD_TRY(gd_bank_balance(ctx, res->signer, fees[i].denom, &have));
+            GD_TRY(gd_bank_balance(ctx, &have, res->signer, fees[i].denom));
             GD_TRY(gd_u256_parse(&want, fees[i].amount));
             if (gd_u256_cmp(&have, &want) < 0) {
                 char h[GD_U256_DEC_MAX + 1];
@@ -643,8 +643,8 @@ static void gd_outcome_fail(gd_tx_outcome *out, const gd_ctx *ctx, gd_status s) 
 
 /* Runs a transaction in mode on top of parent: ante (its writes kept even
  * when a message fails), then messages unless checking. */
-static gd_status gd_run_tx(gd_app *app, gd_kv *parent, gd_exec_mode mode, int64_t height,
-                           const uint8_t *tx, size_t len, gd_tx_outcome *out) {
+static gd_status gd_run_tx(gd_app *app, gd_kv *parent, gd_tx_outcome *out, gd_exec_mode mode,
+                           int64_t height, const uint8_t *tx, size_t len) {
     memset(out, 0, sizeof *out);
     gd_gas_meter gas = {0, 0};
     gd_events ante_events = {0};
@@ -711,10 +711,10 @@ static gd_status gd_run_tx(gd_app *app, gd_kv *parent, gd_exec_mode mode, int64_
     return internal;
 }
 
-gd_status gd_app_check_tx(gd_app *app, const uint8_t *tx, size_t len, gd_tx_outcome *out) {
+gd_status gd_app_check_tx(gd_app *app, gd_tx_outcome *out, const uint8_t *tx, size_t len) {
     if (!app->initialized)
         return gd_fail(GD_ERR_INVALID, "the chain is not initialised");
-    return gd_run_tx(app, app->check, GD_EXEC_CHECK, app->height + 1, tx, len, out);
+    return gd_run_tx(app, app->check, out, GD_EXEC_CHECK, app->height + 1, tx, len);
 }
 
 gd_status gd_app_begin_block(gd_app *app, int64_t height, const uint8_t block_hash[32],
@@ -737,10 +737,10 @@ gd_status gd_app_begin_block(gd_app *app, int64_t height, const uint8_t block_ha
     return GD_OK;
 }
 
-gd_status gd_app_deliver_tx(gd_app *app, const uint8_t *tx, size_t len, gd_tx_outcome *out) {
+gd_status gd_app_deliver_tx(gd_app *app, gd_tx_outcome *out, const uint8_t *tx, size_t len) {
     if (app->block == NULL)
         return gd_fail(GD_ERR_INVALID, "no block is open");
-    return gd_run_tx(app, app->block, GD_EXEC_DELIVER, app->block_height, tx, len, out);
+    return gd_run_tx(app, app->block, out, GD_EXEC_DELIVER, app->block_height, tx, len);
 }
 
 gd_status gd_app_end_block(gd_app *app, gd_events *block_events) {
@@ -771,12 +771,12 @@ gd_status gd_app_commit(gd_app *app, uint8_t app_hash[32]) {
      * clears itself when full. */
 }
 
-gd_status gd_app_simulate(gd_app *app, const uint8_t *tx, size_t len, gd_tx_outcome *out) {
+gd_status gd_app_simulate(gd_app *app, gd_tx_outcome *out, const uint8_t *tx, size_t len) {
     if (!app->initialized)
         return gd_fail(GD_ERR_INVALID, "the chain is not initialised");
     gd_kv *scratch = NULL;
     GD_TRY(gd_cache_new(&scratch, app->check));
-    gd_status s = gd_run_tx(app, scratch, GD_EXEC_SIMULATE, app->height + 1, tx, len, out);
+    gd_status s = gd_run_tx(app, scratch, out, GD_EXEC_SIMULATE, app->height + 1, tx, len);
     gd_cache_free(scratch);
     return s;
 }
@@ -794,7 +794,7 @@ static gd_status gd_query_simulate(gd_app *app, gd_ctx *ctx, const uint8_t *req,
                            "rpc error: code = InvalidArgument desc = empty txBytes is not allowed");
     }
     gd_tx_outcome out;
-    gd_status s = gd_app_simulate(app, r->tx_bytes.data, r->tx_bytes.len, &out);
+    gd_status s = gd_app_simulate(app, &out, r->tx_bytes.data, r->tx_bytes.len);
     cosmos__tx__v1beta1__simulate_request__free_unpacked(r, NULL);
     if (s != GD_OK)
         return s;

@@ -133,16 +133,16 @@ gd_status gd_app_restored(gd_app *app, const char *chain_id, int64_t height,
 
 /* Mempool admission against the check state (ante checks only, like the
  * SDK's CheckTx); a passing transaction's sequence counts for the next. */
-gd_status gd_app_check_tx(gd_app *app, const uint8_t *tx, size_t len,
-                          gd_tx_outcome *out) GD_MUST_CHECK;
+gd_status gd_app_check_tx(gd_app *app, gd_tx_outcome *out, const uint8_t *tx,
+                          size_t len) GD_MUST_CHECK;
 
 /* Block execution: begin (height and the block hash, which hooks may use as
  * randomness), each transaction, end. block_events receive the begin/end
  * events. */
 gd_status gd_app_begin_block(gd_app *app, int64_t height, const uint8_t block_hash[32],
                              gd_events *block_events) GD_MUST_CHECK;
-gd_status gd_app_deliver_tx(gd_app *app, const uint8_t *tx, size_t len,
-                            gd_tx_outcome *out) GD_MUST_CHECK;
+gd_status gd_app_deliver_tx(gd_app *app, gd_tx_outcome *out, const uint8_t *tx,
+                            size_t len) GD_MUST_CHECK;
 gd_status gd_app_end_block(gd_app *app, gd_events *block_events) GD_MUST_CHECK;
 
 /* Writes the block's state into the base store, computes the app hash and
@@ -151,8 +151,8 @@ gd_status gd_app_commit(gd_app *app, uint8_t app_hash[32]) GD_MUST_CHECK;
 
 /* Runs a transaction without a signature check on a throw-away copy of the
  * committed state: its gas and result (cosmos.tx.v1beta1.Service/Simulate). */
-gd_status gd_app_simulate(gd_app *app, const uint8_t *tx, size_t len,
-                          gd_tx_outcome *out) GD_MUST_CHECK;
+gd_status gd_app_simulate(gd_app *app, gd_tx_outcome *out, const uint8_t *tx,
+                          size_t len) GD_MUST_CHECK;
 
 /* Answers an abci_query gRPC path against the committed state. A module
  * error comes back in err with GD_OK; GD_ERR_* only for internal failures. */

@@ -121,7 +121,7 @@ static gd_status gd_account_unpack(gd_account *out, const uint8_t *v, size_t len
     return gd_fail(GD_ERR_PARSE, "stored account has unknown kind %u", v[0]);
 }
 
-gd_status gd_auth_get(gd_ctx *ctx, const char *address, gd_account *out) {
+gd_status gd_auth_get(gd_ctx *ctx, gd_account *out, const char *address) {
     uint8_t key[2 + GD_ADDRESS_RAW_MAX];
     size_t key_len;
     const uint8_t *v;
@@ -168,7 +168,7 @@ static gd_status gd_auth_next_number(gd_ctx *ctx, uint64_t *number) {
     return gd_ctx_set(ctx, key, 2, enc, 8);
 }
 
-gd_status gd_auth_create(gd_ctx *ctx, const char *address, gd_account *out) {
+gd_status gd_auth_create(gd_ctx *ctx, gd_account *out, const char *address) {
     memset(out, 0, sizeof *out);
     if (strlen(address) >= sizeof out->address)
         return gd_fail(GD_ERR_INVALID, "address too long");
@@ -177,16 +177,16 @@ gd_status gd_auth_create(gd_ctx *ctx, const char *address, gd_account *out) {
     return gd_auth_set(ctx, out);
 }
 
-gd_status gd_auth_module_address(const char *name, char *out, size_t cap) {
+gd_status gd_auth_module_address(char *out, size_t cap, const char *name) {
     uint8_t h[GD_SHA256_LEN];
     gd_sha256(h, name, strlen(name));
     return gd_address_encode(out, cap, GD_ADDRESS_PREFIX, h, 20);
 }
 
-gd_status gd_auth_module_account(gd_ctx *ctx, const char *name, gd_account *out) {
+gd_status gd_auth_module_account(gd_ctx *ctx, gd_account *out, const char *name) {
     char address[GD_ADDRESS_STR_MAX];
-    GD_TRY(gd_auth_module_address(name, address, sizeof address));
-    gd_status s = gd_auth_get(ctx, address, out);
+    GD_TRY(gd_auth_module_address(address, sizeof address, name));
+    gd_status s = gd_auth_get(ctx, out, address);
     if (s == GD_OK) {
         if (!out->is_module)
             return gd_fail(GD_ERR_PARSE, "account %s of module %s is not a module account",
@@ -195,7 +195,7 @@ gd_status gd_auth_module_account(gd_ctx *ctx, const char *name, gd_account *out)
     }
     if (s != GD_ERR_NOT_FOUND)
         return s;
-    GD_TRY(gd_auth_create(ctx, address, out));
+    GD_TRY(gd_auth_create(ctx, out, address));
     out->is_module = true;
     snprintf(out->module_name, sizeof out->module_name, "%s", name);
     return gd_auth_set(ctx, out);
@@ -213,14 +213,14 @@ static gd_status gd_auth_query_lookup(gd_ctx *ctx, const char *address, gd_accou
     if (gd_address_check(address) != GD_OK)
         return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_INVALID_REQUEST,
                            "rpc error: code = InvalidArgument desc = %s", gd_error_detail());
-    gd_status s = gd_auth_get(ctx, address, acc);
+    gd_status s = gd_auth_get(ctx, acc, address);
     if (s == GD_ERR_NOT_FOUND)
         return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_KEY_NOT_FOUND,
                            "rpc error: code = NotFound desc = account %s not found", address);
     return s;
 }
 
-static gd_status gd_query_account_info(gd_app *app, gd_ctx *ctx, const uint8_t *req,
+static gd_status gd_auth_query_account_info(gd_app *app, gd_ctx *ctx, const uint8_t *req,
                                        size_t len, gd_buf *resp) {
     (void)app;
     Cosmos__Auth__V1beta1__QueryAccountInfoRequest *r =
@@ -279,12 +279,12 @@ static gd_status gd_query_account(gd_app *app, gd_ctx *ctx, const uint8_t *req, 
 static gd_status gd_auth_account_from_json(const json_t *j, gd_account *a) {
     memset(a, 0, sizeof *a);
     char type[64];
-    GD_TRY(gd_json_str_field(j, "@type", false, type, sizeof type));
+    GD_TRY(gd_json_str_field(type, sizeof type, j, "@type", false));
     const json_t *base = j;
     if (strcmp(type, "/cosmos.auth.v1beta1.ModuleAccount") == 0) {
         GD_TRY(gd_json_only_keys(j, "module account", "@type", "base_account", "name",
                                  "permissions", NULL));
-        GD_TRY(gd_json_str_field(j, "name", false, a->module_name, sizeof a->module_name));
+        GD_TRY(gd_json_str_field(a->module_name, sizeof a->module_name, j, "name", false));
         if (a->module_name[0] == '\0')
             return gd_fail(GD_ERR_PARSE, "module account has an empty name");
         base = json_object_get(j, "base_account");
@@ -297,20 +297,20 @@ static gd_status gd_auth_account_from_json(const json_t *j, gd_account *a) {
     } else {
         return gd_fail(GD_ERR_PARSE, "unsupported account type '%s'", type);
     }
-    GD_TRY(gd_json_str_field(base, "address", false, a->address, sizeof a->address));
+    GD_TRY(gd_json_str_field(a->address, sizeof a->address, base, "address", false));
     if (gd_address_check(a->address) != GD_OK)
         return gd_fail_context(GD_ERR_PARSE, "account");
-    GD_TRY(gd_json_u64_field(base, "account_number", true, 0, &a->number));
-    GD_TRY(gd_json_u64_field(base, "sequence", true, 0, &a->sequence));
+    GD_TRY(gd_json_u64_field(&a->number, base, "account_number", true, 0));
+    GD_TRY(gd_json_u64_field(&a->sequence, base, "sequence", true, 0));
     const json_t *pk = json_object_get(base, "pub_key");
     if (pk != NULL && !json_is_null(pk)) {
         char pk_type[64];
         size_t n = 0;
-        GD_TRY(gd_json_str_field(pk, "@type", false, pk_type, sizeof pk_type));
+        GD_TRY(gd_json_str_field(pk_type, sizeof pk_type, pk, "@type", false));
         if (strcmp(pk_type, gd_pubkey_type_url) != 0)
             return gd_fail(GD_ERR_PARSE, "account %s: unsupported key type '%s'", a->address,
                            pk_type);
-        GD_TRY(gd_json_b64_field(pk, "key", false, a->pubkey, sizeof a->pubkey, &n));
+        GD_TRY(gd_json_b64_field(a->pubkey, sizeof a->pubkey, pk, "key", false, &n));
         if (n != GD_PUBKEY_LEN || !gd_pubkey_valid(a->pubkey))
             return gd_fail(GD_ERR_PARSE, "account %s: public key is not a compressed point",
                            a->address);
@@ -325,7 +325,7 @@ static gd_status gd_auth_account_from_json(const json_t *j, gd_account *a) {
     }
     if (a->is_module) {
         char expect[GD_ADDRESS_STR_MAX];
-        GD_TRY(gd_auth_module_address(a->module_name, expect, sizeof expect));
+        GD_TRY(gd_auth_module_address(expect, sizeof expect, a->module_name));
         if (strcmp(expect, a->address) != 0)
             return gd_fail(GD_ERR_PARSE, "module account %s must have address %s",
                            a->module_name, expect);
@@ -348,7 +348,7 @@ static gd_status gd_auth_init_genesis(gd_app *app, gd_ctx *ctx, const json_t *st
         gd_account a, existing;
         if (gd_auth_account_from_json(j, &a) != GD_OK)
             return gd_fail_context(GD_ERR_PARSE, "auth.accounts[%zu]", i);
-        if (gd_auth_get(ctx, a.address, &existing) == GD_OK)
+        if (gd_auth_get(ctx, &existing, a.address) == GD_OK)
             return gd_fail(GD_ERR_PARSE, "auth.accounts[%zu]: duplicate account %s", i,
                            a.address);
         GD_TRY(gd_auth_set(ctx, &a));
@@ -363,7 +363,7 @@ static gd_status gd_auth_init_genesis(gd_app *app, gd_ctx *ctx, const json_t *st
             return gd_fail(GD_ERR_NOMEM, "out of memory");
         json_array_foreach(accounts, i, j) {
             const json_t *base = json_object_get(j, "base_account");
-            if (gd_json_u64_field(base ? base : j, "account_number", true, 0, &nums[i]) != GD_OK)
+            if (gd_json_u64_field(&nums[i], base ? base : j, "account_number", true, 0) != GD_OK)
                 nums[i] = 0;
         }
         for (size_t a = 1; a < n; a++)
@@ -483,7 +483,7 @@ static gd_status gd_auth_invariants(gd_app *app, gd_kv *kv) {
 
 static const gd_query_route gd_auth_queries[] = {
     {"/cosmos.auth.v1beta1.Query/Account", gd_query_account},
-    {"/cosmos.auth.v1beta1.Query/AccountInfo", gd_query_account_info},
+    {"/cosmos.auth.v1beta1.Query/AccountInfo", gd_auth_query_account_info},
 };
 
 const gd_module gd_auth_module = {

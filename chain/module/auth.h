@@ -35,14 +35,14 @@ typedef struct gd_account {
 extern const gd_module gd_auth_module;
 
 /* GD_ERR_NOT_FOUND if the account does not exist. */
-gd_status gd_auth_get(gd_ctx *ctx, const char *address, gd_account *out) GD_MUST_CHECK;
+gd_status gd_auth_get(gd_ctx *ctx, gd_account *out, const char *address) GD_MUST_CHECK;
 gd_status gd_auth_set(gd_ctx *ctx, const gd_account *account) GD_MUST_CHECK;
 /* Creates a plain account with the next account number. */
-gd_status gd_auth_create(gd_ctx *ctx, const char *address, gd_account *out) GD_MUST_CHECK;
+gd_status gd_auth_create(gd_ctx *ctx, gd_account *out, const char *address) GD_MUST_CHECK;
 /* The address of a module account: bech32("gonka", SHA256(name)[:20]), as
  * the SDK's authtypes.NewModuleAddress. */
-gd_status gd_auth_module_address(const char *name, char *out, size_t cap) GD_MUST_CHECK;
+gd_status gd_auth_module_address(char *out, size_t cap, const char *name) GD_MUST_CHECK;
 /* Gets the named module account, creating it if missing. */
-gd_status gd_auth_module_account(gd_ctx *ctx, const char *name, gd_account *out) GD_MUST_CHECK;
+gd_status gd_auth_module_account(gd_ctx *ctx, gd_account *out, const char *name) GD_MUST_CHECK;
 
 #endif

@@ -56,7 +56,7 @@ static gd_status gd_supply_key(uint8_t *key, size_t *key_len, const char *denom)
 }
 
 /* Reads a stored decimal amount (absent = 0). */
-static gd_status gd_read_amount(gd_ctx *ctx, const uint8_t *key, size_t key_len, gd_u256 *out) {
+static gd_status gd_read_amount(gd_ctx *ctx, gd_u256 *out, const uint8_t *key, size_t key_len) {
     const uint8_t *v;
     size_t vlen;
     gd_status s = gd_ctx_get(ctx, key, key_len, &v, &vlen);
@@ -83,11 +83,11 @@ static gd_status gd_write_amount(gd_ctx *ctx, const uint8_t *key, size_t key_len
     return gd_ctx_set(ctx, key, key_len, (const uint8_t *)text, strlen(text));
 }
 
-gd_status gd_bank_balance(gd_ctx *ctx, const char *address, const char *denom, gd_u256 *out) {
+gd_status gd_bank_balance(gd_ctx *ctx, gd_u256 *out, const char *address, const char *denom) {
     uint8_t key[GD_BANK_KEY_MAX];
     size_t key_len = 0;
     GD_TRY(gd_balance_key(key, &key_len, address, denom));
-    return gd_read_amount(ctx, key, key_len, out);
+    return gd_read_amount(ctx, out, key, key_len);
 }
 
 /* Adds (sign > 0) or subtracts coins from an account, optionally the supply. */
@@ -100,7 +100,7 @@ static gd_status gd_bank_change(gd_ctx *ctx, const char *address, const gd_coin 
         return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_INVALID_COINS, "invalid amount %s",
                            coin->amount);
     GD_TRY(gd_balance_key(key, &key_len, address, coin->denom));
-    GD_TRY(gd_read_amount(ctx, key, key_len, &have));
+    GD_TRY(gd_read_amount(ctx, &have, key, key_len));
     if (sign > 0 ? !gd_u256_add(&next, &have, &amount) : !gd_u256_sub(&next, &have, &amount)) {
         char have_text[GD_U256_DEC_MAX + 1];
         gd_u256_format(have_text, &have);
@@ -115,7 +115,7 @@ static gd_status gd_bank_change(gd_ctx *ctx, const char *address, const gd_coin 
     if (!supply)
         return GD_OK;
     GD_TRY(gd_supply_key(key, &key_len, coin->denom));
-    GD_TRY(gd_read_amount(ctx, key, key_len, &have));
+    GD_TRY(gd_read_amount(ctx, &have, key, key_len));
     if (sign > 0 ? !gd_u256_add(&next, &have, &amount) : !gd_u256_sub(&next, &have, &amount))
         return gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_INVALID_COINS,
                            "supply of %s would leave range", coin->denom);
@@ -124,9 +124,9 @@ static gd_status gd_bank_change(gd_ctx *ctx, const char *address, const gd_coin 
 
 static gd_status gd_ensure_account(gd_ctx *ctx, const char *address) {
     gd_account acc;
-    gd_status s = gd_auth_get(ctx, address, &acc);
+    gd_status s = gd_auth_get(ctx, &acc, address);
     if (s == GD_ERR_NOT_FOUND)
-        return gd_auth_create(ctx, address, &acc);
+        return gd_auth_create(ctx, &acc, address);
     return s;
 }
 
@@ -216,7 +216,7 @@ static gd_status gd_msg_send_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMe
     gd_status s = gd_coins_from_msg(coins, &n, m->amount, m->n_amount);
     if (s != GD_OK)
         s = gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_INVALID_COINS, "%s", gd_error_detail());
-    else if (gd_auth_get(ctx, m->to_address, &to) == GD_OK && to.is_module)
+    else if (gd_auth_get(ctx, &to, m->to_address) == GD_OK && to.is_module)
         s = gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_UNAUTHORIZED,
                         "%s is not allowed to receive funds", m->to_address);
     else
@@ -229,7 +229,7 @@ static gd_status gd_msg_send_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMe
 
 /* --- Balance query --------------------------------------------------------- */
 
-static gd_status gd_query_balance(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t len,
+static gd_status gd_bank_query_balance(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t len,
                                   gd_buf *resp) {
     (void)app;
     Cosmos__Bank__V1beta1__QueryBalanceRequest *r =
@@ -248,7 +248,7 @@ static gd_status gd_query_balance(gd_app *app, gd_ctx *ctx, const uint8_t *req, 
         s = gd_ctx_fail(ctx, GD_CODESPACE_SDK, GD_SDK_ERR_INVALID_REQUEST,
                         "rpc error: code = InvalidArgument desc = invalid denom");
     else
-        s = gd_bank_balance(ctx, r->address, r->denom, &amount);
+        s = gd_bank_balance(ctx, &amount, r->address, r->denom);
     if (s == GD_OK) {
         gd_u256_format(text, &amount);
         Cosmos__Base__V1beta1__Coin coin = COSMOS__BASE__V1BETA1__COIN__INIT;
@@ -276,8 +276,8 @@ static gd_status gd_coins_from_json(gd_coin *out, size_t *n, const json_t *arr, 
     const json_t *c;
     json_array_foreach(arr, i, c) {
         GD_TRY(gd_json_only_keys(c, "coin", "denom", "amount", NULL));
-        GD_TRY(gd_json_str_field(c, "denom", false, out[i].denom, sizeof out[i].denom));
-        GD_TRY(gd_json_str_field(c, "amount", false, out[i].amount, sizeof out[i].amount));
+        GD_TRY(gd_json_str_field(out[i].denom, sizeof out[i].denom, c, "denom", false));
+        GD_TRY(gd_json_str_field(out[i].amount, sizeof out[i].amount, c, "amount", false));
         if (gd_denom_check(out[i].denom) != GD_OK || gd_amount_check(out[i].amount) != GD_OK)
             return gd_fail_context(GD_ERR_PARSE, "coin %zu", i);
         if (positive && strcmp(out[i].amount, "0") == 0)
@@ -305,13 +305,13 @@ static gd_status gd_bank_init_genesis(gd_app *app, gd_ctx *ctx, const json_t *st
         gd_coin coins[GD_COINS_MAX];
         size_t n;
         if (gd_json_only_keys(b, "balance", "address", "coins", NULL) != GD_OK ||
-            gd_json_str_field(b, "address", false, address, sizeof address) != GD_OK ||
+            gd_json_str_field(address, sizeof address, b, "address", false) != GD_OK ||
             gd_address_check(address) != GD_OK ||
             gd_coins_from_json(coins, &n, json_object_get(b, "coins"), true) != GD_OK)
             return gd_fail_context(GD_ERR_PARSE, "bank.balances[%zu]", i);
         gd_u256 existing;
         for (size_t k = 0; k < n; k++) {
-            GD_TRY(gd_bank_balance(ctx, address, coins[k].denom, &existing));
+            GD_TRY(gd_bank_balance(ctx, &existing, address, coins[k].denom));
             if (!gd_u256_is_zero(&existing))
                 return gd_fail(GD_ERR_PARSE, "bank.balances: %s appears twice", address);
         }
@@ -330,7 +330,7 @@ static gd_status gd_bank_init_genesis(gd_app *app, gd_ctx *ctx, const json_t *st
             size_t key_len = 0;
             gd_u256 have, want;
             GD_TRY(gd_supply_key(key, &key_len, coins[k].denom));
-            GD_TRY(gd_read_amount(ctx, key, key_len, &have));
+            GD_TRY(gd_read_amount(ctx, &have, key, key_len));
             GD_TRY(gd_u256_parse(&want, coins[k].amount));
             if (gd_u256_cmp(&have, &want) != 0)
                 return gd_fail(GD_ERR_PARSE, "bank.supply of %s is %s but the balances sum to "
@@ -498,7 +498,7 @@ static gd_status gd_bank_invariants(gd_app *app, gd_kv *kv) {
         gd_u256 supply;
         s = gd_supply_key(key, &key_len, sum->denoms[i]);
         if (s == GD_OK)
-            s = gd_read_amount(&ctx, key, key_len, &supply);
+            s = gd_read_amount(&ctx, &supply, key, key_len);
         if (s == GD_OK && gd_u256_cmp(&supply, &sum->totals[i]) != 0) {
             char a[GD_U256_DEC_MAX + 1], b[GD_U256_DEC_MAX + 1];
             gd_u256_format(a, &supply);
@@ -517,7 +517,7 @@ static const gd_msg_route gd_bank_msgs[] = {
 };
 
 static const gd_query_route gd_bank_queries[] = {
-    {"/cosmos.bank.v1beta1.Query/Balance", gd_query_balance},
+    {"/cosmos.bank.v1beta1.Query/Balance", gd_bank_query_balance},
 };
 
 const gd_module gd_bank_module = {

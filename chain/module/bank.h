@@ -16,8 +16,8 @@
 extern const gd_module gd_bank_module;
 
 /* Balance of one denom (zero when none). */
-gd_status gd_bank_balance(gd_ctx *ctx, const char *address, const char *denom,
-                          gd_u256 *out) GD_MUST_CHECK;
+gd_status gd_bank_balance(gd_ctx *ctx, gd_u256 *out, const char *address,
+                          const char *denom) GD_MUST_CHECK;
 /* Moves coins, emitting coin_spent, coin_received, transfer and message
  * events; SDK code 5 when the sender lacks funds. Creates the recipient's
  * account if needed. */

@@ -33,7 +33,7 @@ static gd_status dl_pool_fill(dl_pool *p, const dl_round *r, const char *hw_clas
         if (!m->active || strcmp(m->hw_class, hw_class) != 0 ||
             strcmp(m->address, target) == 0 || dl_has_str(exclude, n_exclude, m->address))
             continue;
-        GD_TRY(dl_amount(m->weight, &p->weight[p->n]));
+        GD_TRY(dl_amount(&p->weight[p->n], m->weight));
         p->addr[p->n++] = m->address;
     }
     return GD_OK;
@@ -79,7 +79,7 @@ gd_status dl_assign_checks(gd_ctx *ctx, const dl_run *run, dl_round *r) {
     dl_key k;
     dl_round_prefix(&k, DL_COMMIT, r);
     dl_list commits;
-    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__commitment__descriptor, &commits));
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &commits, &gonka__diloco__v1__commitment__descriptor));
     dl_pool pool;
     gd_status s = dl_pool_init(&pool, r);
     const dl_spec *sp = run->spec;
@@ -136,12 +136,12 @@ gd_status dl_assign_checks(gd_ctx *ctx, const dl_run *run, dl_round *r) {
 
 /* ---- verdict records ------------------------------------------------------------------- */
 
-static gd_status dl_load_verdict(gd_ctx *ctx, const dl_round *r, const char *target,
-                                 uint32_t check, const char *validator, dl_verdict **out) {
+static gd_status dl_load_verdict(gd_ctx *ctx, const dl_round *r, dl_verdict **out,
+                                 const char *target, uint32_t check, const char *validator) {
     *out = NULL;
     dl_key k;
     dl_key_verdict(&k, r->run, r->index, target, check, validator);
-    gd_status s = dl_load(ctx, &k, &gonka__diloco__v1__verdict_record__descriptor, (void **)out);
+    gd_status s = dl_load(ctx, &k, (void **)out, &gonka__diloco__v1__verdict_record__descriptor);
     return s == GD_ERR_NOT_FOUND ? GD_OK : s;
 }
 
@@ -167,7 +167,7 @@ static gd_status dl_settle_bond(gd_ctx *ctx, const dl_run *run, dl_verdict *v, b
     if (!v->bonded)
         return GD_OK;
     uint64_t bond = 0;
-    GD_TRY(dl_amount(run->spec->fail_bond->amount, &bond));
+    GD_TRY(dl_amount(&bond, run->spec->fail_bond->amount));
     GD_TRY(give_back ? dl_pay_out(ctx, v->validator, dl_denom(run), bond)
                      : dl_burn(ctx, dl_denom(run), bond));
     v->bonded = false;
@@ -230,7 +230,7 @@ static gd_status dl_open_dispute(gd_ctx *ctx, const dl_run *run, dl_round *r, dl
     size_t revealed = 0;
     bool accused = false;
     for (size_t j = 0; s == GD_OK && j < nv; j++) {
-        s = dl_load_verdict(ctx, r, a->target, a->check, a->validators[j], &v[j]);
+        s = dl_load_verdict(ctx, r, &v[j], a->target, a->check, a->validators[j]);
         if (s == GD_OK && !dl_revealed(v[j]))
             s = dl_skip(ctx, run, r, a->validators[j], "skipped check");
         else if (s == GD_OK) {
@@ -241,7 +241,7 @@ static gd_status dl_open_dispute(gd_ctx *ctx, const dl_run *run, dl_round *r, dl
     bool split = revealed == 2 && !accused && !dl_same_digest(v[0], v[1]);
     dl_verdict *own = NULL;
     if (s == GD_OK)
-        s = dl_load_verdict(ctx, r, a->target, a->check, a->target, &own);
+        s = dl_load_verdict(ctx, r, &own, a->target, a->check, a->target);
     bool own_revealed = dl_revealed(own);
     if (s == GD_OK && !own_revealed)
         s = dl_skip(ctx, run, r, a->target, "own digest not revealed");
@@ -299,7 +299,7 @@ gd_status dl_assign_rechecks(gd_ctx *ctx, const dl_run *run, dl_round *r) {
     dl_key k;
     dl_round_prefix(&k, DL_ASSIGN, r);
     dl_list checks;
-    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__assignment__descriptor, &checks));
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &checks, &gonka__diloco__v1__assignment__descriptor));
     dl_pool pool;
     gd_status s = dl_pool_init(&pool, r);
     for (size_t i = 0; s == GD_OK && i < checks.n; i++)
@@ -343,24 +343,24 @@ typedef struct dl_tally {
 /* 3 * part > total: more than a third. */
 static bool dl_over_third(dl_u128 part, dl_u128 total) { return 3 * part > total; }
 
-static gd_status dl_weight_of(const dl_round *r, const char *addr, uint64_t *out) {
+static gd_status dl_weight_of(const dl_round *r, uint64_t *out, const char *addr) {
     size_t i = dl_round_find(r, addr);
     *out = 0;
-    return i < r->n_members ? dl_amount(r->members[i]->weight, out) : GD_OK;
+    return i < r->n_members ? dl_amount(out, r->members[i]->weight) : GD_OK;
 }
 
 static gd_status dl_tally_count(dl_tally *t, const dl_round *r, const dl_assignment *a,
                                 const dl_vote *votes, size_t n) {
     *t = (dl_tally){0};
     uint64_t w = 0;
-    GD_TRY(dl_weight_of(r, a->target, &w));
+    GD_TRY(dl_weight_of(r, &w, a->target));
     t->class_weight += w;
     for (size_t i = 0; i < a->n_validators; i++) {
-        GD_TRY(dl_weight_of(r, a->validators[i], &w));
+        GD_TRY(dl_weight_of(r, &w, a->validators[i]));
         t->class_weight += w;
     }
     for (size_t i = 0; i < a->n_recheckers; i++) {
-        GD_TRY(dl_weight_of(r, a->recheckers[i], &w));
+        GD_TRY(dl_weight_of(r, &w, a->recheckers[i]));
         t->class_weight += w;
     }
     /* PASS weight by digest: a jury is the whole class, and its honest
@@ -478,7 +478,7 @@ static gd_status dl_resolve_check(gd_ctx *ctx, const dl_run *run, dl_round *r, d
         bool assigned = j < nv;
         const char *who = assigned ? a->validators[j] : a->recheckers[j - nv];
         dl_verdict *v = NULL;
-        s = dl_load_verdict(ctx, r, a->target, a->check, who, &v);
+        s = dl_load_verdict(ctx, r, &v, a->target, a->check, who);
         if (s == GD_OK && !dl_revealed(v)) {
             /* An assigned validator's skip was priced at dispute start. */
             if (!assigned)
@@ -488,7 +488,7 @@ static gd_status dl_resolve_check(gd_ctx *ctx, const dl_run *run, dl_round *r, d
         }
         uint64_t w = 0;
         if (s == GD_OK)
-            s = dl_weight_of(r, who, &w);
+            s = dl_weight_of(r, &w, who);
         if (s == GD_OK)
             votes[n++] = (dl_vote){v, w, assigned};
         else
@@ -499,7 +499,7 @@ static gd_status dl_resolve_check(gd_ctx *ctx, const dl_run *run, dl_round *r, d
         s = dl_tally_count(&t, r, a, votes, n);
     dl_commitment *c = NULL;
     if (s == GD_OK)
-        s = dl_get_commitment(ctx, r->run, r->index, a->target, &c);
+        s = dl_get_commitment(ctx, &c, r->run, r->index, a->target);
     if (s == GD_OK)
         t.states_served = c->states_served;
     dl_free(c);
@@ -509,7 +509,7 @@ static gd_status dl_resolve_check(gd_ctx *ctx, const dl_run *run, dl_round *r, d
      * training: one the class contradicts is a lie about it. */
     dl_verdict *own = NULL;
     if (s == GD_OK)
-        s = dl_load_verdict(ctx, r, a->target, a->check, a->target, &own);
+        s = dl_load_verdict(ctx, r, &own, a->target, a->check, a->target);
     if (s == GD_OK && t.outcome == OUTCOME(PASSED) && dl_revealed(own) &&
         !dl_same_digest(own, t.major_verdict)) {
         own->faulty = true;
@@ -549,7 +549,7 @@ gd_status dl_resolve(gd_ctx *ctx, const dl_run *run, dl_round *r) {
     dl_key k;
     dl_round_prefix(&k, DL_ASSIGN, r);
     dl_list checks;
-    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__assignment__descriptor, &checks));
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &checks, &gonka__diloco__v1__assignment__descriptor));
     /* Assignments come in (target, check) key order: one run per target. */
     dl_target *targets = calloc(checks.n + 1, sizeof *targets);
     size_t n_targets = 0;

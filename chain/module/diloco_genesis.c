@@ -41,7 +41,7 @@ static gd_status dl_import_params(gd_ctx *ctx, const json_t *state) {
     const json_t *p = json_object_get(state, "params");
     if (p != NULL) {
         GD_TRY(gd_json_only_keys(p, "diloco.params", "authority", NULL));
-        GD_TRY(gd_json_str_field(p, "authority", true, authority, sizeof authority));
+        GD_TRY(gd_json_str_field(authority, sizeof authority, p, "authority", true));
         if (authority[0] && gd_address_check_canonical(authority) != GD_OK)
             return gd_fail_context(GD_ERR_PARSE, "diloco.params.authority");
     }
@@ -61,21 +61,21 @@ static gd_status dl_import_run(gd_ctx *ctx, const json_t *j, uint64_t *next_id) 
     uint8_t hash[GD_DILOCO_HASH_LEN];
     size_t hash_len = 0;
     uint64_t v = 0;
-    GD_TRY(gd_json_u64_field(j, "id", true, *next_id, &run.id));
-    GD_TRY(gd_json_str_field(j, "creator", true, creator, sizeof creator));
-    GD_TRY(gd_json_str_field(j, "pool", false, pool, sizeof pool));
-    if (dl_amount(pool, &v) != GD_OK)
+    GD_TRY(gd_json_u64_field(&run.id, j, "id", true, *next_id));
+    GD_TRY(gd_json_str_field(creator, sizeof creator, j, "creator", true));
+    GD_TRY(gd_json_str_field(pool, sizeof pool, j, "pool", false));
+    if (dl_amount(&v, pool) != GD_OK)
         return gd_fail_context(GD_ERR_PARSE, "diloco run pool");
-    GD_TRY(gd_json_u64_field(j, "rounds_aggregated", true, 0, &run.rounds_aggregated));
-    GD_TRY(gd_json_u64_field(j, "next_round", true, 0, &run.next_round));
-    GD_TRY(gd_json_u64_field(j, "next_settle_epoch", true, 0, &run.next_settle_epoch));
+    GD_TRY(gd_json_u64_field(&run.rounds_aggregated, j, "rounds_aggregated", true, 0));
+    GD_TRY(gd_json_u64_field(&run.next_round, j, "next_round", true, 0));
+    GD_TRY(gd_json_u64_field(&run.next_settle_epoch, j, "next_settle_epoch", true, 0));
     uint64_t next_rank = 0;
-    GD_TRY(gd_json_u64_field(j, "next_rank", true, 0, &next_rank));
+    GD_TRY(gd_json_u64_field(&next_rank, j, "next_rank", true, 0));
     if (next_rank > UINT32_MAX)
         return gd_fail(GD_ERR_PARSE, "diloco run next_rank %llu does not fit 32 bits",
                        (unsigned long long)next_rank);
     run.next_rank = (uint32_t)next_rank;
-    GD_TRY(gd_json_b64_field(j, "state_hash", true, hash, sizeof hash, &hash_len));
+    GD_TRY(gd_json_b64_field(hash, sizeof hash, j, "state_hash", true, &hash_len));
     if (run.id == 0)
         return gd_fail(GD_ERR_PARSE, "diloco run id 0 is not valid");
     dl_spec *spec = NULL;
@@ -99,7 +99,7 @@ static gd_status dl_import_run(gd_ctx *ctx, const json_t *j, uint64_t *next_id) 
                     (unsigned long long)run.id);
     }
     dl_run *old = NULL;
-    if (s == GD_OK && dl_get_run(ctx, run.id, &old) == GD_OK)
+    if (s == GD_OK && dl_get_run(ctx, &old, run.id) == GD_OK)
         s = gd_fail(GD_ERR_PARSE, "diloco run %llu appears twice", (unsigned long long)run.id);
     if (s == GD_OK)
         s = dl_put_run(ctx, &run);
@@ -117,27 +117,27 @@ static gd_status dl_import_member(gd_ctx *ctx, const json_t *j) {
     dl_member m = GONKA__DILOCO__V1__MEMBER__INIT;
     char address[GD_ADDRESS_STR_MAX], url[513], cls[129], collateral[24];
     uint64_t v = 0, rank = 0;
-    GD_TRY(gd_json_u64_field(j, "run", false, 0, &m.run));
-    GD_TRY(gd_json_str_field(j, "address", false, address, sizeof address));
-    GD_TRY(gd_json_str_field(j, "artifact_url", false, url, sizeof url));
-    GD_TRY(gd_json_str_field(j, "hw_class", false, cls, sizeof cls));
-    GD_TRY(gd_json_str_field(j, "collateral", false, collateral, sizeof collateral));
-    GD_TRY(gd_json_i64_field(j, "joined_height", true, 0, &m.joined_height));
-    GD_TRY(gd_json_u64_field(j, "suspended_until", true, 0, &m.suspended_until));
+    GD_TRY(gd_json_u64_field(&m.run, j, "run", false, 0));
+    GD_TRY(gd_json_str_field(address, sizeof address, j, "address", false));
+    GD_TRY(gd_json_str_field(url, sizeof url, j, "artifact_url", false));
+    GD_TRY(gd_json_str_field(cls, sizeof cls, j, "hw_class", false));
+    GD_TRY(gd_json_str_field(collateral, sizeof collateral, j, "collateral", false));
+    GD_TRY(gd_json_i64_field(&m.joined_height, j, "joined_height", true, 0));
+    GD_TRY(gd_json_u64_field(&m.suspended_until, j, "suspended_until", true, 0));
     const json_t *leaving = json_object_get(j, "leaving");
     if (leaving != NULL && !json_is_boolean(leaving))
         return gd_fail(GD_ERR_PARSE, "diloco member leaving must be true or false");
     m.leaving = leaving != NULL && json_is_true(leaving);
     /* No default: a rank names a data stream, so genesis says which. */
-    if (gd_json_u64_field(j, "rank", false, 0, &rank) != GD_OK)
+    if (gd_json_u64_field(&rank, j, "rank", false, 0) != GD_OK)
         return gd_fail_context(GD_ERR_PARSE, "diloco member %s", address);
-    if (gd_address_check_canonical(address) != GD_OK || dl_amount(collateral, &v) != GD_OK ||
+    if (gd_address_check_canonical(address) != GD_OK || dl_amount(&v, collateral) != GD_OK ||
         gd_diloco_text_check(url, 512, "artifact_url") != GD_OK ||
         gd_diloco_text_check(cls, 128, "hw_class") != GD_OK)
         return gd_fail(GD_ERR_PARSE, "diloco member %s: bad address, collateral, url or class",
                        address);
     dl_run *run = NULL;
-    if (dl_get_run(ctx, m.run, &run) != GD_OK)
+    if (dl_get_run(ctx, &run, m.run) != GD_OK)
         return gd_fail(GD_ERR_PARSE, "diloco member %s: run %llu does not exist", address,
                        (unsigned long long)m.run);
     uint32_t next_rank = run->next_rank;
@@ -178,7 +178,7 @@ static gd_status dl_import_record(gd_ctx *ctx, const json_t *j) {
     GD_TRY(gd_json_only_keys(j, "diloco record", "key", "value", NULL));
     uint8_t key[sizeof(dl_key){0}.b];
     size_t key_len = 0, value_len = 0;
-    GD_TRY(gd_json_b64_field(j, "key", false, key, sizeof key, &key_len));
+    GD_TRY(gd_json_b64_field(key, sizeof key, j, "key", false, &key_len));
     const json_t *vj = json_object_get(j, "value");
     if (!json_is_string(vj))
         return gd_fail(GD_ERR_PARSE, "diloco record value must be base64");
@@ -186,7 +186,7 @@ static gd_status dl_import_record(gd_ctx *ctx, const json_t *j) {
     uint8_t *value = malloc(cap);
     if (value == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
-    gd_status s = gd_json_b64_field(j, "value", false, value, cap, &value_len);
+    gd_status s = gd_json_b64_field(value, cap, j, "value", false, &value_len);
     const ProtobufCMessageDescriptor *d =
         key_len > 2 && key[0] == DL_PREFIX ? dl_raw_kind(key[1]) : NULL;
     if (s == GD_OK && d == NULL)
@@ -228,7 +228,7 @@ static gd_status dl_each_record(gd_ctx *ctx, const json_t *j, uint64_t *unused) 
 
 gd_status dl_init_genesis(gd_app *app, gd_ctx *ctx, const json_t *state) {
     gd_account module;
-    GD_TRY(gd_auth_module_account(ctx, GD_DILOCO_MODULE_NAME, &module));
+    GD_TRY(gd_auth_module_account(ctx, &module, GD_DILOCO_MODULE_NAME));
     if (state != NULL)
         GD_TRY(gd_json_only_keys(state, "diloco genesis", "params", "next_run_id", "runs",
                                  "members", "records", NULL));
@@ -238,7 +238,7 @@ gd_status dl_init_genesis(gd_app *app, gd_ctx *ctx, const json_t *state) {
         GD_TRY(dl_import_array(ctx, state, "runs", dl_each_run, &next));
         GD_TRY(dl_import_array(ctx, state, "members", dl_each_member, NULL));
         GD_TRY(dl_import_array(ctx, state, "records", dl_each_record, NULL));
-        GD_TRY(gd_json_u64_field(state, "next_run_id", true, next, &given));
+        GD_TRY(gd_json_u64_field(&given, state, "next_run_id", true, next));
         if (given < next)
             return gd_fail(GD_ERR_PARSE, "diloco.next_run_id %llu is not above every run id",
                            (unsigned long long)given);

@@ -85,8 +85,8 @@ void dl_put_be64(uint8_t b[8], uint64_t v);
 
 /* Loads and decodes a record; GD_ERR_NOT_FOUND when absent (no ctx error),
  * GD_ERR_PARSE when the stored bytes do not decode. Free with dl_free. */
-gd_status dl_load(gd_ctx *ctx, const dl_key *k, const ProtobufCMessageDescriptor *d,
-                  void **out) GD_MUST_CHECK;
+gd_status dl_load(gd_ctx *ctx, const dl_key *k, void **out,
+                  const ProtobufCMessageDescriptor *d) GD_MUST_CHECK;
 gd_status dl_save(gd_ctx *ctx, const dl_key *k, const void *msg) GD_MUST_CHECK;
 /* A message's canonical bytes into out (replacing its content): query and
  * message responses. */
@@ -98,8 +98,8 @@ typedef struct dl_list {
     void **items;
     size_t n;
 } dl_list;
-gd_status dl_list_prefix(gd_kv *kv, const dl_key *prefix, const ProtobufCMessageDescriptor *d,
-                         dl_list *out) GD_MUST_CHECK;
+gd_status dl_list_prefix(gd_kv *kv, const dl_key *prefix, dl_list *out,
+                         const ProtobufCMessageDescriptor *d) GD_MUST_CHECK;
 void dl_list_free(dl_list *l);
 /* Deletes every record under a key prefix. */
 gd_status dl_delete_prefix(gd_ctx *ctx, const dl_key *prefix) GD_MUST_CHECK;
@@ -118,28 +118,28 @@ bool dl_has_str(char *const *items, size_t n, const char *s);
 
 gd_status dl_get_params(gd_ctx *ctx, dl_params **out) GD_MUST_CHECK;
 /* GD_ERR_NOT_FOUND (no ctx error) when absent. */
-gd_status dl_get_run(gd_ctx *ctx, uint64_t run, dl_run **out) GD_MUST_CHECK;
+gd_status dl_get_run(gd_ctx *ctx, dl_run **out, uint64_t run) GD_MUST_CHECK;
 gd_status dl_put_run(gd_ctx *ctx, const dl_run *r) GD_MUST_CHECK;
-gd_status dl_get_member(gd_ctx *ctx, uint64_t run, const char *addr, dl_member **out) GD_MUST_CHECK;
+gd_status dl_get_member(gd_ctx *ctx, dl_member **out, uint64_t run, const char *addr) GD_MUST_CHECK;
 gd_status dl_put_member(gd_ctx *ctx, const dl_member *m) GD_MUST_CHECK;
 /* A round record holds everything but its member snapshot, which lives in
  * one record per member (DL_WEIGHT) so that a message reads one member's
  * weight without decoding all of them. dl_get_round leaves members empty;
  * dl_load_members fills them (address order) for the block hooks and the
  * queries; dl_put_round never stores them. */
-gd_status dl_get_round(gd_ctx *ctx, uint64_t run, uint64_t round, dl_round **out) GD_MUST_CHECK;
+gd_status dl_get_round(gd_ctx *ctx, dl_round **out, uint64_t run, uint64_t round) GD_MUST_CHECK;
 gd_status dl_load_members(gd_ctx *ctx, dl_round *r) GD_MUST_CHECK;
 gd_status dl_put_round(gd_ctx *ctx, const dl_round *r) GD_MUST_CHECK;
 /* A member's frozen weight in a round (0 if not in its snapshot). */
 gd_status dl_member_weight(gd_ctx *ctx, uint64_t run, uint64_t round, const char *addr,
                            uint64_t *weight) GD_MUST_CHECK;
-gd_status dl_get_commitment(gd_ctx *ctx, uint64_t run, uint64_t round, const char *addr,
-                            dl_commitment **out) GD_MUST_CHECK;
+gd_status dl_get_commitment(gd_ctx *ctx, dl_commitment **out, uint64_t run, uint64_t round,
+                            const char *addr) GD_MUST_CHECK;
 
 /* ---- amounts and the module account ---------------------------------------- */
 
 /* A canonical decimal amount that fits 64 bits. */
-gd_status dl_amount(const char *text, uint64_t *out) GD_MUST_CHECK;
+gd_status dl_amount(uint64_t *out, const char *text) GD_MUST_CHECK;
 void dl_amount_str(char out[24], uint64_t v);
 /* floor(a * b / c) without overflow (c > 0), saturating at 2^64 - 1 (it
  * fits whenever b <= c). */
@@ -149,10 +149,10 @@ uint64_t dl_muldiv(uint64_t a, uint64_t b, dl_u128 c);
 uint64_t dl_muldiv_wide(uint64_t a, dl_u128 b, dl_u128 c);
 /* Sums of many 64-bit amounts (a round's total weight) are 128-bit, so that
  * no collateral can overflow them: canonical decimal, at most 39 digits. */
-gd_status dl_amount128(const char *text, dl_u128 *out) GD_MUST_CHECK;
+gd_status dl_amount128(dl_u128 *out, const char *text) GD_MUST_CHECK;
 /* A tally kept as a decimal string: NULL or "" (a record from before the
  * tally existed) reads as 0. */
-gd_status dl_tally_read(const char *text, dl_u128 *out) GD_MUST_CHECK;
+gd_status dl_tally_read(dl_u128 *out, const char *text) GD_MUST_CHECK;
 void dl_amount128_str(char out[40], dl_u128 v);
 
 gd_status dl_module_address(char out[GD_ADDRESS_STR_MAX]) GD_MUST_CHECK;
@@ -221,8 +221,8 @@ gd_status dl_mark_reporter(gd_ctx *ctx, uint64_t run, uint64_t round, const char
                            uint64_t *weight) GD_MUST_CHECK;
 /* The run's member addr, not leaving (code 6 otherwise): who may seal a
  * secret or leave. */
-gd_status dl_run_member(gd_ctx *ctx, uint64_t run, const char *addr,
-                        dl_member **out) GD_MUST_CHECK;
+gd_status dl_run_member(gd_ctx *ctx, dl_member **out, uint64_t run,
+                        const char *addr) GD_MUST_CHECK;
 /* Pays a member's collateral back and removes it (it left, or fell below
  * the minimum collateral). */
 gd_status dl_release(gd_ctx *ctx, const dl_run *run, const dl_member *m,

@@ -32,7 +32,7 @@ typedef struct dl_ledger {
 
 static void dl_owe(dl_ledger *l, const char *denom, const char *amount) {
     uint64_t v = 0;
-    if (dl_amount(amount, &v) != GD_OK) {
+    if (dl_amount(&v, amount) != GD_OK) {
         l->status = gd_fail(GD_ERR_PARSE, "invariant diloco: stored amount '%s' is malformed",
                             amount);
         return;
@@ -59,7 +59,7 @@ static const dl_run *dl_ledger_run(dl_ledger *l, uint64_t run_id) {
     l->run = NULL;
     gd_gas_meter unmetered = {0, 0};
     gd_ctx ctx = {.kv = l->kv, .gas = &unmetered, .mode = GD_EXEC_QUERY};
-    if (dl_get_run(&ctx, run_id, &l->run) != GD_OK) {
+    if (dl_get_run(&ctx, &l->run, run_id) != GD_OK) {
         l->status = gd_fail(GD_ERR_PARSE, "invariant diloco: a record names run %llu, which "
                                           "does not exist",
                             (unsigned long long)run_id);
@@ -168,7 +168,7 @@ gd_status dl_invariants(gd_app *app, gd_kv *kv) {
     GD_TRY(dl_module_address(module));
     for (size_t i = 0; i < l.n; i++) {
         gd_u256 have;
-        GD_TRY(gd_bank_balance(&ctx, module, l.items[i].denom, &have));
+        GD_TRY(gd_bank_balance(&ctx, &have, module, l.items[i].denom));
         uint64_t hi = (uint64_t)(l.items[i].amount >> 64), lo = (uint64_t)l.items[i].amount;
         if (have.w[0] != lo || have.w[1] != hi || have.w[2] != 0 || have.w[3] != 0)
             return gd_fail(GD_ERR_PARSE, "invariant diloco: the module account's %s balance "
@@ -179,7 +179,7 @@ gd_status dl_invariants(gd_app *app, gd_kv *kv) {
     dl_key k;
     dl_key_init(&k, DL_SETTLE);
     dl_list owed;
-    GD_TRY(dl_list_prefix(kv, &k, &gonka__diloco__v1__settle_amount__descriptor, &owed));
+    GD_TRY(dl_list_prefix(kv, &k, &owed, &gonka__diloco__v1__settle_amount__descriptor));
     gd_status s = GD_OK;
     for (size_t i = 0; s == GD_OK && i < owed.n; i++) {
         const dl_settle *st = owed.items[i];
@@ -189,7 +189,7 @@ gd_status dl_invariants(gd_app *app, gd_kv *kv) {
         dl_key_init(&rk, DL_ROUND);
         dl_key_u64(&rk, st->run);
         dl_list rounds;
-        s = dl_list_prefix(kv, &rk, &gonka__diloco__v1__round__descriptor, &rounds);
+        s = dl_list_prefix(kv, &rk, &rounds, &gonka__diloco__v1__round__descriptor);
         bool accepted = false;
         for (size_t j = 0; s == GD_OK && j < rounds.n && !accepted; j++) {
             const dl_round *r = rounds.items[j];

@@ -28,14 +28,14 @@ size_t dl_round_find(const dl_round *r, const char *addr) {
 gd_status dl_slash(gd_ctx *ctx, const dl_run *run, const char *addr, const char *amount,
                    const char *reason) {
     dl_member *m = NULL;
-    gd_status s = dl_get_member(ctx, run->id, addr, &m);
+    gd_status s = dl_get_member(ctx, &m, run->id, addr);
     if (s == GD_ERR_NOT_FOUND)
         return GD_OK; /* released already: nothing bonded */
     uint64_t have = 0, want = 0;
     if (s == GD_OK)
-        s = dl_amount(m->collateral, &have);
+        s = dl_amount(&have, m->collateral);
     if (s == GD_OK)
-        s = dl_amount(amount, &want);
+        s = dl_amount(&want, amount);
     uint64_t cut = want < have ? want : have;
     if (s == GD_OK && cut > 0) {
         char left[24], cs[24], rs[24];
@@ -87,7 +87,7 @@ gd_status dl_withhold(gd_ctx *ctx, const dl_run *run, dl_round *r, const char *a
 
 gd_status dl_suspend(gd_ctx *ctx, uint64_t run, const char *addr, uint64_t until) {
     dl_member *m = NULL;
-    gd_status s = dl_get_member(ctx, run, addr, &m);
+    gd_status s = dl_get_member(ctx, &m, run, addr);
     if (s == GD_ERR_NOT_FOUND)
         return GD_OK;
     if (s == GD_OK && m->suspended_until < until) {
@@ -104,12 +104,12 @@ static gd_status dl_mark(gd_ctx *ctx, uint64_t run, uint64_t round, const char *
     dl_key k;
     dl_key_weight(&k, run, round, addr);
     dl_weighted *m = NULL;
-    gd_status s = dl_load(ctx, &k, &gonka__diloco__v1__weighted_member__descriptor, (void **)&m);
+    gd_status s = dl_load(ctx, &k, (void **)&m, &gonka__diloco__v1__weighted_member__descriptor);
     if (s == GD_ERR_NOT_FOUND)
         return dl_fail(ctx, GD_DILOCO_ERR_NOT_MEMBER, "%s is not a member of round %llu", addr,
                        (unsigned long long)round);
     if (s == GD_OK)
-        s = dl_amount(m->weight, weight);
+        s = dl_amount(weight, m->weight);
     if (s == GD_OK && (!m->active || (reporter && !m->reported))) {
         m->active = true;
         m->reported |= reporter;
@@ -129,9 +129,9 @@ gd_status dl_mark_reporter(gd_ctx *ctx, uint64_t run, uint64_t round, const char
     return dl_mark(ctx, run, round, addr, weight, true);
 }
 
-gd_status dl_run_member(gd_ctx *ctx, uint64_t run, const char *addr, dl_member **out) {
+gd_status dl_run_member(gd_ctx *ctx, dl_member **out, uint64_t run, const char *addr) {
     *out = NULL;
-    gd_status s = dl_get_member(ctx, run, addr, out);
+    gd_status s = dl_get_member(ctx, out, run, addr);
     if (s == GD_ERR_NOT_FOUND || (s == GD_OK && (*out)->leaving)) {
         dl_free(*out);
         *out = NULL;
@@ -143,7 +143,7 @@ gd_status dl_run_member(gd_ctx *ctx, uint64_t run, const char *addr, dl_member *
 
 gd_status dl_release(gd_ctx *ctx, const dl_run *run, const dl_member *m, const char *reason) {
     uint64_t left = 0;
-    GD_TRY(dl_amount(m->collateral, &left));
+    GD_TRY(dl_amount(&left, m->collateral));
     if (left > 0)
         GD_TRY(dl_pay_out(ctx, m->address, dl_denom(run), left));
     dl_key k;

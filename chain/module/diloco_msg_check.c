@@ -15,12 +15,12 @@ DL_VALIDATE(dl_verdict_validate, Gonka__Diloco__V1__MsgSubmitVerdict, validator,
 /* The assignment of (target, check), and whether addr is among its
  * validators (recheck = false; or the target itself, for its own digest)
  * or re-checkers (true); code 13 otherwise. */
-static gd_status dl_assigned(gd_ctx *ctx, uint64_t run, uint64_t round, const char *target,
-                             uint32_t check, const char *addr, bool recheck,
-                             dl_assignment **out) {
+static gd_status dl_assigned(gd_ctx *ctx, dl_assignment **out, uint64_t run, uint64_t round,
+                             const char *target, uint32_t check, const char *addr,
+                             bool recheck) {
     dl_key k;
     dl_key_assignment(&k, run, round, target, check);
-    gd_status s = dl_load(ctx, &k, &gonka__diloco__v1__assignment__descriptor, (void **)out);
+    gd_status s = dl_load(ctx, &k, (void **)out, &gonka__diloco__v1__assignment__descriptor);
     bool in = s == GD_OK && (recheck ? dl_has_str((*out)->recheckers, (*out)->n_recheckers, addr)
                                      : dl_has_str((*out)->validators, (*out)->n_validators, addr) ||
                                            strcmp(target, addr) == 0);
@@ -70,12 +70,12 @@ static gd_status dl_answer_execute(gd_ctx *ctx, const dl_answer *m) {
         s = dl_fail(ctx, GD_DILOCO_ERR_INVALID, "a revealed %s needs a 32-byte digest and salt",
                     m->recheck ? "re-check" : "verdict");
     if (s == GD_OK)
-        s = dl_assigned(ctx, m->run, m->round, m->target, m->check, m->validator, m->recheck, &a);
+        s = dl_assigned(ctx, &a, m->run, m->round, m->target, m->check, m->validator, m->recheck);
     dl_key k;
     dl_key_verdict(&k, m->run, m->round, m->target, m->check, m->validator);
     gd_status g = GD_ERR_NOT_FOUND;
     if (s == GD_OK) {
-        g = dl_load(ctx, &k, &gonka__diloco__v1__verdict_record__descriptor, (void **)&rec);
+        g = dl_load(ctx, &k, (void **)&rec, &gonka__diloco__v1__verdict_record__descriptor);
         if (g != GD_OK && g != GD_ERR_NOT_FOUND)
             s = g;
     }
@@ -112,7 +112,7 @@ static gd_status dl_answer_execute(gd_ctx *ctx, const dl_answer *m) {
                        m->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_UNAVAILABLE;
         if (s == GD_OK && accuses && !m->recheck && !own) {
             uint64_t bond = 0;
-            s = dl_amount(run->spec->fail_bond->amount, &bond);
+            s = dl_amount(&bond, run->spec->fail_bond->amount);
             if (s == GD_OK)
                 s = dl_pay_in(ctx, m->validator, dl_denom(run), bond);
             rec->bonded = true;
@@ -186,7 +186,7 @@ gd_status dl_attest_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *ms
     dl_key_addr(&k, m->attester);
     gd_status g = GD_ERR_NOT_FOUND;
     if (s == GD_OK) {
-        g = dl_load(ctx, &k, &gonka__diloco__v1__attestation__descriptor, (void **)&rec);
+        g = dl_load(ctx, &k, (void **)&rec, &gonka__diloco__v1__attestation__descriptor);
         if (g != GD_OK && g != GD_ERR_NOT_FOUND)
             s = g;
     }

@@ -41,7 +41,7 @@ gd_status dl_current(gd_ctx *ctx, uint64_t run_id, uint64_t round_id,
                      Gonka__Diloco__V1__RoundPhase want, dl_run **run, dl_round **round) {
     *run = NULL;
     *round = NULL;
-    gd_status s = dl_get_run(ctx, run_id, run);
+    gd_status s = dl_get_run(ctx, run, run_id);
     if (s == GD_ERR_NOT_FOUND)
         return dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_RUN, "run %llu does not exist",
                        (unsigned long long)run_id);
@@ -50,7 +50,7 @@ gd_status dl_current(gd_ctx *ctx, uint64_t run_id, uint64_t round_id,
         return dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_ROUND, "round %llu is not run %llu's current "
                                                          "round",
                        (unsigned long long)round_id, (unsigned long long)run_id);
-    s = dl_get_round(ctx, run_id, round_id, round);
+    s = dl_get_round(ctx, round, run_id, round_id);
     if (s == GD_ERR_NOT_FOUND)
         return dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_ROUND, "round %llu does not exist",
                        (unsigned long long)round_id);

@@ -114,7 +114,7 @@ gd_status dl_report_validate(gd_ctx *ctx, const ProtobufCMessage *msg, char *sig
 /* Adds weight to a tally kept as a decimal string ("" reads as 0). */
 static gd_status dl_tally_add(char **tally, uint64_t weight) {
     dl_u128 w = 0;
-    GD_TRY(dl_tally_read(*tally, &w));
+    GD_TRY(dl_tally_read(&w, *tally));
     char text[40];
     dl_amount128_str(text, w + weight);
     return dl_set_str(tally, text);
@@ -124,8 +124,8 @@ static gd_status dl_tally_add(char **tally, uint64_t weight) {
  * does not prove the drawn chunk); *out gets the draw, its pick replaced
  * by the chunk. */
 static gd_status dl_report_state(gd_ctx *ctx, const dl_round *round, const dl_commitment *c,
-                                 const Gonka__Diloco__V1__MsgReportAvailability *m,
-                                 gd_state_sample *out) {
+                                 gd_state_sample *out,
+                                 const Gonka__Diloco__V1__MsgReportAvailability *m) {
     if (c->transcript_root.len != GD_DILOCO_HASH_LEN || c->segment_count == 0)
         return gd_fail(GD_ERR_PARSE, "stored commitment of %s is malformed", m->target);
     gd_state_sample_draw(out, round->verify_randomness.data, m->target, m->reporter,
@@ -165,7 +165,7 @@ gd_status dl_report_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *ms
     if (s == GD_OK)
         s = dl_mark_reporter(ctx, m->run, m->round, m->reporter, &weight);
     if (s == GD_OK) {
-        gd_status g = dl_get_commitment(ctx, m->run, m->round, m->target, &c);
+        gd_status g = dl_get_commitment(ctx, &c, m->run, m->round, m->target);
         if (g == GD_ERR_NOT_FOUND)
             s = dl_fail(ctx, GD_DILOCO_ERR_NO_COMMITMENT, "%s has no commitment in round %llu",
                         m->target, (unsigned long long)m->round);
@@ -189,8 +189,8 @@ gd_status dl_report_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *ms
     uint32_t chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
     uint32_t n = 0;
     if (s == GD_OK) {
-        n = gd_diloco_avail_chunks(round->verify_randomness.data, m->target, m->reporter,
-                                   c->payload_leaves - 1, run->spec->avail_chunks, chunks);
+        n = gd_diloco_avail_chunks(chunks, round->verify_randomness.data, m->target,
+                                   m->reporter, c->payload_leaves - 1, run->spec->avail_chunks);
         if (m->n_leaf_hashes != n || m->n_proofs != n)
             s = dl_fail(ctx, GD_DILOCO_ERR_BAD_PROOF, "the report proves %zu chunks, not the %u "
                                                       "the chain drew",
@@ -213,7 +213,7 @@ gd_status dl_report_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *ms
     gd_state_sample sample = {0};
     bool state = m->state_descriptor.len > 0;
     if (s == GD_OK && state)
-        s = dl_report_state(ctx, round, c, m, &sample);
+        s = dl_report_state(ctx, round, c, &sample, m);
     /* The tallies: inclusion reads one number per commitment, not its
      * reports. */
     if (s == GD_OK)
@@ -267,7 +267,7 @@ gd_status dl_randomness_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage
     gd_status s = GD_OK;
     if (sealed) {
         /* Sealed a round ahead: for the round not yet opened, by a member. */
-        s = dl_get_run(ctx, m->run, &run);
+        s = dl_get_run(ctx, &run, m->run);
         if (s == GD_ERR_NOT_FOUND)
             s = dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_RUN, "run %llu does not exist",
                         (unsigned long long)m->run);
@@ -277,7 +277,7 @@ gd_status dl_randomness_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage
                         (unsigned long long)m->run, (unsigned long long)run->next_round,
                         (unsigned long long)m->round);
         if (s == GD_OK)
-            s = dl_run_member(ctx, m->run, m->member, &mem);
+            s = dl_run_member(ctx, &mem, m->run, m->member);
     } else {
         s = dl_current(ctx, m->run, m->round, PH(REVEAL), &run, &round);
         if (s == GD_OK && m->secret.len != GD_DILOCO_SALT_LEN)
@@ -287,7 +287,7 @@ gd_status dl_randomness_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage
     dl_key_secret(&k, m->run, m->round, m->member);
     gd_status g = GD_ERR_NOT_FOUND;
     if (s == GD_OK) {
-        g = dl_load(ctx, &k, &gonka__diloco__v1__randomness_record__descriptor, (void **)&rec);
+        g = dl_load(ctx, &k, (void **)&rec, &gonka__diloco__v1__randomness_record__descriptor);
         if (g != GD_OK && g != GD_ERR_NOT_FOUND)
             s = g;
     }

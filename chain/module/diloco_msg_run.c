@@ -15,7 +15,7 @@ static gd_status dl_coin_check(gd_ctx *ctx, const char *what,
                                const Cosmos__Base__V1beta1__Coin *c, uint64_t *amount) {
     uint64_t v = 0;
     if (c == NULL || c->denom == NULL || gd_denom_check(c->denom) != GD_OK ||
-        dl_amount(c->amount, &v) != GD_OK || v == 0)
+        dl_amount(&v, c->amount) != GD_OK || v == 0)
         return dl_fail(ctx, GD_DILOCO_ERR_INVALID, "%s must be a positive coin below 2^64", what);
     if (amount)
         *amount = v;
@@ -103,12 +103,12 @@ gd_status dl_join_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg,
     dl_run *run = NULL;
     dl_member *old = NULL;
     uint64_t amount = 0, min = 0;
-    gd_status s = dl_get_run(ctx, m->run, &run);
+    gd_status s = dl_get_run(ctx, &run, m->run);
     if (s == GD_ERR_NOT_FOUND)
         s = dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_RUN, "run %llu does not exist",
                     (unsigned long long)m->run);
     if (s == GD_OK) {
-        gd_status g = dl_get_member(ctx, m->run, m->participant, &old);
+        gd_status g = dl_get_member(ctx, &old, m->run, m->participant);
         if (g == GD_OK)
             s = dl_fail(ctx, GD_DILOCO_ERR_ALREADY_MEMBER, "%s is already a member of run %llu",
                         m->participant, (unsigned long long)m->run);
@@ -131,7 +131,7 @@ gd_status dl_join_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg,
                     (unsigned long long)m->run, (unsigned)run->spec->max_members);
     if (s == GD_OK)
         s = dl_coin_check(ctx, "collateral", m->collateral, &amount);
-    if (s == GD_OK && (dl_amount(run->spec->min_collateral->amount, &min) != GD_OK ||
+    if (s == GD_OK && (dl_amount(&min, run->spec->min_collateral->amount) != GD_OK ||
                        strcmp(m->collateral->denom, dl_denom(run)) != 0 || amount < min))
         s = dl_fail(ctx, GD_DILOCO_ERR_COLLATERAL, "collateral must be at least %s%s",
                     run->spec->min_collateral->amount, dl_denom(run));
@@ -185,17 +185,17 @@ gd_status dl_leave_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg
     dl_run *run = NULL;
     dl_member *mem = NULL;
     dl_round *round = NULL;
-    gd_status s = dl_get_run(ctx, m->run, &run);
+    gd_status s = dl_get_run(ctx, &run, m->run);
     if (s == GD_ERR_NOT_FOUND)
         s = dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_RUN, "run %llu does not exist",
                     (unsigned long long)m->run);
     if (s == GD_OK)
-        s = dl_run_member(ctx, m->run, m->participant, &mem);
+        s = dl_run_member(ctx, &mem, m->run, m->participant);
     /* Its collateral stays bonded while a live round holds it (it can
      * still be slashed for that round); after that it is paid back. */
     uint64_t held = 0;
     if (s == GD_OK && run->next_round > 0) {
-        gd_status g = dl_get_round(ctx, m->run, run->next_round - 1, &round);
+        gd_status g = dl_get_round(ctx, &round, m->run, run->next_round - 1);
         if (g == GD_OK && !dl_round_over(round))
             g = dl_member_weight(ctx, m->run, round->index, m->participant, &held);
         s = g == GD_ERR_NOT_FOUND ? GD_OK : g;
@@ -232,7 +232,7 @@ gd_status dl_claim_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg
     dl_run *run = NULL;
     dl_settle *st = NULL;
     uint64_t amount = 0;
-    gd_status s = dl_get_run(ctx, m->run, &run);
+    gd_status s = dl_get_run(ctx, &run, m->run);
     if (s == GD_ERR_NOT_FOUND)
         s = dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_RUN, "run %llu does not exist",
                     (unsigned long long)m->run);
@@ -253,8 +253,8 @@ gd_status dl_claim_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg
     dl_key k;
     dl_key_settle(&k, m->run, m->epoch, m->claimer);
     if (s == GD_OK) {
-        gd_status g = dl_load(ctx, &k, &gonka__diloco__v1__settle_amount__descriptor,
-                              (void **)&st);
+        gd_status g = dl_load(ctx, &k, (void **)&st,
+                              &gonka__diloco__v1__settle_amount__descriptor);
         if (g == GD_ERR_NOT_FOUND)
             s = dl_fail(ctx, GD_DILOCO_ERR_NOTHING, "nothing settled to %s for epoch %llu",
                         m->claimer, (unsigned long long)m->epoch);
@@ -269,7 +269,7 @@ gd_status dl_claim_execute(gd_app *app, gd_ctx *ctx, const ProtobufCMessage *msg
             s = g;
     }
     if (s == GD_OK)
-        s = dl_amount(st->amount, &amount);
+        s = dl_amount(&amount, st->amount);
     if (s == GD_OK)
         s = dl_pay_out(ctx, m->claimer, dl_denom(run), amount);
     if (s == GD_OK) {

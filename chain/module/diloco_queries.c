@@ -33,7 +33,7 @@ gd_status dl_q_runs(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t len,
     dl_key k;
     dl_key_init(&k, DL_RUN);
     dl_list runs;
-    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__run__descriptor, &runs));
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &runs, &gonka__diloco__v1__run__descriptor));
     Gonka__Diloco__V1__QueryRunsResponse r = GONKA__DILOCO__V1__QUERY_RUNS_RESPONSE__INIT;
     r.runs = (dl_run **)runs.items;
     r.n_runs = runs.n;
@@ -52,7 +52,7 @@ gd_status dl_q_run(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t len,
     dl_run *run = NULL;
     dl_round *round = NULL;
     dl_list members = {NULL, 0};
-    gd_status s = dl_get_run(ctx, q->run, &run);
+    gd_status s = dl_get_run(ctx, &run, q->run);
     if (s == GD_ERR_NOT_FOUND)
         s = dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_RUN, "run %llu does not exist",
                     (unsigned long long)q->run);
@@ -60,9 +60,9 @@ gd_status dl_q_run(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t len,
     dl_key_init(&k, DL_MEMBER);
     dl_key_u64(&k, q->run);
     if (s == GD_OK)
-        s = dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__member__descriptor, &members);
+        s = dl_list_prefix(ctx->kv, &k, &members, &gonka__diloco__v1__member__descriptor);
     if (s == GD_OK && run->next_round > 0) {
-        s = dl_get_round(ctx, q->run, run->next_round - 1, &round);
+        s = dl_get_round(ctx, &round, q->run, run->next_round - 1);
         if (s == GD_ERR_NOT_FOUND) /* pruned after its epoch's claims closed */
             s = GD_OK;
     }
@@ -75,8 +75,8 @@ gd_status dl_q_run(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t len,
         dl_key_init(&k, DL_RANDOM);
         dl_key_u64(&k, q->run);
         dl_key_u64(&k, run->next_round);
-        s = dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__randomness_record__descriptor,
-                           &secrets);
+        s = dl_list_prefix(ctx->kv, &k, &secrets,
+                           &gonka__diloco__v1__randomness_record__descriptor);
     }
     char **sealed = NULL;
     if (s == GD_OK && secrets.n > 0) {
@@ -113,7 +113,7 @@ gd_status dl_q_round(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t len,
     if (q == NULL)
         return dl_query_bad(ctx, "the request does not decode");
     dl_round *round = NULL;
-    gd_status s = dl_get_round(ctx, q->run, q->round, &round);
+    gd_status s = dl_get_round(ctx, &round, q->run, q->round);
     if (s == GD_ERR_NOT_FOUND)
         s = dl_fail(ctx, GD_DILOCO_ERR_UNKNOWN_ROUND, "run %llu has no round %llu",
                     (unsigned long long)q->run, (unsigned long long)q->round);
@@ -134,7 +134,7 @@ gd_status dl_q_round(gd_app *app, gd_ctx *ctx, const uint8_t *req, size_t len,
         dl_key_init(&k, kinds[i]);
         dl_key_u64(&k, q->run);
         dl_key_u64(&k, q->round);
-        s = dl_list_prefix(ctx->kv, &k, types[i], &lists[i]);
+        s = dl_list_prefix(ctx->kv, &k, &lists[i], types[i]);
     }
     if (s == GD_OK) {
         Gonka__Diloco__V1__QueryRoundResponse r = GONKA__DILOCO__V1__QUERY_ROUND_RESPONSE__INIT;

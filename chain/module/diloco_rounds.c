@@ -66,7 +66,7 @@ static int64_t dl_next_boundary(const dl_round *r) {
 static uint64_t dl_round_weight(const dl_round *r, const char *addr) {
     size_t i = dl_round_find(r, addr);
     uint64_t w = 0;
-    if (i == r->n_members || dl_amount(r->members[i]->weight, &w) != GD_OK)
+    if (i == r->n_members || dl_amount(&w, r->members[i]->weight) != GD_OK)
         return 0;
     return w;
 }
@@ -90,7 +90,7 @@ static gd_status dl_snapshot(gd_ctx *ctx, const dl_run *run, dl_list *members,
     *out = NULL;
     *n_out = 0;
     uint64_t min = 0;
-    GD_TRY(dl_amount(run->spec->min_collateral->amount, &min));
+    GD_TRY(dl_amount(&min, run->spec->min_collateral->amount));
     dl_member **in = calloc(members->n + 1, sizeof *in);
     if (in == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
@@ -99,7 +99,7 @@ static gd_status dl_snapshot(gd_ctx *ctx, const dl_run *run, dl_list *members,
     for (size_t i = 0; s == GD_OK && i < members->n; i++) {
         dl_member *m = members->items[i];
         uint64_t c = 0;
-        s = dl_amount(m->collateral, &c);
+        s = dl_amount(&c, m->collateral);
         if (s == GD_OK && m->leaving)
             s = dl_release(ctx, run, m, "left");
         else if (s == GD_OK && c < min)
@@ -130,7 +130,7 @@ static gd_status dl_open_round(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
     dl_key_init(&k, DL_MEMBER);
     dl_key_u64(&k, run->id);
     dl_list members;
-    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__member__descriptor, &members));
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &members, &gonka__diloco__v1__member__descriptor));
     dl_member **in = NULL;
     size_t n_in = 0;
     gd_status s = dl_snapshot(ctx, run, &members, &in, &n_in);
@@ -159,7 +159,7 @@ static gd_status dl_open_round(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
     dl_u128 total = 0;
     for (size_t i = 0; s == GD_OK && i < n_in; i++) {
         uint64_t c = 0;
-        s = dl_amount(in[i]->collateral, &c);
+        s = dl_amount(&c, in[i]->collateral);
         gonka__diloco__v1__weighted_member__init(&wm[i]);
         wm[i].address = in[i]->address;
         wm[i].hw_class = in[i]->hw_class;
@@ -216,8 +216,8 @@ gd_status dl_round_seed(gd_ctx *ctx, const dl_run *run, dl_round *r) {
     dl_key k;
     dl_round_prefix(&k, DL_RANDOM, r);
     dl_list secrets;
-    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__randomness_record__descriptor,
-                          &secrets));
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &secrets,
+                          &gonka__diloco__v1__randomness_record__descriptor));
     uint8_t *bytes = malloc(secrets.n * GD_DILOCO_SALT_LEN + 1);
     gd_status s = bytes ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
     size_t n = 0;
@@ -259,7 +259,7 @@ static gd_status dl_fix_active_weight(dl_round *r, dl_u128 *out) {
     for (size_t i = 0; i < r->n_members; i++)
         if (r->members[i]->active) {
             uint64_t x = 0;
-            GD_TRY(dl_amount(r->members[i]->weight, &x));
+            GD_TRY(dl_amount(&x, r->members[i]->weight));
             w += x;
         }
     char text[40];
@@ -277,7 +277,7 @@ static gd_status dl_fix_reporting_weight(dl_round *r, dl_u128 *out) {
     for (size_t i = 0; i < r->n_members; i++)
         if (r->members[i]->reported) {
             uint64_t x = 0;
-            GD_TRY(dl_amount(r->members[i]->weight, &x));
+            GD_TRY(dl_amount(&x, r->members[i]->weight));
             w += x;
         }
     char text[40];
@@ -296,7 +296,7 @@ static gd_status dl_fix_reporting_weight(dl_round *r, dl_u128 *out) {
 static gd_status dl_fix_states_served(gd_ctx *ctx, const dl_round *r, dl_commitment *c,
                                       uint64_t own, dl_u128 reporting) {
     dl_u128 w = 0;
-    GD_TRY(dl_tally_read(c->state_report_weight, &w));
+    GD_TRY(dl_tally_read(&w, c->state_report_weight));
     c->states_served = reporting > 0 && dl_two_thirds(w + own, reporting);
     dl_key ck;
     dl_key_commit(&ck, r->run, r->index, c->participant);
@@ -314,16 +314,16 @@ static gd_status dl_fix_inclusion(gd_ctx *ctx, const dl_run *run, dl_round *r) {
     dl_key k;
     dl_round_prefix(&k, DL_COMMIT, r);
     dl_list commits;
-    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__commitment__descriptor, &commits));
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &commits, &gonka__diloco__v1__commitment__descriptor));
     gd_status s = GD_OK;
     for (size_t i = 0; s == GD_OK && i < commits.n; i++) {
         const dl_commitment *c = commits.items[i];
         dl_u128 w = 0; /* the tally: each reporter's weight */
-        s = dl_amount128(c->report_weight, &w);
+        s = dl_amount128(&w, c->report_weight);
         size_t at = dl_round_find(r, c->participant);
         uint64_t own = 0;
         if (s == GD_OK && at < r->n_members && r->members[at]->reported)
-            s = dl_amount(r->members[at]->weight, &own);
+            s = dl_amount(&own, r->members[at]->weight);
         if (s == GD_OK && dl_two_thirds(w + own, reporting))
             s = dl_push_str(&r->inclusion_set, &r->n_inclusion_set, c->participant);
         if (s == GD_OK)
@@ -402,7 +402,7 @@ static gd_status dl_finish(gd_ctx *ctx, dl_run *run, dl_round *r) {
     dl_key k;
     dl_round_prefix(&k, DL_ATTEST, r);
     dl_list atts;
-    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__attestation__descriptor, &atts));
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &atts, &gonka__diloco__v1__attestation__descriptor));
     const dl_attestation *winner = NULL;
     gd_status s = dl_quorum(r, &atts, active, &winner);
     if (s == GD_OK && winner != NULL) {
@@ -492,7 +492,7 @@ static gd_status dl_run_block(gd_ctx *ctx, dl_run *run, const gd_epoch *latest,
     gd_buf before = {0}, after = {0}; /* write the run back only if the block changed it */
     gd_status s = dl_pack(&before, run);
     if (s == GD_OK && run->next_round > 0) {
-        s = dl_get_round(ctx, run->id, run->next_round - 1, &r);
+        s = dl_get_round(ctx, &r, run->id, run->next_round - 1);
         if (s == GD_ERR_NOT_FOUND) /* pruned: the run has been idle a while */
             s = GD_OK;
         /* The snapshot is read only in blocks where a window starts. */
@@ -530,7 +530,7 @@ gd_status dl_begin_block(gd_ctx *ctx) {
     dl_key k;
     dl_key_init(&k, DL_RUN);
     dl_list runs;
-    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__run__descriptor, &runs));
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &runs, &gonka__diloco__v1__run__descriptor));
     gd_status s = GD_OK;
     for (size_t i = 0; s == GD_OK && i < runs.n; i++)
         s = dl_run_block(ctx, runs.items[i], &latest, &ep);

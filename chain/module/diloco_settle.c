@@ -52,7 +52,7 @@ static gd_status dl_collect(gd_ctx *ctx, const dl_run *run, uint64_t epoch, dl_e
     dl_key_init(&k, DL_ROUND);
     dl_key_u64(&k, run->id);
     dl_list rounds;
-    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__round__descriptor, &rounds));
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &rounds, &gonka__diloco__v1__round__descriptor));
     gd_status s = GD_OK;
     for (size_t i = 0; s == GD_OK && i < rounds.n; i++) {
         const dl_round *r = rounds.items[i];
@@ -70,7 +70,7 @@ static gd_status dl_collect(gd_ctx *ctx, const dl_run *run, uint64_t epoch, dl_e
             continue;
         for (size_t j = 0; s == GD_OK && j < r->n_aggregation_set; j++) {
             dl_commitment *c = NULL;
-            s = dl_get_commitment(ctx, r->run, r->index, r->aggregation_set[j], &c);
+            s = dl_get_commitment(ctx, &c, r->run, r->index, r->aggregation_set[j]);
             dl_earner *x = s == GD_OK ? dl_earner_of(e, c->participant) : NULL;
             if (s == GD_OK && x == NULL)
                 s = gd_fail(GD_ERR_NOMEM, "out of memory");
@@ -84,8 +84,8 @@ static gd_status dl_collect(gd_ctx *ctx, const dl_run *run, uint64_t epoch, dl_e
         dl_round_prefix(&vk, DL_VERDICT, r);
         dl_list verdicts;
         if (s == GD_OK)
-            s = dl_list_prefix(ctx->kv, &vk, &gonka__diloco__v1__verdict_record__descriptor,
-                               &verdicts);
+            s = dl_list_prefix(ctx->kv, &vk, &verdicts,
+                               &gonka__diloco__v1__verdict_record__descriptor);
         else
             verdicts = (dl_list){NULL, 0};
         /* A check is paid when its outcome credited it (the winning side). */
@@ -105,7 +105,7 @@ static gd_status dl_collect(gd_ctx *ctx, const dl_run *run, uint64_t epoch, dl_e
         dl_round_prefix(&ak, DL_ATTEST, r);
         dl_list atts;
         if (s == GD_OK)
-            s = dl_list_prefix(ctx->kv, &ak, &gonka__diloco__v1__attestation__descriptor, &atts);
+            s = dl_list_prefix(ctx->kv, &ak, &atts, &gonka__diloco__v1__attestation__descriptor);
         else
             atts = (dl_list){NULL, 0};
         for (size_t j = 0; s == GD_OK && j < atts.n; j++) {
@@ -156,13 +156,13 @@ static gd_status dl_expire(gd_ctx *ctx, const dl_run *run, uint64_t epoch) {
     dl_key_u64(&k, run->id);
     dl_key_u64(&k, epoch);
     dl_list owed;
-    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__settle_amount__descriptor, &owed));
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &owed, &gonka__diloco__v1__settle_amount__descriptor));
     gd_status s = GD_OK;
     for (size_t i = 0; s == GD_OK && i < owed.n; i++) {
         const dl_settle *o = owed.items[i];
         uint64_t amount = 0;
         if (!o->claimed)
-            s = dl_amount(o->amount, &amount);
+            s = dl_amount(&amount, o->amount);
         if (s == GD_OK && amount > 0)
             s = dl_burn(ctx, dl_denom(run), amount);
     }
@@ -174,7 +174,7 @@ static gd_status dl_expire(gd_ctx *ctx, const dl_run *run, uint64_t epoch) {
     dl_key_u64(&rk, run->id);
     dl_list rounds;
     if (s == GD_OK)
-        s = dl_list_prefix(ctx->kv, &rk, &gonka__diloco__v1__round__descriptor, &rounds);
+        s = dl_list_prefix(ctx->kv, &rk, &rounds, &gonka__diloco__v1__round__descriptor);
     else
         rounds = (dl_list){NULL, 0};
     for (size_t i = 0; s == GD_OK && i < rounds.n; i++) {
@@ -194,9 +194,9 @@ gd_status dl_settle_epoch(gd_ctx *ctx, dl_run *run, uint64_t epoch) {
     uint64_t pool = 0, reward = 0, paid = 0;
     dl_u128 total_tokens = 0, total_checks = 0;
     if (s == GD_OK)
-        s = dl_amount(run->pool, &pool);
+        s = dl_amount(&pool, run->pool);
     if (s == GD_OK)
-        s = dl_amount(run->spec->reward_per_epoch->amount, &reward);
+        s = dl_amount(&reward, run->spec->reward_per_epoch->amount);
     uint64_t budget = reward < pool ? reward : pool;
     /* The spec check keeps the two shares within the whole. */
     uint64_t validators = dl_muldiv(budget, run->spec->validator_share_ppm, GD_DILOCO_PPM);

@@ -101,8 +101,8 @@ void dl_key_secret(dl_key *k, uint64_t run, uint64_t round, const char *member) 
     dl_key_addr(k, member);
 }
 
-gd_status dl_load(gd_ctx *ctx, const dl_key *k, const ProtobufCMessageDescriptor *d,
-                  void **out) {
+gd_status dl_load(gd_ctx *ctx, const dl_key *k, void **out,
+                  const ProtobufCMessageDescriptor *d) {
     *out = NULL;
     const uint8_t *v;
     size_t len;
@@ -169,8 +169,8 @@ static int dl_list_visit(void *ctx, const uint8_t *key, size_t key_len, const ui
     return 0;
 }
 
-gd_status dl_list_prefix(gd_kv *kv, const dl_key *prefix, const ProtobufCMessageDescriptor *d,
-                         dl_list *out) {
+gd_status dl_list_prefix(gd_kv *kv, const dl_key *prefix, dl_list *out,
+                         const ProtobufCMessageDescriptor *d) {
     out->items = NULL;
     out->n = 0;
     dl_list_job job = {d, out, GD_OK};
@@ -305,14 +305,14 @@ bool dl_has_str(char *const *items, size_t n, const char *s) {
 gd_status dl_get_params(gd_ctx *ctx, dl_params **out) {
     dl_key k;
     dl_key_init(&k, DL_PARAMS);
-    return dl_load(ctx, &k, &gonka__diloco__v1__params__descriptor, (void **)out);
+    return dl_load(ctx, &k, (void **)out, &gonka__diloco__v1__params__descriptor);
 }
 
-gd_status dl_get_run(gd_ctx *ctx, uint64_t run, dl_run **out) {
+gd_status dl_get_run(gd_ctx *ctx, dl_run **out, uint64_t run) {
     dl_key k;
     dl_key_init(&k, DL_RUN);
     dl_key_u64(&k, run);
-    return dl_load(ctx, &k, &gonka__diloco__v1__run__descriptor, (void **)out);
+    return dl_load(ctx, &k, (void **)out, &gonka__diloco__v1__run__descriptor);
 }
 
 gd_status dl_put_run(gd_ctx *ctx, const dl_run *r) {
@@ -322,12 +322,12 @@ gd_status dl_put_run(gd_ctx *ctx, const dl_run *r) {
     return dl_save(ctx, &k, r);
 }
 
-gd_status dl_get_member(gd_ctx *ctx, uint64_t run, const char *addr, dl_member **out) {
+gd_status dl_get_member(gd_ctx *ctx, dl_member **out, uint64_t run, const char *addr) {
     dl_key k;
     dl_key_init(&k, DL_MEMBER);
     dl_key_u64(&k, run);
     dl_key_addr(&k, addr);
-    return dl_load(ctx, &k, &gonka__diloco__v1__member__descriptor, (void **)out);
+    return dl_load(ctx, &k, (void **)out, &gonka__diloco__v1__member__descriptor);
 }
 
 gd_status dl_put_member(gd_ctx *ctx, const dl_member *m) {
@@ -338,12 +338,12 @@ gd_status dl_put_member(gd_ctx *ctx, const dl_member *m) {
     return dl_save(ctx, &k, m);
 }
 
-gd_status dl_get_round(gd_ctx *ctx, uint64_t run, uint64_t round, dl_round **out) {
+gd_status dl_get_round(gd_ctx *ctx, dl_round **out, uint64_t run, uint64_t round) {
     dl_key k;
     dl_key_init(&k, DL_ROUND);
     dl_key_u64(&k, run);
     dl_key_u64(&k, round);
-    return dl_load(ctx, &k, &gonka__diloco__v1__round__descriptor, (void **)out);
+    return dl_load(ctx, &k, (void **)out, &gonka__diloco__v1__round__descriptor);
 }
 
 gd_status dl_put_round(gd_ctx *ctx, const dl_round *r) {
@@ -365,7 +365,7 @@ gd_status dl_load_members(gd_ctx *ctx, dl_round *r) {
     dl_key_u64(&k, r->run);
     dl_key_u64(&k, r->index);
     dl_list l;
-    GD_TRY(dl_list_prefix(ctx->kv, &k, &gonka__diloco__v1__weighted_member__descriptor, &l));
+    GD_TRY(dl_list_prefix(ctx->kv, &k, &l, &gonka__diloco__v1__weighted_member__descriptor));
     /* The round takes the list: free_unpacked frees both. */
     r->members = (Gonka__Diloco__V1__WeightedMember **)l.items;
     r->n_members = l.n;
@@ -378,25 +378,25 @@ gd_status dl_member_weight(gd_ctx *ctx, uint64_t run, uint64_t round, const char
     dl_key k;
     dl_key_weight(&k, run, round, addr);
     Gonka__Diloco__V1__WeightedMember *m = NULL;
-    gd_status s = dl_load(ctx, &k, &gonka__diloco__v1__weighted_member__descriptor, (void **)&m);
+    gd_status s = dl_load(ctx, &k, (void **)&m, &gonka__diloco__v1__weighted_member__descriptor);
     if (s == GD_ERR_NOT_FOUND)
         return GD_OK;
     if (s == GD_OK)
-        s = dl_amount(m->weight, weight);
+        s = dl_amount(weight, m->weight);
     dl_free(m);
     return s;
 }
 
-gd_status dl_get_commitment(gd_ctx *ctx, uint64_t run, uint64_t round, const char *addr,
-                            dl_commitment **out) {
+gd_status dl_get_commitment(gd_ctx *ctx, dl_commitment **out, uint64_t run, uint64_t round,
+                            const char *addr) {
     dl_key k;
     dl_key_commit(&k, run, round, addr);
-    return dl_load(ctx, &k, &gonka__diloco__v1__commitment__descriptor, (void **)out);
+    return dl_load(ctx, &k, (void **)out, &gonka__diloco__v1__commitment__descriptor);
 }
 
 /* ---- amounts --------------------------------------------------------------------- */
 
-gd_status dl_amount(const char *text, uint64_t *out) {
+gd_status dl_amount(uint64_t *out, const char *text) {
     if (text == NULL || text[0] == '\0' || (text[0] == '0' && text[1] != '\0'))
         return gd_fail(GD_ERR_INVALID, "amount '%s' is not a canonical decimal",
                        text ? text : "");
@@ -431,12 +431,12 @@ uint64_t dl_muldiv_wide(uint64_t a, dl_u128 b, dl_u128 c) {
     return c == 0 ? 0 : dl_muldiv(a, (uint64_t)b, c);
 }
 
-gd_status dl_tally_read(const char *text, dl_u128 *out) {
+gd_status dl_tally_read(dl_u128 *out, const char *text) {
     *out = 0;
-    return text == NULL || text[0] == '\0' ? GD_OK : dl_amount128(text, out);
+    return text == NULL || text[0] == '\0' ? GD_OK : dl_amount128(out, text);
 }
 
-gd_status dl_amount128(const char *text, dl_u128 *out) {
+gd_status dl_amount128(dl_u128 *out, const char *text) {
     if (text == NULL || text[0] == '\0' || (text[0] == '0' && text[1] != '\0') ||
         strlen(text) > 39)
         return gd_fail(GD_ERR_INVALID, "amount '%s' is not a canonical decimal",
@@ -469,7 +469,7 @@ void dl_amount128_str(char out[40], dl_u128 v) {
 /* ---- the module account ---------------------------------------------------------- */
 
 gd_status dl_module_address(char out[GD_ADDRESS_STR_MAX]) {
-    return gd_auth_module_address(GD_DILOCO_MODULE_NAME, out, GD_ADDRESS_STR_MAX);
+    return gd_auth_module_address(out, GD_ADDRESS_STR_MAX, GD_DILOCO_MODULE_NAME);
 }
 
 static gd_status dl_coin(gd_coin *c, const char *denom, uint64_t amount) {

@@ -147,19 +147,19 @@ static gd_status gd_epochs_init_genesis(gd_app *app, gd_ctx *ctx, const json_t *
                 {"inference_validation_cutoff", &p.inference_validation_cutoff},
             };
             for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-                GD_TRY(gd_json_i64_field(ep, fields[i].key, true, *fields[i].field,
-                                         fields[i].field));
-            GD_TRY(gd_json_u64_field(ep, "inference_pruning_epoch_threshold", true,
-                                     p.inference_pruning_epoch_threshold,
-                                     &p.inference_pruning_epoch_threshold));
+                GD_TRY(gd_json_i64_field(fields[i].field, ep, fields[i].key, true,
+                                         *fields[i].field));
+            GD_TRY(gd_json_u64_field(&p.inference_pruning_epoch_threshold, ep,
+                                     "inference_pruning_epoch_threshold", true,
+                                     p.inference_pruning_epoch_threshold));
         }
         const json_t *latest = json_object_get(state, "latest_epoch");
         if (latest != NULL) {
             GD_TRY(gd_json_only_keys(latest, "latest_epoch", "index", "poc_start_block_height",
                                      NULL));
-            GD_TRY(gd_json_u64_field(latest, "index", true, 0, &e.index));
-            GD_TRY(gd_json_i64_field(latest, "poc_start_block_height", true, 0,
-                                     &e.poc_start_block_height));
+            GD_TRY(gd_json_u64_field(&e.index, latest, "index", true, 0));
+            GD_TRY(gd_json_i64_field(&e.poc_start_block_height, latest, "poc_start_block_height",
+                                     true, 0));
             if (e.poc_start_block_height < 0)
                 return gd_fail(GD_ERR_PARSE, "latest_epoch.poc_start_block_height is negative");
         }

@@ -14,8 +14,8 @@ static const json_t *gd_json_member(const json_t *obj, const char *key) {
     return json_is_null(v) ? NULL : v;
 }
 
-gd_status gd_json_u64_field(const json_t *obj, const char *key, bool optional, uint64_t dflt,
-                            uint64_t *out) {
+gd_status gd_json_u64_field(uint64_t *out, const json_t *obj, const char *key, bool optional,
+                            uint64_t dflt) {
     const json_t *v = gd_json_member(obj, key);
     if (v == NULL) {
         if (!optional)
@@ -27,13 +27,13 @@ gd_status gd_json_u64_field(const json_t *obj, const char *key, bool optional, u
         *out = (uint64_t)json_integer_value(v);
         return GD_OK;
     }
-    if (json_is_string(v) && gd_parse_u64(json_string_value(v), out) == GD_OK)
+    if (json_is_string(v) && gd_parse_u64(out, json_string_value(v)) == GD_OK)
         return GD_OK;
     return gd_fail(GD_ERR_PARSE, "'%s' must be a non-negative integer (as a string)", key);
 }
 
-gd_status gd_json_i64_field(const json_t *obj, const char *key, bool optional, int64_t dflt,
-                            int64_t *out) {
+gd_status gd_json_i64_field(int64_t *out, const json_t *obj, const char *key, bool optional,
+                            int64_t dflt) {
     const json_t *v = gd_json_member(obj, key);
     if (v == NULL) {
         if (!optional)
@@ -45,13 +45,13 @@ gd_status gd_json_i64_field(const json_t *obj, const char *key, bool optional, i
         *out = (int64_t)json_integer_value(v);
         return GD_OK;
     }
-    if (json_is_string(v) && gd_parse_i64(json_string_value(v), out) == GD_OK)
+    if (json_is_string(v) && gd_parse_i64(out, json_string_value(v)) == GD_OK)
         return GD_OK;
     return gd_fail(GD_ERR_PARSE, "'%s' must be an integer (as a string)", key);
 }
 
-gd_status gd_json_str_field(const json_t *obj, const char *key, bool optional, char *out,
-                            size_t cap) {
+gd_status gd_json_str_field(char *out, size_t cap, const json_t *obj, const char *key,
+                            bool optional) {
     const json_t *v = gd_json_member(obj, key);
     out[0] = '\0';
     if (v == NULL)
@@ -65,8 +65,8 @@ gd_status gd_json_str_field(const json_t *obj, const char *key, bool optional, c
     return GD_OK;
 }
 
-gd_status gd_json_b64_field(const json_t *obj, const char *key, bool optional, uint8_t *out,
-                            size_t cap, size_t *len) {
+gd_status gd_json_b64_field(uint8_t *out, size_t cap, const json_t *obj, const char *key,
+                            bool optional, size_t *len) {
     const json_t *v = gd_json_member(obj, key);
     *len = 0;
     if (v == NULL)

@@ -123,7 +123,7 @@ static gd_status gd_spec_known_keys(const json_t *obj, const gd_spec_field *fiel
 }
 
 /* A JSON string without an embedded NUL (which C would silently cut). */
-static gd_status gd_spec_string(const json_t *v, const char *key, const char **out) {
+static gd_status gd_spec_string(const char **out, const json_t *v, const char *key) {
     if (!json_is_string(v) || strlen(json_string_value(v)) != json_string_length(v))
         return gd_fail(GD_ERR_INVALID, "run spec: %s must be a string", key);
     *out = json_string_value(v);
@@ -131,15 +131,15 @@ static gd_status gd_spec_string(const json_t *v, const char *key, const char **o
 }
 
 /* A non-negative integer as a JSON number or a decimal string, at most max. */
-static gd_status gd_spec_uint(const json_t *v, const char *key, uint64_t max, uint64_t *out) {
+static gd_status gd_spec_uint(uint64_t *out, const json_t *v, const char *key, uint64_t max) {
     if (json_is_integer(v)) {
         if (json_integer_value(v) < 0)
             return gd_fail(GD_ERR_INVALID, "run spec: %s must not be negative", key);
         *out = (uint64_t)json_integer_value(v);
     } else if (json_is_string(v)) {
         const char *text = NULL;
-        GD_TRY(gd_spec_string(v, key, &text));
-        if (gd_parse_u64(text, out) != GD_OK)
+        GD_TRY(gd_spec_string(&text, v, key));
+        if (gd_parse_u64(out, text) != GD_OK)
             return gd_fail(GD_ERR_INVALID, "run spec: %s '%.40s' is not a non-negative integer",
                            key, text);
     } else {
@@ -153,9 +153,9 @@ static gd_status gd_spec_uint(const json_t *v, const char *key, uint64_t max, ui
     return GD_OK;
 }
 
-static gd_status gd_spec_text(const json_t *v, const char *key, char **out) {
+static gd_status gd_spec_text(char **out, const json_t *v, const char *key) {
     const char *text = NULL;
-    GD_TRY(gd_spec_string(v, key, &text));
+    GD_TRY(gd_spec_string(&text, v, key));
     *out = strdup(text);
     return *out ? GD_OK : gd_fail(GD_ERR_NOMEM, "run spec: out of memory");
 }
@@ -163,25 +163,25 @@ static gd_status gd_spec_text(const json_t *v, const char *key, char **out) {
 /* A decimal is a JSON string: a JSON number would pass through the
  * reader's double and could not be kept exactly. The grammar is checked
  * with the other rules (gd_diloco_spec_check). */
-static gd_status gd_spec_decimal(const json_t *v, const char *key, char **out) {
+static gd_status gd_spec_decimal(char **out, const json_t *v, const char *key) {
     if (json_is_number(v))
         return gd_fail(GD_ERR_INVALID,
                        "run spec: %s must be a decimal in a JSON string, e.g. \"0.003\" "
                        "(quote it)",
                        key);
-    return gd_spec_text(v, key, out);
+    return gd_spec_text(out, v, key);
 }
 
-static gd_status gd_spec_bool(const json_t *v, const char *key, protobuf_c_boolean *out) {
+static gd_status gd_spec_bool(protobuf_c_boolean *out, const json_t *v, const char *key) {
     if (!json_is_boolean(v))
         return gd_fail(GD_ERR_INVALID, "run spec: %s must be true or false", key);
     *out = json_is_true(v);
     return GD_OK;
 }
 
-static gd_status gd_spec_hash(const json_t *v, const char *key, ProtobufCBinaryData *out) {
+static gd_status gd_spec_hash(ProtobufCBinaryData *out, const json_t *v, const char *key) {
     const char *hex = NULL;
-    GD_TRY(gd_spec_string(v, key, &hex));
+    GD_TRY(gd_spec_string(&hex, v, key));
     uint8_t bytes[32];
     size_t len = 0;
     if (strlen(hex) != 64 || gd_hex_decode(bytes, sizeof bytes, &len, hex, 64) != GD_OK)
@@ -194,11 +194,11 @@ static gd_status gd_spec_hash(const json_t *v, const char *key, ProtobufCBinaryD
     return GD_OK;
 }
 
-static gd_status gd_spec_coin(const json_t *v, const char *key,
-                              Cosmos__Base__V1beta1__Coin **out) {
+static gd_status gd_spec_coin(Cosmos__Base__V1beta1__Coin **out, const json_t *v,
+                              const char *key) {
     const char *text = NULL;
     gd_coin coin;
-    GD_TRY(gd_spec_string(v, key, &text));
+    GD_TRY(gd_spec_string(&text, v, key));
     if (gd_coin_parse(&coin, text) != GD_OK)
         return gd_fail_context(GD_ERR_INVALID, "run spec: %s", key);
     Cosmos__Base__V1beta1__Coin *c = malloc(sizeof *c);
@@ -213,7 +213,7 @@ static gd_status gd_spec_coin(const json_t *v, const char *key,
     return GD_OK;
 }
 
-static gd_status gd_spec_windows(const json_t *v, Gonka__Diloco__V1__WindowLengths **out) {
+static gd_status gd_spec_windows(Gonka__Diloco__V1__WindowLengths **out, const json_t *v) {
     if (!json_is_object(v))
         return gd_fail(GD_ERR_INVALID, "run spec: windows must be an object {train, commit, "
                                        "reveal, verify, open, dispute, attest, dispute_open, "
@@ -231,7 +231,7 @@ static gd_status gd_spec_windows(const json_t *v, Gonka__Diloco__V1__WindowLengt
         if (len == NULL)
             return gd_fail(GD_ERR_INVALID, "run spec: %s is missing", name);
         uint64_t n;
-        GD_TRY(gd_spec_uint(len, name, UINT32_MAX, &n));
+        GD_TRY(gd_spec_uint(&n, len, name, UINT32_MAX));
         *(uint32_t *)((char *)w + gd_window_fields[i].offset) = (uint32_t)n;
     }
     return GD_OK;
@@ -240,7 +240,7 @@ static gd_status gd_spec_windows(const json_t *v, Gonka__Diloco__V1__WindowLengt
 /* An array of strings. Its length and order are rules of the spec
  * (gd_diloco_spec_check); here only the shape. The count grows with each
  * copy, so that the spec's free releases what was read on failure. */
-static gd_status gd_spec_strings(const json_t *v, const char *key, char ***out, size_t *n) {
+static gd_status gd_spec_strings(char ***out, const json_t *v, const char *key, size_t *n) {
     if (!json_is_array(v))
         return gd_fail(GD_ERR_INVALID, "run spec: %s must be an array of strings", key);
     *out = calloc(json_array_size(v) ? json_array_size(v) : 1, sizeof **out);
@@ -250,7 +250,7 @@ static gd_status gd_spec_strings(const json_t *v, const char *key, char ***out, 
         const char *text = NULL;
         char name[48];
         snprintf(name, sizeof name, "%s[%zu]", key, i);
-        GD_TRY(gd_spec_string(json_array_get(v, i), name, &text));
+        GD_TRY(gd_spec_string(&text, json_array_get(v, i), name));
         if (((*out)[i] = strdup(text)) == NULL)
             return gd_fail(GD_ERR_NOMEM, "run spec: out of memory");
         *n = i + 1;
@@ -264,25 +264,25 @@ static gd_status gd_spec_read_field(Gonka__Diloco__V1__RunSpec *spec, const gd_s
     uint64_t n;
     switch (f->kind) {
     case GD_SPEC_TEXT:
-        return gd_spec_text(v, f->key, (char **)at);
+        return gd_spec_text((char **)at, v, f->key);
     case GD_SPEC_HASH:
-        return gd_spec_hash(v, f->key, (ProtobufCBinaryData *)at);
+        return gd_spec_hash((ProtobufCBinaryData *)at, v, f->key);
     case GD_SPEC_U32:
-        GD_TRY(gd_spec_uint(v, f->key, UINT32_MAX, &n));
+        GD_TRY(gd_spec_uint(&n, v, f->key, UINT32_MAX));
         *(uint32_t *)at = (uint32_t)n;
         return GD_OK;
     case GD_SPEC_U64:
-        return gd_spec_uint(v, f->key, UINT64_MAX, (uint64_t *)at);
+        return gd_spec_uint((uint64_t *)at, v, f->key, UINT64_MAX);
     case GD_SPEC_COIN:
-        return gd_spec_coin(v, f->key, (Cosmos__Base__V1beta1__Coin **)at);
+        return gd_spec_coin((Cosmos__Base__V1beta1__Coin **)at, v, f->key);
     case GD_SPEC_WINDOWS:
-        return gd_spec_windows(v, (Gonka__Diloco__V1__WindowLengths **)at);
+        return gd_spec_windows((Gonka__Diloco__V1__WindowLengths **)at, v);
     case GD_SPEC_DECIMAL:
-        return gd_spec_decimal(v, f->key, (char **)at);
+        return gd_spec_decimal((char **)at, v, f->key);
     case GD_SPEC_BOOL:
-        return gd_spec_bool(v, f->key, (protobuf_c_boolean *)at);
+        return gd_spec_bool((protobuf_c_boolean *)at, v, f->key);
     case GD_SPEC_STRINGS:
-        return gd_spec_strings(v, f->key, (char ***)at,
+        return gd_spec_strings((char ***)at, v, f->key,
                                (size_t *)((char *)spec + f->count_offset));
     }
     return gd_fail(GD_ERR_INVALID, "run spec: %s has an unknown kind", f->key);

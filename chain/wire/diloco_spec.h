@@ -114,8 +114,8 @@ uint32_t gd_diloco_spec_class_min(const Gonka__Diloco__V1__RunSpec *spec);
  * same bytes; a spec carrying unknown fields has no canonical bytes and is
  * refused (GD_ERR_INVALID), as is NULL. The spec need not pass
  * gd_diloco_spec_check. GD_ERR_NOMEM when out of memory. */
-gd_status gd_diloco_spec_digest(const Gonka__Diloco__V1__RunSpec *spec,
-                                uint8_t out[32]) GD_MUST_CHECK;
+gd_status gd_diloco_spec_digest(uint8_t out[32],
+                                const Gonka__Diloco__V1__RunSpec *spec) GD_MUST_CHECK;
 
 /* An amount the module stores as a decimal string (pool, collateral,
  * weight, reward): canonical, and small enough for its 64-bit arithmetic.

@@ -32,7 +32,7 @@ gd_status gd_diloco_amount_check(const char *amount, const char *what) {
         gd_amount_check(amount) != GD_OK)
         return gd_fail(GD_ERR_INVALID, "%s '%.80s' is not a canonical amount", what,
                        amount ? amount : "");
-    if (gd_parse_u64(amount, &value) != GD_OK)
+    if (gd_parse_u64(&value, amount) != GD_OK)
         return gd_fail(GD_ERR_INVALID, "%s %.80s does not fit in 64 bits", what, amount);
     return GD_OK;
 }
@@ -116,7 +116,7 @@ static const gd_decimal gd_one = {1, 0};
 static const gd_decimal gd_thousand = {1000, 0};
 
 /* A decimal field: canonical, and its exact value. */
-static gd_status gd_spec_real(const char *text, const char *name, gd_decimal *out) {
+static gd_status gd_spec_real(gd_decimal *out, const char *text, const char *name) {
     if (gd_decimal_parse(out, text) != GD_OK)
         return gd_fail_context(GD_ERR_INVALID, "run spec: %s", name);
     return GD_OK;
@@ -132,7 +132,7 @@ typedef struct gd_real_rule {
 } gd_real_rule;
 
 static gd_status gd_spec_real_check(const gd_real_rule *r, gd_decimal *value) {
-    GD_TRY(gd_spec_real(r->text, r->name, value));
+    GD_TRY(gd_spec_real(value, r->text, r->name));
     int lo = gd_decimal_cmp(value, &r->lo);
     if (lo < 0 || (r->lo_open && lo == 0) || gd_decimal_cmp(value, &r->hi) > 0)
         return gd_fail(GD_ERR_INVALID, "run spec: %s %s must be %s", r->name, r->text, r->rule);
@@ -159,13 +159,13 @@ static gd_status gd_spec_optimizer_check(const Gonka__Diloco__V1__RunSpec *s) {
         GD_TRY(gd_spec_real_check(&rules[i], &v[i]));
     const gd_decimal *lr = &v[0]; /* rules[0] */
     gd_decimal min_lr, grad_clip, clip;
-    GD_TRY(gd_spec_real(s->inner_min_lr, "inner_min_lr", &min_lr));
+    GD_TRY(gd_spec_real(&min_lr, s->inner_min_lr, "inner_min_lr"));
     if (gd_decimal_cmp(&min_lr, lr) > 0)
         return gd_fail(GD_ERR_INVALID, "run spec: inner_min_lr %s must be at most inner_lr %s",
                        s->inner_min_lr, s->inner_lr);
     /* Any canonical decimal is >= 0 and finite as a double; "0" is off. */
-    GD_TRY(gd_spec_real(s->grad_clip, "grad_clip", &grad_clip));
-    GD_TRY(gd_spec_real(s->clip_factor, "clip_factor", &clip));
+    GD_TRY(gd_spec_real(&grad_clip, s->grad_clip, "grad_clip"));
+    GD_TRY(gd_spec_real(&clip, s->clip_factor, "clip_factor"));
     if (!gd_decimal_is_zero(&clip) &&
         (gd_decimal_cmp(&clip, &gd_one) < 0 || gd_decimal_cmp(&clip, &gd_thousand) > 0))
         return gd_fail(GD_ERR_INVALID, "run spec: clip_factor %s must be 0 (off) or in [1, 1000]",
@@ -237,7 +237,7 @@ static gd_status gd_spec_windows_check(const Gonka__Diloco__V1__WindowLengths *w
 /* A coin's amount as a number: the coin passed gd_diloco_coin_check. */
 static uint64_t gd_spec_amount(const Cosmos__Base__V1beta1__Coin *c) {
     uint64_t v;
-    return gd_parse_u64(c->amount, &v) == GD_OK ? v : 0;
+    return gd_parse_u64(&v, c->amount) == GD_OK ? v : 0;
 }
 
 /* The coins: one denom for all, and slashes sized so that cheating never

@@ -10,7 +10,7 @@
  * a v2 spec never name a v3 one, even where they would decode alike. */
 #define GD_SPEC_DIGEST_TAG "gd-run-spec-v3"
 
-gd_status gd_diloco_spec_digest(const Gonka__Diloco__V1__RunSpec *spec, uint8_t out[32]) {
+gd_status gd_diloco_spec_digest(uint8_t out[32], const Gonka__Diloco__V1__RunSpec *spec) {
     if (spec == NULL)
         return gd_fail(GD_ERR_INVALID, "run spec digest: no spec");
     /* protobuf-c keeps unknown fields and packs them again after the known

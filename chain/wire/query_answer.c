@@ -13,7 +13,7 @@
 #include "cosmos/tx/v1beta1/service.pb-c.h"
 #include "inference/inference/query.pb-c.h"
 
-gd_status gd_decode_account_info(const uint8_t *data, size_t len, gd_account_info *out) {
+gd_status gd_decode_account_info(gd_account_info *out, const uint8_t *data, size_t len) {
     memset(out, 0, sizeof *out);
     Cosmos__Auth__V1beta1__QueryAccountInfoResponse *resp =
         cosmos__auth__v1beta1__query_account_info_response__unpack(NULL, len, data);
@@ -48,7 +48,7 @@ done:
     return s;
 }
 
-gd_status gd_decode_balance(const uint8_t *data, size_t len, gd_coin *out) {
+gd_status gd_decode_balance(gd_coin *out, const uint8_t *data, size_t len) {
     Cosmos__Bank__V1beta1__QueryBalanceResponse *resp =
         cosmos__bank__v1beta1__query_balance_response__unpack(NULL, len, data);
     if (resp == NULL)
@@ -68,7 +68,7 @@ gd_status gd_decode_balance(const uint8_t *data, size_t len, gd_coin *out) {
     return s;
 }
 
-gd_status gd_decode_epoch_info(const uint8_t *data, size_t len, gd_epoch_info *out) {
+gd_status gd_decode_epoch_info(gd_epoch_info *out, const uint8_t *data, size_t len) {
     memset(out, 0, sizeof *out);
     Inference__Inference__QueryEpochInfoResponse *resp =
         inference__inference__query_epoch_info_response__unpack(NULL, len, data);

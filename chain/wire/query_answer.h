@@ -29,11 +29,11 @@ typedef struct gd_account_info {
 } gd_account_info;
 
 /* Response decoders (outside bytes in, typed values out). */
-gd_status gd_decode_account_info(const uint8_t *data, size_t len,
-                                 gd_account_info *out) GD_MUST_CHECK;
-gd_status gd_decode_balance(const uint8_t *data, size_t len, gd_coin *out) GD_MUST_CHECK;
-gd_status gd_decode_epoch_info(const uint8_t *data, size_t len,
-                               gd_epoch_info *out) GD_MUST_CHECK;
+gd_status gd_decode_account_info(gd_account_info *out, const uint8_t *data,
+                                 size_t len) GD_MUST_CHECK;
+gd_status gd_decode_balance(gd_coin *out, const uint8_t *data, size_t len) GD_MUST_CHECK;
+gd_status gd_decode_epoch_info(gd_epoch_info *out, const uint8_t *data,
+                               size_t len) GD_MUST_CHECK;
 gd_status gd_decode_simulate(const uint8_t *data, size_t len, uint64_t *gas_used) GD_MUST_CHECK;
 
 #endif

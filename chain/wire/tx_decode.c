@@ -27,7 +27,7 @@ struct gd_decoded_tx {
 };
 
 /* Reads a varint, requiring the minimal encoding. */
-static gd_status gd_pb_varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *out) {
+static gd_status gd_pb_varint(uint64_t *out, const uint8_t *p, size_t len, size_t *pos) {
     uint64_t v = 0;
     for (int shift = 0; shift < 64; shift += 7) {
         if (*pos >= len)
@@ -51,7 +51,7 @@ static gd_status gd_txraw_check_canonical(const uint8_t *p, size_t len) {
     uint64_t last = 0;
     while (pos < len) {
         uint64_t tag = 0, n = 0;
-        GD_TRY(gd_pb_varint(p, len, &pos, &tag));
+        GD_TRY(gd_pb_varint(&tag, p, len, &pos));
         uint64_t field = tag >> 3, wire = tag & 7;
         if (field < 1 || field > 3)
             return gd_fail(GD_ERR_PARSE, "TxRaw has unknown field %llu",
@@ -62,7 +62,7 @@ static gd_status gd_txraw_check_canonical(const uint8_t *p, size_t len) {
         if (field < last || (field == last && field != 3))
             return gd_fail(GD_ERR_PARSE, "TxRaw fields are not in ascending order");
         last = field;
-        GD_TRY(gd_pb_varint(p, len, &pos, &n));
+        GD_TRY(gd_pb_varint(&n, p, len, &pos));
         if (n > len - pos)
             return gd_fail(GD_ERR_PARSE, "TxRaw field %llu overruns the input",
                            (unsigned long long)field);

@@ -102,9 +102,9 @@ static double *gd_cuda_partials(const gd_backend *be, size_t count) {
  * out (n, o) = inp (n, i) . W^T with W (o, i) is, column-major,
  * out' (o x n) = W'^T . inp' where W' (i x o) and inp' (i x n). */
 
-static void gd_gemm(gd_cuda_ctx *c, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
-                    int k, const float *a, int lda, const float *b, int ldb, float beta,
-                    float *out, int ldc) {
+static void gd_gemm(gd_cuda_ctx *c, float *out, cublasOperation_t ta, cublasOperation_t tb, int m,
+                    int n, int k, const float *a, int lda, const float *b, int ldb,
+                    float beta, int ldc) {
     const float alpha = 1.0f;
     GD_CUBLAS_CHECK(c->cublas->gemm_ex(c->blas, ta, tb, m, n, k, &alpha, a, CUDA_R_32F, lda, b,
                                  CUDA_R_32F, ldb, &beta, out, CUDA_R_32F, ldc,
@@ -113,8 +113,8 @@ static void gd_gemm(gd_cuda_ctx *c, cublasOperation_t ta, cublasOperation_t tb, 
 
 static void cuda_matmul_forward(const gd_backend *be, float *out, const float *inp, const float *weight,
                                 size_t n, size_t in_dim, size_t out_dim) {
-    gd_gemm(gd_cuda_use(be), CUBLAS_OP_T, CUBLAS_OP_N, (int)out_dim, (int)n, (int)in_dim, weight,
-            (int)in_dim, inp, (int)in_dim, 0.0f, out, (int)out_dim);
+    gd_gemm(gd_cuda_use(be), out, CUBLAS_OP_T, CUBLAS_OP_N, (int)out_dim, (int)n, (int)in_dim,
+            weight, (int)in_dim, inp, (int)in_dim, 0.0f, (int)out_dim);
 }
 
 static void cuda_matmul_backward(const gd_backend *be, float *dinp, float *dweight, const float *dout,
@@ -123,19 +123,19 @@ static void cuda_matmul_backward(const gd_backend *be, float *dinp, float *dweig
     gd_cuda_ctx *c = gd_cuda_use(be);
     /* dinp' (i x n) += W' (i x o) . dout' (o x n) */
     if (dinp != NULL)
-        gd_gemm(c, CUBLAS_OP_N, CUBLAS_OP_N, (int)in_dim, (int)n, (int)out_dim, weight,
-                (int)in_dim, dout, (int)out_dim, 1.0f, dinp, (int)in_dim);
+        gd_gemm(c, dinp, CUBLAS_OP_N, CUBLAS_OP_N, (int)in_dim, (int)n, (int)out_dim,
+                weight, (int)in_dim, dout, (int)out_dim, 1.0f, (int)in_dim);
     /* dW' (i x o) += inp' (i x n) . dout'^T (n x o) */
     if (dweight != NULL)
-        gd_gemm(c, CUBLAS_OP_N, CUBLAS_OP_T, (int)in_dim, (int)out_dim, (int)n, inp,
-                (int)in_dim, dout, (int)out_dim, 1.0f, dweight, (int)in_dim);
+        gd_gemm(c, dweight, CUBLAS_OP_N, CUBLAS_OP_T, (int)in_dim, (int)out_dim, (int)n,
+                inp, (int)in_dim, dout, (int)out_dim, 1.0f, (int)in_dim);
 }
 
 /* --- the model's other ops ------------------------------------------------------------------ */
 
 static void cuda_embedding_forward(const gd_backend *be, float *out, const int32_t *tokens,
                                    const float *table, size_t n, size_t dim) {
-    gd_cuda_embedding_forward(gd_cuda_use(be)->stream, out, tokens, table, n, dim);
+    gd_cuda_embedding_forward(out, gd_cuda_use(be)->stream, tokens, table, n, dim);
 }
 
 static void cuda_embedding_backward(const gd_backend *be, float *dtable, const float *dout,
@@ -145,7 +145,7 @@ static void cuda_embedding_backward(const gd_backend *be, float *dtable, const f
 
 static void cuda_rmsnorm_forward(const gd_backend *be, float *out, float *rstd, const float *inp,
                                  const float *weight, size_t n, size_t dim, double eps) {
-    gd_cuda_rmsnorm_forward(gd_cuda_use(be)->stream, out, rstd, inp, weight, n, dim, eps);
+    gd_cuda_rmsnorm_forward(out, gd_cuda_use(be)->stream, rstd, inp, weight, n, dim, eps);
 }
 
 static void cuda_rmsnorm_backward(const gd_backend *be, float *dinp, float *dweight, const float *dout,
@@ -161,7 +161,7 @@ static void cuda_rmsnorm_backward(const gd_backend *be, float *dinp, float *dwei
 static void cuda_rope_forward(const gd_backend *be, float *out, const float *inp, const float *cos_table,
                               const float *sin_table, size_t batch, size_t seq_len,
                               size_t heads, size_t head_dim) {
-    gd_cuda_rope_forward(gd_cuda_use(be)->stream, out, inp, cos_table, sin_table, batch, seq_len,
+    gd_cuda_rope_forward(out, gd_cuda_use(be)->stream, inp, cos_table, sin_table, batch, seq_len,
                          heads, head_dim);
 }
 
@@ -216,10 +216,10 @@ static gd_att_shape gd_att_shape_of(size_t batch, size_t seq_len, size_t heads, 
 }
 
 /* One GEMM per sequence of the batch: out_i = alpha op(a_i) op(b_i) + beta out_i. */
-static void gd_gemm_seqs(gd_cuda_ctx *c, const gd_att_shape *s, cublasOperation_t ta,
+static void gd_gemm_seqs(gd_cuda_ctx *c, const gd_att_shape *s, float *out, cublasOperation_t ta,
                          cublasOperation_t tb, int m, int n, int k, float alpha, const float *a,
                          int lda, long long a_seq, const float *b, int ldb, long long b_seq,
-                         float beta, float *out, int ldc, long long out_seq) {
+                         float beta, int ldc, long long out_seq) {
     GD_CUBLAS_CHECK(c->cublas->gemm_strided_batched_ex(
         c->blas, ta, tb, m, n, k, &alpha, a, CUDA_R_32F, lda, a_seq, b, CUDA_R_32F, ldb, b_seq,
         &beta, out, CUDA_R_32F, ldc, out_seq, (int)s->batch, CUBLAS_COMPUTE_32F_FAST_16BF,
@@ -238,16 +238,16 @@ static void cuda_attention_forward(const gd_backend *be, float *out, float *att,
     for (size_t h = 0; h < heads; h++) {
         const float *kh = k + gd_att_kv_at(&s, h);
         /* S' (T x T) = K'^T Q', scaled */
-        gd_gemm_seqs(c, &s, CUBLAS_OP_T, CUBLAS_OP_N, s.T, s.T, s.hd, s.scale, kh, s.kv_stride,
-                     s.kv_seq, q + h * head_dim, s.q_stride, s.q_seq, 0.0f, att + h * TT, s.T,
+        gd_gemm_seqs(c, &s, att + h * TT, CUBLAS_OP_T, CUBLAS_OP_N, s.T, s.T, s.hd, s.scale, kh,
+                     s.kv_stride, s.kv_seq, q + h * head_dim, s.q_stride, s.q_seq, 0.0f, s.T,
                      s.scores_seq);
     }
     gd_cuda_attention_softmax(c->stream, att, batch * heads * seq_len, seq_len);
     for (size_t h = 0; h < heads; h++) {
         const float *vh = v + gd_att_kv_at(&s, h);
         /* O' (hd x T) = V' P' */
-        gd_gemm_seqs(c, &s, CUBLAS_OP_N, CUBLAS_OP_N, s.hd, s.T, s.T, 1.0f, vh, s.kv_stride,
-                     s.kv_seq, att + h * TT, s.T, s.scores_seq, 0.0f, out + h * head_dim,
+        gd_gemm_seqs(c, &s, out + h * head_dim, CUBLAS_OP_N, CUBLAS_OP_N, s.hd, s.T, s.T, 1.0f, vh,
+                     s.kv_stride, s.kv_seq, att + h * TT, s.T, s.scores_seq, 0.0f,
                      s.q_stride, s.q_seq);
     }
 }
@@ -266,9 +266,9 @@ static void cuda_attention_backward(const gd_backend *be, float *dq, float *dk, 
         for (size_t h = 0; h < heads; h++) {
             const float *vh = v + gd_att_kv_at(&s, h);
             /* dP' (T x T) = V'^T dO' */
-            gd_gemm_seqs(c, &s, CUBLAS_OP_T, CUBLAS_OP_N, s.T, s.T, s.hd, 1.0f, vh,
-                         s.kv_stride, s.kv_seq, dout + h * head_dim, s.q_stride, s.q_seq, 0.0f,
-                         scratch + h * TT, s.T, s.scores_seq);
+            gd_gemm_seqs(c, &s, scratch + h * TT, CUBLAS_OP_T, CUBLAS_OP_N, s.T, s.T, s.hd, 1.0f,
+                         vh, s.kv_stride, s.kv_seq, dout + h * head_dim, s.q_stride, s.q_seq,
+                         0.0f, s.T, s.scores_seq);
         }
         gd_cuda_attention_softmax_backward(c->stream, scratch, att, batch * heads * seq_len,
                                            seq_len);
@@ -278,18 +278,18 @@ static void cuda_attention_backward(const gd_backend *be, float *dq, float *dk, 
         const float *ds = scratch + h * TT, *p = att + h * TT;
         /* dQ' (hd x T) += scale K' dS' */
         if (dq != NULL)
-            gd_gemm_seqs(c, &s, CUBLAS_OP_N, CUBLAS_OP_N, s.hd, s.T, s.T, s.scale, k + kv_at,
-                         s.kv_stride, s.kv_seq, ds, s.T, s.scores_seq, 1.0f, dq + h * head_dim,
+            gd_gemm_seqs(c, &s, dq + h * head_dim, CUBLAS_OP_N, CUBLAS_OP_N, s.hd, s.T, s.T,
+                         s.scale, k + kv_at, s.kv_stride, s.kv_seq, ds, s.T, s.scores_seq, 1.0f,
                          s.q_stride, s.q_seq);
         /* dK' (hd x T) += scale Q' dS'^T, then dV' += dO' P'^T: heads in order */
         if (dk != NULL)
-            gd_gemm_seqs(c, &s, CUBLAS_OP_N, CUBLAS_OP_T, s.hd, s.T, s.T, s.scale,
-                         q + h * head_dim, s.q_stride, s.q_seq, ds, s.T, s.scores_seq, 1.0f,
-                         dk + kv_at, s.kv_stride, s.kv_seq);
+            gd_gemm_seqs(c, &s, dk + kv_at, CUBLAS_OP_N, CUBLAS_OP_T, s.hd, s.T, s.T,
+                         s.scale, q + h * head_dim, s.q_stride, s.q_seq, ds, s.T, s.scores_seq,
+                         1.0f, s.kv_stride, s.kv_seq);
         if (dv != NULL)
-            gd_gemm_seqs(c, &s, CUBLAS_OP_N, CUBLAS_OP_T, s.hd, s.T, s.T, 1.0f,
-                         dout + h * head_dim, s.q_stride, s.q_seq, p, s.T, s.scores_seq, 1.0f,
-                         dv + kv_at, s.kv_stride, s.kv_seq);
+            gd_gemm_seqs(c, &s, dv + kv_at, CUBLAS_OP_N, CUBLAS_OP_T, s.hd, s.T, s.T,
+                         1.0f, dout + h * head_dim, s.q_stride, s.q_seq, p, s.T, s.scores_seq,
+                         1.0f, s.kv_stride, s.kv_seq);
     }
 }
 
@@ -308,12 +308,12 @@ static void cuda_cross_entropy_backward(const gd_backend *be, float *dlogits, co
 /* --- elementwise, optimizer, round --------------------------------------------------------- */
 
 static void cuda_add(const gd_backend *be, float *out, const float *a, const float *b, size_t n) {
-    gd_cuda_add(gd_cuda_use(be)->stream, out, a, b, n);
+    gd_cuda_add(out, gd_cuda_use(be)->stream, a, b, n);
 }
 
 static void cuda_swiglu_forward(const gd_backend *be, float *out, const float *gate, const float *up,
                                 size_t n) {
-    gd_cuda_swiglu_forward(gd_cuda_use(be)->stream, out, gate, up, n);
+    gd_cuda_swiglu_forward(out, gd_cuda_use(be)->stream, gate, up, n);
 }
 
 static void cuda_swiglu_backward(const gd_backend *be, float *dgate, float *dup, const float *dout,
@@ -510,7 +510,7 @@ void *gd_backend_cuda_stream(const gd_backend *be) {
     return c->stream;
 }
 
-gd_status gd_backend_cuda_identity(int device, char *out, size_t cap) {
+gd_status gd_backend_cuda_identity(char *out, size_t cap, int device) {
     char why[256];
     if (!gd_backend_cuda_usable(why, sizeof why))
         return gd_fail(GD_ERR_NOT_FOUND, "the cuda backend cannot start: %s", why);

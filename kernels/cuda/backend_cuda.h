@@ -40,6 +40,6 @@ void *gd_backend_cuda_stream(const gd_backend *be);
 /* What decides the bits of its results, as one string: the GPU model and
  * compute capability, the driver, the CUDA runtime, cuBLAS and a hash of
  * the kernels' sources. */
-gd_status gd_backend_cuda_identity(int device, char *out, size_t cap) GD_MUST_CHECK;
+gd_status gd_backend_cuda_identity(char *out, size_t cap, int device) GD_MUST_CHECK;
 
 #endif

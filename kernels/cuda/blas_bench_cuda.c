@@ -21,8 +21,8 @@ typedef struct gd_gemm_operands {
 } gd_gemm_operands;
 
 /* Column-major, as the backend calls it: out' (n x m) = b'^T (n x k) . a' (k x m). */
-static void gd_gemm_bench_call(const gd_cublas_api *blas, cublasHandle_t h,
-                               const gd_gemm_operands *op, float *out, int m, int n, int k) {
+static void gd_gemm_bench_call(const gd_cublas_api *blas, float *out,
+                               cublasHandle_t h, const gd_gemm_operands *op, int m, int n, int k) {
     const float alpha = 1.0f, beta = 0.0f;
     cublasComputeType_t compute =
         op->type == CUDA_R_32F ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F;
@@ -33,16 +33,16 @@ static void gd_gemm_bench_call(const gd_cublas_api *blas, cublasHandle_t h,
 
 /* One warm-up call, then calls in doubling batches until min_seconds have
  * passed, waiting for the stream after each batch. */
-static double gd_gemm_bench_tflops(const gd_cublas_api *blas, cublasHandle_t h,
-                                   cudaStream_t stream, const gd_gemm_operands *op,
-                                   float *out, int m, int n, int k, double min_seconds) {
-    gd_gemm_bench_call(blas, h, op, out, m, n, k);
+static double gd_gemm_bench_tflops(const gd_cublas_api *blas, float *out, cublasHandle_t h,
+                                   cudaStream_t stream, const gd_gemm_operands *op, int m, int n,
+                                   int k, double min_seconds) {
+    gd_gemm_bench_call(blas, out, h, op, m, n, k);
     GD_CUDA_CHECK(cudaStreamSynchronize(stream));
     uint64_t calls = 0;
     double t0 = gd_clock_seconds(), elapsed = 0;
     for (uint64_t batch = 1; calls < 3 || elapsed < min_seconds; batch *= 2) {
         for (uint64_t i = 0; i < batch; i++)
-            gd_gemm_bench_call(blas, h, op, out, m, n, k);
+            gd_gemm_bench_call(blas, out, h, op, m, n, k);
         GD_CUDA_CHECK(cudaStreamSynchronize(stream));
         calls += batch;
         elapsed = gd_clock_seconds() - t0;
@@ -63,8 +63,8 @@ static void *gd_gemm_bench_upload(cudaStream_t stream, const void *host, size_t 
     return dev;
 }
 
-gd_status gd_cuda_gemm_ceiling(const gd_backend *be, size_t m, size_t n, size_t k,
-                               double min_seconds, gd_gemm_ceiling *out) {
+gd_status gd_cuda_gemm_ceiling(const gd_backend *be, gd_gemm_ceiling *out, size_t m, size_t n,
+                               size_t k, double min_seconds) {
     if (m < 1 || n < 1 || k < 1 || m > INT32_MAX || n > INT32_MAX || k > INT32_MAX ||
         m > SIZE_MAX / 4 / k || n > SIZE_MAX / 4 / k || m > SIZE_MAX / 4 / n)
         return gd_fail(GD_ERR_INVALID, "a GEMM of %zu x %zu x %zu is out of range", m, n, k);
@@ -113,9 +113,9 @@ gd_status gd_cuda_gemm_ceiling(const gd_backend *be, size_t m, size_t n, size_t 
         GD_CUBLAS_CHECK(blas->set_stream(h, stream));
         GD_CUBLAS_CHECK(blas->set_workspace(h, workspace, GD_GEMM_BENCH_WORKSPACE));
         gd_gemm_operands fp32 = {CUDA_R_32F, a32, b32}, bf16 = {CUDA_R_16BF, a16, b16};
-        out->fp32_operands_tflops = gd_gemm_bench_tflops(blas, h, stream, &fp32, c, (int)m,
+        out->fp32_operands_tflops = gd_gemm_bench_tflops(blas, c, h, stream, &fp32, (int)m,
                                                          (int)n, (int)k, min_seconds);
-        out->bf16_operands_tflops = gd_gemm_bench_tflops(blas, h, stream, &bf16, c, (int)m,
+        out->bf16_operands_tflops = gd_gemm_bench_tflops(blas, c, h, stream, &bf16, (int)m,
                                                          (int)n, (int)k, min_seconds);
         GD_CUBLAS_CHECK(blas->destroy(h));
     }

@@ -17,7 +17,7 @@
  * what the backend's matmuls run) and bf16 operands (CUDA_R_16BF, what they
  * would run with activations and weights kept in bf16). GD_ERR_NOMEM when
  * the operands do not fit the GPU. */
-gd_status gd_cuda_gemm_ceiling(const gd_backend *be, size_t m, size_t n, size_t k,
-                               double min_seconds, gd_gemm_ceiling *out) GD_MUST_CHECK;
+gd_status gd_cuda_gemm_ceiling(const gd_backend *be, gd_gemm_ceiling *out, size_t m, size_t n,
+                               size_t k, double min_seconds) GD_MUST_CHECK;
 
 #endif

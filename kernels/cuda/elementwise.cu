@@ -51,7 +51,7 @@ __global__ void swiglu_backward_kernel(float *dgate, float *dup, const float *do
 
 }  // namespace
 
-extern "C" void gd_cuda_add(cudaStream_t stream, float *out, const float *a, const float *b,
+extern "C" void gd_cuda_add(float *out, cudaStream_t stream, const float *a, const float *b,
                             size_t n) {
     if (n == 0)
         return;
@@ -59,7 +59,7 @@ extern "C" void gd_cuda_add(cudaStream_t stream, float *out, const float *a, con
     GD_CUDA_CHECK_LAUNCH();
 }
 
-extern "C" void gd_cuda_swiglu_forward(cudaStream_t stream, float *out, const float *gate,
+extern "C" void gd_cuda_swiglu_forward(float *out, cudaStream_t stream, const float *gate,
                                        const float *up, size_t n) {
     if (n == 0)
         return;

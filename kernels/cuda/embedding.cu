@@ -50,7 +50,7 @@ __global__ void embedding_backward_kernel(float *dtable, const float *dout,
 
 }  // namespace
 
-extern "C" void gd_cuda_embedding_forward(cudaStream_t stream, float *out, const int32_t *tokens,
+extern "C" void gd_cuda_embedding_forward(float *out, cudaStream_t stream, const int32_t *tokens,
                                           const float *table, size_t n, size_t dim) {
     size_t total = n * dim;
     if (total == 0)

@@ -16,13 +16,13 @@ extern "C" {
 #endif
 
 /* embedding.cu */
-void gd_cuda_embedding_forward(cudaStream_t stream, float *out, const int32_t *tokens,
+void gd_cuda_embedding_forward(float *out, cudaStream_t stream, const int32_t *tokens,
                                const float *table, size_t n, size_t dim);
 void gd_cuda_embedding_backward(cudaStream_t stream, float *dtable, const float *dout,
                                 const int32_t *tokens, size_t n, size_t dim, size_t vocab);
 
 /* rmsnorm.cu */
-void gd_cuda_rmsnorm_forward(cudaStream_t stream, float *out, float *rstd, const float *inp,
+void gd_cuda_rmsnorm_forward(float *out, cudaStream_t stream, float *rstd, const float *inp,
                              const float *weight, size_t n, size_t dim, double eps);
 /* dweight's sum over the n rows runs in two fixed stages: chunks of rows
  * into partials (gd_cuda_rmsnorm_partials(n, dim) doubles of device
@@ -33,7 +33,7 @@ void gd_cuda_rmsnorm_backward(cudaStream_t stream, float *dinp, float *dweight,
                               const float *rstd, size_t n, size_t dim, double *partials);
 
 /* rope.cu */
-void gd_cuda_rope_forward(cudaStream_t stream, float *out, const float *inp,
+void gd_cuda_rope_forward(float *out, cudaStream_t stream, const float *inp,
                           const float *cos_table, const float *sin_table, size_t batch,
                           size_t seq_len, size_t heads, size_t head_dim);
 void gd_cuda_rope_backward(cudaStream_t stream, float *dinp, const float *dout,
@@ -57,8 +57,8 @@ void gd_cuda_cross_entropy_backward(cudaStream_t stream, float *dlogits, const f
                                     size_t vocab);
 
 /* elementwise.cu */
-void gd_cuda_add(cudaStream_t stream, float *out, const float *a, const float *b, size_t n);
-void gd_cuda_swiglu_forward(cudaStream_t stream, float *out, const float *gate, const float *up,
+void gd_cuda_add(float *out, cudaStream_t stream, const float *a, const float *b, size_t n);
+void gd_cuda_swiglu_forward(float *out, cudaStream_t stream, const float *gate, const float *up,
                             size_t n);
 void gd_cuda_swiglu_backward(cudaStream_t stream, float *dgate, float *dup, const float *dout,
                              const float *gate, const float *up, size_t n);

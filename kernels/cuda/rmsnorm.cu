@@ -84,7 +84,7 @@ __global__ void rmsnorm_weight_sum_kernel(float *dweight, const double *partials
 
 }  // namespace
 
-extern "C" void gd_cuda_rmsnorm_forward(cudaStream_t stream, float *out, float *rstd,
+extern "C" void gd_cuda_rmsnorm_forward(float *out, cudaStream_t stream, float *rstd,
                                         const float *inp, const float *weight, size_t n,
                                         size_t dim, double eps) {
     if (n == 0)

@@ -46,7 +46,7 @@ void launch(cudaStream_t stream, float *out, const float *in, const float *cos_t
 
 }  // namespace
 
-extern "C" void gd_cuda_rope_forward(cudaStream_t stream, float *out, const float *inp,
+extern "C" void gd_cuda_rope_forward(float *out, cudaStream_t stream, const float *inp,
                                      const float *cos_table, const float *sin_table,
                                      size_t batch, size_t seq_len, size_t heads,
                                      size_t head_dim) {

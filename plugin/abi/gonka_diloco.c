@@ -164,7 +164,7 @@ int gonka_diloco_open_with(const char *config_path, const gonka_diloco_seams *se
     if (st != GD_OK)
         rc = gd_abi_fail(GONKA_DILOCO_ERR_CONFIG, st, err, err_cap, config_path);
     gd_log_level level;
-    if (rc == GONKA_DILOCO_OK && gd_log_level_parse(h->s.log_level, &level) == GD_OK)
+    if (rc == GONKA_DILOCO_OK && gd_log_level_parse(&level, h->s.log_level) == GD_OK)
         gd_log_set_level(level);
     if (rc == GONKA_DILOCO_OK && (st = gd_keyfile_read(&h->key, h->s.key)) != GD_OK)
         rc = gd_abi_fail(GONKA_DILOCO_ERR_KEY, st, err, err_cap, "chain.key");

@@ -10,7 +10,7 @@
 #include "common/cli.h"
 
 /* Entry point used by main() and by the tests (in-process). */
-int gd_cli_main(int argc, char **argv, FILE *out, FILE *err);
+int gd_cli_main(FILE *out, int argc, char **argv, FILE *err);
 
 /* Command groups, defined in cli_keys.c, cli_tx.c and cli_query.c. */
 extern const gd_command gd_cmd_version;

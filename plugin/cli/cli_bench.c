@@ -49,7 +49,7 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
         if (gd_model_config_preset(&config, "small") != GD_OK)
             return gd_cli_fail(cli, GD_ERR_INVALID);
         uint64_t vocab = config.vocab_size;
-        if ((rc = gd_cli_u64_opt(cli, args, "vocab", &vocab)) != GD_CLI_CONTINUE)
+        if ((rc = gd_cli_u64_opt(cli, args, &vocab, "vocab")) != GD_CLI_CONTINUE)
             return rc;
         config.vocab_size = (uint32_t)vocab;
         if (vocab < 1 || vocab > INT32_MAX || gd_model_config_validate(&config) != GD_OK)
@@ -60,11 +60,11 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     gd_train_options o;
     gd_train_options_default(&o);
     uint64_t batch = o.batch, seq = o.seq_len, micro = 0, steps = 3, warmup = 1;
-    if ((rc = gd_cli_u64_opt(cli, args, "batch", &batch)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "seq", &seq)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "micro-batch", &micro)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "steps", &steps)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "warmup", &warmup)) != GD_CLI_CONTINUE ||
+    if ((rc = gd_cli_u64_opt(cli, args, &batch, "batch")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &seq, "seq")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &micro, "micro-batch")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &steps, "steps")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &warmup, "warmup")) != GD_CLI_CONTINUE ||
         (rc = gd_cli_threads(cli, args, &threads)) != GD_CLI_CONTINUE)
         return rc;
     if (batch < 1 || batch > 4096 || seq < 1 || seq > (1u << 20) || steps < 1 || steps > 10000)
@@ -132,12 +132,12 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
         sgemm = gd_cpu_sgemm_gflops(threads, m, config.intermediate_size, config.hidden_size,
                                     1.0);
     else
-        have_gemm = gd_backend_gemm_ceiling(backend, m, config.intermediate_size,
-                                            config.hidden_size, 0.5, &gemm) == GD_OK;
+        have_gemm = gd_backend_gemm_ceiling(backend, &gemm, m, config.intermediate_size,
+                                            config.hidden_size, 0.5) == GD_OK;
     /* Model FLOP utilization, on a GPU whose peak is known. */
     double peak = 0;
     char identity[1024] = "";
-    if (!on_cpu && gd_backend_identity(backend->iface->name, identity, sizeof identity) == GD_OK)
+    if (!on_cpu && gd_backend_identity(identity, sizeof identity, backend->iface->name) == GD_OK)
         peak = gd_bf16_peak_tflops(identity);
     double mfu = peak > 0 ? gflops / (peak * 1e3 * (double)backends.n) : 0; /* every GPU's */
     struct rusage ru;

@@ -37,8 +37,8 @@ int gd_dtx_submit(gd_cli *cli, gd_args *args, const gd_dtx *d, gd_dtx_build buil
 
 int gd_dtx_run_round(gd_cli *cli, gd_args *args, gd_dtx *d) {
     int rc;
-    if ((rc = gd_cli_uint_opt(cli, args, "run", UINT64_MAX, true, &d->run)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_uint_opt(cli, args, "round", UINT64_MAX, true, &d->round)) != GD_CLI_CONTINUE)
+    if ((rc = gd_cli_uint_opt(cli, args, &d->run, "run", UINT64_MAX, true)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_uint_opt(cli, args, &d->round, "round", UINT64_MAX, true)) != GD_CLI_CONTINUE)
         return rc;
     d->has_round = true;
     return GD_CLI_CONTINUE;
@@ -71,7 +71,7 @@ static int gd_dtx_build_create_run(gd_cli *cli, gd_args *args, gd_cli_tx *tx, co
 }
 
 /* A required coin option. */
-static int gd_dtx_coin(gd_cli *cli, gd_args *args, const char *name, gd_coin *out) {
+static int gd_dtx_coin(gd_cli *cli, gd_args *args, gd_coin *out, const char *name) {
     const char *v = gd_arg(args, name);
     if (v == NULL)
         return gd_cli_usage(cli, args, "--%s COIN is required (e.g. 1000ngonka)", name);
@@ -85,10 +85,10 @@ static int gd_run_tx_create_run(gd_cli *cli, gd_args *args) {
     const char *spec = gd_arg(args, "spec");
     if (spec == NULL)
         return gd_cli_usage(cli, args, "--spec FILE.json is required");
-    int rc = gd_dtx_coin(cli, args, "pool", &d.coin);
+    int rc = gd_dtx_coin(cli, args, &d.coin, "pool");
     if (rc != GD_CLI_CONTINUE)
         return rc;
-    gd_status s = gd_cli_read_run_spec(spec, "--spec", &d.spec);
+    gd_status s = gd_cli_read_run_spec(&d.spec, spec, "--spec");
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
     rc = gd_dtx_submit(cli, args, &d, gd_dtx_build_create_run);
@@ -110,13 +110,13 @@ static int gd_run_tx_join_run(gd_cli *cli, gd_args *args) {
     d.artifact_url = gd_arg(args, "artifact-url");
     d.hw_class = gd_arg(args, "hw-class");
     int rc;
-    if ((rc = gd_cli_uint_opt(cli, args, "run", UINT64_MAX, true, &d.run)) != GD_CLI_CONTINUE)
+    if ((rc = gd_cli_uint_opt(cli, args, &d.run, "run", UINT64_MAX, true)) != GD_CLI_CONTINUE)
         return rc;
     if (d.artifact_url == NULL)
         return gd_cli_usage(cli, args, "--artifact-url URL is required");
     if (d.hw_class == NULL)
         return gd_cli_usage(cli, args, "--hw-class CLASS is required");
-    if ((rc = gd_dtx_coin(cli, args, "collateral", &d.coin)) != GD_CLI_CONTINUE)
+    if ((rc = gd_dtx_coin(cli, args, &d.coin, "collateral")) != GD_CLI_CONTINUE)
         return rc;
     return gd_dtx_submit(cli, args, &d, gd_dtx_build_join_run);
 }
@@ -150,7 +150,7 @@ static gd_status gd_dtx_header_for_run(const gd_payload_header *h,
                                        const Gonka__Diloco__V1__RunSpec *spec, const char *path,
                                        uint64_t run) {
     uint8_t digest[32];
-    GD_TRY(gd_diloco_spec_digest(spec, digest));
+    GD_TRY(gd_diloco_spec_digest(digest, spec));
     gd_codec codec;
     if (gd_codec_parse(&codec, spec->codec) != GD_OK)
         return gd_fail(GD_ERR_INVALID, "run %" PRIu64 " has codec '%.40s', which this build "
@@ -188,7 +188,7 @@ static int gd_dtx_check_header(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const 
     if (rc != GD_CLI_CONTINUE)
         return rc;
     Gonka__Diloco__V1__QueryRunResponse *run = NULL;
-    gd_status s = gd_diloco_query_run(tx->rpc, d->run, &run, NULL);
+    gd_status s = gd_diloco_query_run(tx->rpc, &run, d->run, NULL);
     if (s == GD_OK)
         s = gd_dtx_header_for_run(h, run->run->spec, d->payload, d->run);
     if (run != NULL)
@@ -220,20 +220,22 @@ static int gd_run_tx_commit_round(gd_cli *cli, gd_args *args) {
         return gd_cli_usage(cli, args, "give --payload FILE, or --payload-root, "
                                        "--payload-leaves and --payload-bytes, not both");
     if (!d.payload &&
-        ((rc = gd_cli_hex_opt(cli, args, "payload-root", c->payload_root, GD_DILOCO_HASH_LEN,
+        ((rc = gd_cli_hex_opt(cli, args, c->payload_root, "payload-root", GD_DILOCO_HASH_LEN,
                               true)) != GD_CLI_CONTINUE ||
-         (rc = gd_cli_uint_opt(cli, args, "payload-leaves", UINT32_MAX, true, &leaves)) != GD_CLI_CONTINUE ||
-         (rc = gd_cli_uint_opt(cli, args, "payload-bytes", UINT64_MAX, true,
-                               &c->payload_bytes)) != GD_CLI_CONTINUE))
+         (rc = gd_cli_uint_opt(cli, args, &leaves, "payload-leaves", UINT32_MAX, true)) !=
+             GD_CLI_CONTINUE ||
+         (rc = gd_cli_uint_opt(cli, args, &c->payload_bytes, "payload-bytes", UINT64_MAX, true)) !=
+             GD_CLI_CONTINUE))
         return rc;
     c->payload_leaves = (uint32_t)leaves;
-    if ((rc = gd_cli_hex_opt(cli, args, "transcript-root", c->transcript_root,
-                             GD_DILOCO_HASH_LEN, true)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_uint_opt(cli, args, "segments", UINT32_MAX, true, &segments)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_uint_opt(cli, args, "loss-first-micro", UINT64_MAX, false,
-                              &c->loss_first_micro)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_uint_opt(cli, args, "loss-last-micro", UINT64_MAX, false,
-                              &c->loss_last_micro)) != GD_CLI_CONTINUE)
+    if ((rc = gd_cli_hex_opt(cli, args, c->transcript_root, "transcript-root", GD_DILOCO_HASH_LEN,
+                             true)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_uint_opt(cli, args, &segments, "segments", UINT32_MAX, true)) !=
+            GD_CLI_CONTINUE ||
+        (rc = gd_cli_uint_opt(cli, args, &c->loss_first_micro, "loss-first-micro", UINT64_MAX,
+                              false)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_uint_opt(cli, args, &c->loss_last_micro, "loss-last-micro", UINT64_MAX,
+                              false)) != GD_CLI_CONTINUE)
         return rc;
     c->segment_count = (uint32_t)segments;
     if (d.payload && (rc = gd_dtx_status(cli, gd_dtx_payload_commit(d.payload, c, &d.header))) != GD_CLI_CONTINUE)
@@ -251,7 +253,7 @@ static int gd_dtx_build_leave(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const g
 
 static int gd_run_tx_leave_run(gd_cli *cli, gd_args *args) {
     gd_dtx d = {0};
-    int rc = gd_cli_uint_opt(cli, args, "run", UINT64_MAX, true, &d.run);
+    int rc = gd_cli_uint_opt(cli, args, &d.run, "run", UINT64_MAX, true);
     return rc != GD_CLI_CONTINUE ? rc : gd_dtx_submit(cli, args, &d, gd_dtx_build_leave);
 }
 
@@ -264,8 +266,8 @@ static int gd_dtx_build_claim(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const g
 static int gd_run_tx_claim_rewards(gd_cli *cli, gd_args *args) {
     gd_dtx d = {0};
     int rc;
-    if ((rc = gd_cli_uint_opt(cli, args, "run", UINT64_MAX, true, &d.run)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_uint_opt(cli, args, "epoch", UINT64_MAX, true, &d.epoch)) != GD_CLI_CONTINUE)
+    if ((rc = gd_cli_uint_opt(cli, args, &d.run, "run", UINT64_MAX, true)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_uint_opt(cli, args, &d.epoch, "epoch", UINT64_MAX, true)) != GD_CLI_CONTINUE)
         return rc;
     return gd_dtx_submit(cli, args, &d, gd_dtx_build_claim);
 }

@@ -31,11 +31,11 @@ static gd_status gd_avail_from_node(gd_rpc *rpc, const gd_dtx *d, const uint8_t 
                                     uint32_t leaves, uint8_t randomness[GD_DILOCO_HASH_LEN],
                                     uint32_t *want) {
     Gonka__Diloco__V1__QueryRunResponse *run = NULL;
-    GD_TRY(gd_diloco_query_run(rpc, d->run, &run, NULL));
+    GD_TRY(gd_diloco_query_run(rpc, &run, d->run, NULL));
     *want = run->run->spec->avail_chunks;
     protobuf_c_message_free_unpacked(&run->base, NULL);
     Gonka__Diloco__V1__QueryRoundResponse *r = NULL;
-    GD_TRY(gd_diloco_query_round(rpc, d->run, d->round, &r, NULL));
+    GD_TRY(gd_diloco_query_round(rpc, &r, d->run, d->round, NULL));
     const Gonka__Diloco__V1__Commitment *c = gd_avail_commitment(r, d->target);
     gd_status s = GD_OK;
     if (c == NULL)
@@ -102,8 +102,8 @@ static int gd_avail_build(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dt
 /* --leaf-hash HEX --proof HEX, repeated in pairs, in the chain's draw order. */
 static int gd_avail_by_hand(gd_cli *cli, gd_args *args, gd_dtx *d) {
     const char *leaves[GD_DILOCO_AVAIL_CHUNKS_MAX + 1], *proofs[GD_DILOCO_AVAIL_CHUNKS_MAX + 1];
-    size_t n = gd_arg_all(args, "leaf-hash", leaves, GD_DILOCO_AVAIL_CHUNKS_MAX + 1);
-    size_t n_proofs = gd_arg_all(args, "proof", proofs, GD_DILOCO_AVAIL_CHUNKS_MAX + 1);
+    size_t n = gd_arg_all(args, leaves, GD_DILOCO_AVAIL_CHUNKS_MAX + 1, "leaf-hash");
+    size_t n_proofs = gd_arg_all(args, proofs, GD_DILOCO_AVAIL_CHUNKS_MAX + 1, "proof");
     if (n == 0)
         return gd_cli_usage(cli, args, "give --payload FILE, or --leaf-hash HEX --proof HEX "
                                        "for each drawn chunk");
@@ -145,10 +145,10 @@ static int gd_avail_payload_flags(gd_cli *cli, gd_args *args, gd_dtx *d) {
     d->have_randomness = randomness;
     d->avail_chunks = 0;
     int rc;
-    if ((rc = gd_cli_hex_opt(cli, args, "randomness", d->randomness, GD_DILOCO_HASH_LEN,
+    if ((rc = gd_cli_hex_opt(cli, args, d->randomness, "randomness", GD_DILOCO_HASH_LEN,
                              false)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_uint_opt(cli, args, "chunks", GD_DILOCO_AVAIL_CHUNKS_MAX, false,
-                              &d->avail_chunks)) != GD_CLI_CONTINUE)
+        (rc = gd_cli_uint_opt(cli, args, &d->avail_chunks, "chunks", GD_DILOCO_AVAIL_CHUNKS_MAX,
+                              false)) != GD_CLI_CONTINUE)
         return rc;
     if (randomness && d->avail_chunks == 0)
         return gd_cli_usage(cli, args, "--chunks wants the run's avail_chunks, 1 to %d",
@@ -160,7 +160,7 @@ static int gd_run_tx_report_availability(gd_cli *cli, gd_args *args) {
     gd_dtx d = {0};
     int rc;
     if ((rc = gd_dtx_run_round(cli, args, &d)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_address_opt(cli, args, "target", d.target, true)) != GD_CLI_CONTINUE)
+        (rc = gd_cli_address_opt(cli, args, d.target, "target", true)) != GD_CLI_CONTINUE)
         return rc;
     d.payload = gd_arg(args, "payload");
     if (d.payload)

@@ -41,17 +41,17 @@ GD_DQ_FETCH(gd_dq_params, Gonka__Diloco__V1__QueryParamsResponse,
 GD_DQ_FETCH(gd_dq_runs, Gonka__Diloco__V1__QueryRunsResponse,
             gd_diloco_query_runs(rpc, &r, NULL), gd_diloco_runs_json)
 GD_DQ_FETCH(gd_dq_run, Gonka__Diloco__V1__QueryRunResponse,
-            gd_diloco_query_run(rpc, k->run, &r, NULL), gd_diloco_run_json)
+            gd_diloco_query_run(rpc, &r, k->run, NULL), gd_diloco_run_json)
 /* A round that does not exist (yet) gets the hint of when it will. */
 static gd_status gd_dq_round(gd_rpc *rpc, const gd_dq_key *k, json_t **out) {
     Gonka__Diloco__V1__QueryRoundResponse *r = NULL;
     gd_query_error err;
     memset(&err, 0, sizeof err);
-    gd_status s = gd_diloco_query_round(rpc, k->run, k->round, &r, &err);
+    gd_status s = gd_diloco_query_round(rpc, &r, k->run, k->round, &err);
     if (s != GD_OK && gd_cli_is_unknown_round(&err.abci)) {
         char detail[1024], hint[1024];
         snprintf(detail, sizeof detail, "%s", gd_error_detail());
-        gd_cli_round_hint(rpc, k->run, k->round, hint, sizeof hint);
+        gd_cli_round_hint(rpc, hint, sizeof hint, k->run, k->round);
         return hint[0] ? gd_fail(s, "%s: %s", detail, hint) : gd_fail(s, "%s", detail);
     }
     GD_TRY(s);
@@ -60,7 +60,7 @@ static gd_status gd_dq_round(gd_rpc *rpc, const gd_dq_key *k, json_t **out) {
     return GD_OK;
 }
 GD_DQ_FETCH(gd_dq_rewards, Gonka__Diloco__V1__QueryRewardsResponse,
-            gd_diloco_query_rewards(rpc, k->address, &r, NULL), gd_diloco_rewards_json)
+            gd_diloco_query_rewards(rpc, &r, k->address, NULL), gd_diloco_rewards_json)
 
 /* Opens the node, queries it and prints the answer as JSON or as the tree. */
 static int gd_dq_print(gd_cli *cli, gd_args *args, gd_dq_fetch fetch, const gd_dq_key *k) {
@@ -82,9 +82,9 @@ static int gd_dq_print(gd_cli *cli, gd_args *args, gd_dq_fetch fetch, const gd_d
 }
 
 /* Positional argument i as an integer. */
-static int gd_dq_positional(gd_cli *cli, gd_args *args, int i, const char *name,
-                            uint64_t *out) {
-    if (gd_parse_u64(args->positional[i], out) != GD_OK)
+static int gd_dq_positional(gd_cli *cli, gd_args *args, uint64_t *out, int i,
+                            const char *name) {
+    if (gd_parse_u64(out, args->positional[i]) != GD_OK)
         return gd_cli_usage(cli, args, "%s wants a non-negative integer, got '%.40s'", name,
                             args->positional[i]);
     return GD_CLI_CONTINUE;
@@ -102,7 +102,7 @@ static int gd_run_query_runs(gd_cli *cli, gd_args *args) {
 
 static int gd_run_query_run(gd_cli *cli, gd_args *args) {
     gd_dq_key k = {0};
-    int rc = gd_dq_positional(cli, args, 0, "RUN", &k.run);
+    int rc = gd_dq_positional(cli, args, &k.run, 0, "RUN");
     return rc != GD_CLI_CONTINUE ? rc : gd_dq_print(cli, args, gd_dq_run, &k);
 }
 
@@ -137,15 +137,15 @@ static gd_window gd_dq_next_window(const json_t *j) {
 /* Polls the round until the next block falls in window `want`, then
  * answers as a plain query round does. A round that has not opened is
  * waited for; one past the window is an error. */
-static gd_status gd_dq_wait_round(gd_rpc *rpc, const gd_dq_key *k, gd_window want,
-                                  long timeout_ms, json_t **out) {
+static gd_status gd_dq_wait_round(gd_rpc *rpc, const gd_dq_key *k, json_t **out,
+                                  gd_window want, long timeout_ms) {
     double deadline = gd_clock_seconds() + (double)timeout_ms / 1e3;
     for (;;) {
         json_t *j = NULL;
         gd_query_error err;
         memset(&err, 0, sizeof err);
         Gonka__Diloco__V1__QueryRoundResponse *r = NULL;
-        gd_status s = gd_diloco_query_round(rpc, k->run, k->round, &r, &err);
+        gd_status s = gd_diloco_query_round(rpc, &r, k->run, k->round, &err);
         bool not_yet = s != GD_OK && gd_cli_is_unknown_round(&err.abci);
         if (s != GD_OK && !not_yet)
             return s;
@@ -182,14 +182,14 @@ static gd_status gd_dq_wait_round(gd_rpc *rpc, const gd_dq_key *k, gd_window wan
 }
 
 static gd_status gd_dq_round_waited(gd_rpc *rpc, const gd_dq_key *k, json_t **out) {
-    return gd_dq_wait_round(rpc, k, (gd_window)k->want, k->wait_ms, out);
+    return gd_dq_wait_round(rpc, k, out, (gd_window)k->want, k->wait_ms);
 }
 
 static int gd_run_query_round(gd_cli *cli, gd_args *args) {
     gd_dq_key k = {0};
     int rc;
-    if ((rc = gd_dq_positional(cli, args, 0, "RUN", &k.run)) != GD_CLI_CONTINUE ||
-        (rc = gd_dq_positional(cli, args, 1, "ROUND", &k.round)) != GD_CLI_CONTINUE)
+    if ((rc = gd_dq_positional(cli, args, &k.run, 0, "RUN")) != GD_CLI_CONTINUE ||
+        (rc = gd_dq_positional(cli, args, &k.round, 1, "ROUND")) != GD_CLI_CONTINUE)
         return rc;
     const char *name = gd_arg(args, "wait-window");
     if (name == NULL)

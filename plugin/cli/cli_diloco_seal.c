@@ -27,7 +27,7 @@ static int gd_seal_flags(gd_cli *cli, gd_args *args, const char *name, gd_dtx *d
         return gd_cli_usage(cli, args, "--%s HEX is required to reveal (the one --seal-only "
                                        "printed), or send --seal-only first",
                             name);
-    int rc = gd_cli_hex_opt(cli, args, name, d->salt, GD_DILOCO_SALT_LEN, false);
+    int rc = gd_cli_hex_opt(cli, args, d->salt, name, GD_DILOCO_SALT_LEN, false);
     if (rc != GD_CLI_CONTINUE)
         return rc;
     if (!d->have_salt)
@@ -52,8 +52,8 @@ static int gd_seal_extra(gd_cli *cli, gd_cli_tx *tx, const char *name,
 static int gd_seal_check_flags(gd_cli *cli, gd_args *args, gd_dtx *d) {
     int rc;
     if ((rc = gd_dtx_run_round(cli, args, d)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_address_opt(cli, args, "target", d->target, true)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_uint_opt(cli, args, "check", UINT32_MAX, true, &d->check)) != GD_CLI_CONTINUE)
+        (rc = gd_cli_address_opt(cli, args, d->target, "target", true)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_uint_opt(cli, args, &d->check, "check", UINT32_MAX, true)) != GD_CLI_CONTINUE)
         return rc;
     return GD_CLI_CONTINUE;
 }
@@ -74,7 +74,7 @@ static int gd_seal_verdict_flags(gd_cli *cli, gd_args *args, gd_dtx *d) {
         return gd_cli_usage(cli, args, "--verdict wants pass, fail or unavailable, got '%.40s'",
                             v);
     bool unavailable = d->verdict == GD_VERDICT_UNAVAILABLE;
-    int rc = gd_cli_hex_opt(cli, args, "digest", d->digest, GD_DILOCO_HASH_LEN, !unavailable);
+    int rc = gd_cli_hex_opt(cli, args, d->digest, "digest", GD_DILOCO_HASH_LEN, !unavailable);
     if (rc != GD_CLI_CONTINUE)
         return rc;
     static const uint8_t zero[GD_DILOCO_HASH_LEN];
@@ -162,7 +162,8 @@ static int gd_run_tx_attest_round(gd_cli *cli, gd_args *args) {
     gd_dtx d = {0};
     int rc;
     if ((rc = gd_dtx_run_round(cli, args, &d)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_hex_opt(cli, args, "state-hash", d.digest, GD_DILOCO_HASH_LEN, true)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_hex_opt(cli, args, d.digest, "state-hash", GD_DILOCO_HASH_LEN, true)) !=
+            GD_CLI_CONTINUE ||
         (rc = gd_seal_flags(cli, args, "salt", &d)) != GD_CLI_CONTINUE)
         return rc;
     rc = gd_dtx_submit(cli, args, &d, gd_seal_build_attest);

@@ -68,7 +68,7 @@ static int gd_run_keys_new(gd_cli *cli, gd_args *args) {
 /* Reads a secret text file (mnemonic or passphrase) into buf, trimmed. */
 static gd_status gd_read_secret_text(const char *path, char *buf, size_t cap) {
     gd_buf raw = {0};
-    gd_status s = gd_file_read_private(path, cap - 1, &raw);
+    gd_status s = gd_file_read_private(&raw, path, cap - 1);
     if (s == GD_OK) {
         size_t n = raw.len;
         while (n > 0 && (raw.data[n - 1] == '\n' || raw.data[n - 1] == '\r'))

@@ -24,6 +24,6 @@ static const gd_cli_program gd_program = {
     .n_commands = sizeof gd_commands / sizeof gd_commands[0],
 };
 
-int gd_cli_main(int argc, char **argv, FILE *out, FILE *err) {
-    return gd_cli_run(&gd_program, argc, argv, out, err);
+int gd_cli_main(FILE *out, int argc, char **argv, FILE *err) {
+    return gd_cli_run(&gd_program, out, argc, argv, err);
 }

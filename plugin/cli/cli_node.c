@@ -63,8 +63,8 @@ static int gd_run_node_duties(gd_cli *cli, gd_args *args) {
     char address[GD_ADDRESS_STR_MAX];
     gd_duty_config cfg = {0, false};
     int rc;
-    if ((rc = gd_cli_uint_opt(cli, args, "run", UINT64_MAX, true, &run)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_address_opt(cli, args, "address", address, true)) != GD_CLI_CONTINUE ||
+    if ((rc = gd_cli_uint_opt(cli, args, &run, "run", UINT64_MAX, true)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_address_opt(cli, args, address, "address", true)) != GD_CLI_CONTINUE ||
         (rc = gd_node_roles(cli, args, &cfg.roles)) != GD_CLI_CONTINUE)
         return rc;
     gd_member_journal j;
@@ -169,7 +169,7 @@ static int gd_run_node_init(gd_cli *cli, gd_args *args) {
     uint64_t run = 1;
     int rc;
     if ((rc = gd_node_roles(cli, args, &st.roles)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_uint_opt(cli, args, "run", UINT64_MAX, false, &run)) != GD_CLI_CONTINUE)
+        (rc = gd_cli_uint_opt(cli, args, &run, "run", UINT64_MAX, false)) != GD_CLI_CONTINUE)
         return rc;
     if (mkdir(home, 0700) != 0 && errno != EEXIST)
         return gd_cli_fail(cli, gd_fail(GD_ERR_IO, "cannot create %s: %s", home, strerror(errno)));

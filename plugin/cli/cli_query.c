@@ -14,7 +14,7 @@ static int gd_run_query_account(gd_cli *cli, gd_args *args) {
     if (rc != GD_CLI_CONTINUE)
         return rc;
     gd_account_info acc;
-    gd_status s = gd_query_account_info(rpc, address, &acc, NULL);
+    gd_status s = gd_query_account_info(rpc, &acc, address, NULL);
     gd_rpc_close(rpc);
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
@@ -45,7 +45,7 @@ static int gd_run_query_balance(gd_cli *cli, gd_args *args) {
     if (rc != GD_CLI_CONTINUE)
         return rc;
     gd_coin coin;
-    gd_status s = gd_query_balance(rpc, address, denom, &coin, NULL);
+    gd_status s = gd_query_balance(rpc, &coin, address, denom, NULL);
     gd_rpc_close(rpc);
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
@@ -191,11 +191,11 @@ static int gd_run_epoch_clock(gd_cli *cli, gd_args *args) {
     };
     for (size_t i = 0; i < sizeof overrides / sizeof overrides[0]; i++) {
         const char *v = gd_arg(args, overrides[i].opt);
-        if (v && gd_parse_i64(v, overrides[i].field) != GD_OK)
+        if (v && gd_parse_i64(overrides[i].field, v) != GD_OK)
             return gd_cli_usage(cli, args, "--%s wants an integer, got '%.40s'", overrides[i].opt,
                                 v);
     }
-    int rc = gd_cli_u64_opt(cli, args, "epoch", &info.epoch.index);
+    int rc = gd_cli_u64_opt(cli, args, &info.epoch.index, "epoch");
     if (rc != GD_CLI_CONTINUE)
         return rc;
     if (!gd_arg(args, "epoch") || !gd_arg(args, "poc-start") || !gd_arg(args, "height"))

@@ -28,7 +28,7 @@ static bool gd_dq_listed(const char *const *keys, const char *key) {
 }
 
 /* The denom of a spec coin ("1000000000ngonka"); the default if absent. */
-static void gd_dq_coin_denom(const json_t *spec, const char *key, char *out) {
+static void gd_dq_coin_denom(char *out, const json_t *spec, const char *key) {
     const char *coin = json_string_value(json_object_get(spec, key));
     while (coin != NULL && isdigit((unsigned char)*coin))
         coin++;
@@ -39,8 +39,8 @@ static void gd_dq_coin_denom(const json_t *spec, const char *key, char *out) {
 static gd_dq_denoms gd_dq_run_denoms(const json_t *run) {
     gd_dq_denoms d;
     const json_t *spec = json_object_get(run, "spec");
-    gd_dq_coin_denom(spec, "reward_per_epoch", d.reward);
-    gd_dq_coin_denom(spec, "min_collateral", d.collateral);
+    gd_dq_coin_denom(d.reward, spec, "reward_per_epoch");
+    gd_dq_coin_denom(d.collateral, spec, "min_collateral");
     return d;
 }
 
@@ -71,9 +71,9 @@ static void gd_dq_denominate(json_t *v, const gd_dq_denoms *d) {
 }
 
 /* The denoms of run `run`, asked of the node. */
-static gd_status gd_dq_fetch_denoms(gd_rpc *rpc, uint64_t run, gd_dq_denoms *out) {
+static gd_status gd_dq_fetch_denoms(gd_rpc *rpc, gd_dq_denoms *out, uint64_t run) {
     Gonka__Diloco__V1__QueryRunResponse *r = NULL;
-    GD_TRY(gd_diloco_query_run(rpc, run, &r, NULL));
+    GD_TRY(gd_diloco_query_run(rpc, &r, run, NULL));
     json_t *j = gd_diloco_run_json(r);
     protobuf_c_message_free_unpacked(&r->base, NULL);
     if (j == NULL)
@@ -102,13 +102,13 @@ gd_status gd_cli_name_denoms(gd_rpc *rpc, uint64_t run, json_t *j) {
         json_array_foreach(amounts, i, item) {
             uint64_t of = (uint64_t)json_integer_value(json_object_get(item, "run"));
             if (have == 0 || of != have)
-                GD_TRY(gd_dq_fetch_denoms(rpc, of, &d));
+                GD_TRY(gd_dq_fetch_denoms(rpc, &d, of));
             have = of;
             gd_dq_denominate(item, &d);
         }
     } else if (json_object_get(j, "round") != NULL) {
         gd_dq_denoms d;
-        GD_TRY(gd_dq_fetch_denoms(rpc, run, &d));
+        GD_TRY(gd_dq_fetch_denoms(rpc, &d, run));
         gd_dq_denominate(j, &d);
     }
     return GD_OK;

@@ -13,9 +13,8 @@ bool gd_cli_is_unknown_round(const gd_abci_code *code) {
 }
 
 /* When round `round`, the run's next, can open. */
-static void gd_round_hint_next(const Gonka__Diloco__V1__QueryRunResponse *r,
-                               const gd_epoch_info *info, uint64_t run, uint64_t round,
-                               char *out, size_t cap) {
+static void gd_round_hint_next(char *out, size_t cap, const Gonka__Diloco__V1__QueryRunResponse *r,
+                               const gd_epoch_info *info, uint64_t run, uint64_t round) {
     int64_t blocks = gd_diloco_spec_round_blocks(r->run->spec);
     int64_t from = info->block_height + 1;
     size_t n = 0;
@@ -54,13 +53,13 @@ static void gd_round_hint_next(const Gonka__Diloco__V1__QueryRunResponse *r,
                  gd_epoch_phase_name(phase), run, round, run);
 }
 
-void gd_cli_round_hint(gd_rpc *rpc, uint64_t run, uint64_t round, char *out, size_t cap) {
+void gd_cli_round_hint(gd_rpc *rpc, char *out, size_t cap, uint64_t run, uint64_t round) {
     if (cap == 0)
         return;
     out[0] = '\0';
     Gonka__Diloco__V1__QueryRunResponse *r = NULL;
     gd_epoch_info info;
-    if (gd_diloco_query_run(rpc, run, &r, NULL) != GD_OK ||
+    if (gd_diloco_query_run(rpc, &r, run, NULL) != GD_OK ||
         gd_query_epoch_info(rpc, &info, NULL) != GD_OK) {
         /* The hint is extra: without it the error still stands. */
         if (r != NULL)
@@ -81,6 +80,6 @@ void gd_cli_round_hint(gd_rpc *rpc, uint64_t run, uint64_t round, char *out, siz
                  "run %" PRIu64 "'s next round is %" PRIu64 ", and rounds open one at a time",
                  run, next);
     else
-        gd_round_hint_next(r, &info, run, round, out, cap);
+        gd_round_hint_next(out, cap, r, &info, run, round);
     protobuf_c_message_free_unpacked(&r->base, NULL);
 }

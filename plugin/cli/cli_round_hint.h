@@ -23,6 +23,6 @@ bool gd_cli_is_unknown_round(const gd_abci_code *code);
 /* Writes the hint for run's round into out (one clause, no newline), asked
  * of the node: the run, its current round and sealed members, and the
  * epoch clock. Empty when the node cannot say. */
-void gd_cli_round_hint(gd_rpc *rpc, uint64_t run, uint64_t round, char *out, size_t cap);
+void gd_cli_round_hint(gd_rpc *rpc, char *out, size_t cap, uint64_t run, uint64_t round);
 
 #endif

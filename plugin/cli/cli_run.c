@@ -26,8 +26,8 @@ static int gd_run_daemon(gd_cli *cli, gd_args *args) {
         return gd_cli_usage(cli, args, "--config FILE is required");
     uint64_t poll = 250, steps = 0;
     int rc;
-    if ((rc = gd_cli_uint_opt(cli, args, "poll-ms", 60000, false, &poll)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_uint_opt(cli, args, "steps", UINT32_MAX, false, &steps)) != GD_CLI_CONTINUE)
+    if ((rc = gd_cli_uint_opt(cli, args, &poll, "poll-ms", 60000, false)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_uint_opt(cli, args, &steps, "steps", UINT32_MAX, false)) != GD_CLI_CONTINUE)
         return rc;
     char why[1024] = "";
     gonka_diloco *h = NULL;

@@ -61,7 +61,7 @@ static int gd_sim_speeds(gd_cli *cli, gd_args *args, uint32_t workers, double *s
 
 static int gd_sim_baselines(gd_cli *cli, gd_args *args, gd_sim_options *o) {
     const char *values[GD_CLI_MAX_REPEATS];
-    size_t n = gd_arg_all(args, "baseline", values, GD_CLI_MAX_REPEATS);
+    size_t n = gd_arg_all(args, values, GD_CLI_MAX_REPEATS, "baseline");
     for (size_t i = 0; i < n && i < GD_CLI_MAX_REPEATS; i++) {
         if (strcmp(values[i], "ddp") == 0)
             o->ddp = true;
@@ -78,13 +78,13 @@ static int gd_sim_parse(gd_cli *cli, gd_args *args, gd_sim_options *o, double *s
                         uint64_t *run) {
     uint64_t workers = 4, rounds = 10, eval = 8, warm_start = 0;
     int rc;
-    if ((rc = gd_cli_u64_opt(cli, args, "workers", &workers)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "rounds", &rounds)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "eval-batches", &eval)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "run", run)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "warm-start", &warm_start)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_real_opt(cli, args, "link-mbps", 0, 1e7, &o->link_mbps)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_real_opt(cli, args, "rtt-ms", 0, 1e5, &o->rtt_ms)) != GD_CLI_CONTINUE ||
+    if ((rc = gd_cli_u64_opt(cli, args, &workers, "workers")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &rounds, "rounds")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &eval, "eval-batches")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, run, "run")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &warm_start, "warm-start")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_real_opt(cli, args, &o->link_mbps, "link-mbps", 0, 1e7)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_real_opt(cli, args, &o->rtt_ms, "rtt-ms", 0, 1e5)) != GD_CLI_CONTINUE ||
         (rc = gd_cli_threads(cli, args, &o->threads)) != GD_CLI_CONTINUE)
         return rc;
     if (workers < 1 || workers > GD_SIM_MAX_WORKERS || rounds < 1 || rounds > 100000 ||

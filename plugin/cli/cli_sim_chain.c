@@ -45,9 +45,9 @@ typedef struct gd_sim_chain_round {
     double eval;
 } gd_sim_chain_round;
 
-static gd_status gd_sim_chain_outcome(gd_sim_net *net, uint64_t r, gd_sim_chain_round *out) {
+static gd_status gd_sim_chain_outcome(gd_sim_net *net, gd_sim_chain_round *out, uint64_t r) {
     Gonka__Diloco__V1__QueryRoundResponse *q = NULL;
-    GD_TRY(gd_sim_net_round(net, r, &q));
+    GD_TRY(gd_sim_net_round(net, &q, r));
     memset(out, 0, sizeof *out);
     out->round = r;
     bool done = q->round->phase == GONKA__DILOCO__V1__ROUND_PHASE__ROUND_PHASE_DONE;
@@ -68,7 +68,8 @@ int gd_sim_chain_run(gd_cli *cli, gd_args *args, const Gonka__Diloco__V1__RunSpe
                      uint32_t workers, uint32_t rounds, int threads) {
     uint64_t validators = 1;
     int rc;
-    if ((rc = gd_cli_uint_opt(cli, args, "validators", GD_SIM_NET_MAX, false, &validators)) != GD_CLI_CONTINUE)
+    if ((rc = gd_cli_uint_opt(cli, args, &validators, "validators", GD_SIM_NET_MAX, false)) !=
+        GD_CLI_CONTINUE)
         return rc;
     uint32_t members = workers + (uint32_t)validators;
     if (members < 3 || members > GD_SIM_NET_MAX)
@@ -100,7 +101,7 @@ int gd_sim_chain_run(gd_cli *cli, gd_args *args, const Gonka__Diloco__V1__RunSpe
         if (s != GD_OK || !gd_sim_net_current_round(net, &cur) || cur <= next)
             continue;
         gd_sim_chain_round o;
-        s = gd_sim_chain_outcome(net, next, &o);
+        s = gd_sim_chain_outcome(net, &o, next);
         if (s != GD_OK)
             break;
         if (json)

@@ -50,7 +50,7 @@ static const char k_default_incentives[] =
 
 /* The shortest decimal that reads back as x (x from the trainer's own
  * defaults, whose decimal spelling is short: 0.9, 0.95, 1e-08). */
-static gd_status gd_decimal_of_double(double x, char out[GD_DECIMAL_TEXT_MAX + 1]) {
+static gd_status gd_decimal_of_double(char out[GD_DECIMAL_TEXT_MAX + 1], double x) {
     char text[40];
     for (int digits = 1; digits <= 17; digits++) {
         snprintf(text, sizeof text, "%.*g", digits, x);
@@ -64,11 +64,12 @@ static gd_status gd_decimal_of_double(double x, char out[GD_DECIMAL_TEXT_MAX + 1
 }
 
 /* A real flag as the user typed it, or the default, as canonical text. */
-static int gd_flag_decimal(gd_cli *cli, gd_args *args, const char *name, double dflt,
-                           char out[GD_DECIMAL_TEXT_MAX + 1]) {
+static int gd_flag_decimal(gd_cli *cli, gd_args *args, char out[GD_DECIMAL_TEXT_MAX + 1],
+                           const char *name, double dflt) {
     const char *text = gd_arg(args, name);
     if (text == NULL)
-        return gd_decimal_of_double(dflt, out) == GD_OK ? GD_CLI_CONTINUE : gd_cli_fail(cli, GD_ERR_INVALID);
+        return gd_decimal_of_double(out, dflt) == GD_OK ? GD_CLI_CONTINUE
+                                                        : gd_cli_fail(cli, GD_ERR_INVALID);
     gd_decimal d;
     if (gd_decimal_read(&d, text) != GD_OK)
         return gd_cli_usage(cli, args, "--%s: %s", name, gd_error_detail());
@@ -77,8 +78,8 @@ static int gd_flag_decimal(gd_cli *cli, gd_args *args, const char *name, double 
 }
 
 /* A flag in parts per million (the spec's outer lr and momentum). */
-static int gd_flag_ppm(gd_cli *cli, gd_args *args, const char *name, uint32_t dflt,
-                       uint32_t *out) {
+static int gd_flag_ppm(gd_cli *cli, gd_args *args, uint32_t *out, const char *name,
+                       uint32_t dflt) {
     const char *text = gd_arg(args, name);
     *out = dflt;
     if (text == NULL)
@@ -133,13 +134,13 @@ static int gd_spec_finish(gd_cli *cli, Gonka__Diloco__V1__RunSpec *spec, uint64_
     gd_status s = gd_run_config_from_spec(rc, spec, run, model);
     uint8_t g0[32];
     if (s == GD_OK)
-        s = gd_run_config_initial_state(rc, threads, g0);
+        s = gd_run_config_initial_state(rc, g0, threads);
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
     memcpy(spec->initial_state_hash.data, g0, 32);
     memcpy(rc->initial_state_hash, g0, 32);
     /* The spec digest covers G_0's hash: recompute it now that it is set. */
-    s = gd_diloco_spec_digest(spec, rc->diloco.spec_digest);
+    s = gd_diloco_spec_digest(rc->diloco.spec_digest, spec);
     return s == GD_OK ? GD_CLI_CONTINUE : gd_cli_fail(cli, s);
 }
 
@@ -157,14 +158,14 @@ int gd_sim_spec_from_flags(gd_cli *cli, gd_args *args, uint64_t warm_start, uint
     gd_optim_config_default(&oc);
     uint64_t inner = dc.inner_steps, segment = 0, seed = 1, batch = 8, seq = 64, micro = 0;
     uint64_t chunk = dc.chunk_elems, warmup = 0;
-    if ((code = gd_cli_u64_opt(cli, args, "inner-steps", &inner)) != GD_CLI_CONTINUE ||
-        (code = gd_cli_u64_opt(cli, args, "segment-steps", &segment)) != GD_CLI_CONTINUE ||
-        (code = gd_cli_u64_opt(cli, args, "seed", &seed)) != GD_CLI_CONTINUE ||
-        (code = gd_cli_u64_opt(cli, args, "batch", &batch)) != GD_CLI_CONTINUE ||
-        (code = gd_cli_u64_opt(cli, args, "seq", &seq)) != GD_CLI_CONTINUE ||
-        (code = gd_cli_u64_opt(cli, args, "micro-batch", &micro)) != GD_CLI_CONTINUE ||
-        (code = gd_cli_u64_opt(cli, args, "warmup", &warmup)) != GD_CLI_CONTINUE ||
-        (code = gd_cli_u64_opt(cli, args, "chunk-elems", &chunk)) != GD_CLI_CONTINUE)
+    if ((code = gd_cli_u64_opt(cli, args, &inner, "inner-steps")) != GD_CLI_CONTINUE ||
+        (code = gd_cli_u64_opt(cli, args, &segment, "segment-steps")) != GD_CLI_CONTINUE ||
+        (code = gd_cli_u64_opt(cli, args, &seed, "seed")) != GD_CLI_CONTINUE ||
+        (code = gd_cli_u64_opt(cli, args, &batch, "batch")) != GD_CLI_CONTINUE ||
+        (code = gd_cli_u64_opt(cli, args, &seq, "seq")) != GD_CLI_CONTINUE ||
+        (code = gd_cli_u64_opt(cli, args, &micro, "micro-batch")) != GD_CLI_CONTINUE ||
+        (code = gd_cli_u64_opt(cli, args, &warmup, "warmup")) != GD_CLI_CONTINUE ||
+        (code = gd_cli_u64_opt(cli, args, &chunk, "chunk-elems")) != GD_CLI_CONTINUE)
         return code;
     if (inner < 1 || inner > 100000)
         return gd_cli_usage(cli, args, "--inner-steps must be 1..100000");
@@ -183,18 +184,20 @@ int gd_sim_spec_from_flags(gd_cli *cli, gd_args *args, uint64_t warm_start, uint
     char b1[GD_DECIMAL_TEXT_MAX + 1], b2[GD_DECIMAL_TEXT_MAX + 1], eps[GD_DECIMAL_TEXT_MAX + 1];
     char wd[GD_DECIMAL_TEXT_MAX + 1], gclip[GD_DECIMAL_TEXT_MAX + 1];
     char clip[GD_DECIMAL_TEXT_MAX + 1], decay[GD_DECIMAL_TEXT_MAX + 1];
-    if ((code = gd_flag_decimal(cli, args, "lr", 3e-3, lr)) != GD_CLI_CONTINUE ||
-        (code = gd_flag_decimal(cli, args, "weight-decay", oc.weight_decay, wd)) != GD_CLI_CONTINUE ||
-        (code = gd_flag_decimal(cli, args, "clip", dc.clip_factor, clip)) != GD_CLI_CONTINUE ||
-        (code = gd_flag_decimal(cli, args, "ef-decay", dc.error_feedback_decay, decay)) != GD_CLI_CONTINUE)
+    if ((code = gd_flag_decimal(cli, args, lr, "lr", 3e-3)) != GD_CLI_CONTINUE ||
+        (code = gd_flag_decimal(cli, args, wd, "weight-decay", oc.weight_decay)) !=
+            GD_CLI_CONTINUE ||
+        (code = gd_flag_decimal(cli, args, clip, "clip", dc.clip_factor)) != GD_CLI_CONTINUE ||
+        (code = gd_flag_decimal(cli, args, decay, "ef-decay", dc.error_feedback_decay)) !=
+            GD_CLI_CONTINUE)
         return code;
-    if (gd_decimal_of_double(oc.beta1, b1) != GD_OK ||
-        gd_decimal_of_double(oc.beta2, b2) != GD_OK ||
-        gd_decimal_of_double(oc.eps, eps) != GD_OK ||
-        gd_decimal_of_double(oc.grad_clip, gclip) != GD_OK)
+    if (gd_decimal_of_double(b1, oc.beta1) != GD_OK ||
+        gd_decimal_of_double(b2, oc.beta2) != GD_OK ||
+        gd_decimal_of_double(eps, oc.eps) != GD_OK ||
+        gd_decimal_of_double(gclip, oc.grad_clip) != GD_OK)
         return gd_cli_fail(cli, GD_ERR_INVALID);
     if (gd_arg(args, "min-lr") != NULL) {
-        if ((code = gd_flag_decimal(cli, args, "min-lr", 0, min_lr)) != GD_CLI_CONTINUE)
+        if ((code = gd_flag_decimal(cli, args, min_lr, "min-lr", 0)) != GD_CLI_CONTINUE)
             return code;
     } else {
         /* The cosine ends at a tenth of the peak, computed in decimal. */
@@ -206,10 +209,10 @@ int gd_sim_spec_from_flags(gd_cli *cli, gd_args *args, uint64_t warm_start, uint
         gd_decimal_format(&d, min_lr);
     }
     uint32_t outer_lr_ppm = 0, outer_momentum_ppm = 0;
-    if ((code = gd_flag_ppm(cli, args, "outer-lr", (uint32_t)(dc.outer_lr * 1e6 + 0.5),
-                            &outer_lr_ppm)) != GD_CLI_CONTINUE ||
-        (code = gd_flag_ppm(cli, args, "outer-momentum", (uint32_t)(dc.outer_momentum * 1e6 + 0.5),
-                            &outer_momentum_ppm)) != GD_CLI_CONTINUE)
+    if ((code = gd_flag_ppm(cli, args, &outer_lr_ppm, "outer-lr",
+                            (uint32_t)(dc.outer_lr * 1e6 + 0.5))) != GD_CLI_CONTINUE ||
+        (code = gd_flag_ppm(cli, args, &outer_momentum_ppm, "outer-momentum",
+                            (uint32_t)(dc.outer_momentum * 1e6 + 0.5))) != GD_CLI_CONTINUE)
         return code;
     gd_codec codec = dc.codec;
     const char *codec_text = gd_arg(args, "codec");
@@ -279,7 +282,7 @@ int gd_sim_spec_from_flags(gd_cli *cli, gd_args *args, uint64_t warm_start, uint
 int gd_sim_spec_from_file(gd_cli *cli, const char *path, uint64_t run,
                           const gd_model_config *local_model, int threads,
                           Gonka__Diloco__V1__RunSpec **spec, gd_run_config *rc) {
-    gd_status s = gd_cli_read_run_spec(path, "--spec", spec);
+    gd_status s = gd_cli_read_run_spec(spec, path, "--spec");
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
     uint8_t named[32];
@@ -292,7 +295,7 @@ int gd_sim_spec_from_file(gd_cli *cli, const char *path, uint64_t run,
                                         path));
     gd_data *data = NULL;
     if (code == GD_CLI_CONTINUE) {
-        s = gd_run_config_open_data(rc, NULL, 0, NULL, NULL, &data);
+        s = gd_run_config_open_data(rc, &data, NULL, 0, NULL, NULL);
         if (s != GD_OK)
             code = gd_cli_fail(cli, gd_fail_context(s, "--spec %.200s", path));
         gd_data_close(data);

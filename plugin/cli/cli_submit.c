@@ -72,7 +72,7 @@ static int gd_cli_tx_gas(gd_cli *cli, gd_args *args, gd_cli_tx *tx) {
             return gd_cli_usage(cli, args, "--gas auto needs a node; give a number with "
                                            "--offline");
         tx->opt.gas_auto = true;
-    } else if ((rc = gd_cli_u64_opt(cli, args, "gas", &tx->req.gas_limit)) != GD_CLI_CONTINUE) {
+    } else if ((rc = gd_cli_u64_opt(cli, args, &tx->req.gas_limit, "gas")) != GD_CLI_CONTINUE) {
         return rc;
     }
     if (tx->req.gas_limit == 0)
@@ -107,8 +107,9 @@ static int gd_cli_tx_account(gd_cli *cli, gd_args *args, gd_cli_tx *tx) {
         tx->opt.have_account = true;
     }
     int rc;
-    if ((rc = gd_cli_u64_opt(cli, args, "account-number", &tx->req.account_number)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "sequence", &tx->req.sequence)) != GD_CLI_CONTINUE)
+    if ((rc = gd_cli_u64_opt(cli, args, &tx->req.account_number, "account-number")) !=
+            GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &tx->req.sequence, "sequence")) != GD_CLI_CONTINUE)
         return rc;
     return GD_CLI_CONTINUE;
 }
@@ -121,7 +122,8 @@ int gd_cli_tx_parse(gd_cli *cli, gd_args *args, gd_cli_tx *tx) {
     tx->offline = gd_flag(args, "offline");
     gd_submit_options_default(&tx->opt);
     int rc;
-    if ((rc = gd_cli_u64_opt(cli, args, "timeout-height", &tx->req.timeout_height)) != GD_CLI_CONTINUE ||
+    if ((rc = gd_cli_u64_opt(cli, args, &tx->req.timeout_height, "timeout-height")) !=
+            GD_CLI_CONTINUE ||
         (rc = gd_cli_tx_gas(cli, args, tx)) != GD_CLI_CONTINUE)
         return rc;
     if (gd_flag(args, "no-wait"))
@@ -225,7 +227,7 @@ int gd_cli_tx_send(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_any *msgs
     if (s != GD_OK && tx->for_round && gd_cli_is_unknown_round(code)) {
         char detail[1024], hint[1024];
         snprintf(detail, sizeof detail, "%s", gd_error_detail());
-        gd_cli_round_hint(tx->rpc, tx->run, tx->round, hint, sizeof hint);
+        gd_cli_round_hint(tx->rpc, hint, sizeof hint, tx->run, tx->round);
         s = hint[0] ? gd_fail(s, "%s: %s", detail, hint) : gd_fail(s, "%s", detail);
     }
     return s == GD_OK ? gd_cli_print_submit_extra(cli, args, &result, tx->extra)

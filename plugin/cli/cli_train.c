@@ -42,7 +42,7 @@ static void gd_eval_progress(void *ctx, size_t done, size_t batches) {
 int gd_cli_backend_group(gd_cli *cli, gd_args *args, gd_backend_group *out) {
     const char *name = gd_arg(args, "backend") ? gd_arg(args, "backend") : "auto";
     uint64_t gpus = 1;
-    int rc = gd_cli_u64_opt(cli, args, "gpus", &gpus);
+    int rc = gd_cli_u64_opt(cli, args, &gpus, "gpus");
     if (rc != GD_CLI_CONTINUE)
         return rc;
     if (gpus < 1 || gpus > GD_BACKEND_GROUP_MAX)
@@ -58,7 +58,7 @@ int gd_cli_threads(gd_cli *cli, gd_args *args, int *threads) {
     uint64_t n = online > 0 ? (uint64_t)online : 1;
     if (n > 64)
         n = 64;
-    int rc = gd_cli_u64_opt(cli, args, "threads", &n);
+    int rc = gd_cli_u64_opt(cli, args, &n, "threads");
     if (rc != GD_CLI_CONTINUE)
         return rc;
     if (n < 1 || n > 1024)
@@ -76,7 +76,7 @@ int gd_cli_model_config(gd_cli *cli, gd_args *args, gd_model_config *config) {
     if (s != GD_OK)
         return gd_cli_fail(cli, s == GD_ERR_PARSE ? GD_ERR_INVALID : s);
     uint64_t vocab = config->vocab_size;
-    int rc = gd_cli_u64_opt(cli, args, "vocab", &vocab);
+    int rc = gd_cli_u64_opt(cli, args, &vocab, "vocab");
     if (rc != GD_CLI_CONTINUE)
         return rc;
     if (vocab < 1 || vocab > INT32_MAX)
@@ -91,9 +91,9 @@ int gd_cli_model_config(gd_cli *cli, gd_args *args, gd_model_config *config) {
 static int gd_cli_batch_opts(gd_cli *cli, gd_args *args, gd_train_options *o) {
     uint64_t batch = o->batch, seq = o->seq_len, micro = o->micro_batch;
     int rc;
-    if ((rc = gd_cli_u64_opt(cli, args, "batch", &batch)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "seq", &seq)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "micro-batch", &micro)) != GD_CLI_CONTINUE)
+    if ((rc = gd_cli_u64_opt(cli, args, &batch, "batch")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &seq, "seq")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &micro, "micro-batch")) != GD_CLI_CONTINUE)
         return rc;
     if (batch < 1 || batch > (1u << 20) || seq < 1 || seq > (1u << 20))
         return gd_cli_usage(cli, args, "--batch and --seq must be 1..%u", 1u << 20);
@@ -118,15 +118,16 @@ static int gd_cli_optim_opts(gd_cli *cli, gd_args *args, gd_optim_config *c) {
     uint64_t warmup = c->warmup_steps, schedule = c->schedule_steps;
     int rc;
     /* --lr's range is the optimizer's (trainer/optim.c): below 10. */
-    if ((rc = gd_cli_real_below_opt(cli, args, "lr", 1e-12, 10, &c->lr)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_real_opt(cli, args, "min-lr", 0, 10, &c->min_lr)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_real_opt(cli, args, "weight-decay", 0, 0.99, &c->weight_decay)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_real_below_opt(cli, args, "beta1", 0, 1, &c->beta1)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_real_below_opt(cli, args, "beta2", 0, 1, &c->beta2)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_real_opt(cli, args, "eps", 1e-30, 0.5, &c->eps)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_real_opt(cli, args, "grad-clip", 0, 1e9, &c->grad_clip)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "warmup", &warmup)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "schedule-steps", &schedule)) != GD_CLI_CONTINUE)
+    if ((rc = gd_cli_real_below_opt(cli, args, &c->lr, "lr", 1e-12, 10)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_real_opt(cli, args, &c->min_lr, "min-lr", 0, 10)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_real_opt(cli, args, &c->weight_decay, "weight-decay", 0, 0.99)) !=
+            GD_CLI_CONTINUE ||
+        (rc = gd_cli_real_below_opt(cli, args, &c->beta1, "beta1", 0, 1)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_real_below_opt(cli, args, &c->beta2, "beta2", 0, 1)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_real_opt(cli, args, &c->eps, "eps", 1e-30, 0.5)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_real_opt(cli, args, &c->grad_clip, "grad-clip", 0, 1e9)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &warmup, "warmup")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &schedule, "schedule-steps")) != GD_CLI_CONTINUE)
         return rc;
     c->warmup_steps = warmup;
     c->schedule_steps = schedule;
@@ -169,8 +170,8 @@ static int gd_train_setup(gd_cli *cli, gd_args *args, gd_train_run *run, int thr
     bool schedule_given = gd_arg(args, "schedule-steps") != NULL;
     if ((rc = gd_cli_batch_opts(cli, args, &o)) != GD_CLI_CONTINUE ||
         (rc = gd_cli_optim_opts(cli, args, &o.optim)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "seed", &seed)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "worker", &worker)) != GD_CLI_CONTINUE)
+        (rc = gd_cli_u64_opt(cli, args, &seed, "seed")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &worker, "worker")) != GD_CLI_CONTINUE)
         return rc;
     if (worker > UINT32_MAX)
         return gd_cli_usage(cli, args, "--worker must fit 32 bits");
@@ -265,10 +266,10 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
         return gd_cli_usage(cli, args, "--eval-data is read by the eval after training: give "
                                        "--eval-batches N too");
     int threads = 1, rc;
-    if ((rc = gd_cli_u64_opt(cli, args, "steps", &run.steps)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "log-every", &run.log_every)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "save-every", &run.save_every)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "eval-batches", &run.eval_batches)) != GD_CLI_CONTINUE ||
+    if ((rc = gd_cli_u64_opt(cli, args, &run.steps, "steps")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &run.log_every, "log-every")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &run.save_every, "save-every")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &run.eval_batches, "eval-batches")) != GD_CLI_CONTINUE ||
         (rc = gd_cli_threads(cli, args, &threads)) != GD_CLI_CONTINUE)
         return rc;
     if (run.steps == 0 || run.steps > (1ull << 40))
@@ -458,7 +459,7 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
     int threads = 1, rc;
     gd_train_options o;
     gd_train_options_default(&o);
-    if ((rc = gd_cli_u64_opt(cli, args, "batches", &batches)) != GD_CLI_CONTINUE ||
+    if ((rc = gd_cli_u64_opt(cli, args, &batches, "batches")) != GD_CLI_CONTINUE ||
         (rc = gd_cli_batch_opts(cli, args, &o)) != GD_CLI_CONTINUE ||
         (rc = gd_cli_threads(cli, args, &threads)) != GD_CLI_CONTINUE)
         return rc;
@@ -481,7 +482,7 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
      * records it. */
     char recorded[sizeof ((gd_optim_state *)0)->data_spec];
     if (spec == NULL) {
-        s = gd_checkpoint_data_spec(ckpt, recorded, sizeof recorded);
+        s = gd_checkpoint_data_spec(recorded, sizeof recorded, ckpt);
         if (s != GD_OK) {
             free(params);
             gd_param_layout_free(&layout);
@@ -498,7 +499,7 @@ static int gd_run_eval(gd_cli *cli, gd_args *args) {
     const char *seq_from = "given";
     if (!gd_arg(args, "seq")) {
         gd_train_options trained;
-        s = gd_checkpoint_train_options(ckpt, &trained);
+        s = gd_checkpoint_train_options(&trained, ckpt);
         if (s == GD_OK && trained.seq_len >= 1 &&
             trained.seq_len <= layout.config.max_position_embeddings) {
             o.seq_len = trained.seq_len;

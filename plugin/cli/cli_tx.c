@@ -58,7 +58,7 @@ static int gd_cli_read_tx(gd_cli *cli, gd_args *args, const char *positional, gd
     size_t n = b64 ? strlen(b64) : 0;
     bool raw_fallback = false;
     if (file) {
-        gd_status s = gd_file_read(file, 4 * GD_TX_MAX_BYTES, &text);
+        gd_status s = gd_file_read(&text, file, 4 * GD_TX_MAX_BYTES);
         if (s != GD_OK) {
             gd_buf_free(&text);
             return gd_cli_fail(cli, s);
@@ -136,7 +136,7 @@ static int gd_run_tx_decode(gd_cli *cli, gd_args *args) {
     const char *chain_id = gd_arg(args, "chain-id");
     uint64_t account_number = 0;
     const char *verified = NULL;
-    if ((rc = gd_cli_u64_opt(cli, args, "account-number", &account_number)) != GD_CLI_CONTINUE)
+    if ((rc = gd_cli_u64_opt(cli, args, &account_number, "account-number")) != GD_CLI_CONTINUE)
         goto done;
     if (chain_id) {
         s = gd_decoded_tx_verify(tx, chain_id, account_number);

@@ -14,18 +14,18 @@
 
 #define GD_CLI_RPC_NOTICE_MS 2000 /* a wait this long is said out loud */
 
-int gd_cli_u64_opt(gd_cli *cli, gd_args *args, const char *name, uint64_t *out) {
+int gd_cli_u64_opt(gd_cli *cli, gd_args *args, uint64_t *out, const char *name) {
     const char *v = gd_arg(args, name);
     if (v == NULL)
         return GD_CLI_CONTINUE;
-    if (gd_parse_u64(v, out) != GD_OK)
+    if (gd_parse_u64(out, v) != GD_OK)
         return gd_cli_usage(cli, args, "--%s wants a non-negative integer, got '%.40s'", name, v);
     return GD_CLI_CONTINUE;
 }
 
 /* --name as a finite number from min up to max, max itself included or not. */
-static int gd_cli_real_in(gd_cli *cli, gd_args *args, const char *name, double min, double max,
-                          bool max_included, double *out) {
+static int gd_cli_real_in(gd_cli *cli, gd_args *args, double *out, const char *name, double min,
+                          double max, bool max_included) {
     const char *v = gd_arg(args, name);
     if (v == NULL)
         return GD_CLI_CONTINUE;
@@ -40,14 +40,14 @@ static int gd_cli_real_in(gd_cli *cli, gd_args *args, const char *name, double m
     return GD_CLI_CONTINUE;
 }
 
-int gd_cli_real_opt(gd_cli *cli, gd_args *args, const char *name, double min, double max,
-                    double *out) {
-    return gd_cli_real_in(cli, args, name, min, max, true, out);
+int gd_cli_real_opt(gd_cli *cli, gd_args *args, double *out, const char *name, double min,
+                    double max) {
+    return gd_cli_real_in(cli, args, out, name, min, max, true);
 }
 
-int gd_cli_real_below_opt(gd_cli *cli, gd_args *args, const char *name, double min,
-                          double below, double *out) {
-    return gd_cli_real_in(cli, args, name, min, below, false, out);
+int gd_cli_real_below_opt(gd_cli *cli, gd_args *args, double *out, const char *name,
+                          double min, double below) {
+    return gd_cli_real_in(cli, args, out, name, min, below, false);
 }
 
 int gd_cli_duration_opt(gd_cli *cli, gd_args *args, const char *name, long *out_ms) {
@@ -79,7 +79,7 @@ int gd_cli_open_rpc(gd_cli *cli, gd_args *args, gd_rpc **rpc) {
     if (rc != GD_CLI_CONTINUE)
         return rc;
     uint64_t retries = (uint64_t)opt.max_retries;
-    if ((rc = gd_cli_u64_opt(cli, args, "retries", &retries)) != GD_CLI_CONTINUE)
+    if ((rc = gd_cli_u64_opt(cli, args, &retries, "retries")) != GD_CLI_CONTINUE)
         return rc;
     if (retries > 20)
         return gd_cli_usage(cli, args, "--retries must be at most 20");
@@ -124,20 +124,20 @@ int gd_cli_print_json(gd_cli *cli, json_t *value) {
     return rc == 0 ? GD_EXIT_OK : GD_EXIT_FAIL;
 }
 
-int gd_cli_uint_opt(gd_cli *cli, gd_args *args, const char *name, uint64_t max, bool required,
-                    uint64_t *out) {
+int gd_cli_uint_opt(gd_cli *cli, gd_args *args, uint64_t *out, const char *name, uint64_t max,
+                    bool required) {
     const char *v = gd_arg(args, name);
     uint64_t n;
     if (v == NULL)
         return required ? gd_cli_usage(cli, args, "--%s N is required", name) : -1;
-    if (gd_parse_u64(v, &n) != GD_OK || n > max)
+    if (gd_parse_u64(&n, v) != GD_OK || n > max)
         return gd_cli_usage(cli, args, "--%s wants an integer from 0 to %llu, got '%.40s'", name,
                             (unsigned long long)max, v);
     *out = n;
     return GD_CLI_CONTINUE;
 }
 
-int gd_cli_hex_opt(gd_cli *cli, gd_args *args, const char *name, uint8_t *out, size_t len,
+int gd_cli_hex_opt(gd_cli *cli, gd_args *args, uint8_t *out, const char *name, size_t len,
                    bool required) {
     const char *v = gd_arg(args, name);
     size_t got = 0;
@@ -149,7 +149,7 @@ int gd_cli_hex_opt(gd_cli *cli, gd_args *args, const char *name, uint8_t *out, s
     return GD_CLI_CONTINUE;
 }
 
-int gd_cli_address_opt(gd_cli *cli, gd_args *args, const char *name, char *out, bool required) {
+int gd_cli_address_opt(gd_cli *cli, gd_args *args, char *out, const char *name, bool required) {
     const char *v = gd_arg(args, name);
     if (v == NULL)
         return required ? gd_cli_usage(cli, args, "--%s ADDR is required", name) : -1;
@@ -228,10 +228,10 @@ int gd_cli_print_tree(gd_cli *cli, json_t *value) {
 /* A spec file is a small JSON object; anything larger is not one. */
 #define GD_SPEC_FILE_MAX (1u << 20)
 
-gd_status gd_cli_read_run_spec(const char *path, const char *what,
-                               Gonka__Diloco__V1__RunSpec **out) {
+gd_status gd_cli_read_run_spec(Gonka__Diloco__V1__RunSpec **out, const char *path,
+                               const char *what) {
     gd_buf text = {0};
-    gd_status s = gd_file_read(path, GD_SPEC_FILE_MAX, &text);
+    gd_status s = gd_file_read(&text, path, GD_SPEC_FILE_MAX);
     if (s != GD_OK) {
         gd_buf_free(&text);
         return gd_fail_context(s, "%s", what);

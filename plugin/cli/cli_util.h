@@ -33,33 +33,33 @@ int gd_cli_print_json(gd_cli *cli, json_t *value);
 
 /* Parses a non-negative integer option; absent leaves *out unchanged.
  * Returns an exit code on error, GD_CLI_CONTINUE on success. */
-int gd_cli_u64_opt(gd_cli *cli, gd_args *args, const char *name, uint64_t *out);
+int gd_cli_u64_opt(gd_cli *cli, gd_args *args, uint64_t *out, const char *name);
 
 /* Parses an integer option in [0, max]; absent is a usage error when
  * required, else leaves *out unchanged. GD_CLI_CONTINUE on success, else an exit code. */
-int gd_cli_uint_opt(gd_cli *cli, gd_args *args, const char *name, uint64_t max, bool required,
-                    uint64_t *out);
+int gd_cli_uint_opt(gd_cli *cli, gd_args *args, uint64_t *out, const char *name, uint64_t max,
+                    bool required);
 
 /* Parses a hex option of exactly len bytes (either case); absent as above. */
-int gd_cli_hex_opt(gd_cli *cli, gd_args *args, const char *name, uint8_t *out, size_t len,
+int gd_cli_hex_opt(gd_cli *cli, gd_args *args, uint8_t *out, const char *name, size_t len,
                    bool required);
 
 /* Parses a Gonka address option into canonical lower case (out holds
  * GD_ADDRESS_STR_MAX bytes); absent as above. */
-int gd_cli_address_opt(gd_cli *cli, gd_args *args, const char *name, char *out, bool required);
+int gd_cli_address_opt(gd_cli *cli, gd_args *args, char *out, const char *name, bool required);
 
 /* Prints a JSON value (consumed) as indented "key: value" lines, the text
  * form of commands whose --json output is the reference. */
 int gd_cli_print_tree(gd_cli *cli, json_t *value);
 
 /* Parses a finite real option within [min, max]; absent leaves *out unchanged. */
-int gd_cli_real_opt(gd_cli *cli, gd_args *args, const char *name, double min, double max,
-                    double *out);
+int gd_cli_real_opt(gd_cli *cli, gd_args *args, double *out, const char *name, double min,
+                    double max);
 
 /* The same in [min, below): for limits the value must stay under, such as
  * the optimizer's learning rate. */
-int gd_cli_real_below_opt(gd_cli *cli, gd_args *args, const char *name, double min,
-                          double below, double *out);
+int gd_cli_real_below_opt(gd_cli *cli, gd_args *args, double *out, const char *name,
+                          double min, double below);
 
 /* Parses a duration option in milliseconds; absent leaves *out unchanged. */
 int gd_cli_duration_opt(gd_cli *cli, gd_args *args, const char *name, long *out_ms);
@@ -67,7 +67,7 @@ int gd_cli_duration_opt(gd_cli *cli, gd_args *args, const char *name, long *out_
 /* Reads a RunSpec JSON file strictly (duplicate keys refused, every rule
  * of chain/wire/diloco_spec.h); errors name `what` (the option) and the path.
  * Free *out with gd_diloco_spec_free. */
-gd_status gd_cli_read_run_spec(const char *path, const char *what,
-                               Gonka__Diloco__V1__RunSpec **out) GD_MUST_CHECK;
+gd_status gd_cli_read_run_spec(Gonka__Diloco__V1__RunSpec **out, const char *path,
+                               const char *what) GD_MUST_CHECK;
 
 #endif

@@ -3,4 +3,4 @@
 
 #include "plugin/cli/cli.h"
 
-int main(int argc, char **argv) { return gd_cli_main(argc, argv, stdout, stderr); }
+int main(int argc, char **argv) { return gd_cli_main(stdout, argc, argv, stderr); }

@@ -143,7 +143,7 @@ static gd_status gd_demo_start_chain(gd_demo *d, const char *spec) {
         GD_TRY(gd_demo_children_alive(d));
         /* host:port and a newline, once it listens. */
         gd_buf addr = {0};
-        if (gd_file_read(addr_file, 256, &addr) == GD_OK && addr.len > 1 &&
+        if (gd_file_read(&addr, addr_file, 256) == GD_OK && addr.len > 1 &&
             addr.data[addr.len - 1] == '\n')
             snprintf(d->rpc_url, sizeof d->rpc_url, "http://%.*s", (int)addr.len - 1,
                      (const char *)addr.data);
@@ -187,7 +187,7 @@ static gd_status gd_demo_start_daemons(gd_demo *d, const char *rpc_url, const ch
         snprintf(name, sizeof name, "%s.log", m->label);
         GD_TRY(gd_demo_path(log, sizeof log, d->home, name));
         GD_TRY(gd_demo_path(d->state_dir[i], sizeof d->state_dir[i], home, "state"));
-        GD_TRY(gd_demo_key_address(key, m->address));
+        GD_TRY(gd_demo_key_address(m->address, key));
         gd_demo_node node = {home, key, rpc_url, chain_id,
                              worker ? GD_ROLE_WORKER : GD_ROLE_VALIDATOR, 0};
         GD_TRY(gd_demo_free_port(&node.port));
@@ -257,8 +257,8 @@ static gd_status gd_demo_loss_after(gd_demo *d, const json_t *status, bool *have
     gd_artifact_store store;
     char path[GD_ARTIFACT_PATH_MAX];
     GD_TRY(gd_artifact_store_open(&store, d->state_dir[0]));
-    GD_TRY(gd_artifact_path(&store, GD_ARTIFACT_CHECKPOINT, GD_DEMO_RUN, d->rounds, 0, path,
-                            sizeof path));
+    GD_TRY(gd_artifact_path(&store, path, sizeof path, GD_ARTIFACT_CHECKPOINT, GD_DEMO_RUN,
+                            d->rounds, 0));
     if (access(path, R_OK) != 0)
         return GD_OK; /* written just after the state hash is shown */
     GD_TRY(gd_demo_eval(path, &d->report.loss_after));
@@ -276,7 +276,7 @@ static void gd_demo_read_daemons(gd_demo *d, json_t **first) {
         json_t *st = NULL;
         /* A busy daemon may not answer within the timeout: keep what it
          * said last. */
-        if (gd_demo_http_status(d->http, d->url[i], &st) != GD_OK)
+        if (gd_demo_http_status(d->http, &st, d->url[i]) != GD_OK)
             continue;
         gd_demo_member *m = &d->report.members[i];
         json_t *loss = json_object_get(st, "loss");
@@ -298,7 +298,7 @@ static void gd_demo_read_collateral(gd_demo *d, const gd_demo_chain *c) {
         const Gonka__Diloco__V1__Member *cm = c->run->members[i];
         gd_demo_member *m = gd_demo_report_member(&d->report, cm->address);
         uint64_t v = 0;
-        if (m == NULL || gd_parse_u64(cm->collateral, &v) != GD_OK)
+        if (m == NULL || gd_parse_u64(&v, cm->collateral) != GD_OK)
             continue;
         if (m->bonded == 0)
             m->bonded = m->collateral = v;
@@ -323,7 +323,7 @@ static gd_status gd_demo_tally(gd_demo *d, const gd_demo_chain *c) {
         if (current == next)
             q = c->round;
         else
-            GD_TRY(gd_diloco_query_round(d->rpc, GD_DEMO_RUN, next, &q, NULL));
+            GD_TRY(gd_diloco_query_round(d->rpc, &q, GD_DEMO_RUN, next, NULL));
         gd_status s = gd_demo_report_add_round(r, q);
         if (q != c->round)
             protobuf_c_message_free_unpacked(&q->base, NULL);
@@ -345,7 +345,7 @@ static gd_status gd_demo_claims(gd_demo *d, uint64_t last_epoch, size_t *claims,
     for (size_t i = 0; i < d->report.n_members; i++) {
         gd_demo_member *m = &d->report.members[i];
         gd_demo_rewards rw;
-        GD_TRY(gd_demo_rewards_read(d->rpc, GD_DEMO_RUN, m->address, last_epoch, &rw));
+        GD_TRY(gd_demo_rewards_read(d->rpc, &rw, GD_DEMO_RUN, m->address, last_epoch));
         m->reward_claimed = rw.claimed;
         m->reward_unclaimed = rw.unclaimed;
         *claims += rw.unclaimed == 0;
@@ -366,7 +366,7 @@ static gd_status gd_demo_watch(gd_demo *d) {
         GD_TRY(gd_demo_check_stop());
         GD_TRY(gd_demo_children_alive(d));
         gd_demo_chain c;
-        gd_status s = gd_demo_chain_read(d->rpc, GD_DEMO_RUN, &c);
+        gd_status s = gd_demo_chain_read(d->rpc, &c, GD_DEMO_RUN);
         if (s != GD_OK) {
             /* A chain busy with a block may not answer in time: the stall
              * check below decides when that is a failure. */
@@ -510,9 +510,9 @@ static int gd_demo_options(gd_cli *cli, gd_args *args, gd_demo *d) {
     d->rounds = 3;
     d->cheater = gd_flag(args, "with-cheater");
     int rc;
-    if ((rc = gd_cli_u64_opt(cli, args, "workers", &d->workers)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "validators", &d->validators)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_u64_opt(cli, args, "rounds", &d->rounds)) != GD_CLI_CONTINUE)
+    if ((rc = gd_cli_u64_opt(cli, args, &d->workers, "workers")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &d->validators, "validators")) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_u64_opt(cli, args, &d->rounds, "rounds")) != GD_CLI_CONTINUE)
         return rc;
     if (d->workers < 1 || d->workers > GD_DEMO_WORKERS_MAX)
         return gd_cli_usage(cli, args, "--workers must be 1 to %d", GD_DEMO_WORKERS_MAX);

@@ -155,7 +155,7 @@ gd_status gd_demo_write_node(const gd_demo_node *n) {
     return gd_file_create_private(path, text, strlen(text));
 }
 
-gd_status gd_demo_key_address(const char *path, char out[GD_ADDRESS_STR_MAX]) {
+gd_status gd_demo_key_address(char out[GD_ADDRESS_STR_MAX], const char *path) {
     gd_key key;
     GD_TRY(gd_keyfile_read(&key, path));
     gd_status s = gd_address_from_pubkey(out, GD_ADDRESS_STR_MAX, "gonka", key.pubkey);

@@ -40,7 +40,7 @@ typedef struct gd_demo_node {
 gd_status gd_demo_write_node(const gd_demo_node *n) GD_MUST_CHECK;
 
 /* The address of the key in path. */
-gd_status gd_demo_key_address(const char *path, char out[GD_ADDRESS_STR_MAX]) GD_MUST_CHECK;
+gd_status gd_demo_key_address(char out[GD_ADDRESS_STR_MAX], const char *path) GD_MUST_CHECK;
 
 /* A loopback TCP port free now (the kernel's pick for port 0). */
 gd_status gd_demo_free_port(uint16_t *port) GD_MUST_CHECK;

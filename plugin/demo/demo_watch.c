@@ -11,16 +11,16 @@
 #include "common/parse.h"
 #include "plugin/ports/peer_http.h"
 
-gd_status gd_demo_chain_read(gd_rpc *rpc, uint64_t run, gd_demo_chain *out) {
+gd_status gd_demo_chain_read(gd_rpc *rpc, gd_demo_chain *out, uint64_t run) {
     memset(out, 0, sizeof *out);
     gd_node_status st;
     GD_TRY(gd_rpc_status(rpc, &st));
     out->height = st.latest_block_height;
-    GD_TRY(gd_diloco_query_run(rpc, run, &out->run, NULL));
+    GD_TRY(gd_diloco_query_run(rpc, &out->run, run, NULL));
     if (out->run->current_round == NULL)
         return GD_OK;
     gd_status s =
-        gd_diloco_query_round(rpc, run, out->run->current_round->index, &out->round, NULL);
+        gd_diloco_query_round(rpc, &out->round, run, out->run->current_round->index, NULL);
     if (s != GD_OK)
         gd_demo_chain_free(out);
     return s;
@@ -35,11 +35,11 @@ void gd_demo_chain_free(gd_demo_chain *c) {
     c->round = NULL;
 }
 
-gd_status gd_demo_rewards_read(gd_rpc *rpc, uint64_t run, const char *address,
-                               uint64_t last_epoch, gd_demo_rewards *out) {
+gd_status gd_demo_rewards_read(gd_rpc *rpc, gd_demo_rewards *out, uint64_t run,
+                               const char *address, uint64_t last_epoch) {
     memset(out, 0, sizeof *out);
     Gonka__Diloco__V1__QueryRewardsResponse *r = NULL;
-    GD_TRY(gd_diloco_query_rewards(rpc, address, &r, NULL));
+    GD_TRY(gd_diloco_query_rewards(rpc, &r, address, NULL));
     gd_status s = GD_OK;
     for (size_t i = 0; s == GD_OK && i < r->n_amounts; i++) {
         const Gonka__Diloco__V1__SettleAmount *a = r->amounts[i];
@@ -47,7 +47,7 @@ gd_status gd_demo_rewards_read(gd_rpc *rpc, uint64_t run, const char *address,
         if (a->run != run || a->epoch > last_epoch)
             continue;
         /* The decoder checked it is a canonical amount within 64 bits. */
-        s = gd_parse_u64(a->amount, &v);
+        s = gd_parse_u64(&v, a->amount);
         out->settled = true;
         if (a->claimed)
             out->claimed += v;
@@ -97,14 +97,14 @@ static gd_status gd_demo_get(gd_demo_http *h, const char *base_url, const gd_art
     gd_peer_port port = gd_peer_http_port(h->peer);
     gd_artifact_answer a;
     memset(&a, 0, sizeof a);
-    GD_TRY(port.iface->fetch(port.ctx, base_url, req, max, &a));
+    GD_TRY(port.iface->fetch(port.ctx, &a, base_url, req, max));
     *body = a.body;
     a.body = (gd_buf){0};
     gd_artifact_answer_free(&a);
     return GD_OK;
 }
 
-gd_status gd_demo_http_status(gd_demo_http *h, const char *base_url, json_t **out) {
+gd_status gd_demo_http_status(gd_demo_http *h, json_t **out, const char *base_url) {
     gd_artifact_req req = {.kind = GD_REQ_STATUS};
     gd_buf b = {0};
     GD_TRY(gd_demo_get(h, base_url, &req, GD_DEMO_STATUS_MAX, &b));

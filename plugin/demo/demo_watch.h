@@ -22,7 +22,7 @@ typedef struct gd_demo_chain {
     Gonka__Diloco__V1__QueryRoundResponse *round;
 } gd_demo_chain;
 
-gd_status gd_demo_chain_read(gd_rpc *rpc, uint64_t run, gd_demo_chain *out) GD_MUST_CHECK;
+gd_status gd_demo_chain_read(gd_rpc *rpc, gd_demo_chain *out, uint64_t run) GD_MUST_CHECK;
 void gd_demo_chain_free(gd_demo_chain *c);
 
 /* The sum of the settle amounts of `run` for address, claimed and not,
@@ -31,8 +31,8 @@ typedef struct gd_demo_rewards {
     uint64_t claimed, unclaimed;
     bool settled;
 } gd_demo_rewards;
-gd_status gd_demo_rewards_read(gd_rpc *rpc, uint64_t run, const char *address,
-                               uint64_t last_epoch, gd_demo_rewards *out) GD_MUST_CHECK;
+gd_status gd_demo_rewards_read(gd_rpc *rpc, gd_demo_rewards *out, uint64_t run,
+                               const char *address, uint64_t last_epoch) GD_MUST_CHECK;
 
 /* An HTTP client for the daemons' servers (loopback, short timeouts). */
 typedef struct gd_demo_http gd_demo_http;
@@ -40,8 +40,8 @@ gd_status gd_demo_http_open(gd_demo_http **out) GD_MUST_CHECK;
 void gd_demo_http_close(gd_demo_http *h);
 
 /* GET base_url/v1/status as JSON (*out: a new reference). */
-gd_status gd_demo_http_status(gd_demo_http *h, const char *base_url,
-                              json_t **out) GD_MUST_CHECK;
+gd_status gd_demo_http_status(gd_demo_http *h, json_t **out,
+                              const char *base_url) GD_MUST_CHECK;
 /* GET base_url/v1/runs/RUN/checkpoint.safetensors into the file path. */
 gd_status gd_demo_http_checkpoint(gd_demo_http *h, const char *base_url, uint64_t run,
                                   const char *path) GD_MUST_CHECK;

@@ -41,7 +41,7 @@ static gd_status gd_path_refuse(unsigned *http_status, unsigned code, gd_status 
 }
 
 /* Decimal digits, no leading zero but for "0" itself, value <= max. */
-static bool gd_path_number(const gd_path_seg *seg, uint64_t max, uint64_t *out) {
+static bool gd_path_number(const gd_path_seg *seg, uint64_t *out, uint64_t max) {
     if (seg->len == 0 || (seg->len > 1 && seg->text[0] == '0'))
         return false;
     uint64_t v = 0;
@@ -109,7 +109,7 @@ static gd_status gd_path_slot(const char *name, size_t name_len, const gd_path_s
                               gd_artifact_req *req, unsigned *http_status) {
     bool wide = gd_slot_is(name, name_len, "{run}") || gd_slot_is(name, name_len, "{round}");
     uint64_t v;
-    if (!gd_path_number(seg, wide ? UINT64_MAX : UINT32_MAX, &v))
+    if (!gd_path_number(seg, &v, wide ? UINT64_MAX : UINT32_MAX))
         return gd_path_refuse(http_status, 400, GD_ERR_PARSE,
                               wide ? "a run or round must be a decimal uint64 without leading zeros"
                                    : "a leaf or chunk must be a decimal uint32 without leading zeros");
@@ -153,7 +153,7 @@ static gd_status gd_route_fill(const gd_route *route, const gd_path_seg *segs, s
     return GD_OK;
 }
 
-gd_status gd_http_path_parse(const char *method, const char *url, gd_artifact_req *out,
+gd_status gd_http_path_parse(gd_artifact_req *out, const char *method, const char *url,
                              unsigned *http_status) {
     if (method == NULL || (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0))
         return gd_path_refuse(http_status, 405, GD_ERR_INVALID, "only GET and HEAD are served");

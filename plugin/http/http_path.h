@@ -32,7 +32,7 @@
  *   GD_ERR_NOT_FOUND 404: well formed, but not a path that is served
  * *out is written only on success. The detail (gd_error_detail) never
  * quotes the target, so it is safe to send back as the answer's text. */
-gd_status gd_http_path_parse(const char *method, const char *url, gd_artifact_req *out,
+gd_status gd_http_path_parse(gd_artifact_req *out, const char *method, const char *url,
                              unsigned *http_status) GD_MUST_CHECK;
 
 /* The one spelling of req's path (what gd_http_path_parse accepts for it);

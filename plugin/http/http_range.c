@@ -80,7 +80,7 @@ static bool gd_range_satisfiable(const gd_range_spec *spec, uint64_t size) {
     return spec->first.value < size;
 }
 
-static void gd_range_resolve(const gd_range_spec *spec, uint64_t size, gd_http_range *out) {
+static void gd_range_resolve(const gd_range_spec *spec, gd_http_range *out, uint64_t size) {
     if (spec->suffix) {
         out->first = spec->last.value >= size ? 0 : size - spec->last.value;
         out->last = size - 1;
@@ -90,7 +90,7 @@ static void gd_range_resolve(const gd_range_spec *spec, uint64_t size, gd_http_r
     out->last = spec->has_last && spec->last.value < size - 1 ? spec->last.value : size - 1;
 }
 
-gd_http_range_kind gd_http_range_parse(const char *value, uint64_t size, gd_http_range *out) {
+gd_http_range_kind gd_http_range_parse(gd_http_range *out, const char *value, uint64_t size) {
     if (value == NULL)
         return GD_HTTP_RANGE_FULL;
     const char *p = value, *end = value + strlen(value);
@@ -131,6 +131,6 @@ gd_http_range_kind gd_http_range_parse(const char *value, uint64_t size, gd_http
      * empty resource has no byte to name in a Content-Range. */
     if (count > 1 || size == 0)
         return GD_HTTP_RANGE_FULL;
-    gd_range_resolve(&only, size, out);
+    gd_range_resolve(&only, out, size);
     return GD_HTTP_RANGE_PARTIAL;
 }

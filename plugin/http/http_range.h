@@ -32,6 +32,6 @@ typedef struct gd_http_range {
  * simply past the end). A suffix of 0 is unsatisfiable; a non-zero suffix
  * on an empty resource gives GD_HTTP_RANGE_FULL, as there is no byte range
  * to name. out is written only for GD_HTTP_RANGE_PARTIAL. */
-gd_http_range_kind gd_http_range_parse(const char *value, uint64_t size, gd_http_range *out);
+gd_http_range_kind gd_http_range_parse(gd_http_range *out, const char *value, uint64_t size);
 
 #endif

@@ -201,8 +201,9 @@ static enum MHD_Result gd_reply_file(struct MHD_Connection *conn, gd_http_exchan
         return gd_http_reply_text(conn, ex, code, why, NULL, NULL);
     /* RFC 9110 defines Range for GET only: HEAD gets the whole length. */
     gd_http_range range = {0};
-    gd_http_range_kind kind =
-        ex->head ? GD_HTTP_RANGE_FULL : gd_http_range_parse(gd_reply_range_value(conn), size, &range);
+    gd_http_range_kind kind = ex->head
+                                  ? GD_HTTP_RANGE_FULL
+                                  : gd_http_range_parse(&range, gd_reply_range_value(conn), size);
     char content_range[64];
     if (kind == GD_HTTP_RANGE_UNSATISFIABLE) {
         close(fd);

@@ -113,7 +113,7 @@ static enum MHD_Result gd_http_judge(gd_http_server *srv, struct MHD_Connection 
                                   "Retry-After", "1");
     gd_artifact_req req;
     unsigned code = 400;
-    gd_status s = gd_http_path_parse(method, ex->target, &req, &code);
+    gd_status s = gd_http_path_parse(&req, method, ex->target, &code);
     if (s != GD_OK && code == 405)
         return gd_http_reply_text(conn, ex, 405, gd_error_detail(), "Allow", "GET, HEAD");
     if (gd_http_has_body(conn))

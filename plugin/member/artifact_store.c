@@ -51,18 +51,18 @@ gd_status gd_artifact_store_open(gd_artifact_store *s, const char *root) {
     return GD_OK;
 }
 
-static gd_status gd_round_dir(const gd_artifact_store *s, uint64_t run, uint64_t round,
-                              char *out, size_t cap) {
+static gd_status gd_round_dir(const gd_artifact_store *s, char *out, size_t cap,
+                              uint64_t run, uint64_t round) {
     int n = snprintf(out, cap, "%s/run-%" PRIu64 "/round-%" PRIu64, s->root, run, round);
     if (n < 0 || (size_t)n >= cap)
         return gd_fail(GD_ERR_LIMIT, "artifact path too long");
     return GD_OK;
 }
 
-gd_status gd_artifact_path(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,
-                           uint64_t round, uint32_t leaf, char *out, size_t cap) {
+gd_status gd_artifact_path(const gd_artifact_store *s, char *out, size_t cap,
+                           gd_artifact_kind kind, uint64_t run, uint64_t round, uint32_t leaf) {
     char dir[GD_ARTIFACT_PATH_MAX], name[32];
-    GD_TRY(gd_round_dir(s, run, round, dir, sizeof dir));
+    GD_TRY(gd_round_dir(s, dir, sizeof dir, run, round));
     switch (kind) {
     case GD_ARTIFACT_PAYLOAD: snprintf(name, sizeof name, "payload.gdpl"); break;
     case GD_ARTIFACT_TRANSCRIPT: snprintf(name, sizeof name, "transcript.bin"); break;
@@ -86,24 +86,24 @@ gd_status gd_artifact_put(const gd_artifact_store *s, gd_artifact_kind kind, uin
     if (n < 0 || (size_t)n >= sizeof dir)
         return gd_fail(GD_ERR_LIMIT, "artifact path too long");
     GD_TRY(gd_mkdir_private(dir));
-    GD_TRY(gd_round_dir(s, run, round, dir, sizeof dir));
+    GD_TRY(gd_round_dir(s, dir, sizeof dir, run, round));
     GD_TRY(gd_mkdir_private(dir));
-    GD_TRY(gd_artifact_path(s, kind, run, round, leaf, path, sizeof path));
+    GD_TRY(gd_artifact_path(s, path, sizeof path, kind, run, round, leaf));
     gd_bytes_part part = {data, len};
     return gd_file_write_atomic(path, &part, 1, 0600);
 }
 
-gd_status gd_artifact_get(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,
-                          uint64_t round, uint32_t leaf, size_t max_len, gd_buf *out) {
+gd_status gd_artifact_get(const gd_artifact_store *s, gd_buf *out, gd_artifact_kind kind,
+                          uint64_t run, uint64_t round, uint32_t leaf, size_t max_len) {
     char path[GD_ARTIFACT_PATH_MAX];
-    GD_TRY(gd_artifact_path(s, kind, run, round, leaf, path, sizeof path));
-    return gd_file_read(path, max_len, out);
+    GD_TRY(gd_artifact_path(s, path, sizeof path, kind, run, round, leaf));
+    return gd_file_read(out, path, max_len);
 }
 
 gd_status gd_artifact_payload_chunk(const gd_artifact_store *s, uint64_t run, uint64_t round,
                                     uint32_t chunk, gd_buf *raw, gd_buf *proof) {
     char path[GD_ARTIFACT_PATH_MAX];
-    GD_TRY(gd_artifact_path(s, GD_ARTIFACT_PAYLOAD, run, round, 0, path, sizeof path));
+    GD_TRY(gd_artifact_path(s, path, sizeof path, GD_ARTIFACT_PAYLOAD, run, round, 0));
     gd_payload p;
     GD_TRY(gd_payload_read(&p, path, NULL));
     gd_status st = GD_OK;
@@ -113,7 +113,7 @@ gd_status gd_artifact_payload_chunk(const gd_artifact_store *s, uint64_t run, ui
                      round, p.header.chunk_count, chunk + 1);
     gd_mmr_proof pr;
     if (st == GD_OK)
-        st = gd_payload_prove_chunk(&p, chunk, &pr);
+        st = gd_payload_prove_chunk(&p, &pr, chunk);
     raw->len = 0;
     proof->len = 0;
     if (st == GD_OK)
@@ -190,7 +190,7 @@ gd_status gd_artifact_prune(const gd_artifact_store *s, uint64_t run, uint64_t b
     closedir(d);
     for (size_t i = 0; st == GD_OK && i < count; i++) {
         char rd[GD_ARTIFACT_PATH_MAX];
-        st = gd_round_dir(s, run, rounds[i], rd, sizeof rd);
+        st = gd_round_dir(s, rd, sizeof rd, run, rounds[i]);
         if (st == GD_OK)
             st = gd_remove_round_dir(rd);
     }
@@ -248,7 +248,7 @@ gd_status gd_journal_save(const gd_artifact_store *s, const gd_member_journal *j
     return st;
 }
 
-static gd_status gd_journal_bool(const json_t *o, const char *key, bool *out,
+static gd_status gd_journal_bool(bool *out, const json_t *o, const char *key,
                                  const char *path) {
     const json_t *v = json_object_get(o, key);
     if (!json_is_boolean(v))
@@ -258,7 +258,7 @@ static gd_status gd_journal_bool(const json_t *o, const char *key, bool *out,
 }
 
 /* A uint64 as a decimal string (JSON numbers are doubles to most readers). */
-static gd_status gd_journal_u64(const json_t *o, const char *key, uint64_t *out,
+static gd_status gd_journal_u64(uint64_t *out, const json_t *o, const char *key,
                                 const char *path) {
     const char *text = json_string_value(json_object_get(o, key));
     char *end = NULL;
@@ -299,25 +299,25 @@ gd_status gd_journal_parse(gd_member_journal *j, const uint8_t *data, size_t len
         st = gd_fail(GD_ERR_PARSE, "%s: version must be %d or %d", path, GD_JOURNAL_VERSION - 1,
                      GD_JOURNAL_VERSION);
     if (st == GD_OK)
-        st = gd_journal_u64(o, "round", &j->round, path);
+        st = gd_journal_u64(&j->round, o, "round", path);
     if (st == GD_OK)
-        st = gd_journal_u64(o, "sealed_upto", &j->sealed_upto, path);
+        st = gd_journal_u64(&j->sealed_upto, o, "sealed_upto", path);
     if (st == GD_OK)
-        st = gd_journal_bool(o, "trained", &j->trained, path);
+        st = gd_journal_bool(&j->trained, o, "trained", path);
     if (st == GD_OK && ver == GD_JOURNAL_VERSION)
-        st = gd_journal_bool(o, "ahead", &j->ahead, path);
+        st = gd_journal_bool(&j->ahead, o, "ahead", path);
     if (st == GD_OK && ver == GD_JOURNAL_VERSION)
-        st = gd_journal_u64(o, "bonded", &j->bonded, path);
+        st = gd_journal_u64(&j->bonded, o, "bonded", path);
     if (st == GD_OK && ver != GD_JOURNAL_VERSION &&
         (json_object_get(o, "ahead") != NULL || json_object_get(o, "bonded") != NULL))
         st = gd_fail(GD_ERR_PARSE, "%s: \"ahead\" and \"bonded\" are not version %d keys",
                      path, (int)ver);
     if (st == GD_OK)
-        st = gd_journal_bool(o, "aggregated", &j->aggregated, path);
+        st = gd_journal_bool(&j->aggregated, o, "aggregated", path);
     if (st == GD_OK)
-        st = gd_journal_bool(o, "join_sent", &j->join_sent, path);
+        st = gd_journal_bool(&j->join_sent, o, "join_sent", path);
     if (st == GD_OK)
-        st = gd_journal_bool(o, "leave_wanted", &j->leave_wanted, path);
+        st = gd_journal_bool(&j->leave_wanted, o, "leave_wanted", path);
     json_decref(o);
     if (st != GD_OK)
         memset(j, 0, sizeof *j);
@@ -329,7 +329,7 @@ gd_status gd_journal_load(const gd_artifact_store *s, gd_member_journal *j) {
     char path[GD_ARTIFACT_PATH_MAX];
     GD_TRY(gd_journal_path(s, path, sizeof path));
     gd_buf b = {0};
-    gd_status st = gd_file_read(path, GD_JOURNAL_MAX, &b);
+    gd_status st = gd_file_read(&b, path, GD_JOURNAL_MAX);
     if (st == GD_ERR_NOT_FOUND)
         return GD_OK; /* a new member */
     GD_TRY(st);

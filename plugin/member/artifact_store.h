@@ -46,17 +46,17 @@ typedef enum gd_artifact_kind {
 gd_status gd_artifact_store_open(gd_artifact_store *s, const char *root) GD_MUST_CHECK;
 
 /* The path of an artifact (leaf only for GD_ARTIFACT_STATE). */
-gd_status gd_artifact_path(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,
-                           uint64_t round, uint32_t leaf, char *out, size_t cap) GD_MUST_CHECK;
+gd_status gd_artifact_path(const gd_artifact_store *s, char *out, size_t cap, gd_artifact_kind kind,
+                           uint64_t run, uint64_t round, uint32_t leaf) GD_MUST_CHECK;
 /* Writes an artifact, atomically and durably (mode 0600), creating its
  * round's directory. */
 gd_status gd_artifact_put(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,
                           uint64_t round, uint32_t leaf, const void *data,
                           size_t len) GD_MUST_CHECK;
 /* Reads an artifact of at most max_len bytes; GD_ERR_NOT_FOUND if absent. */
-gd_status gd_artifact_get(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,
-                          uint64_t round, uint32_t leaf, size_t max_len,
-                          gd_buf *out) GD_MUST_CHECK;
+gd_status gd_artifact_get(const gd_artifact_store *s, gd_buf *out, gd_artifact_kind kind,
+                          uint64_t run, uint64_t round, uint32_t leaf,
+                          size_t max_len) GD_MUST_CHECK;
 
 /* Chunk i of a round's committed payload: its canonical bytes and its MMR
  * inclusion proof in wire form (proofs/mmr.h), what a peer checks against

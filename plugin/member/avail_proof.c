@@ -15,12 +15,12 @@ gd_status gd_avail_prove(const gd_payload *p, uint32_t leaves,
         return gd_fail(GD_ERR_INVALID, "a report of %u chunks of a payload of %u leaves", want,
                        leaves);
     uint32_t drawn[GD_DILOCO_AVAIL_CHUNKS_MAX];
-    *n = gd_diloco_avail_chunks(randomness, target, reporter, leaves - 1, want, drawn);
+    *n = gd_diloco_avail_chunks(drawn, randomness, target, reporter, leaves - 1, want);
     for (uint32_t i = 0; i < *n; i++) {
         const gd_payload_chunk *ch = &p->chunks[drawn[i]];
         gd_mmr_hash_leaf(chunks[i].leaf_hash, drawn[i] + 1, ch->raw, ch->raw_len);
         gd_mmr_proof proof;
-        GD_TRY(gd_payload_prove_chunk(p, drawn[i], &proof));
+        GD_TRY(gd_payload_prove_chunk(p, &proof, drawn[i]));
         GD_TRY(gd_mmr_proof_encode(&proof, &wire[i]));
         chunks[i].proof = wire[i].data;
         chunks[i].proof_len = wire[i].len;
@@ -52,7 +52,7 @@ gd_status gd_avail_state_begin(gd_avail_state *a, const uint8_t randomness[GD_DI
         a->chunk = gd_state_sample_chunk(&a->sample, d);
         gd_worker_desc_encode(d, a->descriptor);
         gd_mmr_proof proof;
-        s = gd_mmr_prove(&mmr, a->sample.leaf, &proof);
+        s = gd_mmr_prove(&mmr, &proof, a->sample.leaf);
         if (s == GD_OK)
             s = gd_mmr_proof_encode(&proof, &a->descriptor_proof);
         gd_mmr_free(&mmr);
@@ -72,7 +72,7 @@ gd_status gd_avail_state_finish(gd_avail_state *a,
     size_t left = proofs->len;
     gd_mmr_proof proof = {0};
     for (uint32_t i = 0; i <= a->sample.array; i++)
-        GD_TRY(gd_state_chunk_proof_next(&p, &left, &proof));
+        GD_TRY(gd_state_chunk_proof_next(&proof, &p, &left));
     gd_mmr_hash_leaf(a->chunk_leaf, a->chunk, body->data + a->sample.array * bytes, bytes);
     gd_buf_free(&a->chunk_proof);
     GD_TRY(gd_mmr_proof_encode(&proof, &a->chunk_proof));

@@ -20,8 +20,8 @@ void gd_data_memo_entries_free(gd_data_memo_entry *entries, size_t n) {
 
 /* The next field of line [*at, end): up to the next space (or the line's
  * end when last), copied into out as text. */
-static bool gd_memo_field(const uint8_t **at, const uint8_t *end, bool last, char *out,
-                          size_t cap) {
+static bool gd_memo_field(char *out, size_t cap, const uint8_t **at, const uint8_t *end,
+                          bool last) {
     const uint8_t *p = *at;
     const uint8_t *stop = last ? end : memchr(p, ' ', (size_t)(end - p));
     if (stop == NULL || stop == p || (size_t)(stop - p) >= cap || memchr(p, 0, (size_t)(stop - p)))
@@ -32,25 +32,25 @@ static bool gd_memo_field(const uint8_t **at, const uint8_t *end, bool last, cha
     return true;
 }
 
-static bool gd_memo_nsec(const char *text, int64_t *out) {
-    return gd_parse_i64(text, out) == GD_OK && *out >= 0 && *out <= 999999999;
+static bool gd_memo_nsec(int64_t *out, const char *text) {
+    return gd_parse_i64(out, text) == GD_OK && *out >= 0 && *out <= 999999999;
 }
 
 static gd_status gd_memo_line(const uint8_t *p, const uint8_t *end, gd_data_memo_entry *e) {
     char f[8][72], path[GD_DATA_MEMO_PATH_MAX];
     for (int i = 0; i < 8; i++)
-        if (!gd_memo_field(&p, end, false, f[i], sizeof f[i]))
+        if (!gd_memo_field(f[i], sizeof f[i], &p, end, false))
             return GD_ERR_PARSE;
-    if (!gd_memo_field(&p, end, true, path, sizeof path))
+    if (!gd_memo_field(path, sizeof path, &p, end, true))
         return GD_ERR_PARSE;
     size_t got = 0;
     if (strlen(f[0]) != 64 || gd_hex_decode(e->hash, 32, &got, f[0], 64) != GD_OK || got != 32)
         return GD_ERR_PARSE;
     gd_data_file_id *id = &e->id;
-    if (gd_parse_u64(f[1], &id->dev) != GD_OK || gd_parse_u64(f[2], &id->ino) != GD_OK ||
-        gd_parse_u64(f[3], &id->size) != GD_OK || gd_parse_i64(f[4], &id->mtime_sec) != GD_OK ||
-        !gd_memo_nsec(f[5], &id->mtime_nsec) || gd_parse_i64(f[6], &id->ctime_sec) != GD_OK ||
-        !gd_memo_nsec(f[7], &id->ctime_nsec))
+    if (gd_parse_u64(&id->dev, f[1]) != GD_OK || gd_parse_u64(&id->ino, f[2]) != GD_OK ||
+        gd_parse_u64(&id->size, f[3]) != GD_OK || gd_parse_i64(&id->mtime_sec, f[4]) != GD_OK ||
+        !gd_memo_nsec(&id->mtime_nsec, f[5]) || gd_parse_i64(&id->ctime_sec, f[6]) != GD_OK ||
+        !gd_memo_nsec(&id->ctime_nsec, f[7]))
         return GD_ERR_PARSE;
     e->path = strdup(path);
     return e->path ? GD_OK : GD_ERR_NOMEM;
@@ -60,7 +60,7 @@ static int gd_memo_cmp(const void *a, const void *b) {
     return strcmp(((const gd_data_memo_entry *)a)->path, ((const gd_data_memo_entry *)b)->path);
 }
 
-gd_status gd_data_memo_parse(const uint8_t *bytes, size_t len, gd_data_memo_entry **out,
+gd_status gd_data_memo_parse(gd_data_memo_entry **out, const uint8_t *bytes, size_t len,
                              size_t *n) {
     *out = NULL;
     *n = 0;
@@ -111,9 +111,9 @@ gd_status gd_data_memo_load(gd_data_memo *m, const char *state_dir, bool *ignore
         return GD_OK;
     }
     gd_buf b = {0};
-    gd_status s = gd_file_read(m->file, GD_DATA_MEMO_MAX_BYTES, &b);
+    gd_status s = gd_file_read(&b, m->file, GD_DATA_MEMO_MAX_BYTES);
     if (s == GD_OK)
-        s = gd_data_memo_parse(b.data, b.len, &m->known, &m->n_known);
+        s = gd_data_memo_parse(&m->known, b.data, b.len, &m->n_known);
     gd_buf_free(&b);
     if (s == GD_ERR_NOMEM)
         return s;

@@ -51,7 +51,7 @@ typedef struct gd_data_memo {
 
 /* Strict parse of a memo file's bytes into entries (each path allocated;
  * free with gd_data_memo_entries_free). GD_ERR_PARSE names the line. */
-gd_status gd_data_memo_parse(const uint8_t *bytes, size_t len, gd_data_memo_entry **out,
+gd_status gd_data_memo_parse(gd_data_memo_entry **out, const uint8_t *bytes, size_t len,
                              size_t *n) GD_MUST_CHECK;
 void gd_data_memo_entries_free(gd_data_memo_entry *entries, size_t n);
 

@@ -92,7 +92,7 @@ static void *gd_fetch_thread_main(void *arg) {
             t->port.iface->recycle(t->port.ctx, &reuse);
         gd_buf_free(&reuse);
         gd_artifact_answer answer;
-        gd_status s = t->port.iface->fetch(t->port.ctx, j->url, &req, j->max_len, &answer);
+        gd_status s = t->port.iface->fetch(t->port.ctx, &answer, j->url, &req, j->max_len);
         char why[256];
         snprintf(why, sizeof why, "%s", s == GD_OK ? "" : gd_error_detail());
         pthread_mutex_lock(&p->mu);
@@ -218,9 +218,9 @@ gd_status gd_fetch_pool_ready(gd_fetch_pool *p, const char *who, const char *url
     return s;
 }
 
-gd_status gd_fetch_pool_take(gd_fetch_pool *p, const char *who, const char *url,
-                             const gd_artifact_req *req, size_t max_len,
-                             gd_artifact_answer *out) {
+gd_status gd_fetch_pool_take(gd_fetch_pool *p, gd_artifact_answer *out, const char *who,
+                             const char *url, const gd_artifact_req *req,
+                             size_t max_len) {
     memset(out, 0, sizeof *out);
     pthread_mutex_lock(&p->mu);
     size_t at = 0;

@@ -41,9 +41,9 @@ gd_status gd_fetch_pool_ready(gd_fetch_pool *p, const char *who, const char *url
 
 /* _ready, and once done the answer's own status with *out (the answer
  * leaves the pool: the next ask fetches again). */
-gd_status gd_fetch_pool_take(gd_fetch_pool *p, const char *who, const char *url,
-                             const gd_artifact_req *req, size_t max_len,
-                             gd_artifact_answer *out) GD_MUST_CHECK;
+gd_status gd_fetch_pool_take(gd_fetch_pool *p, gd_artifact_answer *out, const char *who,
+                             const char *url, const gd_artifact_req *req,
+                             size_t max_len) GD_MUST_CHECK;
 
 /* Forgets the answer of (who, req), done or not (one in flight is
  * cancelled): a duty that gave up on some of its answers drops the rest,

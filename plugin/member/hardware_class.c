@@ -14,7 +14,7 @@ gd_status gd_hardware_class_auto(char out[GD_HARDWARE_CLASS_MAX + 1], const char
                                  char *identity, size_t identity_cap) {
     const char *name = gd_backend_resolve(backend);
     char id[1024];
-    GD_TRY(gd_backend_identity(name, id, sizeof id));
+    GD_TRY(gd_backend_identity(id, sizeof id, name));
     bool cpu = strcmp(name, "cpu") == 0;
     uint8_t digest[32];
     gd_sha256(digest, id, strlen(id));

@@ -112,8 +112,8 @@ void gd_member_count_out(gd_member *n, uint64_t bytes);
 
 /* The same answer with a file's bytes read into the body (at most max_len,
  * else GD_ERR_LIMIT): what an in-process peer port hands over. */
-gd_status gd_member_serve_local(gd_member *n, const gd_artifact_req *req, size_t max_len,
-                                gd_artifact_answer *out) GD_MUST_CHECK;
+gd_status gd_member_serve_local(gd_member *n, const gd_artifact_req *req, gd_artifact_answer *out,
+                                size_t max_len) GD_MUST_CHECK;
 
 /* GET /v1/status's object and /metrics' text (thread-safe; NULL on OOM). */
 json_t *gd_member_status_json(gd_member *n);

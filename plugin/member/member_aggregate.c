@@ -21,7 +21,7 @@ gd_status gd_duty_aggregate(gd_member *n, uint64_t r) {
         const char *who = rv->aggregation_set[i];
         const Gonka__Diloco__V1__Commitment *c = gd_commitment_in(n->ans.round, who);
         const gd_buf *bytes = NULL;
-        s = c ? gd_member_round_payload(n, who, &bytes)
+        s = c ? gd_member_round_payload(n, &bytes, who)
               : gd_fail(GD_ERR_NOT_FOUND, "%s is aggregated but has no commitment", who);
         if (s == GD_OK)
             cs[i] = (gd_engine_contribution){.address = who, .tokens = c->tokens,
@@ -76,13 +76,13 @@ gd_status gd_duty_aggregate(gd_member *n, uint64_t r) {
 }
 
 /* G_{r+1}'s hash as this node aggregated it (from memory or the store). */
-static gd_status gd_next_hash(gd_member *n, uint64_t r, uint8_t out[32]) {
+static gd_status gd_next_hash(gd_member *n, uint8_t out[32], uint64_t r) {
     GD_TRY(gd_member_engine(n));
     if (n->have_next && n->have_g && n->g_round == r)
         return gd_engine_global_hash(&n->engine, &n->next, out);
     gd_buf b = {0};
-    GD_TRY(gd_artifact_get(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, r + 1, 0,
-                           GD_GLOBAL_DESC_BYTES + 8 * n->engine.n, &b));
+    GD_TRY(gd_artifact_get(&n->store, &b, GD_ARTIFACT_GLOBAL, n->o.run, r + 1,
+                           0, GD_GLOBAL_DESC_BYTES + 8 * n->engine.n));
     gd_global_desc d;
     gd_status s = b.len >= GD_GLOBAL_DESC_BYTES
                       ? gd_global_desc_decode(&d, b.data, GD_GLOBAL_DESC_BYTES)
@@ -95,7 +95,7 @@ static gd_status gd_next_hash(gd_member *n, uint64_t r, uint8_t out[32]) {
 
 gd_status gd_duty_attest(gd_member *n, const gd_action *a, gd_any *msg, bool *sent) {
     uint8_t hash[32], salt[32], sealed[32];
-    GD_TRY(gd_next_hash(n, a->round, hash));
+    GD_TRY(gd_next_hash(n, hash, a->round));
     gd_member_salt(n, salt, GD_SEAL_ATTEST, a->round, NULL, 0);
     gd_status s;
     if (a->kind == GD_ACT_SEAL_ATTEST) {

@@ -136,7 +136,7 @@ static gd_status gd_check_take(gd_member *n, const gd_check_input *in, bool over
                                                   n->engine.rc.diloco.chunk_elems),
                              &ev->prev_payload_chunk, &ev->prev_payload_proof));
     }
-    GD_TRY(gd_member_round_payload(n, in->target, &payload));
+    GD_TRY(gd_member_round_payload(n, &payload, in->target));
     ev->payload = payload->data;
     ev->payload_len = payload->len;
     return GD_OK;
@@ -148,11 +148,11 @@ static gd_status gd_check_take(gd_member *n, const gd_check_input *in, bool over
 static gd_status gd_member_own_answer(gd_member *n, const gd_action *a, const gd_view_check *vc,
                                       uint8_t digest[32]) {
     gd_buf traces = {0}, transcript = {0};
-    gd_status s = gd_artifact_get(&n->store, GD_ARTIFACT_TRACES, n->o.run, a->round, 0,
-                                  (size_t)GD_MMR_MAX_LEAVES * GD_DILOCO_HASH_LEN, &traces);
+    gd_status s = gd_artifact_get(&n->store, &traces, GD_ARTIFACT_TRACES, n->o.run, a->round,
+                                  0, (size_t)GD_MMR_MAX_LEAVES * GD_DILOCO_HASH_LEN);
     if (s == GD_OK)
-        s = gd_artifact_get(&n->store, GD_ARTIFACT_TRANSCRIPT, n->o.run, a->round, 0,
-                            (size_t)(GD_MMR_MAX_LEAVES + 2) * GD_WORKER_DESC_BYTES, &transcript);
+        s = gd_artifact_get(&n->store, &transcript, GD_ARTIFACT_TRANSCRIPT, n->o.run, a->round,
+                            0, (size_t)(GD_MMR_MAX_LEAVES + 2) * GD_WORKER_DESC_BYTES);
     size_t segments = traces.len / GD_DILOCO_HASH_LEN;
     if (s == GD_OK && (traces.len % GD_DILOCO_HASH_LEN != 0 || vc->segment >= segments ||
                        transcript.len != (segments + 2) * GD_WORKER_DESC_BYTES))
@@ -177,8 +177,8 @@ static gd_status gd_member_own_answer(gd_member *n, const gd_action *a, const gd
 /* The answer to a check: kept from its seal for its reveal, recomputed
  * after a restart. *ready is false when the target could not be reached
  * and the window has blocks left to try again. */
-static gd_status gd_member_answer_for(gd_member *n, const gd_action *a, bool recheck,
-                                      const gd_member_answer **out, bool *ready) {
+static gd_status gd_member_answer_for(gd_member *n, const gd_action *a,
+                                      const gd_member_answer **out, bool recheck, bool *ready) {
     *ready = false;
     for (size_t i = 0; i < n->n_answers; i++) {
         const gd_member_answer *x = &n->answers[i];
@@ -214,8 +214,8 @@ static gd_status gd_member_answer_for(gd_member *n, const gd_action *a, bool rec
     GD_TRY(gd_member_global_at(n, a->round, start));
     Gonka__Diloco__V1__QueryRoundResponse *prev_round = NULL;
     if (a->round > 0) {
-        gd_status s = n->chain.iface->query_round(n->chain.ctx, n->o.run, a->round - 1,
-                                                  &prev_round);
+        gd_status s = n->chain.iface->query_round(n->chain.ctx, &prev_round, n->o.run,
+                                                  a->round - 1);
         if (s != GD_OK && s != GD_ERR_NOT_FOUND)
             return s;
     }
@@ -234,7 +234,7 @@ static gd_status gd_member_answer_for(gd_member *n, const gd_action *a, bool rec
         const Gonka__Diloco__V1__Round *pr = prev_round ? prev_round->round : NULL;
         const gd_global_state *g_prev = NULL;
         s = pr && pr->start_state_hash.len == 32
-                ? gd_member_global_view(n, a->round - 1, pr->start_state_hash.data, &g_prev)
+                ? gd_member_global_view(n, &g_prev, a->round - 1, pr->start_state_hash.data)
                 : gd_fail(GD_ERR_NOT_FOUND, "round %" PRIu64 " has no start state hash",
                           a->round - 1);
         if (s == GD_OK)
@@ -303,7 +303,7 @@ gd_status gd_duty_answer(gd_member *n, const gd_action *a, gd_any *msg, bool *se
     bool seal = a->kind == GD_ACT_CHECK || a->kind == GD_ACT_RECHECK;
     const gd_member_answer *x = NULL;
     bool ready = false;
-    GD_TRY(gd_member_answer_for(n, a, recheck, &x, &ready));
+    GD_TRY(gd_member_answer_for(n, a, &x, recheck, &ready));
     if (!ready)
         return GD_OK;
     bool own = !recheck && strcmp(a->target, n->address) == 0;

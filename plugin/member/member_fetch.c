@@ -37,26 +37,26 @@ static void gd_member_count_in(gd_member *n, const gd_artifact_answer *a) {
     pthread_mutex_unlock(&n->mu);
 }
 
-gd_status gd_member_fetch_wait(gd_member *n, const char *address, const gd_artifact_req *req,
-                               size_t max_len, gd_artifact_answer *out) {
+gd_status gd_member_fetch_wait(gd_member *n, gd_artifact_answer *out, const char *address,
+                               const gd_artifact_req *req, size_t max_len) {
     memset(out, 0, sizeof *out);
     const char *url = NULL;
     gd_artifact_req timed;
     GD_TRY(gd_member_fetch_target(n, address, req, &url, &timed));
-    GD_TRY(n->peers.iface->fetch(n->peers.ctx, url, &timed, max_len, out));
+    GD_TRY(n->peers.iface->fetch(n->peers.ctx, out, url, &timed, max_len));
     gd_member_count_in(n, out);
     return GD_OK;
 }
 
-gd_status gd_member_fetch(gd_member *n, const char *address, const gd_artifact_req *req,
-                        size_t max_len, gd_artifact_answer *out) {
+gd_status gd_member_fetch(gd_member *n, gd_artifact_answer *out, const char *address,
+                        const gd_artifact_req *req, size_t max_len) {
     if (n->fetch_pool == NULL)
-        return gd_member_fetch_wait(n, address, req, max_len, out);
+        return gd_member_fetch_wait(n, out, address, req, max_len);
     memset(out, 0, sizeof *out);
     const char *url = NULL;
     gd_artifact_req timed;
     GD_TRY(gd_member_fetch_target(n, address, req, &url, &timed));
-    GD_TRY(gd_fetch_pool_take(n->fetch_pool, address, url, &timed, max_len, out));
+    GD_TRY(gd_fetch_pool_take(n->fetch_pool, out, address, url, &timed, max_len));
     gd_member_count_in(n, out);
     return GD_OK;
 }
@@ -96,7 +96,7 @@ void gd_member_recycle(gd_member *n, gd_buf *b) {
 gd_status gd_fetch_into(gd_member *n, const char *target, const gd_artifact_req *req,
                         size_t max, gd_buf *body, gd_buf *proof) {
     gd_artifact_answer a;
-    GD_TRY(gd_member_fetch(n, target, req, max, &a));
+    GD_TRY(gd_member_fetch(n, &a, target, req, max));
     *body = a.body;
     a.body = (gd_buf){0};
     if (proof != NULL) {

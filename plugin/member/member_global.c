@@ -18,9 +18,9 @@
 
 gd_status gd_member_global_file(gd_member *n, const gd_global_state *g, gd_buf *out) {
     gd_global_desc d;
-    GD_TRY(gd_global_state_describe(gd_trainer_pool(n->engine.trainer),
+    GD_TRY(gd_global_state_describe(gd_trainer_pool(n->engine.trainer), &d,
                                     gd_trainer_layout(n->engine.trainer)->digest,
-                                    n->engine.rc.diloco.chunk_elems, g, &d));
+                                    n->engine.rc.diloco.chunk_elems, g));
     GD_TRY(gd_buf_reserve(out, GD_GLOBAL_DESC_BYTES + 8 * g->n));
     gd_global_desc_encode(&d, out->data);
     gd_put_floats(out->data + GD_GLOBAL_DESC_BYTES, g->params, g->n);
@@ -55,8 +55,8 @@ static gd_status gd_global_parse(gd_member *n, const gd_buf *b, const uint8_t ha
  * written aside and renamed, so a reader never sees half a file. */
 static void gd_member_checkpoint(gd_member *n, uint64_t round) {
     char path[GD_ARTIFACT_PATH_MAX], tmp[GD_ARTIFACT_PATH_MAX + 8];
-    if (gd_artifact_path(&n->store, GD_ARTIFACT_CHECKPOINT, n->o.run, round, 0, path,
-                         sizeof path) != GD_OK)
+    if (gd_artifact_path(&n->store, path, sizeof path, GD_ARTIFACT_CHECKPOINT, n->o.run, round,
+                         0) != GD_OK)
         return;
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     if (gd_checkpoint_save_model(tmp, gd_trainer_layout(n->engine.trainer), n->g.params,
@@ -91,7 +91,7 @@ static gd_status gd_sync_chunk(gd_member *n, const char *peer, uint64_t round, u
     gd_artifact_req req = {.kind = GD_REQ_GLOBAL_CHUNK, .run = n->o.run, .round = round,
                            .chunk = chunk};
     gd_artifact_answer a;
-    GD_TRY(gd_member_fetch_wait(n, peer, &req, 8 * count, &a));
+    GD_TRY(gd_member_fetch_wait(n, &a, peer, &req, 8 * count));
     gd_status s = GD_OK;
     gd_global_desc d;
     gd_mmr_proof pp, mp;
@@ -111,9 +111,9 @@ static gd_status gd_sync_chunk(gd_member *n, const char *peer, uint64_t round, u
                         chunk, peer);
     }
     if (s == GD_OK)
-        s = gd_state_chunk_proof_next(&p, &left, &pp);
+        s = gd_state_chunk_proof_next(&pp, &p, &left);
     if (s == GD_OK)
-        s = gd_state_chunk_proof_next(&p, &left, &mp);
+        s = gd_state_chunk_proof_next(&mp, &p, &left);
     if (s == GD_OK) {
         gd_get_floats(g->params + lo, a.body.data, count);
         gd_get_floats(g->momentum + lo, a.body.data + 4 * count, count);
@@ -217,8 +217,8 @@ gd_status gd_member_prepare_global(gd_member *n) {
 static gd_status gd_global_load(gd_member *n, uint64_t round, const uint8_t hash[32],
                                 gd_global_state *g, bool *stored) {
     gd_buf b = {0};
-    gd_status s = gd_artifact_get(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round, 0,
-                                  GD_GLOBAL_DESC_BYTES + 8 * n->engine.n, &b);
+    gd_status s = gd_artifact_get(&n->store, &b, GD_ARTIFACT_GLOBAL, n->o.run, round,
+                                  0, GD_GLOBAL_DESC_BYTES + 8 * n->engine.n);
     if (s == GD_OK)
         s = gd_global_parse(n, &b, hash, g);
     gd_buf_free(&b);
@@ -227,8 +227,8 @@ static gd_status gd_global_load(gd_member *n, uint64_t round, const uint8_t hash
         return GD_OK;
     /* After a restart, the G of a VOID round's start is in the store under
      * the round before (rounds below that are pruned). */
-    s = round > 0 ? gd_artifact_get(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round - 1, 0,
-                                    GD_GLOBAL_DESC_BYTES + 8 * n->engine.n, &b)
+    s = round > 0 ? gd_artifact_get(&n->store, &b, GD_ARTIFACT_GLOBAL, n->o.run, round - 1,
+                                    0, GD_GLOBAL_DESC_BYTES + 8 * n->engine.n)
                   : GD_ERR_NOT_FOUND;
     if (s == GD_OK)
         s = gd_global_parse(n, &b, hash, g);
@@ -240,8 +240,8 @@ static gd_status gd_global_load(gd_member *n, uint64_t round, const uint8_t hash
     return gd_sync_global(n, round, hash, g);
 }
 
-gd_status gd_member_global_view(gd_member *n, uint64_t round, const uint8_t hash[32],
-                                const gd_global_state **out) {
+gd_status gd_member_global_view(gd_member *n, const gd_global_state **out, uint64_t round,
+                                const uint8_t hash[32]) {
     /* The copy kept aside first: its hash is known, where the node's own
      * G would be hashed again for every check of the round. */
     if (n->have_older && memcmp(n->older_hash, hash, 32) == 0) {

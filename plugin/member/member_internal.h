@@ -217,8 +217,8 @@ int64_t gd_member_fetch_deadline(const gd_member *n);
  * a duty that gets GD_ERR_PENDING tries again at a later step, so no peer
  * holds the step. Without one (the in-process ports of tests), it runs
  * here, as before. */
-gd_status gd_member_fetch(gd_member *n, const char *address, const gd_artifact_req *req,
-                        size_t max_len, gd_artifact_answer *out) GD_MUST_CHECK;
+gd_status gd_member_fetch(gd_member *n, gd_artifact_answer *out, const char *address,
+                        const gd_artifact_req *req, size_t max_len) GD_MUST_CHECK;
 /* GD_OK when gd_member_fetch of the same would not say GD_ERR_PENDING
  * (queuing it if need be): a duty that needs several answers asks for all
  * of them at once and takes them when every one is in. */
@@ -230,8 +230,8 @@ void gd_member_fetch_drop(gd_member *n, const char *address, const gd_artifact_r
                           size_t max_len);
 /* The same fetch on the step itself, however long it takes (state sync,
  * which has no window to miss). */
-gd_status gd_member_fetch_wait(gd_member *n, const char *address, const gd_artifact_req *req,
-                               size_t max_len, gd_artifact_answer *out) GD_MUST_CHECK;
+gd_status gd_member_fetch_wait(gd_member *n, gd_artifact_answer *out, const char *address,
+                               const gd_artifact_req *req, size_t max_len) GD_MUST_CHECK;
 /* One artifact of the target by gd_member_fetch into body (and its proof,
  * for a chunk, into proof; NULL otherwise). */
 gd_status gd_fetch_into(gd_member *n, const char *target, const gd_artifact_req *req,
@@ -286,8 +286,8 @@ gd_status gd_member_global_at(gd_member *n, uint64_t round, const uint8_t hash[3
  * it aggregated when it is that state, else a copy kept aside (n->older)
  * from the store, G_0 or peers. What an overlapped round starts from
  * (G_{r-1}); *out stays valid until the node's G changes. */
-gd_status gd_member_global_view(gd_member *n, uint64_t round, const uint8_t hash[32],
-                                const gd_global_state **out) GD_MUST_CHECK;
+gd_status gd_member_global_view(gd_member *n, const gd_global_state **out, uint64_t round,
+                                const uint8_t hash[32]) GD_MUST_CHECK;
 
 /* Once the current round R is DONE, makes G_{R+1} (its hash now on chain)
  * the node's G at once, rather than when R + 1 opens: the node serves it
@@ -306,8 +306,8 @@ gd_status gd_member_global_file(gd_member *n, const gd_global_state *g, gd_buf *
  * from its store): fetched once and kept for the round, checked against
  * the commitment before it is kept. A peer this block's batch failed to
  * fetch fails with that batch's detail (plugin/member/member_payloads.c). */
-gd_status gd_member_round_payload(gd_member *n, const char *address,
-                                  const gd_buf **out) GD_MUST_CHECK;
+gd_status gd_member_round_payload(gd_member *n, const gd_buf **out,
+                                  const char *address) GD_MUST_CHECK;
 
 /* Fetches at once, in parallel, the payloads this step's duties (acts)
  * will read and the node does not hold yet, where the peer port can

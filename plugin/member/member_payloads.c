@@ -14,8 +14,8 @@
  * larger than this run's model and codec can make (before anything is
  * fetched): a payload is at most its header, its table and every chunk at
  * the codec's bound (a zstd frame never exceeds the raw chunk it stores). */
-static gd_status gd_payload_commitment(gd_member *n, const char *address,
-                                       const Gonka__Diloco__V1__Commitment **out) {
+static gd_status gd_payload_commitment(gd_member *n, const Gonka__Diloco__V1__Commitment **out,
+                                       const char *address) {
     const Gonka__Diloco__V1__Commitment *c = gd_commitment_in(n->ans.round, address);
     if (c == NULL)
         return gd_fail(GD_ERR_NOT_FOUND, "%s has no commitment this round", address);
@@ -34,13 +34,13 @@ static gd_status gd_payload_commitment(gd_member *n, const char *address,
 
 /* Keeps address's payload bytes for the round once they are the payload it
  * committed (c); takes bytes in every case. */
-static gd_status gd_keep_payload(gd_member *n, const char *address,
-                                 const Gonka__Diloco__V1__Commitment *c, gd_buf *bytes,
-                                 const gd_buf **out) {
+static gd_status gd_keep_payload(gd_member *n, const gd_buf **out,
+                                 const char *address, const Gonka__Diloco__V1__Commitment *c,
+                                 gd_buf *bytes) {
     gd_payload p;
-    gd_status s = gd_engine_payload_parse(&n->engine, n->cache_round, address, bytes->data,
-                                          bytes->len, c->payload_root.data, c->payload_leaves,
-                                          &p);
+    gd_status s = gd_engine_payload_parse(&n->engine, &p, n->cache_round, address,
+                                          bytes->data, bytes->len, c->payload_root.data,
+                                          c->payload_leaves);
     if (s == GD_OK)
         gd_payload_free(&p);
     gd_member_peer_payload *grown =
@@ -82,24 +82,24 @@ static gd_status gd_record_fetch_failure(gd_member *n, const char *address, gd_s
     return GD_OK;
 }
 
-gd_status gd_member_round_payload(gd_member *n, const char *address, const gd_buf **out) {
+gd_status gd_member_round_payload(gd_member *n, const gd_buf **out, const char *address) {
     if ((*out = gd_held_payload(n, address)) != NULL)
         return GD_OK;
     for (size_t i = 0; i < n->n_fetch_failed; i++)
         if (strcmp(n->fetch_failed[i].address, address) == 0)
             return gd_fail(n->fetch_failed[i].status, "%s", n->fetch_failed[i].why);
     const Gonka__Diloco__V1__Commitment *c = NULL;
-    GD_TRY(gd_payload_commitment(n, address, &c));
+    GD_TRY(gd_payload_commitment(n, &c, address));
     uint64_t r = n->cache_round;
     gd_buf bytes = {0};
     gd_status s;
     if (strcmp(address, n->address) == 0) {
-        s = gd_artifact_get(&n->store, GD_ARTIFACT_PAYLOAD, n->o.run, r, 0, c->payload_bytes,
-                            &bytes);
+        s = gd_artifact_get(&n->store, &bytes, GD_ARTIFACT_PAYLOAD, n->o.run, r, 0,
+                            c->payload_bytes);
     } else {
         gd_artifact_req req = {.kind = GD_REQ_PAYLOAD, .run = n->o.run, .round = r};
         gd_artifact_answer a;
-        s = gd_member_fetch(n, address, &req, c->payload_bytes, &a);
+        s = gd_member_fetch(n, &a, address, &req, c->payload_bytes);
         bytes = a.body;
         a.body = (gd_buf){0};
         gd_artifact_answer_free(&a);
@@ -108,7 +108,7 @@ gd_status gd_member_round_payload(gd_member *n, const char *address, const gd_bu
         gd_buf_free(&bytes);
         return s;
     }
-    return gd_keep_payload(n, address, c, &bytes, out);
+    return gd_keep_payload(n, out, address, c, &bytes);
 }
 
 /* Adds address to the batch unless it is already there, held, this node's
@@ -122,7 +122,7 @@ static void gd_batch_add(gd_member *n, const char *address, gd_peer_fetch_item *
             return;
     const Gonka__Diloco__V1__Commitment *c = NULL;
     const Gonka__Diloco__V1__Member *m = gd_member_lookup(n, address);
-    if (gd_payload_commitment(n, address, &c) != GD_OK || m == NULL ||
+    if (gd_payload_commitment(n, &c, address) != GD_OK || m == NULL ||
         m->artifact_url == NULL || m->artifact_url[0] == '\0')
         return;
     snprintf(who[*n_items], sizeof who[*n_items], "%s", address);
@@ -160,7 +160,7 @@ gd_status gd_member_prefetch(gd_member *n, const gd_action *acts, size_t n_acts)
         uint64_t bytes = 0;
         for (size_t i = 0; s == GD_OK && i < k; i++) {
             const gd_buf *held = NULL;
-            gd_status got = gd_member_round_payload(n, who[i], &held);
+            gd_status got = gd_member_round_payload(n, &held, who[i]);
             if (got == GD_OK) {
                 in++;
                 bytes += held->len;
@@ -200,9 +200,9 @@ gd_status gd_member_prefetch(gd_member *n, const gd_action *acts, size_t n_acts)
         n->stats.bytes_in += it->answer.body.len + it->answer.proof.len;
         pthread_mutex_unlock(&n->mu);
         const Gonka__Diloco__V1__Commitment *c = NULL;
-        gd_status kept = gd_payload_commitment(n, who[i], &c);
+        gd_status kept = gd_payload_commitment(n, &c, who[i]);
         if (kept == GD_OK)
-            kept = gd_keep_payload(n, who[i], c, &it->answer.body, NULL);
+            kept = gd_keep_payload(n, NULL, who[i], c, &it->answer.body);
         if (kept == GD_ERR_NOMEM)
             s = kept;
         else if (kept != GD_OK)

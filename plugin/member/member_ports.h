@@ -27,8 +27,8 @@ typedef struct gd_chain_port_iface {
                       int64_t *height, gd_claim_state *claims);
     /* Query/Round of round `round` (GD_ERR_NOT_FOUND if none; free with
      * protobuf_c_message_free_unpacked). */
-    gd_status (*query_round)(void *ctx, uint64_t run, uint64_t round,
-                             Gonka__Diloco__V1__QueryRoundResponse **out);
+    gd_status (*query_round)(void *ctx, Gonka__Diloco__V1__QueryRoundResponse **out,
+                             uint64_t run, uint64_t round);
     /* One transaction of n messages signed by key. GD_OK once the chain
      * took it: *code is its result (0 accepted; another code refused, with
      * log). A transport failure is GD_ERR_NETWORK / GD_ERR_TIMEOUT. */
@@ -68,8 +68,8 @@ typedef struct gd_peer_port_iface {
     /* The answer of the member at url to req, at most max_len body bytes.
      * GD_ERR_NOT_FOUND if it has none (or not yet), GD_ERR_NETWORK /
      * GD_ERR_TIMEOUT if it cannot be reached, GD_ERR_LIMIT if larger. */
-    gd_status (*fetch)(void *ctx, const char *url, const gd_artifact_req *req, size_t max_len,
-                       gd_artifact_answer *out);
+    gd_status (*fetch)(void *ctx, gd_artifact_answer *out, const char *url,
+                       const gd_artifact_req *req, size_t max_len);
     /* Optional (may be NULL: the caller frees): takes a fetched body back,
      * to fetch into again (common/buf_spares.h); b is left empty. */
     void (*recycle)(void *ctx, gd_buf *b);

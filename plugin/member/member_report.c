@@ -41,7 +41,7 @@ static gd_status gd_report_state(gd_member *n, const gd_action *a,
 gd_status gd_duty_report(gd_member *n, const gd_action *a, gd_any *msg, bool *sent) {
     GD_TRY(gd_member_engine(n));
     const gd_buf *bytes = NULL;
-    gd_status s = gd_member_round_payload(n, a->target, &bytes);
+    gd_status s = gd_member_round_payload(n, &bytes, a->target);
     if (s == GD_ERR_PENDING)
         return GD_OK; /* still coming: a later step reports it */
     if (s != GD_OK) {

@@ -47,10 +47,10 @@ static unsigned gd_serve_window(const gd_serve_clock *c, gd_artifact_req_kind ki
     return c->height >= from ? 0 : 425;
 }
 
-static gd_status gd_serve_file(gd_member *n, gd_artifact_kind kind, const gd_artifact_req *req,
-                               gd_artifact_answer *out, unsigned *http_status) {
-    GD_TRY(gd_artifact_path(&n->store, kind, req->run, req->round, req->leaf, out->path,
-                            sizeof out->path));
+static gd_status gd_serve_file(gd_member *n, gd_artifact_answer *out, gd_artifact_kind kind,
+                               const gd_artifact_req *req, unsigned *http_status) {
+    GD_TRY(gd_artifact_path(&n->store, out->path, sizeof out->path, kind, req->run, req->round,
+                            req->leaf));
     out->content_type = "application/octet-stream";
     *http_status = 200;
     return GD_OK;
@@ -74,8 +74,9 @@ static gd_status gd_serve_array_chunk(gd_member *n, const gd_artifact_req *req,
         return gd_fail(GD_ERR_NOT_FOUND, "not serving yet");
     bool global = req->kind == GD_REQ_GLOBAL_CHUNK;
     char path[GD_ARTIFACT_PATH_MAX];
-    GD_TRY(gd_artifact_path(&n->store, global ? GD_ARTIFACT_GLOBAL : GD_ARTIFACT_STATE, req->run,
-                            req->round, req->leaf, path, sizeof path));
+    GD_TRY(gd_artifact_path(&n->store, path, sizeof path,
+                            global ? GD_ARTIFACT_GLOBAL : GD_ARTIFACT_STATE, req->run, req->round,
+                            req->leaf));
     out->content_type = "application/octet-stream";
     pthread_mutex_lock(&n->serve_mu);
     gd_status s = gd_state_index_cache_chunk(&n->served, path, global, n->engine.n,
@@ -110,17 +111,17 @@ gd_status gd_member_serve(gd_member *n, const gd_artifact_req *req, gd_artifact_
     default: break;
     }
     switch (req->kind) {
-    case GD_REQ_PAYLOAD: s = gd_serve_file(n, GD_ARTIFACT_PAYLOAD, req, out, http_status); break;
+    case GD_REQ_PAYLOAD: s = gd_serve_file(n, out, GD_ARTIFACT_PAYLOAD, req, http_status); break;
     case GD_REQ_TRANSCRIPT:
-        s = gd_serve_file(n, GD_ARTIFACT_TRANSCRIPT, req, out, http_status);
+        s = gd_serve_file(n, out, GD_ARTIFACT_TRANSCRIPT, req, http_status);
         break;
-    case GD_REQ_STATE: s = gd_serve_file(n, GD_ARTIFACT_STATE, req, out, http_status); break;
+    case GD_REQ_STATE: s = gd_serve_file(n, out, GD_ARTIFACT_STATE, req, http_status); break;
     case GD_REQ_PAYLOAD_CHUNK: s = gd_serve_payload_chunk(n, req, out); break;
     case GD_REQ_CHECKPOINT: {
         /* The agreed G the current round started from. */
         gd_artifact_req at = *req;
         at.round = c.round;
-        s = c.have_round ? gd_serve_file(n, GD_ARTIFACT_CHECKPOINT, &at, out, http_status)
+        s = c.have_round ? gd_serve_file(n, out, GD_ARTIFACT_CHECKPOINT, &at, http_status)
                          : gd_fail(GD_ERR_NOT_FOUND, "no round has started yet");
         break;
     }
@@ -143,15 +144,15 @@ void gd_member_count_out(gd_member *n, uint64_t bytes) {
     pthread_mutex_unlock(&n->mu);
 }
 
-gd_status gd_member_serve_local(gd_member *n, const gd_artifact_req *req, size_t max_len,
-                                gd_artifact_answer *out) {
+gd_status gd_member_serve_local(gd_member *n, const gd_artifact_req *req, gd_artifact_answer *out,
+                                size_t max_len) {
     unsigned status = 0;
     GD_TRY(gd_member_serve(n, req, out, &status));
     gd_status s = GD_OK;
     if (out->path[0] != '\0') {
         s = req->first_bytes > 0 && req->first_bytes <= max_len
-                ? gd_file_read_prefix(out->path, (size_t)req->first_bytes, &out->body)
-                : gd_file_read(out->path, max_len, &out->body);
+                ? gd_file_read_prefix(&out->body, out->path, (size_t)req->first_bytes)
+                : gd_file_read(&out->body, out->path, max_len);
         out->path[0] = '\0';
     }
     if (s == GD_OK && out->body.len > max_len)

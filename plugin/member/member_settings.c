@@ -177,7 +177,7 @@ static gd_status gd_member_settings_check(gd_member_settings *s, const gd_raw_no
         return gd_fail_context(GD_ERR_INVALID, "chain.gas_price");
     GD_TRY(gd_copy(s->gas_price, sizeof s->gas_price, price, "chain.gas_price"));
     /* Numbers are read as text and parsed strictly: no sign, no wrap. */
-    if (gd_parse_u64(r->run, &s->run) != GD_OK || s->run == 0)
+    if (gd_parse_u64(&s->run, r->run) != GD_OK || s->run == 0)
         return gd_fail(GD_ERR_INVALID, "run must be a run id (1 or more), not '%.24s'", r->run);
     for (unsigned i = 0; i < r->roles_count; i++) {
         unsigned bit = gd_role_of(r->roles[i]);
@@ -207,7 +207,7 @@ static gd_status gd_member_settings_check(gd_member_settings *s, const gd_raw_no
     }
     s->n_data = r->data_count;
     uint64_t threads = 0;
-    if (r->threads != NULL && (gd_parse_u64(r->threads, &threads) != GD_OK || threads > 1024))
+    if (r->threads != NULL && (gd_parse_u64(&threads, r->threads) != GD_OK || threads > 1024))
         return gd_fail(GD_ERR_INVALID, "threads must be 0 (one per core) to 1024, not '%.12s'",
                        r->threads);
     s->threads = (unsigned)threads;
@@ -218,7 +218,7 @@ static gd_status gd_member_settings_check(gd_member_settings *s, const gd_raw_no
     strcpy(s->backend, backend);
     uint64_t gpus = 1;
     if (r->gpus != NULL &&
-        (gd_parse_u64(r->gpus, &gpus) != GD_OK || gpus < 1 || gpus > GD_BACKEND_GROUP_MAX))
+        (gd_parse_u64(&gpus, r->gpus) != GD_OK || gpus < 1 || gpus > GD_BACKEND_GROUP_MAX))
         return gd_fail(GD_ERR_INVALID, "gpus must be 1 to %d, not '%.12s'", GD_BACKEND_GROUP_MAX,
                        r->gpus);
     s->gpus = (unsigned)gpus;
@@ -261,7 +261,7 @@ gd_status gd_member_settings_parse(gd_member_settings *s, const char *text, size
 
 gd_status gd_member_settings_load(gd_member_settings *s, const char *path) {
     gd_buf b = {0};
-    GD_TRY(gd_file_read(path, GD_SETTINGS_YAML_MAX, &b));
+    GD_TRY(gd_file_read(&b, path, GD_SETTINGS_YAML_MAX));
     gd_status st = gd_member_settings_parse(s, (const char *)b.data, b.len, path);
     gd_buf_free(&b);
     return st;

@@ -19,8 +19,8 @@ static gd_status gd_member_worker_for(gd_member *n, uint64_t r, bool fresh) {
         uint32_t segs = n->engine.rc.diloco.inner_steps / n->engine.rc.diloco.segment_steps;
         gd_buf b = {0};
         gd_worker_desc desc;
-        gd_status s = gd_artifact_get(&n->store, GD_ARTIFACT_STATE, n->o.run, r - 1, segs + 1,
-                                      (size_t)312 + 16 * n->engine.n, &b);
+        gd_status s = gd_artifact_get(&n->store, &b, GD_ARTIFACT_STATE, n->o.run, r - 1,
+                                      segs + 1, (size_t)312 + 16 * n->engine.n);
         if (s == GD_OK)
             s = gd_worker_state_parse(gd_trainer_pool(n->engine.trainer), &n->w, &desc, b.data,
                                       b.len, &n->engine.tag, n->engine.n);
@@ -52,7 +52,7 @@ static gd_status gd_member_round_start(gd_member *n, uint64_t r, gd_global_state
                                        const gd_global_state **start, bool *fresh) {
     Gonka__Diloco__V1__QueryRoundResponse *prev = NULL;
     if (r > 0) {
-        gd_status s = n->chain.iface->query_round(n->chain.ctx, n->o.run, r - 1, &prev);
+        gd_status s = n->chain.iface->query_round(n->chain.ctx, &prev, n->o.run, r - 1);
         if (s != GD_OK && s != GD_ERR_NOT_FOUND)
             return s;
     }
@@ -71,15 +71,15 @@ static gd_status gd_member_round_start(gd_member *n, uint64_t r, gd_global_state
         const gd_global_state *g_prev = NULL;
         gd_buf payload = {0};
         s = prev->round && prev->round->start_state_hash.len == 32
-                ? gd_member_global_view(n, r - 1, prev->round->start_state_hash.data, &g_prev)
+                ? gd_member_global_view(n, &g_prev, r - 1, prev->round->start_state_hash.data)
                 : gd_fail(GD_ERR_NOT_FOUND, "round %" PRIu64 " has no start state hash", r - 1);
         if (s == GD_OK)
-            s = gd_artifact_get(&n->store, GD_ARTIFACT_PAYLOAD, n->o.run, r - 1, 0,
-                                GD_MEMBER_PAYLOAD_MAX, &payload);
+            s = gd_artifact_get(&n->store, &payload, GD_ARTIFACT_PAYLOAD, n->o.run, r - 1,
+                                0, GD_MEMBER_PAYLOAD_MAX);
         if (s == GD_OK)
-            s = gd_engine_overlap_start(&n->engine, r, n->address, g_prev, payload.data,
-                                        payload.len, pc->payload_root.data, pc->payload_leaves,
-                                        own);
+            s = gd_engine_overlap_start(&n->engine, own, r, n->address, g_prev,
+                                        payload.data, payload.len, pc->payload_root.data,
+                                        pc->payload_leaves);
         gd_buf_free(&payload);
         *start = own;
     }
@@ -106,7 +106,7 @@ static gd_status gd_member_store_round(gd_member *n, uint64_t r) {
             continue; /* leaf S is leaf S + 1 with the old residual: never re-executed from */
         const gd_worker_state *w = leaf < t->segments ? &t->starts[leaf] : &n->w;
         gd_buf b = {0};
-        gd_status s = gd_engine_state_file(&n->engine, r, w, leaf, t->segments, &b);
+        gd_status s = gd_engine_state_file(&n->engine, &b, r, w, leaf, t->segments);
         if (s == GD_OK)
             s = gd_artifact_put(st, GD_ARTIFACT_STATE, n->o.run, r, leaf, b.data, b.len);
         gd_buf_free(&b);
@@ -189,7 +189,7 @@ static gd_status gd_member_train_begin(gd_member *n, uint64_t r, bool ahead,
         s = gd_member_before_compute(n);
     }
     if (s == GD_OK && n->o.train != NULL) {
-        s = n->o.train(&n->engine, r, start, fresh, &n->w, whole);
+        s = n->o.train(&n->engine, whole, r, start, fresh, &n->w);
         *have_whole = s == GD_OK;
     } else if (s == GD_OK) {
         s = gd_engine_job_begin(&n->engine, r, start, fresh, &n->w, &n->job);
@@ -250,7 +250,7 @@ gd_status gd_duty_train(gd_member *n, const gd_action *a) {
  * unless it is this node's for this run and round. */
 static gd_status gd_commit_from_store(gd_member *n, uint64_t r, gd_any *msg) {
     gd_buf b = {0};
-    GD_TRY(gd_artifact_get(&n->store, GD_ARTIFACT_COMMIT, n->o.run, r, 0, 4096, &b));
+    GD_TRY(gd_artifact_get(&n->store, &b, GD_ARTIFACT_COMMIT, n->o.run, r, 0, 4096));
     Gonka__Diloco__V1__MsgCommitRound *m =
         gonka__diloco__v1__msg_commit_round__unpack(NULL, b.len, b.data);
     gd_status s = m != NULL ? gd_diloco_msg_commit_round_check(m)

@@ -79,16 +79,16 @@ static bool gd_check_peer(gd_check_ctx *x, gd_status s, const char *what, gd_sta
     return gd_check_fail(x, what, gd_error_detail());
 }
 
-static gd_status gd_check_leaf(gd_check_ctx *x, uint32_t i, gd_leaf_evidence *out) {
+static gd_status gd_check_leaf(gd_check_ctx *x, gd_leaf_evidence *out, uint32_t i) {
     out->desc = x->descs[i];
-    return gd_mmr_prove(&x->mmr, i, &out->proof);
+    return gd_mmr_prove(&x->mmr, &out->proof, i);
 }
 
 /* A served state must parse as this run's and be transcript leaf `leaf`.
  * It is checked in place: out points into the evidence, which outlives
  * the check. */
-static bool gd_check_state(gd_check_ctx *x, const gd_buf *bytes, uint32_t leaf,
-                           gd_worker_state *out, gd_status *local) {
+static bool gd_check_state(gd_check_ctx *x, gd_worker_state *out, const gd_buf *bytes,
+                           uint32_t leaf, gd_status *local) {
     gd_worker_desc desc;
     char what[48];
     snprintf(what, sizeof what, "state %u", leaf);
@@ -134,7 +134,7 @@ static bool gd_check_transcripts(gd_check_ctx *x, gd_prev_link *prev, bool *has_
     *prev = (gd_prev_link){.round = pc->round, .transcript_root = pc->transcript_root.data,
                            .segments = pc->segment_count};
     prev->post.desc = x->prev_descs[pc->segment_count + 1];
-    *local = gd_mmr_prove(&x->prev_mmr, pc->segment_count + 1, &prev->post.proof);
+    *local = gd_mmr_prove(&x->prev_mmr, &prev->post.proof, pc->segment_count + 1);
     return *local == GD_OK;
 }
 
@@ -143,11 +143,11 @@ static bool gd_check_links(gd_check_ctx *x, const gd_global_state *g, gd_status 
         return false;
     gd_engine *e = x->e;
     gd_pool *pool = gd_trainer_pool(e->trainer);
-    if ((*local = gd_global_state_describe(pool, gd_trainer_layout(e->trainer)->digest,
-                                           e->rc.diloco.chunk_elems, g, &x->g_desc)) != GD_OK ||
-        (*local = gd_check_leaf(x, 0, &x->leaf_start)) != GD_OK ||
-        (*local = gd_check_leaf(x, x->segments, &x->leaf_final)) != GD_OK ||
-        (*local = gd_check_leaf(x, x->segments + 1, &x->leaf_post)) != GD_OK)
+    if ((*local = gd_global_state_describe(pool, &x->g_desc, gd_trainer_layout(e->trainer)->digest,
+                                           e->rc.diloco.chunk_elems, g)) != GD_OK ||
+        (*local = gd_check_leaf(x, &x->leaf_start, 0)) != GD_OK ||
+        (*local = gd_check_leaf(x, &x->leaf_final, x->segments)) != GD_OK ||
+        (*local = gd_check_leaf(x, &x->leaf_post, x->segments + 1)) != GD_OK)
         return false;
     gd_global_desc_hash(&x->g_desc, x->g_hash);
     const Gonka__Diloco__V1__Commitment *cm = x->in->commitment;
@@ -170,8 +170,8 @@ static bool gd_check_links(gd_check_ctx *x, const gd_global_state *g, gd_status 
 /* A served chunk of state `leaf` must be count values of each array and
  * one well-formed proof per array, nothing more; whether the proofs hold
  * is the payload chunk check's (gd_diloco_check_payload_chunk). */
-static bool gd_check_served_chunk(gd_check_ctx *x, const gd_buf *body, const gd_buf *proof,
-                                  uint32_t leaf, size_t count, gd_served_chunk *out,
+static bool gd_check_served_chunk(gd_check_ctx *x, gd_served_chunk *out, const gd_buf *body,
+                                  const gd_buf *proof, uint32_t leaf, size_t count,
                                   gd_status *local) {
     char what[48];
     snprintf(what, sizeof what, "chunk %u of state %u", x->in->chunk, leaf);
@@ -180,7 +180,7 @@ static bool gd_check_served_chunk(gd_check_ctx *x, const gd_buf *body, const gd_
     const uint8_t *p = proof->data;
     size_t left = proof->len;
     for (int i = 0; i < GD_CHECK_CHUNK_ARRAYS; i++)
-        if (!gd_check_peer(x, gd_state_chunk_proof_next(&p, &left, &out->proofs[i]), what, local))
+        if (!gd_check_peer(x, gd_state_chunk_proof_next(&out->proofs[i], &p, &left), what, local))
             return false;
     if (left != 0)
         return gd_check_fail(x, what, "bytes after its proofs");
@@ -214,10 +214,10 @@ static bool gd_check_overlapped_start(gd_check_ctx *x, float *out, gd_status *lo
                        "previous payload chunk", local))
         return false;
     bool ok = false;
-    *local = gd_diloco_overlap_start(&e->rc.diloco, e->n, chunk, x->in->prev_global_chunk,
+    *local = gd_diloco_overlap_start(&e->rc.diloco, out, e->n, chunk, x->in->prev_global_chunk,
                                      pc->payload_root.data, pc->payload_leaves,
-                                     x->ev->prev_payload_chunk.data,
-                                     x->ev->prev_payload_chunk.len, &proof, out, &ok);
+                                     x->ev->prev_payload_chunk.data, x->ev->prev_payload_chunk.len,
+                                     &proof, &ok);
     if (*local != GD_OK)
         return false;
     if (!ok)
@@ -240,14 +240,14 @@ static bool gd_check_chunk(gd_check_ctx *x, const gd_global_state *g, gd_status 
     size_t lo = 0, count = 0;
     if (!gd_values_chunk_range(e->n, c->chunk_elems, chunk, &lo, &count))
         return gd_check_fail(x, "payload chunk", "the drawn chunk is out of range");
-    if (!gd_check_served_chunk(x, &x->ev->start_chunk, &x->ev->start_proof, 0, count,
-                               &x->start_chunk, local) ||
-        !gd_check_served_chunk(x, &x->ev->post_chunk, &x->ev->post_proof, x->segments + 1,
-                               count, &x->post_chunk, local))
+    if (!gd_check_served_chunk(x, &x->start_chunk, &x->ev->start_chunk, &x->ev->start_proof, 0,
+                               count, local) ||
+        !gd_check_served_chunk(x, &x->post_chunk, &x->ev->post_chunk, &x->ev->post_proof,
+                               x->segments + 1, count, local))
         return false;
-    gd_status s = gd_engine_payload_parse(e, x->in->round, x->in->target, x->ev->payload,
-                                          x->ev->payload_len, cm->payload_root.data,
-                                          cm->payload_leaves, &x->payload);
+    gd_status s = gd_engine_payload_parse(e, &x->payload, x->in->round, x->in->target,
+                                          x->ev->payload, x->ev->payload_len,
+                                          cm->payload_root.data, cm->payload_leaves);
     if (!gd_check_peer(x, s, "payload", local))
         return false;
     if (chunk >= x->payload.header.chunk_count)
@@ -276,7 +276,7 @@ static bool gd_check_chunk(gd_check_ctx *x, const gd_global_state *g, gd_status 
                             .residual_out_proof = x->post_chunk.proofs[3],
                             .payload = x->payload.chunks[chunk].raw,
                             .payload_len = x->payload.chunks[chunk].raw_len};
-    if ((*local = gd_payload_prove_chunk(&x->payload, chunk, &ev.payload_proof)) != GD_OK)
+    if ((*local = gd_payload_prove_chunk(&x->payload, &ev.payload_proof, chunk)) != GD_OK)
         return false;
     gd_check_result res;
     *local = gd_diloco_check_payload_chunk(c, e->n, &x->cv, &x->leaf_final, &x->leaf_post, &ev,
@@ -291,12 +291,12 @@ static bool gd_check_segment(gd_check_ctx *x, gd_status *local) {
     uint32_t seg = x->in->segment;
     if (seg >= x->segments)
         return gd_check_fail(x, "segment", "the drawn segment is out of range");
-    if (!gd_check_state(x, &x->ev->segment_state, seg, &x->segment, local))
+    if (!gd_check_state(x, &x->segment, &x->ev->segment_state, seg, local))
         return false;
     const gd_worker_state *start = &x->segment;
     gd_leaf_evidence a, b;
-    if ((*local = gd_check_leaf(x, seg, &a)) != GD_OK ||
-        (*local = gd_check_leaf(x, seg + 1, &b)) != GD_OK)
+    if ((*local = gd_check_leaf(x, &a, seg)) != GD_OK ||
+        (*local = gd_check_leaf(x, &b, seg + 1)) != GD_OK)
         return false;
     uint8_t end_leaf[32];
     gd_worker_desc_hash(&x->descs[seg + 1], end_leaf);

@@ -27,8 +27,8 @@ gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, u
                                  host->threads, e->backends.ranks, e->backends.n,
                                  &e->backends.coll);
     if (s == GD_OK)
-        s = gd_run_config_open_data(&e->rc, host->data_paths, host->n_data_paths,
-                                    gd_trainer_pool(e->trainer), host->data_memo, &e->data);
+        s = gd_run_config_open_data(&e->rc, &e->data, host->data_paths, host->n_data_paths,
+                                    gd_trainer_pool(e->trainer), host->data_memo);
     if (s == GD_OK) {
         const gd_param_layout *layout = gd_trainer_layout(e->trainer);
         e->n = layout->total;
@@ -57,8 +57,8 @@ static const uint8_t *gd_engine_layout(gd_engine *e) {
 }
 
 gd_status gd_engine_global_hash(gd_engine *e, const gd_global_state *g, uint8_t out[32]) {
-    return gd_global_state_hash(gd_engine_pool(e), gd_engine_layout(e), e->rc.diloco.chunk_elems,
-                                g, out);
+    return gd_global_state_hash(gd_engine_pool(e), out, gd_engine_layout(e),
+                                e->rc.diloco.chunk_elems, g);
 }
 
 gd_status gd_engine_initial_global(gd_engine *e, gd_global_state *g) {
@@ -124,8 +124,8 @@ bool gd_engine_overlapped(const gd_engine *e, uint64_t round, bool has_prev) {
 
 /* What every way of training a round does first: the sizes, a fresh
  * start's reset, the segment starts' array. */
-static gd_status gd_engine_round_prepare(gd_engine *e, const gd_global_state *start, bool fresh,
-                                         gd_worker_state *w, gd_trained_round *out) {
+static gd_status gd_engine_round_prepare(gd_engine *e, const gd_global_state *start,
+                                         gd_trained_round *out, bool fresh, gd_worker_state *w) {
     memset(out, 0, sizeof *out);
     const gd_diloco_config *c = &e->rc.diloco;
     if (start->n != e->n || w->n != e->n)
@@ -139,29 +139,29 @@ static gd_status gd_engine_round_prepare(gd_engine *e, const gd_global_state *st
     return GD_OK;
 }
 
-gd_status gd_engine_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
-                          gd_worker_state *w, gd_trained_round *out) {
-    GD_TRY(gd_engine_round_prepare(e, g, fresh, w, out));
-    gd_status s = gd_diloco_worker_round(e->trainer, &e->rc.diloco, e->data, round, g->params,
-                                         g->n, w, out->starts, &out->r);
+gd_status gd_engine_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                          const gd_global_state *g, bool fresh, gd_worker_state *w) {
+    GD_TRY(gd_engine_round_prepare(e, g, out, fresh, w));
+    gd_status s = gd_diloco_worker_round(e->trainer, &e->rc.diloco, e->data, &out->r, round,
+                                         g->params, g->n, w, out->starts);
     if (s == GD_OK)
-        s = gd_engine_round_seal(e, round, out);
+        s = gd_engine_round_seal(e, out, round);
     if (s != GD_OK)
         gd_trained_round_free(out);
     return s;
 }
 
-gd_status gd_engine_overlap_start(gd_engine *e, uint64_t round, const char *address,
-                                  const gd_global_state *g_prev, const uint8_t *prev_payload,
-                                  size_t prev_len, const uint8_t prev_root[32],
-                                  uint32_t prev_leaves, gd_global_state *out) {
+gd_status gd_engine_overlap_start(gd_engine *e, gd_global_state *out, uint64_t round,
+                                  const char *address, const gd_global_state *g_prev,
+                                  const uint8_t *prev_payload, size_t prev_len,
+                                  const uint8_t prev_root[32], uint32_t prev_leaves) {
     if (round == 0 || g_prev->n != e->n)
         return gd_fail(GD_ERR_INVALID, "an overlapped start needs round 0's successor and G of "
                                        "the model's %zu values",
                        e->n);
     gd_payload p;
-    GD_TRY(gd_engine_payload_parse(e, round - 1, address, prev_payload, prev_len, prev_root,
-                                   prev_leaves, &p));
+    GD_TRY(gd_engine_payload_parse(e, &p, round - 1, address, prev_payload, prev_len,
+                                   prev_root, prev_leaves));
     gd_status s = gd_global_state_init(out, e->n);
     /* Chunk by chunk the validator's rule (gd_diloco_overlap_start):
      * the decoded chunk, then G_{r-1} minus it. */
@@ -188,7 +188,7 @@ void gd_engine_job_free(gd_engine_job *job) {
 gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_state *start,
                               bool fresh, gd_worker_state *w, gd_engine_job *job) {
     gd_engine_job_free(job);
-    gd_status s = gd_engine_round_prepare(e, start, fresh, w, &job->out);
+    gd_status s = gd_engine_round_prepare(e, start, &job->out, fresh, w);
     if (s == GD_OK) {
         job->start = malloc(e->n * sizeof(float));
         s = job->start ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
@@ -196,8 +196,8 @@ gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_stat
     if (s == GD_OK) {
         gd_mem_prefer_huge(job->start, e->n * sizeof(float));
         memcpy(job->start, start->params, e->n * sizeof(float));
-        s = gd_diloco_round_begin(e->trainer, &e->rc.diloco, round, job->start, e->n, w,
-                                  job->out.starts, &job->out.r, &job->run);
+        s = gd_diloco_round_begin(e->trainer, &e->rc.diloco, &job->out.r, round, job->start, e->n,
+                                  w, job->out.starts, &job->run);
     }
     if (s != GD_OK) {
         gd_engine_job_free(job);
@@ -214,12 +214,12 @@ gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job, gd_worker_stat
     if (!job->active)
         return gd_fail(GD_ERR_INVALID, "no round is being trained");
     const gd_diloco_config *c = &e->rc.diloco;
-    gd_status s = gd_diloco_round_segment(e->trainer, c, e->data, reload, w, &job->out.r,
+    gd_status s = gd_diloco_round_segment(e->trainer, c, e->data, &job->out.r, reload, w,
                                           &job->run);
     if (s == GD_OK && job->run.done == job->run.segments) {
         s = gd_diloco_round_finish(e->trainer, c, w, &job->out.r, &job->run);
         if (s == GD_OK)
-            s = gd_engine_round_seal(e, job->round, &job->out);
+            s = gd_engine_round_seal(e, &job->out, job->round);
         *done = s == GD_OK;
     }
     if (s != GD_OK)
@@ -233,7 +233,7 @@ void gd_engine_job_take(gd_engine_job *job, gd_trained_round *out) {
     gd_engine_job_free(job);
 }
 
-gd_status gd_engine_round_seal(gd_engine *e, uint64_t round, gd_trained_round *out) {
+gd_status gd_engine_round_seal(gd_engine *e, gd_trained_round *out, uint64_t round) {
     const gd_diloco_config *c = &e->rc.diloco;
     GD_TRY(gd_payload_serialize(&out->r.payload, &out->payload));
     GD_TRY(gd_transcript_encode(&out->r, &out->transcript));
@@ -251,13 +251,13 @@ gd_status gd_engine_round_seal(gd_engine *e, uint64_t round, gd_trained_round *o
     return GD_OK;
 }
 
-gd_status gd_engine_state_file(gd_engine *e, uint64_t round, const gd_worker_state *state,
-                               uint32_t leaf, uint32_t segments, gd_buf *out) {
+gd_status gd_engine_state_file(gd_engine *e, gd_buf *out, uint64_t round,
+                               const gd_worker_state *state, uint32_t leaf, uint32_t segments) {
     if (leaf >= segments && leaf != segments + 1)
         return gd_fail(GD_ERR_INVALID, "leaf %u is not a served state of %u segments", leaf,
                        segments);
     gd_state_stage stage = leaf == segments + 1 ? GD_STAGE_ENCODED : GD_STAGE_TRAIN;
-    return gd_worker_state_serialize(gd_engine_pool(e), &e->tag, round, stage, state, out);
+    return gd_worker_state_serialize(gd_engine_pool(e), &e->tag, out, round, stage, state);
 }
 
 gd_status gd_engine_transcript_parse(const uint8_t *bytes, size_t len, uint32_t segments,
@@ -287,9 +287,9 @@ gd_status gd_engine_transcript_parse(const uint8_t *bytes, size_t len, uint32_t 
 
 /* --- payloads and aggregation ------------------------------------------------------------ */
 
-gd_status gd_engine_payload_parse(gd_engine *e, uint64_t round, const char *participant,
-                                  const uint8_t *bytes, size_t len, const uint8_t root[32],
-                                  uint32_t leaves, gd_payload *out) {
+gd_status gd_engine_payload_parse(gd_engine *e, gd_payload *out, uint64_t round,
+                                  const char *participant, const uint8_t *bytes, size_t len,
+                                  const uint8_t root[32], uint32_t leaves) {
     const gd_diloco_config *c = &e->rc.diloco;
     GD_TRY(gd_payload_parse(out, bytes, len, gd_engine_pool(e)));
     gd_payload_header want = {.run = c->run, .round = round, .param_count = e->n,
@@ -321,8 +321,8 @@ typedef struct gd_engine_reader {
 static gd_status gd_engine_read_contribution(void *ctx, float *out, size_t n) {
     const gd_engine_reader *r = ctx;
     gd_payload p;
-    GD_TRY(gd_engine_payload_parse(r->e, r->round, r->c->address, r->c->payload,
-                                   r->c->payload_len, r->c->root, r->c->leaves, &p));
+    GD_TRY(gd_engine_payload_parse(r->e, &p, r->round, r->c->address,
+                                   r->c->payload, r->c->payload_len, r->c->root, r->c->leaves));
     /* The parse held the header to the run's parameter count, out's size. */
     gd_status s = p.header.param_count == n
                       ? gd_payload_decode(&p, out, gd_engine_pool(r->e))

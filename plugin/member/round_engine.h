@@ -100,22 +100,22 @@ void gd_engine_worker_reset(gd_worker_state *w);
  * read). With fresh (the chain holds no commitment of w in round - 1) w's
  * moments, step and residual are reset to zeros first. w is updated to the
  * state after encoding (leaf S + 1). */
-gd_status gd_engine_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
-                          gd_worker_state *w, gd_trained_round *out) GD_MUST_CHECK;
+gd_status gd_engine_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                          const gd_global_state *g, bool fresh, gd_worker_state *w) GD_MUST_CHECK;
 
 /* The files and commitment fields of a trained round whose r and starts
  * are filled: the payload and transcript files, MsgCommitRound's fields
  * and the mean loss (gd_engine_train's last step). */
-gd_status gd_engine_round_seal(gd_engine *e, uint64_t round, gd_trained_round *out) GD_MUST_CHECK;
+gd_status gd_engine_round_seal(gd_engine *e, gd_trained_round *out, uint64_t round) GD_MUST_CHECK;
 
 /* S_r of an overlapped round for a worker that committed in round - 1:
  * G_{r-1} (g_prev) minus its own decoded payload of round - 1 (its file,
  * which must be the commitment's: root and leaf count). out's parameters
  * are S_r, its momentum zero (initialised here). */
-gd_status gd_engine_overlap_start(gd_engine *e, uint64_t round, const char *address,
-                                  const gd_global_state *g_prev, const uint8_t *prev_payload,
-                                  size_t prev_len, const uint8_t prev_root[32],
-                                  uint32_t prev_leaves, gd_global_state *out) GD_MUST_CHECK;
+gd_status gd_engine_overlap_start(gd_engine *e, gd_global_state *out, uint64_t round,
+                                  const char *address, const gd_global_state *g_prev,
+                                  const uint8_t *prev_payload, size_t prev_len,
+                                  const uint8_t prev_root[32], uint32_t prev_leaves) GD_MUST_CHECK;
 
 /* A round trained a segment at a time (trainer/diloco.h): a node that
  * trains the next round ahead does its other duties between segments, on
@@ -144,13 +144,15 @@ void gd_engine_job_free(gd_engine_job *job);
 /* What trains a round for a member: gd_engine_train, or a stand-in with
  * its signature (the test-only adversaries of tests/adversary play their
  * cheats through it; the product never sets another). */
-typedef gd_status (*gd_engine_train_fn)(gd_engine *e, uint64_t round, const gd_global_state *g,
-                                        bool fresh, gd_worker_state *w, gd_trained_round *out);
+typedef gd_status (*gd_engine_train_fn)(gd_engine *e, gd_trained_round *out, uint64_t round,
+                                        const gd_global_state *g, bool fresh,
+                                        gd_worker_state *w);
 
 /* The file form of state leaf `leaf` of a trained round: the segment
  * starts for leaf < S, the post-encoding state w for leaf S + 1. */
-gd_status gd_engine_state_file(gd_engine *e, uint64_t round, const gd_worker_state *state,
-                               uint32_t leaf, uint32_t segments, gd_buf *out) GD_MUST_CHECK;
+gd_status gd_engine_state_file(gd_engine *e, gd_buf *out, uint64_t round,
+                               const gd_worker_state *state, uint32_t leaf,
+                               uint32_t segments) GD_MUST_CHECK;
 
 /* A transcript file: S + 2 descriptors; each must decode, and their MMR
  * must have the committed root. descs receives the S + 2 descriptors
@@ -240,9 +242,9 @@ gd_status gd_engine_aggregate(gd_engine *e, uint64_t round, const gd_engine_cont
 
 /* Parses a peer's payload file and requires the committed root and leaf
  * count and the header this run expects of `participant` in `round`. */
-gd_status gd_engine_payload_parse(gd_engine *e, uint64_t round, const char *participant,
-                                  const uint8_t *bytes, size_t len, const uint8_t root[32],
-                                  uint32_t leaves, gd_payload *out) GD_MUST_CHECK;
+gd_status gd_engine_payload_parse(gd_engine *e, gd_payload *out, uint64_t round,
+                                  const char *participant, const uint8_t *bytes, size_t len,
+                                  const uint8_t root[32], uint32_t leaves) GD_MUST_CHECK;
 
 /* Mean loss in 1e-6 nats, rounded, as a commitment carries it. */
 uint64_t gd_engine_loss_micro(double loss);

@@ -14,7 +14,7 @@
 
 /* A canonical decimal of the spec as the nearest double. The chain checked
  * the spelling; this checks it again, since a spec may come from a file. */
-static gd_status gd_spec_real(const char *text, const char *field, double *out) {
+static gd_status gd_spec_real(double *out, const char *text, const char *field) {
     gd_decimal d;
     if (gd_decimal_parse(&d, text) != GD_OK)
         return gd_fail_context(GD_ERR_INVALID, "run spec: %s", field);
@@ -26,8 +26,8 @@ static gd_status gd_spec_real(const char *text, const char *field, double *out) 
 }
 
 /* The model the spec names: a preset, or the digest of the caller's config. */
-static gd_status gd_spec_model(const char *name, const gd_model_config *local,
-                               gd_model_config *out) {
+static gd_status gd_spec_model(gd_model_config *out, const char *name,
+                               const gd_model_config *local) {
     if (gd_model_config_preset(out, name) == GD_OK)
         return GD_OK;
     uint8_t want[32], have[32];
@@ -54,7 +54,7 @@ gd_status gd_run_config_from_spec(gd_run_config *out, const Gonka__Diloco__V1__R
                                   uint64_t run, const gd_model_config *local_model) {
     memset(out, 0, sizeof *out);
     GD_TRY(gd_diloco_spec_check(spec));
-    GD_TRY(gd_spec_model(spec->model, local_model, &out->model));
+    GD_TRY(gd_spec_model(&out->model, spec->model, local_model));
     gd_param_layout layout;
     GD_TRY(gd_param_layout_build(&layout, &out->model));
     bool same_layout = memcmp(layout.digest, spec->layout_digest.data, 32) == 0;
@@ -66,7 +66,7 @@ gd_status gd_run_config_from_spec(gd_run_config *out, const Gonka__Diloco__V1__R
     gd_diloco_config *c = &out->diloco;
     gd_diloco_config_default(c);
     c->run = run;
-    GD_TRY(gd_diloco_spec_digest(spec, c->spec_digest));
+    GD_TRY(gd_diloco_spec_digest(c->spec_digest, spec));
     c->workers = 1;
     c->inner_steps = spec->h_max;
     c->segment_steps = spec->segment_steps;
@@ -79,22 +79,22 @@ gd_status gd_run_config_from_spec(gd_run_config *out, const Gonka__Diloco__V1__R
     gd_optim_config *o = &in->optim;
     o->warmup_steps = spec->inner_warmup_steps;
     o->schedule_steps = spec->inner_schedule_steps;
-    GD_TRY(gd_spec_real(spec->inner_lr, "inner_lr", &o->lr));
-    GD_TRY(gd_spec_real(spec->inner_min_lr, "inner_min_lr", &o->min_lr));
-    GD_TRY(gd_spec_real(spec->adam_beta1, "adam_beta1", &o->beta1));
-    GD_TRY(gd_spec_real(spec->adam_beta2, "adam_beta2", &o->beta2));
-    GD_TRY(gd_spec_real(spec->adam_eps, "adam_eps", &o->eps));
-    GD_TRY(gd_spec_real(spec->weight_decay, "weight_decay", &o->weight_decay));
-    GD_TRY(gd_spec_real(spec->grad_clip, "grad_clip", &o->grad_clip));
+    GD_TRY(gd_spec_real(&o->lr, spec->inner_lr, "inner_lr"));
+    GD_TRY(gd_spec_real(&o->min_lr, spec->inner_min_lr, "inner_min_lr"));
+    GD_TRY(gd_spec_real(&o->beta1, spec->adam_beta1, "adam_beta1"));
+    GD_TRY(gd_spec_real(&o->beta2, spec->adam_beta2, "adam_beta2"));
+    GD_TRY(gd_spec_real(&o->eps, spec->adam_eps, "adam_eps"));
+    GD_TRY(gd_spec_real(&o->weight_decay, spec->weight_decay, "weight_decay"));
+    GD_TRY(gd_spec_real(&o->grad_clip, spec->grad_clip, "grad_clip"));
     /* ppm / 10^6: one correctly rounded division of exact integers. */
     c->outer_lr = (double)spec->outer_lr_ppm / 1e6;
     c->outer_momentum = (double)spec->outer_momentum_ppm / 1e6;
     if (gd_codec_parse(&c->codec, spec->codec) != GD_OK)
         return gd_fail_context(GD_ERR_INVALID, "run spec: codec");
     c->error_feedback = spec->error_feedback;
-    GD_TRY(gd_spec_real(spec->error_feedback_decay, "error_feedback_decay",
-                        &c->error_feedback_decay));
-    GD_TRY(gd_spec_real(spec->clip_factor, "clip_factor", &c->clip_factor));
+    GD_TRY(gd_spec_real(&c->error_feedback_decay, spec->error_feedback_decay,
+                        "error_feedback_decay"));
+    GD_TRY(gd_spec_real(&c->clip_factor, spec->clip_factor, "clip_factor"));
     c->overlap = spec->overlap;
     c->chunk_elems = spec->chunk_elems;
     if (gd_diloco_config_validate(c, &out->model) != GD_OK)
@@ -105,9 +105,9 @@ gd_status gd_run_config_from_spec(gd_run_config *out, const Gonka__Diloco__V1__R
     return GD_OK;
 }
 
-gd_status gd_run_config_open_data(const gd_run_config *rc, const char *const *paths,
-                                  size_t n_paths, gd_pool *pool, const gd_data_hash_memo *memo,
-                                  gd_data **out) {
+gd_status gd_run_config_open_data(const gd_run_config *rc, gd_data **out,
+                                  const char *const *paths, size_t n_paths, gd_pool *pool,
+                                  const gd_data_hash_memo *memo) {
     *out = NULL;
     gd_data *d = NULL;
     gd_status s = gd_data_open_files(&d, rc->data_spec, paths, n_paths);
@@ -134,7 +134,7 @@ gd_status gd_run_config_open_data(const gd_run_config *rc, const char *const *pa
     return GD_OK;
 }
 
-gd_status gd_run_config_initial_state(const gd_run_config *rc, int threads, uint8_t out[32]) {
+gd_status gd_run_config_initial_state(const gd_run_config *rc, uint8_t out[32], int threads) {
     gd_trainer *t = NULL;
     GD_TRY(gd_trainer_new(&t, &rc->model, &rc->diloco.inner, threads));
     size_t n = gd_trainer_layout(t)->total;
@@ -142,8 +142,8 @@ gd_status gd_run_config_initial_state(const gd_run_config *rc, int threads, uint
     gd_status s = gd_global_state_init(&g, n);
     if (s == GD_OK) {
         gd_trainer_get_state(t, g.params, NULL, NULL, NULL);
-        s = gd_global_state_hash(gd_trainer_pool(t), gd_trainer_layout(t)->digest,
-                                 rc->diloco.chunk_elems, &g, out);
+        s = gd_global_state_hash(gd_trainer_pool(t), out,
+                                 gd_trainer_layout(t)->digest, rc->diloco.chunk_elems, &g);
         gd_global_state_free(&g);
     }
     gd_trainer_free(t);

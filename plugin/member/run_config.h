@@ -42,13 +42,13 @@ gd_status gd_run_config_from_spec(gd_run_config *out, const Gonka__Diloco__V1__R
  * a host never trains or checks on data other than the run's. The files
  * are digested on pool (NULL: the caller's thread), skipping those memo
  * (NULL: none) knows. */
-gd_status gd_run_config_open_data(const gd_run_config *rc, const char *const *paths,
-                                  size_t n_paths, gd_pool *pool, const gd_data_hash_memo *memo,
-                                  gd_data **out) GD_MUST_CHECK;
+gd_status gd_run_config_open_data(const gd_run_config *rc, gd_data **out,
+                                  const char *const *paths, size_t n_paths, gd_pool *pool,
+                                  const gd_data_hash_memo *memo) GD_MUST_CHECK;
 
 /* G_0's state hash for a configuration: the seed's initial weights and a
  * zero outer momentum, as the spec's initial_state_hash must name it. */
-gd_status gd_run_config_initial_state(const gd_run_config *rc, int threads,
-                                      uint8_t out[32]) GD_MUST_CHECK;
+gd_status gd_run_config_initial_state(const gd_run_config *rc, uint8_t out[32],
+                                      int threads) GD_MUST_CHECK;
 
 #endif

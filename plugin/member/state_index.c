@@ -149,8 +149,8 @@ void gd_state_index_cache_free(gd_state_index_cache *c) {
     gd_state_index_cache_init(c);
 }
 
-gd_status gd_state_index_cache_get(gd_state_index_cache *c, const char *path, bool global,
-                                   size_t n, uint32_t chunk_elems, gd_state_index **out) {
+gd_status gd_state_index_cache_get(gd_state_index_cache *c, gd_state_index **out, const char *path,
+                                   bool global, size_t n, uint32_t chunk_elems) {
     *out = NULL;
     int pick = 0;
     for (int i = 0; i < GD_STATE_INDEX_CACHE_SLOTS; i++) {
@@ -171,11 +171,11 @@ gd_status gd_state_index_cache_chunk(gd_state_index_cache *c, const char *path, 
                                      size_t n, uint32_t chunk_elems, uint32_t chunk,
                                      gd_buf *body, gd_buf *proof) {
     gd_state_index *x = NULL;
-    GD_TRY(gd_state_index_cache_get(c, path, global, n, chunk_elems, &x));
+    GD_TRY(gd_state_index_cache_get(c, &x, path, global, n, chunk_elems));
     return gd_state_index_chunk(x, chunk, body, proof);
 }
 
-gd_status gd_state_chunk_proof_next(const uint8_t **p, size_t *left, gd_mmr_proof *out) {
+gd_status gd_state_chunk_proof_next(gd_mmr_proof *out, const uint8_t **p, size_t *left) {
     if (*left < 4)
         return gd_fail(GD_ERR_PARSE, "a state chunk proof is short");
     uint32_t len = gd_get_le32(*p);
@@ -198,7 +198,7 @@ gd_status gd_state_index_chunk(const gd_state_index *x, uint32_t chunk, gd_buf *
     for (int i = 0; s == GD_OK && i < x->n_arrays; i++) {
         gd_mmr_proof p;
         gd_buf w = {0};
-        s = gd_mmr_prove(&x->mmr[i], chunk, &p);
+        s = gd_mmr_prove(&x->mmr[i], &p, chunk);
         if (s == GD_OK)
             s = gd_mmr_proof_encode(&p, &w);
         uint8_t len[4];

@@ -71,9 +71,9 @@ void gd_state_index_cache_free(gd_state_index_cache *c);
 /* The index of the state file at path (gd_state_index_load's arguments
  * and errors): the slot holding it, else the least recently used one,
  * loaded. *out stays valid until the next get. */
-gd_status gd_state_index_cache_get(gd_state_index_cache *c, const char *path, bool global,
-                                   size_t n, uint32_t chunk_elems,
-                                   gd_state_index **out) GD_MUST_CHECK;
+gd_status gd_state_index_cache_get(gd_state_index_cache *c, gd_state_index **out, const char *path,
+                                   bool global, size_t n,
+                                   uint32_t chunk_elems) GD_MUST_CHECK;
 
 /* Chunk i of the state file at path, from its cached index: get, then
  * gd_state_index_chunk (their arguments and errors). */
@@ -84,7 +84,7 @@ gd_status gd_state_index_cache_chunk(gd_state_index_cache *c, const char *path, 
 /* The reader's side of that proof: the next array's chunk proof at *p
  * (*left bytes remain), both advanced past it. GD_ERR_PARSE when short or
  * malformed. */
-gd_status gd_state_chunk_proof_next(const uint8_t **p, size_t *left,
-                                    gd_mmr_proof *out) GD_MUST_CHECK;
+gd_status gd_state_chunk_proof_next(gd_mmr_proof *out, const uint8_t **p,
+                                    size_t *left) GD_MUST_CHECK;
 
 #endif

@@ -36,11 +36,11 @@ static gd_status gd_rpc_port_read(void *ctx, uint64_t run, const char *address,
     return gd_chain_read_answers(c->rpc, run, address, a, height, claims);
 }
 
-static gd_status gd_rpc_port_round(void *ctx, uint64_t run, uint64_t round,
-                                   Gonka__Diloco__V1__QueryRoundResponse **out) {
+static gd_status gd_rpc_port_round(void *ctx, Gonka__Diloco__V1__QueryRoundResponse **out,
+                                   uint64_t run, uint64_t round) {
     gd_chain_rpc *c = ctx;
     *out = NULL;
-    gd_status s = gd_diloco_query_round(c->rpc, run, round, out, NULL);
+    gd_status s = gd_diloco_query_round(c->rpc, out, run, round, NULL);
     /* The module answers an unknown or pruned round with an error code. */
     return s == GD_ERR_CHAIN ? GD_ERR_NOT_FOUND : s;
 }
@@ -136,7 +136,7 @@ static gd_status gd_rpc_port_settle(void *ctx, uint32_t ticket, uint32_t *code, 
     opt.wait_timeout_ms = c->wait_timeout_ms;
     gd_submit_result r;
     memset(&r, 0, sizeof r);
-    gd_status s = gd_tx_await(c->rpc, c->waiting[ticket].hash, &opt, &r);
+    gd_status s = gd_tx_await(c->rpc, &r, c->waiting[ticket].hash, &opt);
     if (s == GD_ERR_CANCELLED)
         return s; /* still waiting: the node stops */
     c->waiting[ticket].used = false;

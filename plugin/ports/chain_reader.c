@@ -13,11 +13,11 @@ gd_status gd_chain_read_answers(gd_rpc *rpc, uint64_t run, const char *address,
     /* The clock first: the view is at most as new as its height says. */
     gd_epoch_info clock;
     GD_TRY(gd_query_epoch_info(rpc, &clock, NULL));
-    gd_status s = gd_diloco_query_run(rpc, run, &a->run, NULL);
+    gd_status s = gd_diloco_query_run(rpc, &a->run, run, NULL);
     if (s == GD_OK && a->run->current_round != NULL)
-        s = gd_diloco_query_round(rpc, run, a->run->current_round->index, &a->round, NULL);
+        s = gd_diloco_query_round(rpc, &a->round, run, a->run->current_round->index, NULL);
     if (s == GD_OK)
-        s = gd_diloco_query_rewards(rpc, address, &a->rewards, NULL);
+        s = gd_diloco_query_rewards(rpc, &a->rewards, address, NULL);
     if (s != GD_OK) {
         gd_chain_answers_free(a);
         return s;

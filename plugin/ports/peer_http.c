@@ -221,8 +221,8 @@ static gd_status gd_peer_outcome(CURL *c, CURLcode rc, const gd_peer_fetch *f, c
     return GD_OK;
 }
 
-static gd_status gd_peer_fetch_http(void *ctx, const char *url, const gd_artifact_req *req,
-                                    size_t max_len, gd_artifact_answer *out) {
+static gd_status gd_peer_fetch_http(void *ctx, gd_artifact_answer *out, const char *url,
+                                    const gd_artifact_req *req, size_t max_len) {
     gd_peer_http *p = ctx;
     memset(out, 0, sizeof *out);
     char full[GD_PEER_URL_MAX + GD_HTTP_PATH_MAX + 1], range[48];

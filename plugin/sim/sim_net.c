@@ -60,8 +60,9 @@ static gd_status gd_sim_query(gd_sim_net *net, const char *path, const ProtobufC
     return GD_OK;
 }
 
-static gd_status gd_sim_unpack(gd_sim_net *net, const char *path, const ProtobufCMessage *req,
-                               const ProtobufCMessageDescriptor *desc, void **out) {
+static gd_status gd_sim_unpack(gd_sim_net *net, void **out, const char *path,
+                               const ProtobufCMessage *req,
+                               const ProtobufCMessageDescriptor *desc) {
     gd_buf resp = {0};
     *out = NULL;
     GD_TRY(gd_sim_query(net, path, req, &resp));
@@ -77,23 +78,23 @@ static gd_status gd_sim_read(void *ctx, uint64_t run, const char *address, gd_ch
     memset(a, 0, sizeof *a);
     Gonka__Diloco__V1__QueryRunRequest rq = GONKA__DILOCO__V1__QUERY_RUN_REQUEST__INIT;
     rq.run = run;
-    gd_status s = gd_sim_unpack(net, GD_DILOCO_QUERY_RUN, &rq.base,
-                                &gonka__diloco__v1__query_run_response__descriptor,
-                                (void **)&a->run);
+    gd_status s = gd_sim_unpack(net, (void **)&a->run, GD_DILOCO_QUERY_RUN,
+                                &rq.base,
+                                &gonka__diloco__v1__query_run_response__descriptor);
     if (s == GD_OK && a->run->current_round != NULL) {
         Gonka__Diloco__V1__QueryRoundRequest rr = GONKA__DILOCO__V1__QUERY_ROUND_REQUEST__INIT;
         rr.run = run;
         rr.round = a->run->current_round->index;
-        s = gd_sim_unpack(net, GD_DILOCO_QUERY_ROUND, &rr.base,
-                          &gonka__diloco__v1__query_round_response__descriptor,
-                          (void **)&a->round);
+        s = gd_sim_unpack(net, (void **)&a->round, GD_DILOCO_QUERY_ROUND,
+                          &rr.base,
+                          &gonka__diloco__v1__query_round_response__descriptor);
     }
     Gonka__Diloco__V1__QueryRewardsRequest rw = GONKA__DILOCO__V1__QUERY_REWARDS_REQUEST__INIT;
     rw.address = (char *)address;
     if (s == GD_OK)
-        s = gd_sim_unpack(net, GD_DILOCO_QUERY_REWARDS, &rw.base,
-                          &gonka__diloco__v1__query_rewards_response__descriptor,
-                          (void **)&a->rewards);
+        s = gd_sim_unpack(net, (void **)&a->rewards, GD_DILOCO_QUERY_REWARDS,
+                          &rw.base,
+                          &gonka__diloco__v1__query_rewards_response__descriptor);
     gd_buf resp = {0};
     gd_epoch_info clock;
     Inference__Inference__QueryEpochInfoRequest eq =
@@ -101,7 +102,7 @@ static gd_status gd_sim_read(void *ctx, uint64_t run, const char *address, gd_ch
     if (s == GD_OK)
         s = gd_sim_query(net, GD_PATH_EPOCH_INFO, &eq.base, &resp);
     if (s == GD_OK)
-        s = gd_decode_epoch_info(resp.data, resp.len, &clock);
+        s = gd_decode_epoch_info(&clock, resp.data, resp.len);
     gd_buf_free(&resp);
     if (s != GD_OK) {
         gd_chain_answers_free(a);
@@ -112,22 +113,22 @@ static gd_status gd_sim_read(void *ctx, uint64_t run, const char *address, gd_ch
     return GD_OK;
 }
 
-gd_status gd_sim_net_round(gd_sim_net *net, uint64_t round,
-                           Gonka__Diloco__V1__QueryRoundResponse **out) {
+gd_status gd_sim_net_round(gd_sim_net *net, Gonka__Diloco__V1__QueryRoundResponse **out,
+                           uint64_t round) {
     Gonka__Diloco__V1__QueryRoundRequest rr = GONKA__DILOCO__V1__QUERY_ROUND_REQUEST__INIT;
     rr.run = 1;
     rr.round = round;
-    return gd_sim_unpack(net, GD_DILOCO_QUERY_ROUND, &rr.base,
-                         &gonka__diloco__v1__query_round_response__descriptor, (void **)out);
+    return gd_sim_unpack(net, (void **)out, GD_DILOCO_QUERY_ROUND,
+                         &rr.base, &gonka__diloco__v1__query_round_response__descriptor);
 }
 
-static gd_status gd_sim_query_round(void *ctx, uint64_t run, uint64_t round,
-                                    Gonka__Diloco__V1__QueryRoundResponse **out) {
+static gd_status gd_sim_query_round(void *ctx, Gonka__Diloco__V1__QueryRoundResponse **out,
+                                    uint64_t run, uint64_t round) {
     gd_sim_port *p = ctx;
     *out = NULL;
     if (run != 1)
         return gd_fail(GD_ERR_NOT_FOUND, "no run %" PRIu64, run);
-    return gd_sim_net_round(p->net, round, out);
+    return gd_sim_net_round(p->net, out, round);
 }
 
 static gd_status gd_sim_submit(void *ctx, const gd_key *key, const gd_any *msgs, size_t n,
@@ -155,14 +156,14 @@ static const gd_chain_port_iface gd_sim_chain_iface = {gd_sim_read, gd_sim_query
 
 /* --- the peers ------------------------------------------------------------------------------- */
 
-static gd_status gd_sim_fetch(void *ctx, const char *url, const gd_artifact_req *req,
-                              size_t max_len, gd_artifact_answer *out) {
+static gd_status gd_sim_fetch(void *ctx, gd_artifact_answer *out, const char *url,
+                              const gd_artifact_req *req, size_t max_len) {
     gd_sim_net *net = ctx;
     memset(out, 0, sizeof *out);
     unsigned who = 0;
     if (sscanf(url, "sim://%u", &who) != 1 || who >= net->n || net->members[who] == NULL)
         return gd_fail(GD_ERR_NETWORK, "%.100s: no such member", url);
-    return gd_member_serve_local(net->members[who], req, max_len, out);
+    return gd_member_serve_local(net->members[who], req, out, max_len);
 }
 
 static const gd_peer_port_iface gd_sim_peer_iface = {gd_sim_fetch};
@@ -175,7 +176,7 @@ static json_t *gd_sim_coins(const char *denom, const char *amount) {
 
 /* Every account funded, run 1 from the spec with a pool of 100 epochs'
  * rewards in the module account. */
-static gd_status gd_sim_genesis(gd_sim_net *net, const json_t *spec, json_t **out) {
+static gd_status gd_sim_genesis(gd_sim_net *net, json_t **out, const json_t *spec) {
     *out = NULL;
     gd_coin reward;
     const char *reward_text = json_string_value(json_object_get(spec, "reward_per_epoch"));
@@ -184,7 +185,7 @@ static gd_status gd_sim_genesis(gd_sim_net *net, const json_t *spec, json_t **ou
     char pool[64], number[24];
     snprintf(pool, sizeof pool, "%s00", reward.amount);
     char module[GD_ADDRESS_STR_MAX];
-    GD_TRY(gd_auth_module_address("diloco", module, sizeof module));
+    GD_TRY(gd_auth_module_address(module, sizeof module, "diloco"));
     json_t *accounts = json_array(), *balances = json_array();
     for (size_t i = 0; i <= net->n; i++) {
         snprintf(number, sizeof number, "%zu", i);
@@ -222,7 +223,7 @@ static gd_status gd_sim_sequence(gd_sim_net *net, size_t who, uint64_t *number,
     gd_account_info info;
     memset(&info, 0, sizeof info);
     GD_TRY(gd_sim_query(net, "/cosmos.auth.v1beta1.Query/AccountInfo", &req.base, &resp));
-    gd_status s = gd_decode_account_info(resp.data, resp.len, &info);
+    gd_status s = gd_decode_account_info(&info, resp.data, resp.len);
     gd_buf_free(&resp);
     *number = info.account_number;
     *sequence = info.sequence;
@@ -268,7 +269,7 @@ gd_status gd_sim_net_block(gd_sim_net *net, size_t *refused) {
     for (size_t i = 0; s == GD_OK && i < n_tx; i++) {
         gd_tx_outcome o;
         memset(&o, 0, sizeof o);
-        s = gd_app_deliver_tx(net->app, txs[i].data, txs[i].len, &o);
+        s = gd_app_deliver_tx(net->app, &o, txs[i].data, txs[i].len);
         *refused += s == GD_OK && o.err.code != 0;
         gd_tx_outcome_free(&o);
     }
@@ -310,7 +311,7 @@ gd_status gd_sim_net_open(gd_sim_net **out, const json_t *spec, size_t n, const 
     gd_app_config cfg;
     memset(&cfg, 0, sizeof cfg);
     if (s == GD_OK)
-        s = gd_sim_genesis(net, spec, &genesis);
+        s = gd_sim_genesis(net, &genesis, spec);
     if (s == GD_OK)
         s = gd_app_new(&net->app, &cfg);
     if (s == GD_OK)
@@ -366,8 +367,8 @@ bool gd_sim_net_current_round(gd_sim_net *net, uint64_t *round) {
     Gonka__Diloco__V1__QueryRunRequest rq = GONKA__DILOCO__V1__QUERY_RUN_REQUEST__INIT;
     rq.run = 1;
     Gonka__Diloco__V1__QueryRunResponse *r = NULL;
-    if (gd_sim_unpack(net, GD_DILOCO_QUERY_RUN, &rq.base,
-                      &gonka__diloco__v1__query_run_response__descriptor, (void **)&r) != GD_OK)
+    if (gd_sim_unpack(net, (void **)&r, GD_DILOCO_QUERY_RUN,
+                      &rq.base, &gonka__diloco__v1__query_run_response__descriptor) != GD_OK)
         return false;
     bool have = r->current_round != NULL;
     if (have)

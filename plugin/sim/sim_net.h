@@ -35,8 +35,8 @@ int64_t gd_sim_net_height(const gd_sim_net *net);
 gd_member *gd_sim_net_member(gd_sim_net *net, size_t i);
 /* Query/Round of run 1 (GD_ERR_NOT_FOUND if none; free the answer with
  * protobuf_c_message_free_unpacked). */
-gd_status gd_sim_net_round(gd_sim_net *net, uint64_t round,
-                           Gonka__Diloco__V1__QueryRoundResponse **out) GD_MUST_CHECK;
+gd_status gd_sim_net_round(gd_sim_net *net, Gonka__Diloco__V1__QueryRoundResponse **out,
+                           uint64_t round) GD_MUST_CHECK;
 /* The run's current round index (false before the first opens). */
 bool gd_sim_net_current_round(gd_sim_net *net, uint64_t *round);
 

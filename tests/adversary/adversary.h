@@ -13,28 +13,28 @@
 
 /* lazy: the fraction of each round's segments it does not train. */
 extern double g_adv_lazy_fraction;
-gd_status gd_adv_lazy_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
-                            gd_worker_state *w, gd_trained_round *out);
+gd_status gd_adv_lazy_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                            const gd_global_state *g, bool fresh, gd_worker_state *w);
 
 /* scaled: the payload codes Δ times g_adv_scale; garbage: nonsense of Δ's
  * size (tests/adversary/payload.c). */
 extern double g_adv_scale;
-gd_status gd_adv_scaled_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
-                              gd_worker_state *w, gd_trained_round *out);
-gd_status gd_adv_garbage_train(gd_engine *e, uint64_t round, const gd_global_state *g,
-                               bool fresh, gd_worker_state *w, gd_trained_round *out);
+gd_status gd_adv_scaled_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                              const gd_global_state *g, bool fresh, gd_worker_state *w);
+gd_status gd_adv_garbage_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                               const gd_global_state *g, bool fresh, gd_worker_state *w);
 
 /* residual poisoning: a vector planted in the round-start residual
  * (tests/adversary/poison.c). */
-gd_status gd_adv_poison_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
-                              gd_worker_state *w, gd_trained_round *out);
+gd_status gd_adv_poison_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                              const gd_global_state *g, bool fresh, gd_worker_state *w);
 
 /* overlap runs (tests/adversary/overlap.c): training from a start moved by
  * g_adv_start_shift, not S_r = G_{r-1} - Δ̂_{w,r-1}; and payloads served
  * whole, never a single chunk (which an overlapped check needs). */
 extern float g_adv_start_shift;
-gd_status gd_adv_shifted_start_train(gd_engine *e, uint64_t round, const gd_global_state *g,
-                                     bool fresh, gd_worker_state *w, gd_trained_round *out);
+gd_status gd_adv_shifted_start_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                                     const gd_global_state *g, bool fresh, gd_worker_state *w);
 bool gd_adv_withhold_payload_chunks(const gd_artifact_req *req, const gd_serve_clock *now);
 
 /* withholder: its segment-start states are never served
@@ -68,26 +68,26 @@ gd_status gd_adv_unavailable_check(gd_engine *e, const gd_check_input *in,
 
 /* replay: its first round's training again under every later round
  * (tests/adversary/replay.c). */
-gd_status gd_adv_replay_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
-                              gd_worker_state *w, gd_trained_round *out);
+gd_status gd_adv_replay_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                              const gd_global_state *g, bool fresh, gd_worker_state *w);
 
 /* copier: a near-copy of the payload in g_adv_copy_dir's store (another
  * worker's state_dir), one value changed (tests/adversary/copy.c). */
 extern const char *g_adv_copy_dir;
-gd_status gd_adv_copy_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
-                            gd_worker_state *w, gd_trained_round *out);
+gd_status gd_adv_copy_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                            const gd_global_state *g, bool fresh, gd_worker_state *w);
 
 /* sybil: the training of the member g_adv_sybil_address (data rank
  * g_adv_sybil_rank) under its own address (tests/adversary/sybil.c). */
 extern char g_adv_sybil_address[GD_STATE_ADDRESS_MAX + 1];
 extern uint32_t g_adv_sybil_rank;
-gd_status gd_adv_sybil_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
-                             gd_worker_state *w, gd_trained_round *out);
+gd_status gd_adv_sybil_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                             const gd_global_state *g, bool fresh, gd_worker_state *w);
 
 /* The payload coding `values` under its own name, with the files and the
  * commitment made again; out is freed on failure (tests/adversary/payload.c). */
-gd_status gd_adv_commit_values(gd_engine *e, uint64_t round, const gd_worker_state *w,
-                               const float *values, gd_trained_round *out);
+gd_status gd_adv_commit_values(gd_engine *e, gd_trained_round *out, uint64_t round,
+                               const gd_worker_state *w, const float *values);
 
 /* Duties done their own way (tests/adversary/duty.c): the non-reporter, the
  * wrong-hash attester, the attestation copier, the copying validator and

@@ -33,9 +33,9 @@ static gd_status adv_their_payload(gd_engine *e, uint64_t round, gd_payload *p) 
     return gd_payload_read(p, path, gd_trainer_pool(e->trainer));
 }
 
-gd_status gd_adv_copy_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
-                            gd_worker_state *w, gd_trained_round *out) {
-    GD_TRY(gd_engine_train(e, round, g, fresh, w, out));
+gd_status gd_adv_copy_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                            const gd_global_state *g, bool fresh, gd_worker_state *w) {
+    GD_TRY(gd_engine_train(e, out, round, g, fresh, w));
     float *values = malloc(e->n * sizeof *values);
     if (values == NULL) {
         gd_trained_round_free(out);
@@ -51,7 +51,7 @@ gd_status gd_adv_copy_train(gd_engine *e, uint64_t round, const gd_global_state 
     }
     if (s == GD_OK) {
         values[0] += 1e-3f; /* one value changed */
-        s = gd_adv_commit_values(e, round, w, values, out);
+        s = gd_adv_commit_values(e, out, round, w, values);
     } else {
         gd_trained_round_free(out);
     }

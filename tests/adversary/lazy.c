@@ -18,17 +18,17 @@ double g_adv_lazy_fraction = 0.5;
 /* Leaf i of the claimed transcript: the state described at (round, stage). */
 static gd_status adv_leaf(gd_engine *e, uint64_t round, gd_state_stage stage,
                           const gd_worker_state *st, gd_worker_round *r, uint32_t i) {
-    GD_TRY(gd_worker_state_describe(gd_trainer_pool(e->trainer), &e->tag, round, stage, st,
-                                    &r->descs[i]));
+    GD_TRY(gd_worker_state_describe(gd_trainer_pool(e->trainer), &e->tag, &r->descs[i], round,
+                                    stage, st));
     gd_worker_desc_hash(&r->descs[i], r->leaves[i]);
     uint8_t leaf[GD_MMR_HASH_LEN];
     gd_mmr_hash_leaf(leaf, i, r->leaves[i], GD_MMR_HASH_LEN);
     return gd_mmr_append(&r->transcript, leaf);
 }
 
-static gd_status adv_claim(gd_engine *e, uint64_t round, uint32_t segments, uint32_t trained,
-                           uint64_t step0, gd_worker_state *w, gd_worker_round *did,
-                           gd_trained_round *out) {
+static gd_status adv_claim(gd_engine *e, gd_trained_round *out, uint64_t round, uint32_t segments,
+                           uint32_t trained, uint64_t step0, gd_worker_state *w,
+                           gd_worker_round *did) {
     const gd_diloco_config *c = &e->rc.diloco;
     uint32_t k = c->segment_steps;
     gd_worker_state *starts = out->starts;
@@ -78,8 +78,8 @@ static gd_status adv_claim(gd_engine *e, uint64_t round, uint32_t segments, uint
     return GD_OK;
 }
 
-gd_status gd_adv_lazy_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
-                            gd_worker_state *w, gd_trained_round *out) {
+gd_status gd_adv_lazy_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                            const gd_global_state *g, bool fresh, gd_worker_state *w) {
     memset(out, 0, sizeof *out);
     const gd_diloco_config *c = &e->rc.diloco;
     uint32_t segments = c->inner_steps / c->segment_steps;
@@ -98,13 +98,13 @@ gd_status gd_adv_lazy_train(gd_engine *e, uint64_t round, const gd_global_state 
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     gd_worker_round did;
     memset(&did, 0, sizeof did);
-    gd_status s = gd_diloco_worker_round(e->trainer, &lazy, e->data, round, g->params, g->n, w,
-                                         out->starts, &did);
+    gd_status s = gd_diloco_worker_round(e->trainer, &lazy, e->data, &did, round, g->params, g->n,
+                                         w, out->starts);
     if (s == GD_OK)
-        s = adv_claim(e, round, segments, trained, step0, w, &did, out);
+        s = adv_claim(e, out, round, segments, trained, step0, w, &did);
     gd_worker_round_free(&did);
     if (s == GD_OK)
-        s = gd_engine_round_seal(e, round, out);
+        s = gd_engine_round_seal(e, out, round);
     if (s != GD_OK)
         gd_trained_round_free(out);
     return s;

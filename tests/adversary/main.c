@@ -112,7 +112,7 @@ int main(int argc, char **argv) {
             uint64_t rank = 0;
             size_t len = colon ? (size_t)(colon - arg) : 0;
             if (colon == NULL || len == 0 || len >= sizeof g_adv_sybil_address ||
-                gd_parse_u64(colon + 1, &rank) != GD_OK || rank > UINT32_MAX)
+                gd_parse_u64(&rank, colon + 1) != GD_OK || rank > UINT32_MAX)
                 return usage("--sybil-of takes ADDRESS:RANK");
             memcpy(g_adv_sybil_address, arg, len);
             g_adv_sybil_address[len] = '\0';
@@ -150,7 +150,7 @@ int main(int argc, char **argv) {
             config = argv[i + 1];
         else if (strcmp(argv[i], "--poll-ms") == 0) {
             uint64_t v = 0;
-            if (gd_parse_u64(argv[i + 1], &v) != GD_OK || v > 60000)
+            if (gd_parse_u64(&v, argv[i + 1]) != GD_OK || v > 60000)
                 return usage("--poll-ms takes 0 to 60000");
             poll = v;
         } else

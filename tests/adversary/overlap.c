@@ -17,13 +17,13 @@
 
 float g_adv_start_shift = 1e-3f;
 
-gd_status gd_adv_shifted_start_train(gd_engine *e, uint64_t round, const gd_global_state *g,
-                                     bool fresh, gd_worker_state *w, gd_trained_round *out) {
+gd_status gd_adv_shifted_start_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                                     const gd_global_state *g, bool fresh, gd_worker_state *w) {
     gd_global_state shifted;
     GD_TRY(gd_global_state_copy(&shifted, g));
     for (size_t i = 0; i < shifted.n; i++)
         shifted.params[i] += g_adv_start_shift;
-    gd_status s = gd_engine_train(e, round, &shifted, fresh, w, out);
+    gd_status s = gd_engine_train(e, out, round, &shifted, fresh, w);
     gd_global_state_free(&shifted);
     return s;
 }

@@ -18,8 +18,8 @@ double g_adv_scale = 1000.0;
 
 typedef enum adv_payload_kind { ADV_SCALED, ADV_GARBAGE } adv_payload_kind;
 
-gd_status gd_adv_commit_values(gd_engine *e, uint64_t round, const gd_worker_state *w,
-                               const float *values, gd_trained_round *out) {
+gd_status gd_adv_commit_values(gd_engine *e, gd_trained_round *out, uint64_t round,
+                               const gd_worker_state *w, const float *values) {
     const gd_diloco_config *c = &e->rc.diloco;
     float *residual = calloc(e->n, sizeof *residual);
     if (residual == NULL)
@@ -38,16 +38,16 @@ gd_status gd_adv_commit_values(gd_engine *e, uint64_t round, const gd_worker_sta
     if (s == GD_OK)
         s = gd_payload_root(&out->r.payload, out->r.payload_root, &out->r.payload_leaves);
     if (s == GD_OK)
-        s = gd_engine_round_seal(e, round, out);
+        s = gd_engine_round_seal(e, out, round);
     if (s != GD_OK)
         gd_trained_round_free(out);
     return s;
 }
 
-static gd_status adv_payload_train(gd_engine *e, uint64_t round, const gd_global_state *g,
-                                   bool fresh, gd_worker_state *w, gd_trained_round *out,
+static gd_status adv_payload_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                                   const gd_global_state *g, bool fresh, gd_worker_state *w,
                                    adv_payload_kind kind) {
-    GD_TRY(gd_engine_train(e, round, g, fresh, w, out));
+    GD_TRY(gd_engine_train(e, out, round, g, fresh, w));
     size_t n = e->n;
     float *values = malloc(n * sizeof *values);
     if (values == NULL) {
@@ -64,17 +64,17 @@ static gd_status adv_payload_train(gd_engine *e, uint64_t round, const gd_global
     for (size_t i = 0; i < n; i++)
         values[i] = kind == ADV_SCALED ? (float)(out->r.delta[i] * g_adv_scale)
                                        : (float)((2 * gd_rng_uniform(&rng) - 1) * 1.7 * rms);
-    gd_status s = gd_adv_commit_values(e, round, w, values, out);
+    gd_status s = gd_adv_commit_values(e, out, round, w, values);
     free(values);
     return s;
 }
 
-gd_status gd_adv_scaled_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
-                              gd_worker_state *w, gd_trained_round *out) {
-    return adv_payload_train(e, round, g, fresh, w, out, ADV_SCALED);
+gd_status gd_adv_scaled_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                              const gd_global_state *g, bool fresh, gd_worker_state *w) {
+    return adv_payload_train(e, out, round, g, fresh, w, ADV_SCALED);
 }
 
-gd_status gd_adv_garbage_train(gd_engine *e, uint64_t round, const gd_global_state *g,
-                               bool fresh, gd_worker_state *w, gd_trained_round *out) {
-    return adv_payload_train(e, round, g, fresh, w, out, ADV_GARBAGE);
+gd_status gd_adv_garbage_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                               const gd_global_state *g, bool fresh, gd_worker_state *w) {
+    return adv_payload_train(e, out, round, g, fresh, w, ADV_GARBAGE);
 }

@@ -8,11 +8,11 @@
  * verifies the links. */
 #include "tests/adversary/adversary.h"
 
-gd_status gd_adv_poison_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
-                              gd_worker_state *w, gd_trained_round *out) {
+gd_status gd_adv_poison_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                              const gd_global_state *g, bool fresh, gd_worker_state *w) {
     if (fresh)
         gd_engine_worker_reset(w);
     for (size_t i = 0; i < w->n; i++)
         w->residual[i] += (i % 7 == 0) ? 0.05f : -0.01f;
-    return gd_engine_train(e, round, g, false, w, out);
+    return gd_engine_train(e, out, round, g, false, w);
 }

@@ -13,8 +13,8 @@ static gd_global_state g_first_g;
 static gd_worker_state g_first_w;
 static bool g_have_first;
 
-gd_status gd_adv_replay_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
-                              gd_worker_state *w, gd_trained_round *out) {
+gd_status gd_adv_replay_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                              const gd_global_state *g, bool fresh, gd_worker_state *w) {
     if (fresh)
         gd_engine_worker_reset(w);
     if (!g_have_first) {
@@ -25,11 +25,11 @@ gd_status gd_adv_replay_train(gd_engine *e, uint64_t round, const gd_global_stat
             return s;
         }
         g_have_first = true;
-        return gd_engine_train(e, round, g, false, w, out);
+        return gd_engine_train(e, out, round, g, false, w);
     }
     gd_worker_state again;
     GD_TRY(gd_worker_state_copy(&again, &g_first_w));
     gd_worker_state_free(w);
     *w = again;
-    return gd_engine_train(e, round, &g_first_g, false, w, out);
+    return gd_engine_train(e, out, round, &g_first_g, false, w);
 }

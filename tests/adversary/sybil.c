@@ -39,18 +39,18 @@ static gd_status adv_retag(gd_engine *e, gd_trained_round *out) {
     return gd_payload_root(&out->r.payload, out->r.payload_root, &out->r.payload_leaves);
 }
 
-gd_status gd_adv_sybil_train(gd_engine *e, uint64_t round, const gd_global_state *g, bool fresh,
-                             gd_worker_state *w, gd_trained_round *out) {
+gd_status gd_adv_sybil_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                             const gd_global_state *g, bool fresh, gd_worker_state *w) {
     if (g_self[0] == '\0')
         snprintf(g_self, sizeof g_self, "%s", w->address);
     snprintf(w->address, sizeof w->address, "%s", g_adv_sybil_address);
     w->rank = g_adv_sybil_rank;
-    GD_TRY(gd_engine_train(e, round, g, fresh, w, out));
+    GD_TRY(gd_engine_train(e, out, round, g, fresh, w));
     gd_buf_free(&out->payload);
     gd_buf_free(&out->transcript);
     gd_status s = adv_retag(e, out);
     if (s == GD_OK)
-        s = gd_engine_round_seal(e, round, out);
+        s = gd_engine_round_seal(e, out, round);
     if (s != GD_OK)
         gd_trained_round_free(out);
     return s;

@@ -25,14 +25,14 @@ static gd_app *gd_fuzz_new_app(void) {
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     gd_app *app = gd_fuzz_new_app();
     gd_tx_outcome o;
-    FUZZ_ASSERT(gd_app_check_tx(app, data, size, &o) == GD_OK);
+    FUZZ_ASSERT(gd_app_check_tx(app, &o, data, size) == GD_OK);
     gd_tx_outcome_free(&o);
-    FUZZ_ASSERT(gd_app_simulate(app, data, size, &o) == GD_OK);
+    FUZZ_ASSERT(gd_app_simulate(app, &o, data, size) == GD_OK);
     gd_tx_outcome_free(&o);
     uint8_t hash[32] = {0}, app_hash[32];
     gd_events events = {0};
     FUZZ_ASSERT(gd_app_begin_block(app, 1, hash, &events) == GD_OK);
-    FUZZ_ASSERT(gd_app_deliver_tx(app, data, size, &o) == GD_OK);
+    FUZZ_ASSERT(gd_app_deliver_tx(app, &o, data, size) == GD_OK);
     gd_tx_outcome_free(&o);
     FUZZ_ASSERT(gd_app_end_block(app, &events) == GD_OK);
     FUZZ_ASSERT(gd_app_commit(app, app_hash) == GD_OK);

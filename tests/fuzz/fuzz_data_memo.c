@@ -14,7 +14,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     memcpy(bytes, data, size);
     gd_data_memo_entry *es = NULL;
     size_t n = 0;
-    if (gd_data_memo_parse(bytes, size, &es, &n) == GD_OK) {
+    if (gd_data_memo_parse(&es, bytes, size, &n) == GD_OK) {
         size_t lines = 0;
         for (size_t i = 0; i < size; i++)
             lines += bytes[i] == '\n';

@@ -19,7 +19,7 @@
 
 /* Accounts 0 (the authority) to 3, from fixed secrets 0x11, 0x22, ... (the
  * seed corpus names the same addresses). */
-static void fuzz_address(int i, char *out, size_t cap) {
+static void fuzz_address(char *out, size_t cap, int i) {
     uint8_t secret[32];
     memset(secret, 0x11 * (i + 1), sizeof secret);
     gd_key key;
@@ -61,8 +61,8 @@ static json_t *fuzz_spec(void) {
 static gd_app *fuzz_app(void) {
     char addr[FUZZ_MEMBERS + 1][GD_ADDRESS_STR_MAX], module[GD_ADDRESS_STR_MAX];
     for (int i = 0; i <= FUZZ_MEMBERS; i++)
-        fuzz_address(i, addr[i], sizeof addr[i]);
-    FUZZ_ASSERT(gd_auth_module_address("diloco", module, sizeof module) == GD_OK);
+        fuzz_address(addr[i], sizeof addr[i], i);
+    FUZZ_ASSERT(gd_auth_module_address(module, sizeof module, "diloco") == GD_OK);
     json_t *accounts = json_array(), *balances = json_array(), *members = json_array();
     for (int i = 0; i <= FUZZ_MEMBERS; i++) {
         json_array_append_new(accounts, json_pack("{s:s,s:s,s:i}", "@type",

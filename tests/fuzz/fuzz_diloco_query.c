@@ -17,7 +17,7 @@
         break;                                                                              \
     }
 
-static gd_status gd_fuzz_decode(int which, const uint8_t *d, size_t n, ProtobufCMessage **out) {
+static gd_status gd_fuzz_decode(ProtobufCMessage **out, int which, const uint8_t *d, size_t n) {
     gd_status s = GD_ERR_INVALID;
     *out = NULL;
     switch (which) {
@@ -64,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     int which = data[0] % 5;
     ProtobufCMessage *m = NULL;
-    if (gd_fuzz_decode(which, data + 1, size - 1, &m) != GD_OK)
+    if (gd_fuzz_decode(&m, which, data + 1, size - 1) != GD_OK)
         return 0;
     /* It renders, and its re-encoding decodes to the same bytes: strict
      * decoding leaves nothing protobuf-c would re-encode differently. */
@@ -75,7 +75,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     uint8_t *buf = malloc(n ? n : 1);
     FUZZ_ASSERT(buf != NULL && protobuf_c_message_pack(m, buf) == n);
     ProtobufCMessage *again = NULL;
-    FUZZ_ASSERT(gd_fuzz_decode(which, buf, n, &again) == GD_OK);
+    FUZZ_ASSERT(gd_fuzz_decode(&again, which, buf, n) == GD_OK);
     FUZZ_ASSERT(protobuf_c_message_get_packed_size(again) == n);
     protobuf_c_message_free_unpacked(again, NULL);
     protobuf_c_message_free_unpacked(m, NULL);

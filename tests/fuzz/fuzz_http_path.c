@@ -27,7 +27,7 @@ static void check_path(const char *text) {
     gd_artifact_req req;
     memset(&req, 0x5a, sizeof req);
     unsigned code = 0;
-    gd_status s = gd_http_path_parse(method, url, &req, &code);
+    gd_status s = gd_http_path_parse(&req, method, url, &code);
     if (s != GD_OK) {
         FUZZ_ASSERT((s == GD_ERR_INVALID && code == 405) || (s == GD_ERR_LIMIT && code == 414) ||
                     (s == GD_ERR_PARSE && code == 400) || (s == GD_ERR_NOT_FOUND && code == 404));
@@ -54,7 +54,7 @@ static void check_range(const uint8_t *data, size_t size) {
         resource = data[0];
     char *value = fuzz_cstr(data + skip, size - skip);
     gd_http_range r = {.first = 7, .last = 3};
-    gd_http_range_kind k = gd_http_range_parse(value, resource, &r);
+    gd_http_range_kind k = gd_http_range_parse(&r, value, resource);
     FUZZ_ASSERT(k == GD_HTTP_RANGE_FULL || k == GD_HTTP_RANGE_PARTIAL ||
                 k == GD_HTTP_RANGE_UNSATISFIABLE);
     if (k != GD_HTTP_RANGE_PARTIAL) {
@@ -64,7 +64,7 @@ static void check_range(const uint8_t *data, size_t size) {
         char again[64];
         snprintf(again, sizeof again, "bytes=%" PRIu64 "-%" PRIu64, r.first, r.last);
         gd_http_range r2;
-        FUZZ_ASSERT(gd_http_range_parse(again, resource, &r2) == GD_HTTP_RANGE_PARTIAL);
+        FUZZ_ASSERT(gd_http_range_parse(&r2, again, resource) == GD_HTTP_RANGE_PARTIAL);
         FUZZ_ASSERT(r2.first == r.first && r2.last == r.last);
     }
     free(value);

@@ -30,7 +30,7 @@ static void fuzz_mmr_setup(void) {
     }
     FUZZ_ASSERT(gd_mmr_root(&mmr, fuzz_root) == GD_OK);
     for (uint32_t i = 0; i < FUZZ_MMR_LEAVES; i++)
-        FUZZ_ASSERT(gd_mmr_prove(&mmr, i, &fuzz_genuine[i]) == GD_OK);
+        FUZZ_ASSERT(gd_mmr_prove(&mmr, &fuzz_genuine[i], i) == GD_OK);
     gd_mmr_free(&mmr);
     ready = true;
 }

@@ -46,7 +46,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                     c->raw_len <= gd_codec_chunk_bound(&h->codec, h->chunk_elems));
         FUZZ_ASSERT(c->zstd || (c->stored == c->raw && c->stored_len == c->raw_len));
         gd_mmr_proof proof;
-        FUZZ_ASSERT(gd_payload_prove_chunk(&p, i, &proof) == GD_OK);
+        FUZZ_ASSERT(gd_payload_prove_chunk(&p, &proof, i) == GD_OK);
         FUZZ_ASSERT(proof.leaf_count == leaves);
         FUZZ_ASSERT(gd_payload_verify_chunk(root, i, c->raw, c->raw_len, &proof));
     }

@@ -35,19 +35,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     switch (data[0] % 7) {
     case 0: {
         gd_account_info a;
-        if (gd_decode_account_info(msg, len, &a) == GD_OK)
+        if (gd_decode_account_info(&a, msg, len) == GD_OK)
             FUZZ_ASSERT(a.address[sizeof a.address - 1] == '\0');
         break;
     }
     case 1: {
         gd_coin c;
-        if (gd_decode_balance(msg, len, &c) == GD_OK)
+        if (gd_decode_balance(&c, msg, len) == GD_OK)
             FUZZ_ASSERT(gd_amount_check(c.amount) == GD_OK);
         break;
     }
     case 2: {
         gd_epoch_info e;
-        if (gd_decode_epoch_info(msg, len, &e) == GD_OK) {
+        if (gd_decode_epoch_info(&e, msg, len) == GD_OK) {
             gd_epoch_stages s;
             FUZZ_ASSERT(gd_epoch_params_check(&e.params) == GD_OK);
             gd_epoch_stages_compute(&s, &e.epoch, &e.params);

@@ -23,8 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         FUZZ_ASSERT(again != NULL);
         FUZZ_ASSERT(gd_diloco_spec_from_json(&back, again) == GD_OK);
         uint8_t d1[32], d2[32];
-        FUZZ_ASSERT(gd_diloco_spec_digest(spec, d1) == GD_OK);
-        FUZZ_ASSERT(gd_diloco_spec_digest(back, d2) == GD_OK);
+        FUZZ_ASSERT(gd_diloco_spec_digest(d1, spec) == GD_OK);
+        FUZZ_ASSERT(gd_diloco_spec_digest(d2, back) == GD_OK);
         FUZZ_ASSERT(memcmp(d1, d2, 32) == 0);
         json_decref(again);
     }

@@ -21,8 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
     uint64_t u;
     int64_t i64;
-    FUZZ_IGNORE(gd_parse_u64(text, &u));
-    FUZZ_IGNORE(gd_parse_i64(text, &i64));
+    FUZZ_IGNORE(gd_parse_u64(&u, text));
+    FUZZ_IGNORE(gd_parse_i64(&i64, text));
     if (gd_parse_duration_ms(text, &i64) == GD_OK)
         FUZZ_ASSERT(i64 >= 0);
     uint32_t idx[GD_HD_PATH_MAX_DEPTH];

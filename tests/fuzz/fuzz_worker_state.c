@@ -52,7 +52,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     gd_buf out = {0};
-    FUZZ_ASSERT(gd_worker_state_serialize(NULL, &d.tag, d.round, d.stage, &w, &out) == GD_OK);
+    FUZZ_ASSERT(gd_worker_state_serialize(NULL, &d.tag, &out, d.round, d.stage, &w) == GD_OK);
     FUZZ_ASSERT(out.len == size && memcmp(out.data, data, size) == 0);
     gd_buf_free(&out);
     gd_worker_state_free(&w);

@@ -87,9 +87,9 @@ void fix_free(app_fixture *f) {
     gd_events_free(&f->events);
 }
 
-gd_status fix_send_tx(app_fixture *f, int from, const char *to, const char *amount,
-                      const char *fees, uint64_t gas, uint64_t sequence, const char *chain_id,
-                      gd_buf *out) {
+gd_status fix_send_tx(app_fixture *f, gd_buf *out, int from, const char *to,
+                      const char *amount, const char *fees, uint64_t gas, uint64_t sequence,
+                      const char *chain_id) {
     gd_coin coins[4], fee[4];
     size_t n = 0, nf = 0;
     GD_TRY(gd_coins_parse(coins, 4, &n, amount, 1));
@@ -108,7 +108,7 @@ gd_status fix_send_tx(app_fixture *f, int from, const char *to, const char *amou
     return s;
 }
 
-gd_status fix_anys_tx(app_fixture *f, int from, size_t n, const gd_any *msgs, gd_buf *out) {
+gd_status fix_anys_tx(app_fixture *f, gd_buf *out, int from, size_t n, const gd_any *msgs) {
     if (n == 0 || n > FIX_TX_MSGS_MAX)
         return gd_fail(GD_ERR_INVALID, "1..%d messages per test transaction", FIX_TX_MSGS_MAX);
     gd_tx_request req = {.msgs = msgs, .n_msgs = n, .gas_limit = 20000000,
@@ -136,14 +136,14 @@ gd_status fix_msgs_tx(app_fixture *f, int from, size_t n, const char *const *typ
             any[i].value.len = protobuf_c_message_pack(msgs[i], any[i].value.data);
     }
     if (s == GD_OK)
-        s = fix_anys_tx(f, from, n, any, out);
+        s = fix_anys_tx(f, out, from, n, any);
     for (size_t i = 0; i < n; i++)
         gd_any_free(&any[i]);
     return s;
 }
 
-gd_status fix_msg_tx(app_fixture *f, int from, const char *type_url, const void *msg,
-                     gd_buf *out) {
+gd_status fix_msg_tx(app_fixture *f, gd_buf *out, int from, const char *type_url,
+                     const void *msg) {
     return fix_msgs_tx(f, from, 1, &type_url, &msg, out);
 }
 
@@ -158,7 +158,7 @@ uint64_t fix_sequence(app_fixture *f, int i) {
     gd_account_info info = {0};
     if (gd_app_query(f->app, "/cosmos.auth.v1beta1.Query/AccountInfo", buf, n, &resp, &err) !=
             GD_OK ||
-        err.code != 0 || gd_decode_account_info(resp.data, resp.len, &info) != GD_OK)
+        err.code != 0 || gd_decode_account_info(&info, resp.data, resp.len) != GD_OK)
         CHECK(0);
     gd_buf_free(&resp);
     return info.sequence;
@@ -182,7 +182,7 @@ void fix_block(app_fixture *f, const gd_buf *txs, size_t n, gd_tx_outcome *outco
     gd_events_free(&f->events);
     CHECK_OK(gd_app_begin_block(f->app, h, block_hash, &f->events));
     for (size_t i = 0; i < n; i++)
-        CHECK_OK(gd_app_deliver_tx(f->app, txs[i].data, txs[i].len, &outcomes[i]));
+        CHECK_OK(gd_app_deliver_tx(f->app, &outcomes[i], txs[i].data, txs[i].len));
     CHECK_OK(gd_app_end_block(f->app, &f->events));
     CHECK_OK(gd_app_commit(f->app, app_hash));
     f->height = h;
@@ -205,7 +205,7 @@ const char *fix_balance(app_fixture *f, const char *address) {
     gd_coin c = {0};
     if (gd_app_query(f->app, "/cosmos.bank.v1beta1.Query/Balance", buf, n, &resp, &err) !=
             GD_OK ||
-        err.code != 0 || gd_decode_balance(resp.data, resp.len, &c) != GD_OK)
+        err.code != 0 || gd_decode_balance(&c, resp.data, resp.len) != GD_OK)
         CHECK(0);
     gd_buf_free(&resp);
     snprintf(amount, sizeof amount, "%s", c.amount);

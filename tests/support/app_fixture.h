@@ -47,21 +47,21 @@ void fix_init_with(app_fixture *f, const gd_module *extra);
 void fix_free(app_fixture *f);
 
 /* A signed MsgSend from account i to address to; fees may be NULL. */
-gd_status fix_send_tx(app_fixture *f, int from, const char *to, const char *amount,
-                      const char *fees, uint64_t gas, uint64_t sequence, const char *chain_id,
-                      gd_buf *out);
+gd_status fix_send_tx(app_fixture *f, gd_buf *out, int from, const char *to,
+                      const char *amount, const char *fees, uint64_t gas, uint64_t sequence,
+                      const char *chain_id);
 
 /* A signed transaction of one message from account i, at the sequence the
  * chain holds for it (so transactions of one block need distinct signers,
  * or use fix_send_tx's explicit sequence). */
-gd_status fix_msg_tx(app_fixture *f, int from, const char *type_url, const void *msg,
-                     gd_buf *out);
+gd_status fix_msg_tx(app_fixture *f, gd_buf *out, int from, const char *type_url,
+                     const void *msg);
 /* The same with n messages in one transaction (it fails as a whole). */
 #define FIX_TX_MSGS_MAX 64
 gd_status fix_msgs_tx(app_fixture *f, int from, size_t n, const char *const *type_urls,
                       const void *const *msgs, gd_buf *out);
 /* The same with messages already packed as Any. */
-gd_status fix_anys_tx(app_fixture *f, int from, size_t n, const gd_any *msgs, gd_buf *out);
+gd_status fix_anys_tx(app_fixture *f, gd_buf *out, int from, size_t n, const gd_any *msgs);
 
 /* Runs a block of the given transactions; outcomes[i] receives each
  * result (caller frees). Checks invariants and sequence monotonicity. */

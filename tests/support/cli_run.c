@@ -29,7 +29,7 @@ run_result run(const char *first, ...) {
     size_t out_len = 0, err_len = 0;
     FILE *out = open_memstream(&r.out, &out_len);
     FILE *err = open_memstream(&r.err, &err_len);
-    r.rc = gd_cli_main(argc, argv, out, err);
+    r.rc = gd_cli_main(out, argc, argv, err);
     fclose(out);
     fclose(err);
     r.json = json_loads(r.out, 0, NULL);

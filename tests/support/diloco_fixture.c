@@ -235,7 +235,7 @@ size_t df_batch_run(df *d, df_batch *b, uint32_t *codes) {
     memset(txs, 0, sizeof txs);
     memset(outs, 0, sizeof outs);
     for (size_t i = 0; i < b->n_tx; i++)
-        CHECK_OK(fix_anys_tx(&d->f, b->from[i], b->n_msgs[i], b->msgs[i], &txs[i]));
+        CHECK_OK(fix_anys_tx(&d->f, &txs[i], b->from[i], b->n_msgs[i], b->msgs[i]));
     fix_block(&d->f, txs, b->n_tx, outs);
     df_scan(d, &d->f.events);
     size_t failed = 0;
@@ -380,7 +380,7 @@ uint64_t df_collateral(df *d, int who) {
 
 uint64_t df_balance(df *d, int who) { return strtoull(fix_balance(&d->f, d->f.addr[who]), NULL, 10); }
 
-bool df_settled(df *d, int who, uint64_t epoch, df_settle *out) {
+bool df_settled(df *d, df_settle *out, int who, uint64_t epoch) {
     Gonka__Diloco__V1__QueryRewardsRequest req = GONKA__DILOCO__V1__QUERY_REWARDS_REQUEST__INIT;
     req.address = d->f.addr[who];
     Gonka__Diloco__V1__QueryRewardsResponse *r =
@@ -560,8 +560,8 @@ static void df_state_tree(gd_mmr *mmr, uint8_t root[32]) {
     CHECK_OK(gd_mmr_root(mmr, root));
 }
 
-static void df_state_desc(const df *d, int who, uint32_t segments, uint32_t leaf,
-                          gd_worker_desc *out) {
+static void df_state_desc(const df *d, gd_worker_desc *out, int who, uint32_t segments,
+                          uint32_t leaf) {
     gd_mmr mmr;
     uint8_t root[32];
     df_state_tree(&mmr, root);
@@ -585,7 +585,7 @@ static void df_transcript_tree(const df *d, int who, uint32_t segments, gd_mmr *
     for (uint32_t l = 0; l < segments + 2; l++) {
         gd_worker_desc desc;
         uint8_t hash[32], h[32];
-        df_state_desc(d, who, segments, l, &desc);
+        df_state_desc(d, &desc, who, segments, l);
         gd_worker_desc_hash(&desc, hash);
         gd_mmr_hash_leaf(h, l, hash, sizeof hash);
         CHECK_OK(gd_mmr_append(mmr, h));
@@ -604,7 +604,7 @@ void df_state_sample_add(df *d, int who, int target, Gonka__Diloco__V1__MsgRepor
     gd_state_sample_draw(&draw, d->r->round->verify_randomness.data, d->f.addr[target],
                          d->f.addr[who], c->segment_count);
     gd_worker_desc desc;
-    df_state_desc(d, target, c->segment_count, draw.leaf, &desc);
+    df_state_desc(d, &desc, target, c->segment_count, draw.leaf);
     gd_worker_desc_encode(&desc, s->descriptor);
     gd_mmr tmmr, smmr;
     uint8_t troot[32], sroot[32];
@@ -612,9 +612,9 @@ void df_state_sample_add(df *d, int who, int target, Gonka__Diloco__V1__MsgRepor
     df_state_tree(&smmr, sroot);
     uint32_t chunk = gd_state_sample_chunk(&draw, &desc);
     gd_mmr_proof p;
-    CHECK_OK(gd_mmr_prove(&tmmr, draw.leaf, &p));
+    CHECK_OK(gd_mmr_prove(&tmmr, &p, draw.leaf));
     CHECK_OK(gd_mmr_proof_encode(&p, &s->descriptor_proof));
-    CHECK_OK(gd_mmr_prove(&smmr, chunk, &p));
+    CHECK_OK(gd_mmr_prove(&smmr, &p, chunk));
     CHECK_OK(gd_mmr_proof_encode(&p, &s->chunk_proof));
     gd_mmr_hash_leaf(s->chunk_leaf, chunk, &chunk, sizeof chunk);
     gd_mmr_free(&tmmr);
@@ -665,7 +665,7 @@ Gonka__Diloco__V1__MsgReportAvailability df_report_msg(df *d, int who, int targe
                                                        ProtobufCBinaryData *leaf_fields) {
     for (uint32_t i = 0; i < n; i++) {
         gd_mmr_proof proof;
-        CHECK_OK(gd_mmr_prove(&d->mmr[target], chunks[i] + 1, &proof));
+        CHECK_OK(gd_mmr_prove(&d->mmr[target], &proof, chunks[i] + 1));
         proofs[i].len = 0;
         CHECK_OK(gd_mmr_proof_encode(&proof, &proofs[i]));
         df_leaf_hash(leaves[i], target, d->round, chunks[i] + 1);
@@ -684,13 +684,13 @@ Gonka__Diloco__V1__MsgReportAvailability df_report_msg(df *d, int who, int targe
     return m;
 }
 
-uint32_t df_drawn_chunks(const df *d, int who, int target,
-                         uint32_t out[GD_DILOCO_AVAIL_CHUNKS_MAX]) {
+uint32_t df_drawn_chunks(const df *d, uint32_t out[GD_DILOCO_AVAIL_CHUNKS_MAX], int who,
+                         int target) {
     CHECK(d->r != NULL && d->r->round->verify_randomness.len == 32);
     if (d->r == NULL || d->r->round->verify_randomness.len != 32)
         return 0;
-    return gd_diloco_avail_chunks(d->r->round->verify_randomness.data, d->f.addr[target],
-                                  d->f.addr[who], DF_CHUNKS, d->k.avail, out);
+    return gd_diloco_avail_chunks(out, d->r->round->verify_randomness.data,
+                                  d->f.addr[target], d->f.addr[who], DF_CHUNKS, d->k.avail);
 }
 
 /* MsgSubmitVerdict and MsgDispute share these fields' names. */
@@ -1021,7 +1021,7 @@ void df_verify(df *d) {
                 d->act[t].withhold_payload || a->skip_report[t])
                 continue;
             uint32_t chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
-            uint32_t nc = df_drawn_chunks(d, i, t, chunks);
+            uint32_t nc = df_drawn_chunks(d, chunks, i, t);
             gd_buf proofs[GD_DILOCO_AVAIL_CHUNKS_MAX];
             ProtobufCBinaryData pf[GD_DILOCO_AVAIL_CHUNKS_MAX], lf[GD_DILOCO_AVAIL_CHUNKS_MAX];
             uint8_t leaves[GD_DILOCO_AVAIL_CHUNKS_MAX][32];
@@ -1151,7 +1151,7 @@ void df_dispute_open(df *d) {
 }
 
 /* The hash member i attests under its actor. */
-static void df_attested_hash(const df *d, int i, uint8_t out[32]) {
+static void df_attested_hash(const df *d, uint8_t out[32], int i) {
     df_truth(out, d->round);
     if (d->act[i].attest == DF_MINORITY)
         out[0] ^= 0xff;
@@ -1166,7 +1166,7 @@ void df_attest(df *d) {
         if (a->idle || !d->in_round[i] || a->attest == DF_SKIP)
             continue;
         uint8_t hash[32], salt[32], seal[32];
-        df_attested_hash(d, i, hash);
+        df_attested_hash(d, hash, i);
         df_salt(d, salt, GD_SEAL_ATTEST, i, d->round, NULL, 0);
         gd_diloco_seal(seal, GD_SEAL_ATTEST, d->f.addr[i], hash, 32, salt);
         Gonka__Diloco__V1__MsgAttestRound m = df_attest_msg(d, i, seal, NULL, NULL);
@@ -1187,7 +1187,7 @@ void df_attest_open(df *d) {
         if (a->idle || !d->in_round[i] || a->attest == DF_SKIP || a->attest == DF_SEAL_ONLY)
             continue;
         uint8_t hash[32], salt[32];
-        df_attested_hash(d, i, hash);
+        df_attested_hash(d, hash, i);
         df_salt(d, salt, GD_SEAL_ATTEST, i, d->round, NULL, 0);
         Gonka__Diloco__V1__MsgAttestRound m = df_attest_msg(d, i, NULL, hash, salt);
         df_batch_add(&b, i, GD_DILOCO_MSG_ATTEST_ROUND, &m);
@@ -1250,7 +1250,7 @@ static uint64_t df_share(uint64_t part, uint64_t x, df_u128 total) {
 
 /* The weight behind each member's winning attestations in the epoch's DONE
  * rounds (from the rounds' own snapshots). */
-static void df_attest_weights(df *d, uint64_t epoch, df_u128 *out) {
+static void df_attest_weights(df *d, df_u128 *out, uint64_t epoch) {
     memset(out, 0, DF_ACCOUNTS * sizeof *out);
     for (uint64_t round = 0; round < d->round; round++) {
         if (df_q_round_code(d, round) != 0)
@@ -1283,9 +1283,9 @@ void df_check_settlement(df *d, uint64_t epoch) {
     df_settle s[DF_ACCOUNTS];
     bool has[DF_ACCOUNTS];
     df_u128 tokens = 0, checks = 0, atts = 0, weight[DF_ACCOUNTS];
-    df_attest_weights(d, epoch, weight);
+    df_attest_weights(d, weight, epoch);
     for (int i = 1; i < DF_ACCOUNTS; i++) {
-        has[i] = df_settled(d, i, epoch, &s[i]);
+        has[i] = df_settled(d, &s[i], i, epoch);
         tokens += s[i].tokens;
         checks += s[i].checks;
         atts += weight[i];

@@ -198,7 +198,7 @@ typedef struct df_settle {
     bool claimed;
     bool forfeited;
 } df_settle;
-bool df_settled(df *d, int who, uint64_t epoch, df_settle *out);
+bool df_settled(df *d, df_settle *out, int who, uint64_t epoch);
 /* The account index of an address (-1 if none). */
 int df_index(const df *d, const char *addr);
 bool df_has_str(char *const *items, size_t n, const char *s);
@@ -275,7 +275,8 @@ void df_state_sample_free(df_state_sample *s);
 
 /* The chunks the chain asks who to prove for target in the current round
  * (from its verify randomness); returns the count. */
-uint32_t df_drawn_chunks(const df *d, int who, int target, uint32_t out[GD_DILOCO_AVAIL_CHUNKS_MAX]);
+uint32_t df_drawn_chunks(const df *d, uint32_t out[GD_DILOCO_AVAIL_CHUNKS_MAX], int who,
+                         int target);
 /* A sealed (seal != NULL) or revealed verdict. */
 Gonka__Diloco__V1__MsgSubmitVerdict df_verdict_msg(df *d, int who, const char *target,
                                                    uint32_t check, const uint8_t *seal,

@@ -53,7 +53,7 @@ json_t *nf_spec(const df_knobs *k) {
     gd_run_config rc;
     uint8_t g0[32];
     CHECK_OK(gd_run_config_from_spec(&rc, spec, 1, NULL));
-    CHECK_OK(gd_run_config_initial_state(&rc, 1, g0));
+    CHECK_OK(gd_run_config_initial_state(&rc, g0, 1));
     gd_diloco_spec_free(spec);
     gd_hex_encode(hex, g0, 32, false);
     json_object_set_new(j, "initial_state_hash", json_string(hex));
@@ -104,15 +104,15 @@ static gd_status nf_read(void *ctx, uint64_t run, const char *address, gd_chain_
     memset(&err, 0, sizeof err);
     gd_epoch_info clock;
     CHECK_OK(gd_app_query(d->f.app, GD_PATH_EPOCH_INFO, none, 0, &resp, &err));
-    CHECK_OK(gd_decode_epoch_info(resp.data, resp.len, &clock));
+    CHECK_OK(gd_decode_epoch_info(&clock, resp.data, resp.len));
     gd_buf_free(&resp);
     *height = d->f.height;
     *claims = gd_claims_at(&clock);
     return GD_OK;
 }
 
-static gd_status nf_query_round(void *ctx, uint64_t run, uint64_t round,
-                                Gonka__Diloco__V1__QueryRoundResponse **out) {
+static gd_status nf_query_round(void *ctx, Gonka__Diloco__V1__QueryRoundResponse **out,
+                                uint64_t run, uint64_t round) {
     nf_port *p = ctx;
     *out = NULL;
     if (run != 1 || df_q_round_code(&p->net->d, round) != 0)
@@ -160,8 +160,8 @@ static const gd_chain_port_iface nf_chain_iface = {nf_read, nf_query_round, nf_s
 
 /* --- the peers ---------------------------------------------------------------------------------- */
 
-static gd_status nf_fetch(void *ctx, const char *url, const gd_artifact_req *req, size_t max_len,
-                          gd_artifact_answer *out) {
+static gd_status nf_fetch(void *ctx, gd_artifact_answer *out, const char *url,
+                          const gd_artifact_req *req, size_t max_len) {
     nf_net *net = ctx;
     memset(out, 0, sizeof *out);
     int who = 0;
@@ -171,7 +171,7 @@ static gd_status nf_fetch(void *ctx, const char *url, const gd_artifact_req *req
         return gd_fail(GD_ERR_NETWORK, "%s: connection refused", url);
     if (req->kind == GD_REQ_PAYLOAD)
         net->payload_fetches[who]++;
-    return gd_member_serve_local(net->nodes[who], req, max_len, out);
+    return gd_member_serve_local(net->nodes[who], req, out, max_len);
 }
 
 /* Counts the bodies a node gives back for its next fetches, and frees them. */

@@ -7,15 +7,15 @@
 #include "plugin/member/state_index.h"
 #include "tests/support/testkit.h"
 
-void gd_test_state_file(const gd_test_trained *tr, uint32_t leaf, gd_buf *out) {
+void gd_test_state_file(const gd_test_trained *tr, gd_buf *out, uint32_t leaf) {
     const gd_worker_state *st = leaf < tr->t->segments ? &tr->t->starts[leaf] : tr->post;
-    CHECK_OK(gd_engine_state_file(tr->e, tr->round, st, leaf, tr->t->segments, out));
+    CHECK_OK(gd_engine_state_file(tr->e, out, tr->round, st, leaf, tr->t->segments));
 }
 
 void gd_test_served_chunk(const gd_test_trained *tr, uint32_t leaf, uint32_t chunk,
                           gd_buf *body, gd_buf *proof) {
     gd_buf file = {0};
-    gd_test_state_file(tr, leaf, &file);
+    gd_test_state_file(tr, &file, leaf);
     char name[64];
     snprintf(name, sizeof name, "state-%u", leaf);
     const char *path = gd_test_write_file(name, file.data, file.len, 0600);
@@ -31,7 +31,7 @@ void gd_test_evidence(const gd_test_trained *tr, uint32_t segment, uint32_t chun
                       gd_check_evidence *ev) {
     memset(ev, 0, sizeof *ev);
     CHECK_OK(gd_buf_append(&ev->transcript, tr->t->transcript.data, tr->t->transcript.len));
-    gd_test_state_file(tr, segment, &ev->segment_state);
+    gd_test_state_file(tr, &ev->segment_state, segment);
     ev->segment_state.len = GD_WORKER_DESC_BYTES + 12 * tr->e->n; /* the served prefix */
     gd_test_served_chunk(tr, 0, chunk, &ev->start_chunk, &ev->start_proof);
     gd_test_served_chunk(tr, tr->t->segments + 1, chunk, &ev->post_chunk, &ev->post_proof);

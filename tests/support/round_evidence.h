@@ -20,7 +20,7 @@ typedef struct gd_test_trained {
 } gd_test_trained;
 
 /* State leaf `leaf` as the worker stores it. */
-void gd_test_state_file(const gd_test_trained *tr, uint32_t leaf, gd_buf *out);
+void gd_test_state_file(const gd_test_trained *tr, gd_buf *out, uint32_t leaf);
 /* Chunk `chunk` of state leaf `leaf` and its proof, as a member serves it. */
 void gd_test_served_chunk(const gd_test_trained *tr, uint32_t leaf, uint32_t chunk,
                           gd_buf *body, gd_buf *proof);

@@ -40,19 +40,19 @@ static void test_put_get(void) {
     CHECK(mode_of(root) == 0700);
     CHECK_OK(gd_artifact_put(&s, GD_ARTIFACT_STATE, 3, 17, 5, "leaf five", 9));
     gd_buf b = {0};
-    CHECK_OK(gd_artifact_get(&s, GD_ARTIFACT_STATE, 3, 17, 5, 100, &b));
+    CHECK_OK(gd_artifact_get(&s, &b, GD_ARTIFACT_STATE, 3, 17, 5, 100));
     CHECK(b.len == 9 && memcmp(b.data, "leaf five", 9) == 0);
     char path[GD_ARTIFACT_PATH_MAX];
-    CHECK_OK(gd_artifact_path(&s, GD_ARTIFACT_STATE, 3, 17, 5, path, sizeof path));
+    CHECK_OK(gd_artifact_path(&s, path, sizeof path, GD_ARTIFACT_STATE, 3, 17, 5));
     CHECK(strstr(path, "/run-3/round-17/state-5.gdws") != NULL);
     CHECK(mode_of(path) == 0600);
     /* Replaced whole. */
     CHECK_OK(gd_artifact_put(&s, GD_ARTIFACT_STATE, 3, 17, 5, "six", 3));
-    CHECK_OK(gd_artifact_get(&s, GD_ARTIFACT_STATE, 3, 17, 5, 100, &b));
+    CHECK_OK(gd_artifact_get(&s, &b, GD_ARTIFACT_STATE, 3, 17, 5, 100));
     CHECK(b.len == 3 && memcmp(b.data, "six", 3) == 0);
     /* Absent, and over the size asked for. */
-    CHECK(gd_artifact_get(&s, GD_ARTIFACT_GLOBAL, 3, 17, 0, 100, &b) == GD_ERR_NOT_FOUND);
-    CHECK(gd_artifact_get(&s, GD_ARTIFACT_STATE, 3, 17, 5, 2, &b) == GD_ERR_LIMIT);
+    CHECK(gd_artifact_get(&s, &b, GD_ARTIFACT_GLOBAL, 3, 17, 0, 100) == GD_ERR_NOT_FOUND);
+    CHECK(gd_artifact_get(&s, &b, GD_ARTIFACT_STATE, 3, 17, 5, 2) == GD_ERR_LIMIT);
     gd_buf_free(&b);
     /* A file where the root should be. */
     char file[300];
@@ -124,8 +124,8 @@ static void test_prune(void) {
     CHECK_OK(gd_artifact_prune(&s, 2, 10));
     gd_buf b = {0};
     for (uint64_t r = 0; r < 12; r++)
-        CHECK((gd_artifact_get(&s, GD_ARTIFACT_PAYLOAD, 2, r, 0, 10, &b) == GD_OK) == (r >= 10));
-    CHECK_OK(gd_artifact_get(&s, GD_ARTIFACT_PAYLOAD, 3, 1, 0, 10, &b));
+        CHECK((gd_artifact_get(&s, &b, GD_ARTIFACT_PAYLOAD, 2, r, 0, 10) == GD_OK) == (r >= 10));
+    CHECK_OK(gd_artifact_get(&s, &b, GD_ARTIFACT_PAYLOAD, 3, 1, 0, 10));
     CHECK(access(stray, F_OK) == 0);
     CHECK_OK(gd_artifact_prune(&s, 9, 100)); /* a run with nothing stored */
     gd_buf_free(&b);

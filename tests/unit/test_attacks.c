@@ -34,7 +34,7 @@ typedef struct world {
 } world;
 
 static void world_attest(world *x) {
-    CHECK_OK(gd_global_state_describe(x->pool, x->layout, x->c.chunk_elems, &x->g, &x->g_desc));
+    CHECK_OK(gd_global_state_describe(x->pool, &x->g_desc, x->layout, x->c.chunk_elems, &x->g));
     gd_global_desc_hash(&x->g_desc, x->g_hash);
 }
 
@@ -86,10 +86,10 @@ static void served_free(served *v) {
 }
 
 /* An honest round of w from G_r (w is updated). */
-static void honest_round(world *x, gd_worker_state *w, uint64_t round, served *out) {
+static void honest_round(world *x, gd_worker_state *w, served *out, uint64_t round) {
     memset(out, 0, sizeof *out);
-    CHECK_OK(gd_diloco_worker_round(x->t, &x->c, x->data, round, x->g.params, x->n, w, out->segs,
-                                    &out->res));
+    CHECK_OK(gd_diloco_worker_round(x->t, &x->c, x->data, &out->res, round, x->g.params, x->n, w,
+                                    out->segs));
     CHECK_OK(gd_worker_state_copy(&out->post, w));
 }
 
@@ -108,9 +108,9 @@ static void world_aggregate(world *x, const served *v) {
  * training states (S + 1) described under `round`, `address` and `rank`,
  * and a payload coding Δ = start - θ_H with error feedback from the last
  * training state's residual. */
-static void forge_tampered(world *x, const gd_worker_state *train, uint64_t round,
-                           const float *start, const char *address, uint32_t rank,
-                           const float *post_poison, served *out) {
+static void forge_tampered(world *x, const gd_worker_state *train, served *out,
+                           uint64_t round, const float *start, const char *address,
+                           uint32_t rank, const float *post_poison) {
     memset(out, 0, sizeof *out);
     gd_worker_round *r = &out->res;
     gd_mmr_init(&r->transcript);
@@ -125,7 +125,7 @@ static void forge_tampered(world *x, const gd_worker_state *train, uint64_t roun
         CHECK_OK(gd_worker_state_copy(&st, &train[i]));
         snprintf(st.address, sizeof st.address, "%s", address);
         st.rank = rank;
-        CHECK_OK(gd_worker_state_describe(x->pool, &tag, round, GD_STAGE_TRAIN, &st, &r->descs[i]));
+        CHECK_OK(gd_worker_state_describe(x->pool, &tag, &r->descs[i], round, GD_STAGE_TRAIN, &st));
         if (i < S)
             CHECK_OK(gd_worker_state_copy(&out->segs[i], &st));
         else
@@ -143,8 +143,8 @@ static void forge_tampered(world *x, const gd_worker_state *train, uint64_t roun
     CHECK_OK(gd_payload_root(&r->payload, r->payload_root, &r->payload_leaves));
     for (size_t i = 0; post_poison && i < x->n; i++)
         out->post.residual[i] += post_poison[i];
-    CHECK_OK(gd_worker_state_describe(x->pool, &tag, round, GD_STAGE_ENCODED, &out->post,
-                                      &r->descs[S + 1]));
+    CHECK_OK(gd_worker_state_describe(x->pool, &tag, &r->descs[S + 1], round, GD_STAGE_ENCODED,
+                                      &out->post));
     for (uint32_t i = 0; i < r->n_leaves; i++) {
         uint8_t leaf[32];
         gd_worker_desc_hash(&r->descs[i], r->leaves[i]);
@@ -156,9 +156,9 @@ static void forge_tampered(world *x, const gd_worker_state *train, uint64_t roun
     r->tokens = (uint64_t)H * x->c.inner.batch * x->c.inner.seq_len;
 }
 
-static void forge(world *x, const gd_worker_state *train, uint64_t round, const float *start,
-                  const char *address, uint32_t rank, served *out) {
-    forge_tampered(x, train, round, start, address, rank, NULL, out);
+static void forge(world *x, const gd_worker_state *train, served *out, uint64_t round,
+                  const float *start, const char *address, uint32_t rank) {
+    forge_tampered(x, train, out, round, start, address, rank, NULL);
 }
 
 /* The S + 1 training states of an honest served round: its segment starts
@@ -185,7 +185,7 @@ typedef struct verdicts {
 static gd_prev_link link_of(const served *v, uint64_t round) {
     gd_prev_link p = {.round = round, .transcript_root = v->res.transcript_root,
                       .segments = S};
-    CHECK_OK(gd_worker_round_leaf(&v->res, S + 1, &p.post));
+    CHECK_OK(gd_worker_round_leaf(&v->res, &p.post, S + 1));
     return p;
 }
 
@@ -201,9 +201,9 @@ static verdicts validate(world *x, const char *address, uint32_t rank, uint64_t 
                              .payload_leaves = v->res.payload_leaves,
                              .start_state_hash = x->g_hash};
     gd_leaf_evidence start, final, post;
-    CHECK_OK(gd_worker_round_leaf(&v->res, 0, &start));
-    CHECK_OK(gd_worker_round_leaf(&v->res, S, &final));
-    CHECK_OK(gd_worker_round_leaf(&v->res, S + 1, &post));
+    CHECK_OK(gd_worker_round_leaf(&v->res, &start, 0));
+    CHECK_OK(gd_worker_round_leaf(&v->res, &final, S));
+    CHECK_OK(gd_worker_round_leaf(&v->res, &post, S + 1));
     gd_check_result r;
     CHECK_OK(gd_diloco_check_links(x->pool, &x->c, x->layout, x->n, &cv, &x->g_desc, prev, NULL,
                                    &start, &final, &post, &r));
@@ -212,8 +212,8 @@ static verdicts validate(world *x, const char *address, uint32_t rank, uint64_t 
     uint32_t chunks = gd_values_chunks(x->n, x->c.chunk_elems);
     for (uint32_t c = 0; c < chunks; c++) {
         gd_chunk_evidence ev;
-        CHECK_OK(gd_worker_round_chunk(x->pool, &x->c, &v->res, &v->post, v->segs[0].residual, c,
-                                       &ev));
+        CHECK_OK(gd_worker_round_chunk(x->pool, &x->c, &v->res, &v->post, &ev, v->segs[0].residual,
+                                       c));
         size_t lo = 0, count = 0;
         CHECK(gd_values_chunk_range(x->n, x->c.chunk_elems, c, &lo, &count));
         CHECK_OK(gd_diloco_check_payload_chunk(&x->c, x->n, &cv, &final, &post, &ev,
@@ -224,8 +224,8 @@ static verdicts validate(world *x, const char *address, uint32_t rank, uint64_t 
     out.payload = out.chunks_failed == 0;
     for (uint32_t s = 0; s < S; s++) {
         gd_leaf_evidence a, b;
-        CHECK_OK(gd_worker_round_leaf(&v->res, s, &a));
-        CHECK_OK(gd_worker_round_leaf(&v->res, s + 1, &b));
+        CHECK_OK(gd_worker_round_leaf(&v->res, &a, s));
+        CHECK_OK(gd_worker_round_leaf(&v->res, &b, s + 1));
         gd_segment_claim claim = {.cv = &cv, .segment = s,
                                   .first_step = start.desc.step,
                                   .residual_root = start.desc.residual_root, .start = &v->segs[s],
@@ -262,7 +262,7 @@ static void test_honest_rounds_chain(void) {
     gd_prev_link link = {0};
     for (uint64_t r = 0; r < 3; r++) {
         served v;
-        honest_round(&x, &w, r, &v);
+        honest_round(&x, &w, &v, r);
         verdicts got = validate(&x, w.address, 0, r, &v, r ? &link : NULL);
         CHECK(got.links && got.payload && got.segments);
         if (!got.links)
@@ -270,7 +270,7 @@ static void test_honest_rounds_chain(void) {
         gd_worker_state train[S + 1];
         training_states(&v, train);
         served again;
-        forge(&x, train, r, x.g.params, w.address, 0, &again);
+        forge(&x, train, &again, r, x.g.params, w.address, 0);
         CHECK(memcmp(again.res.transcript_root, v.res.transcript_root, 32) == 0);
         CHECK(memcmp(again.res.payload_root, v.res.payload_root, 32) == 0);
         served_free(&again);
@@ -294,7 +294,7 @@ static void test_replay_is_refused(void) {
     gd_worker_state w;
     CHECK_OK(gd_worker_state_init(&w, 0, x.n));
     served r0;
-    honest_round(&x, &w, 0, &r0);
+    honest_round(&x, &w, &r0, 0);
     gd_prev_link link = link_of(&r0, 0);
     world_aggregate(&x, &r0); /* the chain moves to G_1 */
 
@@ -303,7 +303,7 @@ static void test_replay_is_refused(void) {
     gd_worker_state train[S + 1];
     training_states(&r0, train);
     served replay;
-    forge(&x, train, 1, x.g.params, w.address, 0, &replay);
+    forge(&x, train, &replay, 1, x.g.params, w.address, 0);
     verdicts got = validate(&x, w.address, 0, 1, &replay, &link);
     /* What it gets past: every segment re-executes exactly and every
      * payload chunk is the coding of G_1 - θ_H. */
@@ -337,7 +337,7 @@ static void test_residual_poisoning_is_refused(void) {
     gd_worker_state w;
     CHECK_OK(gd_worker_state_init(&w, 0, x.n));
     served r0;
-    honest_round(&x, &w, 0, &r0);
+    honest_round(&x, &w, &r0, 0);
     gd_prev_link link = link_of(&r0, 0);
     world_aggregate(&x, &r0);
 
@@ -349,7 +349,7 @@ static void test_residual_poisoning_is_refused(void) {
     for (size_t i = 0; i < x.n; i++)
         w.residual[i] += poison[i];
     served r1;
-    honest_round(&x, &w, 1, &r1);
+    honest_round(&x, &w, &r1, 1);
     float *sent = malloc(x.n * sizeof(float));
     CHECK_OK(gd_payload_decode(&r1.res.payload, sent, x.pool));
     double off = distance(sent, r1.res.delta, x.n);
@@ -374,7 +374,7 @@ static void test_residual_poisoning_is_refused(void) {
     CHECK_OK(gd_worker_state_init(&w0, 0, fresh.n));
     memcpy(w0.residual, poison, fresh.n * sizeof(float));
     served p0;
-    honest_round(&fresh, &w0, 0, &p0);
+    honest_round(&fresh, &w0, &p0, 0);
     got = validate(&fresh, w0.address, 0, 0, &p0, NULL);
     CHECK(got.segments && got.payload);
     CHECK(!got.links && contains(got.why[0], "zero moments and residual"));
@@ -385,11 +385,11 @@ static void test_residual_poisoning_is_refused(void) {
     gd_worker_state clean_w;
     CHECK_OK(gd_worker_state_init(&clean_w, 0, fresh.n));
     served clean;
-    honest_round(&fresh, &clean_w, 0, &clean);
+    honest_round(&fresh, &clean_w, &clean, 0);
     gd_worker_state train[S + 1];
     training_states(&clean, train);
     served tampered;
-    forge_tampered(&fresh, train, 0, fresh.g.params, clean_w.address, 0, poison, &tampered);
+    forge_tampered(&fresh, train, &tampered, 0, fresh.g.params, clean_w.address, 0, poison);
     got = validate(&fresh, clean_w.address, 0, 0, &tampered, NULL);
     CHECK(got.links && got.segments);
     CHECK(!got.payload && got.chunks_failed == gd_values_chunks(fresh.n, fresh.c.chunk_elems) &&
@@ -420,7 +420,7 @@ static void test_sybil_retag_is_refused(void) {
     CHECK_OK(gd_worker_state_init(&a, 0, x.n));
     snprintf(a.address, sizeof a.address, "gonka1sybil-a");
     served trained;
-    honest_round(&x, &a, 0, &trained);
+    honest_round(&x, &a, &trained, 0);
     verdicts honest = validate(&x, "gonka1sybil-a", 0, 0, &trained, NULL);
     CHECK(honest.links && honest.payload && honest.segments);
 
@@ -428,7 +428,7 @@ static void test_sybil_retag_is_refused(void) {
     gd_worker_state train[S + 1];
     training_states(&trained, train);
     served as_b;
-    forge(&x, train, 0, x.g.params, "gonka1sybil-b", 0, &as_b);
+    forge(&x, train, &as_b, 0, x.g.params, "gonka1sybil-b", 0);
     verdicts got = validate(&x, "gonka1sybil-b", 1, 0, &as_b, NULL);
     /* The states are B's in every byte but the rank the chain gave B. */
     CHECK(got.payload);
@@ -439,7 +439,7 @@ static void test_sybil_retag_is_refused(void) {
      * name rank 1, but the segments were trained on rank 0's batches, and
      * the validator re-executes on rank 1's (the chain's). */
     served lying;
-    forge(&x, train, 0, x.g.params, "gonka1sybil-b", 1, &lying);
+    forge(&x, train, &lying, 0, x.g.params, "gonka1sybil-b", 1);
     got = validate(&x, "gonka1sybil-b", 1, 0, &lying, NULL);
     CHECK(got.links && got.payload);
     CHECK(!got.segments && got.segments_failed == S && contains(got.why[2], "does not reach"));
@@ -460,7 +460,7 @@ static void test_payload_not_from_training_is_refused(void) {
     gd_worker_state w;
     CHECK_OK(gd_worker_state_init(&w, 0, x.n));
     served v;
-    honest_round(&x, &w, 0, &v);
+    honest_round(&x, &w, &v, 0);
     gd_worker_state train[S + 1];
     training_states(&v, train);
 
@@ -471,7 +471,7 @@ static void test_payload_not_from_training_is_refused(void) {
     for (size_t i = 0; i < x.n; i++)
         fake_start[i] = x.g.params[i] + 2.0f * (x.g.params[i] - v.post.params[i]);
     served scaled;
-    forge(&x, train, 0, fake_start, w.address, 0, &scaled);
+    forge(&x, train, &scaled, 0, fake_start, w.address, 0);
     CHECK(memcmp(scaled.res.descs[0].params_root, v.res.descs[0].params_root, 32) == 0);
     verdicts got = validate(&x, w.address, 0, 0, &scaled, NULL);
     CHECK(got.segments);
@@ -488,7 +488,7 @@ static void test_payload_not_from_training_is_refused(void) {
         fake_start[i] = x.g.params[i];
     fake_start[x.c.chunk_elems + 5] += 0.5f; /* chunk 1 */
     served one;
-    forge(&x, train, 0, fake_start, w.address, 0, &one);
+    forge(&x, train, &one, 0, fake_start, w.address, 0);
     got = validate(&x, w.address, 0, 0, &one, NULL);
     CHECK(got.links && got.segments && got.chunks_failed == 1 && chunks > 2);
 
@@ -509,15 +509,15 @@ static void test_wrong_sizes_are_refused(void) {
     gd_worker_state w;
     CHECK_OK(gd_worker_state_init(&w, 0, x.n));
     served v;
-    honest_round(&x, &w, 0, &v);
+    honest_round(&x, &w, &v, 0);
     gd_commitment_view cv = {.round = 0, .address = w.address, .rank = 0, .segments = S,
                              .transcript_root = v.res.transcript_root,
                              .payload_root = v.res.payload_root,
                              .payload_leaves = v.res.payload_leaves,
                              .start_state_hash = x.g_hash};
     gd_leaf_evidence a, b;
-    CHECK_OK(gd_worker_round_leaf(&v.res, 0, &a));
-    CHECK_OK(gd_worker_round_leaf(&v.res, 1, &b));
+    CHECK_OK(gd_worker_round_leaf(&v.res, &a, 0));
+    CHECK_OK(gd_worker_round_leaf(&v.res, &b, 1));
 
     /* A segment-start state of a tenth of the model's size: the validator
      * refuses it before copying anything (it would read 9/10 of the model
@@ -538,7 +538,7 @@ static void test_wrong_sizes_are_refused(void) {
     gd_state_tag tag;
     gd_diloco_state_tag(&x.c, gd_trainer_layout(x.t), &tag);
     gd_buf file = {0};
-    CHECK_OK(gd_worker_state_serialize(x.pool, &tag, 0, GD_STAGE_TRAIN, &v.segs[0], &file));
+    CHECK_OK(gd_worker_state_serialize(x.pool, &tag, &file, 0, GD_STAGE_TRAIN, &v.segs[0]));
     gd_worker_state got;
     gd_worker_desc desc;
     CHECK_OK(gd_worker_state_parse(x.pool, &got, &desc, file.data, file.len, &tag, x.n));
@@ -573,7 +573,7 @@ static void test_wrong_sizes_are_refused(void) {
     gd_worker_state shrunk;
     CHECK_OK(gd_worker_state_init(&shrunk, 0, x.n / 2));
     gd_buf small_file = {0};
-    CHECK_OK(gd_worker_state_serialize(x.pool, &tag, 0, GD_STAGE_TRAIN, &shrunk, &small_file));
+    CHECK_OK(gd_worker_state_serialize(x.pool, &tag, &small_file, 0, GD_STAGE_TRAIN, &shrunk));
     CHECK_STATUS(gd_worker_state_parse(x.pool, &got, &desc, small_file.data, small_file.len, &tag,
                                        x.n),
                  GD_ERR_INVALID);
@@ -589,8 +589,8 @@ static void test_wrong_sizes_are_refused(void) {
     /* The worker's own round and the aggregation take sizes with every
      * array and refuse a mismatch. */
     gd_worker_round bad;
-    CHECK_STATUS(gd_diloco_worker_round(x.t, &x.c, x.data, 1, x.g.params, x.n / 2, &w, NULL,
-                                        &bad),
+    CHECK_STATUS(gd_diloco_worker_round(x.t, &x.c, x.data, &bad, 1, x.g.params, x.n / 2, &w,
+                                        NULL),
                  GD_ERR_INVALID);
     float *shorter = calloc(x.n / 2, sizeof(float));
     gd_contribution contrib = {.address = w.address, .n = x.n / 2, .layout_digest = x.layout,

@@ -720,8 +720,8 @@ static void test_round_and_aggregate(const backend_under_test *b) {
     snprintf(wa.address, sizeof wa.address, "worker-00000");
     snprintf(wd.address, sizeof wd.address, "worker-00000");
     gd_worker_round ra, rd;
-    CHECK_OK(gd_diloco_worker_round(p.cpu, &p.c, p.data, 0, g0, p.n, &wa, NULL, &ra));
-    CHECK_OK(gd_diloco_worker_round(p.dev, &p.c, p.data, 0, g0, p.n, &wd, NULL, &rd));
+    CHECK_OK(gd_diloco_worker_round(p.cpu, &p.c, p.data, &ra, 0, g0, p.n, &wa, NULL));
+    CHECK_OK(gd_diloco_worker_round(p.dev, &p.c, p.data, &rd, 0, g0, p.n, &wd, NULL));
     /* Four inner steps of bf16 matmuls move Δ further from the CPU's than
      * one step moves the state: AdamW's first updates are about lr * sign(g),
      * so a gradient near zero may flip. The residual is the coding error,

@@ -9,7 +9,7 @@
 #include "tests/support/vectors.h"
 
 /* Base58Check decoding, only to read the vectors' xprv strings. */
-static int gd_base58check_decode(const char *text, uint8_t *out, size_t want) {
+static int gd_base58check_decode(uint8_t *out, const char *text, size_t want) {
     static const char alphabet[] = "123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz";
     uint8_t num[128] = {0}; /* big-endian */
     size_t len = sizeof num;
@@ -40,7 +40,7 @@ static int gd_base58check_decode(const char *text, uint8_t *out, size_t want) {
 /* xprv layout: version(4) depth(1) parent(4) child(4) chain(32) 0x00 key(32). */
 static void gd_check_xprv(const gd_hd_node *node, const char *xprv) {
     uint8_t raw[78];
-    CHECK(gd_base58check_decode(xprv, raw, sizeof raw));
+    CHECK(gd_base58check_decode(raw, xprv, sizeof raw));
     CHECK(raw[45] == 0);
     CHECK(memcmp(node->chain_code, raw + 13, 32) == 0);
     CHECK(memcmp(node->key, raw + 46, 32) == 0);

@@ -95,7 +95,7 @@ static void test_hex_wiped_from_argv(void) {
     char *argv[] = {"gonka-diloco", "keys", "import", "--hex", hex, "--out",
                     (char *)path_in_tmp("wipe.key"), NULL};
     FILE *devnull = fopen("/dev/null", "w");
-    CHECK(gd_cli_main(7, argv, devnull, devnull) == 0);
+    CHECK(gd_cli_main(devnull, 7, argv, devnull) == 0);
     fclose(devnull);
     for (size_t i = 0; i < sizeof hex - 1; i++)
         CHECK(hex[i] == '\0');

@@ -136,7 +136,7 @@ static uint8_t *encode(const gd_codec *c, const float *x, size_t n, size_t *len,
     size_t bound = gd_codec_chunk_bound(c, n);
     uint8_t *out = malloc(bound + 1);
     *len = 0;
-    CHECK_OK(gd_codec_encode_chunk(c, x, n, out, bound, len, decoded));
+    CHECK_OK(gd_codec_encode_chunk(c, out, bound, x, n, len, decoded));
     CHECK(*len <= bound);
     if (c->kind != GD_CODEC_TOPK)
         CHECK(*len == bound);
@@ -506,7 +506,7 @@ static void error_feedback(const char *spec, double max_ratio) {
         for (size_t i = 0; i < N; i++)
             v[i] = x[i] + e[i];
         size_t len;
-        CHECK_OK(gd_codec_encode_chunk(&c, v, N, buf, bound, &len, NULL));
+        CHECK_OK(gd_codec_encode_chunk(&c, buf, bound, v, N, &len, NULL));
         CHECK_OK(gd_codec_decode_chunk(&c, buf, len, y, N));
         for (size_t i = 0; i < N; i++) {
             e[i] = v[i] - y[i];
@@ -756,24 +756,24 @@ static void test_encode_rejects(void) {
             for (size_t at = 0; at < 100; at += 33) {
                 float save = x[at];
                 x[at] = bad[b];
-                CHECK_STATUS(gd_codec_encode_chunk(&c, x, 100, out, sizeof out, &len, NULL),
+                CHECK_STATUS(gd_codec_encode_chunk(&c, out, sizeof out, x, 100, &len, NULL),
                              GD_ERR_INVALID);
                 x[at] = save;
             }
         }
         /* Arguments. */
-        CHECK_STATUS(gd_codec_encode_chunk(&c, x, 0, out, sizeof out, &len, NULL),
+        CHECK_STATUS(gd_codec_encode_chunk(&c, out, sizeof out, x, 0, &len, NULL),
                      GD_ERR_INVALID);
-        CHECK_STATUS(gd_codec_encode_chunk(&c, x, 100, out, gd_codec_chunk_bound(&c, 100) - 1,
+        CHECK_STATUS(gd_codec_encode_chunk(&c, out, gd_codec_chunk_bound(&c, 100) - 1, x, 100,
                                            &len, NULL),
                      GD_ERR_INVALID);
         CHECK_STATUS(gd_codec_decode_chunk(&c, out, 0, x, 0), GD_ERR_INVALID);
     }
     gd_codec bogus = {(gd_codec_kind)9, 0}, zero_ppm = {GD_CODEC_TOPK, 0};
     gd_codec big_ppm = {GD_CODEC_TOPK, 1000001};
-    CHECK_STATUS(gd_codec_encode_chunk(&bogus, x, 100, out, sizeof out, &len, NULL),
+    CHECK_STATUS(gd_codec_encode_chunk(&bogus, out, sizeof out, x, 100, &len, NULL),
                  GD_ERR_INVALID);
-    CHECK_STATUS(gd_codec_encode_chunk(&zero_ppm, x, 100, out, sizeof out, &len, NULL),
+    CHECK_STATUS(gd_codec_encode_chunk(&zero_ppm, out, sizeof out, x, 100, &len, NULL),
                  GD_ERR_INVALID);
     CHECK_STATUS(gd_codec_decode_chunk(&big_ppm, out, 8, x, 100), GD_ERR_INVALID);
     CHECK(gd_codec_chunk_bound(&bogus, 100) == 0);
@@ -783,24 +783,24 @@ static void test_encode_rejects(void) {
      * to its max. */
     x[5] = -FLT_MAX;
     gd_codec c8 = codec_of("int8"), ck = codec_of("topk:0.01");
-    CHECK_STATUS(gd_codec_encode_chunk(&c8, x, 100, out, sizeof out, &len, NULL),
+    CHECK_STATUS(gd_codec_encode_chunk(&c8, out, sizeof out, x, 100, &len, NULL),
                  GD_ERR_INVALID);
     {
         float yk[100];
-        CHECK_OK(gd_codec_encode_chunk(&ck, x, 100, out, sizeof out, &len, yk));
+        CHECK_OK(gd_codec_encode_chunk(&ck, out, sizeof out, x, 100, &len, yk));
         CHECK(isfinite(yk[5]) && yk[5] < 0);
         check_bounds(&ck, x, 100, out, len, yk);
     }
     x[5] = nextafterf(FLT_MAX, 0);
     float y[100];
-    CHECK_OK(gd_codec_encode_chunk(&c8, x, 100, out, sizeof out, &len, y));
+    CHECK_OK(gd_codec_encode_chunk(&c8, out, sizeof out, x, 100, &len, y));
     CHECK(isfinite(y[5]));
     x[5] = FLT_MAX;
     gd_codec c4 = codec_of("int4"), cb = codec_of("bf16");
-    CHECK_OK(gd_codec_encode_chunk(&c4, x, 100, out, sizeof out, &len, y));
+    CHECK_OK(gd_codec_encode_chunk(&c4, out, sizeof out, x, 100, &len, y));
     CHECK(isfinite(y[5]));
     x[6] = u2f(0xff7f8000); /* a tie between bf16 max and Inf: saturates too */
-    CHECK_OK(gd_codec_encode_chunk(&cb, x, 100, out, sizeof out, &len, y));
+    CHECK_OK(gd_codec_encode_chunk(&cb, out, sizeof out, x, 100, &len, y));
     CHECK(f2u(y[5]) == 0x7f7f0000 && f2u(y[6]) == 0xff7f0000);
     check_bounds(&cb, x, 100, out, len, y);
 }

@@ -86,19 +86,19 @@ static void test_hashes(void) {
 static void test_parse(void) {
     uint64_t u;
     int64_t i;
-    CHECK_OK(gd_parse_u64("18446744073709551615", &u));
+    CHECK_OK(gd_parse_u64(&u, "18446744073709551615"));
     CHECK(u == UINT64_MAX);
-    CHECK_STATUS(gd_parse_u64("18446744073709551616", &u), GD_ERR_PARSE);
-    CHECK_STATUS(gd_parse_u64("", &u), GD_ERR_PARSE);
-    CHECK_STATUS(gd_parse_u64("-1", &u), GD_ERR_PARSE);
-    CHECK_STATUS(gd_parse_u64("1 ", &u), GD_ERR_PARSE);
-    CHECK_STATUS(gd_parse_u64("+1", &u), GD_ERR_PARSE);
-    CHECK_OK(gd_parse_i64("-9223372036854775808", &i));
+    CHECK_STATUS(gd_parse_u64(&u, "18446744073709551616"), GD_ERR_PARSE);
+    CHECK_STATUS(gd_parse_u64(&u, ""), GD_ERR_PARSE);
+    CHECK_STATUS(gd_parse_u64(&u, "-1"), GD_ERR_PARSE);
+    CHECK_STATUS(gd_parse_u64(&u, "1 "), GD_ERR_PARSE);
+    CHECK_STATUS(gd_parse_u64(&u, "+1"), GD_ERR_PARSE);
+    CHECK_OK(gd_parse_i64(&i, "-9223372036854775808"));
     CHECK(i == INT64_MIN);
-    CHECK_OK(gd_parse_i64("9223372036854775807", &i));
+    CHECK_OK(gd_parse_i64(&i, "9223372036854775807"));
     CHECK(i == INT64_MAX);
-    CHECK_STATUS(gd_parse_i64("9223372036854775808", &i), GD_ERR_PARSE);
-    CHECK_STATUS(gd_parse_i64("-", &i), GD_ERR_PARSE);
+    CHECK_STATUS(gd_parse_i64(&i, "9223372036854775808"), GD_ERR_PARSE);
+    CHECK_STATUS(gd_parse_i64(&i, "-"), GD_ERR_PARSE);
     int64_t ms;
     CHECK_OK(gd_parse_duration_ms("500ms", &ms));
     CHECK(ms == 500);
@@ -134,7 +134,7 @@ static void test_rfc3339(void) {
     for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
         gd_time t;
         char out[GD_RFC3339_MAX];
-        CHECK_OK(gd_rfc3339_parse(good[i].in, &t));
+        CHECK_OK(gd_rfc3339_parse(&t, good[i].in));
         CHECK(t.unix_s == good[i].unix_s && t.nanos == good[i].nanos);
         CHECK_OK(gd_rfc3339_format(out, sizeof out, t, false));
         CHECK_STR_EQ(out, good[i].utc);
@@ -151,7 +151,7 @@ static void test_rfc3339(void) {
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         gd_time t;
-        CHECK_STATUS(gd_rfc3339_parse(bad[i], &t), GD_ERR_INVALID);
+        CHECK_STATUS(gd_rfc3339_parse(&t, bad[i]), GD_ERR_INVALID);
     }
     char out[GD_RFC3339_MAX];
     gd_time t = {.unix_s = 1767225600, .nanos = 5000000};
@@ -174,31 +174,31 @@ static void test_private_files(void) {
     CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
     CHECK_STATUS(gd_file_create_private(path, "other", 5), GD_ERR_EXISTS);
     gd_buf buf = {0};
-    CHECK_OK(gd_file_read_private(path, 100, &buf));
+    CHECK_OK(gd_file_read_private(&buf, path, 100));
     CHECK(buf.len == 6 && memcmp(buf.data, "s3cret", 6) == 0);
     gd_buf_wipe_free(&buf);
-    CHECK_STATUS(gd_file_read_private(path, 3, &buf), GD_ERR_LIMIT);
+    CHECK_STATUS(gd_file_read_private(&buf, path, 3), GD_ERR_LIMIT);
     gd_buf_wipe_free(&buf);
     CHECK(chmod(path, 0640) == 0);
-    CHECK_STATUS(gd_file_read_private(path, 100, &buf), GD_ERR_PERMISSION);
+    CHECK_STATUS(gd_file_read_private(&buf, path, 100), GD_ERR_PERMISSION);
     CHECK(strstr(gd_error_detail(), "chmod 600") != NULL);
     CHECK(chmod(path, 0604) == 0);
-    CHECK_STATUS(gd_file_read_private(path, 100, &buf), GD_ERR_PERMISSION);
+    CHECK_STATUS(gd_file_read_private(&buf, path, 100), GD_ERR_PERMISSION);
     CHECK(chmod(path, 0400) == 0);
-    CHECK_OK(gd_file_read_private(path, 100, &buf));
+    CHECK_OK(gd_file_read_private(&buf, path, 100));
     gd_buf_wipe_free(&buf);
     char missing[620];
     snprintf(missing, sizeof missing, "%s/none", gd_test_tmpdir());
-    CHECK_STATUS(gd_file_read_private(missing, 100, &buf), GD_ERR_NOT_FOUND);
+    CHECK_STATUS(gd_file_read_private(&buf, missing, 100), GD_ERR_NOT_FOUND);
     char nodir[620];
     snprintf(nodir, sizeof nodir, "%s/no/such/dir/file", gd_test_tmpdir());
     CHECK(gd_file_create_private(nodir, "x", 1) != GD_OK);
-    CHECK_STATUS(gd_file_read_private(gd_test_tmpdir(), 100, &buf), GD_ERR_IO);
+    CHECK_STATUS(gd_file_read_private(&buf, gd_test_tmpdir(), 100), GD_ERR_IO);
     CHECK(strstr(gd_error_detail(), "is a directory, not a regular file") != NULL);
     char link[620];
     snprintf(link, sizeof link, "%s/secret-link", gd_test_tmpdir());
     CHECK(symlink(path, link) == 0);
-    CHECK_STATUS(gd_file_read_private(link, 100, &buf), GD_ERR_PERMISSION);
+    CHECK_STATUS(gd_file_read_private(&buf, link, 100), GD_ERR_PERMISSION);
     CHECK(strstr(gd_error_detail(), "symbolic link") != NULL);
 }
 
@@ -279,16 +279,16 @@ static void test_read_prefix(void) {
         bytes[i] = (uint8_t)(i * 5 + 1);
     const char *path = gd_test_write_file("prefix.bin", bytes, sizeof bytes, 0600);
     gd_buf b = {0};
-    CHECK_OK(gd_file_read_prefix(path, 10, &b));
+    CHECK_OK(gd_file_read_prefix(&b, path, 10));
     CHECK(b.len == 10 && memcmp(b.data, bytes, 10) == 0);
-    CHECK_OK(gd_file_read_prefix(path, 1000, &b)); /* replaces, all of a shorter file */
+    CHECK_OK(gd_file_read_prefix(&b, path, 1000)); /* replaces, all of a shorter file */
     CHECK(b.len == 100 && memcmp(b.data, bytes, 100) == 0);
     char missing[600], fifo[600];
     snprintf(missing, sizeof missing, "%s/no-such-file", gd_test_tmpdir());
-    CHECK_STATUS(gd_file_read_prefix(missing, 10, &b), GD_ERR_NOT_FOUND);
+    CHECK_STATUS(gd_file_read_prefix(&b, missing, 10), GD_ERR_NOT_FOUND);
     snprintf(fifo, sizeof fifo, "%s/prefix-fifo", gd_test_tmpdir());
     CHECK(mkfifo(fifo, 0600) == 0);
-    CHECK_STATUS(gd_file_read_prefix(fifo, 10, &b), GD_ERR_IO);
+    CHECK_STATUS(gd_file_read_prefix(&b, fifo, 10), GD_ERR_IO);
     gd_buf_free(&b);
 
     const float v[3] = {1.5f, -0.0f, 3.0e-39f};
@@ -310,9 +310,9 @@ static void test_fifo_refused(void) {
     CHECK(mkfifo(fifo, 0600) == 0);
     alarm(10);
     gd_buf buf = {0};
-    CHECK_STATUS(gd_file_read(fifo, 100, &buf), GD_ERR_IO);
+    CHECK_STATUS(gd_file_read(&buf, fifo, 100), GD_ERR_IO);
     CHECK(strstr(gd_error_detail(), "is a FIFO, not a regular file") != NULL);
-    CHECK_STATUS(gd_file_read_private(fifo, 100, &buf), GD_ERR_IO);
+    CHECK_STATUS(gd_file_read_private(&buf, fifo, 100), GD_ERR_IO);
     CHECK(strstr(gd_error_detail(), "is a FIFO, not a regular file") != NULL);
     int fd = 7;
     struct stat st;

@@ -60,7 +60,7 @@ static size_t memo_lines(const char *state_dir) {
     char path[700];
     snprintf(path, sizeof path, "%s/%s", state_dir, GD_DATA_MEMO_FILE);
     gd_buf b = {0};
-    CHECK_OK(gd_file_read(path, 1 << 20, &b));
+    CHECK_OK(gd_file_read(&b, path, 1 << 20));
     size_t n = 0;
     for (size_t i = 0; i < b.len; i++)
         n += b.data[i] == '\n';
@@ -190,7 +190,7 @@ static void test_file_named_twice(void) {
 
 static gd_status parse_text(const char *text, size_t *n) {
     gd_data_memo_entry *es = NULL;
-    gd_status s = gd_data_memo_parse((const uint8_t *)text, strlen(text), &es, n);
+    gd_status s = gd_data_memo_parse(&es, (const uint8_t *)text, strlen(text), n);
     gd_data_memo_entries_free(es, *n);
     return s;
 }
@@ -220,7 +220,7 @@ static void test_parse(void) {
     /* A NUL inside a line. */
     static const char nul[] = HASH " 1 2 3 4 5 6 7 /a\0b\n";
     gd_data_memo_entry *es = NULL;
-    CHECK_STATUS(gd_data_memo_parse((const uint8_t *)nul, sizeof nul - 1, &es, &n),
+    CHECK_STATUS(gd_data_memo_parse(&es, (const uint8_t *)nul, sizeof nul - 1, &n),
                  GD_ERR_PARSE);
 }
 

@@ -44,7 +44,7 @@ static gd_diloco_config test_config(void) {
 
 /* Aggregates the same four contributions (given in a shuffled order) with
  * `threads` threads from a fixed starting state; returns G's hash. */
-static void aggregate_hash(int threads, uint8_t out[32]) {
+static void aggregate_hash(uint8_t out[32], int threads) {
     gd_diloco_config c = test_config();
     gd_global_state g;
     CHECK_OK(gd_global_state_init(&g, N_PARAMS));
@@ -63,7 +63,7 @@ static void aggregate_hash(int threads, uint8_t out[32]) {
     gd_backend_cpu_init(&be, pool);
     for (int round = 0; round < 3; round++)
         CHECK_OK(gd_diloco_aggregate(&be, &c, k_layout, contribs, 4, &g, NULL));
-    CHECK_OK(gd_global_state_hash(pool, k_layout, c.chunk_elems, &g, out));
+    CHECK_OK(gd_global_state_hash(pool, out, k_layout, c.chunk_elems, &g));
     gd_pool_free(pool);
     for (int i = 0; i < 4; i++)
         free(d[i]);
@@ -73,8 +73,8 @@ static void aggregate_hash(int threads, uint8_t out[32]) {
 
 static void test_aggregation_is_deterministic(void) {
     uint8_t one[32], three[32], child[32];
-    aggregate_hash(1, one);
-    aggregate_hash(3, three);
+    aggregate_hash(one, 1);
+    aggregate_hash(three, 3);
     CHECK(memcmp(one, three, 32) == 0);
     /* Another process (its own heap, its own thread pool of 2) agrees. */
     int fds[2];
@@ -83,7 +83,7 @@ static void test_aggregation_is_deterministic(void) {
     if (pid == 0) {
         close(fds[0]);
         uint8_t h[32];
-        aggregate_hash(2, h);
+        aggregate_hash(h, 2);
         ssize_t w = write(fds[1], h, 32);
         _exit(w == 32 ? 0 : 1);
     }
@@ -360,8 +360,8 @@ static void commitment_open(commitment *m, engine *e, const gd_worker_round *res
                             const gd_worker_state *w, uint32_t rank) {
     CHECK_OK(gd_global_state_init(&m->g, e->n));
     memcpy(m->g.params, e->g0, e->n * sizeof(float));
-    CHECK_OK(gd_global_state_describe(NULL, gd_trainer_layout(e->t)->digest, e->c.chunk_elems,
-                                      &m->g, &m->g_desc));
+    CHECK_OK(gd_global_state_describe(NULL, &m->g_desc, gd_trainer_layout(e->t)->digest,
+                                      e->c.chunk_elems, &m->g));
     gd_global_desc_hash(&m->g_desc, m->g_hash);
     m->cv = (gd_commitment_view){.round = 0, .address = w->address, .rank = rank,
                                  .segments = e->c.inner_steps / e->c.segment_steps,
@@ -376,8 +376,8 @@ static gd_check_result check_segment(engine *e, const gd_commitment_view *cv,
                                      const gd_worker_round *res, uint32_t s,
                                      const gd_worker_state *start, const uint8_t *end_leaf) {
     gd_leaf_evidence a, b;
-    CHECK_OK(gd_worker_round_leaf(res, s, &a));
-    CHECK_OK(gd_worker_round_leaf(res, s + 1, &b));
+    CHECK_OK(gd_worker_round_leaf(res, &a, s));
+    CHECK_OK(gd_worker_round_leaf(res, &b, s + 1));
     gd_segment_claim claim = {.cv = cv, .segment = s,
                               .first_step = res->descs[0].step,
                               .residual_root = res->descs[0].residual_root, .start = start,
@@ -395,7 +395,7 @@ static void test_worker_round_and_segments(void) {
     CHECK_OK(gd_worker_state_init(&w, 0, e.n));
     gd_worker_state seg[2];
     gd_worker_round res;
-    CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, 0, e.g0, e.n, &w, seg, &res));
+    CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, &res, 0, e.g0, e.n, &w, seg));
     CHECK(res.steps == 4 && res.n_leaves == 4 && w.step == 4);
     CHECK(res.tokens == 4 * 2 * 16);
     CHECK(res.descs[0].stage == GD_STAGE_TRAIN && res.descs[3].stage == GD_STAGE_ENCODED);
@@ -445,8 +445,8 @@ static void test_worker_round_and_segments(void) {
     gd_worker_state w2;
     CHECK_OK(gd_worker_state_copy(&w2, &seg[0]));
     gd_worker_round res2;
-    CHECK_OK(gd_diloco_worker_round(e.t, &skipped, e.data, 0, seg[0].params, e.n, &w2, NULL,
-                                    &res2));
+    CHECK_OK(gd_diloco_worker_round(e.t, &skipped, e.data, &res2, 0, seg[0].params, e.n, &w2,
+                                    NULL));
     r = check_segment(&e, &m.cv, &res, 0, &seg[0], res2.leaves[1]); /* after one step */
     CHECK(!r.pass && strstr(r.why, "does not reach") != NULL);
     gd_worker_round_free(&res2);
@@ -457,7 +457,7 @@ static void test_worker_round_and_segments(void) {
     gd_worker_state w3;
     CHECK_OK(gd_worker_state_copy(&w3, &seg[0]));
     gd_worker_round res3;
-    CHECK_OK(gd_diloco_worker_round(e.t, &hot, e.data, 0, seg[0].params, e.n, &w3, NULL, &res3));
+    CHECK_OK(gd_diloco_worker_round(e.t, &hot, e.data, &res3, 0, seg[0].params, e.n, &w3, NULL));
     r = check_segment(&e, &m.cv, &res, 0, &seg[0], res3.leaves[1]);
     CHECK(!r.pass);
     gd_worker_round_free(&res3);
@@ -471,14 +471,14 @@ static void test_worker_round_and_segments(void) {
     /* a start that is not the round's own: the worker round refuses a
      * start of another size than the model's */
     gd_worker_round bad;
-    CHECK_STATUS(gd_diloco_worker_round(e.t, &e.c, e.data, 0, e.g0, e.n - 1, &w, NULL, &bad),
+    CHECK_STATUS(gd_diloco_worker_round(e.t, &e.c, e.data, &bad, 0, e.g0, e.n - 1, &w, NULL),
                  GD_ERR_INVALID);
     CHECK(strstr(gd_error_detail(), "the model has") != NULL);
     /* a stop asked for ends the round before its next inner step */
     gd_diloco_config stopped = e.c;
     volatile int stop = 1;
     stopped.stop = &stop;
-    CHECK_STATUS(gd_diloco_worker_round(e.t, &stopped, e.data, 0, e.g0, e.n, &w, NULL, &bad),
+    CHECK_STATUS(gd_diloco_worker_round(e.t, &stopped, e.data, &bad, 0, e.g0, e.n, &w, NULL),
                  GD_ERR_CANCELLED);
     CHECK(strstr(gd_error_detail(), "stopped at inner step 0 of") != NULL);
 
@@ -501,9 +501,9 @@ static void test_round_by_segments(void) {
     CHECK_OK(gd_worker_state_init(&other_w, 1, e.n));
     gd_worker_state seg[2], other_seg[2];
     gd_worker_round whole, other;
-    CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, 0, e.g0, e.n, &whole_w, seg, &whole));
-    CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, 0, e.g0, e.n, &other_w, other_seg,
-                                    &other));
+    CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, &whole, 0, e.g0, e.n, &whole_w, seg));
+    CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, &other, 0, e.g0, e.n, &other_w,
+                                    other_seg));
     commitment m;
     commitment_open(&m, &e, &other, &other_w, 1);
     for (int reload = 1; reload >= 0; reload--) {
@@ -512,15 +512,15 @@ static void test_round_by_segments(void) {
         gd_worker_state starts[2];
         gd_worker_round res;
         gd_worker_round_run run;
-        CHECK_OK(gd_diloco_round_begin(e.t, &e.c, 0, e.g0, e.n, &w, starts, &res, &run));
+        CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, e.g0, e.n, &w, starts, &run));
         while (run.done < run.segments) {
             /* The trainer serves a check in between. */
             gd_check_result r =
                 check_segment(&e, &m.cv, &other, 1, &other_seg[1], other.leaves[2]);
             CHECK(r.pass);
-            CHECK_OK(gd_diloco_round_segment(e.t, &e.c, e.data, reload, &w, &res, &run));
+            CHECK_OK(gd_diloco_round_segment(e.t, &e.c, e.data, &res, reload, &w, &run));
         }
-        CHECK_STATUS(gd_diloco_round_segment(e.t, &e.c, e.data, true, &w, &res, &run),
+        CHECK_STATUS(gd_diloco_round_segment(e.t, &e.c, e.data, &res, true, &w, &run),
                      GD_ERR_INVALID);
         CHECK_OK(gd_diloco_round_finish(e.t, &e.c, &w, &res, &run));
         bool same = memcmp(res.transcript_root, whole.transcript_root, 32) == 0 &&
@@ -538,7 +538,7 @@ static void test_round_by_segments(void) {
     CHECK_OK(gd_worker_state_init(&w, 0, e.n));
     gd_worker_round res;
     gd_worker_round_run run;
-    CHECK_OK(gd_diloco_round_begin(e.t, &e.c, 0, e.g0, e.n, &w, NULL, &res, &run));
+    CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, e.g0, e.n, &w, NULL, &run));
     CHECK_STATUS(gd_diloco_round_finish(e.t, &e.c, &w, &res, &run), GD_ERR_INVALID);
     CHECK(strstr(gd_error_detail(), "0 of 2 segments") != NULL);
     gd_worker_state_free(&w);
@@ -563,8 +563,8 @@ static void test_verdict_digest_agrees(void) {
     CHECK_OK(gd_worker_state_init(&w, 0, worker.n));
     gd_worker_state seg[2];
     gd_worker_round res;
-    CHECK_OK(gd_diloco_worker_round(worker.t, &worker.c, worker.data, 0, worker.g0, worker.n, &w,
-                                    seg, &res));
+    CHECK_OK(gd_diloco_worker_round(worker.t, &worker.c, worker.data, &res, 0, worker.g0, worker.n,
+                                    &w, seg));
     commitment m;
     commitment_open(&m, &worker, &res, &w, 0);
     uint8_t digests[2][32];
@@ -621,7 +621,7 @@ static void test_transcript_thread_independent(void) {
         gd_worker_state w;
         CHECK_OK(gd_worker_state_init(&w, 1, e.n));
         gd_worker_round res;
-        CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, 3, e.g0, e.n, &w, NULL, &res));
+        CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, &res, 3, e.g0, e.n, &w, NULL));
         memcpy(roots[k], res.transcript_root, 32);
         memcpy(payload[k], res.payload_root, 32);
         gd_worker_round_free(&res);

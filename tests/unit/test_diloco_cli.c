@@ -321,7 +321,7 @@ static void check_report(const char *b64, const char *signer, const gd_payload *
     if (m == NULL)
         return;
     uint32_t drawn[GD_DILOCO_AVAIL_CHUNKS_MAX];
-    uint32_t n = gd_diloco_avail_chunks(randomness, ADDR_A, signer, leaves - 1, want, drawn);
+    uint32_t n = gd_diloco_avail_chunks(drawn, randomness, ADDR_A, signer, leaves - 1, want);
     CHECK(n == want && m->n_leaf_hashes == n && m->n_proofs == n);
     for (uint32_t i = 0; i < n && i < m->n_leaf_hashes && i < m->n_proofs; i++) {
         uint8_t leaf[32];
@@ -395,7 +395,7 @@ static void test_availability(void) {
 
     /* By hand: the pairs in order, as the payload path sent them. */
     uint32_t drawn[GD_DILOCO_AVAIL_CHUNKS_MAX];
-    uint32_t n = gd_diloco_avail_chunks(VERIFY, ADDR_A, signer, leaves - 1, 2, drawn);
+    uint32_t n = gd_diloco_avail_chunks(drawn, VERIFY, ADDR_A, signer, leaves - 1, 2);
     char leaf_hex[2][65], proof_hex[2][2 * (12 + GD_MMR_PROOF_MAX * 32) + 1];
     for (uint32_t i = 0; i < n; i++) {
         uint8_t leaf[32];
@@ -403,7 +403,7 @@ static void test_availability(void) {
         gd_hex_encode(leaf_hex[i], leaf, 32, false);
         gd_mmr_proof proof;
         gd_buf wire = {0};
-        CHECK_OK(gd_payload_prove_chunk(&p, drawn[i], &proof));
+        CHECK_OK(gd_payload_prove_chunk(&p, &proof, drawn[i]));
         CHECK_OK(gd_mmr_proof_encode(&proof, &wire));
         gd_hex_encode(proof_hex[i], wire.data, wire.len, false);
         gd_buf_free(&wire);
@@ -459,7 +459,7 @@ static void test_commit_payload(void) {
     /* The signer's payload as the run makes it. */
     gd_payload_header good;
     payload_header(&good, g_signer);
-    CHECK_OK(gd_diloco_spec_digest(spec, good.spec_digest));
+    CHECK_OK(gd_diloco_spec_digest(good.spec_digest, spec));
     CHECK(spec->layout_digest.len == 32);
     memcpy(good.layout_digest, spec->layout_digest.data, 32);
     CHECK_OK(gd_codec_parse(&good.codec, spec->codec));

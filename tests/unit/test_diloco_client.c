@@ -441,8 +441,8 @@ static void mutate_field(ProtobufCMessage *msg, const ProtobufCFieldDescriptor *
 static void test_spec_digest(void) {
     Gonka__Diloco__V1__RunSpec *a = gd_test_example_spec(), *b = gd_test_example_spec();
     uint8_t da[32], db[32], want[32];
-    CHECK_OK(gd_diloco_spec_digest(a, da));
-    CHECK_OK(gd_diloco_spec_digest(b, db));
+    CHECK_OK(gd_diloco_spec_digest(da, a));
+    CHECK_OK(gd_diloco_spec_digest(db, b));
     CHECK(memcmp(da, db, 32) == 0);
     /* The definition: SHA-256("gd-run-spec-v3" || the packed spec). */
     uint8_t buf[1024];
@@ -458,7 +458,7 @@ static void test_spec_digest(void) {
         Gonka__Diloco__V1__RunSpec *c = gd_test_example_spec();
         mutate_field(&c->base, &d->fields[i]);
         uint8_t dc[32];
-        CHECK_OK(gd_diloco_spec_digest(c, dc));
+        CHECK_OK(gd_diloco_spec_digest(dc, c));
         if (memcmp(dc, da, 32) == 0)
             fprintf(stderr, "changing %s kept the digest\n", d->fields[i].name);
         CHECK(memcmp(dc, da, 32) != 0);
@@ -469,7 +469,7 @@ static void test_spec_digest(void) {
     json_t *j = gd_diloco_spec_to_json(a);
     Gonka__Diloco__V1__RunSpec *back = NULL;
     CHECK_OK(gd_diloco_spec_from_json(&back, j));
-    CHECK_OK(gd_diloco_spec_digest(back, db));
+    CHECK_OK(gd_diloco_spec_digest(db, back));
     CHECK(memcmp(da, db, 32) == 0);
     json_decref(j);
     gd_diloco_spec_free(back);
@@ -481,10 +481,10 @@ static void test_spec_digest(void) {
     buf[n + 2] = 0x01;
     Gonka__Diloco__V1__RunSpec *u = gonka__diloco__v1__run_spec__unpack(NULL, n + 3, buf);
     CHECK(u != NULL);
-    CHECK_STATUS(gd_diloco_spec_digest(u, db), GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_spec_digest(db, u), GD_ERR_INVALID);
     CHECK(strstr(gd_error_detail(), "run spec digest") != NULL);
     gd_diloco_spec_free(u);
-    CHECK_STATUS(gd_diloco_spec_digest(NULL, db), GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_spec_digest(db, NULL), GD_ERR_INVALID);
     gd_diloco_spec_free(a);
     gd_diloco_spec_free(b);
 }
@@ -507,7 +507,7 @@ static void make_proof(gd_buf *out, uint32_t index, uint32_t count) {
         CHECK_OK(gd_mmr_append(&mmr, leaf));
     }
     gd_mmr_proof proof;
-    CHECK_OK(gd_mmr_prove(&mmr, index, &proof));
+    CHECK_OK(gd_mmr_prove(&mmr, &proof, index));
     CHECK_OK(gd_mmr_proof_encode(&proof, out));
     gd_mmr_free(&mmr);
 }

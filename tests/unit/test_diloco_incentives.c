@@ -114,9 +114,9 @@ static void test_small_class_unchecked(void) {
     df_until(&d, 121); /* epoch 1 settles */
     df_check_settlement(&d, 1);
     df_settle s9, s10, s1;
-    df_settled(&d, 9, 1, &s9);
-    df_settled(&d, 10, 1, &s10);
-    CHECK(df_settled(&d, 1, 1, &s1) && s1.tokens == 2 * DF_TOKENS);
+    df_settled(&d, &s9, 9, 1);
+    df_settled(&d, &s10, 10, 1);
+    CHECK(df_settled(&d, &s1, 1, 1) && s1.tokens == 2 * DF_TOKENS);
     CHECK(s9.tokens == 0 && s9.checks == 0 && s10.tokens == 0 && s10.checks == 0);
     df_free(&d);
 }
@@ -173,7 +173,7 @@ static void test_withheld_checkpoints(void) {
     df_until(&d, 121);
     df_check_settlement(&d, 1);
     df_settle s;
-    df_settled(&d, w, 1, &s);
+    df_settled(&d, &s, w, 1);
     CHECK(s.tokens == 0);
     df_free(&d);
 }
@@ -700,9 +700,9 @@ static void test_chunks_drawn_after_commit(void) {
     uint32_t drawn[GD_DILOCO_AVAIL_CHUNKS_MAX], fake[GD_DILOCO_AVAIL_CHUNKS_MAX];
     uint32_t nd = 0;
     for (int x = 2; x <= N && rep < 0; x++) {
-        nd = df_drawn_chunks(&d, x, 1, drawn);
-        uint32_t nf = gd_diloco_avail_chunks(guess, d.f.addr[1], d.f.addr[x], DF_CHUNKS, k.avail,
-                                             fake);
+        nd = df_drawn_chunks(&d, drawn, x, 1);
+        uint32_t nf = gd_diloco_avail_chunks(fake, guess, d.f.addr[1], d.f.addr[x], DF_CHUNKS,
+                                             k.avail);
         if (nf == nd && memcmp(fake, drawn, nd * sizeof *drawn) != 0) {
             rep = x;
             tgt = 1;
@@ -744,7 +744,7 @@ static void test_chunks_drawn_after_commit(void) {
         const Gonka__Diloco__V1__AvailabilityReport *r = d.r->availability[i];
         CHECK(r->n_chunks == k.avail);
         uint32_t want[GD_DILOCO_AVAIL_CHUNKS_MAX];
-        uint32_t n = df_drawn_chunks(&d, df_index(&d, r->reporter), df_index(&d, r->target), want);
+        uint32_t n = df_drawn_chunks(&d, want, df_index(&d, r->reporter), df_index(&d, r->target));
         CHECK(n == r->n_chunks && memcmp(want, r->chunks, n * sizeof *want) == 0);
     }
     CHECK(df_commitment_of(d.r, d.f.addr[tgt])->reports == N - 2);
@@ -983,7 +983,7 @@ static void test_tie_undecided(void) {
     df_until(&d, 121);
     df_check_settlement(&d, 1);
     df_settle s;
-    CHECK(df_settled(&d, t, 1, &s) && s.tokens == DF_TOKENS); /* round 1 only */
+    CHECK(df_settled(&d, &s, t, 1) && s.tokens == DF_TOKENS); /* round 1 only */
     df_free(&d);
 
     /* The spec refuses a class minimum that leaves no re-checkers. */
@@ -1184,8 +1184,8 @@ static void test_attestation_copy_fails(void) {
     df_until(&d, 121);
     df_check_settlement(&d, 1);
     df_settle sc, ss;
-    CHECK(df_settled(&d, copier, 1, &sc) && sc.attestations == 1);
-    CHECK(df_settled(&d, src, 1, &ss) && ss.attestations == 2);
+    CHECK(df_settled(&d, &sc, copier, 1) && sc.attestations == 1);
+    CHECK(df_settled(&d, &ss, src, 1) && ss.attestations == 2);
     df_free(&d);
 }
 
@@ -1211,7 +1211,7 @@ static void test_attesters_paid_and_slashed(void) {
     df_check_settlement(&d, 1);
     for (int i = 1; i <= N; i++) {
         df_settle s;
-        CHECK(df_settled(&d, i, 1, &s));
+        CHECK(df_settled(&d, &s, i, 1));
         CHECK(s.attestations == (i == minority || i == absent ? 1u : 2u));
     }
     df_free(&d);
@@ -1235,7 +1235,7 @@ static void test_attest_pay_does_not_reward_splitting(void) {
     df_play_round(&d);
     df_until(&d, 121);
     df_settle big, s7, s8;
-    CHECK(df_settled(&d, 1, 1, &big) && df_settled(&d, 7, 1, &s7) && df_settled(&d, 8, 1, &s8));
+    CHECK(df_settled(&d, &big, 1, 1) && df_settled(&d, &s7, 7, 1) && df_settled(&d, &s8, 8, 1));
     CHECK(big.attestations == 2 && s7.attestations == 2 && s8.attestations == 2);
     if (s7.amount + s8.amount > big.amount + 1)
         fprintf(stderr, "two identities of 20000 earn %llu for attesting, one of 40000 %llu\n",
@@ -1277,7 +1277,7 @@ static void test_report_tally(void) {
     /* An outsider's report. */
     {
         uint32_t chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
-        uint32_t n = df_drawn_chunks(&d, 9, 1, chunks);
+        uint32_t n = df_drawn_chunks(&d, chunks, 9, 1);
         gd_buf proofs[GD_DILOCO_AVAIL_CHUNKS_MAX] = {{0}};
         ProtobufCBinaryData pf[GD_DILOCO_AVAIL_CHUNKS_MAX], lf[GD_DILOCO_AVAIL_CHUNKS_MAX];
         uint8_t leaves[GD_DILOCO_AVAIL_CHUNKS_MAX][32];
@@ -1293,7 +1293,7 @@ static void test_report_tally(void) {
         df_refresh(&d);
         uint64_t before = u64(df_commitment_of(d.r, d.f.addr[2])->report_weight);
         uint32_t chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
-        uint32_t n = df_drawn_chunks(&d, 2, 2, chunks);
+        uint32_t n = df_drawn_chunks(&d, chunks, 2, 2);
         gd_buf proofs[GD_DILOCO_AVAIL_CHUNKS_MAX] = {{0}};
         ProtobufCBinaryData pf[GD_DILOCO_AVAIL_CHUNKS_MAX], lf[GD_DILOCO_AVAIL_CHUNKS_MAX];
         uint8_t leaves[GD_DILOCO_AVAIL_CHUNKS_MAX][32];
@@ -1404,13 +1404,13 @@ static void pruning_run(df *d, uint8_t hash[32]) {
         }
     }
     char module[GD_ADDRESS_STR_MAX];
-    CHECK_OK(gd_auth_module_address("diloco", module, sizeof module));
+    CHECK_OK(gd_auth_module_address(module, sizeof module, "diloco"));
     df_until(d, 220);
     CHECK(df_q_round_code(d, 0) == 0 && df_q_round_code(d, 1) == 0);
     uint64_t unclaimed = 0;
     for (int i = 2; i < DF_ACCOUNTS; i++) {
         df_settle s;
-        if (df_settled(d, i, 1, &s) && !s.claimed)
+        if (df_settled(d, &s, i, 1) && !s.claimed)
             unclaimed += s.amount;
     }
     CHECK(unclaimed > 0);
@@ -1421,8 +1421,8 @@ static void pruning_run(df *d, uint8_t hash[32]) {
     CHECK(df_q_round_code(d, 1) == GD_DILOCO_ERR_UNKNOWN_ROUND);
     CHECK(df_q_round_code(d, 2) == 0 && df_q_round_code(d, 3) == 0);
     for (int i = 1; i < DF_ACCOUNTS; i++)
-        CHECK(!df_settled(d, i, 1, NULL));
-    CHECK(df_settled(d, 1, 2, NULL));
+        CHECK(!df_settled(d, NULL, i, 1));
+    CHECK(df_settled(d, NULL, 1, 2));
     Gonka__Diloco__V1__MsgClaimRewards cl = df_claim_msg(d, 2, 1);
     CHECK(df_deliver(d, 2, GD_DILOCO_MSG_CLAIM_REWARDS, &cl) == GD_DILOCO_ERR_EPOCH);
     json_t *exported = gd_app_export(d->f.app);

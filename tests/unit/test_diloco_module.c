@@ -151,7 +151,7 @@ static void test_honest_round(void) {
          * report without proofs; one chunk of two; one on itself; one on a
          * member that did not commit. A reveal in the verify window is early. */
         uint32_t chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
-        uint32_t n2 = df_drawn_chunks(&d, 2, 1, chunks);
+        uint32_t n2 = df_drawn_chunks(&d, chunks, 2, 1);
         CHECK(n2 == k.avail);
         gd_buf proofs[6][GD_DILOCO_AVAIL_CHUNKS_MAX];
         ProtobufCBinaryData pf[6][GD_DILOCO_AVAIL_CHUNKS_MAX], lf[6][GD_DILOCO_AVAIL_CHUNKS_MAX];
@@ -159,7 +159,7 @@ static void test_honest_round(void) {
         memset(proofs, 0, sizeof proofs);
         Gonka__Diloco__V1__MsgReportAvailability dup =
             df_report_msg(&d, 2, 1, chunks, n2, proofs[0], pf[0], leaves[0], lf[0]);
-        uint32_t n3 = df_drawn_chunks(&d, 3, 7, chunks);
+        uint32_t n3 = df_drawn_chunks(&d, chunks, 3, 7);
         Gonka__Diloco__V1__MsgReportAvailability wrong =
             df_report_msg(&d, 3, 7, chunks, n3, proofs[1], pf[1], leaves[1], lf[1]);
         leaves[1][0][0] ^= 1;
@@ -167,14 +167,14 @@ static void test_honest_round(void) {
         bare.reporter = d.f.addr[4];
         bare.n_proofs = 0;
         bare.proofs = NULL;
-        uint32_t n5 = df_drawn_chunks(&d, 5, 7, chunks);
+        uint32_t n5 = df_drawn_chunks(&d, chunks, 5, 7);
         Gonka__Diloco__V1__MsgReportAvailability one =
             df_report_msg(&d, 5, 7, chunks, n5, proofs[2], pf[2], leaves[2], lf[2]);
         one.n_proofs = one.n_leaf_hashes = 1;
-        uint32_t n6 = df_drawn_chunks(&d, 6, 6, chunks);
+        uint32_t n6 = df_drawn_chunks(&d, chunks, 6, 6);
         Gonka__Diloco__V1__MsgReportAvailability self =
             df_report_msg(&d, 6, 6, chunks, n6, proofs[3], pf[3], leaves[3], lf[3]);
-        uint32_t n7 = df_drawn_chunks(&d, 7, 1, chunks);
+        uint32_t n7 = df_drawn_chunks(&d, chunks, 7, 1);
         Gonka__Diloco__V1__MsgReportAvailability nobody =
             df_report_msg(&d, 7, 1, chunks, n7, proofs[4], pf[4], leaves[4], lf[4]);
         nobody.target = d.f.addr[8];
@@ -293,19 +293,19 @@ static void test_honest_round(void) {
     df_until(&d, 146);
     df_check_settlement(&d, 1);
     df_settle s1;
-    CHECK(df_settled(&d, 1, 1, &s1));
+    CHECK(df_settled(&d, &s1, 1, 1));
     /* Two aggregated commitments of 2048 tokens, two winning attestations. */
     CHECK(s1.tokens == 2 * DF_TOKENS && s1.attestations == 2 && !s1.claimed);
     df_settle s7, s8;
-    CHECK(df_settled(&d, 7, 1, &s7) && s7.tokens == DF_TOKENS); /* round 1 only */
-    CHECK(df_settled(&d, 8, 1, &s8) && s8.tokens == DF_TOKENS && s8.attestations == 1);
+    CHECK(df_settled(&d, &s7, 7, 1) && s7.tokens == DF_TOKENS); /* round 1 only */
+    CHECK(df_settled(&d, &s8, 8, 1) && s8.tokens == DF_TOKENS && s8.attestations == 1);
     uint64_t before = df_balance(&d, 1);
     cl = df_claim_msg(&d, 1, 2);
     CHECK(df_deliver(&d, 1, GD_DILOCO_MSG_CLAIM_REWARDS, &cl) == GD_DILOCO_ERR_EPOCH);
     cl = df_claim_msg(&d, 1, 1);
     CHECK(df_deliver(&d, 1, GD_DILOCO_MSG_CLAIM_REWARDS, &cl) == 0);
     CHECK(df_balance(&d, 1) == before + s1.amount);
-    CHECK(df_settled(&d, 1, 1, &s1) && s1.claimed);
+    CHECK(df_settled(&d, &s1, 1, 1) && s1.claimed);
     CHECK(df_deliver(&d, 1, GD_DILOCO_MSG_CLAIM_REWARDS, &cl) == GD_DILOCO_ERR_CLAIMED);
     /* An outsider has nothing. */
     cl = df_claim_msg(&d, 9, 1);
@@ -571,7 +571,7 @@ static void test_ranks(void) {
     gd_buf tx = {0};
     gd_tx_outcome out;
     memset(&out, 0, sizeof out);
-    CHECK_OK(fix_msg_tx(&d.f, 9, GD_DILOCO_MSG_JOIN_RUN, &j, &tx));
+    CHECK_OK(fix_msg_tx(&d.f, &tx, 9, GD_DILOCO_MSG_JOIN_RUN, &j));
     fix_block(&d.f, &tx, 1, &out);
     CHECK(out.err.code == 0);
     Cosmos__Base__Abci__V1beta1__TxMsgData *md =
@@ -700,7 +700,7 @@ static void test_genesis(void) {
     app_fixture f;
     fix_init_diloco(&f, NULL);
     char module[GD_ADDRESS_STR_MAX];
-    CHECK_OK(gd_auth_module_address("diloco", module, sizeof module));
+    CHECK_OK(gd_auth_module_address(module, sizeof module, "diloco"));
     json_t *genesis = json_deep_copy(f.genesis);
     fix_free(&f);
     df_knobs k;
@@ -826,7 +826,7 @@ static void test_huge_collateral(void) {
     app_fixture f;
     fix_init_diloco(&f, NULL);
     char module[GD_ADDRESS_STR_MAX];
-    CHECK_OK(gd_auth_module_address("diloco", module, sizeof module));
+    CHECK_OK(gd_auth_module_address(module, sizeof module, "diloco"));
     df_knobs k;
     df_knobs_default(&k);
     k.window = 2;

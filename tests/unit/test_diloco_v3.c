@@ -228,7 +228,7 @@ static void test_state_sample_refusals(void) {
     Gonka__Diloco__V1__MsgReportAvailability m[3];
     for (int i = 0; i < 3; i++) {
         uint32_t chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
-        nc[i] = df_drawn_chunks(&d, from[i], target, chunks);
+        nc[i] = df_drawn_chunks(&d, chunks, from[i], target);
         m[i] = df_report_msg(&d, from[i], target, chunks, nc[i], proofs[i], pf[i], leaves[i],
                              lf[i]);
     }
@@ -358,9 +358,9 @@ static void test_cheater_forfeits_epoch(void) {
     df_until(&d, 121); /* epoch 1 settles */
     df_check_settlement(&d, 1);
     df_settle s;
-    CHECK(df_settled(&d, w, 1, &s) && s.forfeited && s.amount == 0);
+    CHECK(df_settled(&d, &s, w, 1) && s.forfeited && s.amount == 0);
     CHECK(s.tokens > 0 && s.checks > 0); /* what it forfeited */
-    CHECK(df_settled(&d, 1, 1, &s) && !s.forfeited && s.amount > 0);
+    CHECK(df_settled(&d, &s, 1, 1) && !s.forfeited && s.amount > 0);
     /* Nothing to claim. */
     df_until(&d, 146); /* the claim-money stage, before round 2 draws anything */
     Gonka__Diloco__V1__MsgClaimRewards claim = df_claim_msg(&d, w, 1);
@@ -506,7 +506,7 @@ static void test_grinding_withholders_lose(void) {
         if (is_colluder(i, colluders, GRIND_K))
             continue;
         df_settle st = {0};
-        CHECK(df_settled(&d, i, epoch, &st));
+        CHECK(df_settled(&d, &st, i, epoch));
         CHECK(df_slashed(&d, i, NULL, NULL) == 0);
         if ((double)st.amount < honest_net)
             honest_net = (double)st.amount;
@@ -519,7 +519,7 @@ static void test_grinding_withholders_lose(void) {
               (kept ? k.withhold_slash : 0));
         CHECK(count == (kept ? 1u : 0u));
         df_settle st = {0};
-        df_settled(&d, who, epoch, &st);
+        df_settled(&d, &st, who, epoch);
         double net = (double)st.amount - (double)df_slashed(&d, who, NULL, NULL);
         if (kept)
             CHECK(net + gain < honest_net);

@@ -93,7 +93,7 @@ static void perform(df *d, node *nd, int who, const gd_action *a, df_batch *b) {
     case GD_ACT_REPORT: {
         int t = df_index(d, a->target);
         uint32_t chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
-        uint32_t n = df_drawn_chunks(d, who, t, chunks);
+        uint32_t n = df_drawn_chunks(d, chunks, who, t);
         gd_buf proofs[GD_DILOCO_AVAIL_CHUNKS_MAX] = {{0}};
         ProtobufCBinaryData pf[GD_DILOCO_AVAIL_CHUNKS_MAX], lf[GD_DILOCO_AVAIL_CHUNKS_MAX];
         uint8_t leaves[GD_DILOCO_AVAIL_CHUNKS_MAX][32];
@@ -210,7 +210,7 @@ static void test_driver_plays_epoch(void) {
     df_check_settlement(&d, 1);
     for (int who = 1; who <= N; who++) {
         df_settle s;
-        CHECK(df_settled(&d, who, 1, &s) && s.claimed && s.tokens == 2 * DF_TOKENS);
+        CHECK(df_settled(&d, &s, who, 1) && s.claimed && s.tokens == 2 * DF_TOKENS);
         CHECK(nodes[who].claims == 1);
         CHECK(df_slashed(&d, who, NULL, NULL) == 0);
     }

@@ -463,27 +463,27 @@ static void test_peer_client(void) {
     snprintf(url, sizeof url, "http://127.0.0.1:%u/", (unsigned)g_port);
     gd_artifact_req req = {.kind = GD_REQ_PAYLOAD, .run = 1, .round = 0};
     gd_artifact_answer a;
-    CHECK_OK(port.iface->fetch(port.ctx, url, &req, PAYLOAD_SIZE, &a));
+    CHECK_OK(port.iface->fetch(port.ctx, &a, url, &req, PAYLOAD_SIZE));
     CHECK(a.body.len == PAYLOAD_SIZE && memcmp(a.body.data, g_fake.bytes, PAYLOAD_SIZE) == 0);
     gd_artifact_answer_free(&a);
 
     req.first_bytes = 312;
-    CHECK_OK(port.iface->fetch(port.ctx, url, &req, 312, &a));
+    CHECK_OK(port.iface->fetch(port.ctx, &a, url, &req, 312));
     CHECK(a.body.len == 312 && memcmp(a.body.data, g_fake.bytes, 312) == 0);
     gd_artifact_answer_free(&a);
 
     req.first_bytes = 0; /* the whole file is over a cap of 999 */
-    CHECK(port.iface->fetch(port.ctx, url, &req, PAYLOAD_SIZE - 1, &a) == GD_ERR_LIMIT);
+    CHECK(port.iface->fetch(port.ctx, &a, url, &req, PAYLOAD_SIZE - 1) == GD_ERR_LIMIT);
     CHECK(a.body.data == NULL);
 
     req = (gd_artifact_req){.kind = GD_REQ_PAYLOAD_CHUNK, .run = 1, .round = 0, .chunk = 0};
-    CHECK_OK(port.iface->fetch(port.ctx, url, &req, 64, &a));
+    CHECK_OK(port.iface->fetch(port.ctx, &a, url, &req, 64));
     CHECK(a.body.len == 7 && memcmp(a.body.data, "chunk 0", 7) == 0);
     CHECK(a.proof.len == sizeof g_proof && memcmp(a.proof.data, g_proof, sizeof g_proof) == 0);
     gd_artifact_answer_free(&a);
 
     req.kind = GD_REQ_STATE_CHUNK; /* 425: not yet */
-    CHECK(port.iface->fetch(port.ctx, url, &req, 64, &a) == GD_ERR_NOT_FOUND);
+    CHECK(port.iface->fetch(port.ctx, &a, url, &req, 64) == GD_ERR_NOT_FOUND);
     gd_peer_http_close(http);
 }
 

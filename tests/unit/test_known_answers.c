@@ -164,8 +164,8 @@ static void test_initial_params(void) {
     CHECK_OK(gd_global_state_init(&g, n));
     memcpy(g.params, params, n * sizeof(float));
     uint8_t state_hash[32];
-    CHECK_OK(gd_global_state_hash(NULL, gd_trainer_layout(t)->digest, GD_PAYLOAD_CHUNK_ELEMS, &g,
-                                  state_hash));
+    CHECK_OK(gd_global_state_hash(NULL, state_hash, gd_trainer_layout(t)->digest,
+                                  GD_PAYLOAD_CHUNK_ELEMS, &g));
     for (int i = 0; i < 32; i++)
         snprintf(hex + 2 * i, 3, "%02x", state_hash[i]);
     kat_check("tiny_g0_state_hash", hex,

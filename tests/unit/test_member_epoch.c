@@ -121,7 +121,7 @@ static void test_nodes_play_epoch(void) {
     df_check_settlement(&net.d, 1);
     for (int who = 1; who <= NF_NODES; who++) {
         df_settle s;
-        CHECK(df_settled(&net.d, who, 1, &s) && s.claimed && s.amount > 0);
+        CHECK(df_settled(&net.d, &s, who, 1) && s.claimed && s.amount > 0);
         CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
         json_t *st = gd_member_status_json(net.nodes[who]);
         CHECK((uint64_t)json_integer_value(json_object_get(st, "rewards_claimed_ngonka")) ==
@@ -347,7 +347,7 @@ static void test_state_chunks_served(void) {
     gd_artifact_req whole = {.kind = GD_REQ_STATE, .run = 1, .round = 0, .leaf = 0};
     CHECK_OK(gd_member_serve(w, &whole, &a, &status));
     gd_buf file = {0};
-    CHECK_OK(gd_file_read(a.path, SIZE_MAX, &file));
+    CHECK_OK(gd_file_read(&file, a.path, SIZE_MAX));
     char path[GD_ARTIFACT_PATH_MAX];
     snprintf(path, sizeof path, "%s", a.path);
     gd_artifact_answer_free(&a);
@@ -595,11 +595,11 @@ static void test_restart_after_seal_sent(void) {
     bool crashed = false;
     while (!crashed && net.d.f.height < 200) {
         gd_buf before = {0};
-        gd_status read = gd_file_read(path, 4096, &before);
+        gd_status read = gd_file_read(&before, path, 4096);
         CHECK(read == GD_OK || read == GD_ERR_NOT_FOUND); /* absent before the join */
         nf_block(&net);
         gd_buf after = {0};
-        read = gd_file_read(path, 4096, &after);
+        read = gd_file_read(&after, path, 4096);
         CHECK(read == GD_OK || read == GD_ERR_NOT_FOUND);
         static const char sealed_round_1[] = "\"sealed_upto\":\"2\"";
         if (after.len > 0 &&
@@ -643,9 +643,9 @@ static void test_wrong_g_is_synchronised(void) {
     gd_artifact_store st;
     CHECK_OK(gd_artifact_store_open(&st, net.dirs[2]));
     char path[GD_ARTIFACT_PATH_MAX];
-    CHECK_OK(gd_artifact_path(&st, GD_ARTIFACT_GLOBAL, 1, 2, 0, path, sizeof path));
+    CHECK_OK(gd_artifact_path(&st, path, sizeof path, GD_ARTIFACT_GLOBAL, 1, 2, 0));
     gd_buf g = {0};
-    CHECK_OK(gd_file_read(path, (size_t)1 << 30, &g));
+    CHECK_OK(gd_file_read(&g, path, (size_t)1 << 30));
     g.data[GD_GLOBAL_DESC_BYTES + 1000] ^= 0x10;
     gd_bytes_part part = {g.data, g.len};
     CHECK_OK(gd_file_write_atomic(path, &part, 1, 0600));
@@ -657,7 +657,7 @@ static void test_wrong_g_is_synchronised(void) {
     CHECK(df_has_str(q->round->aggregation_set, q->round->n_aggregation_set, net.d.f.addr[2]));
     /* What it stores now is the agreed G_2. */
     gd_buf fixed = {0};
-    CHECK_OK(gd_file_read(path, (size_t)1 << 30, &fixed));
+    CHECK_OK(gd_file_read(&fixed, path, (size_t)1 << 30));
     g.data[GD_GLOBAL_DESC_BYTES + 1000] ^= 0x10;
     CHECK(fixed.len == g.len && memcmp(fixed.data, g.data, g.len) == 0);
     gd_buf_free(&fixed);

@@ -52,10 +52,10 @@ static df_qround *round_2_done_with(nf_net *net, int who) {
 }
 
 /* The bytes node `who` stores for an artifact, or false. */
-static bool stored(nf_net *net, int who, gd_artifact_kind kind, uint64_t round, gd_buf *out) {
+static bool stored(nf_net *net, gd_buf *out, int who, gd_artifact_kind kind, uint64_t round) {
     gd_artifact_store st;
     CHECK_OK(gd_artifact_store_open(&st, net->dirs[who]));
-    gd_status s = gd_artifact_get(&st, kind, 1, round, 0, (size_t)1 << 30, out);
+    gd_status s = gd_artifact_get(&st, out, kind, 1, round, 0, (size_t)1 << 30);
     return s == GD_OK;
 }
 
@@ -63,8 +63,8 @@ static bool stored(nf_net *net, int who, gd_artifact_kind kind, uint64_t round, 
  * without overlap), read from what it stores. */
 static bool starts_from_global(nf_net *net, int who, uint64_t r) {
     gd_buf t = {0}, g = {0};
-    CHECK(stored(net, who, GD_ARTIFACT_TRANSCRIPT, r, &t));
-    CHECK(stored(net, who, GD_ARTIFACT_GLOBAL, r, &g));
+    CHECK(stored(net, &t, who, GD_ARTIFACT_TRANSCRIPT, r));
+    CHECK(stored(net, &g, who, GD_ARTIFACT_GLOBAL, r));
     gd_worker_desc leaf0;
     gd_global_desc gd;
     CHECK_OK(gd_worker_desc_decode(&leaf0, t.data, GD_WORKER_DESC_BYTES));
@@ -80,7 +80,7 @@ static int trained_ahead(nf_net *net, uint64_t r) {
     int have = 0;
     for (int who = 1; who <= WORKERS; who++) {
         gd_buf p = {0};
-        have += stored(net, who, GD_ARTIFACT_PAYLOAD, r, &p);
+        have += stored(net, &p, who, GD_ARTIFACT_PAYLOAD, r);
         gd_buf_free(&p);
     }
     return have;
@@ -198,7 +198,7 @@ static void test_restart_while_training_ahead(void) {
     nf_setup(&net, &k, NF_NODES, nf_roles);
     nf_until(&net, nf_until_round_windows(&net, 1).verify_start);
     gd_buf p = {0};
-    bool had = stored(&net, 2, GD_ARTIFACT_PAYLOAD, 2, &p);
+    bool had = stored(&net, &p, 2, GD_ARTIFACT_PAYLOAD, 2);
     gd_buf_free(&p);
     fprintf(stderr, "  round 2 trained ahead by verify start: %s\n", had ? "yes" : "no");
     /* As a crash before the journal: round 2's files and journal entry go. */
@@ -209,7 +209,7 @@ static void test_restart_while_training_ahead(void) {
     j.ahead = false;
     CHECK_OK(gd_journal_save(&st, &j));
     char path[GD_ARTIFACT_PATH_MAX];
-    CHECK_OK(gd_artifact_path(&st, GD_ARTIFACT_PAYLOAD, 1, 2, 0, path, sizeof path));
+    CHECK_OK(gd_artifact_path(&st, path, sizeof path, GD_ARTIFACT_PAYLOAD, 1, 2, 0));
     remove(path);
     nf_restart(&net, 2);
     df_qround *q = round_2_done_with(&net, 2);
@@ -313,11 +313,11 @@ static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn wit
 
 /* A start moved off S_r, from its first overlapped round (round 0 starts
  * from G_0 and is honest). */
-static gd_status shifted_when_overlapped(gd_engine *e, uint64_t round, const gd_global_state *g,
-                                         bool fresh, gd_worker_state *w, gd_trained_round *out) {
+static gd_status shifted_when_overlapped(gd_engine *e, gd_trained_round *out, uint64_t round,
+                                         const gd_global_state *g, bool fresh, gd_worker_state *w) {
     if (fresh)
-        return gd_engine_train(e, round, g, fresh, w, out);
-    return gd_adv_shifted_start_train(e, round, g, fresh, w, out);
+        return gd_engine_train(e, out, round, g, fresh, w);
+    return gd_adv_shifted_start_train(e, out, round, g, fresh, w);
 }
 
 static void test_shifted_start_is_caught(void) {

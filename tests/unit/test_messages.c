@@ -15,7 +15,7 @@
 #include "tests/support/testkit.h"
 
 /* pack -> unpack -> pack gives identical bytes; returns the first packing. */
-static size_t gd_roundtrip(const ProtobufCMessage *m, uint8_t *out, size_t cap) {
+static size_t gd_roundtrip(uint8_t *out, size_t cap, const ProtobufCMessage *m) {
     size_t n = protobuf_c_message_get_packed_size(m);
     CHECK(n <= cap);
     protobuf_c_message_pack(m, out);
@@ -41,21 +41,21 @@ static void test_tx_messages(void) {
     coin.denom = "ngonka";
     coin.amount = "123";
     Cosmos__Base__V1beta1__Coin *coins[1] = {&coin};
-    gd_roundtrip(&coin.base, buf, sizeof buf);
+    gd_roundtrip(buf, sizeof buf, &coin.base);
 
     Cosmos__Bank__V1beta1__MsgSend send = COSMOS__BANK__V1BETA1__MSG_SEND__INIT;
     send.from_address = "gonka1a";
     send.to_address = "gonka1b";
     send.n_amount = 1;
     send.amount = coins;
-    size_t send_len = gd_roundtrip(&send.base, buf, sizeof buf);
+    size_t send_len = gd_roundtrip(buf, sizeof buf, &send.base);
     uint8_t send_bytes[256];
     memcpy(send_bytes, buf, send_len);
 
     Cosmos__Crypto__Secp256k1__PubKey pk = COSMOS__CRYPTO__SECP256K1__PUB_KEY__INIT;
     pk.key.data = (uint8_t *)gd_pk;
     pk.key.len = 33;
-    size_t pk_len = gd_roundtrip(&pk.base, buf, sizeof buf);
+    size_t pk_len = gd_roundtrip(buf, sizeof buf, &pk.base);
     uint8_t pk_bytes[64];
     memcpy(pk_bytes, buf, pk_len);
 
@@ -64,7 +64,7 @@ static void test_tx_messages(void) {
     msg_any.value.data = send_bytes;
     msg_any.value.len = send_len;
     Google__Protobuf__Any *msgs[1] = {&msg_any};
-    gd_roundtrip(&msg_any.base, buf, sizeof buf);
+    gd_roundtrip(buf, sizeof buf, &msg_any.base);
 
     Google__Protobuf__Timestamp ts = GOOGLE__PROTOBUF__TIMESTAMP__INIT;
     ts.seconds = 1764400000;
@@ -80,7 +80,7 @@ static void test_tx_messages(void) {
     body.extension_options = msgs;
     body.n_non_critical_extension_options = 1;
     body.non_critical_extension_options = msgs;
-    size_t body_len = gd_roundtrip(&body.base, buf, sizeof buf);
+    size_t body_len = gd_roundtrip(buf, sizeof buf, &body.base);
     uint8_t body_bytes[1024];
     memcpy(body_bytes, buf, body_len);
 
@@ -93,7 +93,7 @@ static void test_tx_messages(void) {
     Cosmos__Tx__V1beta1__ModeInfo mode = COSMOS__TX__V1BETA1__MODE_INFO__INIT;
     mode.sum_case = COSMOS__TX__V1BETA1__MODE_INFO__SUM_SINGLE;
     mode.single = &single;
-    gd_roundtrip(&mode.base, buf, sizeof buf);
+    gd_roundtrip(buf, sizeof buf, &mode.base);
     Cosmos__Crypto__Multisig__V1beta1__CompactBitArray bits =
         COSMOS__CRYPTO__MULTISIG__V1BETA1__COMPACT_BIT_ARRAY__INIT;
     bits.extra_bits_stored = 3;
@@ -107,21 +107,21 @@ static void test_tx_messages(void) {
     Cosmos__Tx__V1beta1__ModeInfo mmode = COSMOS__TX__V1BETA1__MODE_INFO__INIT;
     mmode.sum_case = COSMOS__TX__V1BETA1__MODE_INFO__SUM_MULTI;
     mmode.multi = &multi;
-    gd_roundtrip(&mmode.base, buf, sizeof buf);
+    gd_roundtrip(buf, sizeof buf, &mmode.base);
 
     Cosmos__Tx__V1beta1__SignerInfo signer = COSMOS__TX__V1BETA1__SIGNER_INFO__INIT;
     signer.public_key = &pk_any;
     signer.mode_info = &mode;
     signer.sequence = 12;
     Cosmos__Tx__V1beta1__SignerInfo *signers[1] = {&signer};
-    gd_roundtrip(&signer.base, buf, sizeof buf);
+    gd_roundtrip(buf, sizeof buf, &signer.base);
     Cosmos__Tx__V1beta1__Fee fee = COSMOS__TX__V1BETA1__FEE__INIT;
     fee.n_amount = 1;
     fee.amount = coins;
     fee.gas_limit = 200000;
     fee.payer = "gonka1p";
     fee.granter = "gonka1g";
-    gd_roundtrip(&fee.base, buf, sizeof buf);
+    gd_roundtrip(buf, sizeof buf, &fee.base);
     Cosmos__Tx__V1beta1__Tip tip = COSMOS__TX__V1BETA1__TIP__INIT;
     tip.n_amount = 1;
     tip.amount = coins;
@@ -131,7 +131,7 @@ static void test_tx_messages(void) {
     auth.signer_infos = signers;
     auth.fee = &fee;
     auth.tip = &tip;
-    size_t auth_len = gd_roundtrip(&auth.base, buf, sizeof buf);
+    size_t auth_len = gd_roundtrip(buf, sizeof buf, &auth.base);
     uint8_t auth_bytes[1024];
     memcpy(auth_bytes, buf, auth_len);
 
@@ -142,20 +142,20 @@ static void test_tx_messages(void) {
     doc.auth_info_bytes.len = auth_len;
     doc.chain_id = "gonka-mainnet";
     doc.account_number = 77;
-    gd_roundtrip(&doc.base, buf, sizeof buf);
+    gd_roundtrip(buf, sizeof buf, &doc.base);
     ProtobufCBinaryData sig = {64, (uint8_t *)"0123456789012345678901234567890123456789012345678901234567890123"};
     Cosmos__Tx__V1beta1__TxRaw raw = COSMOS__TX__V1BETA1__TX_RAW__INIT;
     raw.body_bytes = doc.body_bytes;
     raw.auth_info_bytes = doc.auth_info_bytes;
     raw.n_signatures = 1;
     raw.signatures = &sig;
-    gd_roundtrip(&raw.base, buf, sizeof buf);
+    gd_roundtrip(buf, sizeof buf, &raw.base);
     Cosmos__Tx__V1beta1__Tx tx = COSMOS__TX__V1BETA1__TX__INIT;
     tx.body = &body;
     tx.auth_info = &auth;
     tx.n_signatures = 1;
     tx.signatures = &sig;
-    gd_roundtrip(&tx.base, buf, sizeof buf);
+    gd_roundtrip(buf, sizeof buf, &tx.base);
 }
 
 static void test_query_messages(void) {
@@ -178,16 +178,16 @@ static void test_query_messages(void) {
     Cosmos__Auth__V1beta1__QueryAccountInfoResponse ai =
         COSMOS__AUTH__V1BETA1__QUERY_ACCOUNT_INFO_RESPONSE__INIT;
     ai.info = &acc;
-    n = gd_roundtrip(&ai.base, buf, sizeof buf);
+    n = gd_roundtrip(buf, sizeof buf, &ai.base);
     gd_account_info info;
-    CHECK_OK(gd_decode_account_info(buf, n, &info));
+    CHECK_OK(gd_decode_account_info(&info, buf, n));
     CHECK_STR_EQ(info.address, acc.address);
     CHECK(info.account_number == acc.account_number && info.sequence == acc.sequence);
     CHECK(info.has_pubkey && memcmp(info.pubkey, gd_pk, 33) == 0);
     Cosmos__Auth__V1beta1__QueryAccountInfoRequest air =
         COSMOS__AUTH__V1BETA1__QUERY_ACCOUNT_INFO_REQUEST__INIT;
     air.address = acc.address;
-    gd_roundtrip(&air.base, buf, sizeof buf);
+    gd_roundtrip(buf, sizeof buf, &air.base);
     Google__Protobuf__Any acc_any = GOOGLE__PROTOBUF__ANY__INIT;
     acc_any.type_url = "/cosmos.auth.v1beta1.BaseAccount";
     acc_any.value.data = buf;
@@ -195,21 +195,21 @@ static void test_query_messages(void) {
     Cosmos__Auth__V1beta1__QueryAccountResponse ar = COSMOS__AUTH__V1BETA1__QUERY_ACCOUNT_RESPONSE__INIT;
     ar.account = &acc_any;
     uint8_t buf2[4096];
-    gd_roundtrip(&ar.base, buf2, sizeof buf2);
+    gd_roundtrip(buf2, sizeof buf2, &ar.base);
 
     /* Balance request and answer. */
     Cosmos__Bank__V1beta1__QueryBalanceRequest br = COSMOS__BANK__V1BETA1__QUERY_BALANCE_REQUEST__INIT;
     br.address = acc.address;
     br.denom = "ngonka";
-    gd_roundtrip(&br.base, buf, sizeof buf);
+    gd_roundtrip(buf, sizeof buf, &br.base);
     Cosmos__Base__V1beta1__Coin coin = COSMOS__BASE__V1BETA1__COIN__INIT;
     coin.denom = "ngonka";
     coin.amount = "115792089237316195423570985008687907853269984665640564039457584007913129639935";
     Cosmos__Bank__V1beta1__QueryBalanceResponse bal = COSMOS__BANK__V1BETA1__QUERY_BALANCE_RESPONSE__INIT;
     bal.balance = &coin;
-    n = gd_roundtrip(&bal.base, buf, sizeof buf);
+    n = gd_roundtrip(buf, sizeof buf, &bal.base);
     gd_coin c;
-    CHECK_OK(gd_decode_balance(buf, n, &c));
+    CHECK_OK(gd_decode_balance(&c, buf, n));
     CHECK_STR_EQ(c.amount, coin.amount); /* 2^256 - 1, the largest amount */
 
     /* EpochInfo: all eleven epoch parameters and the epoch. */
@@ -242,9 +242,9 @@ static void test_query_messages(void) {
     ei.block_height = 640000;
     ei.params = &params;
     ei.latest_epoch = &epoch;
-    n = gd_roundtrip(&ei.base, buf, sizeof buf);
+    n = gd_roundtrip(buf, sizeof buf, &ei.base);
     gd_epoch_info e;
-    CHECK_OK(gd_decode_epoch_info(buf, n, &e));
+    CHECK_OK(gd_decode_epoch_info(&e, buf, n));
     CHECK(e.block_height == 640000 && e.epoch.index == 42 &&
           e.epoch.poc_start_block_height == 630000);
     const gd_epoch_params *p = &e.params;
@@ -254,7 +254,7 @@ static void test_query_messages(void) {
           p->poc_validation_duration == 480 && p->set_new_validators_delay == 120 &&
           p->inference_validation_cutoff == 2 && p->inference_pruning_epoch_threshold == 3);
     Inference__Inference__QueryEpochInfoRequest eir = INFERENCE__INFERENCE__QUERY_EPOCH_INFO_REQUEST__INIT;
-    CHECK(gd_roundtrip(&eir.base, buf, sizeof buf) == 0);
+    CHECK(gd_roundtrip(buf, sizeof buf, &eir.base) == 0);
 
     /* Simulate. */
     Cosmos__Base__Abci__V1beta1__GasInfo gas = COSMOS__BASE__ABCI__V1BETA1__GAS_INFO__INIT;
@@ -262,14 +262,14 @@ static void test_query_messages(void) {
     gas.gas_used = 123456;
     Cosmos__Tx__V1beta1__SimulateResponse sim = COSMOS__TX__V1BETA1__SIMULATE_RESPONSE__INIT;
     sim.gas_info = &gas;
-    n = gd_roundtrip(&sim.base, buf, sizeof buf);
+    n = gd_roundtrip(buf, sizeof buf, &sim.base);
     uint64_t used;
     CHECK_OK(gd_decode_simulate(buf, n, &used));
     CHECK(used == 123456);
     Cosmos__Tx__V1beta1__SimulateRequest sreq = COSMOS__TX__V1BETA1__SIMULATE_REQUEST__INIT;
     sreq.tx_bytes.data = (uint8_t *)"\x0a\x00";
     sreq.tx_bytes.len = 2;
-    gd_roundtrip(&sreq.base, buf, sizeof buf);
+    gd_roundtrip(buf, sizeof buf, &sreq.base);
 }
 
 static void test_decoder_refusals(void) {
@@ -279,16 +279,16 @@ static void test_decoder_refusals(void) {
     uint64_t gas;
     /* Not protobuf at all. */
     const uint8_t junk[] = {0xff, 0xff, 0xff};
-    CHECK_STATUS(gd_decode_account_info(junk, sizeof junk, &info), GD_ERR_PARSE);
-    CHECK_STATUS(gd_decode_balance(junk, sizeof junk, &c), GD_ERR_PARSE);
-    CHECK_STATUS(gd_decode_epoch_info(junk, sizeof junk, &e), GD_ERR_PARSE);
+    CHECK_STATUS(gd_decode_account_info(&info, junk, sizeof junk), GD_ERR_PARSE);
+    CHECK_STATUS(gd_decode_balance(&c, junk, sizeof junk), GD_ERR_PARSE);
+    CHECK_STATUS(gd_decode_epoch_info(&e, junk, sizeof junk), GD_ERR_PARSE);
     CHECK_STATUS(gd_decode_simulate(junk, sizeof junk, &gas), GD_ERR_PARSE);
     /* Valid protobuf, missing what matters. */
-    CHECK_STATUS(gd_decode_account_info(NULL, 0, &info), GD_ERR_PARSE);
-    CHECK_STATUS(gd_decode_epoch_info(NULL, 0, &e), GD_ERR_PARSE);
+    CHECK_STATUS(gd_decode_account_info(&info, NULL, 0), GD_ERR_PARSE);
+    CHECK_STATUS(gd_decode_epoch_info(&e, NULL, 0), GD_ERR_PARSE);
     CHECK_STATUS(gd_decode_simulate(NULL, 0, &gas), GD_ERR_PARSE);
     /* An empty balance answer means zero. */
-    CHECK_OK(gd_decode_balance(NULL, 0, &c));
+    CHECK_OK(gd_decode_balance(&c, NULL, 0));
     CHECK_STR_EQ(c.amount, "0");
     /* A balance amount that is not a number is refused. */
     uint8_t bad[32];
@@ -303,7 +303,7 @@ static void test_decoder_refusals(void) {
     bad[k++] = 2;
     bad[k++] = '1';
     bad[k++] = 'x';
-    CHECK_STATUS(gd_decode_balance(bad, k, &c), GD_ERR_PARSE);
+    CHECK_STATUS(gd_decode_balance(&c, bad, k), GD_ERR_PARSE);
 }
 
 int main(void) {

@@ -167,9 +167,9 @@ static void test_empty_and_limits(void) {
     gd_h root, leaf = {1};
     CHECK_STATUS(gd_mmr_root(&mmr, root), GD_ERR_INVALID);
     gd_mmr_proof proof;
-    CHECK_STATUS(gd_mmr_prove(&mmr, 0, &proof), GD_ERR_INVALID);
+    CHECK_STATUS(gd_mmr_prove(&mmr, &proof, 0), GD_ERR_INVALID);
     CHECK_OK(gd_mmr_append(&mmr, leaf));
-    CHECK_STATUS(gd_mmr_prove(&mmr, 1, &proof), GD_ERR_INVALID);
+    CHECK_STATUS(gd_mmr_prove(&mmr, &proof, 1), GD_ERR_INVALID);
     gd_mmr_free(&mmr);
     gd_mmr_free(&mmr); /* freeing twice is harmless */
 
@@ -216,7 +216,7 @@ static void test_prove_verify(void) {
         CHECK_OK(gd_mmr_root(&mmr, root));
         for (uint32_t i = 0; i < n; i++) {
             gd_mmr_proof proof, bad;
-            CHECK_OK(gd_mmr_prove(&mmr, i, &proof));
+            CHECK_OK(gd_mmr_prove(&mmr, &proof, i));
             CHECK(proof.leaf_index == i && proof.leaf_count == n);
             CHECK(proof.n_hashes == expected_proof_len(n, i));
             CHECK(gd_mmr_verify(root, &proof, leaves[i]));
@@ -302,7 +302,7 @@ static void test_count_not_in_root(void) {
     build(&mmr, 5, leaves);
     CHECK_OK(gd_mmr_root(&mmr, root));
     gd_mmr_proof proof;
-    CHECK_OK(gd_mmr_prove(&mmr, 0, &proof));
+    CHECK_OK(gd_mmr_prove(&mmr, &proof, 0));
     proof.leaf_count = 6;
     CHECK(gd_mmr_verify(root, &proof, leaves[0]));
     gd_mmr_free(&mmr);
@@ -314,7 +314,7 @@ static void test_proof_wire(void) {
     build(&mmr, 37, leaves);
     for (uint32_t i = 0; i < 37; i += 5) {
         gd_mmr_proof proof, back;
-        CHECK_OK(gd_mmr_prove(&mmr, i, &proof));
+        CHECK_OK(gd_mmr_prove(&mmr, &proof, i));
         gd_buf buf = {0};
         CHECK_OK(gd_mmr_proof_encode(&proof, &buf));
         CHECK(buf.len == 12 + 32 * (size_t)proof.n_hashes);

@@ -29,7 +29,7 @@ static bool has_attr(const gd_events *ev, const char *type, const char *key, con
     return false;
 }
 
-static void run_one(app_fixture *f, const gd_buf *tx, gd_tx_outcome *out) {
+static void run_one(app_fixture *f, gd_tx_outcome *out, const gd_buf *tx) {
     fix_block(f, tx, 1, out);
 }
 
@@ -41,7 +41,7 @@ static void test_genesis(void) {
     CHECK(fix_sequence(&f, 0) == 0);
     /* The fee collector exists as a module account: Account answers an Any. */
     char collector[GD_ADDRESS_STR_MAX];
-    CHECK_OK(gd_auth_module_address("fee_collector", collector, sizeof collector));
+    CHECK_OK(gd_auth_module_address(collector, sizeof collector, "fee_collector"));
     Cosmos__Auth__V1beta1__QueryAccountRequest req = COSMOS__AUTH__V1BETA1__QUERY_ACCOUNT_REQUEST__INIT;
     req.address = collector;
     uint8_t buf[128];
@@ -61,7 +61,7 @@ static void test_genesis(void) {
     /* EpochInfo answers with the localnet parameters. */
     gd_epoch_info info;
     CHECK_OK(gd_app_query(f.app, "/inference.inference.Query/EpochInfo", NULL, 0, &resp, &err));
-    CHECK_OK(gd_decode_epoch_info(resp.data, resp.len, &info));
+    CHECK_OK(gd_decode_epoch_info(&info, resp.data, resp.len));
     CHECK(info.params.epoch_length == 100 && info.epoch.index == 0 && info.block_height == 0);
     gd_buf_free(&resp);
     fix_free(&f);
@@ -72,8 +72,8 @@ static void test_send(void) {
     fix_init(&f, NULL);
     gd_buf tx = {0};
     gd_tx_outcome out;
-    CHECK_OK(fix_send_tx(&f, 0, f.addr[1], "500ngonka", NULL, 200000, 0, NULL, &tx));
-    run_one(&f, &tx, &out);
+    CHECK_OK(fix_send_tx(&f, &tx, 0, f.addr[1], "500ngonka", NULL, 200000, 0, NULL));
+    run_one(&f, &out, &tx);
     CHECK(out.err.code == 0);
     CHECK(out.gas_used > 0 && out.gas_used < out.gas_wanted && out.gas_wanted == 200000);
     CHECK_STR_EQ(fix_balance(&f, f.addr[0]), "999500");
@@ -98,8 +98,8 @@ static void test_send(void) {
 
     /* To a fresh address: the account is created and funded. */
     const char *fresh = "gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc";
-    CHECK_OK(fix_send_tx(&f, 0, fresh, "7ngonka", NULL, 200000, 1, NULL, &tx));
-    run_one(&f, &tx, &out);
+    CHECK_OK(fix_send_tx(&f, &tx, 0, fresh, "7ngonka", NULL, 200000, 1, NULL));
+    run_one(&f, &out, &tx);
     CHECK(out.err.code == 0);
     CHECK_STR_EQ(fix_balance(&f, fresh), "7");
     gd_tx_outcome_free(&out);
@@ -114,8 +114,8 @@ static void test_failures_in_block(void) {
     gd_tx_outcome out;
     /* More than the balance: code 5 in the block, yet the sequence moves
      * (the ante's state stands when a message fails, as in the SDK). */
-    CHECK_OK(fix_send_tx(&f, 0, f.addr[1], "2000000ngonka", NULL, 200000, 0, NULL, &tx));
-    run_one(&f, &tx, &out);
+    CHECK_OK(fix_send_tx(&f, &tx, 0, f.addr[1], "2000000ngonka", NULL, 200000, 0, NULL));
+    run_one(&f, &out, &tx);
     CHECK(out.err.code == 5 && strcmp(out.err.codespace, "sdk") == 0);
     CHECK(strstr(out.err.log, "insufficient funds") && strstr(out.err.log, "message index: 0"));
     CHECK_STR_EQ(fix_balance(&f, f.addr[0]), "1000000");
@@ -123,7 +123,7 @@ static void test_failures_in_block(void) {
     CHECK(out.data.len == 0);
     gd_tx_outcome_free(&out);
     /* Replaying the same bytes: code 32 with the SDK's message. */
-    run_one(&f, &tx, &out);
+    run_one(&f, &out, &tx);
     CHECK(out.err.code == 32);
     CHECK_STR_EQ(out.err.log, "account sequence mismatch, expected 1, got 0: incorrect account "
                               "sequence");
@@ -132,9 +132,9 @@ static void test_failures_in_block(void) {
     gd_buf_free(&tx);
     /* A module account cannot receive through MsgSend. */
     char collector[GD_ADDRESS_STR_MAX];
-    CHECK_OK(gd_auth_module_address("fee_collector", collector, sizeof collector));
-    CHECK_OK(fix_send_tx(&f, 0, collector, "1ngonka", NULL, 200000, 1, NULL, &tx));
-    run_one(&f, &tx, &out);
+    CHECK_OK(gd_auth_module_address(collector, sizeof collector, "fee_collector"));
+    CHECK_OK(fix_send_tx(&f, &tx, 0, collector, "1ngonka", NULL, 200000, 1, NULL));
+    run_one(&f, &out, &tx);
     CHECK(out.err.code == 4 && strstr(out.err.log, "not allowed to receive funds"));
     gd_tx_outcome_free(&out);
     gd_buf_free(&tx);
@@ -160,15 +160,15 @@ static void test_ante_refusals(void) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         gd_buf tx = {0};
         gd_tx_outcome out;
-        gd_status s = fix_send_tx(&f, cases[i].from, f.addr[2], "1ngonka", NULL, cases[i].gas,
-                                  cases[i].seq, cases[i].chain, &tx);
+        gd_status s = fix_send_tx(&f, &tx, cases[i].from, f.addr[2], "1ngonka", NULL,
+                                  cases[i].gas, cases[i].seq, cases[i].chain);
         if (cases[i].gas == 0) {
             /* The builder refuses zero gas; craft it from a valid tx instead. */
             CHECK_STATUS(s, GD_ERR_INVALID);
             continue;
         }
         CHECK_OK(s);
-        CHECK_OK(gd_app_check_tx(f.app, tx.data, tx.len, &out));
+        CHECK_OK(gd_app_check_tx(f.app, &out, tx.data, tx.len));
         if (out.err.code != cases[i].code)
             fprintf(stderr, "%s: code %u: %s\n", cases[i].name, out.err.code, out.err.log);
         CHECK(out.err.code == cases[i].code);
@@ -179,15 +179,15 @@ static void test_ante_refusals(void) {
      * the same as a wrong signature for the chain's number. */
     gd_buf tx = {0};
     gd_tx_outcome out;
-    CHECK_OK(fix_send_tx(&f, 0, f.addr[1], "1ngonka", NULL, 200000, 0, NULL, &tx));
+    CHECK_OK(fix_send_tx(&f, &tx, 0, f.addr[1], "1ngonka", NULL, 200000, 0, NULL));
     tx.data[tx.len - 1] ^= 1; /* corrupt the signature */
-    CHECK_OK(gd_app_check_tx(f.app, tx.data, tx.len, &out));
+    CHECK_OK(gd_app_check_tx(f.app, &out, tx.data, tx.len));
     CHECK(out.err.code == 4 && strstr(out.err.log, "signature verification failed"));
     gd_tx_outcome_free(&out);
     gd_buf_free(&tx);
     /* Garbage and an unknown message type: code 2. */
     const uint8_t junk[] = {0x0a, 0x03, 0x01, 0x02};
-    CHECK_OK(gd_app_check_tx(f.app, junk, sizeof junk, &out));
+    CHECK_OK(gd_app_check_tx(f.app, &out, junk, sizeof junk));
     CHECK(out.err.code == 2);
     gd_tx_outcome_free(&out);
     gd_any odd = {0};
@@ -195,7 +195,7 @@ static void test_ante_refusals(void) {
     gd_tx_request req = {.msgs = &odd, .n_msgs = 1, .gas_limit = 200000, .chain_id = FIX_CHAIN};
     gd_signed_tx st = {0};
     CHECK_OK(gd_tx_sign(&st, &f.keys[0], &req));
-    CHECK_OK(gd_app_check_tx(f.app, st.raw.data, st.raw.len, &out));
+    CHECK_OK(gd_app_check_tx(f.app, &out, st.raw.data, st.raw.len));
     CHECK(out.err.code == 2 && strstr(out.err.log, "unable to resolve type URL"));
     gd_tx_outcome_free(&out);
     gd_signed_tx_free(&st);
@@ -209,7 +209,7 @@ static void test_ante_refusals(void) {
     req = (gd_tx_request){.msgs = &msg, .n_msgs = 1, .gas_limit = 200000, .chain_id = FIX_CHAIN,
                           .memo = memo};
     CHECK_OK(gd_tx_sign(&st, &f.keys[0], &req));
-    CHECK_OK(gd_app_check_tx(f.app, st.raw.data, st.raw.len, &out));
+    CHECK_OK(gd_app_check_tx(f.app, &out, st.raw.data, st.raw.len));
     CHECK(out.err.code == 12);
     gd_tx_outcome_free(&out);
     gd_signed_tx_free(&st);
@@ -225,7 +225,7 @@ static void test_ante_refusals(void) {
     CHECK(q != NULL);
     if (q != NULL)
         memcpy(q, "\xff\xfe\xc0\x80", 4);
-    CHECK_OK(gd_app_check_tx(f.app, st.raw.data, st.raw.len, &out));
+    CHECK_OK(gd_app_check_tx(f.app, &out, st.raw.data, st.raw.len));
     CHECK(out.err.code == 2 && strstr(out.err.log, "TxBody.memo is not valid UTF-8"));
     gd_tx_outcome_free(&out);
     /* The same bytes put straight into a block (a proposer that skips
@@ -244,7 +244,7 @@ static void test_ante_refusals(void) {
     req.memo = NULL;
     req.timeout_height = 1;
     CHECK_OK(gd_tx_sign(&st, &f.keys[0], &req));
-    CHECK_OK(gd_app_check_tx(f.app, st.raw.data, st.raw.len, &out));
+    CHECK_OK(gd_app_check_tx(f.app, &out, st.raw.data, st.raw.len));
     CHECK(out.err.code == 30);
     gd_tx_outcome_free(&out);
     gd_signed_tx_free(&st);
@@ -259,7 +259,7 @@ static void test_ante_refusals(void) {
     CHECK_OK(gd_msg_send(&msg, saddr, f.addr[0], &c, 1));
     req = (gd_tx_request){.msgs = &msg, .n_msgs = 1, .gas_limit = 200000, .chain_id = FIX_CHAIN};
     CHECK_OK(gd_tx_sign(&st, &stranger, &req));
-    CHECK_OK(gd_app_check_tx(f.app, st.raw.data, st.raw.len, &out));
+    CHECK_OK(gd_app_check_tx(f.app, &out, st.raw.data, st.raw.len));
     CHECK(out.err.code == 9);
     gd_tx_outcome_free(&out);
     gd_signed_tx_free(&st);
@@ -269,7 +269,7 @@ static void test_ante_refusals(void) {
     CHECK_OK(gd_msg_send(&msg, f.addr[1], f.addr[0], &c, 1));
     req = (gd_tx_request){.msgs = &msg, .n_msgs = 1, .gas_limit = 200000, .chain_id = FIX_CHAIN};
     CHECK_OK(gd_tx_sign(&st, &f.keys[0], &req));
-    CHECK_OK(gd_app_check_tx(f.app, st.raw.data, st.raw.len, &out));
+    CHECK_OK(gd_app_check_tx(f.app, &out, st.raw.data, st.raw.len));
     CHECK(out.err.code == 8);
     gd_tx_outcome_free(&out);
     gd_signed_tx_free(&st);
@@ -284,16 +284,16 @@ static void test_check_state(void) {
     fix_init(&f, NULL);
     gd_buf t0 = {0}, t1 = {0}, t0b = {0};
     gd_tx_outcome o;
-    CHECK_OK(fix_send_tx(&f, 0, f.addr[1], "1ngonka", NULL, 200000, 0, NULL, &t0));
-    CHECK_OK(fix_send_tx(&f, 0, f.addr[1], "2ngonka", NULL, 200000, 1, NULL, &t1));
-    CHECK_OK(fix_send_tx(&f, 0, f.addr[1], "3ngonka", NULL, 200000, 0, NULL, &t0b));
-    CHECK_OK(gd_app_check_tx(f.app, t0.data, t0.len, &o));
+    CHECK_OK(fix_send_tx(&f, &t0, 0, f.addr[1], "1ngonka", NULL, 200000, 0, NULL));
+    CHECK_OK(fix_send_tx(&f, &t1, 0, f.addr[1], "2ngonka", NULL, 200000, 1, NULL));
+    CHECK_OK(fix_send_tx(&f, &t0b, 0, f.addr[1], "3ngonka", NULL, 200000, 0, NULL));
+    CHECK_OK(gd_app_check_tx(f.app, &o, t0.data, t0.len));
     CHECK(o.err.code == 0);
     gd_tx_outcome_free(&o);
-    CHECK_OK(gd_app_check_tx(f.app, t1.data, t1.len, &o));
+    CHECK_OK(gd_app_check_tx(f.app, &o, t1.data, t1.len));
     CHECK(o.err.code == 0);
     gd_tx_outcome_free(&o);
-    CHECK_OK(gd_app_check_tx(f.app, t0b.data, t0b.len, &o));
+    CHECK_OK(gd_app_check_tx(f.app, &o, t0b.data, t0b.len));
     CHECK(o.err.code == 32);
     gd_tx_outcome_free(&o);
     gd_buf txs[2] = {t0, t1};
@@ -303,7 +303,7 @@ static void test_check_state(void) {
     CHECK_STR_EQ(fix_balance(&f, f.addr[1]), "1000003");
     gd_tx_outcome_free(&outs[0]);
     gd_tx_outcome_free(&outs[1]);
-    CHECK_OK(gd_app_check_tx(f.app, t1.data, t1.len, &o));
+    CHECK_OK(gd_app_check_tx(f.app, &o, t1.data, t1.len));
     CHECK(o.err.code == 32); /* committed already */
     gd_tx_outcome_free(&o);
     gd_buf_free(&t0);
@@ -318,31 +318,31 @@ static void test_fees(void) {
     gd_buf tx = {0};
     gd_tx_outcome o;
     /* 200000 gas at 0.01 needs 2000ngonka. */
-    CHECK_OK(fix_send_tx(&f, 0, f.addr[1], "1ngonka", "1000ngonka", 200000, 0, NULL, &tx));
-    CHECK_OK(gd_app_check_tx(f.app, tx.data, tx.len, &o));
+    CHECK_OK(fix_send_tx(&f, &tx, 0, f.addr[1], "1ngonka", "1000ngonka", 200000, 0, NULL));
+    CHECK_OK(gd_app_check_tx(f.app, &o, tx.data, tx.len));
     CHECK(o.err.code == 13 && strstr(o.err.log, "required: 2000ngonka"));
     gd_tx_outcome_free(&o);
     gd_buf_free(&tx);
-    CHECK_OK(fix_send_tx(&f, 0, f.addr[1], "1ngonka", NULL, 200000, 0, NULL, &tx));
-    CHECK_OK(gd_app_check_tx(f.app, tx.data, tx.len, &o));
+    CHECK_OK(fix_send_tx(&f, &tx, 0, f.addr[1], "1ngonka", NULL, 200000, 0, NULL));
+    CHECK_OK(gd_app_check_tx(f.app, &o, tx.data, tx.len));
     CHECK(o.err.code == 13);
     gd_tx_outcome_free(&o);
     gd_buf_free(&tx);
-    CHECK_OK(fix_send_tx(&f, 0, f.addr[1], "1ngonka", "2000ngonka", 200000, 0, NULL, &tx));
-    CHECK_OK(gd_app_check_tx(f.app, tx.data, tx.len, &o));
+    CHECK_OK(fix_send_tx(&f, &tx, 0, f.addr[1], "1ngonka", "2000ngonka", 200000, 0, NULL));
+    CHECK_OK(gd_app_check_tx(f.app, &o, tx.data, tx.len));
     CHECK(o.err.code == 0);
     gd_tx_outcome_free(&o);
-    run_one(&f, &tx, &o);
+    run_one(&f, &o, &tx);
     CHECK(o.err.code == 0 && has_attr(&o.events, "tx", "fee", "2000ngonka"));
     CHECK_STR_EQ(fix_balance(&f, f.addr[0]), "997999");
     char collector[GD_ADDRESS_STR_MAX];
-    CHECK_OK(gd_auth_module_address("fee_collector", collector, sizeof collector));
+    CHECK_OK(gd_auth_module_address(collector, sizeof collector, "fee_collector"));
     CHECK_STR_EQ(fix_balance(&f, collector), "2000");
     gd_tx_outcome_free(&o);
     gd_buf_free(&tx);
     /* A fee above the balance: code 5. */
-    CHECK_OK(fix_send_tx(&f, 2, f.addr[1], "1ngonka", "2000000ngonka", 200000, 0, NULL, &tx));
-    CHECK_OK(gd_app_check_tx(f.app, tx.data, tx.len, &o));
+    CHECK_OK(fix_send_tx(&f, &tx, 2, f.addr[1], "1ngonka", "2000000ngonka", 200000, 0, NULL));
+    CHECK_OK(gd_app_check_tx(f.app, &o, tx.data, tx.len));
     CHECK(o.err.code == 5);
     gd_tx_outcome_free(&o);
     gd_buf_free(&tx);
@@ -378,9 +378,9 @@ static void test_default_min_gas_price(void) {
         {"7500ngonka", 3000000, 0, ""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        CHECK_OK(fix_send_tx(&f, 0, f.addr[1], "1ngonka", cases[i].fee, cases[i].gas, 0, NULL,
-                             &tx));
-        CHECK_OK(gd_app_check_tx(f.app, tx.data, tx.len, &o));
+        CHECK_OK(fix_send_tx(&f, &tx, 0, f.addr[1], "1ngonka", cases[i].fee, cases[i].gas, 0,
+                             NULL));
+        CHECK_OK(gd_app_check_tx(f.app, &o, tx.data, tx.len));
         bool ok = o.err.code == cases[i].code && strstr(o.err.log, cases[i].log) &&
                   (cases[i].code == 0 || strcmp(o.err.codespace, "sdk") == 0);
         if (!ok)
@@ -397,8 +397,8 @@ static void test_default_min_gas_price(void) {
     const char *zero[] = {"0", "0ngonka", "0.0ngonka", ""};
     for (size_t i = 0; i < sizeof zero / sizeof zero[0]; i++) {
         fix_init(&f, zero[i]);
-        CHECK_OK(fix_send_tx(&f, 0, f.addr[1], "1ngonka", NULL, 200000, 0, NULL, &tx));
-        CHECK_OK(gd_app_check_tx(f.app, tx.data, tx.len, &o));
+        CHECK_OK(fix_send_tx(&f, &tx, 0, f.addr[1], "1ngonka", NULL, 200000, 0, NULL));
+        CHECK_OK(gd_app_check_tx(f.app, &o, tx.data, tx.len));
         CHECK(o.err.code == 0);
         gd_tx_outcome_free(&o);
         gd_buf_free(&tx);
@@ -411,15 +411,15 @@ static void test_simulate(void) {
     fix_init(&f, NULL);
     gd_buf tx = {0};
     gd_tx_outcome sim, real;
-    CHECK_OK(fix_send_tx(&f, 0, f.addr[1], "5ngonka", NULL, 200000, 0, NULL, &tx));
-    CHECK_OK(gd_app_simulate(f.app, tx.data, tx.len, &sim));
+    CHECK_OK(fix_send_tx(&f, &tx, 0, f.addr[1], "5ngonka", NULL, 200000, 0, NULL));
+    CHECK_OK(gd_app_simulate(f.app, &sim, tx.data, tx.len));
     CHECK(sim.err.code == 0 && sim.gas_used > 0);
     CHECK_STR_EQ(fix_balance(&f, f.addr[1]), "1000000"); /* nothing changed */
-    run_one(&f, &tx, &real);
+    run_one(&f, &real, &tx);
     CHECK(real.gas_used == sim.gas_used);
     /* Through the query path, as --gas auto uses it. */
     gd_buf tx2 = {0};
-    CHECK_OK(fix_send_tx(&f, 0, f.addr[1], "5ngonka", NULL, 200000, 1, NULL, &tx2));
+    CHECK_OK(fix_send_tx(&f, &tx2, 0, f.addr[1], "5ngonka", NULL, 200000, 1, NULL));
     Cosmos__Tx__V1beta1__SimulateRequest req = COSMOS__TX__V1BETA1__SIMULATE_REQUEST__INIT;
     req.tx_bytes.data = tx2.data;
     req.tx_bytes.len = tx2.len;
@@ -432,7 +432,7 @@ static void test_simulate(void) {
     CHECK(err.code == 0);
     CHECK_OK(gd_decode_simulate(resp.data, resp.len, &gas));
     gd_tx_outcome sim2;
-    CHECK_OK(gd_app_simulate(f.app, tx2.data, tx2.len, &sim2));
+    CHECK_OK(gd_app_simulate(f.app, &sim2, tx2.data, tx2.len));
     CHECK(gas == sim2.gas_used && gas > 0);
     gd_tx_outcome_free(&sim2);
     gd_buf_free(&resp);
@@ -478,16 +478,16 @@ static void test_epochs(void) {
     while (f.height < 19)
         fix_block(&f, NULL, 0, NULL);
     CHECK_OK(gd_app_query(f.app, "/inference.inference.Query/EpochInfo", NULL, 0, &resp, &err));
-    CHECK_OK(gd_decode_epoch_info(resp.data, resp.len, &info));
+    CHECK_OK(gd_decode_epoch_info(&info, resp.data, resp.len));
     CHECK(info.epoch.index == 0 && info.block_height == 19);
     fix_block(&f, NULL, 0, NULL);
     CHECK_OK(gd_app_query(f.app, "/inference.inference.Query/EpochInfo", NULL, 0, &resp, &err));
-    CHECK_OK(gd_decode_epoch_info(resp.data, resp.len, &info));
+    CHECK_OK(gd_decode_epoch_info(&info, resp.data, resp.len));
     CHECK(info.epoch.index == 1 && info.epoch.poc_start_block_height == 20);
     while (f.height < 120)
         fix_block(&f, NULL, 0, NULL);
     CHECK_OK(gd_app_query(f.app, "/inference.inference.Query/EpochInfo", NULL, 0, &resp, &err));
-    CHECK_OK(gd_decode_epoch_info(resp.data, resp.len, &info));
+    CHECK_OK(gd_decode_epoch_info(&info, resp.data, resp.len));
     CHECK(info.epoch.index == 2 && info.epoch.poc_start_block_height == 120);
     gd_buf_free(&resp);
     fix_free(&f);
@@ -506,8 +506,8 @@ static void test_determinism_and_export(void) {
             gd_buf txs[3];
             gd_tx_outcome outs[3];
             for (int i = 0; i < 3; i++)
-                CHECK_OK(fix_send_tx(&f, i, f.addr[(i + b) % FIX_ACCOUNTS], "3ngonka", NULL,
-                                     200000, (uint64_t)b, NULL, &txs[i]));
+                CHECK_OK(fix_send_tx(&f, &txs[i], i, f.addr[(i + b) % FIX_ACCOUNTS], "3ngonka",
+                                     NULL, 200000, (uint64_t)b, NULL));
             fix_block(&f, txs, 3, outs);
             for (int i = 0; i < 3; i++) {
                 gd_tx_outcome_free(&outs[i]);
@@ -616,7 +616,7 @@ static const gd_msg_route k_fault_msgs[] = {{"/gd.test.MsgFault",
                                              fault_validate, fault_execute, GD_MSG_DECODE_PLAIN}};
 static const gd_module k_fault_module = {.name = "fault", .msgs = k_fault_msgs, .n_msgs = 1};
 
-static void fault_tx(app_fixture *f, int from, const char *what, gd_buf *out) {
+static void fault_tx(app_fixture *f, gd_buf *out, int from, const char *what) {
     Cosmos__Base__V1beta1__Coin coin = COSMOS__BASE__V1BETA1__COIN__INIT;
     coin.denom = (char *)what;
     coin.amount = "1";
@@ -626,7 +626,7 @@ static void fault_tx(app_fixture *f, int from, const char *what, gd_buf *out) {
     m.to_address = f->addr[from];
     m.n_amount = 1;
     m.amount = coins;
-    CHECK_OK(fix_msg_tx(f, from, "/gd.test.MsgFault", &m, out));
+    CHECK_OK(fix_msg_tx(f, out, from, "/gd.test.MsgFault", &m));
 }
 
 /* A message that fails for a reason of the transaction is a result (code
@@ -638,21 +638,21 @@ static void test_local_failure_is_not_a_result(void) {
     app_fixture f;
     fix_init_with(&f, &k_fault_module);
     gd_buf chain = {0}, nomem = {0}, io = {0};
-    fault_tx(&f, 0, "chain", &chain);
-    fault_tx(&f, 1, "nomem", &nomem);
-    fault_tx(&f, 2, "io", &io);
+    fault_tx(&f, &chain, 0, "chain");
+    fault_tx(&f, &nomem, 1, "nomem");
+    fault_tx(&f, &io, 2, "io");
     uint8_t hash[32] = {0};
     CHECK_OK(gd_app_begin_block(f.app, 1, hash, NULL));
     gd_tx_outcome out;
-    CHECK_OK(gd_app_deliver_tx(f.app, chain.data, chain.len, &out));
+    CHECK_OK(gd_app_deliver_tx(f.app, &out, chain.data, chain.len));
     CHECK(out.err.code == 7 && strcmp(out.err.codespace, "fault") == 0);
     gd_tx_outcome_free(&out);
-    CHECK_STATUS(gd_app_deliver_tx(f.app, nomem.data, nomem.len, &out), GD_ERR_NOMEM);
+    CHECK_STATUS(gd_app_deliver_tx(f.app, &out, nomem.data, nomem.len), GD_ERR_NOMEM);
     gd_tx_outcome_free(&out);
-    CHECK_STATUS(gd_app_deliver_tx(f.app, io.data, io.len, &out), GD_ERR_IO);
+    CHECK_STATUS(gd_app_deliver_tx(f.app, &out, io.data, io.len), GD_ERR_IO);
     gd_tx_outcome_free(&out);
     /* In CheckTx too: the mempool answers with an error, not a verdict. */
-    CHECK_STATUS(gd_app_check_tx(f.app, nomem.data, nomem.len, &out), GD_OK);
+    CHECK_STATUS(gd_app_check_tx(f.app, &out, nomem.data, nomem.len), GD_OK);
     CHECK(out.err.code == 0); /* CheckTx runs the ante only */
     gd_tx_outcome_free(&out);
     gd_buf_free(&chain);

@@ -255,7 +255,7 @@ static void check_against_codec(const gd_payload *p, const float *x) {
         size_t n = h->param_count - off < h->chunk_elems ? h->param_count - off : h->chunk_elems;
         size_t bound = gd_codec_chunk_bound(&h->codec, n), written = 0;
         uint8_t *raw = malloc(bound);
-        CHECK_OK(gd_codec_encode_chunk(&h->codec, x + off, n, raw, bound, &written, NULL));
+        CHECK_OK(gd_codec_encode_chunk(&h->codec, raw, bound, x + off, n, &written, NULL));
         CHECK(written == p->chunks[i].raw_len);
         CHECK(written == p->chunks[i].raw_len &&
               memcmp(raw, p->chunks[i].raw, written) == 0);
@@ -503,8 +503,8 @@ static void test_proofs(void) {
     root_of(&p, root, 12);
     for (uint32_t i = 0; i < 11; i++) {
         gd_mmr_proof a, b;
-        CHECK_OK(gd_payload_prove_chunk(&p, i, &a));
-        CHECK_OK(gd_payload_prove_chunk(&q, i, &b));
+        CHECK_OK(gd_payload_prove_chunk(&p, &a, i));
+        CHECK_OK(gd_payload_prove_chunk(&q, &b, i));
         CHECK(memcmp(&a, &b, sizeof a) == 0);
         CHECK(a.leaf_count == 12 && a.leaf_index == i + 1);
         gd_payload_chunk *c = &p.chunks[i];
@@ -526,7 +526,7 @@ static void test_proofs(void) {
         CHECK(!gd_payload_verify_chunk(root, i, o->raw, o->raw_len, &a));
     }
     gd_mmr_proof x;
-    CHECK_STATUS(gd_payload_prove_chunk(&p, 11, &x), GD_ERR_INVALID);
+    CHECK_STATUS(gd_payload_prove_chunk(&p, &x, 11), GD_ERR_INVALID);
     gd_buf_free(&file);
     gd_payload_free(&q);
     gd_payload_free(&p);

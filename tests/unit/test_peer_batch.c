@@ -125,7 +125,7 @@ static void test_batch(void) {
     CHECK(strstr(items[1].why, "425") != NULL);
     /* The same client fetches one at a time and in a second batch after it. */
     gd_artifact_answer a;
-    CHECK_OK(port.iface->fetch(port.ctx, url[0], &plain, PAYLOAD_SIZE, &a));
+    CHECK_OK(port.iface->fetch(port.ctx, &a, url[0], &plain, PAYLOAD_SIZE));
     CHECK(a.body.len == PAYLOAD_SIZE);
     gd_artifact_answer_free(&a);
     gd_peer_fetch_item again[2] = {{.url = url[0], .req = plain, .max_len = PAYLOAD_SIZE},

@@ -55,7 +55,7 @@ static gd_status fetch(const gd_mock_server *m, int64_t deadline_ms, int64_t *to
                            .deadline_ms = deadline_ms};
     gd_artifact_answer a;
     int64_t t0 = gd_clock_ms();
-    gd_status s = port.iface->fetch(port.ctx, url, &req, (size_t)DECLARED, &a);
+    gd_status s = port.iface->fetch(port.ctx, &a, url, &req, (size_t)DECLARED);
     *took_ms = gd_clock_ms() - t0;
     if (s == GD_OK)
         gd_artifact_answer_free(&a);
@@ -125,7 +125,7 @@ static void test_pool_keeps_the_step_free(void) {
     int64_t t0 = gd_clock_ms();
     gd_status s = GD_ERR_PENDING;
     while (s == GD_ERR_PENDING && gd_clock_ms() - t0 < 5000) {
-        s = gd_fetch_pool_take(pool, "fast", gd_mock_url(f), &req, DECLARED, &a);
+        s = gd_fetch_pool_take(pool, &a, "fast", gd_mock_url(f), &req, DECLARED);
         if (s == GD_ERR_PENDING)
             usleep(5000);
     }
@@ -140,7 +140,7 @@ static void test_pool_keeps_the_step_free(void) {
           GD_ERR_PENDING);
     CHECK(gd_fetch_pool_pending(pool) == 1);
     /* Taken once: asking again fetches again. */
-    CHECK(gd_fetch_pool_take(pool, "fast", gd_mock_url(f), &req, DECLARED, &a) ==
+    CHECK(gd_fetch_pool_take(pool, &a, "fast", gd_mock_url(f), &req, DECLARED) ==
           GD_ERR_PENDING);
     t0 = gd_clock_ms();
     gd_fetch_pool_close(pool);
@@ -167,7 +167,7 @@ static void test_pool_failure_and_refusal(void) {
     gd_status s = GD_ERR_PENDING;
     int64_t t0 = gd_clock_ms();
     while (s == GD_ERR_PENDING && gd_clock_ms() - t0 < 5000) {
-        s = gd_fetch_pool_take(pool, "dripper", gd_mock_url(d), &req, DECLARED, &a);
+        s = gd_fetch_pool_take(pool, &a, "dripper", gd_mock_url(d), &req, DECLARED);
         if (s == GD_ERR_PENDING)
             usleep(20000);
     }

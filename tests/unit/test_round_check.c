@@ -157,7 +157,7 @@ static void payload_chunk(const gd_buf *file, uint32_t chunk, gd_buf *body, gd_b
     gd_payload p;
     CHECK_OK(gd_payload_parse(&p, file->data, file->len, NULL));
     gd_mmr_proof pr;
-    CHECK_OK(gd_payload_prove_chunk(&p, chunk, &pr));
+    CHECK_OK(gd_payload_prove_chunk(&p, &pr, chunk));
     CHECK_OK(gd_buf_append(body, p.chunks[chunk].raw, p.chunks[chunk].raw_len));
     CHECK_OK(gd_mmr_proof_encode(&pr, proof));
     gd_payload_free(&p);
@@ -181,13 +181,13 @@ static void test_overlapped_start(void) {
     json_decref(j);
     gd_engine e;
     CHECK_OK(gd_engine_open(&e, spec, RUN, &(gd_engine_host){.threads = 1}));
-    CHECK_OK(gd_run_config_initial_state(&e.rc, 1, e.rc.initial_state_hash));
+    CHECK_OK(gd_run_config_initial_state(&e.rc, e.rc.initial_state_hash, 1));
     gd_global_state g0, g1, s1;
     CHECK_OK(gd_engine_initial_global(&e, &g0));
     gd_worker_state w, after0;
     CHECK_OK(gd_engine_worker_init(&e, &w, WORKER, 0));
     gd_trained_round t0, t1;
-    CHECK_OK(gd_engine_train(&e, 0, &g0, true, &w, &t0));
+    CHECK_OK(gd_engine_train(&e, &t0, 0, &g0, true, &w));
     CHECK_OK(gd_worker_state_copy(&after0, &w));
     /* G_1 from the round's one payload. */
     CHECK_OK(gd_global_state_copy(&g1, &g0));
@@ -196,18 +196,18 @@ static void test_overlapped_start(void) {
                                 .root = t0.commit.payload_root,
                                 .leaves = t0.commit.payload_leaves};
     CHECK_OK(gd_engine_aggregate(&e, 0, &c, 1, &g1));
-    CHECK_OK(gd_engine_overlap_start(&e, 1, WORKER, &g0, t0.payload.data, t0.payload.len,
-                                     t0.commit.payload_root, t0.commit.payload_leaves, &s1));
+    CHECK_OK(gd_engine_overlap_start(&e, &s1, 1, WORKER, &g0, t0.payload.data, t0.payload.len,
+                                     t0.commit.payload_root, t0.commit.payload_leaves));
     CHECK(memcmp(s1.params, g1.params, e.n * sizeof(float)) != 0);
     /* Its own payload under another root is not its start. */
     uint8_t other_root[32];
     memcpy(other_root, t0.commit.payload_root, 32);
     other_root[0] ^= 1;
     gd_global_state bad;
-    CHECK_STATUS(gd_engine_overlap_start(&e, 1, WORKER, &g0, t0.payload.data, t0.payload.len,
-                                         other_root, t0.commit.payload_leaves, &bad),
+    CHECK_STATUS(gd_engine_overlap_start(&e, &bad, 1, WORKER, &g0, t0.payload.data,
+                                         t0.payload.len, other_root, t0.commit.payload_leaves),
                  GD_ERR_INVALID);
-    CHECK_OK(gd_engine_train(&e, 1, &s1, false, &w, &t1));
+    CHECK_OK(gd_engine_train(&e, &t1, 1, &s1, false, &w));
     Gonka__Diloco__V1__Commitment c0, c1;
     gd_test_commitment(&t0, WORKER, &c0);
     gd_test_commitment(&t1, WORKER, &c1);
@@ -222,7 +222,7 @@ static void test_overlapped_start(void) {
         Gonka__Diloco__V1__Commitment cm = c1;
         if (variant == 1) {
             CHECK_OK(gd_worker_state_copy(&w1b, &after0));
-            CHECK_OK(gd_engine_train(&e, 1, &g1, false, &w1b, &t1b));
+            CHECK_OK(gd_engine_train(&e, &t1b, 1, &g1, false, &w1b));
             t = &t1b;
             tr = (gd_test_trained){&e, 1, &t1b, &w1b};
             gd_test_commitment(&t1b, WORKER, &cm);
@@ -235,7 +235,7 @@ static void test_overlapped_start(void) {
             memset(&ev, 0, sizeof ev);
             CHECK_OK(gd_buf_append(&ev.transcript, t->transcript.data, t->transcript.len));
             CHECK_OK(gd_buf_append(&ev.prev_transcript, t0.transcript.data, t0.transcript.len));
-            gd_test_state_file(&tr, segment, &ev.segment_state);
+            gd_test_state_file(&tr, &ev.segment_state, segment);
             gd_test_served_chunk(&tr, 0, chunk, &ev.start_chunk, &ev.start_proof);
             gd_test_served_chunk(&tr, t->segments + 1, chunk, &ev.post_chunk, &ev.post_proof);
             payload_chunk(&t0.payload, chunk, &ev.prev_payload_chunk, &ev.prev_payload_proof);
@@ -299,10 +299,10 @@ int main(void) {
     json_decref(spec_json);
     CHECK_OK(gd_engine_open(&g_engine, spec, RUN, &(gd_engine_host){.threads = 1}));
     /* The example names G_0's hash for its own chunk size, which the hash covers. */
-    CHECK_OK(gd_run_config_initial_state(&g_engine.rc, 1, g_engine.rc.initial_state_hash));
+    CHECK_OK(gd_run_config_initial_state(&g_engine.rc, g_engine.rc.initial_state_hash, 1));
     CHECK_OK(gd_engine_initial_global(&g_engine, &g_g0));
     CHECK_OK(gd_engine_worker_init(&g_engine, &g_worker, WORKER, 0));
-    CHECK_OK(gd_engine_train(&g_engine, ROUND, &g_g0, true, &g_worker, &g_round));
+    CHECK_OK(gd_engine_train(&g_engine, &g_round, ROUND, &g_g0, true, &g_worker));
     CHECK(g_round.segments == 3 && g_engine.chunks == 8);
     gd_test_commitment(&g_round, WORKER, &g_commit);
     RUN_TEST(test_honest_passes);

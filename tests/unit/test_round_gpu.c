@@ -29,14 +29,14 @@ static gd_trained_round g_round;
 static void open_engine(gd_engine *e, const char *backend) {
     CHECK_OK(gd_engine_open(e, g_spec, RUN, &(gd_engine_host){.threads = 1, .backend = backend}));
     /* The example names G_0's hash for its own chunk size, which the hash covers. */
-    CHECK_OK(gd_run_config_initial_state(&e->rc, 1, e->rc.initial_state_hash));
+    CHECK_OK(gd_run_config_initial_state(&e->rc, e->rc.initial_state_hash, 1));
 }
 
 static void train_on(gd_engine *e, gd_worker_state *w, gd_trained_round *t) {
     gd_global_state g0;
     CHECK_OK(gd_engine_initial_global(e, &g0));
     CHECK_OK(gd_engine_worker_init(e, w, WORKER, 0));
-    CHECK_OK(gd_engine_train(e, ROUND, &g0, true, w, t));
+    CHECK_OK(gd_engine_train(e, t, ROUND, &g0, true, w));
     gd_global_state_free(&g0);
 }
 

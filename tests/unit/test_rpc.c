@@ -100,8 +100,8 @@ static void test_abci_query(void) {
     gd_mock_server *srv = gd_mock_start(mock_handler, &plan);
     gd_rpc *rpc = open_client(gd_mock_url(srv), 0, 2000);
     gd_abci_query_result r = {0};
-    CHECK_OK(gd_rpc_abci_query(rpc, "/cosmos.bank.v1beta1.Query/Balance",
-                               (const uint8_t *)"\x0a\x01\x41", 3, 0, &r));
+    CHECK_OK(gd_rpc_abci_query(rpc, &r, "/cosmos.bank.v1beta1.Query/Balance",
+                               (const uint8_t *)"\x0a\x01\x41", 3, 0));
     CHECK(r.result.code == 0 && r.height == 77);
     CHECK(r.value.len == 8 && memcmp(r.value.data, "\x0a\x06ngonka", 8) == 0);
     /* The request carries path, hex data, height as a string, prove false. */
@@ -115,7 +115,7 @@ static void test_abci_query(void) {
     json_decref(plan.result);
     plan.result = json_loads("{\"response\":{\"code\":22,\"codespace\":\"sdk\",\"log\":\"key not "
                              "found\",\"height\":\"78\"}}", 0, NULL);
-    CHECK_OK(gd_rpc_abci_query(rpc, "/x", NULL, 0, 0, &r));
+    CHECK_OK(gd_rpc_abci_query(rpc, &r, "/x", NULL, 0, 0));
     CHECK(r.result.code == 22);
     CHECK_STR_EQ(r.result.codespace, "sdk");
     CHECK_STR_EQ(r.result.log, "key not found");
@@ -125,7 +125,7 @@ static void test_abci_query(void) {
     /* Bad base64 in value is a parse error. */
     json_decref(plan.result);
     plan.result = json_loads("{\"response\":{\"value\":\"!!!\"}}", 0, NULL);
-    CHECK_STATUS(gd_rpc_abci_query(rpc, "/x", NULL, 0, 0, &r), GD_ERR_PARSE);
+    CHECK_STATUS(gd_rpc_abci_query(rpc, &r, "/x", NULL, 0, 0), GD_ERR_PARSE);
     gd_abci_query_result_free(&r);
     gd_rpc_close(rpc);
     gd_mock_stop(srv);
@@ -141,7 +141,7 @@ static void test_broadcast_and_tx(void) {
     gd_mock_server *srv = gd_mock_start(mock_handler, &plan);
     gd_rpc *rpc = open_client(gd_mock_url(srv), 0, 2000);
     gd_broadcast_result b;
-    CHECK_OK(gd_rpc_broadcast_tx_sync(rpc, (const uint8_t *)"\x0a\x00", 2, &b));
+    CHECK_OK(gd_rpc_broadcast_tx_sync(rpc, &b, (const uint8_t *)"\x0a\x00", 2));
     CHECK(b.result.code == 0);
     CHECK_STR_EQ(b.hash, "4E16A0C2696DB87BF3687C136B724AE262A1CB6A7DC776507A9FCF7457F6F38A");
     CHECK_STR_EQ(json_string_value(json_object_get(plan.last_params, "tx")), "CgA=");
@@ -151,20 +151,20 @@ static void test_broadcast_and_tx(void) {
                              "mismatch, expected 5, got 4: incorrect account sequence\",\"hash\":"
                              "\"4E16A0C2696DB87BF3687C136B724AE262A1CB6A7DC776507A9FCF7457F6F38A\"}",
                              0, NULL);
-    CHECK_OK(gd_rpc_broadcast_tx_sync(rpc, (const uint8_t *)"\x0a\x00", 2, &b));
+    CHECK_OK(gd_rpc_broadcast_tx_sync(rpc, &b, (const uint8_t *)"\x0a\x00", 2));
     CHECK(b.result.code == 32);
     /* "tx already exists in cache" (a JSON-RPC error) means code 19. */
     json_decref(plan.result);
     plan.result = NULL;
     plan.error_code = -32603;
     plan.error_data = "tx already exists in cache";
-    CHECK_OK(gd_rpc_broadcast_tx_sync(rpc, (const uint8_t *)"\x0a\x00", 2, &b));
+    CHECK_OK(gd_rpc_broadcast_tx_sync(rpc, &b, (const uint8_t *)"\x0a\x00", 2));
     CHECK(b.result.code == 19);
     /* /tx: not found, then found. */
     uint8_t hash[32] = {1, 2, 3};
     gd_tx_result t;
     plan.error_data = "tx (0102030000000000000000000000000000000000000000000000000000000000) not found";
-    CHECK_STATUS(gd_rpc_tx(rpc, hash, &t), GD_ERR_NOT_FOUND);
+    CHECK_STATUS(gd_rpc_tx(rpc, &t, hash), GD_ERR_NOT_FOUND);
     CHECK_STR_EQ(plan.last_method, "tx");
     CHECK_STR_EQ(json_string_value(json_object_get(plan.last_params, "hash")),
                  "AQIDAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=");
@@ -174,7 +174,7 @@ static void test_broadcast_and_tx(void) {
         "\"height\":\"42\",\"index\":1,\"tx_result\":{\"code\":5,\"codespace\":\"sdk\",\"log\":"
         "\"insufficient funds\",\"gas_wanted\":\"200000\",\"gas_used\":\"51234\",\"events\":[]},"
         "\"tx\":\"CgA=\"}", 0, NULL);
-    CHECK_OK(gd_rpc_tx(rpc, hash, &t));
+    CHECK_OK(gd_rpc_tx(rpc, &t, hash));
     CHECK(t.height == 42 && t.index == 1 && t.result.code == 5 && t.gas_used == 51234 &&
           t.gas_wanted == 200000);
     /* /block */
@@ -186,7 +186,7 @@ static void test_broadcast_and_tx(void) {
         "\"C0FFEE\"},\"data\":{\"txs\":[\"CgA=\",\"CgE=\"]},\"evidence\":{\"evidence\":[]},"
         "\"last_commit\":null}}", 0, NULL);
     gd_block_info blk;
-    CHECK_OK(gd_rpc_block(rpc, 9, &blk));
+    CHECK_OK(gd_rpc_block(rpc, &blk, 9));
     CHECK(blk.height == 9 && blk.n_txs == 2);
     CHECK_STR_EQ(blk.chain_id, "prod-sim");
     CHECK_STR_EQ(json_string_value(json_object_get(plan.last_params, "height")), "9");

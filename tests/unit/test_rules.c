@@ -177,11 +177,11 @@ static void test_avail_chunks(void) {
     const uint32_t four[] = {915, 364, 706, 732};
     for (uint32_t j = 0; j < 4; j++)
         CHECK(avail_draw(j, 1000) == four[j]);
-    CHECK(avail_is(out, gd_diloco_avail_chunks(g_rand, TARGET, OTHER, 1000, 4, out), four, 4));
+    CHECK(avail_is(out, gd_diloco_avail_chunks(out, g_rand, TARGET, OTHER, 1000, 4), four, 4));
     /* Asking for more than the maximum gets the maximum, in draw order. */
     const uint32_t sixteen[] = {915, 364, 706, 732, 553, 123, 703, 496,
                                 525, 473, 470, 850, 158, 724, 825, 31};
-    CHECK(avail_is(out, gd_diloco_avail_chunks(g_rand, TARGET, OTHER, 1000, 99, out), sixteen,
+    CHECK(avail_is(out, gd_diloco_avail_chunks(out, g_rand, TARGET, OTHER, 1000, 99), sixteen,
                    16));
     /* 4 of 7 chunks took six draws: repeats are skipped, not counted. */
     const uint32_t of7[] = {3, 6, 4, 0};
@@ -189,18 +189,18 @@ static void test_avail_chunks(void) {
     for (uint32_t j = 0; j < 6; j++)
         draws[j] = avail_draw(j, 7);
     CHECK(draws[0] == 3 && draws[1] == 6 && draws[5] == 0);
-    CHECK(avail_is(out, gd_diloco_avail_chunks(g_rand, TARGET, OTHER, 7, 4, out), of7, 4));
+    CHECK(avail_is(out, gd_diloco_avail_chunks(out, g_rand, TARGET, OTHER, 7, 4), of7, 4));
     /* A payload with fewer chunks than wanted: every chunk, each once. */
     const uint32_t of3[] = {2, 1, 0};
-    CHECK(avail_is(out, gd_diloco_avail_chunks(g_rand, TARGET, OTHER, 3, 16, out), of3, 3));
+    CHECK(avail_is(out, gd_diloco_avail_chunks(out, g_rand, TARGET, OTHER, 3, 16), of3, 3));
     /* One chunk (0 counts as one); nothing wanted, nothing drawn. */
     const uint32_t zero[] = {0};
-    CHECK(avail_is(out, gd_diloco_avail_chunks(g_rand, TARGET, OTHER, 1, 4, out), zero, 1));
-    CHECK(avail_is(out, gd_diloco_avail_chunks(g_rand, TARGET, OTHER, 0, 4, out), zero, 1));
-    CHECK(gd_diloco_avail_chunks(g_rand, TARGET, OTHER, 1000, 0, out) == 0);
+    CHECK(avail_is(out, gd_diloco_avail_chunks(out, g_rand, TARGET, OTHER, 1, 4), zero, 1));
+    CHECK(avail_is(out, gd_diloco_avail_chunks(out, g_rand, TARGET, OTHER, 0, 4), zero, 1));
+    CHECK(gd_diloco_avail_chunks(out, g_rand, TARGET, OTHER, 1000, 0) == 0);
     /* Reporter and target are not interchangeable. */
     uint32_t swapped[GD_DILOCO_AVAIL_CHUNKS_MAX];
-    CHECK(gd_diloco_avail_chunks(g_rand, OTHER, TARGET, 1000, 4, swapped) == 4);
+    CHECK(gd_diloco_avail_chunks(swapped, g_rand, OTHER, TARGET, 1000, 4) == 4);
     CHECK(memcmp(swapped, four, sizeof four) != 0);
 }
 

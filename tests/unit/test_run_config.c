@@ -42,11 +42,11 @@ static void test_example_config(void) {
     CHECK(c->chunk_elems == 1048576 && !c->overlap);
     CHECK_STR_EQ(rc.data_spec, "synthetic:markov:1");
     uint8_t digest[32];
-    CHECK_OK(gd_diloco_spec_digest(spec, digest));
+    CHECK_OK(gd_diloco_spec_digest(digest, spec));
     CHECK(memcmp(digest, c->spec_digest, 32) == 0);
     /* the spec names the G_0 its model and seed give */
     uint8_t g0[32];
-    CHECK_OK(gd_run_config_initial_state(&rc, 1, g0));
+    CHECK_OK(gd_run_config_initial_state(&rc, g0, 1));
     CHECK(memcmp(g0, spec->initial_state_hash.data, 32) == 0);
     gd_diloco_spec_free(spec);
 }

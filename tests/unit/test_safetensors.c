@@ -125,7 +125,7 @@ static void test_round_trip(void) {
 
     /* Through the bytes of the file. */
     gd_buf file = {0};
-    CHECK_OK(gd_file_read(path, 1 << 20, &file));
+    CHECK_OK(gd_file_read(&file, path, 1 << 20));
     CHECK(file.len >= 8);
     uint64_t hlen = read_le64(file.data);
     CHECK((8 + hlen) % 8 == 0 && 8 + hlen <= file.len);
@@ -278,7 +278,7 @@ static void test_rejects_truncation(void) {
     const char *path = scratch("trunc.safetensors");
     CHECK_OK(gd_safetensors_write(path, t, n, meta, 1));
     gd_buf file = {0};
-    CHECK_OK(gd_file_read(path, 1 << 20, &file));
+    CHECK_OK(gd_file_read(&file, path, 1 << 20));
     for (size_t k = 0; k < file.len; k++)
         expect_reject(file.data, k, NULL, __LINE__);
     gd_buf_free(&file);

@@ -40,7 +40,7 @@ static void test_worker_desc_layout(void) {
     w.step = 0x1122334455667788ull;
     fill(&w);
     gd_worker_desc d;
-    CHECK_OK(gd_worker_state_describe(NULL, &tag, 42, GD_STAGE_ENCODED, &w, &d));
+    CHECK_OK(gd_worker_state_describe(NULL, &tag, &d, 42, GD_STAGE_ENCODED, &w));
     uint8_t b[GD_WORKER_DESC_BYTES];
     gd_worker_desc_encode(&d, b);
     CHECK(memcmp(b, "GDWS\x02\0\0\0", 8) == 0);
@@ -94,7 +94,7 @@ static void test_global_desc_layout(void) {
         g.params[i] = (float)i, g.momentum[i] = -(float)i;
     uint8_t layout[32] = {7};
     gd_global_desc d;
-    CHECK_OK(gd_global_state_describe(NULL, layout, 1000, &g, &d));
+    CHECK_OK(gd_global_state_describe(NULL, &d, layout, 1000, &g));
     uint8_t b[GD_GLOBAL_DESC_BYTES];
     gd_global_desc_encode(&d, b);
     CHECK(memcmp(b, "GDGS\x02\0\0\0", 8) == 0 && b[8] == 7);
@@ -103,7 +103,7 @@ static void test_global_desc_layout(void) {
     gd_mmr_hash_leaf(leaf, 0, g.params, 10 * sizeof(float)); /* one chunk: its own root */
     CHECK(memcmp(b + 64, leaf, 32) == 0);
     uint8_t h1[32], h2[32];
-    CHECK_OK(gd_global_state_hash(NULL, layout, 1000, &g, h1));
+    CHECK_OK(gd_global_state_hash(NULL, h1, layout, 1000, &g));
     gd_sha256(h2, b, sizeof b);
     CHECK(memcmp(h1, h2, 32) == 0);
     gd_global_desc back;
@@ -160,7 +160,7 @@ static void read_script_state(gd_buf *file, gd_worker_desc *d) {
     char path[1024];
     snprintf(path, sizeof path, "%s/fuzz/corpus/worker_state/state_three_chunks",
              gd_test_source_dir());
-    CHECK_OK(gd_file_read(path, (size_t)1 << 20, file));
+    CHECK_OK(gd_file_read(file, path, (size_t)1 << 20));
     CHECK_OK(gd_worker_desc_decode(d, file->data, GD_WORKER_DESC_BYTES));
 }
 
@@ -177,7 +177,7 @@ static void test_independent_state_file(void) {
     CHECK(w.params[3] == (float)((3 * 7 + 0 + 3) % 11 - 5) * 0.125f);
     CHECK_STR_EQ(w.address, "gonka1worker");
     gd_buf again = {0};
-    CHECK_OK(gd_worker_state_serialize(NULL, &d.tag, d.round, d.stage, &w, &again));
+    CHECK_OK(gd_worker_state_serialize(NULL, &d.tag, &again, d.round, d.stage, &w));
     CHECK(again.len == file.len && memcmp(again.data, file.data, file.len) == 0);
     gd_buf_free(&again);
     gd_worker_state_free(&w);

@@ -196,23 +196,23 @@ static void test_queries(void) {
     fixture_up(&f);
     f.node.reported_sequence = 9;
     gd_account_info acc;
-    CHECK_OK(gd_query_account_info(f.rpc, f.from, &acc, NULL));
+    CHECK_OK(gd_query_account_info(f.rpc, &acc, f.from, NULL));
     CHECK(acc.account_number == 7 && acc.sequence == 9 && !acc.has_pubkey);
     CHECK_STR_EQ(acc.address, f.from);
     gd_coin bal;
-    CHECK_OK(gd_query_balance(f.rpc, f.from, "ngonka", &bal, NULL));
+    CHECK_OK(gd_query_balance(f.rpc, &bal, f.from, "ngonka", NULL));
     CHECK_STR_EQ(bal.amount, "1000000");
-    CHECK_OK(gd_query_balance(f.rpc, "gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc", "ngonka", &bal,
+    CHECK_OK(gd_query_balance(f.rpc, &bal, "gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc", "ngonka",
                               NULL));
     CHECK_STR_EQ(bal.amount, "0");
-    CHECK_STATUS(gd_query_balance(f.rpc, "gonka1bad", "ngonka", &bal, NULL), GD_ERR_PARSE);
+    CHECK_STATUS(gd_query_balance(f.rpc, &bal, "gonka1bad", "ngonka", NULL), GD_ERR_PARSE);
     gd_epoch_info info;
     CHECK_OK(gd_query_epoch_info(f.rpc, &info, NULL));
     CHECK(info.block_height == 100 && info.epoch.index == 5 &&
           info.epoch.poc_start_block_height == 86400 && info.params.epoch_length == 17280 &&
           info.params.poc_validation_duration == 480);
     gd_query_error qe;
-    CHECK_STATUS(gd_query_account_info(f.rpc, "gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc", &acc,
+    CHECK_STATUS(gd_query_account_info(f.rpc, &acc, "gonka1pkptre7fdkl6gfrzlesjjvhxhlc3r4gmtrqahc",
                                        &qe),
                  GD_ERR_NOT_FOUND);
     CHECK(qe.abci.code == 22);

@@ -219,10 +219,10 @@ static void test_checkpoint_format(void) {
     /* The options it was trained with read back without the moments: eval
      * takes its sequence length from them. */
     gd_train_options recorded;
-    CHECK_OK(gd_checkpoint_train_options(ckpt, &recorded));
+    CHECK_OK(gd_checkpoint_train_options(&recorded, ckpt));
     CHECK(recorded.seq_len == 32 && recorded.batch == 4 && recorded.micro_batch == 2);
     CHECK(recorded.optim.schedule_steps == 10 && recorded.seed == 11);
-    CHECK_STATUS(gd_checkpoint_train_options(path_in_tmp("none.safetensors"), &recorded),
+    CHECK_STATUS(gd_checkpoint_train_options(&recorded, path_in_tmp("none.safetensors")),
                  GD_ERR_NOT_FOUND);
     gd_trainer_free(t);
 }

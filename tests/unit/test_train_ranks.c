@@ -79,7 +79,7 @@ static void check_same(const run *a, const run *b, const char *what) {
 }
 
 /* One rank on the CPU backend: the reference. */
-static void run_cpu(const gd_data *data, size_t micro_steps, run *out) {
+static void run_cpu(const gd_data *data, run *out, size_t micro_steps) {
     gd_model_config c = tiny();
     gd_train_options o = options(micro_steps);
     gd_trainer *t = NULL;
@@ -119,7 +119,7 @@ static void ranks_close(rank_group *g) {
         CHECK(gd_copy_backend_free(g->cbs[r]));
 }
 
-static void run_ranks(const gd_data *data, size_t micro_steps, size_t n_ranks, run *out) {
+static void run_ranks(const gd_data *data, run *out, size_t micro_steps, size_t n_ranks) {
     rank_group g;
     ranks_open(&g, n_ranks, micro_steps);
     run_steps(g.t, data, out);
@@ -132,10 +132,10 @@ static void test_ranks_give_one_ranks_bits(void) {
     static const size_t micro_steps[] = {1, 4, 5};
     for (size_t i = 0; i < sizeof micro_steps / sizeof micro_steps[0]; i++) {
         run want;
-        run_cpu(data, micro_steps[i], &want);
+        run_cpu(data, &want, micro_steps[i]);
         for (size_t ranks = 1; ranks <= 3; ranks++) {
             run have;
-            run_ranks(data, micro_steps[i], ranks, &have);
+            run_ranks(data, &have, micro_steps[i], ranks);
             char what[64];
             snprintf(what, sizeof what, "%zu micro-batches over %zu ranks", micro_steps[i],
                      ranks);
@@ -153,7 +153,7 @@ static void test_state_round_trips_through_shards(void) {
     gd_data *data = NULL;
     CHECK_OK(gd_data_open(&data, "synthetic:markov:1"));
     run want;
-    run_cpu(data, 2, &want);
+    run_cpu(data, &want, 2);
     rank_group g;
     ranks_open(&g, 3, 2);
     gd_trainer *t = g.t;
