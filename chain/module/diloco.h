@@ -29,27 +29,6 @@
 #define GD_DILOCO_MODULE_NAME "diloco"
 #define GD_DILOCO_CODESPACE "diloco"
 
-/* Stable error codes of codespace "diloco" (docs/protocol.md). */
-enum {
-    GD_DILOCO_ERR_INVALID = 2,
-    GD_DILOCO_ERR_UNAUTHORIZED = 3,
-    GD_DILOCO_ERR_UNKNOWN_RUN = 4,
-    GD_DILOCO_ERR_ALREADY_MEMBER = 5,
-    GD_DILOCO_ERR_NOT_MEMBER = 6,
-    GD_DILOCO_ERR_COLLATERAL = 7,
-    GD_DILOCO_ERR_UNKNOWN_ROUND = 8,
-    GD_DILOCO_ERR_WINDOW = 9,
-    GD_DILOCO_ERR_DUPLICATE = 10,
-    GD_DILOCO_ERR_NO_COMMITMENT = 11,
-    GD_DILOCO_ERR_BAD_PROOF = 12,
-    GD_DILOCO_ERR_NOT_ASSIGNED = 13,
-    GD_DILOCO_ERR_SEAL = 14,
-    GD_DILOCO_ERR_CLAIMED = 16,
-    GD_DILOCO_ERR_NOTHING = 17,
-    GD_DILOCO_ERR_CLAIM_STAGE = 18,
-    GD_DILOCO_ERR_EPOCH = 19,
-};
-
 extern const gd_module gd_diloco_module;
 
 #endif

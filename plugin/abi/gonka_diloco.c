@@ -36,9 +36,11 @@ struct gonka_diloco {
     char listen[300];
 };
 
+/* what: the part that failed, or NULL when the detail names it already. */
 static int gd_abi_fail(int code, gd_status s, char *err, size_t cap, const char *what) {
+    const char *detail = s == GD_OK ? "failed" : gd_error_detail();
     if (err && cap)
-        snprintf(err, cap, "%s: %s", what, s == GD_OK ? "failed" : gd_error_detail());
+        snprintf(err, cap, "%s%s%s", what ? what : "", what ? ": " : "", detail);
     return code;
 }
 
@@ -162,7 +164,7 @@ int gonka_diloco_open_with(const char *config_path, const gonka_diloco_seams *se
     gd_status st = gd_member_settings_load(&h->s, config_path);
     int rc = GONKA_DILOCO_OK;
     if (st != GD_OK)
-        rc = gd_abi_fail(GONKA_DILOCO_ERR_CONFIG, st, err, err_cap, config_path);
+        rc = gd_abi_fail(GONKA_DILOCO_ERR_CONFIG, st, err, err_cap, NULL); /* names the file */
     gd_log_level level;
     if (rc == GONKA_DILOCO_OK && gd_log_level_parse(&level, h->s.log_level) == GD_OK)
         gd_log_set_level(level);

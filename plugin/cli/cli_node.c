@@ -2,11 +2,15 @@
  * duties: what the round driver would do now for an address, read from a
  * node (a dry run of the daemon's decisions: nothing is sent). */
 #include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <sys/stat.h>
 
+#include "chain/client/diloco_query.h"
 #include "chain/client/submit.h"
 #include "chain/keys/address.h"
 #include "chain/keys/bip39.h"
@@ -160,6 +164,59 @@ static gd_status gd_node_new_key(const char *home, char *key_path, size_t cap,
     return s;
 }
 
+/* Whether canonical decimal amount a is below b. */
+static bool gd_amount_below(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    return la != lb ? la < lb : strcmp(a, b) < 0;
+}
+
+/* The collateral node.yaml bonds: at least the run's min_collateral, read
+ * from the chain, since a join below it is refused and pays its fee every
+ * time it is tried. Without --collateral it is that minimum; with one it is
+ * checked against it (not when the chain cannot be reached: then said). */
+static int gd_node_init_collateral(gd_cli *cli, gd_args *args, char *out, size_t cap,
+                                   const char *node, uint64_t run) {
+    const char *given = gd_arg(args, "collateral");
+    gd_coin coin;
+    if (given != NULL && gd_coin_parse(&coin, given) != GD_OK)
+        return gd_cli_usage(cli, args, "--collateral: %s", gd_error_detail());
+    gd_rpc_options opt;
+    gd_rpc_options_default(&opt);
+    opt.deadline_ms = 15000;
+    gd_rpc *rpc = NULL;
+    Gonka__Diloco__V1__QueryRunResponse *q = NULL;
+    gd_status s = gd_rpc_open(&rpc, node, &opt);
+    if (s == GD_OK)
+        s = gd_diloco_query_run(rpc, &q, run, NULL);
+    gd_rpc_close(rpc);
+    const Cosmos__Base__V1beta1__Coin *min =
+        s == GD_OK && q->run && q->run->spec ? q->run->spec->min_collateral : NULL;
+    if (s == GD_OK && min == NULL)
+        s = gd_fail(GD_ERR_PARSE, "run %" PRIu64 " has no min_collateral", run);
+    int rc = GD_CLI_CONTINUE;
+    if (s != GD_OK && given == NULL) {
+        rc = gd_cli_fail(cli, gd_fail_context(s, "reading run %" PRIu64 "'s min_collateral from "
+                                                 "%s (or pass --collateral COIN)",
+                                              run, node));
+    } else if (s != GD_OK) {
+        fprintf(cli->err, "note: --collateral not checked against run %" PRIu64 "'s "
+                          "min_collateral: %s\n", run, gd_error_detail());
+        snprintf(out, cap, "%s%s", coin.amount, coin.denom);
+    } else if (given == NULL) {
+        snprintf(out, cap, "%s%s", min->amount, min->denom);
+        fprintf(cli->out, "collateral %s: run %" PRIu64 "'s min_collateral\n", out, run);
+    } else if (strcmp(coin.denom, min->denom) != 0 || gd_amount_below(coin.amount, min->amount)) {
+        rc = gd_cli_usage(cli, args, "--collateral %s%s is below run %" PRIu64 "'s min_collateral "
+                                     "%s%s: every join would be refused",
+                          coin.amount, coin.denom, run, min->amount, min->denom);
+    } else {
+        snprintf(out, cap, "%s%s", coin.amount, coin.denom);
+    }
+    if (q)
+        protobuf_c_message_free_unpacked(&q->base, NULL);
+    return rc;
+}
+
 static int gd_run_node_init(gd_cli *cli, gd_args *args) {
     const char *home = gd_arg(args, "home"), *chain_id = gd_arg(args, "chain-id");
     if (home == NULL || chain_id == NULL)
@@ -168,11 +225,30 @@ static int gd_run_node_init(gd_cli *cli, gd_args *args) {
     memset(&st, 0, sizeof st);
     uint64_t run = 1;
     int rc;
+    const char *node = gd_arg(args, "node");
+    if (node == NULL)
+        node = GD_RPC_URL_DEFAULT;
     if ((rc = gd_node_roles(cli, args, &st.roles)) != GD_CLI_CONTINUE ||
         (rc = gd_cli_uint_opt(cli, args, &run, "run", UINT64_MAX, false)) != GD_CLI_CONTINUE)
         return rc;
+    /* node.yaml names its key and state_dir by absolute paths, so that
+     * `run --config` finds them from any directory. */
+    const char *key = gd_arg(args, "key");
+    char key_path[PATH_MAX], home_path[PATH_MAX];
+    if (key != NULL) {
+        gd_key k;
+        gd_status ks = realpath(key, key_path) != NULL
+                           ? gd_keyfile_read(&k, key_path)
+                           : gd_fail(GD_ERR_NOT_FOUND, "%s: %s", key, strerror(errno));
+        gd_key_wipe(&k);
+        if (ks != GD_OK)
+            return gd_cli_fail(cli, gd_fail_context(ks, "--key"));
+    }
     if (mkdir(home, 0700) != 0 && errno != EEXIST)
         return gd_cli_fail(cli, gd_fail(GD_ERR_IO, "cannot create %s: %s", home, strerror(errno)));
+    if (realpath(home, home_path) == NULL)
+        return gd_cli_fail(cli, gd_fail(GD_ERR_IO, "%s: %s", home, strerror(errno)));
+    home = home_path;
     char yaml_path[GD_SETTINGS_TEXT_MAX], address[GD_ADDRESS_STR_MAX] = "";
     int n = snprintf(yaml_path, sizeof yaml_path, "%s/node.yaml", home);
     if (n < 0 || (size_t)n >= sizeof yaml_path)
@@ -182,21 +258,21 @@ static int gd_run_node_init(gd_cli *cli, gd_args *args) {
         return gd_cli_fail(cli, gd_fail(GD_ERR_EXISTS, "%s exists: a node home is initialised "
                                                        "once",
                                         yaml_path));
-    const char *key = gd_arg(args, "key");
+    /* The chain last: what is wrong here is said without waiting on it. */
+    if ((rc = gd_node_init_collateral(cli, args, st.collateral, sizeof st.collateral, node,
+                                      run)) != GD_CLI_CONTINUE)
+        return rc;
     gd_status s = GD_OK;
     if (key != NULL)
-        snprintf(st.key, sizeof st.key, "%s", key);
+        snprintf(st.key, sizeof st.key, "%s", key_path);
     else
         s = gd_node_new_key(home, st.key, sizeof st.key, address);
     if (s != GD_OK)
         return gd_cli_fail(cli, s);
-    const char *node = gd_arg(args, "node");
-    snprintf(st.rpc, sizeof st.rpc, "%s", node ? node : GD_RPC_URL_DEFAULT);
+    snprintf(st.rpc, sizeof st.rpc, "%s", node);
     snprintf(st.chain_id, sizeof st.chain_id, "%s", chain_id);
     snprintf(st.gas_price, sizeof st.gas_price, "%s", GD_GAS_PRICE_DEFAULT);
     st.run = run;
-    const char *coll = gd_arg(args, "collateral");
-    snprintf(st.collateral, sizeof st.collateral, "%s", coll ? coll : "100000000ngonka");
     snprintf(st.hardware_class, sizeof st.hardware_class, "auto");
     snprintf(st.listen_host, sizeof st.listen_host, "0.0.0.0");
     st.listen_port = 8080;
@@ -220,7 +296,9 @@ static int gd_run_node_init(gd_cli *cli, gd_args *args) {
         fprintf(cli->out, "new key %s for %s (its mnemonic is in %s/node.mnemonic: back it up, "
                           "then delete it)\n",
                 st.key, address, home);
-    fprintf(cli->out, "edit run, collateral, listen and public_url before running the node\n");
+    fprintf(cli->out, "before running: set listen and public_url (where peers fetch this "
+                      "node's artifacts), and hardware_class if the run does not list this "
+                      "host's (`gonka-diloco node hardware-class` prints it)\n");
     return 0;
 }
 
@@ -231,7 +309,8 @@ static const gd_opt_spec gd_node_init_opts[] = {
     {"key", "FILE", "an existing key file (default: a new key in the home)"},
     {"roles", "LIST", "worker, validator or both (default both)"},
     {"run", "N", "the run to take part in (default 1)"},
-    {"collateral", "COIN", "the collateral to bond (default 100000000ngonka)"},
+    {"collateral", "COIN", "the collateral to bond (default: the run's min_collateral, read "
+                           "from --node)"},
     {NULL, NULL, NULL},
 };
 

@@ -1,18 +1,135 @@
 /* gonka-diloco run: the daemon, a thin host of libgonka_diloco
- * (plugin/include/gonka_diloco.h) that steps until SIGINT or SIGTERM. */
+ * (plugin/include/gonka_diloco.h) that steps until SIGINT or SIGTERM. A
+ * SIGHUP re-reads node.yaml's log_level, and says which other keys changed
+ * (they take a restart); it never stops the daemon. */
+#include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "common/log.h"
 #include "plugin/cli/cli.h"
 #include "plugin/cli/cli_util.h"
 #include "plugin/include/gonka_diloco.h"
+#include "plugin/member/member_settings.h"
 
 static volatile int gd_run_stop;
 
 static void gd_run_on_signal(int sig) {
     (void)sig;
     gd_run_stop = 1;
+}
+
+/* SIGHUP's handler only writes a byte to a pipe (async-signal-safe, and
+ * whichever thread the signal lands on: OpenBLAS starts threads of its own
+ * before main); a thread reads it, where reading a file and logging are
+ * safe. */
+typedef struct gd_run_hup {
+    const char *config;
+    gd_member_settings at_start;
+    volatile int quit;
+    pthread_t thread;
+    bool started;
+    struct sigaction was; /* the caller's SIGHUP action, restored at stop */
+} gd_run_hup;
+
+static int gd_run_hup_pipe[2] = {-1, -1};
+
+static void gd_run_on_hup_signal(int sig) {
+    (void)sig;
+    char c = 1;
+    ssize_t n = write(gd_run_hup_pipe[1], &c, 1); /* a full pipe: a SIGHUP is pending anyway */
+    (void)n;
+}
+
+/* The keys whose lines differ between two settings, as node init writes them. */
+static void gd_run_changed_keys(char *out, size_t cap, const gd_member_settings *a,
+                                const gd_member_settings *b) {
+    static char ta[16384], tb[16384];
+    out[0] = '\0';
+    if (gd_member_settings_format(a, ta, sizeof ta) != GD_OK ||
+        gd_member_settings_format(b, tb, sizeof tb) != GD_OK)
+        return;
+    char *sa = NULL, *sb = NULL;
+    char *la = strtok_r(ta, "\n", &sa), *lb = strtok_r(tb, "\n", &sb);
+    for (; la && lb; la = strtok_r(NULL, "\n", &sa), lb = strtok_r(NULL, "\n", &sb)) {
+        while (*la == ' ')
+            la++;
+        if (strcmp(la, lb + strspn(lb, " ")) == 0 || la[0] == '#' ||
+            strncmp(la, "log_level:", 10) == 0)
+            continue;
+        size_t n = strlen(out);
+        snprintf(out + n, cap - n, "%s%.*s", n ? ", " : "", (int)strcspn(la, ":"), la);
+    }
+}
+
+static void gd_run_reload(gd_run_hup *hup) {
+    static gd_member_settings now;
+    gd_log_level level;
+    if (gd_member_settings_load(&now, hup->config) != GD_OK ||
+        gd_log_level_parse(&level, now.log_level) != GD_OK) {
+        GD_LOG_WARN("run", "SIGHUP: %s not re-read, nothing changed: %s", hup->config,
+                    gd_error_detail());
+        return;
+    }
+    bool same = strcmp(now.log_level, hup->at_start.log_level) == 0;
+    gd_log_set_level(level);
+    char changed[1024];
+    gd_run_changed_keys(changed, sizeof changed, &hup->at_start, &now);
+    GD_LOG_WARN("run", "SIGHUP: log_level %s%s%s%s", hup->at_start.log_level,
+                same ? " (unchanged)" : " -> ", same ? "" : now.log_level,
+                changed[0] ? "" : "; nothing else changed");
+    if (changed[0])
+        GD_LOG_WARN("run", "SIGHUP: %s changed in %s: restart the daemon to apply", changed,
+                    hup->config);
+    snprintf(hup->at_start.log_level, sizeof hup->at_start.log_level, "%s", now.log_level);
+}
+
+static void *gd_run_hup_loop(void *arg) {
+    gd_run_hup *hup = arg;
+    for (;;) {
+        char c;
+        ssize_t n = read(gd_run_hup_pipe[0], &c, 1);
+        if (hup->quit)
+            return NULL;
+        if (n == 1)
+            gd_run_reload(hup);
+    }
+}
+
+static void gd_run_hup_start(gd_run_hup *hup, const char *config) {
+    memset(hup, 0, sizeof *hup);
+    hup->config = config;
+    if (gd_member_settings_load(&hup->at_start, config) != GD_OK ||
+        pipe2(gd_run_hup_pipe, O_CLOEXEC) != 0)
+        return;
+    hup->started = pthread_create(&hup->thread, NULL, gd_run_hup_loop, hup) == 0;
+    if (!hup->started) {
+        close(gd_run_hup_pipe[0]);
+        close(gd_run_hup_pipe[1]);
+        return;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = gd_run_on_hup_signal;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGHUP, &sa, &hup->was);
+}
+
+static void gd_run_hup_stop(gd_run_hup *hup) {
+    if (!hup->started)
+        return;
+    sigaction(SIGHUP, &hup->was, NULL);
+    hup->quit = 1;
+    char c = 0;
+    ssize_t n = write(gd_run_hup_pipe[1], &c, 1);
+    (void)n;
+    pthread_join(hup->thread, NULL);
+    close(gd_run_hup_pipe[0]);
+    close(gd_run_hup_pipe[1]);
+    gd_run_hup_pipe[0] = gd_run_hup_pipe[1] = -1;
 }
 
 static int gd_run_exit(gd_cli *cli, int rc, const char *why) {
@@ -31,8 +148,12 @@ static int gd_run_daemon(gd_cli *cli, gd_args *args) {
         return rc;
     char why[1024] = "";
     gonka_diloco *h = NULL;
-    if ((rc = gonka_diloco_open(config, &h, why, sizeof why)) != GONKA_DILOCO_OK)
+    static gd_run_hup hup;
+    gd_run_hup_start(&hup, config);
+    if ((rc = gonka_diloco_open(config, &h, why, sizeof why)) != GONKA_DILOCO_OK) {
+        gd_run_hup_stop(&hup);
         return gd_run_exit(cli, rc, why);
+    }
     fprintf(cli->out, "listening on %s\n", gonka_diloco_listen_address(h));
     fflush(cli->out);
     struct sigaction sa;
@@ -48,6 +169,7 @@ static int gd_run_daemon(gd_cli *cli, gd_args *args) {
         rc = gonka_diloco_run(h, &gd_run_stop, (unsigned)poll, why, sizeof why);
     }
     gonka_diloco_close(h);
+    gd_run_hup_stop(&hup);
     return rc == GONKA_DILOCO_OK ? GD_EXIT_OK : gd_run_exit(cli, rc, why);
 }
 
@@ -64,6 +186,7 @@ const gd_command gd_cmd_run = {
     "Joins the run if it is not a member (bonding `collateral`), trains each round from the\n"
     "agreed G, commits once its payload is durable, reports, checks, aggregates, attests and\n"
     "claims; serves /v1/status, /metrics and its artifacts on `listen`. A chain outage is\n"
-    "retried with backoff; SIGINT or SIGTERM stops it cleanly (docs/node.md).",
+    "retried with backoff; SIGINT or SIGTERM stops it cleanly; SIGHUP re-reads log_level\n"
+    "(docs/node.md).",
     gd_run_opts, gd_run_daemon,
 };

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -196,6 +198,48 @@ gd_status gd_artifact_prune(const gd_artifact_store *s, uint64_t run, uint64_t b
     }
     free(rounds);
     return st;
+}
+
+/* ---- the lock ------------------------------------------------------------------------- */
+
+gd_status gd_artifact_store_lock(const gd_artifact_store *s, int *fd) {
+    *fd = -1;
+    char path[GD_ARTIFACT_PATH_MAX];
+    int n = snprintf(path, sizeof path, "%s/lock", s->root);
+    if (n < 0 || (size_t)n >= sizeof path)
+        return gd_fail(GD_ERR_LIMIT, "lock path too long");
+    int f = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (f < 0)
+        return gd_fail(errno == EROFS || errno == EACCES ? GD_ERR_PERMISSION : GD_ERR_IO,
+                       "state_dir %s cannot be written: %s", s->root, strerror(errno));
+    if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+        int e = errno;
+        char pid[24] = "";
+        ssize_t got = pread(f, pid, sizeof pid - 1, 0);
+        pid[got > 0 ? (size_t)got : 0] = '\0';
+        pid[strcspn(pid, "\n")] = '\0';
+        close(f);
+        if (e == EWOULDBLOCK)
+            return gd_fail(GD_ERR_EXISTS,
+                           "state_dir %s is in use by process %s (another gonka-diloco run: "
+                           "one daemon per state_dir)",
+                           s->root, pid[0] ? pid : "(unknown)");
+        return gd_fail(GD_ERR_IO, "%s: %s", path, strerror(e));
+    }
+    char text[24];
+    int len = snprintf(text, sizeof text, "%ld\n", (long)getpid());
+    if (ftruncate(f, 0) != 0 || pwrite(f, text, (size_t)len, 0) != len) {
+        int e = errno;
+        close(f);
+        return gd_fail(GD_ERR_IO, "state_dir %s cannot be written: %s", s->root, strerror(e));
+    }
+    *fd = f;
+    return GD_OK;
+}
+
+void gd_artifact_store_unlock(int fd) {
+    if (fd >= 0)
+        close(fd);
 }
 
 /* ---- the journal ---------------------------------------------------------------------- */

@@ -45,6 +45,15 @@ typedef enum gd_artifact_kind {
  * directory path below GD_ARTIFACT_PATH_MAX - 128 bytes. */
 gd_status gd_artifact_store_open(gd_artifact_store *s, const char *root) GD_MUST_CHECK;
 
+/* Takes the store's lock (root/lock, flock) for as long as *fd stays open,
+ * writing this process's pid into it: one member per state_dir, since two
+ * daemons on one directory would both do every duty with one key. A lock
+ * another process holds is GD_ERR_EXISTS naming its pid; a directory that
+ * cannot be written (a read-only mount) fails here, before the member
+ * sends anything. Release with gd_artifact_store_unlock. */
+gd_status gd_artifact_store_lock(const gd_artifact_store *s, int *fd) GD_MUST_CHECK;
+void gd_artifact_store_unlock(int fd);
+
 /* The path of an artifact (leaf only for GD_ARTIFACT_STATE). */
 gd_status gd_artifact_path(const gd_artifact_store *s, char *out, size_t cap, gd_artifact_kind kind,
                            uint64_t run, uint64_t round, uint32_t leaf) GD_MUST_CHECK;

@@ -34,6 +34,7 @@ gd_status gd_member_open(gd_member **out, const gd_member_options *o, const gd_k
     n->chain = chain;
     n->peers = peers;
     n->stepped_height = -1;
+    n->lock_fd = -1;
     pthread_mutex_init(&n->mu, NULL);
     pthread_mutex_init(&n->serve_mu, NULL);
     gd_state_index_cache_init(&n->served);
@@ -50,6 +51,8 @@ gd_status gd_member_open(gd_member **out, const gd_member_options *o, const gd_k
         s = gd_fetch_pool_open(&n->fetch_pool, peers, GD_FETCH_POOL_THREADS);
     if (s == GD_OK)
         s = gd_artifact_store_open(&n->store, o->state_dir);
+    if (s == GD_OK)
+        s = gd_artifact_store_lock(&n->store, &n->lock_fd);
     if (s == GD_OK)
         s = gd_journal_load(&n->store, &n->journal);
     if (s != GD_OK) {
@@ -106,6 +109,7 @@ void gd_member_close(gd_member *n) {
     gd_key_wipe(&n->key);
     gd_wipe(n->salt_seed, sizeof n->salt_seed);
     gd_state_index_cache_free(&n->served);
+    gd_artifact_store_unlock(n->lock_fd);
     pthread_mutex_destroy(&n->serve_mu);
     pthread_mutex_destroy(&n->mu);
     free(n);

@@ -131,23 +131,22 @@ static gd_status gd_member_outcome(gd_member *n, gd_status s, uint32_t code, con
     int64_t h = n->view.view.height;
     if (s == GD_ERR_CANCELLED)
         return s; /* the node stops; the duty is due again after a restart */
+    char what[160];
+    gd_action_describe(what, sizeof what, &acts[0]);
     if (s != GD_OK) {
-        gd_member_error(n, "height %" PRId64 ": sending %s (round %" PRIu64 "): %s", h,
-                      gd_action_names[acts[0].kind], acts[0].round, gd_error_detail());
+        gd_member_error(n, "height %" PRId64 ": sending %s: %s", h, what, gd_error_detail());
         return GD_OK; /* due again next step */
     }
     if (code != 0) {
         gd_member_refused(n, acts, n_acts);
-        gd_member_error(n, "height %" PRId64 ": %s (round %" PRIu64 ") refused with code %u: %s", h,
-                      gd_action_names[acts[0].kind], acts[0].round, code, log);
+        gd_member_error(n, "height %" PRId64 ": %s refused with code %u: %s", h, what, code, log);
         return GD_OK;
     }
     gd_member_accepted(n, acts, n_acts);
     *done += n_acts;
     for (size_t i = 0; i < n_acts; i++) {
-        GD_LOG_INFO("node", "height %" PRId64 ": %s round %" PRIu64 "%s%s done", h,
-                    gd_action_names[acts[i].kind], acts[i].round, acts[i].target[0] ? " " : "",
-                    acts[i].target);
+        gd_action_describe(what, sizeof what, &acts[i]);
+        GD_LOG_INFO("node", "height %" PRId64 ": %s done", h, what);
         if (acts[i].kind == GD_ACT_SEAL_SECRET && n->journal.sealed_upto <= acts[i].round) {
             n->journal.sealed_upto = acts[i].round + 1;
             GD_TRY(gd_journal_save(&n->store, &n->journal));

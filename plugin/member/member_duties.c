@@ -9,6 +9,40 @@
 #include "common/secure.h"
 #include "plugin/member/member_internal.h"
 
+/* Whether the run takes this member as node.yaml configures it: its
+ * hardware class among the run's, its collateral in the run's denom and at
+ * least its min_collateral. What the run refuses only the operator can
+ * fix, and every join the chain refused would pay its fee: the daemon
+ * stops instead of sending it. */
+static gd_status gd_member_join_allowed(const gd_member *n) {
+    const Gonka__Diloco__V1__Run *run = n->ans.run ? n->ans.run->run : NULL;
+    const Gonka__Diloco__V1__RunSpec *spec = run ? run->spec : NULL;
+    if (spec == NULL)
+        return GD_OK; /* nothing to judge by: the chain decides */
+    bool listed = false;
+    for (size_t i = 0; i < spec->n_hw_classes; i++)
+        listed |= strcmp(spec->hw_classes[i], n->hw_class) == 0;
+    if (!listed)
+        return gd_fail(GD_ERR_INVALID,
+                       "run %" PRIu64 " does not take hardware class %s (it takes %s%s%s): set "
+                       "hardware_class in node.yaml and restart; a join would be refused and "
+                       "pay its fee",
+                       n->o.run, n->hw_class, spec->n_hw_classes ? spec->hw_classes[0] : "none",
+                       spec->n_hw_classes > 1 ? ", " : "",
+                       spec->n_hw_classes > 1 ? spec->hw_classes[1] : "");
+    const Cosmos__Base__V1beta1__Coin *min = spec->min_collateral;
+    const gd_coin *c = &n->o.collateral;
+    size_t lc = strlen(c->amount), lm = min ? strlen(min->amount) : 0;
+    if (min != NULL && (strcmp(c->denom, min->denom) != 0 || lc < lm ||
+                        (lc == lm && strcmp(c->amount, min->amount) < 0)))
+        return gd_fail(GD_ERR_INVALID,
+                       "collateral %s%s is below run %" PRIu64 "'s min_collateral %s%s: set "
+                       "collateral in node.yaml and restart; a join would be refused and pay "
+                       "its fee",
+                       c->amount, c->denom, n->o.run, min->amount, min->denom);
+    return GD_OK;
+}
+
 static gd_status gd_duty_secret(gd_member *n, const gd_action *a, gd_any *msg, bool *sent) {
     uint8_t secret[32], sealed[32];
     gd_member_salt(n, secret, GD_SEAL_RANDOMNESS, a->round, NULL, 0);
@@ -44,6 +78,8 @@ gd_status gd_member_duty(gd_member *n, const gd_action *a, gd_any *msgs, size_t 
     }
     switch (a->kind) {
     case GD_ACT_JOIN:
+        if ((s = gd_member_join_allowed(n)) != GD_OK)
+            return s; /* stops the member: not a duty to try again */
         s = gd_diloco_msg_join_run(msg, n->address, n->o.run, n->artifact_url, n->hw_class,
                                    &n->o.collateral);
         sent = s == GD_OK;
@@ -72,8 +108,10 @@ gd_status gd_member_duty(gd_member *n, const gd_action *a, gd_any *msgs, size_t 
     }
     if (s != GD_OK && s != GD_ERR_NOMEM && s != GD_ERR_IO) {
         /* A duty that failed for a reason outside this node stays due. */
-        gd_member_error(n, "height %" PRId64 ": %s round %" PRIu64 ": %s", n->view.view.height,
-                      gd_action_names[a->kind], a->round, gd_error_detail());
+        char what[160];
+        gd_action_describe(what, sizeof what, a);
+        gd_member_error(n, "height %" PRId64 ": %s: %s", n->view.view.height, what,
+                        gd_error_detail());
         s = GD_OK;
         sent = false;
     }

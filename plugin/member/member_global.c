@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "common/bytes.h"
 #include "common/log.h"
@@ -52,7 +53,8 @@ static gd_status gd_global_parse(gd_member *n, const gd_buf *b, const uint8_t ha
 }
 
 /* G_round as a model checkpoint, for GET .../checkpoint.safetensors:
- * written aside and renamed, so a reader never sees half a file. */
+ * written aside and renamed, so a reader never sees half a file; private
+ * (0600) like everything in state_dir. */
 static void gd_member_checkpoint(gd_member *n, uint64_t round) {
     char path[GD_ARTIFACT_PATH_MAX], tmp[GD_ARTIFACT_PATH_MAX + 8];
     if (gd_artifact_path(&n->store, path, sizeof path, GD_ARTIFACT_CHECKPOINT, n->o.run, round,
@@ -61,7 +63,7 @@ static void gd_member_checkpoint(gd_member *n, uint64_t round) {
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     if (gd_checkpoint_save_model(tmp, gd_trainer_layout(n->engine.trainer), n->g.params,
                                  n->stats.inner_step) != GD_OK ||
-        rename(tmp, path) != 0) {
+        chmod(tmp, 0600) != 0 || rename(tmp, path) != 0) {
         gd_member_error(n, "writing the checkpoint of G_%" PRIu64 ": %s", round,
                         gd_error_detail());
         remove(tmp);

@@ -118,6 +118,7 @@ struct gd_member {
     } waiting[GD_MEMBER_WAITING];
     size_t n_waiting;
     int64_t stepped_height;     /* the height of the last step that did its duties */
+    int lock_fd;                /* state_dir's lock (gd_artifact_store_lock), -1: none */
     /* During a step: the messages its duties queued, so that a duty can
      * send them before it computes (gd_member_before_compute). */
     struct {

@@ -2,6 +2,7 @@
  * chain's view and the node's journal. */
 #include "plugin/member/round_driver.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,6 +11,17 @@ const char *const gd_action_names[GD_ACT_KINDS] = {
     "report", "check",       "reveal-verdict", "recheck",   "reveal-recheck",
     "aggregate", "seal-attest", "reveal-attest", "claim",   "leave",
 };
+
+void gd_action_describe(char *out, size_t cap, const gd_action *a) {
+    const char *name = gd_action_names[a->kind];
+    if (a->kind == GD_ACT_CLAIM)
+        snprintf(out, cap, "%s epoch %" PRIu64, name, a->epoch);
+    else if (a->kind == GD_ACT_JOIN || a->kind == GD_ACT_LEAVE)
+        snprintf(out, cap, "%s", name);
+    else
+        snprintf(out, cap, "%s round %" PRIu64 "%s%s", name, a->round, a->target[0] ? " " : "",
+                 a->target);
+}
 
 unsigned gd_role_of(const char *name) {
     return strcmp(name, "worker") == 0      ? GD_ROLE_WORKER

@@ -161,6 +161,10 @@ typedef struct gd_action {
     uint32_t check;
 } gd_action;
 
+/* A duty as logs name it: "commit round 3", "check round 2 gonka1…",
+ * "claim epoch 4", "join". */
+void gd_action_describe(char *out, size_t cap, const gd_action *a);
+
 /* The journal for round `round`: j itself if it speaks of that round, else
  * a fresh one for it that keeps what is the node's, not a round's (join,
  * leave, seals, the first bond). */

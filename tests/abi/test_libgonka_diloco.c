@@ -155,6 +155,14 @@ int main(void) {
         fprintf(stderr, "open: %s\n", err);
         return 1;
     }
+    /* A second daemon on the same state_dir stops at once, naming the first. */
+    write_config("twin.yaml", "node.key", free_port(NULL));
+    gonka_diloco *twin = NULL;
+    EXPECT(gonka_diloco_open(path_of("twin.yaml"), &twin, err, sizeof err) ==
+           GONKA_DILOCO_ERR_STATE);
+    char pid[32];
+    snprintf(pid, sizeof pid, "in use by process %ld", (long)getpid());
+    EXPECT(twin == NULL && strstr(err, pid) != NULL);
     const char *addr = gonka_diloco_listen_address(h);
     EXPECT(addr != NULL && strncmp(addr, "127.0.0.1:", 10) == 0);
     char *status = gonka_diloco_status_json(h);

@@ -103,14 +103,21 @@ check 2 "node duties with a bad address" -- node duties --run 1 --address gonka1
 check 2 "node duties with an unknown role" -- node duties --run 1 --address $to --roles miner
 check 2 "node duties with empty roles" -- node duties --run 1 --address $to --roles ,
 check 1 "node duties with a node that is not there" -- node duties --run 1 --address $to --node http://127.0.0.1:1 --retries 0 --timeout 1s
-"$bin" node init --home nodehome --chain-id c >/dev/null || { echo "FAIL: node init"; fail=1; }
+"$bin" node init --home nodehome --chain-id c --node http://127.0.0.1:1 --collateral 1ngonka >/dev/null 2>&1 || { echo "FAIL: node init"; fail=1; }
 for f in nodehome/node.yaml nodehome/node.key nodehome/node.mnemonic; do
   [ "$(stat -c %a "$f")" = 600 ] || { echo "FAIL: $f is not 0600"; fail=1; }
 done
-check 1 "node init over an existing home" -- node init --home nodehome --chain-id c
+check 1 "node init over an existing home" -- node init --home nodehome --chain-id c --node http://127.0.0.1:1 --collateral 1ngonka
+# node.yaml names its key and state_dir absolutely, whatever --home said.
+grep -q "^  key: \"$work/nodehome/node.key\"" nodehome/node.yaml &&
+  grep -q "^state_dir: \"$work/nodehome/state\"" nodehome/node.yaml ||
+  { echo "FAIL: node init wrote relative paths: $(grep -E 'key:|state_dir' nodehome/node.yaml)"; fail=1; }
+check 1 "node init with a key file that is not there" -- node init --home h3 --chain-id c --key /missing --node http://127.0.0.1:1 --collateral 1ngonka
+[ ! -e h3/node.yaml ] || { echo "FAIL: node init wrote h3/node.yaml for a missing key"; fail=1; }
 check 2 "node init without --home" -- node init --chain-id c
 check 2 "node init with an unknown role" -- node init --home other --chain-id c --roles boss
-check 1 "node init with a key path that breaks the YAML" -- node init --home h2 --chain-id c --key 'a"b'
+check 1 "node init without a chain or --collateral" -- node init --home h4 --chain-id c --node http://127.0.0.1:1
+check 1 "node init with a key path that breaks the YAML" -- node init --home h2 --chain-id c --key 'a"b' --collateral 1ngonka
 check 2 "node leave without --config" -- node leave
 check 1 "node leave with a config that is not there" -- node leave --config nowhere/node.yaml
 printf 'chain: {rpc: "http://127.0.0.1:1", chain_id: c, key: k}\nrun: 1\nroles: [worker]\n' > partial.yaml

@@ -14,7 +14,7 @@ root=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../..")
 # The marked examples and the seconds each may take.
 declare -A limit=([localnet]=30 [module]=60 [sim-chain]=120 [node]=40 [node-quickstart]=40
                   [train]=150)
-ports=(26657 26658 26659 26660 8080 8081)
+ports=(26657 26658 26659 26670 8080 8081)
 work=$(mktemp -d)
 groups=()
 cleanup() {

@@ -214,8 +214,34 @@ static void test_journal(void) {
     remove_tree(g_dir);
 }
 
+/* One member per state_dir: a second lock is refused naming the holder's
+ * pid, taken once the first is released; a directory the lock cannot be
+ * written in is refused before anything else. */
+static void test_lock(void) {
+    fresh_dir();
+    gd_artifact_store s;
+    CHECK_OK(gd_artifact_store_open(&s, g_dir));
+    int first = -1, second = -1;
+    CHECK_OK(gd_artifact_store_lock(&s, &first));
+    CHECK(first >= 0);
+    CHECK(gd_artifact_store_lock(&s, &second) == GD_ERR_EXISTS && second == -1);
+    char pid[32];
+    snprintf(pid, sizeof pid, "process %ld ", (long)getpid());
+    CHECK(strstr(gd_error_detail(), pid) != NULL);
+    gd_artifact_store_unlock(first);
+    CHECK_OK(gd_artifact_store_lock(&s, &second));
+    gd_artifact_store_unlock(second);
+    char lock[512];
+    snprintf(lock, sizeof lock, "%s/lock", g_dir);
+    CHECK(unlink(lock) == 0 && mkdir(lock, 0700) == 0); /* cannot be opened for writing */
+    CHECK(gd_artifact_store_lock(&s, &first) == GD_ERR_IO && first == -1);
+    CHECK(strstr(gd_error_detail(), "cannot be written") != NULL);
+    remove_tree(g_dir);
+}
+
 int main(void) {
     RUN_TEST(test_put_get);
+    RUN_TEST(test_lock);
     RUN_TEST(test_payload_chunk);
     RUN_TEST(test_prune);
     RUN_TEST(test_journal);

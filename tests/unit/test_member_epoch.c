@@ -89,6 +89,26 @@ static void check_metrics(nf_net *net, int who, uint64_t settled) {
     free(m);
 }
 
+/* Everything a member writes in its state_dir is private (0600), its
+ * directories 0700: payloads, states, checkpoints, the journal, the lock. */
+static void check_private(const char *dir) {
+    char cmd[640];
+    snprintf(cmd, sizeof cmd,
+             "find '%s' \\( -type f ! -perm 600 \\) -o \\( -type d ! -perm 700 \\) | head -3",
+             dir);
+    FILE *p = popen(cmd, "r");
+    CHECK(p != NULL);
+    char line[600];
+    bool any = false;
+    while (p && fgets(line, sizeof line, p)) {
+        fprintf(stderr, "  not private: %s", line);
+        any = true;
+    }
+    if (p)
+        pclose(p);
+    CHECK(!any);
+}
+
 static void test_nodes_play_epoch(void) {
     nf_net net;
     df_knobs k;
@@ -130,6 +150,8 @@ static void test_nodes_play_epoch(void) {
         check_metrics(&net, who, s.amount);
     }
     CHECK(net.refused == 0);
+    for (int who = 1; who <= NF_NODES; who++)
+        check_private(net.dirs[who]);
     /* What a round fetched (payloads, checks' states) went back to the peer
      * client for the next round's fetches. */
     CHECK(net.recycled > 0);
