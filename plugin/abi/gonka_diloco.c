@@ -99,6 +99,7 @@ static gd_status gd_abi_answer(void *ctx, const gd_artifact_req *req, gd_artifac
 }
 
 static void gd_abi_count(void *ctx, uint64_t bytes_out) { gd_member_count_out(ctx, bytes_out); }
+static void gd_abi_refused(void *ctx, const char *reason) { gd_member_count_refused(ctx, reason); }
 
 static int gd_abi_open_member(gonka_diloco *h, char *err, size_t cap) {
     const gd_member_settings *s = &h->s;
@@ -137,7 +138,8 @@ static int gd_abi_open_member(gonka_diloco *h, char *err, size_t cap) {
     char listen[300];
     snprintf(listen, sizeof listen, "%s:%u", s->listen_host, (unsigned)s->listen_port);
     gd_http_limits limits = gd_http_limits_default();
-    gd_http_handler handler = {.answer = gd_abi_answer, .count = gd_abi_count, .ctx = h->member};
+    gd_http_handler handler = {.answer = gd_abi_answer, .count = gd_abi_count,
+                               .refused = gd_abi_refused, .ctx = h->member};
     st = gd_http_server_start(&h->http, listen, &limits, &handler, h->listen, sizeof h->listen);
     if (st != GD_OK)
         return gd_abi_fail(GONKA_DILOCO_ERR_LISTEN, st, err, cap, "listen");

@@ -12,6 +12,7 @@
 #include "plugin/cli/cli_sim_spec.h"
 #include "plugin/cli/cli_train.h"
 #include "plugin/cli/cli_util.h"
+#include "plugin/member/hardware_class.h"
 #include "trainer/sim.h"
 
 #define GD_SIM_MAX_WORKERS 256
@@ -106,6 +107,38 @@ static int gd_sim_parse(gd_cli *cli, gd_args *args, gd_sim_options *o, double *s
 }
 
 /* The run spec: from --spec FILE, or from the flags. */
+/* What --print-spec proposes is a run this host's daemons can join as
+ * printed: its hardware class is this host's (a node.yaml's `auto`), and a
+ * class needs no more members than the run's own workers, with the fewest
+ * checkers the rules allow when they are few (one validator per check, one
+ * re-checker: 3 members; a run of 6 or more keeps the defaults). */
+static gd_status gd_sim_spec_for_host(gd_cli *cli, json_t *j, uint32_t workers) {
+    char cls[GD_HARDWARE_CLASS_MAX + 1];
+    GD_TRY(gd_hardware_class_auto(cls, "auto", NULL, 0));
+    json_int_t class_min = json_integer_value(json_object_get(j, "min_class_members"));
+    bool ok = json_object_set_new(j, "hw_classes", json_pack("[s]", cls)) == 0;
+    if (ok && (json_int_t)workers < class_min) {
+        ok = json_object_set_new(j, "double_check_ppm", json_integer(0)) == 0 &&
+             json_object_set_new(j, "recheck_validators", json_integer(1)) == 0 &&
+             json_object_set_new(j, "min_class_members",
+                                 json_integer(workers > 3 ? (json_int_t)workers : 3)) == 0;
+        if (workers < 3)
+            fprintf(cli->err, "note: a class needs 3 members (the target, its validator, a "
+                              "re-checker): run %u more daemon%s of class %s beside the %u "
+                              "worker%s\n",
+                    3 - workers, 3 - workers == 1 ? "" : "s", cls, workers,
+                    workers == 1 ? "" : "s");
+    }
+    if (!ok)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    Gonka__Diloco__V1__RunSpec *spec = NULL;
+    gd_status s = gd_diloco_spec_from_json(&spec, j);
+    if (s == GD_OK)
+        s = gd_diloco_spec_check(spec);
+    gd_diloco_spec_free(spec);
+    return s;
+}
+
 static int gd_sim_spec(gd_cli *cli, gd_args *args, gd_sim_options *o, uint64_t run,
                        Gonka__Diloco__V1__RunSpec **spec, gd_run_config *rc) {
     const char *path = gd_arg(args, "spec");
@@ -261,6 +294,11 @@ static int gd_run_sim(gd_cli *cli, gd_args *args) {
         gd_diloco_spec_free(spec);
         if (j == NULL)
             return gd_cli_fail(cli, gd_fail(GD_ERR_NOMEM, "out of memory"));
+        gd_status s = gd_sim_spec_for_host(cli, j, o.diloco.workers);
+        if (s != GD_OK) {
+            json_decref(j);
+            return gd_cli_fail(cli, s);
+        }
         return gd_cli_print_json(cli, j);
     }
     uint32_t workers = o.diloco.workers;

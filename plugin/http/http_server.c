@@ -5,7 +5,9 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <microhttpd.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/conn_watch.h"
 #include "common/listen.h"
 #include "common/log.h"
@@ -32,7 +35,36 @@ struct gd_http_server {
     gd_http_limits limits;
     gd_http_rate *rate;
     gd_conn_watch *watch;  /* each request arrives whole within idle_timeout_s */
+    /* Refusals by reason since the last warning, and when that was. */
+    pthread_mutex_t refused_mu;
+    uint64_t refused[2];
+    int64_t refused_warned_ms[2];
 };
+
+static const char *const gd_http_refusal_names[2] = {"rate", "connections"};
+
+/* A client turned away: counted for the handler, and a warning a minute at
+ * most per reason, so a flood does not flood the operator's log. */
+static void gd_http_refuse(gd_http_server *srv, int why) {
+    if (srv->handler.refused)
+        srv->handler.refused(srv->handler.ctx, gd_http_refusal_names[why]);
+    int64_t now = gd_clock_ms();
+    uint64_t n = 0;
+    pthread_mutex_lock(&srv->refused_mu);
+    srv->refused[why]++;
+    if (now - srv->refused_warned_ms[why] >= 60000) {
+        n = srv->refused[why];
+        srv->refused[why] = 0;
+        srv->refused_warned_ms[why] = now;
+    }
+    pthread_mutex_unlock(&srv->refused_mu);
+    if (n > 0)
+        GD_LOG_WARN("http", "turned %" PRIu64 " client%s away (%s) since the last such warning: "
+                            "%s",
+                    n, n == 1 ? "" : "s", gd_http_refusal_names[why],
+                    why == 0 ? "429, over requests_per_second from one address"
+                             : "over max_connections");
+}
 
 gd_http_limits gd_http_limits_default(void) {
     return (gd_http_limits){
@@ -108,9 +140,11 @@ static enum MHD_Result gd_http_serve(gd_http_server *srv, struct MHD_Connection 
 
 static enum MHD_Result gd_http_judge(gd_http_server *srv, struct MHD_Connection *conn,
                                      gd_http_exchange *ex, const char *method) {
-    if (!gd_http_rate_allows(srv, conn))
+    if (!gd_http_rate_allows(srv, conn)) {
+        gd_http_refuse(srv, 0);
         return gd_http_reply_text(conn, ex, 429, "too many requests from this address",
                                   "Retry-After", "1");
+    }
     gd_artifact_req req;
     unsigned code = 400;
     gd_status s = gd_http_path_parse(&req, method, ex->target, &code);
@@ -204,9 +238,11 @@ static void gd_http_log(void *cls, const char *fmt, va_list ap) GD_PRINTF(2, 0);
 /* libmicrohttpd's own messages are mostly about misbehaving clients:
  * debug level, so a hostile client cannot flood the operator's log. */
 static void gd_http_log(void *cls, const char *fmt, va_list ap) {
-    (void)cls;
+    gd_http_server *srv = cls;
     vsnprintf(gd_http_mhd_said, sizeof gd_http_mhd_said, fmt, ap);
     gd_http_mhd_said[strcspn(gd_http_mhd_said, "\r\n")] = '\0';
+    if (srv != NULL && strstr(gd_http_mhd_said, "reached connection limit") != NULL)
+        gd_http_refuse(srv, 1);
     GD_LOG_DEBUG("http", "libmicrohttpd: %s", gd_http_mhd_said);
 }
 
@@ -214,7 +250,7 @@ static struct MHD_Daemon *gd_http_daemon_start(gd_http_server *srv, int fd) {
     const gd_http_limits *l = &srv->limits;
     return MHD_start_daemon(
         MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-        gd_http_access, srv, MHD_OPTION_EXTERNAL_LOGGER, gd_http_log, NULL,
+        gd_http_access, srv, MHD_OPTION_EXTERNAL_LOGGER, gd_http_log, srv,
         MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE, (unsigned)l->threads,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)l->max_connections,
         MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)l->max_connections_per_ip,
@@ -259,6 +295,7 @@ static void gd_http_announce(const gd_http_server *srv, const char *where, bool 
 static void gd_http_free(gd_http_server *srv) {
     gd_conn_watch_stop(srv->watch); /* after the daemon: it removed every slot */
     gd_http_rate_free(srv->rate);
+    pthread_mutex_destroy(&srv->refused_mu);
     free(srv);
 }
 
@@ -272,6 +309,7 @@ gd_status gd_http_server_start(gd_http_server **out, const char *listen,
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     srv->handler = *h;
     srv->limits = limits ? *limits : gd_http_limits_default();
+    pthread_mutex_init(&srv->refused_mu, NULL);
     char where[INET6_ADDRSTRLEN + 16] = "";
     int fd = -1;
     bool loopback = false;

@@ -35,6 +35,12 @@ typedef struct gd_http_handler {
      * full, errors included (0 for HEAD). A transfer the client aborts is
      * not counted, as libmicrohttpd does not say how far it got. */
     void (*count)(void *ctx, uint64_t bytes_out);
+    /* Optional (may be NULL): told of each client the server turned away,
+     * by reason: "rate" (a 429: over requests_per_second) or "connections"
+     * (over max_connections; refusals over max_connections_per_ip are
+     * silent in libmicrohttpd and not counted). The server also logs them,
+     * a warning a minute at most per reason. */
+    void (*refused)(void *ctx, const char *reason);
     void *ctx;
 } gd_http_handler;
 

@@ -109,6 +109,9 @@ gd_status gd_member_serve(gd_member *n, const gd_artifact_req *req, gd_artifact_
 /* Counts bytes sent to peers (bytes_out in the status): the HTTP server's
  * count of each response, or gd_member_serve_local's answer. */
 void gd_member_count_out(gd_member *n, uint64_t bytes);
+/* Counts a client its HTTP server turned away, by reason ("rate" or
+ * "connections"; gd_http_refused_total in /metrics). */
+void gd_member_count_refused(gd_member *n, const char *reason);
 
 /* The same answer with a file's bytes read into the body (at most max_len,
  * else GD_ERR_LIMIT): what an in-process peer port hands over. */

@@ -19,6 +19,58 @@ static uint64_t gd_coin_u64(const char *amount) {
     return end && *end == '\0' ? (uint64_t)v : 0;
 }
 
+/* The member's standing and what it waits for, from the view just read
+ * (under n->mu): so that a member that stopped earning says why. */
+static void gd_member_explain(const gd_member *n, gd_member_stats *st,
+                              const Gonka__Diloco__V1__Member *me) {
+    const gd_chain_view *v = &n->view.view;
+    const gd_member_journal *j = &n->journal;
+    st->membership_reason[0] = '\0';
+    st->waiting_until = 0;
+    uint64_t round = v->have_round ? v->round.index : v->next_round;
+    if (me == NULL && j->bonded > 0 && !j->leave_wanted) {
+        st->membership = "removed";
+        snprintf(st->membership_reason, sizeof st->membership_reason,
+                 "the chain no longer lists this member (its collateral was slashed below "
+                 "min_collateral); restart it with collateral to take part again");
+    } else if (me == NULL) {
+        st->membership = "not_joined";
+        snprintf(st->membership_reason, sizeof st->membership_reason, "%s",
+                 j->leave_wanted ? "left the run (node leave)"
+                 : j->join_sent  ? "its join is sent and not yet in a block"
+                 : n->o.join     ? "it joins at the next block"
+                                 : "joining is off");
+    } else if (me->suspended_until > round) {
+        st->membership = "suspended";
+        snprintf(st->membership_reason, sizeof st->membership_reason,
+                 "suspended until round %" PRIu64 " (a cheat of its was proven)",
+                 me->suspended_until);
+    } else {
+        st->membership = "member";
+        if (me->leaving)
+            snprintf(st->membership_reason, sizeof st->membership_reason,
+                     "leaving: released once no live round holds it");
+    }
+    if (me == NULL) {
+        snprintf(st->waiting_for, sizeof st->waiting_for, "%s",
+                 strcmp(st->membership, "removed") == 0 ? "nothing: removed from the run"
+                                                        : "its membership");
+    } else if (!v->have_round || v->round.over) {
+        snprintf(st->waiting_for, sizeof st->waiting_for, "round %" PRIu64 " to open",
+                 v->next_round);
+    } else if (!v->round.in_snapshot) {
+        snprintf(st->waiting_for, sizeof st->waiting_for,
+                 "round %" PRIu64 " to end (it joined after the round's snapshot)",
+                 v->round.index);
+        st->waiting_until = v->round.windows.end;
+    } else {
+        gd_window w = gd_round_window_at(&v->round.windows, v->height + 1);
+        snprintf(st->waiting_for, sizeof st->waiting_for, "round %" PRIu64 "'s %s window to end",
+                 v->round.index, gd_window_name(w));
+        st->waiting_until = gd_round_window_end(&v->round.windows, v->height + 1);
+    }
+}
+
 /* Reads the chain into the node's answers and view; updates the stats. */
 gd_status gd_member_read(gd_member *n) {
     n->read_ms = gd_clock_ms();
@@ -66,7 +118,13 @@ gd_status gd_member_read(gd_member *n) {
                                : GD_WINDOW_NONE;
     if (me && n->journal.bonded > bonded && !me->leaving)
         st->slashed = n->journal.bonded - bonded;
+    const char *was = st->membership;
+    gd_member_explain(n, st, me);
+    bool removed = st->membership && strcmp(st->membership, "removed") == 0 &&
+                   (was == NULL || strcmp(was, "removed") != 0);
     pthread_mutex_unlock(&n->mu);
+    if (removed)
+        gd_member_error(n, "run %" PRIu64 ": %s", n->o.run, n->stats.membership_reason);
     return GD_OK;
 }
 

@@ -69,6 +69,7 @@ typedef struct gd_member_stats {
     uint64_t inner_step;
     double loss, tokens_per_s;
     uint64_t bytes_in, bytes_out;
+    uint64_t http_refused[2];   /* clients turned away: rate (429), connections (the cap) */
     uint64_t checks[4];         /* by gd_diloco_verdict */
     uint64_t rewards_claimed;   /* ngonka */
     uint64_t slashed;           /* ngonka: bonded at join less what is bonded now */
@@ -83,6 +84,12 @@ typedef struct gd_member_stats {
     } errors[GD_MEMBER_ERRORS];
     size_t n_errors;            /* total recorded (every repeat) */
     size_t n_error_slots;       /* slots filled: the last GD_MEMBER_ERRORS are kept */
+    /* Why it does what it does (GET /v1/status): its standing in the run,
+     * and what it waits for, until which height (0: no height fixes it). */
+    const char *membership;     /* member, suspended, removed, not_joined */
+    char membership_reason[160];
+    char waiting_for[160];
+    int64_t waiting_until;
 } gd_member_stats;
 
 #define GD_MEMBER_MSGS_MAX 32 /* duties (messages) in one step */

@@ -144,6 +144,12 @@ void gd_member_count_out(gd_member *n, uint64_t bytes) {
     pthread_mutex_unlock(&n->mu);
 }
 
+void gd_member_count_refused(gd_member *n, const char *reason) {
+    pthread_mutex_lock(&n->mu);
+    n->stats.http_refused[strcmp(reason, "rate") == 0 ? 0 : 1]++;
+    pthread_mutex_unlock(&n->mu);
+}
+
 gd_status gd_member_serve_local(gd_member *n, const gd_artifact_req *req, gd_artifact_answer *out,
                                 size_t max_len) {
     unsigned status = 0;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 
 #include "common/bytes.h"
 #include "plugin/member/member_internal.h"
@@ -56,6 +57,17 @@ json_t *gd_member_status_json(gd_member *n) {
     json_object_set_new(o, "run", gd_u64_json(n->o.run));
     json_object_set_new(o, "round", st.have_round ? gd_u64_json(st.round) : json_null());
     json_object_set_new(o, "phase", json_string(gd_window_name(st.window)));
+    json_object_set_new(o, "membership",
+                        json_string(st.membership ? st.membership : "unknown"));
+    json_object_set_new(o, "membership_reason",
+                        json_string(st.membership ? st.membership_reason
+                                                  : "the chain has not been read yet"));
+    json_object_set_new(o, "waiting_for",
+                        json_pack("{s:s,s:o}", "what",
+                                  st.membership ? st.waiting_for : "the chain to answer",
+                                  "until_height",
+                                  st.waiting_until > 0 ? json_integer(st.waiting_until)
+                                                       : json_null()));
     json_object_set_new(o, "height", json_integer(st.height));
     json_object_set_new(o, "inner_step", gd_u64_json(st.inner_step));
     json_object_set_new(o, "loss", isfinite(st.loss) && st.loss > 0 ? json_real(st.loss) : json_null());
@@ -74,6 +86,12 @@ json_t *gd_member_status_json(gd_member *n) {
     return o;
 }
 
+/* One family's HELP and TYPE lines: every family has both (Prometheus's
+ * exposition format; dashboards and alert rules read the HELP). */
+static void gd_family(FILE *f, const char *name, const char *type, const char *help) {
+    fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
 char *gd_member_metrics_text(gd_member *n) {
     pthread_mutex_lock(&n->mu);
     gd_member_stats st = n->stats;
@@ -83,28 +101,46 @@ char *gd_member_metrics_text(gd_member *n) {
     FILE *f = open_memstream(&text, &len);
     if (f == NULL)
         return NULL;
-    fprintf(f, "# HELP gd_round The current round of the run.\n# TYPE gd_round gauge\n"
-               "gd_round %" PRIu64 "\n", st.round);
-    fprintf(f, "# HELP gd_phase The window the next block falls in (1 train .. 9 attest_open).\n"
-               "# TYPE gd_phase gauge\ngd_phase{name=\"%s\"} %d\n", gd_window_name(st.window),
-            (int)st.window);
-    fprintf(f, "# TYPE gd_height gauge\ngd_height %" PRId64 "\n", st.height);
-    fprintf(f, "# TYPE gd_inner_step gauge\ngd_inner_step %" PRIu64 "\n", st.inner_step);
-    fprintf(f, "# HELP gd_loss Mean inner loss of the last trained round (nats).\n"
-               "# TYPE gd_loss gauge\ngd_loss %.6f\n", isfinite(st.loss) ? st.loss : 0.0);
-    fprintf(f, "# TYPE gd_tokens_per_second gauge\ngd_tokens_per_second %.1f\n",
-            isfinite(st.tokens_per_s) ? st.tokens_per_s : 0.0);
-    fprintf(f, "# TYPE gd_bytes_in_total counter\ngd_bytes_in_total %" PRIu64 "\n", st.bytes_in);
-    fprintf(f, "# TYPE gd_bytes_out_total counter\ngd_bytes_out_total %" PRIu64 "\n", st.bytes_out);
-    fprintf(f, "# HELP gd_checks_total Checks sealed, by verdict.\n# TYPE gd_checks_total counter\n");
+    gd_family(f, "gd_build_info", "gauge", "The daemon's version (always 1).");
+    fprintf(f, "gd_build_info{version=\"%s\"} 1\n", GD_VERSION);
+    gd_family(f, "gd_round", "gauge", "The current round of the run.");
+    fprintf(f, "gd_round %" PRIu64 "\n", st.round);
+    gd_family(f, "gd_phase", "gauge", "The window the next block falls in (1 train .. 9 attest_open).");
+    fprintf(f, "gd_phase{name=\"%s\"} %d\n", gd_window_name(st.window), (int)st.window);
+    gd_family(f, "gd_height", "gauge", "The chain's height at the member's last read.");
+    fprintf(f, "gd_height %" PRId64 "\n", st.height);
+    gd_family(f, "gd_inner_step", "gauge", "Inner steps this worker has trained.");
+    fprintf(f, "gd_inner_step %" PRIu64 "\n", st.inner_step);
+    gd_family(f, "gd_loss", "gauge", "Mean inner loss of the last trained round (nats).");
+    fprintf(f, "gd_loss %.6f\n", isfinite(st.loss) ? st.loss : 0.0);
+    gd_family(f, "gd_tokens_per_second", "gauge", "Training throughput of the last round.");
+    fprintf(f, "gd_tokens_per_second %.1f\n", isfinite(st.tokens_per_s) ? st.tokens_per_s : 0.0);
+    gd_family(f, "gd_bytes_in_total", "counter", "Bytes fetched from peers.");
+    fprintf(f, "gd_bytes_in_total %" PRIu64 "\n", st.bytes_in);
+    gd_family(f, "gd_bytes_out_total", "counter", "Bytes served to peers.");
+    fprintf(f, "gd_bytes_out_total %" PRIu64 "\n", st.bytes_out);
+    gd_family(f, "gd_http_refused_total", "counter",
+              "Clients the HTTP server turned away, by reason (rate: 429; connections: the cap).");
+    fprintf(f, "gd_http_refused_total{reason=\"rate\"} %" PRIu64 "\n", st.http_refused[0]);
+    fprintf(f, "gd_http_refused_total{reason=\"connections\"} %" PRIu64 "\n", st.http_refused[1]);
+    gd_family(f, "gd_checks_total", "counter", "Checks sealed, by verdict.");
     static const char *const names[4] = {"unspecified", "pass", "fail", "unavailable"};
     for (int v = 1; v < 4; v++)
         fprintf(f, "gd_checks_total{verdict=\"%s\"} %" PRIu64 "\n", names[v], st.checks[v]);
-    fprintf(f, "# TYPE gd_rewards_claimed_ngonka_total counter\n"
-               "gd_rewards_claimed_ngonka_total %" PRIu64 "\n", st.rewards_claimed);
-    fprintf(f, "# TYPE gd_slashed_ngonka_total counter\ngd_slashed_ngonka_total %" PRIu64 "\n",
-            st.slashed);
-    fprintf(f, "# TYPE gd_errors_total counter\ngd_errors_total %zu\n", st.n_errors);
+    gd_family(f, "gd_rewards_claimed_ngonka_total", "counter", "Rewards claimed (ngonka).");
+    fprintf(f, "gd_rewards_claimed_ngonka_total %" PRIu64 "\n", st.rewards_claimed);
+    gd_family(f, "gd_slashed_ngonka_total", "counter", "Collateral slashed (ngonka).");
+    fprintf(f, "gd_slashed_ngonka_total %" PRIu64 "\n", st.slashed);
+    gd_family(f, "gd_errors_total", "counter", "Errors logged (GET /v1/status lists the last).");
+    fprintf(f, "gd_errors_total %zu\n", st.n_errors);
+    /* The disk a round's artifacts go to: an alert fires before it is full. */
+    struct statvfs vfs;
+    if (statvfs(n->store.root, &vfs) == 0) {
+        gd_family(f, "gd_state_dir_free_bytes", "gauge", "Free bytes on state_dir's file system.");
+        fprintf(f, "gd_state_dir_free_bytes %.0f\n", (double)vfs.f_bavail * (double)vfs.f_frsize);
+        gd_family(f, "gd_state_dir_size_bytes", "gauge", "Size of state_dir's file system.");
+        fprintf(f, "gd_state_dir_size_bytes %.0f\n", (double)vfs.f_blocks * (double)vfs.f_frsize);
+    }
     if (fclose(f) != 0) {
         free(text);
         return NULL;

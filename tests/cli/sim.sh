@@ -161,8 +161,9 @@ fi
 preset=(--model tiny --data synthetic:markov:3 --workers 2 --inner-steps 4 --segment-steps 2
         --rounds 2 --batch 2 --seq 16 --eval-batches 2 --threads 2)
 localnet="$(dirname "$bin")/gonka-localnet"
+host_class=$("$bin" node hardware-class | head -1)
 if "$bin" sim "${preset[@]}" --lr 4e-3 --print-spec > spec.json 2>err.txt; then
-  python3 - spec.json <<'PY' || fail=1
+  python3 - spec.json "$host_class" <<'PY' || fail=1
 import json, sys
 s = json.load(open(sys.argv[1]))
 assert s["model"] == "tiny" and s["inner_lr"] == "0.004" and s["inner_min_lr"] == "0.0004", s
@@ -170,7 +171,10 @@ assert s["h_max"] == 4 and s["segment_steps"] == 2 and s["tokens_per_step"] == "
 assert s["inner_schedule_steps"] == "8" and len(s["initial_state_hash"]) == 64, s
 # The chain-side proposals of the v2 spec, and none of v1's proportional slashes.
 assert "slash_ppm" not in s and "skip_slash_ppm" not in s, s
-assert s["hw_classes"] == ["cpu"] and s["min_class_members"] == 6 and s["avail_chunks"] == 4, s
+# A run this host's daemons join as printed: this host's class, and with 2
+# workers the fewest checkers (one validator, one re-checker: 3 members).
+assert s["hw_classes"] == [sys.argv[2]] and s["min_class_members"] == 3, s
+assert s.get("double_check_ppm", 0) == 0 and s["recheck_validators"] == 1 and s["avail_chunks"] == 4, s
 assert s["cheat_slash"] == s["reward_per_epoch"] == "1000000000ngonka", s
 assert s["skip_slash"] == "10000000ngonka" and s["min_collateral"] == "2000000000ngonka", s
 assert s["withhold_slash"] == "500000000ngonka", s  # half the epoch's reward (seed grinding)

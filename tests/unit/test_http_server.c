@@ -41,6 +41,7 @@ typedef struct fake {
     atomic_uint answers;
     atomic_ullong bytes_out;
     atomic_uint counted;
+    atomic_uint refused_rate, refused_connections;
 } fake;
 
 static fake g_fake;
@@ -109,7 +110,13 @@ static void fake_count(void *ctx, uint64_t bytes_out) {
     atomic_fetch_add(&f->counted, 1);
 }
 
-static const gd_http_handler g_handler = {fake_answer, fake_count, &g_fake};
+static void fake_refused(void *ctx, const char *reason) {
+    fake *f = ctx;
+    atomic_fetch_add(strcmp(reason, "rate") == 0 ? &f->refused_rate : &f->refused_connections, 1);
+}
+
+static const gd_http_handler g_handler = {.answer = fake_answer, .count = fake_count,
+                                          .refused = fake_refused, .ctx = &g_fake};
 
 static void fake_setup(fake *f) {
     for (size_t i = 0; i < PAYLOAD_SIZE; i++)
@@ -642,7 +649,7 @@ static void test_rate_limit(void) {
     CHECK_OK(gd_http_server_start(&srv, "127.0.0.1:0", &l, &g_handler, bound, sizeof bound));
     if (srv == NULL)
         return;
-    unsigned ok = 0, limited = 0;
+    unsigned ok = 0, limited = 0, refused_before = atomic_load(&g_fake.refused_rate);
     for (int i = 0; i < 8; i++) {
         reply r = ask_port(port_of(bound), "GET", "/v1/status", NULL);
         ok += r.status == 200;
@@ -657,6 +664,8 @@ static void test_rate_limit(void) {
     /* Eight requests in well under 5 s at 1/s after a burst of 3. */
     CHECK(ok + limited == 8);
     CHECK(limited >= 3);
+    /* Each 429 is counted for the operator's metrics. */
+    CHECK(atomic_load(&g_fake.refused_rate) - refused_before == limited);
     gd_http_server_stop(srv);
 }
 

@@ -100,6 +100,29 @@ static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn wit
     }
     CHECK(caught_round != UINT64_MAX);
     CHECK(df_slashed(&net.d, LAZY, NULL, NULL) > 0);
+    /* Each member's status says where it stands in the run, as the chain
+     * it last read does: the cheater suspended or removed, the honest ones
+     * members. */
+    df_qrun *qr = df_q_run(&net.d);
+    uint64_t round_now = qr->current_round ? qr->current_round->index : qr->run->next_round;
+    for (int who = 1; who <= NODES; who++) {
+        const Gonka__Diloco__V1__Member *m = NULL;
+        for (size_t i = 0; i < qr->n_members; i++)
+            if (strcmp(qr->members[i]->address, net.d.f.addr[who]) == 0)
+                m = qr->members[i];
+        const char *want = m == NULL                       ? "removed"
+                           : m->suspended_until > round_now ? "suspended"
+                                                            : "member";
+        json_t *st = gd_member_status_json(net.nodes[who]);
+        const char *got = json_string_value(json_object_get(st, "membership"));
+        if (who == LAZY)
+            fprintf(stderr, "  the cheater's status: %s (%s)\n", got ? got : "?",
+                    json_string_value(json_object_get(st, "membership_reason")));
+        CHECK(got != NULL && strcmp(got, want) == 0);
+        CHECK(who == LAZY || strcmp(want, "member") == 0);
+        json_decref(st);
+    }
+    df_qfree(qr);
     for (int who = 1; who <= NODES; who++)
         if (who != LAZY)
             CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);

@@ -85,6 +85,29 @@ static void check_metrics(nf_net *net, int who, uint64_t settled) {
     CHECK(metric(m, "gd_rewards_claimed_ngonka_total") == (double)settled);
     CHECK(metric(m, "gd_slashed_ngonka_total") == 0);
     CHECK(metric(m, "gd_errors_total") >= 0);
+    CHECK(metric(m, "gd_state_dir_free_bytes") > 0);
+    /* It says where it stands and what it waits for. */
+    CHECK(strcmp(json_string_value(json_object_get(st, "membership")), "member") == 0);
+    json_t *wait = json_object_get(st, "waiting_for");
+    const char *what = json_string_value(json_object_get(wait, "what"));
+    json_t *until = json_object_get(wait, "until_height");
+    CHECK(what != NULL && (strstr(what, "window to end") != NULL || strstr(what, "to open") != NULL));
+    CHECK(json_is_null(until) || json_integer_value(until) > json_integer_value(json_object_get(st, "height")));
+    CHECK(strstr(m, "gd_build_info{version=\"") != NULL);
+    /* Every family has its HELP and TYPE lines, before its samples. */
+    char *copy = strdup(m), *save = NULL;
+    char help[128] = "", type[128] = "";
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (sscanf(line, "# HELP %127s", help) == 1 || sscanf(line, "# TYPE %127s", type) == 1)
+            continue;
+        size_t name = strcspn(line, "{ ");
+        if (strncmp(line, help, name) != 0 || strncmp(line, type, name) != 0 ||
+            help[name] != '\0' || type[name] != '\0') {
+            fprintf(stderr, "  no HELP or TYPE before: %s\n", line);
+            gd_test_failures++;
+        }
+    }
+    free(copy);
     json_decref(st);
     free(m);
 }

@@ -66,7 +66,8 @@ static void peer_count(void *ctx, uint64_t bytes_out) {
     (void)bytes_out;
 }
 
-static const gd_http_handler g_handler = {peer_answer, peer_count, &g_peers};
+static const gd_http_handler g_handler = {.answer = peer_answer, .count = peer_count,
+                                          .ctx = &g_peers};
 
 /* A loopback URL on which nothing listens. */
 static void refused_url(char *out, size_t cap) {
