@@ -110,3 +110,10 @@ gd_status gd_coins_parse(gd_coin *coins, size_t cap, size_t *count, const char *
     *count = n;
     return GD_OK;
 }
+
+int gd_amount_cmp(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la != lb)
+        return la < lb ? -1 : 1;
+    return strcmp(a, b);
+}

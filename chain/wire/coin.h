@@ -34,5 +34,7 @@ gd_status gd_denom_check(const char *denom) GD_MUST_CHECK;
 
 /* Validates an amount string (canonical decimal, at most 2^256 - 1). */
 gd_status gd_amount_check(const char *amount) GD_MUST_CHECK;
+/* Orders two canonical amounts (decimal digits, no leading zeros): <0, 0, >0. */
+int gd_amount_cmp(const char *a, const char *b);
 
 #endif

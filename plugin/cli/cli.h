@@ -28,7 +28,7 @@ extern const gd_command gd_cmd_tx_create_run, gd_cmd_tx_join_run, gd_cmd_tx_comm
     gd_cmd_tx_attest_round, gd_cmd_tx_randomness, gd_cmd_tx_leave_run, gd_cmd_tx_claim_rewards;
 extern const gd_command gd_cmd_query_diloco_params, gd_cmd_query_runs, gd_cmd_query_run,
     gd_cmd_query_round, gd_cmd_query_rewards, gd_cmd_node_duties, gd_cmd_node_init,
-    gd_cmd_node_hardware_class, gd_cmd_node_leave;
+    gd_cmd_node_hardware_class, gd_cmd_node_leave, gd_cmd_node_check;
 /* The daemon: cli_run.c; a whole run on this machine: cli_demo.c. */
 extern const gd_command gd_cmd_run, gd_cmd_demo;
 

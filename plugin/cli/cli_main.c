@@ -13,7 +13,7 @@ static const gd_command *const gd_commands[] = {
     &gd_cmd_tx_claim_rewards,
     &gd_cmd_query_diloco_params, &gd_cmd_query_runs, &gd_cmd_query_run,
     &gd_cmd_query_round, &gd_cmd_query_rewards, &gd_cmd_node_init, &gd_cmd_node_duties,
-    &gd_cmd_node_hardware_class, &gd_cmd_node_leave, &gd_cmd_run,      &gd_cmd_demo,
+    &gd_cmd_node_hardware_class, &gd_cmd_node_leave, &gd_cmd_node_check, &gd_cmd_run,      &gd_cmd_demo,
 };
 
 static const gd_cli_program gd_program = {

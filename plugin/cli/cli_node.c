@@ -164,12 +164,6 @@ static gd_status gd_node_new_key(const char *home, char *key_path, size_t cap,
     return s;
 }
 
-/* Whether canonical decimal amount a is below b. */
-static bool gd_amount_below(const char *a, const char *b) {
-    size_t la = strlen(a), lb = strlen(b);
-    return la != lb ? la < lb : strcmp(a, b) < 0;
-}
-
 /* The collateral node.yaml bonds: at least the run's min_collateral, read
  * from the chain, since a join below it is refused and pays its fee every
  * time it is tried. Without --collateral it is that minimum; with one it is
@@ -205,7 +199,7 @@ static int gd_node_init_collateral(gd_cli *cli, gd_args *args, char *out, size_t
     } else if (given == NULL) {
         snprintf(out, cap, "%s%s", min->amount, min->denom);
         fprintf(cli->out, "collateral %s: run %" PRIu64 "'s min_collateral\n", out, run);
-    } else if (strcmp(coin.denom, min->denom) != 0 || gd_amount_below(coin.amount, min->amount)) {
+    } else if (strcmp(coin.denom, min->denom) != 0 || gd_amount_cmp(coin.amount, min->amount) < 0) {
         rc = gd_cli_usage(cli, args, "--collateral %s%s is below run %" PRIu64 "'s min_collateral "
                                      "%s%s: every join would be refused",
                           coin.amount, coin.denom, run, min->amount, min->denom);

@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "plugin/cli/cli.h"
+#include "plugin/cli/cli_preflight.h"
 #include "plugin/cli/cli_util.h"
 #include "plugin/include/gonka_diloco.h"
 #include "plugin/member/member_settings.h"
@@ -33,6 +34,7 @@ typedef struct gd_run_hup {
     pthread_t thread;
     bool started;
     struct sigaction was; /* the caller's SIGHUP action, restored at stop */
+    bool loaded;          /* at_start holds node.yaml as the daemon starts with it */
 } gd_run_hup;
 
 static int gd_run_hup_pipe[2] = {-1, -1};
@@ -102,8 +104,8 @@ static void *gd_run_hup_loop(void *arg) {
 static void gd_run_hup_start(gd_run_hup *hup, const char *config) {
     memset(hup, 0, sizeof *hup);
     hup->config = config;
-    if (gd_member_settings_load(&hup->at_start, config) != GD_OK ||
-        pipe2(gd_run_hup_pipe, O_CLOEXEC) != 0)
+    hup->loaded = gd_member_settings_load(&hup->at_start, config) == GD_OK;
+    if (!hup->loaded || pipe2(gd_run_hup_pipe, O_CLOEXEC) != 0)
         return;
     hup->started = pthread_create(&hup->thread, NULL, gd_run_hup_loop, hup) == 0;
     if (!hup->started) {
@@ -132,6 +134,30 @@ static void gd_run_hup_stop(gd_run_hup *hup) {
     gd_run_hup_pipe[0] = gd_run_hup_pipe[1] = -1;
 }
 
+/* node check's checks before the first transaction: what fails and will
+ * not pass by itself stops the daemon now (a wrong chain id, key, class or
+ * collateral, a state_dir in use or not writable, a taken address); the
+ * rest is logged, and the daemon waits it out as before. */
+static int gd_run_preflight(gd_cli *cli, const gd_member_settings *s) {
+    static gd_preflight p;
+    gd_preflight_host(&p, s, true);
+    const gd_preflight_check *stop = NULL;
+    for (size_t i = 0; i < p.n; i++) {
+        const gd_preflight_check *c = &p.checks[i];
+        if (c->level == GD_CHECK_OK)
+            continue;
+        if (c->level == GD_CHECK_FAIL && !c->heals && stop == NULL)
+            stop = c;
+        GD_LOG_WARN("preflight", "%s %s: %s%s%s", c->level == GD_CHECK_FAIL ? "FAIL" : "warn",
+                    c->name, c->detail, c->fix[0] ? "; fix: " : "", c->fix);
+    }
+    if (stop == NULL)
+        return GD_CLI_CONTINUE;
+    fprintf(cli->err, "error: %s: %s%s%s (gonka-diloco node check --config says the rest)\n",
+            stop->name, stop->detail, stop->fix[0] ? "; fix: " : "", stop->fix);
+    return GD_EXIT_FAIL;
+}
+
 static int gd_run_exit(gd_cli *cli, int rc, const char *why) {
     fprintf(cli->err, "error: %s\n", why);
     return rc == GONKA_DILOCO_ERR_CONFIG ? GD_EXIT_USAGE : GD_EXIT_FAIL;
@@ -150,6 +176,10 @@ static int gd_run_daemon(gd_cli *cli, gd_args *args) {
     gonka_diloco *h = NULL;
     static gd_run_hup hup;
     gd_run_hup_start(&hup, config);
+    if (hup.loaded && (rc = gd_run_preflight(cli, &hup.at_start)) != GD_CLI_CONTINUE) {
+        gd_run_hup_stop(&hup);
+        return rc;
+    }
     if ((rc = gonka_diloco_open(config, &h, why, sizeof why)) != GONKA_DILOCO_OK) {
         gd_run_hup_stop(&hup);
         return gd_run_exit(cli, rc, why);

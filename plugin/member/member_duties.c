@@ -32,9 +32,8 @@ static gd_status gd_member_join_allowed(const gd_member *n) {
                        spec->n_hw_classes > 1 ? spec->hw_classes[1] : "");
     const Cosmos__Base__V1beta1__Coin *min = spec->min_collateral;
     const gd_coin *c = &n->o.collateral;
-    size_t lc = strlen(c->amount), lm = min ? strlen(min->amount) : 0;
-    if (min != NULL && (strcmp(c->denom, min->denom) != 0 || lc < lm ||
-                        (lc == lm && strcmp(c->amount, min->amount) < 0)))
+    if (min != NULL &&
+        (strcmp(c->denom, min->denom) != 0 || gd_amount_cmp(c->amount, min->amount) < 0))
         return gd_fail(GD_ERR_INVALID,
                        "collateral %s%s is below run %" PRIu64 "'s min_collateral %s%s: set "
                        "collateral in node.yaml and restart; a join would be refused and pay "

@@ -6,7 +6,8 @@
 # taken; without a chain, --collateral is required.
 # Then run: a daemon whose hardware class or collateral the run does not
 # take stops before it sends a join (which would be refused and pay its
-# fee every block): exit 1, the reason named, its balance untouched.
+# fee every block): exit 1, the reason named, its balance untouched; and
+# node check says so too, and what to fix.
 # Usage: node_init_chain.sh GONKA_DILOCO GONKA_LOCALNET
 set -uo pipefail
 bin=$(realpath "$1")
@@ -34,7 +35,7 @@ for _ in $(seq 100); do
 done
 [ -n "$url" ] || { echo "FAIL: the localnet did not say its RPC address: $(cat ln.log)"; exit 1; }
 
-"$bin" node init --home a --chain-id c --node "$url" --key ln/keys/account-1.key >a.out 2>a.err ||
+"$bin" node init --home a --chain-id prod-sim --node "$url" --key ln/keys/account-1.key >a.out 2>a.err ||
   bad "node init without --collateral: $(cat a.err)"
 grep -q "^collateral: \"$min\"" a/node.yaml && ok "without --collateral: the run's $min" ||
   bad "without --collateral: $(grep '^collateral' a/node.yaml 2>/dev/null)"
@@ -68,9 +69,26 @@ try_run() { # description sed-expression expected-text
   fi
 }
 try_run "a hardware class the run does not take" 's|^hardware_class:.*|hardware_class: "gpu-h100"|' \
-  "does not take hardware class gpu-h100"
+  "gpu-h100 is not one of run 1's"
 try_run "a collateral below the run's minimum" \
   's|^hardware_class:.*|hardware_class: "cpu-x86"|; s|^collateral:.*|collateral: "5ngonka"|' \
-  "collateral 5ngonka is below run 1's min_collateral"
+  "5ngonka against the run's min_collateral 2000000000ngonka"
+# node check: one line per check; the class the run does not take is a FAIL with its fix.
+sed -e 's|^hardware_class:.*|hardware_class: "gpu-h100"|' a/node.yaml >check.yaml && chmod 600 check.yaml
+"$bin" node check --config check.yaml >check.out 2>&1
+rc=$?
+[ $rc -eq 1 ] && grep -q "^FAIL class .*gpu-h100.*fix: " check.out && grep -q "^ok   chain" check.out &&
+  grep -q "^ok   collateral" check.out && ok "node check: $(grep -c . check.out) lines, the class failed" ||
+  bad "node check: exit $rc: $(cat check.out)"
+"$bin" node check --config a/node.yaml --json >check.json 2>&1
+python3 - check.json <<'PY' && ok "node check --json" || bad "node check --json: $(cat check.json)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [c["name"] for c in d["checks"]]
+assert d["ok"] is False or d["ok"] is True
+for want in ["key", "state_dir", "listen", "backend", "chain", "clock", "run", "class", "collateral", "balance", "disk"]:
+    assert want in names, (want, names)
+assert all(c["status"] in ("ok", "warn", "FAIL") for c in d["checks"]), d
+PY
 [ "$(balance)" = "$before" ] && ok "no fee paid: $before" || bad "the balance moved: $before -> $(balance)"
 exit $fail
