@@ -9,7 +9,7 @@
 
 /* Options every command takes. */
 static const gd_opt_spec gd_global_opts[] = {
-    {"log-level", "LEVEL", "error, warn, info or debug (or set GD_LOG)"},
+    {"log-level", "SPEC", "error, warn, info or debug, per subsystem info,http=debug (or GD_LOG)"},
     {"help", NULL, "show this help"},
     {NULL, NULL, NULL},
 };
@@ -195,10 +195,8 @@ static int gd_parse_args(gd_cli *cli, gd_args *args, int argc, char **argv) {
         return gd_cli_usage(cli, args, "missing argument: %s", args->command->positional);
     const char *level = gd_arg(args, "log-level");
     if (level) {
-        gd_log_level lv;
-        if (gd_log_level_parse(&lv, level) != GD_OK)
+        if (gd_log_configure(level) != GD_OK)
             return gd_cli_fail(cli, GD_ERR_INVALID);
-        gd_log_set_level(lv);
     }
     return GD_CLI_CONTINUE;
 }

@@ -1,10 +1,15 @@
-/* Leveled logging to stderr with a subsystem tag.
+/* Leveled logging to stderr with a subsystem tag, as text lines or as JSON
+ * objects, one a line.
  *
- * Arguments are evaluated only when the level is enabled. The level is read
- * once from GD_LOG (error|warn|info|debug) or set with gd_log_set_level().
+ * The levels are a spec, "LEVEL[,SUBSYSTEM=LEVEL...]" ("info,http=debug"):
+ * a default and up to GD_LOG_SUBSYSTEMS subsystems of their own, read once
+ * from GD_LOG and set with gd_log_configure() (node.yaml's log_level).
+ * Arguments are evaluated only when some subsystem has the level enabled.
  * Never pass secrets to a log call. */
 #ifndef GD_COMMON_LOG_H
 #define GD_COMMON_LOG_H
+
+#include <stdbool.h>
 
 #include "common/status.h"
 
@@ -15,9 +20,27 @@ typedef enum gd_log_level {
     GD_LOG_DEBUG = 3,
 } gd_log_level;
 
+typedef enum gd_log_format { GD_LOG_TEXT = 0, GD_LOG_JSON = 1 } gd_log_format;
+
+#define GD_LOG_SUBSYSTEMS 16 /* subsystems a spec may name */
+#define GD_LOG_SPEC_MAX 255  /* bytes of a spec */
+
+/* The most verbose level any subsystem has (the macros' first test). */
 extern int gd_log_threshold;
 
+/* Every subsystem at level (a spec of one level). */
 void gd_log_set_level(gd_log_level level);
+/* Applies a level spec; GD_ERR_INVALID naming the part that is wrong, and
+ * then nothing changes. */
+gd_status gd_log_configure(const char *spec) GD_MUST_CHECK;
+/* Checks a level spec without applying it. */
+gd_status gd_log_spec_check(const char *spec) GD_MUST_CHECK;
+/* Whether a line of level from subsystem is written. */
+bool gd_log_enabled(gd_log_level level, const char *subsystem);
+
+void gd_log_set_format(gd_log_format format);
+/* "text" or "json". */
+gd_status gd_log_format_parse(gd_log_format *out, const char *text) GD_MUST_CHECK;
 
 /* Parses "error", "warn", "info" or "debug". Returns GD_ERR_INVALID otherwise. */
 gd_status gd_log_level_parse(gd_log_level *out, const char *text) GD_MUST_CHECK;

@@ -167,9 +167,11 @@ int gonka_diloco_open_with(const char *config_path, const gonka_diloco_seams *se
     int rc = GONKA_DILOCO_OK;
     if (st != GD_OK)
         rc = gd_abi_fail(GONKA_DILOCO_ERR_CONFIG, st, err, err_cap, NULL); /* names the file */
-    gd_log_level level;
-    if (rc == GONKA_DILOCO_OK && gd_log_level_parse(&level, h->s.log_level) == GD_OK)
-        gd_log_set_level(level);
+    gd_log_format format;
+    if (rc == GONKA_DILOCO_OK && gd_log_configure(h->s.log_level) != GD_OK)
+        rc = gd_abi_fail(GONKA_DILOCO_ERR_CONFIG, GD_ERR_INVALID, err, err_cap, "log_level");
+    if (rc == GONKA_DILOCO_OK && gd_log_format_parse(&format, h->s.log_format) == GD_OK)
+        gd_log_set_format(format);
     if (rc == GONKA_DILOCO_OK && (st = gd_keyfile_read(&h->key, h->s.key)) != GD_OK)
         rc = gd_abi_fail(GONKA_DILOCO_ERR_KEY, st, err, err_cap, "chain.key");
     if (rc == GONKA_DILOCO_OK)

@@ -275,6 +275,7 @@ static int gd_run_node_init(gd_cli *cli, gd_args *args) {
     snprintf(st.backend, sizeof st.backend, "auto");
     st.gpus = 1;
     snprintf(st.log_level, sizeof st.log_level, "info");
+    snprintf(st.log_format, sizeof st.log_format, "text");
     char text[16384];
     s = gd_member_settings_format(&st, text, sizeof text);
     /* What node init writes, run must take: parse it back before writing. */

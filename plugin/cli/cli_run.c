@@ -60,7 +60,7 @@ static void gd_run_changed_keys(char *out, size_t cap, const gd_member_settings 
         while (*la == ' ')
             la++;
         if (strcmp(la, lb + strspn(lb, " ")) == 0 || la[0] == '#' ||
-            strncmp(la, "log_level:", 10) == 0)
+            strncmp(la, "log_level:", 10) == 0 || strncmp(la, "log_format:", 11) == 0)
             continue;
         size_t n = strlen(out);
         snprintf(out + n, cap - n, "%s%.*s", n ? ", " : "", (int)strcspn(la, ":"), la);
@@ -69,24 +69,28 @@ static void gd_run_changed_keys(char *out, size_t cap, const gd_member_settings 
 
 static void gd_run_reload(gd_run_hup *hup) {
     static gd_member_settings now;
-    gd_log_level level;
+    gd_log_format format;
     if (gd_member_settings_load(&now, hup->config) != GD_OK ||
-        gd_log_level_parse(&level, now.log_level) != GD_OK) {
+        gd_log_format_parse(&format, now.log_format) != GD_OK ||
+        gd_log_configure(now.log_level) != GD_OK) {
         GD_LOG_WARN("run", "SIGHUP: %s not re-read, nothing changed: %s", hup->config,
                     gd_error_detail());
         return;
     }
-    bool same = strcmp(now.log_level, hup->at_start.log_level) == 0;
-    gd_log_set_level(level);
+    gd_log_set_format(format);
+    bool same = strcmp(now.log_level, hup->at_start.log_level) == 0 &&
+                strcmp(now.log_format, hup->at_start.log_format) == 0;
     char changed[1024];
     gd_run_changed_keys(changed, sizeof changed, &hup->at_start, &now);
-    GD_LOG_WARN("run", "SIGHUP: log_level %s%s%s%s", hup->at_start.log_level,
+    GD_LOG_WARN("run", "SIGHUP: log_level %s%s%s%s%s%s", hup->at_start.log_level,
                 same ? " (unchanged)" : " -> ", same ? "" : now.log_level,
+                same ? "" : ", log_format ", same ? "" : now.log_format,
                 changed[0] ? "" : "; nothing else changed");
     if (changed[0])
         GD_LOG_WARN("run", "SIGHUP: %s changed in %s: restart the daemon to apply", changed,
                     hup->config);
     snprintf(hup->at_start.log_level, sizeof hup->at_start.log_level, "%s", now.log_level);
+    snprintf(hup->at_start.log_format, sizeof hup->at_start.log_format, "%s", now.log_format);
 }
 
 static void *gd_run_hup_loop(void *arg) {

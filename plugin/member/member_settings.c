@@ -35,6 +35,7 @@ typedef struct gd_raw_node {
     char *backend;
     char *gpus;
     char *log_level;
+    char *log_format;
 } gd_raw_node;
 
 static const cyaml_schema_value_t gd_yaml_string = {
@@ -71,7 +72,9 @@ static const cyaml_schema_field_t gd_yaml_node[] = {
     CYAML_FIELD_STRING_PTR("gpus", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node, gpus,
                            1, 10),
     CYAML_FIELD_STRING_PTR("log_level", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
-                           log_level, 1, 7),
+                           log_level, 1, GD_LOG_SPEC_MAX),
+    CYAML_FIELD_STRING_PTR("log_format", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
+                           log_format, 1, 7),
     CYAML_FIELD_END,
 };
 
@@ -223,12 +226,14 @@ static gd_status gd_member_settings_check(gd_member_settings *s, const gd_raw_no
                        r->gpus);
     s->gpus = (unsigned)gpus;
     const char *level = r->log_level ? r->log_level : "info";
-    if (strcmp(level, "error") != 0 && strcmp(level, "warn") != 0 &&
-        strcmp(level, "info") != 0 && strcmp(level, "debug") != 0)
-        return gd_fail(GD_ERR_INVALID, "log_level must be error, warn, info or debug, not "
-                                       "'%.20s'",
-                       level);
-    strcpy(s->log_level, level);
+    if (gd_log_spec_check(level) != GD_OK)
+        return gd_fail_context(GD_ERR_INVALID, "log_level");
+    snprintf(s->log_level, sizeof s->log_level, "%s", level);
+    const char *format = r->log_format ? r->log_format : "text";
+    gd_log_format f;
+    if (gd_log_format_parse(&f, format) != GD_OK)
+        return gd_fail_context(GD_ERR_INVALID, "log_format");
+    snprintf(s->log_format, sizeof s->log_format, "%s", format);
     return GD_OK;
 }
 
@@ -329,7 +334,9 @@ gd_status gd_member_settings_format(const gd_member_settings *s, char *out, size
     gd_yaml_line(out, cap, &at, "", "gpus", num[2],
                  "cuda: data parallel over GPUs 0..gpus-1 (the same bits for any count)");
     gd_yaml_line(out, cap, &at, "", "log_level", GD_Q(9, s->log_level),
-                 "error, warn, info or debug");
+                 "error, warn, info or debug; per subsystem: info,http=debug");
+    gd_yaml_line(out, cap, &at, "", "log_format", GD_Q(11, s->log_format[0] ? s->log_format : "text"),
+                 "text, or json: one object a line");
 #undef GD_Q
     if (at + 1 >= cap)
         return gd_fail(GD_ERR_LIMIT, "node.yaml does not fit %zu bytes", cap);

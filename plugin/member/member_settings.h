@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "chain/keys/address.h"
+#include "common/log.h"
 #include "common/status.h"
 
 #define GD_SETTINGS_TEXT_MAX 512
@@ -32,7 +33,9 @@ typedef struct gd_member_settings {
     unsigned threads;                  /* threads: 0 = one per core */
     char backend[8];                   /* backend: auto, cpu, cuda */
     unsigned gpus;                     /* gpus: data-parallel ranks, 1.. */
-    char log_level[8];                 /* log_level: error, warn, info, debug */
+    char log_level[GD_LOG_SPEC_MAX + 1]; /* log_level: "info", or per subsystem
+                                          * "info,http=debug" (common/log.h) */
+    char log_format[8];                /* log_format: text or json */
 } gd_member_settings;
 
 /* Parses YAML text (named `what` in errors) into s: GD_ERR_PARSE for what

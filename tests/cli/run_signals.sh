@@ -51,6 +51,17 @@ wait_for err1.log 10 "SIGHUP: log_level warn -> debug" || bad "SIGHUP did not ap
 wait_for err1.log 10 "SIGHUP: threads changed" || bad "SIGHUP did not name the changed key: $(tail -5 err1.log)"
 kill -HUP "$first"
 wait_for err1.log 10 "log_level debug (unchanged)" || bad "a second SIGHUP: $(tail -5 err1.log)"
+# log_format json and a level of one subsystem's own, by SIGHUP too.
+sed -i 's|^log_level:.*|log_level: "warn,rpc=info"|; s|^log_format:.*|log_format: "json"|' h/node.yaml
+kill -HUP "$first"
+wait_for err1.log 15 '^{"time":"[^"]*","level":"info","subsystem":"rpc","message":' ||
+  bad "no JSON line of rpc at info after SIGHUP: $(tail -3 err1.log)"
+python3 -c '
+import json, sys
+lines = [l for l in open(sys.argv[1]) if l.startswith("{")]
+assert lines and all(json.loads(l)["subsystem"] in ("rpc", "run", "node", "http", "preflight") for l in lines), lines[:3]
+assert all(json.loads(l)["level"] != "info" or json.loads(l)["subsystem"] == "rpc" for l in lines), lines[:3]
+' err1.log || bad "the JSON lines do not parse, or another subsystem logged at info"
 kill -0 "$first" 2>/dev/null || bad "SIGHUP stopped the daemon"
 
 kill -TERM "$first"

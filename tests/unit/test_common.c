@@ -1,5 +1,6 @@
 /* common/: hex, base64, hashes, number parsing, RFC 3339 times, private files. */
 #include <fcntl.h>
+#include <jansson.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -12,6 +13,7 @@
 #include "common/conn_watch.h"
 #include "common/file.h"
 #include "common/hash.h"
+#include "common/log.h"
 #include "common/mem.h"
 #include "common/parse.h"
 #include "common/rfc3339.h"
@@ -399,8 +401,58 @@ static void test_conn_watch(void) {
     }
 }
 
+/* Log levels per subsystem, the spec refused whole when a part is wrong,
+ * and the JSON format: one object a line, escaped, that parses. */
+static void test_log(void) {
+    CHECK_OK(gd_log_configure("info,http=debug,rpc=error"));
+    CHECK(gd_log_enabled(GD_LOG_INFO, "node") && !gd_log_enabled(GD_LOG_DEBUG, "node"));
+    CHECK(gd_log_enabled(GD_LOG_DEBUG, "http"));
+    CHECK(gd_log_enabled(GD_LOG_ERROR, "rpc") && !gd_log_enabled(GD_LOG_WARN, "rpc"));
+    CHECK(gd_log_threshold == GD_LOG_DEBUG); /* the macros' first test lets http's through */
+    static const char *const bad[] = {"", "loud", "info,http", "info,=debug", "info,http=loud",
+                                      "info,,", "info,a=debug,b=debug,c=debug,d=debug,e=debug,"
+                                      "f=debug,g=debug,h=debug,i=debug,j=debug,k=debug,l=debug,"
+                                      "m=debug,n=debug,o=debug,p=debug,q=debug"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        CHECK(gd_log_configure(bad[i]) == GD_ERR_INVALID);
+    CHECK(gd_log_enabled(GD_LOG_DEBUG, "http")); /* a refused spec changes nothing */
+    gd_log_format f;
+    CHECK(gd_log_format_parse(&f, "json") == GD_OK && f == GD_LOG_JSON);
+    CHECK(gd_log_format_parse(&f, "xml") == GD_ERR_INVALID);
+    /* A JSON line, captured from stderr. */
+    char path[] = "/tmp/gd-log-XXXXXX";
+    int fd = mkstemp(path), saved = dup(STDERR_FILENO);
+    CHECK(fd >= 0 && saved >= 0);
+    fflush(stderr);
+    dup2(fd, STDERR_FILENO);
+    gd_log_set_format(GD_LOG_JSON);
+    GD_LOG_INFO("node", "a \"quoted\" line\nwith a newline and a \\ backslash");
+    GD_LOG_DEBUG("node", "not written: node is at info");
+    fflush(stderr);
+    gd_log_set_format(GD_LOG_TEXT);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    char text[1024] = "";
+    ssize_t n = pread(fd, text, sizeof text - 1, 0);
+    close(fd);
+    unlink(path);
+    text[n > 0 ? n : 0] = '\0';
+    CHECK(strchr(text, '\n') == text + strlen(text) - 1); /* one line */
+    json_error_t err;
+    json_t *j = json_loads(text, 0, &err);
+    CHECK(j != NULL);
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "level")), "info");
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "subsystem")), "node");
+    CHECK_STR_EQ(json_string_value(json_object_get(j, "message")),
+                 "a \"quoted\" line\nwith a newline and a \\ backslash");
+    CHECK(json_string_value(json_object_get(j, "time")) != NULL);
+    json_decref(j);
+    gd_log_set_level(GD_LOG_WARN);
+}
+
 int main(void) {
     RUN_TEST(test_hex);
+    RUN_TEST(test_log);
     RUN_TEST(test_base64_rfc4648);
     RUN_TEST(test_base64_strict);
     RUN_TEST(test_hashes);

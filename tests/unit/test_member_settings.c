@@ -57,6 +57,7 @@ static void test_good(void) {
     CHECK_STR_EQ(s.gas_price, "0.0025ngonka");
     CHECK_STR_EQ(s.hardware_class, "auto");
     CHECK_STR_EQ(s.log_level, "info");
+    CHECK_STR_EQ(s.log_format, "text");
     CHECK_STR_EQ(s.backend, "auto");
     CHECK(s.gpus == 1);
     CHECK_STR_EQ(s.listen_host, "[::1]");
@@ -106,7 +107,12 @@ static void test_refused(void) {
         {"  gas_price:", "  gas_price: free\n", "chain.gas_price", GD_ERR_INVALID},
         {"  chain_id:", "  chain_id: 'a b'\n", "chain.chain_id must be printable",
          GD_ERR_INVALID},
-        {"log_level:", "log_level: loud\n", "log_level must be", GD_ERR_INVALID},
+        {"log_level:", "log_level: loud\n", "unknown log level 'loud'", GD_ERR_INVALID},
+        {"log_level:", "log_level: \"info,http\"\n", "is not SUBSYSTEM=LEVEL", GD_ERR_INVALID},
+        {"log_level:", "log_level: \"info,http=loud\"\n", "unknown log level 'loud'",
+         GD_ERR_INVALID},
+        {"log_level:", "log_level: debug\nlog_format: xml\n", "unknown log format 'xml'",
+         GD_ERR_INVALID},
         {"backend:", "backend: rocm\n", "backend must be auto, cpu or cuda", GD_ERR_INVALID},
         {"threads:", "threads: 5000\n", "threads must be 0", GD_ERR_INVALID},
         {"gpus:", "gpus: 0\n", "gpus must be 1 to 16", GD_ERR_INVALID},
