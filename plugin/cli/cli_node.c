@@ -24,6 +24,7 @@
 #include "plugin/member/hardware_class.h"
 #include "plugin/member/member_settings.h"
 #include "plugin/member/round_driver.h"
+#include "plugin/member/run_config.h"
 #include "plugin/ports/chain_reader.h"
 
 /* --roles worker,validator (either or both). */
@@ -199,7 +200,7 @@ static int gd_node_init_collateral(gd_cli *cli, gd_args *args, char *out, size_t
     } else if (given == NULL) {
         snprintf(out, cap, "%s%s", min->amount, min->denom);
         fprintf(cli->out, "collateral %s: run %" PRIu64 "'s min_collateral\n", out, run);
-    } else if (strcmp(coin.denom, min->denom) != 0 || gd_amount_cmp(coin.amount, min->amount) < 0) {
+    } else if (!gd_run_spec_takes_collateral(q->run->spec, &coin)) {
         rc = gd_cli_usage(cli, args, "--collateral %s%s is below run %" PRIu64 "'s min_collateral "
                                      "%s%s: every join would be refused",
                           coin.amount, coin.denom, run, min->amount, min->denom);

@@ -224,10 +224,8 @@ static void gd_check_run(gd_preflight *p, const gd_member_settings *s, gd_rpc *r
         snprintf(cls, sizeof cls, "%s", s->hardware_class);
     else if (gd_hardware_class_auto(cls, s->backend, NULL, 0) != GD_OK)
         snprintf(cls, sizeof cls, "(unknown: %s)", gd_error_detail());
-    bool listed = false;
+    bool listed = gd_run_spec_lists_class(spec, cls);
     size_t peers = 0;
-    for (size_t i = 0; i < spec->n_hw_classes; i++)
-        listed |= strcmp(spec->hw_classes[i], cls) == 0;
     for (size_t i = 0; i < q->n_members; i++)
         peers += strcmp(q->members[i]->hw_class, cls) == 0;
     if (!listed)
@@ -247,8 +245,7 @@ static void gd_check_run(gd_preflight *p, const gd_member_settings *s, gd_rpc *r
     gd_coin want;
     const Cosmos__Base__V1beta1__Coin *min = spec->min_collateral;
     if (gd_coin_parse(&want, s->collateral) == GD_OK && min != NULL) {
-        bool enough = strcmp(want.denom, min->denom) == 0 &&
-                      gd_amount_cmp(want.amount, min->amount) >= 0;
+        bool enough = gd_run_spec_takes_collateral(spec, &want);
         gd_check_add(p, "collateral", enough ? GD_CHECK_OK : GD_CHECK_FAIL, false,
                      enough ? NULL : "raise collateral in node.yaml to the run's min_collateral",
                      "%s%s against the run's min_collateral %s%s", want.amount, want.denom,

@@ -19,10 +19,7 @@ static gd_status gd_member_join_allowed(const gd_member *n) {
     const Gonka__Diloco__V1__RunSpec *spec = run ? run->spec : NULL;
     if (spec == NULL)
         return GD_OK; /* nothing to judge by: the chain decides */
-    bool listed = false;
-    for (size_t i = 0; i < spec->n_hw_classes; i++)
-        listed |= strcmp(spec->hw_classes[i], n->hw_class) == 0;
-    if (!listed)
+    if (!gd_run_spec_lists_class(spec, n->hw_class))
         return gd_fail(GD_ERR_INVALID,
                        "run %" PRIu64 " does not take hardware class %s (it takes %s%s%s): set "
                        "hardware_class in node.yaml and restart; a join would be refused and "
@@ -32,8 +29,7 @@ static gd_status gd_member_join_allowed(const gd_member *n) {
                        spec->n_hw_classes > 1 ? spec->hw_classes[1] : "");
     const Cosmos__Base__V1beta1__Coin *min = spec->min_collateral;
     const gd_coin *c = &n->o.collateral;
-    if (min != NULL &&
-        (strcmp(c->denom, min->denom) != 0 || gd_amount_cmp(c->amount, min->amount) < 0))
+    if (!gd_run_spec_takes_collateral(spec, c))
         return gd_fail(GD_ERR_INVALID,
                        "collateral %s%s is below run %" PRIu64 "'s min_collateral %s%s: set "
                        "collateral in node.yaml and restart; a join would be refused and pay "

@@ -149,3 +149,16 @@ gd_status gd_run_config_initial_state(const gd_run_config *rc, uint8_t out[32], 
     gd_trainer_free(t);
     return s;
 }
+
+bool gd_run_spec_lists_class(const Gonka__Diloco__V1__RunSpec *spec, const char *hw_class) {
+    for (size_t i = 0; i < spec->n_hw_classes; i++)
+        if (strcmp(spec->hw_classes[i], hw_class) == 0)
+            return true;
+    return false;
+}
+
+bool gd_run_spec_takes_collateral(const Gonka__Diloco__V1__RunSpec *spec, const gd_coin *collateral) {
+    const Cosmos__Base__V1beta1__Coin *min = spec->min_collateral;
+    return min == NULL || (strcmp(collateral->denom, min->denom) == 0 &&
+                           gd_amount_cmp(collateral->amount, min->amount) >= 0);
+}

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "chain/wire/coin.h"
 #include "common/status.h"
 #include "gonka/diloco/v1/types.pb-c.h"
 #include "trainer/config.h"
@@ -50,5 +51,12 @@ gd_status gd_run_config_open_data(const gd_run_config *rc, gd_data **out,
  * zero outer momentum, as the spec's initial_state_hash must name it. */
 gd_status gd_run_config_initial_state(const gd_run_config *rc, uint8_t out[32],
                                       int threads) GD_MUST_CHECK;
+
+/* What a run takes from a member at join, as the module judges it: a
+ * hardware class among its hw_classes, and a collateral in min_collateral's
+ * denom and at least it. The one home of the rule for the member's own
+ * check before a join, node check and node init. */
+bool gd_run_spec_lists_class(const Gonka__Diloco__V1__RunSpec *spec, const char *hw_class);
+bool gd_run_spec_takes_collateral(const Gonka__Diloco__V1__RunSpec *spec, const gd_coin *collateral);
 
 #endif
