@@ -105,10 +105,11 @@ static json_t *gd_dj_member(const void *p) {
 
 static json_t *gd_dj_weighted(const void *p) {
     const Gonka__Diloco__V1__WeightedMember *m = p;
-    return json_pack("{s:s,s:s,s:s,s:I,s:b,s:b,s:b}", "address", m->address, "weight",
+    return json_pack("{s:s,s:s,s:s,s:I,s:b,s:b,s:b,s:o}", "address", m->address, "weight",
                      m->weight, "hw_class", m->hw_class, "rank", (json_int_t)m->rank, "active",
                      (int)m->active, "reported", (int)m->reported, "skip_slashed",
-                     (int)m->skip_slashed);
+                     (int)m->skip_slashed, "missed",
+                     gd_dj_strings(m->missed, m->n_missed));
 }
 
 /* In the order the windows follow each other (dispute_open between

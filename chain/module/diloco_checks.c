@@ -232,7 +232,7 @@ static gd_status dl_open_dispute(gd_ctx *ctx, const dl_run *run, dl_round *r, dl
     for (size_t j = 0; s == GD_OK && j < nv; j++) {
         s = dl_load_verdict(ctx, r, &v[j], a->target, a->check, a->validators[j]);
         if (s == GD_OK && !dl_revealed(v[j]))
-            s = dl_skip(ctx, run, r, a->validators[j], "skipped check");
+            s = dl_skip(ctx, run, r, a->validators[j], GD_DUTY_CHECK, "skipped check");
         else if (s == GD_OK) {
             revealed++;
             accused |= dl_accuses(v[j]);
@@ -244,7 +244,7 @@ static gd_status dl_open_dispute(gd_ctx *ctx, const dl_run *run, dl_round *r, dl
         s = dl_load_verdict(ctx, r, &own, a->target, a->check, a->target);
     bool own_revealed = dl_revealed(own);
     if (s == GD_OK && !own_revealed)
-        s = dl_skip(ctx, run, r, a->target, "own digest not revealed");
+        s = dl_skip(ctx, run, r, a->target, GD_DUTY_DIGEST, "own digest not revealed");
     /* With a revealed PASS (no accusation, no split), v[0] or v[1] holds it. */
     const dl_verdict *pass = dl_revealed(v[0]) ? v[0] : v[1];
     bool contradicted = revealed > 0 && !accused && !split &&
@@ -452,7 +452,8 @@ static gd_status dl_judge(gd_ctx *ctx, const dl_run *run, dl_round *r, dl_tally 
         v->credited = o == OUTCOME(UNAVAILABLE);
         v->faulty = passed && !late;
         if (s == GD_OK && passed && !vote->assigned)
-            s = dl_skip(ctx, run, r, v->validator, "UNAVAILABLE re-check of data the class fetched");
+            s = dl_skip(ctx, run, r, v->validator, GD_DUTY_RECHECK,
+                        "UNAVAILABLE re-check of data the class fetched");
     } else if (v->verdict == VERDICT(PASS)) {
         bool agrees = passed && dl_same_digest(v, t->major_verdict);
         v->credited = agrees;
@@ -482,7 +483,7 @@ static gd_status dl_resolve_check(gd_ctx *ctx, const dl_run *run, dl_round *r, d
         if (s == GD_OK && !dl_revealed(v)) {
             /* An assigned validator's skip was priced at dispute start. */
             if (!assigned)
-                s = dl_skip(ctx, run, r, who, "skipped re-check");
+                s = dl_skip(ctx, run, r, who, GD_DUTY_RECHECK, "skipped re-check");
             dl_free(v);
             continue;
         }
@@ -519,9 +520,9 @@ static gd_status dl_resolve_check(gd_ctx *ctx, const dl_run *run, dl_round *r, d
     }
     dl_free(own);
     if (s == GD_OK && t.outcome == OUTCOME(UNAVAILABLE))
-        s = dl_skip(ctx, run, r, a->target, "states unavailable to the class");
+        s = dl_skip(ctx, run, r, a->target, GD_DUTY_SERVE, "states unavailable to the class");
     if (s == GD_OK && t.served_late)
-        s = dl_skip(ctx, run, r, a->target, "states served after the verify window");
+        s = dl_skip(ctx, run, r, a->target, GD_DUTY_SERVE, "states served after the verify window");
     if (s == GD_OK)
         a->outcome = t.outcome;
     if (s == GD_OK)

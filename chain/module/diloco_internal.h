@@ -199,9 +199,10 @@ gd_status dl_slash_cheat(gd_ctx *ctx, const dl_run *run, const char *addr,
                          const char *reason) GD_MUST_CHECK;
 /* The skip slash for a duty a round member did not do, once per duty: a
  * flat price per round made every skip after the first free. r's members
- * are loaded; the member's snapshot record remembers that it skipped. */
+ * are loaded; the member's snapshot record remembers that it skipped and
+ * which duty (GD_DUTY_*), so its node can say what it missed. */
 gd_status dl_skip(gd_ctx *ctx, const dl_run *run, dl_round *r, const char *addr,
-                  const char *reason) GD_MUST_CHECK;
+                  const char *duty, const char *reason) GD_MUST_CHECK;
 /* The price of a sealed secret not revealed by verify start: the run's
  * withhold_slash, a skip (skip_slashed) priced apart. Withholding k secrets
  * chooses among 2^k seeds, so a skip slash would let a coalition buy the

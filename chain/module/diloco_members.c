@@ -60,28 +60,34 @@ gd_status dl_slash_cheat(gd_ctx *ctx, const dl_run *run, const char *addr, const
 }
 
 /* A round member's duty not done, at a price: the snapshot record
- * remembers that it skipped, whatever the duty cost. */
+ * remembers that it skipped and which duty, whatever the duty cost. */
 static gd_status dl_skip_at(gd_ctx *ctx, const dl_run *run, dl_round *r, const char *addr,
-                            const char *amount, const char *reason) {
+                            const char *duty, const char *amount, const char *reason) {
     size_t i = dl_round_find(r, addr);
     if (i == r->n_members)
         return GD_OK;
-    if (!r->members[i]->skip_slashed) {
-        r->members[i]->skip_slashed = true;
-        dl_key k;
-        dl_key_weight(&k, r->run, r->index, addr);
-        GD_TRY(dl_save(ctx, &k, r->members[i]));
-    }
+    dl_weighted *m = r->members[i];
+    char **missed = realloc(m->missed, (m->n_missed + 1) * sizeof *missed);
+    if (missed == NULL)
+        return gd_fail(GD_ERR_NOMEM, "no memory for a skip record");
+    m->missed = missed;
+    if ((m->missed[m->n_missed] = strdup(duty)) == NULL)
+        return gd_fail(GD_ERR_NOMEM, "no memory for a skip record");
+    m->n_missed++;
+    m->skip_slashed = true;
+    dl_key k;
+    dl_key_weight(&k, r->run, r->index, addr);
+    GD_TRY(dl_save(ctx, &k, m));
     return dl_slash(ctx, run, addr, amount, reason);
 }
 
 gd_status dl_skip(gd_ctx *ctx, const dl_run *run, dl_round *r, const char *addr,
-                  const char *reason) {
-    return dl_skip_at(ctx, run, r, addr, run->spec->skip_slash->amount, reason);
+                  const char *duty, const char *reason) {
+    return dl_skip_at(ctx, run, r, addr, duty, run->spec->skip_slash->amount, reason);
 }
 
 gd_status dl_withhold(gd_ctx *ctx, const dl_run *run, dl_round *r, const char *addr) {
-    return dl_skip_at(ctx, run, r, addr, run->spec->withhold_slash->amount,
+    return dl_skip_at(ctx, run, r, addr, GD_DUTY_REVEAL_SECRET, run->spec->withhold_slash->amount,
                       "unrevealed randomness");
 }
 

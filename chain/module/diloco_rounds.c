@@ -340,7 +340,7 @@ static gd_status dl_fix_inclusion(gd_ctx *ctx, const dl_run *run, dl_round *r) {
         for (size_t j = 0; j < r->n_inclusion_set && !other; j++)
             other = strcmp(r->inclusion_set[j], m->address) != 0;
         if (other)
-            s = dl_skip(ctx, run, r, m->address, "no availability report");
+            s = dl_skip(ctx, run, r, m->address, GD_DUTY_REPORT, "no availability report");
     }
     char count[24];
     dl_amount_str(count, r->n_inclusion_set);
@@ -433,16 +433,16 @@ static gd_status dl_finish(gd_ctx *ctx, dl_run *run, dl_round *r) {
                 ? atts.items[j]
                 : NULL;
         if (!m->active) {
-            s = dl_skip(ctx, run, r, m->address, "idle");
+            s = dl_skip(ctx, run, r, m->address, GD_DUTY_TAKE_PART, "idle");
             continue;
         }
         if (winner == NULL)
             continue;
         if (mine == NULL || mine->next_state_hash.len != GD_DILOCO_HASH_LEN)
-            s = dl_skip(ctx, run, r, m->address, "absent attestation");
+            s = dl_skip(ctx, run, r, m->address, GD_DUTY_ATTEST, "absent attestation");
         else if (memcmp(mine->next_state_hash.data, winner->next_state_hash.data,
                         GD_DILOCO_HASH_LEN) != 0)
-            s = dl_skip(ctx, run, r, m->address, "minority attestation");
+            s = dl_skip(ctx, run, r, m->address, GD_DUTY_ATTEST, "minority attestation");
     }
     dl_list_free(&atts);
     return s;

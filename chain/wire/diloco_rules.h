@@ -25,6 +25,18 @@
 #define GD_DILOCO_QUERY_ROUND "/gonka.diloco.v1.Query/Round"
 #define GD_DILOCO_QUERY_REWARDS "/gonka.diloco.v1.Query/Rewards"
 
+/* The duties a round member can be slashed for skipping, as the chain
+ * names them in the member's snapshot record (WeightedMember.missed) and
+ * members count them (gd_missed_duties_total{duty}). */
+#define GD_DUTY_CHECK "check"                 /* a drawn check not revealed */
+#define GD_DUTY_DIGEST "digest"               /* its own digest of a checked segment */
+#define GD_DUTY_RECHECK "recheck"             /* a re-check not revealed, or UNAVAILABLE */
+#define GD_DUTY_SERVE "serve"                 /* states the class could not fetch in time */
+#define GD_DUTY_REPORT "report"               /* the availability report */
+#define GD_DUTY_TAKE_PART "take_part"         /* no message of the round at all */
+#define GD_DUTY_ATTEST "attest"               /* absent, or a minority hash */
+#define GD_DUTY_REVEAL_SECRET "reveal_secret" /* a sealed secret not revealed */
+
 /* Stable error codes of codespace "diloco" (docs/protocol.md): the module
  * answers with them, and members read them. */
 enum {

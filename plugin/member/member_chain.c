@@ -125,7 +125,7 @@ gd_status gd_member_read(gd_member *n) {
     pthread_mutex_unlock(&n->mu);
     if (removed)
         gd_member_error(n, "run %" PRIu64 ": %s", n->o.run, n->stats.membership_reason);
-    return GD_OK;
+    return gd_member_count_missed(n);
 }
 
 static bool gd_action_same(const gd_action *a, const gd_action *b) {

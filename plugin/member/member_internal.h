@@ -58,6 +58,12 @@ typedef struct gd_member_fetch_failure {
     char why[256];
 } gd_member_fetch_failure;
 
+#define GD_MEMBER_LOSSES 64 /* trained rounds whose loss the status lists */
+
+/* The duties the chain can record as missed (GD_DUTY_*), then "other". */
+#define GD_MISSED_DUTIES 9
+extern const char *const gd_missed_duty_names[GD_MISSED_DUTIES];
+
 /* What the status and metrics show; guarded by gd_member.mu. */
 typedef struct gd_member_stats {
     int64_t height;
@@ -73,10 +79,16 @@ typedef struct gd_member_stats {
     uint64_t checks[4];         /* by gd_diloco_verdict */
     uint64_t rewards_claimed;   /* ngonka */
     uint64_t slashed;           /* ngonka: bonded at join less what is bonded now */
+    uint64_t missed[GD_MISSED_DUTIES]; /* duties the chain recorded as skipped, by name */
     uint8_t state_hash[32];     /* of the newest G held */
     bool have_state_hash;
     uint64_t committed[GD_MEMBER_COMMITTED];
     size_t n_committed;
+    struct {
+        uint64_t round;
+        double loss;
+    } losses[GD_MEMBER_LOSSES]; /* each trained round's mean loss, the last ones kept */
+    size_t n_losses;            /* total recorded */
     struct {
         int64_t time;           /* of the latest repeat */
         char text[200];         /* the latest repeat's */
@@ -154,6 +166,8 @@ struct gd_member {
     int64_t pace_height, pace_ms; /* the height last seen to change, and when */
     double block_ms;            /* the chain's pace: milliseconds per block (0: not seen yet) */
     bool chain_down;            /* the last read of the chain failed */
+    bool missed_started;        /* missed_upto is set (at the first read) */
+    uint64_t missed_upto;       /* the first round whose missed duties are not counted yet */
     bool have_older;
     gd_global_state older;      /* a G before the node's own (an overlapped start's G_{r-1}) */
     uint8_t older_hash[32];     /* its state hash */
@@ -249,6 +263,13 @@ gd_status gd_fetch_into(gd_member *n, const char *target, const gd_artifact_req 
 
 /* Reads the chain into the node's answers and view; updates the stats. */
 gd_status gd_member_read(gd_member *n) GD_MUST_CHECK;
+
+/* --- member_missed.c ----------------------------------------------------------------------- */
+
+/* Logs and counts the duties the chain recorded as skipped by this member
+ * in every round that ended since the last call (reading the rounds it
+ * needs); a round the chain cannot give now is tried at the next call. */
+gd_status gd_member_count_missed(gd_member *n) GD_MUST_CHECK;
 
 /* What the step sends of the duties due (acts, rewritten in place; their
  * number is returned): the duties the chain refused alone set aside. */

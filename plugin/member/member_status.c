@@ -72,6 +72,20 @@ json_t *gd_member_status_json(gd_member *n) {
     json_object_set_new(o, "inner_step", gd_u64_json(st.inner_step));
     json_object_set_new(o, "loss", isfinite(st.loss) && st.loss > 0 ? json_real(st.loss) : json_null());
     json_object_set_new(o, "tokens_per_s", isfinite(st.tokens_per_s) ? json_real(st.tokens_per_s) : json_null());
+    json_t *losses = json_array();
+    size_t nl = st.n_losses < GD_MEMBER_LOSSES ? st.n_losses : GD_MEMBER_LOSSES;
+    for (size_t i = 0; i < nl; i++) {
+        size_t k = (st.n_losses - nl + i) % GD_MEMBER_LOSSES;
+        if (isfinite(st.losses[k].loss))
+            json_array_append_new(losses, json_pack("{s:o,s:f}", "round",
+                                                    gd_u64_json(st.losses[k].round), "loss",
+                                                    st.losses[k].loss));
+    }
+    json_object_set_new(o, "losses", losses);
+    json_t *missed = json_object();
+    for (size_t d = 0; d < GD_MISSED_DUTIES; d++)
+        json_object_set_new(missed, gd_missed_duty_names[d], gd_u64_json(st.missed[d]));
+    json_object_set_new(o, "missed_duties", missed);
     json_object_set_new(o, "state_hash", st.have_state_hash ? json_string(hash) : json_null());
     json_object_set_new(o, "committed", committed);
     json_object_set_new(o, "bytes_in", gd_u64_json(st.bytes_in));
@@ -131,6 +145,11 @@ char *gd_member_metrics_text(gd_member *n) {
     fprintf(f, "gd_rewards_claimed_ngonka_total %" PRIu64 "\n", st.rewards_claimed);
     gd_family(f, "gd_slashed_ngonka_total", "counter", "Collateral slashed (ngonka).");
     fprintf(f, "gd_slashed_ngonka_total %" PRIu64 "\n", st.slashed);
+    gd_family(f, "gd_missed_duties_total", "counter",
+              "Duties the chain slashed this member for skipping, by duty (from its round records).");
+    for (size_t d = 0; d < GD_MISSED_DUTIES; d++)
+        fprintf(f, "gd_missed_duties_total{duty=\"%s\"} %" PRIu64 "\n", gd_missed_duty_names[d],
+                st.missed[d]);
     gd_family(f, "gd_errors_total", "counter", "Errors logged (GET /v1/status lists the last).");
     fprintf(f, "gd_errors_total %zu\n", st.n_errors);
     /* The disk a round's artifacts go to: an alert fires before it is full. */

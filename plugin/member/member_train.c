@@ -155,6 +155,9 @@ static gd_status gd_member_trained(gd_member *n, uint64_t r, bool ahead, gd_trai
     pthread_mutex_lock(&n->mu);
     n->stats.inner_step = n->w.step;
     n->stats.loss = n->trained.mean_loss;
+    size_t at = n->stats.n_losses++ % GD_MEMBER_LOSSES;
+    n->stats.losses[at].round = r;
+    n->stats.losses[at].loss = n->trained.mean_loss;
     n->stats.tokens_per_s = wr->seconds > 0 ? (double)wr->tokens / wr->seconds : 0;
     pthread_mutex_unlock(&n->mu);
     GD_LOG_INFO("node", "height %" PRId64 ": round %" PRIu64 " trained%s: loss %.4f, %.0f "

@@ -85,6 +85,12 @@ static void check_metrics(nf_net *net, int who, uint64_t settled) {
     CHECK(metric(m, "gd_rewards_claimed_ngonka_total") == (double)settled);
     CHECK(metric(m, "gd_slashed_ngonka_total") == 0);
     CHECK(metric(m, "gd_errors_total") >= 0);
+    double missed = 0;
+    for (const char *at = strstr(m, "\ngd_missed_duties_total{"); at;
+         at = strstr(at + 1, "\ngd_missed_duties_total{"))
+        missed += strtod(strchr(at, '}') + 1, NULL);
+    CHECK(missed == 0); /* an honest member the chain never found missing */
+    CHECK((json_array_size(json_object_get(st, "losses")) > 0) == worker);
     CHECK(metric(m, "gd_state_dir_free_bytes") > 0);
     /* It says where it stands and what it waits for. */
     CHECK(strcmp(json_string_value(json_object_get(st, "membership")), "member") == 0);
@@ -765,6 +771,67 @@ static void test_leave_while_running(void) {
     nf_free(&net);
 }
 
+/* A worker that is down for a whole round (it sealed the round's secret
+ * before) misses every duty of it: the chain records each in its snapshot
+ * record and slashes it. Back up, the worker logs each one the chain
+ * recorded and counts it by duty (gd_missed_duties_total{duty}), though
+ * it never saw those duties fall due; the others count nothing. */
+static void test_missed_duties_counted(void) {
+    nf_net net;
+    df_knobs k;
+    nf_knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
+    df_qfree(nf_until_round(&net, 1));
+    net.off[2] = true;
+    net.d.act[2].cheat = true; /* its slashes are expected */
+    df_qfree(nf_until_round(&net, 2));
+    net.off[2] = false;
+    df_qround *q = df_q_round(&net.d, 1);
+    CHECK(q->round->phase == PH(DONE));
+    const Gonka__Diloco__V1__WeightedMember *rec = NULL;
+    for (size_t i = 0; i < q->round->n_members; i++)
+        if (strcmp(q->round->members[i]->address, net.d.f.addr[2]) == 0)
+            rec = q->round->members[i];
+    CHECK(rec != NULL && rec->skip_slashed && rec->n_missed > 0);
+    nf_block(&net);
+    nf_block(&net);
+    char *m = gd_member_metrics_text(net.nodes[2]);
+    json_t *st = gd_member_status_json(net.nodes[2]);
+    json_t *by_duty = json_object_get(st, "missed_duties");
+    size_t counted = 0;
+    for (size_t i = 0; rec && i < rec->n_missed; i++) {
+        char want[96];
+        snprintf(want, sizeof want, "gd_missed_duties_total{duty=\"%s\"}", rec->missed[i]);
+        fprintf(stderr, "  round 1: missed %s\n", rec->missed[i]);
+        CHECK(metric(m, want) >= 1);
+        CHECK(json_integer_value(json_object_get(by_duty, rec->missed[i])) >= 1);
+    }
+    const char *key;
+    json_t *v;
+    json_object_foreach(by_duty, key, v) counted += (size_t)json_integer_value(v);
+    CHECK(rec != NULL && counted == rec->n_missed);
+    bool logged = false;
+    json_t *e;
+    size_t i;
+    json_array_foreach(json_object_get(st, "errors"), i, e) logged |=
+        strstr(json_string_value(json_object_get(e, "error")), "round 1: the chain slashed") != NULL;
+    CHECK(logged);
+    json_decref(st);
+    free(m);
+    df_qfree(q);
+    for (int who = 1; who <= NF_NODES; who++) {
+        if (who == 2)
+            continue;
+        st = gd_member_status_json(net.nodes[who]);
+        counted = 0;
+        json_object_foreach(json_object_get(st, "missed_duties"), key, v) counted +=
+            (size_t)json_integer_value(v);
+        CHECK(counted == 0);
+        json_decref(st);
+    }
+    nf_free(&net);
+}
+
 /* Seals of round 1 on (the first a worker sends as round 0 trains). */
 static bool refuse_later_seals(const nf_net *net, const gd_any *msg) {
     (void)net;
@@ -811,6 +878,7 @@ int main(void) {
     RUN_TEST(test_leave_while_running);
     RUN_TEST(test_wrong_g_is_synchronised);
     RUN_TEST(test_refused_duty_starves_nothing);
+    RUN_TEST(test_missed_duties_counted);
     RUN_TEST(test_after_void_round);
     RUN_TEST(test_late_joiner_syncs_before_round_opens);
     RUN_TEST(test_nothing_served_early);
