@@ -17,6 +17,7 @@
 #define GD_EXIT_OK 0
 #define GD_EXIT_FAIL 1
 #define GD_EXIT_USAGE 2
+#define GD_EXIT_STOPPED 3 /* run: stopped for what a restart does not cure */
 /* What a command's step returns to let the command carry on: any other value
  * is the exit code (GD_EXIT_*) the command stops with, its error printed.
  * Steps chain as `if ((rc = step(...)) != GD_CLI_CONTINUE) return rc;`. */

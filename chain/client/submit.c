@@ -52,13 +52,15 @@ static bool gd_is_sdk(const gd_abci_code *c, uint32_t code) {
 
 /* On a signature failure, a chain-id that differs from the node's network
  * is by far the likeliest cause: say so. */
-static void gd_explain_unauthorized(gd_rpc *rpc, const gd_tx_request *req, char *hint,
+static bool gd_explain_unauthorized(gd_rpc *rpc, const gd_tx_request *req, char *hint,
                                     size_t cap) {
     gd_node_status st;
     hint[0] = '\0';
-    if (gd_rpc_status(rpc, &st) == GD_OK && strcmp(st.network, req->chain_id) != 0)
-        snprintf(hint, cap, "; the node's chain-id is '%s' but the transaction was signed for "
-                            "'%s'", st.network, req->chain_id);
+    if (gd_rpc_status(rpc, &st) != GD_OK || strcmp(st.network, req->chain_id) == 0)
+        return false;
+    snprintf(hint, cap, "; the node's chain-id is '%s' but the transaction was signed for '%s'",
+             st.network, req->chain_id);
+    return true;
 }
 
 static gd_status gd_fill_gas(gd_rpc *rpc, const gd_key *key, gd_tx_request *req,
@@ -201,7 +203,7 @@ gd_status gd_tx_submit(gd_rpc *rpc, const gd_key *key, gd_tx_request *req,
         if (s == GD_ERR_CHAIN && gd_is_sdk(&out->check, 4)) {
             char hint[256], detail[GD_LOG_MAX + 256];
             snprintf(detail, sizeof detail, "%s", gd_error_detail());
-            gd_explain_unauthorized(rpc, req, hint, sizeof hint);
+            out->wrong_chain = gd_explain_unauthorized(rpc, req, hint, sizeof hint);
             s = gd_fail(s, "%s%s", detail, hint);
         }
         break;

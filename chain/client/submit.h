@@ -35,6 +35,8 @@ typedef struct gd_submit_result {
     gd_abci_code deliver; /* outcome in the block */
     int64_t gas_wanted;
     int64_t gas_used;
+    bool wrong_chain;     /* refused for its signature, and the node is on another chain
+                           * than req->chain_id: no later transaction can pass either */
 } gd_submit_result;
 
 void gd_submit_options_default(gd_submit_options *opt);

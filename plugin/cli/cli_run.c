@@ -159,12 +159,17 @@ static int gd_run_preflight(gd_cli *cli, const gd_member_settings *s) {
         return GD_CLI_CONTINUE;
     fprintf(cli->err, "error: %s: %s%s%s (gonka-diloco node check --config says the rest)\n",
             stop->name, stop->detail, stop->fix[0] ? "; fix: " : "", stop->fix);
-    return GD_EXIT_FAIL;
+    return GD_EXIT_STOPPED;
 }
 
+/* 2: the config is wrong; 3: stopped for what a restart does not cure (the
+ * key, the member removed or its join refused, another chain): the
+ * systemd unit restarts on neither; 1: the rest (a restart may cure it). */
 static int gd_run_exit(gd_cli *cli, int rc, const char *why) {
     fprintf(cli->err, "error: %s\n", why);
-    return rc == GONKA_DILOCO_ERR_CONFIG ? GD_EXIT_USAGE : GD_EXIT_FAIL;
+    return rc == GONKA_DILOCO_ERR_CONFIG                                     ? GD_EXIT_USAGE
+           : rc == GONKA_DILOCO_ERR_KEY || rc == GONKA_DILOCO_ERR_INVALID ? GD_EXIT_STOPPED
+                                                                            : GD_EXIT_FAIL;
 }
 
 static int gd_run_daemon(gd_cli *cli, gd_args *args) {

@@ -71,6 +71,29 @@ static void gd_member_explain(const gd_member *n, gd_member_stats *st,
     }
 }
 
+/* The chain dropped this member (its collateral fell below the run's
+ * minimum, by slashes; maybe while the node was down) and paid back what
+ * was left. A node that joins by itself joins again, once per start, with
+ * its configured collateral; removed a second time, or with joining off,
+ * it stops with the reason: a member that keeps losing its collateral
+ * needs its operator, and one that runs on outside the run earns nothing. */
+static gd_status gd_member_removed(gd_member *n) {
+    const char *why = n->stats.membership_reason;
+    if (!n->o.join)
+        return gd_fail(GD_ERR_INVALID, "run %" PRIu64 ": %s (join is off in node.yaml, so it "
+                       "does not join again by itself)", n->o.run, why);
+    if (n->rejoined)
+        return gd_fail(GD_ERR_INVALID, "run %" PRIu64 ": removed again after it joined again: "
+                       "see its errors and missed duties before it bonds more collateral; "
+                       "restart it to join once more", n->o.run);
+    n->rejoined = true;
+    gd_member_error(n, "run %" PRIu64 ": %s; joining again with collateral %s%s", n->o.run, why,
+                    n->o.collateral.amount, n->o.collateral.denom);
+    n->journal.join_sent = false;
+    n->journal.bonded = 0;
+    return gd_journal_save(&n->store, &n->journal);
+}
+
 /* Reads the chain into the node's answers and view; updates the stats. */
 gd_status gd_member_read(gd_member *n) {
     n->read_ms = gd_clock_ms();
@@ -124,7 +147,7 @@ gd_status gd_member_read(gd_member *n) {
                    (was == NULL || strcmp(was, "removed") != 0);
     pthread_mutex_unlock(&n->mu);
     if (removed)
-        gd_member_error(n, "run %" PRIu64 ": %s", n->o.run, n->stats.membership_reason);
+        GD_TRY(gd_member_removed(n));
     return gd_member_count_missed(n);
 }
 
@@ -135,7 +158,7 @@ static bool gd_action_same(const gd_action *a, const gd_action *b) {
 
 static size_t gd_member_suspect_at(const gd_member *n, const gd_action *a) {
     size_t i = 0;
-    while (i < n->n_suspects && !gd_action_same(a, &n->suspects[i]))
+    while (i < n->n_suspects && !gd_action_same(a, &n->suspects[i].act))
         i++;
     return i;
 }
@@ -149,8 +172,19 @@ static void gd_member_refused(gd_member *n, const gd_action *acts, size_t n_acts
         return;
     }
     n->solo = false;
-    if (gd_member_suspect_at(n, &acts[0]) == n->n_suspects && n->n_suspects < GD_MEMBER_MSGS_MAX)
-        n->suspects[n->n_suspects++] = acts[0];
+    size_t at = gd_member_suspect_at(n, &acts[0]);
+    if (at == n->n_suspects) {
+        if (n->n_suspects == GD_MEMBER_MSGS_MAX)
+            return;
+        n->suspects[n->n_suspects++] = (gd_member_suspect){.act = acts[0]};
+    }
+    /* Each refusal doubles the blocks before the next try (2, 4, .. 64):
+     * every try pays a fee, and a duty refused twice is rarely passed at
+     * the next block. */
+    gd_member_suspect *sus = &n->suspects[at];
+    unsigned wait = sus->tries < 6 ? 2u << sus->tries : GD_MEMBER_RETRY_MAX;
+    sus->tries++;
+    sus->retry_height = n->view.view.height + (int64_t)wait;
 }
 
 static void gd_member_accepted(gd_member *n, const gd_action *acts, size_t n_acts) {
@@ -164,14 +198,15 @@ static void gd_member_accepted(gd_member *n, const gd_action *acts, size_t n_act
 
 /* What the step sends: its duties with the suspects set aside (they never
  * hold up the others, however often the chain refuses them), or, when
- * nothing else is due, the first suspect alone to try it again; while solo,
- * one duty per transaction. */
+ * nothing else is due, the first suspect whose wait is over alone to try
+ * it again; while solo, one duty per transaction. */
 size_t gd_member_due(const gd_member *n, gd_action *acts, size_t n_acts) {
     size_t kept = 0, first_suspect = n_acts;
     for (size_t i = 0; i < n_acts; i++) {
-        if (gd_member_suspect_at(n, &acts[i]) == n->n_suspects)
+        size_t at = gd_member_suspect_at(n, &acts[i]);
+        if (at == n->n_suspects)
             acts[kept++] = acts[i];
-        else if (first_suspect == n_acts)
+        else if (first_suspect == n_acts && n->view.view.height >= n->suspects[at].retry_height)
             first_suspect = i;
     }
     if (kept == 0 && first_suspect < n_acts) {
@@ -191,10 +226,16 @@ static gd_status gd_member_outcome(gd_member *n, gd_status s, uint32_t code, con
         return s; /* the node stops; the duty is due again after a restart */
     char what[160];
     gd_action_describe(what, sizeof what, &acts[0]);
+    if (s == GD_ERR_INVALID) /* the port says no transaction of this node can pass */
+        return gd_fail_context(s, "height %" PRId64 ": sending %s", h, what);
     if (s != GD_OK) {
         gd_member_error(n, "height %" PRId64 ": sending %s: %s", h, what, gd_error_detail());
         return GD_OK; /* due again next step */
     }
+    if (code != 0 && n_acts == 1 && acts[0].kind == GD_ACT_JOIN)
+        return gd_fail(GD_ERR_INVALID, "height %" PRId64 ": run %" PRIu64 " refused this node's "
+                       "join with code %u: %s; fix what it says and restart (another try would "
+                       "pay its fee again)", h, n->o.run, code, log);
     if (code != 0) {
         gd_member_refused(n, acts, n_acts);
         gd_member_error(n, "height %" PRId64 ": %s refused with code %u: %s", h, what, code, log);

@@ -105,6 +105,14 @@ typedef struct gd_member_stats {
 } gd_member_stats;
 
 #define GD_MEMBER_MSGS_MAX 32 /* duties (messages) in one step */
+#define GD_MEMBER_RETRY_MAX 64 /* blocks at most between tries of a refused duty */
+
+/* A duty the chain refused when sent alone, and when to try it again. */
+typedef struct gd_member_suspect {
+    gd_action act;
+    uint32_t tries;             /* refusals so far */
+    int64_t retry_height;       /* not sent again before this height */
+} gd_member_suspect;
 #define GD_MEMBER_WAITING 8   /* transactions sent ahead, not yet settled */
 
 struct gd_member {
@@ -124,9 +132,10 @@ struct gd_member {
     gd_chain_view_buf view;
     bool solo;                  /* a transaction of several duties was refused: one duty
                                  * per step until the one the chain refuses is found */
-    gd_action suspects[GD_MEMBER_MSGS_MAX]; /* duties the chain refused alone: sent only
-                                             * when nothing else is due (this round) */
+    gd_member_suspect suspects[GD_MEMBER_MSGS_MAX]; /* duties the chain refused alone: sent
+                                                     * only when nothing else is due */
     size_t n_suspects;
+    bool rejoined;              /* removed from the run, it joined again (once a start) */
     /* Transactions sent ahead (the chain port's send), settled in this
      * order at the end of the step: the node computes its next duty while
      * they wait for their blocks. */

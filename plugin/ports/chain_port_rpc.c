@@ -48,6 +48,15 @@ static gd_status gd_rpc_port_round(void *ctx, Gonka__Diloco__V1__QueryRoundRespo
 /* A refusal (GD_ERR_CHAIN) becomes the code and log of the port. */
 static gd_status gd_rpc_port_outcome(gd_status s, const gd_submit_result *r, uint32_t *code,
                                      char *log, size_t log_cap) {
+    if (s == GD_ERR_CHAIN && r->wrong_chain) {
+        /* Not a refusal of this duty: every transaction would be refused
+         * the same way, so the member stops rather than pay and log for
+         * each one. */
+        char detail[512];
+        snprintf(detail, sizeof detail, "%s", gd_error_detail());
+        return gd_fail(GD_ERR_INVALID, "%s; set chain.chain_id in node.yaml to the node's and "
+                                       "restart", detail);
+    }
     if (s != GD_ERR_CHAIN)
         return s;
     const gd_abci_code *bad = r->check.code != 0 ? &r->check : &r->deliver;

@@ -62,7 +62,7 @@ try_run() { # description sed-expression expected-text
   chmod 600 run.yaml
   timeout 60 "$bin" run --config run.yaml --poll-ms 100 >run.out 2>run.err
   local rc=$?
-  if [ $rc -eq 1 ] && grep -q "$3" run.err && ! grep -q "refused with code" run.err; then
+  if [ $rc -eq 3 ] && grep -q "$3" run.err && ! grep -q "refused with code" run.err; then
     ok "$1: $(grep -o "error: .*" run.err | head -1)"
   else
     bad "$1: exit $rc: $(tail -3 run.err)"

@@ -128,6 +128,7 @@ static gd_status nf_submit(void *ctx, const gd_key *key, const gd_any *msgs, siz
     for (size_t i = 0; p->net->refuse[p->who] && i < n; i++)
         if (p->net->refuse[p->who](p->net, &msgs[i])) {
             *code = 10;
+            p->net->refused_at_once++;
             snprintf(log, log_cap, "message index: %zu: refused by the test", i);
             return GD_OK;
         }
@@ -189,7 +190,7 @@ static const gd_peer_port_iface nf_peer_iface = {nf_fetch, nf_recycle};
 static void nf_open(nf_net *net, int who) {
     char url[32];
     snprintf(url, sizeof url, "mem://%d", who);
-    gd_member_options o = {.run = 1, .roles = net->roles[who], .join = true, .artifact_url = url,
+    gd_member_options o = {.run = 1, .roles = net->roles[who], .join = !net->no_join[who], .artifact_url = url,
                          .hw_class = DF_CPU, .state_dir = net->dirs[who], .threads = 1,
                          .data_paths = net->data_paths[who],
                          .n_data_paths = net->data_paths[who][0] != NULL,

@@ -25,6 +25,7 @@ struct nf_net {
     nf_port ports[DF_ACCOUNTS];
     bool down[DF_ACCOUNTS];        /* its artifacts cannot be fetched */
     bool off[DF_ACCOUNTS];         /* not started yet: it does not step */
+    bool no_join[DF_ACCOUNTS];     /* opened with join off (as `join: false` in node.yaml) */
     /* A slow node: a block passes while it trains each segment (the other
      * nodes, which run beside it, step, then the block), so its first
      * chain read after it trained is a block later; and it reads the chain
@@ -47,6 +48,7 @@ struct nf_net {
      * for is refused at once (code 10, as a submit that waits for inclusion
      * learns of a refusal) and never reaches a block. */
     bool (*refuse[DF_ACCOUNTS])(const nf_net *net, const gd_any *msg);
+    uint64_t refused_at_once;      /* transactions refuse turned away */
     df_batch pending;
     size_t duties;                 /* done by all nodes so far */
     uint64_t refused;              /* transactions refused */

@@ -832,6 +832,68 @@ static void test_missed_duties_counted(void) {
     nf_free(&net);
 }
 
+/* Takes node who down for round `round` (it misses every duty of it and
+ * is slashed) and brings it back when round + 1 opens, where the chain,
+ * which finds its collateral below the minimum, removes it. */
+static void miss_a_round(nf_net *net, int who, uint64_t round) {
+    df_qfree(nf_until_round(net, round));
+    net->off[who] = true;
+    df_qfree(nf_until_round(net, round + 1));
+    CHECK(df_collateral(&net->d, who) == UINT64_MAX); /* removed */
+}
+
+static const char *membership(nf_net *net, int who) {
+    json_t *st = gd_member_status_json(net->nodes[who]);
+    static char out[32];
+    snprintf(out, sizeof out, "%s", json_string_value(json_object_get(st, "membership")));
+    json_decref(st);
+    return out;
+}
+
+/* A member the chain removed (its collateral slashed below the minimum
+ * while it was down) joins again by itself with its configured
+ * collateral, once: it takes part again. Removed a second time, it stops
+ * with the reason (its operator should look before it bonds more), and so
+ * does a removed node with joining off, at once. */
+static void test_removed_member_joins_again(void) {
+    nf_net net;
+    df_knobs k;
+    nf_knobs(&k);
+    k.min_collateral = 16000; /* 20000 bonded less one missed round's 4700 */
+    nf_setup(&net, &k, NF_NODES, nf_roles);
+    net.d.act[2].cheat = true; /* its slashes are expected */
+    miss_a_round(&net, 2, 1);
+    net.off[2] = false;
+    nf_block(&net);
+    CHECK(strcmp(membership(&net, 2), "removed") == 0 ||
+          strcmp(membership(&net, 2), "not_joined") == 0);
+    df_qfree(nf_until_round(&net, 3));
+    CHECK(df_collateral(&net.d, 2) == 20000);
+    CHECK(strcmp(membership(&net, 2), "member") == 0);
+    df_qround *q = df_q_round(&net.d, 3);
+    bool in = false;
+    for (size_t i = 0; i < q->round->n_members; i++)
+        in |= strcmp(q->round->members[i]->address, net.d.f.addr[2]) == 0;
+    CHECK(in); /* it sealed for round 3 and is in its snapshot */
+    df_qfree(q);
+    /* Removed again: the node stops, saying why. */
+    miss_a_round(&net, 2, 3);
+    size_t done = 0;
+    CHECK_STATUS(gd_member_step(net.nodes[2], &done), GD_ERR_INVALID);
+    fprintf(stderr, "  %s\n", gd_error_detail());
+    CHECK(strstr(gd_error_detail(), "removed again") != NULL);
+    /* With joining off, removal stops it at once. */
+    net.no_join[2] = true;
+    nf_restart(&net, 2);
+    CHECK_STATUS(gd_member_step(net.nodes[2], &done), GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "join is off") != NULL);
+    CHECK(net.refused == 0);
+    for (int who = 1; who <= NF_NODES; who++)
+        if (who != 2)
+            CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
+    nf_free(&net);
+}
+
 /* Seals of round 1 on (the first a worker sends as round 0 trains). */
 static bool refuse_later_seals(const nf_net *net, const gd_any *msg) {
     (void)net;
@@ -868,6 +930,13 @@ static void test_refused_duty_starves_nothing(void) {
     CHECK(attested);
     df_qfree(q);
     CHECK(df_slashed(&net.d, 2, NULL, NULL) == 0);
+    /* Each refusal doubles the wait before the next try (2, 4, .. 64
+     * blocks): a few tries for each round's seal (each a duty of its own),
+     * where trying every block paid a fee at 147 of these blocks. */
+    nf_until(&net, net.d.f.height + 128);
+    fprintf(stderr, "  %llu transactions refused by height %lld\n",
+            (unsigned long long)net.refused_at_once, (long long)net.d.f.height);
+    CHECK(net.refused_at_once > 0 && net.refused_at_once <= 24);
     nf_free(&net);
 }
 
@@ -879,6 +948,7 @@ int main(void) {
     RUN_TEST(test_wrong_g_is_synchronised);
     RUN_TEST(test_refused_duty_starves_nothing);
     RUN_TEST(test_missed_duties_counted);
+    RUN_TEST(test_removed_member_joins_again);
     RUN_TEST(test_after_void_round);
     RUN_TEST(test_late_joiner_syncs_before_round_opens);
     RUN_TEST(test_nothing_served_early);

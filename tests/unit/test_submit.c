@@ -5,6 +5,7 @@
 #include "chain/client/submit.h"
 #include "chain/keys/address.h"
 #include "chain/wire/msg.h"
+#include "plugin/ports/chain_port_rpc.h"
 #include "tests/support/fake_node.h"
 #include "tests/support/testkit.h"
 
@@ -88,8 +89,35 @@ static void test_wrong_chain_id(void) {
     f.req.chain_id = "gonka-mainnet";
     gd_submit_result r;
     CHECK_STATUS(gd_tx_submit(f.rpc, &f.key, &f.req, &f.opt, &r), GD_ERR_CHAIN);
-    CHECK(r.check.code == 4);
+    CHECK(r.check.code == 4 && r.wrong_chain);
     CHECK(strstr(gd_error_detail(), "node's chain-id is 'prod-sim'") != NULL);
+    fixture_down(&f);
+}
+
+/* A member's chain port turns a chain id the node does not have into an
+ * error that stops the member (GD_ERR_INVALID), not a refusal of one duty
+ * that the next block would pay for and log again, for every duty. */
+static void test_port_wrong_chain_stops(void) {
+    fixture f;
+    fixture_up(&f);
+    gd_chain_rpc c;
+    CHECK_OK(gd_chain_rpc_open(&c, gd_mock_url(f.srv), "gonka-mainnet", ""));
+    gd_chain_port port = gd_chain_rpc_port(&c);
+    uint32_t code = 0, ticket = 0;
+    char log[256];
+    CHECK_STATUS(port.iface->send(port.ctx, &f.key, &f.msg, 1, &ticket, &code, log, sizeof log),
+                 GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "'prod-sim'") != NULL &&
+          strstr(gd_error_detail(), "chain.chain_id") != NULL);
+    CHECK_STATUS(port.iface->submit(port.ctx, &f.key, &f.msg, 1, &code, log, sizeof log),
+                 GD_ERR_INVALID);
+    gd_chain_rpc_close(&c);
+    /* The right id: the same transaction passes. */
+    CHECK_OK(gd_chain_rpc_open(&c, gd_mock_url(f.srv), "prod-sim", ""));
+    port = gd_chain_rpc_port(&c);
+    CHECK_OK(port.iface->submit(port.ctx, &f.key, &f.msg, 1, &code, log, sizeof log));
+    CHECK(code == 0);
+    gd_chain_rpc_close(&c);
     fixture_down(&f);
 }
 
@@ -233,6 +261,7 @@ int main(void) {
     RUN_TEST(test_happy_path);
     RUN_TEST(test_sequence_resync);
     RUN_TEST(test_wrong_chain_id);
+    RUN_TEST(test_port_wrong_chain_stops);
     RUN_TEST(test_failed_in_block);
     RUN_TEST(test_not_included_in_time);
     RUN_TEST(test_lost_reply);
