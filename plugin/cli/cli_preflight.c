@@ -163,26 +163,9 @@ static bool gd_check_chain(gd_preflight *p, const gd_member_settings *s, gd_rpc 
     return same;
 }
 
-/* Bytes a round leaves in state_dir, from the model's size: the payload
- * (at most 4 bytes a value), the segment-start states (params and both
- * moments, 12 bytes a value, each segment and the round's end), G and its
- * checkpoint (8). A planning figure, not a bound (docs/node.md). 0 when the
- * model is not a preset this build knows. */
-static double gd_round_bytes(const Gonka__Diloco__V1__RunSpec *spec, uint64_t run) {
-    gd_run_config rc;
-    gd_param_layout layout;
-    if (gd_run_config_from_spec(&rc, spec, run, NULL) != GD_OK ||
-        gd_param_layout_build(&layout, &rc.model) != GD_OK)
-        return 0;
-    double values = (double)layout.total;
-    gd_param_layout_free(&layout);
-    double segments = spec->segment_steps ? (double)spec->h_max / spec->segment_steps : 1;
-    return values * (4 + 12 * (segments + 1) + 8);
-}
-
 static void gd_check_space(gd_preflight *p, const gd_member_settings *s,
                            const Gonka__Diloco__V1__RunSpec *spec) {
-    double need = gd_round_bytes(spec, s->run);
+    double need = gd_run_spec_round_bytes(spec, s->run);
     struct statvfs vfs;
     if (need <= 0 || statvfs(s->state_dir, &vfs) != 0)
         return;

@@ -74,6 +74,8 @@ typedef struct gd_member_options {
     gd_member_duty_fn duty;         /* NULL: every duty is the member's own */
     unsigned ahead_read_ms;         /* how often training ahead reads the chain between
                                      * segments (0: GD_MEMBER_AHEAD_READ_MS) */
+    uint64_t (*disk_free)(const char *dir); /* a test's seam: the free bytes under dir
+                                             * (NULL: statvfs) */
 } gd_member_options;
 
 typedef struct gd_member gd_member;

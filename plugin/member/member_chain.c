@@ -132,6 +132,7 @@ gd_status gd_member_read(gd_member *n) {
     }
     pthread_mutex_lock(&n->mu);
     gd_member_stats *st = &n->stats;
+    st->read_ok_ms = gd_clock_ms();
     st->height = v->height;
     st->have_round = v->have_round;
     st->round = v->round.index;
@@ -148,6 +149,7 @@ gd_status gd_member_read(gd_member *n) {
     pthread_mutex_unlock(&n->mu);
     if (removed)
         GD_TRY(gd_member_removed(n));
+    gd_member_watch_disk(n);
     return gd_member_count_missed(n);
 }
 

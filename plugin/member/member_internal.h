@@ -80,6 +80,8 @@ typedef struct gd_member_stats {
     uint64_t rewards_claimed;   /* ngonka */
     uint64_t slashed;           /* ngonka: bonded at join less what is bonded now */
     uint64_t missed[GD_MISSED_DUTIES]; /* duties the chain recorded as skipped, by name */
+    double disk_needed;         /* bytes two rounds of the run take in state_dir (0: unknown) */
+    int64_t read_ok_ms;         /* when the chain was last read in full (gd_clock_ms; 0: never) */
     uint8_t state_hash[32];     /* of the newest G held */
     bool have_state_hash;
     uint64_t committed[GD_MEMBER_COMMITTED];
@@ -177,6 +179,9 @@ struct gd_member {
     bool chain_down;            /* the last read of the chain failed */
     bool missed_started;        /* missed_upto is set (at the first read) */
     uint64_t missed_upto;       /* the first round whose missed duties are not counted yet */
+    double round_bytes;         /* what a round of the run leaves in state_dir (0: not known) */
+    bool disk_short;            /* state_dir had no room for two rounds at the last read */
+    uint64_t disk_warned_round; /* the round it last said so in */
     bool have_older;
     gd_global_state older;      /* a G before the node's own (an overlapped start's G_{r-1}) */
     uint8_t older_hash[32];     /* its state hash */
@@ -279,6 +284,12 @@ gd_status gd_member_read(gd_member *n) GD_MUST_CHECK;
  * in every round that ended since the last call (reading the rounds it
  * needs); a round the chain cannot give now is tried at the next call. */
 gd_status gd_member_count_missed(gd_member *n) GD_MUST_CHECK;
+
+/* --- member_disk.c ------------------------------------------------------------------------- */
+
+/* Checks the room under state_dir against two rounds of the run: a warning
+ * (an error entry) once a round while it is short; the need as a gauge. */
+void gd_member_watch_disk(gd_member *n);
 
 /* What the step sends of the duties due (acts, rewritten in place; their
  * number is returned): the duties the chain refused alone set aside. */

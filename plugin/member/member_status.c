@@ -8,6 +8,7 @@
 #include <sys/statvfs.h>
 
 #include "common/bytes.h"
+#include "common/clock.h"
 #include "plugin/member/member_internal.h"
 
 #ifndef GD_VERSION
@@ -159,6 +160,16 @@ char *gd_member_metrics_text(gd_member *n) {
         fprintf(f, "gd_state_dir_free_bytes %.0f\n", (double)vfs.f_bavail * (double)vfs.f_frsize);
         gd_family(f, "gd_state_dir_size_bytes", "gauge", "Size of state_dir's file system.");
         fprintf(f, "gd_state_dir_size_bytes %.0f\n", (double)vfs.f_blocks * (double)vfs.f_frsize);
+    }
+    if (st.disk_needed > 0) {
+        gd_family(f, "gd_state_dir_needed_bytes", "gauge",
+                  "What two rounds of the run take in state_dir (a planning figure).");
+        fprintf(f, "gd_state_dir_needed_bytes %.0f\n", st.disk_needed);
+    }
+    if (st.read_ok_ms > 0) {
+        gd_family(f, "gd_chain_read_age_seconds", "gauge",
+                  "Seconds since the chain was last read (it grows while the chain is out of reach).");
+        fprintf(f, "gd_chain_read_age_seconds %.1f\n", (double)(gd_clock_ms() - st.read_ok_ms) / 1e3);
     }
     if (fclose(f) != 0) {
         free(text);

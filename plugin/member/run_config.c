@@ -162,3 +162,15 @@ bool gd_run_spec_takes_collateral(const Gonka__Diloco__V1__RunSpec *spec, const 
     return min == NULL || (strcmp(collateral->denom, min->denom) == 0 &&
                            gd_amount_cmp(collateral->amount, min->amount) >= 0);
 }
+
+double gd_run_spec_round_bytes(const Gonka__Diloco__V1__RunSpec *spec, uint64_t run) {
+    gd_run_config rc;
+    gd_param_layout layout;
+    if (gd_run_config_from_spec(&rc, spec, run, NULL) != GD_OK ||
+        gd_param_layout_build(&layout, &rc.model) != GD_OK)
+        return 0;
+    double values = (double)layout.total;
+    gd_param_layout_free(&layout);
+    double segments = spec->segment_steps ? (double)spec->h_max / spec->segment_steps : 1;
+    return values * (4 + 12 * (segments + 1) + 8);
+}

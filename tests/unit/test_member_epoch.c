@@ -894,6 +894,59 @@ static void test_removed_member_joins_again(void) {
     nf_free(&net);
 }
 
+static uint64_t g_disk_free;
+static uint64_t disk_free_of(const char *dir) {
+    (void)dir;
+    return g_disk_free;
+}
+
+/* A node whose state_dir has no room for two rounds says so once a round,
+ * while it can still act, and shows the need beside the free bytes; it
+ * says so no more once there is room again. */
+static void test_low_disk_warned(void) {
+    nf_net net;
+    df_knobs k;
+    nf_knobs(&k);
+    memset(&net, 0, sizeof net);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
+    g_disk_free = 1000;
+    net.disk_free[1] = disk_free_of;
+    nf_restart(&net, 1);
+    df_qfree(nf_until_round(&net, 2));
+    nf_block(&net);
+    json_t *st = gd_member_status_json(net.nodes[1]);
+    size_t warned = 0, i;
+    json_t *e;
+    json_array_foreach(json_object_get(st, "errors"), i, e) {
+        const char *text = json_string_value(json_object_get(e, "error"));
+        if (strstr(text, "has 0.00 GB free, and two rounds of this model take about") != NULL) {
+            warned++;
+            CHECK(json_integer_value(json_object_get(e, "repeats")) == 1);
+        }
+    }
+    fprintf(stderr, "  %zu warnings by round 2\n", warned);
+    CHECK(warned == 3); /* rounds 0, 1 and 2: once each */
+    json_decref(st);
+    char *m = gd_member_metrics_text(net.nodes[1]);
+    CHECK(metric(m, "gd_state_dir_needed_bytes") > 1000);
+    CHECK(metric(m, "gd_chain_read_age_seconds") >= 0);
+    free(m);
+    st = gd_member_status_json(net.nodes[2]);
+    json_array_foreach(json_object_get(st, "errors"), i, e) CHECK(
+        strstr(json_string_value(json_object_get(e, "error")), "GB free") == NULL);
+    json_decref(st);
+    /* Room again: no more warnings (nor any other error). */
+    g_disk_free = UINT64_MAX / 2;
+    m = gd_member_metrics_text(net.nodes[1]);
+    double errors_before = metric(m, "gd_errors_total");
+    free(m);
+    df_qfree(nf_until_round(&net, 3));
+    m = gd_member_metrics_text(net.nodes[1]);
+    CHECK(metric(m, "gd_errors_total") == errors_before);
+    free(m);
+    nf_free(&net);
+}
+
 /* Seals of round 1 on (the first a worker sends as round 0 trains). */
 static bool refuse_later_seals(const nf_net *net, const gd_any *msg) {
     (void)net;
@@ -949,6 +1002,7 @@ int main(void) {
     RUN_TEST(test_refused_duty_starves_nothing);
     RUN_TEST(test_missed_duties_counted);
     RUN_TEST(test_removed_member_joins_again);
+    RUN_TEST(test_low_disk_warned);
     RUN_TEST(test_after_void_round);
     RUN_TEST(test_late_joiner_syncs_before_round_opens);
     RUN_TEST(test_nothing_served_early);
