@@ -63,7 +63,8 @@ static void gd_http_refuse(gd_http_server *srv, int why) {
                             "%s",
                     n, n == 1 ? "" : "s", gd_http_refusal_names[why],
                     why == 0 ? "429, over requests_per_second from one address"
-                             : "over max_connections");
+                             : "over max_connections, or max_connections_per_ip from one "
+                               "address");
 }
 
 gd_http_limits gd_http_limits_default(void) {

@@ -1,12 +1,16 @@
-/* node.yaml (plugin/member/member_settings.h): a libcyaml schema for its shape, then
- * one check per key for its value. */
+/* node.yaml (plugin/member/member_settings.h): libyaml's syntax pass, a libcyaml
+ * schema for its shape, then one check per key for its value; every
+ * refusal names the file and, where one line is at fault, that line
+ * (path:line: what), as compilers do. */
 #include "plugin/member/member_settings.h"
 
+#include <ctype.h>
 #include <cyaml/cyaml.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <yaml.h>
 
 #include "chain/wire/coin.h"
 #include "chain/wire/gas_price.h"
@@ -113,14 +117,79 @@ static void gd_yaml_log_fn(cyaml_log_t level, void *ctx, const char *fmt, va_lis
     }
 }
 
+/* The line (from 1) that sets key (its last dotted part: node.yaml's leaf
+ * keys are unique), 0 if none: the first line whose text after its
+ * indentation is the key, quoted or not, then a colon. */
+static size_t gd_yaml_key_line(const char *text, size_t len, const char *key) {
+    const char *leaf = strrchr(key, '.');
+    leaf = leaf ? leaf + 1 : key;
+    size_t n = strcspn(leaf, " :'");
+    size_t line = 1;
+    for (size_t i = 0; i < len; line++) {
+        size_t at = i;
+        while (at < len && (text[at] == ' ' || text[at] == '-'))
+            at++;
+        bool quoted = at < len && (text[at] == '"' || text[at] == '\'');
+        size_t name = at + quoted;
+        size_t after = name + n + quoted;
+        if (n > 0 && after < len && strncmp(text + name, leaf, n) == 0 && text[after] == ':')
+            return line;
+        while (i < len && text[i] != '\n')
+            i++;
+        i++;
+    }
+    return 0;
+}
+
+/* "what:LINE: " where key has a line, else "what: ". */
+static void gd_yaml_where(char *out, size_t cap, const char *what, const char *text, size_t len,
+                          const char *key) {
+    size_t line = key ? gd_yaml_key_line(text, len, key) : 0;
+    if (line > 0)
+        snprintf(out, cap, "%.1024s:%zu: ", what, line);
+    else
+        snprintf(out, cap, "%.1024s: ", what);
+}
+
 /* The refusal: the key named by the message itself (a missing or unknown
- * one), else by the backtrace. */
-static gd_status gd_yaml_refusal(const char *what, const gd_yaml_log *log, cyaml_err_t err) {
+ * one), else by the backtrace; at that key's line. */
+static gd_status gd_yaml_refusal(const char *what, const char *text, size_t len,
+                                 const gd_yaml_log *log, cyaml_err_t err) {
     const char *msg = log->first[0] ? log->first : cyaml_strerror(err);
-    bool named = strstr(msg, "Unexpected key") != NULL || strstr(msg, "Missing required") != NULL;
-    if (!named && log->field[0])
-        return gd_fail(GD_ERR_PARSE, "%s: key '%s': %s", what, log->field, msg);
-    return gd_fail(GD_ERR_PARSE, "%s: %s", what, msg);
+    char where[1100];
+    const char *unexpected = strstr(msg, "Unexpected key: ");
+    if (unexpected != NULL) {
+        gd_yaml_where(where, sizeof where, what, text, len, unexpected + strlen("Unexpected key: "));
+        return gd_fail(GD_ERR_PARSE, "%s%s", where, msg);
+    }
+    if (strstr(msg, "Missing required") != NULL || log->field[0] == 0)
+        return gd_fail(GD_ERR_PARSE, "%s: %s", what, msg);
+    gd_yaml_where(where, sizeof where, what, text, len, log->field);
+    return gd_fail(GD_ERR_PARSE, "%skey '%s': %s", where, log->field, msg);
+}
+
+/* libyaml's own pass first: what is not YAML is refused at the line and
+ * column libyaml found the problem (libcyaml's backtrace says where its
+ * own reading stood, often a line before). */
+static gd_status gd_yaml_syntax(const char *what, const char *text, size_t len) {
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p))
+        return gd_fail(GD_ERR_NOMEM, "%s: no memory to parse it", what);
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    gd_status s = GD_OK;
+    for (bool end = false; !end;) {
+        yaml_event_t e;
+        if (!yaml_parser_parse(&p, &e)) {
+            s = gd_fail(GD_ERR_PARSE, "%s:%zu:%zu: %s%s%s", what, p.problem_mark.line + 1,
+                        p.problem_mark.column + 1, p.problem ? p.problem : "not YAML",
+                        p.context ? " " : "", p.context ? p.context : "");
+            break;
+        }
+        end = e.type == YAML_STREAM_END_EVENT;
+        yaml_event_delete(&e);
+    }
+    yaml_parser_delete(&p);
+    return s;
 }
 
 /* ---- the values ---------------------------------------------------------------------- */
@@ -247,11 +316,12 @@ gd_status gd_member_settings_parse(gd_member_settings *s, const char *text, size
         .log_level = CYAML_LOG_ERROR,
         .flags = CYAML_CFG_NO_ALIAS,
     };
+    GD_TRY(gd_yaml_syntax(what, text, len));
     gd_raw_node *raw = NULL;
     cyaml_err_t err = cyaml_load_data((const uint8_t *)text, len, &config, &gd_yaml_top,
                                       (cyaml_data_t **)&raw, NULL);
     if (err != CYAML_OK)
-        return gd_yaml_refusal(what, &log, err);
+        return gd_yaml_refusal(what, text, len, &log, err);
     /* An empty or comment-only file is a YAML document with no mapping:
      * libcyaml loads it as no data at all. */
     if (raw == NULL)
@@ -259,9 +329,14 @@ gd_status gd_member_settings_parse(gd_member_settings *s, const char *text, size
                                      "writes one)", what);
     gd_status st = gd_member_settings_check(s, raw);
     cyaml_free(&config, &gd_yaml_top, raw, 0);
-    if (st != GD_OK)
-        return gd_fail_context(st, "%s", what);
-    return GD_OK;
+    if (st == GD_OK)
+        return GD_OK;
+    /* Each value's refusal begins with its key (chain.rpc, threads, ...). */
+    char key[48], where[1100];
+    snprintf(key, sizeof key, "%.*s", (int)strcspn(gd_error_detail(), " :"), gd_error_detail());
+    gd_yaml_where(where, sizeof where, what, text, len, key);
+    where[strlen(where) - 2] = '\0'; /* gd_fail_context adds ": " */
+    return gd_fail_context(st, "%s", where);
 }
 
 gd_status gd_member_settings_load(gd_member_settings *s, const char *path) {

@@ -679,11 +679,14 @@ static void test_per_ip_connections(void) {
     if (srv == NULL)
         return;
     uint16_t port = port_of(bound);
+    unsigned refused_before = atomic_load(&g_fake.refused_connections);
     int a = dial(port), b = dial(port);
     usleep(200000); /* let the server accept both */
     reply r = ask_port(port, "GET", "/v1/status", NULL);
     CHECK(r.status == 0 && !r.timed_out); /* the third is closed at once */
     reply_free(&r);
+    /* ... and counted for the operator's metrics. */
+    CHECK(atomic_load(&g_fake.refused_connections) - refused_before == 1);
     close(a);
     close(b);
     unsigned status = 0;

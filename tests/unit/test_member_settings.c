@@ -138,6 +138,33 @@ static void test_refused(void) {
                     gd_error_detail());
             gd_test_failures++;
         }
+        /* A wrong line is named by its number (a missing key has none). */
+        if (cases[i].with != NULL && strstr(gd_error_detail(), "node.yaml:") == NULL) {
+            fprintf(stderr, "case %zu (%s): no line number: '%s'\n", i, cases[i].says,
+                    gd_error_detail());
+            gd_test_failures++;
+        }
+    }
+    /* The line is the one at fault, and libyaml's syntax errors carry their
+     * column too. */
+    static const struct {
+        const char *line, *with, *says;
+    } at[] = {
+        {"threads:", "threads: 5000\n", "node.yaml:14: threads must be"},
+        {"  rpc:", "  rpc: localhost:26657\n", "node.yaml:2: chain.rpc must be"},
+        {"threads:", "threads: 16\ntypo_key: 1\n", "node.yaml:15: Unexpected key: typo_key"},
+        {"roles:", "roles: []\n", "node.yaml:7: key 'roles'"},
+        {"  key:", "  key: a\n   b: c\n", "node.yaml:5:5: mapping values are not allowed"},
+    };
+    for (size_t i = 0; i < sizeof at / sizeof at[0]; i++) {
+        char text[4096];
+        variant(text, sizeof text, at[i].line, at[i].with);
+        gd_member_settings s;
+        CHECK(gd_member_settings_parse(&s, text, strlen(text), "node.yaml") != GD_OK);
+        if (strstr(gd_error_detail(), at[i].says) == NULL) {
+            fprintf(stderr, "want '%s', got '%s'\n", at[i].says, gd_error_detail());
+            gd_test_failures++;
+        }
     }
     gd_member_settings s;
     CHECK(gd_member_settings_load(&s, "/nonexistent/node.yaml") == GD_ERR_NOT_FOUND);
