@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "common/secure.h"
 #include "plugin/http/http_server.h"
+#include "plugin/http/status_page.h"
 #include "plugin/member/hardware_class.h"
 #include "plugin/member/member.h"
 #include "plugin/member/member_settings.h"
@@ -75,6 +76,15 @@ static gd_status gd_abi_answer(void *ctx, const gd_artifact_req *req, gd_artifac
                                unsigned *http_status) {
     gd_member *m = ctx;
     memset(out, 0, sizeof *out);
+    if (req->kind == GD_REQ_PAGE) {
+        size_t len = 0;
+        const char *page = gd_status_page(&len);
+        out->content_type = GD_STATUS_PAGE_TYPE;
+        *http_status = 500;
+        GD_TRY(gd_buf_append(&out->body, page, len));
+        *http_status = 200;
+        return GD_OK;
+    }
     if (req->kind == GD_REQ_STATUS || req->kind == GD_REQ_METRICS) {
         char *text = NULL;
         if (req->kind == GD_REQ_STATUS) {

@@ -171,6 +171,11 @@ gd_status gd_http_path_parse(gd_artifact_req *out, const char *method, const cha
     GD_TRY(gd_path_check_bytes(url, len, http_status));
     gd_path_seg segs[GD_PATH_MAX_SEGMENTS];
     size_t n = len > 1 ? gd_path_split(url, len, segs) : 0;
+    if (len == 1) { /* "/" */
+        *out = (gd_artifact_req){.kind = GD_REQ_PAGE};
+        *http_status = 200;
+        return GD_OK;
+    }
     for (size_t r = 0; n <= GD_PATH_MAX_SEGMENTS && r < sizeof gd_routes / sizeof gd_routes[0];
          r++) {
         if (!gd_route_shape_matches(&gd_routes[r], segs, n))
@@ -218,6 +223,7 @@ void gd_http_path_format(const gd_artifact_req *r, char *out, size_t cap) {
     case GD_REQ_CHECKPOINT:
         snprintf(out, cap, "%s%" PRIu64 "/checkpoint.safetensors", pre, r->run);
         return;
+    case GD_REQ_PAGE: break;
     }
     snprintf(out, cap, "/");
 }

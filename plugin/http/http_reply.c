@@ -56,6 +56,13 @@ static bool gd_reply_answer_headers(struct MHD_Response *resp, const gd_http_exc
                                     const gd_artifact_answer *a) {
     MHD_add_response_header(resp, "Content-Type",
                             a->content_type ? a->content_type : gd_reply_octets);
+    /* The status page runs its own inline script and talks to this daemon
+     * alone: nothing else loads, and no other site may frame it. */
+    if (a->content_type != NULL && strncmp(a->content_type, "text/html", 9) == 0)
+        MHD_add_response_header(resp, "Content-Security-Policy",
+                                "default-src 'none'; script-src 'unsafe-inline'; style-src "
+                                "'unsafe-inline'; connect-src 'self'; img-src 'self'; "
+                                "frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
     if (a->proof.len == 0)
         return true;
     if (a->proof.len > ex->proof_max) {

@@ -23,6 +23,7 @@ typedef enum gd_artifact_req_kind {
     GD_REQ_STATE_CHUNK,  /* GET /v1/runs/{run}/rounds/{round}/states/{leaf}/chunks/{i} */
     GD_REQ_GLOBAL_CHUNK, /* GET /v1/runs/{run}/global/{round}/chunks/{i} */
     GD_REQ_CHECKPOINT,   /* GET /v1/runs/{run}/checkpoint.safetensors (Range) */
+    GD_REQ_PAGE,         /* GET /: the status page */
 } gd_artifact_req_kind;
 
 typedef struct gd_artifact_req {

@@ -7,13 +7,16 @@
 # attest and claim. Then: every round that ended is DONE and its state hash
 # is every daemon's own G (their /v1/status); each daemon's claimed rewards
 # are the chain's settle amounts; nobody is slashed; the eval loss of the
-# served checkpoint fell from G_0's; /metrics answers in Prometheus text.
+# served checkpoint fell from G_0's; /metrics answers in Prometheus text;
+# the status page (GET /), rendered in headless Chromium, shows what
+# /v1/status says.
 # Usage: node_daemons.sh BIN_DIR
 windows="{'train': 10, 'commit': 10, 'reveal': 5, 'verify': 22, 'open': 8, 'dispute': 10,
           'dispute_open': 8, 'attest': 10, 'attest_open': 5}"
 accounts=5
 epoch_length=200
-. "$(dirname "$0")/node_lib.sh" "$1"
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/node_lib.sh" "$1"
 start_four
 ok "the checkpoint of G_0 is served"
 
@@ -95,6 +98,11 @@ assert 'worker' not in s['roles'] or s['bytes_out'] > 100000, s  # its payloads,
 " || fail "status of host $n: $(cat status-$n.json)"
 done
 ok "every daemon claimed and none was slashed"
+python3 "$here/../support/status_page_check.py" "http://127.0.0.1:${PORT[1]}" --worker \
+  || fail "the status page of worker 1"
+python3 "$here/../support/status_page_check.py" "http://127.0.0.1:${PORT[4]}" --validator \
+  || fail "the status page of the validator"
+ok "the status page shows each daemon's round, phase, loss chart, verdicts and rewards"
 curl -sf "http://127.0.0.1:${PORT[4]}/metrics" | grep -q '^gd_checks_total{verdict="pass"} [1-9]' \
   || fail "the validator's metrics show no passed check"
 ok "/metrics counts the validator's checks"

@@ -60,6 +60,8 @@ static void test_every_path_kind(void) {
     CHECK(r.kind == GD_REQ_GLOBAL_CHUNK && r.run == 5 && r.round == 6 && r.chunk == 12);
     r = parse_ok("/v1/runs/0/checkpoint.safetensors");
     CHECK(r.kind == GD_REQ_CHECKPOINT && r.run == 0);
+    CHECK(parse_ok("/").kind == GD_REQ_PAGE);
+    CHECK(parse_ok("/?").kind == GD_REQ_PAGE);
     /* An empty query is no query. */
     CHECK(parse_ok("/v1/status?").kind == GD_REQ_STATUS);
     unsigned code = 0;
@@ -113,7 +115,7 @@ static void test_refused_spellings(void) {
 }
 
 static void test_unknown_paths(void) {
-    CHECK(refused("GET", "/") == 404);
+    CHECK(refused("GET", "//") == 400);
     CHECK(refused("GET", "/V1/status") == 404);
     CHECK(refused("GET", "/v1/./status") == 404);
     CHECK(refused("GET", "/v1") == 404);
