@@ -37,6 +37,7 @@ gd_status gd_member_open(gd_member **out, const gd_member_options *o, const gd_k
     n->lock_fd = -1;
     pthread_mutex_init(&n->mu, NULL);
     pthread_mutex_init(&n->serve_mu, NULL);
+    pthread_mutex_init(&n->head_mu, NULL);
     gd_state_index_cache_init(&n->served);
     gd_status s = gd_copy_opt(n->artifact_url, sizeof n->artifact_url, o->artifact_url,
                               "artifact URL");
@@ -111,6 +112,7 @@ void gd_member_close(gd_member *n) {
     gd_state_index_cache_free(&n->served);
     gd_artifact_store_unlock(n->lock_fd);
     pthread_mutex_destroy(&n->serve_mu);
+    pthread_mutex_destroy(&n->head_mu);
     pthread_mutex_destroy(&n->mu);
     free(n);
 }

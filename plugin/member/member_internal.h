@@ -200,6 +200,10 @@ struct gd_member {
      * worker states (checks), each indexed once; guarded by serve_mu. */
     pthread_mutex_t serve_mu;
     gd_state_index_cache served;
+    /* The chain's head as the server's threads last asked it (the chain
+     * port's head), when the step's read was stale; guarded by head_mu. */
+    pthread_mutex_t head_mu;
+    int64_t head_height, head_ms;
 };
 
 /* The current round as the step's chain answers show it, or NULL. */

@@ -44,6 +44,12 @@ typedef struct gd_chain_port_iface {
     gd_status (*send)(void *ctx, const gd_key *key, const gd_any *msgs, size_t n,
                       uint32_t *ticket, uint32_t *code, char *log, size_t log_cap);
     gd_status (*settle)(void *ctx, uint32_t ticket, uint32_t *code, char *log, size_t log_cap);
+    /* Optional (NULL: none): the chain's latest height now, callable from
+     * any thread while the others run, answering within about two
+     * seconds. The server's clock takes it when the step's own read is
+     * stale (a long check or training holds the step), so that a member
+     * busy at the start of a window still serves what the window opens. */
+    gd_status (*head)(void *ctx, int64_t *height);
 } gd_chain_port_iface;
 
 typedef struct gd_chain_port {

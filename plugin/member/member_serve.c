@@ -18,15 +18,47 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "common/clock.h"
 #include "common/file.h"
 #include "plugin/member/member_internal.h"
 
-/* The latest height and round the node has seen, under the lock. */
+#define GD_SERVE_STALE_MS 1000 /* the step's read is older: ask the chain's head */
+#define GD_SERVE_HEAD_MS 500   /* a head asked this recently is reused */
+
+/* The chain's head, asked at most every GD_SERVE_HEAD_MS by one server
+ * thread at a time (the others take the last answer rather than wait). */
+static int64_t gd_member_head(gd_member *n) {
+    if (pthread_mutex_trylock(&n->head_mu) != 0)
+        return 0;
+    int64_t now = gd_clock_ms();
+    if (now - n->head_ms >= GD_SERVE_HEAD_MS) {
+        int64_t h = 0;
+        if (n->chain.iface->head(n->chain.ctx, &h) == GD_OK)
+            n->head_height = h;
+        n->head_ms = now; /* a chain that does not answer is not asked again at once */
+    }
+    int64_t h = n->head_height;
+    pthread_mutex_unlock(&n->head_mu);
+    return h;
+}
+
+/* The latest height and round the node has seen, under the lock. A step
+ * held by a long duty (a segment's re-execution, training) reads the
+ * chain late, exactly when peers ask for what a window opens: then the
+ * height is the chain's head, which the server asks itself. The windows
+ * stay those of the round the step last read. */
 static gd_serve_clock gd_clock(gd_member *n) {
     pthread_mutex_lock(&n->mu);
     gd_serve_clock c = {n->stats.height, n->stats.have_round, n->stats.round,
                         n->stats.round_over, n->stats.windows};
+    int64_t read_ok = n->stats.read_ok_ms;
     pthread_mutex_unlock(&n->mu);
+    if (n->chain.iface->head != NULL && read_ok > 0 &&
+        gd_clock_ms() - read_ok >= GD_SERVE_STALE_MS) {
+        int64_t head = gd_member_head(n);
+        if (head > c.height)
+            c.height = head;
+    }
     return c;
 }
 

@@ -122,6 +122,12 @@ char *gd_member_metrics_text(gd_member *n) {
     fprintf(f, "gd_round %" PRIu64 "\n", st.round);
     gd_family(f, "gd_phase", "gauge", "The window the next block falls in (1 train .. 9 attest_open).");
     fprintf(f, "gd_phase{name=\"%s\"} %d\n", gd_window_name(st.window), (int)st.window);
+    gd_family(f, "gd_membership", "gauge",
+              "1 for the member's standing in the run (GET /v1/status says why), 0 for the others.");
+    static const char *const standings[] = {"member", "suspended", "removed", "not_joined"};
+    for (size_t i = 0; i < sizeof standings / sizeof standings[0]; i++)
+        fprintf(f, "gd_membership{state=\"%s\"} %d\n", standings[i],
+                st.membership != NULL && strcmp(st.membership, standings[i]) == 0);
     gd_family(f, "gd_height", "gauge", "The chain's height at the member's last read.");
     fprintf(f, "gd_height %" PRId64 "\n", st.height);
     gd_family(f, "gd_inner_step", "gauge", "Inner steps this worker has trained.");

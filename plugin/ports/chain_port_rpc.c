@@ -21,13 +21,38 @@ gd_status gd_chain_rpc_open(gd_chain_rpc *c, const char *url, const char *chain_
     c->have_gas_price = true;
     gd_rpc_options opt;
     gd_rpc_options_default(&opt);
-    return gd_rpc_open(&c->rpc, url, &opt);
+    GD_TRY(gd_rpc_open(&c->rpc, url, &opt));
+    /* The head answers a server thread that holds a peer's request: two
+     * seconds in all, or the server answers from what it knows. */
+    opt.timeout_ms = 1000;
+    opt.connect_timeout_ms = 1000;
+    opt.max_retries = 0;
+    opt.deadline_ms = 2000;
+    GD_TRY(gd_rpc_open(&c->head_rpc, url, &opt));
+    pthread_mutex_init(&c->head_mu, NULL);
+    c->head_open = true;
+    return GD_OK;
 }
 
 void gd_chain_rpc_close(gd_chain_rpc *c) {
     if (c->rpc)
         gd_rpc_close(c->rpc);
+    if (c->head_rpc)
+        gd_rpc_close(c->head_rpc);
+    if (c->head_open)
+        pthread_mutex_destroy(&c->head_mu);
     memset(c, 0, sizeof *c);
+}
+
+static gd_status gd_rpc_port_head(void *ctx, int64_t *height) {
+    gd_chain_rpc *c = ctx;
+    gd_node_status st;
+    pthread_mutex_lock(&c->head_mu);
+    gd_status s = gd_rpc_status(c->head_rpc, &st);
+    pthread_mutex_unlock(&c->head_mu);
+    if (s == GD_OK)
+        *height = st.latest_block_height;
+    return s;
 }
 
 static gd_status gd_rpc_port_read(void *ctx, uint64_t run, const char *address,
@@ -156,6 +181,6 @@ static gd_status gd_rpc_port_settle(void *ctx, uint32_t ticket, uint32_t *code, 
 
 static const gd_chain_port_iface gd_rpc_port_iface = {
     gd_rpc_port_read, gd_rpc_port_round, gd_rpc_port_submit, gd_rpc_port_send,
-    gd_rpc_port_settle};
+    gd_rpc_port_settle, gd_rpc_port_head};
 
 gd_chain_port gd_chain_rpc_port(gd_chain_rpc *c) { return (gd_chain_port){&gd_rpc_port_iface, c}; }

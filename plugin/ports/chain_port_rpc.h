@@ -7,6 +7,7 @@
 #ifndef GD_PLUGIN_PORTS_CHAIN_PORT_RPC_H
 #define GD_PLUGIN_PORTS_CHAIN_PORT_RPC_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -18,6 +19,11 @@
 
 typedef struct gd_chain_rpc {
     gd_rpc *rpc;
+    /* The head's own client (the port's head, from the HTTP server's
+     * threads): short deadlines, one caller at a time. */
+    gd_rpc *head_rpc;
+    pthread_mutex_t head_mu;
+    bool head_open;
     char chain_id[64];
     gd_gas_price gas_price;
     bool have_gas_price;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/bytes.h"
 #include "common/file.h"
@@ -94,6 +95,8 @@ static void check_metrics(nf_net *net, int who, uint64_t settled) {
     CHECK(metric(m, "gd_state_dir_free_bytes") > 0);
     /* It says where it stands and what it waits for. */
     CHECK(strcmp(json_string_value(json_object_get(st, "membership")), "member") == 0);
+    CHECK(metric(m, "gd_membership{state=\"member\"}") == 1);
+    CHECK(metric(m, "gd_membership{state=\"removed\"}") == 0);
     json_t *wait = json_object_get(st, "waiting_for");
     const char *what = json_string_value(json_object_get(wait, "what"));
     json_t *until = json_object_get(wait, "until_height");
@@ -531,6 +534,57 @@ static void test_nothing_served_early(void) {
     gd_artifact_answer_free(&a);
     df_qfree(run);
     CHECK(net.refused == 0);
+    nf_free(&net);
+}
+
+/* A member whose step is held (here: it does not step at all, as while it
+ * re-executes a long check or trains) from just before round 1's verify
+ * window still serves its states from the window's first block on: its
+ * server asks the chain's head once its own read is a second old. Never
+ * before the window; and its checkers find every state, so no check of it
+ * is UNAVAILABLE (which, with a held server answering 425, every one was). */
+static void test_held_member_serves_its_window(void) {
+    nf_net net;
+    df_knobs k;
+    nf_knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
+    df_qrun *run = nf_until_round(&net, 1);
+    int64_t verify = run->current_round->windows->verify_start;
+    df_qfree(run);
+    nf_until(&net, verify - 3); /* committed and revealed */
+    net.off[2] = true;
+    net.d.act[2].cheat = true; /* held, it misses its own duties: its slashes are expected */
+    nf_until(&net, verify - 1);
+    gd_artifact_req state = {.kind = GD_REQ_STATE, .run = 1, .round = 1, .leaf = 0};
+    gd_artifact_answer a;
+    unsigned status = 0;
+    usleep(1100 * 1000); /* its last read is a second old */
+    CHECK(gd_member_serve(net.nodes[2], &state, &a, &status) != GD_OK && status == 425);
+    gd_artifact_answer_free(&a);
+    nf_make_block(&net); /* the chain reaches verify_start; node 2 has not read it */
+    CHECK(net.d.f.height == verify);
+    usleep(600 * 1000);
+    CHECK_OK(gd_member_serve(net.nodes[2], &state, &a, &status));
+    CHECK(status == 200);
+    gd_artifact_answer_free(&a);
+    df_qround *q = df_q_round(&net.d, 1);
+    int64_t open = q->round->windows->open_start;
+    df_qfree(q);
+    nf_until(&net, open + 1);
+    q = df_q_round(&net.d, 1);
+    size_t checked = 0;
+    for (size_t x = 0; x < q->n_assignments; x++)
+        if (strcmp(q->assignments[x]->target, net.d.f.addr[2]) == 0) {
+            checked++;
+            CHECK(q->assignments[x]->outcome != OUTCOME(UNAVAILABLE));
+        }
+    for (size_t i = 0; i < q->n_verdicts; i++)
+        if (strcmp(q->verdicts[i]->target, net.d.f.addr[2]) == 0 &&
+            strcmp(q->verdicts[i]->validator, net.d.f.addr[2]) != 0)
+            CHECK(q->verdicts[i]->verdict == GONKA__DILOCO__V1__VERDICT__VERDICT_PASS);
+    fprintf(stderr, "  %zu checks of the held member\n", checked);
+    CHECK(checked > 0);
+    df_qfree(q);
     nf_free(&net);
 }
 
@@ -1006,6 +1060,7 @@ int main(void) {
     RUN_TEST(test_after_void_round);
     RUN_TEST(test_late_joiner_syncs_before_round_opens);
     RUN_TEST(test_nothing_served_early);
+    RUN_TEST(test_held_member_serves_its_window);
     RUN_TEST(test_repeated_errors_are_one_entry);
     RUN_TEST(test_state_chunks_served);
     RUN_TEST(test_data_not_the_runs);
