@@ -30,7 +30,12 @@ const char *const gd_sim_spec_flags[] = {
 
 /* What sim --print-spec proposes for the chain's side of a run; an
  * authority edits these (docs/cli.md). The windows add up to 76 blocks, a
- * round inside gonka-localnet's Inference phase. The hardware class is a
+ * round inside gonka-localnet's Inference phase. Verify is the longest:
+ * each validator re-executes checks_per_commit segments of every other
+ * member in it, one after another, and must answer with a third of it
+ * left; train is short, since the tiny model's round takes seconds. With
+ * verify at 8 blocks, three members on two cores with one-second blocks
+ * answered checks UNAVAILABLE whose evidence was still on its way. The hardware class is a
  * placeholder: a simulation runs on one host and names none. The slashes
  * are the smallest the rules allow for a cheat (one epoch's reward) and 1%
  * of that for a skipped duty, within a collateral of two epochs' reward. A
@@ -38,7 +43,7 @@ const char *const gd_sim_spec_flags[] = {
  * seeds wins less than that per withheld secret (docs/verification.md,
  * "Seed grinding"). */
 static const char k_default_incentives[] =
-    "{\"windows\": {\"train\": 30, \"commit\": 8, \"reveal\": 6, \"verify\": 8, "
+    "{\"windows\": {\"train\": 16, \"commit\": 8, \"reveal\": 6, \"verify\": 22, "
     "\"open\": 6, \"dispute\": 5, \"attest\": 6, \"dispute_open\": 3, \"attest_open\": 4}, "
     "\"reward_per_epoch\": \"1000000000ngonka\", \"min_collateral\": \"2000000000ngonka\", "
     "\"fail_bond\": \"10000000ngonka\", \"checks_per_commit\": 4, "

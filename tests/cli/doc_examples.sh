@@ -6,15 +6,26 @@
 # under bash -e so that every command must succeed, within a time limit,
 # and with every process it left in the background (nodes, daemons)
 # killed after it. An example that disappears from the docs, or whose port
-# is taken, fails the test.
-# Usage: doc_examples.sh BIN_DIR   (KEEP=1: keep the directory and the logs)
+# is taken, fails the test. node.md's first run (node-quickstart) is its own
+# test (docs_first_run): after its block, three daemons must train, check
+# each other, and claim their rewards for epoch 1 with nothing slashed and no
+# duty missed, which takes about three minutes of one-second blocks.
+# Usage: doc_examples.sh BIN_DIR [EXAMPLE]   (EXAMPLE: that one alone;
+#        KEEP=1: keep the directory and the logs)
 set -uo pipefail
 bin=$(realpath "$1")
+only="${2:-}"
 root=$(realpath "$(dirname "${BASH_SOURCE[0]}")/../..")
 # The marked examples and the seconds each may take.
 declare -A limit=([localnet]=30 [module]=60 [sim-chain]=120 [node]=40 [node-quickstart]=40
                   [train]=150)
-ports=(26657 26658 26659 26670 8080 8081)
+# Run only when asked for by name (their own tests).
+declare -A alone=([node-quickstart]=1)
+if [ -n "$only" ]; then
+  ports=(26670 8081 8082 8083)
+else
+  ports=(26657 26658 26659 8080)
+fi
 work=$(mktemp -d)
 groups=()
 cleanup() {
@@ -71,8 +82,42 @@ for p in "${ports[@]}"; do
     { echo "FAIL: port $p is in use; the examples need it free"; exit 1; }
 done
 
-run_example() { # name
-  local name="$1" dir="$work/run-$1" pid i status
+# node-quickstart's three daemons, once its block ran: each a member that
+# trained, passed checks and claimed a reward, nothing slashed, no duty
+# missed, no check UNAVAILABLE.
+first_run_earns() {
+  local i
+  for ((i = 0; i < 300; i += 5)); do
+    if python3 - <<'PY'
+import json, sys, urllib.request
+done = True
+for port in (8081, 8082, 8083):
+    s = json.load(urllib.request.urlopen("http://127.0.0.1:%d/v1/status" % port, timeout=5))
+    bad = [k for k, ok in [("membership", s["membership"] in ("member", "not_joined")),
+                           ("slashed", s["slashed_ngonka"] == 0),
+                           ("missed", sum(s["missed_duties"].values()) == 0),
+                           ("unavailable", s["checks"]["unavailable"] == 0)] if not ok]
+    if bad:
+        sys.exit("host on %d: %s: %s" % (port, ", ".join(bad), json.dumps(s)[:600]))
+    done &= (s["membership"] == "member" and s["rewards_claimed_ngonka"] > 0 and len(s["losses"]) > 0
+             and s["checks"]["pass"] > 0)
+sys.exit(0 if done else 3)
+PY
+    then
+      ok "node-quickstart: three hosts trained, checked each other and claimed rewards in $((i + 40)) s or less"
+      return 0
+    elif [ $? -ne 3 ]; then
+      bad "node-quickstart: an honest host lost something"
+      return 1
+    fi
+    sleep 5
+  done
+  bad "node-quickstart: no reward claimed by every host within 300 s"
+  for f in "$work"/run-node-quickstart/h*.log; do tail -n 5 "$f"; done
+}
+
+run_example() { # name [then: a check to run while what it started still runs]
+  local name="$1" then="${2:-}" dir="$work/run-$1" pid i status
   mkdir -p "$dir/docs"
   cp -r "$root/docs/examples" "$dir/docs/"
   # Its own process group (setsid), so that what it leaves running dies with it.
@@ -89,6 +134,7 @@ run_example() { # name
     fi
     sleep 0.1
   done
+  [ "$status" = 0 ] && [ -n "$then" ] && "$then"
   kill -9 -- "-$pid" 2>/dev/null
   local where
   where=$(cat "$work/blocks/$name.where")
@@ -100,8 +146,13 @@ run_example() { # name
   fi
 }
 
-for name in localnet module sim-chain node node-quickstart train; do
-  [ -f "$work/blocks/$name.sh" ] && run_example "$name"
+if [ -n "$only" ]; then
+  [ "$only" = node-quickstart ] && then=first_run_earns || then=
+  run_example "$only" $then
+  exit $fail
+fi
+for name in localnet module sim-chain node train; do
+  [ -n "${alone[$name]:-}" ] || { [ -f "$work/blocks/$name.sh" ] && run_example "$name"; }
 done
 # What the examples show: the transfer, the commitment, the daemon's status.
 grep -q "^1000000001000ngonka$" "$work/localnet.log" || bad "the localnet example shows no balance after the transfer"

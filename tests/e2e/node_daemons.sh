@@ -9,7 +9,8 @@
 # are the chain's settle amounts; nobody is slashed; the eval loss of the
 # served checkpoint fell from G_0's; /metrics answers in Prometheus text;
 # the status page (GET /), rendered in headless Chromium, shows what
-# /v1/status says.
+# /v1/status says; contrib/'s dashboard and alert rules name only metrics
+# the daemons export.
 # Usage: node_daemons.sh BIN_DIR
 windows="{'train': 10, 'commit': 10, 'reveal': 5, 'verify': 22, 'open': 8, 'dispute': 10,
           'dispute_open': 8, 'attest': 10, 'attest_open': 5}"
@@ -106,6 +107,9 @@ ok "the status page shows each daemon's round, phase, loss chart, verdicts and r
 curl -sf "http://127.0.0.1:${PORT[4]}/metrics" | grep -q '^gd_checks_total{verdict="pass"} [1-9]' \
   || fail "the validator's metrics show no passed check"
 ok "/metrics counts the validator's checks"
+python3 "$here/../support/contrib_check.py" "$here/../../contrib" "http://127.0.0.1:${PORT[1]}/metrics" \
+  || fail "contrib/'s dashboard and alert rules against a live /metrics"
+ok "every dashboard query and alert rule names a metric the daemon exports"
 # Transactions sent ahead while others wait for their blocks take the next
 # sequence themselves: the node never had to correct one (code 32).
 grep -l "sequence .* rejected, chain expects" host*.log && fail "a daemon guessed a wrong sequence"
