@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "common/log.h"
@@ -172,6 +173,16 @@ static int gd_run_exit(gd_cli *cli, int rc, const char *why) {
                                                                             : GD_EXIT_FAIL;
 }
 
+/* Sleeps ms, in slices, so that SIGINT or SIGTERM ends it at once. */
+static void gd_run_sleep_ms(unsigned ms) {
+    while (ms > 0 && !gd_run_stop) {
+        unsigned slice = ms < 100 ? ms : 100;
+        struct timespec ts = {0, (long)slice * 1000000L};
+        nanosleep(&ts, NULL);
+        ms -= slice;
+    }
+}
+
 static int gd_run_daemon(gd_cli *cli, gd_args *args) {
     const char *config = gd_arg(args, "config");
     if (config == NULL)
@@ -202,8 +213,14 @@ static int gd_run_daemon(gd_cli *cli, gd_args *args) {
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
     if (steps > 0) {
-        for (uint64_t i = 0; i < steps && rc == GONKA_DILOCO_OK && !gd_run_stop; i++)
+        /* One step a poll, as run's loop takes them: a step does what the
+         * chain's newest block made due, so N steps back to back would
+         * mostly see the same block and do nothing. */
+        for (uint64_t i = 0; i < steps && rc == GONKA_DILOCO_OK && !gd_run_stop; i++) {
+            if (i > 0)
+                gd_run_sleep_ms((unsigned)poll);
             rc = gonka_diloco_step(h, why, sizeof why);
+        }
     } else {
         rc = gonka_diloco_run(h, &gd_run_stop, (unsigned)poll, why, sizeof why);
     }
@@ -215,7 +232,7 @@ static int gd_run_daemon(gd_cli *cli, gd_args *args) {
 static const gd_opt_spec gd_run_opts[] = {
     {"config", "FILE", "the node's node.yaml (gonka-diloco node init writes one)"},
     {"poll-ms", "MS", "how often to read the chain (default 250)"},
-    {"steps", "N", "take N steps and exit (0, the default: run until SIGINT or SIGTERM)"},
+    {"steps", "N", "take N steps, one a poll, and exit (0, the default: run until SIGINT or SIGTERM)"},
     {NULL, NULL, NULL},
 };
 

@@ -11,9 +11,9 @@
 
 static double gd_member_disk_free(const gd_member *n) {
     if (n->o.disk_free != NULL)
-        return (double)n->o.disk_free(n->o.state_dir);
+        return (double)n->o.disk_free(n->store.root);
     struct statvfs vfs;
-    if (statvfs(n->o.state_dir, &vfs) != 0)
+    if (statvfs(n->store.root, &vfs) != 0)
         return -1;
     return (double)vfs.f_bavail * (double)vfs.f_frsize;
 }
@@ -35,7 +35,7 @@ void gd_member_watch_disk(gd_member *n) {
     if (free_bytes >= need) {
         if (n->disk_short)
             GD_LOG_INFO("node", "state_dir %s has room for two rounds again (%.2f GB free)",
-                        n->o.state_dir, free_bytes / 1e9);
+                        n->store.root, free_bytes / 1e9);
         n->disk_short = false;
         return;
     }
@@ -46,5 +46,5 @@ void gd_member_watch_disk(gd_member *n) {
     n->disk_warned_round = round;
     gd_member_error(n, "round %" PRIu64 ": state_dir %s has %.2f GB free, and two rounds of this "
                        "model take about %.2f GB: free space or move state_dir before a round's "
-                       "writes fail", round, n->o.state_dir, free_bytes / 1e9, need / 1e9);
+                       "writes fail", round, n->store.root, free_bytes / 1e9, need / 1e9);
 }

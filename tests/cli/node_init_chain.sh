@@ -6,8 +6,9 @@
 # taken; without a chain, --collateral is required.
 # Then run: a daemon whose hardware class or collateral the run does not
 # take stops before it sends a join (which would be refused and pay its
-# fee every block): exit 1, the reason named, its balance untouched; and
-# node check says so too, and what to fix.
+# fee every block): exit 3, the reason named, its balance untouched; and
+# node check says so too, and what to fix. Last, `run --steps N` with the
+# run's class takes its N steps one a poll and joins.
 # Usage: node_init_chain.sh GONKA_DILOCO GONKA_LOCALNET
 set -uo pipefail
 bin=$(realpath "$1")
@@ -91,4 +92,21 @@ for want in ["key", "state_dir", "listen", "backend", "chain", "clock", "run", "
 assert all(c["status"] in ("ok", "warn", "FAIL") for c in d["checks"]), d
 PY
 [ "$(balance)" = "$before" ] && ok "no fee paid: $before" || bad "the balance moved: $before -> $(balance)"
+# --steps: one step a poll (back to back, six steps saw one block and did nothing).
+try_steps() {
+  local port t0 t1
+  port=$(free_port)
+  sed -e "s|^listen:.*|listen: \"127.0.0.1:$port\"|" -e "s|^public_url:.*|public_url: \"http://127.0.0.1:$port\"|" \
+    -e 's|^hardware_class:.*|hardware_class: "cpu-x86"|' a/node.yaml >steps.yaml
+  chmod 600 steps.yaml
+  t0=$(date +%s%N)
+  timeout 60 "$bin" run --config steps.yaml --steps 8 --poll-ms 150 >steps.out 2>steps.err ||
+    { bad "run --steps 8: exit $?: $(tail -3 steps.err)"; return; }
+  t1=$(date +%s%N)
+  [ $(((t1 - t0) / 1000000)) -ge 1000 ] || bad "run --steps 8 --poll-ms 150 took $(((t1 - t0) / 1000000)) ms"
+  "$bin" query run 1 --node "$url" --json | grep -q "\"$addr\"" &&
+    ok "run --steps 8: eight steps in $(((t1 - t0) / 1000000)) ms, and it joined" ||
+    bad "run --steps 8 did not join: $(tail -3 steps.err)"
+}
+try_steps
 exit $fail

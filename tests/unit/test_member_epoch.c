@@ -93,6 +93,7 @@ static void check_metrics(nf_net *net, int who, uint64_t settled) {
     CHECK(missed == 0); /* an honest member the chain never found missing */
     CHECK((json_array_size(json_object_get(st, "losses")) > 0) == worker);
     CHECK(metric(m, "gd_state_dir_free_bytes") > 0);
+    CHECK(metric(m, "gd_state_dir_needed_bytes") > 0); /* from the real disk, not a seam */
     /* It says where it stands and what it waits for. */
     CHECK(strcmp(json_string_value(json_object_get(st, "membership")), "member") == 0);
     CHECK(metric(m, "gd_membership{state=\"member\"}") == 1);
