@@ -19,7 +19,7 @@ extern const gd_command gd_cmd_tx_send, gd_cmd_tx_broadcast, gd_cmd_tx_decode;
 extern const gd_command gd_cmd_query_account, gd_cmd_query_balance, gd_cmd_query_epoch;
 extern const gd_command gd_cmd_status, gd_cmd_epoch_clock;
 /* The trainer: cli_train.c and cli_bench.c. */
-extern const gd_command gd_cmd_train, gd_cmd_eval, gd_cmd_bench_train;
+extern const gd_command gd_cmd_train, gd_cmd_eval, gd_cmd_bench_train, gd_cmd_plan;
 /* DiLoCo: cli_payload.c and cli_sim.c. */
 extern const gd_command gd_cmd_payload_inspect, gd_cmd_payload_verify, gd_cmd_sim;
 /* The DiLoCo training module on chain: cli_diloco*.c and cli_diloco_query.c. */

@@ -5,7 +5,7 @@ static const gd_command *const gd_commands[] = {
     &gd_cmd_version,       &gd_cmd_keys_new,      &gd_cmd_keys_import, &gd_cmd_keys_show,   &gd_cmd_tx_send,
     &gd_cmd_tx_broadcast,  &gd_cmd_tx_decode,   &gd_cmd_query_account,
     &gd_cmd_query_balance, &gd_cmd_query_epoch, &gd_cmd_status,      &gd_cmd_epoch_clock,
-    &gd_cmd_train,         &gd_cmd_eval,        &gd_cmd_bench_train,
+    &gd_cmd_train,         &gd_cmd_eval,        &gd_cmd_bench_train, &gd_cmd_plan,
     &gd_cmd_sim,           &gd_cmd_payload_inspect, &gd_cmd_payload_verify,
     &gd_cmd_tx_create_run, &gd_cmd_tx_join_run, &gd_cmd_tx_commit_round,
     &gd_cmd_tx_report_availability, &gd_cmd_tx_submit_verdict, &gd_cmd_tx_dispute,

@@ -1,0 +1,148 @@
+/* gonka-diloco plan's byte budget (trainer/plan.c): for today's settings the
+ * activations are what the trainer allocates, byte for byte; parameter
+ * counts match the published ones of the shapes docs/examples ships; each
+ * rung of the ladder needs no more per GPU than the one before; the
+ * optimizer-sharded trainer's 13.5 bytes a parameter at eight GPUs; the
+ * rungs docs/hardware.md names for 32B and 50B on 8 x 80 GiB; and a plan
+ * that would overflow is refused. */
+#include <stdio.h>
+#include <string.h>
+
+#include "tests/support/testkit.h"
+#include "trainer/config.h"
+#include "trainer/layout.h"
+#include "trainer/model.h"
+#include "trainer/plan.h"
+
+static void example(gd_model_config *c, const char *name) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/../docs/examples/%s.json", gd_test_source_dir(), name);
+    CHECK_OK(gd_model_config_load(c, path));
+}
+
+/* The plan's activations and logits for today's settings against the
+ * trainer's own allocation. */
+static void test_today_is_the_trainers(void) {
+    static const struct {
+        const char *model;
+        size_t batch, seq;
+    } cases[] = {{"tiny", 1, 16}, {"tiny", 4, 64}, {"small", 2, 128}, {"base", 1, 64}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        gd_model_config c;
+        CHECK_OK(gd_model_config_preset(&c, cases[i].model));
+        gd_param_layout l;
+        CHECK_OK(gd_param_layout_build(&l, &c));
+        gd_model_f32 *m = NULL;
+        CHECK_OK(gd_model_new_f32(&m, &l, cases[i].batch, cases[i].seq, NULL));
+        uint64_t want = m ? gd_model_activation_bytes_f32(m) : 0;
+        uint64_t got = gd_plan_activations_today(&c, cases[i].batch, cases[i].seq);
+        gd_plan_input in = {.model = c, .gpus = 1, .gpu_mem = 1ull << 40,
+                            .seq = (uint32_t)cases[i].seq, .micro_batch = (uint32_t)cases[i].batch,
+                            .segments = 10};
+        gd_plan p;
+        CHECK_OK(gd_plan_compute(&p, &in, &gd_plan_ladder[0]));
+        fprintf(stderr, "  %s %zu x %zu: the trainer %llu bytes, the plan %llu\n", cases[i].model,
+                cases[i].batch, cases[i].seq, (unsigned long long)want, (unsigned long long)got);
+        CHECK(got == want && p.activations + p.logits == want && p.built);
+        CHECK(p.params == l.total);
+        gd_model_free_f32(m);
+        gd_param_layout_free(&l);
+    }
+}
+
+static void test_example_shapes(void) {
+    gd_model_config c;
+    gd_param_layout l;
+    /* Published counts: Llama 3.2 1B 1,235,814,400 (tied embeddings) and
+     * Llama 2 7B 6,738,415,616 (Hugging Face model cards' configs). */
+    example(&c, "llama-1b-like");
+    CHECK_OK(gd_param_layout_build(&l, &c));
+    CHECK(l.total == 1235814400u);
+    gd_param_layout_free(&l);
+    example(&c, "llama-7b-like");
+    CHECK_OK(gd_param_layout_build(&l, &c));
+    CHECK(l.total == 6738415616u);
+    gd_param_layout_free(&l);
+    example(&c, "qwen2.5-32b-like");
+    CHECK_OK(gd_param_layout_build(&l, &c));
+    fprintf(stderr, "  qwen2.5-32b-like: %zu parameters\n", l.total);
+    CHECK(l.total > 32000000000u && l.total < 33000000000u);
+    gd_param_layout_free(&l);
+    example(&c, "llama-50b-like");
+    CHECK_OK(gd_param_layout_build(&l, &c));
+    CHECK(l.total > 49000000000u && l.total < 52000000000u);
+    gd_param_layout_free(&l);
+}
+
+static gd_plan_input host_of(const char *name, uint32_t gpus) {
+    gd_plan_input in = {.gpus = gpus, .gpu_mem = 80ull << 30, .seq = 4096, .micro_batch = 1,
+                        .segments = 10};
+    example(&in.model, name);
+    return in;
+}
+
+static void test_ladder(void) {
+    gd_plan_input in = host_of("qwen2.5-32b-like", 8);
+    gd_plan prev;
+    int first_fit = -1;
+    for (int i = 0; i < GD_PLAN_LADDER; i++) {
+        gd_plan p;
+        CHECK_OK(gd_plan_compute(&p, &in, &gd_plan_ladder[i]));
+        CHECK(p.built == (i == 0));
+        if (i > 0)
+            CHECK(p.per_gpu <= prev.per_gpu);
+        if (p.fits && first_fit < 0)
+            first_fit = i;
+        if (i == 0) {
+            /* Today's trainer: fp32 weights, gradient and inbox whole on
+             * every rank, the accumulator and moments in eighths. */
+            uint64_t P = p.params, shard = (P + 7) / 8;
+            CHECK(p.weights == 4 * P && p.gradients == 8 * P + 4 * shard && p.moments == 8 * shard);
+            fprintf(stderr, "  32B today: %.1f bytes a parameter before activations\n",
+                    (double)(p.weights + p.gradients + p.moments) / (double)P);
+        }
+        prev = p;
+    }
+    /* docs/hardware.md: 32B at 4,096 tokens on 8 x 80 GiB needs full
+     * sharding, bf16, flash attention and recomputation (rung 4). */
+    CHECK(first_fit == 3);
+    in = host_of("llama-50b-like", 8);
+    first_fit = -1;
+    for (int i = 0; i < GD_PLAN_LADDER && first_fit < 0; i++) {
+        gd_plan p;
+        CHECK_OK(gd_plan_compute(&p, &in, &gd_plan_ladder[i]));
+        if (p.fits)
+            first_fit = i;
+    }
+    CHECK(first_fit == 5); /* and 50B the moments in host memory */
+    in.gpu_mem = 141ull << 30; /* an H200 */
+    gd_plan p;
+    CHECK_OK(gd_plan_compute(&p, &in, &gd_plan_ladder[3]));
+    CHECK(p.fits);
+    /* The host's part: 12 bytes a parameter of outer state; a host of
+     * too little memory does not fit. */
+    CHECK(p.outer_state == 12 * p.params);
+    in.host_mem = 256ull << 30;
+    CHECK_OK(gd_plan_compute(&p, &in, &gd_plan_ladder[3]));
+    CHECK(!p.fits);
+}
+
+static void test_refused(void) {
+    gd_plan_input in = host_of("llama-7b-like", 0);
+    gd_plan p;
+    CHECK(gd_plan_compute(&p, &in, &gd_plan_ladder[0]) == GD_ERR_INVALID);
+    in = host_of("llama-7b-like", 8);
+    in.seq = 8192; /* over max_position_embeddings */
+    CHECK(gd_plan_compute(&p, &in, &gd_plan_ladder[0]) == GD_ERR_INVALID);
+    in.seq = 4096;
+    in.micro_batch = 4000000000u; /* (b, H, T, T) past 64 bits */
+    CHECK(gd_plan_compute(&p, &in, &gd_plan_ladder[0]) == GD_ERR_LIMIT);
+}
+
+int main(void) {
+    RUN_TEST(test_today_is_the_trainers);
+    RUN_TEST(test_example_shapes);
+    RUN_TEST(test_ladder);
+    RUN_TEST(test_refused);
+    return gd_test_finish();
+}

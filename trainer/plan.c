@@ -1,0 +1,185 @@
+/* The byte budget of one host's training (trainer/plan.h). Every figure is
+ * a sum of products of the model's shape; a product that would overflow
+ * 64 bits makes the plan fail rather than wrap. */
+#include "trainer/plan.h"
+
+#include "trainer/layout.h"
+
+const gd_plan_settings gd_plan_ladder[GD_PLAN_LADDER] = {
+    {GD_SHARD_OPTIMIZER, GD_PRECISION_FP32, GD_PRECISION_FP32, GD_RECOMPUTE_NONE,
+     GD_ATTENTION_NAIVE, GD_OFFLOAD_NONE},
+    {GD_SHARD_FULL, GD_PRECISION_FP32, GD_PRECISION_FP32, GD_RECOMPUTE_NONE, GD_ATTENTION_NAIVE,
+     GD_OFFLOAD_NONE},
+    {GD_SHARD_FULL, GD_PRECISION_BF16, GD_PRECISION_FP32, GD_RECOMPUTE_NONE, GD_ATTENTION_FLASH,
+     GD_OFFLOAD_NONE},
+    {GD_SHARD_FULL, GD_PRECISION_BF16, GD_PRECISION_FP32, GD_RECOMPUTE_FULL, GD_ATTENTION_FLASH,
+     GD_OFFLOAD_NONE},
+    {GD_SHARD_FULL, GD_PRECISION_BF16, GD_PRECISION_BF16, GD_RECOMPUTE_FULL, GD_ATTENTION_FLASH,
+     GD_OFFLOAD_NONE},
+    {GD_SHARD_FULL, GD_PRECISION_BF16, GD_PRECISION_BF16, GD_RECOMPUTE_FULL, GD_ATTENTION_FLASH,
+     GD_OFFLOAD_OPTIMIZER},
+};
+
+const char *gd_plan_shard_name(gd_plan_shard v) { return v == GD_SHARD_FULL ? "full" : "optimizer"; }
+const char *gd_plan_precision_name(gd_plan_precision v) { return v == GD_PRECISION_BF16 ? "bf16" : "fp32"; }
+const char *gd_plan_recompute_name(gd_plan_recompute v) { return v == GD_RECOMPUTE_FULL ? "full" : "none"; }
+const char *gd_plan_attention_name(gd_plan_attention v) { return v == GD_ATTENTION_FLASH ? "flash" : "naive"; }
+const char *gd_plan_offload_name(gd_plan_offload v) { return v == GD_OFFLOAD_OPTIMIZER ? "optimizer" : "none"; }
+
+/* Tokens the flash path's cross-entropy takes at a time: its logits are
+ * (this, vocabulary) rather than (all tokens, vocabulary). */
+#define GD_PLAN_LOGIT_CHUNK 1024u
+/* What a GPU keeps for itself: the CUDA context, cuBLAS's and NCCL's
+ * buffers and the allocator's slack, as 1 GiB and 5% of its memory. */
+#define GD_PLAN_CONTEXT_BYTES (1ull << 30)
+
+/* Overflow-checked arithmetic: a product or sum past 64 bits sets *over. */
+static uint64_t gd_mul(bool *over, uint64_t a, uint64_t b) {
+    if (a != 0 && b > UINT64_MAX / a) {
+        *over = true;
+        return 0;
+    }
+    return a * b;
+}
+
+static uint64_t gd_mul3(bool *over, uint64_t a, uint64_t b, uint64_t c) {
+    return gd_mul(over, gd_mul(over, a, b), c);
+}
+
+static uint64_t gd_add(bool *over, uint64_t a, uint64_t b) {
+    if (b > UINT64_MAX - a) {
+        *over = true;
+        return 0;
+    }
+    return a + b;
+}
+
+static uint64_t gd_ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+/* The model's widths, as gd_model_new takes them. */
+typedef struct gd_plan_shape {
+    uint64_t C, F, V, L, H, hd, q, kv;
+} gd_plan_shape;
+
+static gd_plan_shape gd_plan_shape_of(const gd_model_config *c) {
+    gd_plan_shape s = {c->hidden_size, c->intermediate_size, c->vocab_size, c->num_hidden_layers,
+                       c->num_attention_heads, gd_model_head_dim(c), 0, 0};
+    s.q = s.H * s.hd;
+    s.kv = (uint64_t)c->num_key_value_heads * s.hd;
+    return s;
+}
+
+/* Elements one token keeps per layer for the backward pass: the layer's
+ * output, both norms' outputs, the residual in between, q, y, k, v, gate,
+ * up and their product (the rstd values are counted apart). */
+static uint64_t gd_saved_per_token(const gd_plan_shape *s) {
+    return 4 * s->C + 2 * s->q + 2 * s->kv + 3 * s->F;
+}
+
+/* The backward pass's scratch per token, reused by every layer: dx, dln,
+ * dq, dq_pre, dy, dk, dk_pre, dv, dgate, dup, dh; with the final norm's
+ * output and a projection's scratch. */
+static uint64_t gd_scratch_per_token(const gd_plan_shape *s) {
+    return 2 * s->C + 3 * s->q + 3 * s->kv + 3 * s->F + 2 * s->C;
+}
+
+uint64_t gd_plan_activations_today(const gd_model_config *c, uint64_t micro_batch, uint64_t seq) {
+    gd_plan_shape s = gd_plan_shape_of(c);
+    bool over = false;
+    uint64_t N = gd_mul(&over, micro_batch, seq);
+    uint64_t att = gd_mul3(&over, micro_batch * s.H, seq, seq);
+    uint64_t e = 2 * (seq * s.hd / 2);                                   /* rope tables */
+    e = gd_add(&over, e, gd_mul(&over, N, s.C));                         /* x_0 */
+    e = gd_add(&over, e, gd_mul3(&over, s.L, N, gd_saved_per_token(&s)));
+    e = gd_add(&over, e, gd_mul3(&over, s.L, N, 2));                     /* rstd1, rstd2 */
+    e = gd_add(&over, e, gd_mul(&over, s.L, att));                       /* att */
+    e = gd_add(&over, e, gd_mul(&over, N, gd_scratch_per_token(&s)));
+    e = gd_add(&over, e, gd_mul(&over, N, 2));                           /* rstdf, losses */
+    e = gd_add(&over, e, att);                                           /* datt */
+    e = gd_add(&over, e, gd_mul(&over, N, s.V));                         /* logits */
+    return over ? UINT64_MAX : gd_mul(&over, e, 4);
+}
+
+/* Activations and logits on one GPU for s. */
+static void gd_plan_activations(gd_plan *p, const gd_plan_input *in, const gd_plan_shape *s,
+                                bool *over) {
+    const gd_plan_settings *st = &p->settings;
+    uint64_t b = in->micro_batch, T = in->seq, N = gd_mul(over, b, T);
+    uint64_t w = st->precision == GD_PRECISION_BF16 ? 2 : 4;
+    bool flash = st->attention == GD_ATTENTION_FLASH;
+    /* Attention kept per layer: the probabilities (b, H, T, T), or the
+     * flash path's log-sum-exp per row (b, H, T) in fp32. */
+    uint64_t att = flash ? gd_mul3(over, b * s->H, T, 4) : gd_mul(over, gd_mul3(over, b * s->H, T, T), w);
+    uint64_t saved_layer = gd_add(over, gd_mul3(over, N, gd_saved_per_token(s), w),
+                                  gd_add(over, gd_mul(over, N, 8), att));
+    uint64_t kept;
+    if (st->recompute == GD_RECOMPUTE_FULL) /* each layer's input, then one layer at a time */
+        kept = gd_add(over, gd_mul3(over, s->L + 1, N, s->C * w), saved_layer);
+    else
+        kept = gd_add(over, gd_mul3(over, N, s->C, w), gd_mul(over, s->L, saved_layer));
+    uint64_t scratch = gd_mul3(over, N, gd_scratch_per_token(s), w);
+    scratch = gd_add(over, scratch, gd_mul(over, N, 8));                 /* rstdf, losses */
+    if (!flash) /* datt */
+        scratch = gd_add(over, scratch, gd_mul(over, gd_mul3(over, b * s->H, T, T), w));
+    uint64_t rope = 2 * (T * s->hd / 2) * w;
+    p->activations = gd_add(over, gd_add(over, kept, scratch), rope);
+    uint64_t rows = flash && N > GD_PLAN_LOGIT_CHUNK ? GD_PLAN_LOGIT_CHUNK : N;
+    p->logits = gd_mul3(over, rows, s->V, 4);
+}
+
+gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_settings *s) {
+    if (in->gpus == 0 || in->seq == 0 || in->micro_batch == 0 || in->segments == 0)
+        return gd_fail(GD_ERR_INVALID, "a plan needs at least one GPU, token, sequence and "
+                                       "segment");
+    if (in->seq > in->model.max_position_embeddings)
+        return gd_fail(GD_ERR_INVALID, "sequence length %u exceeds the model's "
+                                       "max_position_embeddings %u",
+                       in->seq, in->model.max_position_embeddings);
+    gd_param_layout layout;
+    GD_TRY(gd_param_layout_build(&layout, &in->model));
+    uint64_t P = layout.total;
+    gd_param_layout_free(&layout);
+    gd_plan p = {.settings = *s, .params = P};
+    gd_plan_shape sh = gd_plan_shape_of(&in->model);
+    bool over = false;
+    uint64_t N = in->gpus, shard = gd_ceil_div(P, N);
+    uint64_t layer = gd_add(&over, gd_mul(&over, sh.C, 2 * sh.q + 2 * sh.kv + 3 * sh.F), 2 * sh.C);
+    uint64_t embed = gd_mul(&over, sh.V, sh.C);
+    uint64_t unit = layer > embed ? layer : embed; /* the largest tensor group gathered at once */
+    uint64_t w = s->precision == GD_PRECISION_BF16 ? 2 : 4;
+    if (s->shard == GD_SHARD_OPTIMIZER) {
+        /* Every rank: the fp32 weights (and a bf16 copy to compute with),
+         * a micro-batch's gradient and the inbox it is reduced into, and
+         * its shard of the accumulated gradient. */
+        p.weights = gd_add(&over, gd_mul(&over, P, 4), w == 2 ? gd_mul(&over, P, 2) : 0);
+        p.gradients = gd_add(&over, gd_mul(&over, P, 8), gd_mul(&over, shard, 4));
+    } else {
+        /* The fp32 master shard, and the gathered unit in use with the next
+         * one prefetched; a unit's gradient and the reduce-scatter's inbox,
+         * with the accumulated gradient's shard. */
+        p.weights = gd_add(&over, gd_mul(&over, shard, 4), gd_mul3(&over, 2, unit, w));
+        p.gradients = gd_add(&over, gd_mul(&over, shard, 4), gd_mul3(&over, 2, unit, 4));
+    }
+    uint64_t moments = gd_mul(&over, shard, s->moments == GD_PRECISION_BF16 ? 4 : 8);
+    if (s->offload == GD_OFFLOAD_OPTIMIZER)
+        p.offloaded = gd_mul(&over, moments, N);
+    else
+        p.moments = moments;
+    gd_plan_activations(&p, in, &sh, &over);
+    p.workspace = GD_PLAN_CONTEXT_BYTES + in->gpu_mem / 20;
+    p.per_gpu = gd_add(&over, gd_add(&over, gd_add(&over, p.weights, p.gradients),
+                                     gd_add(&over, p.moments, p.activations)),
+                       gd_add(&over, p.logits, p.workspace));
+    p.outer_state = gd_mul(&over, P, 12);
+    p.payload = gd_add(&over, P, gd_mul(&over, gd_ceil_div(P, 1024), 4));
+    p.host = gd_add(&over, gd_add(&over, p.outer_state, p.payload), p.offloaded);
+    p.disk_per_round = gd_mul(&over, P, 4 + 12 * ((uint64_t)in->segments + 1) + 8);
+    if (over)
+        return gd_fail(GD_ERR_LIMIT, "the plan's figures overflow 64 bits");
+    p.fits = p.per_gpu <= in->gpu_mem && (in->host_mem == 0 || p.host <= in->host_mem);
+    p.built = s->shard == GD_SHARD_OPTIMIZER && s->precision == GD_PRECISION_FP32 &&
+              s->moments == GD_PRECISION_FP32 && s->recompute == GD_RECOMPUTE_NONE &&
+              s->attention == GD_ATTENTION_NAIVE && s->offload == GD_OFFLOAD_NONE;
+    *out = p;
+    return GD_OK;
+}

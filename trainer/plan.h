@@ -1,0 +1,94 @@
+/* The byte budget of training a model on one host (gonka-diloco plan): what
+ * each GPU holds (weights, gradients, AdamW moments, activations, logits,
+ * a workspace) and what the host holds (DiLoCo's outer state, the
+ * payload, what is offloaded), and what a round leaves on disk for
+ * verification, for the trainer's memory settings.
+ *
+ * The figures are arithmetic. For the settings the trainer has today
+ * (optimizer sharding, fp32, naive attention, no recomputation) the
+ * activation figure is the trainer's own allocation, byte for byte
+ * (gd_model_activation_bytes; test_plan holds them equal). The other
+ * settings are the design of docs/trainer.md's sharded bf16 trainer,
+ * budgeted before it exists: such a plan says `built: false`. */
+#ifndef GD_TRAINER_PLAN_H
+#define GD_TRAINER_PLAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/status.h"
+#include "trainer/config.h"
+
+typedef enum { GD_SHARD_OPTIMIZER, GD_SHARD_FULL } gd_plan_shard;
+typedef enum { GD_PRECISION_FP32, GD_PRECISION_BF16 } gd_plan_precision;
+typedef enum { GD_RECOMPUTE_NONE, GD_RECOMPUTE_FULL } gd_plan_recompute;
+typedef enum { GD_ATTENTION_NAIVE, GD_ATTENTION_FLASH } gd_plan_attention;
+typedef enum { GD_OFFLOAD_NONE, GD_OFFLOAD_OPTIMIZER } gd_plan_offload;
+
+/* The settings that decide the bytes. */
+typedef struct gd_plan_settings {
+    gd_plan_shard shard;
+    gd_plan_precision precision;
+    gd_plan_precision moments;
+    gd_plan_recompute recompute;
+    gd_plan_attention attention;
+    gd_plan_offload offload;
+} gd_plan_settings;
+
+/* What is planned for. */
+typedef struct gd_plan_input {
+    gd_model_config model;
+    uint32_t gpus;          /* GPUs of the host (ranks) */
+    uint64_t gpu_mem;       /* bytes each GPU has */
+    uint64_t host_mem;      /* bytes the host has (0: not checked) */
+    uint32_t seq;           /* tokens per sequence */
+    uint32_t micro_batch;   /* sequences each GPU runs forward and backward at once */
+    uint32_t segments;      /* transcript segments of a round (verification's states) */
+} gd_plan_input;
+
+typedef struct gd_plan {
+    gd_plan_settings settings;
+    uint64_t params;        /* parameters of the model */
+    /* One GPU. */
+    uint64_t weights;       /* fp32 weights, or the shard and the gathered bf16 layers */
+    uint64_t gradients;     /* gradient, inbox and accumulator, or their shards */
+    uint64_t moments;       /* AdamW's two moments (0 when offloaded) */
+    uint64_t activations;   /* saved for the backward pass, and its scratch */
+    uint64_t logits;        /* the (tokens, vocabulary) logits, whole or a chunk */
+    uint64_t workspace;     /* CUDA context, cuBLAS workspace, allocator slack */
+    uint64_t per_gpu;       /* the sum */
+    /* The host. */
+    uint64_t outer_state;   /* G, its momentum and the error-feedback residual (fp32) */
+    uint64_t payload;       /* the round's encoded pseudo-gradient (int8, with scales) */
+    uint64_t offloaded;     /* moments kept on the host (offload optimizer) */
+    uint64_t host;          /* the sum */
+    uint64_t disk_per_round;/* what a round leaves for verification (docs/node.md) */
+    bool fits;              /* per_gpu within gpu_mem, host within host_mem (when given) */
+    bool built;             /* the trainer implements these settings today */
+} gd_plan;
+
+/* The budget of in with settings s. GD_ERR_INVALID for a config or input
+ * that cannot be planned (no GPUs, no sequence, a model that does not
+ * validate); GD_ERR_LIMIT when a figure overflows 64 bits. */
+gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in,
+                          const gd_plan_settings *s) GD_MUST_CHECK;
+
+/* The settings tried when none are given, least change first: today's
+ * trainer, then full sharding, bf16, flash attention, recomputation, bf16
+ * moments, and optimizer offload. */
+#define GD_PLAN_LADDER 6
+extern const gd_plan_settings gd_plan_ladder[GD_PLAN_LADDER];
+
+/* The activation bytes of today's trainer (fp32, naive attention, nothing
+ * recomputed) for micro_batch sequences of seq tokens: what gd_model_new
+ * allocates. */
+uint64_t gd_plan_activations_today(const gd_model_config *c, uint64_t micro_batch, uint64_t seq);
+
+const char *gd_plan_shard_name(gd_plan_shard v);
+const char *gd_plan_precision_name(gd_plan_precision v);
+const char *gd_plan_recompute_name(gd_plan_recompute v);
+const char *gd_plan_attention_name(gd_plan_attention v);
+const char *gd_plan_offload_name(gd_plan_offload v);
+
+#endif
