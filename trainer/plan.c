@@ -3,6 +3,7 @@
  * 64 bits makes the plan fail rather than wrap. */
 #include "trainer/plan.h"
 
+#include "kernels/backend.h"
 #include "trainer/layout.h"
 
 const gd_plan_settings gd_plan_ladder[GD_PLAN_LADDER] = {
@@ -56,6 +57,13 @@ static uint64_t gd_add(bool *over, uint64_t a, uint64_t b) {
 
 static uint64_t gd_ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
+/* The largest rank's shard, as the trainer deals them (trainer/train.c):
+ * whole chunks of the sum of squares, as even as they come, rank 0 first. */
+static uint64_t gd_plan_shard_of(uint64_t P, uint64_t ranks) {
+    uint64_t per = gd_ceil_div(gd_ceil_div(P, GD_SUM_SQUARES_CHUNK), ranks) * GD_SUM_SQUARES_CHUNK;
+    return per < P ? per : P;
+}
+
 /* The model's widths, as gd_model_new takes them. */
 typedef struct gd_plan_shape {
     uint64_t C, F, V, L, H, hd, q, kv;
@@ -97,6 +105,7 @@ uint64_t gd_plan_activations_today(const gd_model_config *c, uint64_t micro_batc
     e = gd_add(&over, e, gd_mul(&over, N, 2));                           /* rstdf, losses */
     e = gd_add(&over, e, att);                                           /* datt */
     e = gd_add(&over, e, gd_mul(&over, N, s.V));                         /* logits */
+    e = gd_add(&over, e, gd_mul(&over, N, 2));                           /* tokens (int32) */
     return over ? UINT64_MAX : gd_mul(&over, e, 4);
 }
 
@@ -122,7 +131,8 @@ static void gd_plan_activations(gd_plan *p, const gd_plan_input *in, const gd_pl
     if (!flash) /* datt */
         scratch = gd_add(over, scratch, gd_mul(over, gd_mul3(over, b * s->H, T, T), w));
     uint64_t rope = 2 * (T * s->hd / 2) * w;
-    p->activations = gd_add(over, gd_add(over, kept, scratch), rope);
+    uint64_t tokens = gd_mul(over, N, 8); /* inputs and targets, int32 */
+    p->activations = gd_add(over, gd_add(over, kept, scratch), gd_add(over, rope, tokens));
     uint64_t rows = flash && N > GD_PLAN_LOGIT_CHUNK ? GD_PLAN_LOGIT_CHUNK : N;
     p->logits = gd_mul3(over, rows, s->V, 4);
 }
@@ -142,17 +152,22 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
     gd_plan p = {.settings = *s, .params = P};
     gd_plan_shape sh = gd_plan_shape_of(&in->model);
     bool over = false;
-    uint64_t N = in->gpus, shard = gd_ceil_div(P, N);
+    uint64_t N = in->gpus, shard = gd_plan_shard_of(P, N);
     uint64_t layer = gd_add(&over, gd_mul(&over, sh.C, 2 * sh.q + 2 * sh.kv + 3 * sh.F), 2 * sh.C);
     uint64_t embed = gd_mul(&over, sh.V, sh.C);
     uint64_t unit = layer > embed ? layer : embed; /* the largest tensor group gathered at once */
     uint64_t w = s->precision == GD_PRECISION_BF16 ? 2 : 4;
     if (s->shard == GD_SHARD_OPTIMIZER) {
         /* Every rank: the fp32 weights (and a bf16 copy to compute with),
-         * a micro-batch's gradient and the inbox it is reduced into, and
-         * its shard of the accumulated gradient. */
+         * its shard of the accumulated gradient and, over several ranks, a
+         * micro-batch's whole gradient and the inbox its shard is reduced
+         * into (one slice from each rank). One GPU takes a step of one
+         * micro-batch straight into the accumulator. */
         p.weights = gd_add(&over, gd_mul(&over, P, 4), w == 2 ? gd_mul(&over, P, 2) : 0);
-        p.gradients = gd_add(&over, gd_mul(&over, P, 8), gd_mul(&over, shard, 4));
+        p.gradients = gd_mul(&over, shard, 4);
+        if (N > 1)
+            p.gradients = gd_add(&over, p.gradients, gd_add(&over, gd_mul(&over, P, 4),
+                                                           gd_mul3(&over, N, shard, 4)));
     } else {
         /* The fp32 master shard, and the gathered unit in use with the next
          * one prefetched; a unit's gradient and the reduce-scatter's inbox,

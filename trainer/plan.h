@@ -5,9 +5,10 @@
  * verification, for the trainer's memory settings.
  *
  * The figures are arithmetic. For the settings the trainer has today
- * (optimizer sharding, fp32, naive attention, no recomputation) the
- * activation figure is the trainer's own allocation, byte for byte
- * (gd_model_activation_bytes; test_plan holds them equal). The other
+ * (optimizer sharding, fp32, naive attention, no recomputation) a GPU's
+ * figure less the workspace is the trainer's own high-water mark on the
+ * rank with the largest shard, byte for byte (test_plan measures it on
+ * device-like test backends over 1, 2, 3 and 8 ranks). The other
  * settings are the design of docs/trainer.md's sharded bf16 trainer,
  * budgeted before it exists: such a plan says `built: false`. */
 #ifndef GD_TRAINER_PLAN_H
@@ -82,7 +83,8 @@ extern const gd_plan_settings gd_plan_ladder[GD_PLAN_LADDER];
 
 /* The activation bytes of today's trainer (fp32, naive attention, nothing
  * recomputed) for micro_batch sequences of seq tokens: what gd_model_new
- * allocates. */
+ * allocates, its two int32 token arrays included (which
+ * gd_model_activation_bytes leaves out). */
 uint64_t gd_plan_activations_today(const gd_model_config *c, uint64_t micro_batch, uint64_t seq);
 
 const char *gd_plan_shard_name(gd_plan_shard v);

@@ -18,6 +18,7 @@ typedef struct gd_copy_buffer {
 struct gd_copy_backend {
     gd_copy_buffer buffers[GD_MAX_BUFFERS];
     size_t live, moved;
+    size_t bytes_live, bytes_peak; /* allocated now, and the most at once */
     bool damaged;
 };
 
@@ -66,6 +67,9 @@ static void *copy_alloc(const gd_backend *be, size_t bytes) {
         memset(b->base + GD_GUARD_BYTES + bytes, GD_GUARD_BYTE, GD_GUARD_BYTES);
         b->bytes = bytes;
         cb->live++;
+        cb->bytes_live += bytes;
+        if (cb->bytes_live > cb->bytes_peak)
+            cb->bytes_peak = cb->bytes_live;
         return b->base + GD_GUARD_BYTES;
     }
     return NULL;
@@ -85,6 +89,7 @@ static void copy_free(const gd_backend *be, void *buf) {
         free(b->base);
         b->base = NULL;
         cb->live--;
+        cb->bytes_live -= b->bytes;
         return;
     }
     fprintf(stderr, "copy backend: free of a pointer it did not allocate\n");
@@ -146,6 +151,10 @@ bool gd_copy_backend_guards_ok(const gd_copy_backend *cb) {
 
 size_t gd_copy_backend_live(const gd_copy_backend *cb) {
     return cb->live;
+}
+
+size_t gd_copy_backend_peak_bytes(const gd_copy_backend *cb) {
+    return cb->bytes_peak;
 }
 
 size_t gd_copy_backend_bytes_moved(const gd_copy_backend *cb) {

@@ -3,7 +3,7 @@
  * op slot is filled, so every op runs through the dispatcher's fallback.
  * It plays a device backend on a machine without one: code that forgets a
  * transfer, or writes past a buffer, fails against it (the guards are
- * checked at every free and on demand). */
+ * checked at every free and on demand); and it counts what it holds. */
 #ifndef GD_TESTS_SUPPORT_BACKEND_COPY_H
 #define GD_TESTS_SUPPORT_BACKEND_COPY_H
 
@@ -24,5 +24,8 @@ bool gd_copy_backend_guards_ok(const gd_copy_backend *cb);
 /* Buffers allocated and bytes moved so far. */
 size_t gd_copy_backend_live(const gd_copy_backend *cb);
 size_t gd_copy_backend_bytes_moved(const gd_copy_backend *cb);
+/* The most bytes its buffers held at once (guards not counted): a GPU's
+ * high-water mark, which gonka-diloco plan budgets. */
+size_t gd_copy_backend_peak_bytes(const gd_copy_backend *cb);
 
 #endif
