@@ -2,13 +2,17 @@
  * runtime's and cuBLAS's C APIs; the kernels are in the .cu files. */
 #include "kernels/cuda/backend_cuda.h"
 
+#include <dlfcn.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <cuda_runtime_api.h>
 
+#include "common/bytes.h"
+#include "common/hash.h"
 #include "kernels/cuda/cublas_lazy.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/launch.h"
@@ -510,6 +514,36 @@ void *gd_backend_cuda_stream(const gd_backend *be) {
     return c->stream;
 }
 
+/* SHA-256 of the file that holds this code (the program, or the library a
+ * host loaded), its first 16 hex digits; "unknown" where it cannot be
+ * read. Computed once: it does not change while the process runs. */
+static char gd_cuda_binary_digest[17];
+static pthread_once_t gd_cuda_binary_once = PTHREAD_ONCE_INIT;
+
+static void gd_cuda_binary_hash(void) {
+    snprintf(gd_cuda_binary_digest, sizeof gd_cuda_binary_digest, "unknown");
+    Dl_info info;
+    if (dladdr(gd_cuda_binary_digest, &info) == 0 || info.dli_fname == NULL)
+        return;
+    FILE *f = fopen(info.dli_fname, "rb");
+    gd_sha256_ctx *ctx = NULL;
+    if (f == NULL || gd_sha256_begin(&ctx) != GD_OK) {
+        if (f)
+            fclose(f);
+        return;
+    }
+    unsigned char buf[1 << 16];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        gd_sha256_update(ctx, buf, n);
+    bool ok = !ferror(f);
+    fclose(f);
+    uint8_t digest[GD_SHA256_LEN];
+    gd_sha256_finish(ctx, digest);
+    if (ok)
+        gd_hex_encode(gd_cuda_binary_digest, digest, 8, false);
+}
+
 gd_status gd_backend_cuda_identity(char *out, size_t cap, int device) {
     char why[256];
     if (!gd_backend_cuda_usable(why, sizeof why))
@@ -526,9 +560,15 @@ gd_status gd_backend_cuda_identity(char *out, size_t cap, int device) {
     GD_CUBLAS_CHECK(cublas->create(&h));
     GD_CUBLAS_CHECK(cublas->get_version(h, &blas));
     GD_CUBLAS_CHECK(cublas->destroy(h));
-    int n = snprintf(out, cap, "gpu=%s; sm=%d.%d; driver=%d; cuda=%d; cublas=%d; kernels=%s",
-                     prop.name, prop.major, prop.minor, driver, runtime, blas,
-                     GD_CUDA_KERNELS_HASH);
+    /* What decides cuBLAS's bits: the GPU (its model, compute capability
+     * and SM count: the algorithms' split-K and tiling depend on it), the
+     * driver, CUDA and cuBLAS; and what decides the kernels' bits: their
+     * sources and the binary compiled from them. */
+    pthread_once(&gd_cuda_binary_once, gd_cuda_binary_hash);
+    int n = snprintf(out, cap, "gpu=%s; sm=%d.%d; sms=%d; driver=%d; cuda=%d; cublas=%d; "
+                               "kernels=%s; binary=%s",
+                     prop.name, prop.major, prop.minor, prop.multiProcessorCount, driver, runtime,
+                     blas, GD_CUDA_KERNELS_HASH, gd_cuda_binary_digest);
     if (n < 0 || (size_t)n >= cap)
         return gd_fail(GD_ERR_LIMIT, "the identity does not fit %zu bytes", cap);
     return GD_OK;

@@ -57,6 +57,15 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     } else if ((rc = gd_cli_model_config(cli, args, &config)) != GD_CLI_CONTINUE) {
         return rc;
     }
+    /* A stack of L of the model's layers: a big shape's step profiled on
+     * what one host can hold, and the whole model's step projected. */
+    uint64_t model_layers = config.num_hidden_layers, layers = model_layers;
+    if ((rc = gd_cli_u64_opt(cli, args, &layers, "layers")) != GD_CLI_CONTINUE)
+        return rc;
+    if (layers < 1 || layers > model_layers)
+        return gd_cli_usage(cli, args, "--layers must be 1..%" PRIu64 " (the model's)",
+                            model_layers);
+    config.num_hidden_layers = (uint32_t)layers;
     gd_train_options o;
     gd_train_options_default(&o);
     uint64_t batch = o.batch, seq = o.seq_len, micro = 0, steps = 3, warmup = 1;
@@ -117,6 +126,11 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
         gd_data_close(data);
         return gd_cli_fail(cli, s);
     }
+    /* The whole model's step from the stack's: per layer, times the
+     * model's layers (the embeddings and the head counted once per layer:
+     * an upper bound for a stack of few layers). */
+    double layer_ms = step_s * 1e3 / (double)layers;
+    double projected_ms = layer_ms * (double)model_layers;
     double tokens = (double)o.batch * (double)o.seq_len;
     double tok_s = tokens / step_s;
     double gflops = gd_train_flops_per_token(&config, o.seq_len) * tok_s * 1e-9;
@@ -163,6 +177,13 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                                         : json_null(),
                               "peak_rss_mib", peak_mib,
                               "steps", (json_int_t)steps);
+        if (j != NULL) {
+            json_object_set_new(j, "layers", json_integer((json_int_t)layers));
+            json_object_set_new(j, "model_layers", json_integer((json_int_t)model_layers));
+            json_object_set_new(j, "ms_per_layer", json_real(layer_ms));
+            json_object_set_new(j, "projected_step_ms",
+                                layers < model_layers ? json_real(projected_ms) : json_null());
+        }
         if (j != NULL && profiling)
             json_object_set_new(j, "profile", gd_profile_json(&profile, steps, profiled_step_s));
         rc = gd_cli_print_json(cli, j);
@@ -193,6 +214,11 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                         ? gflops / (double)backends.n / (gemm.fp32_operands_tflops * 1e3)
                         : 0.0);
         fprintf(cli->out, "  peak memory     %.0f MiB\n", peak_mib);
+        if (layers < model_layers)
+            fprintf(cli->out,
+                    "  layers          %" PRIu64 " of the model's %" PRIu64 ": %.1f ms a layer; "
+                    "the whole model's step projected at %.0f ms (not measured)\n",
+                    layers, model_layers, layer_ms, projected_ms);
         if (peak > 0)
             fprintf(cli->out, "  MFU             %.1f%% of %zu x %.0f TFLOP/s bf16 (%s)\n",
                     100 * mfu, backends.n, peak, identity);
@@ -210,6 +236,7 @@ static const gd_opt_spec gd_bench_train_opts[] = {
     {"model", "NAME", "model preset (default small)"},
     {"model-config", "FILE", "model shape from a Hugging Face config.json instead"},
     {"vocab", "N", "override the vocabulary size"},
+    {"layers", "L", "a stack of L of the model's layers; the whole model's step projected"},
     {"batch", "B", "sequences per step (default 8)"},
     {"seq", "T", "tokens per sequence (default 256)"},
     {"micro-batch", "M", "sequences per forward/backward pass (default B)"},

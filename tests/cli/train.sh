@@ -147,6 +147,22 @@ else
   bad "bench train failed: $j"
 fi
 
+# --layers: one layer of the 1B example shape (vocabulary cut to 512), and the
+# whole model's step projected from it; more layers than the model has refused.
+root=$(realpath "$(dirname "$0")/../..")
+if j=$("$bin" bench train --model-config "$root/docs/examples/llama-1b-like.json" --vocab 512 \
+        --layers 1 --batch 1 --seq 16 --steps 1 --warmup 0 --threads 1 --json) &&
+   python3 -c 'import json,sys; d=json.loads(sys.argv[1])
+assert d["layers"]==1 and d["model_layers"]==16 and d["ms_per_layer"]>0, d
+assert abs(d["projected_step_ms"]-16*d["ms_per_layer"])<1e-6*d["projected_step_ms"], d
+assert 60e6 < d["params"] < 62e6, d' "$j"; then
+  ok "bench train --layers 1 of the 1B shape: $(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("%.0f ms a layer, %.0f ms projected" % (d["ms_per_layer"], d["projected_step_ms"]))' "$j")"
+else
+  bad "bench train --layers: $j"
+fi
+"$bin" bench train --model tiny --layers 3 --steps 1 >/dev/null 2>&1
+[ $? -eq 2 ] || bad "bench train --layers past the model's was not a usage error"
+
 # --profile: as many steps again with each op timed. The tiny model's two
 # layers make four gate/up matmuls (64 -> 192) a step, one output layer
 # (64 -> 256); every share is a fraction of the step, and together at most it.

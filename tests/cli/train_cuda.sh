@@ -18,6 +18,21 @@ if [ "$usable" != True ]; then
   exit 77
 fi
 "$bin" version | grep -q "^  cuda  usable" && ok "version: cuda usable" || bad "version: $("$bin" version)"
+# The class names what decides the bits: the GPU and its SM count, the
+# driver, CUDA and cuBLAS, the kernels' sources and the binary.
+id1=$("$bin" node hardware-class --backend cuda --json) || bad "node hardware-class --backend cuda"
+id2=$("$bin" node hardware-class --backend cuda --json)
+python3 -c '
+import json, re, sys
+a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert a == b, (a, b)
+i = a["identity"]
+for key in ["gpu=", "sm=", "sms=", "driver=", "cuda=", "cublas=", "kernels="]:
+    assert key in i, (key, i)
+assert re.search(r"binary=[0-9a-f]{16}$", i), i
+assert a["hardware_class"].startswith("cuda-"), a
+' "$id1" "$id2" && ok "the cuda class: $(python3 -c 'import json,sys; print(json.loads(sys.argv[1])["identity"])' "$id1")" ||
+  bad "the cuda identity: $id1"
 
 common=(--backend cuda --model tiny --data synthetic:markov:3 --batch 4 --seq 32 --lr 3e-3
         --steps 3 --warmup 1)
