@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "kernels/cpu/identity.h"
 #ifdef GD_HAVE_CUDA
@@ -125,6 +126,26 @@ gd_status gd_backend_identity(char *out, size_t cap, const char *name) {
     if (strcmp(name, "cuda") == 0) {
 #ifdef GD_HAVE_CUDA
         return gd_backend_cuda_identity(out, cap, 0);
+#else
+        return gd_fail(GD_ERR_INVALID, "backend cuda is not compiled into this build (nvcc "
+                                       "was not found when it was built)");
+#endif
+    }
+    return gd_fail(GD_ERR_INVALID, "unknown backend '%s' (cpu, cuda, auto)", name);
+}
+
+gd_status gd_backend_memory(uint64_t *out, const char *name) {
+    name = gd_backend_resolve(name);
+    if (strcmp(name, "cpu") == 0) {
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+        if (pages <= 0 || page <= 0)
+            return gd_fail(GD_ERR_IO, "the machine's memory cannot be read");
+        *out = (uint64_t)pages * (uint64_t)page;
+        return GD_OK;
+    }
+    if (strcmp(name, "cuda") == 0) {
+#ifdef GD_HAVE_CUDA
+        return gd_backend_cuda_memory(out, 0);
 #else
         return gd_fail(GD_ERR_INVALID, "backend cuda is not compiled into this build (nvcc "
                                        "was not found when it was built)");

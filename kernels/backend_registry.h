@@ -55,6 +55,10 @@ const char *gd_backend_resolve(const char *name);
  * gd_backend_open. */
 gd_status gd_backend_identity(char *out, size_t cap, const char *name) GD_MUST_CHECK;
 
+/* The memory one rank of backend `name` has: a GPU's (device 0), or for
+ * the CPU the machine's physical memory. The errors of gd_backend_open. */
+gd_status gd_backend_memory(uint64_t *out, const char *name) GD_MUST_CHECK;
+
 /* What a device backend's BLAS reaches on the forward matmul's shape, out
  * (m x n) = a (m x k) . b (n x k)^T, for bench train to set its matmuls
  * against (kernels/cuda/blas_bench_cuda.h), each form timed for at least

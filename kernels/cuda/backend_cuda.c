@@ -544,6 +544,16 @@ static void gd_cuda_binary_hash(void) {
         gd_hex_encode(gd_cuda_binary_digest, digest, 8, false);
 }
 
+gd_status gd_backend_cuda_memory(uint64_t *out, int device) {
+    char why[256];
+    if (!gd_backend_cuda_usable(why, sizeof why))
+        return gd_fail(GD_ERR_NOT_FOUND, "the cuda backend cannot start: %s", why);
+    struct cudaDeviceProp prop;
+    GD_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    *out = (uint64_t)prop.totalGlobalMem;
+    return GD_OK;
+}
+
 gd_status gd_backend_cuda_identity(char *out, size_t cap, int device) {
     char why[256];
     if (!gd_backend_cuda_usable(why, sizeof why))

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "common/pool.h"
 #include "common/status.h"
@@ -41,5 +42,7 @@ void *gd_backend_cuda_stream(const gd_backend *be);
  * compute capability, the driver, the CUDA runtime, cuBLAS and a hash of
  * the kernels' sources. */
 gd_status gd_backend_cuda_identity(char *out, size_t cap, int device) GD_MUST_CHECK;
+/* The memory of GPU `device`, in bytes. */
+gd_status gd_backend_cuda_memory(uint64_t *out, int device) GD_MUST_CHECK;
 
 #endif

@@ -29,6 +29,7 @@
 #include "plugin/member/hardware_class.h"
 #include "plugin/member/run_config.h"
 #include "plugin/ports/peer_http.h"
+#include "trainer/plan.h"
 #include "trainer/layout.h"
 
 /* The gas a member's transaction is given (plugin/ports/chain_port_rpc.c). */
@@ -179,6 +180,37 @@ static void gd_check_space(gd_preflight *p, const gd_member_settings *s,
                  free_bytes / 1e9, s->state_dir, need / 1e9);
 }
 
+/* The run's model on this host: what a rank of today's trainer holds for
+ * it (gonka-diloco plan's first rung, which equals the trainer's measured
+ * high-water mark) against what a rank has: a GPU's memory, or the
+ * machine's on the CPU, where the workspace of a GPU is not counted. */
+static void gd_check_memory(gd_preflight *p, const gd_member_settings *s,
+                            const Gonka__Diloco__V1__RunSpec *spec) {
+    gd_run_config rc;
+    const char *backend = gd_backend_resolve(s->backend);
+    uint64_t have = 0;
+    if (gd_run_config_from_spec(&rc, spec, s->run, NULL) != GD_OK ||
+        gd_backend_memory(&have, backend) != GD_OK)
+        return;
+    const gd_train_options *o = &rc.diloco.inner;
+    uint32_t segments = spec->segment_steps ? spec->h_max / spec->segment_steps : 1;
+    gd_plan_input in = {.model = rc.model, .gpus = s->gpus ? s->gpus : 1, .gpu_mem = have,
+                        .seq = (uint32_t)o->seq_len, .micro_batch = (uint32_t)o->micro_batch,
+                        .segments = segments ? segments : 1};
+    gd_plan plan;
+    if (gd_plan_compute(&plan, &in, &gd_plan_ladder[0]) != GD_OK)
+        return;
+    bool cpu = strcmp(backend, "cpu") == 0;
+    uint64_t need = cpu ? plan.per_gpu - plan.workspace : plan.per_gpu;
+    bool fits = need <= have;
+    gd_check_add(p, "memory", fits ? GD_CHECK_OK : GD_CHECK_FAIL, false,
+                 fits ? NULL : "a host with more memory a rank, more of its GPUs (gpus in "
+                               "node.yaml), or a run of a smaller model",
+                 "%s: a rank trains this run's model in %.2f GiB (gonka-diloco plan), of %.1f "
+                 "GiB it has",
+                 backend, (double)need / 1073741824.0, (double)have / 1073741824.0);
+}
+
 /* The run: it exists, takes this class and collateral, has room; and the
  * account can pay the bond and the fees. */
 static void gd_check_run(gd_preflight *p, const gd_member_settings *s, gd_rpc *rpc,
@@ -252,6 +284,7 @@ static void gd_check_run(gd_preflight *p, const gd_member_settings *s, gd_rpc *r
         }
     }
     gd_check_space(p, s, spec);
+    gd_check_memory(p, s, spec);
     protobuf_c_message_free_unpacked(&q->base, NULL);
 }
 

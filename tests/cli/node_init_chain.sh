@@ -87,7 +87,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 names = [c["name"] for c in d["checks"]]
 assert d["ok"] is False or d["ok"] is True
-for want in ["key", "state_dir", "listen", "backend", "chain", "clock", "run", "class", "collateral", "balance", "disk"]:
+for want in ["key", "state_dir", "listen", "backend", "chain", "clock", "run", "class", "collateral", "balance", "disk", "memory"]:
     assert want in names, (want, names)
 assert all(c["status"] in ("ok", "warn", "FAIL") for c in d["checks"]), d
 PY
