@@ -91,24 +91,6 @@ static uint64_t gd_scratch_per_token(const gd_plan_shape *s) {
     return 2 * s->C + 3 * s->q + 3 * s->kv + 3 * s->F + 2 * s->C;
 }
 
-uint64_t gd_plan_activations_today(const gd_model_config *c, uint64_t micro_batch, uint64_t seq) {
-    gd_plan_shape s = gd_plan_shape_of(c);
-    bool over = false;
-    uint64_t N = gd_mul(&over, micro_batch, seq);
-    uint64_t att = gd_mul3(&over, micro_batch * s.H, seq, seq);
-    uint64_t e = 2 * (seq * s.hd / 2);                                   /* rope tables */
-    e = gd_add(&over, e, gd_mul(&over, N, s.C));                         /* x_0 */
-    e = gd_add(&over, e, gd_mul3(&over, s.L, N, gd_saved_per_token(&s)));
-    e = gd_add(&over, e, gd_mul3(&over, s.L, N, 2));                     /* rstd1, rstd2 */
-    e = gd_add(&over, e, gd_mul(&over, s.L, att));                       /* att */
-    e = gd_add(&over, e, gd_mul(&over, N, gd_scratch_per_token(&s)));
-    e = gd_add(&over, e, gd_mul(&over, N, 2));                           /* rstdf, losses */
-    e = gd_add(&over, e, att);                                           /* datt */
-    e = gd_add(&over, e, gd_mul(&over, N, s.V));                         /* logits */
-    e = gd_add(&over, e, gd_mul(&over, N, 2));                           /* tokens (int32) */
-    return over ? UINT64_MAX : gd_mul(&over, e, 4);
-}
-
 /* Activations and logits on one GPU for s. */
 static void gd_plan_activations(gd_plan *p, const gd_plan_input *in, const gd_plan_shape *s,
                                 bool *over) {

@@ -81,12 +81,6 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in,
 #define GD_PLAN_LADDER 6
 extern const gd_plan_settings gd_plan_ladder[GD_PLAN_LADDER];
 
-/* The activation bytes of today's trainer (fp32, naive attention, nothing
- * recomputed) for micro_batch sequences of seq tokens: what gd_model_new
- * allocates, its two int32 token arrays included (which
- * gd_model_activation_bytes leaves out). */
-uint64_t gd_plan_activations_today(const gd_model_config *c, uint64_t micro_batch, uint64_t seq);
-
 const char *gd_plan_shard_name(gd_plan_shard v);
 const char *gd_plan_precision_name(gd_plan_precision v);
 const char *gd_plan_recompute_name(gd_plan_recompute v);

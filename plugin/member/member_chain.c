@@ -180,11 +180,13 @@ static void gd_member_refused(gd_member *n, const gd_action *acts, size_t n_acts
             return;
         n->suspects[n->n_suspects++] = (gd_member_suspect){.act = acts[0]};
     }
-    /* Each refusal doubles the blocks before the next try (2, 4, .. 64):
+    /* The first retry is at the next block (a duty refused at a window's
+     * edge, by a view a block behind, passes there and must not miss a
+     * short window); each later refusal doubles the wait (2, 4, .. 64):
      * every try pays a fee, and a duty refused twice is rarely passed at
      * the next block. */
     gd_member_suspect *sus = &n->suspects[at];
-    unsigned wait = sus->tries < 6 ? 2u << sus->tries : GD_MEMBER_RETRY_MAX;
+    unsigned wait = sus->tries < 7 ? 1u << sus->tries : GD_MEMBER_RETRY_MAX;
     sus->tries++;
     sus->retry_height = n->view.view.height + (int64_t)wait;
 }

@@ -1038,8 +1038,9 @@ static void test_refused_duty_starves_nothing(void) {
     CHECK(attested);
     df_qfree(q);
     CHECK(df_slashed(&net.d, 2, NULL, NULL) == 0);
-    /* Each refusal doubles the wait before the next try (2, 4, .. 64
-     * blocks): a few tries for each round's seal (each a duty of its own),
+    /* The first retry at the next block, then each refusal doubles the
+     * wait (2, 4, .. 64 blocks): a few tries for each round's seal (each a
+     * duty of its own),
      * where trying every block paid a fee at 147 of these blocks. */
     nf_until(&net, net.d.f.height + 128);
     fprintf(stderr, "  %llu transactions refused by height %lld\n",
