@@ -93,6 +93,37 @@ void gd_param_layout_free(gd_param_layout *layout) {
     layout->n_tensors = 0;
 }
 
+size_t gd_param_layout_units(const gd_param_layout *layout) {
+    return (size_t)layout->config.num_hidden_layers + 2;
+}
+
+void gd_param_layout_unit(const gd_param_layout *layout, size_t unit, size_t *lo, size_t *hi) {
+    size_t L = layout->config.num_hidden_layers;
+    /* Unit u starts where its first tensor does and ends where the next
+     * unit starts. */
+    size_t start[2];
+    for (int i = 0; i < 2; i++) {
+        size_t u = unit + (size_t)i;
+        start[i] = u == 0 ? layout->embed
+                   : u <= L ? layout->layers[u - 1].input_norm
+                   : u == L + 1 ? layout->final_norm
+                                : layout->total;
+    }
+    *lo = start[0];
+    *hi = start[1];
+}
+
+size_t gd_param_layout_unit_max(const gd_param_layout *layout) {
+    size_t most = 0;
+    for (size_t u = 0; u < gd_param_layout_units(layout); u++) {
+        size_t lo, hi;
+        gd_param_layout_unit(layout, u, &lo, &hi);
+        if (hi - lo > most)
+            most = hi - lo;
+    }
+    return most;
+}
+
 const gd_param_tensor *gd_param_layout_find(const gd_param_layout *layout, const char *name) {
     for (size_t i = 0; i < layout->n_tensors; i++)
         if (strcmp(layout->tensors[i].name, name) == 0)

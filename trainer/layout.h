@@ -63,6 +63,16 @@ typedef struct gd_param_layout {
 gd_status gd_param_layout_build(gd_param_layout *out, const gd_model_config *c) GD_MUST_CHECK;
 void gd_param_layout_free(gd_param_layout *layout);
 
+/* The model's units: the ranges a fully sharded trainer gathers one at a
+ * time (trainer/train.c). Unit 0 is the embedding, 1..L the layers, L + 1
+ * the final norm with the head when it is not tied (a tied head is unit
+ * 0's table). Each is the contiguous range [lo, hi) of the flat layout;
+ * together they cover it in order. */
+size_t gd_param_layout_units(const gd_param_layout *layout);
+void gd_param_layout_unit(const gd_param_layout *layout, size_t unit, size_t *lo, size_t *hi);
+/* Elements of the largest unit. */
+size_t gd_param_layout_unit_max(const gd_param_layout *layout);
+
 const gd_param_tensor *gd_param_layout_find(const gd_param_layout *layout, const char *name);
 
 /* GD_OK when every parameter is finite; else GD_ERR_PARSE naming how many

@@ -15,6 +15,7 @@
 #include "common/status.h"
 #include "kernels/backend.h"
 #include "trainer/layout.h"
+#include "trainer/settings.h"
 
 /* The float model runs on a backend; NULL is the CPU backend on the
  * caller's thread. The model keeps its own copy of the backend's handle. */

@@ -7,15 +7,42 @@ typedef struct GD_OP(gd_model) GD_OP(gd_model);
 
 /* Allocates activations for up to `batch` rows of seq_len tokens
  * (seq_len <= max_position_embeddings). layout must outlive the model.
- * exec runs the ops (GD_EXEC_ARG: trainer/model.h, trainer/model_f64.h);
- * params, grads and the activations live in its memory. */
+ * settings (NULL: the defaults) decide how activations are kept: with
+ * recompute full only each layer's input is kept and the backward pass
+ * replays a layer's forward before its backward, the same ops on the same
+ * inputs, so the gradient's bits do not change. exec runs the ops
+ * (GD_EXEC_ARG: trainer/model.h, trainer/model_f64.h); params, grads and
+ * the activations live in its memory. */
 gd_status GD_OP(gd_model_new)(GD_OP(gd_model) **out, const gd_param_layout *layout,
-                              size_t batch, size_t seq_len,
+                              size_t batch, size_t seq_len, const gd_model_settings *settings,
                               GD_EXEC_ARG exec) GD_MUST_CHECK;
 void GD_OP(gd_model_free)(GD_OP(gd_model) *model);
 
 /* Bytes of activation memory the model holds. */
 size_t GD_OP(gd_model_activation_bytes)(const GD_OP(gd_model) *model);
+
+/* Where the passes find each unit's parameters (trainer/layout.h's units)
+ * and put its gradient when the model is not whole in one buffer: a fully
+ * sharded trainer gathers a unit just before its ops and takes its
+ * gradient to the owners as soon as it is complete (trainer/train.c). With
+ * a feed set, the passes ignore their params and grads arguments.
+ *   params      the unit's parameters, contiguous from its first element,
+ *               valid until release; asked again for a tied head
+ *   release     the pass is done with the unit's parameters for now
+ *   grads       where the backward pass adds the unit's gradient: zeroed
+ *               at a unit's first ask in a backward pass
+ *   grads_done  the unit's gradient of this pass is complete
+ * Every call of a pass comes in the same order on every model. */
+typedef struct GD_OP(gd_model_feed) {
+    const GD_REAL *(*params)(void *ctx, size_t unit);
+    void (*release)(void *ctx, size_t unit);
+    GD_REAL *(*grads)(void *ctx, size_t unit);
+    void (*grads_done)(void *ctx, size_t unit);
+    void *ctx;
+} GD_OP(gd_model_feed);
+
+/* Sets (or with NULL clears) the model's feed; copied. */
+void GD_OP(gd_model_set_feed)(GD_OP(gd_model) *model, const GD_OP(gd_model_feed) *feed);
 
 /* Runs the forward pass on `rows` windows (rows <= batch) of seq_len + 1
  * tokens each (inputs are the first seq_len, targets the last seq_len) and

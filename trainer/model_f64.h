@@ -11,6 +11,7 @@
 #include "common/pool.h"
 #include "common/status.h"
 #include "trainer/layout.h"
+#include "trainer/settings.h"
 
 #define GD_REAL double
 #define GD_OP(name) name##_f64

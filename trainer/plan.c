@@ -21,12 +21,6 @@ const gd_plan_settings gd_plan_ladder[GD_PLAN_LADDER] = {
      GD_OFFLOAD_OPTIMIZER},
 };
 
-const char *gd_plan_shard_name(gd_plan_shard v) { return v == GD_SHARD_FULL ? "full" : "optimizer"; }
-const char *gd_plan_precision_name(gd_plan_precision v) { return v == GD_PRECISION_BF16 ? "bf16" : "fp32"; }
-const char *gd_plan_recompute_name(gd_plan_recompute v) { return v == GD_RECOMPUTE_FULL ? "full" : "none"; }
-const char *gd_plan_attention_name(gd_plan_attention v) { return v == GD_ATTENTION_FLASH ? "flash" : "naive"; }
-const char *gd_plan_offload_name(gd_plan_offload v) { return v == GD_OFFLOAD_OPTIMIZER ? "optimizer" : "none"; }
-
 /* Tokens the flash path's cross-entropy takes at a time: its logits are
  * (this, vocabulary) rather than (all tokens, vocabulary). */
 #define GD_PLAN_LOGIT_CHUNK 1024u
@@ -57,11 +51,49 @@ static uint64_t gd_add(bool *over, uint64_t a, uint64_t b) {
 
 static uint64_t gd_ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
-/* The largest rank's shard, as the trainer deals them (trainer/train.c):
- * whole chunks of the sum of squares, as even as they come, rank 0 first. */
-static uint64_t gd_plan_shard_of(uint64_t P, uint64_t ranks) {
+/* Rank r's shard [*lo, *hi), as the trainer deals them (trainer/train.c):
+ * whole chunks of the sum of squares, as even as they come, rank 0 first
+ * (so rank 0's is the largest). */
+static void gd_plan_shard_range(uint64_t P, uint64_t ranks, uint64_t r, uint64_t *lo,
+                                uint64_t *hi) {
     uint64_t per = gd_ceil_div(gd_ceil_div(P, GD_SUM_SQUARES_CHUNK), ranks) * GD_SUM_SQUARES_CHUNK;
-    return per < P ? per : P;
+    uint64_t a = r * per, b = a + per;
+    *lo = a < P ? a : P;
+    *hi = b < P ? b : P;
+}
+
+/* What full sharding holds beside the shards (trainer/train_full.c): the
+ * unit window (the largest unit; with a tied head, of the units after the
+ * table), the table's own window when tied, and per rank the inbox of the
+ * largest slice of one unit that falls in its shard. */
+typedef struct gd_plan_units {
+    uint64_t window, table;
+} gd_plan_units;
+
+static gd_plan_units gd_plan_units_of(const gd_param_layout *l) {
+    gd_plan_units u = {0, 0};
+    bool tied = l->lm_head == l->embed;
+    for (size_t i = 0; i < gd_param_layout_units(l); i++) {
+        size_t lo, hi;
+        gd_param_layout_unit(l, i, &lo, &hi);
+        if (tied && i == 0)
+            u.table = hi - lo;
+        else if (hi - lo > u.window)
+            u.window = hi - lo;
+    }
+    return u;
+}
+
+static uint64_t gd_plan_inbox_of(const gd_param_layout *l, uint64_t lo, uint64_t hi) {
+    uint64_t most = 0;
+    for (size_t i = 0; i < gd_param_layout_units(l); i++) {
+        size_t ulo, uhi;
+        gd_param_layout_unit(l, i, &ulo, &uhi);
+        uint64_t a = ulo > lo ? ulo : lo, b = uhi < hi ? uhi : hi;
+        if (a < b && b - a > most)
+            most = b - a;
+    }
+    return most;
 }
 
 /* The model's widths, as gd_model_new takes them. */
@@ -104,8 +136,9 @@ static void gd_plan_activations(gd_plan *p, const gd_plan_input *in, const gd_pl
     uint64_t saved_layer = gd_add(over, gd_mul3(over, N, gd_saved_per_token(s), w),
                                   gd_add(over, gd_mul(over, N, 8), att));
     uint64_t kept;
-    if (st->recompute == GD_RECOMPUTE_FULL) /* each layer's input, then one layer at a time */
-        kept = gd_add(over, gd_mul3(over, s->L + 1, N, s->C * w), saved_layer);
+    if (st->recompute == GD_RECOMPUTE_FULL) /* each layer's input, and one layer's slot */
+        kept = gd_add(over, gd_mul3(over, s->L + 1, N, s->C * w),
+                      saved_layer - gd_mul3(over, N, s->C, w));
     else
         kept = gd_add(over, gd_mul3(over, N, s->C, w), gd_mul(over, s->L, saved_layer));
     uint64_t scratch = gd_mul3(over, N, gd_scratch_per_token(s), w);
@@ -130,14 +163,27 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
     gd_param_layout layout;
     GD_TRY(gd_param_layout_build(&layout, &in->model));
     uint64_t P = layout.total;
-    gd_param_layout_free(&layout);
     gd_plan p = {.settings = *s, .params = P};
     gd_plan_shape sh = gd_plan_shape_of(&in->model);
     bool over = false;
-    uint64_t N = in->gpus, shard = gd_plan_shard_of(P, N);
-    uint64_t layer = gd_add(&over, gd_mul(&over, sh.C, 2 * sh.q + 2 * sh.kv + 3 * sh.F), 2 * sh.C);
-    uint64_t embed = gd_mul(&over, sh.V, sh.C);
-    uint64_t unit = layer > embed ? layer : embed; /* the largest tensor group gathered at once */
+    uint64_t N = in->gpus, shard_lo, shard;
+    gd_plan_shard_range(P, N, 0, &shard_lo, &shard);
+    gd_plan_units units = gd_plan_units_of(&layout);
+    /* Full sharding: the rank that holds the most, its shard and inbox (an
+     * inbox only over several ranks). */
+    uint64_t full_shard = shard, full_inbox = 0, full_most = 0;
+    for (uint64_t r = 0; s->shard == GD_SHARD_FULL && r < N; r++) {
+        uint64_t lo, hi;
+        gd_plan_shard_range(P, N, r, &lo, &hi);
+        uint64_t inbox = N > 1 ? gd_plan_inbox_of(&layout, lo, hi) : 0;
+        uint64_t most = 16 * (hi - lo) + 4 * inbox; /* weights, gradient, moments, inbox */
+        if (r == 0 || most > full_most) {
+            full_most = most;
+            full_shard = hi - lo;
+            full_inbox = inbox;
+        }
+    }
+    gd_param_layout_free(&layout);
     uint64_t w = s->precision == GD_PRECISION_BF16 ? 2 : 4;
     if (s->shard == GD_SHARD_OPTIMIZER) {
         /* Every rank: the fp32 weights (and a bf16 copy to compute with),
@@ -151,11 +197,14 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
             p.gradients = gd_add(&over, p.gradients, gd_add(&over, gd_mul(&over, P, 4),
                                                            gd_mul3(&over, N, shard, 4)));
     } else {
-        /* The fp32 master shard, and the gathered unit in use with the next
-         * one prefetched; a unit's gradient and the reduce-scatter's inbox,
-         * with the accumulated gradient's shard. */
-        p.weights = gd_add(&over, gd_mul(&over, shard, 4), gd_mul3(&over, 2, unit, w));
-        p.gradients = gd_add(&over, gd_mul(&over, shard, 4), gd_mul3(&over, 2, unit, 4));
+        /* The fp32 master shard and the gathered unit (and a tied table);
+         * the accumulated gradient's shard, a unit's gradient (and the
+         * table's) and the inbox a unit's slices arrive in. */
+        shard = full_shard;
+        uint64_t held = gd_add(&over, units.window, units.table);
+        p.weights = gd_add(&over, gd_mul(&over, shard, 4), gd_mul(&over, held, w));
+        p.gradients = gd_add(&over, gd_mul(&over, shard, 4),
+                             gd_add(&over, gd_mul(&over, held, 4), gd_mul(&over, full_inbox, 4)));
     }
     uint64_t moments = gd_mul(&over, shard, s->moments == GD_PRECISION_BF16 ? 4 : 8);
     if (s->offload == GD_OFFLOAD_OPTIMIZER)
@@ -174,8 +223,7 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
     if (over)
         return gd_fail(GD_ERR_LIMIT, "the plan's figures overflow 64 bits");
     p.fits = p.per_gpu <= in->gpu_mem && (in->host_mem == 0 || p.host <= in->host_mem);
-    p.built = s->shard == GD_SHARD_OPTIMIZER && s->precision == GD_PRECISION_FP32 &&
-              s->moments == GD_PRECISION_FP32 && s->recompute == GD_RECOMPUTE_NONE &&
+    p.built = s->precision == GD_PRECISION_FP32 && s->moments == GD_PRECISION_FP32 &&
               s->attention == GD_ATTENTION_NAIVE && s->offload == GD_OFFLOAD_NONE;
     *out = p;
     return GD_OK;

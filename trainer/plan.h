@@ -5,12 +5,12 @@
  * verification, for the trainer's memory settings.
  *
  * The figures are arithmetic. For the settings the trainer has today
- * (optimizer sharding, fp32, naive attention, no recomputation) a GPU's
- * figure less the workspace is the trainer's own high-water mark on the
- * rank with the largest shard, byte for byte (test_plan measures it on
+ * (optimizer or full sharding, fp32, naive attention, recomputation or not) a
+ * GPU's figure less the workspace is the trainer's own high-water mark on
+ * the rank that holds the most, byte for byte (test_plan measures it on
  * device-like test backends over 1, 2, 3 and 8 ranks). The other
- * settings are the design of docs/trainer.md's sharded bf16 trainer,
- * budgeted before it exists: such a plan says `built: false`. */
+ * settings are the design of docs/trainer.md's bf16 trainer, budgeted
+ * before it exists: such a plan says `built: false`. */
 #ifndef GD_TRAINER_PLAN_H
 #define GD_TRAINER_PLAN_H
 
@@ -20,21 +20,16 @@
 
 #include "common/status.h"
 #include "trainer/config.h"
-
-typedef enum { GD_SHARD_OPTIMIZER, GD_SHARD_FULL } gd_plan_shard;
-typedef enum { GD_PRECISION_FP32, GD_PRECISION_BF16 } gd_plan_precision;
-typedef enum { GD_RECOMPUTE_NONE, GD_RECOMPUTE_FULL } gd_plan_recompute;
-typedef enum { GD_ATTENTION_NAIVE, GD_ATTENTION_FLASH } gd_plan_attention;
-typedef enum { GD_OFFLOAD_NONE, GD_OFFLOAD_OPTIMIZER } gd_plan_offload;
+#include "trainer/settings.h"
 
 /* The settings that decide the bytes. */
 typedef struct gd_plan_settings {
-    gd_plan_shard shard;
-    gd_plan_precision precision;
-    gd_plan_precision moments;
-    gd_plan_recompute recompute;
-    gd_plan_attention attention;
-    gd_plan_offload offload;
+    gd_shard shard;
+    gd_precision precision;
+    gd_precision moments;
+    gd_recompute recompute;
+    gd_attention attention;
+    gd_offload offload;
 } gd_plan_settings;
 
 /* What is planned for. */
@@ -80,11 +75,5 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in,
  * moments, and optimizer offload. */
 #define GD_PLAN_LADDER 6
 extern const gd_plan_settings gd_plan_ladder[GD_PLAN_LADDER];
-
-const char *gd_plan_shard_name(gd_plan_shard v);
-const char *gd_plan_precision_name(gd_plan_precision v);
-const char *gd_plan_recompute_name(gd_plan_recompute v);
-const char *gd_plan_attention_name(gd_plan_attention v);
-const char *gd_plan_offload_name(gd_plan_offload v);
 
 #endif

@@ -104,8 +104,7 @@ static gd_status gd_sim_ddp_trainer(const gd_sim_options *o, gd_trainer **out) {
     opt.batch = c->inner.batch * c->workers;
     opt.micro_batch = c->inner.micro_batch;
     opt.data_workers = c->workers;
-    return gd_trainer_new_ranks(out, &o->model, &opt, o->threads, o->backend,
-                                o->n_ranks ? o->n_ranks : 1, o->coll);
+    return gd_trainer_new_ranks(out, &o->model, &opt, o->threads, &o->ranks);
 }
 
 /* The shared start: warm_start synchronous steps from the seed's weights. */
@@ -152,8 +151,7 @@ static gd_status gd_sim_setup(gd_sim *s, const gd_sim_options *o) {
     s->eval = s->eval_data != NULL ? s->eval_data : s->data;
     gd_train_options inner = c->inner;
     s->trainer = NULL;
-    GD_TRY(gd_trainer_new_ranks(&s->trainer, &o->model, &inner, o->threads, o->backend,
-                                   o->n_ranks ? o->n_ranks : 1, o->coll));
+    GD_TRY(gd_trainer_new_ranks(&s->trainer, &o->model, &inner, o->threads, &o->ranks));
     s->n = gd_trainer_layout(s->trainer)->total;
     /* Before any training: an evaluation source that does not suit the
      * model would otherwise fail only after the first round. */

@@ -57,9 +57,9 @@ typedef struct gd_sim_options {
      * It is created (with its parents) before the first round. */
     const char *payload_dir;
     int threads;
-    const gd_backend *backend; /* where the trainers' tensors live (n_ranks); NULL: the CPU */
-    size_t n_ranks;            /* data parallel over backend[0..n_ranks) (0: one) */
-    gd_collective *coll;       /* between the ranks, when there are several */
+    /* Where the trainers' tensors live and how they are sharded; no
+     * backends (zeroed): one rank on the CPU. */
+    gd_trainer_host ranks;
     /* If set, called as every phase starts, advances and ends (below). */
     struct gd_sim_phase_watch *watch;
 } gd_sim_options;

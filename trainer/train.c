@@ -11,38 +11,7 @@
 #include "trainer/checkpoint.h"
 #include "trainer/init.h"
 #include "trainer/model.h"
-
-/* One rank of the trainer: a backend (one GPU, or the CPU) with the whole
- * model and its share of the optimizer. A trainer of one rank holds every
- * array whole; over n ranks (data parallelism, ZeRO-1) rank r owns the
- * shard [lo, hi) of the gradient and of AdamW's moments, and updates that
- * shard of the parameters for everyone. */
-typedef struct gd_rank {
-    gd_backend be;
-    gd_model_f32 *model;
-    int32_t *tokens;     /* host: the micro-batch it computes, micro_batch rows of seq_len + 1 */
-    float *params;       /* the whole model: the same bits on every rank between steps */
-    float *micro;        /* one micro-batch's gradient, whole (NULL: not needed) */
-    float *inbox;        /* n_ranks slices [lo, hi) of a round's micro gradients (one rank: NULL) */
-    float *grads, *exp_avg, *exp_avg_sq; /* the shard [lo, hi) */
-    size_t lo, hi;
-    size_t micro_index;  /* the micro-batch it computes this round */
-    bool busy;           /* it has one this round */
-    double loss;
-    gd_status status;
-    char why[256]; /* status's detail, from the rank's thread */
-} gd_rank;
-
-struct gd_trainer {
-    gd_param_layout layout;
-    gd_train_options options;
-    gd_pool *pool;   /* host work: the CPU backend's ops, fallbacks, hashing */
-    gd_backend be;   /* rank 0's backend: where callers find the parameters */
-    gd_rank *ranks;
-    size_t n_ranks;
-    gd_collective *coll; /* borrowed; NULL with one rank */
-    uint64_t step;   /* optimizer steps taken */
-};
+#include "trainer/train_impl.h"
 
 void gd_train_options_default(gd_train_options *o) {
     memset(o, 0, sizeof *o);
@@ -98,8 +67,14 @@ void gd_trainer_free(gd_trainer *t) {
         gd_backend_free(&k->be, k->grads);
         gd_backend_free(&k->be, k->exp_avg);
         gd_backend_free(&k->be, k->exp_avg_sq);
+        gd_backend_free(&k->be, k->unit_params);
+        gd_backend_free(&k->be, k->unit_grads);
+        gd_backend_free(&k->be, k->table_params);
+        gd_backend_free(&k->be, k->table_grads);
     }
     free(t->ranks);
+    if (t->meet_ready)
+        gd_trainer_meet_free(t);
     gd_pool_free(t->pool);
     gd_param_layout_free(&t->layout);
     free(t);
@@ -111,10 +86,17 @@ void gd_trainer_free(gd_trainer *t) {
 static gd_status gd_trainer_alloc_batch(gd_trainer *t) {
     gd_trainer_free_batch(t);
     const gd_train_options *o = &t->options;
-    bool micro = t->n_ranks > 1 || gd_trainer_micro_steps(t) > 1;
+    bool micro = t->shard == GD_SHARD_OPTIMIZER &&
+                 (t->n_ranks > 1 || gd_trainer_micro_steps(t) > 1);
     for (size_t r = 0; r < t->n_ranks; r++) {
         gd_rank *k = &t->ranks[r];
-        GD_TRY(gd_model_new_f32(&k->model, &t->layout, o->micro_batch, o->seq_len, &k->be));
+        GD_TRY(gd_model_new_f32(&k->model, &t->layout, o->micro_batch, o->seq_len,
+                                &t->model_settings, &k->be));
+        if (t->shard == GD_SHARD_FULL) {
+            gd_model_feed_f32 feed = gd_rank_feed;
+            feed.ctx = k;
+            gd_model_set_feed_f32(k->model, &feed);
+        }
         k->tokens = calloc(o->micro_batch * (o->seq_len + 1), sizeof *k->tokens);
         if (k->tokens == NULL)
             return gd_fail(GD_ERR_NOMEM, "out of memory");
@@ -138,20 +120,36 @@ static void gd_rank_shard(size_t total, size_t n_ranks, size_t r, size_t *lo, si
 
 static gd_status gd_rank_alloc(gd_trainer *t, gd_rank *k) {
     size_t n = t->layout.total, shard = k->hi - k->lo;
-    k->params = gd_backend_alloc_f32(&k->be, n);
-    if (t->n_ranks > 1 && shard > 0)
-        k->inbox = gd_backend_alloc_f32(&k->be, t->n_ranks * shard);
+    bool full = t->shard == GD_SHARD_FULL;
+    k->params = shard > 0 || !full ? gd_backend_alloc_f32(&k->be, full ? shard : n) : NULL;
+    size_t inbox = full ? gd_rank_unit_slice_max(t, k) : t->n_ranks * shard;
+    if (t->n_ranks > 1 && inbox > 0)
+        k->inbox = gd_backend_alloc_f32(&k->be, inbox);
     if (shard > 0) {
         k->grads = gd_backend_alloc_f32(&k->be, shard);
         k->exp_avg = gd_backend_alloc_f32(&k->be, shard);
         k->exp_avg_sq = gd_backend_alloc_f32(&k->be, shard);
     }
-    bool ok = k->params && (shard == 0 || (k->grads && k->exp_avg && k->exp_avg_sq &&
-                                           (t->n_ranks == 1 || k->inbox)));
+    bool ok = (k->params || (full && shard == 0)) &&
+              (shard == 0 || (k->grads && k->exp_avg && k->exp_avg_sq)) &&
+              (t->n_ranks == 1 || inbox == 0 || k->inbox);
+    if (ok && full) {
+        size_t window = gd_trainer_unit_window(t), table = t->tied ? t->layout.config.vocab_size *
+                                                                      (size_t)t->layout.config.hidden_size
+                                                                : 0;
+        k->unit_params = gd_backend_alloc_f32(&k->be, window);
+        k->unit_grads = gd_backend_alloc_f32(&k->be, window);
+        if (table > 0) {
+            k->table_params = gd_backend_alloc_f32(&k->be, table);
+            k->table_grads = gd_backend_alloc_f32(&k->be, table);
+        }
+        ok = k->unit_params && k->unit_grads && (table == 0 || (k->table_params && k->table_grads));
+    }
     if (!ok)
         return gd_fail(GD_ERR_NOMEM, "out of %s memory for %zu parameters and their optimizer "
-                                     "state (%zu MiB)",
-                       k->be.iface->name, n, n * 16 >> 20);
+                                     "state (%zu MiB on this rank with %s sharding)",
+                       k->be.iface->name, n, (full ? shard : n) * 16 >> 20,
+                       gd_setting_name(&gd_setting_shard, (int)t->shard));
     return GD_OK;
 }
 
@@ -159,13 +157,24 @@ static gd_status gd_rank_alloc(gd_trainer *t, gd_rank *k) {
  * ranks (NULL: the CPU backend over the trainer's threads). */
 static gd_status gd_trainer_alloc(gd_trainer **out, gd_param_layout *layout,
                                   const gd_train_options *options, int threads,
-                                  const gd_backend *ranks, size_t n_ranks, gd_collective *coll) {
+                                  const gd_trainer_host *placement) {
     GD_TRY(gd_train_options_validate(options, &layout->config));
+    /* No placement, or a zeroed one: one rank on the CPU. */
+    gd_trainer_host one = {NULL, 1, NULL, placement ? placement->shard : GD_SHARD_OPTIMIZER};
+    const gd_trainer_host *p =
+        placement && (placement->n > 0 || placement->be != NULL) ? placement : &one;
+    const gd_backend *ranks = p->be;
+    size_t n_ranks = p->n;
+    gd_collective *coll = p->coll;
     if (n_ranks == 0 || n_ranks > GD_TRAINER_RANKS_MAX ||
         (n_ranks > 1 && (ranks == NULL || coll == NULL || coll->n != n_ranks)))
         return gd_fail(GD_ERR_INVALID, "a trainer over %zu ranks (1..%d) needs a backend for "
                                        "each and a collective over all of them",
                        n_ranks, GD_TRAINER_RANKS_MAX);
+    if (p->shard != GD_SHARD_OPTIMIZER && p->shard != GD_SHARD_FULL)
+        return gd_fail(GD_ERR_INVALID, "unknown sharding %d", (int)p->shard);
+    if (p->recompute != GD_RECOMPUTE_NONE && p->recompute != GD_RECOMPUTE_FULL)
+        return gd_fail(GD_ERR_INVALID, "unknown recomputation %d", (int)p->recompute);
     gd_trainer *t = calloc(1, sizeof *t);
     if (t == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
@@ -173,13 +182,20 @@ static gd_status gd_trainer_alloc(gd_trainer **out, gd_param_layout *layout,
     memset(layout, 0, sizeof *layout);
     t->options = *options;
     t->coll = n_ranks > 1 ? coll : NULL;
-    gd_status s = gd_pool_new(&t->pool, threads);
+    t->shard = p->shard;
+    t->model_settings.recompute = p->recompute;
+    t->tied = t->layout.lm_head == t->layout.embed;
+    gd_status s = gd_trainer_meet_init(t);
+    t->meet_ready = s == GD_OK;
+    if (s == GD_OK)
+        s = gd_pool_new(&t->pool, threads);
     if (s == GD_OK && (t->ranks = calloc(n_ranks, sizeof *t->ranks)) == NULL)
         s = gd_fail(GD_ERR_NOMEM, "out of memory");
     if (s == GD_OK)
         t->n_ranks = n_ranks;
     for (size_t r = 0; s == GD_OK && r < n_ranks; r++) {
         gd_rank *k = &t->ranks[r];
+        k->t = t;
         if (ranks != NULL)
             k->be = ranks[r];
         else
@@ -212,22 +228,22 @@ gd_status gd_trainer_new(gd_trainer **out, const gd_model_config *config,
 gd_status gd_trainer_new_on(gd_trainer **out, const gd_model_config *config,
                             const gd_train_options *options, int threads,
                             const gd_backend *backend) {
-    return gd_trainer_new_ranks(out, config, options, threads, backend, 1, NULL);
+    return gd_trainer_new_ranks(out, config, options, threads,
+                                &(gd_trainer_host){backend, 1, NULL, GD_SHARD_OPTIMIZER});
 }
 
 gd_status gd_trainer_new_ranks(gd_trainer **out, const gd_model_config *config,
                                const gd_train_options *options, int threads,
-                               const gd_backend *ranks, size_t n_ranks,
-                               gd_collective *coll) {
+                               const gd_trainer_host *ranks) {
     gd_param_layout layout;
     GD_TRY(gd_param_layout_build(&layout, config));
-    gd_status s = gd_trainer_alloc(out, &layout, options, threads, ranks, n_ranks, coll);
+    gd_status s = gd_trainer_alloc(out, &layout, options, threads, ranks);
     gd_param_layout_free(&layout); /* no-op when taken over */
     GD_TRY(s);
     gd_trainer *t = *out;
     /* The initial weights are drawn on the host (trainer/init.h) and
      * uploaded once to every rank. */
-    bool direct = t->n_ranks == 1 && t->be.iface->host_memory;
+    bool direct = t->n_ranks == 1 && t->be.iface->host_memory; /* params are whole */
     float *host = direct ? t->ranks[0].params : malloc(t->layout.total * sizeof(float));
     if (host == NULL) {
         gd_trainer_free(t);
@@ -267,15 +283,22 @@ gd_status gd_trainer_reconfigure(gd_trainer *t, const gd_train_options *options)
 static void gd_rank_compute(gd_trainer *t, gd_rank *k) {
     size_t n = t->layout.total;
     double tokens = (double)t->options.batch * (double)t->options.seq_len;
-    float *into = t->n_ranks == 1 && k->micro_index == 0 ? k->grads : k->micro;
-    gd_backend_zero(&k->be, into, n * sizeof(float));
+    bool full = t->shard == GD_SHARD_FULL;
+    float *into = NULL; /* full sharding: the feed's windows */
+    if (!full) {
+        into = t->n_ranks == 1 && k->micro_index == 0 ? k->grads : k->micro;
+        gd_backend_zero(&k->be, into, n * sizeof(float));
+    }
+    gd_rank_feed_reset(k);
     k->loss = 0;
-    k->status = gd_model_forward_f32(k->model, k->params, k->tokens, t->options.micro_batch,
-                                     &k->loss);
-    if (k->status == GD_OK)
-        gd_model_backward_f32(k->model, k->params, into, 1.0 / tokens);
-    else /* the detail lives in this thread's error slot */
+    k->status = gd_model_forward_f32(k->model, full ? NULL : k->params, k->tokens,
+                                     t->options.micro_batch, &k->loss);
+    if (k->status == GD_OK) {
+        gd_model_backward_f32(k->model, full ? NULL : k->params, into, 1.0 / tokens);
+    } else { /* the detail lives in this thread's error slot */
         snprintf(k->why, sizeof k->why, "%s", gd_error_detail());
+        gd_trainer_meet_leave(t);
+    }
 }
 
 typedef struct gd_rank_job {
@@ -292,6 +315,10 @@ static void *gd_rank_thread(void *arg) {
 /* The busy ranks compute their micro-batches, each on a thread of its own
  * when there are several (a GPU's forward waits for its loss). */
 static gd_status gd_trainer_compute_round(gd_trainer *t) {
+    size_t busy = 0;
+    for (size_t r = 0; r < t->n_ranks; r++)
+        busy += t->ranks[r].busy;
+    gd_trainer_meet_expect(t, busy);
     if (t->n_ranks == 1) {
         gd_rank_compute(t, &t->ranks[0]);
         return t->ranks[0].status;
@@ -322,6 +349,8 @@ static gd_status gd_trainer_compute_round(gd_trainer *t) {
 /* Adds the round's micro gradients (micro-batches first.., one per busy
  * rank) into the owners' sums, in micro-batch order. */
 static void gd_trainer_reduce_round(gd_trainer *t, size_t first) {
+    if (t->shard == GD_SHARD_FULL)
+        return; /* each unit's gradient went to its owners as it completed */
     if (t->n_ranks == 1) {
         gd_rank *k = &t->ranks[0];
         if (first > 0)
@@ -366,14 +395,15 @@ static void gd_trainer_update(gd_trainer *t, double lr, double grad_scale) {
             size_t b = p->offset + p->numel < k->hi ? p->offset + p->numel : k->hi;
             if (a >= b)
                 continue;
-            gd_backend_adamw(&k->be, k->params + a, k->grads + (a - k->lo),
+            float *param = t->shard == GD_SHARD_FULL ? k->params + (a - k->lo) : k->params + a;
+            gd_backend_adamw(&k->be, param, k->grads + (a - k->lo),
                              k->exp_avg + (a - k->lo), k->exp_avg_sq + (a - k->lo), b - a, lr,
                              c->beta1, c->beta2, c->eps, p->decay ? c->weight_decay : 0, bc1,
                              bc2, grad_scale);
         }
     }
-    if (t->n_ranks == 1)
-        return;
+    if (t->n_ranks == 1 || t->shard == GD_SHARD_FULL)
+        return; /* fully sharded: the next pass gathers what it needs */
     gd_collective_begin(t->coll);
     for (size_t src = 0; src < t->n_ranks; src++) {
         const gd_rank *s = &t->ranks[src];
@@ -407,6 +437,7 @@ gd_status gd_trainer_step(gd_trainer *t, const gd_data *data, gd_step_stats *sta
                                        t->layout.config.vocab_size, o->seed, worker, t->step,
                                        index));
         }
+        t->round_first = first;
         GD_TRY(gd_trainer_compute_round(t));
         for (size_t r = 0; r < t->n_ranks && t->ranks[r].busy; r++)
             loss_sum += t->ranks[r].loss;
@@ -467,12 +498,12 @@ gd_status gd_trainer_resume(gd_trainer **out, const char *path, int threads) {
 
 gd_status gd_trainer_resume_on(gd_trainer **out, const char *path, int threads,
                                const gd_backend *backend) {
-    return gd_trainer_resume_ranks(out, path, threads, backend, 1, NULL);
+    return gd_trainer_resume_ranks(out, path, threads,
+                                   &(gd_trainer_host){backend, 1, NULL, GD_SHARD_OPTIMIZER});
 }
 
 gd_status gd_trainer_resume_ranks(gd_trainer **out, const char *path, int threads,
-                                  const gd_backend *ranks, size_t n_ranks,
-                                  gd_collective *coll) {
+                                  const gd_trainer_host *ranks) {
     gd_param_layout layout;
     float *params = NULL;
     uint64_t step = 0;
@@ -489,7 +520,7 @@ gd_status gd_trainer_resume_ranks(gd_trainer **out, const char *path, int thread
                     path, (unsigned long long)step, (unsigned long long)state.step);
     gd_trainer *t = NULL;
     if (s == GD_OK)
-        s = gd_trainer_alloc(&t, &layout, &state.options, threads, ranks, n_ranks, coll);
+        s = gd_trainer_alloc(&t, &layout, &state.options, threads, ranks);
     if (s == GD_OK) {
         gd_trainer_set_state(t, params, m, v, step);
         *out = t;
@@ -501,17 +532,22 @@ gd_status gd_trainer_resume_ranks(gd_trainer **out, const char *path, int thread
     return s;
 }
 
-/* The parameters come from rank 0 (every rank holds the same bits) and
- * each shard of the moments from its owner; setting them uploads the
- * parameters to every rank and each shard to its owner. */
+/* The parameters come from rank 0 (with optimizer sharding every rank
+ * holds the same bits) or from each owner (full sharding), and each shard
+ * of the moments from its owner; setting them uploads the parameters to
+ * every rank or each shard to its owner, and each shard of the moments to
+ * its owner. */
 void gd_trainer_get_state(const gd_trainer *t, float *params, float *exp_avg,
                           float *exp_avg_sq, uint64_t *step) {
-    if (params)
+    bool full = t->shard == GD_SHARD_FULL;
+    if (params && !full)
         gd_backend_download(&t->be, params, t->ranks[0].params,
                             t->layout.total * sizeof(float));
     for (size_t r = 0; r < t->n_ranks; r++) {
         const gd_rank *k = &t->ranks[r];
         size_t bytes = (k->hi - k->lo) * sizeof(float);
+        if (params && full && bytes > 0)
+            gd_backend_download(&k->be, params + k->lo, k->params, bytes);
         if (exp_avg && bytes > 0)
             gd_backend_download(&k->be, exp_avg + k->lo, k->exp_avg, bytes);
         if (exp_avg_sq && bytes > 0)
@@ -526,7 +562,9 @@ void gd_trainer_set_state(gd_trainer *t, const float *params, const float *exp_a
     for (size_t r = 0; r < t->n_ranks; r++) {
         gd_rank *k = &t->ranks[r];
         size_t bytes = (k->hi - k->lo) * sizeof(float);
-        if (params)
+        if (params && t->shard == GD_SHARD_FULL && bytes > 0)
+            gd_backend_upload(&k->be, k->params, params + k->lo, bytes);
+        else if (params && t->shard == GD_SHARD_OPTIMIZER)
             gd_backend_upload(&k->be, k->params, params, t->layout.total * sizeof(float));
         if (exp_avg && bytes > 0)
             gd_backend_upload(&k->be, k->exp_avg, exp_avg + k->lo, bytes);
@@ -556,21 +594,28 @@ const gd_backend *gd_trainer_backend(const gd_trainer *t) {
     return &t->be;
 }
 
+gd_shard gd_trainer_shard(const gd_trainer *t) {
+    return t->shard;
+}
+
 size_t gd_trainer_activation_bytes(const gd_trainer *t) {
     return gd_model_activation_bytes_f32(t->ranks[0].model);
 }
 
-/* The evaluation of params (a buffer of be) on be. */
+/* The evaluation of params (a buffer of be), or of what feed gathers
+ * (when not NULL), on be. */
 static gd_status gd_evaluate_on(const gd_backend *be, const gd_param_layout *layout,
-                                const float *params, const gd_data *data, size_t batches,
-                                size_t batch, size_t seq_len, size_t micro_batch,
-                                double *mean_loss, uint64_t *tokens,
-                                gd_eval_progress_fn progress, void *ctx) {
+                                const gd_model_settings *settings, const float *params,
+                                const gd_model_feed_f32 *feed, const gd_data *data,
+                                size_t batches, size_t batch,
+                                size_t seq_len, size_t micro_batch, double *mean_loss,
+                                uint64_t *tokens, gd_eval_progress_fn progress, void *ctx) {
     if (micro_batch == 0 || micro_batch > batch || batch % micro_batch != 0)
         return gd_fail(GD_ERR_INVALID, "micro-batch %zu must divide the batch %zu", micro_batch,
                        batch);
     gd_model_f32 *model = NULL;
-    GD_TRY(gd_model_new_f32(&model, layout, micro_batch, seq_len, be));
+    GD_TRY(gd_model_new_f32(&model, layout, micro_batch, seq_len, settings, be));
+    gd_model_set_feed_f32(model, feed);
     int32_t *window = calloc(batch * (seq_len + 1), sizeof *window);
     gd_status s = window ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
     double sum = 0;
@@ -625,8 +670,8 @@ gd_status gd_evaluate_backend(const gd_backend *be, const gd_param_layout *layou
     if (staged == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of %s memory for %zu parameters", be->iface->name,
                        layout->total);
-    gd_status s = gd_evaluate_on(be, layout, staged, data, batches, batch, seq_len, micro_batch,
-                                 mean_loss, tokens, progress, ctx);
+    gd_status s = gd_evaluate_on(be, layout, NULL, staged, NULL, data, batches, batch, seq_len,
+                                 micro_batch, mean_loss, tokens, progress, ctx);
     gd_backend_unstage(be, staged, (float *)params, layout->total, false);
     return s;
 }
@@ -635,6 +680,19 @@ gd_status gd_trainer_evaluate(const gd_trainer *t, const gd_data *data, size_t b
                               size_t batch, size_t seq_len, size_t micro_batch,
                               double *mean_loss, uint64_t *tokens, gd_eval_progress_fn progress,
                               void *ctx) {
-    return gd_evaluate_on(&t->be, &t->layout, t->ranks[0].params, data, batches, batch, seq_len,
-                          micro_batch, mean_loss, tokens, progress, ctx);
+    if (t->shard == GD_SHARD_OPTIMIZER)
+        return gd_evaluate_on(&t->be, &t->layout, &t->model_settings, t->ranks[0].params, NULL,
+                              data, batches, batch, seq_len, micro_batch, mean_loss, tokens,
+                              progress, ctx);
+    /* Fully sharded: rank 0 alone gathers each unit from the owners into
+     * its windows, which are scratch between steps, not state. */
+    gd_trainer *w = (gd_trainer *)t;
+    for (size_t r = 0; r < w->n_ranks; r++)
+        w->ranks[r].busy = r == 0;
+    gd_trainer_meet_expect(w, 1);
+    gd_rank_feed_reset(&w->ranks[0]);
+    gd_model_feed_f32 feed = gd_rank_feed;
+    feed.ctx = &w->ranks[0];
+    return gd_evaluate_on(&t->be, &t->layout, &t->model_settings, NULL, &feed, data, batches,
+                          batch, seq_len, micro_batch, mean_loss, tokens, progress, ctx);
 }

@@ -24,6 +24,7 @@
 #include "trainer/data.h"
 #include "trainer/layout.h"
 #include "trainer/optim.h"
+#include "trainer/settings.h"
 
 typedef struct gd_train_options {
     gd_optim_config optim;
@@ -66,19 +67,35 @@ gd_status gd_trainer_new(gd_trainer **out, const gd_model_config *config,
 gd_status gd_trainer_new_on(gd_trainer **out, const gd_model_config *config,
                             const gd_train_options *options, int threads,
                             const gd_backend *backend) GD_MUST_CHECK;
-/* As gd_trainer_new_on, data-parallel over n_ranks backends (one per
- * GPU; ranks borrowed, rank 0's is gd_trainer_backend) with coll copying
- * between them (borrowed; NULL with one rank), at most
- * GD_TRAINER_RANKS_MAX. Each rank holds the whole model and owns a shard
- * of the gradient and of AdamW's moments (ZeRO-1); the ranks compute their
- * micro-batches on threads of their own, so a rank's pool, if any, must not
- * be another rank's. A step's bits are the same for any number of ranks
- * (see the step in trainer/train.c). */
+/* What the host brings to a trainer, none of which changes a step's bits:
+ * n backends where its tensors live (one per GPU; borrowed, rank 0's is
+ * gd_trainer_backend) with coll copying between them (borrowed; NULL with
+ * one rank), at most GD_TRAINER_RANKS_MAX; how the model is spread over
+ * them (trainer/settings.h):
+ *   GD_SHARD_OPTIMIZER  each rank holds the whole model and owns a shard
+ *                       of the gradient and of AdamW's moments (ZeRO-1);
+ *   GD_SHARD_FULL       each rank owns a shard of the parameters too and
+ *                       gathers the model a layer at a time (ZeRO-3,
+ *                       trainer/train_full.c);
+ * and whether activations are recomputed (trainer/model_api.h). The ranks
+ * compute their micro-batches on threads of their own, so a rank's pool,
+ * if any, must not be another rank's. A step's bits are the same for any
+ * number of ranks, either sharding and either recomputation (see the
+ * step in trainer/train.c). */
 #define GD_TRAINER_RANKS_MAX 16
+typedef struct gd_trainer_host {
+    const gd_backend *be; /* n backends; NULL with n == 1: the CPU */
+    size_t n;
+    gd_collective *coll;
+    gd_shard shard;
+    gd_recompute recompute;
+} gd_trainer_host;
+
+/* As gd_trainer_new_on, on host's ranks (NULL, or no backends: one rank
+ * on the CPU). */
 gd_status gd_trainer_new_ranks(gd_trainer **out, const gd_model_config *config,
                                const gd_train_options *options, int threads,
-                               const gd_backend *ranks, size_t n_ranks,
-                               gd_collective *coll) GD_MUST_CHECK;
+                               const gd_trainer_host *host) GD_MUST_CHECK;
 void gd_trainer_free(gd_trainer *t);
 
 /* One optimizer step on the data's training batches for (seed, worker,
@@ -97,10 +114,9 @@ gd_status gd_trainer_resume(gd_trainer **out, const char *path, int threads) GD_
 /* gd_trainer_resume onto backend (as gd_trainer_new_on). */
 gd_status gd_trainer_resume_on(gd_trainer **out, const char *path, int threads,
                                const gd_backend *backend) GD_MUST_CHECK;
-/* gd_trainer_resume onto ranks (as gd_trainer_new_ranks). */
+/* gd_trainer_resume onto host's ranks (as gd_trainer_new_ranks). */
 gd_status gd_trainer_resume_ranks(gd_trainer **out, const char *path, int threads,
-                                  const gd_backend *ranks, size_t n_ranks,
-                                  gd_collective *coll) GD_MUST_CHECK;
+                                  const gd_trainer_host *host) GD_MUST_CHECK;
 
 /* Changes the options of a trainer (a longer schedule, another learning
  * rate, batch or sequence length) and reallocates activations if needed.
@@ -123,6 +139,7 @@ const gd_train_options *gd_trainer_options(const gd_trainer *t);
 gd_pool *gd_trainer_pool(gd_trainer *t);
 /* Where its tensors live. */
 const gd_backend *gd_trainer_backend(const gd_trainer *t);
+gd_shard gd_trainer_shard(const gd_trainer *t);
 size_t gd_trainer_activation_bytes(const gd_trainer *t);
 
 /* The mean cross-entropy (nats/token) of params (host memory; evaluated on

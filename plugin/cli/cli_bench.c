@@ -83,6 +83,9 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     o.micro_batch = micro ? (size_t)micro : o.batch;
     o.optim.schedule_steps = steps + warmup;
     const char *spec = gd_arg(args, "data") ? gd_arg(args, "data") : "synthetic:markov:1";
+    gd_trainer_host host;
+    if ((rc = gd_cli_trainer_host(cli, args, &host)) != GD_CLI_CONTINUE)
+        return rc;
     gd_backend_group backends;
     if ((rc = gd_cli_backend_group(cli, args, &backends)) != GD_CLI_CONTINUE)
         return rc;
@@ -96,9 +99,11 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     gd_data *data = NULL;
     gd_trainer *t = NULL;
     gd_status s = gd_data_open(&data, spec);
+    host.be = backends.ranks;
+    host.n = backends.n;
+    host.coll = &backends.coll;
     if (s == GD_OK)
-        s = gd_trainer_new_ranks(&t, &config, &o, threads, backends.ranks, backends.n,
-                                 &backends.coll);
+        s = gd_trainer_new_ranks(&t, &config, &o, threads, &host);
     for (uint64_t i = 0; s == GD_OK && i < warmup; i++)
         s = gd_trainer_step(t, data, NULL);
     double t0 = gd_clock_seconds();
@@ -243,6 +248,7 @@ static const gd_opt_spec gd_bench_train_opts[] = {
     {"threads", "N", "worker threads (default: all cores)"},
     {"backend", "NAME", "cpu, cuda or auto (default auto: cuda where a GPU is usable)"},
     {"gpus", "N", "data parallel over GPUs 0..N-1 (cuda; default 1)"},
+    GD_TRAINER_HOST_OPTS,
     {"steps", "N", "timed steps (default 3)"},
     {"warmup", "N", "untimed steps first (default 1)"},
     {"data", "SPEC", "data source (default synthetic:markov:1)"},

@@ -36,28 +36,15 @@ static int gd_plan_bytes_opt(gd_cli *cli, gd_args *args, uint64_t *out, const ch
     return GD_CLI_CONTINUE;
 }
 
-/* One of two names, or the default; 0 or 1 into *out. */
-static int gd_plan_choice(gd_cli *cli, gd_args *args, int *out, const char *name, const char *zero,
-                          const char *one, bool *given) {
-    const char *text = gd_arg(args, name);
-    if (text == NULL)
-        return GD_CLI_CONTINUE;
-    if (strcmp(text, zero) != 0 && strcmp(text, one) != 0)
-        return gd_cli_usage(cli, args, "--%s must be %s or %s, not '%s'", name, zero, one, text);
-    *out = strcmp(text, one) == 0;
-    *given = true;
-    return GD_CLI_CONTINUE;
-}
-
 static json_t *gd_plan_json(const gd_plan *p) {
     const gd_plan_settings *s = &p->settings;
     return json_pack(
         "{s:{s:s,s:s,s:s,s:s,s:s,s:s},s:b,s:b,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I},s:I,"
         "s:{s:I,s:I,s:I},s:I,s:I}",
-        "settings", "shard", gd_plan_shard_name(s->shard), "precision",
-        gd_plan_precision_name(s->precision), "moments", gd_plan_precision_name(s->moments),
-        "recompute", gd_plan_recompute_name(s->recompute), "attention",
-        gd_plan_attention_name(s->attention), "offload", gd_plan_offload_name(s->offload),
+        "settings", "shard", gd_setting_name(&gd_setting_shard, (int)s->shard), "precision",
+        gd_setting_name(&gd_setting_precision, (int)s->precision), "moments", gd_setting_name(&gd_setting_moments, (int)s->moments),
+        "recompute", gd_setting_name(&gd_setting_recompute, (int)s->recompute), "attention",
+        gd_setting_name(&gd_setting_attention, (int)s->attention), "offload", gd_setting_name(&gd_setting_offload, (int)s->offload),
         "fits", p->fits, "built", p->built, "params", (json_int_t)p->params, "per_gpu",
         "weights", (json_int_t)p->weights, "gradients", (json_int_t)p->gradients, "moments",
         (json_int_t)p->moments, "activations", (json_int_t)p->activations, "logits",
@@ -76,9 +63,9 @@ static void gd_plan_print(gd_cli *cli, const gd_plan *p) {
             "logits %.1f, workspace %.1f\n"
             "  host    %8.1f GiB: outer state %.1f, payload %.1f, offloaded %.1f\n"
             "  disk a round %.1f GiB; %s\n",
-            gd_plan_shard_name(s->shard), gd_plan_precision_name(s->precision),
-            gd_plan_precision_name(s->moments), gd_plan_recompute_name(s->recompute),
-            gd_plan_attention_name(s->attention), gd_plan_offload_name(s->offload),
+            gd_setting_name(&gd_setting_shard, (int)s->shard), gd_setting_name(&gd_setting_precision, (int)s->precision),
+            gd_setting_name(&gd_setting_moments, (int)s->moments), gd_setting_name(&gd_setting_recompute, (int)s->recompute),
+            gd_setting_name(&gd_setting_attention, (int)s->attention), gd_setting_name(&gd_setting_offload, (int)s->offload),
             p->built ? "" : " (projected: the trainer does not have these settings yet)",
             p->per_gpu / g, p->weights / g, p->gradients / g, p->moments / g,
             p->activations / g, p->logits / g, p->workspace / g, p->host / g,
@@ -115,22 +102,22 @@ static int gd_run_plan(gd_cli *cli, gd_args *args) {
     bool given = false;
     int shard = s.shard, precision = s.precision, moments = s.moments, recompute = s.recompute,
         attention = s.attention, offload = s.offload;
-    if ((rc = gd_plan_choice(cli, args, &shard, "shard", "optimizer", "full", &given)) !=
+    if ((rc = gd_cli_setting_opt(cli, args, &gd_setting_shard, &shard, &given)) !=
             GD_CLI_CONTINUE ||
-        (rc = gd_plan_choice(cli, args, &precision, "precision", "fp32", "bf16", &given)) !=
+        (rc = gd_cli_setting_opt(cli, args, &gd_setting_precision, &precision, &given)) !=
             GD_CLI_CONTINUE ||
-        (rc = gd_plan_choice(cli, args, &moments, "moments", "fp32", "bf16", &given)) !=
+        (rc = gd_cli_setting_opt(cli, args, &gd_setting_moments, &moments, &given)) !=
             GD_CLI_CONTINUE ||
-        (rc = gd_plan_choice(cli, args, &recompute, "recompute", "none", "full", &given)) !=
+        (rc = gd_cli_setting_opt(cli, args, &gd_setting_recompute, &recompute, &given)) !=
             GD_CLI_CONTINUE ||
-        (rc = gd_plan_choice(cli, args, &attention, "attention", "naive", "flash", &given)) !=
+        (rc = gd_cli_setting_opt(cli, args, &gd_setting_attention, &attention, &given)) !=
             GD_CLI_CONTINUE ||
-        (rc = gd_plan_choice(cli, args, &offload, "offload", "none", "optimizer", &given)) !=
+        (rc = gd_cli_setting_opt(cli, args, &gd_setting_offload, &offload, &given)) !=
             GD_CLI_CONTINUE)
         return rc;
-    s = (gd_plan_settings){(gd_plan_shard)shard,         (gd_plan_precision)precision,
-                           (gd_plan_precision)moments,   (gd_plan_recompute)recompute,
-                           (gd_plan_attention)attention, (gd_plan_offload)offload};
+    s = (gd_plan_settings){(gd_shard)shard,         (gd_precision)precision,
+                           (gd_precision)moments,   (gd_recompute)recompute,
+                           (gd_attention)attention, (gd_offload)offload};
     gd_plan plans[GD_PLAN_LADDER];
     size_t n = given ? 1 : GD_PLAN_LADDER, chosen = n - 1;
     for (size_t i = 0; i < n; i++) {

@@ -197,15 +197,18 @@ static void gd_check_memory(gd_preflight *p, const gd_member_settings *s,
     gd_plan_input in = {.model = rc.model, .gpus = s->gpus ? s->gpus : 1, .gpu_mem = have,
                         .seq = (uint32_t)o->seq_len, .micro_batch = (uint32_t)o->micro_batch,
                         .segments = segments ? segments : 1};
+    gd_plan_settings settings = gd_plan_ladder[0];
+    settings.shard = s->shard;
+    settings.recompute = s->recompute;
     gd_plan plan;
-    if (gd_plan_compute(&plan, &in, &gd_plan_ladder[0]) != GD_OK)
+    if (gd_plan_compute(&plan, &in, &settings) != GD_OK)
         return;
     bool cpu = strcmp(backend, "cpu") == 0;
     uint64_t need = cpu ? plan.per_gpu - plan.workspace : plan.per_gpu;
     bool fits = need <= have;
     gd_check_add(p, "memory", fits ? GD_CHECK_OK : GD_CHECK_FAIL, false,
                  fits ? NULL : "a host with more memory a rank, more of its GPUs (gpus in "
-                               "node.yaml), or a run of a smaller model",
+                               "node.yaml) with shard: full, or a run of a smaller model",
                  "%s: a rank trains this run's model in %.2f GiB (gonka-diloco plan), of %.1f "
                  "GiB it has",
                  backend, (double)need / 1073741824.0, (double)have / 1073741824.0);

@@ -312,14 +312,18 @@ static int gd_run_sim(gd_cli *cli, gd_args *args) {
     gd_sim_phase_watch watch = {gd_sim_progress_update, &progress};
     o.watch = &watch;
     gd_sim_cli ctx = {cli, gd_flag(args, "json"), o.rounds, &progress};
+    if ((rc = gd_cli_trainer_host(cli, args, &o.ranks)) != GD_CLI_CONTINUE) {
+        gd_diloco_spec_free(spec);
+        return rc;
+    }
     gd_backend_group backends;
     if ((rc = gd_cli_backend_group(cli, args, &backends)) != GD_CLI_CONTINUE) {
         gd_diloco_spec_free(spec);
         return rc;
     }
-    o.backend = backends.ranks;
-    o.n_ranks = backends.n;
-    o.coll = &backends.coll;
+    o.ranks.be = backends.ranks;
+    o.ranks.n = backends.n;
+    o.ranks.coll = &backends.coll;
     gd_sim_report report;
     gd_status s = gd_sim_run(&o, &report, gd_sim_print_round, &ctx);
     gd_sim_progress_clear(&progress);
@@ -382,6 +386,7 @@ static const gd_opt_spec gd_sim_opts[] = {
     {"threads", "N", "worker threads (default: all cores)"},
     {"backend", "NAME", "cpu, cuda or auto (default auto: cuda where a GPU is usable); not --chain"},
     {"gpus", "N", "each trainer data parallel over GPUs 0..N-1 (cuda; default 1); not --chain"},
+    GD_TRAINER_HOST_OPTS,
     {"spec", "FILE", "run the RunSpec in FILE (tx create-run's JSON) instead of the flags it "
                      "fixes"},
     {"chain", NULL, "play the run over the training module's state machine in this process: "

@@ -53,6 +53,17 @@ int gd_cli_backend_group(gd_cli *cli, gd_args *args, gd_backend_group *out) {
     return s == GD_OK ? GD_CLI_CONTINUE : gd_cli_fail(cli, s);
 }
 
+int gd_cli_trainer_host(gd_cli *cli, gd_args *args, gd_trainer_host *out) {
+    int shard = GD_SHARD_OPTIMIZER, recompute = GD_RECOMPUTE_NONE, rc;
+    if ((rc = gd_cli_setting_opt(cli, args, &gd_setting_shard, &shard, NULL)) !=
+            GD_CLI_CONTINUE ||
+        (rc = gd_cli_setting_opt(cli, args, &gd_setting_recompute, &recompute, NULL)) !=
+            GD_CLI_CONTINUE)
+        return rc;
+    *out = (gd_trainer_host){.shard = (gd_shard)shard, .recompute = (gd_recompute)recompute};
+    return GD_CLI_CONTINUE;
+}
+
 int gd_cli_threads(gd_cli *cli, gd_args *args, int *threads) {
     long online = sysconf(_SC_NPROCESSORS_ONLN);
     uint64_t n = online > 0 ? (uint64_t)online : 1;
@@ -138,6 +149,7 @@ static int gd_cli_optim_opts(gd_cli *cli, gd_args *args, gd_optim_config *c) {
 
 typedef struct gd_train_run {
     gd_backend_group backends; /* --backend and --gpus: where the trainer's tensors live */
+    gd_trainer_host placement; /* the backends, with --shard and --recompute */
     gd_trainer *trainer;
     gd_data *data;
     gd_data *eval_data; /* --eval-data's source, or NULL: evaluate on data */
@@ -157,8 +169,7 @@ static int gd_train_setup(gd_cli *cli, gd_args *args, gd_train_run *run, int thr
         if (gd_arg(args, "model") || gd_arg(args, "model-config") || gd_arg(args, "vocab"))
             return gd_cli_usage(cli, args, "--resume takes the model from the checkpoint; drop "
                                            "--model, --model-config and --vocab");
-        s = gd_trainer_resume_ranks(&run->trainer, resume, threads, run->backends.ranks,
-                                    run->backends.n, &run->backends.coll);
+        s = gd_trainer_resume_ranks(&run->trainer, resume, threads, &run->placement);
         if (s != GD_OK)
             return gd_cli_fail(cli, s);
         run->resume = resume;
@@ -189,8 +200,7 @@ static int gd_train_setup(gd_cli *cli, gd_args *args, gd_train_run *run, int thr
         gd_model_config config;
         if ((rc = gd_cli_model_config(cli, args, &config)) != GD_CLI_CONTINUE)
             return rc;
-        s = gd_trainer_new_ranks(&run->trainer, &config, &o, threads, run->backends.ranks,
-                                 run->backends.n, &run->backends.coll);
+        s = gd_trainer_new_ranks(&run->trainer, &config, &o, threads, &run->placement);
     } else {
         /* The stored schedule ends where the first run did; past it every
          * step runs at min-lr. Going on past it is a choice to make, not a
@@ -232,7 +242,8 @@ static void gd_train_banner(gd_cli *cli, const gd_train_run *run, int threads) {
             o->optim.min_lr, o->optim.warmup_steps, o->optim.schedule_steps, threads, o->seed,
             run->backends.ranks[0].iface->name);
     if (run->backends.n > 1)
-        fprintf(cli->out, "data parallel over %zu GPUs, collective %s\n", run->backends.n,
+        fprintf(cli->out, "data parallel over %zu GPUs, %s sharding, collective %s\n",
+                run->backends.n, gd_setting_name(&gd_setting_shard, (int)run->placement.shard),
                 run->backends.collective);
     if (run->eval_data)
         fprintf(cli->out, "eval data: %s\n", gd_data_describe(run->eval_data));
@@ -289,11 +300,15 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
         gd_data_close(run.data);
         return gd_cli_fail(cli, s);
     }
-    if ((rc = gd_cli_backend_group(cli, args, &run.backends)) != GD_CLI_CONTINUE) {
+    if ((rc = gd_cli_trainer_host(cli, args, &run.placement)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_backend_group(cli, args, &run.backends)) != GD_CLI_CONTINUE) {
         gd_data_close(run.data);
         gd_data_close(run.eval_data);
         return rc;
     }
+    run.placement.be = run.backends.ranks;
+    run.placement.n = run.backends.n;
+    run.placement.coll = &run.backends.coll;
     rc = gd_train_setup(cli, args, &run, threads);
     if (rc == GD_CLI_CONTINUE && run.eval_batches && (s = gd_train_eval_check(&run)) != GD_OK)
         rc = gd_cli_fail(cli, s);
@@ -413,6 +428,7 @@ static const gd_opt_spec gd_train_opts[] = {
     {"resume", "CKPT", "continue from a checkpoint and its optimizer state"},
     GD_BATCH_OPTS,
     {"gpus", "N", "data parallel over GPUs 0..N-1 (cuda; default 1): the same bits for any N"},
+    GD_TRAINER_HOST_OPTS,
     {"lr", "LR", "peak learning rate (default 1e-3)"},
     {"min-lr", "LR", "learning rate at the end of the cosine decay (default lr/10)"},
     {"warmup", "N", "linear warmup steps (default 5% of --steps, at most 100)"},

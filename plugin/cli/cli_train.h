@@ -5,6 +5,7 @@
 #include "kernels/backend_registry.h"
 #include "plugin/cli/cli.h"
 #include "trainer/config.h"
+#include "trainer/train.h"
 
 /* --threads N (default: the online cores, at most 64). Returns an exit code
  * or GD_CLI_CONTINUE. */
@@ -15,6 +16,17 @@ int gd_cli_threads(gd_cli *cli, gd_args *args, int *threads);
  * threads); close it with gd_backend_group_close. GD_CLI_CONTINUE when opened, else the
  * exit code, the error printed. */
 int gd_cli_backend_group(gd_cli *cli, gd_args *args, gd_backend_group *out);
+
+/* --shard optimizer|full and --recompute none|full into *out (the rest
+ * zeroed: the caller puts the opened group's ranks in). */
+int gd_cli_trainer_host(gd_cli *cli, gd_args *args, gd_trainer_host *out);
+#define GD_TRAINER_HOST_OPTS                                                                  \
+    {"shard", "optimizer|full", "each GPU holds the whole model (optimizer, the default) or "  \
+                                "a shard of it, gathered a layer at a time (full); the same "  \
+                                "bits"},                                                      \
+        {"recompute", "none|full", "keep every layer's activations (none, the default) or "    \
+                                   "only each layer's input, replaying its forward in the "    \
+                                   "backward pass (full); the same bits"}
 
 /* --model NAME | --model-config FILE, then --vocab N. */
 int gd_cli_model_config(gd_cli *cli, gd_args *args, gd_model_config *config);

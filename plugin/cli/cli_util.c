@@ -50,6 +50,19 @@ int gd_cli_real_below_opt(gd_cli *cli, gd_args *args, double *out, const char *n
     return gd_cli_real_in(cli, args, out, name, min, below, false);
 }
 
+int gd_cli_setting_opt(gd_cli *cli, gd_args *args, const gd_setting *setting, int *out,
+                       bool *given) {
+    const char *text = gd_arg(args, setting->option);
+    if (text == NULL)
+        return GD_CLI_CONTINUE;
+    if (gd_setting_parse(setting, out, text) != GD_OK)
+        return gd_cli_usage(cli, args, "--%s must be %s or %s, not '%.40s'", setting->option,
+                            setting->names[0], setting->names[1], text);
+    if (given)
+        *given = true;
+    return GD_CLI_CONTINUE;
+}
+
 int gd_cli_duration_opt(gd_cli *cli, gd_args *args, const char *name, long *out_ms) {
     const char *v = gd_arg(args, name);
     int64_t ms;

@@ -11,6 +11,7 @@
 #include "chain/keys/keys.h"
 #include "gonka/diloco/v1/types.pb-c.h"
 #include "plugin/cli/cli.h"
+#include "trainer/settings.h"
 
 /* Options of every command that talks to a node. */
 #define GD_RPC_OPTS                                                                           \
@@ -60,6 +61,12 @@ int gd_cli_real_opt(gd_cli *cli, gd_args *args, double *out, const char *name, d
  * the optimizer's learning rate. */
 int gd_cli_real_below_opt(gd_cli *cli, gd_args *args, double *out, const char *name,
                           double min, double below);
+
+/* Parses a memory setting's option (trainer/settings.h: --shard, --precision,
+ * ...) into *out (0 or 1); absent leaves *out unchanged, present sets
+ * *given (may be NULL). */
+int gd_cli_setting_opt(gd_cli *cli, gd_args *args, const gd_setting *setting, int *out,
+                       bool *given);
 
 /* Parses a duration option in milliseconds; absent leaves *out unchanged. */
 int gd_cli_duration_opt(gd_cli *cli, gd_args *args, const char *name, long *out_ms);

@@ -32,6 +32,17 @@ if cmp -s c.safetensors d.safetensors && cmp -s c.optim.safetensors d.optim.safe
 else
   bad "resumed checkpoint differs from the uninterrupted one"
 fi
+# Full sharding (a shard of the model a rank, gathered a layer at a time)
+# and recomputation, with micro-batches and an evaluation: the same bytes.
+"$bin" train "${common[@]}" --steps 6 --warmup 0 --micro-batch 2 --eval-batches 1 \
+  --out e1.safetensors >/dev/null || bad "micro-batched run"
+if "$bin" train "${common[@]}" --steps 6 --warmup 0 --micro-batch 2 --eval-batches 1 \
+     --shard full --recompute full --out e2.safetensors >/dev/null &&
+   cmp -s e1.safetensors e2.safetensors && cmp -s e1.optim.safetensors e2.optim.safetensors; then
+  ok "--shard full --recompute full == the default, byte for byte"
+else
+  bad "--shard full differs from the default"
+fi
 
 # Output redirected to a file is not held back: a killed run leaves its
 # banner and progress lines in the log, and a long evaluation says how far
@@ -241,6 +252,8 @@ check 2 "missing --out" -- train --model tiny --data synthetic:markov:1 --steps 
 check 2 "bad data spec" -- train --model tiny --data synthetic:markov:zz --steps 1 --out x.safetensors
 check 1 "missing data file" -- train --model tiny --data /no/such/shard.bin --steps 1 --out x.safetensors
 check 2 "seq beyond the model" -- train --model tiny --data synthetic:markov:1 --steps 1 --seq 4096 --out x.safetensors
+check 2 "unknown sharding" -- train --model tiny --data synthetic:markov:1 --steps 1 --shard tensor --out x.safetensors
+grep -q -- "--shard must be optimizer or full, not 'tensor'" err.txt || bad "--shard tensor: $(cat err.txt)"
 check 2 "micro-batch not dividing" -- train --model tiny --data synthetic:markov:1 --steps 1 --batch 6 --micro-batch 4 --out x.safetensors
 check 2 "vocabulary too small for the data" -- train --model tiny --vocab 8 --data synthetic:markov:1 --steps 1 --out x.safetensors
 check 1 "corrupt checkpoint" -- eval --checkpoint junk.safetensors --data synthetic:markov:1

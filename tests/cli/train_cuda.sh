@@ -2,7 +2,8 @@
 # The commands on the cuda backend (label gpu; exit 77, a CTest skip, where
 # it is not usable): version lists it usable with its hardware class, the
 # same training run twice gives byte-identical checkpoints, two GPUs give
-# one GPU's bytes, bench train prints its figures and sim runs a round.
+# one GPU's bytes (with optimizer or full sharding), bench train prints
+# its figures and sim runs a round.
 # Runs on a GPU host, and on the CUDA emulator (GD_CUDA=EMU) everywhere.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -59,6 +60,24 @@ elif grep -q "GPU 1 does not exist" <<<"$out"; then
 else
   bad "--gpus 2: $out"
 fi
+# Full sharding (each GPU a shard of the model, a layer gathered at a
+# time), on one GPU with recomputation: the same bytes again.
+for gpus in 1 2; do
+  extra=()
+  [ $gpus = 1 ] && extra=(--recompute full)
+  if out=$("$bin" train "${common[@]}" --gpus $gpus --shard full "${extra[@]}" --out "full$gpus.safetensors" 2>&1); then
+    if cmp -s run1.safetensors "full$gpus.safetensors" &&
+       cmp -s run1.optim.safetensors "full$gpus.optim.safetensors"; then
+      ok "--gpus $gpus --shard full ${extra[*]} gives --gpus 1's bytes"
+    else
+      bad "--gpus $gpus --shard full differs from --gpus 1"
+    fi
+  elif [ $gpus = 2 ] && grep -q "GPU 1 does not exist" <<<"$out"; then
+    ok "one GPU here: --gpus 2 --shard full is refused"
+  else
+    bad "--gpus $gpus --shard full: $out"
+  fi
+done
 
 if j=$("$bin" bench train --backend cuda --model tiny --batch 4 --seq 32 --steps 2 --json) &&
    python3 -c 'import json,sys; j=json.loads(sys.argv[1])

@@ -223,7 +223,7 @@ static void test_initial_loss(void) {
     int32_t *tokens = malloc(B * (T + 1) * sizeof *tokens);
     random_tokens(tokens, B * (T + 1), c.vocab_size, 99);
     gd_model_f32 *m = NULL;
-    CHECK_OK(gd_model_new_f32(&m, &l, B, T, NULL));
+    CHECK_OK(gd_model_new_f32(&m, &l, B, T, NULL, NULL));
     double sum = 0;
     CHECK_OK(gd_model_forward_f32(m, params, tokens, B, &sum));
     double loss = sum / (double)(B * T);
@@ -272,7 +272,7 @@ static void check_model_gradient(bool tied) {
     int32_t tokens[2 * 6];
     random_tokens(tokens, B * (T + 1), c.vocab_size, 17);
     gd_model_f64 *m = NULL;
-    CHECK_OK(gd_model_new_f64(&m, &l, B, T, NULL));
+    CHECK_OK(gd_model_new_f64(&m, &l, B, T, NULL, NULL));
     double loss = 0;
     CHECK_OK(gd_model_forward_f64(m, params, tokens, B, &loss));
     gd_model_backward_f64(m, params, grads, 1.0);
@@ -326,8 +326,8 @@ static void test_float_matches_double(void) {
     random_tokens(tokens, B * (T + 1), c.vocab_size, 5);
     gd_model_f32 *mf = NULL;
     gd_model_f64 *md = NULL;
-    CHECK_OK(gd_model_new_f32(&mf, &l, B, T, NULL));
-    CHECK_OK(gd_model_new_f64(&md, &l, B, T, NULL));
+    CHECK_OK(gd_model_new_f32(&mf, &l, B, T, NULL, NULL));
+    CHECK_OK(gd_model_new_f64(&md, &l, B, T, NULL, NULL));
     double lf = 0, ld = 0;
     CHECK_OK(gd_model_forward_f32(mf, pf, tokens, B, &lf));
     CHECK_OK(gd_model_forward_f64(md, pd, tokens, B, &ld));

@@ -33,23 +33,28 @@ static void test_today_is_the_trainers(void) {
         const char *model;
         size_t batch, seq;
     } cases[] = {{"tiny", 1, 16}, {"tiny", 4, 64}, {"small", 2, 128}, {"base", 1, 64}};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    for (size_t i = 0; i < 2 * sizeof cases / sizeof cases[0]; i++) {
+        gd_model_settings ms = {.recompute = i % 2 ? GD_RECOMPUTE_FULL : GD_RECOMPUTE_NONE};
+        gd_plan_settings settings = gd_plan_ladder[0];
+        settings.recompute = ms.recompute;
         gd_model_config c;
-        CHECK_OK(gd_model_config_preset(&c, cases[i].model));
+        CHECK_OK(gd_model_config_preset(&c, cases[i / 2].model));
         gd_param_layout l;
         CHECK_OK(gd_param_layout_build(&l, &c));
         gd_model_f32 *m = NULL;
-        CHECK_OK(gd_model_new_f32(&m, &l, cases[i].batch, cases[i].seq, NULL));
+        CHECK_OK(gd_model_new_f32(&m, &l, cases[i / 2].batch, cases[i / 2].seq, &ms, NULL));
         /* The model counts its reals; its two int32 token arrays besides. */
-        uint64_t want = m ? gd_model_activation_bytes_f32(m) + 8 * cases[i].batch * cases[i].seq : 0;
+        uint64_t want = m ? gd_model_activation_bytes_f32(m) + 8 * cases[i / 2].batch * cases[i / 2].seq : 0;
         gd_plan_input in = {.model = c, .gpus = 1, .gpu_mem = 1ull << 40,
-                            .seq = (uint32_t)cases[i].seq, .micro_batch = (uint32_t)cases[i].batch,
+                            .seq = (uint32_t)cases[i / 2].seq, .micro_batch = (uint32_t)cases[i / 2].batch,
                             .segments = 10};
         gd_plan p;
-        CHECK_OK(gd_plan_compute(&p, &in, &gd_plan_ladder[0]));
+        CHECK_OK(gd_plan_compute(&p, &in, &settings));
         uint64_t got = p.activations + p.logits;
-        fprintf(stderr, "  %s %zu x %zu: the trainer %llu bytes, the plan %llu\n", cases[i].model,
-                cases[i].batch, cases[i].seq, (unsigned long long)want, (unsigned long long)got);
+        fprintf(stderr, "  %s %zu x %zu, recompute %s: the trainer %llu bytes, the plan %llu\n",
+                cases[i / 2].model, cases[i / 2].batch, cases[i / 2].seq,
+                gd_setting_name(&gd_setting_recompute, (int)ms.recompute),
+                (unsigned long long)want, (unsigned long long)got);
         CHECK(got == want && p.built);
         CHECK(p.params == l.total);
         gd_model_free_f32(m);
@@ -72,15 +77,17 @@ static gd_model_config scaled_32b(void) {
     return c;
 }
 
-/* A step on n device-like ranks: each rank's high-water mark, the largest
- * (rank 0, which owns the largest shard) exactly the plan's per-GPU figure
- * less its workspace. */
+/* A step on n device-like ranks with either sharding: each rank's
+ * high-water mark, the largest exactly the plan's per-GPU figure less its
+ * workspace (with optimizer sharding, rank 0's: it owns the largest shard). */
 static void test_plan_is_the_measured_high_water(void) {
     gd_data *data = NULL;
     CHECK_OK(gd_data_open(&data, "synthetic:markov:1"));
     static const size_t counts[] = {1, 2, 3, 8};
-    for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
-        size_t n = counts[i];
+    for (size_t i = 0; i < 4 * sizeof counts / sizeof counts[0]; i++) {
+        size_t n = counts[i / 4];
+        gd_shard shard = i % 2 ? GD_SHARD_FULL : GD_SHARD_OPTIMIZER;
+        gd_recompute recompute = i / 2 % 2 ? GD_RECOMPUTE_FULL : GD_RECOMPUTE_NONE;
         gd_backend be[8];
         gd_copy_backend *cbs[8];
         for (size_t r = 0; r < n; r++)
@@ -94,7 +101,8 @@ static void test_plan_is_the_measured_high_water(void) {
         o.batch = 2 * n; /* one micro-batch a rank */
         o.seq_len = 32;
         gd_trainer *t = NULL;
-        CHECK_OK(gd_trainer_new_ranks(&t, &c, &o, 1, be, n, &coll));
+        CHECK_OK(gd_trainer_new_ranks(&t, &c, &o, 1,
+                                      &(gd_trainer_host){be, n, &coll, shard, recompute}));
         gd_step_stats st;
         if (t != NULL)
             CHECK_OK(gd_trainer_step(t, data, &st));
@@ -103,13 +111,21 @@ static void test_plan_is_the_measured_high_water(void) {
             size_t p = gd_copy_backend_peak_bytes(cbs[r]);
             peak = p > peak ? p : peak;
         }
-        CHECK(gd_copy_backend_peak_bytes(cbs[0]) == peak);
+        if (shard == GD_SHARD_OPTIMIZER)
+            CHECK(gd_copy_backend_peak_bytes(cbs[0]) == peak);
         gd_plan_input in = {.model = c, .gpus = (uint32_t)n, .gpu_mem = 1ull << 40, .seq = 32,
                             .micro_batch = 2, .segments = 10};
+        gd_plan_settings settings = gd_plan_ladder[0];
+        settings.shard = shard;
+        settings.recompute = recompute;
         gd_plan p;
-        CHECK_OK(gd_plan_compute(&p, &in, &gd_plan_ladder[0]));
-        fprintf(stderr, "  %zu rank%s: measured %zu bytes, the plan %llu\n", n, n > 1 ? "s" : "",
-                peak, (unsigned long long)(p.per_gpu - p.workspace));
+        CHECK_OK(gd_plan_compute(&p, &in, &settings));
+        fprintf(stderr, "  %zu rank%s, %s sharding, recompute %s: measured %zu bytes, the plan "
+                        "%llu\n",
+                n, n > 1 ? "s" : "", gd_setting_name(&gd_setting_shard, (int)shard),
+                gd_setting_name(&gd_setting_recompute, (int)recompute), peak,
+                (unsigned long long)(p.per_gpu - p.workspace));
+        CHECK(p.built);
         CHECK(peak == p.per_gpu - p.workspace);
         gd_trainer_free(t);
         gd_collective_close(&coll);
@@ -157,7 +173,7 @@ static void test_ladder(void) {
     for (int i = 0; i < GD_PLAN_LADDER; i++) {
         gd_plan p;
         CHECK_OK(gd_plan_compute(&p, &in, &gd_plan_ladder[i]));
-        CHECK(p.built == (i == 0));
+        CHECK(p.built == (i <= 1)); /* today's trainer and full sharding */
         if (i > 0)
             CHECK(p.per_gpu <= prev.per_gpu);
         if (p.fits && first_fit < 0)

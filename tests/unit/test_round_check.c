@@ -13,6 +13,8 @@
 #include "plugin/member/round_engine.h"
 #include "plugin/member/run_config.h"
 #include "plugin/member/state_index.h"
+#include "kernels/collective.h"
+#include "tests/support/backend_copy.h"
 #include "tests/support/example_spec.h"
 #include "tests/support/round_evidence.h"
 #include "tests/support/testkit.h"
@@ -27,6 +29,7 @@ static gd_global_state g_g0;
 static gd_worker_state g_worker;
 static gd_trained_round g_round;
 static Gonka__Diloco__V1__Commitment g_commit;
+static Gonka__Diloco__V1__RunSpec *g_spec;
 
 static const gd_test_trained *g_trained(void) {
     static gd_test_trained tr;
@@ -289,6 +292,72 @@ static void test_overlapped_start(void) {
     gd_diloco_spec_free(spec);
 }
 
+/* The round engine on a fully sharded trainer (trainer/train_full.c): a
+ * worker that trains over two device-like ranks, each holding a shard of
+ * the model, makes the one-rank round byte for byte, and a validator's
+ * re-execution on one rank passes every segment of it; a sharded worker
+ * that trained with another learning rate than the run's, committing
+ * states that describe themselves as the run's, fails the re-execution. */
+static void test_sharded_worker_checked_by_one_rank(void) {
+    gd_engine e;
+    CHECK_OK(gd_engine_open(&e, g_spec, RUN, &(gd_engine_host){.threads = 1}));
+    CHECK_OK(gd_run_config_initial_state(&e.rc, e.rc.initial_state_hash, 1));
+    gd_backend be[2];
+    gd_copy_backend *cbs[2];
+    for (int r = 0; r < 2; r++)
+        CHECK((cbs[r] = gd_copy_backend_new(&be[r], NULL)) != NULL);
+    gd_collective coll;
+    CHECK_OK(gd_collective_host_open(&coll, be, 2));
+    gd_trainer_free(e.trainer);
+    e.trainer = NULL;
+    CHECK_OK(gd_trainer_new_ranks(&e.trainer, &e.rc.model, &e.rc.diloco.inner, 1,
+                                  &(gd_trainer_host){be, 2, &coll, GD_SHARD_FULL}));
+    gd_worker_state w, cheat_w;
+    gd_trained_round t, cheat;
+    CHECK_OK(gd_engine_worker_init(&e, &w, WORKER, 0));
+    CHECK_OK(gd_engine_train(&e, &t, ROUND, &g_g0, true, &w));
+    CHECK(t.payload.len == g_round.payload.len &&
+          memcmp(t.payload.data, g_round.payload.data, t.payload.len) == 0);
+    CHECK(t.transcript.len == g_round.transcript.len &&
+          memcmp(t.transcript.data, g_round.transcript.data, t.transcript.len) == 0);
+    CHECK(memcmp(t.commit.transcript_root, g_round.commit.transcript_root, 32) == 0);
+    gd_test_trained tr = {&e, ROUND, &t, &w};
+    for (uint32_t segment = 0; segment < t.segments; segment++) {
+        gd_check_evidence ev;
+        gd_test_evidence(&tr, segment, (segment * 5) % g_engine.chunks, &ev);
+        gd_check_answer a = check(segment, (segment * 5) % g_engine.chunks, &ev);
+        if (a.verdict != GD_VERDICT_PASS) {
+            fprintf(stderr, "sharded segment %u: %s\n", segment, a.why);
+            gd_test_failures++;
+        }
+        gd_check_evidence_free(&ev);
+    }
+    /* The cheat: twice the run's learning rate. */
+    CHECK_OK(gd_engine_worker_init(&e, &cheat_w, WORKER, 0));
+    e.rc.diloco.inner.optim.lr *= 2;
+    CHECK_OK(gd_engine_train(&e, &cheat, ROUND, &g_g0, true, &cheat_w));
+    Gonka__Diloco__V1__Commitment c;
+    gd_test_commitment(&cheat, WORKER, &c);
+    gd_test_trained ctr = {&e, ROUND, &cheat, &cheat_w};
+    gd_check_evidence ev;
+    gd_test_evidence(&ctr, 1, 3, &ev);
+    gd_check_input in = {.round = ROUND, .target = WORKER, .rank = 0, .commitment = &c,
+                         .segment = 1, .step = 3, .chunk = 3};
+    gd_check_answer a;
+    CHECK_OK(gd_engine_check(&g_engine, &in, &ev, &g_g0, &a));
+    CHECK(a.verdict == GD_VERDICT_FAIL);
+    fprintf(stderr, "  the cheat: %s\n", a.why);
+    gd_check_evidence_free(&ev);
+    gd_trained_round_free(&cheat);
+    gd_worker_state_free(&cheat_w);
+    gd_trained_round_free(&t);
+    gd_worker_state_free(&w);
+    gd_engine_close(&e);
+    gd_collective_close(&coll);
+    for (int r = 0; r < 2; r++)
+        CHECK(gd_copy_backend_free(cbs[r]));
+}
+
 int main(void) {
     json_t *spec_json = gd_test_example_spec_json();
     json_object_set_new(spec_json, "chunk_elems", json_integer(CHUNK_ELEMS));
@@ -296,6 +365,7 @@ int main(void) {
     json_object_set_new(spec_json, "h_max", json_integer(30));
     Gonka__Diloco__V1__RunSpec *spec = NULL;
     CHECK_OK(gd_diloco_spec_from_json(&spec, spec_json));
+    g_spec = spec;
     json_decref(spec_json);
     CHECK_OK(gd_engine_open(&g_engine, spec, RUN, &(gd_engine_host){.threads = 1}));
     /* The example names G_0's hash for its own chunk size, which the hash covers. */
@@ -310,6 +380,7 @@ int main(void) {
     RUN_TEST(test_malformed_chunks_fail);
     RUN_TEST(test_segment_state_fails);
     RUN_TEST(test_overlapped_start);
+    RUN_TEST(test_sharded_worker_checked_by_one_rank);
     gd_trained_round_free(&g_round);
     gd_worker_state_free(&g_worker);
     gd_global_state_free(&g_g0);

@@ -4,7 +4,10 @@
  * validator on the same backend re-executes every segment of it to a PASS,
  * while one on the CPU, another hardware class, fails it, which is why a
  * segment is only ever checked within its class; and G_1 aggregated from
- * the round's payload on the GPU is the CPU's, bit for bit. A CTest skip
+ * the round's payload on the GPU is the CPU's, bit for bit; and an engine
+ * over two GPUs with full sharding (one GPU where there is only one)
+ * trains the same round to the same bytes, so the one-GPU validator's
+ * PASS holds for it. A CTest skip
  * (exit 77) where the CUDA backend is not built or no GPU is usable; the
  * CUDA emulator runs it without one (tests/cuda_emu). */
 #include <stdio.h>
@@ -40,10 +43,11 @@ static void train_on(gd_engine *e, gd_worker_state *w, gd_trained_round *t) {
     gd_global_state_free(&g0);
 }
 
-static void test_a_round_repeats_to_its_bytes(void) {
+/* Trains the round on e and checks it is g_round, byte for byte. */
+static void check_repeats_the_round(gd_engine *e) {
     gd_worker_state w;
     gd_trained_round t;
-    train_on(&g_gpu2, &w, &t);
+    train_on(e, &w, &t);
     CHECK(t.payload.len == g_round.payload.len &&
           memcmp(t.payload.data, g_round.payload.data, t.payload.len) == 0);
     CHECK(t.transcript.len == g_round.transcript.len &&
@@ -54,6 +58,10 @@ static void test_a_round_repeats_to_its_bytes(void) {
           t.commit.segment_count == g_round.commit.segment_count);
     gd_trained_round_free(&t);
     gd_worker_state_free(&w);
+}
+
+static void test_a_round_repeats_to_its_bytes(void) {
+    check_repeats_the_round(&g_gpu2);
 }
 
 static gd_diloco_verdict check_on(gd_engine *validator, uint32_t segment, uint32_t chunk,
@@ -70,6 +78,19 @@ static gd_diloco_verdict check_on(gd_engine *validator, uint32_t segment, uint32
     snprintf(why, cap, "%s", a.why);
     gd_check_evidence_free(&ev);
     return a.verdict;
+}
+
+static void test_a_fully_sharded_round_is_one_gpus(void) {
+    gd_engine full;
+    gd_engine_host host = {.threads = 1, .backend = "cuda", .gpus = 2, .shard = GD_SHARD_FULL};
+    if (gd_engine_open(&full, g_spec, RUN, &host) != GD_OK) {
+        printf("  one GPU here: full sharding on one\n");
+        host.gpus = 1;
+        CHECK_OK(gd_engine_open(&full, g_spec, RUN, &host));
+    }
+    CHECK_OK(gd_run_config_initial_state(&full.rc, full.rc.initial_state_hash, 1));
+    check_repeats_the_round(&full);
+    gd_engine_close(&full);
 }
 
 static void test_checked_within_its_class(void) {
@@ -135,6 +156,7 @@ int main(void) {
     train_on(&g_gpu, &g_worker, &g_round);
     CHECK(g_round.segments == 2 && g_gpu.chunks == 8);
     RUN_TEST(test_a_round_repeats_to_its_bytes);
+    RUN_TEST(test_a_fully_sharded_round_is_one_gpus);
     RUN_TEST(test_checked_within_its_class);
     RUN_TEST(test_the_aggregate_is_the_cpus);
     gd_trained_round_free(&g_round);

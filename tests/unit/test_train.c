@@ -451,7 +451,7 @@ static void test_evaluate_shard_windows(void) {
      * floor(24 / golden ratio) = 14, and 14, 15, 16 share a factor with 24,
      * so eval window k = b*B + j starts at ((17 k) mod 24) * T. */
     gd_model_f32 *m = NULL;
-    CHECK_OK(gd_model_new_f32(&m, gd_trainer_layout(t), 1, T, NULL));
+    CHECK_OK(gd_model_new_f32(&m, gd_trainer_layout(t), 1, T, NULL, NULL));
     int32_t w[41];
     double sum = 0;
     for (size_t b = 0; b < 2; b++)

@@ -1,14 +1,16 @@
-/* Data parallelism (trainer/train.c's ranks, kernels/collective.h): a
- * trainer over 2 or 3 ranks gives, step after step, the bits of one rank
- * on the CPU backend: parameters, both AdamW moments, loss and gradient
- * norm. The ranks are device-like test backends (tests/support/backend_copy.h:
+/* Data parallelism (trainer/train.c's ranks, trainer/train_full.c,
+ * kernels/collective.h): a trainer over 1, 2, 3 or 8 ranks, with optimizer
+ * or full sharding, activations kept or recomputed, tied head or not,
+ * gives, step after step, the bits of
+ * one rank on the CPU backend: parameters, both AdamW moments, loss and
+ * gradient norm; and so do its evaluation and a save and resume. The ranks are device-like test backends (tests/support/backend_copy.h:
  * every op through the CPU fallback, every transfer explicit, guard bytes
  * around every buffer) joined by the host collective, so a copy the
  * trainer forgets, a slice sent to the wrong owner, or an addition out of
  * order fails here without a GPU. The tiny model's 115,008 parameters are
  * two chunks of the sum of squares: over 3 ranks the last one owns
- * nothing, and 5 micro-batches over 2 or 3 ranks leave a rank idle in the
- * last round. */
+ * nothing, a shard boundary falls inside a layer, and 5 micro-batches over
+ * 2 or 3 ranks leave a rank idle in the last round. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,10 +43,14 @@ static gd_train_options options(size_t micro_steps) {
     return o;
 }
 
+/* tiny, or tiny with a head of its own (untied). */
+static bool g_untied;
+
 static gd_model_config tiny(void) {
     gd_model_config c;
     if (gd_model_config_preset(&c, "tiny") != GD_OK)
         abort();
+    c.tie_word_embeddings = !g_untied;
     return c;
 }
 
@@ -91,14 +97,15 @@ static void run_cpu(const gd_data *data, run *out, size_t micro_steps) {
 /* A trainer over n copy backends, no pools (each rank computes on its own
  * thread), joined by the host collective. */
 typedef struct rank_group {
-    gd_backend be[4];
-    gd_copy_backend *cbs[4];
+    gd_backend be[8];
+    gd_copy_backend *cbs[8];
     size_t n;
     gd_collective coll;
     gd_trainer *t;
 } rank_group;
 
-static void ranks_open(rank_group *g, size_t n, size_t micro_steps) {
+static void ranks_open_host(rank_group *g, size_t n, size_t micro_steps, gd_shard shard,
+                            gd_recompute recompute) {
     g->n = n;
     for (size_t r = 0; r < n; r++)
         CHECK((g->cbs[r] = gd_copy_backend_new(&g->be[r], NULL)) != NULL);
@@ -106,7 +113,12 @@ static void ranks_open(rank_group *g, size_t n, size_t micro_steps) {
     gd_model_config c = tiny();
     gd_train_options o = options(micro_steps);
     g->t = NULL;
-    CHECK_OK(gd_trainer_new_ranks(&g->t, &c, &o, 1, g->be, n, &g->coll));
+    CHECK_OK(gd_trainer_new_ranks(&g->t, &c, &o, 1,
+                                  &(gd_trainer_host){g->be, n, &g->coll, shard, recompute}));
+}
+
+static void ranks_open(rank_group *g, size_t n, size_t micro_steps, gd_shard shard) {
+    ranks_open_host(g, n, micro_steps, shard, GD_RECOMPUTE_NONE);
 }
 
 /* Frees it all; every buffer's guards must be intact and none left. */
@@ -119,31 +131,99 @@ static void ranks_close(rank_group *g) {
         CHECK(gd_copy_backend_free(g->cbs[r]));
 }
 
-static void run_ranks(const gd_data *data, run *out, size_t micro_steps, size_t n_ranks) {
+static void run_ranks(const gd_data *data, run *out, size_t micro_steps, size_t n_ranks,
+                      gd_shard shard, gd_recompute recompute) {
     rank_group g;
-    ranks_open(&g, n_ranks, micro_steps);
+    ranks_open_host(&g, n_ranks, micro_steps, shard, recompute);
     run_steps(g.t, data, out);
     ranks_close(&g);
 }
 
-static void test_ranks_give_one_ranks_bits(void) {
+static void ranks_give_one_ranks_bits(void) {
     gd_data *data = NULL;
     CHECK_OK(gd_data_open(&data, "synthetic:markov:1"));
     static const size_t micro_steps[] = {1, 4, 5};
+    static const size_t counts[] = {1, 2, 3, 8};
     for (size_t i = 0; i < sizeof micro_steps / sizeof micro_steps[0]; i++) {
         run want;
         run_cpu(data, &want, micro_steps[i]);
-        for (size_t ranks = 1; ranks <= 3; ranks++) {
+        for (size_t j = 0; j < 4 * sizeof counts / sizeof counts[0]; j++) {
+            size_t ranks = counts[j / 4];
+            gd_shard shard = j % 2 ? GD_SHARD_FULL : GD_SHARD_OPTIMIZER;
+            gd_recompute recompute = j / 2 % 2 ? GD_RECOMPUTE_FULL : GD_RECOMPUTE_NONE;
             run have;
-            run_ranks(data, &have, micro_steps[i], ranks);
-            char what[64];
-            snprintf(what, sizeof what, "%zu micro-batches over %zu ranks", micro_steps[i],
-                     ranks);
+            run_ranks(data, &have, micro_steps[i], ranks, shard, recompute);
+            char what[128];
+            snprintf(what, sizeof what,
+                     "%s: %zu micro-batches over %zu ranks, %s sharding, recompute %s",
+                     g_untied ? "untied" : "tied", micro_steps[i], ranks,
+                     gd_setting_name(&gd_setting_shard, (int)shard),
+                     gd_setting_name(&gd_setting_recompute, (int)recompute));
             check_same(&want, &have, what);
             run_free(&have);
         }
         run_free(&want);
     }
+    gd_data_close(data);
+}
+
+static void test_ranks_give_one_ranks_bits(void) {
+    g_untied = false;
+    ranks_give_one_ranks_bits();
+}
+
+static void test_untied_ranks_give_one_ranks_bits(void) {
+    g_untied = true;
+    ranks_give_one_ranks_bits();
+    g_untied = false;
+}
+
+/* A fully sharded trainer's evaluation (rank 0 gathers each layer alone)
+ * scores what one rank's does, and its checkpoint resumes onto any ranks
+ * and either sharding to continue with one rank's bits. */
+static void test_full_sharding_evaluates_and_resumes(void) {
+    gd_data *data = NULL;
+    CHECK_OK(gd_data_open(&data, "synthetic:markov:1"));
+    for (int untied = 0; untied < 2; untied++) {
+        g_untied = untied;
+        gd_model_config c = tiny();
+        gd_train_options o = options(4);
+        gd_trainer *one = NULL;
+        CHECK_OK(gd_trainer_new(&one, &c, &o, 2));
+        rank_group g;
+        ranks_open_host(&g, 3, 4, GD_SHARD_FULL, GD_RECOMPUTE_FULL);
+        for (int i = 0; i < 2; i++) {
+            CHECK_OK(gd_trainer_step(one, data, NULL));
+            CHECK_OK(gd_trainer_step(g.t, data, NULL));
+        }
+        double want = 0, have = 0;
+        uint64_t tw = 0, th = 0;
+        CHECK_OK(gd_trainer_evaluate(one, data, 2, 2, 16, 1, &want, &tw, NULL, NULL));
+        CHECK_OK(gd_trainer_evaluate(g.t, data, 2, 2, 16, 1, &have, &th, NULL, NULL));
+        CHECK(want == have && tw == th && tw > 0);
+        /* A step after the evaluation still meets every rank. */
+        CHECK_OK(gd_trainer_step(one, data, NULL));
+        CHECK_OK(gd_trainer_step(g.t, data, NULL));
+        char path[256];
+        snprintf(path, sizeof path, "%s/full.safetensors", gd_test_tmpdir());
+        CHECK_OK(gd_trainer_save(g.t, path, "synthetic:markov:1"));
+        ranks_close(&g);
+        rank_group back;
+        ranks_open(&back, 2, 4, GD_SHARD_FULL);
+        gd_trainer_free(back.t);
+        CHECK_OK(gd_trainer_resume_ranks(&back.t, path, 1,
+                                         &(gd_trainer_host){back.be, 2, &back.coll,
+                                                             GD_SHARD_FULL}));
+        run a = {0}, b = {0};
+        run_steps(one, data, &a);
+        run_steps(back.t, data, &b);
+        check_same(&a, &b, "resumed fully sharded over 2 ranks");
+        run_free(&a);
+        run_free(&b);
+        ranks_close(&back);
+        gd_trainer_free(one);
+    }
+    g_untied = false;
     gd_data_close(data);
 }
 
@@ -155,7 +235,7 @@ static void test_state_round_trips_through_shards(void) {
     run want;
     run_cpu(data, &want, 2);
     rank_group g;
-    ranks_open(&g, 3, 2);
+    ranks_open(&g, 3, 2, GD_SHARD_FULL);
     gd_trainer *t = g.t;
     size_t n = gd_trainer_layout(t)->total;
     gd_trainer_set_state(t, want.params, want.m, want.v, STEPS);
@@ -168,7 +248,7 @@ static void test_state_round_trips_through_shards(void) {
     CHECK(step == STEPS);
     memcpy(back.stats, want.stats, sizeof back.stats);
     back.n = n;
-    check_same(&want, &back, "state set and got back over 3 ranks");
+    check_same(&want, &back, "state set and got back over 3 fully sharded ranks");
     run_free(&back);
     ranks_close(&g);
     run_free(&want);
@@ -183,17 +263,27 @@ static void test_rejects_bad_groups(void) {
     gd_backend_cpu_init(&ranks[0], NULL);
     gd_backend_cpu_init(&ranks[1], NULL);
     gd_trainer *t = NULL;
-    CHECK_STATUS(gd_trainer_new_ranks(&t, &c, &o, 1, ranks, 2, NULL), GD_ERR_INVALID);
-    CHECK_STATUS(gd_trainer_new_ranks(&t, &c, &o, 1, ranks, 0, NULL), GD_ERR_INVALID);
+    CHECK_STATUS(gd_trainer_new_ranks(&t, &c, &o, 1,
+                                      &(gd_trainer_host){ranks, 2, NULL, GD_SHARD_OPTIMIZER}),
+                 GD_ERR_INVALID);
+    CHECK_STATUS(gd_trainer_new_ranks(&t, &c, &o, 1,
+                                      &(gd_trainer_host){ranks, 0, NULL, GD_SHARD_OPTIMIZER}),
+                 GD_ERR_INVALID);
     gd_collective coll;
     CHECK_OK(gd_collective_host_open(&coll, ranks, 1));
-    CHECK_STATUS(gd_trainer_new_ranks(&t, &c, &o, 1, ranks, 2, &coll), GD_ERR_INVALID);
+    CHECK_STATUS(gd_trainer_new_ranks(&t, &c, &o, 1,
+                                      &(gd_trainer_host){ranks, 2, &coll, GD_SHARD_FULL}),
+                 GD_ERR_INVALID);
+    CHECK_STATUS(gd_trainer_new_ranks(&t, &c, &o, 1, &(gd_trainer_host){ranks, 1, NULL, 7}),
+                 GD_ERR_INVALID);
     gd_collective_close(&coll);
     CHECK(t == NULL);
 }
 
 int main(void) {
     RUN_TEST(test_ranks_give_one_ranks_bits);
+    RUN_TEST(test_untied_ranks_give_one_ranks_bits);
+    RUN_TEST(test_full_sharding_evaluates_and_resumes);
     RUN_TEST(test_state_round_trips_through_shards);
     RUN_TEST(test_rejects_bad_groups);
     return gd_test_finish();

@@ -1,0 +1,97 @@
+/* What the training loop (train.c) and full sharding (train_full.c)
+ * share: the trainer's ranks and the meeting of the ranks. Private to
+ * trainer/. */
+#ifndef GD_TRAINER_TRAIN_IMPL_H
+#define GD_TRAINER_TRAIN_IMPL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "trainer/model.h"
+#include "trainer/train.h"
+
+/* One rank of the trainer: a backend (one GPU, or the CPU) and its share
+ * of the model. A trainer of one rank holds every array whole; over n
+ * ranks rank r owns the shard [lo, hi) of the gradient and of AdamW's
+ * moments, and updates that shard of the parameters for everyone. With
+ * optimizer sharding (ZeRO-1) every rank also holds the whole model and a
+ * micro-batch's whole gradient; with full sharding (ZeRO-3) it holds only
+ * its shard of the parameters and gathers the model a unit (a layer, the
+ * embedding, the head) at a time (train_full.c). */
+typedef struct gd_rank {
+    gd_backend be;
+    struct gd_trainer *t;
+    gd_model_f32 *model;
+    int32_t *tokens;     /* host: the micro-batch it computes, micro_batch rows of seq_len + 1 */
+    float *params;       /* optimizer: the whole model, the same bits on every rank between
+                            steps; full: the shard [lo, hi) */
+    float *micro;        /* one micro-batch's gradient, whole (NULL: not needed) */
+    float *inbox;        /* optimizer: n_ranks slices [lo, hi) of a round's micro gradients;
+                            full: one unit's slice from one rank (one rank: NULL) */
+    float *grads, *exp_avg, *exp_avg_sq; /* the shard [lo, hi) */
+    size_t lo, hi;
+    /* Full sharding: the unit in use and its gradient, and with a tied
+     * head unit 0 (the table, used first and last) apart from them. */
+    float *unit_params, *unit_grads;
+    float *table_params, *table_grads;
+    bool table_gathered, table_grads_open;
+    size_t micro_index;  /* the micro-batch it computes this round */
+    bool busy;           /* it has one this round */
+    double loss;
+    gd_status status;
+    char why[256]; /* status's detail, from the rank's thread */
+} gd_rank;
+
+/* What the last rank to reach a meeting does for all of them. */
+typedef void (*gd_meet_action)(struct gd_trainer *t, size_t unit);
+
+struct gd_trainer {
+    gd_param_layout layout;
+    gd_train_options options;
+    gd_pool *pool;   /* host work: the CPU backend's ops, fallbacks, hashing */
+    gd_backend be;   /* rank 0's backend: where callers find the parameters */
+    gd_rank *ranks;
+    size_t n_ranks;
+    gd_collective *coll; /* borrowed; NULL with one rank */
+    gd_shard shard;
+    gd_model_settings model_settings; /* recomputation */
+    bool meet_ready;     /* meet_lock and meet_cond are initialised */
+    bool tied;           /* the head is the embedding's table (unit 0) */
+    uint64_t step;   /* optimizer steps taken */
+    /* Full sharding: the busy ranks meet at each unit's gather and at each
+     * unit's gradient; the last to arrive acts for all (train_full.c). */
+    pthread_mutex_t meet_lock;
+    pthread_cond_t meet_cond;
+    size_t meet_expected, meet_arrived;
+    uint64_t meet_generation;
+    gd_meet_action meet_action;
+    size_t meet_unit;
+    size_t round_first;  /* the micro-batch of rank 0 in this round */
+};
+
+/* --- full sharding (train_full.c) --- */
+
+/* Elements of a rank's unit window (the largest unit it gathers into
+ * unit_params; with a tied head, unit 0 has windows of its own), and of
+ * the largest slice of one unit that falls in rank k's shard (its inbox). */
+size_t gd_trainer_unit_window(const gd_trainer *t);
+size_t gd_rank_unit_slice_max(const gd_trainer *t, const gd_rank *k);
+
+/* The model feed of a fully sharded rank (trainer/model_api.h); ctx is
+ * the gd_rank. */
+extern const gd_model_feed_f32 gd_rank_feed;
+
+/* Sets up and tears down the ranks' meeting. */
+gd_status gd_trainer_meet_init(gd_trainer *t) GD_MUST_CHECK;
+void gd_trainer_meet_free(gd_trainer *t);
+/* Before a round: the busy ranks are the ones that will meet. */
+void gd_trainer_meet_expect(gd_trainer *t, size_t ranks);
+/* A busy rank that stops before its first meeting (its forward failed)
+ * leaves, so the others do not wait for it. */
+void gd_trainer_meet_leave(gd_trainer *t);
+/* A rank's pass starts: nothing of unit 0 is held over from the last. */
+void gd_rank_feed_reset(gd_rank *k);
+
+#endif
