@@ -206,11 +206,15 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
         p.gradients = gd_add(&over, gd_mul(&over, shard, 4),
                              gd_add(&over, gd_mul(&over, held, 4), gd_mul(&over, full_inbox, 4)));
     }
-    uint64_t moments = gd_mul(&over, shard, s->moments == GD_PRECISION_BF16 ? 4 : 8);
-    if (s->offload == GD_OFFLOAD_OPTIMIZER)
-        p.offloaded = gd_mul(&over, moments, N);
-    else
+    uint64_t per_value = s->moments == GD_PRECISION_BF16 ? 4 : 8; /* both moments */
+    uint64_t moments = gd_mul(&over, shard, per_value);
+    if (s->offload == GD_OFFLOAD_OPTIMIZER) {
+        /* In host memory, every rank's; on the rank the staging window. */
+        p.offloaded = gd_mul(&over, P, per_value);
+        p.moments = gd_mul(&over, shard < GD_OFFLOAD_STAGE ? shard : GD_OFFLOAD_STAGE, per_value);
+    } else {
         p.moments = moments;
+    }
     gd_plan_activations(&p, in, &sh, &over);
     p.workspace = GD_PLAN_CONTEXT_BYTES + in->gpu_mem / 20;
     p.per_gpu = gd_add(&over, gd_add(&over, gd_add(&over, p.weights, p.gradients),
@@ -224,7 +228,7 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
         return gd_fail(GD_ERR_LIMIT, "the plan's figures overflow 64 bits");
     p.fits = p.per_gpu <= in->gpu_mem && (in->host_mem == 0 || p.host <= in->host_mem);
     p.built = s->precision == GD_PRECISION_FP32 && s->moments == GD_PRECISION_FP32 &&
-              s->attention == GD_ATTENTION_NAIVE && s->offload == GD_OFFLOAD_NONE;
+              s->attention == GD_ATTENTION_NAIVE;
     *out = p;
     return GD_OK;
 }

@@ -5,7 +5,8 @@
  * verification, for the trainer's memory settings.
  *
  * The figures are arithmetic. For the settings the trainer has today
- * (optimizer or full sharding, fp32, naive attention, recomputation or not) a
+ * (optimizer or full sharding, fp32, naive attention, recomputation and
+ * optimizer offload or not) a
  * GPU's figure less the workspace is the trainer's own high-water mark on
  * the rank that holds the most, byte for byte (test_plan measures it on
  * device-like test backends over 1, 2, 3 and 8 ranks). The other
@@ -49,7 +50,7 @@ typedef struct gd_plan {
     /* One GPU. */
     uint64_t weights;       /* fp32 weights, or the shard and the gathered bf16 layers */
     uint64_t gradients;     /* gradient, inbox and accumulator, or their shards */
-    uint64_t moments;       /* AdamW's two moments (0 when offloaded) */
+    uint64_t moments;       /* AdamW's two moments (offloaded: their staging window) */
     uint64_t activations;   /* saved for the backward pass, and its scratch */
     uint64_t logits;        /* the (tokens, vocabulary) logits, whole or a chunk */
     uint64_t workspace;     /* CUDA context, cuBLAS workspace, allocator slack */

@@ -10,6 +10,16 @@ const gd_setting gd_setting_recompute = {"recompute", {"none", "full"}};
 const gd_setting gd_setting_attention = {"attention", {"naive", "flash"}};
 const gd_setting gd_setting_offload = {"offload", {"none", "optimizer"}};
 
+gd_status gd_memory_settings_check(const gd_memory_settings *m) {
+    if ((m->shard != GD_SHARD_OPTIMIZER && m->shard != GD_SHARD_FULL) ||
+        (m->recompute != GD_RECOMPUTE_NONE && m->recompute != GD_RECOMPUTE_FULL) ||
+        (m->offload != GD_OFFLOAD_NONE && m->offload != GD_OFFLOAD_OPTIMIZER))
+        return gd_fail(GD_ERR_INVALID, "unknown memory settings (shard %d, recompute %d, "
+                                       "offload %d)",
+                       (int)m->shard, (int)m->recompute, (int)m->offload);
+    return GD_OK;
+}
+
 const char *gd_setting_name(const gd_setting *s, int v) {
     return v == 0 || v == 1 ? s->names[v] : "?";
 }

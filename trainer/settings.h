@@ -18,6 +18,20 @@ typedef enum { GD_PRECISION_FP32, GD_PRECISION_BF16 } gd_precision;
 typedef enum { GD_RECOMPUTE_NONE, GD_RECOMPUTE_FULL } gd_recompute;
 typedef enum { GD_ATTENTION_NAIVE, GD_ATTENTION_FLASH } gd_attention;
 typedef enum { GD_OFFLOAD_NONE, GD_OFFLOAD_OPTIMIZER } gd_offload;
+/* Offloaded moments reach a rank this many values at a time (a staging
+ * window of each moment: 16 MiB each in fp32). */
+#define GD_OFFLOAD_STAGE ((size_t)1 << 22)
+
+/* How a host keeps the model on its ranks: the settings that only move
+ * bytes, none of which changes a step's bits. Zeroed: the defaults. */
+typedef struct gd_memory_settings {
+    gd_shard shard;
+    gd_recompute recompute;
+    gd_offload offload;
+} gd_memory_settings;
+
+/* GD_ERR_INVALID for a value out of its enum (from outside the parsers). */
+gd_status gd_memory_settings_check(const gd_memory_settings *m) GD_MUST_CHECK;
 
 /* What decides how a model's passes keep their activations
  * (trainer/model_api.h); zeroed: the defaults. */

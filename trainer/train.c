@@ -65,8 +65,15 @@ void gd_trainer_free(gd_trainer *t) {
         gd_backend_free(&k->be, k->params);
         gd_backend_free(&k->be, k->inbox);
         gd_backend_free(&k->be, k->grads);
-        gd_backend_free(&k->be, k->exp_avg);
-        gd_backend_free(&k->be, k->exp_avg_sq);
+        if (t->memory.offload == GD_OFFLOAD_OPTIMIZER) {
+            free(k->exp_avg);
+            free(k->exp_avg_sq);
+        } else {
+            gd_backend_free(&k->be, k->exp_avg);
+            gd_backend_free(&k->be, k->exp_avg_sq);
+        }
+        gd_backend_free(&k->be, k->stage_m);
+        gd_backend_free(&k->be, k->stage_v);
         gd_backend_free(&k->be, k->unit_params);
         gd_backend_free(&k->be, k->unit_grads);
         gd_backend_free(&k->be, k->table_params);
@@ -86,13 +93,13 @@ void gd_trainer_free(gd_trainer *t) {
 static gd_status gd_trainer_alloc_batch(gd_trainer *t) {
     gd_trainer_free_batch(t);
     const gd_train_options *o = &t->options;
-    bool micro = t->shard == GD_SHARD_OPTIMIZER &&
+    bool micro = t->memory.shard == GD_SHARD_OPTIMIZER &&
                  (t->n_ranks > 1 || gd_trainer_micro_steps(t) > 1);
     for (size_t r = 0; r < t->n_ranks; r++) {
         gd_rank *k = &t->ranks[r];
         GD_TRY(gd_model_new_f32(&k->model, &t->layout, o->micro_batch, o->seq_len,
                                 &t->model_settings, &k->be));
-        if (t->shard == GD_SHARD_FULL) {
+        if (t->memory.shard == GD_SHARD_FULL) {
             gd_model_feed_f32 feed = gd_rank_feed;
             feed.ctx = k;
             gd_model_set_feed_f32(k->model, &feed);
@@ -120,18 +127,28 @@ static void gd_rank_shard(size_t total, size_t n_ranks, size_t r, size_t *lo, si
 
 static gd_status gd_rank_alloc(gd_trainer *t, gd_rank *k) {
     size_t n = t->layout.total, shard = k->hi - k->lo;
-    bool full = t->shard == GD_SHARD_FULL;
+    bool full = t->memory.shard == GD_SHARD_FULL;
     k->params = shard > 0 || !full ? gd_backend_alloc_f32(&k->be, full ? shard : n) : NULL;
     size_t inbox = full ? gd_rank_unit_slice_max(t, k) : t->n_ranks * shard;
     if (t->n_ranks > 1 && inbox > 0)
         k->inbox = gd_backend_alloc_f32(&k->be, inbox);
+    bool offload = t->memory.offload == GD_OFFLOAD_OPTIMIZER;
     if (shard > 0) {
         k->grads = gd_backend_alloc_f32(&k->be, shard);
-        k->exp_avg = gd_backend_alloc_f32(&k->be, shard);
-        k->exp_avg_sq = gd_backend_alloc_f32(&k->be, shard);
+        if (offload) { /* host memory, and a staging window on the rank */
+            k->exp_avg = calloc(shard, sizeof(float));
+            k->exp_avg_sq = calloc(shard, sizeof(float));
+            k->stage_count = shard < GD_OFFLOAD_STAGE ? shard : GD_OFFLOAD_STAGE;
+            k->stage_m = gd_backend_alloc_f32(&k->be, k->stage_count);
+            k->stage_v = gd_backend_alloc_f32(&k->be, k->stage_count);
+        } else {
+            k->exp_avg = gd_backend_alloc_f32(&k->be, shard);
+            k->exp_avg_sq = gd_backend_alloc_f32(&k->be, shard);
+        }
     }
     bool ok = (k->params || (full && shard == 0)) &&
-              (shard == 0 || (k->grads && k->exp_avg && k->exp_avg_sq)) &&
+              (shard == 0 || (k->grads && k->exp_avg && k->exp_avg_sq &&
+                               (!offload || (k->stage_m && k->stage_v)))) &&
               (t->n_ranks == 1 || inbox == 0 || k->inbox);
     if (ok && full) {
         size_t window = gd_trainer_unit_window(t), table = t->tied ? t->layout.config.vocab_size *
@@ -149,7 +166,7 @@ static gd_status gd_rank_alloc(gd_trainer *t, gd_rank *k) {
         return gd_fail(GD_ERR_NOMEM, "out of %s memory for %zu parameters and their optimizer "
                                      "state (%zu MiB on this rank with %s sharding)",
                        k->be.iface->name, n, (full ? shard : n) * 16 >> 20,
-                       gd_setting_name(&gd_setting_shard, (int)t->shard));
+                       gd_setting_name(&gd_setting_shard, (int)t->memory.shard));
     return GD_OK;
 }
 
@@ -160,7 +177,9 @@ static gd_status gd_trainer_alloc(gd_trainer **out, gd_param_layout *layout,
                                   const gd_trainer_host *placement) {
     GD_TRY(gd_train_options_validate(options, &layout->config));
     /* No placement, or a zeroed one: one rank on the CPU. */
-    gd_trainer_host one = {NULL, 1, NULL, placement ? placement->shard : GD_SHARD_OPTIMIZER};
+    gd_trainer_host one = {NULL, 1, NULL, {GD_SHARD_OPTIMIZER, GD_RECOMPUTE_NONE, GD_OFFLOAD_NONE}};
+    if (placement)
+        one.memory = placement->memory;
     const gd_trainer_host *p =
         placement && (placement->n > 0 || placement->be != NULL) ? placement : &one;
     const gd_backend *ranks = p->be;
@@ -171,10 +190,7 @@ static gd_status gd_trainer_alloc(gd_trainer **out, gd_param_layout *layout,
         return gd_fail(GD_ERR_INVALID, "a trainer over %zu ranks (1..%d) needs a backend for "
                                        "each and a collective over all of them",
                        n_ranks, GD_TRAINER_RANKS_MAX);
-    if (p->shard != GD_SHARD_OPTIMIZER && p->shard != GD_SHARD_FULL)
-        return gd_fail(GD_ERR_INVALID, "unknown sharding %d", (int)p->shard);
-    if (p->recompute != GD_RECOMPUTE_NONE && p->recompute != GD_RECOMPUTE_FULL)
-        return gd_fail(GD_ERR_INVALID, "unknown recomputation %d", (int)p->recompute);
+    GD_TRY(gd_memory_settings_check(&p->memory));
     gd_trainer *t = calloc(1, sizeof *t);
     if (t == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
@@ -182,8 +198,8 @@ static gd_status gd_trainer_alloc(gd_trainer **out, gd_param_layout *layout,
     memset(layout, 0, sizeof *layout);
     t->options = *options;
     t->coll = n_ranks > 1 ? coll : NULL;
-    t->shard = p->shard;
-    t->model_settings.recompute = p->recompute;
+    t->memory = p->memory;
+    t->model_settings.recompute = p->memory.recompute;
     t->tied = t->layout.lm_head == t->layout.embed;
     gd_status s = gd_trainer_meet_init(t);
     t->meet_ready = s == GD_OK;
@@ -229,7 +245,7 @@ gd_status gd_trainer_new_on(gd_trainer **out, const gd_model_config *config,
                             const gd_train_options *options, int threads,
                             const gd_backend *backend) {
     return gd_trainer_new_ranks(out, config, options, threads,
-                                &(gd_trainer_host){backend, 1, NULL, GD_SHARD_OPTIMIZER});
+                                &(gd_trainer_host){backend, 1, NULL, {GD_SHARD_OPTIMIZER}});
 }
 
 gd_status gd_trainer_new_ranks(gd_trainer **out, const gd_model_config *config,
@@ -283,7 +299,7 @@ gd_status gd_trainer_reconfigure(gd_trainer *t, const gd_train_options *options)
 static void gd_rank_compute(gd_trainer *t, gd_rank *k) {
     size_t n = t->layout.total;
     double tokens = (double)t->options.batch * (double)t->options.seq_len;
-    bool full = t->shard == GD_SHARD_FULL;
+    bool full = t->memory.shard == GD_SHARD_FULL;
     float *into = NULL; /* full sharding: the feed's windows */
     if (!full) {
         into = t->n_ranks == 1 && k->micro_index == 0 ? k->grads : k->micro;
@@ -349,7 +365,7 @@ static gd_status gd_trainer_compute_round(gd_trainer *t) {
 /* Adds the round's micro gradients (micro-batches first.., one per busy
  * rank) into the owners' sums, in micro-batch order. */
 static void gd_trainer_reduce_round(gd_trainer *t, size_t first) {
-    if (t->shard == GD_SHARD_FULL)
+    if (t->memory.shard == GD_SHARD_FULL)
         return; /* each unit's gradient went to its owners as it completed */
     if (t->n_ranks == 1) {
         gd_rank *k = &t->ranks[0];
@@ -395,14 +411,32 @@ static void gd_trainer_update(gd_trainer *t, double lr, double grad_scale) {
             size_t b = p->offset + p->numel < k->hi ? p->offset + p->numel : k->hi;
             if (a >= b)
                 continue;
-            float *param = t->shard == GD_SHARD_FULL ? k->params + (a - k->lo) : k->params + a;
-            gd_backend_adamw(&k->be, param, k->grads + (a - k->lo),
-                             k->exp_avg + (a - k->lo), k->exp_avg_sq + (a - k->lo), b - a, lr,
-                             c->beta1, c->beta2, c->eps, p->decay ? c->weight_decay : 0, bc1,
-                             bc2, grad_scale);
+            float *param = t->memory.shard == GD_SHARD_FULL ? k->params + (a - k->lo) : k->params + a;
+            float *grad = k->grads + (a - k->lo);
+            double decay = p->decay ? c->weight_decay : 0;
+            if (t->memory.offload == GD_OFFLOAD_NONE) {
+                gd_backend_adamw(&k->be, param, grad, k->exp_avg + (a - k->lo),
+                                 k->exp_avg_sq + (a - k->lo), b - a, lr, c->beta1, c->beta2,
+                                 c->eps, decay, bc1, bc2, grad_scale);
+                continue;
+            }
+            /* Offloaded moments come in and go back a staging window at a
+             * time: AdamW is elementwise, so its pieces give the bits of
+             * one call. */
+            for (size_t at = a; at < b; at += k->stage_count) {
+                size_t n = b - at < k->stage_count ? b - at : k->stage_count;
+                float *m = k->exp_avg + (at - k->lo), *v = k->exp_avg_sq + (at - k->lo);
+                gd_backend_upload(&k->be, k->stage_m, m, n * sizeof(float));
+                gd_backend_upload(&k->be, k->stage_v, v, n * sizeof(float));
+                gd_backend_adamw(&k->be, param + (at - a), grad + (at - a), k->stage_m,
+                                 k->stage_v, n, lr, c->beta1, c->beta2, c->eps, decay, bc1, bc2,
+                                 grad_scale);
+                gd_backend_download(&k->be, m, k->stage_m, n * sizeof(float));
+                gd_backend_download(&k->be, v, k->stage_v, n * sizeof(float));
+            }
         }
     }
-    if (t->n_ranks == 1 || t->shard == GD_SHARD_FULL)
+    if (t->n_ranks == 1 || t->memory.shard == GD_SHARD_FULL)
         return; /* fully sharded: the next pass gathers what it needs */
     gd_collective_begin(t->coll);
     for (size_t src = 0; src < t->n_ranks; src++) {
@@ -499,7 +533,7 @@ gd_status gd_trainer_resume(gd_trainer **out, const char *path, int threads) {
 gd_status gd_trainer_resume_on(gd_trainer **out, const char *path, int threads,
                                const gd_backend *backend) {
     return gd_trainer_resume_ranks(out, path, threads,
-                                   &(gd_trainer_host){backend, 1, NULL, GD_SHARD_OPTIMIZER});
+                                   &(gd_trainer_host){backend, 1, NULL, {GD_SHARD_OPTIMIZER}});
 }
 
 gd_status gd_trainer_resume_ranks(gd_trainer **out, const char *path, int threads,
@@ -539,7 +573,7 @@ gd_status gd_trainer_resume_ranks(gd_trainer **out, const char *path, int thread
  * its owner. */
 void gd_trainer_get_state(const gd_trainer *t, float *params, float *exp_avg,
                           float *exp_avg_sq, uint64_t *step) {
-    bool full = t->shard == GD_SHARD_FULL;
+    bool full = t->memory.shard == GD_SHARD_FULL;
     if (params && !full)
         gd_backend_download(&t->be, params, t->ranks[0].params,
                             t->layout.total * sizeof(float));
@@ -548,6 +582,13 @@ void gd_trainer_get_state(const gd_trainer *t, float *params, float *exp_avg,
         size_t bytes = (k->hi - k->lo) * sizeof(float);
         if (params && full && bytes > 0)
             gd_backend_download(&k->be, params + k->lo, k->params, bytes);
+        if (bytes > 0 && t->memory.offload == GD_OFFLOAD_OPTIMIZER) { /* in host memory */
+            if (exp_avg)
+                memcpy(exp_avg + k->lo, k->exp_avg, bytes);
+            if (exp_avg_sq)
+                memcpy(exp_avg_sq + k->lo, k->exp_avg_sq, bytes);
+            continue;
+        }
         if (exp_avg && bytes > 0)
             gd_backend_download(&k->be, exp_avg + k->lo, k->exp_avg, bytes);
         if (exp_avg_sq && bytes > 0)
@@ -562,10 +603,17 @@ void gd_trainer_set_state(gd_trainer *t, const float *params, const float *exp_a
     for (size_t r = 0; r < t->n_ranks; r++) {
         gd_rank *k = &t->ranks[r];
         size_t bytes = (k->hi - k->lo) * sizeof(float);
-        if (params && t->shard == GD_SHARD_FULL && bytes > 0)
+        if (params && t->memory.shard == GD_SHARD_FULL && bytes > 0)
             gd_backend_upload(&k->be, k->params, params + k->lo, bytes);
-        else if (params && t->shard == GD_SHARD_OPTIMIZER)
+        else if (params && t->memory.shard == GD_SHARD_OPTIMIZER)
             gd_backend_upload(&k->be, k->params, params, t->layout.total * sizeof(float));
+        if (bytes > 0 && t->memory.offload == GD_OFFLOAD_OPTIMIZER) { /* in host memory */
+            if (exp_avg)
+                memcpy(k->exp_avg, exp_avg + k->lo, bytes);
+            if (exp_avg_sq)
+                memcpy(k->exp_avg_sq, exp_avg_sq + k->lo, bytes);
+            continue;
+        }
         if (exp_avg && bytes > 0)
             gd_backend_upload(&k->be, k->exp_avg, exp_avg + k->lo, bytes);
         if (exp_avg_sq && bytes > 0)
@@ -595,7 +643,7 @@ const gd_backend *gd_trainer_backend(const gd_trainer *t) {
 }
 
 gd_shard gd_trainer_shard(const gd_trainer *t) {
-    return t->shard;
+    return t->memory.shard;
 }
 
 size_t gd_trainer_activation_bytes(const gd_trainer *t) {
@@ -680,7 +728,7 @@ gd_status gd_trainer_evaluate(const gd_trainer *t, const gd_data *data, size_t b
                               size_t batch, size_t seq_len, size_t micro_batch,
                               double *mean_loss, uint64_t *tokens, gd_eval_progress_fn progress,
                               void *ctx) {
-    if (t->shard == GD_SHARD_OPTIMIZER)
+    if (t->memory.shard == GD_SHARD_OPTIMIZER)
         return gd_evaluate_on(&t->be, &t->layout, &t->model_settings, t->ranks[0].params, NULL,
                               data, batches, batch, seq_len, micro_batch, mean_loss, tokens,
                               progress, ctx);

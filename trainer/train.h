@@ -77,18 +77,19 @@ gd_status gd_trainer_new_on(gd_trainer **out, const gd_model_config *config,
  *   GD_SHARD_FULL       each rank owns a shard of the parameters too and
  *                       gathers the model a layer at a time (ZeRO-3,
  *                       trainer/train_full.c);
- * and whether activations are recomputed (trainer/model_api.h). The ranks
+ * whether activations are recomputed (trainer/model_api.h); and whether
+ * AdamW's moments live in host memory (GD_OFFLOAD_OPTIMIZER: each update
+ * brings them to the rank GD_OFFLOAD_STAGE values at a time). The ranks
  * compute their micro-batches on threads of their own, so a rank's pool,
  * if any, must not be another rank's. A step's bits are the same for any
- * number of ranks, either sharding and either recomputation (see the
- * step in trainer/train.c). */
+ * number of ranks and any of these settings (see the step in
+ * trainer/train.c). */
 #define GD_TRAINER_RANKS_MAX 16
 typedef struct gd_trainer_host {
     const gd_backend *be; /* n backends; NULL with n == 1: the CPU */
     size_t n;
     gd_collective *coll;
-    gd_shard shard;
-    gd_recompute recompute;
+    gd_memory_settings memory;
 } gd_trainer_host;
 
 /* As gd_trainer_new_on, on host's ranks (NULL, or no backends: one rank

@@ -30,7 +30,10 @@ typedef struct gd_rank {
     float *micro;        /* one micro-batch's gradient, whole (NULL: not needed) */
     float *inbox;        /* optimizer: n_ranks slices [lo, hi) of a round's micro gradients;
                             full: one unit's slice from one rank (one rank: NULL) */
-    float *grads, *exp_avg, *exp_avg_sq; /* the shard [lo, hi) */
+    float *grads, *exp_avg, *exp_avg_sq; /* the shard [lo, hi); the moments in host memory
+                                            when offloaded */
+    float *stage_m, *stage_v;            /* offloaded: the moments' staging window */
+    size_t stage_count;
     size_t lo, hi;
     /* Full sharding: the unit in use and its gradient, and with a tied
      * head unit 0 (the table, used first and last) apart from them. */
@@ -55,8 +58,8 @@ struct gd_trainer {
     gd_rank *ranks;
     size_t n_ranks;
     gd_collective *coll; /* borrowed; NULL with one rank */
-    gd_shard shard;
-    gd_model_settings model_settings; /* recomputation */
+    gd_memory_settings memory;        /* sharding, recomputation, offload */
+    gd_model_settings model_settings; /* the model's part of memory */
     bool meet_ready;     /* meet_lock and meet_cond are initialised */
     bool tied;           /* the head is the embedding's table (unit 0) */
     uint64_t step;   /* optimizer steps taken */

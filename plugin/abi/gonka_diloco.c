@@ -124,7 +124,7 @@ static int gd_abi_open_member(gonka_diloco *h, char *err, size_t cap) {
     gd_member_options o = {.run = s->run, .roles = s->roles, .join = true,
                            .artifact_url = s->public_url, .hw_class = cls,
                            .state_dir = s->state_dir, .backend = s->backend, .gpus = s->gpus,
-                           .shard = s->shard, .recompute = s->recompute,
+                           .memory = s->memory,
                            .threads = s->threads ? (int)s->threads
                                                  : (int)sysconf(_SC_NPROCESSORS_ONLN),
                            .data_paths = h->data_paths, .n_data_paths = s->n_data,

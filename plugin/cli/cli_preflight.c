@@ -198,8 +198,9 @@ static void gd_check_memory(gd_preflight *p, const gd_member_settings *s,
                         .seq = (uint32_t)o->seq_len, .micro_batch = (uint32_t)o->micro_batch,
                         .segments = segments ? segments : 1};
     gd_plan_settings settings = gd_plan_ladder[0];
-    settings.shard = s->shard;
-    settings.recompute = s->recompute;
+    settings.shard = s->memory.shard;
+    settings.recompute = s->memory.recompute;
+    settings.offload = s->memory.offload;
     gd_plan plan;
     if (gd_plan_compute(&plan, &in, &settings) != GD_OK)
         return;

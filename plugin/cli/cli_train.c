@@ -54,13 +54,16 @@ int gd_cli_backend_group(gd_cli *cli, gd_args *args, gd_backend_group *out) {
 }
 
 int gd_cli_trainer_host(gd_cli *cli, gd_args *args, gd_trainer_host *out) {
-    int shard = GD_SHARD_OPTIMIZER, recompute = GD_RECOMPUTE_NONE, rc;
+    int shard = GD_SHARD_OPTIMIZER, recompute = GD_RECOMPUTE_NONE, offload = GD_OFFLOAD_NONE, rc;
     if ((rc = gd_cli_setting_opt(cli, args, &gd_setting_shard, &shard, NULL)) !=
             GD_CLI_CONTINUE ||
         (rc = gd_cli_setting_opt(cli, args, &gd_setting_recompute, &recompute, NULL)) !=
+            GD_CLI_CONTINUE ||
+        (rc = gd_cli_setting_opt(cli, args, &gd_setting_offload, &offload, NULL)) !=
             GD_CLI_CONTINUE)
         return rc;
-    *out = (gd_trainer_host){.shard = (gd_shard)shard, .recompute = (gd_recompute)recompute};
+    *out = (gd_trainer_host){
+        .memory = {(gd_shard)shard, (gd_recompute)recompute, (gd_offload)offload}};
     return GD_CLI_CONTINUE;
 }
 
@@ -243,7 +246,7 @@ static void gd_train_banner(gd_cli *cli, const gd_train_run *run, int threads) {
             run->backends.ranks[0].iface->name);
     if (run->backends.n > 1)
         fprintf(cli->out, "data parallel over %zu GPUs, %s sharding, collective %s\n",
-                run->backends.n, gd_setting_name(&gd_setting_shard, (int)run->placement.shard),
+                run->backends.n, gd_setting_name(&gd_setting_shard, (int)run->placement.memory.shard),
                 run->backends.collective);
     if (run->eval_data)
         fprintf(cli->out, "eval data: %s\n", gd_data_describe(run->eval_data));

@@ -17,8 +17,9 @@ int gd_cli_threads(gd_cli *cli, gd_args *args, int *threads);
  * exit code, the error printed. */
 int gd_cli_backend_group(gd_cli *cli, gd_args *args, gd_backend_group *out);
 
-/* --shard optimizer|full and --recompute none|full into *out (the rest
- * zeroed: the caller puts the opened group's ranks in). */
+/* --shard optimizer|full, --recompute none|full and --offload
+ * none|optimizer into out->memory (the rest zeroed: the caller puts the
+ * opened group's ranks in). */
 int gd_cli_trainer_host(gd_cli *cli, gd_args *args, gd_trainer_host *out);
 #define GD_TRAINER_HOST_OPTS                                                                  \
     {"shard", "optimizer|full", "each GPU holds the whole model (optimizer, the default) or "  \
@@ -26,7 +27,9 @@ int gd_cli_trainer_host(gd_cli *cli, gd_args *args, gd_trainer_host *out);
                                 "bits"},                                                      \
         {"recompute", "none|full", "keep every layer's activations (none, the default) or "    \
                                    "only each layer's input, replaying its forward in the "    \
-                                   "backward pass (full); the same bits"}
+                                   "backward pass (full); the same bits"},                     \
+        {"offload", "none|optimizer", "keep AdamW's moments on the GPU (none, the default) or "  \
+                                      "in host memory (optimizer); the same bits"}
 
 /* --model NAME | --model-config FILE, then --vocab N. */
 int gd_cli_model_config(gd_cli *cli, gd_args *args, gd_model_config *config);

@@ -63,8 +63,7 @@ typedef struct gd_member_options {
     int threads;
     const char *backend;       /* where it trains: cpu, cuda, auto (NULL: cpu) */
     size_t gpus;               /* over how many of its GPUs (0: 1) */
-    gd_shard shard;            /* how the model is spread over them */
-    gd_recompute recompute;    /* whether activations are replayed */
+    gd_memory_settings memory; /* how the model is kept on them */
     const char *const *data_paths; /* local paths of the run's data (none: the spec's); kept
                                     * by the caller while the member lives */
     size_t n_data_paths;

@@ -40,6 +40,7 @@ typedef struct gd_raw_node {
     char *gpus;
     char *shard;
     char *recompute;
+    char *offload;
     char *log_level;
     char *log_format;
 } gd_raw_node;
@@ -81,6 +82,8 @@ static const cyaml_schema_field_t gd_yaml_node[] = {
                            1, 16),
     CYAML_FIELD_STRING_PTR("recompute", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
                            recompute, 1, 16),
+    CYAML_FIELD_STRING_PTR("offload", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
+                           offload, 1, 16),
     CYAML_FIELD_STRING_PTR("log_level", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
                            log_level, 1, GD_LOG_SPEC_MAX),
     CYAML_FIELD_STRING_PTR("log_format", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
@@ -300,14 +303,16 @@ static gd_status gd_member_settings_check(gd_member_settings *s, const gd_raw_no
         return gd_fail(GD_ERR_INVALID, "gpus must be 1 to %d, not '%.12s'", GD_BACKEND_GROUP_MAX,
                        r->gpus);
     s->gpus = (unsigned)gpus;
-    int shard = GD_SHARD_OPTIMIZER;
-    if (r->shard != NULL)
-        GD_TRY(gd_setting_parse(&gd_setting_shard, &shard, r->shard));
-    s->shard = (gd_shard)shard;
-    int recompute = GD_RECOMPUTE_NONE;
-    if (r->recompute != NULL)
-        GD_TRY(gd_setting_parse(&gd_setting_recompute, &recompute, r->recompute));
-    s->recompute = (gd_recompute)recompute;
+    /* The memory settings: absent keys keep the defaults (value 0). */
+    const char *memory_text[3] = {r->shard, r->recompute, r->offload};
+    const gd_setting *memory_setting[3] = {&gd_setting_shard, &gd_setting_recompute,
+                                           &gd_setting_offload};
+    int memory[3] = {0, 0, 0};
+    for (int i = 0; i < 3; i++)
+        if (memory_text[i] != NULL)
+            GD_TRY(gd_setting_parse(memory_setting[i], &memory[i], memory_text[i]));
+    s->memory = (gd_memory_settings){(gd_shard)memory[0], (gd_recompute)memory[1],
+                                     (gd_offload)memory[2]};
     const char *level = r->log_level ? r->log_level : "info";
     if (gd_log_spec_check(level) != GD_OK)
         return gd_fail_context(GD_ERR_INVALID, "log_level");
@@ -422,12 +427,16 @@ gd_status gd_member_settings_format(const gd_member_settings *s, char *out, size
                  "cpu, cuda or auto (cuda where a GPU is usable)");
     gd_yaml_line(out, cap, &at, "", "gpus", num[2],
                  "cuda: data parallel over GPUs 0..gpus-1 (the same bits for any count)");
-    gd_yaml_line(out, cap, &at, "", "shard", gd_setting_name(&gd_setting_shard, (int)s->shard),
+    gd_yaml_line(out, cap, &at, "", "shard",
+                 gd_setting_name(&gd_setting_shard, (int)s->memory.shard),
                  "optimizer: each GPU holds the model; full: a shard, a layer gathered at a "
                  "time (the same bits)");
     gd_yaml_line(out, cap, &at, "", "recompute",
-                 gd_setting_name(&gd_setting_recompute, (int)s->recompute),
+                 gd_setting_name(&gd_setting_recompute, (int)s->memory.recompute),
                  "none: keep activations; full: replay each layer's forward (the same bits)");
+    gd_yaml_line(out, cap, &at, "", "offload",
+                 gd_setting_name(&gd_setting_offload, (int)s->memory.offload),
+                 "none; optimizer: AdamW's moments in host memory (the same bits)");
     gd_yaml_line(out, cap, &at, "", "log_level", GD_Q(9, s->log_level),
                  "error, warn, info or debug; per subsystem: info,http=debug");
     gd_yaml_line(out, cap, &at, "", "log_format", GD_Q(11, s->log_format[0] ? s->log_format : "text"),

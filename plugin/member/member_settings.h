@@ -34,8 +34,7 @@ typedef struct gd_member_settings {
     unsigned threads;                  /* threads: 0 = one per core */
     char backend[8];                   /* backend: auto, cpu, cuda */
     unsigned gpus;                     /* gpus: data-parallel ranks, 1.. */
-    gd_shard shard;                    /* shard: optimizer (default) or full */
-    gd_recompute recompute;            /* recompute: none (default) or full */
+    gd_memory_settings memory;         /* shard, recompute, offload */
     char log_level[GD_LOG_SPEC_MAX + 1]; /* log_level: "info", or per subsystem
                                           * "info,http=debug" (common/log.h) */
     char log_format[8];                /* log_format: text or json */

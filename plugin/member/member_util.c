@@ -88,7 +88,7 @@ gd_status gd_member_engine(gd_member *n) {
     if (n->ans.run == NULL || n->ans.run->run == NULL || n->ans.run->run->spec == NULL)
         return gd_fail(GD_ERR_NOT_FOUND, "run %" PRIu64 " has no spec", n->o.run);
     gd_engine_host host = {.threads = n->o.threads, .backend = n->o.backend, .gpus = n->o.gpus,
-                           .shard = n->o.shard, .recompute = n->o.recompute,
+                           .memory = n->o.memory,
                            .data_paths = n->o.data_paths, .n_data_paths = n->o.n_data_paths};
     /* What this node remembers of its data files' hashes: a restart reads
      * again only files that changed. */

@@ -26,8 +26,7 @@ gd_status gd_engine_open(gd_engine *e, const Gonka__Diloco__V1__RunSpec *spec, u
         s = gd_trainer_new_ranks(&e->trainer, &e->rc.model, &e->rc.diloco.inner,
                                  host->threads,
                                  &(gd_trainer_host){e->backends.ranks, e->backends.n,
-                                                    &e->backends.coll, host->shard,
-                                                    host->recompute});
+                                                    &e->backends.coll, host->memory});
     if (s == GD_OK)
         s = gd_run_config_open_data(&e->rc, &e->data, host->data_paths, host->n_data_paths,
                                     gd_trainer_pool(e->trainer), host->data_memo);

@@ -53,8 +53,7 @@ typedef struct gd_engine_host {
     int threads;
     const char *backend;                /* kernels/backend_registry.h; NULL: cpu */
     size_t gpus;                        /* data-parallel ranks; 0 meaning 1 */
-    gd_shard shard;                     /* optimizer or full sharding over them */
-    gd_recompute recompute;             /* activations kept or replayed */
+    gd_memory_settings memory;          /* how the model is kept on them */
     const char *const *data_paths;      /* the node's `data` key; none: the spec's */
     size_t n_data_paths;
     const gd_data_hash_memo *data_memo; /* NULL: every file is read and hashed */

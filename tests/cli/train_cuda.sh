@@ -61,10 +61,11 @@ else
   bad "--gpus 2: $out"
 fi
 # Full sharding (each GPU a shard of the model, a layer gathered at a
-# time), on one GPU with recomputation: the same bytes again.
+# time), on one GPU with recomputation and the moments in host memory: the
+# same bytes again.
 for gpus in 1 2; do
   extra=()
-  [ $gpus = 1 ] && extra=(--recompute full)
+  [ $gpus = 1 ] && extra=(--recompute full --offload optimizer)
   if out=$("$bin" train "${common[@]}" --gpus $gpus --shard full "${extra[@]}" --out "full$gpus.safetensors" 2>&1); then
     if cmp -s run1.safetensors "full$gpus.safetensors" &&
        cmp -s run1.optim.safetensors "full$gpus.optim.safetensors"; then

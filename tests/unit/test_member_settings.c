@@ -33,6 +33,7 @@ static const char *k_good =
     "gpus: 4\n"
     "shard: full\n"
     "recompute: full\n"
+    "offload: optimizer\n"
     "log_level: debug\n";
 
 static void test_good(void) {
@@ -50,7 +51,8 @@ static void test_good(void) {
     CHECK_STR_EQ(s.data[1], "/data/shard-1.bin");
     CHECK_STR_EQ(s.log_level, "debug");
     CHECK_STR_EQ(s.backend, "cuda");
-    CHECK(s.gpus == 4 && s.shard == GD_SHARD_FULL && s.recompute == GD_RECOMPUTE_FULL);
+    CHECK(s.gpus == 4 && s.memory.shard == GD_SHARD_FULL &&
+          s.memory.recompute == GD_RECOMPUTE_FULL && s.memory.offload == GD_OFFLOAD_OPTIMIZER);
     /* The optional keys' defaults. */
     const char *minimal = "chain: {rpc: 'http://h:1', chain_id: c, key: k}\n"
                           "run: 1\nroles: [validator]\ncollateral: 1ngonka\n"
@@ -61,7 +63,8 @@ static void test_good(void) {
     CHECK_STR_EQ(s.log_level, "info");
     CHECK_STR_EQ(s.log_format, "text");
     CHECK_STR_EQ(s.backend, "auto");
-    CHECK(s.gpus == 1 && s.shard == GD_SHARD_OPTIMIZER && s.recompute == GD_RECOMPUTE_NONE);
+    CHECK(s.gpus == 1 && s.memory.shard == GD_SHARD_OPTIMIZER &&
+          s.memory.recompute == GD_RECOMPUTE_NONE && s.memory.offload == GD_OFFLOAD_NONE);
     CHECK_STR_EQ(s.listen_host, "[::1]");
     CHECK(s.roles == GD_ROLE_VALIDATOR && s.n_data == 0 && s.threads == 0);
 }
@@ -122,6 +125,7 @@ static void test_refused(void) {
         {"gpus:", "gpus: two\n", "gpus must be 1 to 16", GD_ERR_INVALID},
         {"shard:", "shard: tensor\n", "shard must be optimizer or full", GD_ERR_INVALID},
         {"recompute:", "recompute: some\n", "recompute must be none or full", GD_ERR_INVALID},
+        {"offload:", "offload: disk\n", "offload must be none or optimizer", GD_ERR_INVALID},
         {"threads:", "threads: -1\n", "threads must be 0", GD_ERR_INVALID},
         {"hardware_class:", "hardware_class: 'two words'\n", "hardware_class must be printable",
          GD_ERR_INVALID},

@@ -84,10 +84,11 @@ static void test_plan_is_the_measured_high_water(void) {
     gd_data *data = NULL;
     CHECK_OK(gd_data_open(&data, "synthetic:markov:1"));
     static const size_t counts[] = {1, 2, 3, 8};
-    for (size_t i = 0; i < 4 * sizeof counts / sizeof counts[0]; i++) {
-        size_t n = counts[i / 4];
-        gd_shard shard = i % 2 ? GD_SHARD_FULL : GD_SHARD_OPTIMIZER;
-        gd_recompute recompute = i / 2 % 2 ? GD_RECOMPUTE_FULL : GD_RECOMPUTE_NONE;
+    for (size_t i = 0; i < 8 * sizeof counts / sizeof counts[0]; i++) {
+        size_t n = counts[i / 8];
+        gd_memory_settings memory = {i % 2 ? GD_SHARD_FULL : GD_SHARD_OPTIMIZER,
+                                     i / 2 % 2 ? GD_RECOMPUTE_FULL : GD_RECOMPUTE_NONE,
+                                     i / 4 % 2 ? GD_OFFLOAD_OPTIMIZER : GD_OFFLOAD_NONE};
         gd_backend be[8];
         gd_copy_backend *cbs[8];
         for (size_t r = 0; r < n; r++)
@@ -102,7 +103,7 @@ static void test_plan_is_the_measured_high_water(void) {
         o.seq_len = 32;
         gd_trainer *t = NULL;
         CHECK_OK(gd_trainer_new_ranks(&t, &c, &o, 1,
-                                      &(gd_trainer_host){be, n, &coll, shard, recompute}));
+                                      &(gd_trainer_host){be, n, &coll, memory}));
         gd_step_stats st;
         if (t != NULL)
             CHECK_OK(gd_trainer_step(t, data, &st));
@@ -111,19 +112,21 @@ static void test_plan_is_the_measured_high_water(void) {
             size_t p = gd_copy_backend_peak_bytes(cbs[r]);
             peak = p > peak ? p : peak;
         }
-        if (shard == GD_SHARD_OPTIMIZER)
+        if (memory.shard == GD_SHARD_OPTIMIZER)
             CHECK(gd_copy_backend_peak_bytes(cbs[0]) == peak);
         gd_plan_input in = {.model = c, .gpus = (uint32_t)n, .gpu_mem = 1ull << 40, .seq = 32,
                             .micro_batch = 2, .segments = 10};
         gd_plan_settings settings = gd_plan_ladder[0];
-        settings.shard = shard;
-        settings.recompute = recompute;
+        settings.shard = memory.shard;
+        settings.recompute = memory.recompute;
+        settings.offload = memory.offload;
         gd_plan p;
         CHECK_OK(gd_plan_compute(&p, &in, &settings));
-        fprintf(stderr, "  %zu rank%s, %s sharding, recompute %s: measured %zu bytes, the plan "
-                        "%llu\n",
-                n, n > 1 ? "s" : "", gd_setting_name(&gd_setting_shard, (int)shard),
-                gd_setting_name(&gd_setting_recompute, (int)recompute), peak,
+        fprintf(stderr, "  %zu rank%s, shard %s, recompute %s, offload %s: measured %zu bytes, "
+                        "the plan %llu\n",
+                n, n > 1 ? "s" : "", gd_setting_name(&gd_setting_shard, (int)memory.shard),
+                gd_setting_name(&gd_setting_recompute, (int)memory.recompute),
+                gd_setting_name(&gd_setting_offload, (int)memory.offload), peak,
                 (unsigned long long)(p.per_gpu - p.workspace));
         CHECK(p.built);
         CHECK(peak == p.per_gpu - p.workspace);

@@ -311,7 +311,7 @@ static void test_sharded_worker_checked_by_one_rank(void) {
     gd_trainer_free(e.trainer);
     e.trainer = NULL;
     CHECK_OK(gd_trainer_new_ranks(&e.trainer, &e.rc.model, &e.rc.diloco.inner, 1,
-                                  &(gd_trainer_host){be, 2, &coll, GD_SHARD_FULL}));
+                                  &(gd_trainer_host){be, 2, &coll, {GD_SHARD_FULL}}));
     gd_worker_state w, cheat_w;
     gd_trained_round t, cheat;
     CHECK_OK(gd_engine_worker_init(&e, &w, WORKER, 0));

@@ -82,7 +82,8 @@ static gd_diloco_verdict check_on(gd_engine *validator, uint32_t segment, uint32
 
 static void test_a_fully_sharded_round_is_one_gpus(void) {
     gd_engine full;
-    gd_engine_host host = {.threads = 1, .backend = "cuda", .gpus = 2, .shard = GD_SHARD_FULL};
+    gd_engine_host host = {.threads = 1, .backend = "cuda", .gpus = 2,
+                           .memory = {.shard = GD_SHARD_FULL}};
     if (gd_engine_open(&full, g_spec, RUN, &host) != GD_OK) {
         printf("  one GPU here: full sharding on one\n");
         host.gpus = 1;

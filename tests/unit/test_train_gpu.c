@@ -5,7 +5,7 @@
  *    land byte for byte;
  *  - with two GPUs or more: a trainer over 2 ranks gives one rank's bits,
  *    with optimizer or full sharding (and full sharding with recomputation
- *    on one GPU too). */
+ *    and the moments in host memory on one GPU too). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,19 +34,18 @@ static gd_train_options options(void) {
 }
 
 /* STEPS steps of the small model on gpus ranks; the state, on the host. */
-static float *train_on(const gd_data *data, size_t gpus, gd_shard shard, gd_recompute recompute,
-                       size_t *n) {
+static float *train_on(const gd_data *data, size_t gpus, gd_memory_settings memory, size_t *n) {
     gd_backend_group g;
     CHECK_OK(gd_backend_group_open(&g, "cuda", gpus, NULL));
     if (gpus > 1)
         printf("  %zu ranks, %s sharding, collective %s\n", gpus,
-               gd_setting_name(&gd_setting_shard, (int)shard), g.collective);
+               gd_setting_name(&gd_setting_shard, (int)memory.shard), g.collective);
     gd_model_config c;
     CHECK_OK(gd_model_config_preset(&c, "small"));
     gd_train_options o = options();
     gd_trainer *t = NULL;
     CHECK_OK(gd_trainer_new_ranks(&t, &c, &o, 4,
-                                  &(gd_trainer_host){g.ranks, g.n, &g.coll, shard, recompute}));
+                                  &(gd_trainer_host){g.ranks, g.n, &g.coll, memory}));
     for (int i = 0; i < STEPS && t; i++)
         CHECK_OK(gd_trainer_step(t, data, NULL));
     *n = gd_trainer_layout(t)->total;
@@ -60,9 +59,11 @@ static float *train_on(const gd_data *data, size_t gpus, gd_shard shard, gd_reco
 
 static void test_run_to_run(void) {
     size_t n = 0;
-    float *a = train_on(g_data, 1, GD_SHARD_OPTIMIZER, GD_RECOMPUTE_NONE, &n);
-    float *b = train_on(g_data, 1, GD_SHARD_OPTIMIZER, GD_RECOMPUTE_NONE, &n);
-    float *c = train_on(g_data, 1, GD_SHARD_FULL, GD_RECOMPUTE_FULL, &n);
+    float *a = train_on(g_data, 1, (gd_memory_settings){GD_SHARD_OPTIMIZER}, &n);
+    float *b = train_on(g_data, 1, (gd_memory_settings){GD_SHARD_OPTIMIZER}, &n);
+    float *c = train_on(
+        g_data, 1,
+        (gd_memory_settings){GD_SHARD_FULL, GD_RECOMPUTE_FULL, GD_OFFLOAD_OPTIMIZER}, &n);
     CHECK(memcmp(a, b, 3 * n * sizeof(float)) == 0);
     CHECK(memcmp(a, c, 3 * n * sizeof(float)) == 0);
     free(a);
@@ -106,9 +107,9 @@ static void test_two_gpus(void) {
     }
     gd_backend_group_close(&g);
     size_t n = 0;
-    float *one = train_on(g_data, 1, GD_SHARD_OPTIMIZER, GD_RECOMPUTE_NONE, &n);
-    float *two = train_on(g_data, 2, GD_SHARD_OPTIMIZER, GD_RECOMPUTE_NONE, &n);
-    float *full = train_on(g_data, 2, GD_SHARD_FULL, GD_RECOMPUTE_NONE, &n);
+    float *one = train_on(g_data, 1, (gd_memory_settings){GD_SHARD_OPTIMIZER}, &n);
+    float *two = train_on(g_data, 2, (gd_memory_settings){GD_SHARD_OPTIMIZER}, &n);
+    float *full = train_on(g_data, 2, (gd_memory_settings){GD_SHARD_FULL}, &n);
     CHECK(memcmp(one, two, 3 * n * sizeof(float)) == 0);
     CHECK(memcmp(one, full, 3 * n * sizeof(float)) == 0);
     free(one);

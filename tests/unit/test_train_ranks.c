@@ -1,6 +1,7 @@
 /* Data parallelism (trainer/train.c's ranks, trainer/train_full.c,
  * kernels/collective.h): a trainer over 1, 2, 3 or 8 ranks, with optimizer
- * or full sharding, activations kept or recomputed, tied head or not,
+ * or full sharding, activations kept or recomputed, moments on the rank
+ * or offloaded to host memory, tied head or not,
  * gives, step after step, the bits of
  * one rank on the CPU backend: parameters, both AdamW moments, loss and
  * gradient norm; and so do its evaluation and a save and resume. The ranks are device-like test backends (tests/support/backend_copy.h:
@@ -104,8 +105,8 @@ typedef struct rank_group {
     gd_trainer *t;
 } rank_group;
 
-static void ranks_open_host(rank_group *g, size_t n, size_t micro_steps, gd_shard shard,
-                            gd_recompute recompute) {
+static void ranks_open_host(rank_group *g, size_t n, size_t micro_steps,
+                            gd_memory_settings memory) {
     g->n = n;
     for (size_t r = 0; r < n; r++)
         CHECK((g->cbs[r] = gd_copy_backend_new(&g->be[r], NULL)) != NULL);
@@ -114,11 +115,11 @@ static void ranks_open_host(rank_group *g, size_t n, size_t micro_steps, gd_shar
     gd_train_options o = options(micro_steps);
     g->t = NULL;
     CHECK_OK(gd_trainer_new_ranks(&g->t, &c, &o, 1,
-                                  &(gd_trainer_host){g->be, n, &g->coll, shard, recompute}));
+                                  &(gd_trainer_host){g->be, n, &g->coll, memory}));
 }
 
 static void ranks_open(rank_group *g, size_t n, size_t micro_steps, gd_shard shard) {
-    ranks_open_host(g, n, micro_steps, shard, GD_RECOMPUTE_NONE);
+    ranks_open_host(g, n, micro_steps, (gd_memory_settings){.shard = shard});
 }
 
 /* Frees it all; every buffer's guards must be intact and none left. */
@@ -132,9 +133,9 @@ static void ranks_close(rank_group *g) {
 }
 
 static void run_ranks(const gd_data *data, run *out, size_t micro_steps, size_t n_ranks,
-                      gd_shard shard, gd_recompute recompute) {
+                      gd_memory_settings memory) {
     rank_group g;
-    ranks_open_host(&g, n_ranks, micro_steps, shard, recompute);
+    ranks_open_host(&g, n_ranks, micro_steps, memory);
     run_steps(g.t, data, out);
     ranks_close(&g);
 }
@@ -147,18 +148,21 @@ static void ranks_give_one_ranks_bits(void) {
     for (size_t i = 0; i < sizeof micro_steps / sizeof micro_steps[0]; i++) {
         run want;
         run_cpu(data, &want, micro_steps[i]);
-        for (size_t j = 0; j < 4 * sizeof counts / sizeof counts[0]; j++) {
-            size_t ranks = counts[j / 4];
-            gd_shard shard = j % 2 ? GD_SHARD_FULL : GD_SHARD_OPTIMIZER;
-            gd_recompute recompute = j / 2 % 2 ? GD_RECOMPUTE_FULL : GD_RECOMPUTE_NONE;
+        for (size_t j = 0; j < 8 * sizeof counts / sizeof counts[0]; j++) {
+            size_t ranks = counts[j / 8];
+            gd_memory_settings memory = {j % 2 ? GD_SHARD_FULL : GD_SHARD_OPTIMIZER,
+                                         j / 2 % 2 ? GD_RECOMPUTE_FULL : GD_RECOMPUTE_NONE,
+                                         j / 4 % 2 ? GD_OFFLOAD_OPTIMIZER : GD_OFFLOAD_NONE};
             run have;
-            run_ranks(data, &have, micro_steps[i], ranks, shard, recompute);
-            char what[128];
+            run_ranks(data, &have, micro_steps[i], ranks, memory);
+            char what[160];
             snprintf(what, sizeof what,
-                     "%s: %zu micro-batches over %zu ranks, %s sharding, recompute %s",
+                     "%s: %zu micro-batches over %zu ranks, %s sharding, recompute %s, "
+                     "offload %s",
                      g_untied ? "untied" : "tied", micro_steps[i], ranks,
-                     gd_setting_name(&gd_setting_shard, (int)shard),
-                     gd_setting_name(&gd_setting_recompute, (int)recompute));
+                     gd_setting_name(&gd_setting_shard, (int)memory.shard),
+                     gd_setting_name(&gd_setting_recompute, (int)memory.recompute),
+                     gd_setting_name(&gd_setting_offload, (int)memory.offload));
             check_same(&want, &have, what);
             run_free(&have);
         }
@@ -191,7 +195,9 @@ static void test_full_sharding_evaluates_and_resumes(void) {
         gd_trainer *one = NULL;
         CHECK_OK(gd_trainer_new(&one, &c, &o, 2));
         rank_group g;
-        ranks_open_host(&g, 3, 4, GD_SHARD_FULL, GD_RECOMPUTE_FULL);
+        ranks_open_host(&g, 3, 4,
+                        (gd_memory_settings){GD_SHARD_FULL, GD_RECOMPUTE_FULL,
+                                             GD_OFFLOAD_OPTIMIZER});
         for (int i = 0; i < 2; i++) {
             CHECK_OK(gd_trainer_step(one, data, NULL));
             CHECK_OK(gd_trainer_step(g.t, data, NULL));
@@ -213,7 +219,7 @@ static void test_full_sharding_evaluates_and_resumes(void) {
         gd_trainer_free(back.t);
         CHECK_OK(gd_trainer_resume_ranks(&back.t, path, 1,
                                          &(gd_trainer_host){back.be, 2, &back.coll,
-                                                             GD_SHARD_FULL}));
+                                                            {GD_SHARD_FULL}}));
         run a = {0}, b = {0};
         run_steps(one, data, &a);
         run_steps(back.t, data, &b);
@@ -264,17 +270,17 @@ static void test_rejects_bad_groups(void) {
     gd_backend_cpu_init(&ranks[1], NULL);
     gd_trainer *t = NULL;
     CHECK_STATUS(gd_trainer_new_ranks(&t, &c, &o, 1,
-                                      &(gd_trainer_host){ranks, 2, NULL, GD_SHARD_OPTIMIZER}),
+                                      &(gd_trainer_host){ranks, 2, NULL, {GD_SHARD_OPTIMIZER}}),
                  GD_ERR_INVALID);
     CHECK_STATUS(gd_trainer_new_ranks(&t, &c, &o, 1,
-                                      &(gd_trainer_host){ranks, 0, NULL, GD_SHARD_OPTIMIZER}),
+                                      &(gd_trainer_host){ranks, 0, NULL, {GD_SHARD_OPTIMIZER}}),
                  GD_ERR_INVALID);
     gd_collective coll;
     CHECK_OK(gd_collective_host_open(&coll, ranks, 1));
     CHECK_STATUS(gd_trainer_new_ranks(&t, &c, &o, 1,
-                                      &(gd_trainer_host){ranks, 2, &coll, GD_SHARD_FULL}),
+                                      &(gd_trainer_host){ranks, 2, &coll, {GD_SHARD_FULL}}),
                  GD_ERR_INVALID);
-    CHECK_STATUS(gd_trainer_new_ranks(&t, &c, &o, 1, &(gd_trainer_host){ranks, 1, NULL, 7}),
+    CHECK_STATUS(gd_trainer_new_ranks(&t, &c, &o, 1, &(gd_trainer_host){ranks, 1, NULL, {7}}),
                  GD_ERR_INVALID);
     gd_collective_close(&coll);
     CHECK(t == NULL);
