@@ -42,6 +42,11 @@ void gd_cpu_ops_init(void);
  * partials in chunk order. */
 #define GD_CPU_SUM_SQUARES_CHUNK ((size_t)1 << 16)
 
+/* Flash attention's key block (its online softmax rescales once a block)
+ * and the largest head it takes (its accumulators live on the stack). */
+#define GD_CPU_FLASH_BLOCK ((size_t)64)
+#define GD_CPU_FLASH_HEAD_MAX ((size_t)512)
+
 #define GD_REAL float
 #define GD_OP(name) name##_f32
 #include "kernels/cpu/ops_api.h"

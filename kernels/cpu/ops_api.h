@@ -78,6 +78,30 @@ void GD_OP(gd_cpu_attention_backward)(gd_pool *pool, GD_REAL *dq, GD_REAL *dk, G
                                       const GD_REAL *v, size_t batch, size_t seq_len,
                                       size_t heads, size_t kv_heads, size_t head_dim);
 
+/* --- causal attention without the T x T probabilities (flash) -------------------- */
+
+/* out as gd_cpu_attention_forward's, to within rounding: each query row's
+ * softmax runs online over blocks of GD_CPU_FLASH_BLOCK keys (the running
+ * maximum and sum rescaled as each block arrives), so nothing of size T x
+ * T exists. lse (B, heads, T) receives each row's log-sum-exp of its
+ * scaled scores: with q, k, v and out, all the backward pass needs.
+ * head_dim is at most GD_CPU_FLASH_HEAD_MAX. */
+void GD_OP(gd_cpu_flash_attention_forward)(gd_pool *pool, GD_REAL *out, GD_REAL *lse,
+                                           const GD_REAL *q, const GD_REAL *k,
+                                           const GD_REAL *v, size_t batch, size_t seq_len,
+                                           size_t heads, size_t kv_heads, size_t head_dim);
+/* dq, dk, dv += their gradients, each probability recomputed from q, k and
+ * lse. scratch (B, heads, T) is workspace (each row's dout . out). No
+ * atomics and no T x T memory: a key's dk and dv are summed over its query
+ * heads in head order and their rows in order, a query row's dq over its
+ * keys in order, each in double, then added once. */
+void GD_OP(gd_cpu_flash_attention_backward)(gd_pool *pool, GD_REAL *dq, GD_REAL *dk,
+                                            GD_REAL *dv, GD_REAL *scratch, const GD_REAL *dout,
+                                            const GD_REAL *out, const GD_REAL *lse,
+                                            const GD_REAL *q, const GD_REAL *k,
+                                            const GD_REAL *v, size_t batch, size_t seq_len,
+                                            size_t heads, size_t kv_heads, size_t head_dim);
+
 /* --- SwiGLU --------------------------------------------------------------------- */
 
 /* out = silu(gate) * up, silu(x) = x / (1 + exp(-x)); all (n) elements. */

@@ -1,6 +1,6 @@
 /* The CPU reference ops (kernels/cpu/ops.h): finite-difference gradient
  * checks of every backward in double, forwards against naive loops, float
- * against double, bitwise determinism across thread counts, AdamW against
+ * against double, flash attention against the naive one, bitwise determinism across thread counts, AdamW against
  * hand-computed values, and the in-place and stability promises. */
 #include <math.h>
 #include <stdlib.h>
@@ -306,19 +306,29 @@ static double attention_loss(void *arg) {
     return dot(c->out, c->r, c->batch * c->seq_len * c->heads * c->head_dim);
 }
 
-static void grad_attention_case(size_t batch, size_t seq_len, size_t heads, size_t kv_heads) {
-    gd_rng rng = test_rng(5 + (uint32_t)(heads * 16 + kv_heads + seq_len));
+/* A case of head_dim 4 with random q, k, v and loss weights r, and
+ * `saved` values for what the forward keeps; *nq and *nkv receive the
+ * sizes of q and of k (v). */
+static attention_case attention_case_new(uint32_t seed, size_t batch, size_t seq_len,
+                                         size_t heads, size_t kv_heads, size_t saved, size_t *nq,
+                                         size_t *nkv) {
+    gd_rng rng = test_rng(seed + (uint32_t)(heads * 16 + kv_heads + seq_len));
     attention_case c = {.batch = batch, .seq_len = seq_len, .heads = heads,
                         .kv_heads = kv_heads, .head_dim = 4};
-    size_t nq = c.batch * c.seq_len * heads * c.head_dim;
-    size_t nkv = c.batch * c.seq_len * kv_heads * c.head_dim;
-    size_t natt = c.batch * heads * c.seq_len * c.seq_len;
-    c.q = random_normal(&rng, nq, 1);
-    c.k = random_normal(&rng, nkv, 1);
-    c.v = random_normal(&rng, nkv, 1);
-    c.out = dalloc(nq);
-    c.att = dalloc(natt);
-    c.r = random_normal(&rng, nq, 1);
+    *nq = c.batch * c.seq_len * heads * c.head_dim;
+    *nkv = c.batch * c.seq_len * kv_heads * c.head_dim;
+    c.q = random_normal(&rng, *nq, 1);
+    c.k = random_normal(&rng, *nkv, 1);
+    c.v = random_normal(&rng, *nkv, 1);
+    c.out = dalloc(*nq);
+    c.att = dalloc(saved);
+    c.r = random_normal(&rng, *nq, 1);
+    return c;
+}
+
+static void grad_attention_case(size_t batch, size_t seq_len, size_t heads, size_t kv_heads) {
+    size_t nq, nkv, natt = batch * heads * seq_len * seq_len;
+    attention_case c = attention_case_new(5, batch, seq_len, heads, kv_heads, natt, &nq, &nkv);
     attention_loss(&c);
     double *att = copy_f64(c.att, natt), *scratch = dalloc(natt);
     double *dq = dalloc(nq), *dk = dalloc(nkv), *dv = dalloc(nkv);
@@ -349,6 +359,143 @@ static void test_grad_attention(void) {
     grad_attention_case(2, 5, 3, 3); /* plain multi-head */
     grad_attention_case(2, 5, 4, 1); /* multi-query */
     grad_attention_case(1, 70, 2, 1); /* query-row blocks of 64: a full one and a partial one */
+}
+
+/* Flash attention (the online-softmax forward and the recomputing backward)
+ * in double: the gradients of its own forward by finite differences, across
+ * key blocks of 64 too. */
+static double flash_loss(void *arg) {
+    attention_case *c = arg;
+    gd_cpu_flash_attention_forward_f64(NULL, c->out, c->att, c->q, c->k, c->v, c->batch,
+                                       c->seq_len, c->heads, c->kv_heads, c->head_dim);
+    return dot(c->out, c->r, c->batch * c->seq_len * c->heads * c->head_dim);
+}
+
+static void grad_flash_case(size_t batch, size_t seq_len, size_t heads, size_t kv_heads) {
+    size_t nq, nkv, nlse = batch * heads * seq_len; /* c.att: the log-sum-exp */
+    attention_case c = attention_case_new(77, batch, seq_len, heads, kv_heads, nlse, &nq, &nkv);
+    flash_loss(&c);
+    double *out = copy_f64(c.out, nq), *lse = copy_f64(c.att, nlse), *scratch = dalloc(nlse);
+    double *dq = dalloc(nq), *dk = dalloc(nkv), *dv = dalloc(nkv);
+    gd_cpu_flash_attention_backward_f64(NULL, dq, dk, dv, scratch, c.r, out, lse, c.q, c.k, c.v,
+                                        c.batch, c.seq_len, heads, kv_heads, c.head_dim);
+    char what[64];
+    snprintf(what, sizeof what, "flash %zu/%zu T=%zu dq", heads, kv_heads, seq_len);
+    CHECK_ERR(fd_error(flash_loss, &c, c.q, nq, dq), FD_TOL, what);
+    snprintf(what, sizeof what, "flash %zu/%zu T=%zu dk", heads, kv_heads, seq_len);
+    CHECK_ERR(fd_error(flash_loss, &c, c.k, nkv, dk), FD_TOL, what);
+    snprintf(what, sizeof what, "flash %zu/%zu T=%zu dv", heads, kv_heads, seq_len);
+    CHECK_ERR(fd_error(flash_loss, &c, c.v, nkv, dv), FD_TOL, what);
+    double *pq = dalloc(nq), *pk = dalloc(nkv), *pv = dalloc(nkv);
+    fill(pq, nq, PREFILL);
+    fill(pk, nkv, PREFILL);
+    fill(pv, nkv, PREFILL);
+    gd_cpu_flash_attention_backward_f64(NULL, pq, pk, pv, scratch, c.r, out, lse, c.q, c.k, c.v,
+                                        c.batch, c.seq_len, heads, kv_heads, c.head_dim);
+    check_adds_into(pq, dq, nq);
+    check_adds_into(pk, dk, nkv);
+    check_adds_into(pv, dv, nkv);
+    free(c.q), free(c.k), free(c.v), free(c.out), free(c.att), free(c.r), free(out), free(lse);
+    free(scratch), free(dq), free(dk), free(dv), free(pq), free(pk), free(pv);
+}
+
+static void test_grad_flash_attention(void) {
+    grad_flash_case(2, 5, 4, 2);  /* grouped-query */
+    grad_flash_case(2, 5, 4, 1);  /* multi-query */
+    grad_flash_case(1, 70, 2, 1); /* key blocks of 64: a full one and a partial one */
+}
+
+static double max_abs_diff(const double *a, const double *b, size_t n) {
+    double most = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs(a[i] - b[i]);
+        if (!(d <= most)) /* NaN counts */
+            most = isnan(d) ? INFINITY : d;
+    }
+    return most;
+}
+
+static double max_abs_diff_f32(const float *a, const double *b, size_t n) {
+    double most = 0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)a[i] - b[i]);
+        if (!(d <= most))
+            most = isnan(d) ? INFINITY : d;
+    }
+    return most;
+}
+
+/* Flash attention against the naive op that keeps the T x T probabilities:
+ * in double the same values to rounding (out, the log-sum-exp of the
+ * naive scores, dq, dk, dv); in float within a bound of the double answer
+ * near the naive float op's own error; and the float op's bits the same
+ * for no pool and three threads. T = 130: three key blocks, the last
+ * partial. */
+static void test_flash_matches_naive(void) {
+    size_t B = 2, T = 130, H = 4, KV = 2, hd = 8;
+    size_t nq = B * T * H * hd, nkv = B * T * KV * hd, nlse = B * H * T, natt = B * H * T * T;
+    gd_rng rng = test_rng(91);
+    double *q = random_normal(&rng, nq, 1), *k = random_normal(&rng, nkv, 1);
+    double *v = random_normal(&rng, nkv, 1), *r = random_normal(&rng, nq, 1);
+    double *out_n = dalloc(nq), *att = dalloc(natt), *scratch = dalloc(natt);
+    double *dq_n = dalloc(nq), *dk_n = dalloc(nkv), *dv_n = dalloc(nkv);
+    gd_cpu_attention_forward_f64(NULL, out_n, att, q, k, v, B, T, H, KV, hd);
+    gd_cpu_attention_backward_f64(NULL, dq_n, dk_n, dv_n, scratch, r, att, q, k, v, B, T, H, KV,
+                                  hd);
+    double *out_f = dalloc(nq), *lse = dalloc(nlse), *d_scratch = dalloc(nlse);
+    double *dq_f = dalloc(nq), *dk_f = dalloc(nkv), *dv_f = dalloc(nkv);
+    gd_cpu_flash_attention_forward_f64(NULL, out_f, lse, q, k, v, B, T, H, KV, hd);
+    gd_cpu_flash_attention_backward_f64(NULL, dq_f, dk_f, dv_f, d_scratch, r, out_f, lse, q, k, v,
+                                        B, T, H, KV, hd);
+    CHECK_ERR(max_abs_diff(out_f, out_n, nq), 1e-12, "flash out (double)");
+    CHECK_ERR(max_abs_diff(dq_f, dq_n, nq), 1e-11, "flash dq (double)");
+    CHECK_ERR(max_abs_diff(dk_f, dk_n, nkv), 1e-11, "flash dk (double)");
+    CHECK_ERR(max_abs_diff(dv_f, dv_n, nkv), 1e-11, "flash dv (double)");
+    /* lse against the naive scores: log sum_j exp(q_t . k_j / sqrt(hd)). */
+    double worst = 0;
+    for (size_t b = 0; b < B; b++)
+        for (size_t h = 0; h < H; h++)
+            for (size_t t = 0; t < T; t++) {
+                const double *qt = q + (b * T + t) * H * hd + h * hd;
+                double sum = 0;
+                for (size_t j = 0; j <= t; j++)
+                    sum += exp(dot(qt, k + (b * T + j) * KV * hd + h / (H / KV) * hd, hd) /
+                               sqrt((double)hd));
+                double d = fabs(log(sum) - lse[(b * H + h) * T + t]);
+                worst = d > worst ? d : worst;
+            }
+    CHECK_ERR(worst, 1e-12, "flash log-sum-exp (double)");
+
+    float *qf = to_f32(q, nq), *kf = to_f32(k, nkv), *vf = to_f32(v, nkv), *rf = to_f32(r, nq);
+    gd_pool *three = NULL;
+    CHECK_OK(gd_pool_new(&three, 3));
+    float *o[2], *l[2], *s[2], *g[2][3];
+    for (int run = 0; run < 2; run++) {
+        gd_pool *pool = run ? three : NULL;
+        o[run] = falloc(nq), l[run] = falloc(nlse), s[run] = falloc(nlse);
+        g[run][0] = falloc(nq), g[run][1] = falloc(nkv), g[run][2] = falloc(nkv);
+        gd_cpu_flash_attention_forward_f32(pool, o[run], l[run], qf, kf, vf, B, T, H, KV, hd);
+        gd_cpu_flash_attention_backward_f32(pool, g[run][0], g[run][1], g[run][2], s[run], rf,
+                                            o[run], l[run], qf, kf, vf, B, T, H, KV, hd);
+    }
+    CHECK(memcmp(o[0], o[1], nq * sizeof(float)) == 0);
+    CHECK(memcmp(l[0], l[1], nlse * sizeof(float)) == 0);
+    CHECK(memcmp(g[0][0], g[1][0], nq * sizeof(float)) == 0);
+    CHECK(memcmp(g[0][1], g[1][1], nkv * sizeof(float)) == 0);
+    CHECK(memcmp(g[0][2], g[1][2], nkv * sizeof(float)) == 0);
+    CHECK_ERR(max_abs_diff_f32(o[0], out_n, nq), 1e-5, "flash out (float)");
+    CHECK_ERR(max_abs_diff_f32(g[0][0], dq_n, nq), 1e-4, "flash dq (float)");
+    CHECK_ERR(max_abs_diff_f32(g[0][1], dk_n, nkv), 1e-4, "flash dk (float)");
+    CHECK_ERR(max_abs_diff_f32(g[0][2], dv_n, nkv), 1e-4, "flash dv (float)");
+    for (int run = 0; run < 2; run++) {
+        free(o[run]), free(l[run]), free(s[run]);
+        free(g[run][0]), free(g[run][1]), free(g[run][2]);
+    }
+    gd_pool_free(three);
+    free(qf), free(kf), free(vf), free(rf);
+    free(q), free(k), free(v), free(r), free(out_n), free(att), free(scratch);
+    free(dq_n), free(dk_n), free(dv_n), free(out_f), free(lse), free(d_scratch);
+    free(dq_f), free(dk_f), free(dv_f);
 }
 
 typedef struct swiglu_case {
@@ -992,6 +1139,8 @@ int main(void) {
     RUN_TEST(test_grad_matmul);
     RUN_TEST(test_grad_rope);
     RUN_TEST(test_grad_attention);
+    RUN_TEST(test_grad_flash_attention);
+    RUN_TEST(test_flash_matches_naive);
     RUN_TEST(test_grad_swiglu);
     RUN_TEST(test_grad_cross_entropy);
     RUN_TEST(test_forward_reference);
