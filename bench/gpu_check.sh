@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # The GPU checks in one run, for a machine with an NVIDIA GPU, CUDA, CMake
 # and a C compiler: builds the project with the CUDA backend, runs the tests
-# labelled gpu (the cross-backend test, run-to-run bit identity), the
-# training benchmark on the CUDA backend and PyTorch's on the same GPU, and
-# writes every log and figure under OUT.
+# labelled gpu (the cross-backend test, run-to-run bit identity, full
+# sharding against one rank), the training benchmark on the CUDA backend
+# and PyTorch's on the same GPU, a stack of the 32B shape's layers fully
+# sharded over every GPU with the whole model's step projected, and writes
+# every log and figure under OUT, the device's name first; then flash
+# attention's step at 4,096 tokens (its first, simple kernel). Sized for
+# ten minutes on one H100 or H200.
 #
 # Usage: bench/gpu_check.sh [--emulate] [OUT]    (default: $OUT, else ./gpu-check)
 # --emulate rehearses the whole run on a machine without a GPU: the CUDA
@@ -34,7 +38,28 @@ step() { # step NAME CMD...: runs CMD with its output in OUT/NAME.log
   return $rc
 }
 
+# The last JSON value in a log, compact ("null" when there is none):
+# gonka-diloco prints it indented over many lines after its progress.
+last_json() {
+  python3 - "$1" <<'PY'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines() if len(sys.argv) > 1 else []
+for i in reversed(range(len(lines))):
+    if lines[i].startswith("{"):
+        try:
+            print(json.dumps(json.loads("\n".join(lines[i:]))))
+            break
+        except ValueError:
+            pass
+else:
+    print("null")
+PY
+}
+
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1 || note "nvidia-smi: not available"
+device=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n 1)
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+note "device: ${device:-unknown} (${gpus:-0} GPUs)"
 
 cmake_extra=()
 if [ -d build-gpu-debs ] && ! pkg-config --exists jansson 2>/dev/null; then
@@ -61,10 +86,15 @@ arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | he
 [[ "$arch" =~ ^[0-9]+$ ]] || arch=native
 cuda=(-DGD_CUDA=ON "-DCMAKE_CUDA_ARCHITECTURES=$arch")
 model=small det_shape=(--batch 8 --seq 256) shapes=("small 32 256" "base 8 1024")
+# Two layers of the 32B shape (docs/examples/qwen2.5-32b-like.json) at
+# 4,096 tokens: about 2.5B parameters with the embedding and the head.
+stack=(--model-config docs/examples/qwen2.5-32b-like.json --layers 2 --batch 1 --seq 4096)
 if [ "$emulate" -eq 1 ]; then
   build=build-gpu-emu
   cuda=(-DGD_CUDA=EMU)
   model=tiny det_shape=(--batch 4 --seq 32) shapes=("tiny 4 32")
+  stack=(--model tiny --layers 1 --batch 1 --seq 32)
+  gpus=2
   export OPENBLAS_NUM_THREADS=1 # every kernel thread is a fiber of one host thread
   note "rehearsal on the CUDA emulator: the flow is checked, the figures mean nothing"
 fi
@@ -160,4 +190,41 @@ if prof:
         print(f"  {e['op']:<24} {shape:<11} {e['ms']:8.2f} ms {100 * e['share']:5.1f}%{rate}")
 PY
 done
+# The 32B shape's layers, fully sharded over every GPU with recomputation:
+# ms a layer, the whole model's step projected (arithmetic on the measured
+# layer), MFU, and what plan budgets a GPU for the stack.
+[ "${gpus:-0}" -ge 1 ] || gpus=1
+step bench_32b_stack "$bin" bench train --backend cuda --gpus "$gpus" "${stack[@]}" --steps 2 \
+  --warmup 1 --shard full --recompute full --json
+python3 - "$(last_json "$out/bench_32b_stack.log")" <<'PY' | tee -a "$summary"
+import json, sys
+j = json.loads(sys.argv[1])
+if j is None:
+    print("32B stack: no figures (see its log)")
+else:
+    mfu, proj = j.get("mfu"), j.get("projected_step_ms")
+    print("32B stack: %d of %d layers on %d GPU(s), shard %s, recompute %s: %.1f ms a layer, "
+          "step %.0f ms, MFU %s; the whole model's step projected at %s (arithmetic); plan: "
+          "%.1f GiB a GPU"
+          % (j["layers"], j["model_layers"], j["gpus"], j["shard"], j["recompute"],
+             j["ms_per_layer"], j["step_ms"], "n/a" if mfu is None else "%.1f%%" % (100 * mfu),
+             "n/a" if proj is None else "%.1f s" % (proj / 1e3),
+             (j.get("plan_gpu_bytes") or 0) / 2**30))
+PY
+# Flash attention (a thread per row: the simple kernel) at 4,096 tokens,
+# head dim 128 in the 32B shape: the stack's step against naive attention's
+# above; bounded, so a slow kernel costs at most two minutes.
+flash=("${stack[@]}")
+[ "$emulate" -eq 1 ] || flash=(--model-config docs/examples/qwen2.5-32b-like.json --layers 1 --batch 1 --seq 4096)
+step bench_flash timeout 120 "$bin" bench train --backend cuda "${flash[@]}" --steps 1 --warmup 0 \
+  --attention flash --json
+python3 - "$(last_json "$out/bench_flash.log")" <<'PY' | tee -a "$summary"
+import json, sys
+j = json.loads(sys.argv[1])
+if j is None:
+    print("flash attention: no figure (see bench_flash.log)")
+else:
+    print("flash attention: %d layer(s) at %d tokens, step %.0f ms (%.0f ms a layer)"
+          % (j["layers"], j["seq"], j["step_ms"], j["ms_per_layer"]))
+PY
 note "logs in $out"

@@ -95,7 +95,7 @@ void gd_backend_unstage(const gd_backend *be, float *staged, float *host, size_t
  * memory for a copy that cannot be had is a local failure (backend.h): the
  * process stops rather than run the op on garbage. */
 
-#define GD_FB_MAX_ARGS 8
+#define GD_FB_MAX_ARGS 10
 
 typedef struct gd_fb_arg {
     void *dev, *host;
@@ -372,6 +372,58 @@ void gd_backend_attention_backward(const gd_backend *be, float *dq, float *dk, f
     }
     gd_op_stop(be, started, GD_OP_ATTENTION_BACKWARD, 0, 0,
                2 * gd_attention_flops(batch, seq_len, heads, head_dim));
+}
+
+void gd_backend_flash_attention_forward(const gd_backend *be, float *out, float *lse,
+                                        const float *q, const float *k, const float *v,
+                                        size_t batch, size_t seq_len, size_t heads,
+                                        size_t kv_heads, size_t head_dim) {
+    double started = gd_op_start(be);
+    if (be->iface->flash_attention_forward) {
+        be->iface->flash_attention_forward(be, out, lse, q, k, v, batch, seq_len, heads,
+                                           kv_heads, head_dim);
+    } else {
+        gd_fb f = {.be = be};
+        size_t rows = batch * seq_len, lses = batch * heads * seq_len;
+        const float *hq = gd_fb_in(&f, q, rows * heads * head_dim);
+        const float *hk = gd_fb_in(&f, k, rows * kv_heads * head_dim);
+        const float *hv = gd_fb_in(&f, v, rows * kv_heads * head_dim);
+        float *o = gd_fb_out(&f, out, rows * heads * head_dim), *l = gd_fb_out(&f, lse, lses);
+        gd_cpu_flash_attention_forward_f32(be->pool, o, l, hq, hk, hv, batch, seq_len, heads,
+                                           kv_heads, head_dim);
+        gd_fb_done(&f);
+    }
+    gd_op_stop(be, started, GD_OP_FLASH_ATTENTION_FORWARD, 0, 0,
+               gd_attention_flops(batch, seq_len, heads, head_dim));
+}
+
+void gd_backend_flash_attention_backward(const gd_backend *be, float *dq, float *dk, float *dv,
+                                         float *scratch, const float *dout, const float *attn_out,
+                                         const float *lse, const float *q, const float *k,
+                                         const float *v, size_t batch, size_t seq_len,
+                                         size_t heads, size_t kv_heads, size_t head_dim) {
+    double started = gd_op_start(be);
+    if (be->iface->flash_attention_backward) {
+        be->iface->flash_attention_backward(be, dq, dk, dv, scratch, dout, attn_out, lse, q, k, v,
+                                            batch, seq_len, heads, kv_heads, head_dim);
+    } else {
+        gd_fb f = {.be = be};
+        size_t rows = batch * seq_len, lses = batch * heads * seq_len;
+        size_t q_count = rows * heads * head_dim, kv_count = rows * kv_heads * head_dim;
+        const float *d = gd_fb_in(&f, dout, q_count), *o = gd_fb_in(&f, attn_out, q_count);
+        const float *l = gd_fb_in(&f, lse, lses), *hq = gd_fb_in(&f, q, q_count);
+        const float *hk = gd_fb_in(&f, k, kv_count), *hv = gd_fb_in(&f, v, kv_count);
+        float *work = gd_fb_out(&f, scratch, lses);
+        gd_cpu_flash_attention_backward_f32(be->pool, gd_fb_inout(&f, dq, q_count),
+                                            gd_fb_inout(&f, dk, kv_count),
+                                            gd_fb_inout(&f, dv, kv_count), work, d, o, l, hq,
+                                            hk, hv, batch, seq_len, heads, kv_heads, head_dim);
+        gd_fb_done(&f);
+    }
+    /* The forward's work again (the probabilities recomputed), and the
+     * backward's two. */
+    gd_op_stop(be, started, GD_OP_FLASH_ATTENTION_BACKWARD, 0, 0,
+               3 * gd_attention_flops(batch, seq_len, heads, head_dim));
 }
 
 void gd_backend_swiglu_forward(const gd_backend *be, float *out, const float *gate,

@@ -88,6 +88,16 @@ typedef struct gd_backend_iface {
                                const float *dout, const float *att, const float *q,
                                const float *k, const float *v, size_t batch, size_t seq_len,
                                size_t heads, size_t kv_heads, size_t head_dim);
+    void (*flash_attention_forward)(const struct gd_backend *be, float *out, float *lse,
+                                    const float *q, const float *k, const float *v,
+                                    size_t batch, size_t seq_len, size_t heads,
+                                    size_t kv_heads, size_t head_dim);
+    void (*flash_attention_backward)(const struct gd_backend *be, float *dq, float *dk,
+                                     float *dv, float *scratch, const float *dout,
+                                     const float *attn_out, const float *lse, const float *q,
+                                     const float *k, const float *v, size_t batch,
+                                     size_t seq_len, size_t heads, size_t kv_heads,
+                                     size_t head_dim);
     void (*swiglu_forward)(const struct gd_backend *be, float *out, const float *gate, const float *up, size_t n);
     void (*swiglu_backward)(const struct gd_backend *be, float *dgate, float *dup, const float *dout,
                             const float *gate, const float *up, size_t n);
@@ -193,6 +203,18 @@ void gd_backend_attention_backward(const gd_backend *be, float *dq, float *dk, f
                                    const float *q, const float *k, const float *v, size_t batch,
                                    size_t seq_len, size_t heads, size_t kv_heads,
                                    size_t head_dim);
+/* Attention without the T x T probabilities (ops_api.h's flash ops): lse
+ * (B, heads, T) is what the backward needs beside q, k, v and out; scratch
+ * (B, heads, T) is the backward's workspace. */
+void gd_backend_flash_attention_forward(const gd_backend *be, float *out, float *lse,
+                                        const float *q, const float *k, const float *v,
+                                        size_t batch, size_t seq_len, size_t heads,
+                                        size_t kv_heads, size_t head_dim);
+void gd_backend_flash_attention_backward(const gd_backend *be, float *dq, float *dk, float *dv,
+                                         float *scratch, const float *dout, const float *attn_out,
+                                         const float *lse, const float *q, const float *k,
+                                         const float *v, size_t batch, size_t seq_len,
+                                         size_t heads, size_t kv_heads, size_t head_dim);
 void gd_backend_swiglu_forward(const gd_backend *be, float *out, const float *gate,
                                const float *up, size_t n);
 void gd_backend_swiglu_backward(const gd_backend *be, float *dgate, float *dup,

@@ -285,7 +285,7 @@ gd_status gd_checkpoint_save_optim(const char *model_path, const gd_param_layout
     char path[GD_CHECKPOINT_PATH_MAX];
     GD_TRY(gd_checkpoint_optim_path(path, sizeof path, model_path));
     char values[GD_N_OPTIM_FIELDS][40];
-    gd_st_meta meta[GD_N_OPTIM_FIELDS + 4];
+    gd_st_meta meta[GD_N_OPTIM_FIELDS + 5];
     size_t n = 0;
     for (size_t i = 0; i < GD_N_OPTIM_FIELDS; i++) {
         const gd_optim_field *f = &gd_optim_fields[i];
@@ -306,6 +306,12 @@ gd_status gd_checkpoint_save_optim(const char *model_path, const gd_param_layout
     meta[n++] = (gd_st_meta){GD_META_STEP, step_text};
     meta[n++] = (gd_st_meta){GD_META_LAYOUT, layout_hex};
     meta[n++] = (gd_st_meta){"data", (char *)state->data_spec};
+    /* Only where it is not the default: a naive run's file keeps the bytes
+     * it always had. */
+    if (state->options.attention != GD_ATTENTION_NAIVE)
+        meta[n++] = (gd_st_meta){"attention",
+                                 (char *)gd_setting_name(&gd_setting_attention,
+                                                         (int)state->options.attention)};
     gd_st_write_tensor tensors[2] = {
         {.name = "adamw.exp_avg", .dtype = GD_ST_F32, .ndim = 1, .shape = {layout->total},
          .data = exp_avg},
@@ -336,6 +342,11 @@ static gd_status gd_optim_read_fields(const gd_safetensors *st, gd_train_options
             return gd_fail(GD_ERR_PARSE, "metadata \"%s\" is not a whole number", f->key);
         GD_TRY(gd_field_set_uint(f, base, u));
     }
+    const char *attention = gd_safetensors_meta(st, "attention");
+    int value = GD_ATTENTION_NAIVE;
+    if (attention != NULL && gd_setting_parse(&gd_setting_attention, &value, attention) != GD_OK)
+        return gd_fail(GD_ERR_PARSE, "metadata \"attention\" is not naive or flash");
+    o->attention = (gd_attention)value;
     return GD_OK;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kernels/backend.h"
+#include "kernels/cpu/ops.h" /* flash attention's head limit */
 #include "trainer/model.h"
 
 /* The model holds a copy of the backend handle: NULL asks for the CPU

@@ -71,6 +71,8 @@ static void gd_k64_embedding_backward(gd_pool *pool, double *dtable, const doubl
 #define gd_k64_rope_backward gd_cpu_rope_backward_f64
 #define gd_k64_attention_forward gd_cpu_attention_forward_f64
 #define gd_k64_attention_backward gd_cpu_attention_backward_f64
+#define gd_k64_flash_attention_forward gd_cpu_flash_attention_forward_f64
+#define gd_k64_flash_attention_backward gd_cpu_flash_attention_backward_f64
 #define gd_k64_swiglu_forward gd_cpu_swiglu_forward_f64
 #define gd_k64_swiglu_backward gd_cpu_swiglu_backward_f64
 #define gd_k64_add gd_cpu_add_f64

@@ -21,9 +21,6 @@ const gd_plan_settings gd_plan_ladder[GD_PLAN_LADDER] = {
      GD_OFFLOAD_OPTIMIZER},
 };
 
-/* Tokens the flash path's cross-entropy takes at a time: its logits are
- * (this, vocabulary) rather than (all tokens, vocabulary). */
-#define GD_PLAN_LOGIT_CHUNK 1024u
 /* What a GPU keeps for itself: the CUDA context, cuBLAS's and NCCL's
  * buffers and the allocator's slack, as 1 GiB and 5% of its memory. */
 #define GD_PLAN_CONTEXT_BYTES (1ull << 30)
@@ -143,12 +140,13 @@ static void gd_plan_activations(gd_plan *p, const gd_plan_input *in, const gd_pl
         kept = gd_add(over, gd_mul3(over, N, s->C, w), gd_mul(over, s->L, saved_layer));
     uint64_t scratch = gd_mul3(over, N, gd_scratch_per_token(s), w);
     scratch = gd_add(over, scratch, gd_mul(over, N, 8));                 /* rstdf, losses */
-    if (!flash) /* datt */
-        scratch = gd_add(over, scratch, gd_mul(over, gd_mul3(over, b * s->H, T, T), w));
+    /* datt: the probabilities' gradient, or the flash backward's value per
+     * row (b, H, T). */
+    scratch = gd_add(over, scratch, gd_mul(over, gd_mul3(over, b * s->H, T, flash ? 1 : T), w));
     uint64_t rope = 2 * (T * s->hd / 2) * w;
     uint64_t tokens = gd_mul(over, N, 8); /* inputs and targets, int32 */
     p->activations = gd_add(over, gd_add(over, kept, scratch), gd_add(over, rope, tokens));
-    uint64_t rows = flash && N > GD_PLAN_LOGIT_CHUNK ? GD_PLAN_LOGIT_CHUNK : N;
+    uint64_t rows = flash && N > GD_MODEL_LOGIT_CHUNK ? GD_MODEL_LOGIT_CHUNK : N;
     p->logits = gd_mul3(over, rows, s->V, 4);
 }
 
@@ -211,7 +209,8 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
     if (s->offload == GD_OFFLOAD_OPTIMIZER) {
         /* In host memory, every rank's; on the rank the staging window. */
         p.offloaded = gd_mul(&over, P, per_value);
-        p.moments = gd_mul(&over, shard < GD_OFFLOAD_STAGE ? shard : GD_OFFLOAD_STAGE, per_value);
+        uint64_t window = in->offload_window ? in->offload_window : GD_OFFLOAD_STAGE;
+        p.moments = gd_mul(&over, shard < window ? shard : window, per_value);
     } else {
         p.moments = moments;
     }
@@ -227,8 +226,7 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
     if (over)
         return gd_fail(GD_ERR_LIMIT, "the plan's figures overflow 64 bits");
     p.fits = p.per_gpu <= in->gpu_mem && (in->host_mem == 0 || p.host <= in->host_mem);
-    p.built = s->precision == GD_PRECISION_FP32 && s->moments == GD_PRECISION_FP32 &&
-              s->attention == GD_ATTENTION_NAIVE;
+    p.built = s->precision == GD_PRECISION_FP32 && s->moments == GD_PRECISION_FP32;
     *out = p;
     return GD_OK;
 }

@@ -5,8 +5,8 @@
  * verification, for the trainer's memory settings.
  *
  * The figures are arithmetic. For the settings the trainer has today
- * (optimizer or full sharding, fp32, naive attention, recomputation and
- * optimizer offload or not) a
+ * (optimizer or full sharding, fp32, naive or flash attention,
+ * recomputation and optimizer offload or not) a
  * GPU's figure less the workspace is the trainer's own high-water mark on
  * the rank that holds the most, byte for byte (test_plan measures it on
  * device-like test backends over 1, 2, 3 and 8 ranks). The other
@@ -42,6 +42,7 @@ typedef struct gd_plan_input {
     uint32_t seq;           /* tokens per sequence */
     uint32_t micro_batch;   /* sequences each GPU runs forward and backward at once */
     uint32_t segments;      /* transcript segments of a round (verification's states) */
+    uint64_t offload_window;/* offloaded moments staged at a time (0: GD_OFFLOAD_STAGE) */
 } gd_plan_input;
 
 typedef struct gd_plan {

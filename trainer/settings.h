@@ -37,7 +37,12 @@ gd_status gd_memory_settings_check(const gd_memory_settings *m) GD_MUST_CHECK;
  * (trainer/model_api.h); zeroed: the defaults. */
 typedef struct gd_model_settings {
     gd_recompute recompute;
+    gd_attention attention; /* flash also takes the cross-entropy in chunks */
 } gd_model_settings;
+
+/* The flash path's cross-entropy takes the logits this many token rows at
+ * a time, never the whole (tokens, vocabulary) matrix. */
+#define GD_MODEL_LOGIT_CHUNK ((size_t)1024)
 
 /* A setting's option name and its two values' names (value 0 first, the
  * default). */

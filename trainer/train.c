@@ -34,6 +34,8 @@ gd_status gd_train_options_validate(const gd_train_options *o, const gd_model_co
     if (o->micro_batch == 0 || o->micro_batch > o->batch || o->batch % o->micro_batch != 0)
         return gd_fail(GD_ERR_INVALID, "micro-batch %zu must divide the batch %zu",
                        o->micro_batch, o->batch);
+    if (o->attention != GD_ATTENTION_NAIVE && o->attention != GD_ATTENTION_FLASH)
+        return gd_fail(GD_ERR_INVALID, "unknown attention %d", (int)o->attention);
     return GD_OK;
 }
 
@@ -138,7 +140,7 @@ static gd_status gd_rank_alloc(gd_trainer *t, gd_rank *k) {
         if (offload) { /* host memory, and a staging window on the rank */
             k->exp_avg = calloc(shard, sizeof(float));
             k->exp_avg_sq = calloc(shard, sizeof(float));
-            k->stage_count = shard < GD_OFFLOAD_STAGE ? shard : GD_OFFLOAD_STAGE;
+            k->stage_count = shard < t->offload_window ? shard : t->offload_window;
             k->stage_m = gd_backend_alloc_f32(&k->be, k->stage_count);
             k->stage_v = gd_backend_alloc_f32(&k->be, k->stage_count);
         } else {
@@ -199,7 +201,9 @@ static gd_status gd_trainer_alloc(gd_trainer **out, gd_param_layout *layout,
     t->options = *options;
     t->coll = n_ranks > 1 ? coll : NULL;
     t->memory = p->memory;
+    t->offload_window = p->offload_window ? p->offload_window : GD_OFFLOAD_STAGE;
     t->model_settings.recompute = p->memory.recompute;
+    t->model_settings.attention = options->attention;
     t->tied = t->layout.lm_head == t->layout.embed;
     gd_status s = gd_trainer_meet_init(t);
     t->meet_ready = s == GD_OK;
@@ -278,8 +282,10 @@ gd_status gd_trainer_reconfigure(gd_trainer *t, const gd_train_options *options)
     GD_TRY(gd_train_options_validate(options, &t->layout.config));
     bool shape_changed = options->micro_batch != t->options.micro_batch ||
                          options->seq_len != t->options.seq_len ||
-                         options->batch / options->micro_batch != gd_trainer_micro_steps(t);
+                         options->batch / options->micro_batch != gd_trainer_micro_steps(t) ||
+                         options->attention != t->options.attention;
     t->options = *options;
+    t->model_settings.attention = options->attention;
     return shape_changed ? gd_trainer_alloc_batch(t) : GD_OK;
 }
 

@@ -38,6 +38,10 @@ typedef struct gd_train_options {
      * m / N), so one trainer reproduces synchronous data parallelism over
      * N workers (the DDP baseline). */
     uint32_t data_workers;
+    /* Naive attention with whole logits, or flash attention with the
+     * cross-entropy in chunks (trainer/settings.h): a step's bits differ
+     * between them, so it is a field of the run's spec. */
+    gd_attention attention;
 } gd_train_options;
 
 /* batch 8, seq_len 256, micro_batch = batch, seed 1, worker 0, default optimizer. */
@@ -90,6 +94,8 @@ typedef struct gd_trainer_host {
     size_t n;
     gd_collective *coll;
     gd_memory_settings memory;
+    size_t offload_window; /* values of each moment an offloaded update stages at a time
+                              (0: GD_OFFLOAD_STAGE; tests use small ones) */
 } gd_trainer_host;
 
 /* As gd_trainer_new_on, on host's ranks (NULL, or no backends: one rank

@@ -59,6 +59,7 @@ struct gd_trainer {
     size_t n_ranks;
     gd_collective *coll; /* borrowed; NULL with one rank */
     gd_memory_settings memory;        /* sharding, recomputation, offload */
+    size_t offload_window;            /* values staged at a time when offloaded */
     gd_model_settings model_settings; /* the model's part of memory */
     bool meet_ready;     /* meet_lock and meet_cond are initialised */
     bool tied;           /* the head is the embedding's table (unit 0) */

@@ -92,6 +92,9 @@ static const gd_spec_field gd_spec_fields[] = {
      GD_DILOCO_DEFAULT_ATTEST_SHARE_PPM},
     {"data_digest", GD_SPEC_HASH, GD_AT(data_digest), false, 0},
     {"withhold_slash", GD_SPEC_COIN, GD_AT(withhold_slash), false, 0},
+    /* Optional text: absent is empty, which reads as "naive", and is left
+     * out of the JSON written, so older specs keep their bytes. */
+    {"attention", GD_SPEC_TEXT, GD_AT(attention), true, 0},
 };
 #define GD_SPEC_N_FIELDS (sizeof gd_spec_fields / sizeof gd_spec_fields[0])
 
@@ -307,8 +310,10 @@ static gd_status gd_spec_read(Gonka__Diloco__V1__RunSpec *spec, const json_t *j)
         const json_t *v = json_object_get(j, f->key);
         if (v != NULL)
             GD_TRY(gd_spec_read_field(spec, f, v));
-        else if (f->optional)
+        else if (f->optional && f->kind == GD_SPEC_U32)
             *(uint32_t *)((char *)spec + f->offset) = f->dflt;
+        else if (f->optional) /* text: protobuf's empty default */
+            continue;
         else
             return gd_fail(GD_ERR_INVALID, "run spec: %s is missing", f->key);
     }
@@ -404,6 +409,12 @@ static json_t *gd_spec_field_json(const Gonka__Diloco__V1__RunSpec *spec,
 json_t *gd_diloco_spec_to_json(const Gonka__Diloco__V1__RunSpec *spec) {
     json_t *j = json_object();
     for (size_t i = 0; j && i < GD_SPEC_N_FIELDS; i++) {
+        const gd_spec_field *f = &gd_spec_fields[i];
+        if (f->optional && f->kind == GD_SPEC_TEXT) {
+            const char *text = *(char *const *)((const char *)spec + f->offset);
+            if (text == NULL || text[0] == '\0')
+                continue;
+        }
         json_t *v = gd_spec_field_json(spec, &gd_spec_fields[i]);
         if (v == NULL || json_object_set_new(j, gd_spec_fields[i].key, v) != 0) {
             json_decref(j);

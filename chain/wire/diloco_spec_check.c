@@ -392,6 +392,12 @@ gd_status gd_diloco_spec_check(const Gonka__Diloco__V1__RunSpec *s) {
         return gd_fail(GD_ERR_INVALID, "run spec: codec '%.40s' is not none, bf16, int8, int4 "
                                        "or topk:F with 0 < F <= 1 and at most six decimals",
                        s->codec ? s->codec : "");
+    /* chain/ does not link the trainer: the names of trainer/settings.h's
+     * attention, and empty for the default. */
+    if (s->attention != NULL && s->attention[0] != '\0' && strcmp(s->attention, "naive") != 0 &&
+        strcmp(s->attention, "flash") != 0)
+        return gd_fail(GD_ERR_INVALID, "run spec: attention '%.40s' is not naive or flash",
+                       s->attention);
     GD_TRY(gd_spec_windows_check(s->windows));
     GD_TRY(gd_spec_classes_check(s));
     GD_TRY(gd_spec_economics_check(s));

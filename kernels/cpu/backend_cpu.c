@@ -91,6 +91,23 @@ static void cpu_attention_backward(const gd_backend *be, float *dq, float *dk, f
                                   heads, kv_heads, head_dim);
 }
 
+static void cpu_flash_attention_forward(const gd_backend *be, float *out, float *lse,
+                                        const float *q, const float *k, const float *v,
+                                        size_t batch, size_t seq_len, size_t heads,
+                                        size_t kv_heads, size_t head_dim) {
+    gd_cpu_flash_attention_forward_f32(be->pool, out, lse, q, k, v, batch, seq_len, heads,
+                                       kv_heads, head_dim);
+}
+
+static void cpu_flash_attention_backward(const gd_backend *be, float *dq, float *dk, float *dv,
+                                         float *scratch, const float *dout, const float *attn_out,
+                                         const float *lse, const float *q, const float *k,
+                                         const float *v, size_t batch, size_t seq_len,
+                                         size_t heads, size_t kv_heads, size_t head_dim) {
+    gd_cpu_flash_attention_backward_f32(be->pool, dq, dk, dv, scratch, dout, attn_out, lse, q, k, v,
+                                        batch, seq_len, heads, kv_heads, head_dim);
+}
+
 static void cpu_swiglu_forward(const gd_backend *be, float *out, const float *gate, const float *up,
                                size_t n) {
     gd_cpu_swiglu_forward_f32(be->pool, out, gate, up, n);
@@ -181,6 +198,8 @@ static const gd_backend_iface gd_cpu_iface = {
     .rope_backward = cpu_rope_backward,
     .attention_forward = cpu_attention_forward,
     .attention_backward = cpu_attention_backward,
+    .flash_attention_forward = cpu_flash_attention_forward,
+    .flash_attention_backward = cpu_flash_attention_backward,
     .swiglu_forward = cpu_swiglu_forward,
     .swiglu_backward = cpu_swiglu_backward,
     .add = cpu_add,

@@ -97,7 +97,7 @@ void GD_OP(gd_cpu_flash_attention_forward)(gd_pool *pool, GD_REAL *out, GD_REAL 
  * keys in order, each in double, then added once. */
 void GD_OP(gd_cpu_flash_attention_backward)(gd_pool *pool, GD_REAL *dq, GD_REAL *dk,
                                             GD_REAL *dv, GD_REAL *scratch, const GD_REAL *dout,
-                                            const GD_REAL *out, const GD_REAL *lse,
+                                            const GD_REAL *attn_out, const GD_REAL *lse,
                                             const GD_REAL *q, const GD_REAL *k,
                                             const GD_REAL *v, size_t batch, size_t seq_len,
                                             size_t heads, size_t kv_heads, size_t head_dim);

@@ -297,6 +297,27 @@ static void cuda_attention_backward(const gd_backend *be, float *dq, float *dk, 
     }
 }
 
+/* Flash attention: the kernels of flash_attention.cu, no GEMMs. */
+static void cuda_flash_attention_forward(const gd_backend *be, float *out, float *lse,
+                                         const float *q, const float *k, const float *v,
+                                         size_t batch, size_t seq_len, size_t heads,
+                                         size_t kv_heads, size_t head_dim) {
+    gd_cuda_ctx *c = gd_cuda_use(be);
+    gd_cuda_flash_attention_forward(c->stream, out, lse, q, k, v, batch, seq_len, heads,
+                                    kv_heads, head_dim);
+}
+
+static void cuda_flash_attention_backward(const gd_backend *be, float *dq, float *dk, float *dv,
+                                          float *scratch, const float *dout,
+                                          const float *attn_out, const float *lse,
+                                          const float *q, const float *k, const float *v,
+                                          size_t batch, size_t seq_len, size_t heads,
+                                          size_t kv_heads, size_t head_dim) {
+    gd_cuda_ctx *c = gd_cuda_use(be);
+    gd_cuda_flash_attention_backward(c->stream, dq, dk, dv, scratch, dout, attn_out, lse, q, k,
+                                     v, batch, seq_len, heads, kv_heads, head_dim);
+}
+
 static void cuda_cross_entropy_forward(const gd_backend *be, float *losses, const float *logits,
                                        const int32_t *targets, size_t n, size_t vocab) {
     gd_cuda_cross_entropy_forward(gd_cuda_use(be)->stream, losses, logits, targets, n, vocab);
@@ -419,6 +440,8 @@ static const gd_backend_iface gd_cuda_iface = {
     .rope_backward = cuda_rope_backward,
     .attention_forward = cuda_attention_forward,
     .attention_backward = cuda_attention_backward,
+    .flash_attention_forward = cuda_flash_attention_forward,
+    .flash_attention_backward = cuda_flash_attention_backward,
     .cross_entropy_forward = cuda_cross_entropy_forward,
     .cross_entropy_backward = cuda_cross_entropy_backward,
     .swiglu_forward = cuda_swiglu_forward,

@@ -49,6 +49,19 @@ void gd_cuda_attention_softmax(cudaStream_t stream, float *att, size_t rows, siz
 void gd_cuda_attention_softmax_backward(cudaStream_t stream, float *ds, const float *att,
                                         size_t rows, size_t seq_len);
 
+/* flash_attention.cu: ops_api.h's flash attention (head_dim at most
+ * GD_CPU_FLASH_HEAD_MAX), a thread per output row, every sum in a fixed
+ * order in double; scratch (B, heads, T) receives each row's dout . out. */
+void gd_cuda_flash_attention_forward(cudaStream_t stream, float *out, float *lse, const float *q,
+                                     const float *k, const float *v, size_t batch,
+                                     size_t seq_len, size_t heads, size_t kv_heads,
+                                     size_t head_dim);
+void gd_cuda_flash_attention_backward(cudaStream_t stream, float *dq, float *dk, float *dv,
+                                      float *scratch, const float *dout, const float *attn_out,
+                                      const float *lse, const float *q, const float *k,
+                                      const float *v, size_t batch, size_t seq_len, size_t heads,
+                                      size_t kv_heads, size_t head_dim);
+
 /* cross_entropy.cu */
 void gd_cuda_cross_entropy_forward(cudaStream_t stream, float *losses, const float *logits,
                                    const int32_t *targets, size_t n, size_t vocab);

@@ -11,6 +11,7 @@
 #include "plugin/cli/cli_profile.h"
 #include "plugin/cli/cli_train.h"
 #include "plugin/cli/cli_util.h"
+#include "trainer/plan.h"
 #include "trainer/train.h"
 
 /* Training FLOPs per token in the usual accounting (Chowdhery et al.,
@@ -81,6 +82,11 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     o.batch = (size_t)batch;
     o.seq_len = (size_t)seq;
     o.micro_batch = micro ? (size_t)micro : o.batch;
+    int attention = GD_ATTENTION_NAIVE;
+    if ((rc = gd_cli_setting_opt(cli, args, &gd_setting_attention, &attention, NULL)) !=
+        GD_CLI_CONTINUE)
+        return rc;
+    o.attention = (gd_attention)attention;
     o.optim.schedule_steps = steps + warmup;
     const char *spec = gd_arg(args, "data") ? gd_arg(args, "data") : "synthetic:markov:1";
     gd_trainer_host host;
@@ -163,6 +169,20 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     getrusage(RUSAGE_SELF, &ru);
     double peak_mib = (double)ru.ru_maxrss / 1024.0;
     size_t params = gd_trainer_layout(t)->total;
+    /* What plan budgets a GPU for this stack and these settings (fp32,
+     * naive attention: the trainer's own), less the workspace: the
+     * trainer's high-water mark on the rank that holds the most. */
+    gd_plan_input plan_in = {.model = config, .gpus = (uint32_t)backends.n,
+                             .gpu_mem = UINT64_MAX / 4, .seq = (uint32_t)o.seq_len,
+                             .micro_batch = (uint32_t)o.micro_batch, .segments = 1};
+    gd_plan_settings plan_settings = gd_plan_ladder[0];
+    plan_settings.shard = host.memory.shard;
+    plan_settings.recompute = host.memory.recompute;
+    plan_settings.offload = host.memory.offload;
+    plan_settings.attention = o.attention;
+    gd_plan plan;
+    bool have_plan = gd_plan_compute(&plan, &plan_in, &plan_settings) == GD_OK;
+    double plan_gib = have_plan ? (double)(plan.per_gpu - plan.workspace) / 1073741824.0 : 0;
     const char *model = gd_arg(args, "model-config") ? "config"
                         : gd_arg(args, "model")      ? gd_arg(args, "model")
                                                      : "small";
@@ -183,6 +203,20 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                               "peak_rss_mib", peak_mib,
                               "steps", (json_int_t)steps);
         if (j != NULL) {
+            json_object_set_new(j, "attention", json_string(gd_setting_name(
+                                                    &gd_setting_attention, (int)o.attention)));
+            json_object_set_new(j, "shard", json_string(gd_setting_name(
+                                                &gd_setting_shard, (int)host.memory.shard)));
+            json_object_set_new(j, "recompute", json_string(gd_setting_name(
+                                                    &gd_setting_recompute,
+                                                    (int)host.memory.recompute)));
+            json_object_set_new(j, "offload", json_string(gd_setting_name(
+                                                  &gd_setting_offload,
+                                                  (int)host.memory.offload)));
+            json_object_set_new(j, "plan_gpu_bytes",
+                                have_plan ? json_integer((json_int_t)(plan.per_gpu -
+                                                                      plan.workspace))
+                                          : json_null());
             json_object_set_new(j, "layers", json_integer((json_int_t)layers));
             json_object_set_new(j, "model_layers", json_integer((json_int_t)model_layers));
             json_object_set_new(j, "ms_per_layer", json_real(layer_ms));
@@ -218,7 +252,14 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                     gemm.fp32_operands_tflops > 0
                         ? gflops / (double)backends.n / (gemm.fp32_operands_tflops * 1e3)
                         : 0.0);
-        fprintf(cli->out, "  peak memory     %.0f MiB\n", peak_mib);
+        fprintf(cli->out, "  peak memory     %.0f MiB of the process\n", peak_mib);
+        if (have_plan)
+            fprintf(cli->out,
+                    "  a GPU's share   %.2f GiB planned with shard %s, recompute %s, offload %s "
+                    "(gonka-diloco plan, arithmetic)\n",
+                    plan_gib, gd_setting_name(&gd_setting_shard, (int)host.memory.shard),
+                    gd_setting_name(&gd_setting_recompute, (int)host.memory.recompute),
+                    gd_setting_name(&gd_setting_offload, (int)host.memory.offload));
         if (layers < model_layers)
             fprintf(cli->out,
                     "  layers          %" PRIu64 " of the model's %" PRIu64 ": %.1f ms a layer; "
@@ -249,6 +290,7 @@ static const gd_opt_spec gd_bench_train_opts[] = {
     {"backend", "NAME", "cpu, cuda or auto (default auto: cuda where a GPU is usable)"},
     {"gpus", "N", "data parallel over GPUs 0..N-1 (cuda; default 1)"},
     GD_TRAINER_HOST_OPTS,
+    {"attention", "naive|flash", "the attention and cross-entropy path (default naive)"},
     {"steps", "N", "timed steps (default 3)"},
     {"warmup", "N", "untimed steps first (default 1)"},
     {"data", "SPEC", "data source (default synthetic:markov:1)"},

@@ -201,6 +201,7 @@ static void gd_check_memory(gd_preflight *p, const gd_member_settings *s,
     settings.shard = s->memory.shard;
     settings.recompute = s->memory.recompute;
     settings.offload = s->memory.offload;
+    settings.attention = o->attention; /* the run's */
     gd_plan plan;
     if (gd_plan_compute(&plan, &in, &settings) != GD_OK)
         return;

@@ -179,10 +179,12 @@ static int gd_train_setup(gd_cli *cli, gd_args *args, gd_train_run *run, int thr
         run->resumed_from = gd_trainer_step_count(run->trainer);
         o = *gd_trainer_options(run->trainer);
     }
-    int rc;
+    int rc, attention = (int)o.attention;
     uint64_t seed = o.seed, worker = o.worker;
     bool schedule_given = gd_arg(args, "schedule-steps") != NULL;
     if ((rc = gd_cli_batch_opts(cli, args, &o)) != GD_CLI_CONTINUE ||
+        (rc = gd_cli_setting_opt(cli, args, &gd_setting_attention, &attention, NULL)) !=
+            GD_CLI_CONTINUE ||
         (rc = gd_cli_optim_opts(cli, args, &o.optim)) != GD_CLI_CONTINUE ||
         (rc = gd_cli_u64_opt(cli, args, &seed, "seed")) != GD_CLI_CONTINUE ||
         (rc = gd_cli_u64_opt(cli, args, &worker, "worker")) != GD_CLI_CONTINUE)
@@ -191,6 +193,7 @@ static int gd_train_setup(gd_cli *cli, gd_args *args, gd_train_run *run, int thr
         return gd_cli_usage(cli, args, "--worker must fit 32 bits");
     o.seed = seed;
     o.worker = (uint32_t)worker;
+    o.attention = (gd_attention)attention;
     if (!resume) {
         /* A fresh run: the schedule spans the run unless told otherwise,
          * with a 5% warmup (at most 100 steps) when none is given. */
@@ -425,6 +428,9 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
 
 static const gd_opt_spec gd_train_opts[] = {
     GD_MODEL_OPTS,
+    {"attention", "naive|flash", "naive: the T x T probabilities kept, the logits whole; flash: "
+                                 "online softmax and the cross-entropy in chunks of 1,024 tokens "
+                                 "(other bits; default naive)"},
     {"data", "SPEC", "synthetic:markov:SEED[:ALPHABET[:ORDER]], text:GLOB, or token shards"},
     {"steps", "N", "train until this many optimizer steps in total"},
     {"out", "CKPT", "checkpoint to write (safetensors; optimizer state beside it)"},

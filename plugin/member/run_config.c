@@ -76,6 +76,11 @@ gd_status gd_run_config_from_spec(gd_run_config *out, const Gonka__Diloco__V1__R
     in->batch = spec->batch;
     in->seq_len = spec->seq_len;
     in->micro_batch = spec->micro_batch;
+    int attention = GD_ATTENTION_NAIVE;
+    if (spec->attention != NULL && spec->attention[0] != '\0' &&
+        gd_setting_parse(&gd_setting_attention, &attention, spec->attention) != GD_OK)
+        return gd_fail_context(GD_ERR_INVALID, "run spec");
+    in->attention = (gd_attention)attention;
     gd_optim_config *o = &in->optim;
     o->warmup_steps = spec->inner_warmup_steps;
     o->schedule_steps = spec->inner_schedule_steps;

@@ -250,6 +250,17 @@ check 2 "a learning rate that is not a number" -- sim "${preset[@]}" --lr fast
 
 check 2 "missing --data" -- sim --model tiny
 check 2 "unknown codec" -- sim "${small[@]}" --codec int9
+check 2 "unknown attention" -- sim "${small[@]}" --attention sparse
+grep -q "attention 'sparse' is not naive or flash" err.txt || bad "--attention sparse: $(cat err.txt)"
+# --attention flash is the run's: its spec says so, and runs.
+if "$bin" sim "${preset[@]}" --attention flash --print-spec > flash_spec.json 2>err.txt &&
+   python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["attention"] == "flash"' flash_spec.json &&
+   "$bin" sim --spec flash_spec.json --workers 2 --rounds 1 --eval-batches 1 --threads 2 --verify \
+     > flash_run.txt 2>&1; then
+  ok "sim --attention flash: the spec carries it and a round runs and verifies"
+else
+  bad "sim --attention flash: $(cat err.txt flash_run.txt 2>/dev/null | tail -5)"
+fi
 check 2 "unknown baseline" -- sim "${small[@]}" --baseline fedavg
 check 2 "segment not dividing H" -- sim --model tiny --data synthetic:markov:3 --inner-steps 4 --segment-steps 3
 check 2 "wrong number of speeds" -- sim "${small[@]}" --speeds 1,2,3

@@ -32,6 +32,18 @@ if cmp -s c.safetensors d.safetensors && cmp -s c.optim.safetensors d.optim.safe
 else
   bad "resumed checkpoint differs from the uninterrupted one"
 fi
+# Flash attention (and the chunked cross-entropy): other bits than naive
+# attention, kept by a checkpoint, so 3 steps + resume to 6 == 6 steps.
+"$bin" train "${common[@]}" --steps 6 --warmup 0 --attention flash --out fl6.safetensors >/dev/null &&
+"$bin" train "${common[@]}" --steps 3 --schedule-steps 6 --warmup 0 --attention flash \
+  --out fl3.safetensors >/dev/null &&
+"$bin" train --resume fl3.safetensors --data synthetic:markov:5 --steps 6 --threads 1 \
+  --out fl3to6.safetensors >/dev/null || bad "flash runs failed"
+if cmp -s fl6.safetensors fl3to6.safetensors && ! cmp -s fl6.safetensors d.safetensors; then
+  ok "--attention flash: resumes byte for byte, and differs from naive attention"
+else
+  bad "--attention flash: a resumed run differs, or flash gives naive's bytes"
+fi
 # Full sharding (a shard of the model a rank, gathered a layer at a time)
 # with recomputation and the moments in host memory, with micro-batches and
 # an evaluation: the same bytes.
@@ -255,6 +267,7 @@ check 1 "missing data file" -- train --model tiny --data /no/such/shard.bin --st
 check 2 "seq beyond the model" -- train --model tiny --data synthetic:markov:1 --steps 1 --seq 4096 --out x.safetensors
 check 2 "unknown sharding" -- train --model tiny --data synthetic:markov:1 --steps 1 --shard tensor --out x.safetensors
 grep -q -- "--shard must be optimizer or full, not 'tensor'" err.txt || bad "--shard tensor: $(cat err.txt)"
+check 2 "unknown attention" -- train --model tiny --data synthetic:markov:1 --steps 1 --attention sparse --out x.safetensors
 check 2 "micro-batch not dividing" -- train --model tiny --data synthetic:markov:1 --steps 1 --batch 6 --micro-batch 4 --out x.safetensors
 check 2 "vocabulary too small for the data" -- train --model tiny --vocab 8 --data synthetic:markov:1 --steps 1 --out x.safetensors
 check 1 "corrupt checkpoint" -- eval --checkpoint junk.safetensors --data synthetic:markov:1

@@ -198,7 +198,7 @@ typedef struct arg_spec {
     float lo, hi; /* uniform range of random inputs */
 } arg_spec;
 
-#define MAX_ARGS 9
+#define MAX_ARGS 11
 
 typedef struct op_case {
     const char *name;
@@ -245,6 +245,14 @@ static void call_attention_bwd(const gd_backend *be, void *const *a) {
     gd_backend_attention_backward(be, F32(0), F32(1), F32(2), F32(3), CF32(4), CF32(5),
                                   CF32(6), CF32(7), CF32(8), B, T, HEADS, KV, HD);
 }
+static void call_flash_fwd(const gd_backend *be, void *const *a) {
+    gd_backend_flash_attention_forward(be, F32(0), F32(1), CF32(2), CF32(3), CF32(4), B, T,
+                                       HEADS, KV, HD);
+}
+static void call_flash_bwd(const gd_backend *be, void *const *a) {
+    gd_backend_flash_attention_backward(be, F32(0), F32(1), F32(2), F32(3), CF32(4), CF32(5),
+                                        CF32(6), CF32(7), CF32(8), CF32(9), B, T, HEADS, KV, HD);
+}
 static void call_swiglu_fwd(const gd_backend *be, void *const *a) {
     gd_backend_swiglu_forward(be, F32(0), CF32(1), CF32(2), N * F);
 }
@@ -288,6 +296,8 @@ NATIVE(rope_forward)
 NATIVE(rope_backward)
 NATIVE(attention_forward)
 NATIVE(attention_backward)
+NATIVE(flash_attention_forward)
+NATIVE(flash_attention_backward)
 NATIVE(swiglu_forward)
 NATIVE(swiglu_backward)
 NATIVE(add)
@@ -338,6 +348,19 @@ static size_t op_cases(op_case *out, size_t cap) {
       {SCRATCH, SCORES}, {IN, N * QD, -1, 1}, {CAUSAL, SCORES, 0, 0.25f}, {IN, N * QD, -1, 1},
       {IN, N * KVD, -1, 1}, {IN, N * KVD, -1, 1}},
      call_attention_bwd, native_attention_backward},
+    /* Flash attention: rows of 8 and 160 positions, one key block and three
+     * (the last partial). The backward's saved log-sum-exp is random but
+     * above every score, so each recomputed probability stays below e. */
+    {"flash_attention_forward", 1e-4, 5,
+     {{OUT, N * QD}, {OUT, B * HEADS * T}, {IN, N * QD, -1, 1}, {IN, N * KVD, -1, 1},
+      {IN, N * KVD, -1, 1}},
+     call_flash_fwd, native_flash_attention_forward},
+    {"flash_attention_backward", 1e-4, 10,
+     {{INOUT, N * QD, -1, 1}, {INOUT, N * KVD, -1, 1}, {INOUT, N * KVD, -1, 1},
+      {SCRATCH, B * HEADS * T}, {IN, N * QD, -1, 1}, {IN, N * QD, -1, 1},
+      {IN, B * HEADS * T, 2, 4}, {IN, N * QD, -1, 1}, {IN, N * KVD, -1, 1},
+      {IN, N * KVD, -1, 1}},
+     call_flash_bwd, native_flash_attention_backward},
     {"swiglu_forward", 1e-10, 3, {{OUT, N * F}, {IN, N * F, -4, 4}, {IN, N * F, -1, 1}},
      call_swiglu_fwd, native_swiglu_forward},
     {"swiglu_backward", 1e-10, 5,

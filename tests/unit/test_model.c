@@ -258,7 +258,7 @@ static gd_model_config small_check_config(bool tied) {
  * (against gradients of order 1e-3 and up) means a wrong gradient, not
  * noise. Norm weights get random values so their gradients are not
  * degenerate. */
-static void check_model_gradient(bool tied) {
+static void check_model_gradient(bool tied, const gd_model_settings *settings) {
     gd_model_config c = small_check_config(tied);
     gd_param_layout l;
     CHECK_OK(gd_param_layout_build(&l, &c));
@@ -272,7 +272,7 @@ static void check_model_gradient(bool tied) {
     int32_t tokens[2 * 6];
     random_tokens(tokens, B * (T + 1), c.vocab_size, 17);
     gd_model_f64 *m = NULL;
-    CHECK_OK(gd_model_new_f64(&m, &l, B, T, NULL, NULL));
+    CHECK_OK(gd_model_new_f64(&m, &l, B, T, settings, NULL));
     double loss = 0;
     CHECK_OK(gd_model_forward_f64(m, params, tokens, B, &loss));
     gd_model_backward_f64(m, params, grads, 1.0);
@@ -293,8 +293,10 @@ static void check_model_gradient(bool tied) {
             worst_i = i;
         }
     }
-    fprintf(stderr, "    %s: %zu parameters, worst relative error %.2e (parameter %zu)\n",
-            tied ? "tied" : "untied", n, worst, worst_i);
+    fprintf(stderr, "    %s%s: %zu parameters, worst relative error %.2e (parameter %zu)\n",
+            tied ? "tied" : "untied",
+            settings && settings->attention == GD_ATTENTION_FLASH ? ", flash" : "", n, worst,
+            worst_i);
     CHECK(worst < 1e-7);
     gd_model_free_f64(m);
     free(params);
@@ -303,8 +305,62 @@ static void check_model_gradient(bool tied) {
 }
 
 static void test_model_gradient(void) {
-    check_model_gradient(true);
-    check_model_gradient(false);
+    gd_model_settings flash = {.attention = GD_ATTENTION_FLASH};
+    check_model_gradient(true, NULL);
+    check_model_gradient(false, NULL);
+    check_model_gradient(true, &flash);
+    check_model_gradient(false, &flash);
+}
+
+/* The flash path (flash attention, the cross-entropy over chunks of 1,024
+ * rows, its backward recomputing each chunk's logits) against the naive
+ * one in double: the same loss and gradient to rounding, over 1,280 rows
+ * (two chunks, the second partial), recomputing or not. */
+static void test_flash_path_matches_naive(void) {
+    gd_model_config c = small_check_config(false);
+    gd_param_layout l;
+    CHECK_OK(gd_param_layout_build(&l, &c));
+    size_t B = 80, T = 16, n = l.total;
+    double *params = malloc(n * sizeof(double));
+    double *g_naive = calloc(n, sizeof(double)), *g_flash = calloc(n, sizeof(double));
+    gd_rng rng;
+    uint32_t ids[4] = {3, 1, 4, 1};
+    gd_rng_init(&rng, 5, ids);
+    for (size_t i = 0; i < n; i++)
+        params[i] = gd_rng_normal12(&rng) * 0.3;
+    int32_t *tokens = malloc(B * (T + 1) * sizeof *tokens);
+    random_tokens(tokens, B * (T + 1), c.vocab_size, 23);
+    for (int recompute = 0; recompute < 2; recompute++) {
+        gd_model_settings naive = {recompute ? GD_RECOMPUTE_FULL : GD_RECOMPUTE_NONE,
+                                   GD_ATTENTION_NAIVE};
+        gd_model_settings flash = {naive.recompute, GD_ATTENTION_FLASH};
+        gd_model_f64 *a = NULL, *b = NULL;
+        CHECK_OK(gd_model_new_f64(&a, &l, B, T, &naive, NULL));
+        CHECK_OK(gd_model_new_f64(&b, &l, B, T, &flash, NULL));
+        double la = 0, lb = 0;
+        CHECK_OK(gd_model_forward_f64(a, params, tokens, B, &la));
+        CHECK_OK(gd_model_forward_f64(b, params, tokens, B, &lb));
+        memset(g_naive, 0, n * sizeof(double));
+        memset(g_flash, 0, n * sizeof(double));
+        gd_model_backward_f64(a, params, g_naive, 1.0 / (double)(B * T));
+        gd_model_backward_f64(b, params, g_flash, 1.0 / (double)(B * T));
+        double worst = 0;
+        for (size_t i = 0; i < n; i++) {
+            double err = fabs(g_flash[i] - g_naive[i]) / fmax(1e-6, fabs(g_naive[i]));
+            worst = err > worst ? err : worst;
+        }
+        fprintf(stderr, "    recompute %d: loss %.15g and %.15g, worst gradient error %.2e\n",
+                recompute, la, lb, worst);
+        CHECK(fabs(la - lb) < 1e-12 * fabs(la));
+        CHECK(worst < 1e-9);
+        gd_model_free_f64(a);
+        gd_model_free_f64(b);
+    }
+    free(tokens);
+    free(params);
+    free(g_naive);
+    free(g_flash);
+    gd_param_layout_free(&l);
 }
 
 /* The float model follows the double one: same loss and gradient within
@@ -357,6 +413,7 @@ int main(void) {
     RUN_TEST(test_schedule);
     RUN_TEST(test_initial_loss);
     RUN_TEST(test_model_gradient);
+    RUN_TEST(test_flash_path_matches_naive);
     RUN_TEST(test_float_matches_double);
     return gd_test_finish();
 }

@@ -26,34 +26,42 @@ static void example(gd_model_config *c, const char *name) {
     CHECK_OK(gd_model_config_load(c, path));
 }
 
-/* The plan's activations and logits for today's settings against the
- * trainer's own allocation. */
+/* The plan's activations and logits for the settings the model has (naive
+ * or flash attention, recomputing or not) against the trainer's own
+ * allocation. */
 static void test_today_is_the_trainers(void) {
     static const struct {
         const char *model;
         size_t batch, seq;
-    } cases[] = {{"tiny", 1, 16}, {"tiny", 4, 64}, {"small", 2, 128}, {"base", 1, 64}};
-    for (size_t i = 0; i < 2 * sizeof cases / sizeof cases[0]; i++) {
-        gd_model_settings ms = {.recompute = i % 2 ? GD_RECOMPUTE_FULL : GD_RECOMPUTE_NONE};
+    } cases[] = {{"tiny", 1, 16}, {"tiny", 4, 64}, {"tiny", 8, 256},
+                 {"small", 2, 128}, {"base", 1, 64}};
+    for (size_t i = 0; i < 4 * sizeof cases / sizeof cases[0]; i++) {
+        gd_model_settings ms = {i % 2 ? GD_RECOMPUTE_FULL : GD_RECOMPUTE_NONE,
+                                i / 2 % 2 ? GD_ATTENTION_FLASH : GD_ATTENTION_NAIVE};
         gd_plan_settings settings = gd_plan_ladder[0];
         settings.recompute = ms.recompute;
+        settings.attention = ms.attention;
         gd_model_config c;
-        CHECK_OK(gd_model_config_preset(&c, cases[i / 2].model));
+        CHECK_OK(gd_model_config_preset(&c, cases[i / 4].model));
         gd_param_layout l;
         CHECK_OK(gd_param_layout_build(&l, &c));
         gd_model_f32 *m = NULL;
-        CHECK_OK(gd_model_new_f32(&m, &l, cases[i / 2].batch, cases[i / 2].seq, &ms, NULL));
+        CHECK_OK(gd_model_new_f32(&m, &l, cases[i / 4].batch, cases[i / 4].seq, &ms, NULL));
         /* The model counts its reals; its two int32 token arrays besides. */
-        uint64_t want = m ? gd_model_activation_bytes_f32(m) + 8 * cases[i / 2].batch * cases[i / 2].seq : 0;
+        size_t rows = cases[i / 4].batch * cases[i / 4].seq;
+        uint64_t want = m ? gd_model_activation_bytes_f32(m) + 8 * rows : 0;
         gd_plan_input in = {.model = c, .gpus = 1, .gpu_mem = 1ull << 40,
-                            .seq = (uint32_t)cases[i / 2].seq, .micro_batch = (uint32_t)cases[i / 2].batch,
+                            .seq = (uint32_t)cases[i / 4].seq,
+                            .micro_batch = (uint32_t)cases[i / 4].batch,
                             .segments = 10};
         gd_plan p;
         CHECK_OK(gd_plan_compute(&p, &in, &settings));
         uint64_t got = p.activations + p.logits;
-        fprintf(stderr, "  %s %zu x %zu, recompute %s: the trainer %llu bytes, the plan %llu\n",
-                cases[i / 2].model, cases[i / 2].batch, cases[i / 2].seq,
+        fprintf(stderr, "  %s %zu x %zu, recompute %s, attention %s: the trainer %llu bytes, the "
+                        "plan %llu\n",
+                cases[i / 4].model, cases[i / 4].batch, cases[i / 4].seq,
                 gd_setting_name(&gd_setting_recompute, (int)ms.recompute),
+                gd_setting_name(&gd_setting_attention, (int)ms.attention),
                 (unsigned long long)want, (unsigned long long)got);
         CHECK(got == want && p.built);
         CHECK(p.params == l.total);
@@ -77,9 +85,14 @@ static gd_model_config scaled_32b(void) {
     return c;
 }
 
-/* A step on n device-like ranks with either sharding: each rank's
- * high-water mark, the largest exactly the plan's per-GPU figure less its
- * workspace (with optimizer sharding, rank 0's: it owns the largest shard). */
+/* Offloaded moments staged 4,096 values at a time, well under a shard of
+ * this model, so offloading shows in the figures. */
+#define OFFLOAD_WINDOW 4096
+
+/* A step on n device-like ranks with each combination of the memory
+ * settings: each rank's high-water mark, the largest exactly the plan's
+ * per-GPU figure less its workspace (with optimizer sharding, rank 0's: it
+ * owns the largest shard). */
 static void test_plan_is_the_measured_high_water(void) {
     gd_data *data = NULL;
     CHECK_OK(gd_data_open(&data, "synthetic:markov:1"));
@@ -103,7 +116,7 @@ static void test_plan_is_the_measured_high_water(void) {
         o.seq_len = 32;
         gd_trainer *t = NULL;
         CHECK_OK(gd_trainer_new_ranks(&t, &c, &o, 1,
-                                      &(gd_trainer_host){be, n, &coll, memory}));
+                                      &(gd_trainer_host){be, n, &coll, memory, OFFLOAD_WINDOW}));
         gd_step_stats st;
         if (t != NULL)
             CHECK_OK(gd_trainer_step(t, data, &st));
@@ -115,7 +128,7 @@ static void test_plan_is_the_measured_high_water(void) {
         if (memory.shard == GD_SHARD_OPTIMIZER)
             CHECK(gd_copy_backend_peak_bytes(cbs[0]) == peak);
         gd_plan_input in = {.model = c, .gpus = (uint32_t)n, .gpu_mem = 1ull << 40, .seq = 32,
-                            .micro_batch = 2, .segments = 10};
+                            .micro_batch = 2, .segments = 10, .offload_window = OFFLOAD_WINDOW};
         gd_plan_settings settings = gd_plan_ladder[0];
         settings.shard = memory.shard;
         settings.recompute = memory.recompute;

@@ -90,6 +90,39 @@ static void test_refusals(void) {
     gd_diloco_spec_free(spec);
 }
 
+/* The attention field: absent (the example) is naive and stays out of the
+ * JSON written, so the spec's digest is what it was; flash reaches the
+ * trainer's options and changes the digest; another name is refused by
+ * the chain's rules. */
+static void test_attention_field(void) {
+    Gonka__Diloco__V1__RunSpec *spec = example();
+    gd_run_config rc;
+    CHECK_OK(gd_run_config_from_spec(&rc, spec, 1, NULL));
+    CHECK(rc.diloco.inner.attention == GD_ATTENTION_NAIVE);
+    uint8_t naive[32], flash[32];
+    CHECK_OK(gd_diloco_spec_digest(naive, spec));
+    json_t *j = gd_diloco_spec_to_json(spec);
+    CHECK(j != NULL && json_object_get(j, "attention") == NULL);
+    json_object_set_new(j, "attention", json_string("flash"));
+    Gonka__Diloco__V1__RunSpec *with = NULL;
+    CHECK_OK(gd_diloco_spec_from_json(&with, j));
+    CHECK_OK(gd_run_config_from_spec(&rc, with, 1, NULL));
+    CHECK(rc.diloco.inner.attention == GD_ATTENTION_FLASH);
+    CHECK_OK(gd_diloco_spec_digest(flash, with));
+    CHECK(memcmp(naive, flash, 32) != 0);
+    json_t *back = gd_diloco_spec_to_json(with);
+    const char *attention = back ? json_string_value(json_object_get(back, "attention")) : NULL;
+    CHECK(attention != NULL && strcmp(attention, "flash") == 0);
+    json_decref(back);
+    gd_diloco_spec_free(with);
+    json_object_set_new(j, "attention", json_string("tensor"));
+    with = NULL;
+    CHECK_STATUS(gd_diloco_spec_from_json(&with, j), GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "attention 'tensor' is not naive or flash") != NULL);
+    json_decref(j);
+    gd_diloco_spec_free(spec);
+}
+
 /* The digest of a model config changes with every field. */
 static void test_model_digest(void) {
     gd_model_config a;
@@ -116,6 +149,7 @@ static void test_model_digest(void) {
 int main(void) {
     RUN_TEST(test_example_config);
     RUN_TEST(test_refusals);
+    RUN_TEST(test_attention_field);
     RUN_TEST(test_model_digest);
     return gd_test_finish();
 }

@@ -5,7 +5,9 @@
  *    land byte for byte;
  *  - with two GPUs or more: a trainer over 2 ranks gives one rank's bits,
  *    with optimizer or full sharding (and full sharding with recomputation
- *    and the moments in host memory on one GPU too). */
+ *    and the moments in host memory on one GPU too);
+ *  - flash attention (its kernels, flash_attention.cu): run to run the same
+ *    bits, and two fully sharded GPUs give one GPU's. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,9 +21,12 @@
 
 static gd_data *g_data;
 
+static gd_attention g_attention;
+
 static gd_train_options options(void) {
     gd_train_options o;
     gd_train_options_default(&o);
+    o.attention = g_attention;
     o.batch = 4;
     o.micro_batch = 1;
     o.seq_len = 64;
@@ -117,6 +122,29 @@ static void test_two_gpus(void) {
     free(full);
 }
 
+static void test_flash(void) {
+    g_attention = GD_ATTENTION_FLASH;
+    size_t n = 0;
+    float *a = train_on(g_data, 1, (gd_memory_settings){GD_SHARD_OPTIMIZER}, &n);
+    float *b = train_on(g_data, 1, (gd_memory_settings){GD_SHARD_OPTIMIZER}, &n);
+    CHECK(memcmp(a, b, 3 * n * sizeof(float)) == 0);
+    g_attention = GD_ATTENTION_NAIVE;
+    float *naive = train_on(g_data, 1, (gd_memory_settings){GD_SHARD_OPTIMIZER}, &n);
+    CHECK(memcmp(a, naive, 3 * n * sizeof(float)) != 0); /* the option reaches the model */
+    gd_backend_group g;
+    if (gd_backend_group_open(&g, "cuda", 2, NULL) == GD_OK) {
+        gd_backend_group_close(&g);
+        g_attention = GD_ATTENTION_FLASH;
+        float *two = train_on(g_data, 2, (gd_memory_settings){GD_SHARD_FULL}, &n);
+        CHECK(memcmp(a, two, 3 * n * sizeof(float)) == 0);
+        free(two);
+        g_attention = GD_ATTENTION_NAIVE;
+    }
+    free(a);
+    free(b);
+    free(naive);
+}
+
 int main(void) {
     char why[256];
     if (!gd_backend_usable("cuda", why, sizeof why)) {
@@ -127,6 +155,7 @@ int main(void) {
     RUN_TEST(test_collective_one_gpu);
     RUN_TEST(test_run_to_run);
     RUN_TEST(test_two_gpus);
+    RUN_TEST(test_flash);
     gd_data_close(g_data);
     return gd_test_finish();
 }

@@ -30,9 +30,13 @@ typedef struct run {
     size_t n; /* values in each */
 } run;
 
+/* The run's attention path (its bits differ; every case runs under both). */
+static gd_attention g_attention;
+
 static gd_train_options options(size_t micro_steps) {
     gd_train_options o;
     gd_train_options_default(&o);
+    o.attention = g_attention;
     o.batch = micro_steps;
     o.micro_batch = 1;
     o.seq_len = 16;
@@ -105,6 +109,8 @@ typedef struct rank_group {
     gd_trainer *t;
 } rank_group;
 
+/* Offloaded moments go through a window of 1,000 values: tensors and
+ * shards split at odd places. */
 static void ranks_open_host(rank_group *g, size_t n, size_t micro_steps,
                             gd_memory_settings memory) {
     g->n = n;
@@ -115,7 +121,7 @@ static void ranks_open_host(rank_group *g, size_t n, size_t micro_steps,
     gd_train_options o = options(micro_steps);
     g->t = NULL;
     CHECK_OK(gd_trainer_new_ranks(&g->t, &c, &o, 1,
-                                  &(gd_trainer_host){g->be, n, &g->coll, memory}));
+                                  &(gd_trainer_host){g->be, n, &g->coll, memory, 1000}));
 }
 
 static void ranks_open(rank_group *g, size_t n, size_t micro_steps, gd_shard shard) {
@@ -157,9 +163,10 @@ static void ranks_give_one_ranks_bits(void) {
             run_ranks(data, &have, micro_steps[i], ranks, memory);
             char what[160];
             snprintf(what, sizeof what,
-                     "%s: %zu micro-batches over %zu ranks, %s sharding, recompute %s, "
+                     "%s%s: %zu micro-batches over %zu ranks, %s sharding, recompute %s, "
                      "offload %s",
-                     g_untied ? "untied" : "tied", micro_steps[i], ranks,
+                     g_untied ? "untied" : "tied",
+                     g_attention == GD_ATTENTION_FLASH ? ", flash" : "", micro_steps[i], ranks,
                      gd_setting_name(&gd_setting_shard, (int)memory.shard),
                      gd_setting_name(&gd_setting_recompute, (int)memory.recompute),
                      gd_setting_name(&gd_setting_offload, (int)memory.offload));
@@ -180,6 +187,18 @@ static void test_untied_ranks_give_one_ranks_bits(void) {
     g_untied = true;
     ranks_give_one_ranks_bits();
     g_untied = false;
+}
+
+/* The flash path (flash attention, the cross-entropy in chunks) keeps the
+ * property: every case above again, against one CPU rank's flash bits. */
+static void test_flash_ranks_give_one_ranks_bits(void) {
+    g_attention = GD_ATTENTION_FLASH;
+    g_untied = false;
+    ranks_give_one_ranks_bits();
+    g_untied = true;
+    ranks_give_one_ranks_bits();
+    g_untied = false;
+    g_attention = GD_ATTENTION_NAIVE;
 }
 
 /* A fully sharded trainer's evaluation (rank 0 gathers each layer alone)
@@ -289,6 +308,7 @@ static void test_rejects_bad_groups(void) {
 int main(void) {
     RUN_TEST(test_ranks_give_one_ranks_bits);
     RUN_TEST(test_untied_ranks_give_one_ranks_bits);
+    RUN_TEST(test_flash_ranks_give_one_ranks_bits);
     RUN_TEST(test_full_sharding_evaluates_and_resumes);
     RUN_TEST(test_state_round_trips_through_shards);
     RUN_TEST(test_rejects_bad_groups);
