@@ -93,6 +93,20 @@ void gd_param_layout_free(gd_param_layout *layout) {
     layout->n_tensors = 0;
 }
 
+/* The largest part inside [lo, hi) of units first.. */
+static size_t gd_param_layout_slice_max_from(const gd_param_layout *layout, size_t first,
+                                             size_t lo, size_t hi) {
+    size_t most = 0;
+    for (size_t u = first; u < gd_param_layout_units(layout); u++) {
+        size_t ulo, uhi;
+        gd_param_layout_unit(layout, u, &ulo, &uhi);
+        size_t a = ulo > lo ? ulo : lo, b = uhi < hi ? uhi : hi;
+        if (a < b && b - a > most)
+            most = b - a;
+    }
+    return most;
+}
+
 size_t gd_param_layout_units(const gd_param_layout *layout) {
     return (size_t)layout->config.num_hidden_layers + 2;
 }
@@ -113,15 +127,13 @@ void gd_param_layout_unit(const gd_param_layout *layout, size_t unit, size_t *lo
     *hi = start[1];
 }
 
-size_t gd_param_layout_unit_max(const gd_param_layout *layout) {
-    size_t most = 0;
-    for (size_t u = 0; u < gd_param_layout_units(layout); u++) {
-        size_t lo, hi;
-        gd_param_layout_unit(layout, u, &lo, &hi);
-        if (hi - lo > most)
-            most = hi - lo;
-    }
-    return most;
+
+size_t gd_param_layout_unit_max(const gd_param_layout *layout, size_t first) {
+    return gd_param_layout_slice_max_from(layout, first, 0, layout->total);
+}
+
+size_t gd_param_layout_slice_max(const gd_param_layout *layout, size_t lo, size_t hi) {
+    return gd_param_layout_slice_max_from(layout, 0, lo, hi);
 }
 
 const gd_param_tensor *gd_param_layout_find(const gd_param_layout *layout, const char *name) {

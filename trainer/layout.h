@@ -70,8 +70,12 @@ void gd_param_layout_free(gd_param_layout *layout);
  * together they cover it in order. */
 size_t gd_param_layout_units(const gd_param_layout *layout);
 void gd_param_layout_unit(const gd_param_layout *layout, size_t unit, size_t *lo, size_t *hi);
-/* Elements of the largest unit. */
-size_t gd_param_layout_unit_max(const gd_param_layout *layout);
+/* Elements of the largest unit from unit `first` on (a fully sharded
+ * rank's window; 1 leaves out a tied table, which has one of its own). */
+size_t gd_param_layout_unit_max(const gd_param_layout *layout, size_t first);
+/* Elements of the largest part of one unit inside [lo, hi) (a fully
+ * sharded rank's inbox for its shard). */
+size_t gd_param_layout_slice_max(const gd_param_layout *layout, size_t lo, size_t hi);
 
 const gd_param_tensor *gd_param_layout_find(const gd_param_layout *layout, const char *name);
 

@@ -27,15 +27,14 @@ size_t GD_OP(gd_model_activation_bytes)(const GD_OP(gd_model) *model);
  * gradient to the owners as soon as it is complete (trainer/train.c). With
  * a feed set, the passes ignore their params and grads arguments.
  *   params      the unit's parameters, contiguous from its first element,
- *               valid until release; asked again for a tied head
- *   release     the pass is done with the unit's parameters for now
+ *               valid until the next unit's are asked for (a tied head's
+ *               table until the pass ends); asked again for a tied head
  *   grads       where the backward pass adds the unit's gradient: zeroed
  *               at a unit's first ask in a backward pass
  *   grads_done  the unit's gradient of this pass is complete
  * Every call of a pass comes in the same order on every model. */
 typedef struct GD_OP(gd_model_feed) {
     const GD_REAL *(*params)(void *ctx, size_t unit);
-    void (*release)(void *ctx, size_t unit);
     GD_REAL *(*grads)(void *ctx, size_t unit);
     void (*grads_done)(void *ctx, size_t unit);
     void *ctx;

@@ -59,40 +59,6 @@ static void gd_plan_shard_range(uint64_t P, uint64_t ranks, uint64_t r, uint64_t
     *hi = b < P ? b : P;
 }
 
-/* What full sharding holds beside the shards (trainer/train_full.c): the
- * unit window (the largest unit; with a tied head, of the units after the
- * table), the table's own window when tied, and per rank the inbox of the
- * largest slice of one unit that falls in its shard. */
-typedef struct gd_plan_units {
-    uint64_t window, table;
-} gd_plan_units;
-
-static gd_plan_units gd_plan_units_of(const gd_param_layout *l) {
-    gd_plan_units u = {0, 0};
-    bool tied = l->lm_head == l->embed;
-    for (size_t i = 0; i < gd_param_layout_units(l); i++) {
-        size_t lo, hi;
-        gd_param_layout_unit(l, i, &lo, &hi);
-        if (tied && i == 0)
-            u.table = hi - lo;
-        else if (hi - lo > u.window)
-            u.window = hi - lo;
-    }
-    return u;
-}
-
-static uint64_t gd_plan_inbox_of(const gd_param_layout *l, uint64_t lo, uint64_t hi) {
-    uint64_t most = 0;
-    for (size_t i = 0; i < gd_param_layout_units(l); i++) {
-        size_t ulo, uhi;
-        gd_param_layout_unit(l, i, &ulo, &uhi);
-        uint64_t a = ulo > lo ? ulo : lo, b = uhi < hi ? uhi : hi;
-        if (a < b && b - a > most)
-            most = b - a;
-    }
-    return most;
-}
-
 /* The model's widths, as gd_model_new takes them. */
 typedef struct gd_plan_shape {
     uint64_t C, F, V, L, H, hd, q, kv;
@@ -166,14 +132,18 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
     bool over = false;
     uint64_t N = in->gpus, shard_lo, shard;
     gd_plan_shard_range(P, N, 0, &shard_lo, &shard);
-    gd_plan_units units = gd_plan_units_of(&layout);
+    /* Full sharding's unit window (trainer/train_full.c) and a tied
+     * table's own. */
+    bool tied = layout.lm_head == layout.embed;
+    uint64_t window = gd_param_layout_unit_max(&layout, tied ? 1 : 0);
+    uint64_t table = tied ? gd_param_layout_unit_max(&layout, 0) : 0;
     /* Full sharding: the rank that holds the most, its shard and inbox (an
      * inbox only over several ranks). */
     uint64_t full_shard = shard, full_inbox = 0, full_most = 0;
     for (uint64_t r = 0; s->shard == GD_SHARD_FULL && r < N; r++) {
         uint64_t lo, hi;
         gd_plan_shard_range(P, N, r, &lo, &hi);
-        uint64_t inbox = N > 1 ? gd_plan_inbox_of(&layout, lo, hi) : 0;
+        uint64_t inbox = N > 1 ? gd_param_layout_slice_max(&layout, lo, hi) : 0;
         uint64_t most = 16 * (hi - lo) + 4 * inbox; /* weights, gradient, moments, inbox */
         if (r == 0 || most > full_most) {
             full_most = most;
@@ -199,7 +169,7 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
          * the accumulated gradient's shard, a unit's gradient (and the
          * table's) and the inbox a unit's slices arrive in. */
         shard = full_shard;
-        uint64_t held = gd_add(&over, units.window, units.table);
+        uint64_t held = gd_add(&over, window, table);
         p.weights = gd_add(&over, gd_mul(&over, shard, 4), gd_mul(&over, held, w));
         p.gradients = gd_add(&over, gd_mul(&over, shard, 4),
                              gd_add(&over, gd_mul(&over, held, 4), gd_mul(&over, full_inbox, 4)));
@@ -209,8 +179,8 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
     if (s->offload == GD_OFFLOAD_OPTIMIZER) {
         /* In host memory, every rank's; on the rank the staging window. */
         p.offloaded = gd_mul(&over, P, per_value);
-        uint64_t window = in->offload_window ? in->offload_window : GD_OFFLOAD_STAGE;
-        p.moments = gd_mul(&over, shard < window ? shard : window, per_value);
+        uint64_t stage = in->offload_window ? in->offload_window : GD_OFFLOAD_STAGE;
+        p.moments = gd_mul(&over, shard < stage ? shard : stage, per_value);
     } else {
         p.moments = moments;
     }

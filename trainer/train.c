@@ -131,7 +131,9 @@ static gd_status gd_rank_alloc(gd_trainer *t, gd_rank *k) {
     size_t n = t->layout.total, shard = k->hi - k->lo;
     bool full = t->memory.shard == GD_SHARD_FULL;
     k->params = shard > 0 || !full ? gd_backend_alloc_f32(&k->be, full ? shard : n) : NULL;
-    size_t inbox = full ? gd_rank_unit_slice_max(t, k) : t->n_ranks * shard;
+    /* Full sharding's inbox: the largest slice of one unit in the shard. */
+    size_t inbox = full ? gd_param_layout_slice_max(&t->layout, k->lo, k->hi)
+                        : t->n_ranks * shard;
     if (t->n_ranks > 1 && inbox > 0)
         k->inbox = gd_backend_alloc_f32(&k->be, inbox);
     bool offload = t->memory.offload == GD_OFFLOAD_OPTIMIZER;
@@ -153,9 +155,9 @@ static gd_status gd_rank_alloc(gd_trainer *t, gd_rank *k) {
                                (!offload || (k->stage_m && k->stage_v)))) &&
               (t->n_ranks == 1 || inbox == 0 || k->inbox);
     if (ok && full) {
-        size_t window = gd_trainer_unit_window(t), table = t->tied ? t->layout.config.vocab_size *
-                                                                      (size_t)t->layout.config.hidden_size
-                                                                : 0;
+        /* The unit window (a tied table has windows of its own). */
+        size_t window = gd_param_layout_unit_max(&t->layout, t->tied ? 1 : 0);
+        size_t table = t->tied ? gd_param_layout_unit_max(&t->layout, 0) : 0;
         k->unit_params = gd_backend_alloc_f32(&k->be, window);
         k->unit_grads = gd_backend_alloc_f32(&k->be, window);
         if (table > 0) {
@@ -646,10 +648,6 @@ gd_pool *gd_trainer_pool(gd_trainer *t) {
 
 const gd_backend *gd_trainer_backend(const gd_trainer *t) {
     return &t->be;
-}
-
-gd_shard gd_trainer_shard(const gd_trainer *t) {
-    return t->memory.shard;
 }
 
 size_t gd_trainer_activation_bytes(const gd_trainer *t) {

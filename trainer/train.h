@@ -146,7 +146,6 @@ const gd_train_options *gd_trainer_options(const gd_trainer *t);
 gd_pool *gd_trainer_pool(gd_trainer *t);
 /* Where its tensors live. */
 const gd_backend *gd_trainer_backend(const gd_trainer *t);
-gd_shard gd_trainer_shard(const gd_trainer *t);
 size_t gd_trainer_activation_bytes(const gd_trainer *t);
 
 /* The mean cross-entropy (nats/token) of params (host memory; evaluated on

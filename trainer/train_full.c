@@ -30,29 +30,6 @@
 #include "kernels/collective.h"
 #include "trainer/train_impl.h"
 
-size_t gd_trainer_unit_window(const gd_trainer *t) {
-    size_t most = 0;
-    for (size_t u = t->tied ? 1 : 0; u < gd_param_layout_units(&t->layout); u++) {
-        size_t lo, hi;
-        gd_param_layout_unit(&t->layout, u, &lo, &hi);
-        if (hi - lo > most)
-            most = hi - lo;
-    }
-    return most;
-}
-
-size_t gd_rank_unit_slice_max(const gd_trainer *t, const gd_rank *k) {
-    size_t most = 0;
-    for (size_t u = 0; u < gd_param_layout_units(&t->layout); u++) {
-        size_t lo, hi;
-        gd_param_layout_unit(&t->layout, u, &lo, &hi);
-        size_t a = lo > k->lo ? lo : k->lo, b = hi < k->hi ? hi : k->hi;
-        if (a < b && b - a > most)
-            most = b - a;
-    }
-    return most;
-}
-
 /* --- the meeting ----------------------------------------------------------------------- */
 
 gd_status gd_trainer_meet_init(gd_trainer *t) {
@@ -223,12 +200,6 @@ static const float *gd_rank_unit_params(void *ctx, size_t unit) {
     return k->table_params;
 }
 
-/* The windows are reused by the next unit; nothing to free. */
-static void gd_rank_unit_release(void *ctx, size_t unit) {
-    (void)ctx;
-    (void)unit;
-}
-
 static float *gd_rank_unit_grads(void *ctx, size_t unit) {
     gd_rank *k = ctx;
     gd_trainer *t = k->t;
@@ -250,8 +221,8 @@ static void gd_rank_unit_grads_done(void *ctx, size_t unit) {
     gd_trainer_meet(k->t, gd_trainer_reduce_unit, unit);
 }
 
-const gd_model_feed_f32 gd_rank_feed = {gd_rank_unit_params, gd_rank_unit_release,
-                                        gd_rank_unit_grads, gd_rank_unit_grads_done, NULL};
+const gd_model_feed_f32 gd_rank_feed = {gd_rank_unit_params, gd_rank_unit_grads,
+                                        gd_rank_unit_grads_done, NULL};
 
 void gd_rank_feed_reset(gd_rank *k) {
     k->table_gathered = false;

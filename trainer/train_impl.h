@@ -77,12 +77,6 @@ struct gd_trainer {
 
 /* --- full sharding (train_full.c) --- */
 
-/* Elements of a rank's unit window (the largest unit it gathers into
- * unit_params; with a tied head, unit 0 has windows of its own), and of
- * the largest slice of one unit that falls in rank k's shard (its inbox). */
-size_t gd_trainer_unit_window(const gd_trainer *t);
-size_t gd_rank_unit_slice_max(const gd_trainer *t, const gd_rank *k);
-
 /* The model feed of a fully sharded rank (trainer/model_api.h); ctx is
  * the gd_rank. */
 extern const gd_model_feed_f32 gd_rank_feed;
