@@ -28,6 +28,10 @@ int32_t *gd_backend_alloc_i32(const gd_backend *be, size_t count) {
     return gd_backend_alloc_bytes(be, count, sizeof(int32_t));
 }
 
+uint16_t *gd_backend_alloc_u16(const gd_backend *be, size_t count) {
+    return gd_backend_alloc_bytes(be, count, sizeof(uint16_t));
+}
+
 void gd_backend_free(const gd_backend *be, void *buf) {
     if (buf != NULL)
         be->iface->buffer_free(be, buf);
@@ -542,6 +546,26 @@ void gd_backend_adamw(const gd_backend *be, float *param, const float *grad, flo
     gd_op_stop(be, started, GD_OP_ADAMW, 0, 0, 0);
 }
 
+void gd_backend_adamw_bf16(const gd_backend *be, float *param, const float *grad, uint16_t *m,
+                           uint16_t *v, size_t n, double lr, double beta1, double beta2,
+                           double eps, double weight_decay, double bc1, double bc2,
+                           double grad_scale) {
+    double started = gd_op_start(be);
+    if (be->iface->adamw_bf16) {
+        be->iface->adamw_bf16(be, param, grad, m, v, n, lr, beta1, beta2, eps, weight_decay,
+                              bc1, bc2, grad_scale);
+    } else {
+        gd_fb f = {.be = be};
+        const float *g = gd_fb_in(&f, grad, n);
+        gd_cpu_adamw_bf16_f32(be->pool, gd_fb_inout(&f, param, n), g,
+                              gd_fb_take(&f, m, n, 2, true, true),
+                              gd_fb_take(&f, v, n, 2, true, true), n, lr, beta1, beta2, eps,
+                              weight_decay, bc1, bc2, grad_scale);
+        gd_fb_done(&f);
+    }
+    gd_op_stop(be, started, GD_OP_ADAMW_BF16, 0, 0, 0);
+}
+
 void gd_backend_pseudo_gradient(const gd_backend *be, float *delta, const float *start,
                                 const float *params, float *residual, size_t n, float decay) {
     double started = gd_op_start(be);
@@ -646,6 +670,10 @@ void gd_backend_bf16_quantize(const gd_backend *be, uint16_t *h, float *decoded,
         gd_fb_done(&f);
     }
     gd_op_stop(be, started, GD_OP_BF16_QUANTIZE, 0, 0, 0);
+}
+
+void gd_backend_bf16_round(const gd_backend *be, float *out, const float *x, size_t n) {
+    gd_backend_bf16_quantize(be, NULL, out, x, n);
 }
 
 void gd_backend_bf16_dequantize(const gd_backend *be, float *y, const uint16_t *h, size_t n) {

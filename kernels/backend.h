@@ -114,6 +114,9 @@ typedef struct gd_backend_iface {
     void (*adamw)(const struct gd_backend *be, float *param, const float *grad, float *m, float *v, size_t n,
                   double lr, double beta1, double beta2, double eps, double weight_decay,
                   double bc1, double bc2, double grad_scale);
+    void (*adamw_bf16)(const struct gd_backend *be, float *param, const float *grad, uint16_t *m,
+                       uint16_t *v, size_t n, double lr, double beta1, double beta2, double eps,
+                       double weight_decay, double bc1, double bc2, double grad_scale);
     void (*pseudo_gradient)(const struct gd_backend *be, float *delta, const float *start, const float *params,
                             float *residual, size_t n, float residual_decay);
     void (*weighted_add)(const struct gd_backend *be, float *acc, const float *delta, float weight,
@@ -152,6 +155,7 @@ void gd_backend_cpu_init(gd_backend *out, gd_pool *pool);
  * not enough or the size overflows. */
 float *gd_backend_alloc_f32(const gd_backend *be, size_t count);
 int32_t *gd_backend_alloc_i32(const gd_backend *be, size_t count);
+uint16_t *gd_backend_alloc_u16(const gd_backend *be, size_t count); /* bf16 codes */
 void gd_backend_free(const gd_backend *be, void *buf);
 void gd_backend_upload(const gd_backend *be, void *dst, const void *host_src, size_t bytes);
 void gd_backend_download(const gd_backend *be, void *host_dst, const void *src, size_t bytes);
@@ -239,6 +243,13 @@ double gd_backend_sum_squares_from(const gd_backend *be, const float *x, size_t 
 void gd_backend_adamw(const gd_backend *be, float *param, const float *grad, float *m,
                       float *v, size_t n, double lr, double beta1, double beta2, double eps,
                       double weight_decay, double bc1, double bc2, double grad_scale);
+/* AdamW with its moments stored as bf16 codes (kernels/cpu/ops_api.h's
+ * gd_cpu_adamw_bf16): the bits of gd_backend_adamw on the decoded moments,
+ * then the new moments rounded to their codes. */
+void gd_backend_adamw_bf16(const gd_backend *be, float *param, const float *grad, uint16_t *m,
+                           uint16_t *v, size_t n, double lr, double beta1, double beta2,
+                           double eps, double weight_decay, double bc1, double bc2,
+                           double grad_scale);
 /* delta = start - params; then, if residual is not NULL and decay != 1,
  * residual *= decay. Bit-identical to the CPU reference on every backend. */
 void gd_backend_pseudo_gradient(const gd_backend *be, float *delta, const float *start,
@@ -264,5 +275,10 @@ void gd_backend_dequantize_blocks(const gd_backend *be, float *y, const int8_t *
 void gd_backend_bf16_quantize(const gd_backend *be, uint16_t *h, float *decoded, const float *x,
                               size_t n);
 void gd_backend_bf16_dequantize(const gd_backend *be, float *y, const uint16_t *h, size_t n);
+/* out[i] = x[i] rounded to bfloat16 by the rule above, as a float (out may
+ * be x): where a bf16 run stores an activation or a moment
+ * (trainer/settings.h). Bit-identical to the CPU reference on every
+ * backend. */
+void gd_backend_bf16_round(const gd_backend *be, float *out, const float *x, size_t n);
 
 #endif

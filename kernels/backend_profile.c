@@ -31,6 +31,7 @@ static const char *const gd_op_names[GD_OP_COUNT] = {
     [GD_OP_CROSS_ENTROPY_BACKWARD] = "cross_entropy_backward",
     [GD_OP_SUM_SQUARES] = "sum_squares",
     [GD_OP_ADAMW] = "adamw",
+    [GD_OP_ADAMW_BF16] = "adamw_bf16",
     [GD_OP_PSEUDO_GRADIENT] = "pseudo_gradient",
     [GD_OP_WEIGHTED_ADD] = "weighted_add",
     [GD_OP_NESTEROV_STEP] = "nesterov_step",

@@ -279,13 +279,29 @@ static gd_status gd_field_set_uint(const gd_optim_field *f, char *base, uint64_t
     return GD_OK;
 }
 
+/* A setting that decides a step's bits as metadata under its option's
+ * name, when it is not the default. */
+static void gd_optim_meta_setting(gd_st_meta *meta, size_t *n, const gd_setting *s, int value) {
+    if (value != 0)
+        meta[(*n)++] = (gd_st_meta){(char *)s->option, (char *)gd_setting_name(s, value)};
+}
+
+/* What gd_optim_meta_setting wrote, absent for the default. */
+static gd_status gd_optim_read_setting(const gd_safetensors *st, const gd_setting *s,
+                                       int *value) {
+    if (gd_setting_parse_optional(s, value, gd_safetensors_meta(st, s->option)) != GD_OK)
+        return gd_fail(GD_ERR_PARSE, "metadata \"%s\" is not %s or %s", s->option,
+                       s->names[0], s->names[1]);
+    return GD_OK;
+}
+
 gd_status gd_checkpoint_save_optim(const char *model_path, const gd_param_layout *layout,
                                    const float *exp_avg, const float *exp_avg_sq,
                                    const gd_optim_state *state) {
     char path[GD_CHECKPOINT_PATH_MAX];
     GD_TRY(gd_checkpoint_optim_path(path, sizeof path, model_path));
     char values[GD_N_OPTIM_FIELDS][40];
-    gd_st_meta meta[GD_N_OPTIM_FIELDS + 5];
+    gd_st_meta meta[GD_N_OPTIM_FIELDS + 7];
     size_t n = 0;
     for (size_t i = 0; i < GD_N_OPTIM_FIELDS; i++) {
         const gd_optim_field *f = &gd_optim_fields[i];
@@ -306,12 +322,12 @@ gd_status gd_checkpoint_save_optim(const char *model_path, const gd_param_layout
     meta[n++] = (gd_st_meta){GD_META_STEP, step_text};
     meta[n++] = (gd_st_meta){GD_META_LAYOUT, layout_hex};
     meta[n++] = (gd_st_meta){"data", (char *)state->data_spec};
-    /* Only where it is not the default: a naive run's file keeps the bytes
-     * it always had. */
-    if (state->options.attention != GD_ATTENTION_NAIVE)
-        meta[n++] = (gd_st_meta){"attention",
-                                 (char *)gd_setting_name(&gd_setting_attention,
-                                                         (int)state->options.attention)};
+    /* The settings that decide the bits, only where not the default: an
+     * fp32, naive run's file keeps the bytes it always had. */
+    const gd_train_options *o = &state->options;
+    gd_optim_meta_setting(meta, &n, &gd_setting_attention, (int)o->attention);
+    gd_optim_meta_setting(meta, &n, &gd_setting_precision, (int)o->precision);
+    gd_optim_meta_setting(meta, &n, &gd_setting_moments, (int)o->moments);
     gd_st_write_tensor tensors[2] = {
         {.name = "adamw.exp_avg", .dtype = GD_ST_F32, .ndim = 1, .shape = {layout->total},
          .data = exp_avg},
@@ -342,11 +358,13 @@ static gd_status gd_optim_read_fields(const gd_safetensors *st, gd_train_options
             return gd_fail(GD_ERR_PARSE, "metadata \"%s\" is not a whole number", f->key);
         GD_TRY(gd_field_set_uint(f, base, u));
     }
-    const char *attention = gd_safetensors_meta(st, "attention");
-    int value = GD_ATTENTION_NAIVE;
-    if (attention != NULL && gd_setting_parse(&gd_setting_attention, &value, attention) != GD_OK)
-        return gd_fail(GD_ERR_PARSE, "metadata \"attention\" is not naive or flash");
-    o->attention = (gd_attention)value;
+    int attention, precision, moments;
+    GD_TRY(gd_optim_read_setting(st, &gd_setting_attention, &attention));
+    GD_TRY(gd_optim_read_setting(st, &gd_setting_precision, &precision));
+    GD_TRY(gd_optim_read_setting(st, &gd_setting_moments, &moments));
+    o->attention = (gd_attention)attention;
+    o->precision = (gd_precision)precision;
+    o->moments = (gd_precision)moments;
     return GD_OK;
 }
 

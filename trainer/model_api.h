@@ -28,13 +28,15 @@ size_t GD_OP(gd_model_activation_bytes)(const GD_OP(gd_model) *model);
  * a feed set, the passes ignore their params and grads arguments.
  *   params      the unit's parameters, contiguous from its first element,
  *               valid until the next unit's are asked for (a tied head's
- *               table until the pass ends); asked again for a tied head
+ *               table until the pass ends); asked again for a tied head.
+ *               A copy the passes may overwrite: a bf16 model rounds it
+ *               in place
  *   grads       where the backward pass adds the unit's gradient: zeroed
  *               at a unit's first ask in a backward pass
  *   grads_done  the unit's gradient of this pass is complete
  * Every call of a pass comes in the same order on every model. */
 typedef struct GD_OP(gd_model_feed) {
-    const GD_REAL *(*params)(void *ctx, size_t unit);
+    GD_REAL *(*params)(void *ctx, size_t unit);
     GD_REAL *(*grads)(void *ctx, size_t unit);
     void (*grads_done)(void *ctx, size_t unit);
     void *ctx;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu/codec_ops.h"
 #include "kernels/cpu/ops_f64.h"
 #include "trainer/model_f64.h"
 
@@ -61,6 +62,47 @@ static void gd_k64_embedding_backward(gd_pool *pool, double *dtable, const doubl
                                       size_t vocab) {
     (void)vocab;
     gd_cpu_embedding_backward_f64(pool, dtable, dout, tokens, n, dim);
+}
+
+/* A bf16 model in double: each value through float and the CPU rounding
+ * (the float model's rule; double is only the checks' reference). */
+static void gd_k64_bf16_round(gd_pool *pool, double *out, const double *x, size_t n) {
+    float f[256];
+    for (size_t at = 0; at < n; at += 256) {
+        size_t m = n - at < 256 ? n - at : 256;
+        for (size_t i = 0; i < m; i++)
+            f[i] = (float)x[at + i];
+        gd_cpu_bf16_quantize_f32(pool, NULL, f, f, m);
+        for (size_t i = 0; i < m; i++)
+            out[at + i] = f[i];
+    }
+}
+
+static uint16_t *gd_k64_alloc_u16(gd_pool *pool, size_t count) {
+    (void)pool;
+    if (count > SIZE_MAX / sizeof(uint16_t))
+        return NULL;
+    return calloc(count ? count : 1, sizeof(uint16_t));
+}
+
+/* A bf16 model's codes, from double through float. */
+static void gd_k64_bf16_quantize(gd_pool *pool, uint16_t *h, double *decoded, const double *x,
+                                 size_t n) {
+    (void)pool;
+    for (size_t i = 0; i < n; i++) {
+        float f = (float)x[i];
+        uint32_t u;
+        memcpy(&u, &f, sizeof u);
+        h[i] = gd_bf16_code(u);
+        if (decoded != NULL)
+            decoded[i] = gd_bf16_value(h[i]);
+    }
+}
+
+static void gd_k64_bf16_dequantize(gd_pool *pool, double *y, const uint16_t *h, size_t n) {
+    (void)pool;
+    for (size_t i = 0; i < n; i++)
+        y[i] = gd_bf16_value(h[i]);
 }
 
 #define gd_k64_rmsnorm_forward gd_cpu_rmsnorm_forward_f64

@@ -86,30 +86,40 @@ static uint64_t gd_scratch_per_token(const gd_plan_shape *s) {
     return 2 * s->C + 3 * s->q + 3 * s->kv + 3 * s->F + 2 * s->C;
 }
 
-/* Activations and logits on one GPU for s. */
+/* Activations and logits on one GPU for s: what the model allocates
+ * (trainer/model_body.inc), byte for byte. fp32 keeps every layer's input
+ * and a slot of activations a layer (one slot with recomputation). bf16
+ * keeps the inputs and the slots as 16-bit codes and computes in two fp32
+ * streams and one fp32 slot; the statistics (rstd, the log-sum-exp) are
+ * fp32 a layer; the backward's scratch is fp32. */
 static void gd_plan_activations(gd_plan *p, const gd_plan_input *in, const gd_plan_shape *s,
                                 bool *over) {
     const gd_plan_settings *st = &p->settings;
     uint64_t b = in->micro_batch, T = in->seq, N = gd_mul(over, b, T);
-    uint64_t w = st->precision == GD_PRECISION_BF16 ? 2 : 4;
     bool flash = st->attention == GD_ATTENTION_FLASH;
-    /* Attention kept per layer: the probabilities (b, H, T, T), or the
-     * flash path's log-sum-exp per row (b, H, T) in fp32. */
-    uint64_t att = flash ? gd_mul3(over, b * s->H, T, 4) : gd_mul(over, gd_mul3(over, b * s->H, T, T), w);
-    uint64_t saved_layer = gd_add(over, gd_mul3(over, N, gd_saved_per_token(s), w),
-                                  gd_add(over, gd_mul(over, N, 8), att));
-    uint64_t kept;
-    if (st->recompute == GD_RECOMPUTE_FULL) /* each layer's input, and one layer's slot */
-        kept = gd_add(over, gd_mul3(over, s->L + 1, N, s->C * w),
-                      saved_layer - gd_mul3(over, N, s->C, w));
-    else
-        kept = gd_add(over, gd_mul3(over, N, s->C, w), gd_mul(over, s->L, saved_layer));
-    uint64_t scratch = gd_mul3(over, N, gd_scratch_per_token(s), w);
+    bool bf16 = st->precision == GD_PRECISION_BF16;
+    bool recompute = st->recompute == GD_RECOMPUTE_FULL;
+    uint64_t L_stat = recompute ? 1 : s->L, L_slot = bf16 ? 1 : L_stat;
+    /* Attention kept: the probabilities (b, H, T, T) in the slot, or the
+     * flash path's log-sum-exp per row (b, H, T), a statistic. */
+    uint64_t probs = flash ? 0 : gd_mul3(over, b * s->H, T, T);
+    uint64_t slot = gd_mul(over, N, gd_saved_per_token(s) - s->C); /* elements */
+    uint64_t x = gd_mul3(over, bf16 ? 2 : s->L + 1, N, s->C * 4);
+    uint64_t kept = gd_add(over, x, gd_mul(over, L_slot, gd_mul(over, gd_add(over, slot, probs), 4)));
+    kept = gd_add(over, kept, gd_mul3(over, L_stat, N, 8)); /* rstd1, rstd2 */
+    if (flash)
+        kept = gd_add(over, kept, gd_mul(over, L_stat, gd_mul3(over, b * s->H, T, 4)));
+    if (bf16) {
+        kept = gd_add(over, kept, gd_mul3(over, s->L + 1, N, s->C * 2));
+        if (!recompute)
+            kept = gd_add(over, kept, gd_mul3(over, s->L, gd_add(over, slot, probs), 2));
+    }
+    uint64_t scratch = gd_mul3(over, N, gd_scratch_per_token(s), 4);
     scratch = gd_add(over, scratch, gd_mul(over, N, 8));                 /* rstdf, losses */
     /* datt: the probabilities' gradient, or the flash backward's value per
      * row (b, H, T). */
-    scratch = gd_add(over, scratch, gd_mul(over, gd_mul3(over, b * s->H, T, flash ? 1 : T), w));
-    uint64_t rope = 2 * (T * s->hd / 2) * w;
+    scratch = gd_add(over, scratch, gd_mul(over, gd_mul3(over, b * s->H, T, flash ? 1 : T), 4));
+    uint64_t rope = 2 * (T * s->hd / 2) * 4;
     uint64_t tokens = gd_mul(over, N, 8); /* inputs and targets, int32 */
     p->activations = gd_add(over, gd_add(over, kept, scratch), gd_add(over, rope, tokens));
     uint64_t rows = flash && N > GD_MODEL_LOGIT_CHUNK ? GD_MODEL_LOGIT_CHUNK : N;
@@ -137,6 +147,12 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
     bool tied = layout.lm_head == layout.embed;
     uint64_t window = gd_param_layout_unit_max(&layout, tied ? 1 : 0);
     uint64_t table = tied ? gd_param_layout_unit_max(&layout, 0) : 0;
+    /* A bf16 model's own windows without a feed (trainer/model_body.inc):
+     * the largest unit and a tied table, exactly. */
+    uint64_t table_lo = 0, table_hi = 0;
+    if (tied)
+        gd_param_layout_unit(&layout, 0, &table_lo, &table_hi);
+    uint64_t model_windows = window + (table_hi - table_lo);
     /* Full sharding: the rank that holds the most, its shard and inbox (an
      * inbox only over several ranks). */
     uint64_t full_shard = shard, full_inbox = 0, full_most = 0;
@@ -152,25 +168,26 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
         }
     }
     gd_param_layout_free(&layout);
-    uint64_t w = s->precision == GD_PRECISION_BF16 ? 2 : 4;
+    bool bf16 = s->precision == GD_PRECISION_BF16;
     if (s->shard == GD_SHARD_OPTIMIZER) {
-        /* Every rank: the fp32 weights (and a bf16 copy to compute with),
-         * its shard of the accumulated gradient and, over several ranks, a
-         * micro-batch's whole gradient and the inbox its shard is reduced
-         * into (one slice from each rank). One GPU takes a step of one
-         * micro-batch straight into the accumulator. */
-        p.weights = gd_add(&over, gd_mul(&over, P, 4), w == 2 ? gd_mul(&over, P, 2) : 0);
+        /* Every rank: the fp32 weights (in bf16, and windows the model
+         * rounds a unit into), its shard of the accumulated gradient and,
+         * over several ranks, a micro-batch's whole gradient and the inbox
+         * its shard is reduced into (one slice from each rank). One GPU
+         * takes a step of one micro-batch straight into the accumulator. */
+        p.weights = gd_add(&over, gd_mul(&over, P, 4), bf16 ? gd_mul(&over, model_windows, 4) : 0);
         p.gradients = gd_mul(&over, shard, 4);
         if (N > 1)
             p.gradients = gd_add(&over, p.gradients, gd_add(&over, gd_mul(&over, P, 4),
                                                            gd_mul3(&over, N, shard, 4)));
     } else {
-        /* The fp32 master shard and the gathered unit (and a tied table);
-         * the accumulated gradient's shard, a unit's gradient (and the
-         * table's) and the inbox a unit's slices arrive in. */
+        /* The fp32 master shard and the gathered unit (and a tied table),
+         * fp32 (bf16 rounds it in place); the accumulated gradient's
+         * shard, a unit's gradient (and the table's) and the inbox a
+         * unit's slices arrive in. */
         shard = full_shard;
         uint64_t held = gd_add(&over, window, table);
-        p.weights = gd_add(&over, gd_mul(&over, shard, 4), gd_mul(&over, held, w));
+        p.weights = gd_add(&over, gd_mul(&over, shard, 4), gd_mul(&over, held, 4));
         p.gradients = gd_add(&over, gd_mul(&over, shard, 4),
                              gd_add(&over, gd_mul(&over, held, 4), gd_mul(&over, full_inbox, 4)));
     }
@@ -196,7 +213,6 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
     if (over)
         return gd_fail(GD_ERR_LIMIT, "the plan's figures overflow 64 bits");
     p.fits = p.per_gpu <= in->gpu_mem && (in->host_mem == 0 || p.host <= in->host_mem);
-    p.built = s->precision == GD_PRECISION_FP32 && s->moments == GD_PRECISION_FP32;
     *out = p;
     return GD_OK;
 }

@@ -4,14 +4,10 @@
  * payload, what is offloaded), and what a round leaves on disk for
  * verification, for the trainer's memory settings.
  *
- * The figures are arithmetic. For the settings the trainer has today
- * (optimizer or full sharding, fp32, naive or flash attention,
- * recomputation and optimizer offload or not) a
- * GPU's figure less the workspace is the trainer's own high-water mark on
- * the rank that holds the most, byte for byte (test_plan measures it on
- * device-like test backends over 1, 2, 3 and 8 ranks). The other
- * settings are the design of docs/trainer.md's bf16 trainer, budgeted
- * before it exists: such a plan says `built: false`. */
+ * The figures are arithmetic, and for every setting a GPU's figure less
+ * the workspace is the trainer's own high-water mark on the rank that
+ * holds the most, byte for byte (test_plan measures it on device-like
+ * test backends over 1, 2, 3 and 8 ranks). */
 #ifndef GD_TRAINER_PLAN_H
 #define GD_TRAINER_PLAN_H
 
@@ -63,7 +59,6 @@ typedef struct gd_plan {
     uint64_t host;          /* the sum */
     uint64_t disk_per_round;/* what a round leaves for verification (docs/node.md) */
     bool fits;              /* per_gpu within gpu_mem, host within host_mem (when given) */
-    bool built;             /* the trainer implements these settings today */
 } gd_plan;
 
 /* The budget of in with settings s. GD_ERR_INVALID for a config or input

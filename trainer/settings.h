@@ -38,7 +38,21 @@ gd_status gd_memory_settings_check(const gd_memory_settings *m) GD_MUST_CHECK;
 typedef struct gd_model_settings {
     gd_recompute recompute;
     gd_attention attention; /* flash also takes the cross-entropy in chunks */
+    gd_precision precision; /* bf16: see below */
 } gd_model_settings;
+
+/* A bf16 run (precision bf16) computes in fp32, as an fp32 run does, and
+ * stores in bfloat16: every op reads its weights as the fp32 master
+ * weights rounded to bf16, and every activation or activation gradient an
+ * op writes is rounded to bf16 as it is stored (kernels/backend.h's
+ * gd_backend_bf16_round: nearest even, saturating). What stays fp32: the
+ * master weights, the parameter gradients and their sums, per-row
+ * statistics (RMSNorm's 1/rms, flash attention's log-sum-exp), the
+ * per-token losses and every op's arithmetic. moments bf16 stores AdamW's
+ * moments rounded to bf16 after each update (the update itself reads and
+ * computes them in fp32). The stored values are bf16's, so keeping them
+ * as 16-bit codes (the model's activations, the trainer's moments) or as
+ * floats gives the same bits. */
 
 /* The flash path's cross-entropy takes the logits this many token rows at
  * a time, never the whole (tokens, vocabulary) matrix. */
@@ -58,11 +72,21 @@ extern const gd_setting gd_setting_recompute; /* recompute: none | full */
 extern const gd_setting gd_setting_attention; /* attention: naive | flash */
 extern const gd_setting gd_setting_offload;   /* offload: none | optimizer */
 
+/* The settings that decide a step's bits, in the order of their run spec
+ * keys (each spec key is the setting's option name). */
+#define GD_RUN_SETTINGS 3
+extern const gd_setting *const gd_run_settings[GD_RUN_SETTINGS];
+
 /* The name of value v (0 or 1; anything else reads "?"). */
 const char *gd_setting_name(const gd_setting *s, int v);
 
 /* The value named text into *out; GD_ERR_INVALID naming both choices
  * otherwise. */
 gd_status gd_setting_parse(const gd_setting *s, int *out, const char *text) GD_MUST_CHECK;
+
+/* As gd_setting_parse, where absent text (NULL or empty) is the default:
+ * a run spec's optional key, a checkpoint's metadata. */
+gd_status gd_setting_parse_optional(const gd_setting *s, int *out,
+                                    const char *text) GD_MUST_CHECK;
 
 #endif

@@ -36,6 +36,10 @@ gd_status gd_train_options_validate(const gd_train_options *o, const gd_model_co
                        o->micro_batch, o->batch);
     if (o->attention != GD_ATTENTION_NAIVE && o->attention != GD_ATTENTION_FLASH)
         return gd_fail(GD_ERR_INVALID, "unknown attention %d", (int)o->attention);
+    if (o->precision != GD_PRECISION_FP32 && o->precision != GD_PRECISION_BF16)
+        return gd_fail(GD_ERR_INVALID, "unknown precision %d", (int)o->precision);
+    if (o->moments != GD_PRECISION_FP32 && o->moments != GD_PRECISION_BF16)
+        return gd_fail(GD_ERR_INVALID, "unknown moments precision %d", (int)o->moments);
     return GD_OK;
 }
 
@@ -127,6 +131,18 @@ static void gd_rank_shard(size_t total, size_t n_ranks, size_t r, size_t *lo, si
     *hi = b < total ? b : total;
 }
 
+/* count moments on rank k, in the trainer's format. */
+static void *gd_rank_alloc_moments(const gd_trainer *t, gd_rank *k, size_t count) {
+    if (t->moment_bytes == sizeof(uint16_t))
+        return gd_backend_alloc_u16(&k->be, count);
+    return gd_backend_alloc_f32(&k->be, count);
+}
+
+/* Value i of a moments array in the trainer's format. */
+static void *gd_moment_at(const gd_trainer *t, void *moments, size_t i) {
+    return (char *)moments + i * t->moment_bytes;
+}
+
 static gd_status gd_rank_alloc(gd_trainer *t, gd_rank *k) {
     size_t n = t->layout.total, shard = k->hi - k->lo;
     bool full = t->memory.shard == GD_SHARD_FULL;
@@ -140,14 +156,14 @@ static gd_status gd_rank_alloc(gd_trainer *t, gd_rank *k) {
     if (shard > 0) {
         k->grads = gd_backend_alloc_f32(&k->be, shard);
         if (offload) { /* host memory, and a staging window on the rank */
-            k->exp_avg = calloc(shard, sizeof(float));
-            k->exp_avg_sq = calloc(shard, sizeof(float));
+            k->exp_avg = calloc(shard, t->moment_bytes);
+            k->exp_avg_sq = calloc(shard, t->moment_bytes);
             k->stage_count = shard < t->offload_window ? shard : t->offload_window;
-            k->stage_m = gd_backend_alloc_f32(&k->be, k->stage_count);
-            k->stage_v = gd_backend_alloc_f32(&k->be, k->stage_count);
+            k->stage_m = gd_rank_alloc_moments(t, k, k->stage_count);
+            k->stage_v = gd_rank_alloc_moments(t, k, k->stage_count);
         } else {
-            k->exp_avg = gd_backend_alloc_f32(&k->be, shard);
-            k->exp_avg_sq = gd_backend_alloc_f32(&k->be, shard);
+            k->exp_avg = gd_rank_alloc_moments(t, k, shard);
+            k->exp_avg_sq = gd_rank_alloc_moments(t, k, shard);
         }
     }
     bool ok = (k->params || (full && shard == 0)) &&
@@ -204,8 +220,10 @@ static gd_status gd_trainer_alloc(gd_trainer **out, gd_param_layout *layout,
     t->coll = n_ranks > 1 ? coll : NULL;
     t->memory = p->memory;
     t->offload_window = p->offload_window ? p->offload_window : GD_OFFLOAD_STAGE;
+    t->moment_bytes = options->moments == GD_PRECISION_BF16 ? sizeof(uint16_t) : sizeof(float);
     t->model_settings.recompute = p->memory.recompute;
     t->model_settings.attention = options->attention;
+    t->model_settings.precision = options->precision;
     t->tied = t->layout.lm_head == t->layout.embed;
     gd_status s = gd_trainer_meet_init(t);
     t->meet_ready = s == GD_OK;
@@ -285,9 +303,15 @@ gd_status gd_trainer_reconfigure(gd_trainer *t, const gd_train_options *options)
     bool shape_changed = options->micro_batch != t->options.micro_batch ||
                          options->seq_len != t->options.seq_len ||
                          options->batch / options->micro_batch != gd_trainer_micro_steps(t) ||
-                         options->attention != t->options.attention;
+                         options->attention != t->options.attention ||
+                         options->precision != t->options.precision;
+    if (options->moments != t->options.moments)
+        return gd_fail(GD_ERR_INVALID, "a trainer keeps the moments' format it was created "
+                                       "with (%s)",
+                       gd_setting_name(&gd_setting_moments, (int)t->options.moments));
     t->options = *options;
     t->model_settings.attention = options->attention;
+    t->model_settings.precision = options->precision;
     return shape_changed ? gd_trainer_alloc_batch(t) : GD_OK;
 }
 
@@ -403,6 +427,20 @@ static void gd_trainer_reduce_round(gd_trainer *t, size_t first) {
     }
 }
 
+/* AdamW on n values whose moments m and v are in the trainer's format:
+ * floats, or bf16 codes the op reads decoded and stores rounded. */
+static void gd_trainer_adamw(const gd_trainer *t, const gd_backend *be, float *param,
+                             const float *grad, void *m, void *v, size_t n, double lr,
+                             double decay, double bc1, double bc2, double grad_scale) {
+    const gd_optim_config *c = &t->options.optim;
+    if (t->moment_bytes == sizeof(uint16_t))
+        gd_backend_adamw_bf16(be, param, grad, m, v, n, lr, c->beta1, c->beta2, c->eps, decay,
+                              bc1, bc2, grad_scale);
+    else
+        gd_backend_adamw(be, param, grad, m, v, n, lr, c->beta1, c->beta2, c->eps, decay, bc1,
+                         bc2, grad_scale);
+}
+
 /* One AdamW update of every tensor, each owner its shard (norm weights
  * without weight decay); then every owner's shard of the parameters goes
  * to every other rank. */
@@ -423,9 +461,9 @@ static void gd_trainer_update(gd_trainer *t, double lr, double grad_scale) {
             float *grad = k->grads + (a - k->lo);
             double decay = p->decay ? c->weight_decay : 0;
             if (t->memory.offload == GD_OFFLOAD_NONE) {
-                gd_backend_adamw(&k->be, param, grad, k->exp_avg + (a - k->lo),
-                                 k->exp_avg_sq + (a - k->lo), b - a, lr, c->beta1, c->beta2,
-                                 c->eps, decay, bc1, bc2, grad_scale);
+                gd_trainer_adamw(t, &k->be, param, grad, gd_moment_at(t, k->exp_avg, a - k->lo),
+                                 gd_moment_at(t, k->exp_avg_sq, a - k->lo), b - a, lr, decay,
+                                 bc1, bc2, grad_scale);
                 continue;
             }
             /* Offloaded moments come in and go back a staging window at a
@@ -433,14 +471,14 @@ static void gd_trainer_update(gd_trainer *t, double lr, double grad_scale) {
              * one call. */
             for (size_t at = a; at < b; at += k->stage_count) {
                 size_t n = b - at < k->stage_count ? b - at : k->stage_count;
-                float *m = k->exp_avg + (at - k->lo), *v = k->exp_avg_sq + (at - k->lo);
-                gd_backend_upload(&k->be, k->stage_m, m, n * sizeof(float));
-                gd_backend_upload(&k->be, k->stage_v, v, n * sizeof(float));
-                gd_backend_adamw(&k->be, param + (at - a), grad + (at - a), k->stage_m,
-                                 k->stage_v, n, lr, c->beta1, c->beta2, c->eps, decay, bc1, bc2,
-                                 grad_scale);
-                gd_backend_download(&k->be, m, k->stage_m, n * sizeof(float));
-                gd_backend_download(&k->be, v, k->stage_v, n * sizeof(float));
+                void *m = gd_moment_at(t, k->exp_avg, at - k->lo);
+                void *v = gd_moment_at(t, k->exp_avg_sq, at - k->lo);
+                gd_backend_upload(&k->be, k->stage_m, m, n * t->moment_bytes);
+                gd_backend_upload(&k->be, k->stage_v, v, n * t->moment_bytes);
+                gd_trainer_adamw(t, &k->be, param + (at - a), grad + (at - a), k->stage_m,
+                                 k->stage_v, n, lr, decay, bc1, bc2, grad_scale);
+                gd_backend_download(&k->be, m, k->stage_m, n * t->moment_bytes);
+                gd_backend_download(&k->be, v, k->stage_v, n * t->moment_bytes);
             }
         }
     }
@@ -516,7 +554,7 @@ gd_status gd_trainer_save(const gd_trainer *t, const char *path, const char *dat
     float *host = NULL;
     const gd_rank *k = &t->ranks[0];
     const float *params = k->params, *m = k->exp_avg, *v = k->exp_avg_sq;
-    if (t->n_ranks > 1 || !t->be.iface->host_memory) {
+    if (t->n_ranks > 1 || !t->be.iface->host_memory || t->moment_bytes != sizeof(float)) {
         host = n <= SIZE_MAX / (3 * sizeof(float)) ? malloc(3 * n * sizeof(float)) : NULL;
         if (host == NULL)
             return gd_fail(GD_ERR_NOMEM, "out of memory for a host copy of the state");
@@ -579,6 +617,59 @@ gd_status gd_trainer_resume_ranks(gd_trainer **out, const char *path, int thread
  * of the moments from its owner; setting them uploads the parameters to
  * every rank or each shard to its owner, and each shard of the moments to
  * its owner. */
+/* Moving moments between the host's floats and a rank's format, a window
+ * of codes at a time: bf16 codes widen exactly, floats round to their
+ * codes (a bf16 run's moments are codes' values already). */
+#define GD_MOMENT_WINDOW ((size_t)1 << 15)
+
+/* out[0, n) = rank k's moments (its shard of exp_avg or exp_avg_sq). */
+static void gd_rank_moments_get(const gd_trainer *t, const gd_rank *k, float *out,
+                                const void *moments, size_t n) {
+    bool host = t->memory.offload == GD_OFFLOAD_OPTIMIZER;
+    if (t->moment_bytes == sizeof(float)) {
+        if (host)
+            memcpy(out, moments, n * sizeof(float));
+        else
+            gd_backend_download(&k->be, out, moments, n * sizeof(float));
+        return;
+    }
+    gd_backend cpu; /* the host's arrays */
+    gd_backend_cpu_init(&cpu, t->pool);
+    uint16_t codes[GD_MOMENT_WINDOW];
+    for (size_t at = 0; at < n; at += GD_MOMENT_WINDOW) {
+        size_t m = n - at < GD_MOMENT_WINDOW ? n - at : GD_MOMENT_WINDOW;
+        const uint16_t *from = (const uint16_t *)moments + at;
+        if (!host) {
+            gd_backend_download(&k->be, codes, from, m * sizeof(uint16_t));
+            from = codes;
+        }
+        gd_backend_bf16_dequantize(&cpu, out + at, from, m);
+    }
+}
+
+/* Rank k's moments = in[0, n), in its format. */
+static void gd_rank_moments_set(const gd_trainer *t, gd_rank *k, void *moments,
+                                const float *in, size_t n) {
+    bool host = t->memory.offload == GD_OFFLOAD_OPTIMIZER;
+    if (t->moment_bytes == sizeof(float)) {
+        if (host)
+            memcpy(moments, in, n * sizeof(float));
+        else
+            gd_backend_upload(&k->be, moments, in, n * sizeof(float));
+        return;
+    }
+    gd_backend cpu; /* the host's arrays */
+    gd_backend_cpu_init(&cpu, t->pool);
+    uint16_t codes[GD_MOMENT_WINDOW];
+    for (size_t at = 0; at < n; at += GD_MOMENT_WINDOW) {
+        size_t m = n - at < GD_MOMENT_WINDOW ? n - at : GD_MOMENT_WINDOW;
+        uint16_t *to = (uint16_t *)moments + at;
+        gd_backend_bf16_quantize(&cpu, host ? to : codes, NULL, in + at, m);
+        if (!host)
+            gd_backend_upload(&k->be, to, codes, m * sizeof(uint16_t));
+    }
+}
+
 void gd_trainer_get_state(const gd_trainer *t, float *params, float *exp_avg,
                           float *exp_avg_sq, uint64_t *step) {
     bool full = t->memory.shard == GD_SHARD_FULL;
@@ -590,17 +681,10 @@ void gd_trainer_get_state(const gd_trainer *t, float *params, float *exp_avg,
         size_t bytes = (k->hi - k->lo) * sizeof(float);
         if (params && full && bytes > 0)
             gd_backend_download(&k->be, params + k->lo, k->params, bytes);
-        if (bytes > 0 && t->memory.offload == GD_OFFLOAD_OPTIMIZER) { /* in host memory */
-            if (exp_avg)
-                memcpy(exp_avg + k->lo, k->exp_avg, bytes);
-            if (exp_avg_sq)
-                memcpy(exp_avg_sq + k->lo, k->exp_avg_sq, bytes);
-            continue;
-        }
         if (exp_avg && bytes > 0)
-            gd_backend_download(&k->be, exp_avg + k->lo, k->exp_avg, bytes);
+            gd_rank_moments_get(t, k, exp_avg + k->lo, k->exp_avg, k->hi - k->lo);
         if (exp_avg_sq && bytes > 0)
-            gd_backend_download(&k->be, exp_avg_sq + k->lo, k->exp_avg_sq, bytes);
+            gd_rank_moments_get(t, k, exp_avg_sq + k->lo, k->exp_avg_sq, k->hi - k->lo);
     }
     if (step)
         *step = t->step;
@@ -615,17 +699,10 @@ void gd_trainer_set_state(gd_trainer *t, const float *params, const float *exp_a
             gd_backend_upload(&k->be, k->params, params + k->lo, bytes);
         else if (params && t->memory.shard == GD_SHARD_OPTIMIZER)
             gd_backend_upload(&k->be, k->params, params, t->layout.total * sizeof(float));
-        if (bytes > 0 && t->memory.offload == GD_OFFLOAD_OPTIMIZER) { /* in host memory */
-            if (exp_avg)
-                memcpy(k->exp_avg, exp_avg + k->lo, bytes);
-            if (exp_avg_sq)
-                memcpy(k->exp_avg_sq, exp_avg_sq + k->lo, bytes);
-            continue;
-        }
         if (exp_avg && bytes > 0)
-            gd_backend_upload(&k->be, k->exp_avg, exp_avg + k->lo, bytes);
+            gd_rank_moments_set(t, k, k->exp_avg, exp_avg + k->lo, k->hi - k->lo);
         if (exp_avg_sq && bytes > 0)
-            gd_backend_upload(&k->be, k->exp_avg_sq, exp_avg_sq + k->lo, bytes);
+            gd_rank_moments_set(t, k, k->exp_avg_sq, exp_avg_sq + k->lo, k->hi - k->lo);
     }
     t->step = step;
 }

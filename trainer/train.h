@@ -42,6 +42,12 @@ typedef struct gd_train_options {
      * cross-entropy in chunks (trainer/settings.h): a step's bits differ
      * between them, so it is a field of the run's spec. */
     gd_attention attention;
+    /* bf16 storage of the weights as the ops read them and of the
+     * activations (precision), and of AdamW's moments (moments), with fp32
+     * arithmetic and master weights (trainer/settings.h): fields of the
+     * run's spec too. */
+    gd_precision precision;
+    gd_precision moments;
 } gd_train_options;
 
 /* batch 8, seq_len 256, micro_batch = batch, seed 1, worker 0, default optimizer. */

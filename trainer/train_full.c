@@ -186,7 +186,7 @@ static void gd_trainer_reduce_unit(gd_trainer *t, size_t unit) {
 
 /* --- the feed ---------------------------------------------------------------------------- */
 
-static const float *gd_rank_unit_params(void *ctx, size_t unit) {
+static float *gd_rank_unit_params(void *ctx, size_t unit) {
     gd_rank *k = ctx;
     gd_trainer *t = k->t;
     if (!gd_trainer_is_table(t, unit)) {

@@ -30,9 +30,12 @@ typedef struct gd_rank {
     float *micro;        /* one micro-batch's gradient, whole (NULL: not needed) */
     float *inbox;        /* optimizer: n_ranks slices [lo, hi) of a round's micro gradients;
                             full: one unit's slice from one rank (one rank: NULL) */
-    float *grads, *exp_avg, *exp_avg_sq; /* the shard [lo, hi); the moments in host memory
-                                            when offloaded */
-    float *stage_m, *stage_v;            /* offloaded: the moments' staging window */
+    float *grads;                        /* the shard [lo, hi) */
+    /* AdamW's moments of the shard: floats, or bf16 codes with moments
+     * bf16 (t->moment_bytes each); in host memory when offloaded, staged
+     * through a window on the rank in the same format. */
+    void *exp_avg, *exp_avg_sq;
+    void *stage_m, *stage_v;
     size_t stage_count;
     size_t lo, hi;
     /* Full sharding: the unit in use and its gradient, and with a tied
@@ -60,6 +63,7 @@ struct gd_trainer {
     gd_collective *coll; /* borrowed; NULL with one rank */
     gd_memory_settings memory;        /* sharding, recomputation, offload */
     size_t offload_window;            /* values staged at a time when offloaded */
+    size_t moment_bytes;              /* 4, or 2 with moments bf16 (fixed at creation) */
     gd_model_settings model_settings; /* the model's part of memory */
     bool meet_ready;     /* meet_lock and meet_cond are initialised */
     bool tied;           /* the head is the embedding's table (unit 0) */

@@ -95,6 +95,8 @@ static const gd_spec_field gd_spec_fields[] = {
     /* Optional text: absent is empty, which reads as "naive", and is left
      * out of the JSON written, so older specs keep their bytes. */
     {"attention", GD_SPEC_TEXT, GD_AT(attention), true, 0},
+    {"precision", GD_SPEC_TEXT, GD_AT(precision), true, 0},
+    {"moments", GD_SPEC_TEXT, GD_AT(moments), true, 0},
 };
 #define GD_SPEC_N_FIELDS (sizeof gd_spec_fields / sizeof gd_spec_fields[0])
 

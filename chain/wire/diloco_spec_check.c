@@ -208,6 +208,14 @@ static gd_status gd_spec_batch_check(const Gonka__Diloco__V1__RunSpec *s) {
     return GD_OK;
 }
 
+/* An optional text key that is empty (the default) or one of two names. */
+static gd_status gd_spec_choice_check(const char *key, const char *value, const char *a,
+                                      const char *b) {
+    if (value == NULL || value[0] == '\0' || strcmp(value, a) == 0 || strcmp(value, b) == 0)
+        return GD_OK;
+    return gd_fail(GD_ERR_INVALID, "run spec: %s '%.40s' is not %s or %s", key, value, a, b);
+}
+
 static gd_status gd_spec_windows_check(const Gonka__Diloco__V1__WindowLengths *w) {
     if (w == NULL)
         return gd_fail(GD_ERR_INVALID, "run spec: windows is missing");
@@ -393,11 +401,10 @@ gd_status gd_diloco_spec_check(const Gonka__Diloco__V1__RunSpec *s) {
                                        "or topk:F with 0 < F <= 1 and at most six decimals",
                        s->codec ? s->codec : "");
     /* chain/ does not link the trainer: the names of trainer/settings.h's
-     * attention, and empty for the default. */
-    if (s->attention != NULL && s->attention[0] != '\0' && strcmp(s->attention, "naive") != 0 &&
-        strcmp(s->attention, "flash") != 0)
-        return gd_fail(GD_ERR_INVALID, "run spec: attention '%.40s' is not naive or flash",
-                       s->attention);
+     * attention, precision and moments, and empty for the default. */
+    GD_TRY(gd_spec_choice_check("attention", s->attention, "naive", "flash"));
+    GD_TRY(gd_spec_choice_check("precision", s->precision, "fp32", "bf16"));
+    GD_TRY(gd_spec_choice_check("moments", s->moments, "fp32", "bf16"));
     GD_TRY(gd_spec_windows_check(s->windows));
     GD_TRY(gd_spec_classes_check(s));
     GD_TRY(gd_spec_economics_check(s));

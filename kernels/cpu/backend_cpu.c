@@ -137,6 +137,14 @@ static double cpu_sum_squares(const gd_backend *be, const float *x, size_t n, do
     return gd_cpu_sum_squares_from_f32(be->pool, x, n, start);
 }
 
+static void cpu_adamw_bf16(const gd_backend *be, float *param, const float *grad, uint16_t *m,
+                           uint16_t *v, size_t n, double lr, double beta1, double beta2,
+                           double eps, double weight_decay, double bc1, double bc2,
+                           double grad_scale) {
+    gd_cpu_adamw_bf16_f32(be->pool, param, grad, m, v, n, lr, beta1, beta2, eps, weight_decay,
+                          bc1, bc2, grad_scale);
+}
+
 static void cpu_adamw(const gd_backend *be, float *param, const float *grad, float *m, float *v, size_t n,
                       double lr, double beta1, double beta2, double eps, double weight_decay,
                       double bc1, double bc2, double grad_scale) {
@@ -207,6 +215,7 @@ static const gd_backend_iface gd_cpu_iface = {
     .cross_entropy_backward = cpu_cross_entropy_backward,
     .sum_squares = cpu_sum_squares,
     .adamw = cpu_adamw,
+    .adamw_bf16 = cpu_adamw_bf16,
     .pseudo_gradient = cpu_pseudo_gradient,
     .weighted_add = cpu_weighted_add,
     .nesterov_step = cpu_nesterov_step,

@@ -204,18 +204,10 @@ static void bf16_quantize_task(void *arg, size_t task) {
         uint32_t xb[B8], ub[B8];
         uint16_t hb[B8];
         gd_block_load(xb, j->x + off, sizeof xb, m * sizeof(float));
-        for (size_t i = 0; i < B8; i++) {
-            uint32_t v = xb[i];
-            /* Round to nearest even on the dropped 16 bits. */
-            uint32_t r = (v + 0x7fffu + ((v >> 16) & 1u)) >> 16;
-            /* Finite values at or above bf16's max plus half an ulp would
-             * round to Inf; they saturate instead, within 2^-8 |x|. */
-            r = (r & 0x7f80u) == 0x7f80u ? (r & 0x8000u) | 0x7f7fu : r;
-            /* NaN and infinity keep their exponent, for the caller to see. */
-            r = (v & EXP_MASK) == EXP_MASK ? v >> 16 : r;
-            hb[i] = (uint16_t)r;
-        }
-        gd_block_store(j->h + off, hb, sizeof hb, m * sizeof(uint16_t));
+        for (size_t i = 0; i < B8; i++)
+            hb[i] = gd_bf16_code(xb[i]);
+        if (j->h != NULL)
+            gd_block_store(j->h + off, hb, sizeof hb, m * sizeof(uint16_t));
         if (j->decoded != NULL) {
             for (size_t i = 0; i < B8; i++)
                 ub[i] = (xb[i] & EXP_MASK) == EXP_MASK ? xb[i] : (uint32_t)hb[i] << 16;

@@ -38,8 +38,34 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "common/pool.h"
+
+/* Host code, and device code where nvcc compiles this header. */
+#ifdef __CUDACC__
+#define GD_CODEC_FN static inline __host__ __device__
+#else
+#define GD_CODEC_FN static inline
+#endif
+
+/* bfloat16's rule for one value's bits u (a float's): its code. A NaN or
+ * an infinity keeps its upper 16 bits. The one home of the rule: the
+ * codec's loops, AdamW's bf16 moments (kernels/cpu/ops_body.inc) and the
+ * CUDA kernels use it. */
+GD_CODEC_FN uint16_t gd_bf16_code(uint32_t u) {
+    uint32_t r = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    r = (r & 0x7f80u) == 0x7f80u ? (r & 0x8000u) | 0x7f7fu : r; /* saturate */
+    return (uint16_t)((u & 0x7f800000u) == 0x7f800000u ? u >> 16 : r);
+}
+
+/* A code's value: its 16 bits shifted up. */
+GD_CODEC_FN float gd_bf16_value(uint16_t h) {
+    uint32_t u = (uint32_t)h << 16;
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
 
 /* The block sizes the quantiser takes: the codecs' int8 and int4 blocks. */
 #define GD_QUANT_BLOCK_INT8 64
@@ -60,7 +86,8 @@ void gd_cpu_dequantize_blocks_f32(gd_pool *pool, float *y, const int8_t *q,
                                   const float *scales, size_t n, size_t block);
 
 /* h[i] = x[i] rounded to bfloat16 (the rule above); if decoded is not NULL,
- * decoded[i] is h[i]'s value (decoded may be x itself). A NaN or an
+ * decoded[i] is h[i]'s value (decoded may be x itself). h may be NULL when
+ * decoded is not: the rounding alone (a bf16 run's activations). A NaN or an
  * infinity keeps its upper 16 bits in h (an all-ones exponent, so a caller
  * finds it there) and its own value in decoded. */
 void gd_cpu_bf16_quantize_f32(gd_pool *pool, uint16_t *h, float *decoded, const float *x,

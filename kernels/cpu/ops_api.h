@@ -152,3 +152,13 @@ void GD_OP(gd_cpu_adamw)(gd_pool *pool, GD_REAL *param, const GD_REAL *grad, GD_
                          GD_REAL *v, size_t n, double lr, double beta1, double beta2,
                          double eps, double weight_decay, double bc1, double bc2,
                          double grad_scale);
+
+/* The same step with the moments stored as bfloat16 codes
+ * (kernels/cpu/codec_ops.h): each moment read as its code's value, the
+ * step's arithmetic exactly gd_cpu_adamw's, the new moments stored rounded
+ * to their codes. So it gives the bits of gd_cpu_adamw on the decoded
+ * moments followed by rounding them. */
+void GD_OP(gd_cpu_adamw_bf16)(gd_pool *pool, GD_REAL *param, const GD_REAL *grad, uint16_t *m,
+                              uint16_t *v, size_t n, double lr, double beta1, double beta2,
+                              double eps, double weight_decay, double bc1, double bc2,
+                              double grad_scale);

@@ -346,11 +346,11 @@ static void cuda_swiglu_backward(const gd_backend *be, float *dgate, float *dup,
     gd_cuda_swiglu_backward(gd_cuda_use(be)->stream, dgate, dup, dout, gate, up, n);
 }
 
-static void cuda_adamw(const gd_backend *be, float *param, const float *grad, float *m, float *v, size_t n,
-                       double lr, double beta1, double beta2, double eps, double weight_decay,
-                       double bc1, double bc2, double grad_scale) {
-    /* The CPU op's scalars, each derived in double and rounded once. */
-    gd_cuda_adamw_scalars s = {
+/* The CPU op's scalars, each derived in double and rounded once. */
+static gd_cuda_adamw_scalars cuda_adamw_scalars(double lr, double beta1, double beta2,
+                                                double eps, double weight_decay, double bc1,
+                                                double bc2, double grad_scale) {
+    return (gd_cuda_adamw_scalars){
         .grad_scale = (float)grad_scale,
         .decay = (float)(1.0 - lr * weight_decay),
         .beta1 = (float)beta1,
@@ -361,7 +361,23 @@ static void cuda_adamw(const gd_backend *be, float *param, const float *grad, fl
         .bc2_sqrt = (float)sqrt(bc2),
         .eps = (float)eps,
     };
+}
+
+static void cuda_adamw(const gd_backend *be, float *param, const float *grad, float *m, float *v, size_t n,
+                       double lr, double beta1, double beta2, double eps, double weight_decay,
+                       double bc1, double bc2, double grad_scale) {
+    gd_cuda_adamw_scalars s = cuda_adamw_scalars(lr, beta1, beta2, eps, weight_decay, bc1, bc2,
+                                                 grad_scale);
     gd_cuda_adamw(gd_cuda_use(be)->stream, param, grad, m, v, n, &s);
+}
+
+static void cuda_adamw_bf16(const gd_backend *be, float *param, const float *grad, uint16_t *m,
+                            uint16_t *v, size_t n, double lr, double beta1, double beta2,
+                            double eps, double weight_decay, double bc1, double bc2,
+                            double grad_scale) {
+    gd_cuda_adamw_scalars s = cuda_adamw_scalars(lr, beta1, beta2, eps, weight_decay, bc1, bc2,
+                                                 grad_scale);
+    gd_cuda_adamw_bf16(gd_cuda_use(be)->stream, param, grad, m, v, n, &s);
 }
 
 /* The chunks of every backend (GD_SUM_SQUARES_CHUNK, kernels/backend.h): the
@@ -449,6 +465,7 @@ static const gd_backend_iface gd_cuda_iface = {
     .add = cuda_add,
     .sum_squares = cuda_sum_squares,
     .adamw = cuda_adamw,
+    .adamw_bf16 = cuda_adamw_bf16,
     .pseudo_gradient = cuda_pseudo_gradient,
     .weighted_add = cuda_weighted_add,
     .nesterov_step = cuda_nesterov_step,

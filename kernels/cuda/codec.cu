@@ -91,13 +91,11 @@ __global__ void bf16_quantize_kernel(uint16_t *h, float *decoded, const float *x
     for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x) {
         uint32_t v = __float_as_uint(x[i]);
-        uint32_t r = (v + 0x7fffu + ((v >> 16) & 1u)) >> 16;
-        r = (r & 0x7f80u) == 0x7f80u ? (r & 0x8000u) | 0x7f7fu : r;
-        bool special = (v & kExpMask) == kExpMask;
-        r = special ? v >> 16 : r;
-        h[i] = (uint16_t)r;
+        uint16_t r = gd_bf16_code(v);
+        if (h != nullptr)
+            h[i] = r;
         if (decoded != nullptr)
-            decoded[i] = __uint_as_float(special ? v : r << 16);
+            decoded[i] = (v & kExpMask) == kExpMask ? x[i] : gd_bf16_value(r);
     }
 }
 

@@ -84,6 +84,9 @@ typedef struct gd_cuda_adamw_scalars {
 } gd_cuda_adamw_scalars;
 void gd_cuda_adamw(cudaStream_t stream, float *param, const float *grad, float *m, float *v,
                    size_t n, const gd_cuda_adamw_scalars *s);
+/* The same with the moments as bf16 codes, read decoded, stored rounded. */
+void gd_cuda_adamw_bf16(cudaStream_t stream, float *param, const float *grad, uint16_t *m,
+                        uint16_t *v, size_t n, const gd_cuda_adamw_scalars *s);
 
 /* round.cu (built with --fmad=false: the CPU's bits) */
 void gd_cuda_pseudo_gradient(cudaStream_t stream, float *delta, const float *start,

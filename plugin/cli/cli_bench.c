@@ -82,11 +82,8 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     o.batch = (size_t)batch;
     o.seq_len = (size_t)seq;
     o.micro_batch = micro ? (size_t)micro : o.batch;
-    int attention = GD_ATTENTION_NAIVE;
-    if ((rc = gd_cli_setting_opt(cli, args, &gd_setting_attention, &attention, NULL)) !=
-        GD_CLI_CONTINUE)
+    if ((rc = gd_cli_run_settings(cli, args, &o)) != GD_CLI_CONTINUE)
         return rc;
-    o.attention = (gd_attention)attention;
     o.optim.schedule_steps = steps + warmup;
     const char *spec = gd_arg(args, "data") ? gd_arg(args, "data") : "synthetic:markov:1";
     gd_trainer_host host;
@@ -169,9 +166,10 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     getrusage(RUSAGE_SELF, &ru);
     double peak_mib = (double)ru.ru_maxrss / 1024.0;
     size_t params = gd_trainer_layout(t)->total;
-    /* What plan budgets a GPU for this stack and these settings (fp32,
-     * naive attention: the trainer's own), less the workspace: the
-     * trainer's high-water mark on the rank that holds the most. */
+    /* What plan budgets a GPU for this stack and these settings, less the
+     * workspace: in fp32, the trainer's high-water mark on the rank that
+     * holds the most; in bf16, with the gathered weights at 2 bytes a value,
+     * which the trainer's fp32 windows do not hold yet (docs/trainer.md). */
     gd_plan_input plan_in = {.model = config, .gpus = (uint32_t)backends.n,
                              .gpu_mem = UINT64_MAX / 4, .seq = (uint32_t)o.seq_len,
                              .micro_batch = (uint32_t)o.micro_batch, .segments = 1};
@@ -180,6 +178,8 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     plan_settings.recompute = host.memory.recompute;
     plan_settings.offload = host.memory.offload;
     plan_settings.attention = o.attention;
+    plan_settings.precision = o.precision;
+    plan_settings.moments = o.moments;
     gd_plan plan;
     bool have_plan = gd_plan_compute(&plan, &plan_in, &plan_settings) == GD_OK;
     double plan_gib = have_plan ? (double)(plan.per_gpu - plan.workspace) / 1073741824.0 : 0;
@@ -205,6 +205,10 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
         if (j != NULL) {
             json_object_set_new(j, "attention", json_string(gd_setting_name(
                                                     &gd_setting_attention, (int)o.attention)));
+            json_object_set_new(j, "precision", json_string(gd_setting_name(
+                                                    &gd_setting_precision, (int)o.precision)));
+            json_object_set_new(j, "moments", json_string(gd_setting_name(
+                                                  &gd_setting_moments, (int)o.moments)));
             json_object_set_new(j, "shard", json_string(gd_setting_name(
                                                 &gd_setting_shard, (int)host.memory.shard)));
             json_object_set_new(j, "recompute", json_string(gd_setting_name(
@@ -290,7 +294,7 @@ static const gd_opt_spec gd_bench_train_opts[] = {
     {"backend", "NAME", "cpu, cuda or auto (default auto: cuda where a GPU is usable)"},
     {"gpus", "N", "data parallel over GPUs 0..N-1 (cuda; default 1)"},
     GD_TRAINER_HOST_OPTS,
-    {"attention", "naive|flash", "the attention and cross-entropy path (default naive)"},
+    GD_RUN_SETTINGS_OPTS,
     {"steps", "N", "timed steps (default 3)"},
     {"warmup", "N", "untimed steps first (default 1)"},
     {"data", "SPEC", "data source (default synthetic:markov:1)"},

@@ -39,13 +39,13 @@ static int gd_plan_bytes_opt(gd_cli *cli, gd_args *args, uint64_t *out, const ch
 static json_t *gd_plan_json(const gd_plan *p) {
     const gd_plan_settings *s = &p->settings;
     return json_pack(
-        "{s:{s:s,s:s,s:s,s:s,s:s,s:s},s:b,s:b,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I},s:I,"
+        "{s:{s:s,s:s,s:s,s:s,s:s,s:s},s:b,s:I,s:{s:I,s:I,s:I,s:I,s:I,s:I},s:I,"
         "s:{s:I,s:I,s:I},s:I,s:I}",
         "settings", "shard", gd_setting_name(&gd_setting_shard, (int)s->shard), "precision",
         gd_setting_name(&gd_setting_precision, (int)s->precision), "moments", gd_setting_name(&gd_setting_moments, (int)s->moments),
         "recompute", gd_setting_name(&gd_setting_recompute, (int)s->recompute), "attention",
         gd_setting_name(&gd_setting_attention, (int)s->attention), "offload", gd_setting_name(&gd_setting_offload, (int)s->offload),
-        "fits", p->fits, "built", p->built, "params", (json_int_t)p->params, "per_gpu",
+        "fits", p->fits, "params", (json_int_t)p->params, "per_gpu",
         "weights", (json_int_t)p->weights, "gradients", (json_int_t)p->gradients, "moments",
         (json_int_t)p->moments, "activations", (json_int_t)p->activations, "logits",
         (json_int_t)p->logits, "workspace", (json_int_t)p->workspace, "per_gpu_bytes",
@@ -58,7 +58,7 @@ static void gd_plan_print(gd_cli *cli, const gd_plan *p) {
     const gd_plan_settings *s = &p->settings;
     const double g = 1024.0 * 1024.0 * 1024.0;
     fprintf(cli->out,
-            "shard %s, precision %s, moments %s, recompute %s, attention %s, offload %s%s\n"
+            "shard %s, precision %s, moments %s, recompute %s, attention %s, offload %s\n"
             "  per GPU %8.1f GiB: weights %.1f, gradients %.1f, moments %.1f, activations %.1f, "
             "logits %.1f, workspace %.1f\n"
             "  host    %8.1f GiB: outer state %.1f, payload %.1f, offloaded %.1f\n"
@@ -66,7 +66,6 @@ static void gd_plan_print(gd_cli *cli, const gd_plan *p) {
             gd_setting_name(&gd_setting_shard, (int)s->shard), gd_setting_name(&gd_setting_precision, (int)s->precision),
             gd_setting_name(&gd_setting_moments, (int)s->moments), gd_setting_name(&gd_setting_recompute, (int)s->recompute),
             gd_setting_name(&gd_setting_attention, (int)s->attention), gd_setting_name(&gd_setting_offload, (int)s->offload),
-            p->built ? "" : " (projected: the trainer does not have these settings yet)",
             p->per_gpu / g, p->weights / g, p->gradients / g, p->moments / g,
             p->activations / g, p->logits / g, p->workspace / g, p->host / g,
             p->outer_state / g, p->payload / g, p->offloaded / g, p->disk_per_round / g,
@@ -168,7 +167,7 @@ static const gd_opt_spec gd_plan_opts[] = {
     {"batch", "B", "sequences each GPU runs forward and backward at once (default 1)"},
     {"segments", "S", "transcript segments a round (default 10): what verification stores"},
     {"shard", "optimizer|full", "shard the optimizer (today's trainer) or everything"},
-    {"precision", "fp32|bf16", "activations and gathered weights"},
+    {"precision", "fp32|bf16", "weights as the ops read them and activations"},
     {"moments", "fp32|bf16", "AdamW's moments"},
     {"recompute", "none|full", "recompute each layer's activations in the backward pass"},
     {"attention", "naive|flash", "keep the T x T probabilities, or tile them (flash)"},
@@ -184,7 +183,7 @@ const gd_command gd_cmd_plan = {
     "on disk: what a round leaves for verification. With memory settings, it budgets those;\n"
     "without, it tries each rung of the ladder (today's trainer, full sharding, bf16 with\n"
     "flash attention, recomputation, bf16 moments, optimizer offload) and names the first\n"
-    "that fits. Settings the trainer does not have yet are marked projected. Exit 0 when\n"
-    "the chosen plan fits, 1 when it does not (docs/hardware.md).",
+    "that fits. Every figure is what the trainer holds, byte for byte. Exit 0 when the\n"
+    "chosen plan fits, 1 when it does not (docs/hardware.md).",
     gd_plan_opts, gd_run_plan,
 };

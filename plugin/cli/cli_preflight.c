@@ -202,6 +202,8 @@ static void gd_check_memory(gd_preflight *p, const gd_member_settings *s,
     settings.recompute = s->memory.recompute;
     settings.offload = s->memory.offload;
     settings.attention = o->attention; /* the run's */
+    settings.precision = o->precision;
+    settings.moments = o->moments;
     gd_plan plan;
     if (gd_plan_compute(&plan, &in, &settings) != GD_OK)
         return;

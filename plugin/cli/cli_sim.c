@@ -387,7 +387,7 @@ static const gd_opt_spec gd_sim_opts[] = {
     {"backend", "NAME", "cpu, cuda or auto (default auto: cuda where a GPU is usable); not --chain"},
     {"gpus", "N", "each trainer data parallel over GPUs 0..N-1 (cuda; default 1); not --chain"},
     GD_TRAINER_HOST_OPTS,
-    {"attention", "naive|flash", "the run's attention and cross-entropy path (default naive)"},
+    GD_RUN_SETTINGS_OPTS,
     {"spec", "FILE", "run the RunSpec in FILE (tx create-run's JSON) instead of the flags it "
                      "fixes"},
     {"chain", NULL, "play the run over the training module's state machine in this process: "

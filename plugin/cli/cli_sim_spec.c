@@ -272,8 +272,11 @@ int gd_sim_spec_from_flags(gd_cli *cli, gd_args *args, uint64_t warm_start, uint
     json_object_set_new(j, "chunk_elems", json_integer((json_int_t)chunk));
     json_object_set_new(j, "overlap", json_boolean(gd_flag(args, "overlap")));
     json_object_set_new(j, "data_digest", json_string(data_hex));
-    if (gd_arg(args, "attention")) /* the spec checks the name */
-        json_object_set_new(j, "attention", json_string(gd_arg(args, "attention")));
+    for (size_t i = 0; i < GD_RUN_SETTINGS; i++) { /* the spec checks the names */
+        const char *key = gd_run_settings[i]->option;
+        if (gd_arg(args, key))
+            json_object_set_new(j, key, json_string(gd_arg(args, key)));
+    }
     s = gd_diloco_spec_from_json(spec, j);
     json_decref(j);
     if (s != GD_OK)

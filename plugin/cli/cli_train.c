@@ -53,6 +53,22 @@ int gd_cli_backend_group(gd_cli *cli, gd_args *args, gd_backend_group *out) {
     return s == GD_OK ? GD_CLI_CONTINUE : gd_cli_fail(cli, s);
 }
 
+int gd_cli_run_settings(gd_cli *cli, gd_args *args, gd_train_options *o) {
+    int attention = (int)o->attention, precision = (int)o->precision, moments = (int)o->moments;
+    int rc;
+    if ((rc = gd_cli_setting_opt(cli, args, &gd_setting_attention, &attention, NULL)) !=
+            GD_CLI_CONTINUE ||
+        (rc = gd_cli_setting_opt(cli, args, &gd_setting_precision, &precision, NULL)) !=
+            GD_CLI_CONTINUE ||
+        (rc = gd_cli_setting_opt(cli, args, &gd_setting_moments, &moments, NULL)) !=
+            GD_CLI_CONTINUE)
+        return rc;
+    o->attention = (gd_attention)attention;
+    o->precision = (gd_precision)precision;
+    o->moments = (gd_precision)moments;
+    return GD_CLI_CONTINUE;
+}
+
 int gd_cli_trainer_host(gd_cli *cli, gd_args *args, gd_trainer_host *out) {
     int shard = GD_SHARD_OPTIMIZER, recompute = GD_RECOMPUTE_NONE, offload = GD_OFFLOAD_NONE, rc;
     if ((rc = gd_cli_setting_opt(cli, args, &gd_setting_shard, &shard, NULL)) !=
@@ -179,12 +195,11 @@ static int gd_train_setup(gd_cli *cli, gd_args *args, gd_train_run *run, int thr
         run->resumed_from = gd_trainer_step_count(run->trainer);
         o = *gd_trainer_options(run->trainer);
     }
-    int rc, attention = (int)o.attention;
+    int rc;
     uint64_t seed = o.seed, worker = o.worker;
     bool schedule_given = gd_arg(args, "schedule-steps") != NULL;
     if ((rc = gd_cli_batch_opts(cli, args, &o)) != GD_CLI_CONTINUE ||
-        (rc = gd_cli_setting_opt(cli, args, &gd_setting_attention, &attention, NULL)) !=
-            GD_CLI_CONTINUE ||
+        (rc = gd_cli_run_settings(cli, args, &o)) != GD_CLI_CONTINUE ||
         (rc = gd_cli_optim_opts(cli, args, &o.optim)) != GD_CLI_CONTINUE ||
         (rc = gd_cli_u64_opt(cli, args, &seed, "seed")) != GD_CLI_CONTINUE ||
         (rc = gd_cli_u64_opt(cli, args, &worker, "worker")) != GD_CLI_CONTINUE)
@@ -193,7 +208,6 @@ static int gd_train_setup(gd_cli *cli, gd_args *args, gd_train_run *run, int thr
         return gd_cli_usage(cli, args, "--worker must fit 32 bits");
     o.seed = seed;
     o.worker = (uint32_t)worker;
-    o.attention = (gd_attention)attention;
     if (!resume) {
         /* A fresh run: the schedule spans the run unless told otherwise,
          * with a 5% warmup (at most 100 steps) when none is given. */
@@ -428,9 +442,7 @@ static int gd_run_train(gd_cli *cli, gd_args *args) {
 
 static const gd_opt_spec gd_train_opts[] = {
     GD_MODEL_OPTS,
-    {"attention", "naive|flash", "naive: the T x T probabilities kept, the logits whole; flash: "
-                                 "online softmax and the cross-entropy in chunks of 1,024 tokens "
-                                 "(other bits; default naive)"},
+    GD_RUN_SETTINGS_OPTS,
     {"data", "SPEC", "synthetic:markov:SEED[:ALPHABET[:ORDER]], text:GLOB, or token shards"},
     {"steps", "N", "train until this many optimizer steps in total"},
     {"out", "CKPT", "checkpoint to write (safetensors; optimizer state beside it)"},

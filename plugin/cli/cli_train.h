@@ -31,6 +31,19 @@ int gd_cli_trainer_host(gd_cli *cli, gd_args *args, gd_trainer_host *out);
         {"offload", "none|optimizer", "keep AdamW's moments on the GPU (none, the default) or "  \
                                       "in host memory (optimizer); the same bits"}
 
+/* --attention naive|flash, --precision fp32|bf16 and --moments fp32|bf16
+ * into o: the settings that decide a step's bits (trainer/settings.h), the
+ * run spec's keys of the same names. Absent leaves o's. */
+int gd_cli_run_settings(gd_cli *cli, gd_args *args, gd_train_options *o);
+#define GD_RUN_SETTINGS_OPTS                                                                   \
+    {"attention", "naive|flash", "naive: the T x T probabilities kept, the logits whole; "      \
+                                 "flash: online softmax and the cross-entropy in chunks of "     \
+                                 "1,024 tokens (other bits; default naive)"},                   \
+        {"precision", "fp32|bf16", "store weights as the ops read them and activations in "     \
+                                   "fp32 (default) or bf16, computing in fp32 (other bits)"},   \
+        {"moments", "fp32|bf16", "store AdamW's moments in fp32 (default) or bf16 (other "      \
+                                 "bits)"}
+
 /* --model NAME | --model-config FILE, then --vocab N. */
 int gd_cli_model_config(gd_cli *cli, gd_args *args, gd_model_config *config);
 

@@ -76,11 +76,14 @@ gd_status gd_run_config_from_spec(gd_run_config *out, const Gonka__Diloco__V1__R
     in->batch = spec->batch;
     in->seq_len = spec->seq_len;
     in->micro_batch = spec->micro_batch;
-    int attention = GD_ATTENTION_NAIVE;
-    if (spec->attention != NULL && spec->attention[0] != '\0' &&
-        gd_setting_parse(&gd_setting_attention, &attention, spec->attention) != GD_OK)
+    int attention, precision, moments;
+    if (gd_setting_parse_optional(&gd_setting_attention, &attention, spec->attention) != GD_OK ||
+        gd_setting_parse_optional(&gd_setting_precision, &precision, spec->precision) != GD_OK ||
+        gd_setting_parse_optional(&gd_setting_moments, &moments, spec->moments) != GD_OK)
         return gd_fail_context(GD_ERR_INVALID, "run spec");
     in->attention = (gd_attention)attention;
+    in->precision = (gd_precision)precision;
+    in->moments = (gd_precision)moments;
     gd_optim_config *o = &in->optim;
     o->warmup_steps = spec->inner_warmup_steps;
     o->schedule_steps = spec->inner_schedule_steps;

@@ -261,6 +261,18 @@ if "$bin" sim "${preset[@]}" --attention flash --print-spec > flash_spec.json 2>
 else
   bad "sim --attention flash: $(cat err.txt flash_run.txt 2>/dev/null | tail -5)"
 fi
+# bf16 storage and moments are the run's too: a round trained in bf16 is
+# re-executed by its checks to the same bits.
+check 2 "unknown precision" -- sim "${small[@]}" --precision fp16
+grep -q "precision 'fp16' is not fp32 or bf16" err.txt || bad "--precision fp16: $(cat err.txt)"
+if "$bin" sim "${preset[@]}" --precision bf16 --moments bf16 --print-spec > bf16_spec.json 2>err.txt &&
+   python3 -c 'import json,sys; s = json.load(open(sys.argv[1])); assert s["precision"] == s["moments"] == "bf16"' bf16_spec.json &&
+   "$bin" sim --spec bf16_spec.json --workers 2 --rounds 1 --eval-batches 1 --threads 2 --verify \
+     > bf16_run.txt 2>&1; then
+  ok "sim --precision bf16 --moments bf16: the spec carries them and a round runs and verifies"
+else
+  bad "sim --precision bf16: $(cat err.txt bf16_run.txt 2>/dev/null | tail -5)"
+fi
 check 2 "unknown baseline" -- sim "${small[@]}" --baseline fedavg
 check 2 "segment not dividing H" -- sim --model tiny --data synthetic:markov:3 --inner-steps 4 --segment-steps 3
 check 2 "wrong number of speeds" -- sim "${small[@]}" --speeds 1,2,3

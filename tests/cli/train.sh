@@ -44,6 +44,22 @@ if cmp -s fl6.safetensors fl3to6.safetensors && ! cmp -s fl6.safetensors d.safet
 else
   bad "--attention flash: a resumed run differs, or flash gives naive's bytes"
 fi
+# bf16 storage and bf16 moments: other bits again, kept by the checkpoint's
+# metadata, so 3 steps + resume to 6 == 6 steps; a bad name is a usage error.
+bf=(--precision bf16 --moments bf16)
+"$bin" train "${common[@]}" --steps 6 --warmup 0 "${bf[@]}" --out bf6.safetensors >/dev/null &&
+"$bin" train "${common[@]}" --steps 3 --schedule-steps 6 --warmup 0 "${bf[@]}" \
+  --out bf3.safetensors >/dev/null &&
+"$bin" train --resume bf3.safetensors --data synthetic:markov:5 --steps 6 --threads 1 \
+  --out bf3to6.safetensors >/dev/null || bad "bf16 runs failed"
+if cmp -s bf6.safetensors bf3to6.safetensors && cmp -s bf6.optim.safetensors bf3to6.optim.safetensors &&
+  ! cmp -s bf6.safetensors d.safetensors && grep -aq '"precision":"bf16"' bf6.optim.safetensors; then
+  ok "--precision bf16 --moments bf16: resumes byte for byte, and differs from fp32"
+else
+  bad "--precision bf16: a resumed run differs, or bf16 gives fp32's bytes"
+fi
+"$bin" train "${common[@]}" --steps 1 --precision fp16 --out x.safetensors >/dev/null 2>&1
+[ $? -eq 2 ] && ok "--precision fp16: usage error" || bad "--precision fp16 was not exit 2"
 # Full sharding (a shard of the model a rank, gathered a layer at a time)
 # with recomputation and the moments in host memory, with micro-batches and
 # an evaluation: the same bytes.

@@ -601,6 +601,19 @@ static void test_bf16(const backend_under_test *b, const gd_backend *cpu) {
     guards = guarded_download(&b->be, &gd, got_dec) && guards;
     report_exact("bf16_quantize", b->be.iface->bf16_quantize ? "native" : "fallback",
                  guards && memcmp(got_h, h, n * 2) == 0 && memcmp(got_dec, dec, n * 4) == 0);
+    /* The rounding alone (no 16-bit codes: a bf16 run's stores), out of
+     * place and in place. */
+    dx = guarded_upload(&b->be, &gx, x, n);
+    float *dd2 = guarded_upload(&b->be, &gd, NULL, n);
+    gd_backend_bf16_round(&b->be, dd2, dx, n);
+    guards = guarded_download(&b->be, &gx, NULL);
+    guards = guarded_download(&b->be, &gd, got_dec) && guards;
+    bool rounded = guards && memcmp(got_dec, dec, n * 4) == 0;
+    dx = guarded_upload(&b->be, &gx, x, n);
+    gd_backend_bf16_round(&b->be, dx, dx, n);
+    guards = guarded_download(&b->be, &gx, got_dec);
+    report_exact("bf16_round", b->be.iface->bf16_quantize ? "native" : "fallback",
+                 rounded && guards && memcmp(got_dec, dec, n * 4) == 0);
     const uint16_t *dh2 = guarded_upload(&b->be, &gh, h, hwords);
     float *dy = guarded_upload(&b->be, &gy, NULL, n);
     gd_backend_bf16_dequantize(&b->be, dy, dh2, n);
@@ -611,12 +624,76 @@ static void test_bf16(const backend_under_test *b, const gd_backend *cpu) {
     free(x), free(dec), free(got_dec), free(y), free(got_y), free(h), free(got_h);
 }
 
+/* AdamW with bf16 moments: on the CPU exactly AdamW on the decoded moments
+ * then their codes (its definition); on the backend, AdamW's bound against
+ * the CPU for the parameters and the decoded moments. */
+static void test_adamw_bf16(const backend_under_test *b, const gd_backend *cpu) {
+    size_t n = 50000 + 3, hwords = (n + 1) / 2;
+    float *p = malloc(n * 4), *g = malloc(n * 4), *m = malloc(n * 4), *v = malloc(n * 4);
+    float *p_want = malloc(n * 4), *p_got = malloc(n * 4), *dm = malloc(n * 4);
+    float *dv = malloc(n * 4), *gm = malloc(n * 4), *gv = malloc(n * 4);
+    uint16_t *hm = calloc(hwords, 4), *hv = calloc(hwords, 4);
+    uint16_t *got_m = calloc(hwords, 4), *got_v = calloc(hwords, 4);
+    CHECK(p && g && m && v && p_want && p_got && dm && dv && gm && gv && hm && hv && got_m &&
+          got_v);
+    gd_rng rng;
+    gd_rng_init(&rng, 5151, (const uint32_t[4]){0, 0, 0, 0});
+    for (size_t i = 0; i < n; i++) {
+        p[i] = (float)(2 * gd_rng_uniform(&rng) - 1);
+        g[i] = (float)(2 * gd_rng_uniform(&rng) - 1);
+        m[i] = (float)(0.2 * gd_rng_uniform(&rng) - 0.1);
+        v[i] = (float)(0.01 * gd_rng_uniform(&rng));
+    }
+    gd_backend_bf16_quantize(cpu, hm, m, m, n); /* m, v: the codes' values */
+    gd_backend_bf16_quantize(cpu, hv, v, v, n);
+    memcpy(p_want, p, n * 4);
+    gd_backend_adamw(cpu, p_want, g, m, v, n, 1e-3, 0.9, 0.95, 1e-8, 0.1, 0.19, 0.0975, 0.5);
+    uint16_t *want_m = calloc(hwords, 4), *want_v = calloc(hwords, 4);
+    CHECK(want_m && want_v);
+    gd_backend_bf16_quantize(cpu, want_m, NULL, m, n);
+    gd_backend_bf16_quantize(cpu, want_v, NULL, v, n);
+    memcpy(p_got, p, n * 4);
+    memcpy(got_m, hm, n * 2);
+    memcpy(got_v, hv, n * 2);
+    gd_backend_adamw_bf16(cpu, p_got, g, got_m, got_v, n, 1e-3, 0.9, 0.95, 1e-8, 0.1, 0.19,
+                          0.0975, 0.5);
+    bool defined = memcmp(p_got, p_want, n * 4) == 0 && memcmp(got_m, want_m, n * 2) == 0 &&
+                   memcmp(got_v, want_v, n * 2) == 0;
+    printf("%-4s %-28s %-8s %s\n", defined ? "ok" : "FAIL", "adamw_bf16 (cpu)", "",
+           defined ? "adamw, then the moments' codes" : "not adamw then rounding");
+    CHECK(defined);
+    guarded gp, gg, gmm, gvv;
+    float *d_p = guarded_upload(&b->be, &gp, p, n);
+    float *d_g = guarded_upload(&b->be, &gg, g, n);
+    uint16_t *d_m = guarded_upload(&b->be, &gmm, hm, hwords);
+    uint16_t *d_v = guarded_upload(&b->be, &gvv, hv, hwords);
+    gd_backend_adamw_bf16(&b->be, d_p, d_g, d_m, d_v, n, 1e-3, 0.9, 0.95, 1e-8, 0.1, 0.19,
+                          0.0975, 0.5);
+    bool guards = guarded_download(&b->be, &gp, p_got);
+    guards = guarded_download(&b->be, &gg, NULL) && guards;
+    guards = guarded_download(&b->be, &gmm, got_m) && guards;
+    guards = guarded_download(&b->be, &gvv, got_v) && guards;
+    CHECK(guards);
+    const char *path = b->be.iface->adamw_bf16 ? "native" : "fallback";
+    gd_backend_bf16_dequantize(cpu, gm, got_m, n);
+    gd_backend_bf16_dequantize(cpu, gv, got_v, n);
+    gd_backend_bf16_dequantize(cpu, dm, want_m, n);
+    gd_backend_bf16_dequantize(cpu, dv, want_v, n);
+    compare(b, "adamw_bf16[param]", p_got, p_want, n, 1e-10, path);
+    compare(b, "adamw_bf16[m]", gm, dm, n, 1e-4, path);
+    compare(b, "adamw_bf16[v]", gv, dv, n, 1e-4, path);
+    free(p), free(g), free(m), free(v), free(p_want), free(p_got), free(dm), free(dv);
+    free(gm), free(gv), free(hm), free(hv), free(got_m), free(got_v), free(want_m);
+    free(want_v);
+}
+
 static void test_codec_ops(const backend_under_test *b) {
     gd_backend cpu;
     gd_backend_cpu_init(&cpu, NULL);
     test_quantize(b, &cpu, GD_QUANT_BLOCK_INT8, 127.0f, "int8");
     test_quantize(b, &cpu, GD_QUANT_BLOCK_INT4, 7.0f, "int4");
     test_bf16(b, &cpu);
+    test_adamw_bf16(b, &cpu);
 }
 
 /* --- a training step, a round and the aggregate ----------------------------------------- */

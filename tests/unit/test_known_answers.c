@@ -192,11 +192,13 @@ static void test_initial_params(void) {
  * AVX-512 host, where masking glibc's FMA and AVX2 variants
  * (GLIBC_TUNABLES=glibc.cpu.hwcaps=-FMA,-AVX2,-AVX) left the bits as they
  * were. */
-static const struct {
+typedef struct kat_step_answer {
     const char *blas;
     const char *state;
     const char *loss;
-} kat_step_answers[] = {
+} kat_step_answer;
+
+static const kat_step_answer kat_step_answers[] = {
     {"0.3.21 Haswell", "a9fd49e3a90813b579f0916b3c98a5d20d2d67743ed4917efe7edaeaf829d60a",
      "40b03b45"},
     {"0.3.21 Zen", "a9fd49e3a90813b579f0916b3c98a5d20d2d67743ed4917efe7edaeaf829d60a",
@@ -209,6 +211,24 @@ static const struct {
      "40b03b45"},
 };
 
+/* The same step with --precision bf16 --moments bf16 (trainer/settings.h):
+ * the weights the ops read, every activation stored and the moments
+ * rounded to bfloat16, in fp32 arithmetic. Every row taken with
+ * OPENBLAS_CORETYPE on one AVX-512 host; the rounding hides Sandybridge's
+ * difference from SkylakeX here, not Haswell's. */
+static const kat_step_answer kat_step_bf16_answers[] = {
+    {"0.3.21 Haswell", "0caef45135bc02bc0d2fdb1fba9b5baea9db0e15650300ed723d919ff8c4f6fc",
+     "40b03a5e"},
+    {"0.3.21 Zen", "0caef45135bc02bc0d2fdb1fba9b5baea9db0e15650300ed723d919ff8c4f6fc",
+     "40b03a5e"},
+    {"0.3.21 SkylakeX", "7c115ae1651ec0f36b1b6dc0adf0d73ddf41a470028eda1cc5fb98d0b8819a6a",
+     "40b03a5e"},
+    {"0.3.21 Cooperlake", "7c115ae1651ec0f36b1b6dc0adf0d73ddf41a470028eda1cc5fb98d0b8819a6a",
+     "40b03a5e"},
+    {"0.3.21 Sandybridge", "7c115ae1651ec0f36b1b6dc0adf0d73ddf41a470028eda1cc5fb98d0b8819a6a",
+     "40b03a5e"},
+};
+
 /* "VERSION CORE" of the OpenBLAS that runs here. */
 static void kat_blas_name(char *out, size_t cap) {
     char version[32] = "?";
@@ -217,11 +237,15 @@ static void kat_blas_name(char *out, size_t cap) {
     snprintf(out, cap, "%s %s", version, openblas_get_corename());
 }
 
-/* One step of tiny on a fixed batch: params ‖ exp_avg ‖ exp_avg_sq after
- * it, and the step's loss as float32 bits. */
-static void test_one_step(void) {
+/* One step of tiny on a fixed batch in precision p (moments too):
+ * params ‖ exp_avg ‖ exp_avg_sq after it, and the step's loss as float32
+ * bits, against the answers pinned for this OpenBLAS (n of them). */
+static void kat_one_step(gd_precision p, const char *name, const kat_step_answer *answers,
+                         size_t n_answers) {
     gd_model_config c = kat_tiny();
     gd_train_options o = kat_train_options();
+    o.precision = p;
+    o.moments = p;
     gd_data *data = NULL;
     CHECK_OK(gd_data_open(&data, "synthetic:markov:1"));
     gd_trainer *t = NULL;
@@ -251,19 +275,33 @@ static void test_one_step(void) {
     kat_blas_name(blas, sizeof blas);
     printf("kat blas %s\n", blas);
     const char *want_state = NULL, *want_loss = NULL;
-    for (size_t i = 0; i < sizeof kat_step_answers / sizeof kat_step_answers[0]; i++) {
-        if (strcmp(kat_step_answers[i].blas, blas) == 0) {
-            want_state = kat_step_answers[i].state;
-            want_loss = kat_step_answers[i].loss;
+    for (size_t i = 0; i < n_answers; i++) {
+        if (strcmp(answers[i].blas, blas) == 0) {
+            want_state = answers[i].state;
+            want_loss = answers[i].loss;
         }
     }
     if (want_state == NULL)
-        fprintf(stderr, "    no answer pinned for OpenBLAS %s: printed, not checked\n", blas);
-    kat_check("tiny_step1_state", hex, want_state);
-    kat_check("tiny_step1_loss", loss, want_loss);
+        fprintf(stderr, "    no %s answer pinned for OpenBLAS %s: printed, not checked\n",
+                name, blas);
+    char key[64];
+    snprintf(key, sizeof key, "%s_state", name);
+    kat_check(key, hex, want_state);
+    snprintf(key, sizeof key, "%s_loss", name);
+    kat_check(key, loss, want_loss);
     free(state);
     gd_trainer_free(t);
     gd_data_close(data);
+}
+
+static void test_one_step(void) {
+    kat_one_step(GD_PRECISION_FP32, "tiny_step1", kat_step_answers,
+                 sizeof kat_step_answers / sizeof kat_step_answers[0]);
+}
+
+static void test_one_step_bf16(void) {
+    kat_one_step(GD_PRECISION_BF16, "tiny_step1_bf16", kat_step_bf16_answers,
+                 sizeof kat_step_bf16_answers / sizeof kat_step_bf16_answers[0]);
 }
 
 #define KAT_AGG_N 1000
@@ -357,6 +395,7 @@ int main(int argc, char **argv) {
     RUN_TEST(test_learning_rates);
     RUN_TEST(test_initial_params);
     RUN_TEST(test_one_step);
+    RUN_TEST(test_one_step_bf16);
     RUN_TEST(test_aggregate);
     return gd_test_finish();
 }

@@ -405,6 +405,76 @@ static void test_float_matches_double(void) {
     gd_param_layout_free(&l);
 }
 
+/* The bf16 model (trainer/settings.h): its ops read the weights as bf16,
+ * so parameters that round to the same bf16 values give the same loss and
+ * gradient bits, where the fp32 model tells them apart; and it stays close
+ * to the fp32 model (eight bits of mantissa at every store, with few terms
+ * in each sum at this width to average the rounding out). Tied and untied,
+ * naive and flash. */
+static void test_bf16_model(void) {
+    for (int variant = 0; variant < 4; variant++) {
+        gd_model_config c = small_check_config(variant % 2 == 0);
+        c.vocab_size = 40;
+        c.hidden_size = 32;
+        c.intermediate_size = 48;
+        gd_param_layout l;
+        CHECK_OK(gd_param_layout_build(&l, &c));
+        size_t B = 3, T = 9, n = l.total;
+        float *p = malloc(n * sizeof(float)), *q = malloc(n * sizeof(float));
+        float *g[3] = {calloc(n, sizeof(float)), calloc(n, sizeof(float)),
+                       calloc(n, sizeof(float))};
+        gd_params_init(NULL, p, &l, 3);
+        /* p exactly bf16; q = p moved by 2^-12 of itself, well inside
+         * half a bf16 ulp (at least 2^-9 of the value). */
+        for (size_t i = 0; i < n; i++) {
+            uint32_t u;
+            memcpy(&u, &p[i], sizeof u);
+            u &= 0xffff0000u;
+            memcpy(&p[i], &u, sizeof u);
+            q[i] = p[i] + p[i] * 0x1p-12f;
+        }
+        int32_t tokens[3 * 10];
+        random_tokens(tokens, B * (T + 1), c.vocab_size, 5);
+        gd_model_settings fp32 = {.attention = variant / 2 ? GD_ATTENTION_FLASH
+                                                           : GD_ATTENTION_NAIVE};
+        gd_model_settings bf16 = fp32;
+        bf16.precision = GD_PRECISION_BF16;
+        gd_model_f32 *m32 = NULL, *m16 = NULL;
+        CHECK_OK(gd_model_new_f32(&m32, &l, B, T, &fp32, NULL));
+        CHECK_OK(gd_model_new_f32(&m16, &l, B, T, &bf16, NULL));
+        double loss[4];
+        double dloss = 1.0 / (double)(B * T);
+        CHECK_OK(gd_model_forward_f32(m16, p, tokens, B, &loss[0]));
+        gd_model_backward_f32(m16, p, g[0], dloss);
+        CHECK_OK(gd_model_forward_f32(m16, q, tokens, B, &loss[1]));
+        gd_model_backward_f32(m16, q, g[1], dloss);
+        CHECK(loss[0] == loss[1]);
+        CHECK(memcmp(g[0], g[1], n * sizeof(float)) == 0);
+        CHECK_OK(gd_model_forward_f32(m32, q, tokens, B, &loss[3]));
+        CHECK_OK(gd_model_forward_f32(m32, p, tokens, B, &loss[2]));
+        gd_model_backward_f32(m32, p, g[2], dloss);
+        CHECK(loss[2] != loss[3]);
+        CHECK(loss[0] != loss[2]);
+        double diff = 0, norm = 0;
+        for (size_t i = 0; i < n; i++) {
+            diff += ((double)g[0][i] - g[2][i]) * ((double)g[0][i] - g[2][i]);
+            norm += (double)g[2][i] * g[2][i];
+        }
+        fprintf(stderr, "    %s, %s: bf16 loss off fp32's by %.2e, gradient by %.2e\n",
+                c.tie_word_embeddings ? "tied" : "untied", variant / 2 ? "flash" : "naive",
+                fabs(loss[0] - loss[2]) / loss[2], sqrt(diff / norm));
+        CHECK(fabs(loss[0] - loss[2]) < 1e-2 * loss[2]);
+        CHECK(sqrt(diff / norm) < 1e-1); /* measured 3.5e-2 to 3.9e-2; a wrong op is ~1 */
+        gd_model_free_f32(m32);
+        gd_model_free_f32(m16);
+        for (int i = 0; i < 3; i++)
+            free(g[i]);
+        free(p);
+        free(q);
+        gd_param_layout_free(&l);
+    }
+}
+
 int main(void) {
     RUN_TEST(test_presets);
     RUN_TEST(test_hf_config);
@@ -415,5 +485,6 @@ int main(void) {
     RUN_TEST(test_model_gradient);
     RUN_TEST(test_flash_path_matches_naive);
     RUN_TEST(test_float_matches_double);
+    RUN_TEST(test_bf16_model);
     return gd_test_finish();
 }

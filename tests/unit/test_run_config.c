@@ -90,36 +90,54 @@ static void test_refusals(void) {
     gd_diloco_spec_free(spec);
 }
 
-/* The attention field: absent (the example) is naive and stays out of the
- * JSON written, so the spec's digest is what it was; flash reaches the
- * trainer's options and changes the digest; another name is refused by
- * the chain's rules. */
-static void test_attention_field(void) {
+/* The fields that decide a step's bits beside the optimizer's (attention,
+ * precision, moments): absent (the example) is the default and stays out
+ * of the JSON written, so the spec's digest is what it was; the other
+ * value reaches the trainer's options and changes the digest; another name
+ * is refused by the chain's rules. */
+static void test_run_settings_fields(void) {
+    static const struct {
+        const char *key, *value, *refusal;
+    } fields[] = {
+        {"attention", "flash", "attention 'tensor' is not naive or flash"},
+        {"precision", "bf16", "precision 'tensor' is not fp32 or bf16"},
+        {"moments", "bf16", "moments 'tensor' is not fp32 or bf16"},
+    };
     Gonka__Diloco__V1__RunSpec *spec = example();
     gd_run_config rc;
     CHECK_OK(gd_run_config_from_spec(&rc, spec, 1, NULL));
     CHECK(rc.diloco.inner.attention == GD_ATTENTION_NAIVE);
-    uint8_t naive[32], flash[32];
-    CHECK_OK(gd_diloco_spec_digest(naive, spec));
-    json_t *j = gd_diloco_spec_to_json(spec);
-    CHECK(j != NULL && json_object_get(j, "attention") == NULL);
-    json_object_set_new(j, "attention", json_string("flash"));
-    Gonka__Diloco__V1__RunSpec *with = NULL;
-    CHECK_OK(gd_diloco_spec_from_json(&with, j));
-    CHECK_OK(gd_run_config_from_spec(&rc, with, 1, NULL));
-    CHECK(rc.diloco.inner.attention == GD_ATTENTION_FLASH);
-    CHECK_OK(gd_diloco_spec_digest(flash, with));
-    CHECK(memcmp(naive, flash, 32) != 0);
-    json_t *back = gd_diloco_spec_to_json(with);
-    const char *attention = back ? json_string_value(json_object_get(back, "attention")) : NULL;
-    CHECK(attention != NULL && strcmp(attention, "flash") == 0);
-    json_decref(back);
-    gd_diloco_spec_free(with);
-    json_object_set_new(j, "attention", json_string("tensor"));
-    with = NULL;
-    CHECK_STATUS(gd_diloco_spec_from_json(&with, j), GD_ERR_INVALID);
-    CHECK(strstr(gd_error_detail(), "attention 'tensor' is not naive or flash") != NULL);
-    json_decref(j);
+    CHECK(rc.diloco.inner.precision == GD_PRECISION_FP32);
+    CHECK(rc.diloco.inner.moments == GD_PRECISION_FP32);
+    uint8_t plain[32], other[32];
+    CHECK_OK(gd_diloco_spec_digest(plain, spec));
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        json_t *j = gd_diloco_spec_to_json(spec);
+        CHECK(j != NULL && json_object_get(j, fields[i].key) == NULL);
+        json_object_set_new(j, fields[i].key, json_string(fields[i].value));
+        Gonka__Diloco__V1__RunSpec *with = NULL;
+        CHECK_OK(gd_diloco_spec_from_json(&with, j));
+        CHECK_OK(gd_run_config_from_spec(&rc, with, 1, NULL));
+        const gd_train_options *o = &rc.diloco.inner;
+        int set = (o->attention == GD_ATTENTION_FLASH) + (o->precision == GD_PRECISION_BF16) +
+                  (o->moments == GD_PRECISION_BF16);
+        CHECK(set == 1);
+        CHECK(i != 0 || o->attention == GD_ATTENTION_FLASH);
+        CHECK(i != 1 || o->precision == GD_PRECISION_BF16);
+        CHECK(i != 2 || o->moments == GD_PRECISION_BF16);
+        CHECK_OK(gd_diloco_spec_digest(other, with));
+        CHECK(memcmp(plain, other, 32) != 0);
+        json_t *back = gd_diloco_spec_to_json(with);
+        const char *value = back ? json_string_value(json_object_get(back, fields[i].key)) : NULL;
+        CHECK(value != NULL && strcmp(value, fields[i].value) == 0);
+        json_decref(back);
+        gd_diloco_spec_free(with);
+        json_object_set_new(j, fields[i].key, json_string("tensor"));
+        with = NULL;
+        CHECK_STATUS(gd_diloco_spec_from_json(&with, j), GD_ERR_INVALID);
+        CHECK(strstr(gd_error_detail(), fields[i].refusal) != NULL);
+        json_decref(j);
+    }
     gd_diloco_spec_free(spec);
 }
 
@@ -149,7 +167,7 @@ static void test_model_digest(void) {
 int main(void) {
     RUN_TEST(test_example_config);
     RUN_TEST(test_refusals);
-    RUN_TEST(test_attention_field);
+    RUN_TEST(test_run_settings_fields);
     RUN_TEST(test_model_digest);
     return gd_test_finish();
 }

@@ -7,7 +7,8 @@
  *    with optimizer or full sharding (and full sharding with recomputation
  *    and the moments in host memory on one GPU too);
  *  - flash attention (its kernels, flash_attention.cu): run to run the same
- *    bits, and two fully sharded GPUs give one GPU's. */
+ *    bits, and two fully sharded GPUs give one GPU's;
+ *  - bf16 storage and moments (the rounding on the device): the same. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,14 @@
 static gd_data *g_data;
 
 static gd_attention g_attention;
+static gd_precision g_precision; /* precision and moments */
 
 static gd_train_options options(void) {
     gd_train_options o;
     gd_train_options_default(&o);
     o.attention = g_attention;
+    o.precision = g_precision;
+    o.moments = g_precision;
     o.batch = 4;
     o.micro_batch = 1;
     o.seq_len = 64;
@@ -145,6 +149,36 @@ static void test_flash(void) {
     free(naive);
 }
 
+static void test_bf16(void) {
+    g_precision = GD_PRECISION_BF16;
+    size_t n = 0;
+    float *a = train_on(g_data, 1, (gd_memory_settings){GD_SHARD_OPTIMIZER}, &n);
+    float *b = train_on(g_data, 1, (gd_memory_settings){GD_SHARD_OPTIMIZER}, &n);
+    CHECK(memcmp(a, b, 3 * n * sizeof(float)) == 0);
+    size_t inexact = 0; /* the moments as stored: bf16 values */
+    for (size_t i = n; i < 3 * n; i++) {
+        uint32_t u;
+        memcpy(&u, &a[i], sizeof u);
+        inexact += (u & 0xffffu) != 0;
+    }
+    CHECK(inexact == 0);
+    g_precision = GD_PRECISION_FP32;
+    float *fp32 = train_on(g_data, 1, (gd_memory_settings){GD_SHARD_OPTIMIZER}, &n);
+    CHECK(memcmp(a, fp32, n * sizeof(float)) != 0);
+    gd_backend_group g;
+    if (gd_backend_group_open(&g, "cuda", 2, NULL) == GD_OK) {
+        gd_backend_group_close(&g);
+        g_precision = GD_PRECISION_BF16;
+        float *two = train_on(g_data, 2, (gd_memory_settings){GD_SHARD_FULL}, &n);
+        CHECK(memcmp(a, two, 3 * n * sizeof(float)) == 0);
+        free(two);
+        g_precision = GD_PRECISION_FP32;
+    }
+    free(a);
+    free(b);
+    free(fp32);
+}
+
 int main(void) {
     char why[256];
     if (!gd_backend_usable("cuda", why, sizeof why)) {
@@ -156,6 +190,7 @@ int main(void) {
     RUN_TEST(test_run_to_run);
     RUN_TEST(test_two_gpus);
     RUN_TEST(test_flash);
+    RUN_TEST(test_bf16);
     gd_data_close(g_data);
     return gd_test_finish();
 }

@@ -12,6 +12,7 @@
  * two chunks of the sum of squares: over 3 ranks the last one owns
  * nothing, a shard boundary falls inside a layer, and 5 micro-batches over
  * 2 or 3 ranks leave a rank idle in the last round. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,11 +33,15 @@ typedef struct run {
 
 /* The run's attention path (its bits differ; every case runs under both). */
 static gd_attention g_attention;
+/* bf16 storage of weights, activations and moments (other bits again). */
+static bool g_bf16;
 
 static gd_train_options options(size_t micro_steps) {
     gd_train_options o;
     gd_train_options_default(&o);
     o.attention = g_attention;
+    o.precision = g_bf16 ? GD_PRECISION_BF16 : GD_PRECISION_FP32;
+    o.moments = o.precision;
     o.batch = micro_steps;
     o.micro_batch = 1;
     o.seq_len = 16;
@@ -163,10 +168,11 @@ static void ranks_give_one_ranks_bits(void) {
             run_ranks(data, &have, micro_steps[i], ranks, memory);
             char what[160];
             snprintf(what, sizeof what,
-                     "%s%s: %zu micro-batches over %zu ranks, %s sharding, recompute %s, "
+                     "%s%s%s: %zu micro-batches over %zu ranks, %s sharding, recompute %s, "
                      "offload %s",
                      g_untied ? "untied" : "tied",
-                     g_attention == GD_ATTENTION_FLASH ? ", flash" : "", micro_steps[i], ranks,
+                     g_attention == GD_ATTENTION_FLASH ? ", flash" : "", g_bf16 ? ", bf16" : "",
+                     micro_steps[i], ranks,
                      gd_setting_name(&gd_setting_shard, (int)memory.shard),
                      gd_setting_name(&gd_setting_recompute, (int)memory.recompute),
                      gd_setting_name(&gd_setting_offload, (int)memory.offload));
@@ -199,6 +205,49 @@ static void test_flash_ranks_give_one_ranks_bits(void) {
     ranks_give_one_ranks_bits();
     g_untied = false;
     g_attention = GD_ATTENTION_NAIVE;
+}
+
+/* bf16 storage keeps it too: every case above with bf16 weights,
+ * activations and moments, naive and flash, against one CPU rank's bf16
+ * bits; and those bits are bf16's: other than fp32's, every moment a
+ * bfloat16 value. */
+static void test_bf16_ranks_give_one_ranks_bits(void) {
+    gd_data *data = NULL;
+    CHECK_OK(gd_data_open(&data, "synthetic:markov:1"));
+    run fp32, bf16;
+    run_cpu(data, &fp32, 4);
+    g_bf16 = true;
+    run_cpu(data, &bf16, 4);
+    CHECK(memcmp(fp32.params, bf16.params, fp32.n * sizeof(float)) != 0);
+    CHECK(fabs(fp32.stats[STEPS - 1].loss - bf16.stats[STEPS - 1].loss) < 0.05);
+    size_t inexact = 0;
+    for (size_t i = 0; i < bf16.n; i++) {
+        uint32_t m, v;
+        memcpy(&m, &bf16.m[i], sizeof m);
+        memcpy(&v, &bf16.v[i], sizeof v);
+        inexact += (m & 0xffffu) != 0 || (v & 0xffffu) != 0;
+    }
+    CHECK(inexact == 0);
+    /* The moments' format is the trainer's for life: another is refused. */
+    gd_model_config c = tiny();
+    gd_train_options o = options(4);
+    gd_trainer *t = NULL;
+    CHECK_OK(gd_trainer_new(&t, &c, &o, 1));
+    o.moments = GD_PRECISION_FP32;
+    if (t != NULL)
+        CHECK_STATUS(gd_trainer_reconfigure(t, &o), GD_ERR_INVALID);
+    gd_trainer_free(t);
+    run_free(&fp32);
+    run_free(&bf16);
+    gd_data_close(data);
+    for (int flash = 0; flash < 2; flash++) {
+        g_attention = flash ? GD_ATTENTION_FLASH : GD_ATTENTION_NAIVE;
+        g_untied = flash;
+        ranks_give_one_ranks_bits();
+    }
+    g_untied = false;
+    g_attention = GD_ATTENTION_NAIVE;
+    g_bf16 = false;
 }
 
 /* A fully sharded trainer's evaluation (rank 0 gathers each layer alone)
@@ -309,6 +358,7 @@ int main(void) {
     RUN_TEST(test_ranks_give_one_ranks_bits);
     RUN_TEST(test_untied_ranks_give_one_ranks_bits);
     RUN_TEST(test_flash_ranks_give_one_ranks_bits);
+    RUN_TEST(test_bf16_ranks_give_one_ranks_bits);
     RUN_TEST(test_full_sharding_evaluates_and_resumes);
     RUN_TEST(test_state_round_trips_through_shards);
     RUN_TEST(test_rejects_bad_groups);
