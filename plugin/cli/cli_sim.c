@@ -10,6 +10,7 @@
 #include "plugin/cli/cli_sim_chain.h"
 #include "plugin/cli/cli_sim_progress.h"
 #include "plugin/cli/cli_sim_spec.h"
+#include "plugin/cli/cli_sim_timeline.h"
 #include "plugin/cli/cli_train.h"
 #include "plugin/cli/cli_util.h"
 #include "plugin/member/hardware_class.h"
@@ -270,6 +271,8 @@ static int gd_run_sim(gd_cli *cli, gd_args *args) {
     uint64_t run = 1;
     double speeds[GD_SIM_MAX_WORKERS];
     bool print_spec = gd_flag(args, "print-spec");
+    if (gd_flag(args, "timeline"))
+        return gd_sim_timeline(cli, args);
     if (gd_arg(args, "data") == NULL && gd_arg(args, "spec") == NULL)
         return gd_cli_usage(cli, args, "--data (or --spec) is required");
     int rc = gd_sim_parse(cli, args, &o, speeds, &run);
@@ -398,6 +401,15 @@ static const gd_opt_spec gd_sim_opts[] = {
                          "init --diloco-run) and exit"},
     {"json", NULL, "print one JSON object instead of round lines and the summary (progress "
                    "still goes to stderr)"},
+    {"timeline", NULL, "model one round on one host from rates, without training: when each "
+                       "phase starts and ends, the bytes sent and received, the share spent "
+                       "training (--model or --model-config, --workers, --link-mbps, ...)"},
+    {"step-s", "S", "--timeline: seconds an inner step takes (default: this machine's sgemm "
+                    "rate at 6 FLOP a parameter a token of --batch x --seq)"},
+    {"disk", "MBPS", "--timeline: writing with fsync, MB/s (default: measured here)"},
+    {"hash", "MBPS", "--timeline: SHA-256, MB/s (default: measured here)"},
+    {"block-s", "S", "--timeline: the chain's block time (default 6)"},
+    {"checks", "N", "--timeline: segment checks a host runs and serves a round (default 1)"},
     {NULL, NULL, NULL},
 };
 

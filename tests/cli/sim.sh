@@ -6,6 +6,7 @@
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bin=$(realpath "$1")
+src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
@@ -273,6 +274,29 @@ if "$bin" sim "${preset[@]}" --precision bf16 --moments bf16 --print-spec > bf16
 else
   bad "sim --precision bf16: $(cat err.txt bf16_run.txt 2>/dev/null | tail -5)"
 fi
+# --timeline models a round without training: the 32B shape's payload
+# goes to and comes from each of 7 peers, a segment start (12 bytes a
+# parameter) each way for the one check; the rates given are not measured.
+if out=$("$bin" sim --timeline --model-config "$src/docs/examples/qwen2.5-32b-like.json" \
+    --workers 8 --link-mbps 100 --step-s 2 --disk 2000 --hash 1500 --inner-steps 500 \
+    --segment-steps 50 --json) && python3 -c '
+import json, sys
+d = json.loads(sys.argv[1])
+names = [p["name"] for p in d["phases"]]
+assert names == ["train", "seal", "commit", "exchange", "aggregate", "verify", "settle"], names
+assert d["phases"][0]["end_s"] == 1000 and d["measured"] == ["coding"], d
+P, pay = d["params"], d["payload_bytes"]
+assert abs(d["bytes_up"] - (7 * pay + 12 * P)) < 1 and d["bytes_down"] == d["bytes_up"], d
+assert 0 < d["utilization"] < 1 and d["round_s"] == d["phases"][-1]["end_s"], d
+ex = d["phases"][3]
+assert abs(ex["end_s"] - ex["start_s"] - (0.05 + 7 * pay / 12.5e6)) < 1e-3, ex
+' "$out"; then
+  ok "sim --timeline: phases, bytes and utilization of a 32B round at 100 Mbit/s"
+else
+  bad "sim --timeline: $out"
+fi
+check 2 "timeline: a link of 0" -- sim --timeline --link-mbps 0 --step-s 1
+check 2 "timeline: K not dividing H" -- sim --timeline --inner-steps 10 --segment-steps 3 --step-s 1
 check 2 "unknown baseline" -- sim "${small[@]}" --baseline fedavg
 check 2 "segment not dividing H" -- sim --model tiny --data synthetic:markov:3 --inner-steps 4 --segment-steps 3
 check 2 "wrong number of speeds" -- sim "${small[@]}" --speeds 1,2,3
