@@ -622,51 +622,36 @@ gd_status gd_trainer_resume_ranks(gd_trainer **out, const char *path, int thread
  * codes (a bf16 run's moments are codes' values already). */
 #define GD_MOMENT_WINDOW ((size_t)1 << 15)
 
-/* out[0, n) = rank k's moments (its shard of exp_avg or exp_avg_sq). */
-static void gd_rank_moments_get(const gd_trainer *t, const gd_rank *k, float *out,
-                                const void *moments, size_t n) {
-    bool host = t->memory.offload == GD_OFFLOAD_OPTIMIZER;
+/* Rank k's moments (its shard of exp_avg or exp_avg_sq: n values in the
+ * trainer's format, in host memory when offloaded) from the host's floats
+ * `from`, or when from is NULL into the host's floats `into`. */
+static void gd_rank_moments_move(const gd_trainer *t, const gd_rank *k, void *moments,
+                                 float *into, const float *from, size_t n) {
+    bool host = t->memory.offload == GD_OFFLOAD_OPTIMIZER, set = from != NULL;
     if (t->moment_bytes == sizeof(float)) {
         if (host)
-            memcpy(out, moments, n * sizeof(float));
+            memcpy(set ? moments : into, set ? (const void *)from : moments, n * sizeof(float));
+        else if (set)
+            gd_backend_upload(&k->be, moments, from, n * sizeof(float));
         else
-            gd_backend_download(&k->be, out, moments, n * sizeof(float));
+            gd_backend_download(&k->be, into, moments, n * sizeof(float));
         return;
     }
     gd_backend cpu; /* the host's arrays */
     gd_backend_cpu_init(&cpu, t->pool);
-    uint16_t codes[GD_MOMENT_WINDOW];
+    uint16_t window[GD_MOMENT_WINDOW];
     for (size_t at = 0; at < n; at += GD_MOMENT_WINDOW) {
         size_t m = n - at < GD_MOMENT_WINDOW ? n - at : GD_MOMENT_WINDOW;
-        const uint16_t *from = (const uint16_t *)moments + at;
-        if (!host) {
-            gd_backend_download(&k->be, codes, from, m * sizeof(uint16_t));
-            from = codes;
+        uint16_t *codes = host ? (uint16_t *)moments + at : window;
+        if (set) {
+            gd_backend_bf16_quantize(&cpu, codes, NULL, from + at, m);
+            if (!host)
+                gd_backend_upload(&k->be, (uint16_t *)moments + at, codes, m * sizeof(uint16_t));
+        } else {
+            if (!host)
+                gd_backend_download(&k->be, codes, (uint16_t *)moments + at, m * sizeof(uint16_t));
+            gd_backend_bf16_dequantize(&cpu, into + at, codes, m);
         }
-        gd_backend_bf16_dequantize(&cpu, out + at, from, m);
-    }
-}
-
-/* Rank k's moments = in[0, n), in its format. */
-static void gd_rank_moments_set(const gd_trainer *t, gd_rank *k, void *moments,
-                                const float *in, size_t n) {
-    bool host = t->memory.offload == GD_OFFLOAD_OPTIMIZER;
-    if (t->moment_bytes == sizeof(float)) {
-        if (host)
-            memcpy(moments, in, n * sizeof(float));
-        else
-            gd_backend_upload(&k->be, moments, in, n * sizeof(float));
-        return;
-    }
-    gd_backend cpu; /* the host's arrays */
-    gd_backend_cpu_init(&cpu, t->pool);
-    uint16_t codes[GD_MOMENT_WINDOW];
-    for (size_t at = 0; at < n; at += GD_MOMENT_WINDOW) {
-        size_t m = n - at < GD_MOMENT_WINDOW ? n - at : GD_MOMENT_WINDOW;
-        uint16_t *to = (uint16_t *)moments + at;
-        gd_backend_bf16_quantize(&cpu, host ? to : codes, NULL, in + at, m);
-        if (!host)
-            gd_backend_upload(&k->be, to, codes, m * sizeof(uint16_t));
     }
 }
 
@@ -682,9 +667,9 @@ void gd_trainer_get_state(const gd_trainer *t, float *params, float *exp_avg,
         if (params && full && bytes > 0)
             gd_backend_download(&k->be, params + k->lo, k->params, bytes);
         if (exp_avg && bytes > 0)
-            gd_rank_moments_get(t, k, exp_avg + k->lo, k->exp_avg, k->hi - k->lo);
+            gd_rank_moments_move(t, k, k->exp_avg, exp_avg + k->lo, NULL, k->hi - k->lo);
         if (exp_avg_sq && bytes > 0)
-            gd_rank_moments_get(t, k, exp_avg_sq + k->lo, k->exp_avg_sq, k->hi - k->lo);
+            gd_rank_moments_move(t, k, k->exp_avg_sq, exp_avg_sq + k->lo, NULL, k->hi - k->lo);
     }
     if (step)
         *step = t->step;
@@ -700,9 +685,9 @@ void gd_trainer_set_state(gd_trainer *t, const float *params, const float *exp_a
         else if (params && t->memory.shard == GD_SHARD_OPTIMIZER)
             gd_backend_upload(&k->be, k->params, params, t->layout.total * sizeof(float));
         if (exp_avg && bytes > 0)
-            gd_rank_moments_set(t, k, k->exp_avg, exp_avg + k->lo, k->hi - k->lo);
+            gd_rank_moments_move(t, k, k->exp_avg, NULL, exp_avg + k->lo, k->hi - k->lo);
         if (exp_avg_sq && bytes > 0)
-            gd_rank_moments_set(t, k, k->exp_avg_sq, exp_avg_sq + k->lo, k->hi - k->lo);
+            gd_rank_moments_move(t, k, k->exp_avg_sq, NULL, exp_avg_sq + k->lo, k->hi - k->lo);
     }
     t->step = step;
 }
