@@ -20,7 +20,10 @@
  *   validator check   links, one payload chunk, one re-executed segment;
  *   aggregate         G_{r+1} from the W payloads;
  *   attest            G_{r+1}'s state hash;
- * and compute utilization, training time over the sum of the phases.
+ * and compute utilization, training time over the sum of the phases, and
+ * the process's peak resident memory in each phase (the high-water mark
+ * reset at the phase's start; every worker's state lives in the process,
+ * so it is an upper bound on one member's).
  *
  * The W workers are trained in turn by one engine (ranks 0..W-1), each
  * with its own store and HTTP server. The run spec is what `gonka-diloco
@@ -133,6 +136,10 @@ typedef struct bench_result {
     gd_check_answer check;
     double aggregate_s, attest_s;
     uint8_t next_hash[32];
+    /* The process's peak resident memory in each phase, MiB (0: the kernel
+     * did not say): train, encode + fsync, fetch + verify (both passes),
+     * check, aggregate, attest. */
+    double peak_mib[6];
 } bench_result;
 
 static int usage(const char *why) {
@@ -729,12 +736,14 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
     r->check_chunk = e->chunks / 2;
     /* The first round of a node fetches into fresh memory; every later one
      * into the buffers the round before gave back. */
+    gd_bench_peak_reset();
     if (s == GD_OK)
         s = bench_fetch_verify(e, o, ws, r, &r->fresh, port, &x);
     if (s == GD_OK) {
         bench_recycle(port, W, &x);
         s = bench_fetch_verify(e, o, ws, r, &r->reused, port, &x);
     }
+    r->peak_mib[2] = gd_bench_peak_mib();
     gd_check_evidence ev = x.ev;
     gd_buf *payloads = x.payloads;
 
@@ -747,10 +756,12 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
                          .chunk = r->check_chunk};
     ev.payload = payloads[target - ws].data;
     ev.payload_len = payloads[target - ws].len;
+    gd_bench_peak_reset();
     double t0 = gd_bench_now();
     if (s == GD_OK)
         s = gd_engine_check(e, &in, &ev, g0, &r->check);
     r->check_s = gd_bench_now() - t0;
+    r->peak_mib[3] = gd_bench_peak_mib();
     if (s == GD_OK && r->check.verdict != GD_VERDICT_PASS)
         s = gd_fail(GD_ERR_INVALID, "the check of an honest worker failed: %s", r->check.why);
 
@@ -770,14 +781,18 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
     if (s == GD_OK)
         s = gd_global_state_copy(&next, g0);
     have_next = s == GD_OK;
+    gd_bench_peak_reset();
     t0 = gd_bench_now();
     if (s == GD_OK)
         s = gd_engine_aggregate(e, BENCH_ROUND, cs, W, &next);
     r->aggregate_s = gd_bench_now() - t0;
+    r->peak_mib[4] = gd_bench_peak_mib();
+    gd_bench_peak_reset();
     t0 = gd_bench_now();
     if (s == GD_OK)
         s = gd_engine_global_hash(e, &next, r->next_hash);
     r->attest_s = gd_bench_now() - t0;
+    r->peak_mib[5] = gd_bench_peak_mib();
 
     if (have_next)
         gd_global_state_free(&next);
@@ -851,16 +866,23 @@ static gd_status run(const bench_opts *o, const char *bin, const char *dir, benc
     /* Train and store every worker; the figures are the member's. */
     for (uint32_t i = 0; s == GD_OK && i < W; i++) {
         s = gd_engine_worker_init(&e, &ws[i].w, ws[i].address, i);
+        gd_bench_peak_reset();
         double t0 = gd_bench_now();
         if (s == GD_OK)
             s = gd_engine_train(&e, &ws[i].t, BENCH_ROUND, &g0, true, &ws[i].w);
         double train_wall = gd_bench_now() - t0;
+        double train_peak = gd_bench_peak_mib();
         ws[i].trained = s == GD_OK;
         uint64_t bytes = 0;
+        gd_bench_peak_reset();
         t0 = gd_bench_now();
         if (s == GD_OK)
             s = bench_store(&e, &ws[i], &bytes);
         double store_s = gd_bench_now() - t0;
+        if (i == 0) {
+            r->peak_mib[0] = train_peak;
+            r->peak_mib[1] = gd_bench_peak_mib();
+        }
         if (s == GD_OK && i == 0) {
             const gd_worker_round *wr = &ws[0].t.r;
             r->train_s = wr->seconds;
@@ -974,11 +996,15 @@ static void print_result(const bench_opts *o, const bench_result *r, const bench
                "\"first_round_mb_s_per_core_both_ends\":%.2f,"
                "\"check_s\":%.6f,\"check_segment\":%u,\"check_step\":%u,\"check_chunk\":%u,"
                "\"aggregate_s\":%.6f,\"attest_s\":%.6f,\"next_state_hash\":\"%s\","
-               "\"total_s\":%.6f,\"compute_utilization\":%.4f}\n",
+               "\"total_s\":%.6f,\"compute_utilization\":%.4f,\"peak_mib\":{\"train\":%.1f,"
+               "\"store\":%.1f,\"fetch\":%.1f,\"check\":%.1f,\"aggregate\":%.1f,"
+               "\"attest\":%.1f}}\n",
                p->bytes, p->fetches, p->fetch_s, p->verify_s, p->cpu_s, p->member_cpu_s, rate,
                per_core, per_core / 1000.0, per_core_both, r->fresh.fetch_s, r->fresh.verify_s,
                first.per_core, first.per_core_both, r->check_s, r->check_segment, r->check_step,
-               r->check_chunk, r->aggregate_s, r->attest_s, hash, total, utilization);
+               r->check_chunk, r->aggregate_s, r->attest_s, hash, total, utilization,
+               r->peak_mib[0], r->peak_mib[1], r->peak_mib[2], r->peak_mib[3], r->peak_mib[4],
+               r->peak_mib[5]);
         return;
     }
     char d[512];
@@ -1021,6 +1047,11 @@ static void print_result(const bench_opts *o, const bench_result *r, const bench
     printf("%-22s %9.4f s%s\n", "total", total,
            r->have_commit ? "" : "  (without the commit)");
     printf("compute utilization    %.1f%%  (train / total)\n", 100 * utilization);
+    printf("peak resident memory   train %.0f MiB, encode + fsync %.0f, fetch + verify %.0f, "
+           "check %.0f, aggregate %.0f, attest %.0f (the whole process: every worker's state "
+           "lives in it)\n",
+           r->peak_mib[0], r->peak_mib[1], r->peak_mib[2], r->peak_mib[3], r->peak_mib[4],
+           r->peak_mib[5]);
 }
 
 int main(int argc, char **argv) {
