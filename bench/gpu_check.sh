@@ -4,10 +4,10 @@
 # labelled gpu (the cross-backend test, run-to-run bit identity, full
 # sharding against one rank), the training benchmark on the CUDA backend
 # and PyTorch's on the same GPU, a stack of the 32B shape's layers fully
-# sharded over every GPU with the whole model's step projected, and writes
-# every log and figure under OUT, the device's name first; then flash
-# attention's step at 4,096 tokens (its first, simple kernel). Sized for
-# ten minutes on one H100 or H200.
+# sharded over every GPU with the whole model's step projected, in fp32
+# and in bf16, and writes every log and figure under OUT, the device's name
+# first; then flash attention's step at 4,096 tokens (its first, simple
+# kernel). Sized for ten minutes on one H100 or H200.
 #
 # Usage: bench/gpu_check.sh [--emulate] [OUT]    (default: $OUT, else ./gpu-check)
 # --emulate rehearses the whole run on a machine without a GPU: the CUDA
@@ -210,6 +210,20 @@ else:
              j["ms_per_layer"], j["step_ms"], "n/a" if mfu is None else "%.1f%%" % (100 * mfu),
              "n/a" if proj is None else "%.1f s" % (proj / 1e3),
              (j.get("plan_gpu_bytes") or 0) / 2**30))
+PY
+# The same stack in bf16 (activations and AdamW's moments in 16 bits, the
+# weights the ops read rounded): its step against fp32's above, and plan's
+# figure for it.
+step bench_32b_stack_bf16 "$bin" bench train --backend cuda --gpus "$gpus" "${stack[@]}" \
+  --steps 2 --warmup 1 --shard full --recompute full --precision bf16 --moments bf16 --json
+python3 - "$(last_json "$out/bench_32b_stack_bf16.log")" <<'PY' | tee -a "$summary"
+import json, sys
+j = json.loads(sys.argv[1])
+if j is None:
+    print("32B stack, bf16: no figures (see its log)")
+else:
+    print("32B stack, bf16 (moments bf16): %.1f ms a layer, step %.0f ms; plan: %.1f GiB a GPU"
+          % (j["ms_per_layer"], j["step_ms"], (j.get("plan_gpu_bytes") or 0) / 2**30))
 PY
 # Flash attention (a thread per row: the simple kernel) at 4,096 tokens,
 # head dim 128 in the 32B shape: the stack's step against naive attention's
