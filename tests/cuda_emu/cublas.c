@@ -41,6 +41,11 @@ struct cublasContext {
 };
 
 cublasStatus_t cublasCreate_v2(cublasHandle_t *handle) {
+    /* One OpenBLAS thread, whatever the process set before: its threaded
+     * sgemm may sum in another order, so a GEMM's bits would depend on
+     * whether the host's CPU ops (which set one thread when first used)
+     * had run yet. A GPU's bits do not depend on the host. */
+    openblas_set_num_threads(1);
     struct cublasContext *h = malloc(sizeof *h);
     if (h == NULL)
         return CUBLAS_STATUS_ALLOC_FAILED;
