@@ -63,7 +63,7 @@ void gd_worker_desc_encode(const gd_worker_desc *d, uint8_t out[GD_WORKER_DESC_B
 /* n and chunk_elems of a descriptor from outside. */
 static gd_status gd_desc_sizes_check(uint64_t n, uint32_t chunk_elems, const char *what) {
     if (n < 1 || n > GD_STATE_VALUES_MAX)
-        return gd_fail(GD_ERR_PARSE, "%s describes %llu values (must be 1..2^36)", what,
+        return gd_fail(GD_ERR_PARSE, "%s describes %llu values (must be 1..2^40)", what,
                        (unsigned long long)n);
     if (chunk_elems < 1 || chunk_elems > GD_STATE_CHUNK_ELEMS_MAX)
         return gd_fail(GD_ERR_PARSE, "%s chunk size %u is not 1..2^28", what, chunk_elems);

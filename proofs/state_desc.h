@@ -18,9 +18,9 @@
 #define GD_WORKER_DESC_BYTES 312
 #define GD_GLOBAL_DESC_BYTES 128
 #define GD_STATE_ADDRESS_MAX 64
-/* The largest state a descriptor may describe (2^36 values: far above the
+/* The largest state a descriptor may describe (2^40 values: far above the
  * models a host trains), so sizes from outside are bounded before use. */
-#define GD_STATE_VALUES_MAX ((uint64_t)1 << 36)
+#define GD_STATE_VALUES_MAX ((uint64_t)1 << 40)
 #define GD_STATE_CHUNK_ELEMS_MAX ((uint32_t)1 << 28)
 
 /* Where in a round a worker state was taken. */
