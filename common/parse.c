@@ -19,6 +19,29 @@ gd_status gd_parse_u64(uint64_t *out, const char *text) {
     return GD_OK;
 }
 
+gd_status gd_parse_size(uint64_t *out, const char *text) {
+    static const char units[] = "KMGT";
+    size_t len = text ? strlen(text) : 0;
+    unsigned shift = 0;
+    char digits[32];
+    const char *unit = len > 0 ? strchr(units, text[len - 1]) : NULL;
+    if (unit != NULL && *unit != '\0') {
+        shift = 10 * (unsigned)(unit - units + 1);
+        len--;
+    }
+    uint64_t v = 0;
+    if (len == 0 || len >= sizeof digits)
+        return gd_fail(GD_ERR_PARSE, "'%s' is not a size such as 80G, 512M or a byte count",
+                       text ? text : "");
+    memcpy(digits, text, len);
+    digits[len] = '\0';
+    if (gd_parse_u64(&v, digits) != GD_OK || v == 0 || v > (UINT64_MAX >> shift))
+        return gd_fail(GD_ERR_PARSE, "'%s' is not a size such as 80G, 512M or a byte count",
+                       text);
+    *out = v << shift;
+    return GD_OK;
+}
+
 gd_status gd_parse_i64(int64_t *out, const char *text) {
     if (text == NULL || text[0] == '\0')
         return gd_fail(GD_ERR_PARSE, "expected a number, got an empty string");

@@ -36,7 +36,7 @@ static gd_status gd_values_check(size_t n, uint32_t chunk_elems) {
     if (chunk_elems < 1 || chunk_elems > GD_STATE_CHUNK_ELEMS_MAX)
         return gd_fail(GD_ERR_INVALID, "state chunk size %u must be 1..2^28", chunk_elems);
     if (n < 1 || n > GD_STATE_VALUES_MAX)
-        return gd_fail(GD_ERR_INVALID, "state of %zu values (must be 1..2^36)", n);
+        return gd_fail(GD_ERR_INVALID, "state of %zu values (must be 1..2^40)", n);
     return GD_OK;
 }
 
@@ -173,6 +173,23 @@ gd_status gd_worker_state_hash(gd_pool *pool, const gd_state_tag *tag, uint8_t o
     return GD_OK;
 }
 
+gd_status gd_worker_state_file_parts(gd_bytes_part parts[GD_WORKER_STATE_FILE_PARTS],
+                                     uint8_t header[GD_WORKER_DESC_BYTES],
+                                     const gd_worker_desc *desc, const gd_worker_state *w) {
+    if (w->residual == NULL)
+        return gd_fail(GD_ERR_INVALID, "a worker state file holds the residual");
+    if (desc->n != w->n)
+        return gd_fail(GD_ERR_INVALID, "a descriptor of %llu values for a state of %zu",
+                       (unsigned long long)desc->n, w->n);
+    gd_worker_desc_encode(desc, header);
+    size_t bytes = w->n * sizeof(float);
+    parts[0] = (gd_bytes_part){header, GD_WORKER_DESC_BYTES};
+    const float *arrays[4] = {w->params, w->exp_avg, w->exp_avg_sq, w->residual};
+    for (int i = 0; i < 4; i++)
+        parts[i + 1] = (gd_bytes_part){arrays[i], bytes};
+    return GD_OK;
+}
+
 gd_status gd_worker_state_serialize(gd_pool *pool, const gd_state_tag *tag, gd_buf *out,
                                     uint64_t round, gd_state_stage stage,
                                     const gd_worker_state *w) {
@@ -180,18 +197,21 @@ gd_status gd_worker_state_serialize(gd_pool *pool, const gd_state_tag *tag, gd_b
         return gd_fail(GD_ERR_INVALID, "a worker state file holds the residual");
     gd_worker_desc d;
     GD_TRY(gd_worker_state_describe(pool, tag, &d, round, stage, w));
-    size_t bytes = w->n * sizeof(float);
-    uint8_t *buf = malloc(GD_WORKER_DESC_BYTES + 4 * bytes);
-    gd_mem_prefer_huge(buf, GD_WORKER_DESC_BYTES + 4 * bytes);
+    uint8_t header[GD_WORKER_DESC_BYTES];
+    gd_bytes_part parts[GD_WORKER_STATE_FILE_PARTS];
+    GD_TRY(gd_worker_state_file_parts(parts, header, &d, w));
+    size_t total = 0;
+    for (int i = 0; i < GD_WORKER_STATE_FILE_PARTS; i++)
+        total += parts[i].len;
+    uint8_t *buf = malloc(total);
     if (buf == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory for a worker state file");
-    gd_worker_desc_encode(&d, buf);
-    uint8_t *p = buf + GD_WORKER_DESC_BYTES;
-    const float *arrays[4] = {w->params, w->exp_avg, w->exp_avg_sq, w->residual};
-    for (int i = 0; i < 4; i++, p += bytes)
-        memcpy(p, arrays[i], bytes);
+    gd_mem_prefer_huge(buf, total);
+    uint8_t *p = buf;
+    for (int i = 0; i < GD_WORKER_STATE_FILE_PARTS; p += parts[i].len, i++)
+        memcpy(p, parts[i].data, parts[i].len);
     out->data = buf;
-    out->len = GD_WORKER_DESC_BYTES + 4 * bytes;
+    out->len = total;
     return GD_OK;
 }
 
@@ -226,7 +246,7 @@ static gd_status gd_worker_state_read(gd_pool *pool, gd_worker_state *w, gd_work
     if (desc->n != expect_n)
         return gd_fail(GD_ERR_INVALID, "worker state of '%s' has %llu values; the model has %zu",
                        desc->address, (unsigned long long)desc->n, expect_n);
-    /* desc->n <= 2^36, so 16 n cannot overflow. Without the residual (its
+    /* desc->n <= 2^40, so 16 n cannot overflow. Without the residual (its
      * root is in the descriptor) the file is 4 n bytes shorter. */
     uint64_t full = GD_WORKER_DESC_BYTES + 16 * desc->n, partial = full - 4 * desc->n;
     if ((uint64_t)len != full && (uint64_t)len != partial)

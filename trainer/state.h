@@ -88,6 +88,15 @@ gd_status gd_worker_state_hash(gd_pool *pool, const gd_state_tag *tag, uint8_t o
 gd_status gd_worker_state_serialize(gd_pool *pool, const gd_state_tag *tag, gd_buf *out,
                                     uint64_t round, gd_state_stage stage,
                                     const gd_worker_state *w) GD_MUST_CHECK;
+/* The same file as parts pointing into w, for a writer that streams it
+ * without a second copy of the state: header receives desc's encoding
+ * (parts[0]), parts[1..4] are w's four arrays. desc must be w's (the
+ * descriptor the round recorded for it); w's residual is required. */
+#define GD_WORKER_STATE_FILE_PARTS 5
+gd_status gd_worker_state_file_parts(gd_bytes_part parts[GD_WORKER_STATE_FILE_PARTS],
+                                     uint8_t header[GD_WORKER_DESC_BYTES],
+                                     const gd_worker_desc *desc,
+                                     const gd_worker_state *w) GD_MUST_CHECK;
 /* Parses a peer's state file. Before anything is allocated or copied it
  * checks the descriptor strictly, that its run, spec digest, layout digest
  * and chunk size are `expect`'s and its n is expect_n, and that the length

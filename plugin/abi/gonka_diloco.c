@@ -124,7 +124,7 @@ static int gd_abi_open_member(gonka_diloco *h, char *err, size_t cap) {
     gd_member_options o = {.run = s->run, .roles = s->roles, .join = true,
                            .artifact_url = s->public_url, .hw_class = cls,
                            .state_dir = s->state_dir, .backend = s->backend, .gpus = s->gpus,
-                           .memory = s->memory,
+                           .memory = s->memory, .memory_budget = s->memory_budget,
                            .threads = s->threads ? (int)s->threads
                                                  : (int)sysconf(_SC_NPROCESSORS_ONLN),
                            .data_paths = h->data_paths, .n_data_paths = s->n_data,
@@ -192,6 +192,13 @@ int gonka_diloco_open_with(const char *config_path, const gonka_diloco_seams *se
         return rc;
     }
     *out = h;
+    return GONKA_DILOCO_OK;
+}
+
+GD_ABI int gonka_diloco_set_memory_budget(gonka_diloco *h, uint64_t bytes) {
+    if (h == NULL)
+        return GONKA_DILOCO_ERR_INVALID;
+    gd_member_set_memory_budget(h->member, bytes);
     return GONKA_DILOCO_OK;
 }
 

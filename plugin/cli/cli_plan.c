@@ -8,6 +8,7 @@
 
 #include <jansson.h>
 
+#include "common/parse.h"
 #include "plugin/cli/cli.h"
 #include "plugin/cli/cli_util.h"
 #include "trainer/plan.h"
@@ -17,22 +18,8 @@ static int gd_plan_bytes_opt(gd_cli *cli, gd_args *args, uint64_t *out, const ch
     const char *text = gd_arg(args, name);
     if (text == NULL)
         return GD_CLI_CONTINUE;
-    char *end = NULL;
-    unsigned long long v = text[0] >= '0' && text[0] <= '9' ? strtoull(text, &end, 10) : 0;
-    unsigned shift = 0;
-    if (end != NULL && end != text) {
-        switch (*end) {
-        case 'K': shift = 10; end++; break;
-        case 'M': shift = 20; end++; break;
-        case 'G': shift = 30; end++; break;
-        case 'T': shift = 40; end++; break;
-        default: break;
-        }
-    }
-    if (end == NULL || end == text || *end != '\0' || v == 0 || v > (UINT64_MAX >> shift))
-        return gd_cli_usage(cli, args, "--%s: '%s' is not a size such as 80G, 512M or a byte "
-                                       "count", name, text);
-    *out = (uint64_t)v << shift;
+    if (gd_parse_size(out, text) != GD_OK)
+        return gd_cli_usage(cli, args, "--%s: %s", name, gd_error_detail());
     return GD_CLI_CONTINUE;
 }
 

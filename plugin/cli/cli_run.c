@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "common/log.h"
+#include "common/parse.h"
 #include "plugin/cli/cli.h"
 #include "plugin/cli/cli_preflight.h"
 #include "plugin/cli/cli_util.h"
@@ -192,6 +193,11 @@ static int gd_run_daemon(gd_cli *cli, gd_args *args) {
     if ((rc = gd_cli_uint_opt(cli, args, &poll, "poll-ms", 60000, false)) != GD_CLI_CONTINUE ||
         (rc = gd_cli_uint_opt(cli, args, &steps, "steps", UINT32_MAX, false)) != GD_CLI_CONTINUE)
         return rc;
+    const char *budget_text = gd_arg(args, "memory-budget");
+    uint64_t budget = 0;
+    if (budget_text != NULL && strcmp(budget_text, "0") != 0 &&
+        gd_parse_size(&budget, budget_text) != GD_OK)
+        return gd_cli_usage(cli, args, "--memory-budget: %s", gd_error_detail());
     char why[1024] = "";
     gonka_diloco *h = NULL;
     static gd_run_hup hup;
@@ -204,6 +210,8 @@ static int gd_run_daemon(gd_cli *cli, gd_args *args) {
         gd_run_hup_stop(&hup);
         return gd_run_exit(cli, rc, why);
     }
+    if (budget_text != NULL)
+        (void)gonka_diloco_set_memory_budget(h, budget);
     fprintf(cli->out, "listening on %s\n", gonka_diloco_listen_address(h));
     fflush(cli->out);
     struct sigaction sa;
@@ -232,6 +240,8 @@ static int gd_run_daemon(gd_cli *cli, gd_args *args) {
 static const gd_opt_spec gd_run_opts[] = {
     {"config", "FILE", "the node's node.yaml (gonka-diloco node init writes one)"},
     {"poll-ms", "MS", "how often to read the chain (default 250)"},
+    {"memory-budget", "SIZE", "host memory a round may use beside the trainer's (512M, 64G; 0: "
+                              "no limit), in place of node.yaml's memory_budget"},
     {"steps", "N", "take N steps, one a poll, and exit (0, the default: run until SIGINT or SIGTERM)"},
     {NULL, NULL, NULL},
 };

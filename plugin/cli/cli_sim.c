@@ -281,6 +281,8 @@ static int gd_run_sim(gd_cli *cli, gd_args *args) {
     if (o.warm_start > 0 && (print_spec || gd_arg(args, "spec")))
         return gd_cli_usage(cli, args, "--warm-start is a simulation's own start: a run spec "
                                        "starts from its seed's weights");
+    if (gd_arg(args, "memory-budget") && !gd_flag(args, "chain"))
+        return gd_cli_usage(cli, args, "--memory-budget is a member's: it needs --chain");
     Gonka__Diloco__V1__RunSpec *spec = NULL;
     gd_run_config config;
     if ((rc = gd_sim_spec(cli, args, &o, run, &spec, &config)) != GD_CLI_CONTINUE)
@@ -397,6 +399,8 @@ static const gd_opt_spec gd_sim_opts[] = {
                     "members join, train, report, check, aggregate, attest and claim as the "
                     "daemon does"},
     {"validators", "V", "with --chain: members that only check (default 1)"},
+    {"memory-budget", "SIZE", "with --chain: each member's host memory beside its trainer's "
+                              "(512M, 64G; default 0: no limit); the same bits"},
     {"print-spec", NULL, "print the RunSpec these flags make (for tx create-run or gonka-localnet "
                          "init --diloco-run) and exit"},
     {"json", NULL, "print one JSON object instead of round lines and the summary (progress "

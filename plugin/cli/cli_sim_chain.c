@@ -11,6 +11,7 @@
 
 #include "chain/wire/diloco_spec.h"
 #include "common/bytes.h"
+#include "common/parse.h"
 #include "plugin/cli/cli_sim_chain.h"
 #include "plugin/cli/cli_util.h"
 #include "plugin/member/round_driver.h"
@@ -71,6 +72,11 @@ int gd_sim_chain_run(gd_cli *cli, gd_args *args, const Gonka__Diloco__V1__RunSpe
     if ((rc = gd_cli_uint_opt(cli, args, &validators, "validators", GD_SIM_NET_MAX, false)) !=
         GD_CLI_CONTINUE)
         return rc;
+    const char *budget_text = gd_arg(args, "memory-budget");
+    uint64_t budget = 0;
+    if (budget_text != NULL && strcmp(budget_text, "0") != 0 &&
+        gd_parse_size(&budget, budget_text) != GD_OK)
+        return gd_cli_usage(cli, args, "--memory-budget: %s", gd_error_detail());
     uint32_t members = workers + (uint32_t)validators;
     if (members < 3 || members > GD_SIM_NET_MAX)
         return gd_cli_usage(cli, args, "--chain needs 3 to %d members (workers + validators)",
@@ -87,6 +93,8 @@ int gd_sim_chain_run(gd_cli *cli, gd_args *args, const Gonka__Diloco__V1__RunSpe
     gd_sim_net *net = NULL;
     if (s == GD_OK)
         s = gd_sim_net_open(&net, j, members, roles, collateral, dir, threads);
+    for (uint32_t i = 0; s == GD_OK && i < members; i++)
+        gd_member_set_memory_budget(gd_sim_net_member(net, i), budget);
     json_decref(j);
     bool json = gd_flag(args, "json");
     json_t *out = json ? json_array() : NULL;

@@ -12,6 +12,7 @@
 #define GONKA_DILOCO_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -46,6 +47,11 @@ const char *gonka_diloco_version(void);
  * It does not contact the chain (the first step does). Errors: CONFIG,
  * KEY, STATE, LISTEN, NOMEM. */
 int gonka_diloco_open(const char *config_path, gonka_diloco **out, char *err, size_t err_cap);
+
+/* Overrides node.yaml's memory_budget: the most host memory, in bytes, a
+ * round may use beside the trainer's buffers (0: no limit), from the next
+ * round trained on. Errors: INVALID (a NULL handle). */
+int gonka_diloco_set_memory_budget(gonka_diloco *h, uint64_t bytes);
 
 /* One step: reads the chain and does every duty due now. Errors: CHAIN
  * (the chain cannot be read, or answered what does not decode, or knows no

@@ -81,8 +81,9 @@ gd_status gd_artifact_path(const gd_artifact_store *s, char *out, size_t cap,
     return GD_OK;
 }
 
-gd_status gd_artifact_put(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,
-                          uint64_t round, uint32_t leaf, const void *data, size_t len) {
+gd_status gd_artifact_put_parts(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,
+                                uint64_t round, uint32_t leaf, const gd_bytes_part *parts,
+                                size_t n_parts) {
     char dir[GD_ARTIFACT_PATH_MAX], path[GD_ARTIFACT_PATH_MAX];
     int n = snprintf(dir, sizeof dir, "%s/run-%" PRIu64, s->root, run);
     if (n < 0 || (size_t)n >= sizeof dir)
@@ -91,8 +92,13 @@ gd_status gd_artifact_put(const gd_artifact_store *s, gd_artifact_kind kind, uin
     GD_TRY(gd_round_dir(s, dir, sizeof dir, run, round));
     GD_TRY(gd_mkdir_private(dir));
     GD_TRY(gd_artifact_path(s, path, sizeof path, kind, run, round, leaf));
+    return gd_file_write_atomic(path, parts, n_parts, 0600);
+}
+
+gd_status gd_artifact_put(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,
+                          uint64_t round, uint32_t leaf, const void *data, size_t len) {
     gd_bytes_part part = {data, len};
-    return gd_file_write_atomic(path, &part, 1, 0600);
+    return gd_artifact_put_parts(s, kind, run, round, leaf, &part, 1);
 }
 
 gd_status gd_artifact_get(const gd_artifact_store *s, gd_buf *out, gd_artifact_kind kind,

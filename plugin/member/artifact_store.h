@@ -62,6 +62,11 @@ gd_status gd_artifact_path(const gd_artifact_store *s, char *out, size_t cap, gd
 gd_status gd_artifact_put(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,
                           uint64_t round, uint32_t leaf, const void *data,
                           size_t len) GD_MUST_CHECK;
+/* The same for an artifact given as parts written as if concatenated (a
+ * state file streamed from the arrays it is made of). */
+gd_status gd_artifact_put_parts(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,
+                                uint64_t round, uint32_t leaf, const gd_bytes_part *parts,
+                                size_t n_parts) GD_MUST_CHECK;
 /* Reads an artifact of at most max_len bytes; GD_ERR_NOT_FOUND if absent. */
 gd_status gd_artifact_get(const gd_artifact_store *s, gd_buf *out, gd_artifact_kind kind,
                           uint64_t run, uint64_t round, uint32_t leaf,

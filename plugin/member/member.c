@@ -55,6 +55,8 @@ gd_status gd_member_open(gd_member **out, const gd_member_options *o, const gd_k
     if (s == GD_OK)
         s = gd_artifact_store_lock(&n->store, &n->lock_fd);
     if (s == GD_OK)
+        s = gd_start_writer_open(&n->starts, &n->store, o->run, true);
+    if (s == GD_OK)
         s = gd_journal_load(&n->store, &n->journal);
     if (s != GD_OK) {
         gd_member_close(n);
@@ -97,6 +99,7 @@ void gd_member_close(gd_member *n) {
     gd_member_drop_payloads(n, false);
     gd_trained_round_free(&n->trained);
     gd_engine_job_free(&n->job);
+    gd_start_writer_close(&n->starts);
     if (n->have_older)
         gd_global_state_free(&n->older);
     if (n->have_g)

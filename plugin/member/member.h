@@ -64,6 +64,8 @@ typedef struct gd_member_options {
     const char *backend;       /* where it trains: cpu, cuda, auto (NULL: cpu) */
     size_t gpus;               /* over how many of its GPUs (0: 1) */
     gd_memory_settings memory; /* how the model is kept on them */
+    uint64_t memory_budget;    /* host bytes a round may use beside the trainer's buffers
+                                * (0: no limit); plugin/member/member_memory.c */
     const char *const *data_paths; /* local paths of the run's data (none: the spec's); kept
                                     * by the caller while the member lives */
     size_t n_data_paths;
@@ -86,6 +88,10 @@ typedef struct gd_member gd_member;
 gd_status gd_member_open(gd_member **out, const gd_member_options *o, const gd_key *key,
                        gd_chain_port chain, gd_peer_port peers) GD_MUST_CHECK;
 void gd_member_close(gd_member *n);
+
+/* Sets the memory budget (gd_member_options.memory_budget) from the next
+ * round trained on. */
+void gd_member_set_memory_budget(gd_member *n, uint64_t bytes);
 
 /* While *stop is non-zero a duty that computes (training a round) stops
  * within one inner step and the step returns GD_ERR_CANCELLED; nothing of

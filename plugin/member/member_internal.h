@@ -15,6 +15,7 @@
 #include "plugin/member/artifact_store.h"
 #include "plugin/member/chain_view.h"
 #include "plugin/member/fetch_pool.h"
+#include "plugin/member/start_writer.h"
 #include "plugin/member/member.h"
 #include "plugin/member/round_driver.h"
 #include "plugin/member/round_engine.h"
@@ -30,7 +31,7 @@
 /* Artifacts fetched from peers are bounded by what the run's model makes. */
 #define GD_MEMBER_TRANSCRIPT_MAX ((size_t)(4096 + 2) * 312)
 /* A payload is bounded by the size its commitment states, and that by this. */
-#define GD_MEMBER_PAYLOAD_MAX ((uint64_t)1 << 36)
+#define GD_MEMBER_PAYLOAD_MAX ((uint64_t)1 << 40)
 
 /* A check's answer kept for its reveal (recomputed after a restart). */
 typedef struct gd_member_answer {
@@ -172,6 +173,10 @@ struct gd_member {
     bool have_trained;
     gd_trained_round trained;   /* the newest trained round's artifacts (for its commit) */
     gd_engine_job job;          /* a round trained a segment at a time (ahead, with overlap) */
+    gd_start_writer starts;     /* its segment-start states, written as training reaches them */
+    bool keep_worker;           /* the budget keeps w between rounds (member_memory.c) */
+    bool memory_floor_said;     /* a budget under the round's floor was logged */
+    bool memory_planned;        /* the plan above was made (and logged) once */
     bool reread;                /* a duty read the chain again: the step ends after it */
     int64_t read_ms;            /* when the chain was last read (monotonic ms) */
     int64_t pace_height, pace_ms; /* the height last seen to change, and when */
@@ -288,6 +293,12 @@ gd_status gd_member_read(gd_member *n) GD_MUST_CHECK;
  * in every round that ended since the last call (reading the rounds it
  * needs); a round the chain cannot give now is tried at the next call. */
 gd_status gd_member_count_missed(gd_member *n) GD_MUST_CHECK;
+
+/* --- member_memory.c ----------------------------------------------------------------------- */
+
+/* What the memory budget lets a round keep in memory, for the round about
+ * to be trained (the start writer's mode, keep_worker). */
+void gd_member_memory_plan(gd_member *n);
 
 /* --- member_disk.c ------------------------------------------------------------------------- */
 

@@ -41,6 +41,7 @@ typedef struct gd_raw_node {
     char *shard;
     char *recompute;
     char *offload;
+    char *memory_budget;
     char *log_level;
     char *log_format;
 } gd_raw_node;
@@ -84,6 +85,8 @@ static const cyaml_schema_field_t gd_yaml_node[] = {
                            recompute, 1, 16),
     CYAML_FIELD_STRING_PTR("offload", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
                            offload, 1, 16),
+    CYAML_FIELD_STRING_PTR("memory_budget", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
+                           gd_raw_node, memory_budget, 1, 24),
     CYAML_FIELD_STRING_PTR("log_level", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
                            log_level, 1, GD_LOG_SPEC_MAX),
     CYAML_FIELD_STRING_PTR("log_format", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
@@ -313,6 +316,12 @@ static gd_status gd_member_settings_check(gd_member_settings *s, const gd_raw_no
             GD_TRY(gd_setting_parse(memory_setting[i], &memory[i], memory_text[i]));
     s->memory = (gd_memory_settings){(gd_shard)memory[0], (gd_recompute)memory[1],
                                      (gd_offload)memory[2]};
+    s->memory_budget = 0;
+    if (r->memory_budget != NULL && strcmp(r->memory_budget, "0") != 0 &&
+        gd_parse_size(&s->memory_budget, r->memory_budget) != GD_OK)
+        return gd_fail(GD_ERR_INVALID, "memory_budget must be 0 (no limit) or a size such as "
+                                       "512M or 64G, not '%.24s'",
+                       r->memory_budget);
     const char *level = r->log_level ? r->log_level : "info";
     if (gd_log_spec_check(level) != GD_OK)
         return gd_fail_context(GD_ERR_INVALID, "log_level");
@@ -380,6 +389,19 @@ static void gd_yaml_line(char *out, size_t cap, size_t *at, const char *indent, 
         *at += (size_t)w < cap - *at ? (size_t)w : cap - *at;
 }
 
+/* bytes as node.yaml spells a size: the largest unit that divides it. */
+static void gd_size_text(char *out, size_t cap, uint64_t bytes) {
+    static const char units[] = "TGMK";
+    for (int i = 0; bytes != 0 && i < 4; i++) {
+        unsigned shift = 10 * (unsigned)(4 - i);
+        if (bytes % ((uint64_t)1 << shift) == 0) {
+            snprintf(out, cap, "%llu%c", (unsigned long long)(bytes >> shift), units[i]);
+            return;
+        }
+    }
+    snprintf(out, cap, "%llu", (unsigned long long)bytes);
+}
+
 gd_status gd_member_settings_format(const gd_member_settings *s, char *out, size_t cap) {
     char roles[40] = "[";
     if (s->roles & GD_ROLE_WORKER)
@@ -437,6 +459,10 @@ gd_status gd_member_settings_format(const gd_member_settings *s, char *out, size
     gd_yaml_line(out, cap, &at, "", "offload",
                  gd_setting_name(&gd_setting_offload, (int)s->memory.offload),
                  "none; optimizer: AdamW's moments in host memory (the same bits)");
+    char budget[32];
+    gd_size_text(budget, sizeof budget, s->memory_budget);
+    gd_yaml_line(out, cap, &at, "", "memory_budget", GD_Q(12, budget),
+                 "host memory a round may use beside the trainer's: 512M, 64G; 0: no limit");
     gd_yaml_line(out, cap, &at, "", "log_level", GD_Q(9, s->log_level),
                  "error, warn, info or debug; per subsystem: info,http=debug");
     gd_yaml_line(out, cap, &at, "", "log_format", GD_Q(11, s->log_format[0] ? s->log_format : "text"),

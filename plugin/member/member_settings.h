@@ -35,6 +35,8 @@ typedef struct gd_member_settings {
     char backend[8];                   /* backend: auto, cpu, cuda */
     unsigned gpus;                     /* gpus: data-parallel ranks, 1.. */
     gd_memory_settings memory;         /* shard, recompute, offload */
+    uint64_t memory_budget;            /* memory_budget: host bytes a round may use beside
+                                        * the trainer's buffers; 0 = no limit */
     char log_level[GD_LOG_SPEC_MAX + 1]; /* log_level: "info", or per subsystem
                                           * "info,http=debug" (common/log.h) */
     char log_format[8];                /* log_format: text or json */

@@ -37,8 +37,11 @@ static gd_status gd_member_worker_for(gd_member *n, uint64_t r, bool fresh) {
     return GD_OK;
 }
 
-/* A worker state a round left half-trained: reloaded before the next one. */
+/* A worker state a round left half-trained: reloaded before the next one.
+ * Its job, if any, is given up, and what it was writing waited for. */
 static void gd_member_drop_worker(gd_member *n) {
+    gd_engine_job_free(&n->job);
+    gd_start_writer_forget(&n->starts);
     if (n->have_w)
         gd_worker_state_free(&n->w);
     n->have_w = false;
@@ -101,7 +104,10 @@ static gd_status gd_member_store_round(gd_member *n, uint64_t r) {
         return gd_fail(GD_ERR_INVALID, "round %" PRIu64 " was trained without its traces", r);
     GD_TRY(gd_artifact_put(st, GD_ARTIFACT_TRACES, n->o.run, r, 0, t->r.traces,
                            (size_t)t->segments * GD_DILOCO_HASH_LEN));
-    for (uint32_t leaf = 0; leaf <= t->segments + 1; leaf++) {
+    /* Leaves below S: written as training reached them (gd_member_put_start)
+     * unless a stand-in trainer kept them. */
+    GD_TRY(gd_start_writer_drain(&n->starts));
+    for (uint32_t leaf = t->starts ? 0 : t->segments + 1; leaf <= t->segments + 1; leaf++) {
         if (leaf == t->segments)
             continue; /* leaf S is leaf S + 1 with the old residual: never re-executed from */
         const gd_worker_state *w = leaf < t->segments ? &t->starts[leaf] : &n->w;
@@ -119,6 +125,13 @@ static gd_status gd_member_store_round(gd_member *n, uint64_t r) {
                             msg.value.len);
     gd_any_free(&msg);
     return s;
+}
+
+/* The job's sink: a segment's start state to the store, behind training. */
+static gd_status gd_member_put_start(void *ctx, uint64_t round, uint32_t leaf,
+                                     const gd_worker_desc *desc, const gd_worker_state *state) {
+    gd_member *n = ctx;
+    return gd_start_writer_put(&n->starts, round, leaf, desc, state);
 }
 
 /* A progress line per segment, and the status's inner step and loss. */
@@ -164,6 +177,11 @@ static gd_status gd_member_trained(gd_member *n, uint64_t r, bool ahead, gd_trai
                         "tokens/s, payload %zu bytes",
                 n->view.view.height, r, ahead ? " ahead" : "", n->trained.mean_loss,
                 n->stats.tokens_per_s, n->trained.payload.len);
+    /* Its files are durable: the commitment's fields are all it keeps, and
+     * w too when the budget says so (the next round reads it back). */
+    gd_trained_round_shed(&n->trained);
+    if (!n->keep_worker)
+        gd_member_drop_worker(n);
     return GD_OK;
 }
 
@@ -189,13 +207,15 @@ static gd_status gd_member_train_begin(gd_member *n, uint64_t r, bool ahead,
         n->engine.rc.diloco.on_segment = gd_member_on_segment;
         n->engine.rc.diloco.on_segment_ctx = n;
         n->engine.rc.diloco.stop = n->stop;
+        gd_member_memory_plan(n);
         s = gd_member_before_compute(n);
     }
     if (s == GD_OK && n->o.train != NULL) {
         s = n->o.train(&n->engine, whole, r, start, fresh, &n->w);
         *have_whole = s == GD_OK;
     } else if (s == GD_OK) {
-        s = gd_engine_job_begin(&n->engine, r, start, fresh, &n->w, &n->job);
+        gd_engine_start_sink sink = {gd_member_put_start, n};
+        s = gd_engine_job_begin(&n->engine, r, start, fresh, &n->w, &sink, &n->job);
     }
     gd_global_state_free(&own);
     return s;
@@ -211,7 +231,6 @@ gd_status gd_duty_train(gd_member *n, const gd_action *a) {
     const Gonka__Diloco__V1__Round *cur = gd_member_round(n);
     bool ahead = cur == NULL || cur->index != r;
     if (n->job.active && n->job.round != r) {
-        gd_engine_job_free(&n->job);
         gd_member_drop_worker(n);
     }
     gd_trained_round t;
@@ -240,7 +259,6 @@ gd_status gd_duty_train(gd_member *n, const gd_action *a) {
         }
     }
     if (s != GD_OK) {
-        gd_engine_job_free(&n->job);
         gd_member_drop_worker(n);
         return s;
     }

@@ -97,6 +97,16 @@ void gd_trained_round_free(gd_trained_round *t) {
     memset(t, 0, sizeof *t);
 }
 
+void gd_trained_round_shed(gd_trained_round *t) {
+    gd_diloco_commit commit = t->commit;
+    double mean_loss = t->mean_loss;
+    uint32_t segments = t->segments;
+    gd_trained_round_free(t);
+    t->commit = commit;
+    t->mean_loss = mean_loss;
+    t->segments = segments;
+}
+
 uint64_t gd_engine_loss_micro(double loss) {
     if (!(loss >= 0) || loss > 1e12)
         return 0; /* a non-finite or absurd loss is reported as 0: the chain only displays it */
@@ -186,10 +196,24 @@ void gd_engine_job_free(gd_engine_job *job) {
     memset(job, 0, sizeof *job);
 }
 
+/* Leaf `leaf` of the job's round to its sink, if it has one. */
+static gd_status gd_engine_job_put_start(gd_engine_job *job, uint32_t leaf,
+                                         const gd_worker_state *w) {
+    if (job->sink.put == NULL)
+        return GD_OK;
+    return job->sink.put(job->sink.ctx, job->round, leaf, &job->out.r.descs[leaf], w);
+}
+
 gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_state *start,
-                              bool fresh, gd_worker_state *w, gd_engine_job *job) {
+                              bool fresh, gd_worker_state *w, const gd_engine_start_sink *sink,
+                              gd_engine_job *job) {
     gd_engine_job_free(job);
     gd_status s = gd_engine_round_prepare(e, start, &job->out, fresh, w);
+    if (s == GD_OK && sink != NULL && sink->put != NULL) {
+        job->sink = *sink;
+        free(job->out.starts);
+        job->out.starts = NULL;
+    }
     if (s == GD_OK) {
         job->start = malloc(e->n * sizeof(float));
         s = job->start ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
@@ -197,15 +221,18 @@ gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_stat
     if (s == GD_OK) {
         gd_mem_prefer_huge(job->start, e->n * sizeof(float));
         memcpy(job->start, start->params, e->n * sizeof(float));
+        job->round = round;
         s = gd_diloco_round_begin(e->trainer, &e->rc.diloco, &job->out.r, round, job->start, e->n,
                                   w, job->out.starts, &job->run);
     }
+    /* w is S_r loaded with its optimizer state: leaf 0. */
+    if (s == GD_OK)
+        s = gd_engine_job_put_start(job, 0, w);
     if (s != GD_OK) {
         gd_engine_job_free(job);
         return s;
     }
     job->active = true;
-    job->round = round;
     return GD_OK;
 }
 
@@ -217,6 +244,9 @@ gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job, gd_worker_stat
     const gd_diloco_config *c = &e->rc.diloco;
     gd_status s = gd_diloco_round_segment(e->trainer, c, e->data, &job->out.r, reload, w,
                                           &job->run);
+    /* w is at the boundary: the next segment's start, written while it trains. */
+    if (s == GD_OK && job->run.done < job->run.segments)
+        s = gd_engine_job_put_start(job, job->run.done, w);
     if (s == GD_OK && job->run.done == job->run.segments) {
         s = gd_diloco_round_finish(e->trainer, c, w, &job->out.r, &job->run);
         if (s == GD_OK)

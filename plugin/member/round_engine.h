@@ -83,7 +83,8 @@ gd_status gd_engine_worker_init(gd_engine *e, gd_worker_state *w, const char *ad
 typedef struct gd_trained_round {
     gd_worker_round r;
     uint32_t segments;
-    gd_worker_state *starts;  /* the segment-start states (segments of them) */
+    gd_worker_state *starts;  /* the segment-start states (segments of them), or NULL
+                               * where a job's sink took them as they were reached */
     gd_buf payload;           /* the payload file */
     gd_buf transcript;        /* every leaf's descriptor (gd_engine_transcript_parse) */
     gd_diloco_commit commit;  /* MsgCommitRound's fields */
@@ -91,6 +92,9 @@ typedef struct gd_trained_round {
 } gd_trained_round;
 
 void gd_trained_round_free(gd_trained_round *t);
+/* Frees all but what a stored round still needs in memory: its commitment's
+ * fields, mean loss and segment count (its files are on disk). */
+void gd_trained_round_shed(gd_trained_round *t);
 
 /* A fresh start of w (no commitment of it in the round before): zero
  * moments, residual and step; its parameters are overwritten by G_r. */
@@ -126,16 +130,29 @@ gd_status gd_engine_overlap_start(gd_engine *e, gd_global_state *out, uint64_t r
  * last also encodes and seals, leaving job->out as gd_engine_train's out
  * (*done set). w must stay the job's until then. On an error the job is
  * over (freed); free it with gd_engine_job_free either way. */
+/* Where a job's segment-start states go as training reaches them: put
+ * gets leaf i (the worker's state at the start of segment i) with the
+ * descriptor the round recorded for it. state is the worker's live state,
+ * read only during the call. A job with a sink keeps no starts (its
+ * out.starts is NULL); without one they are copies in out.starts. */
+typedef struct gd_engine_start_sink {
+    gd_status (*put)(void *ctx, uint64_t round, uint32_t leaf, const gd_worker_desc *desc,
+                     const gd_worker_state *state);
+    void *ctx;
+} gd_engine_start_sink;
+
 typedef struct gd_engine_job {
     bool active;
     uint64_t round;
     float *start;             /* S_r's parameters (a copy) */
     gd_trained_round out;
     gd_worker_round_run run;
+    gd_engine_start_sink sink; /* put NULL: the starts are kept in out */
 } gd_engine_job;
 
 gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_state *start,
-                              bool fresh, gd_worker_state *w, gd_engine_job *job) GD_MUST_CHECK;
+                              bool fresh, gd_worker_state *w, const gd_engine_start_sink *sink,
+                              gd_engine_job *job) GD_MUST_CHECK;
 gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job, gd_worker_state *w,
                                 bool reload, bool *done) GD_MUST_CHECK;
 /* Hands the finished round over (job->out moved into out; the job ends). */

@@ -97,6 +97,7 @@ check 2 "epoch clock height past 2^62" -- epoch-clock --epoch 1 --poc-start 10 -
 check 2 "epoch clock PoC start past 2^62" -- epoch-clock --epoch 1 --poc-start 4611686018427387905 --height 4611686018427387906
 check 2 "epoch clock height before the PoC start" -- epoch-clock --epoch 1 --poc-start 100 --height 99
 check 2 "epoch clock height past the epoch" -- epoch-clock --epoch 1 --poc-start 100 --height 17380
+check 2 "run with a memory budget that is not a size" -- run --config node.yaml --memory-budget 5X
 check 2 "node duties without --run" -- node duties --address $to
 check 2 "node duties without --address" -- node duties --run 1
 check 2 "node duties with a bad address" -- node duties --run 1 --address gonka1nope

@@ -348,6 +348,30 @@ assert not {r["state_hash"] for r in o["rounds"][1:]} & {r["state_hash"] for r i
 ' && grep -q "round 2 trained ahead" chain-overlap.log; then
   ok "sim --chain --overlap: rounds trained ahead, three rounds DONE, every check passed"
 else echo "FAIL: sim --chain --overlap (exit $code): $(tail -5 chain-overlap.log)"; fail=1; fi
+# A memory budget under a round's floor: segment starts written in the
+# foreground, each worker's state read back from its file between rounds;
+# the same bits, with and without overlap.
+for mode in plain overlap; do
+  extra=(); want=chain.json
+  [ "$mode" = overlap ] && { extra=(--overlap); want=chain-overlap.json; }
+  GD_LOG=info "$bin" sim --chain "${extra[@]}" --memory-budget 1M --model tiny \
+    --data synthetic:markov:1 --workers 3 --validators 1 --rounds 3 --inner-steps 4 \
+    --segment-steps 2 --chunk-elems 4096 --threads 1 --json >budget.json 2>budget.log
+  code=$?
+  if [ "$code" = 0 ] && WANT=$want python3 -c '
+import json, os
+o, want = json.load(open("budget.json")), json.load(open(os.environ["WANT"]))
+assert o["refused"] == 0, o
+assert [r["state_hash"] for r in o["rounds"]] == [r["state_hash"] for r in want["rounds"]], o
+' && grep -q "segment starts written in the foreground, the worker.s state read back" budget.log &&
+     grep -q "memory_budget 1 MiB is under what a round of this model still holds" budget.log; then
+    ok "sim --chain $mode --memory-budget 1M: the same state hashes, starts in the foreground"
+  else echo "FAIL: sim --chain $mode --memory-budget (exit $code): $(tail -5 budget.log)"; fail=1; fi
+done
+check 2 "a memory budget that is not a size" -- sim --chain --memory-budget 12Q --model tiny \
+  --data synthetic:markov:1 --workers 3 --validators 1 --rounds 1
+check 2 "a memory budget without --chain" -- sim --memory-budget 1G --model tiny \
+  --data synthetic:markov:1 --rounds 1
 # Each round line is flushed: a killed --chain run left redirected to a
 # file shows the rounds it finished.
 if killed_log "^round   0 " 30 killed.log -- sim --chain --model tiny --data synthetic:markov:1 \

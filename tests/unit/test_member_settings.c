@@ -34,6 +34,7 @@ static const char *k_good =
     "shard: full\n"
     "recompute: full\n"
     "offload: optimizer\n"
+    "memory_budget: 48G\n"
     "log_level: debug\n";
 
 static void test_good(void) {
@@ -53,6 +54,7 @@ static void test_good(void) {
     CHECK_STR_EQ(s.backend, "cuda");
     CHECK(s.gpus == 4 && s.memory.shard == GD_SHARD_FULL &&
           s.memory.recompute == GD_RECOMPUTE_FULL && s.memory.offload == GD_OFFLOAD_OPTIMIZER);
+    CHECK(s.memory_budget == (uint64_t)48 << 30);
     /* The optional keys' defaults. */
     const char *minimal = "chain: {rpc: 'http://h:1', chain_id: c, key: k}\n"
                           "run: 1\nroles: [validator]\ncollateral: 1ngonka\n"
@@ -67,6 +69,7 @@ static void test_good(void) {
           s.memory.recompute == GD_RECOMPUTE_NONE && s.memory.offload == GD_OFFLOAD_NONE);
     CHECK_STR_EQ(s.listen_host, "[::1]");
     CHECK(s.roles == GD_ROLE_VALIDATOR && s.n_data == 0 && s.threads == 0);
+    CHECK(s.memory_budget == 0);
 }
 
 static void test_format_round_trip(void) {
@@ -75,6 +78,7 @@ static void test_format_round_trip(void) {
     char text[16384];
     CHECK_OK(gd_member_settings_format(&s, text, sizeof text));
     CHECK(strstr(text, "docs/node.md") != NULL);
+    CHECK(strstr(text, "memory_budget: \"48G\"") != NULL);
     CHECK_OK(gd_member_settings_parse(&back, text, strlen(text), "formatted"));
     CHECK(memcmp(&s, &back, sizeof s) == 0);
     char small[64];
@@ -126,6 +130,10 @@ static void test_refused(void) {
         {"shard:", "shard: tensor\n", "shard must be optimizer or full", GD_ERR_INVALID},
         {"recompute:", "recompute: some\n", "recompute must be none or full", GD_ERR_INVALID},
         {"offload:", "offload: disk\n", "offload must be none or optimizer", GD_ERR_INVALID},
+        {"memory_budget:", "memory_budget: lots\n", "memory_budget must be 0 (no limit) or a size",
+         GD_ERR_INVALID},
+        {"memory_budget:", "memory_budget: 12Q\n", "memory_budget must be 0", GD_ERR_INVALID},
+        {"memory_budget:", "memory_budget: -1G\n", "memory_budget must be 0", GD_ERR_INVALID},
         {"threads:", "threads: -1\n", "threads must be 0", GD_ERR_INVALID},
         {"hardware_class:", "hardware_class: 'two words'\n", "hardware_class must be printable",
          GD_ERR_INVALID},

@@ -1,0 +1,50 @@
+/* The host memory a member's round uses beside the trainer's buffers, and
+ * what its memory budget (node.yaml `memory_budget`, `run --memory-budget`)
+ * decides (plugin/member/member_internal.h, docs/node.md "Memory").
+ *
+ * Two things may stay out of memory at the cost of time, and the budget
+ * says which do, the start-state writer's first:
+ *   - the start-state writer's staging copy (16 bytes a parameter): segment
+ *     starts written behind training, or in the foreground without one;
+ *   - the worker's state between rounds (16 bytes a parameter): kept, or
+ *     read back from the round's post-encoding state file when the next
+ *     round starts (as after a restart).
+ * Either way the bits are the same. What a round still holds whatever the
+ * budget is its floor: the worker's state while it trains (16 bytes a
+ * parameter), G and the next G (16), the round's start and its Δ (8).
+ * A budget under the floor is said once, in the log; the round goes on. */
+#include <inttypes.h>
+
+#include "common/log.h"
+#include "plugin/member/member_internal.h"
+
+#define GD_MEMORY_FLOOR_PER_PARAM 40
+#define GD_MEMORY_STATE_PER_PARAM 16
+
+void gd_member_set_memory_budget(gd_member *n, uint64_t bytes) {
+    n->o.memory_budget = bytes;
+    n->memory_floor_said = n->memory_planned = false;
+}
+
+void gd_member_memory_plan(gd_member *n) {
+    uint64_t budget = n->o.memory_budget, params = n->engine.n;
+    uint64_t floor = GD_MEMORY_FLOOR_PER_PARAM * params;
+    uint64_t state = GD_MEMORY_STATE_PER_PARAM * params;
+    bool background = budget == 0 || budget >= floor + state;
+    bool keep = budget == 0 || budget >= floor + 2 * state;
+    if (budget != 0 && budget < floor && !n->memory_floor_said) {
+        GD_LOG_WARN("node", "memory_budget %" PRIu64 " MiB is under what a round of this "
+                            "model still holds in memory, %" PRIu64 " MiB (40 bytes a "
+                            "parameter); the round goes on above the budget",
+                    budget >> 20, floor >> 20);
+        n->memory_floor_said = true;
+    }
+    if (!n->memory_planned || background != n->starts.background || keep != n->keep_worker)
+        GD_LOG_INFO("node", "memory_budget %s: segment starts written %s, the worker's state "
+                            "%s between rounds",
+                    budget ? "set" : "none", background ? "behind training" : "in the foreground",
+                    keep ? "kept in memory" : "read back from its file");
+    n->memory_planned = true;
+    n->starts.background = background;
+    n->keep_worker = keep;
+}

@@ -1,0 +1,161 @@
+/* Segment-start states written behind training (start_writer.h). */
+#include "plugin/member/start_writer.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+/* One state file, streamed from state's arrays: no serialized copy. */
+static gd_status gd_start_write(const gd_start_writer *w, uint64_t round, uint32_t leaf,
+                                const gd_worker_desc *desc, const gd_worker_state *state) {
+    uint8_t header[GD_WORKER_DESC_BYTES];
+    gd_bytes_part parts[GD_WORKER_STATE_FILE_PARTS];
+    gd_status s = gd_worker_state_file_parts(parts, header, desc, state);
+    if (s == GD_OK)
+        s = gd_artifact_put_parts(w->store, GD_ARTIFACT_STATE, w->run, round, leaf, parts,
+                                  GD_WORKER_STATE_FILE_PARTS);
+    return s == GD_OK ? GD_OK
+                      : gd_fail_context(s, "the start state of round %" PRIu64 ", segment %u",
+                                        round, leaf);
+}
+
+/* Under the lock: the first failure is kept, with its detail, for the
+ * caller's thread (details are thread-local). */
+static void gd_start_failed(gd_start_writer *w, gd_status s) {
+    if (s != GD_OK && w->failed == GD_OK) {
+        w->failed = s;
+        snprintf(w->why, sizeof w->why, "%s", gd_error_detail());
+    }
+}
+
+static gd_status gd_start_failure(gd_start_writer *w) {
+    return w->failed == GD_OK ? GD_OK : gd_fail(w->failed, "%s", w->why);
+}
+
+static void *gd_start_writer_main(void *arg) {
+    gd_start_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->queued && !w->stop)
+            pthread_cond_wait(&w->wake, &w->mu);
+        if (!w->queued)
+            break;
+        /* The staging state is the writer's until queued is cleared. */
+        gd_worker_desc desc = w->desc;
+        uint64_t round = w->round;
+        uint32_t leaf = w->leaf;
+        pthread_mutex_unlock(&w->mu);
+        gd_status s = gd_start_write(w, round, leaf, &desc, &w->staging);
+        pthread_mutex_lock(&w->mu);
+        gd_start_failed(w, s);
+        w->written += s == GD_OK;
+        w->queued = false;
+        pthread_cond_broadcast(&w->done);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+gd_status gd_start_writer_open(gd_start_writer *w, const gd_artifact_store *store, uint64_t run,
+                               bool background) {
+    memset(w, 0, sizeof *w);
+    w->store = store;
+    w->run = run;
+    w->background = background;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->wake, NULL);
+    pthread_cond_init(&w->done, NULL);
+    return GD_OK;
+}
+
+/* Under the lock: until the queued write, if any, is done. */
+static void gd_start_wait(gd_start_writer *w) {
+    while (w->queued)
+        pthread_cond_wait(&w->done, &w->mu);
+}
+
+gd_status gd_start_writer_put(gd_start_writer *w, uint64_t round, uint32_t leaf,
+                              const gd_worker_desc *desc, const gd_worker_state *state) {
+    if (!w->background) {
+        gd_status s = gd_start_write(w, round, leaf, desc, state);
+        w->written += s == GD_OK;
+        return s;
+    }
+    pthread_mutex_lock(&w->mu);
+    gd_start_wait(w);
+    gd_status s = gd_start_failure(w);
+    if (s == GD_OK && w->have_staging && w->staging.n != state->n) {
+        gd_worker_state_free(&w->staging);
+        w->have_staging = false;
+    }
+    if (s == GD_OK && !w->have_staging) {
+        s = gd_worker_state_init(&w->staging, state->rank, state->n);
+        w->have_staging = s == GD_OK;
+    }
+    if (s == GD_OK && state->residual == NULL)
+        s = gd_fail(GD_ERR_INVALID, "a start state without its residual");
+    if (s == GD_OK && !w->started) {
+        if (pthread_create(&w->thread, NULL, gd_start_writer_main, w) != 0)
+            s = gd_fail(GD_ERR_NOMEM, "cannot start the start-state writer");
+        else
+            w->started = true;
+    }
+    if (s == GD_OK) {
+        size_t bytes = state->n * sizeof(float);
+        memcpy(w->staging.address, state->address, sizeof w->staging.address);
+        memcpy(w->staging.params, state->params, bytes);
+        memcpy(w->staging.exp_avg, state->exp_avg, bytes);
+        memcpy(w->staging.exp_avg_sq, state->exp_avg_sq, bytes);
+        memcpy(w->staging.residual, state->residual, bytes);
+        w->staging.rank = state->rank;
+        w->staging.step = state->step;
+        w->desc = *desc;
+        w->round = round;
+        w->leaf = leaf;
+        w->queued = true;
+        pthread_cond_signal(&w->wake);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return s;
+}
+
+/* Waits for the queued write, frees the staging state and forgets the
+ * failure, which is returned (GD_OK: none); records no detail. */
+static gd_status gd_start_settle(gd_start_writer *w) {
+    pthread_mutex_lock(&w->mu);
+    gd_start_wait(w);
+    gd_status s = w->failed;
+    w->failed = GD_OK;
+    if (w->have_staging)
+        gd_worker_state_free(&w->staging);
+    w->have_staging = false;
+    pthread_mutex_unlock(&w->mu);
+    return s;
+}
+
+gd_status gd_start_writer_drain(gd_start_writer *w) {
+    gd_status s = gd_start_settle(w);
+    return s == GD_OK ? GD_OK : gd_fail(s, "%s", w->why);
+}
+
+void gd_start_writer_forget(gd_start_writer *w) {
+    if (w->store != NULL)
+        (void)gd_start_settle(w);
+}
+
+void gd_start_writer_close(gd_start_writer *w) {
+    if (w->store == NULL)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = true;
+    pthread_cond_broadcast(&w->wake);
+    pthread_mutex_unlock(&w->mu);
+    if (w->started)
+        pthread_join(w->thread, NULL);
+    if (w->have_staging)
+        gd_worker_state_free(&w->staging);
+    pthread_cond_destroy(&w->done);
+    pthread_cond_destroy(&w->wake);
+    pthread_mutex_destroy(&w->mu);
+    memset(w, 0, sizeof *w);
+}

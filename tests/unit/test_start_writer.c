@@ -1,0 +1,145 @@
+/* Segment-start states written as training reaches them
+ * (plugin/member/start_writer.h through the round engine's job sink): a
+ * round trained a segment at a time leaves each start on disk byte for
+ * byte as the whole-round path's copies serialize, with the same payload
+ * and transcript, in the background and in the foreground; and a write
+ * that fails is reported, never lost, so the round cannot be committed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain/wire/diloco_spec.h"
+#include "common/file.h"
+#include "plugin/member/artifact_store.h"
+#include "plugin/member/round_engine.h"
+#include "plugin/member/start_writer.h"
+#include "tests/support/example_spec.h"
+#include "tests/support/testkit.h"
+
+#define RUN 1
+#define ROUND 2
+#define WORKER "gonka1startwriter"
+
+static gd_engine g_engine;
+static gd_global_state g_g0;
+static gd_trained_round g_whole; /* gd_engine_train's round, starts kept in memory */
+
+static gd_status put_start(void *ctx, uint64_t round, uint32_t leaf, const gd_worker_desc *desc,
+                           const gd_worker_state *state) {
+    return gd_start_writer_put(ctx, round, leaf, desc, state);
+}
+
+/* The round trained as a job whose starts go to writer; out receives it. */
+static gd_status train_job(gd_start_writer *writer, gd_trained_round *out) {
+    gd_worker_state w;
+    CHECK_OK(gd_engine_worker_init(&g_engine, &w, WORKER, 0));
+    gd_engine_job job;
+    memset(&job, 0, sizeof job);
+    gd_engine_start_sink sink = {put_start, writer};
+    gd_status s = gd_engine_job_begin(&g_engine, ROUND, &g_g0, true, &w, &sink, &job);
+    bool done = false;
+    while (s == GD_OK && !done)
+        s = gd_engine_job_segment(&g_engine, &job, &w, false, &done);
+    if (s == GD_OK) {
+        gd_engine_job_take(&job, out);
+        s = gd_start_writer_drain(writer);
+    }
+    gd_engine_job_free(&job);
+    gd_worker_state_free(&w);
+    return s;
+}
+
+static gd_artifact_store open_store(const char *name) {
+    gd_artifact_store st;
+    char root[512];
+    snprintf(root, sizeof root, "%s/%s", gd_test_tmpdir(), name);
+    CHECK_OK(gd_artifact_store_open(&st, root));
+    return st;
+}
+
+/* Every start state in store is the whole round's copy, serialized. */
+static void expect_starts(const gd_artifact_store *store) {
+    for (uint32_t leaf = 0; leaf < g_whole.segments; leaf++) {
+        gd_buf want = {0}, got = {0};
+        CHECK_OK(gd_engine_state_file(&g_engine, &want, ROUND, &g_whole.starts[leaf], leaf,
+                                      g_whole.segments));
+        CHECK_OK(gd_artifact_get(store, &got, GD_ARTIFACT_STATE, RUN, ROUND, leaf, want.len));
+        if (got.len != want.len || memcmp(got.data, want.data, want.len) != 0) {
+            fprintf(stderr, "leaf %u: the file written is not the state's file\n", leaf);
+            gd_test_failures++;
+        }
+        gd_buf_free(&want);
+        gd_buf_free(&got);
+    }
+}
+
+static void written_as_reached(bool background) {
+    gd_artifact_store store = open_store(background ? "back" : "fore");
+    gd_start_writer writer;
+    CHECK_OK(gd_start_writer_open(&writer, &store, RUN, background));
+    gd_trained_round t;
+    CHECK_OK(train_job(&writer, &t));
+    CHECK(t.starts == NULL);                       /* none kept in memory */
+    CHECK(writer.written == g_whole.segments);
+    CHECK(t.payload.len == g_whole.payload.len &&
+          memcmp(t.payload.data, g_whole.payload.data, t.payload.len) == 0);
+    CHECK(t.transcript.len == g_whole.transcript.len &&
+          memcmp(t.transcript.data, g_whole.transcript.data, t.transcript.len) == 0);
+    expect_starts(&store);
+    gd_trained_round_free(&t);
+    gd_start_writer_close(&writer);
+}
+
+static void test_background(void) { written_as_reached(true); }
+static void test_foreground(void) { written_as_reached(false); }
+
+/* A store whose run directory cannot be made: a file is in its way. */
+static void test_failed_write_is_reported(void) {
+    for (int background = 0; background < 2; background++) {
+        gd_artifact_store store = open_store(background ? "blocked-back" : "blocked-fore");
+        char in_the_way[600];
+        snprintf(in_the_way, sizeof in_the_way, "%s/run-%d", store.root, RUN);
+        CHECK_OK(gd_file_write_atomic(in_the_way, &(gd_bytes_part){"x", 1}, 1, 0600));
+        gd_start_writer writer;
+        CHECK_OK(gd_start_writer_open(&writer, &store, RUN, background != 0));
+        gd_trained_round t;
+        memset(&t, 0, sizeof t);
+        CHECK_STATUS(train_job(&writer, &t), GD_ERR_IO);
+        CHECK(strstr(gd_error_detail(), "start state of round 2") != NULL);
+        CHECK(strstr(gd_error_detail(), "a file is in the way") != NULL);
+        CHECK(writer.written == 0);
+        /* Given up and the way cleared, the next round's writes go through. */
+        gd_start_writer_forget(&writer);
+        CHECK(remove(in_the_way) == 0);
+        CHECK_OK(train_job(&writer, &t));
+        expect_starts(&store);
+        gd_trained_round_free(&t);
+        gd_start_writer_close(&writer);
+    }
+}
+
+int main(void) {
+    json_t *spec_json = gd_test_example_spec_json();
+    json_object_set_new(spec_json, "chunk_elems", json_integer(16384));
+    json_object_set_new(spec_json, "h_min", json_integer(30));
+    json_object_set_new(spec_json, "h_max", json_integer(30));
+    Gonka__Diloco__V1__RunSpec *spec = NULL;
+    CHECK_OK(gd_diloco_spec_from_json(&spec, spec_json));
+    json_decref(spec_json);
+    CHECK_OK(gd_engine_open(&g_engine, spec, RUN, &(gd_engine_host){.threads = 1}));
+    CHECK_OK(gd_run_config_initial_state(&g_engine.rc, g_engine.rc.initial_state_hash, 1));
+    CHECK_OK(gd_engine_initial_global(&g_engine, &g_g0));
+    gd_worker_state w;
+    CHECK_OK(gd_engine_worker_init(&g_engine, &w, WORKER, 0));
+    CHECK_OK(gd_engine_train(&g_engine, &g_whole, ROUND, &g_g0, true, &w));
+    CHECK(g_whole.segments == 3 && g_whole.starts != NULL);
+    gd_worker_state_free(&w);
+    RUN_TEST(test_background);
+    RUN_TEST(test_foreground);
+    RUN_TEST(test_failed_write_is_reported);
+    gd_trained_round_free(&g_whole);
+    gd_global_state_free(&g_g0);
+    gd_engine_close(&g_engine);
+    gd_diloco_spec_free(spec);
+    return gd_test_finish();
+}
