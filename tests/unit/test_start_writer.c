@@ -2,11 +2,19 @@
  * (plugin/member/start_writer.h through the round engine's job sink): a
  * round trained a segment at a time leaves each start on disk byte for
  * byte as the whole-round path's copies serialize, with the same payload
- * and transcript, in the background and in the foreground; and a write
- * that fails is reported, never lost, so the round cannot be committed. */
+ * and transcript, in the background and in the foreground; a write that
+ * fails is reported, never lost, so the round cannot be committed; and a
+ * process killed (SIGKILL) while its writer is busy leaves each start
+ * whole or absent, never torn, and the round trained again after it
+ * leaves the same files. */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "chain/wire/diloco_spec.h"
 #include "common/file.h"
@@ -118,7 +126,99 @@ static void test_failed_write_is_reported(void) {
     }
 }
 
-int main(void) {
+/* The child of test_killed_while_writing: the round trained as a job with
+ * a background writer into the store at root, as a member does. */
+static int child_main(const char *root) {
+    gd_artifact_store store;
+    gd_start_writer writer;
+    gd_trained_round t;
+    if (gd_artifact_store_open(&store, root) != GD_OK ||
+        gd_start_writer_open(&writer, &store, RUN, true) != GD_OK || train_job(&writer, &t) != GD_OK)
+        return 1;
+    gd_trained_round_free(&t);
+    gd_start_writer_close(&writer);
+    return 0;
+}
+
+/* Leaves below S in store: each whole (the round's file) or absent. */
+static size_t starts_present(const gd_artifact_store *store) {
+    size_t present = 0;
+    for (uint32_t leaf = 0; leaf < g_whole.segments; leaf++) {
+        gd_buf want = {0}, got = {0};
+        CHECK_OK(gd_engine_state_file(&g_engine, &want, ROUND, &g_whole.starts[leaf], leaf,
+                                      g_whole.segments));
+        gd_status s = gd_artifact_get(store, &got, GD_ARTIFACT_STATE, RUN, ROUND, leaf,
+                                      want.len + 1);
+        if (s == GD_OK) {
+            present++;
+            if (got.len != want.len || memcmp(got.data, want.data, want.len) != 0) {
+                fprintf(stderr, "leaf %u: a torn or wrong file (%zu bytes)\n", leaf, got.len);
+                gd_test_failures++;
+            }
+        } else if (s != GD_ERR_NOT_FOUND) {
+            CHECK_OK(s);
+        }
+        gd_buf_free(&want);
+        gd_buf_free(&got);
+    }
+    return present;
+}
+
+/* SIGKILL at spread-out moments of a child training the round: what it
+ * left is never torn, and the round trained again completes it. */
+static void test_killed_while_writing(void) {
+    gd_artifact_store store = open_store("killed");
+    /* How long an uninterrupted child takes, to spread the kills over it. */
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+    CHECK(len > 0);
+    self[len > 0 ? len : 0] = '\0';
+    int killed = 0, finished = 0;
+    long whole_ns = 0;
+    char clear[4200];
+    snprintf(clear, sizeof clear, "rm -rf '%s/run-%d'", store.root, RUN);
+    for (int i = 0; i < 9; i++) {
+        CHECK(system(clear) == 0); /* each child starts from an empty store */
+        pid_t pid = fork();
+        if (pid == 0) {
+            execl(self, self, "child", store.root, (char *)NULL);
+            _exit(127);
+        }
+        CHECK(pid > 0);
+        if (i > 0) {
+            /* 0.1 .. 0.9 of an uninterrupted child's time. */
+            long ns = whole_ns / 10 * i;
+            nanosleep(&(struct timespec){ns / 1000000000L, ns % 1000000000L}, NULL);
+            kill(pid, SIGKILL);
+        }
+        int status = 0;
+        CHECK(waitpid(pid, &status, 0) == pid);
+        if (i == 0) {
+            clock_gettime(CLOCK_MONOTONIC, &t1);
+            whole_ns = (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec);
+            CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+            CHECK(starts_present(&store) == g_whole.segments);
+            continue;
+        }
+        killed += WIFSIGNALED(status);
+        finished += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        starts_present(&store);
+    }
+    CHECK(killed > 0); /* at least one kill landed before the child was done */
+    /* Trained again, uninterrupted, over what the last kill left. */
+    gd_start_writer writer;
+    CHECK_OK(gd_start_writer_open(&writer, &store, RUN, true));
+    gd_trained_round t;
+    CHECK_OK(train_job(&writer, &t));
+    CHECK(starts_present(&store) == g_whole.segments);
+    gd_trained_round_free(&t);
+    gd_start_writer_close(&writer);
+    (void)finished;
+}
+
+int main(int argc, char **argv) {
     json_t *spec_json = gd_test_example_spec_json();
     json_object_set_new(spec_json, "chunk_elems", json_integer(16384));
     json_object_set_new(spec_json, "h_min", json_integer(30));
@@ -129,6 +229,13 @@ int main(void) {
     CHECK_OK(gd_engine_open(&g_engine, spec, RUN, &(gd_engine_host){.threads = 1}));
     CHECK_OK(gd_run_config_initial_state(&g_engine.rc, g_engine.rc.initial_state_hash, 1));
     CHECK_OK(gd_engine_initial_global(&g_engine, &g_g0));
+    if (argc == 3 && strcmp(argv[1], "child") == 0) {
+        int rc = child_main(argv[2]);
+        gd_global_state_free(&g_g0);
+        gd_engine_close(&g_engine);
+        gd_diloco_spec_free(spec);
+        return rc;
+    }
     gd_worker_state w;
     CHECK_OK(gd_engine_worker_init(&g_engine, &w, WORKER, 0));
     CHECK_OK(gd_engine_train(&g_engine, &g_whole, ROUND, &g_g0, true, &w));
@@ -137,6 +244,7 @@ int main(void) {
     RUN_TEST(test_background);
     RUN_TEST(test_foreground);
     RUN_TEST(test_failed_write_is_reported);
+    RUN_TEST(test_killed_while_writing);
     gd_trained_round_free(&g_whole);
     gd_global_state_free(&g_g0);
     gd_engine_close(&g_engine);
