@@ -3,8 +3,9 @@
  * HTTP server and peer client, and the chain port over RPC against a real
  * gonka-localnet process. For the member (worker 0) it prints
  *   train             the inner steps (their own clock) and tokens/s, then
- *                     the state hashes and payload encoding after them;
- *   encode + fsync    payload, transcript and served states written durably;
+ *                     the state hashes and payload encoding after them; the
+ *                     segment starts are written while it trains;
+ *   encode + fsync    payload, transcript and post state written durably;
  *   commit latency    MsgCommitRound submitted until it is in a block;
  *   fetch + verify    the peers' payloads, and the check target's
  *                     transcript, drawn segment's state and one chunk of its
@@ -41,9 +42,15 @@
  * check's draw is fixed (middle segment, middle step, middle chunk), not
  * the chain's.
  *
+ * Training is the member's: a segment at a time through the round engine's
+ * job, each segment's start written as training reaches it (behind
+ * training, or in the foreground when --memory-budget leaves no room for
+ * the staging copy: plugin/member/member_memory.h), so "encode + fsync" is
+ * what is left after the last step: the payload, transcript and post state.
+ *
  * Usage: gd-bench-round [--model tiny|small] [--inner-steps H] [--segment-steps K]
  *                       [--workers W] [--threads N] [--block-time MS] [--bin DIR]
- *                       [--dir DIR] [--json] */
+ *                       [--dir DIR] [--memory-budget SIZE] [--json] */
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -67,10 +74,13 @@
 #include "chain/wire/coin.h"
 #include "chain/wire/diloco_msg.h"
 #include "chain/wire/diloco_spec.h"
+#include "common/parse.h"
 #include "plugin/cli/cli.h"
 #include "plugin/http/http_server.h"
 #include "plugin/member/artifact_store.h"
+#include "plugin/member/member_memory.h"
 #include "plugin/member/round_engine.h"
+#include "plugin/member/start_writer.h"
 #include "plugin/member/state_index.h"
 #include "plugin/ports/chain_port_rpc.h"
 #include "plugin/ports/peer_http.h"
@@ -83,6 +93,7 @@ typedef struct bench_opts {
     const char *model, *bin, *dir;
     uint32_t inner_steps, segment_steps, workers, threads, block_ms;
     bool json;
+    uint64_t memory_budget; /* 0: no limit (plugin/member/member_memory.h) */
 } bench_opts;
 
 typedef struct bench_worker {
@@ -127,6 +138,8 @@ typedef struct bench_result {
     double train_s, tokens_per_s, loss, round_extra_s;
     double store_s;
     uint64_t store_bytes;
+    uint64_t starts_bytes;   /* segment starts written while training */
+    bool starts_background;  /* behind training (else in the foreground) */
     bool have_commit;
     double commit_s;
     bench_pass fresh;  /* a node's first round: fetched into fresh memory */
@@ -145,7 +158,7 @@ typedef struct bench_result {
 static int usage(const char *why) {
     fprintf(stderr, "error: %s\nusage: gd-bench-round [--model tiny|small] [--inner-steps H] "
                     "[--segment-steps K] [--workers W] [--threads N] [--block-time MS] "
-                    "[--bin DIR] [--dir DIR] [--json]\n",
+                    "[--bin DIR] [--dir DIR] [--memory-budget SIZE] [--json]\n",
             why);
     return 2;
 }
@@ -171,6 +184,9 @@ static int parse(int argc, char **argv, bench_opts *o) {
             o->bin = v;
         } else if (strcmp(a, "--dir") == 0) {
             o->dir = v;
+        } else if (strcmp(a, "--memory-budget") == 0) {
+            if (strcmp(v, "0") != 0 && gd_parse_size(&o->memory_budget, v) != GD_OK)
+                return usage("--memory-budget is a size such as 512M or 0 (no limit)");
         } else {
             uint32_t x = 0;
             if (!gd_bench_count(&x, v))
@@ -518,6 +534,9 @@ static gd_status bench_answer(void *ctx, const gd_artifact_req *req, gd_artifact
 }
 
 /* Payload, transcript and served states, durable (gd_member_store_round). */
+/* What is left to write when training is done: payload, transcript and
+ * the post-encoding state (the segment starts were written as training
+ * reached them). */
 static gd_status bench_store(gd_engine *e, bench_worker *w, uint64_t *bytes) {
     const gd_trained_round *t = &w->t;
     *bytes = t->payload.len + t->transcript.len;
@@ -525,20 +544,46 @@ static gd_status bench_store(gd_engine *e, bench_worker *w, uint64_t *bytes) {
                            t->payload.data, t->payload.len));
     GD_TRY(gd_artifact_put(&w->store, GD_ARTIFACT_TRANSCRIPT, BENCH_RUN, BENCH_ROUND, 0,
                            t->transcript.data, t->transcript.len));
-    for (uint32_t leaf = 0; leaf <= t->segments + 1; leaf++) {
-        if (leaf == t->segments)
-            continue; /* never re-executed from */
-        const gd_worker_state *st = leaf < t->segments ? &t->starts[leaf] : &w->w;
-        gd_buf b = {0};
-        gd_status s = gd_engine_state_file(e, &b, BENCH_ROUND, st, leaf, t->segments);
-        if (s == GD_OK)
-            s = gd_artifact_put(&w->store, GD_ARTIFACT_STATE, BENCH_RUN, BENCH_ROUND, leaf,
-                                b.data, b.len);
-        *bytes += b.len;
-        gd_buf_free(&b);
-        GD_TRY(s);
-    }
-    return GD_OK;
+    gd_buf b = {0};
+    gd_status s = gd_engine_state_file(e, &b, BENCH_ROUND, &w->w, t->segments + 1, t->segments);
+    if (s == GD_OK)
+        s = gd_artifact_put(&w->store, GD_ARTIFACT_STATE, BENCH_RUN, BENCH_ROUND,
+                            t->segments + 1, b.data, b.len);
+    *bytes += b.len;
+    gd_buf_free(&b);
+    return s;
+}
+
+static gd_status bench_put_start(void *ctx, uint64_t round, uint32_t leaf,
+                                 const gd_worker_desc *desc, const gd_worker_state *state) {
+    return gd_start_writer_put(ctx, round, leaf, desc, state);
+}
+
+/* A worker's round as a member trains it: a segment at a time, each
+ * segment's start written behind training (or in the foreground) by a
+ * writer of its own; done once the last start is durable. */
+static gd_status bench_train(gd_engine *e, bench_worker *w, const gd_global_state *g0,
+                             bool background, uint64_t *starts_bytes) {
+    gd_start_writer writer;
+    GD_TRY(gd_start_writer_open(&writer, &w->store, BENCH_RUN, background));
+    gd_engine_job job;
+    memset(&job, 0, sizeof job);
+    gd_engine_start_sink sink = {bench_put_start, &writer};
+    gd_status s = gd_engine_job_begin(e, BENCH_ROUND, g0, true, &w->w, &sink, &job);
+    bool done = false;
+    while (s == GD_OK && !done)
+        s = gd_engine_job_segment(e, &job, &w->w, false, &done);
+    if (s == GD_OK)
+        gd_engine_job_take(&job, &w->t);
+    gd_engine_job_free(&job);
+    gd_status drained = gd_start_writer_drain(&writer);
+    if (s == GD_OK)
+        s = drained;
+    *starts_bytes = writer.written * ((uint64_t)GD_WORKER_DESC_BYTES + 16 * (uint64_t)e->n);
+    gd_start_writer_close(&writer);
+    if (s != GD_OK && done)
+        gd_trained_round_free(&w->t);
+    return s;
 }
 
 /* The chain's record of a worker's commitment, as a validator reads it. */
@@ -868,8 +913,10 @@ static gd_status run(const bench_opts *o, const char *bin, const char *dir, benc
         s = gd_engine_worker_init(&e, &ws[i].w, ws[i].address, i);
         gd_bench_peak_reset();
         double t0 = gd_bench_now();
+        gd_memory_choices mem = gd_memory_choose(o->memory_budget, e.n);
+        uint64_t starts_bytes = 0;
         if (s == GD_OK)
-            s = gd_engine_train(&e, &ws[i].t, BENCH_ROUND, &g0, true, &ws[i].w);
+            s = bench_train(&e, &ws[i], &g0, mem.background_starts, &starts_bytes);
         double train_wall = gd_bench_now() - t0;
         double train_peak = gd_bench_peak_mib();
         ws[i].trained = s == GD_OK;
@@ -892,6 +939,8 @@ static gd_status run(const bench_opts *o, const char *bin, const char *dir, benc
             r->round_extra_s = train_wall > wr->seconds ? train_wall - wr->seconds : 0;
             r->store_s = store_s;
             r->store_bytes = bytes;
+            r->starts_bytes = starts_bytes;
+            r->starts_background = mem.background_starts;
         }
     }
     if (s == GD_OK && chain->up && chain->why[0] == '\0')
@@ -976,10 +1025,13 @@ static void print_result(const bench_opts *o, const bench_result *r, const bench
         printf("{\"model\":\"%s\",\"params\":%zu,\"inner_steps\":%u,\"segment_steps\":%u,"
                "\"workers\":%u,\"threads\":%u,\"block_ms\":%u,\"tokens\":%" PRIu64 ","
                "\"train_s\":%.6f,\"tokens_per_s\":%.1f,\"mean_loss\":%.6f,"
-               "\"round_extra_s\":%.6f,\"store_s\":%.6f,\"store_bytes\":%" PRIu64 ",",
+               "\"round_extra_s\":%.6f,\"store_s\":%.6f,\"store_bytes\":%" PRIu64 ","
+               "\"starts_bytes\":%" PRIu64 ",\"starts_background\":%s,"
+               "\"memory_budget\":%" PRIu64 ",",
                o->model, r->params, o->inner_steps, o->segment_steps, o->workers, o->threads,
                o->block_ms, r->tokens, r->train_s, r->tokens_per_s, r->loss, r->round_extra_s,
-               r->store_s, r->store_bytes);
+               r->store_s, r->store_bytes, r->starts_bytes,
+               r->starts_background ? "true" : "false", o->memory_budget);
         if (r->have_commit)
             printf("\"commit_s\":%.6f,", r->commit_s);
         else {
@@ -1013,12 +1065,14 @@ static void print_result(const bench_opts *o, const bench_result *r, const bench
            o->model, r->params, o->inner_steps, o->segment_steps, r->segments,
            r->segments == 1 ? "" : "s", o->workers, o->threads);
     printf("%-22s %11s %7s  %s\n", "phase", "seconds", "share", "detail");
-    snprintf(d, sizeof d, "%" PRIu64 " tokens, %.0f tokens/s, mean loss %.4f", r->tokens,
-             r->tokens_per_s, r->loss);
+    snprintf(d, sizeof d, "%" PRIu64 " tokens, %.0f tokens/s, mean loss %.4f; %u segment "
+                          "starts (%.2f MB) written %s",
+             r->tokens, r->tokens_per_s, r->loss, r->segments, (double)r->starts_bytes / mb,
+             r->starts_background ? "behind training" : "in the foreground");
     print_row("train (inner steps)", r->train_s, total, d);
     print_row("  hashes + encoding", r->round_extra_s, total,
-              "state hashes and payload encoding inside gd_engine_train");
-    snprintf(d, sizeof d, "payload, transcript, %u states: %.2f MB under %s", r->segments + 1,
+              "state hashes, payload encoding, start writes waited for");
+    snprintf(d, sizeof d, "payload, transcript, post state: %.2f MB under %s",
              (double)r->store_bytes / mb, dir);
     print_row("encode + fsync", r->store_s, total, d);
     if (r->have_commit) {

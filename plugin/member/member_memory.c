@@ -13,6 +13,8 @@
  * budget is its floor: the worker's state while it trains (16 bytes a
  * parameter), G and the next G (16), the round's start and its Δ (8).
  * A budget under the floor is said once, in the log; the round goes on. */
+#include "plugin/member/member_memory.h"
+
 #include <inttypes.h>
 
 #include "common/log.h"
@@ -21,30 +23,40 @@
 #define GD_MEMORY_FLOOR_PER_PARAM 40
 #define GD_MEMORY_STATE_PER_PARAM 16
 
+gd_memory_choices gd_memory_choose(uint64_t budget, uint64_t params) {
+    uint64_t floor = GD_MEMORY_FLOOR_PER_PARAM * params;
+    uint64_t state = GD_MEMORY_STATE_PER_PARAM * params;
+    return (gd_memory_choices){
+        .background_starts = budget == 0 || budget >= floor + state,
+        .keep_worker = budget == 0 || budget >= floor + 2 * state,
+        .floor_bytes = floor,
+        .under_floor = budget != 0 && budget < floor,
+    };
+}
+
 void gd_member_set_memory_budget(gd_member *n, uint64_t bytes) {
     n->o.memory_budget = bytes;
     n->memory_floor_said = n->memory_planned = false;
 }
 
 void gd_member_memory_plan(gd_member *n) {
-    uint64_t budget = n->o.memory_budget, params = n->engine.n;
-    uint64_t floor = GD_MEMORY_FLOOR_PER_PARAM * params;
-    uint64_t state = GD_MEMORY_STATE_PER_PARAM * params;
-    bool background = budget == 0 || budget >= floor + state;
-    bool keep = budget == 0 || budget >= floor + 2 * state;
-    if (budget != 0 && budget < floor && !n->memory_floor_said) {
+    uint64_t budget = n->o.memory_budget;
+    gd_memory_choices c = gd_memory_choose(budget, n->engine.n);
+    if (c.under_floor && !n->memory_floor_said) {
         GD_LOG_WARN("node", "memory_budget %" PRIu64 " MiB is under what a round of this "
                             "model still holds in memory, %" PRIu64 " MiB (40 bytes a "
                             "parameter); the round goes on above the budget",
-                    budget >> 20, floor >> 20);
+                    budget >> 20, c.floor_bytes >> 20);
         n->memory_floor_said = true;
     }
-    if (!n->memory_planned || background != n->starts.background || keep != n->keep_worker)
+    if (!n->memory_planned || c.background_starts != n->starts.background ||
+        c.keep_worker != n->keep_worker)
         GD_LOG_INFO("node", "memory_budget %s: segment starts written %s, the worker's state "
                             "%s between rounds",
-                    budget ? "set" : "none", background ? "behind training" : "in the foreground",
-                    keep ? "kept in memory" : "read back from its file");
+                    budget ? "set" : "none",
+                    c.background_starts ? "behind training" : "in the foreground",
+                    c.keep_worker ? "kept in memory" : "read back from its file");
     n->memory_planned = true;
-    n->starts.background = background;
-    n->keep_worker = keep;
+    n->starts.background = c.background_starts;
+    n->keep_worker = c.keep_worker;
 }
