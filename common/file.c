@@ -274,6 +274,40 @@ static gd_status gd_mkdir_one(const char *path, unsigned mode) {
                    err == EEXIST ? "a file is in the way" : strerror(err));
 }
 
+gd_status gd_file_read_at(int fd, void *data, size_t len, uint64_t at, const char *what) {
+    uint8_t *p = data;
+    while (len > 0) {
+        ssize_t n = pread(fd, p, len, (off_t)at);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return gd_fail(GD_ERR_IO, "reading %s: %s", what, strerror(errno));
+        if (n == 0)
+            return gd_fail(GD_ERR_IO, "%s ends at byte %llu, before the %zu bytes read there",
+                           what, (unsigned long long)at, len);
+        p += n;
+        len -= (size_t)n;
+        at += (uint64_t)n;
+    }
+    return GD_OK;
+}
+
+gd_status gd_file_write_at(int fd, const void *data, size_t len, uint64_t at, const char *what) {
+    const uint8_t *p = data;
+    while (len > 0) {
+        ssize_t n = pwrite(fd, p, len, (off_t)at);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return gd_fail(GD_ERR_IO, "writing %s: %s", what,
+                           n < 0 ? strerror(errno) : "no progress");
+        p += n;
+        len -= (size_t)n;
+        at += (uint64_t)n;
+    }
+    return GD_OK;
+}
+
 gd_status gd_dir_create(const char *path, unsigned mode) {
     size_t len = path ? strlen(path) : 0;
     if (len == 0)

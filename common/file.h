@@ -57,6 +57,14 @@ gd_status gd_file_create_private(const char *path, const void *data, size_t len)
 gd_status gd_file_write_atomic(const char *path, const gd_bytes_part *parts, size_t n_parts,
                                unsigned mode) GD_MUST_CHECK;
 
+/* Exactly len bytes of fd at byte `at`, short transfers and EINTR retried;
+ * GD_ERR_IO naming `what` (a path) when the call fails or the file ends
+ * first. */
+gd_status gd_file_read_at(int fd, void *data, size_t len, uint64_t at,
+                          const char *what) GD_MUST_CHECK;
+gd_status gd_file_write_at(int fd, const void *data, size_t len, uint64_t at,
+                           const char *what) GD_MUST_CHECK;
+
 /* Creates directory path and every missing parent, as `mkdir -p` does, with
  * the given mode; an existing directory is fine. GD_ERR_IO names the part
  * that could not be made (a file in the way, no permission). */

@@ -256,21 +256,6 @@ static gd_status gd_not_regular(const char *path, mode_t mode, const char *what)
                    S_ISDIR(mode) ? "a directory" : "a special file", what);
 }
 
-static gd_status gd_pread_all(int fd, uint8_t *buf, size_t len, const char *path) {
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = pread(fd, buf + done, len - done, (off_t)done);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return gd_fail(GD_ERR_IO, "reading %s: %s", path, strerror(errno));
-        if (n == 0)
-            return gd_fail(GD_ERR_IO, "%s shrank while it was being read", path);
-        done += (size_t)n;
-    }
-    return GD_OK;
-}
-
 static gd_data_file_id gd_file_id_of(const struct stat *st) {
     return (gd_data_file_id){.dev = (uint64_t)st->st_dev, .ino = (uint64_t)st->st_ino,
                              .size = (uint64_t)st->st_size,
@@ -291,7 +276,7 @@ static gd_status gd_map_shard_fd(int fd, gd_data_file *f, uint32_t *token_bytes)
     size_t size = (size_t)st.st_size;
     uint8_t header[GD_SHARD_HEADER_BYTES];
     size_t head = size < sizeof header ? size : sizeof header;
-    GD_TRY(gd_pread_all(fd, header, head, f->path));
+    GD_TRY(gd_file_read_at(fd, header, head, 0, f->path));
     gd_shard_header h;
     GD_TRY(gd_shard_header_parse(&h, header, size, f->path));
     /* Read-only and private: training only reads, and several processes can
@@ -346,7 +331,7 @@ static gd_status gd_read_text_file(gd_data_file *f, uint8_t *dest) {
     else if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != f->count)
         s = gd_fail(GD_ERR_IO, "%s changed while the text files were being read", f->path);
     else
-        s = gd_pread_all(fd, dest, (size_t)f->count, f->path);
+        s = gd_file_read_at(fd, dest, (size_t)f->count, 0, f->path);
     if (s == GD_OK)
         f->id = gd_file_id_of(&st);
     close(fd);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "common/bytes.h"
+#include "common/file.h"
 #include "proofs/state_desc.h"
 
 #define GD_VALUE_STORE_VERSION 1
@@ -18,38 +19,6 @@ static const uint8_t gd_no_leaf[GD_MMR_HASH_LEN];
 
 static gd_status gd_io_fail(const char *what, const char *path) {
     return gd_fail(GD_ERR_IO, "%s %s: %s", what, path, strerror(errno));
-}
-
-static gd_status gd_pwrite_all(int fd, const void *data, size_t len, uint64_t at) {
-    const uint8_t *p = data;
-    while (len > 0) {
-        ssize_t n = pwrite(fd, p, len, (off_t)at);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return gd_fail(GD_ERR_IO, "writing a value store at byte %llu: %s",
-                           (unsigned long long)at, n < 0 ? strerror(errno) : "no progress");
-        p += n;
-        len -= (size_t)n;
-        at += (uint64_t)n;
-    }
-    return GD_OK;
-}
-
-static gd_status gd_pread_all(int fd, void *data, size_t len, uint64_t at) {
-    uint8_t *p = data;
-    while (len > 0) {
-        ssize_t n = pread(fd, p, len, (off_t)at);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return gd_fail(GD_ERR_IO, "reading a value store at byte %llu: %s",
-                           (unsigned long long)at, n < 0 ? strerror(errno) : "it ends early");
-        p += n;
-        len -= (size_t)n;
-        at += (uint64_t)n;
-    }
-    return GD_OK;
 }
 
 static void gd_header_encode(const gd_value_store *s, uint8_t out[GD_VALUE_STORE_HEADER_BYTES]) {
@@ -116,7 +85,7 @@ gd_status gd_value_store_create(gd_value_store *s, const char *path, uint64_t n,
     uint8_t header[GD_VALUE_STORE_HEADER_BYTES];
     gd_header_encode(s, header);
     if (st == GD_OK)
-        st = gd_pwrite_all(s->leaves_fd, header, sizeof header, 0);
+        st = gd_file_write_at(s->leaves_fd, header, sizeof header, 0, leaves_path);
     if (st != GD_OK)
         gd_value_store_close(s);
     return st;
@@ -142,15 +111,15 @@ gd_status gd_value_store_open(gd_value_store *s, const char *path, uint64_t n,
                      (unsigned long long)n);
     uint8_t header[GD_VALUE_STORE_HEADER_BYTES], want[GD_VALUE_STORE_HEADER_BYTES];
     if (st == GD_OK)
-        st = gd_pread_all(s->leaves_fd, header, sizeof header, 0);
+        st = gd_file_read_at(s->leaves_fd, header, sizeof header, 0, leaves_path);
     gd_header_encode(s, want);
     if (st == GD_OK && memcmp(header, want, sizeof want) != 0)
         st = gd_fail(GD_ERR_PARSE, "leaf table of %s is not version 1 of %llu values in chunks "
                                    "of %u",
                      path, (unsigned long long)n, chunk_elems);
     if (st == GD_OK)
-        st = gd_pread_all(s->leaves_fd, s->leaves, (size_t)s->chunks * GD_MMR_HASH_LEN,
-                          GD_VALUE_STORE_HEADER_BYTES);
+        st = gd_file_read_at(s->leaves_fd, s->leaves, (size_t)s->chunks * GD_MMR_HASH_LEN,
+                             GD_VALUE_STORE_HEADER_BYTES, leaves_path);
     for (uint32_t i = 0; st == GD_OK && i < s->chunks; i++)
         s->written += memcmp(s->leaves[i], gd_no_leaf, GD_MMR_HASH_LEN) != 0;
     if (st != GD_OK)
@@ -194,12 +163,13 @@ gd_status gd_value_store_write(gd_value_store *s, uint32_t chunk, const float *v
                                size_t count) {
     uint64_t at = 0;
     GD_TRY(gd_chunk_at(s, chunk, count, &at));
-    GD_TRY(gd_pwrite_all(s->fd, values, count * sizeof(float), at));
+    GD_TRY(gd_file_write_at(s->fd, values, count * sizeof(float), at, "a value store"));
     uint8_t leaf[GD_MMR_HASH_LEN];
     gd_mmr_hash_leaf(leaf, chunk, values, count * sizeof(float));
     /* An all-zero leaf means unwritten; SHA-256 never gives one in practice. */
-    GD_TRY(gd_pwrite_all(s->leaves_fd, leaf, sizeof leaf,
-                         GD_VALUE_STORE_HEADER_BYTES + (uint64_t)chunk * GD_MMR_HASH_LEN));
+    GD_TRY(gd_file_write_at(s->leaves_fd, leaf, sizeof leaf,
+                            GD_VALUE_STORE_HEADER_BYTES + (uint64_t)chunk * GD_MMR_HASH_LEN,
+                            "a value store's leaf table"));
     s->written += memcmp(s->leaves[chunk], gd_no_leaf, GD_MMR_HASH_LEN) == 0;
     memcpy(s->leaves[chunk], leaf, sizeof leaf);
     return GD_OK;
@@ -209,7 +179,7 @@ gd_status gd_value_store_read(const gd_value_store *s, uint32_t chunk, float *va
                               size_t count) {
     uint64_t at = 0;
     GD_TRY(gd_chunk_at(s, chunk, count, &at));
-    return gd_pread_all(s->fd, values, count * sizeof(float), at);
+    return gd_file_read_at(s->fd, values, count * sizeof(float), at, "a value store");
 }
 
 gd_status gd_value_store_sync(gd_value_store *s) {
