@@ -125,6 +125,10 @@ static int gd_abi_open_member(gonka_diloco *h, char *err, size_t cap) {
                            .artifact_url = s->public_url, .hw_class = cls,
                            .state_dir = s->state_dir, .backend = s->backend, .gpus = s->gpus,
                            .memory = s->memory, .memory_budget = s->memory_budget,
+                           .retention = {.hot_rounds = s->hot_rounds,
+                                         .archive_every = s->archive_every,
+                                         .archive_dir = s->archive_dir[0] ? s->archive_dir
+                                                                          : NULL},
                            .threads = s->threads ? (int)s->threads
                                                  : (int)sysconf(_SC_NPROCESSORS_ONLN),
                            .data_paths = h->data_paths, .n_data_paths = s->n_data,

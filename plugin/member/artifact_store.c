@@ -53,8 +53,8 @@ gd_status gd_artifact_store_open(gd_artifact_store *s, const char *root) {
     return GD_OK;
 }
 
-static gd_status gd_round_dir(const gd_artifact_store *s, char *out, size_t cap,
-                              uint64_t run, uint64_t round) {
+gd_status gd_artifact_round_dir(const gd_artifact_store *s, char *out, size_t cap, uint64_t run,
+                                uint64_t round) {
     int n = snprintf(out, cap, "%s/run-%" PRIu64 "/round-%" PRIu64, s->root, run, round);
     if (n < 0 || (size_t)n >= cap)
         return gd_fail(GD_ERR_LIMIT, "artifact path too long");
@@ -64,7 +64,7 @@ static gd_status gd_round_dir(const gd_artifact_store *s, char *out, size_t cap,
 gd_status gd_artifact_path(const gd_artifact_store *s, char *out, size_t cap,
                            gd_artifact_kind kind, uint64_t run, uint64_t round, uint32_t leaf) {
     char dir[GD_ARTIFACT_PATH_MAX], name[32];
-    GD_TRY(gd_round_dir(s, dir, sizeof dir, run, round));
+    GD_TRY(gd_artifact_round_dir(s, dir, sizeof dir, run, round));
     switch (kind) {
     case GD_ARTIFACT_PAYLOAD: snprintf(name, sizeof name, "payload.gdpl"); break;
     case GD_ARTIFACT_TRANSCRIPT: snprintf(name, sizeof name, "transcript.bin"); break;
@@ -89,7 +89,7 @@ gd_status gd_artifact_put_parts(const gd_artifact_store *s, gd_artifact_kind kin
     if (n < 0 || (size_t)n >= sizeof dir)
         return gd_fail(GD_ERR_LIMIT, "artifact path too long");
     GD_TRY(gd_mkdir_private(dir));
-    GD_TRY(gd_round_dir(s, dir, sizeof dir, run, round));
+    GD_TRY(gd_artifact_round_dir(s, dir, sizeof dir, run, round));
     GD_TRY(gd_mkdir_private(dir));
     GD_TRY(gd_artifact_path(s, path, sizeof path, kind, run, round, leaf));
     return gd_file_write_atomic(path, parts, n_parts, 0600);
@@ -166,7 +166,10 @@ static gd_status gd_remove_round_dir(const char *dir) {
     return s;
 }
 
-gd_status gd_artifact_prune(const gd_artifact_store *s, uint64_t run, uint64_t below) {
+gd_status gd_artifact_rounds(const gd_artifact_store *s, uint64_t **rounds, size_t *count,
+                             uint64_t run, uint64_t below) {
+    *rounds = NULL;
+    *count = 0;
     char dir[GD_ARTIFACT_PATH_MAX];
     int n = snprintf(dir, sizeof dir, "%s/run-%" PRIu64, s->root, run);
     if (n < 0 || (size_t)n >= sizeof dir)
@@ -175,30 +178,41 @@ gd_status gd_artifact_prune(const gd_artifact_store *s, uint64_t run, uint64_t b
     if (d == NULL)
         return errno == ENOENT ? GD_OK
                                : gd_fail(GD_ERR_IO, "cannot open %s: %s", dir, strerror(errno));
-    /* Names first: the directory is not changed under readdir. */
-    uint64_t *rounds = NULL;
-    size_t count = 0, cap = 0;
+    size_t cap = 0;
     gd_status st = GD_OK;
     for (struct dirent *e; st == GD_OK && (e = readdir(d)) != NULL;) {
         uint64_t r;
         if (!gd_round_entry(e->d_name, &r) || r >= below)
             continue;
-        if (count == cap) {
+        if (*count == cap) {
             size_t grown = cap ? 2 * cap : 16;
-            uint64_t *more = realloc(rounds, grown * sizeof *more);
+            uint64_t *more = realloc(*rounds, grown * sizeof *more);
             if (more == NULL) {
                 st = gd_fail(GD_ERR_NOMEM, "out of memory");
                 break;
             }
-            rounds = more;
+            *rounds = more;
             cap = grown;
         }
-        rounds[count++] = r;
+        (*rounds)[(*count)++] = r;
     }
     closedir(d);
+    if (st != GD_OK) {
+        free(*rounds);
+        *rounds = NULL;
+        *count = 0;
+    }
+    return st;
+}
+
+gd_status gd_artifact_prune(const gd_artifact_store *s, uint64_t run, uint64_t below) {
+    /* Names first: the directory is not changed under readdir. */
+    uint64_t *rounds = NULL;
+    size_t count = 0;
+    gd_status st = gd_artifact_rounds(s, &rounds, &count, run, below);
     for (size_t i = 0; st == GD_OK && i < count; i++) {
         char rd[GD_ARTIFACT_PATH_MAX];
-        st = gd_round_dir(s, rd, sizeof rd, run, rounds[i]);
+        st = gd_artifact_round_dir(s, rd, sizeof rd, run, rounds[i]);
         if (st == GD_OK)
             st = gd_remove_round_dir(rd);
     }

@@ -80,6 +80,14 @@ gd_status gd_artifact_payload_chunk(const gd_artifact_store *s, uint64_t run, ui
                                     uint32_t chunk, gd_buf *raw,
                                     gd_buf *proof) GD_MUST_CHECK;
 
+/* The directory of a round's artifacts. */
+gd_status gd_artifact_round_dir(const gd_artifact_store *s, char *out, size_t cap, uint64_t run,
+                                uint64_t round) GD_MUST_CHECK;
+/* The rounds of run in the store below `below`, in directory order
+ * (*rounds malloc'd, NULL when none). */
+gd_status gd_artifact_rounds(const gd_artifact_store *s, uint64_t **rounds, size_t *count,
+                             uint64_t run, uint64_t below) GD_MUST_CHECK;
+
 /* Removes every round of run below `below` (settled: nothing reads them). */
 gd_status gd_artifact_prune(const gd_artifact_store *s, uint64_t run,
                             uint64_t below) GD_MUST_CHECK;

@@ -135,12 +135,7 @@ static void gd_member_round_cache(gd_member *n) {
     if (n->fetch_pool != NULL)
         gd_fetch_pool_forget_before(n->fetch_pool, n->cache_round);
     n->n_suspects = 0; /* a new round's duties deserve a fresh try */
-    /* Round r's checks read r - 1's transcripts, and state sync reads the
-     * newest G: everything older has settled and nobody reads it. */
-    if (v->round.index >= 2 &&
-        gd_artifact_prune(&n->store, n->o.run, v->round.index - 1) != GD_OK)
-        gd_member_error(n, "pruning rounds below %" PRIu64 ": %s", v->round.index - 1,
-                        gd_error_detail());
+    gd_member_retain(n, v->round.index);
 }
 
 gd_status gd_member_observe(gd_member *n) { return gd_member_read(n); }

@@ -25,6 +25,7 @@
 #include "chain/wire/coin.h"
 #include "common/status.h"
 #include "gonka/diloco/v1/query.pb-c.h"
+#include "plugin/member/artifact_tiers.h"
 #include "plugin/member/member_ports.h"
 #include "plugin/member/round_driver.h"
 #include "plugin/member/round_engine.h"
@@ -66,6 +67,8 @@ typedef struct gd_member_options {
     gd_memory_settings memory; /* how the model is kept on them */
     uint64_t memory_budget;    /* host bytes a round may use beside the trainer's buffers
                                 * (0: no limit); plugin/member/member_memory.c */
+    gd_retention retention;    /* what a round leaves on disk, and for how long
+                                * (hot_rounds 0: 2); plugin/member/artifact_tiers.h */
     const char *const *data_paths; /* local paths of the run's data (none: the spec's); kept
                                     * by the caller while the member lives */
     size_t n_data_paths;

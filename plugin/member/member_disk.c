@@ -1,7 +1,11 @@
 /* Room under state_dir for the run's rounds (plugin/member/member_internal.h):
  * a warning while the node still has a round's time to act, rather than a
- * write that fails mid-round. The need is the run's planning figure
- * (gd_run_spec_round_bytes, the same as node check's), for two rounds. */
+ * write that fails mid-round, and a round not started that the free space
+ * cannot hold. The need is the run's planning figure
+ * (gd_run_spec_round_bytes, the same as node check's), for two rounds in
+ * the warning and one for the refusal. And what a round leaves there, by
+ * tier (plugin/member/artifact_tiers.h): temporary files go when their
+ * round is over, hot rounds stay, the archive's G leave. */
 #include <inttypes.h>
 #include <sys/statvfs.h>
 
@@ -48,3 +52,46 @@ void gd_member_watch_disk(gd_member *n) {
                        "model take about %.2f GB: free space or move state_dir before a round's "
                        "writes fail", round, n->store.root, free_bytes / 1e9, need / 1e9);
 }
+
+gd_status gd_member_disk_room(gd_member *n, uint64_t round) {
+    const Gonka__Diloco__V1__Run *run = n->ans.run ? n->ans.run->run : NULL;
+    if (n->round_bytes == 0 && run != NULL && run->spec != NULL)
+        n->round_bytes = gd_run_spec_round_bytes(run->spec, n->o.run);
+    double free_bytes = gd_member_disk_free(n);
+    if (n->round_bytes <= 0 || free_bytes < 0 || free_bytes >= n->round_bytes)
+        return GD_OK;
+    return gd_fail(GD_ERR_LIMIT, "round %" PRIu64 " not started: state_dir %s has %.2f GB free "
+                                 "and a round of this model writes about %.2f GB; free space "
+                                 "or move state_dir",
+                   round, n->store.root, free_bytes / 1e9, n->round_bytes / 1e9);
+}
+
+/* The tiers' bytes for /metrics (a directory walk: after a round changes
+ * what is on disk, not at every scrape). */
+static void gd_member_count_tiers(gd_member *n) {
+    gd_tier_bytes b;
+    if (gd_artifact_tier_bytes(&n->store, &b, n->o.run, n->o.retention.archive_dir) != GD_OK)
+        return;
+    pthread_mutex_lock(&n->mu);
+    n->stats.tiers = b;
+    n->stats.have_tiers = true;
+    pthread_mutex_unlock(&n->mu);
+}
+
+void gd_member_retain(gd_member *n, uint64_t round) {
+    /* Round r opens only once r - 1 is over: its segment starts go. */
+    if (round >= 1 && gd_artifact_settle(&n->store, n->o.run, round - 1) != GD_OK)
+        gd_member_error(n, "removing round %" PRIu64 "'s temporary files: %s", round - 1,
+                        gd_error_detail());
+    /* Round r's checks read r - 1's transcripts, state sync reads the newest
+     * G and the next round's training the last post state: hot_rounds (at
+     * least two) stay, older ones leave, their G to the archive when due. */
+    uint32_t hot = n->o.retention.hot_rounds ? n->o.retention.hot_rounds : GD_RETENTION_HOT_MIN;
+    if (round >= hot &&
+        gd_artifact_retire(&n->store, n->o.run, round - (hot - 1), &n->o.retention) != GD_OK)
+        gd_member_error(n, "retiring rounds below %" PRIu64 ": %s", round - (hot - 1),
+                        gd_error_detail());
+    gd_member_count_tiers(n);
+}
+
+void gd_member_disk_stored(gd_member *n) { gd_member_count_tiers(n); }

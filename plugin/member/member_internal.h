@@ -82,6 +82,8 @@ typedef struct gd_member_stats {
     uint64_t slashed;           /* ngonka: bonded at join less what is bonded now */
     uint64_t missed[GD_MISSED_DUTIES]; /* duties the chain recorded as skipped, by name */
     double disk_needed;         /* bytes two rounds of the run take in state_dir (0: unknown) */
+    gd_tier_bytes tiers;        /* what the run's rounds take, by tier */
+    bool have_tiers;
     int64_t read_ok_ms;         /* when the chain was last read in full (gd_clock_ms; 0: never) */
     uint8_t state_hash[32];     /* of the newest G held */
     bool have_state_hash;
@@ -305,6 +307,14 @@ void gd_member_memory_plan(gd_member *n);
 /* Checks the room under state_dir against two rounds of the run: a warning
  * (an error entry) once a round while it is short; the need as a gauge. */
 void gd_member_watch_disk(gd_member *n);
+/* GD_ERR_LIMIT when state_dir's free space cannot hold one round of the
+ * run: the round is not started (the train duty stays due). */
+gd_status gd_member_disk_room(gd_member *n, uint64_t round) GD_MUST_CHECK;
+/* Round `round` opened: the rounds before it leave their tiers (settled,
+ * retired, archived) and the tiers are counted again. */
+void gd_member_retain(gd_member *n, uint64_t round);
+/* A round's files were stored: the tiers are counted again. */
+void gd_member_disk_stored(gd_member *n);
 
 /* What the step sends of the duties due (acts, rewritten in place; their
  * number is returned): the duties the chain refused alone set aside. */

@@ -17,6 +17,7 @@
 #include "common/file.h"
 #include "common/parse.h"
 #include "kernels/backend_registry.h"
+#include "plugin/member/artifact_tiers.h"
 #include "plugin/member/round_driver.h"
 
 #define GD_SETTINGS_YAML_MAX (64 * 1024)
@@ -26,6 +27,10 @@
 typedef struct gd_raw_chain {
     char *rpc, *chain_id, *key, *gas_price;
 } gd_raw_chain;
+
+typedef struct gd_raw_retention {
+    char *hot_rounds, *archive_every, *archive_dir;
+} gd_raw_retention;
 
 typedef struct gd_raw_node {
     gd_raw_chain chain;
@@ -42,6 +47,7 @@ typedef struct gd_raw_node {
     char *recompute;
     char *offload;
     char *memory_budget;
+    gd_raw_retention *retention;
     char *log_level;
     char *log_format;
 } gd_raw_node;
@@ -56,6 +62,16 @@ static const cyaml_schema_field_t gd_yaml_chain[] = {
     CYAML_FIELD_STRING_PTR("key", CYAML_FLAG_POINTER, gd_raw_chain, key, 1, GD_SETTINGS_TEXT_MAX - 1),
     CYAML_FIELD_STRING_PTR("gas_price", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_chain,
                            gas_price, 1, 95),
+    CYAML_FIELD_END,
+};
+
+static const cyaml_schema_field_t gd_yaml_retention[] = {
+    CYAML_FIELD_STRING_PTR("hot_rounds", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
+                           gd_raw_retention, hot_rounds, 1, 10),
+    CYAML_FIELD_STRING_PTR("archive_every", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
+                           gd_raw_retention, archive_every, 1, 10),
+    CYAML_FIELD_STRING_PTR("archive_dir", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
+                           gd_raw_retention, archive_dir, 0, GD_SETTINGS_TEXT_MAX - 1),
     CYAML_FIELD_END,
 };
 
@@ -87,6 +103,8 @@ static const cyaml_schema_field_t gd_yaml_node[] = {
                            offload, 1, 16),
     CYAML_FIELD_STRING_PTR("memory_budget", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL,
                            gd_raw_node, memory_budget, 1, 24),
+    CYAML_FIELD_MAPPING_PTR("retention", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
+                            retention, gd_yaml_retention),
     CYAML_FIELD_STRING_PTR("log_level", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
                            log_level, 1, GD_LOG_SPEC_MAX),
     CYAML_FIELD_STRING_PTR("log_format", CYAML_FLAG_POINTER | CYAML_FLAG_OPTIONAL, gd_raw_node,
@@ -247,6 +265,39 @@ static gd_status gd_listen_check(gd_member_settings *s, const char *text) {
     return GD_OK;
 }
 
+/* The retention mapping (plugin/member/artifact_tiers.h): absent keys keep
+ * the defaults (two hot rounds, no archive). */
+static gd_status gd_retention_check(gd_member_settings *s, const gd_raw_retention *r) {
+    s->hot_rounds = GD_RETENTION_HOT_MIN;
+    s->archive_every = 0;
+    s->archive_dir[0] = '\0';
+    if (r == NULL)
+        return GD_OK;
+    uint64_t v = 0;
+    if (r->hot_rounds != NULL &&
+        (gd_parse_u64(&v, r->hot_rounds) != GD_OK || v < GD_RETENTION_HOT_MIN ||
+         v > GD_RETENTION_HOT_MAX))
+        return gd_fail(GD_ERR_INVALID, "retention.hot_rounds must be %d to %d, not '%.12s'",
+                       GD_RETENTION_HOT_MIN, GD_RETENTION_HOT_MAX, r->hot_rounds);
+    if (r->hot_rounds != NULL)
+        s->hot_rounds = (uint32_t)v;
+    if (r->archive_every != NULL &&
+        (gd_parse_u64(&v, r->archive_every) != GD_OK || v > 1000000))
+        return gd_fail(GD_ERR_INVALID, "retention.archive_every must be 0 (no archive) to "
+                                       "1000000 rounds, not '%.12s'",
+                       r->archive_every);
+    if (r->archive_every != NULL)
+        s->archive_every = (uint32_t)v;
+    if (r->archive_dir != NULL)
+        GD_TRY(gd_copy(s->archive_dir, sizeof s->archive_dir, r->archive_dir,
+                       "retention.archive_dir"));
+    if (s->archive_every > 0 && s->archive_dir[0] == '\0')
+        return gd_fail(GD_ERR_INVALID, "retention.archive_every needs retention.archive_dir");
+    if (s->archive_dir[0] != '\0' && strcmp(s->archive_dir, s->state_dir) == 0)
+        return gd_fail(GD_ERR_INVALID, "retention.archive_dir must not be state_dir");
+    return GD_OK;
+}
+
 static gd_status gd_member_settings_check(gd_member_settings *s, const gd_raw_node *r) {
     memset(s, 0, sizeof *s);
     GD_TRY(gd_url_check(r->chain.rpc, "chain.rpc"));
@@ -322,6 +373,7 @@ static gd_status gd_member_settings_check(gd_member_settings *s, const gd_raw_no
         return gd_fail(GD_ERR_INVALID, "memory_budget must be 0 (no limit) or a size such as "
                                        "512M or 64G, not '%.24s'",
                        r->memory_budget);
+    GD_TRY(gd_retention_check(s, r->retention));
     const char *level = r->log_level ? r->log_level : "info";
     if (gd_log_spec_check(level) != GD_OK)
         return gd_fail_context(GD_ERR_INVALID, "log_level");
@@ -463,6 +515,19 @@ gd_status gd_member_settings_format(const gd_member_settings *s, char *out, size
     gd_size_text(budget, sizeof budget, s->memory_budget);
     gd_yaml_line(out, cap, &at, "", "memory_budget", GD_Q(12, budget),
                  "host memory a round may use beside the trainer's: 512M, 64G; 0: no limit");
+    if (at + 1 < cap) {
+        snprintf(out + at, cap - at, "retention:\n");
+        at += strlen(out + at);
+    }
+    snprintf(num[0], sizeof num[0], "%u",
+             s->hot_rounds ? s->hot_rounds : (unsigned)GD_RETENTION_HOT_MIN);
+    gd_yaml_line(out, cap, &at, "  ", "hot_rounds", num[0],
+                 "rounds whose G and payloads stay in state_dir (at least 2)");
+    snprintf(num[1], sizeof num[1], "%u", s->archive_every);
+    gd_yaml_line(out, cap, &at, "  ", "archive_every", num[1],
+                 "every N-th round's G moved to archive_dir (0: none)");
+    gd_yaml_line(out, cap, &at, "  ", "archive_dir", GD_Q(13, s->archive_dir),
+                 "a slower, cheaper disk for G checkpoints");
     gd_yaml_line(out, cap, &at, "", "log_level", GD_Q(9, s->log_level),
                  "error, warn, info or debug; per subsystem: info,http=debug");
     gd_yaml_line(out, cap, &at, "", "log_format", GD_Q(11, s->log_format[0] ? s->log_format : "text"),

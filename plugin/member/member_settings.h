@@ -37,6 +37,9 @@ typedef struct gd_member_settings {
     gd_memory_settings memory;         /* shard, recompute, offload */
     uint64_t memory_budget;            /* memory_budget: host bytes a round may use beside
                                         * the trainer's buffers; 0 = no limit */
+    uint32_t hot_rounds;               /* retention.hot_rounds: 2.. (default 2) */
+    uint32_t archive_every;            /* retention.archive_every: 0 = no archive */
+    char archive_dir[GD_SETTINGS_TEXT_MAX]; /* retention.archive_dir: "" = none */
     char log_level[GD_LOG_SPEC_MAX + 1]; /* log_level: "info", or per subsystem
                                           * "info,http=debug" (common/log.h) */
     char log_format[8];                /* log_format: text or json */

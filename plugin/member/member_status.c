@@ -172,6 +172,26 @@ char *gd_member_metrics_text(gd_member *n) {
                   "What two rounds of the run take in state_dir (a planning figure).");
         fprintf(f, "gd_state_dir_needed_bytes %.0f\n", st.disk_needed);
     }
+    if (st.have_tiers) {
+        gd_family(f, "gd_state_dir_bytes", "gauge",
+                  "What the run's rounds take in state_dir, by tier: temporary (segment starts, "
+                  "gone when their round is over) and hot (the last rounds' G, payloads, post "
+                  "states).");
+        fprintf(f, "gd_state_dir_bytes{tier=\"temporary\"} %" PRIu64 "\n", st.tiers.temporary);
+        fprintf(f, "gd_state_dir_bytes{tier=\"hot\"} %" PRIu64 "\n", st.tiers.hot);
+        if (n->o.retention.archive_dir != NULL) {
+            gd_family(f, "gd_archive_bytes", "gauge",
+                      "What the run's archived G take in retention.archive_dir.");
+            fprintf(f, "gd_archive_bytes %" PRIu64 "\n", st.tiers.archive);
+            struct statvfs avfs;
+            if (statvfs(n->o.retention.archive_dir, &avfs) == 0) {
+                gd_family(f, "gd_archive_free_bytes", "gauge",
+                          "Free bytes on retention.archive_dir's file system.");
+                fprintf(f, "gd_archive_free_bytes %.0f\n",
+                        (double)avfs.f_bavail * (double)avfs.f_frsize);
+            }
+        }
+    }
     if (st.read_ok_ms > 0) {
         gd_family(f, "gd_chain_read_age_seconds", "gauge",
                   "Seconds since the chain was last read (it grows while the chain is out of reach).");

@@ -154,6 +154,7 @@ static gd_status gd_member_trained(gd_member *n, uint64_t r, bool ahead, gd_trai
     memset(t, 0, sizeof *t);
     n->have_trained = true;
     GD_TRY(gd_member_store_round(n, r));
+    gd_member_disk_stored(n);
     /* In its window the journal moves to round r; ahead it stays at r - 1,
      * whose own fields it keeps. */
     n->journal = gd_journal_at(&n->journal, ahead ? r - 1 : r);
@@ -195,7 +196,9 @@ static gd_status gd_member_train_begin(gd_member *n, uint64_t r, bool ahead,
     gd_global_state own;
     memset(&own, 0, sizeof own);
     const gd_global_state *start = NULL;
-    gd_status s = gd_member_round_start(n, r, &own, &start, &fresh);
+    gd_status s = gd_member_disk_room(n, r);
+    if (s == GD_OK)
+        s = gd_member_round_start(n, r, &own, &start, &fresh);
     if (s == GD_OK) {
         GD_LOG_INFO("node", "height %" PRId64 ": training round %" PRIu64 "%s (%u steps%s%s)",
                     n->view.view.height, r, ahead ? " ahead" : "",

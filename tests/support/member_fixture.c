@@ -206,7 +206,7 @@ static void nf_open(nf_net *net, int who) {
                          .train = net->train[who], .check = net->check[who],
                          .withhold = net->withhold[who], .duty = net->duty[who],
                          .ahead_read_ms = net->slow[who] ? 1 : 0,
-                         .disk_free = net->disk_free[who]};
+                         .disk_free = net->disk_free[who], .retention = net->retention[who]};
     CHECK_OK(gd_coin_parse(&o.collateral, "20000ngonka"));
     net->ports[who] = (nf_port){net, who};
     gd_chain_port chain = {&nf_chain_iface, &net->ports[who]};

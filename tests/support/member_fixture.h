@@ -27,6 +27,7 @@ struct nf_net {
     bool off[DF_ACCOUNTS];         /* not started yet: it does not step */
     bool no_join[DF_ACCOUNTS];     /* opened with join off (as `join: false` in node.yaml) */
     uint64_t (*disk_free[DF_ACCOUNTS])(const char *dir); /* its disk (NULL: the real one) */
+    gd_retention retention[DF_ACCOUNTS]; /* node.yaml's retention (zeros: the defaults) */
     /* A slow node: a block passes while it trains each segment (the other
      * nodes, which run beside it, step, then the block), so its first
      * chain read after it trained is a block later; and it reads the chain

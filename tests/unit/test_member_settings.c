@@ -35,6 +35,7 @@ static const char *k_good =
     "recompute: full\n"
     "offload: optimizer\n"
     "memory_budget: 48G\n"
+    "retention: {hot_rounds: 4, archive_every: 10, archive_dir: /mnt/archive}\n"
     "log_level: debug\n";
 
 static void test_good(void) {
@@ -55,6 +56,8 @@ static void test_good(void) {
     CHECK(s.gpus == 4 && s.memory.shard == GD_SHARD_FULL &&
           s.memory.recompute == GD_RECOMPUTE_FULL && s.memory.offload == GD_OFFLOAD_OPTIMIZER);
     CHECK(s.memory_budget == (uint64_t)48 << 30);
+    CHECK(s.hot_rounds == 4 && s.archive_every == 10);
+    CHECK_STR_EQ(s.archive_dir, "/mnt/archive");
     /* The optional keys' defaults. */
     const char *minimal = "chain: {rpc: 'http://h:1', chain_id: c, key: k}\n"
                           "run: 1\nroles: [validator]\ncollateral: 1ngonka\n"
@@ -70,6 +73,7 @@ static void test_good(void) {
     CHECK_STR_EQ(s.listen_host, "[::1]");
     CHECK(s.roles == GD_ROLE_VALIDATOR && s.n_data == 0 && s.threads == 0);
     CHECK(s.memory_budget == 0);
+    CHECK(s.hot_rounds == 2 && s.archive_every == 0 && s.archive_dir[0] == '\0');
 }
 
 static void test_format_round_trip(void) {
@@ -79,6 +83,7 @@ static void test_format_round_trip(void) {
     CHECK_OK(gd_member_settings_format(&s, text, sizeof text));
     CHECK(strstr(text, "docs/node.md") != NULL);
     CHECK(strstr(text, "memory_budget: \"48G\"") != NULL);
+    CHECK(strstr(text, "retention:\n  hot_rounds: 4") != NULL);
     CHECK_OK(gd_member_settings_parse(&back, text, strlen(text), "formatted"));
     CHECK(memcmp(&s, &back, sizeof s) == 0);
     char small[64];
@@ -134,6 +139,15 @@ static void test_refused(void) {
          GD_ERR_INVALID},
         {"memory_budget:", "memory_budget: 12Q\n", "memory_budget must be 0", GD_ERR_INVALID},
         {"memory_budget:", "memory_budget: -1G\n", "memory_budget must be 0", GD_ERR_INVALID},
+        {"retention:", "retention: {hot_rounds: 1}\n", "retention.hot_rounds must be 2 to 1000",
+         GD_ERR_INVALID},
+        {"retention:", "retention: {archive_every: 5}\n",
+         "retention.archive_every needs retention.archive_dir", GD_ERR_INVALID},
+        {"retention:", "retention: {archive_every: x, archive_dir: /a}\n",
+         "retention.archive_every must be 0", GD_ERR_INVALID},
+        {"retention:", "retention: {archive_dir: /var/lib/gonka-diloco}\n",
+         "retention.archive_dir must not be state_dir", GD_ERR_INVALID},
+        {"retention:", "retention: {keep: 2}\n", "keep", GD_ERR_PARSE},
         {"threads:", "threads: -1\n", "threads must be 0", GD_ERR_INVALID},
         {"hardware_class:", "hardware_class: 'two words'\n", "hardware_class must be printable",
          GD_ERR_INVALID},
