@@ -22,6 +22,7 @@
 #include "chain/keys/address.h"
 #include "chain/keys/keyfile.h"
 #include "chain/wire/gas_price.h"
+#include "common/file.h"
 #include "common/listen.h"
 #include "common/rfc3339.h"
 #include "kernels/backend_registry.h"
@@ -105,6 +106,33 @@ static bool gd_check_state_dir(gd_preflight *p, const gd_member_settings *s, boo
         gd_check_add(p, "state_dir", GD_CHECK_OK, false, NULL, "%s: writable and free to lock",
                      s->state_dir);
     return st == GD_ERR_EXISTS;
+}
+
+/* retention.archive_dir, when set: created as the daemon would and
+ * written to, so an archive that cannot take G fails here and not when a
+ * round leaves the hot tier; its free space beside. */
+static void gd_check_archive(gd_preflight *p, const gd_member_settings *s) {
+    if (s->archive_dir[0] == '\0')
+        return;
+    char probe[GD_SETTINGS_TEXT_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/.gd-write-probe", s->archive_dir);
+    gd_status st = gd_dir_create(s->archive_dir, 0700);
+    if (st == GD_OK)
+        st = gd_file_write_atomic(probe, &(gd_bytes_part){"", 0}, 1, 0600);
+    if (st == GD_OK)
+        unlink(probe);
+    struct statvfs vfs;
+    double free_bytes = st == GD_OK && statvfs(s->archive_dir, &vfs) == 0
+                            ? (double)vfs.f_bavail * (double)vfs.f_frsize
+                            : -1;
+    if (st != GD_OK)
+        gd_check_add(p, "archive", GD_CHECK_FAIL, false,
+                     "give retention.archive_dir a directory this user can write",
+                     "%s", gd_error_detail());
+    else
+        gd_check_add(p, "archive", GD_CHECK_OK, false, NULL,
+                     "%s: writable, %.2f GB free; every %u-th round's G goes there",
+                     s->archive_dir, free_bytes / 1e9, s->archive_every);
 }
 
 static void gd_check_listen(gd_preflight *p, const gd_member_settings *s, bool daemon_runs) {
@@ -328,6 +356,7 @@ void gd_preflight_host(gd_preflight *out, const gd_member_settings *s, bool for_
     char address[GD_ADDRESS_STR_MAX] = "";
     bool have_key = gd_check_key(out, s, address, sizeof address);
     bool daemon_runs = gd_check_state_dir(out, s, for_run);
+    gd_check_archive(out, s);
     gd_check_listen(out, s, daemon_runs);
     gd_check_backend(out, s);
     gd_rpc_options opt;

@@ -89,8 +89,21 @@ names = [c["name"] for c in d["checks"]]
 assert d["ok"] is False or d["ok"] is True
 for want in ["key", "state_dir", "listen", "backend", "chain", "clock", "run", "class", "collateral", "balance", "disk", "memory"]:
     assert want in names, (want, names)
+assert "archive" not in names, names  # no retention.archive_dir: nothing to check
 assert all(c["status"] in ("ok", "warn", "FAIL") for c in d["checks"]), d
 PY
+# retention.archive_dir: made and written to by node check; a file in its way is a FAIL.
+sed -e 's|^  archive_every:.*|  archive_every: 5|' -e "s|^  archive_dir:.*|  archive_dir: \"$PWD/arch/g\"|" \
+  a/node.yaml >arch.yaml && chmod 600 arch.yaml
+"$bin" node check --config arch.yaml >arch.out 2>&1
+grep -q "^ok   archive .*arch/g: writable" arch.out && [ -d arch/g ] &&
+  ok "node check: the archive directory made and writable" || bad "node check archive: $(cat arch.out)"
+: >blocked
+sed -e 's|^  archive_every:.*|  archive_every: 5|' -e "s|^  archive_dir:.*|  archive_dir: \"$PWD/blocked/g\"|" \
+  a/node.yaml >arch.yaml && chmod 600 arch.yaml
+"$bin" node check --config arch.yaml >arch.out 2>&1
+[ $? -eq 1 ] && grep -q "^FAIL archive .*fix: give retention.archive_dir" arch.out &&
+  ok "node check: an archive directory that cannot be made is a FAIL" || bad "node check archive: $(cat arch.out)"
 [ "$(balance)" = "$before" ] && ok "no fee paid: $before" || bad "the balance moved: $before -> $(balance)"
 # --steps: one step a poll (back to back, six steps saw one block and did nothing).
 try_steps() {
