@@ -285,15 +285,87 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
 
 /* --- aggregation -------------------------------------------------------------------------- */
 
-static int gd_cmp_contrib(const void *a, const void *b) {
-    const gd_contribution *x = *(const gd_contribution *const *)a;
-    const gd_contribution *y = *(const gd_contribution *const *)b;
+/* What the rules need of a contribution, whichever way its values come:
+ * one home for the checks, the order and the weights of both aggregates. */
+typedef struct gd_contrib_meta {
+    const char *address;
+    size_t n;
+    const uint8_t *layout_digest;
+    uint64_t tokens;
+    bool has_values; /* exactly one way to read its values */
+    size_t index;    /* in the caller's array */
+} gd_contrib_meta;
+
+static int gd_cmp_meta(const void *a, const void *b) {
+    const gd_contrib_meta *x = a, *y = b;
     return gd_diloco_address_cmp(x->address, y->address);
 }
 
 static int gd_cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Sizes, layouts and tokens first: nothing is read from a delta that does
+ * not have exactly G's shape. Then the one address order of
+ * proofs/diloco_rules.h, refusing a duplicate. */
+static gd_status gd_contribs_order(gd_contrib_meta *m, size_t count, size_t n,
+                                   const uint8_t layout_digest[32], double *total_tokens) {
+    if (count == 0)
+        return gd_fail(GD_ERR_INVALID, "no contributions to aggregate");
+    *total_tokens = 0;
+    for (size_t i = 0; i < count; i++) {
+        const char *who = m[i].address ? m[i].address : "(no address)";
+        if (m[i].address == NULL || !m[i].has_values || m[i].layout_digest == NULL)
+            return gd_fail(GD_ERR_INVALID, "contribution of %s lacks its address, values or "
+                                           "layout digest",
+                           who);
+        if (m[i].n != n)
+            return gd_fail(GD_ERR_INVALID, "contribution of %s has %zu values; G has %zu", who,
+                           m[i].n, n);
+        if (memcmp(m[i].layout_digest, layout_digest, 32) != 0)
+            return gd_fail(GD_ERR_INVALID, "contribution of %s has another model layout", who);
+    }
+    for (size_t i = 0; i < count; i++) {
+        *total_tokens += (double)m[i].tokens;
+        if (m[i].tokens == 0)
+            return gd_fail(GD_ERR_INVALID, "contribution of %s has no tokens", m[i].address);
+    }
+    qsort(m, count, sizeof *m, gd_cmp_meta);
+    for (size_t i = 1; i < count; i++)
+        if (gd_diloco_address_cmp(m[i - 1].address, m[i].address) == 0)
+            return gd_fail(GD_ERR_INVALID, "two contributions from %s", m[i].address);
+    return GD_OK;
+}
+
+/* The clip against the median norm and the token weights, in order: each
+ * weight computed in double and rounded to float once, clip * tokens /
+ * total. */
+static gd_status gd_contribs_weights(const gd_diloco_config *c, const gd_contrib_meta *m,
+                                     const double *norms, size_t count, double total_tokens,
+                                     float *weights, gd_aggregate_stats *st) {
+    for (size_t i = 0; i < count; i++)
+        if (!isfinite(norms[i]))
+            return gd_fail(GD_ERR_INVALID, "contribution of %s is not finite", m[i].address);
+    double *sorted = malloc(count * sizeof *sorted);
+    if (sorted == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    memcpy(sorted, norms, count * sizeof *sorted);
+    qsort(sorted, count, sizeof *sorted, gd_cmp_double);
+    size_t mid = count / 2;
+    st->median_norm = count % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+    st->max_norm = sorted[count - 1];
+    free(sorted);
+    double limit = c->clip_factor * st->median_norm;
+    for (size_t i = 0; i < count; i++) {
+        double clip = 1.0;
+        if (c->clip_factor > 0 && norms[i] > limit) {
+            clip = limit / norms[i];
+            st->clipped++;
+        }
+        weights[i] = (float)(clip * (double)m[i].tokens / total_tokens);
+    }
+    return GD_OK;
 }
 
 /* Contribution x's decoded Δ in host memory: its own values, or decoded
@@ -313,18 +385,17 @@ static gd_status gd_contribution_values(const gd_contribution *x, const float **
 
 /* The L2 norm of each ordered contribution: the backend's sum of squares
  * (fixed chunks, in double), then the square root. */
-static gd_status gd_contribution_norms(const gd_backend *be, const gd_contribution *const *ordered,
-                                       size_t count, size_t n, float *scratch, double *norms) {
+static gd_status gd_contribution_norms(const gd_backend *be, const gd_contribution *contribs,
+                                       const gd_contrib_meta *m, size_t count, size_t n,
+                                       float *scratch, double *norms) {
     for (size_t i = 0; i < count; i++) {
         const float *values = NULL;
-        GD_TRY(gd_contribution_values(ordered[i], &values, scratch, n));
+        GD_TRY(gd_contribution_values(&contribs[m[i].index], &values, scratch, n));
         float *staged = gd_backend_stage(be, values, n);
         if (staged == NULL)
             return gd_fail(GD_ERR_NOMEM, "out of %s memory for a contribution", be->iface->name);
         norms[i] = sqrt(gd_backend_sum_squares(be, staged, n));
         gd_backend_unstage(be, staged, NULL, n, false);
-        if (!isfinite(norms[i]))
-            return gd_fail(GD_ERR_INVALID, "contribution of %s is not finite", ordered[i]->address);
     }
     return GD_OK;
 }
@@ -333,9 +404,9 @@ static gd_status gd_contribution_norms(const gd_backend *be, const gd_contributi
  * added to acc by its weight in order, one at a time, then the Nesterov
  * step. G is a host array, staged into the backend's memory (no copy on a
  * host-memory backend). */
-static gd_status gd_outer_step_on(const gd_backend *be, const gd_contribution *const *ordered,
-                                  const float *weights, size_t count, float *scratch,
-                                  gd_global_state *g, float lr, float mu) {
+static gd_status gd_outer_step_on(const gd_backend *be, const gd_contribution *contribs,
+                                  const gd_contrib_meta *m, const float *weights, size_t count,
+                                  float *scratch, gd_global_state *g, float lr, float mu) {
     size_t n = g->n;
     float *acc = gd_backend_alloc_f32(be, n);
     if (acc == NULL)
@@ -344,7 +415,7 @@ static gd_status gd_outer_step_on(const gd_backend *be, const gd_contribution *c
     gd_status s = GD_OK;
     for (size_t i = 0; s == GD_OK && i < count; i++) {
         const float *values = NULL;
-        s = gd_contribution_values(ordered[i], &values, scratch, n);
+        s = gd_contribution_values(&contribs[m[i].index], &values, scratch, n);
         float *staged = s == GD_OK ? gd_backend_stage(be, values, n) : NULL;
         if (s == GD_OK && staged == NULL)
             s = gd_fail(GD_ERR_NOMEM, "out of %s memory for a contribution", be->iface->name);
@@ -371,85 +442,159 @@ gd_status gd_diloco_aggregate(const gd_backend *be, const gd_diloco_config *c,
                               const uint8_t layout_digest[32], const gd_contribution *contribs,
                               size_t n_contribs, gd_global_state *g,
                               gd_aggregate_stats *stats) {
-    if (n_contribs == 0)
-        return gd_fail(GD_ERR_INVALID, "no contributions to aggregate");
-    /* Sizes and layouts first: nothing is read from a delta that does not
-     * have exactly G's shape. */
+    gd_aggregate_stats st = {0};
+    if (stats)
+        *stats = st;
+    gd_contrib_meta *m = calloc(n_contribs ? n_contribs : 1, sizeof *m);
+    if (m == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
     bool any_reader = false;
     for (size_t i = 0; i < n_contribs; i++) {
         const gd_contribution *x = &contribs[i];
-        const char *who = x->address ? x->address : "(no address)";
-        if (x->address == NULL || (x->delta == NULL) == (x->read == NULL) ||
-            x->layout_digest == NULL)
-            return gd_fail(GD_ERR_INVALID, "contribution of %s lacks its address, values or "
-                                           "layout digest",
-                           who);
-        if (x->n != g->n)
-            return gd_fail(GD_ERR_INVALID, "contribution of %s has %zu values; G has %zu", who,
-                           x->n, g->n);
-        if (memcmp(x->layout_digest, layout_digest, 32) != 0)
-            return gd_fail(GD_ERR_INVALID, "contribution of %s has another model layout", who);
+        m[i] = (gd_contrib_meta){x->address, x->n, x->layout_digest, x->tokens,
+                                 (x->delta == NULL) != (x->read == NULL), i};
         any_reader |= x->read != NULL;
     }
+    double total_tokens = 0;
+    gd_status s = gd_contribs_order(m, n_contribs, g->n, layout_digest, &total_tokens);
     gd_backend cpu;
     if (be == NULL) {
         gd_backend_cpu_init(&cpu, NULL);
         be = &cpu;
     }
-    const gd_contribution **ordered = calloc(n_contribs, sizeof *ordered);
-    double *norms = calloc(n_contribs, sizeof *norms), *sorted = calloc(n_contribs, sizeof *sorted);
-    float *weights = calloc(n_contribs, sizeof *weights);
+    double *norms = calloc(n_contribs ? n_contribs : 1, sizeof *norms);
+    float *weights = calloc(n_contribs ? n_contribs : 1, sizeof *weights);
     /* One contribution decoded at a time: a reader writes here. */
-    float *scratch = any_reader ? malloc(g->n * sizeof *scratch) : NULL;
-    gd_mem_prefer_huge(scratch, any_reader ? g->n * sizeof *scratch : 0);
-    gd_status s = ordered && norms && sorted && weights && (scratch || !any_reader)
-                      ? GD_OK
-                      : gd_fail(GD_ERR_NOMEM, "out of memory");
-    double total_tokens = 0;
-    for (size_t i = 0; s == GD_OK && i < n_contribs; i++) {
-        ordered[i] = &contribs[i];
-        total_tokens += (double)contribs[i].tokens;
-        if (contribs[i].tokens == 0)
-            s = gd_fail(GD_ERR_INVALID, "contribution of %s has no tokens", contribs[i].address);
-    }
-    if (s == GD_OK) {
-        qsort(ordered, n_contribs, sizeof *ordered, gd_cmp_contrib);
-        for (size_t i = 1; s == GD_OK && i < n_contribs; i++)
-            if (gd_diloco_address_cmp(ordered[i - 1]->address, ordered[i]->address) == 0)
-                s = gd_fail(GD_ERR_INVALID, "two contributions from %s", ordered[i]->address);
-    }
-    gd_aggregate_stats st = {0};
+    float *scratch = s == GD_OK && any_reader ? malloc(g->n * sizeof *scratch) : NULL;
+    gd_mem_prefer_huge(scratch, scratch ? g->n * sizeof *scratch : 0);
+    if (s == GD_OK && (!norms || !weights || (any_reader && !scratch)))
+        s = gd_fail(GD_ERR_NOMEM, "out of memory");
     if (s == GD_OK)
-        s = gd_contribution_norms(be, ordered, n_contribs, g->n, scratch, norms);
-    if (s == GD_OK) {
-        memcpy(sorted, norms, n_contribs * sizeof *sorted);
-        qsort(sorted, n_contribs, sizeof *sorted, gd_cmp_double);
-        size_t mid = n_contribs / 2;
-        st.median_norm = n_contribs % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
-        st.max_norm = sorted[n_contribs - 1];
-        double limit = c->clip_factor * st.median_norm;
-        /* Each weight is computed in double and rounded to float once:
-         * clip * tokens / total. */
-        for (size_t i = 0; i < n_contribs; i++) {
-            double clip = 1.0;
-            if (c->clip_factor > 0 && norms[i] > limit) {
-                clip = limit / norms[i];
-                st.clipped++;
-            }
-            weights[i] = (float)(clip * (double)ordered[i]->tokens / total_tokens);
-        }
-        s = gd_outer_step_on(be, ordered, weights, n_contribs, scratch, g, (float)c->outer_lr,
-                             (float)c->outer_momentum);
-        if (s == GD_OK)
-            g->round++;
-    }
+        s = gd_contribution_norms(be, contribs, m, n_contribs, g->n, scratch, norms);
+    if (s == GD_OK)
+        s = gd_contribs_weights(c, m, norms, n_contribs, total_tokens, weights, &st);
+    if (s == GD_OK)
+        s = gd_outer_step_on(be, contribs, m, weights, n_contribs, scratch, g,
+                             (float)c->outer_lr, (float)c->outer_momentum);
+    if (s == GD_OK)
+        g->round++;
     if (stats)
         *stats = st;
     free(scratch);
-    free(ordered);
+    free(m);
     free(norms);
-    free(sorted);
     free(weights);
+    return s;
+}
+
+/* Window w of the windowed aggregate: [*lo, *lo + *count). */
+static void gd_window_range(size_t n, size_t window, size_t w, size_t *lo, size_t *count) {
+    *lo = w * window;
+    *count = n - *lo < window ? n - *lo : window;
+}
+
+static gd_status gd_read_window(const gd_contribution_windowed *x, float *out, size_t lo,
+                                size_t count) {
+    gd_status s = x->read_range(x->read_ctx, out, lo, count);
+    return s == GD_OK ? GD_OK
+                      : gd_fail_context(s, "reading the contribution of %s", x->address);
+}
+
+gd_status gd_diloco_aggregate_windows(const gd_backend *be, const gd_diloco_config *c,
+                                      const uint8_t layout_digest[32],
+                                      const gd_contribution_windowed *contribs,
+                                      size_t n_contribs, const gd_global_io *g, size_t window,
+                                      gd_aggregate_stats *stats) {
+    gd_aggregate_stats st = {0};
+    if (stats)
+        *stats = st;
+    size_t n = g->n;
+    if (window == 0 || window % GD_SUM_SQUARES_CHUNK != 0 || n == 0)
+        return gd_fail(GD_ERR_INVALID, "a window of %zu values (a multiple of %zu) over %zu", window,
+                       GD_SUM_SQUARES_CHUNK, n);
+    gd_contrib_meta *m = calloc(n_contribs ? n_contribs : 1, sizeof *m);
+    if (m == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n_contribs; i++) {
+        const gd_contribution_windowed *x = &contribs[i];
+        m[i] = (gd_contrib_meta){x->address, x->n, x->layout_digest, x->tokens,
+                                 x->read_range != NULL, i};
+    }
+    double total_tokens = 0;
+    gd_status s = gd_contribs_order(m, n_contribs, n, layout_digest, &total_tokens);
+    gd_backend cpu;
+    if (be == NULL) {
+        gd_backend_cpu_init(&cpu, NULL);
+        be = &cpu;
+    }
+    size_t span = window < n ? window : n, windows = (n + window - 1) / window;
+    double *sums = calloc(n_contribs ? n_contribs : 1, sizeof *sums);
+    float *weights = calloc(n_contribs ? n_contribs : 1, sizeof *weights);
+    float *host = malloc(3 * span * sizeof *host); /* a contribution, params, momentum */
+    float *acc = gd_backend_alloc_f32(be, span);
+    if (s == GD_OK && (!sums || !weights || !host || !acc))
+        s = gd_fail(GD_ERR_NOMEM, "out of memory for the windowed aggregate");
+    float *values = host, *params = host + span, *momentum = host + 2 * span;
+    /* The norms: each contribution's sum of squares chained over windows
+     * that start at multiples of GD_SUM_SQUARES_CHUNK (gd_backend_sum_squares_from). */
+    for (size_t w = 0; s == GD_OK && w < windows; w++) {
+        size_t lo, count;
+        gd_window_range(n, window, w, &lo, &count);
+        for (size_t i = 0; s == GD_OK && i < n_contribs; i++) {
+            s = gd_read_window(&contribs[m[i].index], values, lo, count);
+            float *staged = s == GD_OK ? gd_backend_stage(be, values, count) : NULL;
+            if (s == GD_OK && staged == NULL)
+                s = gd_fail(GD_ERR_NOMEM, "out of %s memory for a window", be->iface->name);
+            if (s == GD_OK)
+                sums[i] = gd_backend_sum_squares_from(be, staged, count, sums[i]);
+            if (staged != NULL)
+                gd_backend_unstage(be, staged, NULL, count, false);
+        }
+    }
+    for (size_t i = 0; s == GD_OK && i < n_contribs; i++)
+        sums[i] = sqrt(sums[i]);
+    if (s == GD_OK)
+        s = gd_contribs_weights(c, m, sums, n_contribs, total_tokens, weights, &st);
+    /* The step, window by window: element by element, so the bits are the
+     * whole array's. */
+    for (size_t w = 0; s == GD_OK && w < windows; w++) {
+        size_t lo, count;
+        gd_window_range(n, window, w, &lo, &count);
+        gd_backend_zero(be, acc, count * sizeof(float));
+        for (size_t i = 0; s == GD_OK && i < n_contribs; i++) {
+            s = gd_read_window(&contribs[m[i].index], values, lo, count);
+            float *staged = s == GD_OK ? gd_backend_stage(be, values, count) : NULL;
+            if (s == GD_OK && staged == NULL)
+                s = gd_fail(GD_ERR_NOMEM, "out of %s memory for a window", be->iface->name);
+            if (s == GD_OK)
+                gd_backend_weighted_add(be, acc, staged, weights[i], count);
+            if (staged != NULL)
+                gd_backend_unstage(be, staged, NULL, count, false);
+        }
+        if (s == GD_OK)
+            s = g->read(g->ctx, params, momentum, lo, count);
+        float *p = s == GD_OK ? gd_backend_stage(be, params, count) : NULL;
+        float *mo = p ? gd_backend_stage(be, momentum, count) : NULL;
+        if (s == GD_OK && mo == NULL)
+            s = gd_fail(GD_ERR_NOMEM, "out of %s memory for a window", be->iface->name);
+        if (s == GD_OK)
+            gd_backend_nesterov_step(be, p, mo, acc, count, (float)c->outer_lr,
+                                     (float)c->outer_momentum);
+        if (p != NULL)
+            gd_backend_unstage(be, p, params, count, s == GD_OK);
+        if (mo != NULL)
+            gd_backend_unstage(be, mo, momentum, count, s == GD_OK);
+        if (s == GD_OK)
+            s = g->write(g->ctx, params, momentum, lo, count);
+    }
+    if (stats)
+        *stats = st;
+    if (acc != NULL)
+        gd_backend_free(be, acc);
+    free(host);
+    free(sums);
+    free(weights);
+    free(m);
     return s;
 }
 

@@ -199,6 +199,41 @@ typedef struct gd_aggregate_stats {
     uint32_t clipped;   /* contributions scaled down */
 } gd_aggregate_stats;
 
+/* The same step a window of values at a time, for G and contributions
+ * that are never whole in memory (stores on disk, payloads decoded chunk
+ * by chunk): every contribution reads ranges (read_range), G is read and
+ * written through io. The norms chain the backend's sum of squares over
+ * windows that start at multiples of GD_SUM_SQUARES_CHUNK, and the rest is
+ * element by element, so G' has gd_diloco_aggregate's bits exactly.
+ * Memory: four windows of floats beside what the readers keep. */
+typedef gd_status (*gd_contribution_range_fn)(void *ctx, float *out, size_t lo, size_t count);
+
+typedef struct gd_contribution_windowed {
+    const char *address;
+    size_t n;
+    const uint8_t *layout_digest;
+    gd_contribution_range_fn read_range;
+    void *read_ctx;
+    uint64_t tokens;
+} gd_contribution_windowed;
+
+typedef struct gd_global_io {
+    size_t n;        /* G's values */
+    /* G's params and momentum [lo, lo + count) into the arrays. */
+    gd_status (*read)(void *ctx, float *params, float *momentum, size_t lo, size_t count);
+    /* G' over the same range (called once per range, in order). */
+    gd_status (*write)(void *ctx, const float *params, const float *momentum, size_t lo,
+                       size_t count);
+    void *ctx;
+} gd_global_io;
+
+/* window: values per window, a multiple of GD_SUM_SQUARES_CHUNK. */
+gd_status gd_diloco_aggregate_windows(const gd_backend *be, const gd_diloco_config *c,
+                                      const uint8_t layout_digest[32],
+                                      const gd_contribution_windowed *contribs,
+                                      size_t n_contribs, const gd_global_io *g, size_t window,
+                                      gd_aggregate_stats *stats) GD_MUST_CHECK;
+
 /* Steps g with the contributions (any order; they are summed in the one
  * address order of proofs/diloco_rules.h): clipping, token weights, the
  * Nesterov outer step. A contribution whose size or layout digest is not

@@ -255,6 +255,116 @@ static double norm(const float *x, size_t n) {
 /* A 1000x-scaled or garbage contribution among four moves G by no more than
  * clipping allows: its weight (tokens share) times lr (1 + mu) times
  * (the clip limit + the honest contribution's norm). */
+/* A contribution read a range at a time (gd_diloco_aggregate_windows). */
+typedef struct range_reader {
+    const float *values;
+    size_t calls;
+    bool fail;
+} range_reader;
+
+static gd_status read_range(void *ctx, float *out, size_t lo, size_t count) {
+    range_reader *r = ctx;
+    r->calls++;
+    if (r->fail)
+        return gd_fail(GD_ERR_IO, "the store went away");
+    memcpy(out, r->values + lo, count * sizeof(float));
+    return GD_OK;
+}
+
+/* G held by the test, read and written a range at a time. */
+typedef struct g_io {
+    const float *params, *momentum; /* read */
+    float *out_params, *out_momentum; /* written */
+    size_t next;                      /* where the next write must start */
+} g_io;
+
+static gd_status g_read(void *ctx, float *params, float *momentum, size_t lo, size_t count) {
+    g_io *x = ctx;
+    memcpy(params, x->params + lo, count * sizeof(float));
+    memcpy(momentum, x->momentum + lo, count * sizeof(float));
+    return GD_OK;
+}
+
+static gd_status g_write(void *ctx, const float *params, const float *momentum, size_t lo,
+                         size_t count) {
+    g_io *x = ctx;
+    CHECK(lo == x->next); /* once per range, in order */
+    x->next = lo + count;
+    memcpy(x->out_params + lo, params, count * sizeof(float));
+    memcpy(x->out_momentum + lo, momentum, count * sizeof(float));
+    return GD_OK;
+}
+
+/* The windowed aggregate gives the whole-array aggregate's bits (G, its
+ * momentum, the clip and the stats) for windows of 2^16 and 2^17 values
+ * over an n that is a multiple of neither, from a state with momentum;
+ * a window that is not a multiple of the sum-of-squares chunk, and a
+ * reader that fails, are refused. */
+static void test_aggregate_windows(void) {
+    gd_diloco_config c = test_config();
+    c.clip_factor = 1.5;
+    size_t n = N_PARAMS;
+    float *init = random_vector(n, 6, 0.02), *mom = random_vector(n, 7, 0.001), *d[4];
+    for (int i = 0; i < 4; i++)
+        d[i] = random_vector(n, 30 + (uint64_t)i, i == 1 ? 0.1 : 0.001 * (i + 1));
+    const char *who[4] = {"worker-00002", "worker-00000", "worker-00003", "worker-00001"};
+    const uint64_t tokens[4] = {1000, 800, 1200, 1000};
+    gd_contribution held[4];
+    gd_contribution_windowed win[4];
+    range_reader readers[4];
+    for (int i = 0; i < 4; i++) {
+        held[i] = contrib(who[i], d[i], n, tokens[i]);
+        readers[i] = (range_reader){.values = d[i]};
+        win[i] = (gd_contribution_windowed){.address = who[i], .n = n, .layout_digest = k_layout,
+                                            .read_range = read_range, .read_ctx = &readers[i],
+                                            .tokens = tokens[i]};
+    }
+    gd_global_state whole;
+    CHECK_OK(gd_global_state_init(&whole, n));
+    memcpy(whole.params, init, n * sizeof(float));
+    memcpy(whole.momentum, mom, n * sizeof(float));
+    gd_aggregate_stats sw, sx;
+    CHECK_OK(gd_diloco_aggregate(NULL, &c, k_layout, held, 4, &whole, &sw));
+    CHECK(sw.clipped == 1);
+    float *p = malloc(n * sizeof(float)), *m = malloc(n * sizeof(float));
+    for (size_t window = GD_SUM_SQUARES_CHUNK; window <= 2 * GD_SUM_SQUARES_CHUNK;
+         window *= 2) {
+        memset(p, 0, n * sizeof(float));
+        memset(m, 0, n * sizeof(float));
+        g_io x = {init, mom, p, m, 0};
+        gd_global_io io = {n, g_read, g_write, &x};
+        CHECK_OK(gd_diloco_aggregate_windows(NULL, &c, k_layout, win, 4, &io, window, &sx));
+        CHECK(x.next == n);
+        CHECK(memcmp(p, whole.params, n * sizeof(float)) == 0);
+        CHECK(memcmp(m, whole.momentum, n * sizeof(float)) == 0);
+        CHECK(sx.clipped == sw.clipped && sx.median_norm == sw.median_norm &&
+              sx.max_norm == sw.max_norm);
+    }
+    g_io x = {init, mom, p, m, 0};
+    gd_global_io io = {n, g_read, g_write, &x};
+    CHECK_STATUS(gd_diloco_aggregate_windows(NULL, &c, k_layout, win, 4, &io, 4096, NULL),
+                 GD_ERR_INVALID);
+    readers[2].fail = true;
+    CHECK_STATUS(gd_diloco_aggregate_windows(NULL, &c, k_layout, win, 4, &io,
+                                             GD_SUM_SQUARES_CHUNK, NULL),
+                 GD_ERR_IO);
+    CHECK(strstr(gd_error_detail(), "worker-00003") != NULL);
+    readers[2].fail = false;
+    win[3].n = n - 1; /* not G's size: refused before anything is read */
+    size_t calls = readers[0].calls;
+    CHECK_STATUS(gd_diloco_aggregate_windows(NULL, &c, k_layout, win, 4, &io,
+                                             GD_SUM_SQUARES_CHUNK, NULL),
+                 GD_ERR_INVALID);
+    CHECK(readers[0].calls == calls);
+    gd_global_state_free(&whole);
+    for (int i = 0; i < 4; i++)
+        free(d[i]);
+    free(init);
+    free(mom);
+    free(p);
+    free(m);
+}
+
 static void test_clipping_bounds_a_bad_contribution(void) {
     gd_diloco_config c = test_config();
     size_t n = 50000;
@@ -728,6 +838,7 @@ int main(void) {
     RUN_TEST(test_aggregation_is_deterministic);
     RUN_TEST(test_outer_step);
     RUN_TEST(test_aggregate_from_readers);
+    RUN_TEST(test_aggregate_windows);
     RUN_TEST(test_clipping_bounds_a_bad_contribution);
     RUN_TEST(test_worker_round_and_segments);
     RUN_TEST(test_round_by_segments);
