@@ -383,6 +383,46 @@ static gd_status gd_contribution_values(const gd_contribution *x, const float **
     return GD_OK;
 }
 
+/* The three steps of an aggregate on host arrays staged into be's memory
+ * (no copy on a host-memory backend): one home for both aggregates, so the
+ * windowed one is the whole one's arithmetic on ranges. */
+static gd_status gd_staged_sum_squares(const gd_backend *be, const float *values, size_t count,
+                                       double *sum) {
+    float *staged = gd_backend_stage(be, values, count);
+    if (staged == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of %s memory for a contribution", be->iface->name);
+    *sum = gd_backend_sum_squares_from(be, staged, count, *sum);
+    gd_backend_unstage(be, staged, NULL, count, false);
+    return GD_OK;
+}
+
+static gd_status gd_staged_weighted_add(const gd_backend *be, float *acc, const float *values,
+                                        float weight, size_t count) {
+    float *staged = gd_backend_stage(be, values, count);
+    if (staged == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of %s memory for a contribution", be->iface->name);
+    gd_backend_weighted_add(be, acc, staged, weight, count);
+    gd_backend_unstage(be, staged, NULL, count, false);
+    return GD_OK;
+}
+
+/* params and momentum (host, count values) stepped in place by acc. */
+static gd_status gd_staged_nesterov(const gd_backend *be, float *params, float *momentum,
+                                    const float *acc, size_t count, float lr, float mu) {
+    float *p = gd_backend_stage(be, params, count);
+    float *m = p ? gd_backend_stage(be, momentum, count) : NULL;
+    gd_status s = m ? GD_OK
+                    : gd_fail(GD_ERR_NOMEM, "out of %s memory for the outer step",
+                              be->iface->name);
+    if (s == GD_OK)
+        gd_backend_nesterov_step(be, p, m, acc, count, lr, mu);
+    if (p != NULL)
+        gd_backend_unstage(be, p, params, count, s == GD_OK);
+    if (m != NULL)
+        gd_backend_unstage(be, m, momentum, count, s == GD_OK);
+    return s;
+}
+
 /* The L2 norm of each ordered contribution: the backend's sum of squares
  * (fixed chunks, in double), then the square root. */
 static gd_status gd_contribution_norms(const gd_backend *be, const gd_contribution *contribs,
@@ -390,12 +430,10 @@ static gd_status gd_contribution_norms(const gd_backend *be, const gd_contributi
                                        float *scratch, double *norms) {
     for (size_t i = 0; i < count; i++) {
         const float *values = NULL;
+        double sum = 0;
         GD_TRY(gd_contribution_values(&contribs[m[i].index], &values, scratch, n));
-        float *staged = gd_backend_stage(be, values, n);
-        if (staged == NULL)
-            return gd_fail(GD_ERR_NOMEM, "out of %s memory for a contribution", be->iface->name);
-        norms[i] = sqrt(gd_backend_sum_squares(be, staged, n));
-        gd_backend_unstage(be, staged, NULL, n, false);
+        GD_TRY(gd_staged_sum_squares(be, values, n, &sum));
+        norms[i] = sqrt(sum);
     }
     return GD_OK;
 }
@@ -416,24 +454,11 @@ static gd_status gd_outer_step_on(const gd_backend *be, const gd_contribution *c
     for (size_t i = 0; s == GD_OK && i < count; i++) {
         const float *values = NULL;
         s = gd_contribution_values(&contribs[m[i].index], &values, scratch, n);
-        float *staged = s == GD_OK ? gd_backend_stage(be, values, n) : NULL;
-        if (s == GD_OK && staged == NULL)
-            s = gd_fail(GD_ERR_NOMEM, "out of %s memory for a contribution", be->iface->name);
         if (s == GD_OK)
-            gd_backend_weighted_add(be, acc, staged, weights[i], n);
-        if (staged != NULL)
-            gd_backend_unstage(be, staged, NULL, n, false);
+            s = gd_staged_weighted_add(be, acc, values, weights[i], n);
     }
-    float *params = s == GD_OK ? gd_backend_stage(be, g->params, n) : NULL;
-    float *momentum = params ? gd_backend_stage(be, g->momentum, n) : NULL;
-    if (s == GD_OK && momentum == NULL)
-        s = gd_fail(GD_ERR_NOMEM, "out of %s memory for the outer step", be->iface->name);
     if (s == GD_OK)
-        gd_backend_nesterov_step(be, params, momentum, acc, n, lr, mu);
-    if (params != NULL)
-        gd_backend_unstage(be, params, g->params, n, s == GD_OK);
-    if (momentum != NULL)
-        gd_backend_unstage(be, momentum, g->momentum, n, s == GD_OK);
+        s = gd_staged_nesterov(be, g->params, g->momentum, acc, n, lr, mu);
     gd_backend_free(be, acc);
     return s;
 }
@@ -542,13 +567,8 @@ gd_status gd_diloco_aggregate_windows(const gd_backend *be, const gd_diloco_conf
         gd_window_range(n, window, w, &lo, &count);
         for (size_t i = 0; s == GD_OK && i < n_contribs; i++) {
             s = gd_read_window(&contribs[m[i].index], values, lo, count);
-            float *staged = s == GD_OK ? gd_backend_stage(be, values, count) : NULL;
-            if (s == GD_OK && staged == NULL)
-                s = gd_fail(GD_ERR_NOMEM, "out of %s memory for a window", be->iface->name);
             if (s == GD_OK)
-                sums[i] = gd_backend_sum_squares_from(be, staged, count, sums[i]);
-            if (staged != NULL)
-                gd_backend_unstage(be, staged, NULL, count, false);
+                s = gd_staged_sum_squares(be, values, count, &sums[i]);
         }
     }
     for (size_t i = 0; s == GD_OK && i < n_contribs; i++)
@@ -563,27 +583,14 @@ gd_status gd_diloco_aggregate_windows(const gd_backend *be, const gd_diloco_conf
         gd_backend_zero(be, acc, count * sizeof(float));
         for (size_t i = 0; s == GD_OK && i < n_contribs; i++) {
             s = gd_read_window(&contribs[m[i].index], values, lo, count);
-            float *staged = s == GD_OK ? gd_backend_stage(be, values, count) : NULL;
-            if (s == GD_OK && staged == NULL)
-                s = gd_fail(GD_ERR_NOMEM, "out of %s memory for a window", be->iface->name);
             if (s == GD_OK)
-                gd_backend_weighted_add(be, acc, staged, weights[i], count);
-            if (staged != NULL)
-                gd_backend_unstage(be, staged, NULL, count, false);
+                s = gd_staged_weighted_add(be, acc, values, weights[i], count);
         }
         if (s == GD_OK)
             s = g->read(g->ctx, params, momentum, lo, count);
-        float *p = s == GD_OK ? gd_backend_stage(be, params, count) : NULL;
-        float *mo = p ? gd_backend_stage(be, momentum, count) : NULL;
-        if (s == GD_OK && mo == NULL)
-            s = gd_fail(GD_ERR_NOMEM, "out of %s memory for a window", be->iface->name);
         if (s == GD_OK)
-            gd_backend_nesterov_step(be, p, mo, acc, count, (float)c->outer_lr,
-                                     (float)c->outer_momentum);
-        if (p != NULL)
-            gd_backend_unstage(be, p, params, count, s == GD_OK);
-        if (mo != NULL)
-            gd_backend_unstage(be, mo, momentum, count, s == GD_OK);
+            s = gd_staged_nesterov(be, params, momentum, acc, count, (float)c->outer_lr,
+                                   (float)c->outer_momentum);
         if (s == GD_OK)
             s = g->write(g->ctx, params, momentum, lo, count);
     }
