@@ -69,13 +69,20 @@ static void gd_value_store_reset(gd_value_store *s) {
     s->fd = s->leaves_fd = -1;
 }
 
+/* What create and open do first: the sizes checked, both files opened. */
+static gd_status gd_value_store_begin(gd_value_store *s, const char *path, uint64_t n,
+                                      uint32_t chunk_elems, bool create, char *leaves_path,
+                                      size_t cap) {
+    gd_value_store_reset(s);
+    gd_status st = gd_value_store_size(s, n, chunk_elems);
+    return st == GD_OK ? gd_value_store_files(s, path, create, leaves_path, cap) : st;
+}
+
 gd_status gd_value_store_create(gd_value_store *s, const char *path, uint64_t n,
                                 uint32_t chunk_elems) {
-    gd_value_store_reset(s);
     char leaves_path[4096];
-    gd_status st = gd_value_store_size(s, n, chunk_elems);
-    if (st == GD_OK)
-        st = gd_value_store_files(s, path, true, leaves_path, sizeof leaves_path);
+    gd_status st = gd_value_store_begin(s, path, n, chunk_elems, true, leaves_path,
+                                        sizeof leaves_path);
     /* Holes read as zeros and cost no disk until written. */
     if (st == GD_OK && ftruncate(s->fd, (off_t)(n * sizeof(float))) != 0)
         st = gd_io_fail("sizing", path);
@@ -93,11 +100,9 @@ gd_status gd_value_store_create(gd_value_store *s, const char *path, uint64_t n,
 
 gd_status gd_value_store_open(gd_value_store *s, const char *path, uint64_t n,
                               uint32_t chunk_elems) {
-    gd_value_store_reset(s);
     char leaves_path[4096];
-    gd_status st = gd_value_store_size(s, n, chunk_elems);
-    if (st == GD_OK)
-        st = gd_value_store_files(s, path, false, leaves_path, sizeof leaves_path);
+    gd_status st = gd_value_store_begin(s, path, n, chunk_elems, false, leaves_path,
+                                        sizeof leaves_path);
     struct stat vs, ls;
     uint64_t table = GD_VALUE_STORE_HEADER_BYTES + (uint64_t)s->chunks * GD_MMR_HASH_LEN;
     if (st == GD_OK && (fstat(s->fd, &vs) != 0 || fstat(s->leaves_fd, &ls) != 0))
