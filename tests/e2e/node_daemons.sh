@@ -104,7 +104,10 @@ python3 "$here/../support/status_page_check.py" "http://127.0.0.1:${PORT[1]}" --
 python3 "$here/../support/status_page_check.py" "http://127.0.0.1:${PORT[4]}" --validator \
   || fail "the status page of the validator"
 ok "the status page shows each daemon's round, phase, loss chart, verdicts and rewards"
-curl -sf "http://127.0.0.1:${PORT[4]}/metrics" | grep -q '^gd_checks_total{verdict="pass"} [1-9]' \
+# Fetched whole first: under pipefail, grep -q closing the pipe at its
+# match can fail curl (SIGPIPE) on a long enough page.
+curl -sf "http://127.0.0.1:${PORT[4]}/metrics" >metrics-4.txt &&
+  grep -q '^gd_checks_total{verdict="pass"} [1-9]' metrics-4.txt \
   || fail "the validator's metrics show no passed check"
 ok "/metrics counts the validator's checks"
 python3 "$here/../support/contrib_check.py" "$here/../../contrib" "http://127.0.0.1:${PORT[1]}/metrics" \
