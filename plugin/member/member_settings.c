@@ -123,6 +123,9 @@ typedef struct gd_yaml_log {
     char field[64];
 } gd_yaml_log;
 
+/* fmt is libcyaml's printf format: the attribute says so to -Wformat=2. */
+static void gd_yaml_log_fn(cyaml_log_t level, void *ctx, const char *fmt, va_list args)
+    GD_PRINTF(3, 0);
 static void gd_yaml_log_fn(cyaml_log_t level, void *ctx, const char *fmt, va_list args) {
     gd_yaml_log *log = ctx;
     if (level < CYAML_LOG_ERROR)
