@@ -272,6 +272,18 @@ static gd_status gd_slot_floats(gd_slot *t, size_t n) {
     return t->x ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for %zu values", n);
 }
 
+/* The slot's byte buffer of at least cap bytes. */
+static gd_status gd_slot_buffer(gd_slot *t, size_t cap) {
+    if (t->frame_cap >= cap)
+        return GD_OK;
+    free(t->frame);
+    t->frame = malloc(cap);
+    t->frame_cap = t->frame ? cap : 0;
+    return t->frame ? GD_OK
+                    : gd_fail(GD_ERR_NOMEM, "out of memory for a zstd frame of %zu bytes", cap);
+}
+
+/* The buffer as a zstd frame's room, with the compression context. */
 static gd_status gd_slot_frame(gd_slot *t, size_t cap) {
     if (t->cctx == NULL) {
         t->cctx = ZSTD_createCCtx();
@@ -282,13 +294,7 @@ static gd_status gd_slot_frame(gd_slot *t, size_t cap) {
                                                 GD_PAYLOAD_ZSTD_HASH_LOG)))
             return gd_fail(GD_ERR_NOMEM, "cannot set up a zstd context");
     }
-    if (t->frame_cap >= cap)
-        return GD_OK;
-    free(t->frame);
-    t->frame = malloc(cap);
-    t->frame_cap = t->frame ? cap : 0;
-    return t->frame ? GD_OK
-                    : gd_fail(GD_ERR_NOMEM, "out of memory for a zstd frame of %zu bytes", cap);
+    return gd_slot_buffer(t, cap);
 }
 
 static void gd_chunk_free(gd_payload_chunk *c) {
@@ -607,75 +613,48 @@ gd_status gd_payload_write(const gd_payload *p, const char *path) {
     return s;
 }
 
-/* ---- parse --------------------------------------------------------------- */
+/* ---- the file form read in place, and parse --------------------------------- */
 
-typedef struct gd_parse_job {
-    const gd_payload_header *h;
-    const uint8_t *bytes;
-    const uint64_t *offsets;
-    gd_payload_chunk *chunks;
-    uint8_t (*leaves)[GD_MMR_HASH_LEN];
-    gd_slots slots;
-    gd_task_error err;
-} gd_parse_job;
-
-static gd_status gd_parse_one(gd_parse_job *job, size_t i, gd_slot *t) {
-    gd_payload_chunk *c = &job->chunks[i];
-    const uint8_t *src = job->bytes + job->offsets[i];
-    if (c->zstd) {
-        /* Exactly one complete frame of today's format (not a skippable or
-         * legacy frame, whose old decoders are needless attack surface)
-         * that declares exactly raw_len bytes. */
-        if (c->stored_len < 4 || gd_get_le32(src) != ZSTD_MAGICNUMBER)
-            return gd_fail(GD_ERR_PARSE, "stored bytes are not a zstd frame");
-        size_t frame = ZSTD_findFrameCompressedSize(src, c->stored_len);
-        if (ZSTD_isError(frame) || frame != c->stored_len)
-            return gd_fail(GD_ERR_PARSE, "stored bytes are not one complete zstd frame");
-        unsigned long long declared = ZSTD_getFrameContentSize(src, c->stored_len);
-        if (declared != (unsigned long long)c->raw_len)
-            return gd_fail(GD_ERR_PARSE, "zstd frame does not declare the table's %zu bytes",
-                           c->raw_len);
+/* Chunk i's canonical bytes from the view: a stored chunk is its raw bytes
+ * where they lie (*raw points into the view), a zstd chunk is checked and
+ * decompressed into buf (raw_len bytes). */
+static gd_status gd_view_raw(const gd_payload_view *v, uint32_t i, uint8_t *buf,
+                             ZSTD_DCtx **dctx, const uint8_t **raw) {
+    const gd_payload_view_chunk *c = &v->chunks[i];
+    const uint8_t *src = v->bytes + c->offset;
+    if (!c->zstd) {
+        *raw = src;
+        return GD_OK;
     }
-    c->raw = malloc(c->raw_len);
-    if (c->raw == NULL)
-        return gd_fail(GD_ERR_NOMEM, "out of memory for %zu bytes", c->raw_len);
-    if (c->zstd) {
-        if (t->dctx == NULL && (t->dctx = ZSTD_createDCtx()) == NULL)
-            return gd_fail(GD_ERR_NOMEM, "out of memory for a zstd context");
-        size_t n = ZSTD_decompressDCtx(t->dctx, c->raw, c->raw_len, src, c->stored_len);
-        if (ZSTD_isError(n) || n != c->raw_len)
-            return gd_fail(GD_ERR_PARSE, "zstd frame does not decompress to %zu bytes (%s)",
-                           c->raw_len, ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short");
-        c->stored = malloc(c->stored_len);
-        if (c->stored == NULL)
-            return gd_fail(GD_ERR_NOMEM, "out of memory for %zu bytes", c->stored_len);
-        memcpy(c->stored, src, c->stored_len);
-    } else {
-        memcpy(c->raw, src, c->raw_len);
-        c->stored = c->raw;
-    }
-    gd_mmr_hash_leaf(job->leaves[i], (uint32_t)(i + 1), c->raw, c->raw_len);
+    /* Exactly one complete frame of today's format (not a skippable or
+     * legacy frame, whose old decoders are needless attack surface) that
+     * declares exactly raw_len bytes. */
+    if (c->stored_len < 4 || gd_get_le32(src) != ZSTD_MAGICNUMBER)
+        return gd_fail(GD_ERR_PARSE, "stored bytes are not a zstd frame");
+    size_t frame = ZSTD_findFrameCompressedSize(src, c->stored_len);
+    if (ZSTD_isError(frame) || frame != c->stored_len)
+        return gd_fail(GD_ERR_PARSE, "stored bytes are not one complete zstd frame");
+    unsigned long long declared = ZSTD_getFrameContentSize(src, c->stored_len);
+    if (declared != (unsigned long long)c->raw_len)
+        return gd_fail(GD_ERR_PARSE, "zstd frame does not declare the table's %u bytes",
+                       (unsigned)c->raw_len);
+    if (*dctx == NULL && (*dctx = ZSTD_createDCtx()) == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for a zstd context");
+    size_t n = ZSTD_decompressDCtx(*dctx, buf, c->raw_len, src, c->stored_len);
+    if (ZSTD_isError(n) || n != c->raw_len)
+        return gd_fail(GD_ERR_PARSE, "zstd frame does not decompress to %u bytes (%s)",
+                       (unsigned)c->raw_len, ZSTD_isError(n) ? ZSTD_getErrorName(n) : "short");
+    *raw = buf;
     return GD_OK;
 }
 
-static void gd_parse_task(void *ctx, size_t i) {
-    gd_parse_job *job = ctx;
-    gd_slot temp = {0}, *t = gd_slot_take(&job->slots);
-    gd_status s = gd_parse_one(job, i, t ? t : &temp);
-    if (t != NULL)
-        gd_slot_give(&job->slots, t);
-    gd_slot_release(&temp);
-    if (s != GD_OK)
-        gd_task_error_record(&job->err, i, s);
-}
-
-/* Checks the table against the file; fills the chunks' lengths and flags. */
-static gd_status gd_parse_table(const gd_payload_header *h, const uint8_t *bytes, size_t len,
-                                gd_payload_chunk *chunks, uint64_t *offsets) {
-    size_t next = gd_table_end(h->chunk_count);
+/* Checks the table against the file; fills the view's chunks. */
+static gd_status gd_parse_table(gd_payload_view *v) {
+    const gd_payload_header *h = &v->header;
+    size_t next = gd_table_end(h->chunk_count), len = v->len;
     for (uint32_t i = 0; i < h->chunk_count; i++) {
         const uint8_t *e =
-            bytes + GD_PAYLOAD_HEADER_BYTES + (size_t)i * GD_PAYLOAD_TABLE_ENTRY_BYTES;
+            v->bytes + GD_PAYLOAD_HEADER_BYTES + (size_t)i * GD_PAYLOAD_TABLE_ENTRY_BYTES;
         uint64_t off = gd_get_le64(e);
         uint32_t stored = gd_get_le32(e + 8), raw = gd_get_le32(e + 12);
         uint32_t flags = gd_get_le32(e + 16), reserved = gd_get_le32(e + 20);
@@ -704,10 +683,8 @@ static gd_status gd_parse_table(const gd_payload_header *h, const uint8_t *bytes
         if (zstd && (uint64_t)raw > (uint64_t)stored * GD_PAYLOAD_ZSTD_MAX_RATIO)
             return gd_fail(GD_ERR_PARSE, "chunk %u: %u zstd bytes cannot expand to %u",
                            (unsigned)i, (unsigned)stored, (unsigned)raw);
-        chunks[i].raw_len = raw;
-        chunks[i].stored_len = stored;
-        chunks[i].zstd = zstd;
-        offsets[i] = off;
+        v->chunks[i] = (gd_payload_view_chunk){.offset = off, .stored_len = stored,
+                                               .raw_len = raw, .zstd = zstd};
         next += stored;
     }
     if (next != len)
@@ -715,11 +692,10 @@ static gd_status gd_parse_table(const gd_payload_header *h, const uint8_t *bytes
     return GD_OK;
 }
 
-gd_status gd_payload_parse(gd_payload *out, const uint8_t *bytes, size_t len, gd_pool *pool) {
+gd_status gd_payload_view_open(gd_payload_view *out, const uint8_t *bytes, size_t len) {
     if (out == NULL)
-        return gd_fail(GD_ERR_INVALID, "payload parse: no output");
+        return gd_fail(GD_ERR_INVALID, "payload view: no output");
     memset(out, 0, sizeof *out);
-    gd_mmr_init(&out->mmr);
     if (bytes == NULL || len < GD_PAYLOAD_HEADER_BYTES)
         return gd_fail(GD_ERR_PARSE, "payload of %zu bytes is shorter than its %d-byte header",
                        bytes ? len : 0, GD_PAYLOAD_HEADER_BYTES);
@@ -730,33 +706,167 @@ gd_status gd_payload_parse(gd_payload *out, const uint8_t *bytes, size_t len, gd
     if (h.chunk_count > room / (GD_PAYLOAD_TABLE_ENTRY_BYTES + 1))
         return gd_fail(GD_ERR_PARSE, "a payload of %u chunks cannot fit %zu bytes",
                        (unsigned)h.chunk_count, len);
-    gd_parse_job job = {.h = &out->header, .bytes = bytes};
-    job.chunks = calloc(h.chunk_count, sizeof *job.chunks);
-    uint64_t *offsets = malloc((size_t)h.chunk_count * sizeof *offsets);
-    job.leaves = malloc((size_t)h.chunk_count * GD_MMR_HASH_LEN);
-    if (job.chunks == NULL || offsets == NULL || job.leaves == NULL) {
-        free(job.chunks);
-        free(offsets);
-        free(job.leaves);
+    out->chunks = calloc(h.chunk_count, sizeof *out->chunks);
+    if (out->chunks == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory for %u payload chunks",
                        (unsigned)h.chunk_count);
-    }
     out->header = h;
-    out->chunks = job.chunks;
-    job.offsets = offsets;
-    gd_status s = gd_parse_table(&h, bytes, len, job.chunks, offsets);
-    if (s == GD_OK)
-        s = gd_slots_init(&job.slots, pool);
-    if (s == GD_OK) {
-        gd_task_error_init(&job.err);
-        gd_pool_run(pool, h.chunk_count, gd_parse_task, &job);
-        gd_slots_free(&job.slots);
-        s = gd_task_error_finish(&job.err, "");
+    out->bytes = bytes;
+    out->len = len;
+    gd_status s = gd_parse_table(out);
+    if (s != GD_OK)
+        gd_payload_view_close(out);
+    return s;
+}
+
+void gd_payload_view_close(gd_payload_view *v) {
+    if (v == NULL)
+        return;
+    free(v->chunks);
+    free(v->raw);
+    ZSTD_freeDCtx(v->dctx);
+    memset(v, 0, sizeof *v);
+}
+
+size_t gd_payload_view_chunk_values(const gd_payload_view *v, uint32_t chunk) {
+    return chunk < v->header.chunk_count ? gd_chunk_values(&v->header, chunk) : 0;
+}
+
+gd_status gd_payload_view_decode(gd_payload_view *v, uint32_t chunk, float *values,
+                                 size_t count) {
+    if (v->chunks == NULL || chunk >= v->header.chunk_count)
+        return gd_fail(GD_ERR_INVALID, "payload has no chunk %u", (unsigned)chunk);
+    size_t n = gd_chunk_values(&v->header, chunk);
+    if (count != n)
+        return gd_fail(GD_ERR_INVALID, "payload chunk %u has %zu values, not %zu",
+                       (unsigned)chunk, n, count);
+    const gd_payload_view_chunk *c = &v->chunks[chunk];
+    if (c->zstd && v->raw_cap < c->raw_len) {
+        free(v->raw);
+        v->raw = malloc(c->raw_len);
+        v->raw_cap = v->raw ? c->raw_len : 0;
+        if (v->raw == NULL)
+            return gd_fail(GD_ERR_NOMEM, "out of memory for %u bytes", (unsigned)c->raw_len);
     }
+    const uint8_t *raw = NULL;
+    gd_status s = gd_view_raw(v, chunk, v->raw, &v->dctx, &raw);
     if (s == GD_OK)
-        s = gd_build_mmr(out, bytes, (const uint8_t (*)[GD_MMR_HASH_LEN])job.leaves);
-    free(offsets);
-    free(job.leaves);
+        s = gd_codec_decode_chunk(&v->header.codec, raw, c->raw_len, values, n);
+    return s == GD_OK ? GD_OK : gd_fail_context(s, "payload chunk %u", (unsigned)chunk);
+}
+
+/* What a parse or a view's root does with each chunk, on the pool. */
+typedef struct gd_parse_job {
+    const gd_payload_view *v;
+    gd_payload_chunk *chunks; /* parse: copies; NULL for a view's root */
+    uint8_t (*leaves)[GD_MMR_HASH_LEN];
+    gd_slots slots;
+    gd_task_error err;
+} gd_parse_job;
+
+static gd_status gd_parse_one(gd_parse_job *job, size_t i, gd_slot *t) {
+    const gd_payload_view_chunk *vc = &job->v->chunks[i];
+    const uint8_t *raw = NULL;
+    uint8_t *copy = NULL;
+    if (job->chunks != NULL || vc->zstd) {
+        copy = job->chunks != NULL ? malloc(vc->raw_len) : NULL;
+        if (copy == NULL && job->chunks == NULL) {
+            GD_TRY(gd_slot_buffer(t, vc->raw_len));
+            copy = t->frame;
+        }
+        if (copy == NULL)
+            return gd_fail(GD_ERR_NOMEM, "out of memory for %u bytes", (unsigned)vc->raw_len);
+    }
+    gd_payload_chunk *c = job->chunks != NULL ? &job->chunks[i] : NULL;
+    if (c != NULL) {
+        c->raw = copy;
+        c->raw_len = vc->raw_len;
+        c->stored_len = vc->stored_len;
+        c->zstd = vc->zstd;
+    }
+    GD_TRY(gd_view_raw(job->v, (uint32_t)i, copy, &t->dctx, &raw));
+    if (c != NULL) {
+        const uint8_t *src = job->v->bytes + vc->offset;
+        if (!vc->zstd) {
+            memcpy(c->raw, src, vc->raw_len);
+            c->stored = c->raw;
+        } else if ((c->stored = malloc(vc->stored_len)) == NULL) {
+            return gd_fail(GD_ERR_NOMEM, "out of memory for %u bytes", (unsigned)vc->stored_len);
+        } else {
+            memcpy(c->stored, src, vc->stored_len);
+        }
+    }
+    gd_mmr_hash_leaf(job->leaves[i], (uint32_t)(i + 1), raw, vc->raw_len);
+    return GD_OK;
+}
+
+static void gd_parse_task(void *ctx, size_t i) {
+    gd_parse_job *job = ctx;
+    gd_slot temp = {0}, *t = gd_slot_take(&job->slots);
+    gd_status s = gd_parse_one(job, i, t ? t : &temp);
+    if (t != NULL)
+        gd_slot_give(&job->slots, t);
+    gd_slot_release(&temp);
+    if (s != GD_OK)
+        gd_task_error_record(&job->err, i, s);
+}
+
+/* Every chunk's leaf, in parallel (copied into chunks when not NULL). */
+static gd_status gd_parse_leaves(const gd_payload_view *v, gd_payload_chunk *chunks,
+                                 uint8_t (*leaves)[GD_MMR_HASH_LEN], gd_pool *pool) {
+    gd_parse_job job = {.v = v, .chunks = chunks, .leaves = leaves};
+    GD_TRY(gd_slots_init(&job.slots, pool));
+    gd_task_error_init(&job.err);
+    gd_pool_run(pool, v->header.chunk_count, gd_parse_task, &job);
+    gd_slots_free(&job.slots);
+    return gd_task_error_finish(&job.err, "");
+}
+
+gd_status gd_payload_view_root(const gd_payload_view *v, uint8_t root[GD_MMR_HASH_LEN],
+                               uint32_t *leaf_count, gd_pool *pool) {
+    if (v->chunks == NULL)
+        return gd_fail(GD_ERR_INVALID, "payload view: not open");
+    uint8_t (*leaves)[GD_MMR_HASH_LEN] = malloc((size_t)v->header.chunk_count * GD_MMR_HASH_LEN);
+    if (leaves == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for %u leaves",
+                       (unsigned)v->header.chunk_count);
+    gd_status s = gd_parse_leaves(v, NULL, leaves, pool);
+    gd_mmr_peaks peaks;
+    gd_mmr_peaks_init(&peaks);
+    uint8_t leaf[GD_MMR_HASH_LEN];
+    gd_mmr_hash_leaf(leaf, 0, v->bytes, GD_PAYLOAD_HEADER_BYTES);
+    if (s == GD_OK)
+        s = gd_mmr_peaks_append(&peaks, leaf);
+    for (uint32_t i = 0; s == GD_OK && i < v->header.chunk_count; i++)
+        s = gd_mmr_peaks_append(&peaks, leaves[i]);
+    if (s == GD_OK)
+        s = gd_mmr_peaks_root(&peaks, root);
+    free(leaves);
+    if (s == GD_OK)
+        *leaf_count = v->header.chunk_count + 1;
+    return s;
+}
+
+gd_status gd_payload_parse(gd_payload *out, const uint8_t *bytes, size_t len, gd_pool *pool) {
+    if (out == NULL)
+        return gd_fail(GD_ERR_INVALID, "payload parse: no output");
+    memset(out, 0, sizeof *out);
+    gd_mmr_init(&out->mmr);
+    gd_payload_view v;
+    GD_TRY(gd_payload_view_open(&v, bytes, len));
+    uint32_t count = v.header.chunk_count;
+    out->header = v.header;
+    out->chunks = calloc(count, sizeof *out->chunks);
+    uint8_t (*leaves)[GD_MMR_HASH_LEN] = malloc((size_t)count * GD_MMR_HASH_LEN);
+    gd_status s = out->chunks && leaves ? GD_OK
+                                        : gd_fail(GD_ERR_NOMEM, "out of memory for %u payload "
+                                                                "chunks", (unsigned)count);
+    if (s == GD_OK)
+        s = gd_parse_leaves(&v, out->chunks, leaves, pool);
+    if (s == GD_OK)
+        s = gd_build_mmr(out, bytes, (const uint8_t (*)[GD_MMR_HASH_LEN])leaves);
+    free(leaves);
+    gd_payload_view_close(&v);
     if (s != GD_OK)
         gd_payload_free(out);
     return s;

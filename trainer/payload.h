@@ -116,6 +116,41 @@ gd_status gd_payload_parse(gd_payload *out, const uint8_t *bytes, size_t len,
                            gd_pool *pool) GD_MUST_CHECK;
 gd_status gd_payload_read(gd_payload *out, const char *path, gd_pool *pool) GD_MUST_CHECK;
 
+/* A payload's file form read where it lies (fetched bytes, a stored file
+ * read once): the header and the table checked as gd_payload_parse checks
+ * them, nothing copied. A chunk is decompressed, checked and decoded only
+ * when asked for, so a reader of many payloads holds their bytes and one
+ * chunk. bytes must outlive the view unchanged; one thread per view. */
+typedef struct gd_payload_view_chunk {
+    uint64_t offset;
+    uint32_t stored_len, raw_len;
+    bool zstd;
+} gd_payload_view_chunk;
+
+typedef struct gd_payload_view {
+    gd_payload_header header;
+    const uint8_t *bytes;
+    size_t len;
+    gd_payload_view_chunk *chunks;
+    uint8_t *raw; /* a zstd chunk's canonical bytes, reused */
+    size_t raw_cap;
+    struct ZSTD_DCtx_s *dctx;
+} gd_payload_view;
+
+gd_status gd_payload_view_open(gd_payload_view *out, const uint8_t *bytes,
+                               size_t len) GD_MUST_CHECK;
+void gd_payload_view_close(gd_payload_view *v);
+/* gd_payload_root's commitment, every chunk decompressed and hashed on the
+ * pool (a chunk at a time per thread). */
+gd_status gd_payload_view_root(const gd_payload_view *v, uint8_t root[GD_MMR_HASH_LEN],
+                               uint32_t *leaf_count, gd_pool *pool) GD_MUST_CHECK;
+/* Values in chunk `chunk` (0 past the last). */
+size_t gd_payload_view_chunk_values(const gd_payload_view *v, uint32_t chunk);
+/* Chunk `chunk` decoded into values (count: its values), validated as
+ * gd_payload_decode validates it. */
+gd_status gd_payload_view_decode(gd_payload_view *v, uint32_t chunk, float *values,
+                                 size_t count) GD_MUST_CHECK;
+
 /* Decodes every chunk into values (param_count floats), validating each. */
 gd_status gd_payload_decode(const gd_payload *p, float *values, gd_pool *pool) GD_MUST_CHECK;
 

@@ -1,6 +1,7 @@
 /* The pseudo-gradient payload: pinned header bytes and the strict header
  * reader, encode -> file -> parse -> decode for every codec over several
- * chunks, roots independent of the thread count, the zstd choice, error
+ * chunks and read in place a chunk at a time, roots independent of the
+ * thread count, the zstd choice, error
  * feedback, chunk proofs, every single-byte corruption and truncation of a
  * small file, hostile tables and frames, and atomic file writes. */
 #include <dirent.h>
@@ -297,6 +298,22 @@ static void test_roundtrip_codecs(void) {
                                            direct + i * 1000, m));
         }
         CHECK(memcmp(out, direct, n * sizeof(float)) == 0);
+        /* Read in place: the same root, the same values a chunk at a time. */
+        gd_payload_view view;
+        CHECK_OK(gd_payload_view_open(&view, file.data, file.len));
+        gd_h r3;
+        uint32_t view_leaves = 0;
+        CHECK_OK(gd_payload_view_root(&view, r3, &view_leaves, pool));
+        CHECK(view_leaves == 12 && memcmp(r3, r1, sizeof r3) == 0);
+        memset(out, 0xff, n * sizeof(float));
+        for (uint32_t i = 11; i-- > 0;)
+            CHECK_OK(gd_payload_view_decode(&view, i, out + i * 1000,
+                                            gd_payload_view_chunk_values(&view, i)));
+        CHECK(memcmp(out, direct, n * sizeof(float)) == 0);
+        CHECK(gd_payload_view_chunk_values(&view, 11) == 0);
+        CHECK_STATUS(gd_payload_view_decode(&view, 11, out, 1), GD_ERR_INVALID);
+        CHECK_STATUS(gd_payload_view_decode(&view, 0, out, 999), GD_ERR_INVALID);
+        gd_payload_view_close(&view);
         if (strcmp(k_codecs[c], "none") == 0)
             CHECK(memcmp(out, v, n * sizeof(float)) == 0);
         double err = 0, norm = 0;
@@ -580,11 +597,22 @@ static void test_tamper_every_byte(void) {
         for (size_t at = 0; at < file.len; at++) {
             for (size_t m = 0; m < sizeof masks; m++) {
                 file.data[at] ^= masks[m];
+                /* Read in place, the same bytes are refused or give the
+                 * same root as parsed. */
+                gd_payload_view view;
+                gd_h view_root = {0};
+                uint32_t view_leaves = 0;
+                bool view_ok = gd_payload_view_open(&view, file.data, file.len) == GD_OK &&
+                               gd_payload_view_root(&view, view_root, &view_leaves,
+                                                    NULL) == GD_OK;
+                gd_payload_view_close(&view);
                 if (gd_payload_parse(&q, file.data, file.len, NULL) != GD_OK) {
+                    CHECK(!view_ok);
                     rejected++;
                 } else {
                     gd_h r;
                     root_of(&q, r, 6);
+                    CHECK(view_ok && view_leaves == 6 && memcmp(view_root, r, sizeof r) == 0);
                     if (memcmp(r, root, sizeof r) != 0) {
                         other_root++;
                     } else {
