@@ -78,6 +78,7 @@
 #include "plugin/cli/cli.h"
 #include "plugin/http/http_server.h"
 #include "plugin/member/artifact_store.h"
+#include "plugin/member/global_file.h"
 #include "plugin/member/member_memory.h"
 #include "plugin/member/round_engine.h"
 #include "plugin/member/start_writer.h"
@@ -703,6 +704,26 @@ static void bench_recycle(gd_peer_port port, uint32_t W, bench_fetched *x) {
     gd_check_evidence_free(&x->ev);
 }
 
+/* The aggregate's G: read from G_r in memory, G' written to its file. */
+typedef struct bench_global_io {
+    const gd_global_state *from;
+    gd_global_file *to;
+} bench_global_io;
+
+static gd_status bench_g_read(void *ctx, float *params, float *momentum, size_t lo,
+                              size_t count) {
+    const bench_global_io *x = ctx;
+    memcpy(params, x->from->params + lo, count * sizeof(float));
+    memcpy(momentum, x->from->momentum + lo, count * sizeof(float));
+    return GD_OK;
+}
+
+static gd_status bench_g_write(void *ctx, const float *params, const float *momentum,
+                               size_t lo, size_t count) {
+    bench_global_io *x = ctx;
+    return gd_global_file_write(x->to, params, momentum, lo, count);
+}
+
 static gd_status bench_fetch_verify(gd_engine *e, const bench_opts *o, const bench_worker *ws,
                                     const bench_result *r, bench_pass *out, gd_peer_port port,
                                     bench_fetched *x) {
@@ -732,12 +753,12 @@ static gd_status bench_fetch_verify(gd_engine *e, const bench_opts *o, const ben
     double client_cpu = bench_thread_cpu_now() - thread0, parse_cpu0 = bench_cpu_now();
     double t0 = gd_bench_now();
     for (uint32_t i = W > 1 ? 1 : 0; s == GD_OK && i < W; i++) {
-        gd_payload p;
-        s = gd_engine_payload_parse(e, &p, BENCH_ROUND, ws[i].address,
-                                    x->payloads[i].data, x->payloads[i].len,
-                                    ws[i].t.commit.payload_root, ws[i].t.commit.payload_leaves);
+        gd_payload_view p; /* as the member keeps a payload: checked in place */
+        s = gd_engine_payload_view(e, &p, BENCH_ROUND, ws[i].address,
+                                   x->payloads[i].data, x->payloads[i].len,
+                                   ws[i].t.commit.payload_root, ws[i].t.commit.payload_leaves);
         if (s == GD_OK)
-            gd_payload_free(&p);
+            gd_payload_view_close(&p);
     }
     if (s == GD_OK) {
         gd_worker_desc *descs = calloc(S + 2, sizeof *descs);
@@ -820,26 +841,47 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
                                          .root = ws[i].t.commit.payload_root,
                                          .leaves = ws[i].t.commit.payload_leaves};
     }
+    /* As the member aggregates: G' written to its file a window at a time
+     * and hashed as it is written, kept in memory too if the budget
+     * allows; the attestation's hash is then the file's descriptor's. */
     gd_global_state next;
     memset(&next, 0, sizeof next);
-    bool have_next = false;
-    if (s == GD_OK)
-        s = gd_global_state_copy(&next, g0);
-    have_next = s == GD_OK;
+    bool keep_next = gd_memory_choose(o->memory_budget, e->n).keep_next;
     gd_bench_peak_reset();
     t0 = gd_bench_now();
+    if (s == GD_OK && keep_next)
+        s = gd_global_state_init(&next, e->n);
+    gd_global_file file;
     if (s == GD_OK)
-        s = gd_engine_aggregate(e, BENCH_ROUND, cs, W, &next);
+        s = gd_global_file_begin(&file, &ws[0].store, BENCH_RUN, BENCH_ROUND + 1, g0->round + 1,
+                                 gd_trainer_layout(e->trainer)->digest,
+                                 e->rc.diloco.chunk_elems, e->n, keep_next ? &next : NULL);
+    if (s == GD_OK) {
+        bench_global_io gio = {.from = g0, .to = &file};
+        gd_global_io io = {.n = e->n, .read = bench_g_read, .write = bench_g_write, .ctx = &gio};
+        s = gd_engine_aggregate_io(e, BENCH_ROUND, cs, W, &io);
+        if (s == GD_OK)
+            s = gd_global_file_commit(&file, r->next_hash);
+        else
+            gd_global_file_abort(&file);
+    }
     r->aggregate_s = gd_bench_now() - t0;
     r->peak_mib[4] = gd_bench_peak_mib();
     gd_bench_peak_reset();
     t0 = gd_bench_now();
+    gd_global_desc d;
     if (s == GD_OK)
-        s = gd_engine_global_hash(e, &next, r->next_hash);
+        s = gd_global_file_desc(&ws[0].store, BENCH_RUN, BENCH_ROUND + 1, e->n, &d);
+    if (s == GD_OK) {
+        uint8_t again[32];
+        gd_global_desc_hash(&d, again);
+        if (memcmp(again, r->next_hash, 32) != 0)
+            s = gd_fail(GD_ERR_INVALID, "the stored G' does not have the aggregate's hash");
+    }
     r->attest_s = gd_bench_now() - t0;
     r->peak_mib[5] = gd_bench_peak_mib();
 
-    if (have_next)
+    if (keep_next)
         gd_global_state_free(&next);
     gd_check_evidence_free(&ev);
     for (uint32_t i = 0; payloads && i < W; i++)

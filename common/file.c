@@ -177,52 +177,97 @@ static gd_status gd_fsync_parent_dir(const char *path) {
     return GD_OK;
 }
 
+gd_status gd_file_atomic_begin(gd_file_atomic *f, const char *path, unsigned mode) {
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+    if (path == NULL || path[0] == '\0')
+        return gd_fail(GD_ERR_INVALID, "empty file path");
+    size_t tmp_len = strlen(path) + sizeof ".tmp-XXXXXX";
+    f->path = strdup(path);
+    f->tmp = malloc(tmp_len);
+    if (f->path == NULL || f->tmp == NULL) {
+        gd_file_atomic_abort(f);
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    }
+    snprintf(f->tmp, tmp_len, "%s.tmp-XXXXXX", path);
+    f->fd = mkostemp(f->tmp, O_CLOEXEC); /* created with mode 0600 */
+    if (f->fd < 0) {
+        gd_status s = gd_fail(errno == ENOENT ? GD_ERR_NOT_FOUND : GD_ERR_IO,
+                              "cannot create %s: %s", path, strerror(errno));
+        free(f->tmp); /* nothing was made: keep abort from unlinking a pattern */
+        f->tmp = NULL;
+        gd_file_atomic_abort(f);
+        return s;
+    }
+    if (fchmod(f->fd, mode) != 0) {
+        gd_status s = gd_fail(GD_ERR_IO, "chmod %o on %s failed: %s", mode, f->tmp,
+                              strerror(errno));
+        gd_file_atomic_abort(f);
+        return s;
+    }
+    return GD_OK;
+}
+
+gd_status gd_file_atomic_append(gd_file_atomic *f, const void *data, size_t len) {
+    GD_TRY(gd_file_write_at(f->fd, data, len, f->size, f->path));
+    f->size += len;
+    return GD_OK;
+}
+
+/* fsync and close of the temporary file: after this it only moves. */
+static gd_status gd_file_atomic_seal(gd_file_atomic *f) {
+    gd_status s = GD_OK;
+    if (fsync(f->fd) != 0)
+        s = gd_fail(GD_ERR_IO, "fsync of %s failed: %s", f->path, strerror(errno));
+    if (close(f->fd) != 0 && s == GD_OK)
+        s = gd_fail(GD_ERR_IO, "closing %s: %s", f->path, strerror(errno));
+    f->fd = -1;
+    return s;
+}
+
+gd_status gd_file_atomic_commit(gd_file_atomic *f) {
+    gd_status s = gd_file_atomic_seal(f);
+    if (s == GD_OK && rename(f->tmp, f->path) != 0)
+        s = gd_fail(GD_ERR_IO, "cannot rename %s to %s: %s", f->tmp, f->path, strerror(errno));
+    if (s == GD_OK) {
+        free(f->tmp); /* in place: nothing for abort to remove */
+        f->tmp = NULL;
+        s = gd_fsync_parent_dir(f->path);
+    }
+    gd_file_atomic_abort(f);
+    return s;
+}
+
+void gd_file_atomic_abort(gd_file_atomic *f) {
+    if (f->fd >= 0)
+        close(f->fd);
+    if (f->tmp != NULL)
+        unlink(f->tmp);
+    free(f->tmp);
+    free(f->path);
+    memset(f, 0, sizeof *f);
+    f->fd = -1;
+}
+
 /* Writes parts to a fresh temporary file next to path (mode applied after
  * creation, whatever the umask), fsynced and closed. *tmp receives its
  * name (caller frees, and links, renames or unlinks it). */
 static gd_status gd_write_temp(const char *path, const gd_bytes_part *parts, size_t n_parts,
                                unsigned mode, char **tmp_out) {
-    size_t tmp_len = strlen(path) + sizeof ".tmp-XXXXXX";
-    char *tmp = malloc(tmp_len);
-    if (tmp == NULL)
-        return gd_fail(GD_ERR_NOMEM, "out of memory");
-    snprintf(tmp, tmp_len, "%s.tmp-XXXXXX", path);
-    int fd = mkostemp(tmp, O_CLOEXEC); /* created with mode 0600 */
-    if (fd < 0) {
-        gd_status s = gd_fail(errno == ENOENT ? GD_ERR_NOT_FOUND : GD_ERR_IO,
-                              "cannot create %s: %s", path, strerror(errno));
-        free(tmp);
-        return s;
-    }
+    gd_file_atomic f;
+    GD_TRY(gd_file_atomic_begin(&f, path, mode));
     gd_status s = GD_OK;
-    if (fchmod(fd, mode) != 0)
-        s = gd_fail(GD_ERR_IO, "chmod %o on %s failed: %s", mode, tmp, strerror(errno));
-    for (size_t i = 0; s == GD_OK && i < n_parts; i++) {
-        const uint8_t *p = parts[i].data;
-        size_t left = parts[i].len;
-        while (left > 0) {
-            ssize_t n = write(fd, p, left > (1u << 30) ? (1u << 30) : left);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n <= 0) {
-                s = gd_fail(GD_ERR_IO, "writing %s: %s", path, n == 0 ? "no progress"
-                                                                       : strerror(errno));
-                break;
-            }
-            p += n;
-            left -= (size_t)n;
-        }
-    }
-    if (s == GD_OK && fsync(fd) != 0)
-        s = gd_fail(GD_ERR_IO, "fsync of %s failed: %s", path, strerror(errno));
-    if (close(fd) != 0 && s == GD_OK)
-        s = gd_fail(GD_ERR_IO, "closing %s: %s", path, strerror(errno));
+    for (size_t i = 0; s == GD_OK && i < n_parts; i++)
+        s = gd_file_atomic_append(&f, parts[i].data, parts[i].len);
+    if (s == GD_OK)
+        s = gd_file_atomic_seal(&f);
     if (s != GD_OK) {
-        unlink(tmp);
-        free(tmp);
+        gd_file_atomic_abort(&f);
         return s;
     }
-    *tmp_out = tmp;
+    *tmp_out = f.tmp;
+    f.tmp = NULL;
+    gd_file_atomic_abort(&f);
     return GD_OK;
 }
 

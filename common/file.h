@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "common/bytes.h"
@@ -56,6 +57,25 @@ gd_status gd_file_create_private(const char *path, const void *data, size_t len)
  * (GD_ERR_NOT_FOUND if the directory does not exist, else GD_ERR_IO). */
 gd_status gd_file_write_atomic(const char *path, const gd_bytes_part *parts, size_t n_parts,
                                unsigned mode) GD_MUST_CHECK;
+
+/* A file written in pieces and put in place as gd_file_write_atomic puts
+ * one (a G or a state streamed a window at a time): begin makes the
+ * temporary file beside path; appends and gd_file_write_at(f->fd, ...) fill
+ * it; commit fsyncs it, renames it over path and fsyncs the directory;
+ * abort (also after a failed commit, harmless after a good one) removes
+ * it. A killed process leaves only the temporary file ("PATH.tmp-*"). */
+typedef struct gd_file_atomic {
+    int fd;
+    char *path, *tmp;
+    uint64_t size; /* bytes appended */
+} gd_file_atomic;
+
+gd_status gd_file_atomic_begin(gd_file_atomic *f, const char *path,
+                               unsigned mode) GD_MUST_CHECK;
+gd_status gd_file_atomic_append(gd_file_atomic *f, const void *data,
+                                size_t len) GD_MUST_CHECK;
+gd_status gd_file_atomic_commit(gd_file_atomic *f) GD_MUST_CHECK;
+void gd_file_atomic_abort(gd_file_atomic *f);
 
 /* Exactly len bytes of fd at byte `at`, short transfers and EINTR retried;
  * GD_ERR_IO naming `what` (a path) when the call fails or the file ends

@@ -29,6 +29,14 @@ static unsigned gd_popcount32(uint32_t v) {
     return n;
 }
 
+gd_status gd_mmr_leaf_begin(gd_sha256_ctx **ctx, uint32_t index) {
+    uint8_t prefix[5] = {GD_MMR_LEAF_TAG};
+    gd_put_le32(prefix + 1, index);
+    GD_TRY(gd_sha256_begin(ctx));
+    gd_sha256_update(*ctx, prefix, 5);
+    return GD_OK;
+}
+
 void gd_mmr_hash_leaf(uint8_t out[GD_MMR_HASH_LEN], uint32_t index, const void *data,
                       size_t len) {
     uint8_t prefix[5] = {GD_MMR_LEAF_TAG};
@@ -42,8 +50,7 @@ void gd_mmr_hash_leaf(uint8_t out[GD_MMR_HASH_LEN], uint32_t index, const void *
         return;
     }
     gd_sha256_ctx *ctx = NULL;
-    if (gd_sha256_begin(&ctx) == GD_OK) {
-        gd_sha256_update(ctx, prefix, 5);
+    if (gd_mmr_leaf_begin(&ctx, index) == GD_OK) {
         gd_sha256_update(ctx, data, len);
         gd_sha256_finish(ctx, out);
         return;

@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "common/bytes.h"
+#include "common/hash.h"
 #include "common/status.h"
 
 #define GD_MMR_HASH_LEN 32
@@ -32,6 +33,10 @@
 
 void gd_mmr_hash_leaf(uint8_t out[GD_MMR_HASH_LEN], uint32_t index, const void *data,
                       size_t len);
+/* A leaf whose data arrives in pieces: gd_sha256_update the pieces into
+ * *ctx, then gd_sha256_finish gives gd_mmr_hash_leaf of their
+ * concatenation. */
+gd_status gd_mmr_leaf_begin(gd_sha256_ctx **ctx, uint32_t index) GD_MUST_CHECK;
 void gd_mmr_hash_node(uint8_t out[GD_MMR_HASH_LEN], const uint8_t left[GD_MMR_HASH_LEN],
                       const uint8_t right[GD_MMR_HASH_LEN]);
 

@@ -512,6 +512,27 @@ gd_status gd_diloco_aggregate(const gd_backend *be, const gd_diloco_config *c,
     return s;
 }
 
+static gd_status gd_arrays_read(void *ctx, float *params, float *momentum, size_t lo,
+                                size_t count) {
+    const gd_global_arrays *a = ctx;
+    memcpy(params, a->from->params + lo, count * sizeof(float));
+    memcpy(momentum, a->from->momentum + lo, count * sizeof(float));
+    return GD_OK;
+}
+
+static gd_status gd_arrays_write(void *ctx, const float *params, const float *momentum,
+                                 size_t lo, size_t count) {
+    gd_global_arrays *a = ctx;
+    memcpy(a->to->params + lo, params, count * sizeof(float));
+    memcpy(a->to->momentum + lo, momentum, count * sizeof(float));
+    return GD_OK;
+}
+
+gd_global_io gd_global_io_arrays(gd_global_arrays *a) {
+    return (gd_global_io){.n = a->from->n, .read = gd_arrays_read, .write = gd_arrays_write,
+                          .ctx = a};
+}
+
 /* Window w of the windowed aggregate: [*lo, *lo + *count). */
 static void gd_window_range(size_t n, size_t window, size_t w, size_t *lo, size_t *count) {
     *lo = w * window;

@@ -227,6 +227,16 @@ typedef struct gd_global_io {
     void *ctx;
 } gd_global_io;
 
+/* G held in memory as a gd_global_io: windows read from `from` and G'
+ * written into `to`, which may be `from` itself (each window is read
+ * before it is written). a must outlive the io. */
+typedef struct gd_global_arrays {
+    const gd_global_state *from;
+    gd_global_state *to;
+} gd_global_arrays;
+
+gd_global_io gd_global_io_arrays(gd_global_arrays *a);
+
 /* window: values per window, a multiple of GD_SUM_SQUARES_CHUNK. */
 gd_status gd_diloco_aggregate_windows(const gd_backend *be, const gd_diloco_config *c,
                                       const uint8_t layout_digest[32],

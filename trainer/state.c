@@ -47,6 +47,58 @@ gd_status gd_values_root(gd_pool *pool, const float *values, size_t n, uint32_t 
     return gd_state_hash(pool, &part, 1, gd_chunk_bytes(chunk_elems), root, NULL);
 }
 
+gd_status gd_values_stream_begin(gd_values_stream *s, uint64_t n, uint32_t chunk_elems) {
+    memset(s, 0, sizeof *s);
+    gd_mmr_peaks_init(&s->peaks);
+    GD_TRY(gd_values_check((size_t)n, chunk_elems));
+    s->n = n;
+    s->chunk_elems = chunk_elems;
+    return GD_OK;
+}
+
+gd_status gd_values_stream_add(gd_values_stream *s, const float *values, size_t count) {
+    if (count > s->n - s->fed)
+        return gd_fail(GD_ERR_INVALID, "%zu values past the %llu of the array", count,
+                       (unsigned long long)(s->n - s->fed));
+    while (count > 0) {
+        if (s->leaf == NULL)
+            GD_TRY(gd_mmr_leaf_begin(&s->leaf, s->chunk));
+        size_t lo = 0, chunk_count = 0;
+        (void)gd_values_chunk_range((size_t)s->n, s->chunk_elems, s->chunk, &lo, &chunk_count);
+        size_t take = chunk_count - s->in_chunk < count ? chunk_count - s->in_chunk : count;
+        /* Little-endian floats: the in-memory bytes on every supported host. */
+        gd_sha256_update(s->leaf, values, take * sizeof(float));
+        values += take;
+        count -= take;
+        s->fed += take;
+        s->in_chunk += take;
+        if (s->in_chunk == chunk_count) {
+            uint8_t leaf[GD_MMR_HASH_LEN];
+            gd_sha256_finish(s->leaf, leaf);
+            s->leaf = NULL;
+            s->in_chunk = 0;
+            s->chunk++;
+            GD_TRY(gd_mmr_peaks_append(&s->peaks, leaf));
+        }
+    }
+    return GD_OK;
+}
+
+gd_status gd_values_stream_root(const gd_values_stream *s, uint8_t root[GD_MMR_HASH_LEN]) {
+    if (s->n == 0 || s->fed != s->n)
+        return gd_fail(GD_ERR_INVALID, "the array has %llu of its %llu values",
+                       (unsigned long long)s->fed, (unsigned long long)s->n);
+    return gd_mmr_peaks_root(&s->peaks, root);
+}
+
+void gd_values_stream_end(gd_values_stream *s) {
+    if (s->leaf != NULL) {
+        uint8_t unused[GD_MMR_HASH_LEN];
+        gd_sha256_finish(s->leaf, unused); /* frees the context */
+    }
+    memset(s, 0, sizeof *s);
+}
+
 gd_status gd_zero_values_root(gd_pool *pool, size_t n, uint32_t chunk_elems,
                               uint8_t root[GD_MMR_HASH_LEN]) {
     GD_TRY(gd_values_check(n, chunk_elems));

@@ -154,6 +154,27 @@ gd_status gd_values_prove(gd_pool *pool, const float *values, size_t n, uint32_t
 bool gd_values_verify_chunk(const uint8_t root[GD_MMR_HASH_LEN], size_t n, uint32_t chunk_elems,
                             uint32_t chunk, const float *values, size_t count,
                             const gd_mmr_proof *proof);
+/* gd_values_root of an array that arrives in order, any number of values
+ * at a time (G' as the windowed aggregate writes it): each chunk's leaf
+ * hashed as its values come, the root from the leaves' running peaks. */
+typedef struct gd_values_stream {
+    uint64_t n, fed;
+    uint32_t chunk_elems;
+    uint32_t chunk;       /* the chunk being hashed */
+    size_t in_chunk;      /* its values fed so far */
+    gd_sha256_ctx *leaf;  /* its open leaf hash, or NULL */
+    gd_mmr_peaks peaks;
+} gd_values_stream;
+
+gd_status gd_values_stream_begin(gd_values_stream *s, uint64_t n,
+                                 uint32_t chunk_elems) GD_MUST_CHECK;
+gd_status gd_values_stream_add(gd_values_stream *s, const float *values,
+                               size_t count) GD_MUST_CHECK;
+/* The root once all n values were fed; GD_ERR_INVALID before. */
+gd_status gd_values_stream_root(const gd_values_stream *s,
+                                uint8_t root[GD_MMR_HASH_LEN]) GD_MUST_CHECK;
+void gd_values_stream_end(gd_values_stream *s);
+
 /* The [*lo, *lo + *count) range of chunk `chunk` (gd_values_chunks, in
  * proofs/state_desc.h, counts them); false if the chunk is out of range. */
 bool gd_values_chunk_range(size_t n, uint32_t chunk_elems, uint32_t chunk, size_t *lo,

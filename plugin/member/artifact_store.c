@@ -81,18 +81,33 @@ gd_status gd_artifact_path(const gd_artifact_store *s, char *out, size_t cap,
     return GD_OK;
 }
 
-gd_status gd_artifact_put_parts(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,
-                                uint64_t round, uint32_t leaf, const gd_bytes_part *parts,
-                                size_t n_parts) {
-    char dir[GD_ARTIFACT_PATH_MAX], path[GD_ARTIFACT_PATH_MAX];
+/* An artifact's path, its run's and round's directories made. */
+static gd_status gd_artifact_place(const gd_artifact_store *s, char path[GD_ARTIFACT_PATH_MAX],
+                                   gd_artifact_kind kind, uint64_t run, uint64_t round,
+                                   uint32_t leaf) {
+    char dir[GD_ARTIFACT_PATH_MAX];
     int n = snprintf(dir, sizeof dir, "%s/run-%" PRIu64, s->root, run);
     if (n < 0 || (size_t)n >= sizeof dir)
         return gd_fail(GD_ERR_LIMIT, "artifact path too long");
     GD_TRY(gd_mkdir_private(dir));
     GD_TRY(gd_artifact_round_dir(s, dir, sizeof dir, run, round));
     GD_TRY(gd_mkdir_private(dir));
-    GD_TRY(gd_artifact_path(s, path, sizeof path, kind, run, round, leaf));
+    return gd_artifact_path(s, path, GD_ARTIFACT_PATH_MAX, kind, run, round, leaf);
+}
+
+gd_status gd_artifact_put_parts(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,
+                                uint64_t round, uint32_t leaf, const gd_bytes_part *parts,
+                                size_t n_parts) {
+    char path[GD_ARTIFACT_PATH_MAX];
+    GD_TRY(gd_artifact_place(s, path, kind, run, round, leaf));
     return gd_file_write_atomic(path, parts, n_parts, 0600);
+}
+
+gd_status gd_artifact_begin(const gd_artifact_store *s, gd_file_atomic *f, gd_artifact_kind kind,
+                            uint64_t run, uint64_t round, uint32_t leaf) {
+    char path[GD_ARTIFACT_PATH_MAX];
+    GD_TRY(gd_artifact_place(s, path, kind, run, round, leaf));
+    return gd_file_atomic_begin(f, path, 0600);
 }
 
 gd_status gd_artifact_put(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,

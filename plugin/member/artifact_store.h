@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "common/bytes.h"
+#include "common/file.h"
 #include "common/status.h"
 #include "plugin/member/round_driver.h"
 #include "proofs/mmr.h"
@@ -67,6 +68,10 @@ gd_status gd_artifact_put(const gd_artifact_store *s, gd_artifact_kind kind, uin
 gd_status gd_artifact_put_parts(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,
                                 uint64_t round, uint32_t leaf, const gd_bytes_part *parts,
                                 size_t n_parts) GD_MUST_CHECK;
+/* The same for an artifact written in pieces (a G a window at a time):
+ * f is its temporary file; gd_file_atomic_commit puts it in place. */
+gd_status gd_artifact_begin(const gd_artifact_store *s, gd_file_atomic *f, gd_artifact_kind kind,
+                            uint64_t run, uint64_t round, uint32_t leaf) GD_MUST_CHECK;
 /* Reads an artifact of at most max_len bytes; GD_ERR_NOT_FOUND if absent. */
 gd_status gd_artifact_get(const gd_artifact_store *s, gd_buf *out, gd_artifact_kind kind,
                           uint64_t run, uint64_t round, uint32_t leaf,

@@ -104,8 +104,7 @@ void gd_member_close(gd_member *n) {
         gd_global_state_free(&n->older);
     if (n->have_g)
         gd_global_state_free(&n->g);
-    if (n->have_next)
-        gd_global_state_free(&n->next);
+    gd_member_drop_next(n);
     if (n->have_w)
         gd_worker_state_free(&n->w);
     if (n->engine_open)
@@ -253,15 +252,29 @@ gd_status gd_member_step(gd_member *n, size_t *done) {
 bool gd_member_global(gd_member *n, uint64_t *round, uint8_t hash[32]) {
     if (!n->have_g || !n->engine_open)
         return false;
-    const gd_global_state *g = n->have_next ? &n->next : &n->g;
-    *round = n->have_next ? n->g_round + 1 : n->g_round;
-    return gd_engine_global_hash(&n->engine, g, hash) == GD_OK;
+    if (n->aggregated_next) {
+        *round = n->g_round + 1;
+        memcpy(hash, n->next_hash, 32);
+        return true;
+    }
+    *round = n->g_round;
+    return gd_engine_global_hash(&n->engine, &n->g, hash) == GD_OK;
 }
 
 double gd_member_eval_loss(gd_member *n, size_t batches) {
     double loss = NAN;
     if (!n->have_g || !n->engine_open)
         return NAN;
+    if (n->aggregated_next && !n->have_next) {
+        /* G' was written to the store only (the memory budget): read back. */
+        gd_global_state next;
+        if (gd_member_global_read(n, n->g_round + 1, n->next_hash, &next) != GD_OK)
+            return NAN;
+        if (gd_engine_eval(&n->engine, &next, batches, &loss) != GD_OK)
+            loss = NAN;
+        gd_global_state_free(&next);
+        return loss;
+    }
     const gd_global_state *g = n->have_next ? &n->next : &n->g;
     if (gd_engine_eval(&n->engine, g, batches, &loss) != GD_OK)
         return NAN;

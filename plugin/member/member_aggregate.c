@@ -1,14 +1,83 @@
 /* The aggregator's duties (plugin/member/member_internal.h): G_{r+1} from
- * the round's payloads through the round engine, stored and kept as the
+ * the round's payloads through the round engine, written to the store a
+ * window at a time (and kept in memory as the budget allows) as the
  * member's next G, and the sealed and revealed attestation of its hash. */
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "common/log.h"
+#include "plugin/member/global_file.h"
 #include "plugin/member/member_internal.h"
+
+/* The windowed aggregate's G: windows of G_r read from the node's G,
+ * G_{r+1} written to its file (and a copy, as the budget allows). */
+typedef struct gd_member_global_io {
+    const gd_global_state *from;
+    gd_global_file *to;
+} gd_member_global_io;
+
+static gd_status gd_member_g_read(void *ctx, float *params, float *momentum, size_t lo,
+                                  size_t count) {
+    const gd_member_global_io *x = ctx;
+    memcpy(params, x->from->params + lo, count * sizeof(float));
+    memcpy(momentum, x->from->momentum + lo, count * sizeof(float));
+    return GD_OK;
+}
+
+static gd_status gd_member_g_write(void *ctx, const float *params, const float *momentum,
+                                   size_t lo, size_t count) {
+    gd_member_global_io *x = ctx;
+    return gd_global_file_write(x->to, params, momentum, lo, count);
+}
+
+/* G_{r+1} from the node's G_r and the payloads cs, stored under r + 1 a
+ * window at a time (nothing to aggregate leaves G as it was, protocol.md
+ * section 7), kept in n->next as well when the budget allows; hash gets
+ * its state hash. On success n->aggregated_next is set. */
+static gd_status gd_member_aggregate_to_store(gd_member *n, uint64_t r,
+                                              const gd_engine_contribution *cs, size_t count,
+                                              uint8_t hash[32]) {
+    const gd_global_state *g = &n->g;
+    const uint8_t *layout = gd_trainer_layout(n->engine.trainer)->digest;
+    uint32_t chunk_elems = n->engine.rc.diloco.chunk_elems;
+    gd_status s = GD_OK;
+    if (n->keep_next)
+        s = count > 0 ? gd_global_state_init(&n->next, g->n) : gd_global_state_copy(&n->next, g);
+    n->have_next = s == GD_OK && n->keep_next;
+    if (s == GD_OK && count == 0) {
+        s = gd_global_file_put(&n->store, gd_trainer_pool(n->engine.trainer), n->o.run, r + 1,
+                               layout, chunk_elems, g);
+        if (s == GD_OK)
+            s = gd_engine_global_hash(&n->engine, g, hash);
+    } else if (s == GD_OK) {
+        gd_global_file file;
+        s = gd_global_file_begin(&file, &n->store, n->o.run, r + 1, g->round + 1, layout,
+                                 chunk_elems, g->n, n->have_next ? &n->next : NULL);
+        if (s == GD_OK)
+            s = gd_member_before_compute(n);
+        gd_member_global_io x = {.from = g, .to = &file};
+        gd_global_io io = {.n = g->n, .read = gd_member_g_read, .write = gd_member_g_write,
+                           .ctx = &x};
+        if (s == GD_OK)
+            s = gd_engine_aggregate_io(&n->engine, r, cs, count, &io);
+        if (s == GD_OK)
+            s = gd_global_file_commit(&file, hash);
+        else
+            gd_global_file_abort(&file);
+    }
+    if (s != GD_OK) {
+        gd_member_drop_next(n);
+        return s;
+    }
+    memcpy(n->next_hash, hash, 32);
+    n->aggregated_next = true;
+    return GD_OK;
+}
 
 gd_status gd_duty_aggregate(gd_member *n, uint64_t r) {
     GD_TRY(gd_member_engine(n));
+    gd_member_memory_plan(n); /* whether G' stays in memory: a validator may not train */
     uint8_t start[32];
     GD_TRY(gd_start_hash(n, start));
     GD_TRY(gd_member_global_at(n, r, start));
@@ -35,39 +104,17 @@ gd_status gd_duty_aggregate(gd_member *n, uint64_t r) {
                       n->view.view.height, r, gd_error_detail());
         return s == GD_ERR_NOMEM ? s : GD_OK; /* a payload may come later in the window */
     }
-    if (n->have_next)
-        gd_global_state_free(&n->next);
-    n->have_next = false;
-    s = gd_global_state_copy(&n->next, &n->g);
-    if (s == GD_OK) {
-        n->have_next = true;
-        /* Nothing to aggregate leaves G as it was (protocol.md, section 7). */
-        if (rv->n_aggregation_set > 0) {
-            s = gd_member_before_compute(n);
-            if (s == GD_OK)
-                s = gd_engine_aggregate(&n->engine, r, cs, rv->n_aggregation_set, &n->next);
-        }
-    }
+    gd_member_drop_next(n);
+    uint8_t hash[32];
+    s = gd_member_aggregate_to_store(n, r, cs, rv->n_aggregation_set, hash);
     free(cs);
-    gd_buf file = {0};
-    if (s == GD_OK)
-        s = gd_member_global_file(n, &n->next, &file);
-    if (s == GD_OK)
-        s = gd_artifact_put(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, r + 1, 0, file.data,
-                            file.len);
-    gd_buf_free(&file);
-    if (s != GD_OK) {
-        if (n->have_next)
-            gd_global_state_free(&n->next);
-        n->have_next = false;
+    if (s != GD_OK)
         return s;
-    }
     n->journal = gd_journal_at(&n->journal, r);
     n->journal.aggregated = true;
     GD_TRY(gd_journal_save(&n->store, &n->journal));
-    gd_member_note_state(n, &n->next);
-    uint8_t hash[32];
-    GD_TRY(gd_engine_global_hash(&n->engine, &n->next, hash));
+    if (n->have_next)
+        gd_member_note_state(n, &n->next);
     GD_LOG_INFO("node", "height %" PRId64 ": round %" PRIu64 " aggregated from %zu payloads: "
                         "state %02x%02x%02x%02x...",
                 n->view.view.height, r, rv->n_aggregation_set, hash[0], hash[1], hash[2],
@@ -75,22 +122,18 @@ gd_status gd_duty_aggregate(gd_member *n, uint64_t r) {
     return GD_OK;
 }
 
-/* G_{r+1}'s hash as this node aggregated it (from memory or the store). */
+/* G_{r+1}'s hash as this node aggregated it (remembered, or the stored
+ * file's descriptor after a restart). */
 static gd_status gd_next_hash(gd_member *n, uint8_t out[32], uint64_t r) {
     GD_TRY(gd_member_engine(n));
-    if (n->have_next && n->have_g && n->g_round == r)
-        return gd_engine_global_hash(&n->engine, &n->next, out);
-    gd_buf b = {0};
-    GD_TRY(gd_artifact_get(&n->store, &b, GD_ARTIFACT_GLOBAL, n->o.run, r + 1,
-                           0, GD_GLOBAL_DESC_BYTES + 8 * n->engine.n));
+    if (n->aggregated_next && n->have_g && n->g_round == r) {
+        memcpy(out, n->next_hash, 32);
+        return GD_OK;
+    }
     gd_global_desc d;
-    gd_status s = b.len >= GD_GLOBAL_DESC_BYTES
-                      ? gd_global_desc_decode(&d, b.data, GD_GLOBAL_DESC_BYTES)
-                      : gd_fail(GD_ERR_PARSE, "the stored G of round %" PRIu64 " is short", r + 1);
-    gd_buf_free(&b);
-    if (s == GD_OK)
-        gd_global_desc_hash(&d, out);
-    return s;
+    GD_TRY(gd_global_file_desc(&n->store, n->o.run, r + 1, n->engine.n, &d));
+    gd_global_desc_hash(&d, out);
+    return GD_OK;
 }
 
 gd_status gd_duty_attest(gd_member *n, const gd_action *a, gd_any *msg, bool *sent) {

@@ -2,8 +2,7 @@
  * from memory, the store, G_0, or synchronised chunk by chunk from peers
  * and proved against the chain's state hash.
  *
- * The file form: the global descriptor (trainer/state.h), then params and
- * momentum as n little-endian floats each. A global chunk a node serves is
+ * The file form is plugin/member/global_file.h's. A global chunk a node serves is
  * chunk i of params then of momentum; its proof is the descriptor, then
  * each array's chunk proof (proofs/mmr.h wire form) after its LE32 length. */
 #include <inttypes.h>
@@ -14,37 +13,24 @@
 
 #include "common/bytes.h"
 #include "common/log.h"
+#include "plugin/member/global_file.h"
 #include "plugin/member/member_internal.h"
 #include "trainer/checkpoint.h"
 
-gd_status gd_member_global_file(gd_member *n, const gd_global_state *g, gd_buf *out) {
-    gd_global_desc d;
-    GD_TRY(gd_global_state_describe(gd_trainer_pool(n->engine.trainer), &d,
-                                    gd_trainer_layout(n->engine.trainer)->digest,
-                                    n->engine.rc.diloco.chunk_elems, g));
-    GD_TRY(gd_buf_reserve(out, GD_GLOBAL_DESC_BYTES + 8 * g->n));
-    gd_global_desc_encode(&d, out->data);
-    gd_put_floats(out->data + GD_GLOBAL_DESC_BYTES, g->params, g->n);
-    gd_put_floats(out->data + GD_GLOBAL_DESC_BYTES + 4 * g->n, g->momentum, g->n);
-    out->len = GD_GLOBAL_DESC_BYTES + 8 * g->n;
-    return GD_OK;
+void gd_member_drop_next(gd_member *n) {
+    if (n->have_next)
+        gd_global_state_free(&n->next);
+    n->have_next = n->aggregated_next = false;
 }
 
-/* Parses a global file and requires the state hash. g is initialised. */
-static gd_status gd_global_parse(gd_member *n, const gd_buf *b, const uint8_t hash[32],
-                                 gd_global_state *g) {
-    size_t count = n->engine.n;
-    if (b->len != GD_GLOBAL_DESC_BYTES + 8 * count)
-        return gd_fail(GD_ERR_PARSE, "a global state of %zu values is not %zu bytes", count,
-                       b->len);
+gd_status gd_member_global_read(gd_member *n, uint64_t round, const uint8_t hash[32],
+                                gd_global_state *g) {
+    GD_TRY(gd_global_state_init(g, n->engine.n));
     gd_global_desc d;
-    GD_TRY(gd_global_desc_decode(&d, b->data, GD_GLOBAL_DESC_BYTES));
-    GD_TRY(gd_global_state_init(g, count));
-    gd_get_floats(g->params, b->data + GD_GLOBAL_DESC_BYTES, count);
-    gd_get_floats(g->momentum, b->data + GD_GLOBAL_DESC_BYTES + 4 * count, count);
-    g->round = d.round;
+    gd_status s = gd_global_file_get(&n->store, n->o.run, round, g, &d);
     uint8_t got[32];
-    gd_status s = gd_engine_global_hash(&n->engine, g, got);
+    if (s == GD_OK)
+        s = gd_engine_global_hash(&n->engine, g, got);
     if (s == GD_OK && memcmp(got, hash, 32) != 0)
         s = gd_fail(GD_ERR_INVALID, "the global state's hash is not the chain's");
     if (s != GD_OK)
@@ -71,6 +57,7 @@ static void gd_member_checkpoint(gd_member *n, uint64_t round) {
 }
 
 static void gd_member_set_global(gd_member *n, gd_global_state *g, uint64_t round) {
+    gd_member_drop_next(n); /* G moved on: an aggregated G' is this G or stale */
     if (n->have_g)
         gd_global_state_free(&n->g);
     n->g = *g;
@@ -163,12 +150,9 @@ static gd_status gd_sync_global(gd_member *n, uint64_t round, const uint8_t hash
 /* G kept on disk under `round`: what this node serves for others' state
  * sync. */
 static gd_status gd_member_store_global(gd_member *n, const gd_global_state *g, uint64_t round) {
-    gd_buf b = {0};
-    gd_status s = gd_member_global_file(n, g, &b);
-    if (s == GD_OK)
-        s = gd_artifact_put(&n->store, GD_ARTIFACT_GLOBAL, n->o.run, round, 0, b.data, b.len);
-    gd_buf_free(&b);
-    return s;
+    return gd_global_file_put(&n->store, gd_trainer_pool(n->engine.trainer), n->o.run, round,
+                              gd_trainer_layout(n->engine.trainer)->digest,
+                              n->engine.rc.diloco.chunk_elems, g);
 }
 
 /* The G held is also G_round (a void round, or one with nothing to
@@ -188,9 +172,6 @@ static gd_status gd_member_adopt_global(gd_member *n, gd_global_state *g, uint64
         return s;
     }
     gd_member_set_global(n, g, round);
-    if (n->have_next)
-        gd_global_state_free(&n->next);
-    n->have_next = false;
     return GD_OK;
 }
 
@@ -218,25 +199,15 @@ gd_status gd_member_prepare_global(gd_member *n) {
  * *stored is true when the store holds it under round already. */
 static gd_status gd_global_load(gd_member *n, uint64_t round, const uint8_t hash[32],
                                 gd_global_state *g, bool *stored) {
-    gd_buf b = {0};
-    gd_status s = gd_artifact_get(&n->store, &b, GD_ARTIFACT_GLOBAL, n->o.run, round,
-                                  0, GD_GLOBAL_DESC_BYTES + 8 * n->engine.n);
-    if (s == GD_OK)
-        s = gd_global_parse(n, &b, hash, g);
-    gd_buf_free(&b);
+    gd_status s = gd_member_global_read(n, round, hash, g);
     *stored = s == GD_OK;
-    if (s == GD_OK)
-        return GD_OK;
+    if (s == GD_OK || s == GD_ERR_NOMEM)
+        return s;
     /* After a restart, the G of a VOID round's start is in the store under
      * the round before (rounds below that are pruned). */
-    s = round > 0 ? gd_artifact_get(&n->store, &b, GD_ARTIFACT_GLOBAL, n->o.run, round - 1,
-                                    0, GD_GLOBAL_DESC_BYTES + 8 * n->engine.n)
-                  : GD_ERR_NOT_FOUND;
-    if (s == GD_OK)
-        s = gd_global_parse(n, &b, hash, g);
-    gd_buf_free(&b);
-    if (s == GD_OK)
-        return GD_OK;
+    s = round > 0 ? gd_member_global_read(n, round - 1, hash, g) : GD_ERR_NOT_FOUND;
+    if (s == GD_OK || s == GD_ERR_NOMEM)
+        return s;
     if (memcmp(hash, n->engine.rc.initial_state_hash, 32) == 0)
         return gd_engine_initial_global(&n->engine, g); /* G_0: every round so far VOID */
     return gd_sync_global(n, round, hash, g);
@@ -258,12 +229,9 @@ gd_status gd_member_global_view(gd_member *n, const gd_global_state **out, uint6
             return GD_OK;
         }
     }
-    if (n->have_next) {
-        GD_TRY(gd_engine_global_hash(&n->engine, &n->next, got));
-        if (memcmp(got, hash, 32) == 0) {
-            *out = &n->next;
-            return GD_OK;
-        }
+    if (n->have_next && memcmp(n->next_hash, hash, 32) == 0) {
+        *out = &n->next;
+        return GD_OK;
     }
     if (n->have_older)
         gd_global_state_free(&n->older);
@@ -288,15 +256,23 @@ gd_status gd_member_global_at(gd_member *n, uint64_t round, const uint8_t hash[3
             return GD_OK;
         }
     }
-    if (n->have_next && n->have_g && n->g_round + 1 == round) {
-        GD_TRY(gd_engine_global_hash(&n->engine, &n->next, got));
-        if (memcmp(got, hash, 32) == 0) {
+    if (n->aggregated_next && n->have_g && n->g_round + 1 == round) {
+        bool same = memcmp(n->next_hash, hash, 32) == 0;
+        if (same && n->have_next) {
             gd_global_state next = n->next;
             n->have_next = false;
             gd_member_set_global(n, &next, round);
             return GD_OK;
         }
-        gd_member_error(n, "G_%" PRIu64 " as this node aggregated it is not the chain's", round);
+        if (!same)
+            gd_member_error(n, "G_%" PRIu64 " as this node aggregated it is not the chain's",
+                            round);
+        if (same && !n->keep_next) {
+            /* G' is in the store only (the memory budget): G_r goes first,
+             * so the two are never both in memory (G_r is stored too). */
+            gd_global_state_free(&n->g);
+            n->have_g = false;
+        }
     }
     gd_global_state g;
     bool stored = false;

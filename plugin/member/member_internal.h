@@ -167,7 +167,9 @@ struct gd_member {
     bool have_g;
     uint64_t g_round;           /* g is G_{g_round} */
     gd_global_state g;
-    bool have_next;             /* next is G_{g_round + 1}, aggregated, not yet attested */
+    bool aggregated_next;       /* G_{g_round + 1} aggregated and stored, hash next_hash */
+    uint8_t next_hash[32];
+    bool have_next;             /* ... and held in next (as the memory budget allows) */
     gd_global_state next;
     int64_t prepare_after;      /* no early state sync before this height (a try failed) */
     bool have_w;
@@ -177,6 +179,7 @@ struct gd_member {
     gd_engine_job job;          /* a round trained a segment at a time (ahead, with overlap) */
     gd_start_writer starts;     /* its segment-start states, written as training reaches them */
     bool keep_worker;           /* the budget keeps w between rounds (member_memory.c) */
+    bool keep_next;             /* the budget keeps an aggregated G' in memory */
     bool memory_floor_said;     /* a budget under the round's floor was logged */
     bool memory_planned;        /* the plan above was made (and logged) once */
     bool reread;                /* a duty read the chain again: the step ends after it */
@@ -370,9 +373,12 @@ gd_status gd_member_global_view(gd_member *n, const gd_global_state **out, uint6
  * there instead of in R + 1's train window. A failure is logged and tried
  * again GD_MEMBER_SYNC_RETRY blocks later; only out of memory is returned. */
 gd_status gd_member_prepare_global(gd_member *n) GD_MUST_CHECK;
-/* Serialises G (descriptor then params and momentum) and parses it back,
- * requiring the state hash. */
-gd_status gd_member_global_file(gd_member *n, const gd_global_state *g, gd_buf *out) GD_MUST_CHECK;
+/* Forgets an aggregated G' (in memory or not): G moved on past it. */
+void gd_member_drop_next(gd_member *n);
+/* G_round from the store, required to have the state hash; g is
+ * initialised on success. */
+gd_status gd_member_global_read(gd_member *n, uint64_t round, const uint8_t hash[32],
+                                gd_global_state *g) GD_MUST_CHECK;
 
 /* --- member_payloads.c --------------------------------------------------------------------- */
 

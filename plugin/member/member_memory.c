@@ -2,16 +2,19 @@
  * what its memory budget (node.yaml `memory_budget`, `run --memory-budget`)
  * decides (plugin/member/member_internal.h, docs/node.md "Memory").
  *
- * Two things may stay out of memory at the cost of time, and the budget
- * says which do, the start-state writer's first:
+ * Three things may stay out of memory at the cost of time, and the budget
+ * says which do, in this order:
  *   - the start-state writer's staging copy (16 bytes a parameter): segment
  *     starts written behind training, or in the foreground without one;
  *   - the worker's state between rounds (16 bytes a parameter): kept, or
  *     read back from the round's post-encoding state file when the next
- *     round starts (as after a restart).
+ *     round starts (as after a restart);
+ *   - the aggregated G' (8 bytes a parameter): the aggregate writes it to
+ *     its file a window at a time either way; kept, it is also copied to
+ *     memory, else it is read back (after G is let go) when its round opens.
  * Either way the bits are the same. What a round still holds whatever the
  * budget is its floor: the worker's state while it trains (16 bytes a
- * parameter), G and the next G (16), the round's start and its Δ (8).
+ * parameter), G (8), the round's start and its Δ (8).
  * A budget under the floor is said once, in the log; the round goes on. */
 #include "plugin/member/member_memory.h"
 
@@ -20,8 +23,9 @@
 #include "common/log.h"
 #include "plugin/member/member_internal.h"
 
-#define GD_MEMORY_FLOOR_PER_PARAM 40
+#define GD_MEMORY_FLOOR_PER_PARAM 32
 #define GD_MEMORY_STATE_PER_PARAM 16
+#define GD_MEMORY_GLOBAL_PER_PARAM 8
 
 gd_memory_choices gd_memory_choose(uint64_t budget, uint64_t params) {
     uint64_t floor = GD_MEMORY_FLOOR_PER_PARAM * params;
@@ -29,6 +33,8 @@ gd_memory_choices gd_memory_choose(uint64_t budget, uint64_t params) {
     return (gd_memory_choices){
         .background_starts = budget == 0 || budget >= floor + state,
         .keep_worker = budget == 0 || budget >= floor + 2 * state,
+        .keep_next = budget == 0 ||
+                     budget >= floor + 2 * state + GD_MEMORY_GLOBAL_PER_PARAM * params,
         .floor_bytes = floor,
         .under_floor = budget != 0 && budget < floor,
     };
@@ -44,19 +50,21 @@ void gd_member_memory_plan(gd_member *n) {
     gd_memory_choices c = gd_memory_choose(budget, n->engine.n);
     if (c.under_floor && !n->memory_floor_said) {
         GD_LOG_WARN("node", "memory_budget %" PRIu64 " MiB is under what a round of this "
-                            "model still holds in memory, %" PRIu64 " MiB (40 bytes a "
+                            "model still holds in memory, %" PRIu64 " MiB (32 bytes a "
                             "parameter); the round goes on above the budget",
                     budget >> 20, c.floor_bytes >> 20);
         n->memory_floor_said = true;
     }
     if (!n->memory_planned || c.background_starts != n->starts.background ||
-        c.keep_worker != n->keep_worker)
+        c.keep_worker != n->keep_worker || c.keep_next != n->keep_next)
         GD_LOG_INFO("node", "memory_budget %s: segment starts written %s, the worker's state "
-                            "%s between rounds",
+                            "%s between rounds, an aggregated G %s",
                     budget ? "set" : "none",
                     c.background_starts ? "behind training" : "in the foreground",
-                    c.keep_worker ? "kept in memory" : "read back from its file");
+                    c.keep_worker ? "kept in memory" : "read back from its file",
+                    c.keep_next ? "kept in memory" : "read back from its file");
     n->memory_planned = true;
     n->starts.background = c.background_starts;
     n->keep_worker = c.keep_worker;
+    n->keep_next = c.keep_next;
 }

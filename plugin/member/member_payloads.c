@@ -37,12 +37,12 @@ static gd_status gd_payload_commitment(gd_member *n, const Gonka__Diloco__V1__Co
 static gd_status gd_keep_payload(gd_member *n, const gd_buf **out,
                                  const char *address, const Gonka__Diloco__V1__Commitment *c,
                                  gd_buf *bytes) {
-    gd_payload p;
-    gd_status s = gd_engine_payload_parse(&n->engine, &p, n->cache_round, address,
-                                          bytes->data, bytes->len, c->payload_root.data,
-                                          c->payload_leaves);
+    gd_payload_view p; /* checked where the bytes lie: nothing copied */
+    gd_status s = gd_engine_payload_view(&n->engine, &p, n->cache_round, address,
+                                         bytes->data, bytes->len, c->payload_root.data,
+                                         c->payload_leaves);
     if (s == GD_OK)
-        gd_payload_free(&p);
+        gd_payload_view_close(&p);
     gd_member_peer_payload *grown =
         s == GD_OK ? realloc(n->payloads, (n->n_payloads + 1) * sizeof *grown) : NULL;
     if (s == GD_OK && grown == NULL)

@@ -318,71 +318,148 @@ gd_status gd_engine_transcript_parse(const uint8_t *bytes, size_t len, uint32_t 
 
 /* --- payloads and aggregation ------------------------------------------------------------ */
 
-gd_status gd_engine_payload_parse(gd_engine *e, gd_payload *out, uint64_t round,
-                                  const char *participant, const uint8_t *bytes, size_t len,
-                                  const uint8_t root[32], uint32_t leaves) {
+/* The header this run expects of participant's payload in round. */
+static gd_payload_header gd_engine_payload_want(gd_engine *e, uint64_t round,
+                                                const char *participant) {
     const gd_diloco_config *c = &e->rc.diloco;
-    GD_TRY(gd_payload_parse(out, bytes, len, gd_engine_pool(e)));
     gd_payload_header want = {.run = c->run, .round = round, .param_count = e->n,
                               .codec = c->codec, .chunk_elems = c->chunk_elems};
     snprintf(want.participant, sizeof want.participant, "%s", participant);
     memcpy(want.layout_digest, gd_engine_layout(e), 32);
     memcpy(want.spec_digest, c->spec_digest, 32);
+    return want;
+}
+
+static gd_status gd_engine_payload_root_is(const uint8_t got[32], uint32_t got_leaves,
+                                           const uint8_t root[32], uint32_t leaves,
+                                           const char *participant) {
+    if (got_leaves != leaves || memcmp(got, root, 32) != 0)
+        return gd_fail(GD_ERR_INVALID, "%s's payload is not the one it committed", participant);
+    return GD_OK;
+}
+
+gd_status gd_engine_payload_parse(gd_engine *e, gd_payload *out, uint64_t round,
+                                  const char *participant, const uint8_t *bytes, size_t len,
+                                  const uint8_t root[32], uint32_t leaves) {
+    GD_TRY(gd_payload_parse(out, bytes, len, gd_engine_pool(e)));
+    gd_payload_header want = gd_engine_payload_want(e, round, participant);
     uint8_t got[GD_MMR_HASH_LEN];
     uint32_t got_leaves = 0;
     gd_status s = gd_payload_header_matches(&out->header, &want);
     if (s == GD_OK)
         s = gd_payload_root(out, got, &got_leaves);
-    if (s == GD_OK && (got_leaves != leaves || memcmp(got, root, 32) != 0))
-        s = gd_fail(GD_ERR_INVALID, "%s's payload is not the one it committed", participant);
+    if (s == GD_OK)
+        s = gd_engine_payload_root_is(got, got_leaves, root, leaves, participant);
     if (s != GD_OK)
         gd_payload_free(out);
     return s;
 }
 
-/* A contribution's reader: its payload parsed against its commitment and
- * decoded, each time the aggregate asks (twice), so only one decoded Δ is
- * held at a time however many payloads are aggregated. */
-typedef struct gd_engine_reader {
-    gd_engine *e;
-    uint64_t round;
-    const gd_engine_contribution *c;
-} gd_engine_reader;
-
-static gd_status gd_engine_read_contribution(void *ctx, float *out, size_t n) {
-    const gd_engine_reader *r = ctx;
-    gd_payload p;
-    GD_TRY(gd_engine_payload_parse(r->e, &p, r->round, r->c->address,
-                                   r->c->payload, r->c->payload_len, r->c->root, r->c->leaves));
-    /* The parse held the header to the run's parameter count, out's size. */
-    gd_status s = p.header.param_count == n
-                      ? gd_payload_decode(&p, out, gd_engine_pool(r->e))
-                      : gd_fail(GD_ERR_INVALID, "payload of %s has %llu values, not %zu",
-                                r->c->address, (unsigned long long)p.header.param_count, n);
-    gd_payload_free(&p);
+gd_status gd_engine_payload_view(gd_engine *e, gd_payload_view *out, uint64_t round,
+                                 const char *participant, const uint8_t *bytes, size_t len,
+                                 const uint8_t root[32], uint32_t leaves) {
+    GD_TRY(gd_payload_view_open(out, bytes, len));
+    gd_payload_header want = gd_engine_payload_want(e, round, participant);
+    uint8_t got[GD_MMR_HASH_LEN];
+    uint32_t got_leaves = 0;
+    gd_status s = gd_payload_header_matches(&out->header, &want);
+    if (s == GD_OK)
+        s = gd_payload_view_root(out, got, &got_leaves, gd_engine_pool(e));
+    if (s == GD_OK)
+        s = gd_engine_payload_root_is(got, got_leaves, root, leaves, participant);
+    if (s != GD_OK)
+        gd_payload_view_close(out);
     return s;
 }
 
-gd_status gd_engine_aggregate(gd_engine *e, uint64_t round, const gd_engine_contribution *cs,
-                              size_t n, gd_global_state *g) {
-    gd_contribution *contribs = calloc(n ? n : 1, sizeof *contribs);
+/* A contribution read a range at a time from its payload where it lies:
+ * a chunk inside the range is decoded straight into it, one that straddles
+ * the range's edge into `cache`, kept for the next range. */
+typedef struct gd_engine_reader {
+    gd_payload_view view;
+    bool open;
+    float *cache;
+    uint32_t cached; /* the chunk in cache, or UINT32_MAX */
+} gd_engine_reader;
+
+static gd_status gd_engine_read_range(void *ctx, float *out, size_t lo, size_t count) {
+    gd_engine_reader *r = ctx;
+    size_t ce = r->view.header.chunk_elems;
+    for (size_t chunk = lo / ce; count > 0 && chunk * ce < lo + count; chunk++) {
+        size_t first = chunk * ce;
+        size_t values = gd_payload_view_chunk_values(&r->view, (uint32_t)chunk);
+        if (values == 0)
+            return gd_fail(GD_ERR_INVALID, "the payload ends before value %zu", lo + count);
+        size_t from = first < lo ? lo : first;
+        size_t to = first + values < lo + count ? first + values : lo + count;
+        if (from == first && to == first + values) {
+            GD_TRY(gd_payload_view_decode(&r->view, (uint32_t)chunk, out + (first - lo),
+                                          values));
+            continue;
+        }
+        if (r->cache == NULL && (r->cache = malloc(ce * sizeof(float))) == NULL)
+            return gd_fail(GD_ERR_NOMEM, "out of memory for a payload chunk");
+        if (r->cached != chunk) {
+            r->cached = UINT32_MAX;
+            GD_TRY(gd_payload_view_decode(&r->view, (uint32_t)chunk, r->cache, values));
+            r->cached = (uint32_t)chunk;
+        }
+        memcpy(out + (from - lo), r->cache + (from - first), (to - from) * sizeof(float));
+    }
+    return GD_OK;
+}
+
+/* Values per window: a multiple of the sum-of-squares chunk and, where
+ * the payload's chunks allow, of them (each chunk decoded straight into its
+ * window), at least 2^20 (4 MiB a window). */
+static size_t gd_engine_window(uint32_t chunk_elems) {
+    size_t window = chunk_elems % GD_SUM_SQUARES_CHUNK == 0 ? chunk_elems
+                                                            : GD_SUM_SQUARES_CHUNK;
+    while (window < ((size_t)1 << 20))
+        window *= 2;
+    return window;
+}
+
+gd_status gd_engine_aggregate_io(gd_engine *e, uint64_t round, const gd_engine_contribution *cs,
+                                 size_t n, const gd_global_io *g) {
+    gd_contribution_windowed *contribs = calloc(n ? n : 1, sizeof *contribs);
     gd_engine_reader *readers = calloc(n ? n : 1, sizeof *readers);
     gd_status s = contribs && readers ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    /* Every payload against its commitment before anything is stepped. */
     for (size_t i = 0; s == GD_OK && i < n; i++) {
-        readers[i] = (gd_engine_reader){.e = e, .round = round, .c = &cs[i]};
-        contribs[i] = (gd_contribution){.address = cs[i].address, .n = e->n,
-                                        .layout_digest = gd_engine_layout(e),
-                                        .read = gd_engine_read_contribution,
-                                        .read_ctx = &readers[i], .tokens = cs[i].tokens};
+        readers[i].cached = UINT32_MAX;
+        s = gd_engine_payload_view(e, &readers[i].view, round, cs[i].address, cs[i].payload,
+                                   cs[i].payload_len, cs[i].root, cs[i].leaves);
+        readers[i].open = s == GD_OK;
+        contribs[i] = (gd_contribution_windowed){.address = cs[i].address, .n = e->n,
+                                                 .layout_digest = gd_engine_layout(e),
+                                                 .read_range = gd_engine_read_range,
+                                                 .read_ctx = &readers[i],
+                                                 .tokens = cs[i].tokens};
     }
     gd_aggregate_stats stats;
     if (s == GD_OK)
-        s = gd_diloco_aggregate(gd_trainer_backend(e->trainer), &e->rc.diloco,
-                                gd_engine_layout(e), contribs, n, g, &stats);
+        s = gd_diloco_aggregate_windows(gd_trainer_backend(e->trainer), &e->rc.diloco,
+                                        gd_engine_layout(e), contribs, n, g,
+                                        gd_engine_window(e->rc.diloco.chunk_elems), &stats);
+    for (size_t i = 0; readers != NULL && i < n; i++) {
+        if (readers[i].open)
+            gd_payload_view_close(&readers[i].view);
+        free(readers[i].cache);
+    }
     free(readers);
     free(contribs);
     return s == GD_OK ? GD_OK : gd_fail_context(s, "aggregating round %llu",
                                                 (unsigned long long)round);
+}
+
+gd_status gd_engine_aggregate(gd_engine *e, uint64_t round, const gd_engine_contribution *cs,
+                              size_t n, gd_global_state *g) {
+    gd_global_arrays arrays = {.from = g, .to = g};
+    gd_global_io io = gd_global_io_arrays(&arrays);
+    GD_TRY(gd_engine_aggregate_io(e, round, cs, n, &io));
+    g->round++;
+    return GD_OK;
 }
 
 gd_status gd_engine_eval(gd_engine *e, const gd_global_state *g, size_t batches, double *loss) {

@@ -253,8 +253,14 @@ typedef struct gd_engine_contribution {
     uint32_t leaves;
 } gd_engine_contribution;
 
-/* G_{r+1} = g stepped by the contributions (every payload parsed, checked
- * against its commitment and header, decoded). g is updated in place. */
+/* G_{r+1} from G_r through g's io (trainer/diloco.h), a window at a time:
+ * every payload is checked against its commitment and header first, then
+ * read where it lies, a chunk decoded at a time (gd_payload_view), so
+ * memory is the payloads' bytes, a few windows and a chunk per payload,
+ * however large the model. */
+gd_status gd_engine_aggregate_io(gd_engine *e, uint64_t round, const gd_engine_contribution *cs,
+                                 size_t n, const gd_global_io *g) GD_MUST_CHECK;
+/* The same with G in memory, stepped in place (g->round advances). */
 gd_status gd_engine_aggregate(gd_engine *e, uint64_t round, const gd_engine_contribution *cs,
                               size_t n, gd_global_state *g) GD_MUST_CHECK;
 
@@ -263,6 +269,11 @@ gd_status gd_engine_aggregate(gd_engine *e, uint64_t round, const gd_engine_cont
 gd_status gd_engine_payload_parse(gd_engine *e, gd_payload *out, uint64_t round,
                                   const char *participant, const uint8_t *bytes, size_t len,
                                   const uint8_t root[32], uint32_t leaves) GD_MUST_CHECK;
+
+/* The same checks on a payload read in place (nothing copied). */
+gd_status gd_engine_payload_view(gd_engine *e, gd_payload_view *out, uint64_t round,
+                                 const char *participant, const uint8_t *bytes, size_t len,
+                                 const uint8_t root[32], uint32_t leaves) GD_MUST_CHECK;
 
 /* Mean loss in 1e-6 nats, rounded, as a commitment carries it. */
 uint64_t gd_engine_loss_micro(double loss);

@@ -340,6 +340,19 @@ static void test_aggregate_windows(void) {
         CHECK(sx.clipped == sw.clipped && sx.median_norm == sw.median_norm &&
               sx.max_norm == sw.max_norm);
     }
+    /* G in memory stepped in place (gd_global_io_arrays), as the engine's
+     * gd_engine_aggregate does. */
+    gd_global_state in_place;
+    CHECK_OK(gd_global_state_init(&in_place, n));
+    memcpy(in_place.params, init, n * sizeof(float));
+    memcpy(in_place.momentum, mom, n * sizeof(float));
+    gd_global_arrays arrays = {.from = &in_place, .to = &in_place};
+    gd_global_io in_place_io = gd_global_io_arrays(&arrays);
+    CHECK_OK(gd_diloco_aggregate_windows(NULL, &c, k_layout, win, 4, &in_place_io,
+                                         GD_SUM_SQUARES_CHUNK, NULL));
+    CHECK(memcmp(in_place.params, whole.params, n * sizeof(float)) == 0);
+    CHECK(memcmp(in_place.momentum, whole.momentum, n * sizeof(float)) == 0);
+    gd_global_state_free(&in_place);
     g_io x = {init, mom, p, m, 0};
     gd_global_io io = {n, g_read, g_write, &x};
     CHECK_STATUS(gd_diloco_aggregate_windows(NULL, &c, k_layout, win, 4, &io, 4096, NULL),

@@ -1,9 +1,9 @@
 /* State descriptors and files (trainer/state.h): the byte layout field by
  * field, strict decoding, sub-roots over payload-aligned chunks (equal to
  * hashing the chunks by hand, independent of the thread count), chunk
- * proofs, the zero root, and a state file built independently of this
- * code (the fuzz corpus's seeds are written by a script from the documented
- * format) parsing as documented. */
+ * proofs, the zero root, the root of an array fed in pieces, and a state
+ * file built independently of this code (the fuzz corpus's seeds are
+ * written by a script from the documented format) parsing as documented. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -154,6 +154,41 @@ static void test_roots_and_proofs(void) {
     free(z);
 }
 
+/* gd_values_stream gives gd_values_root's root however the values are
+ * cut: one piece, a value at a time, pieces that end inside and on chunk
+ * edges; fewer values have no root, more are refused. */
+static void test_values_stream(void) {
+    size_t n = 100003;
+    uint32_t C = 4096;
+    float *v = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        v[i] = (float)(i % 991) * -2e-3f;
+    uint8_t want[32], got[32];
+    CHECK_OK(gd_values_root(NULL, v, n, C, want));
+    const size_t pieces[] = {n, 1, 7, C - 1, C, C + 1, 65536};
+    for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++) {
+        gd_values_stream s;
+        CHECK_OK(gd_values_stream_begin(&s, n, C));
+        for (size_t lo = 0; lo < n; lo += pieces[k]) {
+            size_t count = n - lo < pieces[k] ? n - lo : pieces[k];
+            if (lo + count == n)
+                CHECK_STATUS(gd_values_stream_root(&s, got), GD_ERR_INVALID);
+            CHECK_OK(gd_values_stream_add(&s, v + lo, count));
+        }
+        CHECK_OK(gd_values_stream_root(&s, got));
+        CHECK(memcmp(got, want, 32) == 0);
+        CHECK_STATUS(gd_values_stream_add(&s, v, 1), GD_ERR_INVALID);
+        gd_values_stream_end(&s);
+    }
+    /* Ended halfway through a chunk: the open hash is let go. */
+    gd_values_stream s;
+    CHECK_OK(gd_values_stream_begin(&s, n, C));
+    CHECK_OK(gd_values_stream_add(&s, v, C + 5));
+    gd_values_stream_end(&s);
+    CHECK_STATUS(gd_values_stream_begin(&s, n, 0), GD_ERR_INVALID);
+    free(v);
+}
+
 /* The corpus's state file written by a script from the documented format,
  * and its descriptor. */
 static void read_script_state(gd_buf *file, gd_worker_desc *d) {
@@ -234,6 +269,7 @@ int main(void) {
     RUN_TEST(test_worker_desc_layout);
     RUN_TEST(test_global_desc_layout);
     RUN_TEST(test_roots_and_proofs);
+    RUN_TEST(test_values_stream);
     RUN_TEST(test_independent_state_file);
     RUN_TEST(test_state_view);
     return gd_test_finish();

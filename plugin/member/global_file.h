@@ -1,0 +1,63 @@
+/* G's file in the artifact store (global.gdgs): the global descriptor
+ * (proofs/state_desc.h), then params and momentum as n little-endian
+ * floats each. Written a window at a time, in order, as the windowed
+ * aggregate makes G' (trainer/diloco.h): each window goes to the file and
+ * into its arrays' leaf hashes as it comes, and the descriptor with the
+ * two roots is written last, so G' is never whole in memory unless the
+ * caller keeps a copy. The file appears whole or not at all. */
+#ifndef GD_PLUGIN_MEMBER_GLOBAL_FILE_H
+#define GD_PLUGIN_MEMBER_GLOBAL_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/file.h"
+#include "common/pool.h"
+#include "common/status.h"
+#include "plugin/member/artifact_store.h"
+#include "trainer/state.h"
+
+typedef struct gd_global_file {
+    gd_file_atomic file;
+    gd_global_desc desc;
+    bool hashing; /* the roots are computed as the windows come */
+    gd_values_stream params, momentum;
+    uint64_t next;          /* the next window's first value */
+    gd_global_state *copy;  /* also written here, or NULL */
+} gd_global_file;
+
+/* A file stored as G_round (the artifact's round) for a G that has
+ * aggregated g_round rounds (its descriptor's round), of n values in chunks
+ * of chunk_elems; copy (n values, or NULL) receives the same windows. */
+gd_status gd_global_file_begin(gd_global_file *f, const gd_artifact_store *s, uint64_t run,
+                               uint64_t round, uint64_t g_round, const uint8_t layout_digest[32],
+                               uint32_t chunk_elems, uint64_t n,
+                               gd_global_state *copy) GD_MUST_CHECK;
+/* The next window [lo, lo + count) of params and momentum. */
+gd_status gd_global_file_write(gd_global_file *f, const float *params, const float *momentum,
+                               size_t lo, size_t count) GD_MUST_CHECK;
+/* Once every value is written: the descriptor, fsync, in place; hash gets
+ * the descriptor's hash (the chain's state hash), unless NULL. */
+gd_status gd_global_file_commit(gd_global_file *f, uint8_t hash[32]) GD_MUST_CHECK;
+void gd_global_file_abort(gd_global_file *f);
+
+/* G_round read from the store straight into g (initialised with the
+ * file's n values): the file's size and descriptor are checked against n,
+ * g->round is the descriptor's; the roots are the caller's to check (the
+ * chain's hash). GD_ERR_NOT_FOUND when the store has no G_round. */
+gd_status gd_global_file_get(const gd_artifact_store *s, uint64_t run, uint64_t round,
+                             gd_global_state *g, gd_global_desc *desc) GD_MUST_CHECK;
+
+/* Only G_round's descriptor (its hash is the state hash), the file's size
+ * checked against n values. */
+gd_status gd_global_file_desc(const gd_artifact_store *s, uint64_t run, uint64_t round,
+                              uint64_t n, gd_global_desc *desc) GD_MUST_CHECK;
+
+/* A whole G in memory stored as G_round (its roots hashed on the pool,
+ * its descriptor's round g->round). */
+gd_status gd_global_file_put(const gd_artifact_store *s, gd_pool *pool, uint64_t run,
+                             uint64_t round, const uint8_t layout_digest[32],
+                             uint32_t chunk_elems, const gd_global_state *g) GD_MUST_CHECK;
+
+#endif
