@@ -704,26 +704,6 @@ static void bench_recycle(gd_peer_port port, uint32_t W, bench_fetched *x) {
     gd_check_evidence_free(&x->ev);
 }
 
-/* The aggregate's G: read from G_r in memory, G' written to its file. */
-typedef struct bench_global_io {
-    const gd_global_state *from;
-    gd_global_file *to;
-} bench_global_io;
-
-static gd_status bench_g_read(void *ctx, float *params, float *momentum, size_t lo,
-                              size_t count) {
-    const bench_global_io *x = ctx;
-    memcpy(params, x->from->params + lo, count * sizeof(float));
-    memcpy(momentum, x->from->momentum + lo, count * sizeof(float));
-    return GD_OK;
-}
-
-static gd_status bench_g_write(void *ctx, const float *params, const float *momentum,
-                               size_t lo, size_t count) {
-    bench_global_io *x = ctx;
-    return gd_global_file_write(x->to, params, momentum, lo, count);
-}
-
 static gd_status bench_fetch_verify(gd_engine *e, const bench_opts *o, const bench_worker *ws,
                                     const bench_result *r, bench_pass *out, gd_peer_port port,
                                     bench_fetched *x) {
@@ -857,8 +837,8 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
                                  gd_trainer_layout(e->trainer)->digest,
                                  e->rc.diloco.chunk_elems, e->n, keep_next ? &next : NULL);
     if (s == GD_OK) {
-        bench_global_io gio = {.from = g0, .to = &file};
-        gd_global_io io = {.n = e->n, .read = bench_g_read, .write = bench_g_write, .ctx = &gio};
+        gd_global_file_io gio = {.from = {.from = g0}, .to = &file};
+        gd_global_io io = gd_global_file_io_of(&gio);
         s = gd_engine_aggregate_io(e, BENCH_ROUND, cs, W, &io);
         if (s == GD_OK)
             s = gd_global_file_commit(&file, r->next_hash);

@@ -238,6 +238,21 @@ gd_status gd_file_atomic_commit(gd_file_atomic *f) {
     return s;
 }
 
+gd_status gd_file_atomic_commit_unsynced(gd_file_atomic *f) {
+    gd_status s = GD_OK;
+    if (close(f->fd) != 0)
+        s = gd_fail(GD_ERR_IO, "closing %s: %s", f->path, strerror(errno));
+    f->fd = -1;
+    if (s == GD_OK && rename(f->tmp, f->path) != 0)
+        s = gd_fail(GD_ERR_IO, "cannot rename %s to %s: %s", f->tmp, f->path, strerror(errno));
+    if (s == GD_OK) {
+        free(f->tmp);
+        f->tmp = NULL;
+    }
+    gd_file_atomic_abort(f);
+    return s;
+}
+
 void gd_file_atomic_abort(gd_file_atomic *f) {
     if (f->fd >= 0)
         close(f->fd);

@@ -75,6 +75,9 @@ gd_status gd_file_atomic_begin(gd_file_atomic *f, const char *path,
 gd_status gd_file_atomic_append(gd_file_atomic *f, const void *data,
                                 size_t len) GD_MUST_CHECK;
 gd_status gd_file_atomic_commit(gd_file_atomic *f) GD_MUST_CHECK;
+/* The same without the fsyncs, for a file a crash may lose (it is fetched
+ * again): readers still see it whole or not at all while the host runs. */
+gd_status gd_file_atomic_commit_unsynced(gd_file_atomic *f) GD_MUST_CHECK;
 void gd_file_atomic_abort(gd_file_atomic *f);
 
 /* Exactly len bytes of fd at byte `at`, short transfers and EINTR retried;

@@ -512,7 +512,7 @@ gd_status gd_diloco_aggregate(const gd_backend *be, const gd_diloco_config *c,
     return s;
 }
 
-static gd_status gd_arrays_read(void *ctx, float *params, float *momentum, size_t lo,
+gd_status gd_global_arrays_read(void *ctx, float *params, float *momentum, size_t lo,
                                 size_t count) {
     const gd_global_arrays *a = ctx;
     memcpy(params, a->from->params + lo, count * sizeof(float));
@@ -529,7 +529,7 @@ static gd_status gd_arrays_write(void *ctx, const float *params, const float *mo
 }
 
 gd_global_io gd_global_io_arrays(gd_global_arrays *a) {
-    return (gd_global_io){.n = a->from->n, .read = gd_arrays_read, .write = gd_arrays_write,
+    return (gd_global_io){.n = a->from->n, .read = gd_global_arrays_read, .write = gd_arrays_write,
                           .ctx = a};
 }
 

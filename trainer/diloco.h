@@ -236,6 +236,9 @@ typedef struct gd_global_arrays {
 } gd_global_arrays;
 
 gd_global_io gd_global_io_arrays(gd_global_arrays *a);
+/* Its read: a->from's [lo, lo + count) (ctx is a gd_global_arrays). */
+gd_status gd_global_arrays_read(void *ctx, float *params, float *momentum, size_t lo,
+                                size_t count) GD_MUST_CHECK;
 
 /* window: values per window, a multiple of GD_SUM_SQUARES_CHUNK. */
 gd_status gd_diloco_aggregate_windows(const gd_backend *be, const gd_diloco_config *c,

@@ -207,6 +207,8 @@ typedef struct gd_slot {
     size_t x_cap;
     uint8_t *frame;
     size_t frame_cap;
+    uint8_t *src; /* a chunk's stored bytes read from a payload file */
+    size_t src_cap;
     ZSTD_CCtx *cctx;
     ZSTD_DCtx *dctx;
     bool busy;
@@ -231,6 +233,7 @@ static gd_status gd_slots_init(gd_slots *s, gd_pool *pool) {
 static void gd_slot_release(gd_slot *t) {
     free(t->x);
     free(t->frame);
+    free(t->src);
     ZSTD_freeCCtx(t->cctx);
     ZSTD_freeDCtx(t->dctx);
     memset(t, 0, sizeof *t);
@@ -615,13 +618,30 @@ gd_status gd_payload_write(const gd_payload *p, const char *path) {
 
 /* ---- the file form read in place, and parse --------------------------------- */
 
+/* *buf holding at least need bytes. */
+static gd_status gd_grow(uint8_t **buf, size_t *cap, size_t need) {
+    if (*cap >= need)
+        return GD_OK;
+    free(*buf);
+    *buf = malloc(need);
+    *cap = *buf ? need : 0;
+    return *buf ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for %zu bytes", need);
+}
+
 /* Chunk i's canonical bytes from the view: a stored chunk is its raw bytes
- * where they lie (*raw points into the view), a zstd chunk is checked and
- * decompressed into buf (raw_len bytes). */
+ * where they lie (*raw points into the view's bytes, or into *src read
+ * from its file), a zstd chunk is checked and decompressed into buf
+ * (raw_len bytes). */
 static gd_status gd_view_raw(const gd_payload_view *v, uint32_t i, uint8_t *buf,
-                             ZSTD_DCtx **dctx, const uint8_t **raw) {
+                             ZSTD_DCtx **dctx, uint8_t **src_buf, size_t *src_cap,
+                             const uint8_t **raw) {
     const gd_payload_view_chunk *c = &v->chunks[i];
     const uint8_t *src = v->bytes + c->offset;
+    if (v->fd >= 0) {
+        GD_TRY(gd_grow(src_buf, src_cap, c->stored_len));
+        GD_TRY(gd_file_read_at(v->fd, *src_buf, c->stored_len, c->offset, "a payload file"));
+        src = *src_buf;
+    }
     if (!c->zstd) {
         *raw = src;
         return GD_OK;
@@ -696,6 +716,7 @@ gd_status gd_payload_view_open(gd_payload_view *out, const uint8_t *bytes, size_
     if (out == NULL)
         return gd_fail(GD_ERR_INVALID, "payload view: no output");
     memset(out, 0, sizeof *out);
+    out->fd = -1;
     if (bytes == NULL || len < GD_PAYLOAD_HEADER_BYTES)
         return gd_fail(GD_ERR_PARSE, "payload of %zu bytes is shorter than its %d-byte header",
                        bytes ? len : 0, GD_PAYLOAD_HEADER_BYTES);
@@ -713,7 +734,42 @@ gd_status gd_payload_view_open(gd_payload_view *out, const uint8_t *bytes, size_
     out->header = h;
     out->bytes = bytes;
     out->len = len;
+    out->fd = -1;
     gd_status s = gd_parse_table(out);
+    if (s != GD_OK)
+        gd_payload_view_close(out);
+    return s;
+}
+
+gd_status gd_payload_view_open_file(gd_payload_view *out, int fd, uint64_t len) {
+    if (out == NULL)
+        return gd_fail(GD_ERR_INVALID, "payload view: no output");
+    memset(out, 0, sizeof *out);
+    out->fd = -1;
+    if (len < GD_PAYLOAD_HEADER_BYTES || len > GD_PAYLOAD_FILE_MAX)
+        return gd_fail(GD_ERR_PARSE, "a payload file of %llu bytes (its header is %d, at most "
+                                     "2^40)", (unsigned long long)len, GD_PAYLOAD_HEADER_BYTES);
+    uint8_t head[GD_PAYLOAD_HEADER_BYTES];
+    GD_TRY(gd_file_read_at(fd, head, sizeof head, 0, "a payload file"));
+    gd_payload_header h;
+    GD_TRY(gd_payload_header_decode(&h, head, sizeof head));
+    /* Before reading the table: it, and one byte per chunk, must fit. */
+    if (h.chunk_count > (len - GD_PAYLOAD_HEADER_BYTES) / (GD_PAYLOAD_TABLE_ENTRY_BYTES + 1))
+        return gd_fail(GD_ERR_PARSE, "a payload of %u chunks cannot fit %llu bytes",
+                       (unsigned)h.chunk_count, (unsigned long long)len);
+    size_t prefix = gd_table_end(h.chunk_count);
+    out->prefix = malloc(prefix);
+    out->chunks = calloc(h.chunk_count, sizeof *out->chunks);
+    gd_status s = out->prefix && out->chunks
+                      ? gd_file_read_at(fd, out->prefix, prefix, 0, "a payload file")
+                      : gd_fail(GD_ERR_NOMEM, "out of memory for %u payload chunks",
+                                (unsigned)h.chunk_count);
+    out->header = h;
+    out->bytes = out->prefix; /* the header and table; chunks are read from fd */
+    out->len = (size_t)len;
+    if (s == GD_OK)
+        s = gd_parse_table(out);
+    out->fd = fd;
     if (s != GD_OK)
         gd_payload_view_close(out);
     return s;
@@ -724,8 +780,11 @@ void gd_payload_view_close(gd_payload_view *v) {
         return;
     free(v->chunks);
     free(v->raw);
+    free(v->src);
+    free(v->prefix);
     ZSTD_freeDCtx(v->dctx);
     memset(v, 0, sizeof *v);
+    v->fd = -1;
 }
 
 size_t gd_payload_view_chunk_values(const gd_payload_view *v, uint32_t chunk) {
@@ -741,15 +800,10 @@ gd_status gd_payload_view_decode(gd_payload_view *v, uint32_t chunk, float *valu
         return gd_fail(GD_ERR_INVALID, "payload chunk %u has %zu values, not %zu",
                        (unsigned)chunk, n, count);
     const gd_payload_view_chunk *c = &v->chunks[chunk];
-    if (c->zstd && v->raw_cap < c->raw_len) {
-        free(v->raw);
-        v->raw = malloc(c->raw_len);
-        v->raw_cap = v->raw ? c->raw_len : 0;
-        if (v->raw == NULL)
-            return gd_fail(GD_ERR_NOMEM, "out of memory for %u bytes", (unsigned)c->raw_len);
-    }
+    if (c->zstd)
+        GD_TRY(gd_grow(&v->raw, &v->raw_cap, c->raw_len));
     const uint8_t *raw = NULL;
-    gd_status s = gd_view_raw(v, chunk, v->raw, &v->dctx, &raw);
+    gd_status s = gd_view_raw(v, chunk, v->raw, &v->dctx, &v->src, &v->src_cap, &raw);
     if (s == GD_OK)
         s = gd_codec_decode_chunk(&v->header.codec, raw, c->raw_len, values, n);
     return s == GD_OK ? GD_OK : gd_fail_context(s, "payload chunk %u", (unsigned)chunk);
@@ -784,7 +838,7 @@ static gd_status gd_parse_one(gd_parse_job *job, size_t i, gd_slot *t) {
         c->stored_len = vc->stored_len;
         c->zstd = vc->zstd;
     }
-    GD_TRY(gd_view_raw(job->v, (uint32_t)i, copy, &t->dctx, &raw));
+    GD_TRY(gd_view_raw(job->v, (uint32_t)i, copy, &t->dctx, &t->src, &t->src_cap, &raw));
     if (c != NULL) {
         const uint8_t *src = job->v->bytes + vc->offset;
         if (!vc->zstd) {

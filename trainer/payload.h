@@ -129,16 +129,26 @@ typedef struct gd_payload_view_chunk {
 
 typedef struct gd_payload_view {
     gd_payload_header header;
-    const uint8_t *bytes;
+    const uint8_t *bytes; /* the file, or (read from fd) its header and table */
     size_t len;
+    int fd;               /* the file the chunks are read from, or -1 */
     gd_payload_view_chunk *chunks;
     uint8_t *raw; /* a zstd chunk's canonical bytes, reused */
     size_t raw_cap;
+    uint8_t *src; /* a chunk's stored bytes read from fd, reused */
+    size_t src_cap;
+    uint8_t *prefix; /* the header and table read from fd */
     struct ZSTD_DCtx_s *dctx;
 } gd_payload_view;
 
 gd_status gd_payload_view_open(gd_payload_view *out, const uint8_t *bytes,
                                size_t len) GD_MUST_CHECK;
+/* The same over a file of len bytes: the header and table are read and
+ * checked, each chunk is read from fd (which must stay open and unchanged
+ * while the view is used; closing the view leaves it open) when asked for,
+ * so a payload on disk is never whole in memory. */
+gd_status gd_payload_view_open_file(gd_payload_view *out, int fd,
+                                    uint64_t len) GD_MUST_CHECK;
 void gd_payload_view_close(gd_payload_view *v);
 /* gd_payload_root's commitment, every chunk decompressed and hashed on the
  * pool (a chunk at a time per thread). */

@@ -73,6 +73,9 @@ gd_status gd_artifact_path(const gd_artifact_store *s, char *out, size_t cap,
     case GD_ARTIFACT_CHECKPOINT: snprintf(name, sizeof name, "checkpoint.safetensors"); break;
     case GD_ARTIFACT_COMMIT: snprintf(name, sizeof name, "commit.pb"); break;
     case GD_ARTIFACT_TRACES: snprintf(name, sizeof name, "traces.bin"); break;
+    case GD_ARTIFACT_PEER_PAYLOAD:
+        snprintf(name, sizeof name, "peer-%" PRIu32 ".gdpl", leaf);
+        break;
     default: return gd_fail(GD_ERR_INVALID, "unknown artifact kind %d", (int)kind);
     }
     int n = snprintf(out, cap, "%s/%s", dir, name);

@@ -13,7 +13,10 @@
  *                                        target's side of its checks' digests
  *   ROOT/run-N/round-R/state-L.gdws      transcript leaf L's state (trainer/state.h)
  *   ROOT/run-N/round-R/global.gdgs       G_R
- *   ROOT/run-N/round-R/checkpoint.safetensors  G_R's parameters, Hugging Face names */
+ *   ROOT/run-N/round-R/checkpoint.safetensors  G_R's parameters, Hugging Face names
+ *   ROOT/run-N/round-R/peer-L.gdpl       the L-th peer payload fetched in round R (kept for
+ *                                        the round's reports, checks and aggregate; a crash
+ *                                        may lose it: it is fetched again) */
 #ifndef GD_PLUGIN_MEMBER_ARTIFACT_STORE_H
 #define GD_PLUGIN_MEMBER_ARTIFACT_STORE_H
 
@@ -40,6 +43,7 @@ typedef enum gd_artifact_kind {
     GD_ARTIFACT_CHECKPOINT, /* G_R as a model checkpoint (trainer/checkpoint.h) */
     GD_ARTIFACT_COMMIT,     /* the round's MsgCommitRound (protobuf), sent as stored */
     GD_ARTIFACT_TRACES,     /* the segments' traces (gd_diloco_trace_step), in order */
+    GD_ARTIFACT_PEER_PAYLOAD, /* the leaf-th peer payload this node fetched in the round */
 } gd_artifact_kind;
 
 /* Opens (creating, mode 0700) the store at root: an absolute or relative

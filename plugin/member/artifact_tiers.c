@@ -49,10 +49,19 @@ static gd_status gd_post_leaf(const char *dir, bool *have, uint32_t *post) {
     return GD_OK;
 }
 
+/* A peer's payload fetched in the round ("peer-L.gdpl"). */
+static bool gd_peer_payload_entry(const char *name) {
+    unsigned long v = 0;
+    int used = 0;
+    return strncmp(name, "peer-", 5) == 0 && name[5] >= '0' && name[5] <= '9' &&
+           sscanf(name, "peer-%lu.gdpl%n", &v, &used) == 1 && name[used] == '\0';
+}
+
 /* Whether an entry of a round directory is temporary. */
 static bool gd_is_temporary(const char *name, bool have_post, uint32_t post) {
     uint32_t leaf;
-    return gd_leftover_entry(name) || (gd_state_entry(name, &leaf) && have_post && leaf < post);
+    return gd_leftover_entry(name) || gd_peer_payload_entry(name) ||
+           (gd_state_entry(name, &leaf) && have_post && leaf < post);
 }
 
 gd_status gd_artifact_settle(const gd_artifact_store *s, uint64_t run, uint64_t round) {

@@ -71,6 +71,23 @@ gd_status gd_global_file_write(gd_global_file *f, const float *params, const flo
     return GD_OK;
 }
 
+static gd_status gd_global_file_io_read(void *ctx, float *params, float *momentum, size_t lo,
+                                        size_t count) {
+    gd_global_file_io *x = ctx;
+    return gd_global_arrays_read(&x->from, params, momentum, lo, count);
+}
+
+static gd_status gd_global_file_io_write(void *ctx, const float *params, const float *momentum,
+                                         size_t lo, size_t count) {
+    gd_global_file_io *x = ctx;
+    return gd_global_file_write(x->to, params, momentum, lo, count);
+}
+
+gd_global_io gd_global_file_io_of(gd_global_file_io *x) {
+    return (gd_global_io){.n = x->from.from->n, .read = gd_global_file_io_read,
+                          .write = gd_global_file_io_write, .ctx = x};
+}
+
 gd_status gd_global_file_commit(gd_global_file *f, uint8_t hash[32]) {
     gd_status st = f->next == f->desc.n
                        ? GD_OK

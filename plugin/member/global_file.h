@@ -16,6 +16,7 @@
 #include "common/pool.h"
 #include "common/status.h"
 #include "plugin/member/artifact_store.h"
+#include "trainer/diloco.h"
 #include "trainer/state.h"
 
 typedef struct gd_global_file {
@@ -53,6 +54,15 @@ gd_status gd_global_file_get(const gd_artifact_store *s, uint64_t run, uint64_t 
  * checked against n values. */
 gd_status gd_global_file_desc(const gd_artifact_store *s, uint64_t run, uint64_t round,
                               uint64_t n, gd_global_desc *desc) GD_MUST_CHECK;
+
+/* The windowed aggregate's G (trainer/diloco.h) for a G_r in memory and
+ * G_{r+1} written to a file: x must outlive the io. */
+typedef struct gd_global_file_io {
+    gd_global_arrays from; /* .from: G_r */
+    gd_global_file *to;
+} gd_global_file_io;
+
+gd_global_io gd_global_file_io_of(gd_global_file_io *x);
 
 /* A whole G in memory stored as G_round (its roots hashed on the pool,
  * its descriptor's round g->round). */

@@ -76,15 +76,15 @@ gd_status gd_member_open(gd_member **out, const gd_member_options *o, const gd_k
 /* recycle: the buffers go back to the peer client for the next round's
  * fetches (not when closing: the client may be gone). */
 static void gd_member_drop_payloads(gd_member *n, bool recycle) {
-    for (size_t i = 0; i < n->n_payloads; i++) {
-        if (recycle)
-            gd_member_recycle(n, &n->payloads[i].bytes);
-        else
-            gd_buf_free(&n->payloads[i].bytes);
-    }
+    if (recycle)
+        gd_member_recycle(n, &n->payload_read);
+    else
+        gd_buf_free(&n->payload_read);
+    n->payload_read_of[0] = '\0';
     free(n->payloads);
     n->payloads = NULL;
     n->n_payloads = 0;
+    n->peer_files = 0;
     free(n->fetch_failed);
     n->fetch_failed = NULL;
     n->n_fetch_failed = 0;

@@ -2,33 +2,28 @@
  * the round's payloads through the round engine, written to the store a
  * window at a time (and kept in memory as the budget allows) as the
  * member's next G, and the sealed and revealed attestation of its hash. */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "plugin/member/global_file.h"
 #include "plugin/member/member_internal.h"
 
-/* The windowed aggregate's G: windows of G_r read from the node's G,
- * G_{r+1} written to its file (and a copy, as the budget allows). */
-typedef struct gd_member_global_io {
-    const gd_global_state *from;
-    gd_global_file *to;
-} gd_member_global_io;
-
-static gd_status gd_member_g_read(void *ctx, float *params, float *momentum, size_t lo,
-                                  size_t count) {
-    const gd_member_global_io *x = ctx;
-    memcpy(params, x->from->params + lo, count * sizeof(float));
-    memcpy(momentum, x->from->momentum + lo, count * sizeof(float));
+/* The file of a payload the node holds, opened for reading. */
+static gd_status gd_member_payload_open(gd_member *n, int *fd,
+                                        const gd_member_peer_payload *held) {
+    char path[GD_ARTIFACT_PATH_MAX];
+    GD_TRY(gd_artifact_path(&n->store, path, sizeof path, held->kind, n->o.run, n->cache_round,
+                            held->leaf));
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (*fd < 0)
+        return gd_fail(GD_ERR_IO, "cannot open the payload of %s kept this round (%s): %s",
+                       held->address, path, strerror(errno));
     return GD_OK;
-}
-
-static gd_status gd_member_g_write(void *ctx, const float *params, const float *momentum,
-                                   size_t lo, size_t count) {
-    gd_member_global_io *x = ctx;
-    return gd_global_file_write(x->to, params, momentum, lo, count);
 }
 
 /* G_{r+1} from the node's G_r and the payloads cs, stored under r + 1 a
@@ -56,9 +51,8 @@ static gd_status gd_member_aggregate_to_store(gd_member *n, uint64_t r,
                                  chunk_elems, g->n, n->have_next ? &n->next : NULL);
         if (s == GD_OK)
             s = gd_member_before_compute(n);
-        gd_member_global_io x = {.from = g, .to = &file};
-        gd_global_io io = {.n = g->n, .read = gd_member_g_read, .write = gd_member_g_write,
-                           .ctx = &x};
+        gd_global_file_io x = {.from = {.from = g}, .to = &file};
+        gd_global_io io = gd_global_file_io_of(&x);
         if (s == GD_OK)
             s = gd_engine_aggregate_io(&n->engine, r, cs, count, &io);
         if (s == GD_OK)
@@ -86,30 +80,37 @@ gd_status gd_duty_aggregate(gd_member *n, uint64_t r) {
     if (cs == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     gd_status s = GD_OK;
+    size_t opened = 0;
     for (size_t i = 0; s == GD_OK && i < rv->n_aggregation_set; i++) {
         const char *who = rv->aggregation_set[i];
         const Gonka__Diloco__V1__Commitment *c = gd_commitment_in(n->ans.round, who);
-        const gd_buf *bytes = NULL;
-        s = c ? gd_member_round_payload(n, &bytes, who)
+        const gd_member_peer_payload *held = NULL;
+        s = c ? gd_member_payload_held(n, &held, who)
               : gd_fail(GD_ERR_NOT_FOUND, "%s is aggregated but has no commitment", who);
+        int fd = -1;
         if (s == GD_OK)
-            cs[i] = (gd_engine_contribution){.address = who, .tokens = c->tokens,
-                                             .payload = bytes->data, .payload_len = bytes->len,
-                                             .root = c->payload_root.data,
-                                             .leaves = c->payload_leaves};
+            s = gd_member_payload_open(n, &fd, held);
+        if (s == GD_OK)
+            cs[opened++] = (gd_engine_contribution){.address = who, .tokens = c->tokens,
+                                                    .fd = fd, .payload_len = held->len,
+                                                    .root = c->payload_root.data,
+                                                    .leaves = c->payload_leaves};
     }
-    if (s != GD_OK) {
-        free(cs);
-        gd_member_error(n, "height %" PRId64 ": aggregating round %" PRIu64 ": %s",
-                      n->view.view.height, r, gd_error_detail());
-        return s == GD_ERR_NOMEM ? s : GD_OK; /* a payload may come later in the window */
-    }
-    gd_member_drop_next(n);
     uint8_t hash[32];
-    s = gd_member_aggregate_to_store(n, r, cs, rv->n_aggregation_set, hash);
+    bool later = false; /* a payload may come later in the window */
+    if (s == GD_OK) {
+        gd_member_drop_next(n);
+        s = gd_member_aggregate_to_store(n, r, cs, rv->n_aggregation_set, hash);
+    } else {
+        gd_member_error(n, "height %" PRId64 ": aggregating round %" PRIu64 ": %s",
+                        n->view.view.height, r, gd_error_detail());
+        later = s != GD_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < opened; i++)
+        close(cs[i].fd);
     free(cs);
     if (s != GD_OK)
-        return s;
+        return later ? GD_OK : s;
     n->journal = gd_journal_at(&n->journal, r);
     n->journal.aggregated = true;
     GD_TRY(gd_journal_save(&n->store, &n->journal));

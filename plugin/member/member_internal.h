@@ -43,11 +43,14 @@ typedef struct gd_member_answer {
     uint8_t digest[32];
 } gd_member_answer;
 
-/* A peer's payload fetched in the current round (for reports, checks and
- * the aggregate). */
+/* A payload of the current round this node holds (for reports, checks
+ * and the aggregate), checked against its commitment and kept on disk:
+ * the node's own in its store, a peer's as the round's peer-L.gdpl. */
 typedef struct gd_member_peer_payload {
     char address[GD_ADDRESS_STR_MAX];
-    gd_buf bytes;
+    gd_artifact_kind kind; /* GD_ARTIFACT_PAYLOAD or GD_ARTIFACT_PEER_PAYLOAD */
+    uint32_t leaf;
+    uint64_t len;
 } gd_member_peer_payload;
 
 /* A peer whose payload this step's batch could not fetch: its duties in
@@ -199,6 +202,9 @@ struct gd_member {
     uint64_t cache_round;
     gd_member_peer_payload *payloads;
     size_t n_payloads;
+    uint32_t peer_files;        /* peer-L.gdpl files written this round */
+    gd_buf payload_read;        /* the one payload read back for a report or check */
+    char payload_read_of[GD_ADDRESS_STR_MAX];
     gd_member_fetch_failure *fetch_failed; /* this step's batch (gd_member_prefetch) */
     size_t n_fetch_failed;
     gd_member_answer answers[GD_MEMBER_ANSWERS];
@@ -383,9 +389,13 @@ gd_status gd_member_global_read(gd_member *n, uint64_t round, const uint8_t hash
 /* --- member_payloads.c --------------------------------------------------------------------- */
 
 /* The payload `address` committed in the current round (the node's own
- * from its store): fetched once and kept for the round, checked against
- * the commitment before it is kept. A peer this block's batch failed to
- * fetch fails with that batch's detail (plugin/member/member_payloads.c). */
+ * from its store): fetched once, checked against the commitment, and kept
+ * on disk for the round. A peer this block's batch failed to fetch fails
+ * with that batch's detail (plugin/member/member_payloads.c). */
+gd_status gd_member_payload_held(gd_member *n, const gd_member_peer_payload **out,
+                                 const char *address) GD_MUST_CHECK;
+/* The same payload read back into memory, valid until the next call (one
+ * payload at a time: a report's or a check's). */
 gd_status gd_member_round_payload(gd_member *n, const gd_buf **out,
                                   const char *address) GD_MUST_CHECK;
 

@@ -32,9 +32,11 @@ static gd_status gd_payload_commitment(gd_member *n, const Gonka__Diloco__V1__Co
     return GD_OK;
 }
 
-/* Keeps address's payload bytes for the round once they are the payload it
- * committed (c); takes bytes in every case. */
-static gd_status gd_keep_payload(gd_member *n, const gd_buf **out,
+/* Keeps address's payload for the round once its bytes are the payload it
+ * committed (c): a peer's written to the round's peer-L.gdpl (a crash may
+ * lose it: it is fetched again), the node's own already in its store.
+ * Takes bytes in every case (back to the peer client for reuse). */
+static gd_status gd_keep_payload(gd_member *n, const gd_member_peer_payload **out,
                                  const char *address, const Gonka__Diloco__V1__Commitment *c,
                                  gd_buf *bytes) {
     gd_payload_view p; /* checked where the bytes lie: nothing copied */
@@ -43,28 +45,41 @@ static gd_status gd_keep_payload(gd_member *n, const gd_buf **out,
                                          c->payload_leaves);
     if (s == GD_OK)
         gd_payload_view_close(&p);
+    bool own = strcmp(address, n->address) == 0;
+    gd_member_peer_payload held = {.kind = own ? GD_ARTIFACT_PAYLOAD : GD_ARTIFACT_PEER_PAYLOAD,
+                                   .leaf = own ? 0 : n->peer_files, .len = bytes->len};
+    snprintf(held.address, sizeof held.address, "%s", address);
+    gd_file_atomic f;
+    if (s == GD_OK && !own)
+        s = gd_artifact_begin(&n->store, &f, GD_ARTIFACT_PEER_PAYLOAD, n->o.run, n->cache_round,
+                              held.leaf);
+    if (s == GD_OK && !own) {
+        s = gd_file_atomic_append(&f, bytes->data, bytes->len);
+        if (s == GD_OK)
+            s = gd_file_atomic_commit_unsynced(&f);
+        else
+            gd_file_atomic_abort(&f);
+        n->peer_files += s == GD_OK;
+    }
     gd_member_peer_payload *grown =
         s == GD_OK ? realloc(n->payloads, (n->n_payloads + 1) * sizeof *grown) : NULL;
     if (s == GD_OK && grown == NULL)
         s = gd_fail(GD_ERR_NOMEM, "out of memory");
-    if (s != GD_OK) {
-        gd_member_recycle(n, bytes);
+    gd_member_recycle(n, bytes);
+    if (s != GD_OK)
         return s;
-    }
     n->payloads = grown;
-    gd_member_peer_payload *np = &n->payloads[n->n_payloads++];
-    snprintf(np->address, sizeof np->address, "%s", address);
-    np->bytes = *bytes;
-    *bytes = (gd_buf){0};
+    n->payloads[n->n_payloads] = held;
     if (out != NULL)
-        *out = &np->bytes;
+        *out = &n->payloads[n->n_payloads];
+    n->n_payloads++;
     return GD_OK;
 }
 
-static const gd_buf *gd_held_payload(const gd_member *n, const char *address) {
+static const gd_member_peer_payload *gd_held_payload(const gd_member *n, const char *address) {
     for (size_t i = 0; i < n->n_payloads; i++)
         if (strcmp(n->payloads[i].address, address) == 0)
-            return &n->payloads[i].bytes;
+            return &n->payloads[i];
     return NULL;
 }
 
@@ -82,7 +97,8 @@ static gd_status gd_record_fetch_failure(gd_member *n, const char *address, gd_s
     return GD_OK;
 }
 
-gd_status gd_member_round_payload(gd_member *n, const gd_buf **out, const char *address) {
+gd_status gd_member_payload_held(gd_member *n, const gd_member_peer_payload **out,
+                                 const char *address) {
     if ((*out = gd_held_payload(n, address)) != NULL)
         return GD_OK;
     for (size_t i = 0; i < n->n_fetch_failed; i++)
@@ -109,6 +125,27 @@ gd_status gd_member_round_payload(gd_member *n, const gd_buf **out, const char *
         return s;
     }
     return gd_keep_payload(n, out, address, c, &bytes);
+}
+
+gd_status gd_member_round_payload(gd_member *n, const gd_buf **out, const char *address) {
+    const gd_member_peer_payload *held = NULL;
+    GD_TRY(gd_member_payload_held(n, &held, address));
+    if (n->payload_read_of[0] != '\0' && strcmp(n->payload_read_of, address) == 0) {
+        *out = &n->payload_read;
+        return GD_OK;
+    }
+    n->payload_read_of[0] = '\0';
+    n->payload_read.len = 0;
+    gd_status s = gd_artifact_get(&n->store, &n->payload_read, held->kind, n->o.run,
+                                  n->cache_round, held->leaf, held->len);
+    if (s == GD_OK && n->payload_read.len != held->len)
+        s = gd_fail(GD_ERR_IO, "the payload of %s kept this round is %zu bytes, not %llu",
+                    address, n->payload_read.len, (unsigned long long)held->len);
+    if (s != GD_OK)
+        return s;
+    snprintf(n->payload_read_of, sizeof n->payload_read_of, "%s", address);
+    *out = &n->payload_read;
+    return GD_OK;
 }
 
 /* Adds address to the batch unless it is already there, held, this node's
@@ -159,8 +196,8 @@ gd_status gd_member_prefetch(gd_member *n, const gd_action *acts, size_t n_acts)
         size_t in = 0, pending = 0;
         uint64_t bytes = 0;
         for (size_t i = 0; s == GD_OK && i < k; i++) {
-            const gd_buf *held = NULL;
-            gd_status got = gd_member_round_payload(n, &held, who[i]);
+            const gd_member_peer_payload *held = NULL;
+            gd_status got = gd_member_payload_held(n, &held, who[i]);
             if (got == GD_OK) {
                 in++;
                 bytes += held->len;

@@ -355,10 +355,10 @@ gd_status gd_engine_payload_parse(gd_engine *e, gd_payload *out, uint64_t round,
     return s;
 }
 
-gd_status gd_engine_payload_view(gd_engine *e, gd_payload_view *out, uint64_t round,
-                                 const char *participant, const uint8_t *bytes, size_t len,
-                                 const uint8_t root[32], uint32_t leaves) {
-    GD_TRY(gd_payload_view_open(out, bytes, len));
+/* An opened view held to the header and commitment; closed on failure. */
+static gd_status gd_engine_payload_check(gd_engine *e, gd_payload_view *out, uint64_t round,
+                                         const char *participant, const uint8_t root[32],
+                                         uint32_t leaves) {
     gd_payload_header want = gd_engine_payload_want(e, round, participant);
     uint8_t got[GD_MMR_HASH_LEN];
     uint32_t got_leaves = 0;
@@ -370,6 +370,20 @@ gd_status gd_engine_payload_view(gd_engine *e, gd_payload_view *out, uint64_t ro
     if (s != GD_OK)
         gd_payload_view_close(out);
     return s;
+}
+
+gd_status gd_engine_payload_view(gd_engine *e, gd_payload_view *out, uint64_t round,
+                                 const char *participant, const uint8_t *bytes, size_t len,
+                                 const uint8_t root[32], uint32_t leaves) {
+    GD_TRY(gd_payload_view_open(out, bytes, len));
+    return gd_engine_payload_check(e, out, round, participant, root, leaves);
+}
+
+gd_status gd_engine_payload_view_file(gd_engine *e, gd_payload_view *out, uint64_t round,
+                                      const char *participant, int fd, uint64_t len,
+                                      const uint8_t root[32], uint32_t leaves) {
+    GD_TRY(gd_payload_view_open_file(out, fd, len));
+    return gd_engine_payload_check(e, out, round, participant, root, leaves);
 }
 
 /* A contribution read a range at a time from its payload where it lies:
@@ -428,8 +442,13 @@ gd_status gd_engine_aggregate_io(gd_engine *e, uint64_t round, const gd_engine_c
     /* Every payload against its commitment before anything is stepped. */
     for (size_t i = 0; s == GD_OK && i < n; i++) {
         readers[i].cached = UINT32_MAX;
-        s = gd_engine_payload_view(e, &readers[i].view, round, cs[i].address, cs[i].payload,
-                                   cs[i].payload_len, cs[i].root, cs[i].leaves);
+        s = cs[i].payload != NULL
+                ? gd_engine_payload_view(e, &readers[i].view, round, cs[i].address,
+                                         cs[i].payload, cs[i].payload_len, cs[i].root,
+                                         cs[i].leaves)
+                : gd_engine_payload_view_file(e, &readers[i].view, round, cs[i].address,
+                                              cs[i].fd, cs[i].payload_len, cs[i].root,
+                                              cs[i].leaves);
         readers[i].open = s == GD_OK;
         contribs[i] = (gd_contribution_windowed){.address = cs[i].address, .n = e->n,
                                                  .layout_digest = gd_engine_layout(e),

@@ -247,7 +247,8 @@ typedef gd_status (*gd_engine_check_fn)(gd_engine *e, const gd_check_input *in,
 typedef struct gd_engine_contribution {
     const char *address;
     uint64_t tokens;         /* the chain's count */
-    const uint8_t *payload;  /* the payload file */
+    const uint8_t *payload;  /* the payload file in memory, or NULL: */
+    int fd;                  /* ... the payload file on disk (gd_engine_aggregate_io only) */
     size_t payload_len;
     const uint8_t *root;     /* the committed root and leaf count it must match */
     uint32_t leaves;
@@ -270,10 +271,14 @@ gd_status gd_engine_payload_parse(gd_engine *e, gd_payload *out, uint64_t round,
                                   const char *participant, const uint8_t *bytes, size_t len,
                                   const uint8_t root[32], uint32_t leaves) GD_MUST_CHECK;
 
-/* The same checks on a payload read in place (nothing copied). */
+/* The same checks on a payload read in place (nothing copied), in memory
+ * or from its file. */
 gd_status gd_engine_payload_view(gd_engine *e, gd_payload_view *out, uint64_t round,
                                  const char *participant, const uint8_t *bytes, size_t len,
                                  const uint8_t root[32], uint32_t leaves) GD_MUST_CHECK;
+gd_status gd_engine_payload_view_file(gd_engine *e, gd_payload_view *out, uint64_t round,
+                                      const char *participant, int fd, uint64_t len,
+                                      const uint8_t root[32], uint32_t leaves) GD_MUST_CHECK;
 
 /* Mean loss in 1e-6 nats, rounded, as a commitment carries it. */
 uint64_t gd_engine_loss_micro(double loss);

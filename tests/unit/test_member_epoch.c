@@ -69,7 +69,13 @@ static void check_tiers(nf_net *net, uint64_t current, const char *archive) {
                          (unsigned long long)prev));
         CHECK(exists_at("%s/run-1/round-%llu/payload.gdpl", net->dirs[who],
                         (unsigned long long)prev));
+        /* Peers' payloads were kept on disk for the round, and went when
+         * it was over. */
+        CHECK(!exists_at("%s/run-1/round-%llu/peer-0.gdpl", net->dirs[who],
+                         (unsigned long long)prev));
     }
+    CHECK(exists_at("%s/run-1/round-%llu/peer-0.gdpl", net->dirs[1],
+                    (unsigned long long)current));
     CHECK(!exists_at("%s/run-1/round-%llu", net->dirs[1], (unsigned long long)(current - 2)));
     CHECK(exists_at("%s/run-1/round-%llu", net->dirs[2], (unsigned long long)(current - 2)));
     CHECK(!exists_at("%s/run-1/round-%llu", net->dirs[2], (unsigned long long)(current - 3)));
