@@ -8,13 +8,10 @@
  * (SIGKILL) while it aggregates leaves G' whole or absent, never torn, and
  * the aggregate run again over what it left writes the same file. */
 #include <dirent.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "chain/wire/diloco_spec.h"
@@ -24,6 +21,7 @@
 #include "plugin/member/global_file.h"
 #include "plugin/member/round_engine.h"
 #include "tests/support/example_spec.h"
+#include "tests/support/kill_child.h"
 #include "tests/support/testkit.h"
 #include "trainer/config.h"
 #include "trainer/diloco.h"
@@ -121,9 +119,7 @@ static void setup(bool reference) {
 
 static gd_artifact_store open_store(const char *name) {
     gd_artifact_store st;
-    char root[512];
-    snprintf(root, sizeof root, "%s/%s", gd_test_tmpdir(), name);
-    CHECK_OK(gd_artifact_store_open(&st, root));
+    CHECK_OK(gd_artifact_store_open(&st, gd_test_path(name)));
     return st;
 }
 
@@ -305,16 +301,10 @@ static void test_refusals(void) {
 static int child_main(const char *root, int ready) {
     gd_artifact_store store;
     uint8_t hash[32];
-    if (gd_artifact_store_open(&store, root) != GD_OK || write(ready, "r", 1) != 1)
+    if (gd_artifact_store_open(&store, root) != GD_OK)
         return 1;
-    close(ready);
+    gd_test_child_ready(ready);
     return aggregate_to(&store, NULL, 200, hash) == GD_OK ? 0 : 1;
-}
-
-static long elapsed_ns(const struct timespec *from) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    return (now.tv_sec - from->tv_sec) * 1000000000L + (now.tv_nsec - from->tv_nsec);
 }
 
 /* What a child left: G' whole and right, or nothing; true if G' is there. */
@@ -341,48 +331,21 @@ static void test_killed_while_aggregating(void) {
     CHECK_OK(gd_global_file_put(&store, NULL, RUN, ROUND + 1, layout(),
                                 g_engine.rc.diloco.chunk_elems, &g_want));
     CHECK_OK(read_file(&store, &want, ROUND + 1));
-    char self[4096];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    CHECK(len > 0);
-    self[len > 0 ? len : 0] = '\0';
     char clear[4200];
     snprintf(clear, sizeof clear, "rm -rf '%s/run-%d'", store.root, RUN);
-    struct timespec t0;
     long whole_ns = 0;
     int killed = 0, partial = 0;
     for (int i = 0; i < 5; i++) {
         CHECK(system(clear) == 0); /* each child starts from an empty store */
-        int ready[2];
-        CHECK(pipe(ready) == 0);
-        char fd[16];
-        snprintf(fd, sizeof fd, "%d", ready[1]);
-        pid_t pid = fork();
-        if (pid == 0) {
-            close(ready[0]);
-            execl(self, self, "child", store.root, fd, (char *)NULL);
-            _exit(127);
-        }
-        CHECK(pid > 0);
-        close(ready[1]);
-        char byte = 0;
-        CHECK(read(ready[0], &byte, 1) == 1); /* the child's set-up is done */
-        close(ready[0]);
-        clock_gettime(CLOCK_MONOTONIC, &t0);
-        if (i > 0) {
-            /* 0.2 .. 0.8 of an uninterrupted child's aggregate. */
-            long ns = whole_ns / 5 * i;
-            nanosleep(&(struct timespec){ns / 1000000000L, ns % 1000000000L}, NULL);
-            kill(pid, SIGKILL);
-        }
-        int status = 0;
-        CHECK(waitpid(pid, &status, 0) == pid);
+        pid_t pid;
+        gd_test_child_start(&pid, store.root);
         if (i == 0) {
-            whole_ns = elapsed_ns(&t0);
-            CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+            CHECK(gd_test_child_wait(pid, &whole_ns));
             CHECK(left_whole_or_nothing(&store, &want));
             continue;
         }
-        killed += WIFSIGNALED(status);
+        /* 0.2 .. 0.8 of an uninterrupted child's aggregate. */
+        killed += gd_test_child_kill_after(pid, whole_ns / 5 * i);
         bool whole = left_whole_or_nothing(&store, &want);
         partial += !whole && others_in_round_dir(&store) > 0;
     }

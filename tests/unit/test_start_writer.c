@@ -22,6 +22,7 @@
 #include "plugin/member/round_engine.h"
 #include "plugin/member/start_writer.h"
 #include "tests/support/example_spec.h"
+#include "tests/support/kill_child.h"
 #include "tests/support/testkit.h"
 
 #define RUN 1
@@ -128,10 +129,11 @@ static void test_failed_write_is_reported(void) {
 
 /* The child of test_killed_while_writing: the round trained as a job with
  * a background writer into the store at root, as a member does. */
-static int child_main(const char *root) {
+static int child_main(const char *root, int ready) {
     gd_artifact_store store;
     gd_start_writer writer;
     gd_trained_round t;
+    gd_test_child_ready(ready);
     if (gd_artifact_store_open(&store, root) != GD_OK ||
         gd_start_writer_open(&writer, &store, RUN, true) != GD_OK || train_job(&writer, &t) != GD_OK)
         return 1;
@@ -168,42 +170,22 @@ static size_t starts_present(const gd_artifact_store *store) {
  * left is never torn, and the round trained again completes it. */
 static void test_killed_while_writing(void) {
     gd_artifact_store store = open_store("killed");
-    /* How long an uninterrupted child takes, to spread the kills over it. */
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    char self[4096];
-    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-    CHECK(len > 0);
-    self[len > 0 ? len : 0] = '\0';
-    int killed = 0, finished = 0;
-    long whole_ns = 0;
     char clear[4200];
     snprintf(clear, sizeof clear, "rm -rf '%s/run-%d'", store.root, RUN);
+    long whole_ns = 0;
+    int killed = 0;
     for (int i = 0; i < 9; i++) {
         CHECK(system(clear) == 0); /* each child starts from an empty store */
-        pid_t pid = fork();
-        if (pid == 0) {
-            execl(self, self, "child", store.root, (char *)NULL);
-            _exit(127);
-        }
-        CHECK(pid > 0);
-        if (i > 0) {
-            /* 0.1 .. 0.9 of an uninterrupted child's time. */
-            long ns = whole_ns / 10 * i;
-            nanosleep(&(struct timespec){ns / 1000000000L, ns % 1000000000L}, NULL);
-            kill(pid, SIGKILL);
-        }
-        int status = 0;
-        CHECK(waitpid(pid, &status, 0) == pid);
+        pid_t pid;
+        gd_test_child_start(&pid, store.root);
         if (i == 0) {
-            clock_gettime(CLOCK_MONOTONIC, &t1);
-            whole_ns = (t1.tv_sec - t0.tv_sec) * 1000000000L + (t1.tv_nsec - t0.tv_nsec);
-            CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+            /* How long an uninterrupted child takes, to spread the kills over it. */
+            CHECK(gd_test_child_wait(pid, &whole_ns));
             CHECK(starts_present(&store) == g_whole.segments);
             continue;
         }
-        killed += WIFSIGNALED(status);
-        finished += WIFEXITED(status) && WEXITSTATUS(status) == 0;
+        /* 0.1 .. 0.9 of an uninterrupted child's time. */
+        killed += gd_test_child_kill_after(pid, whole_ns / 10 * i);
         starts_present(&store);
     }
     CHECK(killed > 0); /* at least one kill landed before the child was done */
@@ -215,7 +197,6 @@ static void test_killed_while_writing(void) {
     CHECK(starts_present(&store) == g_whole.segments);
     gd_trained_round_free(&t);
     gd_start_writer_close(&writer);
-    (void)finished;
 }
 
 int main(int argc, char **argv) {
@@ -229,8 +210,8 @@ int main(int argc, char **argv) {
     CHECK_OK(gd_engine_open(&g_engine, spec, RUN, &(gd_engine_host){.threads = 1}));
     CHECK_OK(gd_run_config_initial_state(&g_engine.rc, g_engine.rc.initial_state_hash, 1));
     CHECK_OK(gd_engine_initial_global(&g_engine, &g_g0));
-    if (argc == 3 && strcmp(argv[1], "child") == 0) {
-        int rc = child_main(argv[2]);
+    if (argc == 4 && strcmp(argv[1], "child") == 0) {
+        int rc = child_main(argv[2], atoi(argv[3]));
         gd_global_state_free(&g_g0);
         gd_engine_close(&g_engine);
         gd_diloco_spec_free(spec);
