@@ -799,13 +799,11 @@ gd_status gd_payload_view_decode(gd_payload_view *v, uint32_t chunk, float *valu
     if (count != n)
         return gd_fail(GD_ERR_INVALID, "payload chunk %u has %zu values, not %zu",
                        (unsigned)chunk, n, count);
-    const gd_payload_view_chunk *c = &v->chunks[chunk];
-    if (c->zstd)
-        GD_TRY(gd_grow(&v->raw, &v->raw_cap, c->raw_len));
     const uint8_t *raw = NULL;
-    gd_status s = gd_view_raw(v, chunk, v->raw, &v->dctx, &v->src, &v->src_cap, &raw);
+    size_t raw_len = 0;
+    gd_status s = gd_payload_view_raw(v, chunk, &raw, &raw_len);
     if (s == GD_OK)
-        s = gd_codec_decode_chunk(&v->header.codec, raw, c->raw_len, values, n);
+        s = gd_codec_decode_chunk(&v->header.codec, raw, raw_len, values, n);
     return s == GD_OK ? GD_OK : gd_fail_context(s, "payload chunk %u", (unsigned)chunk);
 }
 
@@ -876,22 +874,34 @@ static gd_status gd_parse_leaves(const gd_payload_view *v, gd_payload_chunk *chu
     return gd_task_error_finish(&job.err, "");
 }
 
-gd_status gd_payload_view_root(const gd_payload_view *v, uint8_t root[GD_MMR_HASH_LEN],
-                               uint32_t *leaf_count, gd_pool *pool) {
+/* The commitment's leaves: the header's, then every chunk's (chunk_count +
+ * 1 of them, malloc'd). */
+static gd_status gd_view_leaves(const gd_payload_view *v, gd_pool *pool,
+                                uint8_t (**out)[GD_MMR_HASH_LEN]) {
     if (v->chunks == NULL)
         return gd_fail(GD_ERR_INVALID, "payload view: not open");
-    uint8_t (*leaves)[GD_MMR_HASH_LEN] = malloc((size_t)v->header.chunk_count * GD_MMR_HASH_LEN);
+    uint32_t count = v->header.chunk_count;
+    uint8_t (*leaves)[GD_MMR_HASH_LEN] = malloc(((size_t)count + 1) * GD_MMR_HASH_LEN);
     if (leaves == NULL)
-        return gd_fail(GD_ERR_NOMEM, "out of memory for %u leaves",
-                       (unsigned)v->header.chunk_count);
-    gd_status s = gd_parse_leaves(v, NULL, leaves, pool);
+        return gd_fail(GD_ERR_NOMEM, "out of memory for %u leaves", (unsigned)count + 1);
+    gd_mmr_hash_leaf(leaves[0], 0, v->bytes, GD_PAYLOAD_HEADER_BYTES);
+    gd_status s = gd_parse_leaves(v, NULL, leaves + 1, pool);
+    if (s != GD_OK) {
+        free(leaves);
+        return s;
+    }
+    *out = leaves;
+    return GD_OK;
+}
+
+gd_status gd_payload_view_root(const gd_payload_view *v, uint8_t root[GD_MMR_HASH_LEN],
+                               uint32_t *leaf_count, gd_pool *pool) {
+    uint8_t (*leaves)[GD_MMR_HASH_LEN] = NULL;
+    GD_TRY(gd_view_leaves(v, pool, &leaves));
     gd_mmr_peaks peaks;
     gd_mmr_peaks_init(&peaks);
-    uint8_t leaf[GD_MMR_HASH_LEN];
-    gd_mmr_hash_leaf(leaf, 0, v->bytes, GD_PAYLOAD_HEADER_BYTES);
-    if (s == GD_OK)
-        s = gd_mmr_peaks_append(&peaks, leaf);
-    for (uint32_t i = 0; s == GD_OK && i < v->header.chunk_count; i++)
+    gd_status s = GD_OK;
+    for (uint32_t i = 0; s == GD_OK && i <= v->header.chunk_count; i++)
         s = gd_mmr_peaks_append(&peaks, leaves[i]);
     if (s == GD_OK)
         s = gd_mmr_peaks_root(&peaks, root);
@@ -899,6 +909,31 @@ gd_status gd_payload_view_root(const gd_payload_view *v, uint8_t root[GD_MMR_HAS
     if (s == GD_OK)
         *leaf_count = v->header.chunk_count + 1;
     return s;
+}
+
+gd_status gd_payload_view_mmr(const gd_payload_view *v, gd_mmr *out, gd_pool *pool) {
+    gd_mmr_init(out);
+    uint8_t (*leaves)[GD_MMR_HASH_LEN] = NULL;
+    GD_TRY(gd_view_leaves(v, pool, &leaves));
+    gd_status s = GD_OK;
+    for (uint32_t i = 0; s == GD_OK && i <= v->header.chunk_count; i++)
+        s = gd_mmr_append(out, leaves[i]);
+    free(leaves);
+    if (s != GD_OK)
+        gd_mmr_free(out);
+    return s;
+}
+
+gd_status gd_payload_view_raw(gd_payload_view *v, uint32_t chunk, const uint8_t **raw,
+                              size_t *raw_len) {
+    if (v->chunks == NULL || chunk >= v->header.chunk_count)
+        return gd_fail(GD_ERR_INVALID, "payload has no chunk %u", (unsigned)chunk);
+    const gd_payload_view_chunk *c = &v->chunks[chunk];
+    if (c->zstd)
+        GD_TRY(gd_grow(&v->raw, &v->raw_cap, c->raw_len));
+    GD_TRY(gd_view_raw(v, chunk, v->raw, &v->dctx, &v->src, &v->src_cap, raw));
+    *raw_len = c->raw_len;
+    return GD_OK;
 }
 
 gd_status gd_payload_parse(gd_payload *out, const uint8_t *bytes, size_t len, gd_pool *pool) {

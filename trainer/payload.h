@@ -154,6 +154,14 @@ void gd_payload_view_close(gd_payload_view *v);
  * pool (a chunk at a time per thread). */
 gd_status gd_payload_view_root(const gd_payload_view *v, uint8_t root[GD_MMR_HASH_LEN],
                                uint32_t *leaf_count, gd_pool *pool) GD_MUST_CHECK;
+/* The same commitment as the whole MMR, to prove chunks from (leaf i + 1
+ * is chunk i; gd_mmr_free it). */
+gd_status gd_payload_view_mmr(const gd_payload_view *v, gd_mmr *out,
+                              gd_pool *pool) GD_MUST_CHECK;
+/* Chunk `chunk`'s canonical bytes (what its leaf hashes), valid until the
+ * view's next call. */
+gd_status gd_payload_view_raw(gd_payload_view *v, uint32_t chunk, const uint8_t **raw,
+                              size_t *raw_len) GD_MUST_CHECK;
 /* Values in chunk `chunk` (0 past the last). */
 size_t gd_payload_view_chunk_values(const gd_payload_view *v, uint32_t chunk);
 /* Chunk `chunk` decoded into values (count: its values), validated as

@@ -51,7 +51,9 @@ typedef struct gd_check_ctx {
     gd_worker_state segment;
     gd_served_chunk start_chunk, post_chunk;
     float *start_values;        /* overlapped: chunk `chunk` of S_r */
-    gd_payload payload;
+    gd_payload_view payload; /* the target's, read in place */
+    gd_mmr payload_mmr;      /* its commitment, to prove the drawn chunk */
+    bool have_payload;
     gd_commitment_view cv;
     gd_global_desc g_desc;
     uint8_t g_hash[32];
@@ -245,11 +247,14 @@ static bool gd_check_chunk(gd_check_ctx *x, const gd_global_state *g, gd_status 
         !gd_check_served_chunk(x, &x->post_chunk, &x->ev->post_chunk, &x->ev->post_proof,
                                x->segments + 1, count, local))
         return false;
-    gd_status s = gd_engine_payload_parse(e, &x->payload, x->in->round, x->in->target,
-                                          x->ev->payload, x->ev->payload_len,
-                                          cm->payload_root.data, cm->payload_leaves);
+    /* Read in place: only the drawn chunk's bytes are taken out of it. */
+    gd_status s = gd_engine_payload_view_proved(e, &x->payload, &x->payload_mmr, x->in->round,
+                                                x->in->target, x->ev->payload,
+                                                x->ev->payload_len, cm->payload_root.data,
+                                                cm->payload_leaves);
     if (!gd_check_peer(x, s, "payload", local))
         return false;
+    x->have_payload = true;
     if (chunk >= x->payload.header.chunk_count)
         return gd_check_fail(x, "payload chunk", "the drawn chunk is out of range");
     const float *start_values = g->params + lo;
@@ -274,9 +279,15 @@ static bool gd_check_chunk(gd_check_ctx *x, const gd_global_state *g, gd_status 
                             .residual_in_proof = x->start_chunk.proofs[3],
                             .residual_out = x->post_chunk.values + residual,
                             .residual_out_proof = x->post_chunk.proofs[3],
-                            .payload = x->payload.chunks[chunk].raw,
-                            .payload_len = x->payload.chunks[chunk].raw_len};
-    if ((*local = gd_payload_prove_chunk(&x->payload, &ev.payload_proof, chunk)) != GD_OK)
+                            .payload = NULL, .payload_len = 0};
+    const uint8_t *raw = NULL;
+    size_t raw_len = 0;
+    s = gd_payload_view_raw(&x->payload, chunk, &raw, &raw_len);
+    if (!gd_check_peer(x, s, "payload chunk", local))
+        return false;
+    ev.payload = raw;
+    ev.payload_len = raw_len;
+    if ((*local = gd_mmr_prove(&x->payload_mmr, &ev.payload_proof, chunk + 1)) != GD_OK)
         return false;
     gd_check_result res;
     *local = gd_diloco_check_payload_chunk(c, e->n, &x->cv, &x->leaf_final, &x->leaf_post, &ev,
@@ -337,6 +348,9 @@ gd_status gd_engine_check(gd_engine *e, const gd_check_input *in, const gd_check
     free(x.start_chunk.values);
     free(x.post_chunk.values);
     free(x.start_values);
-    gd_payload_free(&x.payload);
+    if (x.have_payload) {
+        gd_payload_view_close(&x.payload);
+        gd_mmr_free(&x.payload_mmr);
+    }
     return local;
 }

@@ -355,18 +355,29 @@ gd_status gd_engine_payload_parse(gd_engine *e, gd_payload *out, uint64_t round,
     return s;
 }
 
-/* An opened view held to the header and commitment; closed on failure. */
-static gd_status gd_engine_payload_check(gd_engine *e, gd_payload_view *out, uint64_t round,
-                                         const char *participant, const uint8_t root[32],
-                                         uint32_t leaves) {
+/* An opened view held to the header and commitment (its whole MMR kept
+ * in mmr when not NULL); closed on failure. */
+static gd_status gd_engine_payload_check(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
+                                         uint64_t round, const char *participant,
+                                         const uint8_t root[32], uint32_t leaves) {
     gd_payload_header want = gd_engine_payload_want(e, round, participant);
     uint8_t got[GD_MMR_HASH_LEN];
     uint32_t got_leaves = 0;
     gd_status s = gd_payload_header_matches(&out->header, &want);
-    if (s == GD_OK)
+    if (s == GD_OK && mmr == NULL)
         s = gd_payload_view_root(out, got, &got_leaves, gd_engine_pool(e));
+    if (s == GD_OK && mmr != NULL) {
+        s = gd_payload_view_mmr(out, mmr, gd_engine_pool(e));
+        got_leaves = s == GD_OK ? mmr->n_leaves : 0;
+        if (s == GD_OK)
+            s = gd_mmr_root(mmr, got);
+        if (s != GD_OK)
+            gd_mmr_free(mmr);
+    }
     if (s == GD_OK)
         s = gd_engine_payload_root_is(got, got_leaves, root, leaves, participant);
+    if (s != GD_OK && mmr != NULL)
+        gd_mmr_free(mmr);
     if (s != GD_OK)
         gd_payload_view_close(out);
     return s;
@@ -376,14 +387,22 @@ gd_status gd_engine_payload_view(gd_engine *e, gd_payload_view *out, uint64_t ro
                                  const char *participant, const uint8_t *bytes, size_t len,
                                  const uint8_t root[32], uint32_t leaves) {
     GD_TRY(gd_payload_view_open(out, bytes, len));
-    return gd_engine_payload_check(e, out, round, participant, root, leaves);
+    return gd_engine_payload_check(e, out, NULL, round, participant, root, leaves);
+}
+
+gd_status gd_engine_payload_view_proved(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
+                                        uint64_t round, const char *participant,
+                                        const uint8_t *bytes, size_t len,
+                                        const uint8_t root[32], uint32_t leaves) {
+    GD_TRY(gd_payload_view_open(out, bytes, len));
+    return gd_engine_payload_check(e, out, mmr, round, participant, root, leaves);
 }
 
 gd_status gd_engine_payload_view_file(gd_engine *e, gd_payload_view *out, uint64_t round,
                                       const char *participant, int fd, uint64_t len,
                                       const uint8_t root[32], uint32_t leaves) {
     GD_TRY(gd_payload_view_open_file(out, fd, len));
-    return gd_engine_payload_check(e, out, round, participant, root, leaves);
+    return gd_engine_payload_check(e, out, NULL, round, participant, root, leaves);
 }
 
 /* A contribution read a range at a time from its payload where it lies:

@@ -314,6 +314,23 @@ static void test_roundtrip_codecs(void) {
                                             gd_payload_view_chunk_values(&view, i)));
         CHECK(memcmp(out, direct, n * sizeof(float)) == 0);
         CHECK(gd_payload_view_chunk_values(&view, 11) == 0);
+        /* Its whole MMR proves each chunk's canonical bytes as parse's does. */
+        gd_mmr view_mmr;
+        CHECK_OK(gd_payload_view_mmr(&view, &view_mmr, pool));
+        for (uint32_t i = 0; i < 11; i++) {
+            gd_mmr_proof a, b;
+            const uint8_t *raw = NULL;
+            size_t raw_len = 0;
+            CHECK_OK(gd_payload_view_raw(&view, i, &raw, &raw_len));
+            CHECK(raw_len == dec.chunks[i].raw_len &&
+                  memcmp(raw, dec.chunks[i].raw, raw_len) == 0);
+            CHECK_OK(gd_mmr_prove(&view_mmr, &a, i + 1));
+            CHECK_OK(gd_payload_prove_chunk(&dec, &b, i));
+            CHECK(gd_payload_verify_chunk(r1, i, raw, raw_len, &a) && a.leaf_count == 12);
+            CHECK(a.leaf_index == b.leaf_index && a.n_hashes == b.n_hashes &&
+                  memcmp(a.hashes, b.hashes, (size_t)a.n_hashes * GD_MMR_HASH_LEN) == 0);
+        }
+        gd_mmr_free(&view_mmr);
         CHECK_STATUS(gd_payload_view_decode(&view, 11, out, 1), GD_ERR_INVALID);
         CHECK_STATUS(gd_payload_view_decode(&view, 0, out, 999), GD_ERR_INVALID);
         gd_payload_view_close(&view);
