@@ -775,9 +775,33 @@ gd_status gd_payload_view_open_file(gd_payload_view *out, int fd, uint64_t len) 
     return s;
 }
 
+gd_status gd_payload_view_open_path(gd_payload_view *out, const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        memset(out, 0, sizeof *out);
+        out->fd = -1;
+        return gd_fail(errno == ENOENT ? GD_ERR_NOT_FOUND : GD_ERR_IO, "cannot open %s: %s",
+                       path, strerror(errno));
+    }
+    struct stat st;
+    gd_status s = fstat(fd, &st) == 0 ? GD_OK
+                                      : gd_fail(GD_ERR_IO, "cannot stat %s: %s", path,
+                                                strerror(errno));
+    if (s == GD_OK)
+        s = gd_payload_view_open_file(out, fd, (uint64_t)st.st_size);
+    if (s != GD_OK) {
+        close(fd);
+        return s;
+    }
+    out->owns_fd = true;
+    return GD_OK;
+}
+
 void gd_payload_view_close(gd_payload_view *v) {
     if (v == NULL)
         return;
+    if (v->owns_fd && v->fd >= 0)
+        close(v->fd);
     free(v->chunks);
     free(v->raw);
     free(v->src);

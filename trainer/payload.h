@@ -138,6 +138,7 @@ typedef struct gd_payload_view {
     uint8_t *src; /* a chunk's stored bytes read from fd, reused */
     size_t src_cap;
     uint8_t *prefix; /* the header and table read from fd */
+    bool owns_fd;    /* opened by gd_payload_view_open_path: closed with the view */
     struct ZSTD_DCtx_s *dctx;
 } gd_payload_view;
 
@@ -149,6 +150,8 @@ gd_status gd_payload_view_open(gd_payload_view *out, const uint8_t *bytes,
  * so a payload on disk is never whole in memory. */
 gd_status gd_payload_view_open_file(gd_payload_view *out, int fd,
                                     uint64_t len) GD_MUST_CHECK;
+/* The same for the file at path, which the view opens and closes. */
+gd_status gd_payload_view_open_path(gd_payload_view *out, const char *path) GD_MUST_CHECK;
 void gd_payload_view_close(gd_payload_view *v);
 /* gd_payload_root's commitment, every chunk decompressed and hashed on the
  * pool (a chunk at a time per thread). */

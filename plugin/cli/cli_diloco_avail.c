@@ -58,21 +58,24 @@ static gd_status gd_avail_from_node(gd_rpc *rpc, const gd_dtx *d, const uint8_t 
 /* The report of a payload file. */
 static int gd_avail_build_payload(gd_cli *cli, gd_args *args, gd_cli_tx *tx, const gd_dtx *d,
                                   gd_any *msg) {
-    gd_payload p;
-    gd_status s = gd_payload_read(&p, d->payload, NULL);
+    gd_payload_view p;
+    gd_mmr mmr;
+    gd_status s = gd_payload_view_open_path(&p, d->payload);
+    if (s == GD_OK && (s = gd_payload_view_mmr(&p, &mmr, NULL)) != GD_OK)
+        gd_payload_view_close(&p);
     if (s != GD_OK)
-        return gd_cli_fail(cli, gd_fail_context(s, "--payload"));
+        return gd_cli_fail(cli, gd_fail_context(s, "--payload %s", d->payload));
     uint8_t root[GD_MMR_HASH_LEN], randomness[GD_DILOCO_HASH_LEN];
-    uint32_t leaves = 0, want = (uint32_t)d->avail_chunks, n = 0;
+    uint32_t leaves = mmr.n_leaves, want = (uint32_t)d->avail_chunks, n = 0;
     gd_diloco_chunk_proof chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
     gd_buf wire[GD_DILOCO_AVAIL_CHUNKS_MAX] = {{0}};
-    int rc = gd_dtx_status(cli, gd_payload_root(&p, root, &leaves));
+    int rc = gd_dtx_status(cli, gd_mmr_root(&mmr, root));
     if (rc == GD_CLI_CONTINUE && d->have_randomness)
         memcpy(randomness, d->randomness, sizeof randomness);
     else if (rc == GD_CLI_CONTINUE && (rc = gd_cli_tx_rpc(cli, args, tx)) == GD_CLI_CONTINUE)
         rc = gd_dtx_status(cli, gd_avail_from_node(tx->rpc, d, root, leaves, randomness, &want));
     if (rc == GD_CLI_CONTINUE)
-        rc = gd_dtx_status(cli, gd_avail_prove(&p, leaves, randomness, d->target, tx->signer,
+        rc = gd_dtx_status(cli, gd_avail_prove(&p, &mmr, randomness, d->target, tx->signer,
                                                 want, chunks, wire, &n));
     if (rc == GD_CLI_CONTINUE)
         rc = gd_dtx_status(cli, gd_diloco_msg_report_availability(msg, tx->signer, d->run,
@@ -80,7 +83,8 @@ static int gd_avail_build_payload(gd_cli *cli, gd_args *args, gd_cli_tx *tx, con
                                                                   n, NULL));
     for (size_t i = 0; i < GD_DILOCO_AVAIL_CHUNKS_MAX; i++)
         gd_buf_free(&wire[i]);
-    gd_payload_free(&p);
+    gd_payload_view_close(&p);
+    gd_mmr_free(&mmr);
     return rc;
 }
 

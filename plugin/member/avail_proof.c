@@ -7,20 +7,23 @@
 #include "plugin/member/round_engine.h"
 #include "plugin/member/state_index.h"
 
-gd_status gd_avail_prove(const gd_payload *p, uint32_t leaves,
+gd_status gd_avail_prove(gd_payload_view *p, const gd_mmr *mmr,
                          const uint8_t randomness[GD_DILOCO_HASH_LEN], const char *target,
                          const char *reporter, uint32_t want, gd_diloco_chunk_proof *chunks,
                          gd_buf *wire, uint32_t *n) {
+    uint32_t leaves = mmr->n_leaves;
     if (leaves < 2 || leaves - 1 != p->header.chunk_count || want > GD_DILOCO_AVAIL_CHUNKS_MAX)
         return gd_fail(GD_ERR_INVALID, "a report of %u chunks of a payload of %u leaves", want,
                        leaves);
     uint32_t drawn[GD_DILOCO_AVAIL_CHUNKS_MAX];
     *n = gd_diloco_avail_chunks(drawn, randomness, target, reporter, leaves - 1, want);
     for (uint32_t i = 0; i < *n; i++) {
-        const gd_payload_chunk *ch = &p->chunks[drawn[i]];
-        gd_mmr_hash_leaf(chunks[i].leaf_hash, drawn[i] + 1, ch->raw, ch->raw_len);
+        const uint8_t *raw = NULL;
+        size_t raw_len = 0;
+        GD_TRY(gd_payload_view_raw(p, drawn[i], &raw, &raw_len));
+        gd_mmr_hash_leaf(chunks[i].leaf_hash, drawn[i] + 1, raw, raw_len);
         gd_mmr_proof proof;
-        GD_TRY(gd_payload_prove_chunk(p, &proof, drawn[i]));
+        GD_TRY(gd_mmr_prove(mmr, &proof, drawn[i] + 1));
         GD_TRY(gd_mmr_proof_encode(&proof, &wire[i]));
         chunks[i].proof = wire[i].data;
         chunks[i].proof_len = wire[i].len;

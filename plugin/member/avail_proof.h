@@ -13,10 +13,11 @@
 #include "proofs/state_sample.h"
 #include "trainer/payload.h"
 
-/* The drawn chunks of p (leaves - 1 of them, the count the commitment
- * states): chunks[i] points into wire[i] (both arrays of
+/* The drawn chunks of p, read in place, with proofs from mmr, its
+ * commitment (gd_payload_view_mmr; its leaves - 1 chunks, the count the
+ * commitment states): chunks[i] points into wire[i] (both arrays of
  * GD_DILOCO_AVAIL_CHUNKS_MAX, wire zeroed by the caller and freed by it). */
-gd_status gd_avail_prove(const gd_payload *p, uint32_t leaves,
+gd_status gd_avail_prove(gd_payload_view *p, const gd_mmr *mmr,
                          const uint8_t randomness[GD_DILOCO_HASH_LEN], const char *target,
                          const char *reporter, uint32_t want, gd_diloco_chunk_proof *chunks,
                          gd_buf *wire, uint32_t *n) GD_MUST_CHECK;

@@ -40,8 +40,8 @@ static gd_status gd_report_state(gd_member *n, const gd_action *a,
 
 gd_status gd_duty_report(gd_member *n, const gd_action *a, gd_any *msg, bool *sent) {
     GD_TRY(gd_member_engine(n));
-    const gd_buf *bytes = NULL;
-    gd_status s = gd_member_round_payload(n, &bytes, a->target);
+    const gd_member_peer_payload *held = NULL;
+    gd_status s = gd_member_payload_held(n, &held, a->target);
     if (s == GD_ERR_PENDING)
         return GD_OK; /* still coming: a later step reports it */
     if (s != GD_OK) {
@@ -73,8 +73,22 @@ gd_status gd_duty_report(gd_member *n, const gd_action *a, gd_any *msg, bool *se
         gd_member_error(n, "height %" PRId64 ": report on %s without its states: %s",
                         n->view.view.height, a->target, gd_error_detail());
     }
-    gd_payload p;
-    s = gd_payload_parse(&p, bytes->data, bytes->len, NULL);
+    /* The payload kept this round, read in place from its file. */
+    gd_payload_view p;
+    gd_mmr mmr;
+    char path[GD_ARTIFACT_PATH_MAX];
+    s = gd_artifact_path(&n->store, path, sizeof path, held->kind, n->o.run, n->cache_round,
+                         held->leaf);
+    if (s == GD_OK)
+        s = gd_payload_view_open_path(&p, path);
+    if (s == GD_OK && (s = gd_payload_view_mmr(&p, &mmr, gd_trainer_pool(n->engine.trainer))) != GD_OK)
+        gd_payload_view_close(&p);
+    if (s == GD_OK && mmr.n_leaves != c->payload_leaves) {
+        s = gd_fail(GD_ERR_INVALID, "the payload of %s kept this round has %u leaves, not %u",
+                    a->target, (unsigned)mmr.n_leaves, (unsigned)c->payload_leaves);
+        gd_mmr_free(&mmr);
+        gd_payload_view_close(&p);
+    }
     if (s != GD_OK) {
         gd_avail_state_free(&st);
         return s;
@@ -82,14 +96,15 @@ gd_status gd_duty_report(gd_member *n, const gd_action *a, gd_any *msg, bool *se
     gd_diloco_chunk_proof chunks[GD_DILOCO_AVAIL_CHUNKS_MAX];
     gd_buf wire[GD_DILOCO_AVAIL_CHUNKS_MAX] = {{0}};
     uint32_t count = 0;
-    s = gd_avail_prove(&p, c->payload_leaves, r->verify_randomness.data, a->target, n->address,
+    s = gd_avail_prove(&p, &mmr, r->verify_randomness.data, a->target, n->address,
                        n->ans.run->run->spec->avail_chunks, chunks, wire, &count);
     if (s == GD_OK)
         s = gd_diloco_msg_report_availability(msg, n->address, n->o.run, a->round, a->target,
                                               chunks, count, sampled ? &st.proof : NULL);
     for (size_t i = 0; i < GD_DILOCO_AVAIL_CHUNKS_MAX; i++)
         gd_buf_free(&wire[i]);
-    gd_payload_free(&p);
+    gd_mmr_free(&mmr);
+    gd_payload_view_close(&p);
     gd_avail_state_free(&st);
     *sent = s == GD_OK;
     return s;
