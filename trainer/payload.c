@@ -791,7 +791,7 @@ gd_status gd_payload_view_open_path(gd_payload_view *out, const char *path) {
         s = gd_payload_view_open_file(out, fd, (uint64_t)st.st_size);
     if (s != GD_OK) {
         close(fd);
-        return s;
+        return gd_fail_context(s, "payload %s", path);
     }
     out->owns_fd = true;
     return GD_OK;

@@ -130,23 +130,33 @@ gd_status gd_artifact_payload_chunk(const gd_artifact_store *s, uint64_t run, ui
                                     uint32_t chunk, gd_buf *raw, gd_buf *proof) {
     char path[GD_ARTIFACT_PATH_MAX];
     GD_TRY(gd_artifact_path(s, path, sizeof path, GD_ARTIFACT_PAYLOAD, run, round, 0));
-    gd_payload p;
-    GD_TRY(gd_payload_read(&p, path, NULL));
+    /* Read in place: a chunk at a time in memory, however large the payload. */
+    gd_payload_view p;
+    GD_TRY(gd_payload_view_open_path(&p, path));
     gd_status st = GD_OK;
     if (chunk >= p.header.chunk_count)
         st = gd_fail(GD_ERR_NOT_FOUND, "the payload of round %" PRIu64 " has %" PRIu32
                                        " chunks, not %" PRIu32,
                      round, p.header.chunk_count, chunk + 1);
+    gd_mmr mmr;
+    gd_mmr_init(&mmr);
     gd_mmr_proof pr;
     if (st == GD_OK)
-        st = gd_payload_prove_chunk(&p, &pr, chunk);
+        st = gd_payload_view_mmr(&p, &mmr, NULL);
+    if (st == GD_OK)
+        st = gd_mmr_prove(&mmr, &pr, chunk + 1);
+    const uint8_t *bytes = NULL;
+    size_t len = 0;
+    if (st == GD_OK)
+        st = gd_payload_view_raw(&p, chunk, &bytes, &len);
     raw->len = 0;
     proof->len = 0;
     if (st == GD_OK)
-        st = gd_buf_append(raw, p.chunks[chunk].raw, p.chunks[chunk].raw_len);
+        st = gd_buf_append(raw, bytes, len);
     if (st == GD_OK)
         st = gd_mmr_proof_encode(&pr, proof);
-    gd_payload_free(&p);
+    gd_mmr_free(&mmr);
+    gd_payload_view_close(&p);
     return st;
 }
 
