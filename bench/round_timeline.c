@@ -47,6 +47,10 @@
  * training, or in the foreground when --memory-budget leaves no room for
  * the staging copy: plugin/member/member_memory.h), so "encode + fsync" is
  * what is left after the last step: the payload, transcript and post state.
+ * The aggregate is the member's too: the peers' payloads written to the
+ * round's files and let go, each read a chunk at a time, G' written to its
+ * file a window at a time (kept in memory as the budget allows), so
+ * "attest" is only its descriptor's hash.
  *
  * Usage: gd-bench-round [--model tiny|small] [--inner-steps H] [--segment-steps K]
  *                       [--workers W] [--threads N] [--block-time MS] [--bin DIR]
@@ -811,13 +815,38 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
     if (s == GD_OK && r->check.verdict != GD_VERDICT_PASS)
         s = gd_fail(GD_ERR_INVALID, "the check of an honest worker failed: %s", r->check.why);
 
-    /* Aggregation over every payload (the member's own from memory), then
-     * the state hash it attests. */
+    /* Aggregation over every payload as the member holds them: the peers'
+     * written to the round's peer-L.gdpl and let go, the member's own in
+     * its store, each read from its file a chunk at a time; then the state
+     * hash it attests. */
     gd_engine_contribution cs[BENCH_WORKERS_MAX];
+    int fds[BENCH_WORKERS_MAX];
+    uint32_t opened = 0;
     for (uint32_t i = 0; s == GD_OK && i < W; i++) {
-        const gd_buf *b = i == 0 && W > 1 ? &ws[0].t.payload : &payloads[i];
+        bool own = i == 0 && W > 1;
+        size_t len = own ? ws[0].t.payload.len : payloads[i].len;
+        if (!own) {
+            gd_file_atomic f;
+            s = gd_artifact_begin(&ws[0].store, &f, GD_ARTIFACT_PEER_PAYLOAD, BENCH_RUN,
+                                  BENCH_ROUND, i);
+            if (s == GD_OK && (s = gd_file_atomic_append(&f, payloads[i].data, len)) == GD_OK)
+                s = gd_file_atomic_commit_unsynced(&f);
+            else if (s == GD_OK)
+                gd_file_atomic_abort(&f);
+            gd_buf_free(&payloads[i]);
+        }
+        char path[GD_ARTIFACT_PATH_MAX];
+        if (s == GD_OK)
+            s = gd_artifact_path(&ws[0].store, path, sizeof path,
+                                 own ? GD_ARTIFACT_PAYLOAD : GD_ARTIFACT_PEER_PAYLOAD,
+                                 BENCH_RUN, BENCH_ROUND, own ? 0 : i);
+        int fd = s == GD_OK ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+        if (s == GD_OK && fd < 0)
+            s = gd_fail(GD_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+        if (s == GD_OK)
+            fds[opened++] = fd;
         cs[i] = (gd_engine_contribution){.address = ws[i].address, .tokens = ws[i].t.r.tokens,
-                                         .payload = b->data, .payload_len = b->len,
+                                         .fd = fd, .payload_len = len,
                                          .root = ws[i].t.commit.payload_root,
                                          .leaves = ws[i].t.commit.payload_leaves};
     }
@@ -863,6 +892,8 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
 
     if (keep_next)
         gd_global_state_free(&next);
+    for (uint32_t i = 0; i < opened; i++)
+        close(fds[i]);
     gd_check_evidence_free(&ev);
     for (uint32_t i = 0; payloads && i < W; i++)
         gd_buf_free(&payloads[i]);
