@@ -253,8 +253,10 @@ static gd_status gd_member_answer_for(gd_member *n, const gd_action *a,
     const gd_round_windows *w = &n->view.view.round.windows;
     int64_t from = recheck ? w->dispute_start : w->verify_start;
     int64_t end = recheck ? w->dispute_open_start : w->open_start;
-    if (s == GD_ERR_NOMEM) {
-        /* local: stop */
+    if (s == GD_ERR_NOMEM || s == GD_ERR_IO) {
+        /* Local (memory, or this node's own disk: GD_ERR_IO is never a
+         * peer's, whose failures are network, timeout, parse or refusal
+         * statuses): stop, the check stays due; never the target's fault. */
     } else if (s != GD_OK) {
         s = GD_OK;
         ans.verdict = GD_VERDICT_UNAVAILABLE;

@@ -261,7 +261,11 @@ static void nf_step(nf_net *net, int who) {
         return;
     size_t done = 0;
     net->stepped_at[who] = net->d.f.height;
-    CHECK_OK(gd_member_step(net->nodes[who], &done));
+    gd_status s = gd_member_step(net->nodes[who], &done);
+    if (net->local_fault[who] && s == GD_ERR_IO)
+        net->step_errors[who]++; /* as the daemon: retried at the next block */
+    else
+        CHECK_OK(s);
     net->duties += done;
 }
 

@@ -25,6 +25,8 @@ struct nf_net {
     nf_port ports[DF_ACCOUNTS];
     bool down[DF_ACCOUNTS];        /* its artifacts cannot be fetched */
     bool off[DF_ACCOUNTS];         /* not started yet: it does not step */
+    bool local_fault[DF_ACCOUNTS]; /* its disk fails: a step may end in a local error */
+    size_t step_errors[DF_ACCOUNTS]; /* the local errors its steps ended in */
     bool no_join[DF_ACCOUNTS];     /* opened with join off (as `join: false` in node.yaml) */
     uint64_t (*disk_free[DF_ACCOUNTS])(const char *dir); /* its disk (NULL: the real one) */
     gd_retention retention[DF_ACCOUNTS]; /* node.yaml's retention (zeros: the defaults) */

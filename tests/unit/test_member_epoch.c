@@ -644,6 +644,53 @@ static void test_held_member_serves_its_window(void) {
     nf_free(&net);
 }
 
+/* The attack on an honest worker through its checker's own fault: a
+ * validator whose disk refuses the payloads it fetches (each round's
+ * peer-L.gdpl is a directory in the way, so keeping one fails with an I/O
+ * error) must not answer UNAVAILABLE for targets that served everything
+ * right. The failure is its own: its step ends in the local error (the
+ * daemon retries), the check stays due, no verdict blames the target. */
+static void test_local_payload_fault_not_blamed(void) {
+    nf_net net;
+    df_knobs k;
+    nf_knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
+    const int v = 4; /* a validator */
+    net.d.act[v].cheat = true; /* it cannot check or aggregate: its own misses are expected */
+    net.local_fault[v] = true;
+    for (int r = 0; r <= 2; r++)
+        for (int leaf = 0; leaf < 8; leaf++) {
+            char dir[700];
+            snprintf(dir, sizeof dir, "%s/run-1/round-%d/peer-%d.gdpl", net.dirs[v], r, leaf);
+            CHECK_OK(gd_dir_create(dir, 0700));
+        }
+    df_qfree(nf_until_round(&net, 2));
+    size_t by_v = 0;
+    for (uint64_t r = 0; r < 2; r++) {
+        df_qround *q = df_q_round(&net.d, r);
+        for (size_t i = 0; i < q->n_verdicts; i++) {
+            if (strcmp(q->verdicts[i]->validator, net.d.f.addr[v]) != 0)
+                continue;
+            by_v++;
+            CHECK(q->verdicts[i]->verdict != GONKA__DILOCO__V1__VERDICT__VERDICT_UNAVAILABLE);
+        }
+        df_qfree(q);
+    }
+    json_t *st = gd_member_status_json(net.nodes[v]);
+    size_t said = 0, i;
+    json_t *e;
+    json_array_foreach(json_object_get(st, "errors"), i, e)
+        said += strstr(json_string_value(json_object_get(e, "error")), "peer-") != NULL;
+    json_decref(st);
+    fprintf(stderr, "  %zu verdicts by the validator, %zu errors naming its payload files, "
+                    "%zu steps ended in a local error\n",
+            by_v, said, net.step_errors[v]);
+    CHECK(said > 0 && net.step_errors[v] > 0);
+    for (int who = 1; who <= 3; who++)
+        CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
+    nf_free(&net);
+}
+
 /* The attack: a host trains (or checks) on other data than the run's, its
  * own corpus or a shuffled copy, and commits plausible payloads. The run
  * spec records its data's digest; a member opening the run reads the data
@@ -1129,6 +1176,7 @@ int main(void) {
     RUN_TEST(test_late_joiner_syncs_before_round_opens);
     RUN_TEST(test_nothing_served_early);
     RUN_TEST(test_held_member_serves_its_window);
+    RUN_TEST(test_local_payload_fault_not_blamed);
     RUN_TEST(test_repeated_errors_are_one_entry);
     RUN_TEST(test_state_chunks_served);
     RUN_TEST(test_data_not_the_runs);
