@@ -17,8 +17,7 @@
 static gd_status gd_member_payload_open(gd_member *n, int *fd,
                                         const gd_member_peer_payload *held) {
     char path[GD_ARTIFACT_PATH_MAX];
-    GD_TRY(gd_artifact_path(&n->store, path, sizeof path, held->kind, n->o.run, n->cache_round,
-                            held->leaf));
+    GD_TRY(gd_member_payload_path(n, path, held));
     *fd = open(path, O_RDONLY | O_CLOEXEC);
     if (*fd < 0)
         return gd_fail(GD_ERR_IO, "cannot open the payload of %s kept this round (%s): %s",

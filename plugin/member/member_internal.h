@@ -394,6 +394,9 @@ gd_status gd_member_global_read(gd_member *n, uint64_t round, const uint8_t hash
  * with that batch's detail (plugin/member/member_payloads.c). */
 gd_status gd_member_payload_held(gd_member *n, const gd_member_peer_payload **out,
                                  const char *address) GD_MUST_CHECK;
+/* The path of a payload held this round (its file under the store). */
+gd_status gd_member_payload_path(const gd_member *n, char path[GD_ARTIFACT_PATH_MAX],
+                                 const gd_member_peer_payload *held) GD_MUST_CHECK;
 /* The same payload read back into memory, valid until the next call (one
  * payload at a time: a report's or a check's). */
 gd_status gd_member_round_payload(gd_member *n, const gd_buf **out,

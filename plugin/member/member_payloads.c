@@ -127,6 +127,12 @@ gd_status gd_member_payload_held(gd_member *n, const gd_member_peer_payload **ou
     return gd_keep_payload(n, out, address, c, &bytes);
 }
 
+gd_status gd_member_payload_path(const gd_member *n, char path[GD_ARTIFACT_PATH_MAX],
+                                 const gd_member_peer_payload *held) {
+    return gd_artifact_path(&n->store, path, GD_ARTIFACT_PATH_MAX, held->kind, n->o.run,
+                            n->cache_round, held->leaf);
+}
+
 gd_status gd_member_round_payload(gd_member *n, const gd_buf **out, const char *address) {
     const gd_member_peer_payload *held = NULL;
     GD_TRY(gd_member_payload_held(n, &held, address));

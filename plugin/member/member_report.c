@@ -77,8 +77,7 @@ gd_status gd_duty_report(gd_member *n, const gd_action *a, gd_any *msg, bool *se
     gd_payload_view p;
     gd_mmr mmr;
     char path[GD_ARTIFACT_PATH_MAX];
-    s = gd_artifact_path(&n->store, path, sizeof path, held->kind, n->o.run, n->cache_round,
-                         held->leaf);
+    s = gd_member_payload_path(n, path, held);
     if (s == GD_OK)
         s = gd_payload_view_open_path(&p, path);
     if (s == GD_OK && (s = gd_payload_view_mmr(&p, &mmr, gd_trainer_pool(n->engine.trainer))) != GD_OK)
