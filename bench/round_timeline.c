@@ -862,7 +862,7 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
         s = gd_global_state_init(&next, e->n);
     gd_global_file file;
     if (s == GD_OK)
-        s = gd_global_file_begin(&file, &ws[0].store, BENCH_RUN, BENCH_ROUND + 1, g0->round + 1,
+        s = gd_global_file_begin(&file, gd_trainer_pool(e->trainer), &ws[0].store, BENCH_RUN, BENCH_ROUND + 1, g0->round + 1,
                                  gd_trainer_layout(e->trainer)->digest,
                                  e->rc.diloco.chunk_elems, e->n, keep_next ? &next : NULL);
     if (s == GD_OK) {

@@ -26,6 +26,7 @@ typedef struct gd_state_job {
     size_t n_parts;
     size_t total;
     size_t chunk_bytes;
+    uint64_t index_base; /* the first chunk's leaf index (chunks already appended) */
     size_t per_task;    /* chunks per task */
     uint64_t first;     /* first chunk of this round */
     size_t round_count; /* chunks in this round */
@@ -60,6 +61,7 @@ static void gd_state_task(void *ctx, size_t task) {
     size_t in_part = part < job->n_parts ? off - job->starts[part] : 0;
     for (size_t i = begin; i < end; i++) {
         uint64_t chunk = job->first + i;
+        uint64_t index = job->index_base + chunk;
         size_t left = job->total - off;
         if (left > job->chunk_bytes)
             left = job->chunk_bytes;
@@ -70,8 +72,8 @@ static void gd_state_task(void *ctx, size_t task) {
             return;
         }
         /* The leaf prefix of gd_mmr_hash_leaf: 0x00 || LE32(index). */
-        uint8_t prefix[5] = {0x00, (uint8_t)chunk, (uint8_t)(chunk >> 8),
-                             (uint8_t)(chunk >> 16), (uint8_t)(chunk >> 24)};
+        uint8_t prefix[5] = {0x00, (uint8_t)index, (uint8_t)(index >> 8),
+                             (uint8_t)(index >> 16), (uint8_t)(index >> 24)};
         gd_sha256_update(sha, prefix, sizeof prefix);
         while (left > 0) {
             size_t avail = job->parts[part].len - in_part;
@@ -101,7 +103,8 @@ static gd_status gd_state_sink_append(gd_state_sink *sink, const uint8_t leaf[GD
 }
 
 /* Checks the parts, counts the chunks and hashes every chunk leaf into the
- * sink, in chunk order. */
+ * sink, in chunk order; the sink's leaves so far come first (their count is
+ * the first chunk's leaf index). */
 static gd_status gd_state_leaves(gd_pool *pool, const gd_bytes_part *parts, size_t n_parts,
                                  size_t chunk_bytes, gd_state_sink *sink, uint32_t *leaf_count) {
     if (chunk_bytes == 0)
@@ -120,7 +123,8 @@ static gd_status gd_state_leaves(gd_pool *pool, const gd_bytes_part *parts, size
     uint64_t n_chunks = (uint64_t)(total / chunk_bytes) + (total % chunk_bytes != 0);
     if (n_chunks == 0)
         n_chunks = 1;
-    if (n_chunks > GD_MMR_MAX_LEAVES)
+    uint64_t base = sink->mmr ? sink->mmr->n_leaves : sink->peaks->n_leaves;
+    if (n_chunks > GD_MMR_MAX_LEAVES - base)
         return gd_fail(GD_ERR_LIMIT, "state of %zu bytes is %llu chunks of %zu (at most %u)",
                        total, (unsigned long long)n_chunks, chunk_bytes,
                        (unsigned)GD_MMR_MAX_LEAVES);
@@ -151,6 +155,7 @@ static gd_status gd_state_leaves(gd_pool *pool, const gd_bytes_part *parts, size
     job->n_parts = n_parts;
     job->total = total;
     job->chunk_bytes = chunk_bytes;
+    job->index_base = base;
     job->per_task = per_task;
     job->leaves = leaves;
 
@@ -192,6 +197,15 @@ gd_status gd_state_hash(gd_pool *pool, const gd_bytes_part *parts, size_t n_part
     if (leaf_count != NULL)
         *leaf_count = count;
     return GD_OK;
+}
+
+gd_status gd_state_peaks_append(gd_pool *pool, gd_mmr_peaks *peaks, const void *data, size_t len,
+                                size_t chunk_bytes) {
+    if (len == 0)
+        return gd_fail(GD_ERR_INVALID, "no state bytes to append");
+    gd_bytes_part part = {data, len};
+    gd_state_sink sink = {.peaks = peaks};
+    return gd_state_leaves(pool, &part, 1, chunk_bytes, &sink, NULL);
 }
 
 gd_status gd_state_mmr(gd_pool *pool, const gd_bytes_part *parts, size_t n_parts,

@@ -90,6 +90,49 @@ static gd_status gd_record_state(gd_trainer *t, const gd_state_tag *tag, uint64_
     return gd_worker_state_describe(gd_trainer_pool(t), tag, desc, round, GD_STAGE_TRAIN, w);
 }
 
+gd_status gd_diloco_describe_trainer(gd_trainer *t, const gd_state_tag *tag, gd_worker_desc *out,
+                                     uint64_t round, const char *address, uint32_t rank,
+                                     const uint8_t residual_root[GD_MMR_HASH_LEN]) {
+    memset(out, 0, sizeof *out);
+    size_t n = gd_trainer_layout(t)->total;
+    if (address == NULL || address[0] == '\0' || strlen(address) > GD_STATE_ADDRESS_MAX)
+        return gd_fail(GD_ERR_INVALID, "worker address must be 1..%d bytes",
+                       GD_STATE_ADDRESS_MAX);
+    size_t window = gd_values_window(tag->chunk_elems);
+    if (window > n)
+        window = n;
+    gd_pool *pool = gd_trainer_pool(t);
+    gd_values_stream streams[3];
+    float *buf = malloc(3 * window * sizeof(float));
+    gd_status s = buf ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for a state window");
+    int begun = 0;
+    for (; s == GD_OK && begun < 3; begun++)
+        s = gd_values_stream_begin(&streams[begun], pool, n, tag->chunk_elems);
+    for (size_t lo = 0; s == GD_OK && lo < n; lo += window) {
+        size_t count = n - lo < window ? n - lo : window;
+        gd_trainer_get_range(t, buf, buf + window, buf + 2 * window, lo, count);
+        for (int a = 0; s == GD_OK && a < 3; a++)
+            s = gd_values_stream_add(&streams[a], buf + (size_t)a * window, count);
+    }
+    uint8_t *roots[3] = {out->params_root, out->exp_avg_root, out->exp_avg_sq_root};
+    for (int a = 0; s == GD_OK && a < 3; a++)
+        s = gd_values_stream_root(&streams[a], roots[a]);
+    for (int a = 0; a < begun; a++)
+        gd_values_stream_end(&streams[a]);
+    free(buf);
+    if (s != GD_OK)
+        return s;
+    out->tag = *tag;
+    out->round = round;
+    snprintf(out->address, sizeof out->address, "%s", address);
+    out->rank = rank;
+    out->stage = GD_STAGE_TRAIN;
+    out->step = gd_trainer_step_count(t);
+    out->n = n;
+    memcpy(out->residual_root, residual_root, GD_MMR_HASH_LEN);
+    return GD_OK;
+}
+
 /* GD_ERR_INVALID unless n is the trainer's layout size (what names it). */
 static gd_status gd_check_sizes(const gd_trainer *t, size_t n, const char *what) {
     size_t want = gd_trainer_layout(t)->total;

@@ -91,6 +91,16 @@ gd_status gd_diloco_config_validate(const gd_diloco_config *c,
 void gd_diloco_state_tag(const gd_diloco_config *c, const gd_param_layout *layout,
                          gd_state_tag *out);
 
+/* The training-stage descriptor at round of the state the trainer holds
+ * (its parameters, moments and step), as worker `address` of data rank
+ * `rank` with the residual's root given (training never changes the
+ * residual): read from the trainer a window at a time and hashed as it
+ * comes, so describing a state costs a window of host memory, not a copy
+ * of the model. */
+gd_status gd_diloco_describe_trainer(gd_trainer *t, const gd_state_tag *tag, gd_worker_desc *out,
+                                     uint64_t round, const char *address, uint32_t rank,
+                                     const uint8_t residual_root[GD_MMR_HASH_LEN]) GD_MUST_CHECK;
+
 /* The transcript of a round of S = H / K segments has S + 2 leaves: leaf i
  * (0 <= i <= S) is the state after i segments, leaf S + 1 the state after
  * encoding. */

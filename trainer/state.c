@@ -47,8 +47,17 @@ gd_status gd_values_root(gd_pool *pool, const float *values, size_t n, uint32_t 
     return gd_state_hash(pool, &part, 1, gd_chunk_bytes(chunk_elems), root, NULL);
 }
 
-gd_status gd_values_stream_begin(gd_values_stream *s, uint64_t n, uint32_t chunk_elems) {
+size_t gd_values_window(uint32_t chunk_elems) {
+    const size_t about = (size_t)1 << 20;
+    if (chunk_elems == 0 || chunk_elems > (about << 2))
+        return about;
+    return chunk_elems >= about ? chunk_elems : about - about % chunk_elems;
+}
+
+gd_status gd_values_stream_begin(gd_values_stream *s, gd_pool *pool, uint64_t n,
+                                 uint32_t chunk_elems) {
     memset(s, 0, sizeof *s);
+    s->pool = pool;
     gd_mmr_peaks_init(&s->peaks);
     GD_TRY(gd_values_check((size_t)n, chunk_elems));
     s->n = n;
@@ -61,6 +70,18 @@ gd_status gd_values_stream_add(gd_values_stream *s, const float *values, size_t 
         return gd_fail(GD_ERR_INVALID, "%zu values past the %llu of the array", count,
                        (unsigned long long)(s->n - s->fed));
     while (count > 0) {
+        /* Whole chunks (or all that is left of the array) at a chunk's
+         * start: their leaves on the pool. */
+        size_t whole = count == s->n - s->fed ? count : count - count % s->chunk_elems;
+        if (s->in_chunk == 0 && whole > 0) {
+            GD_TRY(gd_state_peaks_append(s->pool, &s->peaks, values, whole * sizeof(float),
+                                         gd_chunk_bytes(s->chunk_elems)));
+            s->chunk += (uint32_t)((whole + s->chunk_elems - 1) / s->chunk_elems);
+            s->fed += whole;
+            values += whole;
+            count -= whole;
+            continue;
+        }
         if (s->leaf == NULL)
             GD_TRY(gd_mmr_leaf_begin(&s->leaf, s->chunk));
         size_t lo = 0, chunk_count = 0;

@@ -155,9 +155,12 @@ bool gd_values_verify_chunk(const uint8_t root[GD_MMR_HASH_LEN], size_t n, uint3
                             uint32_t chunk, const float *values, size_t count,
                             const gd_mmr_proof *proof);
 /* gd_values_root of an array that arrives in order, any number of values
- * at a time (G' as the windowed aggregate writes it): each chunk's leaf
- * hashed as its values come, the root from the leaves' running peaks. */
+ * at a time (G' as the windowed aggregate writes it, a state read from its
+ * trainer or its file a window at a time): each chunk's leaf hashed as its
+ * values come, whole chunks in parallel on the pool (may be NULL), the
+ * root from the leaves' running peaks. */
 typedef struct gd_values_stream {
+    gd_pool *pool;
     uint64_t n, fed;
     uint32_t chunk_elems;
     uint32_t chunk;       /* the chunk being hashed */
@@ -166,10 +169,14 @@ typedef struct gd_values_stream {
     gd_mmr_peaks peaks;
 } gd_values_stream;
 
-gd_status gd_values_stream_begin(gd_values_stream *s, uint64_t n,
+gd_status gd_values_stream_begin(gd_values_stream *s, gd_pool *pool, uint64_t n,
                                  uint32_t chunk_elems) GD_MUST_CHECK;
 gd_status gd_values_stream_add(gd_values_stream *s, const float *values,
                                size_t count) GD_MUST_CHECK;
+/* Values per window for an array moved a window at a time: whole chunks,
+ * about 2^20 values (at least one chunk, unless chunks are larger than
+ * 2^22 values: then 2^20 and the stream hashes across windows). */
+size_t gd_values_window(uint32_t chunk_elems);
 /* The root once all n values were fed; GD_ERR_INVALID before. */
 gd_status gd_values_stream_root(const gd_values_stream *s,
                                 uint8_t root[GD_MMR_HASH_LEN]) GD_MUST_CHECK;

@@ -655,40 +655,79 @@ static void gd_rank_moments_move(const gd_trainer *t, const gd_rank *k, void *mo
     }
 }
 
-void gd_trainer_get_state(const gd_trainer *t, float *params, float *exp_avg,
-                          float *exp_avg_sq, uint64_t *step) {
+/* Rank k's part of [lo, lo + count): [*a, *b), empty when *a == *b. */
+static void gd_rank_overlap(const gd_rank *k, size_t lo, size_t count, size_t *a, size_t *b) {
+    *a = k->lo > lo ? k->lo : lo;
+    *b = k->hi < lo + count ? k->hi : lo + count;
+    if (*b < *a)
+        *b = *a;
+}
+
+/* Rank k's moments from value index at (in its shard) on. */
+static void *gd_rank_moments_at(const gd_trainer *t, const gd_rank *k, void *moments, size_t at) {
+    return (uint8_t *)moments + (at - k->lo) * t->moment_bytes;
+}
+
+void gd_trainer_get_range(const gd_trainer *t, float *params, float *exp_avg, float *exp_avg_sq,
+                          size_t lo, size_t count) {
     bool full = t->memory.shard == GD_SHARD_FULL;
-    if (params && !full)
-        gd_backend_download(&t->be, params, t->ranks[0].params,
-                            t->layout.total * sizeof(float));
+    if (params && !full && count > 0)
+        gd_backend_download(&t->be, params, t->ranks[0].params + lo, count * sizeof(float));
     for (size_t r = 0; r < t->n_ranks; r++) {
         const gd_rank *k = &t->ranks[r];
-        size_t bytes = (k->hi - k->lo) * sizeof(float);
-        if (params && full && bytes > 0)
-            gd_backend_download(&k->be, params + k->lo, k->params, bytes);
-        if (exp_avg && bytes > 0)
-            gd_rank_moments_move(t, k, k->exp_avg, exp_avg + k->lo, NULL, k->hi - k->lo);
-        if (exp_avg_sq && bytes > 0)
-            gd_rank_moments_move(t, k, k->exp_avg_sq, exp_avg_sq + k->lo, NULL, k->hi - k->lo);
+        size_t a = 0, b = 0;
+        gd_rank_overlap(k, lo, count, &a, &b);
+        if (a == b)
+            continue;
+        if (params && full)
+            gd_backend_download(&k->be, params + (a - lo), k->params + (a - k->lo),
+                                (b - a) * sizeof(float));
+        if (exp_avg)
+            gd_rank_moments_move(t, k, gd_rank_moments_at(t, k, k->exp_avg, a),
+                                 exp_avg + (a - lo), NULL, b - a);
+        if (exp_avg_sq)
+            gd_rank_moments_move(t, k, gd_rank_moments_at(t, k, k->exp_avg_sq, a),
+                                 exp_avg_sq + (a - lo), NULL, b - a);
     }
+}
+
+void gd_trainer_set_range(gd_trainer *t, const float *params, const float *exp_avg,
+                          const float *exp_avg_sq, size_t lo, size_t count) {
+    bool full = t->memory.shard == GD_SHARD_FULL;
+    for (size_t r = 0; r < t->n_ranks; r++) {
+        gd_rank *k = &t->ranks[r];
+        if (params && !full && count > 0)
+            gd_backend_upload(&k->be, k->params + lo, params, count * sizeof(float));
+        size_t a = 0, b = 0;
+        gd_rank_overlap(k, lo, count, &a, &b);
+        if (a == b)
+            continue;
+        if (params && full)
+            gd_backend_upload(&k->be, k->params + (a - k->lo), params + (a - lo),
+                              (b - a) * sizeof(float));
+        if (exp_avg)
+            gd_rank_moments_move(t, k, gd_rank_moments_at(t, k, k->exp_avg, a), NULL,
+                                 exp_avg + (a - lo), b - a);
+        if (exp_avg_sq)
+            gd_rank_moments_move(t, k, gd_rank_moments_at(t, k, k->exp_avg_sq, a), NULL,
+                                 exp_avg_sq + (a - lo), b - a);
+    }
+}
+
+void gd_trainer_get_state(const gd_trainer *t, float *params, float *exp_avg,
+                          float *exp_avg_sq, uint64_t *step) {
+    gd_trainer_get_range(t, params, exp_avg, exp_avg_sq, 0, t->layout.total);
     if (step)
         *step = t->step;
 }
 
 void gd_trainer_set_state(gd_trainer *t, const float *params, const float *exp_avg,
                           const float *exp_avg_sq, uint64_t step) {
-    for (size_t r = 0; r < t->n_ranks; r++) {
-        gd_rank *k = &t->ranks[r];
-        size_t bytes = (k->hi - k->lo) * sizeof(float);
-        if (params && t->memory.shard == GD_SHARD_FULL && bytes > 0)
-            gd_backend_upload(&k->be, k->params, params + k->lo, bytes);
-        else if (params && t->memory.shard == GD_SHARD_OPTIMIZER)
-            gd_backend_upload(&k->be, k->params, params, t->layout.total * sizeof(float));
-        if (exp_avg && bytes > 0)
-            gd_rank_moments_move(t, k, k->exp_avg, NULL, exp_avg + k->lo, k->hi - k->lo);
-        if (exp_avg_sq && bytes > 0)
-            gd_rank_moments_move(t, k, k->exp_avg_sq, NULL, exp_avg_sq + k->lo, k->hi - k->lo);
-    }
+    gd_trainer_set_range(t, params, exp_avg, exp_avg_sq, 0, t->layout.total);
+    t->step = step;
+}
+
+void gd_trainer_set_step(gd_trainer *t, uint64_t step) {
     t->step = step;
 }
 

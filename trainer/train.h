@@ -145,6 +145,16 @@ void gd_trainer_get_state(const gd_trainer *t, float *params, float *exp_avg,
 void gd_trainer_set_state(gd_trainer *t, const float *params, const float *exp_avg,
                           const float *exp_avg_sq, uint64_t step);
 
+/* The same for the values [lo, lo + count) of each array (host arrays of
+ * count values), so a state moves through a window of host memory rather
+ * than a copy of the whole model; lo + count must be within the layout.
+ * The step counter is set apart. */
+void gd_trainer_get_range(const gd_trainer *t, float *params, float *exp_avg, float *exp_avg_sq,
+                          size_t lo, size_t count);
+void gd_trainer_set_range(gd_trainer *t, const float *params, const float *exp_avg,
+                          const float *exp_avg_sq, size_t lo, size_t count);
+void gd_trainer_set_step(gd_trainer *t, uint64_t step);
+
 uint64_t gd_trainer_step_count(const gd_trainer *t);
 const gd_param_layout *gd_trainer_layout(const gd_trainer *t);
 const gd_train_options *gd_trainer_options(const gd_trainer *t);

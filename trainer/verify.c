@@ -340,12 +340,8 @@ gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, con
         gd_refuse(res, "the segment's start state is not transcript leaf %u", claim->segment);
         return GD_OK;
     }
-    gd_worker_state w;
-    GD_TRY(gd_worker_state_copy(&w, in));
-    w.rank = cv->rank; /* the chain's, which the check above matched */
-    free(w.residual);  /* unchanged by training: its root stands in */
-    w.residual = NULL;
-    gd_status s = gd_diloco_load_worker(t, c, &w, w.params);
+    /* Loaded from the served state where it lies: no copy of it. */
+    gd_status s = gd_diloco_load_worker(t, c, in, in->params);
     gd_leaf_evidence end_ev = {.proof = *claim->end_proof};
     gd_diloco_trace_begin(res->trace);
     for (uint32_t k = 0; s == GD_OK && k < c->segment_steps; k++) {
@@ -354,11 +350,10 @@ gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, con
         if (s == GD_OK)
             gd_diloco_trace_step(res->trace, st.loss, st.grad_norm);
     }
-    if (s == GD_OK) {
-        gd_trainer_get_state(t, w.params, w.exp_avg, w.exp_avg_sq, &w.step);
-        s = gd_worker_state_describe_with(gd_trainer_pool(t), &tag, &end_ev.desc, cv->round,
-                                          GD_STAGE_TRAIN, &w, claim->residual_root);
-    }
+    /* The end state is hashed from the trainer a window at a time. */
+    if (s == GD_OK)
+        s = gd_diloco_describe_trainer(t, &tag, &end_ev.desc, cv->round, in->address, cv->rank,
+                                       claim->residual_root);
     if (s == GD_OK) {
         gd_worker_desc_hash(&end_ev.desc, res->end_state);
         if (memcmp(res->end_state, claim->end_leaf, GD_MMR_HASH_LEN) != 0)
@@ -369,7 +364,6 @@ gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, con
             gd_refuse(res, "transcript leaf %u is not proved by the committed root",
                       claim->segment + 1);
     }
-    gd_worker_state_free(&w);
     return s;
 }
 

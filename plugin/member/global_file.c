@@ -27,16 +27,17 @@ static gd_status gd_global_file_open(gd_global_file *f, const gd_artifact_store 
     return st;
 }
 
-gd_status gd_global_file_begin(gd_global_file *f, const gd_artifact_store *s, uint64_t run,
+gd_status gd_global_file_begin(gd_global_file *f, gd_pool *pool, const gd_artifact_store *s,
+                               uint64_t run,
                                uint64_t round, uint64_t g_round, const uint8_t layout_digest[32],
                                uint32_t chunk_elems, uint64_t n, gd_global_state *copy) {
     if (copy != NULL && copy->n != n)
         return gd_fail(GD_ERR_INVALID, "a copy of %zu values for a G of %llu", copy->n,
                        (unsigned long long)n);
     GD_TRY(gd_global_file_open(f, s, run, round, g_round, layout_digest, chunk_elems, n));
-    gd_status st = gd_values_stream_begin(&f->params, n, chunk_elems);
+    gd_status st = gd_values_stream_begin(&f->params, pool, n, chunk_elems);
     if (st == GD_OK)
-        st = gd_values_stream_begin(&f->momentum, n, chunk_elems);
+        st = gd_values_stream_begin(&f->momentum, pool, n, chunk_elems);
     if (st != GD_OK) {
         gd_global_file_abort(f);
         return st;

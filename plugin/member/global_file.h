@@ -30,8 +30,10 @@ typedef struct gd_global_file {
 
 /* A file stored as G_round (the artifact's round) for a G that has
  * aggregated g_round rounds (its descriptor's round), of n values in chunks
- * of chunk_elems; copy (n values, or NULL) receives the same windows. */
-gd_status gd_global_file_begin(gd_global_file *f, const gd_artifact_store *s, uint64_t run,
+ * of chunk_elems; copy (n values, or NULL) receives the same windows. The
+ * roots are hashed on pool (may be NULL) as the windows come. */
+gd_status gd_global_file_begin(gd_global_file *f, gd_pool *pool, const gd_artifact_store *s,
+                               uint64_t run,
                                uint64_t round, uint64_t g_round, const uint8_t layout_digest[32],
                                uint32_t chunk_elems, uint64_t n,
                                gd_global_state *copy) GD_MUST_CHECK;

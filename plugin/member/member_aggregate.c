@@ -46,7 +46,7 @@ static gd_status gd_member_aggregate_to_store(gd_member *n, uint64_t r,
             s = gd_engine_global_hash(&n->engine, g, hash);
     } else if (s == GD_OK) {
         gd_global_file file;
-        s = gd_global_file_begin(&file, &n->store, n->o.run, r + 1, g->round + 1, layout,
+        s = gd_global_file_begin(&file, gd_trainer_pool(n->engine.trainer), &n->store, n->o.run, r + 1, g->round + 1, layout,
                                  chunk_elems, g->n, n->have_next ? &n->next : NULL);
         if (s == GD_OK)
             s = gd_member_before_compute(n);

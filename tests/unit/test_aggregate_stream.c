@@ -157,7 +157,7 @@ static gd_status aggregate_to(const gd_artifact_store *store, gd_global_state *c
     gd_engine_contribution cs[W];
     contributions(cs);
     gd_global_file file;
-    GD_TRY(gd_global_file_begin(&file, store, RUN, ROUND + 1, g_g.round + 1, layout(),
+    GD_TRY(gd_global_file_begin(&file, gd_trainer_pool(g_engine.trainer), store, RUN, ROUND + 1, g_g.round + 1, layout(),
                                 g_engine.rc.diloco.chunk_elems, g_engine.n, copy));
     stream_io x = {.file = &file, .piece = pause_us ? 65536 : g_engine.n, .pause_us = pause_us};
     gd_global_io io = {.n = g_engine.n, .read = io_read, .write = io_write, .ctx = &x};
@@ -257,7 +257,7 @@ static void test_refusals(void) {
     other[5] ^= 1;
     cs[2].root = other;
     gd_global_file file;
-    CHECK_OK(gd_global_file_begin(&file, &store, RUN, ROUND + 1, g_g.round + 1, layout(),
+    CHECK_OK(gd_global_file_begin(&file, NULL, &store, RUN, ROUND + 1, g_g.round + 1, layout(),
                                   g_engine.rc.diloco.chunk_elems, g_engine.n, NULL));
     stream_io x = {.file = &file, .piece = g_engine.n};
     gd_global_io io = {.n = g_engine.n, .read = io_read, .write = io_write, .ctx = &x};
@@ -269,7 +269,7 @@ static void test_refusals(void) {
     CHECK_STATUS(read_file(&store, &b, ROUND + 1), GD_ERR_NOT_FOUND);
     CHECK(others_in_round_dir(&store) == 0);
     /* Windows out of order, and a commit before every value. */
-    CHECK_OK(gd_global_file_begin(&file, &store, RUN, ROUND + 1, 1, layout(),
+    CHECK_OK(gd_global_file_begin(&file, NULL, &store, RUN, ROUND + 1, 1, layout(),
                                   g_engine.rc.diloco.chunk_elems, g_engine.n, NULL));
     CHECK_STATUS(gd_global_file_write(&file, g_g.params + 10, g_g.momentum + 10, 10, 5),
                  GD_ERR_INVALID);

@@ -166,11 +166,15 @@ static void test_values_stream(void) {
     uint8_t want[32], got[32];
     CHECK_OK(gd_values_root(NULL, v, n, C, want));
     const size_t pieces[] = {n, 1, 7, C - 1, C, C + 1, 65536};
-    for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++) {
+    gd_pool *pool = NULL;
+    CHECK_OK(gd_pool_new(&pool, 3));
+    for (size_t k = 0; k < 2 * (sizeof pieces / sizeof pieces[0]); k++) {
+        /* Each cut hashed on one thread and on the pool. */
         gd_values_stream s;
-        CHECK_OK(gd_values_stream_begin(&s, n, C));
-        for (size_t lo = 0; lo < n; lo += pieces[k]) {
-            size_t count = n - lo < pieces[k] ? n - lo : pieces[k];
+        CHECK_OK(gd_values_stream_begin(&s, k % 2 ? pool : NULL, n, C));
+        for (size_t lo = 0; lo < n; lo += pieces[k / 2]) {
+            size_t piece = pieces[k / 2];
+            size_t count = n - lo < piece ? n - lo : piece;
             if (lo + count == n)
                 CHECK_STATUS(gd_values_stream_root(&s, got), GD_ERR_INVALID);
             CHECK_OK(gd_values_stream_add(&s, v + lo, count));
@@ -182,10 +186,11 @@ static void test_values_stream(void) {
     }
     /* Ended halfway through a chunk: the open hash is let go. */
     gd_values_stream s;
-    CHECK_OK(gd_values_stream_begin(&s, n, C));
+    CHECK_OK(gd_values_stream_begin(&s, pool, n, C));
     CHECK_OK(gd_values_stream_add(&s, v, C + 5));
     gd_values_stream_end(&s);
-    CHECK_STATUS(gd_values_stream_begin(&s, n, 0), GD_ERR_INVALID);
+    CHECK_STATUS(gd_values_stream_begin(&s, NULL, n, 0), GD_ERR_INVALID);
+    gd_pool_free(pool);
     free(v);
 }
 

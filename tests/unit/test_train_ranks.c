@@ -329,6 +329,59 @@ static void test_state_round_trips_through_shards(void) {
     gd_data_close(data);
 }
 
+/* A state moved a window at a time (gd_trainer_get_range, _set_range)
+ * has the bits of the whole move, however the windows cut the shards:
+ * sharded or not, moments offloaded or not, in fp32 or bf16. */
+static void test_state_moves_in_windows(void) {
+    gd_data *data = NULL;
+    CHECK_OK(gd_data_open(&data, "synthetic:markov:1"));
+    run want;
+    run_cpu(data, &want, 2);
+    size_t n = want.n;
+    float *a = malloc(9 * n * sizeof(float));
+    float *b = a + 3 * n, *other = a + 6 * n;
+    for (size_t i = 0; i < 3 * n; i++)
+        other[i] = (float)(i % 1013) * 1e-3f - 0.4f;
+    static const size_t counts[] = {1, 3};
+    static const size_t windows[] = {997, 4096};
+    for (int bf16 = 0; bf16 < 2; bf16++)
+        for (int shard = 0; shard < 2; shard++)
+            for (int offload = 0; offload < 2; offload++)
+                for (size_t c = 0; c < 2; c++) {
+                    g_bf16 = bf16;
+                    gd_memory_settings memory = {
+                        .shard = shard ? GD_SHARD_FULL : GD_SHARD_OPTIMIZER,
+                        .offload = offload ? GD_OFFLOAD_OPTIMIZER : GD_OFFLOAD_NONE};
+                    rank_group g;
+                    ranks_open_host(&g, counts[c], 2, memory);
+                    size_t w = windows[c];
+                    gd_trainer_set_state(g.t, want.params, want.m, want.v, STEPS);
+                    gd_trainer_get_state(g.t, a, a + n, a + 2 * n, NULL);
+                    for (size_t lo = 0; lo < n; lo += w) {
+                        size_t k = n - lo < w ? n - lo : w;
+                        gd_trainer_get_range(g.t, b + lo, b + n + lo, b + 2 * n + lo, lo, k);
+                    }
+                    CHECK(memcmp(a, b, 3 * n * sizeof(float)) == 0);
+                    /* Set in windows, then whole: the same bits back. */
+                    for (size_t lo = 0; lo < n; lo += w) {
+                        size_t k = n - lo < w ? n - lo : w;
+                        gd_trainer_set_range(g.t, other + lo, other + n + lo, other + 2 * n + lo,
+                                             lo, k);
+                    }
+                    gd_trainer_get_state(g.t, a, a + n, a + 2 * n, NULL);
+                    gd_trainer_set_state(g.t, other, other + n, other + 2 * n, STEPS);
+                    gd_trainer_get_state(g.t, b, b + n, b + 2 * n, NULL);
+                    CHECK(memcmp(a, b, 3 * n * sizeof(float)) == 0);
+                    if (!bf16) /* fp32 moments hold any float */
+                        CHECK(memcmp(a, other, 3 * n * sizeof(float)) == 0);
+                    ranks_close(&g);
+                }
+    g_bf16 = false;
+    free(a);
+    run_free(&want);
+    gd_data_close(data);
+}
+
 /* More ranks than the limit, or several without a collective, are refused. */
 static void test_rejects_bad_groups(void) {
     gd_model_config c = tiny();
@@ -361,6 +414,7 @@ int main(void) {
     RUN_TEST(test_bf16_ranks_give_one_ranks_bits);
     RUN_TEST(test_full_sharding_evaluates_and_resumes);
     RUN_TEST(test_state_round_trips_through_shards);
+    RUN_TEST(test_state_moves_in_windows);
     RUN_TEST(test_rejects_bad_groups);
     return gd_test_finish();
 }
