@@ -214,7 +214,7 @@ static gd_status run(const bench_opts *o, bench_result *r) {
         s = gd_worker_round_leaf(&res, &b, seg + 1);
     gd_segment_claim claim = {.cv = &cv, .segment = seg,
                               .first_step = 0, .residual_root = start.desc.residual_root,
-                              .start = segs ? &segs[seg] : NULL, .start_proof = &a.proof,
+                              .start = gd_worker_state_source_of(segs ? &segs[seg] : NULL), .start_proof = &a.proof,
                               .end_leaf = res.leaves ? res.leaves[seg + 1] : NULL,
                               .end_proof = &b.proof};
     t0 = gd_bench_now();

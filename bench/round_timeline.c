@@ -754,13 +754,12 @@ static gd_status bench_fetch_verify(gd_engine *e, const bench_opts *o, const ben
             gd_mmr_free(&mmr);
         free(descs);
     }
-    if (s == GD_OK) { /* the chunks' proofs are checked by the check */
-        gd_worker_state w;
-        gd_worker_desc d;
-        s = gd_worker_state_view(gd_trainer_pool(e->trainer), &w, &d, ev->segment_state.data,
-                                 ev->segment_state.len, &e->tag, e->n);
-        if (s == GD_OK)
-            gd_worker_state_free(&w);
+    /* The chunks' proofs, and the state's arrays (hashed as the
+     * re-execution loads them), are checked by the check. */
+    if (s == GD_OK) {
+        gd_state_file_view v;
+        s = gd_state_file_view_open(&v, ev->segment_state.data, ev->segment_state.len, &e->tag,
+                                    e->n);
     }
     out->verify_s = gd_bench_now() - t0;
     out->cpu_s = bench_cpu_now() - cpu0;

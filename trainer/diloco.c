@@ -90,9 +90,13 @@ static gd_status gd_record_state(gd_trainer *t, const gd_state_tag *tag, uint64_
     return gd_worker_state_describe(gd_trainer_pool(t), tag, desc, round, GD_STAGE_TRAIN, w);
 }
 
-gd_status gd_diloco_describe_trainer(gd_trainer *t, const gd_state_tag *tag, gd_worker_desc *out,
-                                     uint64_t round, const char *address, uint32_t rank,
-                                     const uint8_t residual_root[GD_MMR_HASH_LEN]) {
+/* The trainer's state a window at a time, each window loaded from `from`
+ * first when it is not NULL, hashed into the three sub-roots of a
+ * training-stage descriptor (address, rank, the residual's root given). */
+static gd_status gd_diloco_state_windows(gd_trainer *t, const gd_state_tag *tag,
+                                         gd_worker_desc *out, uint64_t round, const char *address,
+                                         uint32_t rank, const uint8_t residual_root[GD_MMR_HASH_LEN],
+                                         const gd_worker_state_source *from) {
     memset(out, 0, sizeof *out);
     size_t n = gd_trainer_layout(t)->total;
     if (address == NULL || address[0] == '\0' || strlen(address) > GD_STATE_ADDRESS_MAX)
@@ -110,7 +114,14 @@ gd_status gd_diloco_describe_trainer(gd_trainer *t, const gd_state_tag *tag, gd_
         s = gd_values_stream_begin(&streams[begun], pool, n, tag->chunk_elems);
     for (size_t lo = 0; s == GD_OK && lo < n; lo += window) {
         size_t count = n - lo < window ? n - lo : window;
-        gd_trainer_get_range(t, buf, buf + window, buf + 2 * window, lo, count);
+        float *p = buf, *m = buf + window, *v = buf + 2 * window;
+        if (from != NULL) {
+            s = from->read(from->ctx, p, m, v, lo, count);
+            if (s == GD_OK)
+                gd_trainer_set_range(t, p, m, v, lo, count);
+        } else {
+            gd_trainer_get_range(t, p, m, v, lo, count);
+        }
         for (int a = 0; s == GD_OK && a < 3; a++)
             s = gd_values_stream_add(&streams[a], buf + (size_t)a * window, count);
     }
@@ -131,6 +142,28 @@ gd_status gd_diloco_describe_trainer(gd_trainer *t, const gd_state_tag *tag, gd_
     out->n = n;
     memcpy(out->residual_root, residual_root, GD_MMR_HASH_LEN);
     return GD_OK;
+}
+
+gd_status gd_diloco_describe_trainer(gd_trainer *t, const gd_state_tag *tag, gd_worker_desc *out,
+                                     uint64_t round, const char *address, uint32_t rank,
+                                     const uint8_t residual_root[GD_MMR_HASH_LEN]) {
+    return gd_diloco_state_windows(t, tag, out, round, address, rank, residual_root, NULL);
+}
+
+gd_status gd_diloco_load_source(gd_trainer *t, const gd_diloco_config *c, gd_worker_desc *out,
+                                uint64_t round, const gd_worker_state_source *from,
+                                const uint8_t residual_root[GD_MMR_HASH_LEN]) {
+    size_t n = gd_trainer_layout(t)->total;
+    if (from->read == NULL || from->n != n)
+        return gd_fail(GD_ERR_INVALID, "a state of %zu values for a model of %zu", from->n, n);
+    gd_train_options o = c->inner;
+    o.worker = from->rank;
+    GD_TRY(gd_trainer_reconfigure(t, &o));
+    gd_trainer_set_step(t, from->step);
+    gd_state_tag tag;
+    gd_diloco_state_tag(c, gd_trainer_layout(t), &tag);
+    return gd_diloco_state_windows(t, &tag, out, round, from->address, from->rank, residual_root,
+                                   from);
 }
 
 /* GD_ERR_INVALID unless n is the trainer's layout size (what names it). */

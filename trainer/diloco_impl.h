@@ -11,4 +11,12 @@
 gd_status gd_diloco_load_worker(gd_trainer *t, const gd_diloco_config *c,
                                 const gd_worker_state *w, const float *params) GD_MUST_CHECK;
 
+/* The same for a state read a window at a time from `from` (its rank and
+ * step too), each window hashed as it is loaded: out receives the loaded
+ * state's training-stage descriptor at round (the residual's root given),
+ * so the caller proves what it loaded without reading it again. */
+gd_status gd_diloco_load_source(gd_trainer *t, const gd_diloco_config *c, gd_worker_desc *out,
+                                uint64_t round, const gd_worker_state_source *from,
+                                const uint8_t residual_root[GD_MMR_HASH_LEN]) GD_MUST_CHECK;
+
 #endif

@@ -328,7 +328,7 @@ static gd_status gd_sim_verify(gd_sim *s, uint32_t r, uint32_t w,
     gd_segment_claim claim = {.cv = &cv, .segment = seg,
                               .first_step = start.desc.step,
                               .residual_root = start.desc.residual_root,
-                              .start = &segment_starts[seg],
+                              .start = gd_worker_state_source_of(&segment_starts[seg]),
                               .start_proof = &a.proof, .end_leaf = res->leaves[seg + 1],
                               .end_proof = &b.proof};
     GD_TRY(gd_diloco_verify_segment(s->trainer, c, s->data, &claim, &check));

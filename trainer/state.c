@@ -9,10 +9,13 @@
  *   says or refused. */
 #include "trainer/state.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
+#include "common/file.h"
 #include "common/hash.h"
 #include "common/mem.h"
 #include "proofs/state_hash.h"
@@ -301,17 +304,16 @@ static const char *gd_tag_mismatch(const gd_state_tag *got, const gd_state_tag *
     return NULL;
 }
 
-/* The checks of a peer's state file, its arrays either copied (copy) or
- * pointed into bytes. */
-static gd_status gd_worker_state_read(gd_pool *pool, gd_worker_state *w, gd_worker_desc *desc,
-                                      const uint8_t *bytes, size_t len,
-                                      const gd_state_tag *expect, size_t expect_n, bool copy) {
-    memset(w, 0, sizeof *w);
-    if (bytes == NULL || len < GD_WORKER_DESC_BYTES)
-        return gd_fail(GD_ERR_PARSE, "worker state file of %zu bytes is shorter than its "
+/* The checks of a peer's state file that need only its descriptor (the
+ * file's first GD_WORKER_DESC_BYTES bytes, `header`) and its length:
+ * *arrays is 4 with the residual, 3 without. */
+static gd_status gd_worker_file_check(gd_worker_desc *desc, int *arrays, const uint8_t *header,
+                                      uint64_t len, const gd_state_tag *expect, size_t expect_n) {
+    if (header == NULL || len < GD_WORKER_DESC_BYTES)
+        return gd_fail(GD_ERR_PARSE, "worker state file of %llu bytes is shorter than its "
                                      "%d-byte descriptor",
-                       bytes ? len : 0, GD_WORKER_DESC_BYTES);
-    GD_TRY(gd_worker_desc_decode(desc, bytes, GD_WORKER_DESC_BYTES));
+                       header ? (unsigned long long)len : 0ULL, GD_WORKER_DESC_BYTES);
+    GD_TRY(gd_worker_desc_decode(desc, header, GD_WORKER_DESC_BYTES));
     const char *field = gd_tag_mismatch(&desc->tag, expect);
     if (field != NULL)
         return gd_fail(GD_ERR_INVALID, "worker state of '%s': its %s is not the run's",
@@ -322,12 +324,23 @@ static gd_status gd_worker_state_read(gd_pool *pool, gd_worker_state *w, gd_work
     /* desc->n <= 2^40, so 16 n cannot overflow. Without the residual (its
      * root is in the descriptor) the file is 4 n bytes shorter. */
     uint64_t full = GD_WORKER_DESC_BYTES + 16 * desc->n, partial = full - 4 * desc->n;
-    if ((uint64_t)len != full && (uint64_t)len != partial)
-        return gd_fail(GD_ERR_PARSE, "worker state file is %zu bytes; %llu values need %llu "
+    if (len != full && len != partial)
+        return gd_fail(GD_ERR_PARSE, "worker state file is %llu bytes; %llu values need %llu "
                                      "(or %llu without the residual)",
-                       len, (unsigned long long)desc->n, (unsigned long long)full,
-                       (unsigned long long)partial);
-    int n_arrays = (uint64_t)len == full ? 4 : 3;
+                       (unsigned long long)len, (unsigned long long)desc->n,
+                       (unsigned long long)full, (unsigned long long)partial);
+    *arrays = len == full ? 4 : 3;
+    return GD_OK;
+}
+
+/* The checks of a peer's state file, its arrays either copied (copy) or
+ * pointed into bytes. */
+static gd_status gd_worker_state_read(gd_pool *pool, gd_worker_state *w, gd_worker_desc *desc,
+                                      const uint8_t *bytes, size_t len,
+                                      const gd_state_tag *expect, size_t expect_n, bool copy) {
+    memset(w, 0, sizeof *w);
+    int n_arrays = 0;
+    GD_TRY(gd_worker_file_check(desc, &n_arrays, bytes, len, expect, expect_n));
     size_t n_bytes = (size_t)desc->n * sizeof(float);
     const uint8_t *p = bytes + GD_WORKER_DESC_BYTES;
     if (copy) {
@@ -381,6 +394,79 @@ gd_status gd_worker_state_view(gd_pool *pool, gd_worker_state *w, gd_worker_desc
     bool aligned = bytes != NULL &&
                    ((uintptr_t)(bytes + GD_WORKER_DESC_BYTES) % _Alignof(float)) == 0;
     return gd_worker_state_read(pool, w, desc, bytes, len, expect, expect_n, !aligned);
+}
+
+/* --- a state read a window at a time ------------------------------------------------------- */
+
+static gd_status gd_arrays_read(const void *ctx, float *params, float *exp_avg, float *exp_avg_sq,
+                                size_t lo, size_t count) {
+    const gd_worker_state *w = ctx;
+    if (lo > w->n || count > w->n - lo)
+        return gd_fail(GD_ERR_INVALID, "values [%zu, +%zu) of a state of %zu", lo, count, w->n);
+    size_t bytes = count * sizeof(float);
+    memcpy(params, w->params + lo, bytes);
+    memcpy(exp_avg, w->exp_avg + lo, bytes);
+    memcpy(exp_avg_sq, w->exp_avg_sq + lo, bytes);
+    return GD_OK;
+}
+
+gd_worker_state_source gd_worker_state_source_of(const gd_worker_state *w) {
+    if (w == NULL || w->params == NULL || w->exp_avg == NULL || w->exp_avg_sq == NULL)
+        return (gd_worker_state_source){.address = ""};
+    return (gd_worker_state_source){.address = w->address, .rank = w->rank, .step = w->step,
+                                    .n = w->n, .read = gd_arrays_read, .ctx = w};
+}
+
+gd_status gd_state_file_view_open(gd_state_file_view *v, const uint8_t *bytes, size_t len,
+                                  const gd_state_tag *expect, size_t expect_n) {
+    memset(v, 0, sizeof *v);
+    v->fd = -1;
+    int arrays = 0;
+    GD_TRY(gd_worker_file_check(&v->desc, &arrays, bytes, len, expect, expect_n));
+    v->bytes = bytes;
+    return GD_OK;
+}
+
+gd_status gd_state_file_view_open_file(gd_state_file_view *v, int fd, uint64_t len,
+                                       const gd_state_tag *expect, size_t expect_n) {
+    memset(v, 0, sizeof *v);
+    v->fd = -1;
+    struct stat st;
+    if (fstat(fd, &st) != 0)
+        return gd_fail(GD_ERR_IO, "cannot stat a state file: %s", strerror(errno));
+    if ((uint64_t)st.st_size != len)
+        return gd_fail(GD_ERR_INVALID, "a state file of %llu bytes read as %llu",
+                       (unsigned long long)st.st_size, (unsigned long long)len);
+    uint8_t header[GD_WORKER_DESC_BYTES];
+    if (len >= sizeof header)
+        GD_TRY(gd_file_read_at(fd, header, sizeof header, 0, "a state file"));
+    int arrays = 0;
+    GD_TRY(gd_worker_file_check(&v->desc, &arrays, header, len, expect, expect_n));
+    v->fd = fd;
+    return GD_OK;
+}
+
+static gd_status gd_state_file_read(const void *ctx, float *params, float *exp_avg,
+                                    float *exp_avg_sq, size_t lo, size_t count) {
+    const gd_state_file_view *v = ctx;
+    size_t n = (size_t)v->desc.n;
+    if (lo > n || count > n - lo)
+        return gd_fail(GD_ERR_INVALID, "values [%zu, +%zu) of a state of %zu", lo, count, n);
+    float *into[3] = {params, exp_avg, exp_avg_sq};
+    for (int a = 0; a < 3; a++) {
+        uint64_t at = GD_WORKER_DESC_BYTES + ((uint64_t)a * n + lo) * sizeof(float);
+        if (v->bytes != NULL)
+            memcpy(into[a], v->bytes + at, count * sizeof(float));
+        else
+            GD_TRY(gd_file_read_at(v->fd, into[a], count * sizeof(float), at, "a state file"));
+    }
+    return GD_OK;
+}
+
+gd_worker_state_source gd_state_file_view_source(const gd_state_file_view *v) {
+    return (gd_worker_state_source){.address = v->desc.address, .rank = v->desc.rank,
+                                    .step = v->desc.step, .n = (size_t)v->desc.n,
+                                    .read = gd_state_file_read, .ctx = v};
 }
 
 /* --- the global state ---------------------------------------------------------------- */

@@ -117,6 +117,47 @@ gd_status gd_worker_state_view(gd_pool *pool, gd_worker_state *w, gd_worker_desc
                                const uint8_t *bytes, size_t len, const gd_state_tag *expect,
                                size_t expect_n) GD_MUST_CHECK;
 
+/* A worker state read a window at a time wherever it lies: its arrays in
+ * memory (gd_worker_state_source_of) or a served state file, in memory or
+ * on disk (gd_state_file_view_source). A re-execution loads a segment's
+ * start through it a window at a time, hashing as it goes, so a validator
+ * never holds a second copy of the state. */
+typedef struct gd_worker_state_source {
+    const char *address;
+    uint32_t rank;
+    uint64_t step;
+    size_t n;
+    /* Values [lo, lo + count) of params, exp_avg and exp_avg_sq into
+     * arrays of count values each; GD_ERR_IO when the state's file cannot
+     * be read (a local failure). */
+    gd_status (*read)(const void *ctx, float *params, float *exp_avg, float *exp_avg_sq, size_t lo,
+                      size_t count);
+    const void *ctx;
+} gd_worker_state_source;
+
+/* w's arrays (w must outlive the source); w NULL: a source of no values. */
+gd_worker_state_source gd_worker_state_source_of(const gd_worker_state *w);
+
+/* A peer's state file (312 + 16 n bytes, or 312 + 12 n without the
+ * residual) read where it lies: opening checks its descriptor and length
+ * as gd_worker_state_parse does, but not its arrays, which are read only
+ * when asked for: whoever reads them hashes what it reads (the
+ * re-execution proves the start state against the transcript), so a
+ * served state is read once. */
+typedef struct gd_state_file_view {
+    gd_worker_desc desc;  /* as served: its roots are the file's claim */
+    const uint8_t *bytes; /* the file in memory, or NULL: */
+    int fd;               /* its file (not owned) */
+} gd_state_file_view;
+
+gd_status gd_state_file_view_open(gd_state_file_view *v, const uint8_t *bytes, size_t len,
+                                  const gd_state_tag *expect, size_t expect_n) GD_MUST_CHECK;
+/* The same for the file open at fd, whose length must be len. */
+gd_status gd_state_file_view_open_file(gd_state_file_view *v, int fd, uint64_t len,
+                                       const gd_state_tag *expect, size_t expect_n) GD_MUST_CHECK;
+/* Its arrays as a source (v must outlive it). */
+gd_worker_state_source gd_state_file_view_source(const gd_state_file_view *v);
+
 /* --- the global state -------------------------------------------------------------- */
 
 typedef struct gd_global_state {

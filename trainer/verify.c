@@ -307,16 +307,16 @@ gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, con
                                    const gd_segment_claim *claim, gd_check_result *res) {
     gd_result_begin(res);
     const gd_commitment_view *cv = claim->cv;
-    const gd_worker_state *in = claim->start;
+    const gd_worker_state_source *in = &claim->start;
     size_t n = gd_trainer_layout(t)->total;
     if (cv->segments == 0 || claim->segment >= cv->segments)
         return gd_fail(GD_ERR_INVALID, "segment %u of a round of %u", claim->segment,
                        cv->segments);
-    /* The served state's size first: nothing is copied from a state that
+    /* The served state's size first: nothing is loaded from a state that
      * does not have the model's shape. */
     if (claim->residual_root == NULL)
         return gd_fail(GD_ERR_INVALID, "a segment claim needs leaf 0's residual root");
-    if (in->n != n || !in->params || !in->exp_avg || !in->exp_avg_sq) {
+    if (in->n != n || in->read == NULL || in->address == NULL) {
         gd_refuse(res, "the segment's start state has %zu values; the model has %zu", in->n, n);
         return GD_OK;
     }
@@ -333,15 +333,14 @@ gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, con
     }
     gd_state_tag tag;
     gd_diloco_state_tag(c, gd_trainer_layout(t), &tag);
+    /* Loaded where it lies and hashed as it is loaded: no copy of it. */
     gd_leaf_evidence start_ev = {.proof = *claim->start_proof};
-    GD_TRY(gd_worker_state_describe_with(gd_trainer_pool(t), &tag, &start_ev.desc, cv->round,
-                                         GD_STAGE_TRAIN, in, claim->residual_root));
+    GD_TRY(gd_diloco_load_source(t, c, &start_ev.desc, cv->round, in, claim->residual_root));
     if (!gd_diloco_leaf_proven(cv->transcript_root, cv->segments, claim->segment, &start_ev)) {
         gd_refuse(res, "the segment's start state is not transcript leaf %u", claim->segment);
         return GD_OK;
     }
-    /* Loaded from the served state where it lies: no copy of it. */
-    gd_status s = gd_diloco_load_worker(t, c, in, in->params);
+    gd_status s = GD_OK;
     gd_leaf_evidence end_ev = {.proof = *claim->end_proof};
     gd_diloco_trace_begin(res->trace);
     for (uint32_t k = 0; s == GD_OK && k < c->segment_steps; k++) {

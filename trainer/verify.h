@@ -156,8 +156,8 @@ typedef struct gd_segment_claim {
     uint32_t segment;                /* 0 .. S - 1 */
     uint64_t first_step;             /* leaf 0's step (checked by the links) */
     const uint8_t *residual_root;    /* leaf 0's residual root (checked by the links) */
-    const gd_worker_state *start;    /* the served segment-start state; its residual is
-                                        not used and may be NULL */
+    gd_worker_state_source start;    /* the served segment-start state (its residual is
+                                        not read), loaded a window at a time */
     const gd_mmr_proof *start_proof; /* leaf `segment` */
     const uint8_t *end_leaf;         /* leaf segment + 1's hash, as served */
     const gd_mmr_proof *end_proof;
@@ -168,8 +168,11 @@ typedef struct gd_segment_claim {
  * worker's address and rank and the segment's step, and hash (with leaf 0's
  * residual root: training never changes the residual) to leaf `segment`; K
  * inner steps from it must reach leaf segment + 1 exactly. So a validator
- * downloads 12 bytes per parameter, not 16. res->trace and res->end_state
- * are what the verdict digest covers. */
+ * downloads 12 bytes per parameter, not 16. The start is loaded into the
+ * trainer and hashed a window at a time, and the end state hashed from the
+ * trainer the same way: the check holds no copy of either. A start that
+ * cannot be read (GD_ERR_IO) is the caller's failure, not a verdict.
+ * res->trace and res->end_state are what the verdict digest covers. */
 gd_status gd_diloco_verify_segment(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
                                    const gd_segment_claim *claim,
                                    gd_check_result *res) GD_MUST_CHECK;

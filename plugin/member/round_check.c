@@ -3,9 +3,13 @@
  * payload chunk against its final state, and the drawn segment
  * re-executed. Everything the target serves is proved against what it
  * committed before it is used; what does not prove is a FAIL. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/bytes.h"
 #include "plugin/member/round_engine.h"
@@ -48,7 +52,6 @@ typedef struct gd_check_ctx {
     gd_mmr prev_mmr;
     bool has_prev;
     gd_prev_link prev;          /* the previous round's last leaf, when has_prev */
-    gd_worker_state segment;
     gd_served_chunk start_chunk, post_chunk;
     float *start_values;        /* overlapped: chunk `chunk` of S_r */
     gd_payload_view payload; /* the target's, read in place */
@@ -86,20 +89,33 @@ static gd_status gd_check_leaf(gd_check_ctx *x, gd_leaf_evidence *out, uint32_t 
     return gd_mmr_prove(&x->mmr, &out->proof, i);
 }
 
-/* A served state must parse as this run's and be transcript leaf `leaf`.
- * It is checked in place: out points into the evidence, which outlives
- * the check. */
-static bool gd_check_state(gd_check_ctx *x, gd_worker_state *out, const gd_buf *bytes,
-                           uint32_t leaf, gd_status *local) {
-    gd_worker_desc desc;
+/* The drawn segment's served start must be this run's state file of
+ * transcript leaf `leaf` by its descriptor; its arrays are read when the
+ * re-execution loads them, and proved there. It is read where it lies: in
+ * memory, or in the file it was fetched to (*fd, closed by the caller). */
+static bool gd_check_state(gd_check_ctx *x, gd_state_file_view *out, int *fd, uint32_t leaf,
+                           gd_status *local) {
+    const gd_check_evidence *ev = x->ev;
     char what[48];
     snprintf(what, sizeof what, "state %u", leaf);
-    gd_status s = gd_worker_state_view(gd_trainer_pool(x->e->trainer), out, &desc, bytes->data,
-                                       bytes->len, &x->e->tag, x->e->n);
+    gd_status s;
+    if (ev->segment_state_path[0] != '\0') {
+        struct stat st;
+        *fd = open(ev->segment_state_path, O_RDONLY | O_CLOEXEC);
+        if (*fd < 0 || fstat(*fd, &st) != 0) {
+            *local = gd_fail(GD_ERR_IO, "cannot open %s: %s", ev->segment_state_path,
+                             strerror(errno));
+            return false;
+        }
+        s = gd_state_file_view_open_file(out, *fd, (uint64_t)st.st_size, &x->e->tag, x->e->n);
+    } else {
+        s = gd_state_file_view_open(out, ev->segment_state.data, ev->segment_state.len,
+                                    &x->e->tag, x->e->n);
+    }
     if (!gd_check_peer(x, s, what, local))
         return false;
     uint8_t got[32], want[32];
-    gd_worker_desc_hash(&desc, got);
+    gd_worker_desc_hash(&out->desc, got);
     gd_worker_desc_hash(&x->descs[leaf], want);
     if (memcmp(got, want, 32) != 0)
         return gd_check_fail(x, what, "not the transcript's leaf");
@@ -297,14 +313,10 @@ static bool gd_check_chunk(gd_check_ctx *x, const gd_global_state *g, gd_status 
     return res.pass ? true : gd_check_fail(x, "payload chunk", res.why);
 }
 
-static bool gd_check_segment(gd_check_ctx *x, gd_status *local) {
+/* Re-executes the drawn segment from its served start. */
+static bool gd_check_replay(gd_check_ctx *x, const gd_state_file_view *start, gd_status *local) {
     gd_engine *e = x->e;
     uint32_t seg = x->in->segment;
-    if (seg >= x->segments)
-        return gd_check_fail(x, "segment", "the drawn segment is out of range");
-    if (!gd_check_state(x, &x->segment, &x->ev->segment_state, seg, local))
-        return false;
-    const gd_worker_state *start = &x->segment;
     gd_leaf_evidence a, b;
     if ((*local = gd_check_leaf(x, &a, seg)) != GD_OK ||
         (*local = gd_check_leaf(x, &b, seg + 1)) != GD_OK)
@@ -314,7 +326,8 @@ static bool gd_check_segment(gd_check_ctx *x, gd_status *local) {
     gd_segment_claim claim = {.cv = &x->cv, .segment = seg,
                               .first_step = x->leaf_start.desc.step,
                               .residual_root = x->leaf_start.desc.residual_root,
-                              .start = start, .start_proof = &a.proof, .end_leaf = end_leaf,
+                              .start = gd_state_file_view_source(start),
+                              .start_proof = &a.proof, .end_leaf = end_leaf,
                               .end_proof = &b.proof};
     gd_check_result res;
     *local = gd_diloco_verify_segment(e->trainer, &e->rc.diloco, e->data, &claim, &res);
@@ -323,6 +336,18 @@ static bool gd_check_segment(gd_check_ctx *x, gd_status *local) {
     gd_diloco_verdict_digest(x->out->digest, e->rc.diloco.run, x->in->round, x->in->target, seg,
                              res.trace, res.end_state);
     return res.pass ? true : gd_check_fail(x, "segment", res.why);
+}
+
+static bool gd_check_segment(gd_check_ctx *x, gd_status *local) {
+    uint32_t seg = x->in->segment;
+    if (seg >= x->segments)
+        return gd_check_fail(x, "segment", "the drawn segment is out of range");
+    gd_state_file_view start;
+    int fd = -1;
+    bool pass = gd_check_state(x, &start, &fd, seg, local) && gd_check_replay(x, &start, local);
+    if (fd >= 0)
+        close(fd);
+    return pass;
 }
 
 gd_status gd_engine_check(gd_engine *e, const gd_check_input *in, const gd_check_evidence *ev,
@@ -344,7 +369,6 @@ gd_status gd_engine_check(gd_engine *e, const gd_check_input *in, const gd_check
     free(x.prev_descs);
     gd_mmr_free(&x.mmr);
     gd_mmr_free(&x.prev_mmr);
-    gd_worker_state_free(&x.segment);
     free(x.start_chunk.values);
     free(x.post_chunk.values);
     free(x.start_values);

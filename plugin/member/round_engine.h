@@ -211,7 +211,9 @@ typedef struct gd_check_evidence {
     gd_buf transcript;      /* round's transcript */
     gd_buf prev_transcript; /* round - 1's, when prev */
     gd_buf segment_state;   /* leaf `segment` without its residual (its first 312 + 12 n
-                             * bytes): where the re-execution starts */
+                             * bytes): where the re-execution starts; in memory, or
+                             * empty when it was fetched to segment_state_path */
+    char segment_state_path[4096]; /* "" unless the state is in this file */
     gd_buf start_chunk;     /* chunk `chunk` of leaf 0's arrays (states/0/chunks/{chunk}) */
     gd_buf start_proof;     /* its X-Gd-Proof: four LE32-length-prefixed MMR proofs */
     gd_buf post_chunk;      /* chunk `chunk` of leaf S + 1's arrays */

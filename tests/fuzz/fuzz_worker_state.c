@@ -42,6 +42,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         gd_worker_state_free(&v);
         FUZZ_ASSERT(v.params == NULL && !v.borrowed);
     }
+    /* The file view checks the descriptor and length only: it accepts at
+     * least what the parser accepts, and reads the arrays as they lie. */
+    gd_state_file_view fv;
+    gd_status opened = gd_state_file_view_open(&fv, data, size, &d.tag, (size_t)d.n);
+    FUZZ_ASSERT(parsed != GD_OK || opened == GD_OK);
+    if (opened == GD_OK) {
+        gd_worker_state_source src = gd_state_file_view_source(&fv);
+        size_t n = (size_t)d.n, lo = n / 3;
+        float got_a[3][FUZZ_STATE_MAX_VALUES];
+        FUZZ_ASSERT(src.n == n && src.step == d.step && src.rank == d.rank);
+        FUZZ_ASSERT(src.read(src.ctx, got_a[0], got_a[1], got_a[2], lo, n - lo) == GD_OK);
+        for (int a = 0; a < 3; a++)
+            FUZZ_ASSERT(memcmp(got_a[a], data + GD_WORKER_DESC_BYTES + 4 * ((size_t)a * n + lo),
+                               4 * (n - lo)) == 0);
+        FUZZ_ASSERT(src.read(src.ctx, got_a[0], got_a[1], got_a[2], lo, n - lo + 1) ==
+                    GD_ERR_INVALID);
+    }
     if (parsed != GD_OK)
         return 0;
     FUZZ_ASSERT(w.n == d.n && w.step == d.step && w.rank == d.rank);

@@ -228,7 +228,7 @@ static verdicts validate(world *x, const char *address, uint32_t rank, uint64_t 
         CHECK_OK(gd_worker_round_leaf(&v->res, &b, s + 1));
         gd_segment_claim claim = {.cv = &cv, .segment = s,
                                   .first_step = start.desc.step,
-                                  .residual_root = start.desc.residual_root, .start = &v->segs[s],
+                                  .residual_root = start.desc.residual_root, .start = gd_worker_state_source_of(&v->segs[s]),
                                   .start_proof = &a.proof, .end_leaf = v->res.leaves[s + 1],
                                   .end_proof = &b.proof};
         CHECK_OK(gd_diloco_verify_segment(x->t, &x->c, x->data, &claim, &r));
@@ -526,7 +526,7 @@ static void test_wrong_sizes_are_refused(void) {
     CHECK_OK(gd_worker_state_init(&small, 0, x.n / 10));
     gd_segment_claim claim = {.cv = &cv, .segment = 0, .first_step = 0,
                               .residual_root = v.res.descs[0].residual_root,
-                              .start = &small, .start_proof = &a.proof,
+                              .start = gd_worker_state_source_of(&small), .start_proof = &a.proof,
                               .end_leaf = v.res.leaves[1], .end_proof = &b.proof};
     gd_check_result r;
     CHECK_OK(gd_diloco_verify_segment(x.t, &x.c, x.data, &claim, &r));
@@ -550,7 +550,7 @@ static void test_wrong_sizes_are_refused(void) {
     size_t partial = GD_WORKER_DESC_BYTES + 12 * x.n;
     CHECK_OK(gd_worker_state_parse(x.pool, &got, &desc, file.data, partial, &tag, x.n));
     CHECK(got.residual == NULL);
-    claim.start = &got;
+    claim.start = gd_worker_state_source_of(&got);
     CHECK_OK(gd_diloco_verify_segment(x.t, &x.c, x.data, &claim, &r));
     CHECK(r.pass);
     gd_worker_state_free(&got);

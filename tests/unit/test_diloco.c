@@ -503,7 +503,8 @@ static gd_check_result check_segment(engine *e, const gd_commitment_view *cv,
     CHECK_OK(gd_worker_round_leaf(res, &b, s + 1));
     gd_segment_claim claim = {.cv = cv, .segment = s,
                               .first_step = res->descs[0].step,
-                              .residual_root = res->descs[0].residual_root, .start = start,
+                              .residual_root = res->descs[0].residual_root,
+                              .start = gd_worker_state_source_of(start),
                               .start_proof = &a.proof, .end_leaf = end_leaf,
                               .end_proof = &b.proof};
     gd_check_result r;

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "chain/wire/diloco_spec.h"
 #include "common/file.h"
@@ -84,6 +85,37 @@ static void test_honest_passes(void) {
     gd_check_evidence_free(&ev);
 }
 
+/* The segment's start read from the file it was fetched to, a window at a
+ * time: an honest one passes and gives the in-memory check's digest; a
+ * tampered one fails; a file the validator cannot read is its own error,
+ * never a verdict against the target. */
+static void test_state_read_from_its_file(void) {
+    gd_check_evidence ev;
+    evidence(1, 2, &ev);
+    gd_check_answer want = check(1, 2, &ev);
+    CHECK(want.verdict == GD_VERDICT_PASS);
+    snprintf(ev.segment_state_path, sizeof ev.segment_state_path, "%s/segment-start.gdws",
+             gd_test_tmpdir());
+    CHECK_OK(gd_file_create_private(ev.segment_state_path, ev.segment_state.data,
+                                    ev.segment_state.len));
+    gd_buf kept = ev.segment_state;
+    ev.segment_state = (gd_buf){0};
+    gd_check_answer got = check(1, 2, &ev);
+    CHECK(got.verdict == GD_VERDICT_PASS);
+    CHECK(memcmp(got.digest, want.digest, sizeof want.digest) == 0);
+    kept.data[GD_WORKER_DESC_BYTES + 4 * g_engine.n + 12] ^= 0x10; /* an exp_avg value */
+    CHECK(unlink(ev.segment_state_path) == 0);
+    CHECK_OK(gd_file_create_private(ev.segment_state_path, kept.data, kept.len));
+    expect_fail(1, 2, &ev, "start state is not transcript leaf 1");
+    CHECK(unlink(ev.segment_state_path) == 0);
+    gd_check_input in = {.round = ROUND, .target = WORKER, .rank = 0, .commitment = &g_commit,
+                         .segment = 1, .step = 3, .chunk = 2};
+    gd_check_answer a;
+    CHECK_STATUS(gd_engine_check(&g_engine, &in, &ev, &g_g0, &a), GD_ERR_IO);
+    ev.segment_state = kept;
+    gd_check_evidence_free(&ev);
+}
+
 static void test_tampered_chunks_fail(void) {
     gd_check_evidence ev;
     evidence(1, 5, &ev);
@@ -145,8 +177,10 @@ static void test_segment_state_fails(void) {
     ev.segment_state.len -= 4; /* neither form's size */
     expect_fail(1, 0, &ev, "state 1");
     ev.segment_state.len += 4;
+    /* Arrays that are not its descriptor's: the re-execution hashes what
+     * it loads, and that is not the transcript's leaf. */
     ev.segment_state.data[GD_WORKER_DESC_BYTES + 100] ^= 0x01;
-    expect_fail(1, 0, &ev, "state 1");
+    expect_fail(1, 0, &ev, "start state is not transcript leaf 1");
     ev.segment_state.data[GD_WORKER_DESC_BYTES + 100] ^= 0x01;
     gd_check_evidence_free(&ev);
     /* Segment 2's start served for segment 1: not the transcript's leaf 1. */
@@ -376,6 +410,7 @@ int main(void) {
     CHECK(g_round.segments == 3 && g_engine.chunks == 8);
     gd_test_commitment(&g_round, WORKER, &g_commit);
     RUN_TEST(test_honest_passes);
+    RUN_TEST(test_state_read_from_its_file);
     RUN_TEST(test_tampered_chunks_fail);
     RUN_TEST(test_malformed_chunks_fail);
     RUN_TEST(test_segment_state_fails);
