@@ -117,6 +117,44 @@ gd_status gd_file_read_prefix(gd_buf *out, const char *path, size_t len) {
     return s;
 }
 
+gd_status gd_file_copy_prefix(const char *dst, const char *src, uint64_t prefix, uint64_t max_len,
+                              uint64_t *len) {
+    *len = 0;
+    int fd;
+    struct stat st;
+    GD_TRY(gd_file_open_regular(src, 0, &fd, &st));
+    uint64_t want = prefix > 0 && prefix < (uint64_t)st.st_size ? prefix : (uint64_t)st.st_size;
+    if (want > max_len) {
+        close(fd);
+        return gd_fail(GD_ERR_LIMIT, "%s: %llu bytes, over %llu", src, (unsigned long long)want,
+                       (unsigned long long)max_len);
+    }
+    const size_t window = (size_t)8 << 20;
+    uint8_t *buf = malloc(window);
+    gd_file_atomic f;
+    gd_status s = buf ? gd_file_atomic_begin(&f, dst, 0600)
+                      : gd_fail(GD_ERR_NOMEM, "out of memory copying %s", src);
+    bool begun = s == GD_OK;
+    if (s == GD_ERR_NOT_FOUND) /* dst's directory: the copier's failure, not src's */
+        s = gd_fail_context(GD_ERR_IO, "copying %s", src);
+    for (uint64_t at = 0; s == GD_OK && at < want;) {
+        size_t take = want - at < window ? (size_t)(want - at) : window;
+        s = gd_file_read_at(fd, buf, take, at, src);
+        if (s == GD_OK)
+            s = gd_file_atomic_append(&f, buf, take);
+        at += take;
+    }
+    if (s == GD_OK)
+        s = gd_file_atomic_commit_unsynced(&f);
+    if (begun)
+        gd_file_atomic_abort(&f);
+    if (s == GD_OK)
+        *len = want;
+    free(buf);
+    close(fd);
+    return s;
+}
+
 gd_status gd_file_read_private(gd_buf *out, const char *path, size_t max_len) {
     out->len = 0;
     int fd;

@@ -32,6 +32,13 @@ gd_status gd_file_read(gd_buf *out, const char *path, size_t max_len) GD_MUST_CH
  * answered from a local file. */
 gd_status gd_file_read_prefix(gd_buf *out, const char *path, size_t len) GD_MUST_CHECK;
 
+/* Copies the first `prefix` bytes of src (all of it when prefix is 0 or
+ * src is shorter) to dst, a window at a time, put in place whole (not
+ * fsynced: for a file a crash may lose); *len receives the bytes copied.
+ * GD_ERR_LIMIT when that would be more than max_len bytes. */
+gd_status gd_file_copy_prefix(const char *dst, const char *src, uint64_t prefix, uint64_t max_len,
+                              uint64_t *len) GD_MUST_CHECK;
+
 /* Reads a secret file: it must be a regular file with no group or other
  * permission bits (mode 0600 or 0400), else GD_ERR_PERMISSION with the chmod
  * that fixes it. The contents are read into one allocation of exactly the

@@ -41,6 +41,13 @@ typedef struct gd_artifact_req {
     /* A client's: the transfer stops (GD_ERR_CANCELLED) once *cancel is
      * nonzero; NULL: never. Paths never set it. */
     const atomic_int *cancel;
+    /* A client's: the body goes to this file rather than to memory (a
+     * check's segment state, 12 bytes a parameter): written beside it and
+     * renamed into place whole once the answer is complete, so a transfer
+     * given up on never leaves a torn file there, and two transfers to one
+     * path never write into each other. The answer's path then names it
+     * and its body is empty. NULL: memory. Paths never set it. */
+    const char *into;
 } gd_artifact_req;
 
 /* An answer: bytes in memory, or a whole file under the node's state_dir

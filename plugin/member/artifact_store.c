@@ -98,6 +98,19 @@ static gd_status gd_artifact_place(const gd_artifact_store *s, char path[GD_ARTI
     return gd_artifact_path(s, path, GD_ARTIFACT_PATH_MAX, kind, run, round, leaf);
 }
 
+gd_status gd_artifact_check_state_place(const gd_artifact_store *s,
+                                       char path[GD_ARTIFACT_PATH_MAX], uint64_t run,
+                                       uint64_t round, uint32_t rank, uint32_t segment) {
+    char dir[GD_ARTIFACT_PATH_MAX];
+    GD_TRY(gd_artifact_place(s, dir, GD_ARTIFACT_PAYLOAD, run, round, 0)); /* the directories */
+    GD_TRY(gd_artifact_round_dir(s, dir, sizeof dir, run, round));
+    int n = snprintf(path, GD_ARTIFACT_PATH_MAX, "%s/check-%" PRIu32 "-%" PRIu32 ".gdws", dir,
+                     rank, segment);
+    if (n < 0 || n >= GD_ARTIFACT_PATH_MAX)
+        return gd_fail(GD_ERR_LIMIT, "artifact path too long");
+    return GD_OK;
+}
+
 gd_status gd_artifact_put_parts(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,
                                 uint64_t round, uint32_t leaf, const gd_bytes_part *parts,
                                 size_t n_parts) {

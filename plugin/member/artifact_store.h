@@ -16,7 +16,10 @@
  *   ROOT/run-N/round-R/checkpoint.safetensors  G_R's parameters, Hugging Face names
  *   ROOT/run-N/round-R/peer-L.gdpl       the L-th peer payload fetched in round R (kept for
  *                                        the round's reports, checks and aggregate; a crash
- *                                        may lose it: it is fetched again) */
+ *                                        may lose it: it is fetched again)
+ *   ROOT/run-N/round-R/check-K-S.gdws    segment S's start state of the worker of data rank
+ *                                        K, fetched for a check of round R (removed once
+ *                                        the check has read it) */
 #ifndef GD_PLUGIN_MEMBER_ARTIFACT_STORE_H
 #define GD_PLUGIN_MEMBER_ARTIFACT_STORE_H
 
@@ -62,6 +65,14 @@ void gd_artifact_store_unlock(int fd);
 /* The path of an artifact (leaf only for GD_ARTIFACT_STATE). */
 gd_status gd_artifact_path(const gd_artifact_store *s, char *out, size_t cap, gd_artifact_kind kind,
                            uint64_t run, uint64_t round, uint32_t leaf) GD_MUST_CHECK;
+/* Where a check's fetched segment start goes (check-RANK-SEGMENT.gdws in
+ * the round's directory, which is made): one file per (target, segment),
+ * so a fetch given up on and asked again never lands in another check's
+ * file. */
+gd_status gd_artifact_check_state_place(const gd_artifact_store *s,
+                                       char path[GD_ARTIFACT_PATH_MAX], uint64_t run,
+                                       uint64_t round, uint32_t rank,
+                                       uint32_t segment) GD_MUST_CHECK;
 /* Writes an artifact, atomically and durably (mode 0600), creating its
  * round's directory. */
 gd_status gd_artifact_put(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,

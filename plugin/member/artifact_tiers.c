@@ -57,10 +57,19 @@ static bool gd_peer_payload_entry(const char *name) {
            sscanf(name, "peer-%lu.gdpl%n", &v, &used) == 1 && name[used] == '\0';
 }
 
+/* A check's fetched segment start ("check-K-S.gdws"). */
+static bool gd_check_state_entry(const char *name) {
+    unsigned long k = 0, seg = 0;
+    int used = 0;
+    return strncmp(name, "check-", 6) == 0 && name[6] >= '0' && name[6] <= '9' &&
+           sscanf(name, "check-%lu-%lu.gdws%n", &k, &seg, &used) == 2 && name[used] == '\0';
+}
+
 /* Whether an entry of a round directory is temporary. */
 static bool gd_is_temporary(const char *name, bool have_post, uint32_t post) {
     uint32_t leaf;
     return gd_leftover_entry(name) || gd_peer_payload_entry(name) ||
+           gd_check_state_entry(name) ||
            (gd_state_entry(name, &leaf) && have_post && leaf < post);
 }
 

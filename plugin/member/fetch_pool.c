@@ -21,6 +21,7 @@ typedef struct gd_fetch_job {
     char who[GD_ADDRESS_STR_MAX];
     char url[GD_DILOCO_URL_MAX + 1];
     gd_artifact_req req;
+    char *into; /* req.into's copy (the job outlives the asker's string) */
     size_t max_len;
     gd_job_state state;
     atomic_int cancel; /* read by the transfer's progress callback */
@@ -51,6 +52,7 @@ struct gd_fetch_pool {
 
 static void gd_job_free(gd_fetch_job *j) {
     gd_artifact_answer_free(&j->answer);
+    free(j->into);
     free(j);
 }
 
@@ -61,7 +63,8 @@ static bool gd_job_is(const gd_fetch_job *j, const char *who, const gd_artifact_
     return j->req.kind == req->kind && j->req.run == req->run && j->req.round == req->round &&
            j->req.leaf == req->leaf && j->req.chunk == req->chunk &&
            j->req.first_bytes == req->first_bytes && j->max_len == max_len &&
-           strcmp(j->who, who) == 0;
+           (j->into == NULL) == (req->into == NULL) &&
+           (j->into == NULL || strcmp(j->into, req->into) == 0) && strcmp(j->who, who) == 0;
 }
 
 /* The oldest queued job, marked running; NULL once the pool stops. */
@@ -193,6 +196,11 @@ static gd_status gd_find_or_queue(gd_fetch_pool *p, const char *who, const char 
     snprintf(j->url, sizeof j->url, "%s", url);
     j->req = *req;
     j->req.cancel = NULL;
+    if (req->into != NULL && (j->into = strdup(req->into)) == NULL) {
+        free(j);
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    }
+    j->req.into = j->into;
     j->max_len = max_len;
     atomic_init(&j->cancel, 0);
     j->state = GD_JOB_QUEUED;

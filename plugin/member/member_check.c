@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "plugin/member/member_internal.h"
@@ -32,8 +33,11 @@ typedef struct gd_check_requests {
     size_t max[6], n;
 } gd_check_requests;
 
+/* The segment's start goes to its file (into), never to memory: 12 bytes
+ * a parameter, read a window at a time by the re-execution. */
 static void gd_check_requests_of(const gd_member *n, const gd_check_input *in, bool overlapped,
-                                 size_t state_max, size_t chunk_max, gd_check_requests *r) {
+                                 size_t state_max, size_t chunk_max, const char *into,
+                                 gd_check_requests *r) {
     uint32_t segs = in->commitment->segment_count;
     r->n = 0;
     r->req[r->n] = (gd_artifact_req){.kind = GD_REQ_TRANSCRIPT, .run = n->o.run,
@@ -47,7 +51,7 @@ static void gd_check_requests_of(const gd_member *n, const gd_check_input *in, b
     if (in->segment < segs) {
         r->req[r->n] = (gd_artifact_req){.kind = GD_REQ_STATE, .run = n->o.run,
                                          .round = in->round, .leaf = in->segment,
-                                         .first_bytes = state_max};
+                                         .first_bytes = state_max, .into = into};
         r->max[r->n++] = state_max;
     }
     r->req[r->n] = (gd_artifact_req){.kind = GD_REQ_STATE_CHUNK, .run = n->o.run,
@@ -81,7 +85,8 @@ static gd_status gd_check_ready(gd_member *n, const char *target, const gd_check
 }
 
 static gd_status gd_check_take(gd_member *n, const gd_check_input *in, bool overlapped,
-                               size_t state_max, size_t chunk_max, gd_check_evidence *ev);
+                               size_t state_max, size_t chunk_max, const char *into,
+                               gd_check_evidence *ev);
 
 /* Everything the check needs from the target (plugin/member/round_engine.h: the
  * drawn segment's start state, one chunk of the start and post states,
@@ -93,10 +98,13 @@ static gd_status gd_check_fetch(gd_member *n, const gd_check_input *in, bool ove
     /* The segment's start without its residual (leaf 0's root stands in). */
     size_t state_max = (size_t)GD_WORKER_DESC_BYTES + 12 * n->engine.n;
     size_t chunk_max = (size_t)16 * n->engine.rc.diloco.chunk_elems;
+    char into[GD_ARTIFACT_PATH_MAX];
+    GD_TRY(gd_artifact_check_state_place(&n->store, into, n->o.run, in->round, in->rank,
+                                         in->segment));
     gd_check_requests all;
-    gd_check_requests_of(n, in, overlapped, state_max, chunk_max, &all);
+    gd_check_requests_of(n, in, overlapped, state_max, chunk_max, into, &all);
     GD_TRY(gd_check_ready(n, in->target, &all));
-    gd_status s = gd_check_take(n, in, overlapped, state_max, chunk_max, ev);
+    gd_status s = gd_check_take(n, in, overlapped, state_max, chunk_max, into, ev);
     /* Answers not taken after one failed would be stale at the next try. */
     for (size_t i = 0; s != GD_OK && i < all.n; i++)
         gd_member_fetch_drop(n, in->target, &all.req[i], all.max[i]);
@@ -105,7 +113,8 @@ static gd_status gd_check_fetch(gd_member *n, const gd_check_input *in, bool ove
 
 /* gd_check_fetch's answers, taken in order; the first failure stops it. */
 static gd_status gd_check_take(gd_member *n, const gd_check_input *in, bool overlapped,
-                               size_t state_max, size_t chunk_max, gd_check_evidence *ev) {
+                               size_t state_max, size_t chunk_max, const char *into,
+                               gd_check_evidence *ev) {
     uint32_t segs = in->commitment->segment_count;
     const gd_buf *payload = NULL;
     gd_artifact_req req = {.kind = GD_REQ_TRANSCRIPT, .run = n->o.run, .round = in->round};
@@ -120,8 +129,11 @@ static gd_status gd_check_take(gd_member *n, const gd_check_input *in, bool over
     }
     if (in->segment < segs) {
         req = (gd_artifact_req){.kind = GD_REQ_STATE, .run = n->o.run, .round = in->round,
-                                .leaf = in->segment, .first_bytes = state_max};
-        GD_TRY(gd_fetch_into(n, in->target, &req, state_max, &ev->segment_state, NULL));
+                                .leaf = in->segment, .first_bytes = state_max, .into = into};
+        gd_artifact_answer a;
+        GD_TRY(gd_member_fetch(n, &a, in->target, &req, state_max));
+        snprintf(ev->segment_state_path, sizeof ev->segment_state_path, "%s", a.path);
+        gd_artifact_answer_free(&a);
     }
     req = (gd_artifact_req){.kind = GD_REQ_STATE_CHUNK, .run = n->o.run, .round = in->round,
                             .leaf = 0, .chunk = in->chunk};
@@ -277,8 +289,10 @@ static gd_status gd_member_answer_for(gd_member *n, const gd_action *a,
             GD_LOG_WARN("node", "height %" PRId64 ": check %u of %s FAILS: %s",
                         n->view.view.height, a->check, a->target, ans.why);
     }
-    /* The big buffers serve the next check's fetches. */
-    gd_member_recycle(n, &ev.segment_state);
+    /* The big buffers serve the next check's fetches; the segment's start
+     * is read (a retry fetches it again). */
+    if (ev.segment_state_path[0] != '\0')
+        (void)unlink(ev.segment_state_path);
     gd_member_recycle(n, &ev.start_chunk);
     gd_member_recycle(n, &ev.post_chunk);
     gd_member_recycle(n, &ev.prev_payload_chunk);

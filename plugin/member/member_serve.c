@@ -187,6 +187,17 @@ gd_status gd_member_serve_local(gd_member *n, const gd_artifact_req *req, gd_art
     unsigned status = 0;
     GD_TRY(gd_member_serve(n, req, out, &status));
     gd_status s = GD_OK;
+    if (out->path[0] != '\0' && req->into != NULL) {
+        /* A file to a file, a window at a time, as HTTP would carry it. */
+        uint64_t len = 0;
+        s = gd_file_copy_prefix(req->into, out->path, req->first_bytes, max_len, &len);
+        snprintf(out->path, sizeof out->path, "%s", s == GD_OK ? req->into : "");
+        if (s == GD_OK)
+            gd_member_count_out(n, len + out->proof.len);
+        else
+            gd_artifact_answer_free(out);
+        return s;
+    }
     if (out->path[0] != '\0') {
         s = req->first_bytes > 0 && req->first_bytes <= max_len
                 ? gd_file_read_prefix(&out->body, out->path, (size_t)req->first_bytes)

@@ -9,6 +9,7 @@
 #include "common/buf_spares.h"
 #include "common/bytes.h"
 #include "common/clock.h"
+#include "common/file.h"
 #include "plugin/http/http_path.h"
 
 #define GD_PEER_URL_MAX 512
@@ -43,6 +44,10 @@ typedef struct gd_peer_fetch {
     bool too_slow; /* below the average rate floor */
     const atomic_int *cancel;
     bool cancelled;
+    /* A body fetched into a file (req->into): its temporary file. */
+    bool to_file;
+    gd_file_atomic file;
+    bool write_failed;
 } gd_peer_fetch;
 
 /* libcurl's progress callback: non-zero aborts the transfer. */
@@ -68,6 +73,17 @@ static int gd_peer_progress(void *ctx, curl_off_t dltotal, curl_off_t dlnow, cur
 static size_t gd_peer_body(char *data, size_t size, size_t n, void *ctx) {
     gd_peer_fetch *f = ctx;
     size_t len = size * n;
+    if (f->to_file) {
+        if (len > f->max_len - f->file.size) {
+            f->too_large = true;
+            return 0;
+        }
+        if (gd_file_atomic_append(&f->file, data, len) != GD_OK) {
+            f->write_failed = true;
+            return 0;
+        }
+        return len;
+    }
     if (len > f->max_len - f->out->body.len) {
         f->too_large = true;
         return 0; /* aborts the transfer */
@@ -83,7 +99,7 @@ static size_t gd_peer_header(char *data, size_t size, size_t n, void *ctx) {
         /* One allocation for the body when its size is declared and allowed,
          * or a buffer given back that holds it. */
         unsigned long long declared = strtoull(data + sizeof clen - 1, NULL, 10);
-        if (declared <= f->max_len && f->out->body.len == 0) {
+        if (declared <= f->max_len && f->out->body.len == 0 && !f->to_file) {
             if (f->out->body.cap == 0)
                 f->out->body = gd_buf_spares_take(f->spares, (size_t)declared);
             if (gd_buf_reserve(&f->out->body, (size_t)declared) != GD_OK)
@@ -192,7 +208,29 @@ static gd_status gd_peer_setup(CURL *c, const char *url, const gd_artifact_req *
         snprintf(range, 48, "0-%llu", (unsigned long long)req->first_bytes - 1);
         curl_easy_setopt(c, CURLOPT_RANGE, range);
     }
+    if (req->into != NULL) {
+        /* Whatever keeps the file from being made is this node's failure,
+         * never the peer's (a missing directory is not a 404). */
+        if (gd_file_atomic_begin(&f->file, req->into, 0600) != GD_OK)
+            return gd_fail_context(GD_ERR_IO, "cannot fetch into %s", req->into);
+        f->to_file = true;
+    }
     return GD_OK;
+}
+
+/* A transfer's end for a body fetched into a file: put in place when the
+ * answer is good (a crash may lose it: it is fetched again), removed
+ * otherwise. Returns the answer's status. */
+static gd_status gd_peer_sink_end(gd_peer_fetch *f, gd_status s, const gd_artifact_req *req) {
+    if (!f->to_file)
+        return s;
+    f->to_file = false;
+    if (s == GD_OK)
+        s = gd_file_atomic_commit_unsynced(&f->file);
+    gd_file_atomic_abort(&f->file); /* harmless after a good commit */
+    if (s == GD_OK)
+        snprintf(f->out->path, sizeof f->out->path, "%s", req->into);
+    return s;
 }
 
 /* What a finished transfer means: the one reading of an answer's status. */
@@ -200,6 +238,8 @@ static gd_status gd_peer_outcome(CURL *c, CURLcode rc, const gd_peer_fetch *f, c
                                  const gd_artifact_req *req) {
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    if (f->write_failed)
+        return gd_fail(GD_ERR_IO, "%s: cannot write the answer into %s", url, req->into);
     if (f->too_large)
         return gd_fail(GD_ERR_LIMIT, "%s: answer over %zu bytes", url, f->max_len);
     if (f->cancelled)
@@ -228,9 +268,11 @@ static gd_status gd_peer_fetch_http(void *ctx, gd_artifact_answer *out, const ch
     char full[GD_PEER_URL_MAX + GD_HTTP_PATH_MAX + 1], range[48];
     gd_peer_fetch f = {.out = out, .spares = &p->spares, .max_len = max_len};
     curl_easy_reset(p->curl);
-    GD_TRY(gd_peer_setup(p->curl, url, req, &f, full, sizeof full, range));
+    gd_status s = gd_peer_setup(p->curl, url, req, &f, full, sizeof full, range);
+    if (s != GD_OK)
+        return gd_peer_sink_end(&f, s, req);
     CURLcode rc = curl_easy_perform(p->curl);
-    gd_status s = gd_peer_outcome(p->curl, rc, &f, url, req);
+    s = gd_peer_sink_end(&f, gd_peer_outcome(p->curl, rc, &f, url, req), req);
     if (s != GD_OK)
         gd_artifact_answer_free(out);
     return s;
@@ -270,6 +312,7 @@ static void gd_peer_run_multi(CURLM *m, gd_peer_fetch_item *items, gd_peer_trans
         size_t i = (size_t)((gd_peer_transfer *)(void *)priv - t);
         gd_status s = gd_peer_outcome(t[i].curl, msg->data.result, &t[i].f, items[i].url,
                                       &items[i].req);
+        s = gd_peer_sink_end(&t[i].f, s, &items[i].req);
         if (s != GD_OK)
             gd_peer_item_fail(&items[i], s);
         else
@@ -300,18 +343,22 @@ static gd_status gd_peer_fetch_all_http(void *ctx, gd_peer_fetch_item *items, si
         gd_status s = gd_peer_setup(t[i].curl, it->url, &it->req, &t[i].f, t[i].full,
                                     sizeof t[i].full, t[i].range);
         if (s != GD_OK) {
+            (void)gd_peer_sink_end(&t[i].f, s, &it->req);
             gd_peer_item_fail(it, s);
             continue;
         }
         curl_easy_setopt(t[i].curl, CURLOPT_PRIVATE, (void *)&t[i]);
         t[i].added = curl_multi_add_handle(p->multi, t[i].curl) == CURLM_OK;
         if (!t[i].added)
-            gd_peer_item_fail(it, gd_fail(GD_ERR_NOMEM, "cannot start a transfer"));
+            gd_peer_item_fail(it, gd_peer_sink_end(&t[i].f, gd_fail(GD_ERR_NOMEM, "cannot start "
+                                                                               "a transfer"),
+                                                   &it->req));
     }
     gd_peer_run_multi(p->multi, items, t);
     for (size_t i = 0; i < n; i++) {
         if (t[i].added) { /* never finished: its status says so */
             curl_multi_remove_handle(p->multi, t[i].curl);
+            (void)gd_peer_sink_end(&t[i].f, GD_ERR_NETWORK, &items[i].req);
             gd_artifact_answer_free(&items[i].answer);
         }
         if (t[i].curl != NULL)

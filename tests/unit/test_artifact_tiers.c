@@ -33,8 +33,9 @@ static const char *path_of(const gd_artifact_store *s, gd_artifact_kind kind, ui
 }
 
 /* A stored round of 3 segments: starts 0..2, the post state 4, G, the
- * payload and transcript, two peers' payloads fetched in the round, and a
- * temporary file a killed write left. */
+ * payload and transcript, two peers' payloads fetched in the round, a
+ * check's fetched segment start, and a temporary file a killed write
+ * left. */
 static void store_round(const gd_artifact_store *s, uint64_t round) {
     static const char bytes[1000];
     for (uint32_t leaf = 0; leaf <= 4; leaf++)
@@ -46,6 +47,9 @@ static void store_round(const gd_artifact_store *s, uint64_t round) {
     CHECK_OK(gd_artifact_put(s, GD_ARTIFACT_TRANSCRIPT, RUN, round, 0, bytes, 10));
     CHECK_OK(gd_artifact_put(s, GD_ARTIFACT_PEER_PAYLOAD, RUN, round, 0, bytes, 20));
     CHECK_OK(gd_artifact_put(s, GD_ARTIFACT_PEER_PAYLOAD, RUN, round, 11, bytes, 20));
+    char check[GD_ARTIFACT_PATH_MAX];
+    CHECK_OK(gd_artifact_check_state_place(s, check, RUN, round, 3, 1));
+    CHECK_OK(gd_file_write_atomic(check, &(gd_bytes_part){bytes, 30}, 1, 0600));
     char left[GD_ARTIFACT_PATH_MAX + 16];
     snprintf(left, sizeof left, "%s.tmp-AbC123", path_of(s, GD_ARTIFACT_STATE, round, 1));
     CHECK_OK(gd_file_write_atomic(left, &(gd_bytes_part){bytes, 7}, 1, 0600));
@@ -62,7 +66,7 @@ static void test_settle_keeps_the_post_state(void) {
     store_round(&s, 5);
     gd_tier_bytes b;
     CHECK_OK(gd_artifact_tier_bytes(&s, &b, RUN, NULL));
-    CHECK(b.temporary == 3 * 100 + 2 * 20 + 7 && b.hot == 100 + 1000 + 500 + 10 + 10 &&
+    CHECK(b.temporary == 3 * 100 + 2 * 20 + 30 + 7 && b.hot == 100 + 1000 + 500 + 10 + 10 &&
           b.archive == 0);
     CHECK_OK(gd_artifact_settle(&s, RUN, 5));
     for (uint32_t leaf = 0; leaf < 3; leaf++)
@@ -70,6 +74,9 @@ static void test_settle_keeps_the_post_state(void) {
     CHECK(exists(path_of(&s, GD_ARTIFACT_STATE, 5, 4)));
     CHECK(!exists(path_of(&s, GD_ARTIFACT_PEER_PAYLOAD, 5, 0)));
     CHECK(!exists(path_of(&s, GD_ARTIFACT_PEER_PAYLOAD, 5, 11)));
+    char check[GD_ARTIFACT_PATH_MAX];
+    CHECK_OK(gd_artifact_check_state_place(&s, check, RUN, 5, 3, 1));
+    CHECK(!exists(check));
     CHECK(exists(path_of(&s, GD_ARTIFACT_GLOBAL, 5, 0)));
     CHECK(exists(path_of(&s, GD_ARTIFACT_PAYLOAD, 5, 0)));
     CHECK(exists(path_of(&s, GD_ARTIFACT_TRANSCRIPT, 5, 0)));
@@ -106,7 +113,7 @@ static void retire_into(const char *store_name, const char *archive_dir) {
     }
     gd_tier_bytes b;
     CHECK_OK(gd_artifact_tier_bytes(&s, &b, RUN, archive_dir));
-    CHECK(b.archive == 2 * 1500 && b.temporary == 2 * 347 && b.hot == 2 * 1620);
+    CHECK(b.archive == 2 * 1500 && b.temporary == 2 * 377 && b.hot == 2 * 1620);
     /* Without an archive the rounds simply go. */
     CHECK_OK(gd_artifact_retire(&s, RUN, 5, &(gd_retention){.hot_rounds = 2}));
     char dir[GD_ARTIFACT_PATH_MAX];

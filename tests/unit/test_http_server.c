@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "common/bytes.h"
+#include "common/file.h"
 #include "plugin/http/http_server.h"
 #include "plugin/ports/peer_http.h"
 #include "tests/support/testkit.h"
@@ -494,6 +495,68 @@ static void test_peer_client(void) {
     gd_peer_http_close(http);
 }
 
+/* Entries of dir whose name starts with prefix. */
+static size_t entries_starting(const char *dir, const char *prefix) {
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;)
+        n += strncmp(e->d_name, prefix, strlen(prefix)) == 0;
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
+/* A body fetched into a file (req.into): it lands there whole, memory
+ * holds none of it, a Range prefix works as in memory; an answer over the
+ * cap leaves neither the file nor a temporary one, and a file that cannot
+ * be written is the client's own failure (GD_ERR_IO), not the peer's. */
+static void test_peer_client_into_file(void) {
+    gd_peer_http *http = NULL;
+    CHECK_OK(gd_peer_http_open(&http));
+    if (http == NULL)
+        return;
+    gd_peer_port port = gd_peer_http_port(http);
+    char url[64], dir[512], into[600];
+    snprintf(url, sizeof url, "http://127.0.0.1:%u/", (unsigned)g_port);
+    snprintf(dir, sizeof dir, "%s/into", gd_test_tmpdir());
+    CHECK(mkdir(dir, 0700) == 0);
+    snprintf(into, sizeof into, "%s/fetched.bin", dir);
+    gd_artifact_req req = {.kind = GD_REQ_PAYLOAD, .run = 1, .round = 0, .into = into};
+    gd_artifact_answer a;
+    CHECK_OK(port.iface->fetch(port.ctx, &a, url, &req, PAYLOAD_SIZE));
+    CHECK(a.body.len == 0 && strcmp(a.path, into) == 0);
+    gd_buf got = {0};
+    CHECK_OK(gd_file_read(&got, into, PAYLOAD_SIZE));
+    CHECK(got.len == PAYLOAD_SIZE && memcmp(got.data, g_fake.bytes, PAYLOAD_SIZE) == 0);
+    gd_artifact_answer_free(&a);
+
+    req.first_bytes = 312; /* replaces the file */
+    CHECK_OK(port.iface->fetch(port.ctx, &a, url, &req, 312));
+    CHECK_OK(gd_file_read(&got, into, PAYLOAD_SIZE));
+    CHECK(got.len == 312 && memcmp(got.data, g_fake.bytes, 312) == 0);
+    gd_artifact_answer_free(&a);
+    CHECK(unlink(into) == 0);
+
+    req.first_bytes = 0;
+    CHECK(port.iface->fetch(port.ctx, &a, url, &req, PAYLOAD_SIZE - 1) == GD_ERR_LIMIT);
+    CHECK(a.path[0] == '\0' && access(into, F_OK) != 0);
+    CHECK(entries_starting(dir, "fetched") == 0);
+
+    gd_peer_fetch_item item = {.url = url, .req = req, .max_len = PAYLOAD_SIZE};
+    CHECK_OK(port.iface->fetch_all(port.ctx, &item, 1));
+    CHECK(item.status == GD_OK && strcmp(item.answer.path, into) == 0);
+    CHECK_OK(gd_file_read(&got, into, PAYLOAD_SIZE));
+    CHECK(got.len == PAYLOAD_SIZE);
+    gd_artifact_answer_free(&item.answer);
+
+    char missing[700];
+    snprintf(missing, sizeof missing, "%s/no-such-dir/fetched.bin", dir);
+    req.into = missing;
+    CHECK(port.iface->fetch(port.ctx, &a, url, &req, PAYLOAD_SIZE) == GD_ERR_IO);
+    gd_buf_free(&got);
+    gd_peer_http_close(http);
+}
+
 static void test_file_kinds(void) {
     static const unsigned expected[] = {200, 500, 500, 500, 404};
     for (unsigned run = 1; run < 5; run++) {
@@ -843,6 +906,7 @@ int main(void) {
     RUN_TEST(test_head);
     RUN_TEST(test_proof);
     RUN_TEST(test_peer_client);
+    RUN_TEST(test_peer_client_into_file);
     RUN_TEST(test_file_kinds);
     RUN_TEST(test_methods_and_bodies);
     RUN_TEST(test_huge_headers);

@@ -645,12 +645,16 @@ static void test_held_member_serves_its_window(void) {
 }
 
 /* The attack on an honest worker through its checker's own fault: a
- * validator whose disk refuses the payloads it fetches (each round's
- * peer-L.gdpl is a directory in the way, so keeping one fails with an I/O
- * error) must not answer UNAVAILABLE for targets that served everything
- * right. The failure is its own: its step ends in the local error (the
- * daemon retries), the check stays due, no verdict blames the target. */
-static void test_local_payload_fault_not_blamed(void) {
+ * validator whose disk refuses what it fetches (a directory in the way of
+ * each file it would keep, so keeping one fails with an I/O error) must
+ * not answer UNAVAILABLE for targets that served everything right. The
+ * failure is its own: its step ends in the local error (the daemon
+ * retries), the check stays due, no verdict blames the target. `name`
+ * names the files in the way from (i, j); `named` is what the validator's
+ * errors name. */
+typedef void (*kept_file_name)(char *out, size_t cap, int i, int j);
+
+static void local_fault_not_blamed(kept_file_name name, const char *named) {
     nf_net net;
     df_knobs k;
     nf_knobs(&k);
@@ -659,11 +663,13 @@ static void test_local_payload_fault_not_blamed(void) {
     net.d.act[v].cheat = true; /* it cannot check or aggregate: its own misses are expected */
     net.local_fault[v] = true;
     for (int r = 0; r <= 2; r++)
-        for (int leaf = 0; leaf < 8; leaf++) {
-            char dir[700];
-            snprintf(dir, sizeof dir, "%s/run-1/round-%d/peer-%d.gdpl", net.dirs[v], r, leaf);
-            CHECK_OK(gd_dir_create(dir, 0700));
-        }
+        for (int i = 0; i < 8; i++)
+            for (int j = 0; j < 8; j++) {
+                char file[64], dir[800];
+                name(file, sizeof file, i, j);
+                snprintf(dir, sizeof dir, "%s/run-1/round-%d/%s", net.dirs[v], r, file);
+                CHECK_OK(gd_dir_create(dir, 0700));
+            }
     df_qfree(nf_until_round(&net, 2));
     size_t by_v = 0;
     for (uint64_t r = 0; r < 2; r++) {
@@ -680,15 +686,34 @@ static void test_local_payload_fault_not_blamed(void) {
     size_t said = 0, i;
     json_t *e;
     json_array_foreach(json_object_get(st, "errors"), i, e)
-        said += strstr(json_string_value(json_object_get(e, "error")), "peer-") != NULL;
+        said += strstr(json_string_value(json_object_get(e, "error")), named) != NULL;
     json_decref(st);
-    fprintf(stderr, "  %zu verdicts by the validator, %zu errors naming its payload files, "
+    fprintf(stderr, "  %zu verdicts by the validator, %zu errors naming its '%s' files, "
                     "%zu steps ended in a local error\n",
-            by_v, said, net.step_errors[v]);
+            by_v, said, named, net.step_errors[v]);
     CHECK(said > 0 && net.step_errors[v] > 0);
     for (int who = 1; who <= 3; who++)
         CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
     nf_free(&net);
+}
+
+/* The payloads it fetches (peer-L.gdpl). */
+static void peer_payload_name(char *out, size_t cap, int i, int j) {
+    (void)j;
+    snprintf(out, cap, "peer-%d.gdpl", i);
+}
+
+static void test_local_payload_fault_not_blamed(void) {
+    local_fault_not_blamed(peer_payload_name, "peer-");
+}
+
+/* The segment starts its checks fetch (check-K-S.gdws). */
+static void check_state_name(char *out, size_t cap, int i, int j) {
+    snprintf(out, cap, "check-%d-%d.gdws", i, j);
+}
+
+static void test_local_check_state_fault_not_blamed(void) {
+    local_fault_not_blamed(check_state_name, "check-");
 }
 
 /* The attack: a host trains (or checks) on other data than the run's, its
@@ -1177,6 +1202,7 @@ int main(void) {
     RUN_TEST(test_nothing_served_early);
     RUN_TEST(test_held_member_serves_its_window);
     RUN_TEST(test_local_payload_fault_not_blamed);
+    RUN_TEST(test_local_check_state_fault_not_blamed);
     RUN_TEST(test_repeated_errors_are_one_entry);
     RUN_TEST(test_state_chunks_served);
     RUN_TEST(test_data_not_the_runs);

@@ -8,9 +8,11 @@
  * grace; a peer that serves at a normal rate is unaffected. The dripping
  * peer is the loopback mock server (tests/support/mock_http.h); each case is
  * bounded. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/clock.h"
@@ -186,11 +188,74 @@ static void test_pool_failure_and_refusal(void) {
     gd_mock_stop(d);
 }
 
+/* Files in dir (entries but . and ..). */
+static size_t files_in(const char *dir) {
+    DIR *d = opendir(dir);
+    size_t n = 0;
+    for (struct dirent *e; d != NULL && (e = readdir(d)) != NULL;)
+        n += e->d_name[0] != '.';
+    if (d != NULL)
+        closedir(d);
+    return n;
+}
+
+/* Answers fetched into files through the pool: the pool keeps its own
+ * copy of the path (the asker's buffer may change at once), two paths are
+ * two fetches, and a transfer dropped in flight leaves nothing behind, not
+ * even a temporary file, once the pool is closed. */
+static void test_pool_fetches_into_files(void) {
+    gd_mock_server *d = gd_mock_start(peer, NULL), *f = gd_mock_start(peer, &g_fast);
+    CHECK(d != NULL && f != NULL);
+    gd_peer_http *p = NULL;
+    CHECK_OK(gd_peer_http_open(&p));
+    gd_fetch_pool *pool = NULL;
+    CHECK_OK(gd_fetch_pool_open(&pool, gd_peer_http_port(p), 4));
+    char dir[512], a_path[600], b_path[600], ask[600];
+    snprintf(dir, sizeof dir, "%s/pool-into", gd_test_tmpdir());
+    CHECK(mkdir(dir, 0700) == 0);
+    snprintf(a_path, sizeof a_path, "%s/a.bin", dir);
+    snprintf(b_path, sizeof b_path, "%s/b.bin", dir);
+    gd_artifact_req req = {.kind = GD_REQ_PAYLOAD, .run = 1, .round = 3,
+                           .deadline_ms = gd_clock_ms() + 60000, .into = ask};
+    snprintf(ask, sizeof ask, "%s", a_path);
+    CHECK(gd_fetch_pool_ready(pool, "fast", gd_mock_url(f), &req, DECLARED) == GD_ERR_PENDING);
+    snprintf(ask, sizeof ask, "%s", b_path); /* another path: another fetch */
+    CHECK(gd_fetch_pool_ready(pool, "fast", gd_mock_url(f), &req, DECLARED) == GD_ERR_PENDING);
+    snprintf(ask, sizeof ask, "%s", a_path);
+    gd_artifact_answer a;
+    gd_status s = GD_ERR_PENDING;
+    for (int64_t t0 = gd_clock_ms(); s == GD_ERR_PENDING && gd_clock_ms() - t0 < 5000;) {
+        s = gd_fetch_pool_take(pool, &a, "fast", gd_mock_url(f), &req, DECLARED);
+        if (s == GD_ERR_PENDING)
+            usleep(5000);
+    }
+    CHECK_OK(s);
+    CHECK(a.body.len == 0 && strcmp(a.path, a_path) == 0);
+    struct stat st;
+    CHECK(stat(a_path, &st) == 0 && st.st_size == 65536);
+    gd_artifact_answer_free(&a);
+    /* The dripper's answer is dropped in flight, then the pool closed. */
+    char drip_path[600];
+    snprintf(drip_path, sizeof drip_path, "%s/drip.bin", dir);
+    req.into = drip_path;
+    CHECK(gd_fetch_pool_ready(pool, "dripper", gd_mock_url(d), &req, DECLARED) ==
+          GD_ERR_PENDING);
+    usleep(300 * 1000); /* its first burst is in the temporary file */
+    gd_fetch_pool_drop(pool, "dripper", &req, DECLARED);
+    gd_fetch_pool_close(pool);
+    CHECK(access(drip_path, F_OK) != 0);
+    CHECK(files_in(dir) == 2); /* a.bin and b.bin (once its fetch ended) */
+    gd_peer_http_close(p);
+    gd_mock_stop(d);
+    gd_mock_stop(f);
+}
+
 int main(void) {
     RUN_TEST(test_deadline_ends_a_drip);
     RUN_TEST(test_rate_floor_ends_a_drip);
     RUN_TEST(test_normal_peer_unaffected);
     RUN_TEST(test_pool_keeps_the_step_free);
     RUN_TEST(test_pool_failure_and_refusal);
+    RUN_TEST(test_pool_fetches_into_files);
     return gd_test_finish();
 }
