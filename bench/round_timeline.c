@@ -9,8 +9,11 @@
  *   commit latency    MsgCommitRound submitted until it is in a block;
  *   fetch + verify    the peers' payloads, and the check target's
  *                     transcript, drawn segment's state and one chunk of its
- *                     start and post states over loopback HTTP, each parsed
- *                     against what was committed; MB/s, and per core: bytes
+ *                     start and post states over loopback HTTP (the payloads
+ *                     and the state straight into files, as a member keeps
+ *                     them), each parsed against what was committed (the
+ *                     state's descriptor only: its arrays are hashed as the
+ *                     check loads them); MB/s, and per core: bytes
  *                     over the member's CPU seconds (its client thread while
  *                     the peers answer, then parsing), and over both ends'
  *                     (the whole process, the loopback servers included).
@@ -47,8 +50,8 @@
  * training, or in the foreground when --memory-budget leaves no room for
  * the staging copy: plugin/member/member_memory.h), so "encode + fsync" is
  * what is left after the last step: the payload, transcript and post state.
- * The aggregate is the member's too: the peers' payloads written to the
- * round's files and let go, each read a chunk at a time, G' written to its
+ * The aggregate is the member's too: the peers' payloads in the files they
+ * were fetched to, each read a chunk at a time, G' written to its
  * file a window at a time (kept in memory as the budget allows), so
  * "attest" is only its descriptor's hash.
  *
@@ -616,12 +619,14 @@ typedef struct bench_fetcher {
 } bench_fetcher;
 
 /* One artifact (leaf, chunk) of `from`, or a file's first max bytes when
- * prefix; a chunk's proof goes into proof (NULL for whole files). */
+ * prefix; a chunk's proof goes into proof (NULL for whole files). With
+ * into, the body goes to that file, as a member fetches a payload or a
+ * segment start, and out stays empty. */
 static gd_status bench_fetch(bench_fetcher *f, const bench_worker *from, gd_buf *out,
                              gd_artifact_req_kind kind, uint32_t leaf, uint32_t chunk, size_t max,
-                             bool prefix, gd_buf *proof) {
+                             bool prefix, gd_buf *proof, const char *into) {
     gd_artifact_req req = {.kind = kind, .run = BENCH_RUN, .round = BENCH_ROUND, .leaf = leaf,
-                           .chunk = chunk, .first_bytes = prefix ? max : 0};
+                           .chunk = chunk, .first_bytes = prefix ? max : 0, .into = into};
     gd_artifact_answer a;
     memset(&a, 0, sizeof a);
     double t0 = gd_bench_now();
@@ -636,44 +641,63 @@ static gd_status bench_fetch(bench_fetcher *f, const bench_worker *from, gd_buf 
         a.proof = (gd_buf){0};
     }
     gd_artifact_answer_free(&a);
-    f->bytes += out->len;
+    struct stat st;
+    f->bytes += into != NULL ? (stat(into, &st) == 0 ? (uint64_t)st.st_size : 0) : out->len;
     f->count++;
     return GD_OK;
 }
 
+/* Where the member keeps worker i's payload: its own in its store, a
+ * peer's in the round's peer-i.gdpl (the directory made). */
+static gd_status bench_payload_path(const bench_worker *ws, uint32_t W, uint32_t i,
+                                    char path[GD_ARTIFACT_PATH_MAX]) {
+    bool own = i == 0 && W > 1;
+    return gd_artifact_place(&ws[0].store, path,
+                             own ? GD_ARTIFACT_PAYLOAD : GD_ARTIFACT_PEER_PAYLOAD, BENCH_RUN,
+                             BENCH_ROUND, own ? 0 : i);
+}
+
 /* The peers' payloads (the member's own when alone), as a node fetches
- * them: at once, in parallel, where there are several. */
-static gd_status bench_fetch_payloads(bench_fetcher *f, const bench_worker *ws, gd_buf *out,
-                                      uint32_t W) {
+ * them: at once, in parallel, where there are several, each straight into
+ * the file the member keeps it in. */
+static gd_status bench_fetch_payloads(bench_fetcher *f, const bench_worker *ws, uint32_t W) {
     uint32_t first = W > 1 ? 1 : 0, k = W - first;
-    if (k < 2 || f->port.iface->fetch_all == NULL) {
-        for (uint32_t i = first; i < W; i++)
-            GD_TRY(bench_fetch(f, &ws[i], &out[i], GD_REQ_PAYLOAD, 0, 0,
-                               ws[i].t.commit.payload_bytes, false, NULL));
-        return GD_OK;
+    char (*paths)[GD_ARTIFACT_PATH_MAX] = calloc(W, sizeof *paths);
+    gd_peer_fetch_item *items = calloc(k ? k : 1, sizeof *items);
+    gd_status s = paths && items ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    for (uint32_t i = first; s == GD_OK && i < W; i++)
+        s = bench_payload_path(ws, W, i, paths[i]);
+    if (s == GD_OK && (k < 2 || f->port.iface->fetch_all == NULL)) {
+        for (uint32_t i = first; s == GD_OK && i < W; i++) {
+            gd_buf none = {0};
+            s = bench_fetch(f, &ws[i], &none, GD_REQ_PAYLOAD, 0, 0, ws[i].t.commit.payload_bytes,
+                            false, NULL, paths[i]);
+        }
+        free(items);
+        free(paths);
+        return s;
     }
-    gd_peer_fetch_item *items = calloc(k, sizeof *items);
-    if (items == NULL)
-        return gd_fail(GD_ERR_NOMEM, "out of memory");
-    for (uint32_t i = 0; i < k; i++)
+    for (uint32_t i = 0; s == GD_OK && i < k; i++)
         items[i] = (gd_peer_fetch_item){
             .url = ws[first + i].url, .max_len = ws[first + i].t.commit.payload_bytes,
-            .req = {.kind = GD_REQ_PAYLOAD, .run = BENCH_RUN, .round = BENCH_ROUND}};
+            .req = {.kind = GD_REQ_PAYLOAD, .run = BENCH_RUN, .round = BENCH_ROUND,
+                    .into = paths[first + i]}};
     double t0 = gd_bench_now();
-    gd_status s = f->port.iface->fetch_all(f->port.ctx, items, k);
+    if (s == GD_OK)
+        s = f->port.iface->fetch_all(f->port.ctx, items, k);
     f->seconds += gd_bench_now() - t0;
-    for (uint32_t i = 0; i < k; i++) {
+    for (uint32_t i = 0; items != NULL && i < k; i++) {
         if (s == GD_OK && items[i].status != GD_OK)
             s = gd_fail(items[i].status, "fetching from %s", items[i].why);
-        if (s == GD_OK) {
-            out[first + i] = items[i].answer.body;
-            items[i].answer.body = (gd_buf){0};
-            f->bytes += out[first + i].len;
+        struct stat st;
+        if (s == GD_OK && stat(paths[first + i], &st) == 0) {
+            f->bytes += (uint64_t)st.st_size;
             f->count++;
         }
         gd_artifact_answer_free(&items[i].answer);
     }
     free(items);
+    free(paths);
     return s;
 }
 
@@ -693,16 +717,12 @@ static gd_status bench_address(char *out, size_t cap, uint32_t i) {
 /* What one round fetches and verifies: the peers' payloads (the member's
  * own when alone) and what the check needs from its target. */
 typedef struct bench_fetched {
-    gd_buf *payloads; /* by worker */
-    gd_check_evidence ev;
+    gd_check_evidence ev; /* the segment's start and the payloads are in files */
 } bench_fetched;
 
 /* Gives every fetched buffer back to the peer client, as a node does when
  * a round ends, so the next pass fetches into memory touched before. */
-static void bench_recycle(gd_peer_port port, uint32_t W, bench_fetched *x) {
-    for (uint32_t i = 0; i < W; i++)
-        port.iface->recycle(port.ctx, &x->payloads[i]);
-    port.iface->recycle(port.ctx, &x->ev.segment_state);
+static void bench_recycle(gd_peer_port port, bench_fetched *x) {
     port.iface->recycle(port.ctx, &x->ev.start_chunk);
     port.iface->recycle(port.ctx, &x->ev.post_chunk);
     gd_check_evidence_free(&x->ev);
@@ -719,28 +739,35 @@ static gd_status bench_fetch_verify(gd_engine *e, const bench_opts *o, const ben
     gd_check_evidence *ev = &x->ev;
     gd_status s = GD_OK;
     double cpu0 = bench_cpu_now(), thread0 = bench_thread_cpu_now();
-    s = bench_fetch_payloads(&f, ws, x->payloads, W);
+    s = bench_fetch_payloads(&f, ws, W);
     if (s == GD_OK)
         s = bench_fetch(&f, target, &ev->transcript, GD_REQ_TRANSCRIPT, 0,
-                        0, (size_t)(S + 2) * GD_WORKER_DESC_BYTES, false, NULL);
+                        0, (size_t)(S + 2) * GD_WORKER_DESC_BYTES, false, NULL, NULL);
+    if (s == GD_OK)
+        s = gd_artifact_check_state_place(&ws[0].store, ev->segment_state_path, BENCH_RUN,
+                                          BENCH_ROUND, (uint32_t)(target - ws),
+                                          r->check_segment);
     if (s == GD_OK)
         s = bench_fetch(&f, target, &ev->segment_state, GD_REQ_STATE, r->check_segment, 0,
-                        state_max, true, NULL);
+                        state_max, true, NULL, ev->segment_state_path);
     if (s == GD_OK)
         s = bench_fetch(&f, target, &ev->start_chunk, GD_REQ_STATE_CHUNK, 0, r->check_chunk,
-                        chunk_max, false, &ev->start_proof);
+                        chunk_max, false, &ev->start_proof, NULL);
     if (s == GD_OK)
         s = bench_fetch(&f, target, &ev->post_chunk, GD_REQ_STATE_CHUNK, S + 1, r->check_chunk,
-                        chunk_max, false, &ev->post_proof);
+                        chunk_max, false, &ev->post_proof, NULL);
     /* The servers are idle from here: parsing's CPU is the member's,
      * its pool threads included. */
     double client_cpu = bench_thread_cpu_now() - thread0, parse_cpu0 = bench_cpu_now();
     double t0 = gd_bench_now();
     for (uint32_t i = W > 1 ? 1 : 0; s == GD_OK && i < W; i++) {
-        gd_payload_view p; /* as the member keeps a payload: checked in place */
-        s = gd_engine_payload_view(e, &p, BENCH_ROUND, ws[i].address,
-                                   x->payloads[i].data, x->payloads[i].len,
-                                   ws[i].t.commit.payload_root, ws[i].t.commit.payload_leaves);
+        gd_payload_view p; /* as the member keeps a payload: checked in its file */
+        char path[GD_ARTIFACT_PATH_MAX];
+        s = bench_payload_path(ws, W, i, path);
+        if (s == GD_OK)
+            s = gd_engine_payload_view_path_proved(e, &p, NULL, BENCH_ROUND, ws[i].address, path,
+                                                   ws[i].t.commit.payload_root,
+                                                   ws[i].t.commit.payload_leaves);
         if (s == GD_OK)
             gd_payload_view_close(&p);
     }
@@ -756,11 +783,16 @@ static gd_status bench_fetch_verify(gd_engine *e, const bench_opts *o, const ben
     }
     /* The chunks' proofs, and the state's arrays (hashed as the
      * re-execution loads them), are checked by the check. */
+    int fd = s == GD_OK ? open(ev->segment_state_path, O_RDONLY | O_CLOEXEC) : -1;
+    struct stat st;
+    if (s == GD_OK && (fd < 0 || fstat(fd, &st) != 0))
+        s = gd_fail(GD_ERR_IO, "cannot open %s: %s", ev->segment_state_path, strerror(errno));
     if (s == GD_OK) {
         gd_state_file_view v;
-        s = gd_state_file_view_open(&v, ev->segment_state.data, ev->segment_state.len, &e->tag,
-                                    e->n);
+        s = gd_state_file_view_open_file(&v, fd, (uint64_t)st.st_size, &e->tag, e->n);
     }
+    if (fd >= 0)
+        close(fd);
     out->verify_s = gd_bench_now() - t0;
     out->cpu_s = bench_cpu_now() - cpu0;
     out->member_cpu_s = client_cpu + bench_cpu_now() - parse_cpu0;
@@ -778,8 +810,9 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
     gd_peer_http *http = NULL;
     GD_TRY(gd_peer_http_open(&http));
     gd_peer_port port = gd_peer_http_port(http);
-    bench_fetched x = {.payloads = calloc(W, sizeof *x.payloads)};
-    gd_status s = x.payloads ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    bench_fetched x;
+    memset(&x, 0, sizeof x);
+    gd_status s = GD_OK;
     r->check_segment = S > 1 ? S / 2 : 0;
     r->check_step = o->segment_steps / 2;
     r->check_chunk = e->chunks / 2;
@@ -789,12 +822,11 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
     if (s == GD_OK)
         s = bench_fetch_verify(e, o, ws, r, &r->fresh, port, &x);
     if (s == GD_OK) {
-        bench_recycle(port, W, &x);
+        bench_recycle(port, &x);
         s = bench_fetch_verify(e, o, ws, r, &r->reused, port, &x);
     }
     r->peak_mib[2] = gd_bench_peak_mib();
     gd_check_evidence ev = x.ev;
-    gd_buf *payloads = x.payloads;
 
     /* The validator's check of the target. */
     Gonka__Diloco__V1__Commitment cm;
@@ -803,8 +835,8 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
                          .rank = (uint32_t)(target - ws), .commitment = &cm, .prev = NULL,
                          .segment = r->check_segment, .step = r->check_step,
                          .chunk = r->check_chunk};
-    ev.payload = payloads[target - ws].data;
-    ev.payload_len = payloads[target - ws].len;
+    if (s == GD_OK)
+        s = bench_payload_path(ws, W, (uint32_t)(target - ws), ev.payload_path);
     gd_bench_peak_reset();
     double t0 = gd_bench_now();
     if (s == GD_OK)
@@ -815,34 +847,21 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
         s = gd_fail(GD_ERR_INVALID, "the check of an honest worker failed: %s", r->check.why);
 
     /* Aggregation over every payload as the member holds them: the peers'
-     * written to the round's peer-L.gdpl and let go, the member's own in
+     * in the round's peer-L.gdpl they were fetched to, the member's own in
      * its store, each read from its file a chunk at a time; then the state
      * hash it attests. */
     gd_engine_contribution cs[BENCH_WORKERS_MAX];
     int fds[BENCH_WORKERS_MAX];
     uint32_t opened = 0;
     for (uint32_t i = 0; s == GD_OK && i < W; i++) {
-        bool own = i == 0 && W > 1;
-        size_t len = own ? ws[0].t.payload.len : payloads[i].len;
-        if (!own) {
-            gd_file_atomic f;
-            s = gd_artifact_begin(&ws[0].store, &f, GD_ARTIFACT_PEER_PAYLOAD, BENCH_RUN,
-                                  BENCH_ROUND, i);
-            if (s == GD_OK && (s = gd_file_atomic_append(&f, payloads[i].data, len)) == GD_OK)
-                s = gd_file_atomic_commit_unsynced(&f);
-            else if (s == GD_OK)
-                gd_file_atomic_abort(&f);
-            gd_buf_free(&payloads[i]);
-        }
         char path[GD_ARTIFACT_PATH_MAX];
-        if (s == GD_OK)
-            s = gd_artifact_path(&ws[0].store, path, sizeof path,
-                                 own ? GD_ARTIFACT_PAYLOAD : GD_ARTIFACT_PEER_PAYLOAD,
-                                 BENCH_RUN, BENCH_ROUND, own ? 0 : i);
+        s = bench_payload_path(ws, W, i, path);
         int fd = s == GD_OK ? open(path, O_RDONLY | O_CLOEXEC) : -1;
-        if (s == GD_OK && fd < 0)
+        struct stat st;
+        if (s == GD_OK && (fd < 0 || fstat(fd, &st) != 0))
             s = gd_fail(GD_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-        if (s == GD_OK)
+        size_t len = s == GD_OK ? (size_t)st.st_size : 0;
+        if (fd >= 0)
             fds[opened++] = fd;
         cs[i] = (gd_engine_contribution){.address = ws[i].address, .tokens = ws[i].t.r.tokens,
                                          .fd = fd, .payload_len = len,
@@ -894,9 +913,6 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
     for (uint32_t i = 0; i < opened; i++)
         close(fds[i]);
     gd_check_evidence_free(&ev);
-    for (uint32_t i = 0; payloads && i < W; i++)
-        gd_buf_free(&payloads[i]);
-    free(payloads);
     gd_peer_http_close(http);
     return s;
 }

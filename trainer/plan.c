@@ -126,6 +126,10 @@ static void gd_plan_activations(gd_plan *p, const gd_plan_input *in, const gd_pl
     p->logits = gd_mul3(over, rows, s->V, 4);
 }
 
+double gd_plan_round_disk_per_param(uint32_t segments, uint32_t peers) {
+    return 4.0 + 16.0 * ((double)segments + 1) + 8.0 + 12.0 + 4.0 * (double)peers;
+}
+
 gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_settings *s) {
     if (in->gpus == 0 || in->seq == 0 || in->micro_batch == 0 || in->segments == 0)
         return gd_fail(GD_ERR_INVALID, "a plan needs at least one GPU, token, sequence and "
@@ -209,7 +213,7 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
     p.outer_state = gd_mul(&over, P, 12);
     p.payload = gd_add(&over, P, gd_mul(&over, gd_ceil_div(P, 1024), 4));
     p.host = gd_add(&over, gd_add(&over, p.outer_state, p.payload), p.offloaded);
-    p.disk_per_round = gd_mul(&over, P, 4 + 12 * ((uint64_t)in->segments + 1) + 8);
+    p.disk_per_round = gd_mul(&over, P, (uint64_t)gd_plan_round_disk_per_param(in->segments, 0));
     if (over)
         return gd_fail(GD_ERR_LIMIT, "the plan's figures overflow 64 bits");
     p.fits = p.per_gpu <= in->gpu_mem && (in->host_mem == 0 || p.host <= in->host_mem);

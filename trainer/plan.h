@@ -64,6 +64,15 @@ typedef struct gd_plan {
 /* The budget of in with settings s. GD_ERR_INVALID for a config or input
  * that cannot be planned (no GPUs, no sequence, a model that does not
  * validate); GD_ERR_LIMIT when a figure overflows 64 bits. */
+/* Bytes a round leaves under state_dir per parameter, the planning figure
+ * of `plan`, `node check` and the node's disk watch (one home): its payload
+ * at the fp32 codec's bound (4), the S segment starts and the post state
+ * (16 each: a state file holds its residual), G (8: params and momentum),
+ * one check's fetched segment start (12), and the payloads of `peers`
+ * peers fetched in the round (4 each at the bound), which only a node in
+ * a round knows. */
+double gd_plan_round_disk_per_param(uint32_t segments, uint32_t peers);
+
 gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in,
                           const gd_plan_settings *s) GD_MUST_CHECK;
 

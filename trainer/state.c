@@ -486,7 +486,8 @@ gd_status gd_global_state_init(gd_global_state *g, size_t n) {
 gd_status gd_global_state_copy(gd_global_state *dst, const gd_global_state *src) {
     GD_TRY(gd_global_state_init(dst, src->n));
     memcpy(dst->params, src->params, src->n * sizeof(float));
-    memcpy(dst->momentum, src->momentum, src->n * sizeof(float));
+    if (src->momentum != NULL) /* a round's start has none: the copy's is zero */
+        memcpy(dst->momentum, src->momentum, src->n * sizeof(float));
     dst->round = src->round;
     return GD_OK;
 }

@@ -84,8 +84,7 @@ gd_status gd_artifact_path(const gd_artifact_store *s, char *out, size_t cap,
     return GD_OK;
 }
 
-/* An artifact's path, its run's and round's directories made. */
-static gd_status gd_artifact_place(const gd_artifact_store *s, char path[GD_ARTIFACT_PATH_MAX],
+gd_status gd_artifact_place(const gd_artifact_store *s, char path[GD_ARTIFACT_PATH_MAX],
                                    gd_artifact_kind kind, uint64_t run, uint64_t round,
                                    uint32_t leaf) {
     char dir[GD_ARTIFACT_PATH_MAX];

@@ -14,9 +14,10 @@
  *   ROOT/run-N/round-R/state-L.gdws      transcript leaf L's state (trainer/state.h)
  *   ROOT/run-N/round-R/global.gdgs       G_R
  *   ROOT/run-N/round-R/checkpoint.safetensors  G_R's parameters, Hugging Face names
- *   ROOT/run-N/round-R/peer-L.gdpl       the L-th peer payload fetched in round R (kept for
- *                                        the round's reports, checks and aggregate; a crash
- *                                        may lose it: it is fetched again)
+ *   ROOT/run-N/round-R/peer-L.gdpl       the payload of the L-th peer asked for in round R,
+ *                                        fetched straight into it (kept for the round's
+ *                                        reports, checks and aggregate; a crash may lose it:
+ *                                        it is fetched again)
  *   ROOT/run-N/round-R/check-K-S.gdws    segment S's start state of the worker of data rank
  *                                        K, fetched for a check of round R (removed once
  *                                        the check has read it) */
@@ -65,6 +66,11 @@ void gd_artifact_store_unlock(int fd);
 /* The path of an artifact (leaf only for GD_ARTIFACT_STATE). */
 gd_status gd_artifact_path(const gd_artifact_store *s, char *out, size_t cap, gd_artifact_kind kind,
                            uint64_t run, uint64_t round, uint32_t leaf) GD_MUST_CHECK;
+/* An artifact's path, its run's and round's directories made (for a file
+ * something else writes there: a fetch into it). */
+gd_status gd_artifact_place(const gd_artifact_store *s, char path[GD_ARTIFACT_PATH_MAX],
+                            gd_artifact_kind kind, uint64_t run, uint64_t round,
+                            uint32_t leaf) GD_MUST_CHECK;
 /* Where a check's fetched segment start goes (check-RANK-SEGMENT.gdws in
  * the round's directory, which is made): one file per (target, segment),
  * so a fetch given up on and asked again never lands in another check's

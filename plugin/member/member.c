@@ -73,18 +73,13 @@ gd_status gd_member_open(gd_member **out, const gd_member_options *o, const gd_k
     return GD_OK;
 }
 
-/* recycle: the buffers go back to the peer client for the next round's
- * fetches (not when closing: the client may be gone). */
-static void gd_member_drop_payloads(gd_member *n, bool recycle) {
-    if (recycle)
-        gd_member_recycle(n, &n->payload_read);
-    else
-        gd_buf_free(&n->payload_read);
-    n->payload_read_of[0] = '\0';
+static void gd_member_drop_payloads(gd_member *n) {
     free(n->payloads);
     n->payloads = NULL;
     n->n_payloads = 0;
-    n->peer_files = 0;
+    free(n->peer_slots);
+    n->peer_slots = NULL;
+    n->n_peer_slots = 0;
     free(n->fetch_failed);
     n->fetch_failed = NULL;
     n->n_fetch_failed = 0;
@@ -96,7 +91,7 @@ void gd_member_close(gd_member *n) {
     gd_fetch_pool_close(n->fetch_pool); /* cancels what is in flight */
     gd_chain_view_free(&n->view);
     gd_chain_answers_free(&n->ans);
-    gd_member_drop_payloads(n, false);
+    gd_member_drop_payloads(n);
     gd_trained_round_free(&n->trained);
     gd_engine_job_free(&n->job);
     gd_start_writer_close(&n->starts);
@@ -128,7 +123,7 @@ static void gd_member_round_cache(gd_member *n) {
     const gd_chain_view *v = &n->view.view;
     if (!v->have_round || v->round.index == n->cache_round)
         return;
-    gd_member_drop_payloads(n, true);
+    gd_member_drop_payloads(n);
     n->n_answers = 0;
     n->cache_round = v->round.index;
     if (n->fetch_pool != NULL)

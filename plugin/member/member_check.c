@@ -116,7 +116,6 @@ static gd_status gd_check_take(gd_member *n, const gd_check_input *in, bool over
                                size_t state_max, size_t chunk_max, const char *into,
                                gd_check_evidence *ev) {
     uint32_t segs = in->commitment->segment_count;
-    const gd_buf *payload = NULL;
     gd_artifact_req req = {.kind = GD_REQ_TRANSCRIPT, .run = n->o.run, .round = in->round};
     GD_TRY(gd_fetch_into(n, in->target, &req, (size_t)(segs + 2) * GD_WORKER_DESC_BYTES,
                          &ev->transcript, NULL));
@@ -148,10 +147,11 @@ static gd_status gd_check_take(gd_member *n, const gd_check_input *in, bool over
                                                   n->engine.rc.diloco.chunk_elems),
                              &ev->prev_payload_chunk, &ev->prev_payload_proof));
     }
-    GD_TRY(gd_member_round_payload(n, &payload, in->target));
-    ev->payload = payload->data;
-    ev->payload_len = payload->len;
-    return GD_OK;
+    /* The payload is read where it is kept: the check takes out only the
+     * drawn chunk. */
+    const gd_member_peer_payload *held = NULL;
+    GD_TRY(gd_member_payload_held(n, &held, in->target));
+    return gd_member_payload_path(n, ev->payload_path, held);
 }
 
 /* The answer to a check of this node's own commitment: its own digest,

@@ -2,8 +2,9 @@
  * a warning while the node still has a round's time to act, rather than a
  * write that fails mid-round, and a round not started that the free space
  * cannot hold. The need is the run's planning figure
- * (gd_run_spec_round_bytes, the same as node check's), for two rounds in
- * the warning and one for the refusal. And what a round leaves there, by
+ * (gd_run_spec_round_bytes, the same as node check's) with the payloads of
+ * the round's workers this node may fetch, for two rounds in the warning
+ * and one for the refusal. And what a round leaves there, by
  * tier (plugin/member/artifact_tiers.h): temporary files go when their
  * round is over, hot rounds stay, the archive's G leave. */
 #include <inttypes.h>
@@ -12,6 +13,7 @@
 #include "common/log.h"
 #include "plugin/member/member_internal.h"
 #include "plugin/member/run_config.h"
+#include "trainer/plan.h"
 
 static double gd_member_disk_free(const gd_member *n) {
     if (n->o.disk_free != NULL)
@@ -22,13 +24,26 @@ static double gd_member_disk_free(const gd_member *n) {
     return (double)vfs.f_bavail * (double)vfs.f_frsize;
 }
 
-void gd_member_watch_disk(gd_member *n) {
+/* What a round of the run leaves under state_dir: the spec's figure, and
+ * the payloads of the round's workers (its aggregation set) fetched into
+ * it, at the same bound per value; 0 when not known. */
+static double gd_member_round_need(gd_member *n) {
     const Gonka__Diloco__V1__Run *run = n->ans.run ? n->ans.run->run : NULL;
     if (run == NULL || run->spec == NULL)
-        return;
+        return 0;
     if (n->round_bytes == 0)
         n->round_bytes = gd_run_spec_round_bytes(run->spec, n->o.run);
-    double need = 2 * n->round_bytes, free_bytes = gd_member_disk_free(n);
+    const Gonka__Diloco__V1__RunSpec *spec = run->spec;
+    uint32_t segments = spec->segment_steps ? spec->h_max / spec->segment_steps : 1;
+    const gd_chain_view *v = &n->view.view;
+    size_t peers = v->have_round ? v->round.n_aggregation_set : 0;
+    /* The spec's figure is values times the rule without peers. */
+    return n->round_bytes * gd_plan_round_disk_per_param(segments, (uint32_t)peers) /
+           gd_plan_round_disk_per_param(segments, 0);
+}
+
+void gd_member_watch_disk(gd_member *n) {
+    double need = 2 * gd_member_round_need(n), free_bytes = gd_member_disk_free(n);
     if (need <= 0 || free_bytes < 0)
         return;
     pthread_mutex_lock(&n->mu);
@@ -54,16 +69,13 @@ void gd_member_watch_disk(gd_member *n) {
 }
 
 gd_status gd_member_disk_room(gd_member *n, uint64_t round) {
-    const Gonka__Diloco__V1__Run *run = n->ans.run ? n->ans.run->run : NULL;
-    if (n->round_bytes == 0 && run != NULL && run->spec != NULL)
-        n->round_bytes = gd_run_spec_round_bytes(run->spec, n->o.run);
-    double free_bytes = gd_member_disk_free(n);
-    if (n->round_bytes <= 0 || free_bytes < 0 || free_bytes >= n->round_bytes)
+    double need = gd_member_round_need(n), free_bytes = gd_member_disk_free(n);
+    if (need <= 0 || free_bytes < 0 || free_bytes >= need)
         return GD_OK;
     return gd_fail(GD_ERR_LIMIT, "round %" PRIu64 " not started: state_dir %s has %.2f GB free "
                                  "and a round of this model writes about %.2f GB; free space "
                                  "or move state_dir",
-                   round, n->store.root, free_bytes / 1e9, n->round_bytes / 1e9);
+                   round, n->store.root, free_bytes / 1e9, need / 1e9);
 }
 
 /* The tiers' bytes for /metrics (a directory walk: after a round changes

@@ -33,11 +33,8 @@ static gd_status gd_member_fetch_target(gd_member *n, const char *address,
     return GD_OK;
 }
 
-/* An answer asked into a file (req->into) from a port that gave it in
- * memory (the in-process ports of tests): written there, so the caller
- * finds it where it asked whatever the port. Counts the bytes in. */
-static gd_status gd_member_answer_landed(gd_member *n, gd_artifact_answer *a,
-                                         const gd_artifact_req *req) {
+gd_status gd_member_answer_landed(gd_member *n, gd_artifact_answer *a,
+                                 const gd_artifact_req *req) {
     uint64_t body = a->body.len;
     gd_status s = GD_OK;
     if (req->into != NULL && a->path[0] == '\0') {

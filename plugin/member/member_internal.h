@@ -202,9 +202,10 @@ struct gd_member {
     uint64_t cache_round;
     gd_member_peer_payload *payloads;
     size_t n_payloads;
-    uint32_t peer_files;        /* peer-L.gdpl files written this round */
-    gd_buf payload_read;        /* the one payload read back for a report or check */
-    char payload_read_of[GD_ADDRESS_STR_MAX];
+    /* The peers whose payloads this round were asked for, in order: peer
+     * L's payload goes to the round's peer-L.gdpl. */
+    char (*peer_slots)[GD_ADDRESS_STR_MAX];
+    uint32_t n_peer_slots;
     gd_member_fetch_failure *fetch_failed; /* this step's batch (gd_member_prefetch) */
     size_t n_fetch_failed;
     gd_member_answer answers[GD_MEMBER_ANSWERS];
@@ -388,6 +389,13 @@ gd_status gd_member_global_read(gd_member *n, uint64_t round, const uint8_t hash
 
 /* --- member_payloads.c --------------------------------------------------------------------- */
 
+/* A fetched answer counted in bytes_in; one asked into a file (req->into)
+ * from a port that gave it in memory (the in-process ports of tests) is
+ * written there first, so the caller finds it where it asked whatever the
+ * port. A file this node cannot write is GD_ERR_IO (its own failure). */
+gd_status gd_member_answer_landed(gd_member *n, gd_artifact_answer *a,
+                                  const gd_artifact_req *req) GD_MUST_CHECK;
+
 /* The payload `address` committed in the current round (the node's own
  * from its store): fetched once, checked against the commitment, and kept
  * on disk for the round. A peer this block's batch failed to fetch fails
@@ -397,11 +405,6 @@ gd_status gd_member_payload_held(gd_member *n, const gd_member_peer_payload **ou
 /* The path of a payload held this round (its file under the store). */
 gd_status gd_member_payload_path(const gd_member *n, char path[GD_ARTIFACT_PATH_MAX],
                                  const gd_member_peer_payload *held) GD_MUST_CHECK;
-/* The same payload read back into memory, valid until the next call (one
- * payload at a time: a report's or a check's). */
-gd_status gd_member_round_payload(gd_member *n, const gd_buf **out,
-                                  const char *address) GD_MUST_CHECK;
-
 /* Fetches at once, in parallel, the payloads this step's duties (acts)
  * will read and the node does not hold yet, where the peer port can
  * (fetch_all); each is checked against its commitment and kept as

@@ -2,10 +2,14 @@
  * fetched once, alone or in a block's batch, checked against the payload
  * its peer committed, and kept for the round's reports, checks and
  * aggregate. */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "plugin/member/member_internal.h"
@@ -32,44 +36,67 @@ static gd_status gd_payload_commitment(gd_member *n, const Gonka__Diloco__V1__Co
     return GD_OK;
 }
 
-/* Keeps address's payload for the round once its bytes are the payload it
- * committed (c): a peer's written to the round's peer-L.gdpl (a crash may
- * lose it: it is fetched again), the node's own already in its store.
- * Takes bytes in every case (back to the peer client for reuse). */
+/* Where address's payload of the round is kept: the node's own in its
+ * store, a peer's in the round's peer-L.gdpl, L its slot (the order this
+ * node first asked for peers' payloads this round), so asking again, on
+ * the step, through the pool or in a batch, lands in the same file, and
+ * two peers never share one. The round's directory is made. */
+static gd_status gd_payload_place(gd_member *n, gd_member_peer_payload *held,
+                                  char path[GD_ARTIFACT_PATH_MAX], const char *address) {
+    bool own = strcmp(address, n->address) == 0;
+    memset(held, 0, sizeof *held);
+    snprintf(held->address, sizeof held->address, "%s", address);
+    held->kind = own ? GD_ARTIFACT_PAYLOAD : GD_ARTIFACT_PEER_PAYLOAD;
+    if (!own) {
+        uint32_t slot = 0;
+        while (slot < n->n_peer_slots && strcmp(n->peer_slots[slot], address) != 0)
+            slot++;
+        if (slot == n->n_peer_slots) {
+            char(*grown)[GD_ADDRESS_STR_MAX] =
+                realloc(n->peer_slots, (n->n_peer_slots + 1) * sizeof *grown);
+            if (grown == NULL)
+                return gd_fail(GD_ERR_NOMEM, "out of memory");
+            n->peer_slots = grown;
+            snprintf(n->peer_slots[n->n_peer_slots++], GD_ADDRESS_STR_MAX, "%s", address);
+        }
+        held->leaf = slot;
+    }
+    return gd_artifact_place(&n->store, path, held->kind, n->o.run, n->cache_round, held->leaf);
+}
+
+/* Keeps address's payload for the round once its file (held's, where it
+ * was fetched to) is the payload it committed (c), checked where it lies;
+ * a peer's file that is not is removed. */
 static gd_status gd_keep_payload(gd_member *n, const gd_member_peer_payload **out,
-                                 const char *address, const Gonka__Diloco__V1__Commitment *c,
-                                 gd_buf *bytes) {
-    gd_payload_view p; /* checked where the bytes lie: nothing copied */
-    gd_status s = gd_engine_payload_view(&n->engine, &p, n->cache_round, address,
-                                         bytes->data, bytes->len, c->payload_root.data,
-                                         c->payload_leaves);
+                                 gd_member_peer_payload *held,
+                                 const char path[GD_ARTIFACT_PATH_MAX],
+                                 const Gonka__Diloco__V1__Commitment *c) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        gd_status s = gd_fail(GD_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return s;
+    }
+    held->len = (uint64_t)st.st_size;
+    gd_payload_view p;
+    gd_status s = gd_engine_payload_view_file(&n->engine, &p, n->cache_round, held->address, fd,
+                                              held->len, c->payload_root.data,
+                                              c->payload_leaves);
     if (s == GD_OK)
         gd_payload_view_close(&p);
-    bool own = strcmp(address, n->address) == 0;
-    gd_member_peer_payload held = {.kind = own ? GD_ARTIFACT_PAYLOAD : GD_ARTIFACT_PEER_PAYLOAD,
-                                   .leaf = own ? 0 : n->peer_files, .len = bytes->len};
-    snprintf(held.address, sizeof held.address, "%s", address);
-    gd_file_atomic f;
-    if (s == GD_OK && !own)
-        s = gd_artifact_begin(&n->store, &f, GD_ARTIFACT_PEER_PAYLOAD, n->o.run, n->cache_round,
-                              held.leaf);
-    if (s == GD_OK && !own) {
-        s = gd_file_atomic_append(&f, bytes->data, bytes->len);
-        if (s == GD_OK)
-            s = gd_file_atomic_commit_unsynced(&f);
-        else
-            gd_file_atomic_abort(&f);
-        n->peer_files += s == GD_OK;
-    }
+    close(fd);
+    if (s != GD_OK && held->kind == GD_ARTIFACT_PEER_PAYLOAD)
+        (void)unlink(path); /* not kept: the next ask fetches it again */
     gd_member_peer_payload *grown =
         s == GD_OK ? realloc(n->payloads, (n->n_payloads + 1) * sizeof *grown) : NULL;
     if (s == GD_OK && grown == NULL)
         s = gd_fail(GD_ERR_NOMEM, "out of memory");
-    gd_member_recycle(n, bytes);
     if (s != GD_OK)
         return s;
     n->payloads = grown;
-    n->payloads[n->n_payloads] = held;
+    n->payloads[n->n_payloads] = *held;
     if (out != NULL)
         *out = &n->payloads[n->n_payloads];
     n->n_payloads++;
@@ -106,25 +133,18 @@ gd_status gd_member_payload_held(gd_member *n, const gd_member_peer_payload **ou
             return gd_fail(n->fetch_failed[i].status, "%s", n->fetch_failed[i].why);
     const Gonka__Diloco__V1__Commitment *c = NULL;
     GD_TRY(gd_payload_commitment(n, &c, address));
-    uint64_t r = n->cache_round;
-    gd_buf bytes = {0};
-    gd_status s;
-    if (strcmp(address, n->address) == 0) {
-        s = gd_artifact_get(&n->store, &bytes, GD_ARTIFACT_PAYLOAD, n->o.run, r, 0,
-                            c->payload_bytes);
-    } else {
-        gd_artifact_req req = {.kind = GD_REQ_PAYLOAD, .run = n->o.run, .round = r};
+    gd_member_peer_payload held;
+    char path[GD_ARTIFACT_PATH_MAX];
+    GD_TRY(gd_payload_place(n, &held, path, address));
+    if (held.kind == GD_ARTIFACT_PEER_PAYLOAD) {
+        /* Fetched straight to its file: no payload is ever held in memory. */
+        gd_artifact_req req = {.kind = GD_REQ_PAYLOAD, .run = n->o.run,
+                               .round = n->cache_round, .into = path};
         gd_artifact_answer a;
-        s = gd_member_fetch(n, &a, address, &req, c->payload_bytes);
-        bytes = a.body;
-        a.body = (gd_buf){0};
+        GD_TRY(gd_member_fetch(n, &a, address, &req, c->payload_bytes));
         gd_artifact_answer_free(&a);
     }
-    if (s != GD_OK) {
-        gd_buf_free(&bytes);
-        return s;
-    }
-    return gd_keep_payload(n, out, address, c, &bytes);
+    return gd_keep_payload(n, out, &held, path, c);
 }
 
 gd_status gd_member_payload_path(const gd_member *n, char path[GD_ARTIFACT_PATH_MAX],
@@ -133,46 +153,45 @@ gd_status gd_member_payload_path(const gd_member *n, char path[GD_ARTIFACT_PATH_
                             n->cache_round, held->leaf);
 }
 
-gd_status gd_member_round_payload(gd_member *n, const gd_buf **out, const char *address) {
-    const gd_member_peer_payload *held = NULL;
-    GD_TRY(gd_member_payload_held(n, &held, address));
-    if (n->payload_read_of[0] != '\0' && strcmp(n->payload_read_of, address) == 0) {
-        *out = &n->payload_read;
-        return GD_OK;
-    }
-    n->payload_read_of[0] = '\0';
-    n->payload_read.len = 0;
-    gd_status s = gd_artifact_get(&n->store, &n->payload_read, held->kind, n->o.run,
-                                  n->cache_round, held->leaf, held->len);
-    if (s == GD_OK && n->payload_read.len != held->len)
-        s = gd_fail(GD_ERR_IO, "the payload of %s kept this round is %zu bytes, not %llu",
-                    address, n->payload_read.len, (unsigned long long)held->len);
-    if (s != GD_OK)
-        return s;
-    snprintf(n->payload_read_of, sizeof n->payload_read_of, "%s", address);
-    *out = &n->payload_read;
-    return GD_OK;
+/* A block's batch of payload fetches: what each item is, and where its
+ * payload goes. */
+typedef struct gd_payload_batch {
+    gd_peer_fetch_item *items;
+    char (*who)[GD_ADDRESS_STR_MAX];
+    gd_member_peer_payload *held;
+    char (*path)[GD_ARTIFACT_PATH_MAX];
+    size_t n, cap;
+} gd_payload_batch;
+
+static void gd_batch_free(gd_payload_batch *b) {
+    for (size_t i = 0; b->items != NULL && i < b->n; i++)
+        gd_artifact_answer_free(&b->items[i].answer);
+    free(b->items);
+    free(b->who);
+    free(b->held);
+    free(b->path);
 }
 
 /* Adds address to the batch unless it is already there, held, this node's
  * own, or has no commitment or URL (its duty then says why, as before). */
-static void gd_batch_add(gd_member *n, const char *address, gd_peer_fetch_item *items,
-                         char (*who)[GD_ADDRESS_STR_MAX], size_t *n_items, size_t cap) {
-    if (*n_items >= cap || strcmp(address, n->address) == 0 || gd_held_payload(n, address))
+static void gd_batch_add(gd_member *n, gd_payload_batch *b, const char *address) {
+    if (b->n >= b->cap || strcmp(address, n->address) == 0 || gd_held_payload(n, address))
         return;
-    for (size_t i = 0; i < *n_items; i++)
-        if (strcmp(who[i], address) == 0)
+    for (size_t i = 0; i < b->n; i++)
+        if (strcmp(b->who[i], address) == 0)
             return;
     const Gonka__Diloco__V1__Commitment *c = NULL;
     const Gonka__Diloco__V1__Member *m = gd_member_lookup(n, address);
     if (gd_payload_commitment(n, &c, address) != GD_OK || m == NULL ||
-        m->artifact_url == NULL || m->artifact_url[0] == '\0')
+        m->artifact_url == NULL || m->artifact_url[0] == '\0' ||
+        gd_payload_place(n, &b->held[b->n], b->path[b->n], address) != GD_OK)
         return;
-    snprintf(who[*n_items], sizeof who[*n_items], "%s", address);
-    items[(*n_items)++] = (gd_peer_fetch_item){
+    snprintf(b->who[b->n], sizeof b->who[b->n], "%s", address);
+    b->items[b->n] = (gd_peer_fetch_item){
         .url = m->artifact_url, .max_len = c->payload_bytes,
         .req = {.kind = GD_REQ_PAYLOAD, .run = n->o.run, .round = n->cache_round,
-                .deadline_ms = gd_member_fetch_deadline(n)}};
+                .deadline_ms = gd_member_fetch_deadline(n), .into = b->path[b->n]}};
+    b->n++;
 }
 
 gd_status gd_member_prefetch(gd_member *n, const gd_action *acts, size_t n_acts) {
@@ -180,21 +199,24 @@ gd_status gd_member_prefetch(gd_member *n, const gd_action *acts, size_t n_acts)
     if ((n->peers.iface->fetch_all == NULL && n->fetch_pool == NULL) || !n->engine_open)
         return GD_OK;
     const gd_round_view *rv = &n->view.view.round;
-    size_t cap = n_acts + rv->n_aggregation_set;
-    gd_peer_fetch_item *items = calloc(cap ? cap : 1, sizeof *items);
-    char (*who)[GD_ADDRESS_STR_MAX] = calloc(cap ? cap : 1, sizeof *who);
-    if (items == NULL || who == NULL) {
-        free(items);
-        free(who);
+    gd_payload_batch b = {.cap = n_acts + rv->n_aggregation_set};
+    size_t cap = b.cap ? b.cap : 1;
+    b.items = calloc(cap, sizeof *b.items);
+    b.who = calloc(cap, sizeof *b.who);
+    b.held = calloc(cap, sizeof *b.held);
+    b.path = calloc(cap, sizeof *b.path);
+    if (b.items == NULL || b.who == NULL || b.held == NULL || b.path == NULL) {
+        gd_batch_free(&b);
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     }
-    size_t k = 0;
     for (size_t i = 0; i < n_acts; i++) {
         if (acts[i].kind == GD_ACT_REPORT)
-            gd_batch_add(n, acts[i].target, items, who, &k, cap);
+            gd_batch_add(n, &b, acts[i].target);
         for (size_t j = 0; acts[i].kind == GD_ACT_AGGREGATE && j < rv->n_aggregation_set; j++)
-            gd_batch_add(n, rv->aggregation_set[j], items, who, &k, cap);
+            gd_batch_add(n, &b, rv->aggregation_set[j]);
     }
+    size_t k = b.n;
+    char (*who)[GD_ADDRESS_STR_MAX] = b.who;
     /* With a fetch pool every payload is queued now, and each duty takes
      * its own when it is in: a slow peer holds up only what needs it. */
     if (n->fetch_pool != NULL) {
@@ -220,32 +242,30 @@ gd_status gd_member_prefetch(gd_member *n, const gd_action *acts, size_t n_acts)
                                 "step (%" PRIu64 " bytes, %zu pending, %zu failed)",
                         n->view.view.height, n->cache_round, in, bytes, pending,
                         n->n_fetch_failed);
-        free(items);
-        free(who);
+        gd_batch_free(&b);
         return s;
     }
     /* One payload alone is fetched by its duty, as before. */
     if (k < 2) {
-        free(items);
-        free(who);
+        gd_batch_free(&b);
         return GD_OK;
     }
-    gd_status s = n->peers.iface->fetch_all(n->peers.ctx, items, k);
+    gd_status s = n->peers.iface->fetch_all(n->peers.ctx, b.items, k);
     uint64_t fetched = 0;
     for (size_t i = 0; s == GD_OK && i < k; i++) {
-        gd_peer_fetch_item *it = &items[i];
+        gd_peer_fetch_item *it = &b.items[i];
         if (it->status != GD_OK) {
             s = gd_record_fetch_failure(n, who[i], it->status, it->why);
             continue;
         }
-        fetched += it->answer.body.len;
-        pthread_mutex_lock(&n->mu);
-        n->stats.bytes_in += it->answer.body.len + it->answer.proof.len;
-        pthread_mutex_unlock(&n->mu);
         const Gonka__Diloco__V1__Commitment *c = NULL;
         gd_status kept = gd_payload_commitment(n, &c, who[i]);
         if (kept == GD_OK)
-            kept = gd_keep_payload(n, NULL, who[i], c, &it->answer.body);
+            kept = gd_member_answer_landed(n, &it->answer, &it->req);
+        if (kept == GD_OK)
+            kept = gd_keep_payload(n, NULL, &b.held[i], b.path[i], c);
+        if (kept == GD_OK)
+            fetched += b.held[i].len;
         if (kept == GD_ERR_NOMEM)
             s = kept;
         else if (kept != GD_OK)
@@ -255,9 +275,6 @@ gd_status gd_member_prefetch(gd_member *n, const gd_action *acts, size_t n_acts)
         GD_LOG_INFO("node", "height %" PRId64 ": round %" PRIu64 ": %zu payloads fetched at once "
                             "(%" PRIu64 " bytes, %zu failed)",
                     n->view.view.height, n->cache_round, k, fetched, n->n_fetch_failed);
-    for (size_t i = 0; i < k; i++)
-        gd_artifact_answer_free(&items[i].answer);
-    free(items);
-    free(who);
+    gd_batch_free(&b);
     return s;
 }

@@ -72,18 +72,17 @@ static gd_status gd_member_round_start(gd_member *n, uint64_t r, gd_global_state
         *start = &n->g;
     } else if (s == GD_OK) {
         const gd_global_state *g_prev = NULL;
-        gd_buf payload = {0};
+        char path[GD_ARTIFACT_PATH_MAX];
         s = prev->round && prev->round->start_state_hash.len == 32
                 ? gd_member_global_view(n, &g_prev, r - 1, prev->round->start_state_hash.data)
                 : gd_fail(GD_ERR_NOT_FOUND, "round %" PRIu64 " has no start state hash", r - 1);
         if (s == GD_OK)
-            s = gd_artifact_get(&n->store, &payload, GD_ARTIFACT_PAYLOAD, n->o.run, r - 1,
-                                0, GD_MEMBER_PAYLOAD_MAX);
+            s = gd_artifact_path(&n->store, path, sizeof path, GD_ARTIFACT_PAYLOAD, n->o.run,
+                                 r - 1, 0);
+        /* Its own payload of r - 1 read where it is stored, a chunk at a time. */
         if (s == GD_OK)
-            s = gd_engine_overlap_start(&n->engine, own, r, n->address, g_prev,
-                                        payload.data, payload.len, pc->payload_root.data,
-                                        pc->payload_leaves);
-        gd_buf_free(&payload);
+            s = gd_engine_overlap_start_path(&n->engine, own, r, n->address, g_prev, path,
+                                             pc->payload_root.data, pc->payload_leaves);
         *start = own;
     }
     if (prev)

@@ -264,10 +264,20 @@ static bool gd_check_chunk(gd_check_ctx *x, const gd_global_state *g, gd_status 
                                x->segments + 1, count, local))
         return false;
     /* Read in place: only the drawn chunk's bytes are taken out of it. */
-    gd_status s = gd_engine_payload_view_proved(e, &x->payload, &x->payload_mmr, x->in->round,
-                                                x->in->target, x->ev->payload,
-                                                x->ev->payload_len, cm->payload_root.data,
-                                                cm->payload_leaves);
+    gd_status s;
+    if (x->ev->payload != NULL || x->ev->payload_path[0] == '\0') {
+        s = gd_engine_payload_view_proved(e, &x->payload, &x->payload_mmr, x->in->round,
+                                          x->in->target, x->ev->payload, x->ev->payload_len,
+                                          cm->payload_root.data, cm->payload_leaves);
+    } else {
+        /* A held file was checked against the commitment when it was kept:
+         * failing now is this node's disk, never the target's. */
+        s = gd_engine_payload_view_path_proved(e, &x->payload, &x->payload_mmr, x->in->round,
+                                               x->in->target, x->ev->payload_path,
+                                               cm->payload_root.data, cm->payload_leaves);
+        if (s != GD_OK && s != GD_ERR_NOMEM)
+            s = gd_fail_context(GD_ERR_IO, "the payload kept in %s", x->ev->payload_path);
+    }
     if (!gd_check_peer(x, s, "payload", local))
         return false;
     x->have_payload = true;

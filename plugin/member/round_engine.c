@@ -162,32 +162,63 @@ gd_status gd_engine_train(gd_engine *e, gd_trained_round *out, uint64_t round,
     return s;
 }
 
-gd_status gd_engine_overlap_start(gd_engine *e, gd_global_state *out, uint64_t round,
-                                  const char *address, const gd_global_state *g_prev,
-                                  const uint8_t *prev_payload, size_t prev_len,
-                                  const uint8_t prev_root[32], uint32_t prev_leaves) {
-    if (round == 0 || g_prev->n != e->n)
-        return gd_fail(GD_ERR_INVALID, "an overlapped start needs round 0's successor and G of "
-                                       "the model's %zu values",
-                       e->n);
-    gd_payload p;
-    GD_TRY(gd_engine_payload_parse(e, &p, round - 1, address, prev_payload, prev_len,
-                                   prev_root, prev_leaves));
-    gd_status s = gd_global_state_init(out, e->n);
-    /* Chunk by chunk the validator's rule (gd_diloco_overlap_start):
-     * the decoded chunk, then G_{r-1} minus it. */
-    if (s == GD_OK)
-        s = gd_payload_decode(&p, out->params, gd_engine_pool(e));
-    gd_payload_free(&p);
+/* S_r from a view of the worker's own payload of round - 1, checked
+ * against its commitment: chunk by chunk the validator's rule
+ * (gd_diloco_overlap_start), the decoded chunk, then G_{r-1} minus it;
+ * no decoded copy of the whole payload, and no momentum. Closes v. */
+static gd_status gd_engine_overlap_from(gd_engine *e, gd_global_state *out, uint64_t round,
+                                        const gd_global_state *g_prev, gd_payload_view *v) {
+    memset(out, 0, sizeof *out);
+    out->n = e->n;
+    out->params = gd_calloc_large(e->n, sizeof(float));
+    gd_status s = out->params ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for S_r");
+    for (uint32_t chunk = 0; s == GD_OK && chunk < v->header.chunk_count; chunk++) {
+        size_t lo = (size_t)chunk * v->header.chunk_elems;
+        size_t count = gd_payload_view_chunk_values(v, chunk);
+        s = gd_payload_view_decode(v, chunk, out->params + lo, count);
+        for (size_t i = lo; s == GD_OK && i < lo + count; i++)
+            out->params[i] = g_prev->params[i] - out->params[i];
+    }
+    gd_payload_view_close(v);
     if (s != GD_OK) {
         gd_global_state_free(out);
         return gd_fail_context(s, "the overlapped start of round %llu",
                                (unsigned long long)round);
     }
-    for (size_t i = 0; i < e->n; i++)
-        out->params[i] = g_prev->params[i] - out->params[i];
     out->round = round;
     return GD_OK;
+}
+
+/* The checks before either form. */
+static gd_status gd_engine_overlap_check(const gd_engine *e, uint64_t round,
+                                         const gd_global_state *g_prev) {
+    if (round == 0 || g_prev->n != e->n)
+        return gd_fail(GD_ERR_INVALID, "an overlapped start needs round 0's successor and G of "
+                                       "the model's %zu values",
+                       e->n);
+    return GD_OK;
+}
+
+gd_status gd_engine_overlap_start(gd_engine *e, gd_global_state *out, uint64_t round,
+                                  const char *address, const gd_global_state *g_prev,
+                                  const uint8_t *prev_payload, size_t prev_len,
+                                  const uint8_t prev_root[32], uint32_t prev_leaves) {
+    GD_TRY(gd_engine_overlap_check(e, round, g_prev));
+    gd_payload_view v;
+    GD_TRY(gd_engine_payload_view(e, &v, round - 1, address, prev_payload, prev_len, prev_root,
+                                  prev_leaves));
+    return gd_engine_overlap_from(e, out, round, g_prev, &v);
+}
+
+gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint64_t round,
+                                       const char *address, const gd_global_state *g_prev,
+                                       const char *prev_path, const uint8_t prev_root[32],
+                                       uint32_t prev_leaves) {
+    GD_TRY(gd_engine_overlap_check(e, round, g_prev));
+    gd_payload_view v;
+    GD_TRY(gd_engine_payload_view_path_proved(e, &v, NULL, round - 1, address, prev_path,
+                                              prev_root, prev_leaves));
+    return gd_engine_overlap_from(e, out, round, g_prev, &v);
 }
 
 void gd_engine_job_free(gd_engine_job *job) {
@@ -395,6 +426,14 @@ gd_status gd_engine_payload_view_proved(gd_engine *e, gd_payload_view *out, gd_m
                                         const uint8_t *bytes, size_t len,
                                         const uint8_t root[32], uint32_t leaves) {
     GD_TRY(gd_payload_view_open(out, bytes, len));
+    return gd_engine_payload_check(e, out, mmr, round, participant, root, leaves);
+}
+
+gd_status gd_engine_payload_view_path_proved(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
+                                             uint64_t round, const char *participant,
+                                             const char *path, const uint8_t root[32],
+                                             uint32_t leaves) {
+    GD_TRY(gd_payload_view_open_path(out, path));
     return gd_engine_payload_check(e, out, mmr, round, participant, root, leaves);
 }
 

@@ -115,12 +115,18 @@ gd_status gd_engine_round_seal(gd_engine *e, gd_trained_round *out, uint64_t rou
 
 /* S_r of an overlapped round for a worker that committed in round - 1:
  * G_{r-1} (g_prev) minus its own decoded payload of round - 1 (its file,
- * which must be the commitment's: root and leaf count). out's parameters
- * are S_r, its momentum zero (initialised here). */
+ * which must be the commitment's: root and leaf count), read in place and
+ * decoded a chunk at a time. out's parameters are S_r (initialised here);
+ * it has no momentum (a start's is never read). */
 gd_status gd_engine_overlap_start(gd_engine *e, gd_global_state *out, uint64_t round,
                                   const char *address, const gd_global_state *g_prev,
                                   const uint8_t *prev_payload, size_t prev_len,
                                   const uint8_t prev_root[32], uint32_t prev_leaves) GD_MUST_CHECK;
+/* The same with the payload read from its file at prev_path. */
+gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint64_t round,
+                                       const char *address, const gd_global_state *g_prev,
+                                       const char *prev_path, const uint8_t prev_root[32],
+                                       uint32_t prev_leaves) GD_MUST_CHECK;
 
 /* A round trained a segment at a time (trainer/diloco.h): a node that
  * trains the next round ahead does its other duties between segments, on
@@ -220,8 +226,9 @@ typedef struct gd_check_evidence {
     gd_buf post_proof;
     gd_buf prev_payload_chunk; /* overlapped: chunk `chunk` of the round - 1 payload */
     gd_buf prev_payload_proof; /* its X-Gd-Proof (an MMR proof's wire form) */
-    const uint8_t *payload; /* the whole payload file as fetched for the round (not owned) */
+    const uint8_t *payload; /* the whole payload file as fetched for the round (not owned), */
     size_t payload_len;
+    char payload_path[4096]; /* or, when payload is NULL, the file it was fetched to */
 } gd_check_evidence;
 
 void gd_check_evidence_free(gd_check_evidence *ev);
@@ -284,6 +291,11 @@ gd_status gd_engine_payload_view_proved(gd_engine *e, gd_payload_view *out, gd_m
                                         uint64_t round, const char *participant,
                                         const uint8_t *bytes, size_t len,
                                         const uint8_t root[32], uint32_t leaves) GD_MUST_CHECK;
+/* gd_engine_payload_view_proved on the payload file at path. */
+gd_status gd_engine_payload_view_path_proved(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
+                                             uint64_t round, const char *participant,
+                                             const char *path, const uint8_t root[32],
+                                             uint32_t leaves) GD_MUST_CHECK;
 gd_status gd_engine_payload_view_file(gd_engine *e, gd_payload_view *out, uint64_t round,
                                       const char *participant, int fd, uint64_t len,
                                       const uint8_t root[32], uint32_t leaves) GD_MUST_CHECK;

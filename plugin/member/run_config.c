@@ -10,6 +10,7 @@
 #include "chain/wire/diloco_spec.h"
 #include "common/bytes.h"
 #include "trainer/layout.h"
+#include "trainer/plan.h"
 #include "trainer/train.h"
 
 /* A canonical decimal of the spec as the nearest double. The chain checked
@@ -179,6 +180,6 @@ double gd_run_spec_round_bytes(const Gonka__Diloco__V1__RunSpec *spec, uint64_t 
         return 0;
     double values = (double)layout.total;
     gd_param_layout_free(&layout);
-    double segments = spec->segment_steps ? (double)spec->h_max / spec->segment_steps : 1;
-    return values * (4 + 12 * (segments + 1) + 8);
+    uint32_t segments = spec->segment_steps ? spec->h_max / spec->segment_steps : 1;
+    return values * gd_plan_round_disk_per_param(segments, 0);
 }

@@ -60,13 +60,13 @@ bool gd_run_spec_lists_class(const Gonka__Diloco__V1__RunSpec *spec, const char 
 bool gd_run_spec_takes_collateral(const Gonka__Diloco__V1__RunSpec *spec, const gd_coin *collateral);
 
 /* Bytes a round of the run leaves in a member's state_dir, from the
- * model's size: the payload (at most 4 bytes a value), the segment-start
- * states (params and both moments, 12 bytes a value, each segment and the
- * round's end), G and its checkpoint (8). Two rounds live at once (the
- * one before is pruned when the next opens). A planning figure, not a
- * bound (docs/node.md); 0 when the model is not a preset this build
- * knows. The one home of the rule for node check and the running
- * member's disk warning. */
+ * model's size and the rule of trainer/plan.h
+ * (gd_plan_round_disk_per_param, without peers' payloads: a running node
+ * adds those of its round). Two rounds live at once (the one before is
+ * pruned when the next opens). A planning figure, not a bound
+ * (docs/node.md); 0 when the model is not a preset this build knows. The
+ * one home of the spec's figure for node check and the running member's
+ * disk watch. */
 double gd_run_spec_round_bytes(const Gonka__Diloco__V1__RunSpec *spec, uint64_t run);
 
 #endif

@@ -236,6 +236,19 @@ static void test_overlapped_start(void) {
     CHECK_OK(gd_engine_overlap_start(&e, &s1, 1, WORKER, &g0, t0.payload.data, t0.payload.len,
                                      t0.commit.payload_root, t0.commit.payload_leaves));
     CHECK(memcmp(s1.params, g1.params, e.n * sizeof(float)) != 0);
+    /* The same start from the payload's file, read a chunk at a time. */
+    char path[600];
+    snprintf(path, sizeof path, "%s/own-payload.gdpl", gd_test_tmpdir());
+    CHECK_OK(gd_file_create_private(path, t0.payload.data, t0.payload.len));
+    gd_global_state from_file;
+    CHECK_OK(gd_engine_overlap_start_path(&e, &from_file, 1, WORKER, &g0, path,
+                                          t0.commit.payload_root, t0.commit.payload_leaves));
+    CHECK(memcmp(from_file.params, s1.params, e.n * sizeof(float)) == 0 &&
+          from_file.momentum == NULL);
+    gd_global_state_free(&from_file);
+    CHECK(unlink(path) == 0);
+    CHECK(gd_engine_overlap_start_path(&e, &from_file, 1, WORKER, &g0, path,
+                                       t0.commit.payload_root, t0.commit.payload_leaves) != GD_OK);
     /* Its own payload under another root is not its start. */
     uint8_t other_root[32];
     memcpy(other_root, t0.commit.payload_root, 32);
