@@ -843,6 +843,8 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
         s = gd_engine_check(e, &in, &ev, g0, &r->check);
     r->check_s = gd_bench_now() - t0;
     r->peak_mib[3] = gd_bench_peak_mib();
+    /* As the member: the segment's start goes once the check has read it. */
+    (void)unlink(ev.segment_state_path);
     if (s == GD_OK && r->check.verdict != GD_VERDICT_PASS)
         s = gd_fail(GD_ERR_INVALID, "the check of an honest worker failed: %s", r->check.why);
 
