@@ -189,7 +189,6 @@ static gd_status gd_engine_overlap_from(gd_engine *e, gd_global_state *out, uint
     return GD_OK;
 }
 
-/* The checks before either form. */
 static gd_status gd_engine_overlap_check(const gd_engine *e, uint64_t round,
                                          const gd_global_state *g_prev) {
     if (round == 0 || g_prev->n != e->n)
@@ -197,17 +196,6 @@ static gd_status gd_engine_overlap_check(const gd_engine *e, uint64_t round,
                                        "the model's %zu values",
                        e->n);
     return GD_OK;
-}
-
-gd_status gd_engine_overlap_start(gd_engine *e, gd_global_state *out, uint64_t round,
-                                  const char *address, const gd_global_state *g_prev,
-                                  const uint8_t *prev_payload, size_t prev_len,
-                                  const uint8_t prev_root[32], uint32_t prev_leaves) {
-    GD_TRY(gd_engine_overlap_check(e, round, g_prev));
-    gd_payload_view v;
-    GD_TRY(gd_engine_payload_view(e, &v, round - 1, address, prev_payload, prev_len, prev_root,
-                                  prev_leaves));
-    return gd_engine_overlap_from(e, out, round, g_prev, &v);
 }
 
 gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint64_t round,

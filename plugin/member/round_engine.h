@@ -14,7 +14,7 @@
  * before; otherwise it starts the round from zeros at step 0, which is what
  * a validator then requires of its first leaf (docs/protocol.md, "Round
  * engine"). With overlap a worker that committed in the round before starts
- * from S_r = G_{r-1} - Δ̂_{w,r-1} (gd_engine_overlap_start), which it can
+ * from S_r = G_{r-1} - Δ̂_{w,r-1} (gd_engine_overlap_start_path), which it can
  * compute as soon as that commitment is made, so it may train round r a
  * segment at a time while round r - 1 is still checked and aggregated
  * (gd_engine_job); a validator then checks leaf 0 by the drawn chunk. */
@@ -101,7 +101,7 @@ void gd_trained_round_shed(gd_trained_round *t);
 void gd_engine_worker_reset(gd_worker_state *w);
 
 /* Trains round `round` of w from start's parameters: S_r, which is G_r,
- * or with overlap gd_engine_overlap_start's (start's momentum is not
+ * or with overlap gd_engine_overlap_start_path's (start's momentum is not
  * read). With fresh (the chain holds no commitment of w in round - 1) w's
  * moments, step and residual are reset to zeros first. w is updated to the
  * state after encoding (leaf S + 1). */
@@ -114,15 +114,10 @@ gd_status gd_engine_train(gd_engine *e, gd_trained_round *out, uint64_t round,
 gd_status gd_engine_round_seal(gd_engine *e, gd_trained_round *out, uint64_t round) GD_MUST_CHECK;
 
 /* S_r of an overlapped round for a worker that committed in round - 1:
- * G_{r-1} (g_prev) minus its own decoded payload of round - 1 (its file,
- * which must be the commitment's: root and leaf count), read in place and
- * decoded a chunk at a time. out's parameters are S_r (initialised here);
- * it has no momentum (a start's is never read). */
-gd_status gd_engine_overlap_start(gd_engine *e, gd_global_state *out, uint64_t round,
-                                  const char *address, const gd_global_state *g_prev,
-                                  const uint8_t *prev_payload, size_t prev_len,
-                                  const uint8_t prev_root[32], uint32_t prev_leaves) GD_MUST_CHECK;
-/* The same with the payload read from its file at prev_path. */
+ * G_{r-1} (g_prev) minus its own decoded payload of round - 1 (its file at
+ * prev_path, which must be the commitment's: root and leaf count), read in
+ * place and decoded a chunk at a time. out's parameters are S_r
+ * (initialised here); it has no momentum (a start's is never read). */
 gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint64_t round,
                                        const char *address, const gd_global_state *g_prev,
                                        const char *prev_path, const uint8_t prev_root[32],

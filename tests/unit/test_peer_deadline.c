@@ -107,18 +107,40 @@ static void test_normal_peer_unaffected(void) {
     gd_mock_stop(d);
 }
 
+/* The dripper and a normal peer, and a pool of 4 threads to fetch from
+ * them (closed by the test; pool_bench_close stops the rest). */
+typedef struct pool_bench {
+    gd_mock_server *dripper, *fast;
+    gd_peer_http *http;
+    gd_fetch_pool *pool;
+} pool_bench;
+
+static void pool_bench_open(pool_bench *b) {
+    b->dripper = gd_mock_start(peer, NULL);
+    b->fast = gd_mock_start(peer, &g_fast);
+    CHECK(b->dripper != NULL && b->fast != NULL);
+    b->http = NULL;
+    CHECK_OK(gd_peer_http_open(&b->http));
+    b->pool = NULL;
+    CHECK_OK(gd_fetch_pool_open(&b->pool, gd_peer_http_port(b->http), 4));
+}
+
+static void pool_bench_close(pool_bench *b) {
+    gd_peer_http_close(b->http);
+    gd_mock_stop(b->dripper);
+    gd_mock_stop(b->fast);
+}
+
 /* Off the step: with the fetch pool (plugin/member/fetch_pool.h) a member asks
  * the dripper and a normal peer at once; the normal peer's answer is in
  * at once while the dripper's is still pending, so a duty that needs only
  * the normal peer goes out on time. Closing the pool cancels the drip
  * rather than waiting out its deadline. */
 static void test_pool_keeps_the_step_free(void) {
-    gd_mock_server *d = gd_mock_start(peer, NULL), *f = gd_mock_start(peer, &g_fast);
-    CHECK(d != NULL && f != NULL);
-    gd_peer_http *p = NULL;
-    CHECK_OK(gd_peer_http_open(&p));
-    gd_fetch_pool *pool = NULL;
-    CHECK_OK(gd_fetch_pool_open(&pool, gd_peer_http_port(p), 4));
+    pool_bench b;
+    pool_bench_open(&b);
+    gd_mock_server *d = b.dripper, *f = b.fast;
+    gd_fetch_pool *pool = b.pool;
     gd_artifact_req req = {.kind = GD_REQ_PAYLOAD, .run = 1, .round = 3,
                            .deadline_ms = gd_clock_ms() + 60000};
     CHECK(gd_fetch_pool_ready(pool, "dripper", gd_mock_url(d), &req, DECLARED) ==
@@ -149,9 +171,7 @@ static void test_pool_keeps_the_step_free(void) {
     took = gd_clock_ms() - t0;
     fprintf(stderr, "  closed in %lld ms with the drip in flight\n", (long long)took);
     CHECK(took < 3000);
-    gd_peer_http_close(p);
-    gd_mock_stop(d);
-    gd_mock_stop(f);
+    pool_bench_close(&b);
 }
 
 /* A failed answer is handed over once, with its reason, like a fetch on
@@ -204,12 +224,10 @@ static size_t files_in(const char *dir) {
  * two fetches, and a transfer dropped in flight leaves nothing behind, not
  * even a temporary file, once the pool is closed. */
 static void test_pool_fetches_into_files(void) {
-    gd_mock_server *d = gd_mock_start(peer, NULL), *f = gd_mock_start(peer, &g_fast);
-    CHECK(d != NULL && f != NULL);
-    gd_peer_http *p = NULL;
-    CHECK_OK(gd_peer_http_open(&p));
-    gd_fetch_pool *pool = NULL;
-    CHECK_OK(gd_fetch_pool_open(&pool, gd_peer_http_port(p), 4));
+    pool_bench b;
+    pool_bench_open(&b);
+    gd_mock_server *d = b.dripper, *f = b.fast;
+    gd_fetch_pool *pool = b.pool;
     char dir[512], a_path[600], b_path[600], ask[600];
     snprintf(dir, sizeof dir, "%s/pool-into", gd_test_tmpdir());
     CHECK(mkdir(dir, 0700) == 0);
@@ -245,9 +263,7 @@ static void test_pool_fetches_into_files(void) {
     gd_fetch_pool_close(pool);
     CHECK(access(drip_path, F_OK) != 0);
     CHECK(files_in(dir) == 2); /* a.bin and b.bin (once its fetch ended) */
-    gd_peer_http_close(p);
-    gd_mock_stop(d);
-    gd_mock_stop(f);
+    pool_bench_close(&b);
 }
 
 int main(void) {

@@ -201,7 +201,7 @@ static void payload_chunk(const gd_buf *file, uint32_t chunk, gd_buf *body, gd_b
 }
 
 /* An overlap run: the worker committed round 0, so round 1 starts from
- * S_1 = G_0 - Δ̂_0 (gd_engine_overlap_start), not G_1, and a check of it
+ * S_1 = G_0 - Δ̂_0 (gd_engine_overlap_start_path), not G_1, and a check of it
  * proves the drawn chunk of leaf 0 against G_0's chunk and the chunk of the
  * round 0 payload the target serves. Honest evidence passes at every
  * chunk; a round trained from G_1 (the rule without overlap), a previous
@@ -233,30 +233,35 @@ static void test_overlapped_start(void) {
                                 .root = t0.commit.payload_root,
                                 .leaves = t0.commit.payload_leaves};
     CHECK_OK(gd_engine_aggregate(&e, 0, &c, 1, &g1));
-    CHECK_OK(gd_engine_overlap_start(&e, &s1, 1, WORKER, &g0, t0.payload.data, t0.payload.len,
-                                     t0.commit.payload_root, t0.commit.payload_leaves));
-    CHECK(memcmp(s1.params, g1.params, e.n * sizeof(float)) != 0);
-    /* The same start from the payload's file, read a chunk at a time. */
+    /* S_1 from the payload's file, read a chunk at a time: G_0 minus the
+     * whole payload decoded at once, with no momentum. */
     char path[600];
     snprintf(path, sizeof path, "%s/own-payload.gdpl", gd_test_tmpdir());
     CHECK_OK(gd_file_create_private(path, t0.payload.data, t0.payload.len));
-    gd_global_state from_file;
-    CHECK_OK(gd_engine_overlap_start_path(&e, &from_file, 1, WORKER, &g0, path,
+    CHECK_OK(gd_engine_overlap_start_path(&e, &s1, 1, WORKER, &g0, path,
                                           t0.commit.payload_root, t0.commit.payload_leaves));
-    CHECK(memcmp(from_file.params, s1.params, e.n * sizeof(float)) == 0 &&
-          from_file.momentum == NULL);
-    gd_global_state_free(&from_file);
-    CHECK(unlink(path) == 0);
-    CHECK(gd_engine_overlap_start_path(&e, &from_file, 1, WORKER, &g0, path,
-                                       t0.commit.payload_root, t0.commit.payload_leaves) != GD_OK);
+    CHECK(memcmp(s1.params, g1.params, e.n * sizeof(float)) != 0);
+    gd_payload whole;
+    CHECK_OK(gd_payload_parse(&whole, t0.payload.data, t0.payload.len, NULL));
+    float *decoded = malloc(e.n * sizeof(float));
+    CHECK_OK(gd_payload_decode(&whole, decoded, NULL));
+    bool same = s1.momentum == NULL;
+    for (size_t i = 0; i < e.n; i++)
+        same = same && s1.params[i] == g0.params[i] - decoded[i];
+    CHECK(same);
+    free(decoded);
+    gd_payload_free(&whole);
     /* Its own payload under another root is not its start. */
     uint8_t other_root[32];
     memcpy(other_root, t0.commit.payload_root, 32);
     other_root[0] ^= 1;
     gd_global_state bad;
-    CHECK_STATUS(gd_engine_overlap_start(&e, &bad, 1, WORKER, &g0, t0.payload.data,
-                                         t0.payload.len, other_root, t0.commit.payload_leaves),
+    CHECK_STATUS(gd_engine_overlap_start_path(&e, &bad, 1, WORKER, &g0, path, other_root,
+                                              t0.commit.payload_leaves),
                  GD_ERR_INVALID);
+    CHECK(unlink(path) == 0);
+    CHECK(gd_engine_overlap_start_path(&e, &bad, 1, WORKER, &g0, path, t0.commit.payload_root,
+                                       t0.commit.payload_leaves) != GD_OK);
     CHECK_OK(gd_engine_train(&e, &t1, 1, &s1, false, &w));
     Gonka__Diloco__V1__Commitment c0, c1;
     gd_test_commitment(&t0, WORKER, &c0);
