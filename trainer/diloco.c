@@ -69,7 +69,6 @@ void gd_worker_round_free(gd_worker_round *r) {
     gd_mmr_free(&r->transcript);
     free(r->leaves);
     free(r->traces);
-    free(r->delta);
     gd_payload_free(&r->payload);
     memset(r, 0, sizeof *r);
 }
@@ -224,18 +223,47 @@ gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, uint8_t *out,
 }
 
 /* Δ = start - θ, encoded with (or without) error feedback: per chunk the
- * rule of gd_diloco_encode_chunk, run over the whole state by the payload
- * encoder. */
-static gd_status gd_encode_delta(const gd_backend *be, gd_pool *pool, const gd_diloco_config *c,
+ * rule of gd_diloco_encode_chunk, made and encoded a window of whole chunks
+ * at a time from the trainer's parameters, so Δ is never whole in memory. */
+static gd_status gd_encode_delta(gd_trainer *t, const gd_diloco_config *c,
                                  const gd_state_tag *tag, uint64_t round, const float *start,
-                                 gd_worker_state *w, float *delta, gd_payload *payload) {
-    GD_TRY(gd_delta_and_decay(be, c, start, w->params, w->residual, w->n, delta));
+                                 gd_worker_state *w, gd_payload *payload) {
     gd_payload_header h = {.run = c->run, .round = round, .param_count = w->n,
                            .codec = c->codec, .chunk_elems = c->chunk_elems};
     snprintf(h.participant, sizeof h.participant, "%s", w->address);
     memcpy(h.layout_digest, tag->layout_digest, 32);
     memcpy(h.spec_digest, tag->spec_digest, 32);
-    return gd_payload_encode(payload, &h, delta, c->error_feedback ? w->residual : NULL, pool);
+    size_t window = gd_values_window(c->chunk_elems);
+    if (window % c->chunk_elems != 0) /* chunks above 2^22 values: one at a time */
+        window = c->chunk_elems;
+    if (window > w->n)
+        window = w->n;
+    float *buf = malloc(2 * (window ? window : 1) * sizeof(float));
+    if (buf == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for a window of the pseudo-gradient");
+    float *params = buf, *delta = buf + window;
+    gd_payload_encoder e;
+    gd_status s = gd_payload_encoder_begin(&e, payload, &h);
+    if (s != GD_OK) {
+        free(buf);
+        return s;
+    }
+    float *residual = c->error_feedback ? w->residual : NULL;
+    for (size_t lo = 0; s == GD_OK && lo < w->n; lo += window) {
+        size_t count = w->n - lo < window ? w->n - lo : window;
+        gd_trainer_get_range(t, params, NULL, NULL, lo, count);
+        s = gd_delta_and_decay(gd_trainer_backend(t), c, start + lo, params,
+                               residual ? residual + lo : NULL, count, delta);
+        if (s == GD_OK)
+            s = gd_payload_encoder_add(&e, delta, residual ? residual + lo : NULL, lo, count,
+                                       gd_trainer_pool(t));
+    }
+    free(buf);
+    if (s == GD_OK)
+        return gd_payload_encoder_end(&e);
+    gd_payload_encoder_abort(&e);
+    gd_payload_free(payload);
+    return s;
 }
 
 /* The transcript MMR over the leaves' state hashes. */
@@ -272,9 +300,7 @@ gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_wor
     out->descs = calloc(out->n_leaves, sizeof *out->descs);
     out->leaves = calloc(out->n_leaves, GD_MMR_HASH_LEN);
     out->traces = calloc(run->segments + 1, GD_MMR_HASH_LEN);
-    out->delta = malloc(w->n * sizeof(float));
-    gd_mem_prefer_huge(out->delta, w->n * sizeof(float));
-    if (out->descs == NULL || out->leaves == NULL || out->traces == NULL || out->delta == NULL) {
+    if (out->descs == NULL || out->leaves == NULL || out->traces == NULL) {
         gd_worker_round_free(out);
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     }
@@ -336,8 +362,7 @@ gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_wo
                       : gd_fail(GD_ERR_INVALID, "round %llu: %u of %u segments trained",
                                 (unsigned long long)run->round, run->done, run->segments);
     if (s == GD_OK)
-        s = gd_encode_delta(gd_trainer_backend(t), gd_trainer_pool(t), c, &run->tag, run->round,
-                            run->start, w, out->delta, &out->payload);
+        s = gd_encode_delta(t, c, &run->tag, run->round, run->start, w, &out->payload);
     if (s == GD_OK)
         s = gd_payload_root(&out->payload, out->payload_root, &out->payload_leaves);
     if (s == GD_OK)

@@ -124,7 +124,6 @@ typedef struct gd_worker_round {
     gd_payload payload;
     uint8_t payload_root[GD_MMR_HASH_LEN];
     uint32_t payload_leaves;
-    float *delta;          /* Δ before coding (n values) */
     double seconds;        /* measured compute time of the inner steps */
 } gd_worker_round;
 

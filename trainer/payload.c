@@ -334,8 +334,9 @@ static gd_status gd_build_mmr(gd_payload *p, const uint8_t header[GD_PAYLOAD_HEA
 
 typedef struct gd_encode_job {
     const gd_payload_header *h;
-    const float *values;
+    const float *values; /* from chunk `first`'s first value */
     float *residual;
+    uint32_t first;
     gd_payload_chunk *chunks;
     uint8_t (*leaves)[GD_MMR_HASH_LEN];
     gd_slots slots;
@@ -451,7 +452,7 @@ gd_status gd_payload_encode_values(const gd_codec *codec, uint8_t *out, size_t c
 static gd_status gd_encode_one(gd_encode_job *job, size_t i, gd_slot *t) {
     const gd_payload_header *h = job->h;
     size_t n = gd_chunk_values(h, i);
-    size_t off = i * (size_t)h->chunk_elems;
+    size_t off = (i - job->first) * (size_t)h->chunk_elems;
     gd_payload_chunk *c = &job->chunks[i];
     size_t bound = gd_codec_chunk_bound(&h->codec, n);
     c->raw = malloc(bound);
@@ -474,6 +475,7 @@ static gd_status gd_encode_one(gd_encode_job *job, size_t i, gd_slot *t) {
 
 static void gd_encode_task(void *ctx, size_t i) {
     gd_encode_job *job = ctx;
+    i += job->first;
     gd_slot temp = {0}, *t = gd_slot_take(&job->slots);
     gd_status s = gd_encode_one(job, i, t ? t : &temp);
     if (t != NULL)
@@ -483,14 +485,15 @@ static void gd_encode_task(void *ctx, size_t i) {
         gd_task_error_record(&job->err, i, s);
 }
 
-gd_status gd_payload_encode(gd_payload *out, const gd_payload_header *h, const float *values,
-                            float *residual, gd_pool *pool) {
+gd_status gd_payload_encoder_begin(gd_payload_encoder *e, gd_payload *out,
+                                   const gd_payload_header *h) {
+    memset(e, 0, sizeof *e);
     if (out == NULL)
         return gd_fail(GD_ERR_INVALID, "payload encode: no output");
     memset(out, 0, sizeof *out);
     gd_mmr_init(&out->mmr);
-    if (h == NULL || values == NULL)
-        return gd_fail(GD_ERR_INVALID, "payload encode: missing header or values");
+    if (h == NULL)
+        return gd_fail(GD_ERR_INVALID, "payload encode: missing header");
     if (h->chunk_elems < 1 || h->chunk_elems > GD_PAYLOAD_MAX_CHUNK_ELEMS)
         return gd_fail(GD_ERR_INVALID, "payload chunk size %u must be 1..2^28",
                        (unsigned)h->chunk_elems);
@@ -503,31 +506,76 @@ gd_status gd_payload_encode(gd_payload *out, const gd_payload_header *h, const f
     uint64_t chunks = h->param_count ? gd_chunks_for(h->param_count, h->chunk_elems) : 0;
     hdr.chunk_count = chunks > UINT32_MAX ? UINT32_MAX : (uint32_t)chunks;
     /* The header must be one the strict reader accepts. */
-    uint8_t bytes[GD_PAYLOAD_HEADER_BYTES];
-    gd_payload_header_encode(&hdr, bytes);
-    gd_status s = gd_payload_header_decode(&out->header, bytes, sizeof bytes);
-    if (s != GD_OK)
+    gd_payload_header_encode(&hdr, e->header_bytes);
+    if (gd_payload_header_decode(&out->header, e->header_bytes, sizeof e->header_bytes) != GD_OK)
         return gd_fail_context(GD_ERR_INVALID, "payload encode");
     uint32_t count = out->header.chunk_count;
-    gd_encode_job job = {.h = &out->header, .values = values, .residual = residual};
-    job.chunks = calloc(count, sizeof *job.chunks);
-    job.leaves = malloc((size_t)count * GD_MMR_HASH_LEN);
-    if (job.chunks == NULL || job.leaves == NULL || gd_slots_init(&job.slots, pool) != GD_OK) {
-        free(job.chunks);
-        free(job.leaves);
-        memset(&out->header, 0, sizeof out->header);
+    out->chunks = calloc(count, sizeof *out->chunks);
+    e->leaves = malloc((size_t)count * GD_MMR_HASH_LEN);
+    if (out->chunks == NULL || e->leaves == NULL) {
+        gd_payload_encoder_abort(e);
+        gd_payload_free(out);
         return gd_fail(GD_ERR_NOMEM, "out of memory for %u payload chunks", (unsigned)count);
     }
-    out->chunks = job.chunks;
+    e->out = out;
+    return GD_OK;
+}
+
+gd_status gd_payload_encoder_add(gd_payload_encoder *e, const float *values, float *residual,
+                                 size_t lo, size_t count, gd_pool *pool) {
+    const gd_payload_header *h = &e->out->header;
+    uint64_t n = h->param_count;
+    if (values == NULL || lo != e->next || count > n - lo ||
+        (lo + count < n && count % h->chunk_elems != 0) || (count == 0 && lo < n))
+        return gd_fail(GD_ERR_INVALID, "payload encode: values [%zu, +%zu) are not the next "
+                                       "whole chunks (next %llu of %llu)",
+                       lo, count, (unsigned long long)e->next, (unsigned long long)n);
+    gd_encode_job job = {.h = h, .values = values, .residual = residual,
+                         .first = (uint32_t)(lo / h->chunk_elems), .chunks = e->out->chunks,
+                         .leaves = e->leaves};
+    if (gd_slots_init(&job.slots, pool) != GD_OK)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for payload encoding");
+    size_t chunks = count ? gd_chunks_for(count, h->chunk_elems) : 0;
     gd_task_error_init(&job.err);
-    gd_pool_run(pool, count, gd_encode_task, &job);
+    gd_pool_run(pool, chunks, gd_encode_task, &job);
     gd_slots_free(&job.slots);
-    s = gd_task_error_finish(&job.err, "payload encode: ");
+    GD_TRY(gd_task_error_finish(&job.err, "payload encode: "));
+    e->next = lo + count;
+    return GD_OK;
+}
+
+gd_status gd_payload_encoder_end(gd_payload_encoder *e) {
+    gd_payload *out = e->out;
+    gd_status s = out != NULL && e->next == out->header.param_count
+                      ? GD_OK
+                      : gd_fail(GD_ERR_INVALID, "payload encode: %llu of the values given",
+                                (unsigned long long)e->next);
     if (s == GD_OK)
-        s = gd_build_mmr(out, bytes, (const uint8_t (*)[GD_MMR_HASH_LEN])job.leaves);
-    free(job.leaves);
-    if (s != GD_OK)
+        s = gd_build_mmr(out, e->header_bytes, (const uint8_t (*)[GD_MMR_HASH_LEN])e->leaves);
+    if (s != GD_OK && out != NULL)
         gd_payload_free(out);
+    gd_payload_encoder_abort(e);
+    return s;
+}
+
+void gd_payload_encoder_abort(gd_payload_encoder *e) {
+    free(e->leaves);
+    memset(e, 0, sizeof *e);
+}
+
+gd_status gd_payload_encode(gd_payload *out, const gd_payload_header *h, const float *values,
+                            float *residual, gd_pool *pool) {
+    if (values == NULL && out != NULL) {
+        memset(out, 0, sizeof *out);
+        return gd_fail(GD_ERR_INVALID, "payload encode: missing header or values");
+    }
+    gd_payload_encoder e;
+    GD_TRY(gd_payload_encoder_begin(&e, out, h));
+    gd_status s = gd_payload_encoder_add(&e, values, residual, 0, out->header.param_count, pool);
+    if (s == GD_OK)
+        return gd_payload_encoder_end(&e);
+    gd_payload_encoder_abort(&e);
+    gd_payload_free(out);
     return s;
 }
 

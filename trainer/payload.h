@@ -90,6 +90,27 @@ typedef struct gd_payload {
 gd_status gd_payload_encode(gd_payload *out, const gd_payload_header *h, const float *values,
                             float *residual, gd_pool *pool) GD_MUST_CHECK;
 
+/* The same encoding given the values a window of whole chunks at a time,
+ * in order (the pseudo-gradient made a window at a time from the trainer,
+ * never whole): begin with the header, add windows [lo, lo + count) whose
+ * count is a multiple of chunk_elems but for the last, end once every
+ * value is added (the MMR is built then). Chunks of a window run in
+ * parallel on the pool; the bits are gd_payload_encode's. A failed add
+ * leaves the encoder to abort (and out to gd_payload_free). */
+typedef struct gd_payload_encoder {
+    gd_payload *out;
+    uint8_t header_bytes[GD_PAYLOAD_HEADER_BYTES];
+    uint8_t (*leaves)[GD_MMR_HASH_LEN];
+    uint64_t next; /* the next value to add */
+} gd_payload_encoder;
+
+gd_status gd_payload_encoder_begin(gd_payload_encoder *e, gd_payload *out,
+                                   const gd_payload_header *h) GD_MUST_CHECK;
+gd_status gd_payload_encoder_add(gd_payload_encoder *e, const float *values, float *residual,
+                                 size_t lo, size_t count, gd_pool *pool) GD_MUST_CHECK;
+gd_status gd_payload_encoder_end(gd_payload_encoder *e) GD_MUST_CHECK;
+void gd_payload_encoder_abort(gd_payload_encoder *e);
+
 /* One chunk's canonical bytes from n values, exactly as gd_payload_encode
  * codes each chunk (the rule a verifier replays on a single chunk): with
  * residual (n values, may be NULL) it codes values + residual and leaves

@@ -14,7 +14,8 @@
  *     memory, else it is read back (after G is let go) when its round opens.
  * Either way the bits are the same. What a round still holds whatever the
  * budget is its floor: the worker's state while it trains (16 bytes a
- * parameter), G (8), the round's start and its Δ (8).
+ * parameter), G (8) and the round's start (4); Δ is made and encoded a
+ * window at a time.
  * A budget under the floor is said once, in the log; the round goes on. */
 #include "plugin/member/member_memory.h"
 
@@ -23,7 +24,7 @@
 #include "common/log.h"
 #include "plugin/member/member_internal.h"
 
-#define GD_MEMORY_FLOOR_PER_PARAM 32
+#define GD_MEMORY_FLOOR_PER_PARAM 28
 #define GD_MEMORY_STATE_PER_PARAM 16
 #define GD_MEMORY_GLOBAL_PER_PARAM 8
 
@@ -50,7 +51,7 @@ void gd_member_memory_plan(gd_member *n) {
     gd_memory_choices c = gd_memory_choose(budget, n->engine.n);
     if (c.under_floor && !n->memory_floor_said) {
         GD_LOG_WARN("node", "memory_budget %" PRIu64 " MiB is under what a round of this "
-                            "model still holds in memory, %" PRIu64 " MiB (32 bytes a "
+                            "model still holds in memory, %" PRIu64 " MiB (28 bytes a "
                             "parameter); the round goes on above the budget",
                     budget >> 20, c.floor_bytes >> 20);
         n->memory_floor_said = true;

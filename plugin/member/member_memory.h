@@ -11,7 +11,7 @@ typedef struct gd_memory_choices {
     bool background_starts; /* segment starts written behind training (a 16 B/param copy) */
     bool keep_worker;       /* the worker's state kept between rounds (16 B/param) */
     bool keep_next;         /* an aggregated G' kept in memory, not only stored (8 B/param) */
-    uint64_t floor_bytes;   /* what a round holds whatever the budget (32 B/param) */
+    uint64_t floor_bytes;   /* what a round holds whatever the budget (28 B/param) */
     bool under_floor;       /* the budget is below it */
 } gd_memory_choices;
 

@@ -67,8 +67,6 @@ static gd_status adv_claim(gd_engine *e, gd_trained_round *out, uint64_t round, 
     memset(&did->payload, 0, sizeof did->payload);
     memcpy(r->payload_root, did->payload_root, sizeof r->payload_root);
     r->payload_leaves = did->payload_leaves;
-    r->delta = did->delta;
-    did->delta = NULL;
     r->steps = segments * k;
     r->tokens = (uint64_t)r->steps * c->inner.batch * c->inner.seq_len;
     r->loss_sum = did->loss_sum * segments / trained;

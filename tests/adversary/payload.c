@@ -54,15 +54,18 @@ static gd_status adv_payload_train(gd_engine *e, gd_trained_round *out, uint64_t
         gd_trained_round_free(out);
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     }
+    /* Δ = start - θ_H, what the honest payload coded. */
+    for (size_t i = 0; i < n; i++)
+        values[i] = g->params[i] - w->params[i];
     double sq = 0;
     for (size_t i = 0; i < n; i++)
-        sq += (double)out->r.delta[i] * out->r.delta[i];
+        sq += (double)values[i] * values[i];
     float rms = (float)sqrt(sq / (double)n);
     gd_rng rng;
     uint32_t ids[4] = {0x67617262u, (uint32_t)round, 0, 0}; /* "garb" */
     gd_rng_init(&rng, 7, ids);
     for (size_t i = 0; i < n; i++)
-        values[i] = kind == ADV_SCALED ? (float)(out->r.delta[i] * g_adv_scale)
+        values[i] = kind == ADV_SCALED ? (float)(values[i] * g_adv_scale)
                                        : (float)((2 * gd_rng_uniform(&rng) - 1) * 1.7 * rms);
     gd_status s = gd_adv_commit_values(e, out, round, w, values);
     free(values);

@@ -524,13 +524,24 @@ static void test_worker_round_and_segments(void) {
     CHECK(res.tokens == 4 * 2 * 16);
     CHECK(res.descs[0].stage == GD_STAGE_TRAIN && res.descs[3].stage == GD_STAGE_ENCODED);
     CHECK(res.descs[2].step == 4 && res.descs[3].step == 4);
-    /* Δ = start - θ, a float subtraction */
-    size_t mismatches = 0;
-    for (size_t i = 0; i < e.n; i++) {
-        float expect = e.g0[i] - w.params[i];
-        mismatches += memcmp(&expect, &res.delta[i], sizeof expect) != 0;
-    }
-    CHECK(mismatches == 0);
+    /* The payload, made a window at a time from the trainer, is the whole
+     * encoding of Δ = start - θ (a float subtraction) from a zero residual,
+     * and leaves the same residual. */
+    float *delta = malloc(e.n * sizeof(float)), *residual = calloc(e.n, sizeof(float));
+    CHECK(delta != NULL && residual != NULL);
+    for (size_t i = 0; i < e.n; i++)
+        delta[i] = e.g0[i] - w.params[i];
+    gd_payload whole;
+    CHECK_OK(gd_payload_encode(&whole, &res.payload.header, delta,
+                               e.c.error_feedback ? residual : NULL, NULL));
+    uint8_t whole_root[32];
+    uint32_t whole_leaves = 0;
+    CHECK_OK(gd_payload_root(&whole, whole_root, &whole_leaves));
+    CHECK(whole_leaves == res.payload_leaves && memcmp(whole_root, res.payload_root, 32) == 0);
+    CHECK(memcmp(residual, w.residual, e.n * sizeof(float)) == 0);
+    gd_payload_free(&whole);
+    free(delta);
+    free(residual);
     commitment m;
     commitment_open(&m, &e, &res, &w, 0);
     /* Both segments re-execute exactly, and give what the digest covers:

@@ -434,6 +434,61 @@ static void test_thread_independence(void) {
     free(v);
 }
 
+/* The encoder given the values a window of whole chunks at a time gives
+ * the whole encoding's file and residual, for every codec and window; out
+ * of order, a cut chunk and a short end are refused. */
+static void test_encoder_windows(void) {
+    const size_t n = 20011, chunk = 999;
+    float *v = gen_values(n, 3, 0.02);
+    float *r0 = gen_values(n, 4, 0.001);
+    float *rw = malloc(n * sizeof(float)), *rx = malloc(n * sizeof(float));
+    gd_pool *pool = NULL;
+    CHECK_OK(gd_pool_new(&pool, 3));
+    const size_t windows[] = {chunk, 3 * chunk, 20 * chunk, 21 * chunk};
+    for (size_t c = 0; c < N_CODECS; c++) {
+        gd_payload_header h = sample_header(k_codecs[c], n, (uint32_t)chunk);
+        memcpy(rw, r0, n * sizeof(float));
+        gd_payload whole;
+        CHECK_OK(gd_payload_encode(&whole, &h, v, rw, NULL));
+        gd_buf want = {0};
+        serialize(&whole, &want);
+        for (size_t k = 0; k < sizeof windows / sizeof windows[0]; k++) {
+            memcpy(rx, r0, n * sizeof(float));
+            gd_payload p;
+            gd_payload_encoder e;
+            CHECK_OK(gd_payload_encoder_begin(&e, &p, &h));
+            for (size_t lo = 0; lo < n; lo += windows[k]) {
+                size_t count = n - lo < windows[k] ? n - lo : windows[k];
+                CHECK_OK(gd_payload_encoder_add(&e, v + lo, rx + lo, lo, count, pool));
+            }
+            CHECK_OK(gd_payload_encoder_end(&e));
+            gd_buf got = {0};
+            serialize(&p, &got);
+            CHECK(got.len == want.len && memcmp(got.data, want.data, want.len) == 0);
+            CHECK(memcmp(rx, rw, n * sizeof(float)) == 0);
+            gd_buf_free(&got);
+            gd_payload_free(&p);
+        }
+        gd_buf_free(&want);
+        gd_payload_free(&whole);
+    }
+    gd_payload_header h = sample_header("int8", n, (uint32_t)chunk);
+    gd_payload p;
+    gd_payload_encoder e;
+    CHECK_OK(gd_payload_encoder_begin(&e, &p, &h));
+    CHECK_STATUS(gd_payload_encoder_add(&e, v + chunk, NULL, chunk, chunk, pool), GD_ERR_INVALID);
+    CHECK_STATUS(gd_payload_encoder_add(&e, v, NULL, 0, chunk + 1, pool), GD_ERR_INVALID);
+    CHECK_STATUS(gd_payload_encoder_add(&e, v, NULL, 0, n + 1, pool), GD_ERR_INVALID);
+    CHECK_OK(gd_payload_encoder_add(&e, v, NULL, 0, 2 * chunk, pool));
+    CHECK_STATUS(gd_payload_encoder_end(&e), GD_ERR_INVALID);
+    gd_payload_free(&p);
+    gd_pool_free(pool);
+    free(rx);
+    free(rw);
+    free(r0);
+    free(v);
+}
+
 /* Flags of chunk i, read from the file's table. */
 static uint32_t file_flags(const gd_buf *file, uint32_t i) {
     const uint8_t *e = file->data + GD_PAYLOAD_HEADER_BYTES + (size_t)i * 24 + 16;
@@ -876,6 +931,7 @@ int main(void) {
     RUN_TEST(test_encode_rejects);
     RUN_TEST(test_roundtrip_codecs);
     RUN_TEST(test_thread_independence);
+    RUN_TEST(test_encoder_windows);
     RUN_TEST(test_zstd_choice);
     RUN_TEST(test_error_feedback);
     RUN_TEST(test_proofs);
