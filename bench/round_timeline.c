@@ -4,8 +4,9 @@
  * gonka-localnet process. For the member (worker 0) it prints
  *   train             the inner steps (their own clock) and tokens/s, then
  *                     the state hashes and payload encoding after them; the
- *                     segment starts are written while it trains;
- *   encode + fsync    payload, transcript and post state written durably;
+ *                     segment starts are written while it trains, the post
+ *                     state once encoded;
+ *   encode + fsync    payload and transcript written durably;
  *   commit latency    MsgCommitRound submitted until it is in a block;
  *   fetch + verify    the peers' payloads, and the check target's
  *                     transcript, drawn segment's state and one chunk of its
@@ -106,7 +107,7 @@ typedef struct bench_opts {
 
 typedef struct bench_worker {
     char address[GD_ADDRESS_STR_MAX];
-    gd_worker_state w;
+    uint32_t rank;
     gd_trained_round t;
     bool trained;
     gd_artifact_store store;
@@ -541,35 +542,27 @@ static gd_status bench_answer(void *ctx, const gd_artifact_req *req, gd_artifact
     return GD_OK;
 }
 
-/* Payload, transcript and served states, durable (gd_member_store_round). */
-/* What is left to write when training is done: payload, transcript and
- * the post-encoding state (the segment starts were written as training
- * reached them). */
-static gd_status bench_store(gd_engine *e, bench_worker *w, uint64_t *bytes) {
+/* What is left to write when training is done: payload and transcript
+ * (the states were written as training reached them, the one after
+ * encoding last), as gd_member_store_round does. */
+static gd_status bench_store(bench_worker *w, uint64_t *bytes) {
     const gd_trained_round *t = &w->t;
     *bytes = t->payload.len + t->transcript.len;
     GD_TRY(gd_artifact_put(&w->store, GD_ARTIFACT_PAYLOAD, BENCH_RUN, BENCH_ROUND, 0,
                            t->payload.data, t->payload.len));
-    GD_TRY(gd_artifact_put(&w->store, GD_ARTIFACT_TRANSCRIPT, BENCH_RUN, BENCH_ROUND, 0,
-                           t->transcript.data, t->transcript.len));
-    gd_buf b = {0};
-    gd_status s = gd_engine_state_file(e, &b, BENCH_ROUND, &w->w, t->segments + 1, t->segments);
-    if (s == GD_OK)
-        s = gd_artifact_put(&w->store, GD_ARTIFACT_STATE, BENCH_RUN, BENCH_ROUND,
-                            t->segments + 1, b.data, b.len);
-    *bytes += b.len;
-    gd_buf_free(&b);
-    return s;
+    return gd_artifact_put(&w->store, GD_ARTIFACT_TRANSCRIPT, BENCH_RUN, BENCH_ROUND, 0,
+                           t->transcript.data, t->transcript.len);
 }
 
 static gd_status bench_put_start(void *ctx, uint64_t round, uint32_t leaf,
-                                 const gd_worker_desc *desc, const gd_worker_state *state) {
-    return gd_start_writer_put(ctx, round, leaf, desc, state);
+                                 const gd_worker_desc *desc, const gd_worker_state_source *state,
+                                 const float *residual) {
+    return gd_start_writer_put(ctx, round, leaf, desc, state, residual);
 }
 
 /* A worker's round as a member trains it: a segment at a time, each
- * segment's start written behind training (or in the foreground) by a
- * writer of its own; done once the last start is durable. */
+ * state written behind training (or in the foreground) by a writer of its
+ * own as it is reached; done once the last is durable. */
 static gd_status bench_train(gd_engine *e, bench_worker *w, const gd_global_state *g0,
                              bool background, uint64_t *starts_bytes) {
     gd_start_writer writer;
@@ -577,10 +570,10 @@ static gd_status bench_train(gd_engine *e, bench_worker *w, const gd_global_stat
     gd_engine_job job;
     memset(&job, 0, sizeof job);
     gd_engine_start_sink sink = {bench_put_start, &writer};
-    gd_status s = gd_engine_job_begin(e, BENCH_ROUND, g0, true, &w->w, &sink, &job);
+    gd_status s = gd_engine_job_begin(e, BENCH_ROUND, g0, NULL, w->address, w->rank, &sink, &job);
     bool done = false;
     while (s == GD_OK && !done)
-        s = gd_engine_job_segment(e, &job, &w->w, false, &done);
+        s = gd_engine_job_segment(e, &job, NULL, &done);
     if (s == GD_OK)
         gd_engine_job_take(&job, &w->t);
     gd_engine_job_free(&job);
@@ -980,7 +973,7 @@ static gd_status run(const bench_opts *o, const char *bin, const char *dir, benc
 
     /* Train and store every worker; the figures are the member's. */
     for (uint32_t i = 0; s == GD_OK && i < W; i++) {
-        s = gd_engine_worker_init(&e, &ws[i].w, ws[i].address, i);
+        ws[i].rank = i;
         gd_bench_peak_reset();
         double t0 = gd_bench_now();
         gd_memory_choices mem = gd_memory_choose(o->memory_budget, e.n);
@@ -994,7 +987,7 @@ static gd_status run(const bench_opts *o, const char *bin, const char *dir, benc
         gd_bench_peak_reset();
         t0 = gd_bench_now();
         if (s == GD_OK)
-            s = bench_store(&e, &ws[i], &bytes);
+            s = bench_store(&ws[i], &bytes);
         double store_s = gd_bench_now() - t0;
         if (i == 0) {
             r->peak_mib[0] = train_peak;
@@ -1027,8 +1020,6 @@ static gd_status run(const bench_opts *o, const char *bin, const char *dir, benc
         }
         if (ws[i].trained)
             gd_trained_round_free(&ws[i].t);
-        if (ws[i].w.params)
-            gd_worker_state_free(&ws[i].w);
     }
     free(ws);
     if (have_g0)
@@ -1136,13 +1127,13 @@ static void print_result(const bench_opts *o, const bench_result *r, const bench
            r->segments == 1 ? "" : "s", o->workers, o->threads);
     printf("%-22s %11s %7s  %s\n", "phase", "seconds", "share", "detail");
     snprintf(d, sizeof d, "%" PRIu64 " tokens, %.0f tokens/s, mean loss %.4f; %u segment "
-                          "starts (%.2f MB) written %s",
+                          "starts and the post state (%.2f MB) written %s",
              r->tokens, r->tokens_per_s, r->loss, r->segments, (double)r->starts_bytes / mb,
              r->starts_background ? "behind training" : "in the foreground");
     print_row("train (inner steps)", r->train_s, total, d);
     print_row("  hashes + encoding", r->round_extra_s, total,
-              "state hashes, payload encoding, start writes waited for");
-    snprintf(d, sizeof d, "payload, transcript, post state: %.2f MB under %s",
+              "state hashes, payload encoding, state writes waited for");
+    snprintf(d, sizeof d, "payload, transcript: %.2f MB under %s",
              (double)r->store_bytes / mb, dir);
     print_row("encode + fsync", r->store_s, total, d);
     if (r->have_commit) {

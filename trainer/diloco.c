@@ -73,29 +73,13 @@ void gd_worker_round_free(gd_worker_round *r) {
     memset(r, 0, sizeof *r);
 }
 
-gd_status gd_diloco_load_worker(gd_trainer *t, const gd_diloco_config *c,
-                                const gd_worker_state *w, const float *params) {
-    gd_train_options o = c->inner;
-    o.worker = w->rank;
-    GD_TRY(gd_trainer_reconfigure(t, &o));
-    gd_trainer_set_state(t, params, w->exp_avg, w->exp_avg_sq, w->step);
-    return GD_OK;
-}
-
-/* Moves the trainer's state into w and describes it (a training-stage leaf). */
-static gd_status gd_record_state(gd_trainer *t, const gd_state_tag *tag, uint64_t round,
-                                 gd_worker_state *w, gd_worker_desc *desc) {
-    gd_trainer_get_state(t, w->params, w->exp_avg, w->exp_avg_sq, &w->step);
-    return gd_worker_state_describe(gd_trainer_pool(t), tag, desc, round, GD_STAGE_TRAIN, w);
-}
-
 /* The trainer's state a window at a time, each window loaded from `from`
  * first when it is not NULL, hashed into the three sub-roots of a
- * training-stage descriptor (address, rank, the residual's root given). */
+ * descriptor of `stage` (address, rank, the residual's root given). */
 static gd_status gd_diloco_state_windows(gd_trainer *t, const gd_state_tag *tag,
                                          gd_worker_desc *out, uint64_t round, const char *address,
                                          uint32_t rank, const uint8_t residual_root[GD_MMR_HASH_LEN],
-                                         const gd_worker_state_source *from) {
+                                         gd_state_stage stage, const gd_worker_state_source *from) {
     memset(out, 0, sizeof *out);
     size_t n = gd_trainer_layout(t)->total;
     if (address == NULL || address[0] == '\0' || strlen(address) > GD_STATE_ADDRESS_MAX)
@@ -136,7 +120,7 @@ static gd_status gd_diloco_state_windows(gd_trainer *t, const gd_state_tag *tag,
     out->round = round;
     snprintf(out->address, sizeof out->address, "%s", address);
     out->rank = rank;
-    out->stage = GD_STAGE_TRAIN;
+    out->stage = stage;
     out->step = gd_trainer_step_count(t);
     out->n = n;
     memcpy(out->residual_root, residual_root, GD_MMR_HASH_LEN);
@@ -146,7 +130,8 @@ static gd_status gd_diloco_state_windows(gd_trainer *t, const gd_state_tag *tag,
 gd_status gd_diloco_describe_trainer(gd_trainer *t, const gd_state_tag *tag, gd_worker_desc *out,
                                      uint64_t round, const char *address, uint32_t rank,
                                      const uint8_t residual_root[GD_MMR_HASH_LEN]) {
-    return gd_diloco_state_windows(t, tag, out, round, address, rank, residual_root, NULL);
+    return gd_diloco_state_windows(t, tag, out, round, address, rank, residual_root,
+                                   GD_STAGE_TRAIN, NULL);
 }
 
 gd_status gd_diloco_load_source(gd_trainer *t, const gd_diloco_config *c, gd_worker_desc *out,
@@ -162,7 +147,7 @@ gd_status gd_diloco_load_source(gd_trainer *t, const gd_diloco_config *c, gd_wor
     gd_state_tag tag;
     gd_diloco_state_tag(c, gd_trainer_layout(t), &tag);
     return gd_diloco_state_windows(t, &tag, out, round, from->address, from->rank, residual_root,
-                                   from);
+                                   GD_STAGE_TRAIN, from);
 }
 
 /* GD_ERR_INVALID unless n is the trainer's layout size (what names it). */
@@ -226,18 +211,18 @@ gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, uint8_t *out,
  * rule of gd_diloco_encode_chunk, made and encoded a window of whole chunks
  * at a time from the trainer's parameters, so Δ is never whole in memory. */
 static gd_status gd_encode_delta(gd_trainer *t, const gd_diloco_config *c,
-                                 const gd_state_tag *tag, uint64_t round, const float *start,
-                                 gd_worker_state *w, gd_payload *payload) {
-    gd_payload_header h = {.run = c->run, .round = round, .param_count = w->n,
+                                 const gd_worker_round_run *run, gd_payload *payload) {
+    size_t n = gd_trainer_layout(t)->total;
+    gd_payload_header h = {.run = c->run, .round = run->round, .param_count = n,
                            .codec = c->codec, .chunk_elems = c->chunk_elems};
-    snprintf(h.participant, sizeof h.participant, "%s", w->address);
-    memcpy(h.layout_digest, tag->layout_digest, 32);
-    memcpy(h.spec_digest, tag->spec_digest, 32);
+    snprintf(h.participant, sizeof h.participant, "%s", run->address);
+    memcpy(h.layout_digest, run->tag.layout_digest, 32);
+    memcpy(h.spec_digest, run->tag.spec_digest, 32);
     size_t window = gd_values_window(c->chunk_elems);
     if (window % c->chunk_elems != 0) /* chunks above 2^22 values: one at a time */
         window = c->chunk_elems;
-    if (window > w->n)
-        window = w->n;
+    if (window > n)
+        window = n;
     float *buf = malloc(2 * (window ? window : 1) * sizeof(float));
     if (buf == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory for a window of the pseudo-gradient");
@@ -248,11 +233,11 @@ static gd_status gd_encode_delta(gd_trainer *t, const gd_diloco_config *c,
         free(buf);
         return s;
     }
-    float *residual = c->error_feedback ? w->residual : NULL;
-    for (size_t lo = 0; s == GD_OK && lo < w->n; lo += window) {
-        size_t count = w->n - lo < window ? w->n - lo : window;
+    float *residual = c->error_feedback ? run->residual : NULL;
+    for (size_t lo = 0; s == GD_OK && lo < n; lo += window) {
+        size_t count = n - lo < window ? n - lo : window;
         gd_trainer_get_range(t, params, NULL, NULL, lo, count);
-        s = gd_delta_and_decay(gd_trainer_backend(t), c, start + lo, params,
+        s = gd_delta_and_decay(gd_trainer_backend(t), c, run->start + lo, params,
                                residual ? residual + lo : NULL, count, delta);
         if (s == GD_OK)
             s = gd_payload_encoder_add(&e, delta, residual ? residual + lo : NULL, lo, count,
@@ -277,24 +262,86 @@ static gd_status gd_build_transcript(gd_worker_round *out) {
     return gd_mmr_root(&out->transcript, out->transcript_root);
 }
 
-static gd_status gd_round_failed(gd_worker_state *w, gd_worker_round *out, uint64_t round,
+static gd_status gd_round_failed(const gd_worker_round_run *run, gd_worker_round *out,
                                  gd_status s) {
     gd_worker_round_free(out);
-    return gd_fail_context(s, "%s, round %llu", w->address, (unsigned long long)round);
+    return gd_fail_context(s, "%s, round %llu", run->address, (unsigned long long)run->round);
+}
+
+/* Leaf 0's state as the trainer loads it: the round's start as the
+ * parameters, the moments of the worker's previous state (zeros without
+ * one). */
+typedef struct gd_round_start_read_ctx {
+    const float *start;
+    const gd_worker_state_source *prev; /* or NULL */
+} gd_round_start_read_ctx;
+
+static gd_status gd_round_start_read(const void *ctx, float *params, float *exp_avg,
+                                     float *exp_avg_sq, size_t lo, size_t count) {
+    const gd_round_start_read_ctx *x = ctx;
+    if (params != NULL)
+        memcpy(params, x->start + lo, count * sizeof(float));
+    if (x->prev != NULL)
+        return x->prev->read(x->prev->ctx, NULL, exp_avg, exp_avg_sq, lo, count);
+    if (exp_avg != NULL)
+        memset(exp_avg, 0, count * sizeof(float));
+    if (exp_avg_sq != NULL)
+        memset(exp_avg_sq, 0, count * sizeof(float));
+    return GD_OK;
+}
+
+static gd_status gd_trainer_source_read(const void *ctx, float *params, float *exp_avg,
+                                        float *exp_avg_sq, size_t lo, size_t count) {
+    const gd_trainer *t = ctx;
+    size_t n = gd_trainer_layout(t)->total;
+    if (lo > n || count > n - lo)
+        return gd_fail(GD_ERR_INVALID, "values [%zu, +%zu) of a state of %zu", lo, count, n);
+    gd_trainer_get_range(t, params, exp_avg, exp_avg_sq, lo, count);
+    return GD_OK;
+}
+
+gd_worker_state_source gd_diloco_round_source(const gd_trainer *t,
+                                              const gd_worker_round_run *run) {
+    return (gd_worker_state_source){.address = run->address, .rank = run->rank,
+                                    .step = gd_trainer_step_count(t),
+                                    .n = gd_trainer_layout(t)->total,
+                                    .read = gd_trainer_source_read, .ctx = t};
+}
+
+/* The trainer's state and the run's residual as a whole worker state (a
+ * segment start kept in memory). */
+static gd_status gd_round_copy(const gd_trainer *t, const gd_worker_round_run *run,
+                               gd_worker_state *out) {
+    size_t n = gd_trainer_layout(t)->total;
+    GD_TRY(gd_worker_state_init(out, run->rank, n));
+    snprintf(out->address, sizeof out->address, "%s", run->address);
+    gd_trainer_get_state(t, out->params, out->exp_avg, out->exp_avg_sq, &out->step);
+    memcpy(out->residual, run->residual, n * sizeof(float));
+    return GD_OK;
 }
 
 gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_worker_round *out,
                                 uint64_t round, const float *start, size_t start_n,
-                                gd_worker_state *w, gd_worker_state *segment_starts,
+                                const gd_worker_state_source *prev, const char *address,
+                                uint32_t rank, float *residual, gd_worker_state *segment_starts,
                                 gd_worker_round_run *run) {
     memset(out, 0, sizeof *out);
     memset(run, 0, sizeof *run);
     gd_mmr_init(&out->transcript);
+    size_t n = gd_trainer_layout(t)->total;
     GD_TRY(gd_check_sizes(t, start_n, "the round's start state"));
-    GD_TRY(gd_check_sizes(t, w->n, "the worker's state"));
-    *run = (gd_worker_round_run){.round = round, .start = start,
-                                 .segment_starts = segment_starts,
+    if (prev != NULL && (prev->read == NULL || prev->n != n))
+        return gd_fail(GD_ERR_INVALID, "the worker's previous state has %zu values; the model "
+                                       "has %zu",
+                       prev->n, n);
+    if (address == NULL || strlen(address) > GD_STATE_ADDRESS_MAX || residual == NULL)
+        return gd_fail(GD_ERR_INVALID, "a worker round needs an address of at most %d bytes "
+                                       "and the worker's residual",
+                       GD_STATE_ADDRESS_MAX);
+    *run = (gd_worker_round_run){.round = round, .start = start, .rank = rank,
+                                 .residual = residual, .segment_starts = segment_starts,
                                  .segments = c->inner_steps / c->segment_steps};
+    snprintf(run->address, sizeof run->address, "%s", address);
     gd_diloco_state_tag(c, gd_trainer_layout(t), &run->tag);
     out->n_leaves = gd_transcript_leaves(run->segments);
     out->descs = calloc(out->n_leaves, sizeof *out->descs);
@@ -304,22 +351,46 @@ gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_wor
         gd_worker_round_free(out);
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     }
-    gd_status s = gd_diloco_load_worker(t, c, w, start);
+    /* Training never changes the residual: one root for every training leaf. */
+    gd_status s = gd_values_root(gd_trainer_pool(t), residual, n, c->chunk_elems,
+                                 run->residual_root);
+    gd_round_start_read_ctx x = {.start = start, .prev = prev};
+    gd_worker_state_source from = {.address = run->address, .rank = rank,
+                                   .step = prev ? prev->step : 0, .n = n,
+                                   .read = gd_round_start_read, .ctx = &x};
     if (s == GD_OK)
-        s = gd_record_state(t, &run->tag, round, w, &out->descs[0]);
-    return s == GD_OK ? GD_OK : gd_round_failed(w, out, round, s);
+        s = gd_diloco_load_source(t, c, &out->descs[0], round, &from, run->residual_root);
+    return s == GD_OK ? GD_OK : gd_round_failed(run, out, s);
+}
+
+/* The state reloaded from `from` must be the leaf recorded at the
+ * boundary: anything else is the host's own failure (its disk), never a
+ * different round. */
+static gd_status gd_round_reload(gd_trainer *t, const gd_diloco_config *c,
+                                 const gd_worker_round *out, const gd_worker_round_run *run,
+                                 const gd_worker_state_source *from) {
+    gd_worker_desc got;
+    GD_TRY(gd_diloco_load_source(t, c, &got, run->round, from, run->residual_root));
+    uint8_t a[GD_MMR_HASH_LEN], b[GD_MMR_HASH_LEN];
+    gd_worker_desc_hash(&got, a);
+    gd_worker_desc_hash(&out->descs[run->done], b);
+    if (memcmp(a, b, sizeof a) != 0)
+        return gd_fail(GD_ERR_IO, "the state reloaded for segment %u is not the one recorded "
+                                  "at its start",
+                       run->done);
+    return GD_OK;
 }
 
 gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
-                                  gd_worker_round *out, bool reload, gd_worker_state *w,
+                                  gd_worker_round *out, const gd_worker_state_source *reload,
                                   gd_worker_round_run *run) {
     uint32_t seg = run->done;
     if (seg >= run->segments)
         return gd_fail(GD_ERR_INVALID, "round %llu has %u segments, all trained",
                        (unsigned long long)run->round, run->segments);
-    gd_status s = reload ? gd_diloco_load_worker(t, c, w, w->params) : GD_OK;
+    gd_status s = reload ? gd_round_reload(t, c, out, run, reload) : GD_OK;
     if (s == GD_OK && run->segment_starts != NULL)
-        s = gd_worker_state_copy(&run->segment_starts[seg], w);
+        s = gd_round_copy(t, run, &run->segment_starts[seg]);
     double t0 = gd_clock_seconds(), segment_loss = 0;
     gd_diloco_trace_begin(out->traces[seg]);
     for (uint32_t k = 0; s == GD_OK && k < c->segment_steps; k++) {
@@ -343,45 +414,57 @@ gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, cons
     if (seg == 0)
         out->first_segment_loss = segment_loss;
     out->last_segment_loss = segment_loss;
-    /* w holds the state at the new boundary: leaf seg + 1, and where a
-     * reloaded segment resumes. */
+    /* The trainer holds the state at the new boundary: leaf seg + 1, and
+     * where a reloaded segment resumes. */
     if (s == GD_OK)
-        s = gd_record_state(t, &run->tag, run->round, w, &out->descs[seg + 1]);
+        s = gd_diloco_state_windows(t, &run->tag, &out->descs[seg + 1], run->round, run->address,
+                                    run->rank, run->residual_root, GD_STAGE_TRAIN, NULL);
     if (s != GD_OK)
-        return gd_round_failed(w, out, run->round, s);
+        return gd_round_failed(run, out, s);
     run->done++;
     if (c->on_segment != NULL)
         c->on_segment(c->on_segment_ctx, run->round, seg, run->segments, segment_loss);
     return GD_OK;
 }
 
-gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_worker_state *w,
-                                 gd_worker_round *out, gd_worker_round_run *run) {
+gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_worker_round *out,
+                                 gd_worker_round_run *run) {
     gd_status s = run->done == run->segments
                       ? GD_OK
                       : gd_fail(GD_ERR_INVALID, "round %llu: %u of %u segments trained",
                                 (unsigned long long)run->round, run->done, run->segments);
     if (s == GD_OK)
-        s = gd_encode_delta(t, c, &run->tag, run->round, run->start, w, &out->payload);
+        s = gd_encode_delta(t, c, run, &out->payload);
     if (s == GD_OK)
         s = gd_payload_root(&out->payload, out->payload_root, &out->payload_leaves);
+    /* The residual as encoding left it: leaf S + 1's. */
+    uint8_t residual_root[GD_MMR_HASH_LEN];
     if (s == GD_OK)
-        s = gd_worker_state_describe(gd_trainer_pool(t), &run->tag, &out->descs[run->segments + 1],
-                                     run->round, GD_STAGE_ENCODED, w);
+        s = gd_values_root(gd_trainer_pool(t), run->residual, gd_trainer_layout(t)->total,
+                           c->chunk_elems, residual_root);
+    if (s == GD_OK)
+        s = gd_diloco_state_windows(t, &run->tag, &out->descs[run->segments + 1], run->round,
+                                    run->address, run->rank, residual_root, GD_STAGE_ENCODED,
+                                    NULL);
     if (s == GD_OK)
         s = gd_build_transcript(out);
-    return s == GD_OK ? GD_OK : gd_round_failed(w, out, run->round, s);
+    return s == GD_OK ? GD_OK : gd_round_failed(run, out, s);
 }
 
 gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
                                  gd_worker_round *out, uint64_t round, const float *start,
                                  size_t start_n, gd_worker_state *w,
                                  gd_worker_state *segment_starts) {
+    GD_TRY(gd_check_sizes(t, w->n, "the worker's state"));
+    gd_worker_state_source prev = gd_worker_state_source_of(w);
     gd_worker_round_run run;
-    GD_TRY(gd_diloco_round_begin(t, c, out, round, start, start_n, w, segment_starts, &run));
+    GD_TRY(gd_diloco_round_begin(t, c, out, round, start, start_n, &prev, w->address, w->rank,
+                                 w->residual, segment_starts, &run));
     while (run.done < run.segments)
-        GD_TRY(gd_diloco_round_segment(t, c, data, out, false, w, &run));
-    return gd_diloco_round_finish(t, c, w, out, &run);
+        GD_TRY(gd_diloco_round_segment(t, c, data, out, NULL, &run));
+    GD_TRY(gd_diloco_round_finish(t, c, out, &run));
+    gd_trainer_get_state(t, w->params, w->exp_avg, w->exp_avg_sq, &w->step);
+    return GD_OK;
 }
 
 /* --- aggregation -------------------------------------------------------------------------- */

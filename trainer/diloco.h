@@ -145,18 +145,29 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
 
 /* The same round a segment at a time, for a host whose trainer does other
  * work between segments (a validator's re-execution while a worker trains
- * the next round ahead, with overlap). begin records leaf 0 from start;
- * each segment call takes K inner steps and records the next leaf; finish
- * encodes and builds the transcript. gd_diloco_worker_round is exactly
- * begin, S segments and finish, so both give the same bits. With reload a
- * segment first loads w into the trainer again (w always holds the state
- * at the last segment boundary), so whatever ran on the trainer in between
- * changes nothing. The caller keeps start, w, segment_starts and out alive
- * until finish; on an error out is freed and the round is over. */
+ * the next round ahead, with overlap), and that keeps no copy of the
+ * worker's state: the trainer holds it. begin loads the trainer with start
+ * as the parameters and the moments and step of prev, the worker's state
+ * after its previous round read a window at a time (NULL: a fresh
+ * optimizer state, zeros and step 0), and records leaf 0; each segment
+ * call takes K inner steps and records the next leaf; finish encodes Δ
+ * from the trainer a window at a time, updating residual, and records
+ * leaf S + 1. Every leaf is described from the trainer a window at a time.
+ * gd_diloco_worker_round is exactly begin, S segments and finish, so both
+ * give the same bits. With reload a segment first loads the state at its
+ * start again from that source (whatever ran on the trainer in between
+ * changes nothing), and requires it to be the leaf recorded there
+ * (GD_ERR_IO otherwise: the host's copy is damaged). The caller keeps
+ * start, residual, segment_starts and out alive until finish; on an error
+ * out is freed and the round is over. */
 typedef struct gd_worker_round_run {
     uint64_t round;
-    const float *start;              /* S_r, start_n values */
-    gd_worker_state *segment_starts; /* or NULL */
+    const float *start;              /* S_r, the layout's n values */
+    char address[GD_STATE_ADDRESS_MAX + 1];
+    uint32_t rank;
+    float *residual;                 /* the worker's error-feedback residual, n values */
+    uint8_t residual_root[GD_MMR_HASH_LEN]; /* its root while training (never changes) */
+    gd_worker_state *segment_starts; /* copies of each segment's start, or NULL */
     gd_state_tag tag;
     uint32_t segments;               /* S = H / K */
     uint32_t done;                   /* segments trained so far */
@@ -164,14 +175,21 @@ typedef struct gd_worker_round_run {
 
 gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_worker_round *out,
                                 uint64_t round, const float *start, size_t start_n,
-                                gd_worker_state *w, gd_worker_state *segment_starts,
+                                const gd_worker_state_source *prev, const char *address,
+                                uint32_t rank, float *residual, gd_worker_state *segment_starts,
                                 gd_worker_round_run *run) GD_MUST_CHECK;
 gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
-                                  gd_worker_round *out, bool reload, gd_worker_state *w,
+                                  gd_worker_round *out, const gd_worker_state_source *reload,
                                   gd_worker_round_run *run) GD_MUST_CHECK;
 /* After every segment (run->done == run->segments). */
-gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_worker_state *w,
-                                 gd_worker_round *out, gd_worker_round_run *run) GD_MUST_CHECK;
+gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_worker_round *out,
+                                 gd_worker_round_run *run) GD_MUST_CHECK;
+/* The trainer's state as the run's worker (address, rank, the trainer's
+ * step), read a window at a time: with run->residual, the state at the
+ * last recorded leaf, what a writer stores as that leaf's file. t must
+ * outlive the source. */
+gd_worker_state_source gd_diloco_round_source(const gd_trainer *t,
+                                              const gd_worker_round_run *run);
 
 /* Δ + decay·residual of one chunk, encoded as the worker does (the rule a
  * verifier replays on one chunk): delta[i] = start[i] - params[i]; with

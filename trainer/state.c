@@ -404,9 +404,12 @@ static gd_status gd_arrays_read(const void *ctx, float *params, float *exp_avg, 
     if (lo > w->n || count > w->n - lo)
         return gd_fail(GD_ERR_INVALID, "values [%zu, +%zu) of a state of %zu", lo, count, w->n);
     size_t bytes = count * sizeof(float);
-    memcpy(params, w->params + lo, bytes);
-    memcpy(exp_avg, w->exp_avg + lo, bytes);
-    memcpy(exp_avg_sq, w->exp_avg_sq + lo, bytes);
+    if (params != NULL)
+        memcpy(params, w->params + lo, bytes);
+    if (exp_avg != NULL)
+        memcpy(exp_avg, w->exp_avg + lo, bytes);
+    if (exp_avg_sq != NULL)
+        memcpy(exp_avg_sq, w->exp_avg_sq + lo, bytes);
     return GD_OK;
 }
 
@@ -421,8 +424,7 @@ gd_status gd_state_file_view_open(gd_state_file_view *v, const uint8_t *bytes, s
                                   const gd_state_tag *expect, size_t expect_n) {
     memset(v, 0, sizeof *v);
     v->fd = -1;
-    int arrays = 0;
-    GD_TRY(gd_worker_file_check(&v->desc, &arrays, bytes, len, expect, expect_n));
+    GD_TRY(gd_worker_file_check(&v->desc, &v->arrays, bytes, len, expect, expect_n));
     v->bytes = bytes;
     return GD_OK;
 }
@@ -440,27 +442,41 @@ gd_status gd_state_file_view_open_file(gd_state_file_view *v, int fd, uint64_t l
     uint8_t header[GD_WORKER_DESC_BYTES];
     if (len >= sizeof header)
         GD_TRY(gd_file_read_at(fd, header, sizeof header, 0, "a state file"));
-    int arrays = 0;
-    GD_TRY(gd_worker_file_check(&v->desc, &arrays, header, len, expect, expect_n));
+    GD_TRY(gd_worker_file_check(&v->desc, &v->arrays, header, len, expect, expect_n));
     v->fd = fd;
     return GD_OK;
+}
+
+/* Values [lo, lo + count) of array a (0 params .. 3 residual) into out. */
+static gd_status gd_state_file_array(const gd_state_file_view *v, float *out, int a, size_t lo,
+                                     size_t count) {
+    size_t n = (size_t)v->desc.n;
+    if (lo > n || count > n - lo || a >= v->arrays)
+        return gd_fail(GD_ERR_INVALID, "values [%zu, +%zu) of array %d of a state of %zu", lo,
+                       count, a, n);
+    uint64_t at = GD_WORKER_DESC_BYTES + ((uint64_t)a * n + lo) * sizeof(float);
+    if (v->bytes != NULL) {
+        memcpy(out, v->bytes + at, count * sizeof(float));
+        return GD_OK;
+    }
+    return gd_file_read_at(v->fd, out, count * sizeof(float), at, "a state file");
 }
 
 static gd_status gd_state_file_read(const void *ctx, float *params, float *exp_avg,
                                     float *exp_avg_sq, size_t lo, size_t count) {
     const gd_state_file_view *v = ctx;
-    size_t n = (size_t)v->desc.n;
-    if (lo > n || count > n - lo)
-        return gd_fail(GD_ERR_INVALID, "values [%zu, +%zu) of a state of %zu", lo, count, n);
     float *into[3] = {params, exp_avg, exp_avg_sq};
-    for (int a = 0; a < 3; a++) {
-        uint64_t at = GD_WORKER_DESC_BYTES + ((uint64_t)a * n + lo) * sizeof(float);
-        if (v->bytes != NULL)
-            memcpy(into[a], v->bytes + at, count * sizeof(float));
-        else
-            GD_TRY(gd_file_read_at(v->fd, into[a], count * sizeof(float), at, "a state file"));
-    }
+    for (int a = 0; a < 3; a++)
+        if (into[a] != NULL)
+            GD_TRY(gd_state_file_array(v, into[a], a, lo, count));
     return GD_OK;
+}
+
+gd_status gd_state_file_view_residual(const gd_state_file_view *v, float *out, size_t lo,
+                                      size_t count) {
+    if (v->arrays != 4)
+        return gd_fail(GD_ERR_INVALID, "a state file without its residual");
+    return gd_state_file_array(v, out, 3, lo, count);
 }
 
 gd_worker_state_source gd_state_file_view_source(const gd_state_file_view *v) {

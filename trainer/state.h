@@ -128,8 +128,8 @@ typedef struct gd_worker_state_source {
     uint64_t step;
     size_t n;
     /* Values [lo, lo + count) of params, exp_avg and exp_avg_sq into
-     * arrays of count values each; GD_ERR_IO when the state's file cannot
-     * be read (a local failure). */
+     * arrays of count values each (NULL: that array is skipped); GD_ERR_IO
+     * when the state's file cannot be read (a local failure). */
     gd_status (*read)(const void *ctx, float *params, float *exp_avg, float *exp_avg_sq, size_t lo,
                       size_t count);
     const void *ctx;
@@ -148,6 +148,7 @@ typedef struct gd_state_file_view {
     gd_worker_desc desc;  /* as served: its roots are the file's claim */
     const uint8_t *bytes; /* the file in memory, or NULL: */
     int fd;               /* its file (not owned) */
+    int arrays;           /* 4 with the residual, 3 without */
 } gd_state_file_view;
 
 gd_status gd_state_file_view_open(gd_state_file_view *v, const uint8_t *bytes, size_t len,
@@ -157,6 +158,10 @@ gd_status gd_state_file_view_open_file(gd_state_file_view *v, int fd, uint64_t l
                                        const gd_state_tag *expect, size_t expect_n) GD_MUST_CHECK;
 /* Its arrays as a source (v must outlive it). */
 gd_worker_state_source gd_state_file_view_source(const gd_state_file_view *v);
+/* Values [lo, lo + count) of its residual; GD_ERR_INVALID for a file
+ * without one. */
+gd_status gd_state_file_view_residual(const gd_state_file_view *v, float *out, size_t lo,
+                                      size_t count) GD_MUST_CHECK;
 
 /* --- the global state -------------------------------------------------------------- */
 

@@ -176,12 +176,11 @@ struct gd_member {
     gd_global_state next;
     int64_t prepare_after;      /* no early state sync before this height (a try failed) */
     bool have_w;
-    gd_worker_state w;          /* this worker's state after its last trained round */
+    gd_worker_state w;          /* a stand-in trainer's worker state (o.train), for one round */
     bool have_trained;
     gd_trained_round trained;   /* the newest trained round's artifacts (for its commit) */
     gd_engine_job job;          /* a round trained a segment at a time (ahead, with overlap) */
     gd_start_writer starts;     /* its segment-start states, written as training reaches them */
-    bool keep_worker;           /* the budget keeps w between rounds (member_memory.c) */
     bool keep_next;             /* the budget keeps an aggregated G' in memory */
     bool memory_floor_said;     /* a budget under the round's floor was logged */
     bool memory_planned;        /* the plan above was made (and logged) once */
@@ -309,7 +308,7 @@ gd_status gd_member_count_missed(gd_member *n) GD_MUST_CHECK;
 /* --- member_memory.c ----------------------------------------------------------------------- */
 
 /* What the memory budget lets a round keep in memory, for the round about
- * to be trained (the start writer's mode, keep_worker). */
+ * to be trained (the start writer's mode, keep_next). */
 void gd_member_memory_plan(gd_member *n);
 
 /* --- member_disk.c ------------------------------------------------------------------------- */

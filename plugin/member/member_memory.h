@@ -9,14 +9,13 @@
 
 typedef struct gd_memory_choices {
     bool background_starts; /* segment starts written behind training (a 16 B/param copy) */
-    bool keep_worker;       /* the worker's state kept between rounds (16 B/param) */
     bool keep_next;         /* an aggregated G' kept in memory, not only stored (8 B/param) */
-    uint64_t floor_bytes;   /* what a round holds whatever the budget (28 B/param) */
+    uint64_t floor_bytes;   /* what a round holds whatever the budget (16 B/param) */
     bool under_floor;       /* the budget is below it */
 } gd_memory_choices;
 
 /* The choices for a round of `params` parameters under `budget` bytes
- * (0: no limit): the staging copy first, then the worker's state, then G'. */
+ * (0: no limit): the staging copy first, then G'. */
 gd_memory_choices gd_memory_choose(uint64_t budget, uint64_t params);
 
 #endif

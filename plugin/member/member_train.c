@@ -1,21 +1,53 @@
 /* The training duties of a worker (plugin/member/member_internal.h): a
  * round trained through the round engine a segment at a time (ahead, with
  * overlap), its artifacts made durable, and its commitment. */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/log.h"
 #include "plugin/member/member_internal.h"
 
-/* This worker's state to train round r from: in memory, or the post state
- * of the round before from the store, or fresh (fresh: the chain holds no
+/* Leaf `leaf` of this worker's round r as its store holds it, opened for
+ * reading a window at a time (*fd to close). The file is this node's own:
+ * whatever keeps it from being read is its disk (GD_ERR_IO). */
+static gd_status gd_member_own_state_open(gd_member *n, uint64_t r, uint32_t leaf, int *fd,
+                                          gd_state_file_view *v) {
+    char path[GD_ARTIFACT_PATH_MAX];
+    *fd = -1;
+    GD_TRY(gd_artifact_path(&n->store, path, sizeof path, GD_ARTIFACT_STATE, n->o.run, r, leaf));
+    *fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    gd_status s = *fd >= 0 && fstat(*fd, &st) == 0
+                      ? gd_state_file_view_open_file(v, *fd, (uint64_t)st.st_size,
+                                                     &n->engine.tag, n->engine.n)
+                      : gd_fail(GD_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    if (s != GD_OK) {
+        if (*fd >= 0)
+            close(*fd);
+        *fd = -1;
+        return gd_fail_context(GD_ERR_IO, "this worker's state of round %" PRIu64 ", leaf %u",
+                               r, leaf);
+    }
+    return GD_OK;
+}
+
+/* This worker's rank in the run (0 before it is a member). */
+static uint32_t gd_member_rank(gd_member *n) {
+    const Gonka__Diloco__V1__Member *me = gd_member_lookup(n, n->address);
+    return me ? me->rank : 0;
+}
+
+/* For a stand-in trainer, which takes the worker's state whole: the post
+ * state of round r - 1 from the store, or fresh (fresh: the chain holds no
  * commitment of the worker in round r - 1, so the state must restart). */
 static gd_status gd_member_worker_for(gd_member *n, uint64_t r, bool fresh) {
-    const Gonka__Diloco__V1__Member *me = gd_member_lookup(n, n->address);
-    uint32_t rank = me ? me->rank : 0;
+    uint32_t rank = gd_member_rank(n);
     if (!fresh && !n->have_w) {
-        /* After a restart: the post state of round r - 1 from the store. */
         uint32_t segs = n->engine.rc.diloco.inner_steps / n->engine.rc.diloco.segment_steps;
         gd_buf b = {0};
         gd_worker_desc desc;
@@ -37,8 +69,8 @@ static gd_status gd_member_worker_for(gd_member *n, uint64_t r, bool fresh) {
     return GD_OK;
 }
 
-/* A worker state a round left half-trained: reloaded before the next one.
- * Its job, if any, is given up, and what it was writing waited for. */
+/* A round left half-trained: its job given up, and what it was writing
+ * waited for. */
 static void gd_member_drop_worker(gd_member *n) {
     gd_engine_job_free(&n->job);
     gd_start_writer_forget(&n->starts);
@@ -61,7 +93,7 @@ static gd_status gd_member_round_start(gd_member *n, uint64_t r, gd_global_state
     }
     const Gonka__Diloco__V1__Commitment *pc = gd_commitment_in(prev, n->address);
     *fresh = pc == NULL;
-    gd_status s = gd_member_worker_for(n, r, *fresh);
+    gd_status s = n->o.train != NULL ? gd_member_worker_for(n, r, *fresh) : GD_OK;
     const Gonka__Diloco__V1__Round *cur = gd_member_round(n);
     uint8_t hash[32];
     if (s == GD_OK && !gd_engine_overlapped(&n->engine, r, pc != NULL)) {
@@ -103,10 +135,10 @@ static gd_status gd_member_store_round(gd_member *n, uint64_t r) {
         return gd_fail(GD_ERR_INVALID, "round %" PRIu64 " was trained without its traces", r);
     GD_TRY(gd_artifact_put(st, GD_ARTIFACT_TRACES, n->o.run, r, 0, t->r.traces,
                            (size_t)t->segments * GD_DILOCO_HASH_LEN));
-    /* Leaves below S: written as training reached them (gd_member_put_start)
+    /* The states: written as training reached them (gd_member_put_start),
      * unless a stand-in trainer kept them. */
     GD_TRY(gd_start_writer_drain(&n->starts));
-    for (uint32_t leaf = t->starts ? 0 : t->segments + 1; leaf <= t->segments + 1; leaf++) {
+    for (uint32_t leaf = 0; t->starts != NULL && leaf <= t->segments + 1; leaf++) {
         if (leaf == t->segments)
             continue; /* leaf S is leaf S + 1 with the old residual: never re-executed from */
         const gd_worker_state *w = leaf < t->segments ? &t->starts[leaf] : &n->w;
@@ -128,9 +160,11 @@ static gd_status gd_member_store_round(gd_member *n, uint64_t r) {
 
 /* The job's sink: a segment's start state to the store, behind training. */
 static gd_status gd_member_put_start(void *ctx, uint64_t round, uint32_t leaf,
-                                     const gd_worker_desc *desc, const gd_worker_state *state) {
+                                     const gd_worker_desc *desc,
+                                     const gd_worker_state_source *state,
+                                     const float *residual) {
     gd_member *n = ctx;
-    return gd_start_writer_put(&n->starts, round, leaf, desc, state);
+    return gd_start_writer_put(&n->starts, round, leaf, desc, state, residual);
 }
 
 /* A progress line per segment, and the status's inner step and loss. */
@@ -166,7 +200,7 @@ static gd_status gd_member_trained(gd_member *n, uint64_t r, bool ahead, gd_trai
     GD_TRY(gd_journal_save(&n->store, &n->journal));
     const gd_worker_round *wr = &n->trained.r;
     pthread_mutex_lock(&n->mu);
-    n->stats.inner_step = n->w.step;
+    n->stats.inner_step = wr->descs ? wr->descs[wr->n_leaves - 1].step : 0;
     n->stats.loss = n->trained.mean_loss;
     size_t at = n->stats.n_losses++ % GD_MEMBER_LOSSES;
     n->stats.losses[at].round = r;
@@ -177,11 +211,10 @@ static gd_status gd_member_trained(gd_member *n, uint64_t r, bool ahead, gd_trai
                         "tokens/s, payload %zu bytes",
                 n->view.view.height, r, ahead ? " ahead" : "", n->trained.mean_loss,
                 n->stats.tokens_per_s, n->trained.payload.len);
-    /* Its files are durable: the commitment's fields are all it keeps, and
-     * w too when the budget says so (the next round reads it back). */
+    /* Its files are durable: the commitment's fields are all it keeps; the
+     * next round reads the worker's state back from them. */
     gd_trained_round_shed(&n->trained);
-    if (!n->keep_worker)
-        gd_member_drop_worker(n);
+    gd_member_drop_worker(n);
     return GD_OK;
 }
 
@@ -203,9 +236,6 @@ static gd_status gd_member_train_begin(gd_member *n, uint64_t r, bool ahead,
                     n->view.view.height, r, ahead ? " ahead" : "",
                     n->engine.rc.diloco.inner_steps, fresh ? ", fresh optimizer state" : "",
                     start == &own ? ", overlapped start" : "");
-        pthread_mutex_lock(&n->mu);
-        n->stats.inner_step = n->w.step;
-        pthread_mutex_unlock(&n->mu);
         n->engine.rc.diloco.on_segment = gd_member_on_segment;
         n->engine.rc.diloco.on_segment_ctx = n;
         n->engine.rc.diloco.stop = n->stop;
@@ -216,10 +246,46 @@ static gd_status gd_member_train_begin(gd_member *n, uint64_t r, bool ahead,
         s = n->o.train(&n->engine, whole, r, start, fresh, &n->w);
         *have_whole = s == GD_OK;
     } else if (s == GD_OK) {
+        /* The worker's state after r - 1 is read from its file a window at
+         * a time as the trainer loads it. */
+        uint32_t segs = n->engine.rc.diloco.inner_steps / n->engine.rc.diloco.segment_steps;
+        int fd = -1;
+        gd_state_file_view prev;
+        if (!fresh)
+            s = gd_member_own_state_open(n, r - 1, segs + 1, &fd, &prev);
         gd_engine_start_sink sink = {gd_member_put_start, n};
-        s = gd_engine_job_begin(&n->engine, r, start, fresh, &n->w, &sink, &n->job);
+        if (s == GD_OK)
+            s = gd_engine_job_begin(&n->engine, r, start, fresh ? NULL : &prev, n->address,
+                                    gd_member_rank(n), &sink, &n->job);
+        if (fd >= 0)
+            close(fd);
+    }
+    if (s == GD_OK) {
+        pthread_mutex_lock(&n->mu);
+        n->stats.inner_step = n->o.train ? n->w.step : gd_engine_job_step(&n->engine);
+        pthread_mutex_unlock(&n->mu);
     }
     gd_global_state_free(&own);
+    return s;
+}
+
+/* One segment of the job; with reload the state at its start is first
+ * loaded again from its file (written at the boundary: the writer is
+ * drained first), since other duties may have used the trainer. */
+static gd_status gd_member_job_segment(gd_member *n, bool reload, bool *done) {
+    if (!reload)
+        return gd_engine_job_segment(&n->engine, &n->job, NULL, done);
+    int fd = -1;
+    gd_state_file_view v;
+    memset(&v, 0, sizeof v);
+    gd_status s = gd_start_writer_drain(&n->starts);
+    if (s == GD_OK)
+        s = gd_member_own_state_open(n, n->job.round, n->job.run.done, &fd, &v);
+    gd_worker_state_source from = gd_state_file_view_source(&v);
+    if (s == GD_OK)
+        s = gd_engine_job_segment(&n->engine, &n->job, &from, done);
+    if (fd >= 0)
+        close(fd);
     return s;
 }
 
@@ -251,7 +317,7 @@ gd_status gd_duty_train(gd_member *n, const gd_action *a) {
     }
     bool done = false;
     while (s == GD_OK && !done) {
-        s = gd_engine_job_segment(&n->engine, &n->job, &n->w, reload, &done);
+        s = gd_member_job_segment(n, reload, &done);
         reload = false;
         if (s == GD_OK && !done && ahead && gd_member_others_due(n, a)) {
             GD_LOG_INFO("node", "height %" PRId64 ": round %" PRIu64 " ahead: paused after "

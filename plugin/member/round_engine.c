@@ -211,42 +211,77 @@ gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint6
 
 void gd_engine_job_free(gd_engine_job *job) {
     free(job->start);
+    free(job->residual);
     gd_trained_round_free(&job->out);
     memset(job, 0, sizeof *job);
 }
 
-/* Leaf `leaf` of the job's round to its sink, if it has one. */
-static gd_status gd_engine_job_put_start(gd_engine_job *job, uint32_t leaf,
-                                         const gd_worker_state *w) {
-    if (job->sink.put == NULL)
-        return GD_OK;
-    return job->sink.put(job->sink.ctx, job->round, leaf, &job->out.r.descs[leaf], w);
+/* The trainer's state at the job's last recorded leaf to its sink. */
+static gd_status gd_engine_job_put(gd_engine *e, gd_engine_job *job, uint32_t leaf) {
+    gd_worker_state_source state = gd_diloco_round_source(e->trainer, &job->run);
+    return job->sink.put(job->sink.ctx, job->round, leaf, &job->out.r.descs[leaf], &state,
+                         job->residual);
+}
+
+/* The worker's state after its previous round, as prev's file holds it:
+ * its residual into the job, and its moments as the source the round
+ * loads leaf 0 with. */
+static gd_status gd_engine_job_prev(gd_engine *e, gd_engine_job *job,
+                                    const gd_state_file_view *prev) {
+    if (prev == NULL)
+        return GD_OK; /* fresh: zeros (calloc) */
+    if (prev->arrays != 4)
+        return gd_fail(GD_ERR_INVALID, "the worker's previous state has no residual");
+    return gd_state_file_view_residual(prev, job->residual, 0, e->n);
+}
+
+/* Leaf 0 loaded from prev's file must carry what its descriptor says of
+ * the moments, step and residual; anything else is this host's disk. */
+static gd_status gd_engine_job_prev_check(const gd_engine_job *job,
+                                          const gd_state_file_view *prev) {
+    const gd_worker_desc *got = &job->out.r.descs[0], *want = &prev->desc;
+    if (got->step != want->step || memcmp(got->exp_avg_root, want->exp_avg_root, 32) != 0 ||
+        memcmp(got->exp_avg_sq_root, want->exp_avg_sq_root, 32) != 0 ||
+        memcmp(job->run.residual_root, want->residual_root, 32) != 0)
+        return gd_fail(GD_ERR_IO, "the worker's stored state after round %llu does not match "
+                                  "its descriptor",
+                       (unsigned long long)want->round);
+    return GD_OK;
 }
 
 gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_state *start,
-                              bool fresh, gd_worker_state *w, const gd_engine_start_sink *sink,
+                              const gd_state_file_view *prev, const char *address,
+                              uint32_t rank, const gd_engine_start_sink *sink,
                               gd_engine_job *job) {
     gd_engine_job_free(job);
-    gd_status s = gd_engine_round_prepare(e, start, &job->out, fresh, w);
-    if (s == GD_OK && sink != NULL && sink->put != NULL) {
-        job->sink = *sink;
-        free(job->out.starts);
-        job->out.starts = NULL;
-    }
-    if (s == GD_OK) {
-        job->start = malloc(e->n * sizeof(float));
-        s = job->start ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
-    }
+    if (sink == NULL || sink->put == NULL)
+        return gd_fail(GD_ERR_INVALID, "a round trained a segment at a time needs a sink");
+    if (start->n != e->n || (prev != NULL && prev->desc.n != e->n))
+        return gd_fail(GD_ERR_INVALID, "state sizes are not the model's %zu values", e->n);
+    const gd_diloco_config *c = &e->rc.diloco;
+    job->sink = *sink;
+    job->out.segments = c->inner_steps / c->segment_steps;
+    job->start = malloc(e->n * sizeof(float));
+    job->residual = gd_calloc_large(e->n, sizeof(float));
+    gd_status s = job->start && job->residual ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
     if (s == GD_OK) {
         gd_mem_prefer_huge(job->start, e->n * sizeof(float));
         memcpy(job->start, start->params, e->n * sizeof(float));
         job->round = round;
-        s = gd_diloco_round_begin(e->trainer, &e->rc.diloco, &job->out.r, round, job->start, e->n,
-                                  w, job->out.starts, &job->run);
+        s = gd_engine_job_prev(e, job, prev);
     }
-    /* w is S_r loaded with its optimizer state: leaf 0. */
+    gd_worker_state_source from;
+    if (prev != NULL)
+        from = gd_state_file_view_source(prev);
     if (s == GD_OK)
-        s = gd_engine_job_put_start(job, 0, w);
+        s = gd_diloco_round_begin(e->trainer, c, &job->out.r, round, job->start, e->n,
+                                  prev ? &from : NULL, address, rank, job->residual, NULL,
+                                  &job->run);
+    if (s == GD_OK && prev != NULL)
+        s = gd_engine_job_prev_check(job, prev);
+    /* The trainer holds S_r loaded with the optimizer state: leaf 0. */
+    if (s == GD_OK)
+        s = gd_engine_job_put(e, job, 0);
     if (s != GD_OK) {
         gd_engine_job_free(job);
         return s;
@@ -255,19 +290,22 @@ gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_stat
     return GD_OK;
 }
 
-gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job, gd_worker_state *w,
-                                bool reload, bool *done) {
+gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job,
+                                const gd_worker_state_source *reload, bool *done) {
     *done = false;
     if (!job->active)
         return gd_fail(GD_ERR_INVALID, "no round is being trained");
     const gd_diloco_config *c = &e->rc.diloco;
-    gd_status s = gd_diloco_round_segment(e->trainer, c, e->data, &job->out.r, reload, w,
+    gd_status s = gd_diloco_round_segment(e->trainer, c, e->data, &job->out.r, reload,
                                           &job->run);
-    /* w is at the boundary: the next segment's start, written while it trains. */
+    /* The trainer is at the boundary: the next segment's start, written
+     * while it trains. */
     if (s == GD_OK && job->run.done < job->run.segments)
-        s = gd_engine_job_put_start(job, job->run.done, w);
+        s = gd_engine_job_put(e, job, job->run.done);
     if (s == GD_OK && job->run.done == job->run.segments) {
-        s = gd_diloco_round_finish(e->trainer, c, w, &job->out.r, &job->run);
+        s = gd_diloco_round_finish(e->trainer, c, &job->out.r, &job->run);
+        if (s == GD_OK)
+            s = gd_engine_job_put(e, job, job->run.segments + 1);
         if (s == GD_OK)
             s = gd_engine_round_seal(e, &job->out, job->round);
         *done = s == GD_OK;
@@ -275,6 +313,10 @@ gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job, gd_worker_stat
     if (s != GD_OK)
         gd_engine_job_free(job);
     return s;
+}
+
+uint64_t gd_engine_job_step(const gd_engine *e) {
+    return gd_trainer_step_count(e->trainer);
 }
 
 void gd_engine_job_take(gd_engine_job *job, gd_trained_round *out) {

@@ -125,20 +125,24 @@ gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint6
 
 /* A round trained a segment at a time (trainer/diloco.h): a node that
  * trains the next round ahead does its other duties between segments, on
- * the same trainer (the first segment after them reloads the worker's
- * state: reload). begin copies start; each gd_engine_job_segment trains
- * one segment, and the
- * last also encodes and seals, leaving job->out as gd_engine_train's out
- * (*done set). w must stay the job's until then. On an error the job is
- * over (freed); free it with gd_engine_job_free either way. */
-/* Where a job's segment-start states go as training reaches them: put
- * gets leaf i (the worker's state at the start of segment i) with the
- * descriptor the round recorded for it. state is the worker's live state,
- * read only during the call. A job with a sink keeps no starts (its
- * out.starts is NULL); without one they are copies in out.starts. */
+ * the same trainer. The worker's state lives in the trainer, never copied
+ * whole: begin loads the moments and step of prev (the worker's state file
+ * after its previous round; NULL: a fresh optimizer state) and its
+ * residual, the job's only array beside S_r's parameters (a copy); each
+ * leaf goes to the sink as it is reached, read from the trainer a window
+ * at a time; each gd_engine_job_segment trains one segment (first loading
+ * reload, the state at its start, when other work used the trainer), and
+ * the last also encodes, sends leaf S + 1 to the sink and seals, leaving
+ * job->out as gd_engine_train's out without its starts (*done set). On an
+ * error the job is over (freed); free it with gd_engine_job_free either
+ * way. */
+/* Where a job's states go as training reaches them: put gets leaf i (the
+ * worker's state at the start of segment i, or after encoding for leaf
+ * S + 1) with the descriptor the round recorded for it, as a source read
+ * a window at a time during the call, and the residual (n values). */
 typedef struct gd_engine_start_sink {
     gd_status (*put)(void *ctx, uint64_t round, uint32_t leaf, const gd_worker_desc *desc,
-                     const gd_worker_state *state);
+                     const gd_worker_state_source *state, const float *residual);
     void *ctx;
 } gd_engine_start_sink;
 
@@ -146,16 +150,20 @@ typedef struct gd_engine_job {
     bool active;
     uint64_t round;
     float *start;             /* S_r's parameters (a copy) */
+    float *residual;          /* the worker's error-feedback residual */
     gd_trained_round out;
     gd_worker_round_run run;
-    gd_engine_start_sink sink; /* put NULL: the starts are kept in out */
+    gd_engine_start_sink sink;
 } gd_engine_job;
 
 gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_state *start,
-                              bool fresh, gd_worker_state *w, const gd_engine_start_sink *sink,
+                              const gd_state_file_view *prev, const char *address,
+                              uint32_t rank, const gd_engine_start_sink *sink,
                               gd_engine_job *job) GD_MUST_CHECK;
-gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job, gd_worker_state *w,
-                                bool reload, bool *done) GD_MUST_CHECK;
+gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job,
+                                const gd_worker_state_source *reload, bool *done) GD_MUST_CHECK;
+/* The step the job's worker has reached (its trainer's). */
+uint64_t gd_engine_job_step(const gd_engine *e);
 /* Hands the finished round over (job->out moved into out; the job ends). */
 void gd_engine_job_take(gd_engine_job *job, gd_trained_round *out);
 void gd_engine_job_free(gd_engine_job *job);

@@ -3,7 +3,14 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+static gd_status gd_start_failed_as(gd_status s, uint64_t round, uint32_t leaf) {
+    return s == GD_OK ? GD_OK
+                      : gd_fail_context(s, "the state of round %" PRIu64 ", leaf %u", round,
+                                        leaf);
+}
 
 /* One state file, streamed from state's arrays: no serialized copy. */
 static gd_status gd_start_write(const gd_start_writer *w, uint64_t round, uint32_t leaf,
@@ -14,9 +21,50 @@ static gd_status gd_start_write(const gd_start_writer *w, uint64_t round, uint32
     if (s == GD_OK)
         s = gd_artifact_put_parts(w->store, GD_ARTIFACT_STATE, w->run, round, leaf, parts,
                                   GD_WORKER_STATE_FILE_PARTS);
-    return s == GD_OK ? GD_OK
-                      : gd_fail_context(s, "the start state of round %" PRIu64 ", segment %u",
-                                        round, leaf);
+    return gd_start_failed_as(s, round, leaf);
+}
+
+/* One state file written from a source a window at a time, each array's
+ * window at its place: the file form of gd_worker_state_serialize, with
+ * no copy of the state beside a window. */
+static gd_status gd_start_write_source(const gd_start_writer *w, uint64_t round, uint32_t leaf,
+                                       const gd_worker_desc *desc,
+                                       const gd_worker_state_source *state,
+                                       const float *residual) {
+    size_t n = state->n;
+    if (desc->n != n || residual == NULL)
+        return gd_fail(GD_ERR_INVALID, "a state of %zu values for a descriptor of %llu, or "
+                                       "without its residual",
+                       n, (unsigned long long)desc->n);
+    size_t window = gd_values_window(desc->tag.chunk_elems);
+    if (window > n)
+        window = n;
+    float *buf = malloc(3 * (window ? window : 1) * sizeof(float));
+    if (buf == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for a state window");
+    gd_file_atomic f;
+    gd_status s = gd_artifact_begin(w->store, &f, GD_ARTIFACT_STATE, w->run, round, leaf);
+    if (s != GD_OK) {
+        free(buf);
+        return gd_start_failed_as(s, round, leaf);
+    }
+    uint8_t header[GD_WORKER_DESC_BYTES];
+    gd_worker_desc_encode(desc, header);
+    s = gd_file_atomic_append(&f, header, sizeof header);
+    for (size_t lo = 0; s == GD_OK && lo < n; lo += window) {
+        size_t count = n - lo < window ? n - lo : window;
+        const float *arrays[4] = {buf, buf + window, buf + 2 * window, residual + lo};
+        s = state->read(state->ctx, buf, buf + window, buf + 2 * window, lo, count);
+        for (int a = 0; s == GD_OK && a < 4; a++)
+            s = gd_file_write_at(f.fd, arrays[a], count * sizeof(float),
+                                 GD_WORKER_DESC_BYTES + ((uint64_t)a * n + lo) * sizeof(float),
+                                 f.tmp);
+    }
+    free(buf);
+    if (s == GD_OK)
+        s = gd_file_atomic_commit(&f);
+    gd_file_atomic_abort(&f);
+    return gd_start_failed_as(s, round, leaf);
 }
 
 /* Under the lock: the first failure is kept, with its detail, for the
@@ -75,9 +123,10 @@ static void gd_start_wait(gd_start_writer *w) {
 }
 
 gd_status gd_start_writer_put(gd_start_writer *w, uint64_t round, uint32_t leaf,
-                              const gd_worker_desc *desc, const gd_worker_state *state) {
+                              const gd_worker_desc *desc, const gd_worker_state_source *state,
+                              const float *residual) {
     if (!w->background) {
-        gd_status s = gd_start_write(w, round, leaf, desc, state);
+        gd_status s = gd_start_write_source(w, round, leaf, desc, state, residual);
         w->written += s == GD_OK;
         return s;
     }
@@ -92,7 +141,7 @@ gd_status gd_start_writer_put(gd_start_writer *w, uint64_t round, uint32_t leaf,
         s = gd_worker_state_init(&w->staging, state->rank, state->n);
         w->have_staging = s == GD_OK;
     }
-    if (s == GD_OK && state->residual == NULL)
+    if (s == GD_OK && residual == NULL)
         s = gd_fail(GD_ERR_INVALID, "a start state without its residual");
     if (s == GD_OK && !w->started) {
         if (pthread_create(&w->thread, NULL, gd_start_writer_main, w) != 0)
@@ -100,13 +149,12 @@ gd_status gd_start_writer_put(gd_start_writer *w, uint64_t round, uint32_t leaf,
         else
             w->started = true;
     }
+    if (s == GD_OK)
+        s = state->read(state->ctx, w->staging.params, w->staging.exp_avg, w->staging.exp_avg_sq,
+                        0, state->n);
     if (s == GD_OK) {
-        size_t bytes = state->n * sizeof(float);
-        memcpy(w->staging.address, state->address, sizeof w->staging.address);
-        memcpy(w->staging.params, state->params, bytes);
-        memcpy(w->staging.exp_avg, state->exp_avg, bytes);
-        memcpy(w->staging.exp_avg_sq, state->exp_avg_sq, bytes);
-        memcpy(w->staging.residual, state->residual, bytes);
+        snprintf(w->staging.address, sizeof w->staging.address, "%s", state->address);
+        memcpy(w->staging.residual, residual, state->n * sizeof(float));
         w->staging.rank = state->rank;
         w->staging.step = state->step;
         w->desc = *desc;

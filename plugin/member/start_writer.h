@@ -7,8 +7,9 @@
  * In the background a put copies the state into one staging state and a
  * thread of the writer's own streams it to its file (header and arrays
  * written as parts, fsynced, renamed); the next put first waits for that
- * write. In the foreground a put writes from the live state before it
- * returns (no staging copy: what a tight memory budget asks for). Either
+ * write. In the foreground a put writes from the live state (the trainer)
+ * a window at a time before it returns (no staging copy: what a tight
+ * memory budget asks for). Either
  * way a failed write is the put's or drain's status, so a round whose
  * starts did not reach the disk is never committed. */
 #ifndef GD_PLUGIN_MEMBER_START_WRITER_H
@@ -45,12 +46,13 @@ typedef struct gd_start_writer {
 /* A writer for run `run`'s states in store (which must outlive it). */
 gd_status gd_start_writer_open(gd_start_writer *w, const gd_artifact_store *store, uint64_t run,
                                bool background) GD_MUST_CHECK;
-/* Leaf `leaf` of round `round`: state, described by desc (the round's
- * record of it; its stage says which file form). state may change as soon
- * as this returns. Fails with the first failed write before it. */
+/* Leaf `leaf` of round `round`: state (read a window at a time) with
+ * residual (its n values), described by desc (the round's record of it).
+ * Both may change as soon as this returns. Fails with the first failed
+ * write before it. */
 gd_status gd_start_writer_put(gd_start_writer *w, uint64_t round, uint32_t leaf,
-                              const gd_worker_desc *desc,
-                              const gd_worker_state *state) GD_MUST_CHECK;
+                              const gd_worker_desc *desc, const gd_worker_state_source *state,
+                              const float *residual) GD_MUST_CHECK;
 /* Waits until every put is durable and frees the staging state; the first
  * failure since the last drain, if any. */
 gd_status gd_start_writer_drain(gd_start_writer *w) GD_MUST_CHECK;

@@ -363,7 +363,7 @@ import json, os
 o, want = json.load(open("budget.json")), json.load(open(os.environ["WANT"]))
 assert o["refused"] == 0, o
 assert [r["state_hash"] for r in o["rounds"]] == [r["state_hash"] for r in want["rounds"]], o
-' && grep -q "segment starts written in the foreground, the worker.s state read back" budget.log &&
+' && grep -q "segment starts written in the foreground, an aggregated G read back" budget.log &&
      grep -q "memory_budget 1 MiB is under what a round of this model still holds" budget.log; then
     ok "sim --chain $mode --memory-budget 1M: the same state hashes, starts in the foreground"
   else echo "FAIL: sim --chain $mode --memory-budget (exit $code): $(tail -5 budget.log)"; fail=1; fi

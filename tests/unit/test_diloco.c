@@ -641,26 +641,42 @@ static void test_round_by_segments(void) {
                                     other_seg));
     commitment m;
     commitment_open(&m, &e, &other, &other_w, 1);
+    float *params = malloc(e.n * sizeof(float));
+    CHECK(params != NULL);
     for (int reload = 1; reload >= 0; reload--) {
         gd_worker_state w;
         CHECK_OK(gd_worker_state_init(&w, 0, e.n));
+        gd_worker_state_source prev = gd_worker_state_source_of(&w);
         gd_worker_state starts[2];
         gd_worker_round res;
         gd_worker_round_run run;
-        CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, e.g0, e.n, &w, starts, &run));
+        CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, e.g0, e.n, &prev, w.address, w.rank,
+                                       w.residual, starts, &run));
+        gd_worker_state at; /* the state at the boundary, as a writer keeps it */
+        CHECK_OK(gd_worker_state_init(&at, 0, e.n));
         while (run.done < run.segments) {
+            gd_worker_state_source live = gd_diloco_round_source(e.t, &run);
+            CHECK_OK(live.read(live.ctx, at.params, at.exp_avg, at.exp_avg_sq, 0, e.n));
+            snprintf(at.address, sizeof at.address, "%s", live.address);
+            at.step = live.step;
             /* The trainer serves a check in between. */
             gd_check_result r =
                 check_segment(&e, &m.cv, &other, 1, &other_seg[1], other.leaves[2]);
             CHECK(r.pass);
-            CHECK_OK(gd_diloco_round_segment(e.t, &e.c, e.data, &res, reload, &w, &run));
+            gd_worker_state_source from = gd_worker_state_source_of(&at);
+            CHECK_OK(gd_diloco_round_segment(e.t, &e.c, e.data, &res, reload ? &from : NULL,
+                                             &run));
         }
-        CHECK_STATUS(gd_diloco_round_segment(e.t, &e.c, e.data, &res, true, &w, &run),
+        gd_worker_state_free(&at);
+        gd_worker_state_source from = gd_worker_state_source_of(&starts[0]);
+        CHECK_STATUS(gd_diloco_round_segment(e.t, &e.c, e.data, &res, &from, &run),
                      GD_ERR_INVALID);
-        CHECK_OK(gd_diloco_round_finish(e.t, &e.c, &w, &res, &run));
+        CHECK_OK(gd_diloco_round_finish(e.t, &e.c, &res, &run));
+        gd_trainer_get_state(e.t, params, NULL, NULL, NULL);
         bool same = memcmp(res.transcript_root, whole.transcript_root, 32) == 0 &&
                     memcmp(res.payload_root, whole.payload_root, 32) == 0 &&
-                    memcmp(w.params, whole_w.params, e.n * sizeof(float)) == 0 &&
+                    memcmp(params, whole_w.params, e.n * sizeof(float)) == 0 &&
+                    memcmp(w.residual, whole_w.residual, e.n * sizeof(float)) == 0 &&
                     memcmp(starts[1].exp_avg, seg[1].exp_avg, e.n * sizeof(float)) == 0 &&
                     res.steps == whole.steps && res.tokens == whole.tokens;
         CHECK(same == (reload == 1));
@@ -668,13 +684,23 @@ static void test_round_by_segments(void) {
         gd_worker_round_free(&res);
         gd_worker_state_free(&w);
     }
-    /* finish before the last segment is refused */
+    free(params);
+    /* A reload that is not the state recorded at the segment's start (here
+     * another worker's) is the host's damaged copy: refused, no verdict. */
     gd_worker_state w;
     CHECK_OK(gd_worker_state_init(&w, 0, e.n));
+    gd_worker_state_source prev = gd_worker_state_source_of(&w);
     gd_worker_round res;
     gd_worker_round_run run;
-    CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, e.g0, e.n, &w, NULL, &run));
-    CHECK_STATUS(gd_diloco_round_finish(e.t, &e.c, &w, &res, &run), GD_ERR_INVALID);
+    CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, e.g0, e.n, &prev, w.address, w.rank,
+                                   w.residual, NULL, &run));
+    CHECK_OK(gd_diloco_round_segment(e.t, &e.c, e.data, &res, NULL, &run));
+    gd_worker_state_source wrong = gd_worker_state_source_of(&other_seg[1]);
+    CHECK_STATUS(gd_diloco_round_segment(e.t, &e.c, e.data, &res, &wrong, &run), GD_ERR_IO);
+    /* finish before the last segment is refused */
+    CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, e.g0, e.n, NULL, w.address, w.rank,
+                                   w.residual, NULL, &run));
+    CHECK_STATUS(gd_diloco_round_finish(e.t, &e.c, &res, &run), GD_ERR_INVALID);
     CHECK(strstr(gd_error_detail(), "0 of 2 segments") != NULL);
     gd_worker_state_free(&w);
     gd_global_state_free(&m.g);

@@ -1,8 +1,11 @@
 /* Segment-start states written as training reaches them
  * (plugin/member/start_writer.h through the round engine's job sink): a
- * round trained a segment at a time leaves each start on disk byte for
- * byte as the whole-round path's copies serialize, with the same payload
- * and transcript, in the background and in the foreground; a write that
+ * round trained a segment at a time leaves each start, and the state after
+ * encoding, on disk byte for byte as the whole-round path's copies
+ * serialize, with the same payload and transcript, in the background and
+ * in the foreground; the next round loads the worker's state from that
+ * file and gives the whole path's bits, and a damaged file is refused as
+ * the host's own failure; a write that
  * fails is reported, never lost, so the round cannot be committed; and a
  * process killed (SIGKILL) while its writer is busy leaves each start
  * whole or absent, never torn, and the round trained again after it
@@ -32,30 +35,34 @@
 static gd_engine g_engine;
 static gd_global_state g_g0;
 static gd_trained_round g_whole; /* gd_engine_train's round, starts kept in memory */
+static gd_worker_state g_post;    /* the worker's state after it */
 
 static gd_status put_start(void *ctx, uint64_t round, uint32_t leaf, const gd_worker_desc *desc,
-                           const gd_worker_state *state) {
-    return gd_start_writer_put(ctx, round, leaf, desc, state);
+                           const gd_worker_state_source *state, const float *residual) {
+    return gd_start_writer_put(ctx, round, leaf, desc, state, residual);
 }
 
-/* The round trained as a job whose starts go to writer; out receives it. */
-static gd_status train_job(gd_start_writer *writer, gd_trained_round *out) {
-    gd_worker_state w;
-    CHECK_OK(gd_engine_worker_init(&g_engine, &w, WORKER, 0));
+/* Round `round` trained as a job from prev (NULL: fresh) whose states go
+ * to writer; out receives it. */
+static gd_status train_round(gd_start_writer *writer, gd_trained_round *out, uint64_t round,
+                             const gd_state_file_view *prev) {
     gd_engine_job job;
     memset(&job, 0, sizeof job);
     gd_engine_start_sink sink = {put_start, writer};
-    gd_status s = gd_engine_job_begin(&g_engine, ROUND, &g_g0, true, &w, &sink, &job);
+    gd_status s = gd_engine_job_begin(&g_engine, round, &g_g0, prev, WORKER, 0, &sink, &job);
     bool done = false;
     while (s == GD_OK && !done)
-        s = gd_engine_job_segment(&g_engine, &job, &w, false, &done);
+        s = gd_engine_job_segment(&g_engine, &job, NULL, &done);
     if (s == GD_OK) {
         gd_engine_job_take(&job, out);
         s = gd_start_writer_drain(writer);
     }
     gd_engine_job_free(&job);
-    gd_worker_state_free(&w);
     return s;
+}
+
+static gd_status train_job(gd_start_writer *writer, gd_trained_round *out) {
+    return train_round(writer, out, ROUND, NULL);
 }
 
 static gd_artifact_store open_store(const char *name) {
@@ -66,12 +73,15 @@ static gd_artifact_store open_store(const char *name) {
     return st;
 }
 
-/* Every start state in store is the whole round's copy, serialized. */
+/* Every start state in store is the whole round's copy, serialized, and
+ * so is the state after encoding. */
 static void expect_starts(const gd_artifact_store *store) {
-    for (uint32_t leaf = 0; leaf < g_whole.segments; leaf++) {
+    for (uint32_t leaf = 0; leaf <= g_whole.segments + 1; leaf++) {
+        if (leaf == g_whole.segments)
+            continue; /* never stored */
+        const gd_worker_state *w = leaf < g_whole.segments ? &g_whole.starts[leaf] : &g_post;
         gd_buf want = {0}, got = {0};
-        CHECK_OK(gd_engine_state_file(&g_engine, &want, ROUND, &g_whole.starts[leaf], leaf,
-                                      g_whole.segments));
+        CHECK_OK(gd_engine_state_file(&g_engine, &want, ROUND, w, leaf, g_whole.segments));
         CHECK_OK(gd_artifact_get(store, &got, GD_ARTIFACT_STATE, RUN, ROUND, leaf, want.len));
         if (got.len != want.len || memcmp(got.data, want.data, want.len) != 0) {
             fprintf(stderr, "leaf %u: the file written is not the state's file\n", leaf);
@@ -89,7 +99,7 @@ static void written_as_reached(bool background) {
     gd_trained_round t;
     CHECK_OK(train_job(&writer, &t));
     CHECK(t.starts == NULL);                       /* none kept in memory */
-    CHECK(writer.written == g_whole.segments);
+    CHECK(writer.written == g_whole.segments + 1);
     CHECK(t.payload.len == g_whole.payload.len &&
           memcmp(t.payload.data, g_whole.payload.data, t.payload.len) == 0);
     CHECK(t.transcript.len == g_whole.transcript.len &&
@@ -114,7 +124,7 @@ static void test_failed_write_is_reported(void) {
         gd_trained_round t;
         memset(&t, 0, sizeof t);
         CHECK_STATUS(train_job(&writer, &t), GD_ERR_IO);
-        CHECK(strstr(gd_error_detail(), "start state of round 2") != NULL);
+        CHECK(strstr(gd_error_detail(), "state of round 2, leaf 0") != NULL);
         CHECK(strstr(gd_error_detail(), "a file is in the way") != NULL);
         CHECK(writer.written == 0);
         /* Given up and the way cleared, the next round's writes go through. */
@@ -125,6 +135,61 @@ static void test_failed_write_is_reported(void) {
         gd_trained_round_free(&t);
         gd_start_writer_close(&writer);
     }
+}
+
+/* The round after: loaded from the state file the job left, it gives the
+ * whole path's round from the worker's state in memory; a file whose
+ * moments were damaged on disk is this host's failure (GD_ERR_IO), and
+ * the round does not start. */
+static void test_next_round_from_file(void) {
+    gd_artifact_store store = open_store("next");
+    gd_start_writer writer;
+    CHECK_OK(gd_start_writer_open(&writer, &store, RUN, false));
+    gd_trained_round t, next, whole_next;
+    CHECK_OK(train_job(&writer, &t));
+    gd_worker_state w;
+    CHECK_OK(gd_worker_state_copy(&w, &g_post));
+    CHECK_OK(gd_engine_train(&g_engine, &whole_next, ROUND + 1, &g_g0, false, &w));
+    char path[GD_ARTIFACT_PATH_MAX];
+    CHECK_OK(gd_artifact_path(&store, path, sizeof path, GD_ARTIFACT_STATE, RUN, ROUND,
+                              t.segments + 1));
+    for (int damaged = 0; damaged < 2; damaged++) {
+        if (damaged) { /* one byte of exp_avg flipped */
+            FILE *f = fopen(path, "r+b");
+            CHECK(f != NULL);
+            long at = GD_WORKER_DESC_BYTES + 4 * (long)g_engine.n + 123;
+            CHECK(fseek(f, at, SEEK_SET) == 0);
+            int c = fgetc(f);
+            CHECK(fseek(f, at, SEEK_SET) == 0);
+            fputc(c ^ 0x10, f);
+            CHECK(fclose(f) == 0);
+        }
+        FILE *f = fopen(path, "rb");
+        CHECK(f != NULL);
+        struct stat st;
+        CHECK(fstat(fileno(f), &st) == 0);
+        gd_state_file_view prev;
+        CHECK_OK(gd_state_file_view_open_file(&prev, fileno(f), (uint64_t)st.st_size,
+                                              &g_engine.tag, g_engine.n));
+        memset(&next, 0, sizeof next);
+        gd_status s = train_round(&writer, &next, ROUND + 1, &prev);
+        fclose(f);
+        if (damaged) {
+            CHECK_STATUS(s, GD_ERR_IO);
+            CHECK(strstr(gd_error_detail(), "does not match its descriptor") != NULL);
+            continue;
+        }
+        CHECK_OK(s);
+        CHECK(next.payload.len == whole_next.payload.len &&
+              memcmp(next.payload.data, whole_next.payload.data, next.payload.len) == 0);
+        CHECK(next.transcript.len == whole_next.transcript.len &&
+              memcmp(next.transcript.data, whole_next.transcript.data, next.transcript.len) == 0);
+        gd_trained_round_free(&next);
+    }
+    gd_trained_round_free(&whole_next);
+    gd_trained_round_free(&t);
+    gd_worker_state_free(&w);
+    gd_start_writer_close(&writer);
 }
 
 /* The child of test_killed_while_writing: the round trained as a job with
@@ -221,12 +286,14 @@ int main(int argc, char **argv) {
     CHECK_OK(gd_engine_worker_init(&g_engine, &w, WORKER, 0));
     CHECK_OK(gd_engine_train(&g_engine, &g_whole, ROUND, &g_g0, true, &w));
     CHECK(g_whole.segments == 3 && g_whole.starts != NULL);
-    gd_worker_state_free(&w);
+    g_post = w;
     RUN_TEST(test_background);
     RUN_TEST(test_foreground);
     RUN_TEST(test_failed_write_is_reported);
+    RUN_TEST(test_next_round_from_file);
     RUN_TEST(test_killed_while_writing);
     gd_trained_round_free(&g_whole);
+    gd_worker_state_free(&g_post);
     gd_global_state_free(&g_g0);
     gd_engine_close(&g_engine);
     gd_diloco_spec_free(spec);
