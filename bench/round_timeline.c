@@ -570,7 +570,8 @@ static gd_status bench_train(gd_engine *e, bench_worker *w, const gd_global_stat
     gd_engine_job job;
     memset(&job, 0, sizeof job);
     gd_engine_start_sink sink = {bench_put_start, &writer};
-    gd_status s = gd_engine_job_begin(e, BENCH_ROUND, g0, NULL, w->address, w->rank, &sink, &job);
+    gd_status s = gd_engine_job_begin(e, BENCH_ROUND, g0, NULL, NULL, w->address, w->rank, &sink,
+                                      &job);
     bool done = false;
     while (s == GD_OK && !done)
         s = gd_engine_job_segment(e, &job, NULL, &done);

@@ -211,7 +211,8 @@ gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, uint8_t *out,
  * rule of gd_diloco_encode_chunk, made and encoded a window of whole chunks
  * at a time from the trainer's parameters, so Δ is never whole in memory. */
 static gd_status gd_encode_delta(gd_trainer *t, const gd_diloco_config *c,
-                                 const gd_worker_round_run *run, gd_payload *payload) {
+                                 const gd_worker_round_run *run,
+                                 const uint8_t start_root[GD_MMR_HASH_LEN], gd_payload *payload) {
     size_t n = gd_trainer_layout(t)->total;
     gd_payload_header h = {.run = c->run, .round = run->round, .param_count = n,
                            .codec = c->codec, .chunk_elems = c->chunk_elems};
@@ -233,17 +234,33 @@ static gd_status gd_encode_delta(gd_trainer *t, const gd_diloco_config *c,
         free(buf);
         return s;
     }
+    /* The start is hashed as it is read: S_r is the caller's (the node's
+     * G, borrowed, not copied), and a Δ from any other start than leaf 0's
+     * would commit a payload no check can reproduce. */
+    gd_values_stream start_hash;
+    bool hashing = false;
+    s = gd_values_stream_begin(&start_hash, gd_trainer_pool(t), n, c->chunk_elems);
+    hashing = s == GD_OK;
     float *residual = c->error_feedback ? run->residual : NULL;
     for (size_t lo = 0; s == GD_OK && lo < n; lo += window) {
         size_t count = n - lo < window ? n - lo : window;
         gd_trainer_get_range(t, params, NULL, NULL, lo, count);
-        s = gd_delta_and_decay(gd_trainer_backend(t), c, run->start + lo, params,
-                               residual ? residual + lo : NULL, count, delta);
+        s = gd_values_stream_add(&start_hash, run->start + lo, count);
+        if (s == GD_OK)
+            s = gd_delta_and_decay(gd_trainer_backend(t), c, run->start + lo, params,
+                                   residual ? residual + lo : NULL, count, delta);
         if (s == GD_OK)
             s = gd_payload_encoder_add(&e, delta, residual ? residual + lo : NULL, lo, count,
                                        gd_trainer_pool(t));
     }
     free(buf);
+    uint8_t root[GD_MMR_HASH_LEN];
+    if (s == GD_OK)
+        s = gd_values_stream_root(&start_hash, root);
+    if (hashing)
+        gd_values_stream_end(&start_hash);
+    if (s == GD_OK && memcmp(root, start_root, sizeof root) != 0)
+        s = gd_fail(GD_ERR_INVALID, "the round's start changed while the round trained");
     if (s == GD_OK)
         return gd_payload_encoder_end(&e);
     gd_payload_encoder_abort(&e);
@@ -434,7 +451,7 @@ gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_wo
                       : gd_fail(GD_ERR_INVALID, "round %llu: %u of %u segments trained",
                                 (unsigned long long)run->round, run->done, run->segments);
     if (s == GD_OK)
-        s = gd_encode_delta(t, c, run, &out->payload);
+        s = gd_encode_delta(t, c, run, out->descs[0].params_root, &out->payload);
     if (s == GD_OK)
         s = gd_payload_root(&out->payload, out->payload_root, &out->payload_leaves);
     /* The residual as encoding left it: leaf S + 1's. */

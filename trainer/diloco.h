@@ -152,7 +152,9 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
  * optimizer state, zeros and step 0), and records leaf 0; each segment
  * call takes K inner steps and records the next leaf; finish encodes Δ
  * from the trainer a window at a time, updating residual, and records
- * leaf S + 1. Every leaf is described from the trainer a window at a time.
+ * leaf S + 1 (start is hashed again as Δ is made: a start that changed
+ * while the round trained is refused). Every leaf is described from the
+ * trainer a window at a time.
  * gd_diloco_worker_round is exactly begin, S segments and finish, so both
  * give the same bits. With reload a segment first loads the state at its
  * start again from that source (whatever ran on the trainer in between
@@ -162,7 +164,7 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
  * out is freed and the round is over. */
 typedef struct gd_worker_round_run {
     uint64_t round;
-    const float *start;              /* S_r, the layout's n values */
+    const float *start;              /* S_r, the layout's n values (the caller's) */
     char address[GD_STATE_ADDRESS_MAX + 1];
     uint32_t rank;
     float *residual;                 /* the worker's error-feedback residual, n values */

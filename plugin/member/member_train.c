@@ -254,9 +254,12 @@ static gd_status gd_member_train_begin(gd_member *n, uint64_t r, bool ahead,
         if (!fresh)
             s = gd_member_own_state_open(n, r - 1, segs + 1, &fd, &prev);
         gd_engine_start_sink sink = {gd_member_put_start, n};
+        /* An overlapped start is the job's; G_r is borrowed (a round in
+         * its window is trained whole before G changes). */
         if (s == GD_OK)
-            s = gd_engine_job_begin(&n->engine, r, start, fresh ? NULL : &prev, n->address,
-                                    gd_member_rank(n), &sink, &n->job);
+            s = gd_engine_job_begin(&n->engine, r, start == &own ? NULL : start,
+                                    start == &own ? &own : NULL, fresh ? NULL : &prev,
+                                    n->address, gd_member_rank(n), &sink, &n->job);
         if (fd >= 0)
             close(fd);
     }

@@ -210,7 +210,7 @@ gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint6
 }
 
 void gd_engine_job_free(gd_engine_job *job) {
-    free(job->start);
+    gd_global_state_free(&job->own_start);
     free(job->residual);
     gd_trained_round_free(&job->out);
     memset(job, 0, sizeof *job);
@@ -249,32 +249,35 @@ static gd_status gd_engine_job_prev_check(const gd_engine_job *job,
     return GD_OK;
 }
 
-gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_state *start,
-                              const gd_state_file_view *prev, const char *address,
-                              uint32_t rank, const gd_engine_start_sink *sink,
-                              gd_engine_job *job) {
+gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_state *borrow,
+                              gd_global_state *take, const gd_state_file_view *prev,
+                              const char *address, uint32_t rank,
+                              const gd_engine_start_sink *sink, gd_engine_job *job) {
     gd_engine_job_free(job);
-    if (sink == NULL || sink->put == NULL)
-        return gd_fail(GD_ERR_INVALID, "a round trained a segment at a time needs a sink");
+    const gd_global_state *start = take ? take : borrow;
+    if (sink == NULL || sink->put == NULL || (borrow == NULL) == (take == NULL))
+        return gd_fail(GD_ERR_INVALID, "a round trained a segment at a time needs a sink and "
+                                       "one start");
     if (start->n != e->n || (prev != NULL && prev->desc.n != e->n))
         return gd_fail(GD_ERR_INVALID, "state sizes are not the model's %zu values", e->n);
     const gd_diloco_config *c = &e->rc.diloco;
     job->sink = *sink;
     job->out.segments = c->inner_steps / c->segment_steps;
-    job->start = malloc(e->n * sizeof(float));
-    job->residual = gd_calloc_large(e->n, sizeof(float));
-    gd_status s = job->start && job->residual ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
-    if (s == GD_OK) {
-        gd_mem_prefer_huge(job->start, e->n * sizeof(float));
-        memcpy(job->start, start->params, e->n * sizeof(float));
-        job->round = round;
-        s = gd_engine_job_prev(e, job, prev);
+    job->round = round;
+    const float *params = start->params;
+    if (take != NULL) {
+        job->own_start = *take;
+        memset(take, 0, sizeof *take);
     }
+    job->residual = gd_calloc_large(e->n, sizeof(float));
+    gd_status s = job->residual ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+    if (s == GD_OK)
+        s = gd_engine_job_prev(e, job, prev);
     gd_worker_state_source from;
     if (prev != NULL)
         from = gd_state_file_view_source(prev);
     if (s == GD_OK)
-        s = gd_diloco_round_begin(e->trainer, c, &job->out.r, round, job->start, e->n,
+        s = gd_diloco_round_begin(e->trainer, c, &job->out.r, round, params, e->n,
                                   prev ? &from : NULL, address, rank, job->residual, NULL,
                                   &job->run);
     if (s == GD_OK && prev != NULL)

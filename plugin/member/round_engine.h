@@ -128,7 +128,11 @@ gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint6
  * the same trainer. The worker's state lives in the trainer, never copied
  * whole: begin loads the moments and step of prev (the worker's state file
  * after its previous round; NULL: a fresh optimizer state) and its
- * residual, the job's only array beside S_r's parameters (a copy); each
+ * residual, the job's only array. S_r is not copied: the job either
+ * takes it over (take: an overlapped start made for it, left empty) or
+ * borrows its parameters (borrow: the node's G_r, which must stay
+ * unchanged until the job ends; the round refuses a start that changed);
+ * each
  * leaf goes to the sink as it is reached, read from the trainer a window
  * at a time; each gd_engine_job_segment trains one segment (first loading
  * reload, the state at its start, when other work used the trainer), and
@@ -149,17 +153,17 @@ typedef struct gd_engine_start_sink {
 typedef struct gd_engine_job {
     bool active;
     uint64_t round;
-    float *start;             /* S_r's parameters (a copy) */
+    gd_global_state own_start; /* S_r when taken over (else empty: borrowed) */
     float *residual;          /* the worker's error-feedback residual */
     gd_trained_round out;
     gd_worker_round_run run;
     gd_engine_start_sink sink;
 } gd_engine_job;
 
-gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_state *start,
-                              const gd_state_file_view *prev, const char *address,
-                              uint32_t rank, const gd_engine_start_sink *sink,
-                              gd_engine_job *job) GD_MUST_CHECK;
+gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_state *borrow,
+                              gd_global_state *take, const gd_state_file_view *prev,
+                              const char *address, uint32_t rank,
+                              const gd_engine_start_sink *sink, gd_engine_job *job) GD_MUST_CHECK;
 gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job,
                                 const gd_worker_state_source *reload, bool *done) GD_MUST_CHECK;
 /* The step the job's worker has reached (its trainer's). */

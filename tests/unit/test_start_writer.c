@@ -49,7 +49,8 @@ static gd_status train_round(gd_start_writer *writer, gd_trained_round *out, uin
     gd_engine_job job;
     memset(&job, 0, sizeof job);
     gd_engine_start_sink sink = {put_start, writer};
-    gd_status s = gd_engine_job_begin(&g_engine, round, &g_g0, prev, WORKER, 0, &sink, &job);
+    gd_status s =
+        gd_engine_job_begin(&g_engine, round, &g_g0, NULL, prev, WORKER, 0, &sink, &job);
     bool done = false;
     while (s == GD_OK && !done)
         s = gd_engine_job_segment(&g_engine, &job, NULL, &done);
@@ -192,6 +193,49 @@ static void test_next_round_from_file(void) {
     gd_start_writer_close(&writer);
 }
 
+/* A borrowed start that changes while the round trains (a bug that would
+ * commit a Δ from no start the transcript names) fails the round; taken
+ * over, the start is the job's and gives the borrowed round's bits. */
+static void test_start_borrowed_or_taken(void) {
+    gd_artifact_store store = open_store("start");
+    gd_start_writer writer;
+    CHECK_OK(gd_start_writer_open(&writer, &store, RUN, false));
+    gd_engine_start_sink sink = {put_start, &writer};
+    gd_global_state g;
+    CHECK_OK(gd_global_state_copy(&g, &g_g0));
+    gd_engine_job job;
+    memset(&job, 0, sizeof job);
+    CHECK_STATUS(gd_engine_job_begin(&g_engine, ROUND, &g, &g, NULL, WORKER, 0, &sink, &job),
+                 GD_ERR_INVALID);
+    CHECK_OK(gd_engine_job_begin(&g_engine, ROUND, &g, NULL, NULL, WORKER, 0, &sink, &job));
+    bool done = false;
+    CHECK_OK(gd_engine_job_segment(&g_engine, &job, NULL, &done));
+    float kept = g.params[g_engine.n / 2];
+    g.params[g_engine.n / 2] += 1.0f;
+    gd_status s = GD_OK;
+    while (s == GD_OK && !done)
+        s = gd_engine_job_segment(&g_engine, &job, NULL, &done);
+    CHECK_STATUS(s, GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "start changed while the round trained") != NULL);
+    gd_engine_job_free(&job);
+    gd_start_writer_forget(&writer);
+    g.params[g_engine.n / 2] = kept;
+    CHECK(memcmp(g.params, g_g0.params, g_engine.n * sizeof(float)) == 0);
+    CHECK_OK(gd_engine_job_begin(&g_engine, ROUND, NULL, &g, NULL, WORKER, 0, &sink, &job));
+    CHECK(g.params == NULL); /* the job's now */
+    done = false;
+    while (!done)
+        CHECK_OK(gd_engine_job_segment(&g_engine, &job, NULL, &done));
+    gd_trained_round t;
+    gd_engine_job_take(&job, &t);
+    CHECK(t.payload.len == g_whole.payload.len &&
+          memcmp(t.payload.data, g_whole.payload.data, t.payload.len) == 0);
+    gd_trained_round_free(&t);
+    gd_engine_job_free(&job);
+    CHECK_OK(gd_start_writer_drain(&writer));
+    gd_start_writer_close(&writer);
+}
+
 /* The child of test_killed_while_writing: the round trained as a job with
  * a background writer into the store at root, as a member does. */
 static int child_main(const char *root, int ready) {
@@ -291,6 +335,7 @@ int main(int argc, char **argv) {
     RUN_TEST(test_foreground);
     RUN_TEST(test_failed_write_is_reported);
     RUN_TEST(test_next_round_from_file);
+    RUN_TEST(test_start_borrowed_or_taken);
     RUN_TEST(test_killed_while_writing);
     gd_trained_round_free(&g_whole);
     gd_worker_state_free(&g_post);
