@@ -554,12 +554,6 @@ static gd_status bench_store(bench_worker *w, uint64_t *bytes) {
                            t->transcript.data, t->transcript.len);
 }
 
-static gd_status bench_put_start(void *ctx, uint64_t round, uint32_t leaf,
-                                 const gd_worker_desc *desc, const gd_worker_state_source *state,
-                                 const float *residual) {
-    return gd_start_writer_put(ctx, round, leaf, desc, state, residual);
-}
-
 /* A worker's round as a member trains it: a segment at a time, each
  * state written behind training (or in the foreground) by a writer of its
  * own as it is reached; done once the last is durable. */
@@ -569,7 +563,7 @@ static gd_status bench_train(gd_engine *e, bench_worker *w, const gd_global_stat
     GD_TRY(gd_start_writer_open(&writer, &w->store, BENCH_RUN, background));
     gd_engine_job job;
     memset(&job, 0, sizeof job);
-    gd_engine_start_sink sink = {bench_put_start, &writer};
+    gd_engine_start_sink sink = gd_start_writer_sink(&writer);
     gd_status s = gd_engine_job_begin(e, BENCH_ROUND, g0, NULL, NULL, w->address, w->rank, &sink,
                                       &job);
     bool done = false;

@@ -73,6 +73,21 @@ void gd_worker_round_free(gd_worker_round *r) {
     memset(r, 0, sizeof *r);
 }
 
+/* A descriptor's fields beside its three trainer roots. */
+static void gd_round_desc_fill(const gd_trainer *t, const gd_state_tag *tag, gd_worker_desc *out,
+                               uint64_t round, const char *address, uint32_t rank,
+                               gd_state_stage stage,
+                               const uint8_t residual_root[GD_MMR_HASH_LEN]) {
+    out->tag = *tag;
+    out->round = round;
+    snprintf(out->address, sizeof out->address, "%s", address);
+    out->rank = rank;
+    out->stage = stage;
+    out->step = gd_trainer_step_count(t);
+    out->n = gd_trainer_layout(t)->total;
+    memcpy(out->residual_root, residual_root, GD_MMR_HASH_LEN);
+}
+
 /* The trainer's state a window at a time, each window loaded from `from`
  * first when it is not NULL, hashed into the three sub-roots of a
  * descriptor of `stage` (address, rank, the residual's root given). */
@@ -116,14 +131,7 @@ static gd_status gd_diloco_state_windows(gd_trainer *t, const gd_state_tag *tag,
     free(buf);
     if (s != GD_OK)
         return s;
-    out->tag = *tag;
-    out->round = round;
-    snprintf(out->address, sizeof out->address, "%s", address);
-    out->rank = rank;
-    out->stage = stage;
-    out->step = gd_trainer_step_count(t);
-    out->n = n;
-    memcpy(out->residual_root, residual_root, GD_MMR_HASH_LEN);
+    gd_round_desc_fill(t, tag, out, round, address, rank, stage, residual_root);
     return GD_OK;
 }
 
@@ -208,11 +216,20 @@ gd_status gd_diloco_encode_chunk(const gd_diloco_config *c, uint8_t *out,
 }
 
 /* Δ = start - θ, encoded with (or without) error feedback: per chunk the
- * rule of gd_diloco_encode_chunk, made and encoded a window of whole chunks
- * at a time from the trainer's parameters, so Δ is never whole in memory. */
-static gd_status gd_encode_delta(gd_trainer *t, const gd_diloco_config *c,
-                                 const gd_worker_round_run *run,
-                                 const uint8_t start_root[GD_MMR_HASH_LEN], gd_payload *payload) {
+ * rule of gd_diloco_encode_chunk, in one pass over windows of whole chunks:
+ * the trainer's state, the start and the residual the round began with
+ * are read, Δ is made and encoded, and leaf S + 1 (the trainer's state
+ * with the residual encoding left) goes to post and into its descriptor's
+ * roots, so neither Δ nor the state nor the residual is ever whole in
+ * memory. The start and the old residual are hashed as they are read: a
+ * Δ from any other start than leaf 0's, or error feedback from any other
+ * residual than the training leaves', would commit a payload no check can
+ * reproduce. */
+enum { GD_ENC_START, GD_ENC_OLD, GD_ENC_PARAMS, GD_ENC_M, GD_ENC_V, GD_ENC_NEW, GD_ENC_STREAMS };
+
+static gd_status gd_encode_round(gd_trainer *t, const gd_diloco_config *c,
+                                 const gd_worker_round_run *run, const gd_state_sink *post,
+                                 gd_worker_round *out) {
     size_t n = gd_trainer_layout(t)->total;
     gd_payload_header h = {.run = c->run, .round = run->round, .param_count = n,
                            .codec = c->codec, .chunk_elems = c->chunk_elems};
@@ -224,48 +241,67 @@ static gd_status gd_encode_delta(gd_trainer *t, const gd_diloco_config *c,
         window = c->chunk_elems;
     if (window > n)
         window = n;
-    float *buf = malloc(2 * (window ? window : 1) * sizeof(float));
+    size_t w = window ? window : 1;
+    float *buf = malloc(5 * w * sizeof(float));
     if (buf == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory for a window of the pseudo-gradient");
-    float *params = buf, *delta = buf + window;
+    float *params = buf, *m = buf + w, *v = buf + 2 * w, *r = buf + 3 * w, *delta = buf + 4 * w;
     gd_payload_encoder e;
-    gd_status s = gd_payload_encoder_begin(&e, payload, &h);
+    gd_status s = gd_payload_encoder_begin(&e, &out->payload, &h);
     if (s != GD_OK) {
         free(buf);
         return s;
     }
-    /* The start is hashed as it is read: S_r is the caller's (the node's
-     * G, borrowed, not copied), and a Δ from any other start than leaf 0's
-     * would commit a payload no check can reproduce. */
-    gd_values_stream start_hash;
-    bool hashing = false;
-    s = gd_values_stream_begin(&start_hash, gd_trainer_pool(t), n, c->chunk_elems);
-    hashing = s == GD_OK;
-    float *residual = c->error_feedback ? run->residual : NULL;
+    gd_values_stream streams[GD_ENC_STREAMS];
+    int begun = 0;
+    for (; s == GD_OK && begun < GD_ENC_STREAMS; begun++)
+        s = gd_values_stream_begin(&streams[begun], gd_trainer_pool(t), n, c->chunk_elems);
     for (size_t lo = 0; s == GD_OK && lo < n; lo += window) {
         size_t count = n - lo < window ? n - lo : window;
-        gd_trainer_get_range(t, params, NULL, NULL, lo, count);
-        s = gd_values_stream_add(&start_hash, run->start + lo, count);
+        gd_trainer_get_range(t, params, m, v, lo, count);
+        s = run->residual.read(run->residual.ctx, r, lo, count);
         if (s == GD_OK)
-            s = gd_delta_and_decay(gd_trainer_backend(t), c, run->start + lo, params,
-                                   residual ? residual + lo : NULL, count, delta);
+            s = gd_values_stream_add(&streams[GD_ENC_START], run->start + lo, count);
         if (s == GD_OK)
-            s = gd_payload_encoder_add(&e, delta, residual ? residual + lo : NULL, lo, count,
+            s = gd_values_stream_add(&streams[GD_ENC_OLD], r, count);
+        if (s == GD_OK)
+            s = gd_delta_and_decay(gd_trainer_backend(t), c, run->start + lo, params, r, count,
+                                   delta);
+        if (s == GD_OK)
+            s = gd_payload_encoder_add(&e, delta, c->error_feedback ? r : NULL, lo, count,
                                        gd_trainer_pool(t));
+        const float *post_arrays[4] = {params, m, v, r};
+        for (int a = 0; s == GD_OK && a < 4; a++)
+            s = gd_values_stream_add(&streams[GD_ENC_PARAMS + a], post_arrays[a], count);
+        if (s == GD_OK)
+            s = post->write(post->ctx, params, m, v, r, lo, count);
     }
     free(buf);
-    uint8_t root[GD_MMR_HASH_LEN];
-    if (s == GD_OK)
-        s = gd_values_stream_root(&start_hash, root);
-    if (hashing)
-        gd_values_stream_end(&start_hash);
-    if (s == GD_OK && memcmp(root, start_root, sizeof root) != 0)
+    uint8_t roots[GD_ENC_STREAMS][GD_MMR_HASH_LEN];
+    for (int a = 0; s == GD_OK && a < GD_ENC_STREAMS; a++)
+        s = gd_values_stream_root(&streams[a], roots[a]);
+    for (int a = 0; a < begun; a++)
+        gd_values_stream_end(&streams[a]);
+    if (s == GD_OK && memcmp(roots[GD_ENC_START], out->descs[0].params_root, 32) != 0)
         s = gd_fail(GD_ERR_INVALID, "the round's start changed while the round trained");
+    if (s == GD_OK && memcmp(roots[GD_ENC_OLD], run->residual_root, 32) != 0)
+        s = gd_fail(GD_ERR_IO, "the worker's residual read back is not the one its round "
+                               "began with");
     if (s == GD_OK)
-        return gd_payload_encoder_end(&e);
-    gd_payload_encoder_abort(&e);
-    gd_payload_free(payload);
-    return s;
+        s = gd_payload_encoder_end(&e);
+    else
+        gd_payload_encoder_abort(&e);
+    if (s != GD_OK) {
+        gd_payload_free(&out->payload);
+        return s;
+    }
+    gd_worker_desc *d = &out->descs[run->segments + 1];
+    gd_round_desc_fill(t, &run->tag, d, run->round, run->address, run->rank, GD_STAGE_ENCODED,
+                       roots[GD_ENC_NEW]);
+    memcpy(d->params_root, roots[GD_ENC_PARAMS], 32);
+    memcpy(d->exp_avg_root, roots[GD_ENC_M], 32);
+    memcpy(d->exp_avg_sq_root, roots[GD_ENC_V], 32);
+    return GD_OK;
 }
 
 /* The transcript MMR over the leaves' state hashes. */
@@ -333,15 +369,43 @@ static gd_status gd_round_copy(const gd_trainer *t, const gd_worker_round_run *r
     GD_TRY(gd_worker_state_init(out, run->rank, n));
     snprintf(out->address, sizeof out->address, "%s", run->address);
     gd_trainer_get_state(t, out->params, out->exp_avg, out->exp_avg_sq, &out->step);
-    memcpy(out->residual, run->residual, n * sizeof(float));
-    return GD_OK;
+    gd_status s = run->residual.read(run->residual.ctx, out->residual, 0, n);
+    if (s != GD_OK)
+        gd_worker_state_free(out);
+    return s;
+}
+
+/* The root of the values a reader gives, read a window at a time. */
+static gd_status gd_reader_root(gd_pool *pool, const gd_values_reader *reader, size_t n,
+                                uint32_t chunk_elems, uint8_t root[GD_MMR_HASH_LEN]) {
+    size_t window = gd_values_window(chunk_elems);
+    if (window > n)
+        window = n;
+    float *buf = malloc((window ? window : 1) * sizeof(float));
+    if (buf == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for a window of values");
+    gd_values_stream st;
+    gd_status s = gd_values_stream_begin(&st, pool, n, chunk_elems);
+    bool begun = s == GD_OK;
+    for (size_t lo = 0; s == GD_OK && lo < n; lo += window) {
+        size_t count = n - lo < window ? n - lo : window;
+        s = reader->read(reader->ctx, buf, lo, count);
+        if (s == GD_OK)
+            s = gd_values_stream_add(&st, buf, count);
+    }
+    if (s == GD_OK)
+        s = gd_values_stream_root(&st, root);
+    if (begun)
+        gd_values_stream_end(&st);
+    free(buf);
+    return s;
 }
 
 gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_worker_round *out,
                                 uint64_t round, const float *start, size_t start_n,
                                 const gd_worker_state_source *prev, const char *address,
-                                uint32_t rank, float *residual, gd_worker_state *segment_starts,
-                                gd_worker_round_run *run) {
+                                uint32_t rank, const gd_values_reader *residual,
+                                gd_worker_state *segment_starts, gd_worker_round_run *run) {
     memset(out, 0, sizeof *out);
     memset(run, 0, sizeof *run);
     gd_mmr_init(&out->transcript);
@@ -351,12 +415,13 @@ gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_wor
         return gd_fail(GD_ERR_INVALID, "the worker's previous state has %zu values; the model "
                                        "has %zu",
                        prev->n, n);
-    if (address == NULL || strlen(address) > GD_STATE_ADDRESS_MAX || residual == NULL)
+    if (address == NULL || strlen(address) > GD_STATE_ADDRESS_MAX || residual == NULL ||
+        residual->read == NULL)
         return gd_fail(GD_ERR_INVALID, "a worker round needs an address of at most %d bytes "
                                        "and the worker's residual",
                        GD_STATE_ADDRESS_MAX);
     *run = (gd_worker_round_run){.round = round, .start = start, .rank = rank,
-                                 .residual = residual, .segment_starts = segment_starts,
+                                 .residual = *residual, .segment_starts = segment_starts,
                                  .segments = c->inner_steps / c->segment_steps};
     snprintf(run->address, sizeof run->address, "%s", address);
     gd_diloco_state_tag(c, gd_trainer_layout(t), &run->tag);
@@ -369,7 +434,7 @@ gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_wor
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     }
     /* Training never changes the residual: one root for every training leaf. */
-    gd_status s = gd_values_root(gd_trainer_pool(t), residual, n, c->chunk_elems,
+    gd_status s = gd_reader_root(gd_trainer_pool(t), residual, n, c->chunk_elems,
                                  run->residual_root);
     gd_round_start_read_ctx x = {.start = start, .prev = prev};
     gd_worker_state_source from = {.address = run->address, .rank = rank,
@@ -445,27 +510,31 @@ gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, cons
 }
 
 gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_worker_round *out,
-                                 gd_worker_round_run *run) {
+                                 gd_worker_round_run *run, const gd_state_sink *post) {
     gd_status s = run->done == run->segments
                       ? GD_OK
                       : gd_fail(GD_ERR_INVALID, "round %llu: %u of %u segments trained",
                                 (unsigned long long)run->round, run->done, run->segments);
     if (s == GD_OK)
-        s = gd_encode_delta(t, c, run, out->descs[0].params_root, &out->payload);
+        s = gd_encode_round(t, c, run, post, out);
     if (s == GD_OK)
         s = gd_payload_root(&out->payload, out->payload_root, &out->payload_leaves);
-    /* The residual as encoding left it: leaf S + 1's. */
-    uint8_t residual_root[GD_MMR_HASH_LEN];
-    if (s == GD_OK)
-        s = gd_values_root(gd_trainer_pool(t), run->residual, gd_trainer_layout(t)->total,
-                           c->chunk_elems, residual_root);
-    if (s == GD_OK)
-        s = gd_diloco_state_windows(t, &run->tag, &out->descs[run->segments + 1], run->round,
-                                    run->address, run->rank, residual_root, GD_STAGE_ENCODED,
-                                    NULL);
     if (s == GD_OK)
         s = gd_build_transcript(out);
     return s == GD_OK ? GD_OK : gd_round_failed(run, out, s);
+}
+
+/* Leaf S + 1 into a whole worker state, a window at a time. */
+static gd_status gd_post_into_state(void *ctx, const float *params, const float *exp_avg,
+                                    const float *exp_avg_sq, const float *residual, size_t lo,
+                                    size_t count) {
+    gd_worker_state *w = ctx;
+    size_t bytes = count * sizeof(float);
+    memcpy(w->params + lo, params, bytes);
+    memcpy(w->exp_avg + lo, exp_avg, bytes);
+    memcpy(w->exp_avg_sq + lo, exp_avg_sq, bytes);
+    memcpy(w->residual + lo, residual, bytes);
+    return GD_OK;
 }
 
 gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
@@ -474,13 +543,16 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
                                  gd_worker_state *segment_starts) {
     GD_TRY(gd_check_sizes(t, w->n, "the worker's state"));
     gd_worker_state_source prev = gd_worker_state_source_of(w);
+    gd_values_reader residual = gd_values_reader_of(w->residual);
     gd_worker_round_run run;
     GD_TRY(gd_diloco_round_begin(t, c, out, round, start, start_n, &prev, w->address, w->rank,
-                                 w->residual, segment_starts, &run));
+                                 &residual, segment_starts, &run));
     while (run.done < run.segments)
         GD_TRY(gd_diloco_round_segment(t, c, data, out, NULL, &run));
-    GD_TRY(gd_diloco_round_finish(t, c, out, &run));
-    gd_trainer_get_state(t, w->params, w->exp_avg, w->exp_avg_sq, &w->step);
+    /* Each window of w is read (the residual) before it is written. */
+    gd_state_sink post = {gd_post_into_state, w};
+    GD_TRY(gd_diloco_round_finish(t, c, out, &run, &post));
+    w->step = gd_trainer_step_count(t);
     return GD_OK;
 }
 

@@ -151,10 +151,12 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
  * after its previous round read a window at a time (NULL: a fresh
  * optimizer state, zeros and step 0), and records leaf 0; each segment
  * call takes K inner steps and records the next leaf; finish encodes Δ
- * from the trainer a window at a time, updating residual, and records
- * leaf S + 1 (start is hashed again as Δ is made: a start that changed
- * while the round trained is refused). Every leaf is described from the
- * trainer a window at a time.
+ * from the trainer, the start and the residual (read through `residual`,
+ * never whole) in one pass of windows, handing leaf S + 1 with the new
+ * residual to a sink as it goes (start and old residual are hashed again
+ * as they are read: a start that changed while the round trained, or a
+ * residual read back as anything else than the round began with, is
+ * refused). Every leaf is described from the trainer a window at a time.
  * gd_diloco_worker_round is exactly begin, S segments and finish, so both
  * give the same bits. With reload a segment first loads the state at its
  * start again from that source (whatever ran on the trainer in between
@@ -167,7 +169,7 @@ typedef struct gd_worker_round_run {
     const float *start;              /* S_r, the layout's n values (the caller's) */
     char address[GD_STATE_ADDRESS_MAX + 1];
     uint32_t rank;
-    float *residual;                 /* the worker's error-feedback residual, n values */
+    gd_values_reader residual;       /* the error-feedback residual the round began with */
     uint8_t residual_root[GD_MMR_HASH_LEN]; /* its root while training (never changes) */
     gd_worker_state *segment_starts; /* copies of each segment's start, or NULL */
     gd_state_tag tag;
@@ -175,21 +177,32 @@ typedef struct gd_worker_round_run {
     uint32_t done;                   /* segments trained so far */
 } gd_worker_round_run;
 
+/* Where finish puts leaf S + 1 as it makes it, a window at a time in
+ * order: the trainer's parameters and moments and the residual encoding
+ * left (out->descs[S + 1] describes them once finish returns). */
+typedef struct gd_state_sink {
+    gd_status (*write)(void *ctx, const float *params, const float *exp_avg,
+                       const float *exp_avg_sq, const float *residual, size_t lo, size_t count);
+    void *ctx;
+} gd_state_sink;
+
 gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_worker_round *out,
                                 uint64_t round, const float *start, size_t start_n,
                                 const gd_worker_state_source *prev, const char *address,
-                                uint32_t rank, float *residual, gd_worker_state *segment_starts,
+                                uint32_t rank, const gd_values_reader *residual,
+                                gd_worker_state *segment_starts,
                                 gd_worker_round_run *run) GD_MUST_CHECK;
 gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
                                   gd_worker_round *out, const gd_worker_state_source *reload,
                                   gd_worker_round_run *run) GD_MUST_CHECK;
 /* After every segment (run->done == run->segments). */
 gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_worker_round *out,
-                                 gd_worker_round_run *run) GD_MUST_CHECK;
+                                 gd_worker_round_run *run,
+                                 const gd_state_sink *post) GD_MUST_CHECK;
 /* The trainer's state as the run's worker (address, rank, the trainer's
  * step), read a window at a time: with run->residual, the state at the
- * last recorded leaf, what a writer stores as that leaf's file. t must
- * outlive the source. */
+ * last recorded training leaf, what a writer stores as that leaf's file.
+ * t must outlive the source. */
 gd_worker_state_source gd_diloco_round_source(const gd_trainer *t,
                                               const gd_worker_round_run *run);
 

@@ -472,11 +472,28 @@ static gd_status gd_state_file_read(const void *ctx, float *params, float *exp_a
     return GD_OK;
 }
 
-gd_status gd_state_file_view_residual(const gd_state_file_view *v, float *out, size_t lo,
-                                      size_t count) {
+static gd_status gd_state_file_residual_read(const void *ctx, float *out, size_t lo,
+                                             size_t count) {
+    const gd_state_file_view *v = ctx;
     if (v->arrays != 4)
         return gd_fail(GD_ERR_INVALID, "a state file without its residual");
     return gd_state_file_array(v, out, 3, lo, count);
+}
+
+gd_values_reader gd_state_file_view_residual(const gd_state_file_view *v) {
+    return (gd_values_reader){.read = gd_state_file_residual_read, .ctx = v};
+}
+
+static gd_status gd_memory_values_read(const void *ctx, float *out, size_t lo, size_t count) {
+    if (ctx == NULL)
+        memset(out, 0, count * sizeof(float));
+    else
+        memcpy(out, (const float *)ctx + lo, count * sizeof(float));
+    return GD_OK;
+}
+
+gd_values_reader gd_values_reader_of(const float *values) {
+    return (gd_values_reader){.read = gd_memory_values_read, .ctx = values};
 }
 
 gd_worker_state_source gd_state_file_view_source(const gd_state_file_view *v) {

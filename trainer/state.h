@@ -138,6 +138,18 @@ typedef struct gd_worker_state_source {
 /* w's arrays (w must outlive the source); w NULL: a source of no values. */
 gd_worker_state_source gd_worker_state_source_of(const gd_worker_state *w);
 
+/* One array read a window at a time wherever it lies: values [lo, lo +
+ * count) into out (the caller keeps lo + count within the array). The
+ * worker's error-feedback residual comes this way, from memory or from the
+ * state file of its previous round, so a round never holds it whole. */
+typedef struct gd_values_reader {
+    gd_status (*read)(const void *ctx, float *out, size_t lo, size_t count);
+    const void *ctx;
+} gd_values_reader;
+
+/* values in memory (which must outlive the reader); NULL: zeros. */
+gd_values_reader gd_values_reader_of(const float *values);
+
 /* A peer's state file (312 + 16 n bytes, or 312 + 12 n without the
  * residual) read where it lies: opening checks its descriptor and length
  * as gd_worker_state_parse does, but not its arrays, which are read only
@@ -158,10 +170,9 @@ gd_status gd_state_file_view_open_file(gd_state_file_view *v, int fd, uint64_t l
                                        const gd_state_tag *expect, size_t expect_n) GD_MUST_CHECK;
 /* Its arrays as a source (v must outlive it). */
 gd_worker_state_source gd_state_file_view_source(const gd_state_file_view *v);
-/* Values [lo, lo + count) of its residual; GD_ERR_INVALID for a file
- * without one. */
-gd_status gd_state_file_view_residual(const gd_state_file_view *v, float *out, size_t lo,
-                                      size_t count) GD_MUST_CHECK;
+/* Its residual as a reader (v must outlive it; reads fail with
+ * GD_ERR_INVALID for a file without one). */
+gd_values_reader gd_state_file_view_residual(const gd_state_file_view *v);
 
 /* --- the global state -------------------------------------------------------------- */
 

@@ -4,7 +4,7 @@
  *
  * Two things may stay out of memory at the cost of time, and the budget
  * says which do, in this order:
- *   - the start-state writer's staging copy (12 bytes a parameter): segment
+ *   - the start-state writer's staging copy (16 bytes a parameter): segment
  *     starts written behind training, or in the foreground from the
  *     trainer a window at a time without one;
  *   - the aggregated G' (8 bytes a parameter): the aggregate writes it to
@@ -12,11 +12,11 @@
  *     memory, else it is read back (after G is let go) when its round opens.
  * Either way the bits are the same. The worker's state lives in the
  * trainer while it trains and in its round's files between rounds (read
- * back a window at a time as the next round loads it); Δ is made and
- * encoded a window at a time, from the round's start as the node holds it
- * (G, borrowed; an overlapped start is made for the round). What a round
- * still holds whatever the budget is its floor: G (8 bytes a parameter)
- * and the worker's residual (4).
+ * back a window at a time as the next round loads it, the residual
+ * whenever a window of it is needed); Δ is made and encoded a window at a
+ * time, from the round's start as the node holds it (G, borrowed; an
+ * overlapped start is made for the round). What a round still holds
+ * whatever the budget is its floor: G (8 bytes a parameter).
  * A budget under the floor is said once, in the log; the round goes on. */
 #include "plugin/member/member_memory.h"
 
@@ -25,7 +25,7 @@
 #include "common/log.h"
 #include "plugin/member/member_internal.h"
 
-#define GD_MEMORY_FLOOR_PER_PARAM 12
+#define GD_MEMORY_FLOOR_PER_PARAM 8
 #define GD_MEMORY_STATE_PER_PARAM 16
 #define GD_MEMORY_GLOBAL_PER_PARAM 8
 
@@ -50,10 +50,10 @@ void gd_member_memory_plan(gd_member *n) {
     uint64_t budget = n->o.memory_budget;
     gd_memory_choices c = gd_memory_choose(budget, n->engine.n);
     if (c.under_floor && !n->memory_floor_said) {
-        GD_LOG_WARN("node", "memory_budget %" PRIu64 " MiB is under what a round of this "
-                            "model still holds in memory, %" PRIu64 " MiB (12 bytes a "
-                            "parameter); the round goes on above the budget",
-                    budget >> 20, c.floor_bytes >> 20);
+        GD_LOG_WARN("node", "memory_budget %.1f MiB is under what a round of this model "
+                            "still holds in memory, %.1f MiB (8 bytes a parameter); the "
+                            "round goes on above the budget",
+                    (double)budget / (1 << 20), (double)c.floor_bytes / (1 << 20));
         n->memory_floor_said = true;
     }
     if (!n->memory_planned || c.background_starts != n->starts.background ||

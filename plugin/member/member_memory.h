@@ -10,7 +10,7 @@
 typedef struct gd_memory_choices {
     bool background_starts; /* segment starts written behind training (a 16 B/param copy) */
     bool keep_next;         /* an aggregated G' kept in memory, not only stored (8 B/param) */
-    uint64_t floor_bytes;   /* what a round holds whatever the budget (12 B/param) */
+    uint64_t floor_bytes;   /* what a round holds whatever the budget (8 B/param) */
     bool under_floor;       /* the budget is below it */
 } gd_memory_choices;
 

@@ -158,15 +158,6 @@ static gd_status gd_member_store_round(gd_member *n, uint64_t r) {
     return s;
 }
 
-/* The job's sink: a segment's start state to the store, behind training. */
-static gd_status gd_member_put_start(void *ctx, uint64_t round, uint32_t leaf,
-                                     const gd_worker_desc *desc,
-                                     const gd_worker_state_source *state,
-                                     const float *residual) {
-    gd_member *n = ctx;
-    return gd_start_writer_put(&n->starts, round, leaf, desc, state, residual);
-}
-
 /* A progress line per segment, and the status's inner step and loss. */
 static void gd_member_on_segment(void *ctx, uint64_t round, uint32_t segment, uint32_t segments,
                                  double loss) {
@@ -253,7 +244,7 @@ static gd_status gd_member_train_begin(gd_member *n, uint64_t r, bool ahead,
         gd_state_file_view prev;
         if (!fresh)
             s = gd_member_own_state_open(n, r - 1, segs + 1, &fd, &prev);
-        gd_engine_start_sink sink = {gd_member_put_start, n};
+        gd_engine_start_sink sink = gd_start_writer_sink(&n->starts);
         /* An overlapped start is the job's; G_r is borrowed (a round in
          * its window is trained whole before G changes). */
         if (s == GD_OK)

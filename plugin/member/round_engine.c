@@ -2,10 +2,13 @@
  * and aggregation, driven from what the chain records. */
 #include "plugin/member/round_engine.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/mem.h"
 #include "trainer/diloco_impl.h"
@@ -211,7 +214,8 @@ gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint6
 
 void gd_engine_job_free(gd_engine_job *job) {
     gd_global_state_free(&job->own_start);
-    free(job->residual);
+    if (job->prev_open)
+        close(job->prev_fd);
     gd_trained_round_free(&job->out);
     memset(job, 0, sizeof *job);
 }
@@ -220,19 +224,28 @@ void gd_engine_job_free(gd_engine_job *job) {
 static gd_status gd_engine_job_put(gd_engine *e, gd_engine_job *job, uint32_t leaf) {
     gd_worker_state_source state = gd_diloco_round_source(e->trainer, &job->run);
     return job->sink.put(job->sink.ctx, job->round, leaf, &job->out.r.descs[leaf], &state,
-                         job->residual);
+                         &job->residual);
 }
 
-/* The worker's state after its previous round, as prev's file holds it:
- * its residual into the job, and its moments as the source the round
- * loads leaf 0 with. */
-static gd_status gd_engine_job_prev(gd_engine *e, gd_engine_job *job,
-                                    const gd_state_file_view *prev) {
+/* The residual the round begins with: prev's, read through a descriptor
+ * of the job's own (the job may outlive the caller's), or zeros. */
+static gd_status gd_engine_job_prev(gd_engine_job *job, const gd_state_file_view *prev) {
+    job->residual = gd_values_reader_of(NULL);
     if (prev == NULL)
-        return GD_OK; /* fresh: zeros (calloc) */
+        return GD_OK;
     if (prev->arrays != 4)
         return gd_fail(GD_ERR_INVALID, "the worker's previous state has no residual");
-    return gd_state_file_view_residual(prev, job->residual, 0, e->n);
+    job->prev = *prev;
+    if (prev->fd >= 0) {
+        job->prev_fd = fcntl(prev->fd, F_DUPFD_CLOEXEC, 0);
+        if (job->prev_fd < 0)
+            return gd_fail(GD_ERR_IO, "cannot keep the worker's previous state open: %s",
+                           strerror(errno));
+        job->prev_open = true;
+        job->prev.fd = job->prev_fd;
+    }
+    job->residual = gd_state_file_view_residual(&job->prev);
+    return GD_OK;
 }
 
 /* Leaf 0 loaded from prev's file must carry what its descriptor says of
@@ -255,7 +268,8 @@ gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_stat
                               const gd_engine_start_sink *sink, gd_engine_job *job) {
     gd_engine_job_free(job);
     const gd_global_state *start = take ? take : borrow;
-    if (sink == NULL || sink->put == NULL || (borrow == NULL) == (take == NULL))
+    if (sink == NULL || sink->put == NULL || sink->post_begin == NULL ||
+        sink->post_write == NULL || sink->post_end == NULL || (borrow == NULL) == (take == NULL))
         return gd_fail(GD_ERR_INVALID, "a round trained a segment at a time needs a sink and "
                                        "one start");
     if (start->n != e->n || (prev != NULL && prev->desc.n != e->n))
@@ -269,16 +283,13 @@ gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_stat
         job->own_start = *take;
         memset(take, 0, sizeof *take);
     }
-    job->residual = gd_calloc_large(e->n, sizeof(float));
-    gd_status s = job->residual ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
-    if (s == GD_OK)
-        s = gd_engine_job_prev(e, job, prev);
+    gd_status s = gd_engine_job_prev(job, prev);
     gd_worker_state_source from;
     if (prev != NULL)
-        from = gd_state_file_view_source(prev);
+        from = gd_state_file_view_source(&job->prev);
     if (s == GD_OK)
         s = gd_diloco_round_begin(e->trainer, c, &job->out.r, round, params, e->n,
-                                  prev ? &from : NULL, address, rank, job->residual, NULL,
+                                  prev ? &from : NULL, address, rank, &job->residual, NULL,
                                   &job->run);
     if (s == GD_OK && prev != NULL)
         s = gd_engine_job_prev_check(job, prev);
@@ -306,9 +317,17 @@ gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job,
     if (s == GD_OK && job->run.done < job->run.segments)
         s = gd_engine_job_put(e, job, job->run.done);
     if (s == GD_OK && job->run.done == job->run.segments) {
-        s = gd_diloco_round_finish(e->trainer, c, &job->out.r, &job->run);
+        /* Leaf S + 1 goes to its file as the payload is made. */
+        const gd_engine_start_sink *k = &job->sink;
+        uint32_t post = job->run.segments + 1;
+        s = k->post_begin(k->ctx, job->round, post, e->n);
+        gd_state_sink to = {k->post_write, k->ctx};
         if (s == GD_OK)
-            s = gd_engine_job_put(e, job, job->run.segments + 1);
+            s = gd_diloco_round_finish(e->trainer, c, &job->out.r, &job->run, &to);
+        if (s == GD_OK)
+            s = k->post_end(k->ctx, &job->out.r.descs[post]);
+        else
+            (void)k->post_end(k->ctx, NULL);
         if (s == GD_OK)
             s = gd_engine_round_seal(e, &job->out, job->round);
         *done = s == GD_OK;

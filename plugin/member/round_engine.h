@@ -127,8 +127,9 @@ gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint6
  * trains the next round ahead does its other duties between segments, on
  * the same trainer. The worker's state lives in the trainer, never copied
  * whole: begin loads the moments and step of prev (the worker's state file
- * after its previous round; NULL: a fresh optimizer state) and its
- * residual, the job's only array. S_r is not copied: the job either
+ * after its previous round; NULL: a fresh optimizer state), whose residual
+ * the job reads a window at a time as it needs it (through a descriptor
+ * of its own, so the caller may close prev's). S_r is not copied: the job either
  * takes it over (take: an overlapped start made for it, left empty) or
  * borrows its parameters (borrow: the node's G_r, which must stay
  * unchanged until the job ends; the round refuses a start that changed);
@@ -141,12 +142,20 @@ gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint6
  * error the job is over (freed); free it with gd_engine_job_free either
  * way. */
 /* Where a job's states go as training reaches them: put gets leaf i (the
- * worker's state at the start of segment i, or after encoding for leaf
- * S + 1) with the descriptor the round recorded for it, as a source read
- * a window at a time during the call, and the residual (n values). */
+ * worker's state at the start of segment i) with the descriptor the round
+ * recorded for it, as a source and a residual read a window at a time
+ * during the call; leaf S + 1, the state after encoding, comes as the
+ * round makes it: post_begin, post_write for each window in order, then
+ * post_end with its descriptor (NULL: the round failed, the file is given
+ * up). */
 typedef struct gd_engine_start_sink {
     gd_status (*put)(void *ctx, uint64_t round, uint32_t leaf, const gd_worker_desc *desc,
-                     const gd_worker_state_source *state, const float *residual);
+                     const gd_worker_state_source *state, const gd_values_reader *residual);
+    gd_status (*post_begin)(void *ctx, uint64_t round, uint32_t leaf, size_t n);
+    gd_status (*post_write)(void *ctx, const float *params, const float *exp_avg,
+                            const float *exp_avg_sq, const float *residual, size_t lo,
+                            size_t count);
+    gd_status (*post_end)(void *ctx, const gd_worker_desc *desc);
     void *ctx;
 } gd_engine_start_sink;
 
@@ -154,7 +163,10 @@ typedef struct gd_engine_job {
     bool active;
     uint64_t round;
     gd_global_state own_start; /* S_r when taken over (else empty: borrowed) */
-    float *residual;          /* the worker's error-feedback residual */
+    bool prev_open;           /* prev_fd is the job's to close */
+    int prev_fd;              /* the previous post state's file (the job's own) */
+    gd_state_file_view prev;  /* read through prev_fd: the residual the round began with */
+    gd_values_reader residual; /* it, or zeros for a fresh state */
     gd_trained_round out;
     gd_worker_round_run run;
     gd_engine_start_sink sink;

@@ -24,22 +24,36 @@ static gd_status gd_start_write(const gd_start_writer *w, uint64_t round, uint32
     return gd_start_failed_as(s, round, leaf);
 }
 
-/* One state file written from a source a window at a time, each array's
- * window at its place: the file form of gd_worker_state_serialize, with
- * no copy of the state beside a window. */
+/* A window of the four arrays of a state file of n values, each at its
+ * place (the file's header first, then params, exp_avg, exp_avg_sq and
+ * residual). */
+static gd_status gd_state_file_window(const gd_file_atomic *f, size_t n, const float *params,
+                                      const float *exp_avg, const float *exp_avg_sq,
+                                      const float *residual, size_t lo, size_t count) {
+    const float *arrays[4] = {params, exp_avg, exp_avg_sq, residual};
+    for (int a = 0; a < 4; a++)
+        GD_TRY(gd_file_write_at(f->fd, arrays[a], count * sizeof(float),
+                                GD_WORKER_DESC_BYTES + ((uint64_t)a * n + lo) * sizeof(float),
+                                f->tmp));
+    return GD_OK;
+}
+
+/* One state file written from a source a window at a time: the file form
+ * of gd_worker_state_serialize, with no copy of the state beside a
+ * window. */
 static gd_status gd_start_write_source(const gd_start_writer *w, uint64_t round, uint32_t leaf,
                                        const gd_worker_desc *desc,
                                        const gd_worker_state_source *state,
-                                       const float *residual) {
+                                       const gd_values_reader *residual) {
     size_t n = state->n;
-    if (desc->n != n || residual == NULL)
-        return gd_fail(GD_ERR_INVALID, "a state of %zu values for a descriptor of %llu, or "
-                                       "without its residual",
-                       n, (unsigned long long)desc->n);
+    if (desc->n != n)
+        return gd_fail(GD_ERR_INVALID, "a state of %zu values for a descriptor of %llu", n,
+                       (unsigned long long)desc->n);
     size_t window = gd_values_window(desc->tag.chunk_elems);
     if (window > n)
         window = n;
-    float *buf = malloc(3 * (window ? window : 1) * sizeof(float));
+    size_t win = window ? window : 1;
+    float *buf = malloc(4 * win * sizeof(float));
     if (buf == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory for a state window");
     gd_file_atomic f;
@@ -51,14 +65,14 @@ static gd_status gd_start_write_source(const gd_start_writer *w, uint64_t round,
     uint8_t header[GD_WORKER_DESC_BYTES];
     gd_worker_desc_encode(desc, header);
     s = gd_file_atomic_append(&f, header, sizeof header);
+    float *p = buf, *m = buf + win, *v = buf + 2 * win, *r = buf + 3 * win;
     for (size_t lo = 0; s == GD_OK && lo < n; lo += window) {
         size_t count = n - lo < window ? n - lo : window;
-        const float *arrays[4] = {buf, buf + window, buf + 2 * window, residual + lo};
-        s = state->read(state->ctx, buf, buf + window, buf + 2 * window, lo, count);
-        for (int a = 0; s == GD_OK && a < 4; a++)
-            s = gd_file_write_at(f.fd, arrays[a], count * sizeof(float),
-                                 GD_WORKER_DESC_BYTES + ((uint64_t)a * n + lo) * sizeof(float),
-                                 f.tmp);
+        s = state->read(state->ctx, p, m, v, lo, count);
+        if (s == GD_OK)
+            s = residual->read(residual->ctx, r, lo, count);
+        if (s == GD_OK)
+            s = gd_state_file_window(&f, n, p, m, v, r, lo, count);
     }
     free(buf);
     if (s == GD_OK)
@@ -124,7 +138,7 @@ static void gd_start_wait(gd_start_writer *w) {
 
 gd_status gd_start_writer_put(gd_start_writer *w, uint64_t round, uint32_t leaf,
                               const gd_worker_desc *desc, const gd_worker_state_source *state,
-                              const float *residual) {
+                              const gd_values_reader *residual) {
     if (!w->background) {
         gd_status s = gd_start_write_source(w, round, leaf, desc, state, residual);
         w->written += s == GD_OK;
@@ -141,7 +155,7 @@ gd_status gd_start_writer_put(gd_start_writer *w, uint64_t round, uint32_t leaf,
         s = gd_worker_state_init(&w->staging, state->rank, state->n);
         w->have_staging = s == GD_OK;
     }
-    if (s == GD_OK && residual == NULL)
+    if (s == GD_OK && (residual == NULL || residual->read == NULL))
         s = gd_fail(GD_ERR_INVALID, "a start state without its residual");
     if (s == GD_OK && !w->started) {
         if (pthread_create(&w->thread, NULL, gd_start_writer_main, w) != 0)
@@ -152,9 +166,10 @@ gd_status gd_start_writer_put(gd_start_writer *w, uint64_t round, uint32_t leaf,
     if (s == GD_OK)
         s = state->read(state->ctx, w->staging.params, w->staging.exp_avg, w->staging.exp_avg_sq,
                         0, state->n);
+    if (s == GD_OK)
+        s = residual->read(residual->ctx, w->staging.residual, 0, state->n);
     if (s == GD_OK) {
         snprintf(w->staging.address, sizeof w->staging.address, "%s", state->address);
-        memcpy(w->staging.residual, residual, state->n * sizeof(float));
         w->staging.rank = state->rank;
         w->staging.step = state->step;
         w->desc = *desc;
@@ -165,6 +180,97 @@ gd_status gd_start_writer_put(gd_start_writer *w, uint64_t round, uint32_t leaf,
     }
     pthread_mutex_unlock(&w->mu);
     return s;
+}
+
+gd_status gd_start_writer_post_begin(gd_start_writer *w, uint64_t round, uint32_t leaf,
+                                     size_t n) {
+    gd_start_writer_post_abort(w);
+    gd_status s = GD_OK;
+    if (w->background) { /* the queued write first, and its failure */
+        pthread_mutex_lock(&w->mu);
+        gd_start_wait(w);
+        s = gd_start_failure(w);
+        pthread_mutex_unlock(&w->mu);
+    }
+    if (s == GD_OK)
+        s = gd_artifact_begin(w->store, &w->post, GD_ARTIFACT_STATE, w->run, round, leaf);
+    if (s != GD_OK)
+        return gd_start_failed_as(s, round, leaf);
+    w->post_open = true;
+    w->post_n = n;
+    w->post_next = 0;
+    w->post_round = round;
+    w->post_leaf = leaf;
+    uint8_t zeros[GD_WORKER_DESC_BYTES] = {0}; /* the descriptor's place, written at the end */
+    s = gd_file_atomic_append(&w->post, zeros, sizeof zeros);
+    if (s != GD_OK)
+        gd_start_writer_post_abort(w);
+    return gd_start_failed_as(s, round, leaf);
+}
+
+gd_status gd_start_writer_post_write(gd_start_writer *w, const float *params,
+                                     const float *exp_avg, const float *exp_avg_sq,
+                                     const float *residual, size_t lo, size_t count) {
+    if (!w->post_open || lo != w->post_next || count > w->post_n - lo)
+        return gd_fail(GD_ERR_INVALID, "state values [%zu, +%zu) out of order", lo, count);
+    gd_status s = gd_state_file_window(&w->post, w->post_n, params, exp_avg, exp_avg_sq,
+                                       residual, lo, count);
+    if (s != GD_OK) {
+        gd_start_writer_post_abort(w);
+        return gd_start_failed_as(s, w->post_round, w->post_leaf);
+    }
+    w->post_next = lo + count;
+    return GD_OK;
+}
+
+gd_status gd_start_writer_post_end(gd_start_writer *w, const gd_worker_desc *desc) {
+    if (!w->post_open || w->post_next != w->post_n || desc->n != w->post_n)
+        return gd_fail(GD_ERR_INVALID, "a state file ended before its last value");
+    uint8_t header[GD_WORKER_DESC_BYTES];
+    gd_worker_desc_encode(desc, header);
+    gd_status s = gd_file_write_at(w->post.fd, header, sizeof header, 0, w->post.tmp);
+    if (s == GD_OK)
+        s = gd_file_atomic_commit(&w->post);
+    uint64_t round = w->post_round;
+    uint32_t leaf = w->post_leaf;
+    gd_start_writer_post_abort(w);
+    w->written += s == GD_OK;
+    return gd_start_failed_as(s, round, leaf);
+}
+
+void gd_start_writer_post_abort(gd_start_writer *w) {
+    if (w->post_open)
+        gd_file_atomic_abort(&w->post);
+    w->post_open = false;
+}
+
+static gd_status gd_sink_put(void *ctx, uint64_t round, uint32_t leaf,
+                             const gd_worker_desc *desc, const gd_worker_state_source *state,
+                             const gd_values_reader *residual) {
+    return gd_start_writer_put(ctx, round, leaf, desc, state, residual);
+}
+
+static gd_status gd_sink_post_begin(void *ctx, uint64_t round, uint32_t leaf, size_t n) {
+    return gd_start_writer_post_begin(ctx, round, leaf, n);
+}
+
+static gd_status gd_sink_post_write(void *ctx, const float *params, const float *exp_avg,
+                                    const float *exp_avg_sq, const float *residual, size_t lo,
+                                    size_t count) {
+    return gd_start_writer_post_write(ctx, params, exp_avg, exp_avg_sq, residual, lo, count);
+}
+
+static gd_status gd_sink_post_end(void *ctx, const gd_worker_desc *desc) {
+    if (desc != NULL)
+        return gd_start_writer_post_end(ctx, desc);
+    gd_start_writer_post_abort(ctx);
+    return GD_OK;
+}
+
+gd_engine_start_sink gd_start_writer_sink(gd_start_writer *w) {
+    return (gd_engine_start_sink){.put = gd_sink_put, .post_begin = gd_sink_post_begin,
+                                  .post_write = gd_sink_post_write,
+                                  .post_end = gd_sink_post_end, .ctx = w};
 }
 
 /* Waits for the queued write, frees the staging state and forgets the
@@ -194,6 +300,7 @@ void gd_start_writer_forget(gd_start_writer *w) {
 void gd_start_writer_close(gd_start_writer *w) {
     if (w->store == NULL)
         return;
+    gd_start_writer_post_abort(w);
     pthread_mutex_lock(&w->mu);
     w->stop = true;
     pthread_cond_broadcast(&w->wake);

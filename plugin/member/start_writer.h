@@ -21,6 +21,7 @@
 
 #include "common/status.h"
 #include "plugin/member/artifact_store.h"
+#include "plugin/member/round_engine.h"
 #include "trainer/state.h"
 
 typedef struct gd_start_writer {
@@ -41,18 +42,38 @@ typedef struct gd_start_writer {
     gd_status failed;            /* the first failed write since the last drain */
     char why[256];
     uint64_t written;            /* states written since open */
+    gd_file_atomic post;         /* the state being written as it is made */
+    bool post_open;
+    size_t post_n;
+    uint64_t post_next, post_round;
+    uint32_t post_leaf;
 } gd_start_writer;
 
 /* A writer for run `run`'s states in store (which must outlive it). */
 gd_status gd_start_writer_open(gd_start_writer *w, const gd_artifact_store *store, uint64_t run,
                                bool background) GD_MUST_CHECK;
-/* Leaf `leaf` of round `round`: state (read a window at a time) with
- * residual (its n values), described by desc (the round's record of it).
+/* Leaf `leaf` of round `round`: state with residual (each read a window
+ * at a time), described by desc (the round's record of it).
  * Both may change as soon as this returns. Fails with the first failed
  * write before it. */
 gd_status gd_start_writer_put(gd_start_writer *w, uint64_t round, uint32_t leaf,
                               const gd_worker_desc *desc, const gd_worker_state_source *state,
-                              const float *residual) GD_MUST_CHECK;
+                              const gd_values_reader *residual) GD_MUST_CHECK;
+/* Leaf `leaf` of round `round` written as it is made (the state after
+ * encoding), in the caller's thread: begin (after any queued write), its
+ * n values' windows in order, then end with its descriptor, which puts
+ * the file in place durably; abort gives it up (a failed write aborts by
+ * itself). */
+gd_status gd_start_writer_post_begin(gd_start_writer *w, uint64_t round, uint32_t leaf,
+                                     size_t n) GD_MUST_CHECK;
+gd_status gd_start_writer_post_write(gd_start_writer *w, const float *params,
+                                     const float *exp_avg, const float *exp_avg_sq,
+                                     const float *residual, size_t lo,
+                                     size_t count) GD_MUST_CHECK;
+gd_status gd_start_writer_post_end(gd_start_writer *w, const gd_worker_desc *desc) GD_MUST_CHECK;
+void gd_start_writer_post_abort(gd_start_writer *w);
+/* The writer as a round job's sink (w must outlive the job). */
+gd_engine_start_sink gd_start_writer_sink(gd_start_writer *w);
 /* Waits until every put is durable and frees the staging state; the first
  * failure since the last drain, if any. */
 gd_status gd_start_writer_drain(gd_start_writer *w) GD_MUST_CHECK;

@@ -354,7 +354,7 @@ else echo "FAIL: sim --chain --overlap (exit $code): $(tail -5 chain-overlap.log
 for mode in plain overlap; do
   extra=(); want=chain.json
   [ "$mode" = overlap ] && { extra=(--overlap); want=chain-overlap.json; }
-  GD_LOG=info "$bin" sim --chain "${extra[@]}" --memory-budget 1M --model tiny \
+  GD_LOG=info "$bin" sim --chain "${extra[@]}" --memory-budget 64K --model tiny \
     --data synthetic:markov:1 --workers 3 --validators 1 --rounds 3 --inner-steps 4 \
     --segment-steps 2 --chunk-elems 4096 --threads 1 --json >budget.json 2>budget.log
   code=$?
@@ -364,8 +364,8 @@ o, want = json.load(open("budget.json")), json.load(open(os.environ["WANT"]))
 assert o["refused"] == 0, o
 assert [r["state_hash"] for r in o["rounds"]] == [r["state_hash"] for r in want["rounds"]], o
 ' && grep -q "segment starts written in the foreground, an aggregated G read back" budget.log &&
-     grep -q "memory_budget 1 MiB is under what a round of this model still holds" budget.log; then
-    ok "sim --chain $mode --memory-budget 1M: the same state hashes, starts in the foreground"
+     grep -q "memory_budget 0.1 MiB is under what a round of this model still holds" budget.log; then
+    ok "sim --chain $mode --memory-budget 64K: the same state hashes, starts in the foreground"
   else echo "FAIL: sim --chain $mode --memory-budget (exit $code): $(tail -5 budget.log)"; fail=1; fi
 done
 check 2 "a memory budget that is not a size" -- sim --chain --memory-budget 12Q --model tiny \

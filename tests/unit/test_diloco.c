@@ -624,6 +624,18 @@ static void test_worker_round_and_segments(void) {
     engine_close(&e);
 }
 
+/* Leaf S + 1 as a round hands it over, into a whole state. */
+static gd_status post_into(void *ctx, const float *params, const float *exp_avg,
+                           const float *exp_avg_sq, const float *residual, size_t lo,
+                           size_t count) {
+    gd_worker_state *w = ctx;
+    memcpy(w->params + lo, params, count * sizeof(float));
+    memcpy(w->exp_avg + lo, exp_avg, count * sizeof(float));
+    memcpy(w->exp_avg_sq + lo, exp_avg_sq, count * sizeof(float));
+    memcpy(w->residual + lo, residual, count * sizeof(float));
+    return GD_OK;
+}
+
 /* The round a segment at a time, with a validator's re-execution of
  * another worker's segment on the same trainer between segments (what a
  * node training ahead does), gives the bits of one call: leaves, payload,
@@ -641,17 +653,17 @@ static void test_round_by_segments(void) {
                                     other_seg));
     commitment m;
     commitment_open(&m, &e, &other, &other_w, 1);
-    float *params = malloc(e.n * sizeof(float));
-    CHECK(params != NULL);
     for (int reload = 1; reload >= 0; reload--) {
-        gd_worker_state w;
+        gd_worker_state w, post;
         CHECK_OK(gd_worker_state_init(&w, 0, e.n));
+        CHECK_OK(gd_worker_state_init(&post, 0, e.n));
         gd_worker_state_source prev = gd_worker_state_source_of(&w);
+        gd_values_reader residual = gd_values_reader_of(w.residual);
         gd_worker_state starts[2];
         gd_worker_round res;
         gd_worker_round_run run;
         CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, e.g0, e.n, &prev, w.address, w.rank,
-                                       w.residual, starts, &run));
+                                       &residual, starts, &run));
         gd_worker_state at; /* the state at the boundary, as a writer keeps it */
         CHECK_OK(gd_worker_state_init(&at, 0, e.n));
         while (run.done < run.segments) {
@@ -671,36 +683,41 @@ static void test_round_by_segments(void) {
         gd_worker_state_source from = gd_worker_state_source_of(&starts[0]);
         CHECK_STATUS(gd_diloco_round_segment(e.t, &e.c, e.data, &res, &from, &run),
                      GD_ERR_INVALID);
-        CHECK_OK(gd_diloco_round_finish(e.t, &e.c, &res, &run));
-        gd_trainer_get_state(e.t, params, NULL, NULL, NULL);
+        gd_state_sink to = {post_into, &post};
+        CHECK_OK(gd_diloco_round_finish(e.t, &e.c, &res, &run, &to));
         bool same = memcmp(res.transcript_root, whole.transcript_root, 32) == 0 &&
                     memcmp(res.payload_root, whole.payload_root, 32) == 0 &&
-                    memcmp(params, whole_w.params, e.n * sizeof(float)) == 0 &&
-                    memcmp(w.residual, whole_w.residual, e.n * sizeof(float)) == 0 &&
+                    memcmp(post.params, whole_w.params, e.n * sizeof(float)) == 0 &&
+                    memcmp(post.exp_avg_sq, whole_w.exp_avg_sq, e.n * sizeof(float)) == 0 &&
+                    memcmp(post.residual, whole_w.residual, e.n * sizeof(float)) == 0 &&
                     memcmp(starts[1].exp_avg, seg[1].exp_avg, e.n * sizeof(float)) == 0 &&
                     res.steps == whole.steps && res.tokens == whole.tokens;
         CHECK(same == (reload == 1));
+        /* the residual the round began with is untouched: the new one went to the sink */
+        CHECK(w.residual[0] == 0 && w.residual[e.n - 1] == 0);
         free_segments(starts, 2);
         gd_worker_round_free(&res);
         gd_worker_state_free(&w);
+        gd_worker_state_free(&post);
     }
-    free(params);
     /* A reload that is not the state recorded at the segment's start (here
      * another worker's) is the host's damaged copy: refused, no verdict. */
     gd_worker_state w;
     CHECK_OK(gd_worker_state_init(&w, 0, e.n));
     gd_worker_state_source prev = gd_worker_state_source_of(&w);
+    gd_values_reader residual = gd_values_reader_of(w.residual);
     gd_worker_round res;
     gd_worker_round_run run;
     CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, e.g0, e.n, &prev, w.address, w.rank,
-                                   w.residual, NULL, &run));
+                                   &residual, NULL, &run));
     CHECK_OK(gd_diloco_round_segment(e.t, &e.c, e.data, &res, NULL, &run));
     gd_worker_state_source wrong = gd_worker_state_source_of(&other_seg[1]);
     CHECK_STATUS(gd_diloco_round_segment(e.t, &e.c, e.data, &res, &wrong, &run), GD_ERR_IO);
     /* finish before the last segment is refused */
     CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, e.g0, e.n, NULL, w.address, w.rank,
-                                   w.residual, NULL, &run));
-    CHECK_STATUS(gd_diloco_round_finish(e.t, &e.c, &res, &run), GD_ERR_INVALID);
+                                   &residual, NULL, &run));
+    gd_state_sink to = {post_into, &w};
+    CHECK_STATUS(gd_diloco_round_finish(e.t, &e.c, &res, &run, &to), GD_ERR_INVALID);
     CHECK(strstr(gd_error_detail(), "0 of 2 segments") != NULL);
     gd_worker_state_free(&w);
     gd_global_state_free(&m.g);

@@ -37,18 +37,13 @@ static gd_global_state g_g0;
 static gd_trained_round g_whole; /* gd_engine_train's round, starts kept in memory */
 static gd_worker_state g_post;    /* the worker's state after it */
 
-static gd_status put_start(void *ctx, uint64_t round, uint32_t leaf, const gd_worker_desc *desc,
-                           const gd_worker_state_source *state, const float *residual) {
-    return gd_start_writer_put(ctx, round, leaf, desc, state, residual);
-}
-
 /* Round `round` trained as a job from prev (NULL: fresh) whose states go
  * to writer; out receives it. */
 static gd_status train_round(gd_start_writer *writer, gd_trained_round *out, uint64_t round,
                              const gd_state_file_view *prev) {
     gd_engine_job job;
     memset(&job, 0, sizeof job);
-    gd_engine_start_sink sink = {put_start, writer};
+    gd_engine_start_sink sink = gd_start_writer_sink(writer);
     gd_status s =
         gd_engine_job_begin(&g_engine, round, &g_g0, NULL, prev, WORKER, 0, &sink, &job);
     bool done = false;
@@ -138,6 +133,61 @@ static void test_failed_write_is_reported(void) {
     }
 }
 
+static void flip_byte(const char *path, long at) {
+    FILE *f = fopen(path, "r+b");
+    CHECK(f != NULL);
+    CHECK(fseek(f, at, SEEK_SET) == 0);
+    int c = fgetc(f);
+    CHECK(fseek(f, at, SEEK_SET) == 0);
+    fputc(c ^ 0x10, f);
+    CHECK(fclose(f) == 0);
+}
+
+/* The round after reads the residual it began with from the previous
+ * post state's file a window at a time, whenever it needs it: damaged on
+ * disk while the round trains, the encoding refuses it as this host's
+ * failure (GD_ERR_IO) rather than commit a payload no check reproduces. */
+static void test_residual_damaged_while_training(void) {
+    gd_artifact_store store = open_store("residual");
+    gd_start_writer writer;
+    CHECK_OK(gd_start_writer_open(&writer, &store, RUN, false));
+    gd_trained_round t;
+    CHECK_OK(train_job(&writer, &t));
+    char path[GD_ARTIFACT_PATH_MAX];
+    CHECK_OK(gd_artifact_path(&store, path, sizeof path, GD_ARTIFACT_STATE, RUN, ROUND,
+                              t.segments + 1));
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    struct stat st;
+    CHECK(fstat(fileno(f), &st) == 0);
+    gd_state_file_view prev;
+    CHECK_OK(gd_state_file_view_open_file(&prev, fileno(f), (uint64_t)st.st_size, &g_engine.tag,
+                                          g_engine.n));
+    gd_engine_start_sink sink = gd_start_writer_sink(&writer);
+    gd_engine_job job;
+    memset(&job, 0, sizeof job);
+    CHECK_OK(gd_engine_job_begin(&g_engine, ROUND + 1, &g_g0, NULL, &prev, WORKER, 0, &sink,
+                                 &job));
+    fclose(f); /* the job reads through its own descriptor */
+    bool done = false;
+    CHECK_OK(gd_engine_job_segment(&g_engine, &job, NULL, &done));
+    flip_byte(path, GD_WORKER_DESC_BYTES + 12 * (long)g_engine.n + 4 * 77 + 1);
+    gd_status s = GD_OK;
+    while (s == GD_OK && !done)
+        s = gd_engine_job_segment(&g_engine, &job, NULL, &done);
+    CHECK_STATUS(s, GD_ERR_IO);
+    CHECK(strstr(gd_error_detail(), "residual read back") != NULL);
+    /* leaf S + 1 of the failed round was given up, not put in place */
+    char post[GD_ARTIFACT_PATH_MAX];
+    CHECK_OK(gd_artifact_path(&store, post, sizeof post, GD_ARTIFACT_STATE, RUN, ROUND + 1,
+                              t.segments + 1));
+    CHECK(access(post, F_OK) != 0);
+    gd_engine_job_free(&job);
+    gd_trained_round_free(&t);
+    gd_start_writer_forget(&writer);
+    gd_start_writer_close(&writer);
+}
+
 /* The round after: loaded from the state file the job left, it gives the
  * whole path's round from the worker's state in memory; a file whose
  * moments were damaged on disk is this host's failure (GD_ERR_IO), and
@@ -155,16 +205,8 @@ static void test_next_round_from_file(void) {
     CHECK_OK(gd_artifact_path(&store, path, sizeof path, GD_ARTIFACT_STATE, RUN, ROUND,
                               t.segments + 1));
     for (int damaged = 0; damaged < 2; damaged++) {
-        if (damaged) { /* one byte of exp_avg flipped */
-            FILE *f = fopen(path, "r+b");
-            CHECK(f != NULL);
-            long at = GD_WORKER_DESC_BYTES + 4 * (long)g_engine.n + 123;
-            CHECK(fseek(f, at, SEEK_SET) == 0);
-            int c = fgetc(f);
-            CHECK(fseek(f, at, SEEK_SET) == 0);
-            fputc(c ^ 0x10, f);
-            CHECK(fclose(f) == 0);
-        }
+        if (damaged) /* one byte of exp_avg flipped */
+            flip_byte(path, GD_WORKER_DESC_BYTES + 4 * (long)g_engine.n + 123);
         FILE *f = fopen(path, "rb");
         CHECK(f != NULL);
         struct stat st;
@@ -200,7 +242,7 @@ static void test_start_borrowed_or_taken(void) {
     gd_artifact_store store = open_store("start");
     gd_start_writer writer;
     CHECK_OK(gd_start_writer_open(&writer, &store, RUN, false));
-    gd_engine_start_sink sink = {put_start, &writer};
+    gd_engine_start_sink sink = gd_start_writer_sink(&writer);
     gd_global_state g;
     CHECK_OK(gd_global_state_copy(&g, &g_g0));
     gd_engine_job job;
@@ -336,6 +378,7 @@ int main(int argc, char **argv) {
     RUN_TEST(test_failed_write_is_reported);
     RUN_TEST(test_next_round_from_file);
     RUN_TEST(test_start_borrowed_or_taken);
+    RUN_TEST(test_residual_damaged_while_training);
     RUN_TEST(test_killed_while_writing);
     gd_trained_round_free(&g_whole);
     gd_worker_state_free(&g_post);
