@@ -8,8 +8,10 @@
 # port and starts `gonka-diloco run` (or, with ADV[N] set, the test-only
 # `gd-adversary ${ADV[N]} run`; a second call restarts it with the same
 # config), `kill_host N`, `status N`, `height`, `until_height H` (failing if
-# the chain or a host not killed on purpose stopped), `checkpoint N FILE`,
-# `own_g N R` (the hash of host N's stored G_R), `start_four` (hosts 1-3
+# the chain or a host not killed on purpose stopped, unless STOPS_WHEN[N]
+# names the log line of a stop by design), `checkpoint N FILE`,
+# `own_g N R` (the hash of host N's stored G_R), `slashed N...` (what the
+# chain's events say it slashed from each), `start_four` (hosts 1-3
 # workers, 4 a validator, and G_0's checkpoint as g0.safetensors), `save_rounds H`,
 # `collect N...`, `agreed_g N...`, `learned` and `eval_loss FILE`.
 # $checks (default 2), $double_ppm (0), $min_class (3) and $overlap (False)
@@ -62,7 +64,7 @@ node="http://$(cat rpc.addr)"
 chain_id=$("$dg" status --node "$node" --json | py 'import json,sys; print(json.load(sys.stdin)["network"])')
 
 free_port() { py 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-declare -A PORT HOSTPID ADDR
+declare -A PORT HOSTPID ADDR STOPPED
 declare -A ADV # ADV[N]: gd-adversary options host N runs with (tests/adversary)
 hosts=()
 start_host() { # start_host N ROLES [PUBLIC_URL]: a second call restarts it with the same config
@@ -95,10 +97,17 @@ start_four() { # three workers and a validator; G_0 as served once round 0 is op
   checkpoint 1 g0.safetensors
 }
 kill_host() { kill -9 "${HOSTPID[$1]}"; wait "${HOSTPID[$1]}" 2>/dev/null; HOSTPID[$1]=; }
-alive() { # the chain and every host not killed on purpose are running
+declare -A STOPS_WHEN # STOPS_WHEN[N]: a line host N's log holds when it stopped as designed
+alive() { # the chain and every host not killed on purpose, nor stopped as designed, are running
   kill -0 "${pids[0]}" 2>/dev/null || fail "localnet stopped (an invariant broke?)"
   for n in "${hosts[@]}"; do
-    [ -z "${HOSTPID[$n]}" ] || kill -0 "${HOSTPID[$n]}" 2>/dev/null || fail "host $n stopped"
+    [ -z "${HOSTPID[$n]}" ] || kill -0 "${HOSTPID[$n]}" 2>/dev/null && continue
+    if [ -n "${STOPS_WHEN[$n]:-}" ] && grep -q "${STOPS_WHEN[$n]}" "host$n.log"; then
+      wait "${HOSTPID[$n]}" 2>/dev/null; HOSTPID[$n]=; STOPPED[$n]=1
+      ok "host $n stopped as designed: ${STOPS_WHEN[$n]}"
+      continue
+    fi
+    fail "host $n stopped"
   done
 }
 status() { curl -sf --max-time 5 "http://127.0.0.1:${PORT[$1]}/v1/status"; }
@@ -126,12 +135,37 @@ save_rounds() { # save_rounds H: until height H, each round's record as round-R.
     sleep 1
   done
 }
-collect() { # collect N...: status-N.json and rewards-N.json of each host
+collect() { # collect N...: status-N.json (not for a host stopped as designed) and
+  # rewards-N.json of each host
   for n in "$@"; do
-    status "$n" >"status-$n.json" || fail "status of host $n"
+    [ -n "${STOPPED[$n]:-}" ] || status "$n" >"status-$n.json" || fail "status of host $n"
     "$dg" query rewards "${ADDR[$n]}" --node "$node" --json >"rewards-$n.json" \
       || fail "rewards of host $n"
   done
+}
+slashed() { # slashed N...: the collateral the chain slashed from each host (its
+  # diloco_slashed events, every block so far), one figure a line
+  local a=() n
+  for n in "$@"; do a+=("${ADDR[$n]}"); done
+  NODE=$node py '
+import json, os, sys, urllib.request
+node, who = os.environ["NODE"], sys.argv[1:]
+get = lambda path: json.load(urllib.request.urlopen(node + path, timeout=10))["result"]
+top = int(get("/status")["sync_info"]["latest_block_height"])
+paid = dict.fromkeys(who, 0)
+for h in range(1, top + 1):
+    r = get(f"/block_results?height={h}") or {}
+    events = [e for t in r.get("txs_results") or [] for e in t.get("events") or []]
+    events += r.get("finalize_block_events") or []
+    for e in events:
+        if e.get("type") != "diloco_slashed":
+            continue
+        kv = {x["key"]: x["value"] for x in e.get("attributes") or []}
+        if kv.get("address") in paid:
+            paid[kv["address"]] += int(kv["amount"])
+for a in who:
+    print(paid[a])
+' "${a[@]}"
 }
 agreed_g() { # agreed_g N...: each host's own G_$last is the chain's (round $last's start)
   "$dg" query round 1 "$last" --node "$node" --json >round.json || fail "query round $last"
