@@ -210,7 +210,7 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
     p.per_gpu = gd_add(&over, gd_add(&over, gd_add(&over, p.weights, p.gradients),
                                      gd_add(&over, p.moments, p.activations)),
                        gd_add(&over, p.logits, p.workspace));
-    p.outer_state = gd_mul(&over, P, 12);
+    p.outer_state = gd_mul(&over, P, 8);
     p.payload = gd_add(&over, P, gd_mul(&over, gd_ceil_div(P, 1024), 4));
     p.host = gd_add(&over, gd_add(&over, p.outer_state, p.payload), p.offloaded);
     p.disk_per_round = gd_mul(&over, P, (uint64_t)gd_plan_round_disk_per_param(in->segments, 0));

@@ -53,7 +53,7 @@ typedef struct gd_plan {
     uint64_t workspace;     /* CUDA context, cuBLAS workspace, allocator slack */
     uint64_t per_gpu;       /* the sum */
     /* The host. */
-    uint64_t outer_state;   /* G, its momentum and the error-feedback residual (fp32) */
+    uint64_t outer_state;   /* G and its momentum (fp32); the residual stays in its files */
     uint64_t payload;       /* the round's encoded pseudo-gradient (int8, with scales) */
     uint64_t offloaded;     /* moments kept on the host (offload optimizer) */
     uint64_t host;          /* the sum */

@@ -133,6 +133,17 @@ static void test_failed_write_is_reported(void) {
     }
 }
 
+/* The state file at path as a view (read through the file returned). */
+static FILE *open_view(gd_state_file_view *v, const char *path) {
+    FILE *f = fopen(path, "rb");
+    CHECK(f != NULL);
+    struct stat st;
+    CHECK(fstat(fileno(f), &st) == 0);
+    CHECK_OK(gd_state_file_view_open_file(v, fileno(f), (uint64_t)st.st_size, &g_engine.tag,
+                                          g_engine.n));
+    return f;
+}
+
 static void flip_byte(const char *path, long at) {
     FILE *f = fopen(path, "r+b");
     CHECK(f != NULL);
@@ -156,13 +167,8 @@ static void test_residual_damaged_while_training(void) {
     char path[GD_ARTIFACT_PATH_MAX];
     CHECK_OK(gd_artifact_path(&store, path, sizeof path, GD_ARTIFACT_STATE, RUN, ROUND,
                               t.segments + 1));
-    FILE *f = fopen(path, "rb");
-    CHECK(f != NULL);
-    struct stat st;
-    CHECK(fstat(fileno(f), &st) == 0);
     gd_state_file_view prev;
-    CHECK_OK(gd_state_file_view_open_file(&prev, fileno(f), (uint64_t)st.st_size, &g_engine.tag,
-                                          g_engine.n));
+    FILE *f = open_view(&prev, path);
     gd_engine_start_sink sink = gd_start_writer_sink(&writer);
     gd_engine_job job;
     memset(&job, 0, sizeof job);
@@ -207,13 +213,8 @@ static void test_next_round_from_file(void) {
     for (int damaged = 0; damaged < 2; damaged++) {
         if (damaged) /* one byte of exp_avg flipped */
             flip_byte(path, GD_WORKER_DESC_BYTES + 4 * (long)g_engine.n + 123);
-        FILE *f = fopen(path, "rb");
-        CHECK(f != NULL);
-        struct stat st;
-        CHECK(fstat(fileno(f), &st) == 0);
         gd_state_file_view prev;
-        CHECK_OK(gd_state_file_view_open_file(&prev, fileno(f), (uint64_t)st.st_size,
-                                              &g_engine.tag, g_engine.n));
+        FILE *f = open_view(&prev, path);
         memset(&next, 0, sizeof next);
         gd_status s = train_round(&writer, &next, ROUND + 1, &prev);
         fclose(f);
