@@ -294,13 +294,16 @@ static int child_main(const char *root, int ready) {
     return 0;
 }
 
-/* Leaves below S in store: each whole (the round's file) or absent. */
+/* The states in store (leaves below S and the post state S + 1): each
+ * whole (the round's file) or absent. */
 static size_t starts_present(const gd_artifact_store *store) {
     size_t present = 0;
-    for (uint32_t leaf = 0; leaf < g_whole.segments; leaf++) {
+    for (uint32_t leaf = 0; leaf <= g_whole.segments + 1; leaf++) {
+        if (leaf == g_whole.segments)
+            continue; /* never stored */
+        const gd_worker_state *w = leaf < g_whole.segments ? &g_whole.starts[leaf] : &g_post;
         gd_buf want = {0}, got = {0};
-        CHECK_OK(gd_engine_state_file(&g_engine, &want, ROUND, &g_whole.starts[leaf], leaf,
-                                      g_whole.segments));
+        CHECK_OK(gd_engine_state_file(&g_engine, &want, ROUND, w, leaf, g_whole.segments));
         gd_status s = gd_artifact_get(store, &got, GD_ARTIFACT_STATE, RUN, ROUND, leaf,
                                       want.len + 1);
         if (s == GD_OK) {
@@ -333,7 +336,7 @@ static void test_killed_while_writing(void) {
         if (i == 0) {
             /* How long an uninterrupted child takes, to spread the kills over it. */
             CHECK(gd_test_child_wait(pid, &whole_ns));
-            CHECK(starts_present(&store) == g_whole.segments);
+            CHECK(starts_present(&store) == g_whole.segments + 1);
             continue;
         }
         /* 0.1 .. 0.9 of an uninterrupted child's time. */
@@ -346,7 +349,7 @@ static void test_killed_while_writing(void) {
     CHECK_OK(gd_start_writer_open(&writer, &store, RUN, true));
     gd_trained_round t;
     CHECK_OK(train_job(&writer, &t));
-    CHECK(starts_present(&store) == g_whole.segments);
+    CHECK(starts_present(&store) == g_whole.segments + 1);
     gd_trained_round_free(&t);
     gd_start_writer_close(&writer);
 }
