@@ -135,8 +135,8 @@ static gd_status gd_member_store_round(gd_member *n, uint64_t r) {
         return gd_fail(GD_ERR_INVALID, "round %" PRIu64 " was trained without its traces", r);
     GD_TRY(gd_artifact_put(st, GD_ARTIFACT_TRACES, n->o.run, r, 0, t->r.traces,
                            (size_t)t->segments * GD_DILOCO_HASH_LEN));
-    /* The states: written as training reached them (gd_member_put_start),
-     * unless a stand-in trainer kept them. */
+    /* The states: written as training reached them (the job's sink, the
+     * start writer), unless a stand-in trainer kept them. */
     GD_TRY(gd_start_writer_drain(&n->starts));
     for (uint32_t leaf = 0; t->starts != NULL && leaf <= t->segments + 1; leaf++) {
         if (leaf == t->segments)
