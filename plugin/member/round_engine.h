@@ -129,7 +129,8 @@ gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint6
  * whole: begin loads the moments and step of prev (the worker's state file
  * after its previous round; NULL: a fresh optimizer state), whose residual
  * the job reads a window at a time as it needs it (through a descriptor
- * of its own, so the caller may close prev's). S_r is not copied: the job either
+ * of its own, so the caller may close prev's; a prev read from memory must
+ * outlive the job). S_r is not copied: the job either
  * takes it over (take: an overlapped start made for it, left empty) or
  * borrows its parameters (borrow: the node's G_r, which must stay
  * unchanged until the job ends; the round refuses a start that changed);
