@@ -547,9 +547,8 @@ static gd_status bench_answer(void *ctx, const gd_artifact_req *req, gd_artifact
  * encoding last), as gd_member_store_round does. */
 static gd_status bench_store(bench_worker *w, uint64_t *bytes) {
     const gd_trained_round *t = &w->t;
-    *bytes = t->payload.len + t->transcript.len;
-    GD_TRY(gd_artifact_put(&w->store, GD_ARTIFACT_PAYLOAD, BENCH_RUN, BENCH_ROUND, 0,
-                           t->payload.data, t->payload.len));
+    *bytes = t->commit.payload_bytes + t->transcript.len;
+    GD_TRY(gd_artifact_put_payload(&w->store, BENCH_RUN, BENCH_ROUND, &t->r.payload));
     return gd_artifact_put(&w->store, GD_ARTIFACT_TRANSCRIPT, BENCH_RUN, BENCH_ROUND, 0,
                            t->transcript.data, t->transcript.len);
 }

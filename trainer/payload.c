@@ -641,26 +641,38 @@ gd_status gd_payload_serialize(const gd_payload *p, gd_buf *out) {
     return GD_OK;
 }
 
-gd_status gd_payload_write(const gd_payload *p, const char *path) {
+gd_status gd_payload_file_parts(const gd_payload *p, gd_payload_parts *out) {
+    memset(out, 0, sizeof *out);
     GD_TRY(gd_check_writable(p));
-    if (path == NULL || path[0] == '\0')
-        return gd_fail(GD_ERR_INVALID, "payload path is empty");
     size_t prefix_len = gd_table_end(p->header.chunk_count);
-    uint8_t *prefix = malloc(prefix_len);
-    gd_bytes_part *parts = calloc((size_t)p->header.chunk_count + 1, sizeof *parts);
-    if (prefix == NULL || parts == NULL) {
-        free(prefix);
-        free(parts);
+    out->prefix = malloc(prefix_len);
+    out->parts = calloc((size_t)p->header.chunk_count + 1, sizeof *out->parts);
+    if (out->prefix == NULL || out->parts == NULL) {
+        gd_payload_parts_free(out);
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     }
-    gd_write_prefix(p, prefix);
-    parts[0] = (gd_bytes_part){prefix, prefix_len};
+    gd_write_prefix(p, out->prefix);
+    out->parts[0] = (gd_bytes_part){out->prefix, prefix_len};
     for (uint32_t i = 0; i < p->header.chunk_count; i++)
-        parts[i + 1] = (gd_bytes_part){p->chunks[i].stored, p->chunks[i].stored_len};
+        out->parts[i + 1] = (gd_bytes_part){p->chunks[i].stored, p->chunks[i].stored_len};
+    out->count = (size_t)p->header.chunk_count + 1;
+    return GD_OK;
+}
+
+void gd_payload_parts_free(gd_payload_parts *parts) {
+    free(parts->prefix);
+    free(parts->parts);
+    memset(parts, 0, sizeof *parts);
+}
+
+gd_status gd_payload_write(const gd_payload *p, const char *path) {
+    if (path == NULL || path[0] == '\0')
+        return gd_fail(GD_ERR_INVALID, "payload path is empty");
+    gd_payload_parts parts;
+    GD_TRY(gd_payload_file_parts(p, &parts));
     /* Durable before the commitment is sent; public data, served to peers. */
-    gd_status s = gd_file_write_atomic(path, parts, (size_t)p->header.chunk_count + 1, 0644);
-    free(prefix);
-    free(parts);
+    gd_status s = gd_file_write_atomic(path, parts.parts, parts.count, 0644);
+    gd_payload_parts_free(&parts);
     return s;
 }
 

@@ -126,6 +126,17 @@ gd_status gd_payload_root(const gd_payload *p, uint8_t root[GD_MMR_HASH_LEN],
 /* The file form and its size (the bytes a transfer moves). */
 size_t gd_payload_wire_bytes(const gd_payload *p);
 gd_status gd_payload_serialize(const gd_payload *p, gd_buf *out) GD_MUST_CHECK;
+/* The file form as parts pointing into p's chunks (no serialized copy):
+ * parts[0] the header and chunk table (prefix, owned), then each chunk's
+ * stored bytes; p must outlive them. Free with gd_payload_parts_free. */
+typedef struct gd_payload_parts {
+    gd_bytes_part *parts;
+    size_t count;
+    uint8_t *prefix;
+} gd_payload_parts;
+
+gd_status gd_payload_file_parts(const gd_payload *p, gd_payload_parts *out) GD_MUST_CHECK;
+void gd_payload_parts_free(gd_payload_parts *parts);
 /* Writes the file form atomically and durably (temporary file, fsync,
  * rename): a committed payload must survive a crash. */
 gd_status gd_payload_write(const gd_payload *p, const char *path) GD_MUST_CHECK;

@@ -118,6 +118,16 @@ gd_status gd_artifact_put_parts(const gd_artifact_store *s, gd_artifact_kind kin
     return gd_file_write_atomic(path, parts, n_parts, 0600);
 }
 
+gd_status gd_artifact_put_payload(const gd_artifact_store *s, uint64_t run, uint64_t round,
+                                  const gd_payload *p) {
+    gd_payload_parts parts;
+    GD_TRY(gd_payload_file_parts(p, &parts));
+    gd_status st = gd_artifact_put_parts(s, GD_ARTIFACT_PAYLOAD, run, round, 0, parts.parts,
+                                         parts.count);
+    gd_payload_parts_free(&parts);
+    return st;
+}
+
 gd_status gd_artifact_begin(const gd_artifact_store *s, gd_file_atomic *f, gd_artifact_kind kind,
                             uint64_t run, uint64_t round, uint32_t leaf) {
     char path[GD_ARTIFACT_PATH_MAX];

@@ -89,6 +89,11 @@ gd_status gd_artifact_put(const gd_artifact_store *s, gd_artifact_kind kind, uin
 gd_status gd_artifact_put_parts(const gd_artifact_store *s, gd_artifact_kind kind, uint64_t run,
                                 uint64_t round, uint32_t leaf, const gd_bytes_part *parts,
                                 size_t n_parts) GD_MUST_CHECK;
+/* A round's committed payload (payload.gdpl) written from its chunks, with
+ * no serialized copy, atomically and durably. */
+struct gd_payload;
+gd_status gd_artifact_put_payload(const gd_artifact_store *s, uint64_t run, uint64_t round,
+                                  const struct gd_payload *p) GD_MUST_CHECK;
 /* The same for an artifact written in pieces (a G a window at a time):
  * f is its temporary file; gd_file_atomic_commit puts it in place. */
 gd_status gd_artifact_begin(const gd_artifact_store *s, gd_file_atomic *f, gd_artifact_kind kind,

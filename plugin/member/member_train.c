@@ -127,8 +127,7 @@ static gd_status gd_member_round_start(gd_member *n, uint64_t r, gd_global_state
 static gd_status gd_member_store_round(gd_member *n, uint64_t r) {
     const gd_trained_round *t = &n->trained;
     gd_artifact_store *st = &n->store;
-    GD_TRY(gd_artifact_put(st, GD_ARTIFACT_PAYLOAD, n->o.run, r, 0, t->payload.data,
-                           t->payload.len));
+    GD_TRY(gd_artifact_put_payload(st, n->o.run, r, &t->r.payload));
     GD_TRY(gd_artifact_put(st, GD_ARTIFACT_TRANSCRIPT, n->o.run, r, 0, t->transcript.data,
                            t->transcript.len));
     if (t->r.traces == NULL)
@@ -201,7 +200,7 @@ static gd_status gd_member_trained(gd_member *n, uint64_t r, bool ahead, gd_trai
     GD_LOG_INFO("node", "height %" PRId64 ": round %" PRIu64 " trained%s: loss %.4f, %.0f "
                         "tokens/s, payload %zu bytes",
                 n->view.view.height, r, ahead ? " ahead" : "", n->trained.mean_loss,
-                n->stats.tokens_per_s, n->trained.payload.len);
+                n->stats.tokens_per_s, (size_t)n->trained.commit.payload_bytes);
     /* Its files are durable: the commitment's fields are all it keeps; the
      * next round reads the worker's state back from them. */
     gd_trained_round_shed(&n->trained);

@@ -95,7 +95,6 @@ void gd_trained_round_free(gd_trained_round *t) {
     for (uint32_t i = 0; t->starts && i < t->segments; i++)
         gd_worker_state_free(&t->starts[i]);
     free(t->starts);
-    gd_buf_free(&t->payload);
     gd_buf_free(&t->transcript);
     memset(t, 0, sizeof *t);
 }
@@ -349,14 +348,13 @@ void gd_engine_job_take(gd_engine_job *job, gd_trained_round *out) {
 
 gd_status gd_engine_round_seal(gd_engine *e, gd_trained_round *out, uint64_t round) {
     const gd_diloco_config *c = &e->rc.diloco;
-    GD_TRY(gd_payload_serialize(&out->r.payload, &out->payload));
     GD_TRY(gd_transcript_encode(&out->r, &out->transcript));
     gd_diloco_commit *cm = &out->commit;
     cm->run = c->run;
     cm->round = round;
     memcpy(cm->payload_root, out->r.payload_root, 32);
     cm->payload_leaves = out->r.payload_leaves;
-    cm->payload_bytes = out->payload.len;
+    cm->payload_bytes = gd_payload_wire_bytes(&out->r.payload);
     memcpy(cm->transcript_root, out->r.transcript_root, 32);
     cm->segment_count = out->segments;
     cm->loss_first_micro = gd_engine_loss_micro(out->r.first_segment_loss);

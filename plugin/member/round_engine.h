@@ -85,7 +85,6 @@ typedef struct gd_trained_round {
     uint32_t segments;
     gd_worker_state *starts;  /* the segment-start states (segments of them), or NULL
                                * where a job's sink took them as they were reached */
-    gd_buf payload;           /* the payload file */
     gd_buf transcript;        /* every leaf's descriptor (gd_engine_transcript_parse) */
     gd_diloco_commit commit;  /* MsgCommitRound's fields */
     double mean_loss;         /* over the round's inner steps */
@@ -108,9 +107,10 @@ void gd_engine_worker_reset(gd_worker_state *w);
 gd_status gd_engine_train(gd_engine *e, gd_trained_round *out, uint64_t round,
                           const gd_global_state *g, bool fresh, gd_worker_state *w) GD_MUST_CHECK;
 
-/* The files and commitment fields of a trained round whose r and starts
- * are filled: the payload and transcript files, MsgCommitRound's fields
- * and the mean loss (gd_engine_train's last step). */
+/* The transcript file and commitment fields of a trained round whose r
+ * and starts are filled: MsgCommitRound's fields (the payload's size is
+ * its file form's, which is written from r.payload's chunks, never
+ * serialized whole) and the mean loss (gd_engine_train's last step). */
 gd_status gd_engine_round_seal(gd_engine *e, gd_trained_round *out, uint64_t round) GD_MUST_CHECK;
 
 /* S_r of an overlapped round for a worker that committed in round - 1:

@@ -30,7 +30,6 @@ gd_status gd_adv_commit_values(gd_engine *e, gd_trained_round *out, uint64_t rou
     memcpy(h.layout_digest, e->tag.layout_digest, 32);
     memcpy(h.spec_digest, e->tag.spec_digest, 32);
     gd_payload_free(&out->r.payload);
-    gd_buf_free(&out->payload);
     gd_buf_free(&out->transcript);
     gd_status s = gd_payload_encode(&out->r.payload, &h, values, residual,
                                     gd_trainer_pool(e->trainer));

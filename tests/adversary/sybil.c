@@ -46,7 +46,6 @@ gd_status gd_adv_sybil_train(gd_engine *e, gd_trained_round *out, uint64_t round
     snprintf(w->address, sizeof w->address, "%s", g_adv_sybil_address);
     w->rank = g_adv_sybil_rank;
     GD_TRY(gd_engine_train(e, out, round, g, fresh, w));
-    gd_buf_free(&out->payload);
     gd_buf_free(&out->transcript);
     gd_status s = adv_retag(e, out);
     if (s == GD_OK)

@@ -35,8 +35,30 @@ void gd_test_evidence(const gd_test_trained *tr, uint32_t segment, uint32_t chun
     ev->segment_state.len = GD_WORKER_DESC_BYTES + 12 * tr->e->n; /* the served prefix */
     gd_test_served_chunk(tr, 0, chunk, &ev->start_chunk, &ev->start_proof);
     gd_test_served_chunk(tr, tr->t->segments + 1, chunk, &ev->post_chunk, &ev->post_proof);
-    ev->payload = tr->t->payload.data;
-    ev->payload_len = tr->t->payload.len;
+    /* The payload as a member keeps it: in its file. */
+    static unsigned written;
+    char name[64];
+    snprintf(name, sizeof name, "evidence-payload-%u.gdpl", written++);
+    gd_buf file = {0};
+    gd_test_payload_file(tr->t, &file);
+    snprintf(ev->payload_path, sizeof ev->payload_path, "%s",
+             gd_test_write_file(name, file.data, file.len, 0600));
+    gd_buf_free(&file);
+}
+
+void gd_test_payload_file(const gd_trained_round *t, gd_buf *out) {
+    memset(out, 0, sizeof *out);
+    CHECK_OK(gd_payload_serialize(&t->r.payload, out));
+}
+
+bool gd_test_same_payload(const gd_trained_round *a, const gd_trained_round *b) {
+    gd_buf x, y;
+    gd_test_payload_file(a, &x);
+    gd_test_payload_file(b, &y);
+    bool same = x.len == y.len && memcmp(x.data, y.data, x.len) == 0;
+    gd_buf_free(&x);
+    gd_buf_free(&y);
+    return same;
 }
 
 void gd_test_commitment(const gd_trained_round *t, const char *participant,

@@ -452,6 +452,17 @@ static void test_encoder_windows(void) {
         CHECK_OK(gd_payload_encode(&whole, &h, v, rw, NULL));
         gd_buf want = {0};
         serialize(&whole, &want);
+        /* The file form as parts (what a member writes, no serialized
+         * copy) is the serialized file. */
+        gd_payload_parts parts;
+        CHECK_OK(gd_payload_file_parts(&whole, &parts));
+        CHECK(parts.count == (size_t)whole.header.chunk_count + 1);
+        gd_buf joined = {0};
+        for (size_t i = 0; i < parts.count; i++)
+            CHECK_OK(gd_buf_append(&joined, parts.parts[i].data, parts.parts[i].len));
+        CHECK(joined.len == want.len && memcmp(joined.data, want.data, want.len) == 0);
+        gd_buf_free(&joined);
+        gd_payload_parts_free(&parts);
         for (size_t k = 0; k < sizeof windows / sizeof windows[0]; k++) {
             memcpy(rx, r0, n * sizeof(float));
             gd_payload p;

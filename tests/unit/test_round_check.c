@@ -226,10 +226,12 @@ static void test_overlapped_start(void) {
     gd_trained_round t0, t1;
     CHECK_OK(gd_engine_train(&e, &t0, 0, &g0, true, &w));
     CHECK_OK(gd_worker_state_copy(&after0, &w));
+    gd_buf file0; /* round 0's payload file */
+    gd_test_payload_file(&t0, &file0);
     /* G_1 from the round's one payload. */
     CHECK_OK(gd_global_state_copy(&g1, &g0));
     gd_engine_contribution c = {.address = WORKER, .tokens = t0.r.tokens,
-                                .payload = t0.payload.data, .payload_len = t0.payload.len,
+                                .payload = file0.data, .payload_len = file0.len,
                                 .root = t0.commit.payload_root,
                                 .leaves = t0.commit.payload_leaves};
     CHECK_OK(gd_engine_aggregate(&e, 0, &c, 1, &g1));
@@ -237,12 +239,12 @@ static void test_overlapped_start(void) {
      * whole payload decoded at once, with no momentum. */
     char path[600];
     snprintf(path, sizeof path, "%s/own-payload.gdpl", gd_test_tmpdir());
-    CHECK_OK(gd_file_create_private(path, t0.payload.data, t0.payload.len));
+    CHECK_OK(gd_file_create_private(path, file0.data, file0.len));
     CHECK_OK(gd_engine_overlap_start_path(&e, &s1, 1, WORKER, &g0, path,
                                           t0.commit.payload_root, t0.commit.payload_leaves));
     CHECK(memcmp(s1.params, g1.params, e.n * sizeof(float)) != 0);
     gd_payload whole;
-    CHECK_OK(gd_payload_parse(&whole, t0.payload.data, t0.payload.len, NULL));
+    CHECK_OK(gd_payload_parse(&whole, file0.data, file0.len, NULL));
     float *decoded = malloc(e.n * sizeof(float));
     CHECK_OK(gd_payload_decode(&whole, decoded, NULL));
     bool same = s1.momentum == NULL;
@@ -293,9 +295,11 @@ static void test_overlapped_start(void) {
             gd_test_state_file(&tr, &ev.segment_state, segment);
             gd_test_served_chunk(&tr, 0, chunk, &ev.start_chunk, &ev.start_proof);
             gd_test_served_chunk(&tr, t->segments + 1, chunk, &ev.post_chunk, &ev.post_proof);
-            payload_chunk(&t0.payload, chunk, &ev.prev_payload_chunk, &ev.prev_payload_proof);
-            ev.payload = t->payload.data;
-            ev.payload_len = t->payload.len;
+            payload_chunk(&file0, chunk, &ev.prev_payload_chunk, &ev.prev_payload_proof);
+            gd_buf file;
+            gd_test_payload_file(t, &file);
+            ev.payload = file.data;
+            ev.payload_len = file.len;
             gd_check_input in = {.round = 1, .target = WORKER, .rank = 0, .commitment = &cm,
                                  .prev = &c0, .segment = segment, .step = 1, .chunk = chunk,
                                  .prev_global_chunk = g0.params + lo};
@@ -311,7 +315,7 @@ static void test_overlapped_start(void) {
                 /* the round 0 payload's chunk 2 served for chunk 1 */
                 gd_check_evidence other = ev;
                 gd_buf body = {0}, proof = {0};
-                payload_chunk(&t0.payload, 2, &body, &proof);
+                payload_chunk(&file0, 2, &body, &proof);
                 other.prev_payload_chunk = body;
                 other.prev_payload_proof = proof;
                 CHECK_OK(gd_engine_check(&e, &in, &other, &g1, &a));
@@ -327,12 +331,14 @@ static void test_overlapped_start(void) {
                 CHECK_STATUS(gd_engine_check(&e, &in, &ev, &g1, &a), GD_ERR_INVALID);
             }
             gd_check_evidence_free(&ev);
+            gd_buf_free(&file);
         }
         if (variant == 1) {
             gd_trained_round_free(&t1b);
             gd_worker_state_free(&w1b);
         }
     }
+    gd_buf_free(&file0);
     gd_trained_round_free(&t0);
     gd_trained_round_free(&t1);
     gd_worker_state_free(&w);
@@ -368,8 +374,7 @@ static void test_sharded_worker_checked_by_one_rank(void) {
     gd_trained_round t, cheat;
     CHECK_OK(gd_engine_worker_init(&e, &w, WORKER, 0));
     CHECK_OK(gd_engine_train(&e, &t, ROUND, &g_g0, true, &w));
-    CHECK(t.payload.len == g_round.payload.len &&
-          memcmp(t.payload.data, g_round.payload.data, t.payload.len) == 0);
+    CHECK(gd_test_same_payload(&t, &g_round));
     CHECK(t.transcript.len == g_round.transcript.len &&
           memcmp(t.transcript.data, g_round.transcript.data, t.transcript.len) == 0);
     CHECK(memcmp(t.commit.transcript_root, g_round.commit.transcript_root, 32) == 0);

@@ -48,8 +48,7 @@ static void check_repeats_the_round(gd_engine *e) {
     gd_worker_state w;
     gd_trained_round t;
     train_on(e, &w, &t);
-    CHECK(t.payload.len == g_round.payload.len &&
-          memcmp(t.payload.data, g_round.payload.data, t.payload.len) == 0);
+    CHECK(gd_test_same_payload(&t, &g_round));
     CHECK(t.transcript.len == g_round.transcript.len &&
           memcmp(t.transcript.data, g_round.transcript.data, t.transcript.len) == 0);
     CHECK(memcmp(t.commit.payload_root, g_round.commit.payload_root, 32) == 0);
@@ -109,9 +108,10 @@ static void test_checked_within_its_class(void) {
 }
 
 static void test_the_aggregate_is_the_cpus(void) {
+    gd_buf file;
+    gd_test_payload_file(&g_round, &file);
     gd_engine_contribution c = {.address = WORKER, .tokens = g_round.r.tokens,
-                                .payload = g_round.payload.data,
-                                .payload_len = g_round.payload.len,
+                                .payload = file.data, .payload_len = file.len,
                                 .root = g_round.commit.payload_root,
                                 .leaves = g_round.commit.payload_leaves};
     gd_global_state on_gpu, on_cpu;
@@ -129,6 +129,7 @@ static void test_the_aggregate_is_the_cpus(void) {
     CHECK(memcmp(h_gpu, h_cpu, 32) == 0);
     gd_global_state_free(&on_gpu);
     gd_global_state_free(&on_cpu);
+    gd_buf_free(&file);
 }
 
 int main(void) {

@@ -26,6 +26,7 @@
 #include "plugin/member/start_writer.h"
 #include "tests/support/example_spec.h"
 #include "tests/support/kill_child.h"
+#include "tests/support/round_evidence.h"
 #include "tests/support/testkit.h"
 
 #define RUN 1
@@ -96,8 +97,7 @@ static void written_as_reached(bool background) {
     CHECK_OK(train_job(&writer, &t));
     CHECK(t.starts == NULL);                       /* none kept in memory */
     CHECK(writer.written == g_whole.segments + 1);
-    CHECK(t.payload.len == g_whole.payload.len &&
-          memcmp(t.payload.data, g_whole.payload.data, t.payload.len) == 0);
+    CHECK(gd_test_same_payload(&t, &g_whole));
     CHECK(t.transcript.len == g_whole.transcript.len &&
           memcmp(t.transcript.data, g_whole.transcript.data, t.transcript.len) == 0);
     expect_starts(&store);
@@ -224,8 +224,7 @@ static void test_next_round_from_file(void) {
             continue;
         }
         CHECK_OK(s);
-        CHECK(next.payload.len == whole_next.payload.len &&
-              memcmp(next.payload.data, whole_next.payload.data, next.payload.len) == 0);
+        CHECK(gd_test_same_payload(&next, &whole_next));
         CHECK(next.transcript.len == whole_next.transcript.len &&
               memcmp(next.transcript.data, whole_next.transcript.data, next.transcript.len) == 0);
         gd_trained_round_free(&next);
@@ -271,8 +270,7 @@ static void test_start_borrowed_or_taken(void) {
         CHECK_OK(gd_engine_job_segment(&g_engine, &job, NULL, &done));
     gd_trained_round t;
     gd_engine_job_take(&job, &t);
-    CHECK(t.payload.len == g_whole.payload.len &&
-          memcmp(t.payload.data, g_whole.payload.data, t.payload.len) == 0);
+    CHECK(gd_test_same_payload(&t, &g_whole));
     gd_trained_round_free(&t);
     gd_engine_job_free(&job);
     CHECK_OK(gd_start_writer_drain(&writer));
