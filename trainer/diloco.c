@@ -100,9 +100,7 @@ static gd_status gd_diloco_state_windows(gd_trainer *t, const gd_state_tag *tag,
     if (address == NULL || address[0] == '\0' || strlen(address) > GD_STATE_ADDRESS_MAX)
         return gd_fail(GD_ERR_INVALID, "worker address must be 1..%d bytes",
                        GD_STATE_ADDRESS_MAX);
-    size_t window = gd_values_window(tag->chunk_elems);
-    if (window > n)
-        window = n;
+    size_t window = gd_values_window_of(tag->chunk_elems, n);
     gd_pool *pool = gd_trainer_pool(t);
     gd_values_stream streams[3];
     float *buf = malloc(3 * window * sizeof(float));
@@ -236,12 +234,9 @@ static gd_status gd_encode_round(gd_trainer *t, const gd_diloco_config *c,
     snprintf(h.participant, sizeof h.participant, "%s", run->address);
     memcpy(h.layout_digest, run->tag.layout_digest, 32);
     memcpy(h.spec_digest, run->tag.spec_digest, 32);
-    size_t window = gd_values_window(c->chunk_elems);
-    if (window % c->chunk_elems != 0) /* chunks above 2^22 values: one at a time */
-        window = c->chunk_elems;
-    if (window > n)
-        window = n;
-    size_t w = window ? window : 1;
+    size_t w = gd_values_window_of(c->chunk_elems, n);
+    if (w < n && w % c->chunk_elems != 0) /* chunks above 2^22 values: one at a time */
+        w = c->chunk_elems < n ? c->chunk_elems : n;
     float *buf = malloc(5 * w * sizeof(float));
     if (buf == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory for a window of the pseudo-gradient");
@@ -256,8 +251,8 @@ static gd_status gd_encode_round(gd_trainer *t, const gd_diloco_config *c,
     int begun = 0;
     for (; s == GD_OK && begun < GD_ENC_STREAMS; begun++)
         s = gd_values_stream_begin(&streams[begun], gd_trainer_pool(t), n, c->chunk_elems);
-    for (size_t lo = 0; s == GD_OK && lo < n; lo += window) {
-        size_t count = n - lo < window ? n - lo : window;
+    for (size_t lo = 0; s == GD_OK && lo < n; lo += w) {
+        size_t count = n - lo < w ? n - lo : w;
         gd_trainer_get_range(t, params, m, v, lo, count);
         s = run->residual.read(run->residual.ctx, r, lo, count);
         if (s == GD_OK)
@@ -378,10 +373,8 @@ static gd_status gd_round_copy(const gd_trainer *t, const gd_worker_round_run *r
 /* The root of the values a reader gives, read a window at a time. */
 static gd_status gd_reader_root(gd_pool *pool, const gd_values_reader *reader, size_t n,
                                 uint32_t chunk_elems, uint8_t root[GD_MMR_HASH_LEN]) {
-    size_t window = gd_values_window(chunk_elems);
-    if (window > n)
-        window = n;
-    float *buf = malloc((window ? window : 1) * sizeof(float));
+    size_t window = gd_values_window_of(chunk_elems, n);
+    float *buf = malloc(window * sizeof(float));
     if (buf == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory for a window of values");
     gd_values_stream st;

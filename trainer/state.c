@@ -57,6 +57,11 @@ size_t gd_values_window(uint32_t chunk_elems) {
     return chunk_elems >= about ? chunk_elems : about - about % chunk_elems;
 }
 
+size_t gd_values_window_of(uint32_t chunk_elems, size_t n) {
+    size_t window = gd_values_window(chunk_elems);
+    return window < n ? window : n ? n : 1;
+}
+
 gd_status gd_values_stream_begin(gd_values_stream *s, gd_pool *pool, uint64_t n,
                                  uint32_t chunk_elems) {
     memset(s, 0, sizeof *s);

@@ -234,6 +234,8 @@ gd_status gd_values_stream_add(gd_values_stream *s, const float *values,
  * about 2^20 values (at least one chunk, unless chunks are larger than
  * 2^22 values: then 2^20 and the stream hashes across windows). */
 size_t gd_values_window(uint32_t chunk_elems);
+/* The same for an array of n values: at most n, at least 1. */
+size_t gd_values_window_of(uint32_t chunk_elems, size_t n);
 /* The root once all n values were fed; GD_ERR_INVALID before. */
 gd_status gd_values_stream_root(const gd_values_stream *s,
                                 uint8_t root[GD_MMR_HASH_LEN]) GD_MUST_CHECK;

@@ -49,10 +49,7 @@ static gd_status gd_start_write_source(const gd_start_writer *w, uint64_t round,
     if (desc->n != n)
         return gd_fail(GD_ERR_INVALID, "a state of %zu values for a descriptor of %llu", n,
                        (unsigned long long)desc->n);
-    size_t window = gd_values_window(desc->tag.chunk_elems);
-    if (window > n)
-        window = n;
-    size_t win = window ? window : 1;
+    size_t window = gd_values_window_of(desc->tag.chunk_elems, n), win = window;
     float *buf = malloc(4 * win * sizeof(float));
     if (buf == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory for a state window");

@@ -439,7 +439,11 @@ typedef struct engine {
     float *g0;
 } engine;
 
-static void engine_open(engine *e, uint32_t threads) {
+static void engine_open_vocab(engine *e, uint32_t threads, uint32_t vocab);
+
+static void engine_open(engine *e, uint32_t threads) { engine_open_vocab(e, threads, 32); }
+
+static void engine_open_vocab(engine *e, uint32_t threads, uint32_t vocab) {
     e->c = test_config();
     e->c.workers = 2;
     e->c.inner_steps = 4;
@@ -451,7 +455,7 @@ static void engine_open(engine *e, uint32_t threads) {
     e->c.inner.optim.lr = 3e-3;
     e->c.inner.optim.schedule_steps = 40;
     CHECK_OK(gd_model_config_preset(&e->model, "tiny"));
-    e->model.vocab_size = 32;
+    e->model.vocab_size = vocab;
     CHECK_OK(gd_diloco_config_validate(&e->c, &e->model));
     CHECK_OK(gd_data_open(&e->data, "synthetic:markov:5"));
     CHECK_OK(gd_trainer_new(&e->t, &e->model, &e->c.inner, (int)threads));
@@ -618,6 +622,56 @@ static void test_worker_round_and_segments(void) {
     CHECK(strstr(gd_error_detail(), "stopped at inner step 0 of") != NULL);
 
     gd_global_state_free(&m.g);
+    free_segments(seg, 2);
+    gd_worker_round_free(&res);
+    gd_worker_state_free(&w);
+    engine_close(&e);
+}
+
+/* A model of more values than one window (about 2^20): the round moves
+ * its state, its start and its residual through several windows, and
+ * gives what the whole arrays give: the payload is the whole encoding of
+ * Δ, the residual the whole encoding's, and every leaf the descriptor of
+ * the state it names. */
+static void test_worker_round_windows(void) {
+    engine e;
+    engine_open_vocab(&e, 2, 20000);
+    CHECK(e.n > gd_values_window(e.c.chunk_elems)); /* two windows */
+    fprintf(stderr, "  %zu values, windows of %zu\n", e.n, gd_values_window(e.c.chunk_elems));
+    gd_worker_state w, seg[2];
+    CHECK_OK(gd_worker_state_init(&w, 0, e.n));
+    for (size_t i = 0; i < e.n; i++) /* a residual to carry, as after a round */
+        w.residual[i] = (float)((int)(i % 13) - 6) * 1e-5f;
+    float *residual = malloc(e.n * sizeof(float)), *delta = malloc(e.n * sizeof(float));
+    CHECK(residual != NULL && delta != NULL);
+    memcpy(residual, w.residual, e.n * sizeof(float));
+    gd_worker_round res;
+    CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, &res, 0, e.g0, e.n, &w, seg));
+    for (size_t i = 0; i < e.n; i++)
+        delta[i] = e.g0[i] - w.params[i];
+    gd_payload whole;
+    CHECK_OK(gd_payload_encode(&whole, &res.payload.header, delta,
+                               e.c.error_feedback ? residual : NULL, NULL));
+    uint8_t root[32];
+    uint32_t leaves = 0;
+    CHECK_OK(gd_payload_root(&whole, root, &leaves));
+    CHECK(leaves == res.payload_leaves && memcmp(root, res.payload_root, 32) == 0);
+    CHECK(memcmp(residual, w.residual, e.n * sizeof(float)) == 0);
+    gd_state_tag tag;
+    gd_diloco_state_tag(&e.c, gd_trainer_layout(e.t), &tag);
+    gd_worker_desc d;
+    CHECK_OK(gd_worker_state_describe(NULL, &tag, &d, 0, GD_STAGE_ENCODED, &w));
+    uint8_t a[32], b[32];
+    gd_worker_desc_hash(&d, a);
+    gd_worker_desc_hash(&res.descs[3], b);
+    CHECK(memcmp(a, b, 32) == 0);
+    CHECK_OK(gd_worker_state_describe(NULL, &tag, &d, 0, GD_STAGE_TRAIN, &seg[1]));
+    gd_worker_desc_hash(&d, a);
+    gd_worker_desc_hash(&res.descs[1], b);
+    CHECK(memcmp(a, b, 32) == 0);
+    gd_payload_free(&whole);
+    free(residual);
+    free(delta);
     free_segments(seg, 2);
     gd_worker_round_free(&res);
     gd_worker_state_free(&w);
@@ -909,6 +963,7 @@ int main(void) {
     RUN_TEST(test_aggregate_windows);
     RUN_TEST(test_clipping_bounds_a_bad_contribution);
     RUN_TEST(test_worker_round_and_segments);
+    RUN_TEST(test_worker_round_windows);
     RUN_TEST(test_round_by_segments);
     RUN_TEST(test_verdict_digest_agrees);
     RUN_TEST(test_address_order);
