@@ -90,11 +90,11 @@ static void gd_round_desc_fill(const gd_trainer *t, const gd_state_tag *tag, gd_
 
 /* The trainer's state a window at a time, each window loaded from `from`
  * first when it is not NULL, hashed into the three sub-roots of a
- * descriptor of `stage` (address, rank, the residual's root given). */
+ * training-stage descriptor (address, rank, the residual's root given). */
 static gd_status gd_diloco_state_windows(gd_trainer *t, const gd_state_tag *tag,
                                          gd_worker_desc *out, uint64_t round, const char *address,
                                          uint32_t rank, const uint8_t residual_root[GD_MMR_HASH_LEN],
-                                         gd_state_stage stage, const gd_worker_state_source *from) {
+                                         const gd_worker_state_source *from) {
     memset(out, 0, sizeof *out);
     size_t n = gd_trainer_layout(t)->total;
     if (address == NULL || address[0] == '\0' || strlen(address) > GD_STATE_ADDRESS_MAX)
@@ -129,15 +129,14 @@ static gd_status gd_diloco_state_windows(gd_trainer *t, const gd_state_tag *tag,
     free(buf);
     if (s != GD_OK)
         return s;
-    gd_round_desc_fill(t, tag, out, round, address, rank, stage, residual_root);
+    gd_round_desc_fill(t, tag, out, round, address, rank, GD_STAGE_TRAIN, residual_root);
     return GD_OK;
 }
 
 gd_status gd_diloco_describe_trainer(gd_trainer *t, const gd_state_tag *tag, gd_worker_desc *out,
                                      uint64_t round, const char *address, uint32_t rank,
                                      const uint8_t residual_root[GD_MMR_HASH_LEN]) {
-    return gd_diloco_state_windows(t, tag, out, round, address, rank, residual_root,
-                                   GD_STAGE_TRAIN, NULL);
+    return gd_diloco_state_windows(t, tag, out, round, address, rank, residual_root, NULL);
 }
 
 gd_status gd_diloco_load_source(gd_trainer *t, const gd_diloco_config *c, gd_worker_desc *out,
@@ -153,7 +152,7 @@ gd_status gd_diloco_load_source(gd_trainer *t, const gd_diloco_config *c, gd_wor
     gd_state_tag tag;
     gd_diloco_state_tag(c, gd_trainer_layout(t), &tag);
     return gd_diloco_state_windows(t, &tag, out, round, from->address, from->rank, residual_root,
-                                   GD_STAGE_TRAIN, from);
+                                   from);
 }
 
 /* GD_ERR_INVALID unless n is the trainer's layout size (what names it). */
@@ -493,7 +492,7 @@ gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, cons
      * where a reloaded segment resumes. */
     if (s == GD_OK)
         s = gd_diloco_state_windows(t, &run->tag, &out->descs[seg + 1], run->round, run->address,
-                                    run->rank, run->residual_root, GD_STAGE_TRAIN, NULL);
+                                    run->rank, run->residual_root, NULL);
     if (s != GD_OK)
         return gd_round_failed(run, out, s);
     run->done++;

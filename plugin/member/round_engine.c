@@ -248,11 +248,12 @@ static gd_status gd_engine_job_prev(gd_engine_job *job, const gd_state_file_view
 }
 
 /* Leaf 0 loaded from prev's file must carry what its descriptor says of
- * the moments, step and residual; anything else is this host's disk. */
+ * the moments and residual (the step is the descriptor's by
+ * construction); anything else is this host's disk. */
 static gd_status gd_engine_job_prev_check(const gd_engine_job *job,
                                           const gd_state_file_view *prev) {
     const gd_worker_desc *got = &job->out.r.descs[0], *want = &prev->desc;
-    if (got->step != want->step || memcmp(got->exp_avg_root, want->exp_avg_root, 32) != 0 ||
+    if (memcmp(got->exp_avg_root, want->exp_avg_root, 32) != 0 ||
         memcmp(got->exp_avg_sq_root, want->exp_avg_sq_root, 32) != 0 ||
         memcmp(job->run.residual_root, want->residual_root, 32) != 0)
         return gd_fail(GD_ERR_IO, "the worker's stored state after round %llu does not match "

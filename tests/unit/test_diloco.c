@@ -516,6 +516,27 @@ static gd_check_result check_segment(engine *e, const gd_commitment_view *cv,
     return r;
 }
 
+/* res (trained by w from e's G_0 with residual `before`) has the payload
+ * the whole-array encoding of Δ = G_0 - θ (a float subtraction) gives,
+ * and w the residual it leaves. before is used up. */
+static void check_whole_encoding(const engine *e, const gd_worker_round *res,
+                                 const gd_worker_state *w, float *before) {
+    float *delta = malloc(e->n * sizeof(float));
+    CHECK(delta != NULL);
+    for (size_t i = 0; i < e->n; i++)
+        delta[i] = e->g0[i] - w->params[i];
+    gd_payload whole;
+    CHECK_OK(gd_payload_encode(&whole, &res->payload.header, delta,
+                               e->c.error_feedback ? before : NULL, NULL));
+    uint8_t root[32];
+    uint32_t leaves = 0;
+    CHECK_OK(gd_payload_root(&whole, root, &leaves));
+    CHECK(leaves == res->payload_leaves && memcmp(root, res->payload_root, 32) == 0);
+    CHECK(memcmp(before, w->residual, e->n * sizeof(float)) == 0);
+    gd_payload_free(&whole);
+    free(delta);
+}
+
 static void test_worker_round_and_segments(void) {
     engine e;
     engine_open(&e, 2);
@@ -529,23 +550,11 @@ static void test_worker_round_and_segments(void) {
     CHECK(res.descs[0].stage == GD_STAGE_TRAIN && res.descs[3].stage == GD_STAGE_ENCODED);
     CHECK(res.descs[2].step == 4 && res.descs[3].step == 4);
     /* The payload, made a window at a time from the trainer, is the whole
-     * encoding of Δ = start - θ (a float subtraction) from a zero residual,
-     * and leaves the same residual. */
-    float *delta = malloc(e.n * sizeof(float)), *residual = calloc(e.n, sizeof(float));
-    CHECK(delta != NULL && residual != NULL);
-    for (size_t i = 0; i < e.n; i++)
-        delta[i] = e.g0[i] - w.params[i];
-    gd_payload whole;
-    CHECK_OK(gd_payload_encode(&whole, &res.payload.header, delta,
-                               e.c.error_feedback ? residual : NULL, NULL));
-    uint8_t whole_root[32];
-    uint32_t whole_leaves = 0;
-    CHECK_OK(gd_payload_root(&whole, whole_root, &whole_leaves));
-    CHECK(whole_leaves == res.payload_leaves && memcmp(whole_root, res.payload_root, 32) == 0);
-    CHECK(memcmp(residual, w.residual, e.n * sizeof(float)) == 0);
-    gd_payload_free(&whole);
-    free(delta);
-    free(residual);
+     * encoding of Δ from a zero residual, and leaves the same residual. */
+    float *zeros = calloc(e.n, sizeof(float));
+    CHECK(zeros != NULL);
+    check_whole_encoding(&e, &res, &w, zeros);
+    free(zeros);
     commitment m;
     commitment_open(&m, &e, &res, &w, 0);
     /* Both segments re-execute exactly, and give what the digest covers:
@@ -642,21 +651,12 @@ static void test_worker_round_windows(void) {
     CHECK_OK(gd_worker_state_init(&w, 0, e.n));
     for (size_t i = 0; i < e.n; i++) /* a residual to carry, as after a round */
         w.residual[i] = (float)((int)(i % 13) - 6) * 1e-5f;
-    float *residual = malloc(e.n * sizeof(float)), *delta = malloc(e.n * sizeof(float));
-    CHECK(residual != NULL && delta != NULL);
+    float *residual = malloc(e.n * sizeof(float));
+    CHECK(residual != NULL);
     memcpy(residual, w.residual, e.n * sizeof(float));
     gd_worker_round res;
     CHECK_OK(gd_diloco_worker_round(e.t, &e.c, e.data, &res, 0, e.g0, e.n, &w, seg));
-    for (size_t i = 0; i < e.n; i++)
-        delta[i] = e.g0[i] - w.params[i];
-    gd_payload whole;
-    CHECK_OK(gd_payload_encode(&whole, &res.payload.header, delta,
-                               e.c.error_feedback ? residual : NULL, NULL));
-    uint8_t root[32];
-    uint32_t leaves = 0;
-    CHECK_OK(gd_payload_root(&whole, root, &leaves));
-    CHECK(leaves == res.payload_leaves && memcmp(root, res.payload_root, 32) == 0);
-    CHECK(memcmp(residual, w.residual, e.n * sizeof(float)) == 0);
+    check_whole_encoding(&e, &res, &w, residual);
     gd_state_tag tag;
     gd_diloco_state_tag(&e.c, gd_trainer_layout(e.t), &tag);
     gd_worker_desc d;
@@ -669,9 +669,7 @@ static void test_worker_round_windows(void) {
     gd_worker_desc_hash(&d, a);
     gd_worker_desc_hash(&res.descs[1], b);
     CHECK(memcmp(a, b, 32) == 0);
-    gd_payload_free(&whole);
     free(residual);
-    free(delta);
     free_segments(seg, 2);
     gd_worker_round_free(&res);
     gd_worker_state_free(&w);
