@@ -553,6 +553,11 @@ static gd_status bench_store(bench_worker *w, uint64_t *bytes) {
                            t->transcript.data, t->transcript.len);
 }
 
+/* The floor of the member's memory choices: its own payload. */
+static uint64_t bench_payload_bytes(const gd_engine *e) {
+    return gd_memory_payload_bytes(&e->rc.diloco.codec, e->n, e->rc.diloco.chunk_elems);
+}
+
 /* A worker's round as a member trains it: a segment at a time, each
  * state written behind training (or in the foreground) by a writer of its
  * own as it is reached; done once the last is durable. */
@@ -862,7 +867,7 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
      * allows; the attestation's hash is then the file's descriptor's. */
     gd_global_state next;
     memset(&next, 0, sizeof next);
-    bool keep_next = gd_memory_choose(o->memory_budget, e->n).keep_next;
+    bool keep_next = gd_memory_choose(o->memory_budget, e->n, bench_payload_bytes(e)).keep_next;
     gd_bench_peak_reset();
     t0 = gd_bench_now();
     if (s == GD_OK && keep_next)
@@ -970,7 +975,7 @@ static gd_status run(const bench_opts *o, const char *bin, const char *dir, benc
         ws[i].rank = i;
         gd_bench_peak_reset();
         double t0 = gd_bench_now();
-        gd_memory_choices mem = gd_memory_choose(o->memory_budget, e.n);
+        gd_memory_choices mem = gd_memory_choose(o->memory_budget, e.n, bench_payload_bytes(&e));
         uint64_t starts_bytes = 0;
         if (s == GD_OK)
             s = bench_train(&e, &ws[i], &g0, mem.background_starts, &starts_bytes);

@@ -35,8 +35,28 @@ static void gd_layout_hex(char hex[65], const gd_param_layout *layout) {
 
 /* --- model ------------------------------------------------------------------- */
 
+/* Tensor i's bytes: its floats at its layout offset, from the reader. */
+typedef struct gd_checkpoint_source {
+    const gd_param_layout *layout;
+    const gd_values_reader *params;
+} gd_checkpoint_source;
+
+static gd_status gd_checkpoint_read(void *ctx, void *out, size_t tensor, uint64_t at,
+                                    size_t len) {
+    const gd_checkpoint_source *x = ctx;
+    /* F32 tensors: at and len are whole floats (pieces are 4 MiB). */
+    size_t lo = x->layout->tensors[tensor].offset + (size_t)(at / sizeof(float));
+    return x->params->read(x->params->ctx, out, lo, len / sizeof(float));
+}
+
 gd_status gd_checkpoint_save_model(const char *path, const gd_param_layout *layout,
                                    const float *params, uint64_t step) {
+    gd_values_reader from = gd_values_reader_of(params);
+    return gd_checkpoint_save_model_from(path, layout, &from, step);
+}
+
+gd_status gd_checkpoint_save_model_from(const char *path, const gd_param_layout *layout,
+                                        const gd_values_reader *params, uint64_t step) {
     gd_st_write_tensor *tensors = calloc(layout->n_tensors, sizeof *tensors);
     char *config = gd_model_config_to_json(&layout->config);
     if (tensors == NULL || config == NULL) {
@@ -47,8 +67,7 @@ gd_status gd_checkpoint_save_model(const char *path, const gd_param_layout *layo
     for (size_t i = 0; i < layout->n_tensors; i++) {
         const gd_param_tensor *t = &layout->tensors[i];
         tensors[i] = (gd_st_write_tensor){.name = t->name, .dtype = GD_ST_F32, .ndim = t->ndim,
-                                          .shape = {t->shape[0], t->shape[1]},
-                                          .data = params + t->offset};
+                                          .shape = {t->shape[0], t->shape[1]}};
     }
     char step_text[24], layout_hex[65];
     snprintf(step_text, sizeof step_text, "%" PRIu64, step);
@@ -57,8 +76,10 @@ gd_status gd_checkpoint_save_model(const char *path, const gd_param_layout *layo
                          {"config", config},
                          {GD_META_STEP, step_text},
                          {GD_META_LAYOUT, layout_hex}};
-    gd_status s = gd_safetensors_write(path, tensors, layout->n_tensors, meta,
-                                       sizeof meta / sizeof meta[0]);
+    gd_checkpoint_source x = {layout, params};
+    gd_st_source source = {gd_checkpoint_read, &x};
+    gd_status s = gd_safetensors_write_from(path, tensors, layout->n_tensors, meta,
+                                            sizeof meta / sizeof meta[0], &source);
     free(tensors);
     free(config);
     return s;

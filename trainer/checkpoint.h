@@ -27,6 +27,7 @@
 #include "common/status.h"
 #include "trainer/config.h"
 #include "trainer/layout.h"
+#include "trainer/state.h"
 #include "trainer/train.h"
 
 #define GD_CHECKPOINT_PATH_MAX 4096
@@ -36,6 +37,11 @@ gd_status gd_checkpoint_optim_path(char *out, size_t cap, const char *model_path
 
 gd_status gd_checkpoint_save_model(const char *path, const gd_param_layout *layout,
                                    const float *params, uint64_t step) GD_MUST_CHECK;
+/* The same with the parameters read a window at a time (from G's file,
+ * say): the model is never whole in memory. */
+gd_status gd_checkpoint_save_model_from(const char *path, const gd_param_layout *layout,
+                                        const gd_values_reader *params,
+                                        uint64_t step) GD_MUST_CHECK;
 
 /* Reads a model checkpoint: the config from its metadata (or, for files
  * from elsewhere, config.json in the same directory), then every tensor,

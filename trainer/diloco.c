@@ -236,10 +236,11 @@ static gd_status gd_encode_round(gd_trainer *t, const gd_diloco_config *c,
     size_t w = gd_values_window_of(c->chunk_elems, n);
     if (w < n && w % c->chunk_elems != 0) /* chunks above 2^22 values: one at a time */
         w = c->chunk_elems < n ? c->chunk_elems : n;
-    float *buf = malloc(5 * w * sizeof(float));
+    float *buf = malloc(6 * w * sizeof(float));
     if (buf == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory for a window of the pseudo-gradient");
-    float *params = buf, *m = buf + w, *v = buf + 2 * w, *r = buf + 3 * w, *delta = buf + 4 * w;
+    float *params = buf, *m = buf + w, *v = buf + 2 * w, *r = buf + 3 * w, *delta = buf + 4 * w,
+          *start = buf + 5 * w;
     gd_payload_encoder e;
     gd_status s = gd_payload_encoder_begin(&e, &out->payload, &h);
     if (s != GD_OK) {
@@ -255,12 +256,13 @@ static gd_status gd_encode_round(gd_trainer *t, const gd_diloco_config *c,
         gd_trainer_get_range(t, params, m, v, lo, count);
         s = run->residual.read(run->residual.ctx, r, lo, count);
         if (s == GD_OK)
-            s = gd_values_stream_add(&streams[GD_ENC_START], run->start + lo, count);
+            s = run->start.read(run->start.ctx, start, lo, count);
+        if (s == GD_OK)
+            s = gd_values_stream_add(&streams[GD_ENC_START], start, count);
         if (s == GD_OK)
             s = gd_values_stream_add(&streams[GD_ENC_OLD], r, count);
         if (s == GD_OK)
-            s = gd_delta_and_decay(gd_trainer_backend(t), c, run->start + lo, params, r, count,
-                                   delta);
+            s = gd_delta_and_decay(gd_trainer_backend(t), c, start, params, r, count, delta);
         if (s == GD_OK)
             s = gd_payload_encoder_add(&e, delta, c->error_feedback ? r : NULL, lo, count,
                                        gd_trainer_pool(t));
@@ -319,7 +321,7 @@ static gd_status gd_round_failed(const gd_worker_round_run *run, gd_worker_round
  * parameters, the moments of the worker's previous state (zeros without
  * one). */
 typedef struct gd_round_start_read_ctx {
-    const float *start;
+    const gd_values_reader *start;
     const gd_worker_state_source *prev; /* or NULL */
 } gd_round_start_read_ctx;
 
@@ -327,7 +329,7 @@ static gd_status gd_round_start_read(const void *ctx, float *params, float *exp_
                                      float *exp_avg_sq, size_t lo, size_t count) {
     const gd_round_start_read_ctx *x = ctx;
     if (params != NULL)
-        memcpy(params, x->start + lo, count * sizeof(float));
+        GD_TRY(x->start->read(x->start->ctx, params, lo, count));
     if (x->prev != NULL)
         return x->prev->read(x->prev->ctx, NULL, exp_avg, exp_avg_sq, lo, count);
     if (exp_avg != NULL)
@@ -394,7 +396,7 @@ static gd_status gd_reader_root(gd_pool *pool, const gd_values_reader *reader, s
 }
 
 gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_worker_round *out,
-                                uint64_t round, const float *start, size_t start_n,
+                                uint64_t round, const gd_values_reader *start, size_t start_n,
                                 const gd_worker_state_source *prev, const char *address,
                                 uint32_t rank, const gd_values_reader *residual,
                                 gd_worker_state *segment_starts, gd_worker_round_run *run) {
@@ -408,11 +410,11 @@ gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_wor
                                        "has %zu",
                        prev->n, n);
     if (address == NULL || strlen(address) > GD_STATE_ADDRESS_MAX || residual == NULL ||
-        residual->read == NULL)
-        return gd_fail(GD_ERR_INVALID, "a worker round needs an address of at most %d bytes "
-                                       "and the worker's residual",
+        residual->read == NULL || start == NULL || start->read == NULL)
+        return gd_fail(GD_ERR_INVALID, "a worker round needs an address of at most %d bytes, "
+                                       "its start and the worker's residual",
                        GD_STATE_ADDRESS_MAX);
-    *run = (gd_worker_round_run){.round = round, .start = start, .rank = rank,
+    *run = (gd_worker_round_run){.round = round, .start = *start, .rank = rank,
                                  .residual = *residual, .segment_starts = segment_starts,
                                  .segments = c->inner_steps / c->segment_steps};
     snprintf(run->address, sizeof run->address, "%s", address);
@@ -536,8 +538,9 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
     GD_TRY(gd_check_sizes(t, w->n, "the worker's state"));
     gd_worker_state_source prev = gd_worker_state_source_of(w);
     gd_values_reader residual = gd_values_reader_of(w->residual);
+    gd_values_reader from = gd_values_reader_of(start);
     gd_worker_round_run run;
-    GD_TRY(gd_diloco_round_begin(t, c, out, round, start, start_n, &prev, w->address, w->rank,
+    GD_TRY(gd_diloco_round_begin(t, c, out, round, &from, start_n, &prev, w->address, w->rank,
                                  &residual, segment_starts, &run));
     while (run.done < run.segments)
         GD_TRY(gd_diloco_round_segment(t, c, data, out, NULL, &run));
@@ -780,14 +783,14 @@ gd_status gd_diloco_aggregate(const gd_backend *be, const gd_diloco_config *c,
 gd_status gd_global_arrays_read(void *ctx, float *params, float *momentum, size_t lo,
                                 size_t count) {
     const gd_global_arrays *a = ctx;
-    memcpy(params, a->from->params + lo, count * sizeof(float));
-    memcpy(momentum, a->from->momentum + lo, count * sizeof(float));
-    return GD_OK;
+    return gd_global_state_read(a->from, params, momentum, lo, count);
 }
 
 static gd_status gd_arrays_write(void *ctx, const float *params, const float *momentum,
                                  size_t lo, size_t count) {
     gd_global_arrays *a = ctx;
+    if (a->to->params == NULL || a->to->momentum == NULL)
+        return gd_fail(GD_ERR_INVALID, "G' in place needs G's arrays in memory");
     memcpy(a->to->params + lo, params, count * sizeof(float));
     memcpy(a->to->momentum + lo, momentum, count * sizeof(float));
     return GD_OK;

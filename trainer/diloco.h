@@ -166,7 +166,7 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
  * out is freed and the round is over. */
 typedef struct gd_worker_round_run {
     uint64_t round;
-    const float *start;              /* S_r, the layout's n values (the caller's) */
+    gd_values_reader start;          /* S_r, the layout's n values (the caller's) */
     char address[GD_STATE_ADDRESS_MAX + 1];
     uint32_t rank;
     gd_values_reader residual;       /* the error-feedback residual the round began with */
@@ -187,7 +187,7 @@ typedef struct gd_state_sink {
 } gd_state_sink;
 
 gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_worker_round *out,
-                                uint64_t round, const float *start, size_t start_n,
+                                uint64_t round, const gd_values_reader *start, size_t start_n,
                                 const gd_worker_state_source *prev, const char *address,
                                 uint32_t rank, const gd_values_reader *residual,
                                 gd_worker_state *segment_starts,

@@ -1,6 +1,8 @@
 /* Deterministic parameter initialisation (see trainer/init.h). */
 #include "trainer/init.h"
 
+#include <string.h>
+
 #include "common/rng.h"
 
 #define GD_INIT_TAG 0x494e4954u /* "INIT": keeps init streams apart from data streams */
@@ -35,8 +37,8 @@ double gd_params_init_draw(uint64_t seed, uint32_t tensor, uint64_t index) {
 }
 
 typedef struct gd_init_job {
-    float *dst;
-    size_t numel;
+    float *dst;      /* the tensor's value `first` */
+    size_t first, count;
     double std;
     gd_init_stream stream;
 } gd_init_job;
@@ -44,21 +46,35 @@ typedef struct gd_init_job {
 static void gd_init_chunk(void *ctx, size_t chunk) {
     const gd_init_job *job = ctx;
     size_t begin = chunk * GD_INIT_CHUNK;
-    size_t end = begin + GD_INIT_CHUNK < job->numel ? begin + GD_INIT_CHUNK : job->numel;
+    size_t end = begin + GD_INIT_CHUNK < job->count ? begin + GD_INIT_CHUNK : job->count;
     for (size_t i = begin; i < end; i++)
-        job->dst[i] = (float)(gd_init_standard(&job->stream, i) * job->std);
+        job->dst[i] = (float)(gd_init_standard(&job->stream, job->first + i) * job->std);
 }
 
 void gd_params_init(gd_pool *pool, float *params, const gd_param_layout *layout, uint64_t seed) {
+    gd_params_init_range(pool, params, layout, seed, 0, layout->total);
+}
+
+void gd_params_init_range(gd_pool *pool, float *out, const gd_param_layout *layout,
+                          uint64_t seed, size_t lo, size_t count) {
+    /* Each value is a function of its tensor and index alone (a counter
+     * based stream), so any range is the whole initialisation's. */
+    memset(out, 0, count * sizeof(float)); /* between tensors: zeros, as in a fresh array */
+    size_t end = lo + count;
     for (size_t ti = 0; ti < layout->n_tensors; ti++) {
         const gd_param_tensor *t = &layout->tensors[ti];
+        size_t from = t->offset > lo ? t->offset : lo;
+        size_t to = t->offset + t->numel < end ? t->offset + t->numel : end;
+        if (from >= to)
+            continue;
+        float *dst = out + (from - lo);
         if (t->ndim == 1) {
-            for (size_t i = 0; i < t->numel; i++)
-                params[t->offset + i] = 1.0f;
+            for (size_t i = 0; i < to - from; i++)
+                dst[i] = 1.0f;
             continue;
         }
-        gd_init_job job = {params + t->offset, t->numel, layout->config.initializer_range,
+        gd_init_job job = {dst, from - t->offset, to - from, layout->config.initializer_range,
                            gd_init_stream_of(seed, (uint32_t)ti)};
-        gd_pool_run(pool, (t->numel + GD_INIT_CHUNK - 1) / GD_INIT_CHUNK, gd_init_chunk, &job);
+        gd_pool_run(pool, (job.count + GD_INIT_CHUNK - 1) / GD_INIT_CHUNK, gd_init_chunk, &job);
     }
 }

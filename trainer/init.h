@@ -16,6 +16,11 @@
 #include "trainer/layout.h"
 
 void gd_params_init(gd_pool *pool, float *params, const gd_param_layout *layout, uint64_t seed);
+/* Values [lo, lo + count) of the same initialisation into out (count
+ * values), equal to gd_params_init's: a model's weights made a window at a
+ * time, never whole in memory. */
+void gd_params_init_range(gd_pool *pool, float *out, const gd_param_layout *layout,
+                          uint64_t seed, size_t lo, size_t count);
 
 /* The value of element `index` of tensor `tensor` before scaling (the
  * standardised draw), for tests. */

@@ -458,7 +458,8 @@ static gd_status gd_st_build_meta(json_t *root, const gd_st_meta *meta, size_t n
     return GD_OK;
 }
 
-static gd_status gd_st_build_tensor(json_t *root, const gd_st_write_tensor *t, uint64_t *offset) {
+static gd_status gd_st_build_tensor(json_t *root, const gd_st_write_tensor *t, uint64_t *offset,
+                                   bool sourced) {
     const char *name = t->name;
     if (name == NULL || name[0] == '\0')
         return gd_fail(GD_ERR_INVALID, "a tensor to write has an empty name");
@@ -480,7 +481,7 @@ static gd_status gd_st_build_tensor(json_t *root, const gd_st_write_tensor *t, u
     if (!gd_st_sizes(t->shape, t->ndim, t->dtype, &numel, &nbytes) ||
         __builtin_add_overflow(*offset, nbytes, &end) || end > (uint64_t)INT64_MAX)
         return gd_fail(GD_ERR_INVALID, "tensor '%s': byte size overflows", name);
-    if (nbytes > 0 && t->data == NULL)
+    if (nbytes > 0 && t->data == NULL && !sourced)
         return gd_fail(GD_ERR_INVALID, "tensor '%s': data is NULL", name);
 
     json_t *info = json_object();
@@ -509,7 +510,7 @@ static gd_status gd_st_build_tensor(json_t *root, const gd_st_write_tensor *t, u
 /* The 8-byte length and the space-padded header text, in one buffer. */
 static gd_status gd_st_build_header(uint8_t **out, size_t *out_len,
                                     const gd_st_write_tensor *tensors, size_t n_tensors,
-                                    const gd_st_meta *meta, size_t n_meta) {
+                                    const gd_st_meta *meta, size_t n_meta, bool sourced) {
     json_t *root = json_object();
     if (root == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory building the safetensors header");
@@ -518,7 +519,7 @@ static gd_status gd_st_build_header(uint8_t **out, size_t *out_len,
         s = gd_st_build_meta(root, meta, n_meta);
     uint64_t offset = 0;
     for (size_t i = 0; s == GD_OK && i < n_tensors; i++)
-        s = gd_st_build_tensor(root, &tensors[i], &offset);
+        s = gd_st_build_tensor(root, &tensors[i], &offset, sourced);
     char *text = NULL;
     if (s == GD_OK) {
         /* Insertion order is kept by jansson >= 2.8: "__metadata__" first,
@@ -552,32 +553,65 @@ static gd_status gd_st_build_header(uint8_t **out, size_t *out_len,
     return GD_OK;
 }
 
-gd_status gd_safetensors_write(const char *path, const gd_st_write_tensor *tensors,
-                               size_t n_tensors, const gd_st_meta *meta, size_t n_meta) {
+/* The header, then every tensor's bytes from source a piece at a time, to
+ * a temporary file put in place whole (sourced: tensors' data may be
+ * NULL, source gives their bytes). */
+static gd_status gd_st_write(const char *path, const gd_st_write_tensor *tensors,
+                             size_t n_tensors, const gd_st_meta *meta, size_t n_meta,
+                             const gd_st_source *source, bool sourced) {
     if (path == NULL || path[0] == '\0')
         return gd_fail(GD_ERR_INVALID, "safetensors path is empty");
     if ((tensors == NULL && n_tensors > 0) || (meta == NULL && n_meta > 0))
         return gd_fail(GD_ERR_INVALID, "safetensors tensors or metadata are NULL");
     uint8_t *header = NULL;
     size_t header_len = 0;
-    GD_TRY(gd_st_build_header(&header, &header_len, tensors, n_tensors, meta, n_meta));
-
-    gd_bytes_part *parts = calloc(n_tensors + 1, sizeof *parts);
-    if (parts == NULL) {
-        free(header);
-        return gd_fail(GD_ERR_NOMEM, "out of memory");
-    }
-    parts[0] = (gd_bytes_part){header, header_len};
-    for (size_t i = 0; i < n_tensors; i++) {
+    GD_TRY(gd_st_build_header(&header, &header_len, tensors, n_tensors, meta, n_meta, sourced));
+    enum { PIECE = 4 << 20 };
+    uint8_t *piece = malloc(PIECE);
+    gd_file_atomic f;
+    /* Checkpoints are ordinary readable files, replaced atomically. */
+    gd_status s = piece ? gd_file_atomic_begin(&f, path, 0644)
+                        : gd_fail(GD_ERR_NOMEM, "out of memory for a piece of a tensor");
+    if (s == GD_OK)
+        s = gd_file_atomic_append(&f, header, header_len);
+    for (size_t i = 0; s == GD_OK && i < n_tensors; i++) {
         const gd_st_write_tensor *t = &tensors[i];
         uint64_t numel = 0, nbytes = 0;
         /* Cannot fail: the header build checked every size. */
-        if (gd_st_sizes(t->shape, t->ndim, t->dtype, &numel, &nbytes))
-            parts[i + 1] = (gd_bytes_part){t->data, (size_t)nbytes};
+        (void)gd_st_sizes(t->shape, t->ndim, t->dtype, &numel, &nbytes);
+        for (uint64_t at = 0; s == GD_OK && at < nbytes; at += PIECE) {
+            size_t len = nbytes - at < PIECE ? (size_t)(nbytes - at) : PIECE;
+            s = source->read(source->ctx, piece, i, at, len);
+            if (s == GD_OK)
+                s = gd_file_atomic_append(&f, piece, len);
+        }
     }
-    /* Checkpoints are ordinary readable files, replaced atomically. */
-    gd_status s = gd_file_write_atomic(path, parts, n_tensors + 1, 0644);
-    free(parts);
+    if (s == GD_OK)
+        s = gd_file_atomic_commit(&f);
+    else if (piece != NULL)
+        gd_file_atomic_abort(&f);
+    free(piece);
     free(header);
     return s;
+}
+
+/* Tensor i's bytes from its data in memory. */
+static gd_status gd_st_memory_read(void *ctx, void *out, size_t tensor, uint64_t at, size_t len) {
+    const gd_st_write_tensor *tensors = ctx;
+    memcpy(out, (const uint8_t *)tensors[tensor].data + at, len);
+    return GD_OK;
+}
+
+gd_status gd_safetensors_write(const char *path, const gd_st_write_tensor *tensors,
+                               size_t n_tensors, const gd_st_meta *meta, size_t n_meta) {
+    gd_st_source memory = {gd_st_memory_read, (void *)tensors};
+    return gd_st_write(path, tensors, n_tensors, meta, n_meta, &memory, false);
+}
+
+gd_status gd_safetensors_write_from(const char *path, const gd_st_write_tensor *tensors,
+                                    size_t n_tensors, const gd_st_meta *meta, size_t n_meta,
+                                    const gd_st_source *source) {
+    if (source == NULL || source->read == NULL)
+        return gd_fail(GD_ERR_INVALID, "safetensors source is NULL");
+    return gd_st_write(path, tensors, n_tensors, meta, n_meta, source, true);
 }

@@ -88,4 +88,18 @@ gd_status gd_safetensors_write(const char *path, const gd_st_write_tensor *tenso
                                size_t n_tensors, const gd_st_meta *meta,
                                size_t n_meta) GD_MUST_CHECK;
 
+/* Where a tensor's bytes come from when they are not in memory: bytes
+ * [at, at + len) of tensor `tensor`'s data (len at most 4 MiB). */
+typedef struct gd_st_source {
+    gd_status (*read)(void *ctx, void *out, size_t tensor, uint64_t at, size_t len);
+    void *ctx;
+} gd_st_source;
+
+/* gd_safetensors_write with every tensor's bytes read from source a piece
+ * at a time (the tensors' data pointers are not used), so a model larger
+ * than memory is written without being whole in it. */
+gd_status gd_safetensors_write_from(const char *path, const gd_st_write_tensor *tensors,
+                                    size_t n_tensors, const gd_st_meta *meta, size_t n_meta,
+                                    const gd_st_source *source) GD_MUST_CHECK;
+
 #endif

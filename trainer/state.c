@@ -523,9 +523,13 @@ gd_status gd_global_state_init(gd_global_state *g, size_t n) {
 
 gd_status gd_global_state_copy(gd_global_state *dst, const gd_global_state *src) {
     GD_TRY(gd_global_state_init(dst, src->n));
-    memcpy(dst->params, src->params, src->n * sizeof(float));
-    if (src->momentum != NULL) /* a round's start has none: the copy's is zero */
-        memcpy(dst->momentum, src->momentum, src->n * sizeof(float));
+    /* From memory or src's file; a round's start has no momentum: the
+     * copy's is zero. */
+    gd_status s = gd_global_state_read(src, dst->params, dst->momentum, 0, src->n);
+    if (s != GD_OK) {
+        gd_global_state_free(dst);
+        return s;
+    }
     dst->round = src->round;
     return GD_OK;
 }
@@ -533,7 +537,9 @@ gd_status gd_global_state_copy(gd_global_state *dst, const gd_global_state *src)
 void gd_global_state_free(gd_global_state *g) {
     free(g->params);
     free(g->momentum);
+    gd_global_backing_free(g->file);
     g->params = g->momentum = NULL;
+    g->file = NULL;
 }
 
 gd_status gd_global_state_describe(gd_pool *pool, gd_global_desc *out,
@@ -544,7 +550,12 @@ gd_status gd_global_state_describe(gd_pool *pool, gd_global_desc *out,
     out->round = g->round;
     out->n = g->n;
     out->chunk_elems = chunk_elems;
-    GD_TRY(gd_values_root(pool, g->params, g->n, chunk_elems, out->params_root));
+    /* An array in G's file has the root it was checked against when opened
+     * (its chunks are checked again whenever read). */
+    if (!gd_global_backing_root(g, false, out->params_root))
+        GD_TRY(gd_values_root(pool, g->params, g->n, chunk_elems, out->params_root));
+    if (gd_global_backing_root(g, true, out->momentum_root))
+        return GD_OK;
     return gd_values_root(pool, g->momentum, g->n, chunk_elems, out->momentum_root);
 }
 

@@ -176,16 +176,51 @@ gd_values_reader gd_state_file_view_residual(const gd_state_file_view *v);
 
 /* --- the global state -------------------------------------------------------------- */
 
+/* Where G's arrays that are not in memory lie (trainer/global_backing.c). */
+typedef struct gd_global_backing gd_global_backing;
+
 typedef struct gd_global_state {
     size_t n;
+    /* In memory, or NULL: in the backing file when there is one, else
+     * none (a round's start has no momentum). */
     float *params, *momentum;
-    uint64_t round; /* rounds aggregated so far */
+    uint64_t round;            /* rounds aggregated so far */
+    gd_global_backing *file;   /* owned, or NULL: everything in memory */
 } gd_global_state;
 
 gd_status gd_global_state_init(gd_global_state *g, size_t n) GD_MUST_CHECK;
 gd_status gd_global_state_copy(gd_global_state *dst, const gd_global_state *src) GD_MUST_CHECK;
 void gd_global_state_free(gd_global_state *g);
 
+
+/* G of n values opened on the file fd (taken: closed by free, and on a
+ * failure here), whose arrays are little-endian floats at params_at and
+ * momentum_at. keep_params and keep_momentum load those arrays into
+ * memory; the others stay in the file. The whole file is read once, a
+ * window at a time: its arrays' roots must be params_root and
+ * momentum_root (else GD_ERR_INVALID), and every chunk's leaf is kept so
+ * that a chunk read later is checked alone. path names the file in
+ * errors. g->round is the caller's to set. */
+gd_status gd_global_state_open_file(gd_global_state *g, gd_pool *pool, int fd, const char *path,
+                                    size_t n, uint32_t chunk_elems, uint64_t params_at,
+                                    uint64_t momentum_at, const uint8_t params_root[32],
+                                    const uint8_t momentum_root[32], bool keep_params,
+                                    bool keep_momentum) GD_MUST_CHECK;
+/* G's params and momentum [lo, lo + count) into the arrays (either may be
+ * NULL: not wanted), from memory or from the file. A chunk read from the
+ * file whose leaf is not the one recorded at open is GD_ERR_IO: the disk
+ * changed it, and no G with other bits is ever made from it. */
+gd_status gd_global_state_read(const gd_global_state *g, float *params, float *momentum,
+                               size_t lo, size_t count) GD_MUST_CHECK;
+
+/* G's params as a reader, from memory or its file (g must outlive it). */
+gd_values_reader gd_global_params_reader(const gd_global_state *g);
+
+/* The root of G's params (else momentum) when they lie in its file, as
+ * checked when it was opened; false when they are in memory. */
+bool gd_global_backing_root(const gd_global_state *g, bool momentum,
+                            uint8_t root[GD_MMR_HASH_LEN]);
+void gd_global_backing_free(gd_global_backing *b);
 
 gd_status gd_global_state_describe(gd_pool *pool, gd_global_desc *out,
                                    const uint8_t layout_digest[32], uint32_t chunk_elems,

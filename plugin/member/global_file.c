@@ -2,10 +2,13 @@
 #include "plugin/member/global_file.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include "common/mem.h"
 
 static gd_status gd_global_file_open(gd_global_file *f, const gd_artifact_store *s,
                                      uint64_t run, uint64_t round, uint64_t g_round,
@@ -121,12 +124,23 @@ void gd_global_file_abort(gd_global_file *f) {
 gd_status gd_global_file_put(const gd_artifact_store *s, gd_pool *pool, uint64_t run,
                              uint64_t round, const uint8_t layout_digest[32],
                              uint32_t chunk_elems, const gd_global_state *g) {
-    gd_global_desc d;
-    GD_TRY(gd_global_state_describe(pool, &d, layout_digest, chunk_elems, g));
+    /* A window at a time: G's arrays may lie in a file (trainer/state.h). */
     gd_global_file f;
-    GD_TRY(gd_global_file_open(&f, s, run, round, g->round, layout_digest, chunk_elems, g->n));
-    f.desc = d;
-    gd_status st = gd_global_file_write(&f, g->params, g->momentum, 0, g->n);
+    GD_TRY(gd_global_file_begin(&f, pool, s, run, round, g->round, layout_digest, chunk_elems,
+                                g->n, NULL));
+    size_t window = gd_values_window_of(chunk_elems, g->n);
+    float *params = gd_calloc_large(window, sizeof(float));
+    float *momentum = gd_calloc_large(window, sizeof(float));
+    gd_status st = params && momentum ? GD_OK
+                                      : gd_fail(GD_ERR_NOMEM, "out of memory for a window of G");
+    for (size_t lo = 0; st == GD_OK && lo < g->n; lo += window) {
+        size_t count = g->n - lo < window ? g->n - lo : window;
+        st = gd_global_state_read(g, params, momentum, lo, count);
+        if (st == GD_OK)
+            st = gd_global_file_write(&f, params, momentum, lo, count);
+    }
+    free(params);
+    free(momentum);
     if (st == GD_OK)
         return gd_global_file_commit(&f, NULL);
     gd_global_file_abort(&f);
@@ -176,19 +190,22 @@ gd_status gd_global_file_desc(const gd_artifact_store *s, uint64_t run, uint64_t
     return GD_OK;
 }
 
-gd_status gd_global_file_get(const gd_artifact_store *s, uint64_t run, uint64_t round,
-                             gd_global_state *g, gd_global_desc *desc) {
+gd_status gd_global_file_get(const gd_artifact_store *s, gd_pool *pool, uint64_t run,
+                             uint64_t round, uint64_t n, uint32_t chunk_elems, bool keep_params,
+                             bool keep_momentum, gd_global_state *g, gd_global_desc *desc) {
+    memset(g, 0, sizeof *g);
     char path[GD_ARTIFACT_PATH_MAX];
     int fd = -1;
-    uint64_t n = g->n;
     GD_TRY(gd_global_file_open_read(s, run, round, n, path, &fd, desc));
-    /* Little-endian floats: the in-memory bytes on every supported host. */
-    gd_status r = gd_file_read_at(fd, g->params, n * sizeof(float), GD_GLOBAL_DESC_BYTES, path);
-    if (r == GD_OK)
-        r = gd_file_read_at(fd, g->momentum, n * sizeof(float), GD_GLOBAL_DESC_BYTES + 4 * n,
-                            path);
-    close(fd);
-    if (r == GD_OK)
-        g->round = desc->round;
-    return r;
+    if (desc->chunk_elems != chunk_elems) {
+        close(fd);
+        return gd_fail(GD_ERR_PARSE, "%s is in chunks of %u values, not %u", path,
+                       desc->chunk_elems, chunk_elems);
+    }
+    GD_TRY(gd_global_state_open_file(g, pool, fd, path, (size_t)n, chunk_elems,
+                                     GD_GLOBAL_DESC_BYTES, GD_GLOBAL_DESC_BYTES + 4 * n,
+                                     desc->params_root, desc->momentum_root, keep_params,
+                                     keep_momentum));
+    g->round = desc->round;
+    return GD_OK;
 }

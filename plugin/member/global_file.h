@@ -45,12 +45,18 @@ gd_status gd_global_file_write(gd_global_file *f, const float *params, const flo
 gd_status gd_global_file_commit(gd_global_file *f, uint8_t hash[32]) GD_MUST_CHECK;
 void gd_global_file_abort(gd_global_file *f);
 
-/* G_round read from the store straight into g (initialised with the
- * file's n values): the file's size and descriptor are checked against n,
- * g->round is the descriptor's; the roots are the caller's to check (the
- * chain's hash). GD_ERR_NOT_FOUND when the store has no G_round. */
-gd_status gd_global_file_get(const gd_artifact_store *s, uint64_t run, uint64_t round,
-                             gd_global_state *g, gd_global_desc *desc) GD_MUST_CHECK;
+/* G_round opened from the store (g is initialised here; free it): the
+ * file's size and descriptor are checked against n values in chunks of
+ * chunk_elems, and its arrays against the descriptor's roots (one pass, a
+ * window at a time). Its params and momentum are read into memory when
+ * keep_params and keep_momentum say so, else read from the file as they
+ * are needed, each chunk checked (trainer/state.h). g->round is the descriptor's; whether the descriptor
+ * is the chain's is the caller's to check (its hash). GD_ERR_NOT_FOUND when
+ * the store has no G_round. */
+gd_status gd_global_file_get(const gd_artifact_store *s, gd_pool *pool, uint64_t run,
+                             uint64_t round, uint64_t n, uint32_t chunk_elems, bool keep_params,
+                             bool keep_momentum, gd_global_state *g,
+                             gd_global_desc *desc) GD_MUST_CHECK;
 
 /* Only G_round's descriptor (its hash is the state hash), the file's size
  * checked against n values. */
@@ -66,8 +72,8 @@ typedef struct gd_global_file_io {
 
 gd_global_io gd_global_file_io_of(gd_global_file_io *x);
 
-/* A whole G in memory stored as G_round (its roots hashed on the pool,
- * its descriptor's round g->round). */
+/* A G stored as G_round, read a window at a time from memory or its own
+ * file (its roots hashed on the pool, its descriptor's round g->round). */
 gd_status gd_global_file_put(const gd_artifact_store *s, gd_pool *pool, uint64_t run,
                              uint64_t round, const uint8_t layout_digest[32],
                              uint32_t chunk_elems, const gd_global_state *g) GD_MUST_CHECK;

@@ -240,6 +240,7 @@ static gd_status gd_member_answer_for(gd_member *n, const gd_action *a,
     bool overlapped = gd_engine_overlapped(&n->engine, a->round, in.prev != NULL);
     gd_status s = GD_OK;
     size_t lo = 0, count = 0;
+    float *prev_chunk = NULL;
     if (overlapped &&
         gd_values_chunk_range(n->engine.n, n->engine.rc.diloco.chunk_elems, vc->chunk, &lo,
                               &count)) {
@@ -249,8 +250,11 @@ static gd_status gd_member_answer_for(gd_member *n, const gd_action *a,
                 ? gd_member_global_view(n, &g_prev, a->round - 1, pr->start_state_hash.data)
                 : gd_fail(GD_ERR_NOT_FOUND, "round %" PRIu64 " has no start state hash",
                           a->round - 1);
-        if (s == GD_OK)
-            in.prev_global_chunk = g_prev->params + lo;
+        if (s == GD_OK && (prev_chunk = malloc(count * sizeof(float))) == NULL)
+            s = gd_fail(GD_ERR_NOMEM, "out of memory");
+        if (s == GD_OK) /* from memory, or G's file checked against its leaf */
+            s = gd_global_state_read(g_prev, prev_chunk, NULL, lo, count);
+        in.prev_global_chunk = prev_chunk;
     }
     gd_check_evidence ev;
     memset(&ev, 0, sizeof ev);
@@ -259,6 +263,7 @@ static gd_status gd_member_answer_for(gd_member *n, const gd_action *a,
     if (s != GD_OK) {
         if (prev_round)
             protobuf_c_message_free_unpacked(&prev_round->base, NULL);
+        free(prev_chunk);
         return s;
     }
     s = gd_check_fetch(n, &in, overlapped, &ev);
@@ -299,6 +304,7 @@ static gd_status gd_member_answer_for(gd_member *n, const gd_action *a,
     gd_check_evidence_free(&ev);
     if (prev_round)
         protobuf_c_message_free_unpacked(&prev_round->base, NULL);
+    free(prev_chunk);
     if (s != GD_OK || ans.verdict == GD_VERDICT_UNSPECIFIED)
         return s;
     gd_member_answer *x = &n->answers[n->n_answers < GD_MEMBER_ANSWERS ? n->n_answers++

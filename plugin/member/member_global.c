@@ -13,9 +13,11 @@
 
 #include "common/bytes.h"
 #include "common/log.h"
+#include "common/mem.h"
 #include "plugin/member/global_file.h"
 #include "plugin/member/member_internal.h"
 #include "trainer/checkpoint.h"
+#include "trainer/init.h"
 
 void gd_member_drop_next(gd_member *n) {
     if (n->have_next)
@@ -25,9 +27,14 @@ void gd_member_drop_next(gd_member *n) {
 
 gd_status gd_member_global_read(gd_member *n, uint64_t round, const uint8_t hash[32],
                                 gd_global_state *g) {
-    GD_TRY(gd_global_state_init(g, n->engine.n));
+    /* G's arrays are read from its file as they are needed, unless the
+     * budget keeps them in memory (member_memory.c). */
     gd_global_desc d;
-    gd_status s = gd_global_file_get(&n->store, n->o.run, round, g, &d);
+    gd_status s = gd_global_file_get(&n->store, gd_trainer_pool(n->engine.trainer), n->o.run,
+                                     round, n->engine.n, n->engine.rc.diloco.chunk_elems,
+                                     n->keep_params, n->keep_next, g, &d);
+    if (s != GD_OK)
+        return s;
     uint8_t got[32];
     if (s == GD_OK)
         s = gd_engine_global_hash(&n->engine, g, got);
@@ -47,8 +54,9 @@ static void gd_member_checkpoint(gd_member *n, uint64_t round) {
                          0) != GD_OK)
         return;
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    if (gd_checkpoint_save_model(tmp, gd_trainer_layout(n->engine.trainer), n->g.params,
-                                 n->stats.inner_step) != GD_OK ||
+    gd_values_reader params = gd_global_params_reader(&n->g); /* memory or G's file */
+    if (gd_checkpoint_save_model_from(tmp, gd_trainer_layout(n->engine.trainer), &params,
+                                      n->stats.inner_step) != GD_OK ||
         chmod(tmp, 0600) != 0 || rename(tmp, path) != 0) {
         gd_member_error(n, "writing the checkpoint of G_%" PRIu64 ": %s", round,
                         gd_error_detail());
@@ -70,12 +78,14 @@ static void gd_member_set_global(gd_member *n, gd_global_state *g, uint64_t roun
 /* --- state sync ------------------------------------------------------------------------------- */
 
 /* Chunk i of G_round from one peer, proved against the descriptor whose
- * hash is the chain's; the chunk's values go into g. */
+ * hash is the chain's, and written to the store's file of G_round (begun
+ * at chunk 0, when the descriptor gives G's round). */
 static gd_status gd_sync_chunk(gd_member *n, const char *peer, uint64_t round, uint32_t chunk,
-                               const uint8_t hash[32], gd_global_state *g) {
+                               const uint8_t hash[32], gd_global_file *file, float *window) {
     size_t lo = 0, count = 0;
+    size_t values = n->engine.n;
     uint32_t ce = n->engine.rc.diloco.chunk_elems;
-    if (!gd_values_chunk_range(g->n, ce, chunk, &lo, &count))
+    if (!gd_values_chunk_range(values, ce, chunk, &lo, &count))
         return gd_fail(GD_ERR_INVALID, "chunk %u is out of range", chunk);
     gd_artifact_req req = {.kind = GD_REQ_GLOBAL_CHUNK, .run = n->o.run, .round = round,
                            .chunk = chunk};
@@ -95,7 +105,7 @@ static gd_status gd_sync_chunk(gd_member *n, const char *peer, uint64_t round, u
     left -= left >= GD_GLOBAL_DESC_BYTES ? GD_GLOBAL_DESC_BYTES : left;
     if (s == GD_OK) {
         gd_global_desc_hash(&d, got);
-        if (memcmp(got, hash, 32) != 0 || d.n != g->n || d.chunk_elems != ce)
+        if (memcmp(got, hash, 32) != 0 || d.n != values || d.chunk_elems != ce)
             s = gd_fail(GD_ERR_INVALID, "global chunk %u from %s is not of the chain's state",
                         chunk, peer);
     }
@@ -103,46 +113,70 @@ static gd_status gd_sync_chunk(gd_member *n, const char *peer, uint64_t round, u
         s = gd_state_chunk_proof_next(&pp, &p, &left);
     if (s == GD_OK)
         s = gd_state_chunk_proof_next(&mp, &p, &left);
+    float *params = window, *momentum = window + ce;
     if (s == GD_OK) {
-        gd_get_floats(g->params + lo, a.body.data, count);
-        gd_get_floats(g->momentum + lo, a.body.data + 4 * count, count);
-        g->round = d.round;
-        if (!gd_values_verify_chunk(d.params_root, g->n, ce, chunk, g->params + lo, count, &pp) ||
-            !gd_values_verify_chunk(d.momentum_root, g->n, ce, chunk, g->momentum + lo, count,
-                                    &mp))
+        gd_get_floats(params, a.body.data, count);
+        gd_get_floats(momentum, a.body.data + 4 * count, count);
+        if (!gd_values_verify_chunk(d.params_root, values, ce, chunk, params, count, &pp) ||
+            !gd_values_verify_chunk(d.momentum_root, values, ce, chunk, momentum, count, &mp))
             s = gd_fail(GD_ERR_INVALID, "global chunk %u from %s does not prove", chunk, peer);
     }
     gd_member_recycle_wait(n, &a.body); /* the next chunk is fetched into it */
     gd_artifact_answer_free(&a);
+    if (s == GD_OK && chunk == 0)
+        s = gd_global_file_begin(file, gd_trainer_pool(n->engine.trainer), &n->store, n->o.run,
+                                 round, d.round, gd_trainer_layout(n->engine.trainer)->digest,
+                                 ce, values, NULL);
+    if (s == GD_OK)
+        s = gd_global_file_write(file, params, momentum, lo, count);
     return s;
 }
 
-/* G_round from the first member that serves all of it. */
+/* G_round from the first member that serves all of it, written to the
+ * store a chunk at a time as each proves (never whole in memory), then
+ * opened from there like any stored G. */
 static gd_status gd_sync_global(gd_member *n, uint64_t round, const uint8_t hash[32],
                                 gd_global_state *g) {
-    GD_TRY(gd_global_state_init(g, n->engine.n));
+    memset(g, 0, sizeof *g);
+    uint32_t ce = n->engine.rc.diloco.chunk_elems;
+    float *window = malloc(2 * (size_t)ce * sizeof(float));
+    if (window == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for a chunk of G");
     const Gonka__Diloco__V1__QueryRunResponse *r = n->ans.run;
+    gd_status s = GD_OK;
     for (size_t m = 0; r && m < r->n_members; m++) {
         const char *peer = r->members[m]->address;
         if (strcmp(peer, n->address) == 0)
             continue;
-        gd_status s = GD_OK;
+        gd_global_file file;
+        memset(&file, 0, sizeof file);
+        file.file.fd = -1;
+        s = GD_OK;
         for (uint32_t c = 0; s == GD_OK && c < n->engine.chunks; c++)
-            s = gd_sync_chunk(n, peer, round, c, hash, g);
+            s = gd_sync_chunk(n, peer, round, c, hash, &file, window);
         uint8_t got[32];
         if (s == GD_OK)
-            s = gd_engine_global_hash(&n->engine, g, got);
-        if (s == GD_OK && memcmp(got, hash, 32) == 0) {
+            s = gd_global_file_commit(&file, got);
+        else
+            gd_global_file_abort(&file);
+        if (s == GD_OK && memcmp(got, hash, 32) != 0)
+            s = gd_fail(GD_ERR_INVALID, "hash differs");
+        if (s == GD_OK)
+            s = gd_member_global_read(n, round, hash, g);
+        if (s == GD_OK) {
             GD_LOG_INFO("node", "height %" PRId64 ": state sync: G_%" PRIu64 " from %s (%u chunks)",
                         n->view.view.height, round, peer, n->engine.chunks);
+            free(window);
             return GD_OK;
         }
-        if (s == GD_ERR_NOMEM)
-            break;
+        if (s == GD_ERR_NOMEM || s == GD_ERR_IO)
+            break; /* this node's own failure: no other peer helps */
         gd_member_error(n, "state sync of G_%" PRIu64 " from %s: %s", round, peer,
-                      s == GD_OK ? "hash differs" : gd_error_detail());
+                        gd_error_detail());
     }
-    gd_global_state_free(g);
+    free(window);
+    if (s == GD_ERR_NOMEM || s == GD_ERR_IO)
+        return s;
     return gd_fail(GD_ERR_NOT_FOUND, "no member serves G_%" PRIu64 " with the chain's hash",
                    round);
 }
@@ -167,6 +201,19 @@ static gd_status gd_member_relabel_global(gd_member *n, uint64_t round) {
 /* Makes g (taken) this node's G_round, stored under `round` too. */
 static gd_status gd_member_adopt_global(gd_member *n, gd_global_state *g, uint64_t round) {
     gd_status s = gd_member_store_global(n, g, round);
+    if (s == GD_OK && g->file == NULL && !(n->keep_params && n->keep_next)) {
+        /* G_0 is made in memory: what the budget does not keep goes to the
+         * file just stored. */
+        uint8_t hash[32];
+        gd_global_state back;
+        s = gd_engine_global_hash(&n->engine, g, hash);
+        if (s == GD_OK)
+            s = gd_member_global_read(n, round, hash, &back);
+        if (s == GD_OK) {
+            gd_global_state_free(g);
+            *g = back;
+        }
+    }
     if (s != GD_OK) {
         gd_global_state_free(g);
         return s;
@@ -194,6 +241,39 @@ gd_status gd_member_prepare_global(gd_member *n) {
     return GD_OK;
 }
 
+/* G_0 made a window at a time straight into the store under `round`, then
+ * opened from there (member_memory.c): never whole in memory. */
+static gd_status gd_member_initial_to_store(gd_member *n, uint64_t round, const uint8_t hash[32],
+                                            gd_global_state *g) {
+    memset(g, 0, sizeof *g);
+    const gd_param_layout *l = gd_trainer_layout(n->engine.trainer);
+    gd_pool *pool = gd_trainer_pool(n->engine.trainer);
+    uint32_t ce = n->engine.rc.diloco.chunk_elems;
+    size_t total = n->engine.n, window = gd_values_window_of(ce, total);
+    gd_global_file f;
+    GD_TRY(gd_global_file_begin(&f, pool, &n->store, n->o.run, round, 0, l->digest, ce, total,
+                                NULL));
+    float *params = gd_calloc_large(window, sizeof(float));
+    float *zeros = gd_calloc_large(window, sizeof(float)); /* G_0's momentum */
+    gd_status s = params && zeros ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for G_0");
+    for (size_t lo = 0; s == GD_OK && lo < total; lo += window) {
+        size_t count = total - lo < window ? total - lo : window;
+        gd_params_init_range(pool, params, l, n->engine.rc.diloco.inner.seed, lo, count);
+        s = gd_global_file_write(&f, params, zeros, lo, count);
+    }
+    free(params);
+    free(zeros);
+    uint8_t got[32];
+    if (s == GD_OK)
+        s = gd_global_file_commit(&f, got);
+    else
+        gd_global_file_abort(&f);
+    if (s == GD_OK && memcmp(got, hash, 32) != 0)
+        s = gd_fail(GD_ERR_INVALID, "run spec: initial_state_hash is not the hash of the seed's "
+                                    "initial weights");
+    return s == GD_OK ? gd_member_global_read(n, round, hash, g) : s;
+}
+
 /* G_round with the chain's hash from the node's store (under round, or
  * after a VOID under the round before), G_0, or peers. g is initialised;
  * *stored is true when the store holds it under round already. */
@@ -208,9 +288,17 @@ static gd_status gd_global_load(gd_member *n, uint64_t round, const uint8_t hash
     s = round > 0 ? gd_member_global_read(n, round - 1, hash, g) : GD_ERR_NOT_FOUND;
     if (s == GD_OK || s == GD_ERR_NOMEM)
         return s;
-    if (memcmp(hash, n->engine.rc.initial_state_hash, 32) == 0)
-        return gd_engine_initial_global(&n->engine, g); /* G_0: every round so far VOID */
-    return gd_sync_global(n, round, hash, g);
+    if (memcmp(hash, n->engine.rc.initial_state_hash, 32) == 0) {
+        /* G_0: every round so far VOID */
+        if (n->keep_params && n->keep_next)
+            return gd_engine_initial_global(&n->engine, g);
+        s = gd_member_initial_to_store(n, round, hash, g);
+        *stored = s == GD_OK;
+        return s;
+    }
+    s = gd_sync_global(n, round, hash, g);
+    *stored = s == GD_OK; /* synchronised into the store */
+    return s;
 }
 
 gd_status gd_member_global_view(gd_member *n, const gd_global_state **out, uint64_t round,

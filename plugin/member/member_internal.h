@@ -181,7 +181,8 @@ struct gd_member {
     gd_trained_round trained;   /* the newest trained round's artifacts (for its commit) */
     gd_engine_job job;          /* a round trained a segment at a time (ahead, with overlap) */
     gd_start_writer starts;     /* its segment-start states, written as training reaches them */
-    bool keep_next;             /* the budget keeps an aggregated G' in memory */
+    bool keep_next;             /* the budget keeps G's momentum and an aggregated G' in memory */
+    bool keep_params;           /* the budget keeps G's params in memory */
     bool memory_floor_said;     /* a budget under the round's floor was logged */
     bool memory_planned;        /* the plan above was made (and logged) once */
     bool reread;                /* a duty read the chain again: the step ends after it */

@@ -107,6 +107,7 @@ gd_status gd_member_engine(gd_member *n) {
     gd_data_memo_free(&memo);
     GD_TRY(s);
     n->engine_open = true;
+    gd_member_memory_plan(n); /* what G keeps in memory, before it is first loaded */
     return GD_OK;
 }
 

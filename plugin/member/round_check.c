@@ -53,7 +53,7 @@ typedef struct gd_check_ctx {
     bool has_prev;
     gd_prev_link prev;          /* the previous round's last leaf, when has_prev */
     gd_served_chunk start_chunk, post_chunk;
-    float *start_values;        /* overlapped: chunk `chunk` of S_r */
+    float *start_values;        /* chunk `chunk` of S_r (G's, or overlapped) */
     gd_payload_view payload; /* the target's, read in place */
     gd_mmr payload_mmr;      /* its commitment, to prove the drawn chunk */
     bool have_payload;
@@ -283,17 +283,18 @@ static bool gd_check_chunk(gd_check_ctx *x, const gd_global_state *g, gd_status 
     x->have_payload = true;
     if (chunk >= x->payload.header.chunk_count)
         return gd_check_fail(x, "payload chunk", "the drawn chunk is out of range");
-    const float *start_values = g->params + lo;
+    x->start_values = malloc(count * sizeof(float));
+    if (x->start_values == NULL) {
+        *local = gd_fail(GD_ERR_NOMEM, "out of memory");
+        return false;
+    }
     if (gd_diloco_start_by_chunk(c, &x->cv, x->has_prev ? &x->prev : NULL)) {
-        x->start_values = malloc(count * sizeof(float));
-        if (x->start_values == NULL) {
-            *local = gd_fail(GD_ERR_NOMEM, "out of memory");
-            return false;
-        }
         if (!gd_check_overlapped_start(x, x->start_values, local))
             return false;
-        start_values = x->start_values;
+    } else if ((*local = gd_global_state_read(g, x->start_values, NULL, lo, count)) != GD_OK) {
+        return false; /* G's chunk from memory, or its file checked against its leaf */
     }
+    const float *start_values = x->start_values;
     /* θ_H's values and the residual it was trained with are proved against
      * leaf S's roots: the post-encoding leaf keeps θ_H, and the residual
      * is unchanged from leaf 0 to leaf S. The new residual is leaf S + 1's. */

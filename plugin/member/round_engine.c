@@ -154,6 +154,8 @@ static gd_status gd_engine_round_prepare(gd_engine *e, const gd_global_state *st
 
 gd_status gd_engine_train(gd_engine *e, gd_trained_round *out, uint64_t round,
                           const gd_global_state *g, bool fresh, gd_worker_state *w) {
+    if (g->params == NULL)
+        return gd_fail(GD_ERR_INVALID, "a round trained whole needs G's params in memory");
     GD_TRY(gd_engine_round_prepare(e, g, out, fresh, w));
     gd_status s = gd_diloco_worker_round(e->trainer, &e->rc.diloco, e->data, &out->r, round,
                                          g->params, g->n, w, out->starts);
@@ -173,14 +175,19 @@ static gd_status gd_engine_overlap_from(gd_engine *e, gd_global_state *out, uint
     memset(out, 0, sizeof *out);
     out->n = e->n;
     out->params = gd_calloc_large(e->n, sizeof(float));
-    gd_status s = out->params ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for S_r");
+    /* G_{r-1}'s chunk from memory or its file (checked against its leaf). */
+    float *prev = malloc((size_t)v->header.chunk_elems * sizeof(float));
+    gd_status s = out->params && prev ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for S_r");
     for (uint32_t chunk = 0; s == GD_OK && chunk < v->header.chunk_count; chunk++) {
         size_t lo = (size_t)chunk * v->header.chunk_elems;
         size_t count = gd_payload_view_chunk_values(v, chunk);
         s = gd_payload_view_decode(v, chunk, out->params + lo, count);
-        for (size_t i = lo; s == GD_OK && i < lo + count; i++)
-            out->params[i] = g_prev->params[i] - out->params[i];
+        if (s == GD_OK)
+            s = gd_global_state_read(g_prev, prev, NULL, lo, count);
+        for (size_t i = 0; s == GD_OK && i < count; i++)
+            out->params[lo + i] = prev[i] - out->params[lo + i];
     }
+    free(prev);
     gd_payload_view_close(v);
     if (s != GD_OK) {
         gd_global_state_free(out);
@@ -278,17 +285,20 @@ gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_stat
     job->sink = *sink;
     job->out.segments = c->inner_steps / c->segment_steps;
     job->round = round;
-    const float *params = start->params;
     if (take != NULL) {
         job->own_start = *take;
         memset(take, 0, sizeof *take);
+        start = &job->own_start;
     }
+    /* Read a window at a time, from memory or G's file, as the trainer
+     * loads it and again as Δ is made (hashed both times). */
+    job->start = gd_global_params_reader(start);
     gd_status s = gd_engine_job_prev(job, prev);
     gd_worker_state_source from;
     if (prev != NULL)
         from = gd_state_file_view_source(&job->prev);
     if (s == GD_OK)
-        s = gd_diloco_round_begin(e->trainer, c, &job->out.r, round, params, e->n,
+        s = gd_diloco_round_begin(e->trainer, c, &job->out.r, round, &job->start, e->n,
                                   prev ? &from : NULL, address, rank, &job->residual, NULL,
                                   &job->run);
     if (s == GD_OK && prev != NULL)
@@ -593,6 +603,21 @@ gd_status gd_engine_aggregate(gd_engine *e, uint64_t round, const gd_engine_cont
 gd_status gd_engine_eval(gd_engine *e, const gd_global_state *g, size_t batches, double *loss) {
     const gd_train_options *o = &e->rc.diloco.inner;
     uint64_t tokens = 0;
-    return gd_evaluate(gd_trainer_layout(e->trainer), g->params, e->data, batches, o->batch,
-                       o->seq_len, o->micro_batch, gd_engine_pool(e), loss, &tokens);
+    /* G's params in its file: a copy for the evaluation only. */
+    float *copy = NULL;
+    if (g->params == NULL) {
+        copy = gd_calloc_large(g->n, sizeof(float));
+        if (copy == NULL)
+            return gd_fail(GD_ERR_NOMEM, "out of memory for G's params");
+        gd_status s = gd_global_state_read(g, copy, NULL, 0, g->n);
+        if (s != GD_OK) {
+            free(copy);
+            return s;
+        }
+    }
+    gd_status s = gd_evaluate(gd_trainer_layout(e->trainer), copy ? copy : g->params, e->data,
+                              batches, o->batch, o->seq_len, o->micro_batch, gd_engine_pool(e),
+                              loss, &tokens);
+    free(copy);
+    return s;
 }

@@ -164,6 +164,7 @@ typedef struct gd_engine_job {
     bool active;
     uint64_t round;
     gd_global_state own_start; /* S_r when taken over (else empty: borrowed) */
+    gd_values_reader start;    /* S_r's params: own_start's or the borrowed G's */
     bool prev_open;           /* prev_fd is the job's to close */
     int prev_fd;              /* the previous post state's file (the job's own) */
     gd_state_file_view prev;  /* read through prev_fd: the residual the round began with */

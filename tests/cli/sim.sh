@@ -349,8 +349,8 @@ assert not {r["state_hash"] for r in o["rounds"][1:]} & {r["state_hash"] for r i
   ok "sim --chain --overlap: rounds trained ahead, three rounds DONE, every check passed"
 else echo "FAIL: sim --chain --overlap (exit $code): $(tail -5 chain-overlap.log)"; fail=1; fi
 # A memory budget under a round's floor: segment starts written in the
-# foreground, each worker's state read back from its file between rounds;
-# the same bits, with and without overlap.
+# foreground, each worker's state read back from its file between rounds,
+# G's arrays read from its file; the same bits, with and without overlap.
 for mode in plain overlap; do
   extra=(); want=chain.json
   [ "$mode" = overlap ] && { extra=(--overlap); want=chain-overlap.json; }
@@ -363,8 +363,8 @@ import json, os
 o, want = json.load(open("budget.json")), json.load(open(os.environ["WANT"]))
 assert o["refused"] == 0, o
 assert [r["state_hash"] for r in o["rounds"]] == [r["state_hash"] for r in want["rounds"]], o
-' && grep -q "segment starts written in the foreground, an aggregated G read back" budget.log &&
-     grep -q "memory_budget 0.1 MiB is under what a round of this model still holds" budget.log; then
+' && grep -q "segment starts written in the foreground, G's params read from its file, G's momentum and an aggregated G read from their files" budget.log &&
+     grep -q "memory_budget 64.0 KiB is under what a round of this model still holds" budget.log; then
     ok "sim --chain $mode --memory-budget 64K: the same state hashes, starts in the foreground"
   else echo "FAIL: sim --chain $mode --memory-budget (exit $code): $(tail -5 budget.log)"; fail=1; fi
 done

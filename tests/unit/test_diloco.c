@@ -705,6 +705,7 @@ static void test_round_by_segments(void) {
                                     other_seg));
     commitment m;
     commitment_open(&m, &e, &other, &other_w, 1);
+    gd_values_reader g0 = gd_values_reader_of(e.g0);
     for (int reload = 1; reload >= 0; reload--) {
         gd_worker_state w, post;
         CHECK_OK(gd_worker_state_init(&w, 0, e.n));
@@ -714,7 +715,7 @@ static void test_round_by_segments(void) {
         gd_worker_state starts[2];
         gd_worker_round res;
         gd_worker_round_run run;
-        CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, e.g0, e.n, &prev, w.address, w.rank,
+        CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, &g0, e.n, &prev, w.address, w.rank,
                                        &residual, starts, &run));
         gd_worker_state at; /* the state at the boundary, as a writer keeps it */
         CHECK_OK(gd_worker_state_init(&at, 0, e.n));
@@ -760,13 +761,13 @@ static void test_round_by_segments(void) {
     gd_values_reader residual = gd_values_reader_of(w.residual);
     gd_worker_round res;
     gd_worker_round_run run;
-    CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, e.g0, e.n, &prev, w.address, w.rank,
+    CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, &g0, e.n, &prev, w.address, w.rank,
                                    &residual, NULL, &run));
     CHECK_OK(gd_diloco_round_segment(e.t, &e.c, e.data, &res, NULL, &run));
     gd_worker_state_source wrong = gd_worker_state_source_of(&other_seg[1]);
     CHECK_STATUS(gd_diloco_round_segment(e.t, &e.c, e.data, &res, &wrong, &run), GD_ERR_IO);
     /* finish before the last segment is refused */
-    CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, e.g0, e.n, NULL, w.address, w.rank,
+    CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, &g0, e.n, NULL, w.address, w.rank,
                                    &residual, NULL, &run));
     gd_state_sink to = {post_into, &w};
     CHECK_STATUS(gd_diloco_round_finish(e.t, &e.c, &res, &run, &to), GD_ERR_INVALID);

@@ -166,6 +166,21 @@ static void test_init(void) {
     CHECK(fabs(mean) < 0.001 && fabs(std - 0.02) < 0.001);
     /* A published element: the draw is a pure function of (seed, tensor, index). */
     CHECK(a[e->offset + 5] == (float)(gd_params_init_draw(7, 0, 5) * 0.02));
+    /* Made a window at a time (G_0 under a memory budget): windows that
+     * start and end inside tensors, and one that spans a norm, give the
+     * whole initialisation's values. */
+    size_t windows[] = {1, 777, 65537, l.total};
+    for (size_t k = 0; k < sizeof windows / sizeof windows[0]; k++) {
+        memset(b, 0xff, l.total * sizeof(float));
+        for (size_t lo = 0; lo < l.total; lo += windows[k]) {
+            size_t count = l.total - lo < windows[k] ? l.total - lo : windows[k];
+            if (windows[k] == 1 && lo % 997 != 0) /* one value in 997: enough, and fast */
+                memcpy(b + lo, a + lo, sizeof(float));
+            else
+                gd_params_init_range(pool, b + lo, &l, 7, lo, count);
+        }
+        CHECK(memcmp(a, b, l.total * sizeof(float)) == 0);
+    }
     gd_pool_free(pool);
     free(a);
     free(b);
