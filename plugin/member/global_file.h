@@ -50,9 +50,9 @@ void gd_global_file_abort(gd_global_file *f);
  * chunk_elems, and its arrays against the descriptor's roots (one pass, a
  * window at a time). Its params and momentum are read into memory when
  * keep_params and keep_momentum say so, else read from the file as they
- * are needed, each chunk checked (trainer/state.h). g->round is the descriptor's; whether the descriptor
- * is the chain's is the caller's to check (its hash). GD_ERR_NOT_FOUND when
- * the store has no G_round. */
+ * are needed, each chunk checked (trainer/state.h). g->round is the
+ * descriptor's; whether the descriptor is the chain's is the caller's to
+ * check (its hash). GD_ERR_NOT_FOUND when the store has no G_round. */
 gd_status gd_global_file_get(const gd_artifact_store *s, gd_pool *pool, uint64_t run,
                              uint64_t round, uint64_t n, uint32_t chunk_elems, bool keep_params,
                              bool keep_momentum, gd_global_state *g,

@@ -11,6 +11,8 @@
 
 #include "chain/wire/diloco_spec.h"
 #include "common/file.h"
+#include "plugin/member/artifact_store.h"
+#include "plugin/member/global_file.h"
 #include "plugin/member/round_engine.h"
 #include "plugin/member/run_config.h"
 #include "plugin/member/state_index.h"
@@ -113,6 +115,53 @@ static void test_state_read_from_its_file(void) {
     gd_check_answer a;
     CHECK_STATUS(gd_engine_check(&g_engine, &in, &ev, &g_g0, &a), GD_ERR_IO);
     ev.segment_state = kept;
+    gd_check_evidence_free(&ev);
+}
+
+/* G_r read from its file (a memory budget): the check reads only the drawn
+ * chunk, passes with the in-memory check's digest, and is not disturbed
+ * by a value the disk changed elsewhere; a value changed in the drawn
+ * chunk is the validator's own failure (GD_ERR_IO), never a FAIL against
+ * an honest worker. */
+static void test_global_read_from_its_file(void) {
+    gd_artifact_store store;
+    char root[512];
+    snprintf(root, sizeof root, "%s/global-store", gd_test_tmpdir());
+    CHECK_OK(gd_artifact_store_open(&store, root));
+    CHECK_OK(gd_global_file_put(&store, NULL, RUN, ROUND,
+                                gd_trainer_layout(g_engine.trainer)->digest, CHUNK_ELEMS, &g_g0));
+    gd_global_state g;
+    gd_global_desc d;
+    CHECK_OK(gd_global_file_get(&store, NULL, RUN, ROUND, g_engine.n, CHUNK_ELEMS, false, false,
+                                &g, &d));
+    CHECK(g.params == NULL && g.momentum == NULL);
+    gd_check_evidence ev;
+    evidence(1, 2, &ev);
+    gd_check_input in = {.round = ROUND, .target = WORKER, .rank = 0, .commitment = &g_commit,
+                         .segment = 1, .step = 3, .chunk = 2};
+    gd_check_answer want = check(1, 2, &ev), got;
+    CHECK_OK(gd_engine_check(&g_engine, &in, &ev, &g, &got));
+    CHECK(want.verdict == GD_VERDICT_PASS && got.verdict == GD_VERDICT_PASS);
+    CHECK(memcmp(got.digest, want.digest, sizeof want.digest) == 0);
+    char path[GD_ARTIFACT_PATH_MAX];
+    CHECK_OK(gd_artifact_path(&store, path, sizeof path, GD_ARTIFACT_GLOBAL, RUN, ROUND, 0));
+    uint32_t chunks[2] = {5, 2}; /* another chunk, then the drawn one */
+    for (int k = 0; k < 2; k++) {
+        uint64_t at = GD_GLOBAL_DESC_BYTES + 4 * ((uint64_t)chunks[k] * CHUNK_ELEMS + 7);
+        FILE *f = fopen(path, "r+b");
+        CHECK(f != NULL && fseek(f, (long)at, SEEK_SET) == 0);
+        int c = fgetc(f);
+        CHECK(c != EOF && fseek(f, (long)at, SEEK_SET) == 0 && fputc(c ^ 0x04, f) != EOF);
+        fclose(f);
+        if (k == 0) {
+            CHECK_OK(gd_engine_check(&g_engine, &in, &ev, &g, &got));
+            CHECK(got.verdict == GD_VERDICT_PASS);
+        } else {
+            CHECK_STATUS(gd_engine_check(&g_engine, &in, &ev, &g, &got), GD_ERR_IO);
+            CHECK(strstr(gd_error_detail(), "changed on disk") != NULL);
+        }
+    }
+    gd_global_state_free(&g);
     gd_check_evidence_free(&ev);
 }
 
@@ -434,6 +483,7 @@ int main(void) {
     gd_test_commitment(&g_round, WORKER, &g_commit);
     RUN_TEST(test_honest_passes);
     RUN_TEST(test_state_read_from_its_file);
+    RUN_TEST(test_global_read_from_its_file);
     RUN_TEST(test_tampered_chunks_fail);
     RUN_TEST(test_malformed_chunks_fail);
     RUN_TEST(test_segment_state_fails);
