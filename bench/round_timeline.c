@@ -964,6 +964,23 @@ static gd_status run(const bench_opts *o, const char *bin, const char *dir, benc
         if (s == GD_OK && i > 0)
             s = bench_address(ws[i].address, sizeof ws[i].address, i);
     }
+    /* G as the member holds it under the budget: what it does not keep in
+     * memory is read from G's file. */
+    gd_memory_choices held = gd_memory_choose(o->memory_budget, e.n, bench_payload_bytes(&e));
+    if (s == GD_OK && !(held.keep_params && held.keep_next)) {
+        gd_pool *pool = gd_trainer_pool(e.trainer);
+        gd_global_desc d;
+        s = gd_global_file_put(&ws[0].store, pool, BENCH_RUN, BENCH_ROUND,
+                               gd_trainer_layout(e.trainer)->digest, e.rc.diloco.chunk_elems,
+                               &g0);
+        gd_global_state_free(&g0);
+        have_g0 = false;
+        if (s == GD_OK)
+            s = gd_global_file_get(&ws[0].store, pool, BENCH_RUN, BENCH_ROUND, e.n,
+                                   e.rc.diloco.chunk_elems, held.keep_params, held.keep_next,
+                                   &g0, &d);
+        have_g0 = s == GD_OK;
+    }
     /* The member on the chain, or not. */
     if (s == GD_OK && bench_chain_start(chain, bin, dir, spec_json, ws[0].url, o->block_ms))
         snprintf(ws[0].address, sizeof ws[0].address, "%s", chain->address);

@@ -4,32 +4,17 @@
 #include <stdio.h>
 #include <time.h>
 
+#include "common/mem.h"
+
 double gd_bench_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-void gd_bench_peak_reset(void) {
-    FILE *f = fopen("/proc/self/clear_refs", "w");
-    if (f == NULL)
-        return;
-    fputs("5", f);
-    fclose(f);
-}
+void gd_bench_peak_reset(void) { gd_mem_peak_reset(); }
 
-double gd_bench_peak_mib(void) {
-    FILE *f = fopen("/proc/self/status", "r");
-    if (f == NULL)
-        return 0;
-    char line[256];
-    unsigned long kib = 0;
-    while (fgets(line, sizeof line, f) != NULL)
-        if (sscanf(line, "VmHWM: %lu kB", &kib) == 1)
-            break;
-    fclose(f);
-    return (double)kib / 1024.0;
-}
+double gd_bench_peak_mib(void) { return (double)gd_mem_peak_bytes() / (1 << 20); }
 
 double gd_bench_rate(void (*fn)(void *ctx), void *ctx, double min_seconds, uint64_t min_ops) {
     fn(ctx); /* warm up caches and lazy initialisation */

@@ -20,4 +20,10 @@ void gd_mem_prefer_huge(void *p, size_t len);
 /* calloc(count, size), marked for huge pages when large. */
 void *gd_calloc_large(size_t count, size_t size);
 
+/* The process's peak resident memory in bytes (VmHWM), 0 where the kernel
+ * does not say; gd_mem_peak_reset starts a new high-water mark from what
+ * is resident now (where the kernel allows it). */
+unsigned long long gd_mem_peak_bytes(void);
+void gd_mem_peak_reset(void);
+
 #endif

@@ -11,6 +11,7 @@
 
 #include "chain/wire/diloco_spec.h"
 #include "common/bytes.h"
+#include "common/mem.h"
 #include "common/parse.h"
 #include "plugin/cli/cli_sim_chain.h"
 #include "plugin/cli/cli_util.h"
@@ -143,7 +144,8 @@ int gd_sim_chain_run(gd_cli *cli, gd_args *args, const Gonka__Diloco__V1__RunSpe
     }
     if (json)
         return gd_cli_print_json(
-            cli, json_pack("{s:o,s:I}", "rounds", out, "refused", (json_int_t)refused_total));
+            cli, json_pack("{s:o,s:I,s:I}", "rounds", out, "refused", (json_int_t)refused_total,
+                           "peak_rss_bytes", (json_int_t)gd_mem_peak_bytes()));
     fprintf(cli->out, "%u workers, %u validators; %zu transactions refused\n", workers,
             (unsigned)validators, refused_total);
     return refused_total == 0 ? GD_EXIT_OK : GD_EXIT_FAIL;

@@ -603,21 +603,24 @@ gd_status gd_engine_aggregate(gd_engine *e, uint64_t round, const gd_engine_cont
 gd_status gd_engine_eval(gd_engine *e, const gd_global_state *g, size_t batches, double *loss) {
     const gd_train_options *o = &e->rc.diloco.inner;
     uint64_t tokens = 0;
-    /* G's params in its file: a copy for the evaluation only. */
-    float *copy = NULL;
-    if (g->params == NULL) {
-        copy = gd_calloc_large(g->n, sizeof(float));
-        if (copy == NULL)
-            return gd_fail(GD_ERR_NOMEM, "out of memory for G's params");
-        gd_status s = gd_global_state_read(g, copy, NULL, 0, g->n);
-        if (s != GD_OK) {
-            free(copy);
-            return s;
-        }
+    if (g->params != NULL)
+        return gd_evaluate(gd_trainer_layout(e->trainer), g->params, e->data, batches, o->batch,
+                           o->seq_len, o->micro_batch, gd_engine_pool(e), loss, &tokens);
+    /* G's params in its file: loaded into the trainer a window at a time
+     * and evaluated there, with no copy of G in host memory. A job that
+     * other duties interrupt reloads its state anyway. */
+    size_t window = gd_values_window_of(e->rc.diloco.chunk_elems, g->n);
+    float *params = malloc(window * sizeof(float));
+    gd_status s = params ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for a window of G");
+    for (size_t lo = 0; s == GD_OK && lo < g->n; lo += window) {
+        size_t count = g->n - lo < window ? g->n - lo : window;
+        s = gd_global_state_read(g, params, NULL, lo, count);
+        if (s == GD_OK)
+            gd_trainer_set_range(e->trainer, params, NULL, NULL, lo, count);
     }
-    gd_status s = gd_evaluate(gd_trainer_layout(e->trainer), copy ? copy : g->params, e->data,
-                              batches, o->batch, o->seq_len, o->micro_batch, gd_engine_pool(e),
-                              loss, &tokens);
-    free(copy);
+    free(params);
+    if (s == GD_OK)
+        s = gd_trainer_evaluate(e->trainer, e->data, batches, o->batch, o->seq_len,
+                                o->micro_batch, loss, &tokens, NULL, NULL);
     return s;
 }

@@ -363,6 +363,8 @@ import json, os
 o, want = json.load(open("budget.json")), json.load(open(os.environ["WANT"]))
 assert o["refused"] == 0, o
 assert [r["state_hash"] for r in o["rounds"]] == [r["state_hash"] for r in want["rounds"]], o
+# G evaluated in the trainer from its file: the same loss as from memory.
+assert [r["eval_loss"] for r in o["rounds"]] == [r["eval_loss"] for r in want["rounds"]], o
 ' && grep -q "segment starts written in the foreground, G's params read from its file, G's momentum and an aggregated G read from their files" budget.log &&
      grep -q "memory_budget 64.0 KiB is under what a round of this model still holds" budget.log; then
     ok "sim --chain $mode --memory-budget 64K: the same state hashes, starts in the foreground"
