@@ -3,8 +3,8 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "common/file.h"
@@ -68,26 +68,43 @@ static gd_status gd_index_header(gd_state_index *x, const uint8_t *bytes, size_t
     return GD_OK;
 }
 
-/* Each array's MMR from the file's bytes, checked against the root its
- * descriptor names. */
-static gd_status gd_index_build(gd_state_index *x, const uint8_t *bytes, size_t len) {
+/* Each array's MMR from the file at fd (len bytes), read a window of whole
+ * chunks at a time with pread, checked against the root its descriptor
+ * names. Not mapped: a mapped 2 GB state would count in full in the
+ * process's resident memory while it is hashed. */
+static gd_status gd_index_build(gd_state_index *x, int fd, size_t len, const char *path) {
+    uint8_t head[GD_WORKER_DESC_BYTES];
+    size_t head_len = len < sizeof head ? len : sizeof head;
     uint8_t want[GD_STATE_INDEX_ARRAYS][GD_MMR_HASH_LEN];
-    GD_TRY(gd_index_header(x, bytes, len, want));
-    size_t array_bytes = 4 * x->n;
+    GD_TRY(gd_file_read_at(fd, head, head_len, 0, path));
+    GD_TRY(gd_index_header(x, head, len, want));
+    size_t chunk_bytes = (size_t)x->chunk_elems * 4, array_bytes = 4 * x->n;
+    size_t window = chunk_bytes >= ((size_t)4 << 20) ? chunk_bytes
+                                                    : ((size_t)4 << 20) / chunk_bytes * chunk_bytes;
+    uint8_t *buf = malloc(window);
+    gd_status s = buf ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for a window of a state");
     int built = 0;
-    gd_status s = GD_OK;
     for (int i = 0; s == GD_OK && i < x->n_arrays; i++) {
-        gd_bytes_part part = {bytes + x->header_len + (size_t)i * array_bytes, array_bytes};
-        /* One thread: the engine's pool belongs to the step's thread. */
-        s = gd_state_mmr(NULL, &part, 1, (size_t)x->chunk_elems * 4, &x->mmr[i]);
-        if (s != GD_OK)
-            break;
+        gd_mmr_init(&x->mmr[i]);
         built = i + 1;
+        uint64_t base = x->header_len + (uint64_t)i * array_bytes;
+        uint32_t leaf = 0;
+        for (size_t at = 0; s == GD_OK && at < array_bytes; at += window) {
+            size_t take = array_bytes - at < window ? array_bytes - at : window;
+            s = gd_file_read_at(fd, buf, take, base + at, path);
+            for (size_t c = 0; s == GD_OK && c < take; c += chunk_bytes, leaf++) {
+                uint8_t h[GD_MMR_HASH_LEN];
+                gd_mmr_hash_leaf(h, leaf, buf + c, take - c < chunk_bytes ? take - c : chunk_bytes);
+                s = gd_mmr_append(&x->mmr[i], h);
+            }
+        }
         uint8_t got[GD_MMR_HASH_LEN];
-        s = gd_mmr_root(&x->mmr[i], got);
+        if (s == GD_OK)
+            s = gd_mmr_root(&x->mmr[i], got);
         if (s == GD_OK && memcmp(got, want[i], GD_MMR_HASH_LEN) != 0)
             s = gd_fail(GD_ERR_IO, "array %d does not hash to its descriptor's root", i);
     }
+    free(buf);
     if (s != GD_OK) {
         for (int i = 0; i < built; i++)
             gd_mmr_free(&x->mmr[i]);
@@ -114,17 +131,9 @@ gd_status gd_state_index_load(gd_state_index *x, const char *path, bool global, 
     x->n = n;
     x->chunk_elems = chunk_elems;
     size_t len = (size_t)st.st_size;
-    void *map = len > 0 ? mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-    int err = errno;
-    gd_status s;
-    if (map == MAP_FAILED) {
-        s = gd_fail(GD_ERR_IO, "cannot map %s: %s", path, len > 0 ? strerror(err) : "empty");
-    } else {
-        s = gd_index_build(x, map, len);
-        munmap(map, len);
-        if (s != GD_OK && s != GD_ERR_NOMEM)
-            s = gd_fail_context(GD_ERR_IO, "the stored state %s", path);
-    }
+    gd_status s = gd_index_build(x, fd, len, path);
+    if (s != GD_OK && s != GD_ERR_NOMEM)
+        s = gd_fail_context(GD_ERR_IO, "the stored state %s", path);
     if (s != GD_OK) {
         close(fd);
         gd_state_index_init(x);

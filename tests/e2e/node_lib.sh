@@ -16,7 +16,9 @@
 # `collect N...`, `agreed_g N...`, `learned` and `eval_loss FILE`.
 # $checks (default 2), $double_ppm (0), $min_class (3) and $overlap (False)
 # are the spec's checks_per_commit, double_check_ppm, min_class_members and
-# overlap.
+# overlap; $model_args (the tiny model, H = 8, K = 2, batch 8, chunks of
+# 4096) its model and round shape as `sim` flags, $block_time (200ms) the
+# chain's, and $memory_budget (none) each host's node.yaml memory_budget.
 # Usage: . node_lib.sh BIN_DIR   (KEEP=1: keep the directory and the logs)
 set -uo pipefail
 bin=$(realpath "$1")
@@ -38,8 +40,9 @@ dg="$bin/gonka-diloco"
 py() { python3 -c "$@"; }
 
 cls=$("$dg" node hardware-class --json | py 'import json,sys; print(json.load(sys.stdin)["hardware_class"])')
-"$dg" sim --model tiny --data synthetic:markov:1 --workers 3 --inner-steps 8 --segment-steps 2 \
-  --batch 8 --seq 64 --rounds 20 --chunk-elems 4096 --print-spec >base.json 2>sim.log || fail "sim --print-spec"
+# shellcheck disable=SC2086 # $model_args are words
+"$dg" sim ${model_args:---model tiny --inner-steps 8 --segment-steps 2 --batch 8 --chunk-elems 4096} \
+  --data synthetic:markov:1 --workers 3 --seq 64 --rounds 20 --print-spec >base.json 2>sim.log || fail "sim --print-spec"
 py "
 import json
 s = json.load(open('base.json'))
@@ -56,7 +59,7 @@ json.dump(s, open('spec.json', 'w'))
 "$bin/gonka-localnet" init --home home --accounts "$accounts" --epoch-length "$epoch_length" --diloco-run spec.json \
   --diloco-pool 1000000ngonka >init.log 2>&1 || fail "localnet init: $(cat init.log)"
 "$bin/gonka-localnet" start --home home --rpc 127.0.0.1:0 --rpc-addr-file rpc.addr \
-  --block-time 200ms --check-invariants >chain.log 2>&1 &
+  --block-time "${block_time:-200ms}" --check-invariants >chain.log 2>&1 &
 pids+=($!)
 for _ in $(seq 1 100); do [ -s rpc.addr ] && break; sleep 0.05; done
 [ -s rpc.addr ] || fail "localnet did not start"
@@ -76,6 +79,7 @@ start_host() { # start_host N ROLES [PUBLIC_URL]: a second call restarts it with
       --key "home/keys/account-$n.key" --roles "$roles" --collateral 200000ngonka >/dev/null \
       || fail "node init $n"
     sed -i "s|^listen: .*|listen: \"127.0.0.1:${PORT[$n]}\"|; s|^public_url: .*|public_url: \"$url\"|; s|^threads: .*|threads: 1|" "h$n/node.yaml"
+    [ -z "${memory_budget:-}" ] || sed -i "s|^memory_budget: .*|memory_budget: \"$memory_budget\"|" "h$n/node.yaml"
     ADDR[$n]=$("$dg" keys show --key "home/keys/account-$n.key" --json | py 'import json,sys; print(json.load(sys.stdin)["address"])')
     hosts+=("$n")
   fi
