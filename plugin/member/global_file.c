@@ -121,30 +121,40 @@ void gd_global_file_abort(gd_global_file *f) {
     f->copy = NULL;
 }
 
-gd_status gd_global_file_put(const gd_artifact_store *s, gd_pool *pool, uint64_t run,
-                             uint64_t round, const uint8_t layout_digest[32],
-                             uint32_t chunk_elems, const gd_global_state *g) {
-    /* A window at a time: G's arrays may lie in a file (trainer/state.h). */
+gd_status gd_global_file_put_from(const gd_artifact_store *s, gd_pool *pool, uint64_t run,
+                                  uint64_t round, uint64_t g_round,
+                                  const uint8_t layout_digest[32], uint32_t chunk_elems,
+                                  const gd_global_io *from, uint8_t hash[32]) {
     gd_global_file f;
-    GD_TRY(gd_global_file_begin(&f, pool, s, run, round, g->round, layout_digest, chunk_elems,
-                                g->n, NULL));
-    size_t window = gd_values_window_of(chunk_elems, g->n);
+    GD_TRY(gd_global_file_begin(&f, pool, s, run, round, g_round, layout_digest, chunk_elems,
+                                from->n, NULL));
+    size_t n = from->n, window = gd_values_window_of(chunk_elems, n);
     float *params = gd_calloc_large(window, sizeof(float));
     float *momentum = gd_calloc_large(window, sizeof(float));
     gd_status st = params && momentum ? GD_OK
                                       : gd_fail(GD_ERR_NOMEM, "out of memory for a window of G");
-    for (size_t lo = 0; st == GD_OK && lo < g->n; lo += window) {
-        size_t count = g->n - lo < window ? g->n - lo : window;
-        st = gd_global_state_read(g, params, momentum, lo, count);
+    for (size_t lo = 0; st == GD_OK && lo < n; lo += window) {
+        size_t count = n - lo < window ? n - lo : window;
+        st = from->read(from->ctx, params, momentum, lo, count);
         if (st == GD_OK)
             st = gd_global_file_write(&f, params, momentum, lo, count);
     }
     free(params);
     free(momentum);
     if (st == GD_OK)
-        return gd_global_file_commit(&f, NULL);
+        return gd_global_file_commit(&f, hash);
     gd_global_file_abort(&f);
     return st;
+}
+
+gd_status gd_global_file_put(const gd_artifact_store *s, gd_pool *pool, uint64_t run,
+                             uint64_t round, const uint8_t layout_digest[32],
+                             uint32_t chunk_elems, const gd_global_state *g) {
+    /* A window at a time: G's arrays may lie in a file (trainer/state.h). */
+    gd_global_arrays arrays = {.from = g};
+    gd_global_io from = gd_global_io_arrays(&arrays);
+    return gd_global_file_put_from(s, pool, run, round, g->round, layout_digest, chunk_elems,
+                                   &from, NULL);
 }
 
 /* G_round's file opened, its size and descriptor checked against n. */

@@ -72,6 +72,14 @@ typedef struct gd_global_file_io {
 
 gd_global_io gd_global_file_io_of(gd_global_file_io *x);
 
+/* A G of from->n values stored as G_round (its descriptor's round g_round),
+ * its windows read in order from `from` (from->write is not used) and
+ * hashed on the pool; hash gets its state hash, unless NULL. */
+gd_status gd_global_file_put_from(const gd_artifact_store *s, gd_pool *pool, uint64_t run,
+                                  uint64_t round, uint64_t g_round,
+                                  const uint8_t layout_digest[32], uint32_t chunk_elems,
+                                  const gd_global_io *from, uint8_t hash[32]) GD_MUST_CHECK;
+
 /* A G stored as G_round, read a window at a time from memory or its own
  * file (its roots hashed on the pool, its descriptor's round g->round). */
 gd_status gd_global_file_put(const gd_artifact_store *s, gd_pool *pool, uint64_t run,

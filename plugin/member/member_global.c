@@ -13,7 +13,6 @@
 
 #include "common/bytes.h"
 #include "common/log.h"
-#include "common/mem.h"
 #include "plugin/member/global_file.h"
 #include "plugin/member/member_internal.h"
 #include "trainer/checkpoint.h"
@@ -36,8 +35,7 @@ gd_status gd_member_global_read(gd_member *n, uint64_t round, const uint8_t hash
     if (s != GD_OK)
         return s;
     uint8_t got[32];
-    if (s == GD_OK)
-        s = gd_engine_global_hash(&n->engine, g, got);
+    s = gd_engine_global_hash(&n->engine, g, got);
     if (s == GD_OK && memcmp(got, hash, 32) != 0)
         s = gd_fail(GD_ERR_INVALID, "the global state's hash is not the chain's");
     if (s != GD_OK)
@@ -201,19 +199,6 @@ static gd_status gd_member_relabel_global(gd_member *n, uint64_t round) {
 /* Makes g (taken) this node's G_round, stored under `round` too. */
 static gd_status gd_member_adopt_global(gd_member *n, gd_global_state *g, uint64_t round) {
     gd_status s = gd_member_store_global(n, g, round);
-    if (s == GD_OK && g->file == NULL && !(n->keep_params && n->keep_next)) {
-        /* G_0 is made in memory: what the budget does not keep goes to the
-         * file just stored. */
-        uint8_t hash[32];
-        gd_global_state back;
-        s = gd_engine_global_hash(&n->engine, g, hash);
-        if (s == GD_OK)
-            s = gd_member_global_read(n, round, hash, &back);
-        if (s == GD_OK) {
-            gd_global_state_free(g);
-            *g = back;
-        }
-    }
     if (s != GD_OK) {
         gd_global_state_free(g);
         return s;
@@ -241,37 +226,31 @@ gd_status gd_member_prepare_global(gd_member *n) {
     return GD_OK;
 }
 
+/* G_0's windows: the seed's initial weights, zero momentum. */
+static gd_status gd_initial_read(void *ctx, float *params, float *momentum, size_t lo,
+                                 size_t count) {
+    gd_engine *e = ctx;
+    gd_params_init_range(gd_trainer_pool(e->trainer), params, gd_trainer_layout(e->trainer),
+                         e->rc.diloco.inner.seed, lo, count);
+    memset(momentum, 0, count * sizeof(float));
+    return GD_OK;
+}
+
 /* G_0 made a window at a time straight into the store under `round`, then
- * opened from there (member_memory.c): never whole in memory. */
+ * opened from there, as the budget says (member_memory.c): never whole in
+ * memory unless the budget keeps it. */
 static gd_status gd_member_initial_to_store(gd_member *n, uint64_t round, const uint8_t hash[32],
                                             gd_global_state *g) {
     memset(g, 0, sizeof *g);
-    const gd_param_layout *l = gd_trainer_layout(n->engine.trainer);
-    gd_pool *pool = gd_trainer_pool(n->engine.trainer);
-    uint32_t ce = n->engine.rc.diloco.chunk_elems;
-    size_t total = n->engine.n, window = gd_values_window_of(ce, total);
-    gd_global_file f;
-    GD_TRY(gd_global_file_begin(&f, pool, &n->store, n->o.run, round, 0, l->digest, ce, total,
-                                NULL));
-    float *params = gd_calloc_large(window, sizeof(float));
-    float *zeros = gd_calloc_large(window, sizeof(float)); /* G_0's momentum */
-    gd_status s = params && zeros ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for G_0");
-    for (size_t lo = 0; s == GD_OK && lo < total; lo += window) {
-        size_t count = total - lo < window ? total - lo : window;
-        gd_params_init_range(pool, params, l, n->engine.rc.diloco.inner.seed, lo, count);
-        s = gd_global_file_write(&f, params, zeros, lo, count);
-    }
-    free(params);
-    free(zeros);
+    gd_global_io from = {.n = n->engine.n, .read = gd_initial_read, .ctx = &n->engine};
     uint8_t got[32];
-    if (s == GD_OK)
-        s = gd_global_file_commit(&f, got);
-    else
-        gd_global_file_abort(&f);
-    if (s == GD_OK && memcmp(got, hash, 32) != 0)
-        s = gd_fail(GD_ERR_INVALID, "run spec: initial_state_hash is not the hash of the seed's "
-                                    "initial weights");
-    return s == GD_OK ? gd_member_global_read(n, round, hash, g) : s;
+    GD_TRY(gd_global_file_put_from(&n->store, gd_trainer_pool(n->engine.trainer), n->o.run,
+                                   round, 0, gd_trainer_layout(n->engine.trainer)->digest,
+                                   n->engine.rc.diloco.chunk_elems, &from, got));
+    if (memcmp(got, hash, 32) != 0)
+        return gd_fail(GD_ERR_INVALID, "run spec: initial_state_hash is not the hash of the "
+                                       "seed's initial weights");
+    return gd_member_global_read(n, round, hash, g);
 }
 
 /* G_round with the chain's hash from the node's store (under round, or
@@ -288,16 +267,13 @@ static gd_status gd_global_load(gd_member *n, uint64_t round, const uint8_t hash
     s = round > 0 ? gd_member_global_read(n, round - 1, hash, g) : GD_ERR_NOT_FOUND;
     if (s == GD_OK || s == GD_ERR_NOMEM)
         return s;
-    if (memcmp(hash, n->engine.rc.initial_state_hash, 32) == 0) {
-        /* G_0: every round so far VOID */
-        if (n->keep_params && n->keep_next)
-            return gd_engine_initial_global(&n->engine, g);
+    /* G_0 (every round so far VOID), or peers' G: either way into the
+     * store under round, then opened from there. */
+    if (memcmp(hash, n->engine.rc.initial_state_hash, 32) == 0)
         s = gd_member_initial_to_store(n, round, hash, g);
-        *stored = s == GD_OK;
-        return s;
-    }
-    s = gd_sync_global(n, round, hash, g);
-    *stored = s == GD_OK; /* synchronised into the store */
+    else
+        s = gd_sync_global(n, round, hash, g);
+    *stored = s == GD_OK;
     return s;
 }
 
