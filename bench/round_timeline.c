@@ -542,20 +542,23 @@ static gd_status bench_answer(void *ctx, const gd_artifact_req *req, gd_artifact
     return GD_OK;
 }
 
-/* What is left to write when training is done: payload and transcript
- * (the states were written as training reached them, the one after
- * encoding last), as gd_member_store_round does. */
+/* What is left to write when training is done: the transcript (the
+ * states were written as training reached them, the payload and the state
+ * after encoding as they were made), as gd_member_store_round does. */
 static gd_status bench_store(bench_worker *w, uint64_t *bytes) {
     const gd_trained_round *t = &w->t;
-    *bytes = t->commit.payload_bytes + t->transcript.len;
-    GD_TRY(gd_artifact_put_payload(&w->store, BENCH_RUN, BENCH_ROUND, &t->r.payload));
+    *bytes = t->transcript.len;
+    if (!t->r.payload.in_file) {
+        *bytes += t->commit.payload_bytes;
+        GD_TRY(gd_artifact_put_payload(&w->store, BENCH_RUN, BENCH_ROUND, &t->r.payload));
+    }
     return gd_artifact_put(&w->store, GD_ARTIFACT_TRANSCRIPT, BENCH_RUN, BENCH_ROUND, 0,
                            t->transcript.data, t->transcript.len);
 }
 
-/* The floor of the member's memory choices: its own payload. */
-static uint64_t bench_payload_bytes(const gd_engine *e) {
-    return gd_memory_payload_bytes(&e->rc.diloco.codec, e->n, e->rc.diloco.chunk_elems);
+/* The floor of the member's memory choices. */
+static uint64_t bench_floor_bytes(const gd_engine *e) {
+    return gd_memory_floor_bytes(&e->rc.diloco.codec, e->n, e->rc.diloco.chunk_elems);
 }
 
 /* A worker's round as a member trains it: a segment at a time, each
@@ -867,7 +870,7 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
      * allows; the attestation's hash is then the file's descriptor's. */
     gd_global_state next;
     memset(&next, 0, sizeof next);
-    bool keep_next = gd_memory_choose(o->memory_budget, e->n, bench_payload_bytes(e)).keep_next;
+    bool keep_next = gd_memory_choose(o->memory_budget, e->n, bench_floor_bytes(e)).keep_next;
     gd_bench_peak_reset();
     t0 = gd_bench_now();
     if (s == GD_OK && keep_next)
@@ -966,7 +969,7 @@ static gd_status run(const bench_opts *o, const char *bin, const char *dir, benc
     }
     /* G as the member holds it under the budget: what it does not keep in
      * memory is read from G's file. */
-    gd_memory_choices held = gd_memory_choose(o->memory_budget, e.n, bench_payload_bytes(&e));
+    gd_memory_choices held = gd_memory_choose(o->memory_budget, e.n, bench_floor_bytes(&e));
     if (s == GD_OK && !(held.keep_params && held.keep_next)) {
         gd_pool *pool = gd_trainer_pool(e.trainer);
         gd_global_desc d;
@@ -992,7 +995,7 @@ static gd_status run(const bench_opts *o, const char *bin, const char *dir, benc
         ws[i].rank = i;
         gd_bench_peak_reset();
         double t0 = gd_bench_now();
-        gd_memory_choices mem = gd_memory_choose(o->memory_budget, e.n, bench_payload_bytes(&e));
+        gd_memory_choices mem = gd_memory_choose(o->memory_budget, e.n, bench_floor_bytes(&e));
         uint64_t starts_bytes = 0;
         if (s == GD_OK)
             s = bench_train(&e, &ws[i], &g0, mem.background_starts, &starts_bytes);

@@ -226,16 +226,14 @@ enum { GD_ENC_START, GD_ENC_OLD, GD_ENC_PARAMS, GD_ENC_M, GD_ENC_V, GD_ENC_NEW, 
 
 static gd_status gd_encode_round(gd_trainer *t, const gd_diloco_config *c,
                                  const gd_worker_round_run *run, const gd_state_sink *post,
-                                 gd_worker_round *out) {
+                                 gd_file_atomic *payload_file, gd_worker_round *out) {
     size_t n = gd_trainer_layout(t)->total;
     gd_payload_header h = {.run = c->run, .round = run->round, .param_count = n,
                            .codec = c->codec, .chunk_elems = c->chunk_elems};
     snprintf(h.participant, sizeof h.participant, "%s", run->address);
     memcpy(h.layout_digest, run->tag.layout_digest, 32);
     memcpy(h.spec_digest, run->tag.spec_digest, 32);
-    size_t w = gd_values_window_of(c->chunk_elems, n);
-    if (w < n && w % c->chunk_elems != 0) /* chunks above 2^22 values: one at a time */
-        w = c->chunk_elems < n ? c->chunk_elems : n;
+    size_t w = gd_values_window_whole(c->chunk_elems, n);
     float *buf = malloc(6 * w * sizeof(float));
     if (buf == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory for a window of the pseudo-gradient");
@@ -243,6 +241,13 @@ static gd_status gd_encode_round(gd_trainer *t, const gd_diloco_config *c,
           *start = buf + 5 * w;
     gd_payload_encoder e;
     gd_status s = gd_payload_encoder_begin(&e, &out->payload, &h);
+    if (s == GD_OK && payload_file != NULL) {
+        s = gd_payload_encoder_to_file(&e, payload_file);
+        if (s != GD_OK) {
+            gd_payload_encoder_abort(&e);
+            gd_payload_free(&out->payload);
+        }
+    }
     if (s != GD_OK) {
         free(buf);
         return s;
@@ -504,13 +509,14 @@ gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, cons
 }
 
 gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_worker_round *out,
-                                 gd_worker_round_run *run, const gd_state_sink *post) {
+                                 gd_worker_round_run *run, const gd_state_sink *post,
+                                 gd_file_atomic *payload_file) {
     gd_status s = run->done == run->segments
                       ? GD_OK
                       : gd_fail(GD_ERR_INVALID, "round %llu: %u of %u segments trained",
                                 (unsigned long long)run->round, run->done, run->segments);
     if (s == GD_OK)
-        s = gd_encode_round(t, c, run, post, out);
+        s = gd_encode_round(t, c, run, post, payload_file, out);
     if (s == GD_OK)
         s = gd_payload_root(&out->payload, out->payload_root, &out->payload_leaves);
     if (s == GD_OK)
@@ -546,7 +552,7 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
         GD_TRY(gd_diloco_round_segment(t, c, data, out, NULL, &run));
     /* Each window of w is read (the residual) before it is written. */
     gd_state_sink post = {gd_post_into_state, w};
-    GD_TRY(gd_diloco_round_finish(t, c, out, &run, &post));
+    GD_TRY(gd_diloco_round_finish(t, c, out, &run, &post, NULL));
     w->step = gd_trainer_step_count(t);
     return GD_OK;
 }

@@ -195,10 +195,14 @@ gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_wor
 gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
                                   gd_worker_round *out, const gd_worker_state_source *reload,
                                   gd_worker_round_run *run) GD_MUST_CHECK;
-/* After every segment (run->done == run->segments). */
+/* After every segment (run->done == run->segments). With payload_file
+ * (an empty file begun by the caller, who commits it once this returns
+ * GD_OK, or aborts it) the payload's file form goes there a window of
+ * chunks at a time as it is encoded and out->payload keeps no chunk's
+ * bytes (in_file); without, the payload is in memory. */
 gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_worker_round *out,
-                                 gd_worker_round_run *run,
-                                 const gd_state_sink *post) GD_MUST_CHECK;
+                                 gd_worker_round_run *run, const gd_state_sink *post,
+                                 gd_file_atomic *payload_file) GD_MUST_CHECK;
 /* The trainer's state as the run's worker (address, rank, the trainer's
  * step), read a window at a time: with run->residual, the state at the
  * last recorded training leaf, what a writer stores as that leaf's file.

@@ -8,6 +8,8 @@
  * read hashes the chunks it touches again and compares them with their
  * leaves, so a value the disk changed later is a local failure, caught
  * before it can make a G' or a verdict with other bits. */
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,6 +61,20 @@ static void gd_leaf_task(void *ctx, size_t task) {
                      j->values + (lo - j->lo), count * sizeof(float));
 }
 
+/* The window's leaves hashed on the pool and appended to peaks: the
+ * window holds whole chunks (the last may end the array). */
+static gd_status gd_backing_leaves(gd_global_backing *b, gd_pool *pool, int a, size_t n,
+                                   const float *window, size_t lo, size_t count,
+                                   gd_mmr_peaks *peaks) {
+    uint32_t first = (uint32_t)(lo / b->chunk_elems);
+    uint32_t last = (uint32_t)((lo + count - 1) / b->chunk_elems);
+    gd_leaf_job job = {window, n, lo, b->chunk_elems, first, b->leaves[a]};
+    gd_pool_run(pool, (size_t)(last - first) + 1, gd_leaf_task, &job);
+    for (uint32_t c = first; c <= last; c++)
+        GD_TRY(gd_mmr_peaks_append(peaks, b->leaves[a] + (size_t)c * GD_MMR_HASH_LEN));
+    return GD_OK;
+}
+
 /* One array read from the file a window at a time: its leaves recorded,
  * its root checked, and its values copied to keep (or NULL). */
 static gd_status gd_backing_load(gd_global_backing *b, gd_pool *pool, int a, size_t n,
@@ -70,13 +86,7 @@ static gd_status gd_backing_load(gd_global_backing *b, gd_pool *pool, int a, siz
         float *into = keep != NULL ? keep + lo : window;
         GD_TRY(gd_file_read_at(b->fd, into, count * sizeof(float), b->at[a] + 4 * (uint64_t)lo,
                                b->path));
-        /* Windows hold whole chunks (the last one may end the array). */
-        uint32_t first = (uint32_t)(lo / b->chunk_elems);
-        uint32_t last = (uint32_t)((lo + count - 1) / b->chunk_elems);
-        gd_leaf_job job = {into, n, lo, b->chunk_elems, first, b->leaves[a]};
-        gd_pool_run(pool, (size_t)(last - first) + 1, gd_leaf_task, &job);
-        for (uint32_t c = first; c <= last; c++)
-            GD_TRY(gd_mmr_peaks_append(&peaks, b->leaves[a] + (size_t)c * GD_MMR_HASH_LEN));
+        GD_TRY(gd_backing_leaves(b, pool, a, n, into, lo, count, &peaks));
     }
     uint8_t root[GD_MMR_HASH_LEN];
     GD_TRY(gd_mmr_peaks_root(&peaks, root));
@@ -117,9 +127,7 @@ gd_status gd_global_state_open_file(gd_global_state *g, gd_pool *pool, int fd, c
     memcpy(b->root[GD_GLOBAL_MOMENTUM], momentum_root, GD_MMR_HASH_LEN);
     bool keep[GD_GLOBAL_ARRAYS] = {keep_params, keep_momentum};
     float **arrays[GD_GLOBAL_ARRAYS] = {&g->params, &g->momentum};
-    size_t window_n = gd_values_window_of(chunk_elems, n);
-    if (window_n < n && window_n % (chunk_elems ? chunk_elems : 1) != 0)
-        window_n = chunk_elems; /* whole chunks, even when one is larger than a window */
+    size_t window_n = gd_values_window_whole(chunk_elems, n);
     float *window = NULL;
     for (int a = 0; s == GD_OK && a < GD_GLOBAL_ARRAYS; a++) {
         b->leaves[a] = malloc((size_t)b->chunks * GD_MMR_HASH_LEN);
@@ -222,4 +230,53 @@ static gd_status gd_global_params_read(const void *ctx, float *out, size_t lo, s
 
 gd_values_reader gd_global_params_reader(const gd_global_state *g) {
     return (gd_values_reader){.read = gd_global_params_read, .ctx = g};
+}
+
+gd_status gd_global_state_make_file(gd_global_state *g, gd_pool *pool, const char *dir,
+                                    size_t n, uint32_t chunk_elems,
+                                    const gd_values_reader *from) {
+    memset(g, 0, sizeof *g);
+    g->n = n;
+    size_t chunks = n / (chunk_elems ? chunk_elems : 1) + 1;
+    if (chunk_elems == 0 || n == 0 || n > GD_STATE_VALUES_MAX || chunks > GD_MMR_MAX_LEAVES)
+        return gd_fail(GD_ERR_INVALID, "a start of %zu values in chunks of %u", n, chunk_elems);
+    gd_global_backing *b = calloc(1, sizeof *b);
+    if (b == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for a round's start file");
+    b->fd = -1;
+    g->file = b;
+    b->chunk_elems = chunk_elems;
+    b->chunks = (uint32_t)((n + chunk_elems - 1) / chunk_elems);
+    /* No name on disk once made: nothing to clean up after a crash, and
+     * nobody else's to open. */
+    int len = snprintf(b->path, sizeof b->path, "%s/start.tmp-XXXXXX", dir);
+    gd_status s = len > 0 && (size_t)len < sizeof b->path
+                      ? GD_OK
+                      : gd_fail(GD_ERR_LIMIT, "a start file in %s: the path is too long", dir);
+    if (s == GD_OK && (b->fd = mkostemp(b->path, O_CLOEXEC)) < 0)
+        s = gd_fail(GD_ERR_IO, "cannot create a start file in %s: %s", dir, strerror(errno));
+    if (s == GD_OK && unlink(b->path) != 0)
+        s = gd_fail(GD_ERR_IO, "cannot unlink %s: %s", b->path, strerror(errno));
+    size_t window_n = gd_values_window_whole(chunk_elems, n);
+    float *window = s == GD_OK ? gd_calloc_large(window_n, sizeof(float)) : NULL;
+    b->leaves[GD_GLOBAL_PARAMS] = malloc((size_t)b->chunks * GD_MMR_HASH_LEN);
+    if (s == GD_OK && (window == NULL || b->leaves[GD_GLOBAL_PARAMS] == NULL))
+        s = gd_fail(GD_ERR_NOMEM, "out of memory for a round's start file");
+    gd_mmr_peaks peaks;
+    gd_mmr_peaks_init(&peaks);
+    for (size_t lo = 0; s == GD_OK && lo < n; lo += window_n) {
+        size_t count = n - lo < window_n ? n - lo : window_n;
+        s = from->read(from->ctx, window, lo, count);
+        if (s == GD_OK)
+            s = gd_backing_leaves(b, pool, GD_GLOBAL_PARAMS, n, window, lo, count, &peaks);
+        if (s == GD_OK)
+            s = gd_file_write_at(b->fd, window, count * sizeof(float), 4 * (uint64_t)lo,
+                                 b->path);
+    }
+    if (s == GD_OK)
+        s = gd_mmr_peaks_root(&peaks, b->root[GD_GLOBAL_PARAMS]);
+    free(window);
+    if (s != GD_OK)
+        gd_global_state_free(g);
+    return s;
 }

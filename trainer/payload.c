@@ -300,10 +300,16 @@ static gd_status gd_slot_frame(gd_slot *t, size_t cap) {
     return gd_slot_buffer(t, cap);
 }
 
-static void gd_chunk_free(gd_payload_chunk *c) {
+/* The chunk's bytes let go; its sizes and flag stay. */
+static void gd_chunk_drop_bytes(gd_payload_chunk *c) {
     if (c->stored != c->raw)
         free(c->stored);
     free(c->raw);
+    c->raw = c->stored = NULL;
+}
+
+static void gd_chunk_free(gd_payload_chunk *c) {
+    gd_chunk_drop_bytes(c);
     memset(c, 0, sizeof *c);
 }
 
@@ -521,6 +527,35 @@ gd_status gd_payload_encoder_begin(gd_payload_encoder *e, gd_payload *out,
     return GD_OK;
 }
 
+static size_t gd_table_end(uint32_t chunk_count);
+static void gd_write_prefix(const gd_payload *p, uint8_t *out);
+
+gd_status gd_payload_encoder_to_file(gd_payload_encoder *e, gd_file_atomic *f) {
+    if (e->out == NULL || e->next != 0 || e->file != NULL || f == NULL || f->size != 0)
+        return gd_fail(GD_ERR_INVALID, "payload encode: a file is given before any value, once");
+    /* The header and table's place: their bytes are known at the end. */
+    size_t prefix = gd_table_end(e->out->header.chunk_count);
+    uint8_t *zeros = calloc(1, prefix);
+    if (zeros == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for a payload's chunk table");
+    gd_status s = gd_file_atomic_append(f, zeros, prefix);
+    free(zeros);
+    if (s == GD_OK)
+        e->file = f;
+    return s;
+}
+
+/* Chunks [first, end) appended to the encoder's file in order, their bytes
+ * let go as each is written. */
+static gd_status gd_encoder_spill(gd_payload_encoder *e, uint32_t first, uint32_t end) {
+    for (uint32_t i = first; i < end; i++) {
+        gd_payload_chunk *c = &e->out->chunks[i];
+        GD_TRY(gd_file_atomic_append(e->file, c->stored, c->stored_len));
+        gd_chunk_drop_bytes(c);
+    }
+    return GD_OK;
+}
+
 gd_status gd_payload_encoder_add(gd_payload_encoder *e, const float *values, float *residual,
                                  size_t lo, size_t count, gd_pool *pool) {
     const gd_payload_header *h = &e->out->header;
@@ -540,6 +575,8 @@ gd_status gd_payload_encoder_add(gd_payload_encoder *e, const float *values, flo
     gd_pool_run(pool, chunks, gd_encode_task, &job);
     gd_slots_free(&job.slots);
     GD_TRY(gd_task_error_finish(&job.err, "payload encode: "));
+    if (e->file != NULL)
+        GD_TRY(gd_encoder_spill(e, job.first, job.first + (uint32_t)chunks));
     e->next = lo + count;
     return GD_OK;
 }
@@ -552,6 +589,17 @@ gd_status gd_payload_encoder_end(gd_payload_encoder *e) {
                                 (unsigned long long)e->next);
     if (s == GD_OK)
         s = gd_build_mmr(out, e->header_bytes, (const uint8_t (*)[GD_MMR_HASH_LEN])e->leaves);
+    if (s == GD_OK && e->file != NULL) {
+        size_t prefix = gd_table_end(out->header.chunk_count);
+        uint8_t *bytes = malloc(prefix);
+        s = bytes ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for a payload's chunk table");
+        if (s == GD_OK) {
+            gd_write_prefix(out, bytes);
+            s = gd_file_write_at(e->file->fd, bytes, prefix, 0, e->file->path);
+        }
+        free(bytes);
+        out->in_file = true;
+    }
     if (s != GD_OK && out != NULL)
         gd_payload_free(out);
     gd_payload_encoder_abort(e);
@@ -620,9 +668,17 @@ static void gd_write_prefix(const gd_payload *p, uint8_t *out) {
     }
 }
 
-static gd_status gd_check_writable(const gd_payload *p) {
+static gd_status gd_check_encoded(const gd_payload *p) {
     if (p == NULL || p->chunks == NULL || p->mmr.n_leaves != p->header.chunk_count + 1)
         return gd_fail(GD_ERR_INVALID, "payload: nothing encoded or parsed");
+    return GD_OK;
+}
+
+/* Encoded, with its chunks' bytes in memory. */
+static gd_status gd_check_writable(const gd_payload *p) {
+    GD_TRY(gd_check_encoded(p));
+    if (p->in_file)
+        return gd_fail(GD_ERR_INVALID, "payload: its chunks are in its file, not in memory");
     return GD_OK;
 }
 
@@ -1090,7 +1146,7 @@ gd_status gd_payload_decode(const gd_payload *p, float *values, gd_pool *pool) {
 }
 
 gd_status gd_payload_prove_chunk(const gd_payload *p, gd_mmr_proof *out, uint32_t chunk) {
-    GD_TRY(gd_check_writable(p));
+    GD_TRY(gd_check_encoded(p));
     if (chunk >= p->header.chunk_count)
         return gd_fail(GD_ERR_INVALID, "payload has no chunk %u (%u chunks)", (unsigned)chunk,
                        (unsigned)p->header.chunk_count);

@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "common/bytes.h"
+#include "common/file.h"
 #include "common/pool.h"
 #include "common/status.h"
 #include "proofs/mmr.h"
@@ -80,6 +81,10 @@ typedef struct gd_payload {
     gd_payload_header header;
     gd_payload_chunk *chunks;
     gd_mmr mmr; /* header leaf + chunk leaves */
+    /* Encoded into a file (gd_payload_encoder_to_file): each chunk's sizes
+     * and the MMR are kept, its bytes are in the file only. Root, proofs
+     * and wire size work; what needs the bytes refuses (GD_ERR_INVALID). */
+    bool in_file;
 } gd_payload;
 
 /* Encodes param_count values. With residual (error feedback, may be NULL)
@@ -101,11 +106,20 @@ typedef struct gd_payload_encoder {
     gd_payload *out;
     uint8_t header_bytes[GD_PAYLOAD_HEADER_BYTES];
     uint8_t (*leaves)[GD_MMR_HASH_LEN];
-    uint64_t next; /* the next value to add */
+    uint64_t next;        /* the next value to add */
+    gd_file_atomic *file; /* where the chunks go as they are made, or NULL */
 } gd_payload_encoder;
 
 gd_status gd_payload_encoder_begin(gd_payload_encoder *e, gd_payload *out,
                                    const gd_payload_header *h) GD_MUST_CHECK;
+/* Right after begin: the file form goes to f (begun by the caller, empty)
+ * as the encoding goes, so the payload is never whole in memory (a worker's
+ * own, 1 byte a parameter with int8). Each window's chunks are appended in
+ * order once encoded, after a place for the header and the chunk table,
+ * and their bytes are let go; end writes the header and the table at the
+ * front. The bytes are gd_payload_write's. The caller commits f (or
+ * aborts it after a failure); out ends with in_file set. */
+gd_status gd_payload_encoder_to_file(gd_payload_encoder *e, gd_file_atomic *f) GD_MUST_CHECK;
 gd_status gd_payload_encoder_add(gd_payload_encoder *e, const float *values, float *residual,
                                  size_t lo, size_t count, gd_pool *pool) GD_MUST_CHECK;
 gd_status gd_payload_encoder_end(gd_payload_encoder *e) GD_MUST_CHECK;

@@ -62,6 +62,13 @@ size_t gd_values_window_of(uint32_t chunk_elems, size_t n) {
     return window < n ? window : n ? n : 1;
 }
 
+size_t gd_values_window_whole(uint32_t chunk_elems, size_t n) {
+    size_t window = gd_values_window_of(chunk_elems, n);
+    if (window < n && chunk_elems != 0 && window % chunk_elems != 0)
+        window = chunk_elems < n ? chunk_elems : n;
+    return window;
+}
+
 gd_status gd_values_stream_begin(gd_values_stream *s, gd_pool *pool, uint64_t n,
                                  uint32_t chunk_elems) {
     memset(s, 0, sizeof *s);

@@ -206,6 +206,14 @@ gd_status gd_global_state_open_file(gd_global_state *g, gd_pool *pool, int fd, c
                                     uint64_t momentum_at, const uint8_t params_root[32],
                                     const uint8_t momentum_root[32], bool keep_params,
                                     bool keep_momentum) GD_MUST_CHECK;
+/* A round's start of n values (params only: a start has no momentum)
+ * kept in a file rather than in memory: made a window at a time by `from`
+ * into a file in dir that is unlinked as soon as it is made (it goes when
+ * g is freed, or the process ends), each chunk's leaf recorded as it is
+ * written, so a read checks it as it checks a G opened from its file. */
+gd_status gd_global_state_make_file(gd_global_state *g, gd_pool *pool, const char *dir,
+                                    size_t n, uint32_t chunk_elems,
+                                    const gd_values_reader *from) GD_MUST_CHECK;
 /* G's params and momentum [lo, lo + count) into the arrays (either may be
  * NULL: not wanted), from memory or from the file. A chunk read from the
  * file whose leaf is not the one recorded at open is GD_ERR_IO: the disk
@@ -271,6 +279,9 @@ gd_status gd_values_stream_add(gd_values_stream *s, const float *values,
 size_t gd_values_window(uint32_t chunk_elems);
 /* The same for an array of n values: at most n, at least 1. */
 size_t gd_values_window_of(uint32_t chunk_elems, size_t n);
+/* The same in whole chunks always (for what reads, writes or encodes a
+ * chunk at a time): one chunk a window when chunks are larger. */
+size_t gd_values_window_whole(uint32_t chunk_elems, size_t n);
 /* The root once all n values were fed; GD_ERR_INVALID before. */
 gd_status gd_values_stream_root(const gd_values_stream *s,
                                 uint8_t root[GD_MMR_HASH_LEN]) GD_MUST_CHECK;

@@ -111,10 +111,18 @@ static gd_status gd_member_round_start(gd_member *n, uint64_t r, gd_global_state
         if (s == GD_OK)
             s = gd_artifact_path(&n->store, path, sizeof path, GD_ARTIFACT_PAYLOAD, n->o.run,
                                  r - 1, 0);
-        /* Its own payload of r - 1 read where it is stored, a chunk at a time. */
+        /* Its own payload of r - 1 read where it is stored, a chunk at a
+         * time; S_r kept in memory, or in a file of round r's, as the
+         * memory budget says of a round's start. */
+        char dir[GD_ARTIFACT_PATH_MAX];
+        if (s == GD_OK && !n->keep_params)
+            s = gd_artifact_place(&n->store, dir, GD_ARTIFACT_PAYLOAD, n->o.run, r, 0);
+        if (s == GD_OK && !n->keep_params)
+            s = gd_artifact_round_dir(&n->store, dir, sizeof dir, n->o.run, r);
         if (s == GD_OK)
             s = gd_engine_overlap_start_path(&n->engine, own, r, n->address, g_prev, path,
-                                             pc->payload_root.data, pc->payload_leaves);
+                                             pc->payload_root.data, pc->payload_leaves,
+                                             n->keep_params ? NULL : dir);
         *start = own;
     }
     if (prev)
@@ -127,7 +135,8 @@ static gd_status gd_member_round_start(gd_member *n, uint64_t r, gd_global_state
 static gd_status gd_member_store_round(gd_member *n, uint64_t r) {
     const gd_trained_round *t = &n->trained;
     gd_artifact_store *st = &n->store;
-    GD_TRY(gd_artifact_put_payload(st, n->o.run, r, &t->r.payload));
+    if (!t->r.payload.in_file) /* else encoded into the store already (the job's sink) */
+        GD_TRY(gd_artifact_put_payload(st, n->o.run, r, &t->r.payload));
     GD_TRY(gd_artifact_put(st, GD_ARTIFACT_TRANSCRIPT, n->o.run, r, 0, t->transcript.data,
                            t->transcript.len));
     if (t->r.traces == NULL)

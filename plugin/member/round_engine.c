@@ -170,24 +170,53 @@ gd_status gd_engine_train(gd_engine *e, gd_trained_round *out, uint64_t round,
  * against its commitment: chunk by chunk the validator's rule
  * (gd_diloco_overlap_start), the decoded chunk, then G_{r-1} minus it;
  * no decoded copy of the whole payload, and no momentum. Closes v. */
-static gd_status gd_engine_overlap_from(gd_engine *e, gd_global_state *out, uint64_t round,
-                                        const gd_global_state *g_prev, gd_payload_view *v) {
-    memset(out, 0, sizeof *out);
-    out->n = e->n;
-    out->params = gd_calloc_large(e->n, sizeof(float));
-    /* G_{r-1}'s chunk from memory or its file (checked against its leaf). */
-    float *prev = malloc((size_t)v->header.chunk_elems * sizeof(float));
-    gd_status s = out->params && prev ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for S_r");
-    for (uint32_t chunk = 0; s == GD_OK && chunk < v->header.chunk_count; chunk++) {
-        size_t lo = (size_t)chunk * v->header.chunk_elems;
-        size_t count = gd_payload_view_chunk_values(v, chunk);
-        s = gd_payload_view_decode(v, chunk, out->params + lo, count);
-        if (s == GD_OK)
-            s = gd_global_state_read(g_prev, prev, NULL, lo, count);
-        for (size_t i = 0; s == GD_OK && i < count; i++)
-            out->params[lo + i] = prev[i] - out->params[lo + i];
+/* S_r = G_{r-1} - Δ̂ read a window of whole chunks at a time: the
+ * worker's own payload of r - 1 decoded a chunk at a time, G_{r-1}'s chunk
+ * read from memory or its file (checked against its leaf). */
+typedef struct gd_overlap_reader {
+    gd_payload_view *v;
+    const gd_global_state *g_prev;
+    float *prev; /* a chunk of G_{r-1} */
+} gd_overlap_reader;
+
+static gd_status gd_overlap_read(const void *ctx, float *out, size_t lo, size_t count) {
+    const gd_overlap_reader *x = ctx;
+    uint32_t ce = x->v->header.chunk_elems;
+    if (lo % ce != 0)
+        return gd_fail(GD_ERR_INVALID, "an overlapped start is read a chunk at a time");
+    for (size_t at = lo; at < lo + count;) {
+        uint32_t chunk = (uint32_t)(at / ce);
+        size_t values = gd_payload_view_chunk_values(x->v, chunk);
+        if (values == 0 || values > lo + count - at)
+            return gd_fail(GD_ERR_INVALID, "an overlapped start is read a chunk at a time");
+        float *d = out + (at - lo);
+        GD_TRY(gd_payload_view_decode(x->v, chunk, d, values));
+        GD_TRY(gd_global_state_read(x->g_prev, x->prev, NULL, at, values));
+        for (size_t i = 0; i < values; i++)
+            d[i] = x->prev[i] - d[i];
+        at += values;
     }
-    free(prev);
+    return GD_OK;
+}
+
+/* S_r made from v (closed here) in memory, or in a file in spill_dir. */
+static gd_status gd_engine_overlap_from(gd_engine *e, gd_global_state *out, uint64_t round,
+                                        const gd_global_state *g_prev, gd_payload_view *v,
+                                        const char *spill_dir) {
+    memset(out, 0, sizeof *out);
+    gd_overlap_reader x = {v, g_prev, malloc((size_t)v->header.chunk_elems * sizeof(float))};
+    gd_values_reader from = {gd_overlap_read, &x};
+    gd_status s = x.prev ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for S_r");
+    if (s == GD_OK && spill_dir != NULL) {
+        s = gd_global_state_make_file(out, gd_engine_pool(e), spill_dir, e->n,
+                                      v->header.chunk_elems, &from);
+    } else if (s == GD_OK) {
+        out->n = e->n;
+        out->params = gd_calloc_large(e->n, sizeof(float));
+        s = out->params ? from.read(from.ctx, out->params, 0, e->n)
+                        : gd_fail(GD_ERR_NOMEM, "out of memory for S_r");
+    }
+    free(x.prev);
     gd_payload_view_close(v);
     if (s != GD_OK) {
         gd_global_state_free(out);
@@ -210,12 +239,12 @@ static gd_status gd_engine_overlap_check(const gd_engine *e, uint64_t round,
 gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint64_t round,
                                        const char *address, const gd_global_state *g_prev,
                                        const char *prev_path, const uint8_t prev_root[32],
-                                       uint32_t prev_leaves) {
+                                       uint32_t prev_leaves, const char *spill_dir) {
     GD_TRY(gd_engine_overlap_check(e, round, g_prev));
     gd_payload_view v;
     GD_TRY(gd_engine_payload_view_path_proved(e, &v, NULL, round - 1, address, prev_path,
                                               prev_root, prev_leaves));
-    return gd_engine_overlap_from(e, out, round, g_prev, &v);
+    return gd_engine_overlap_from(e, out, round, g_prev, &v, spill_dir);
 }
 
 void gd_engine_job_free(gd_engine_job *job) {
@@ -327,13 +356,22 @@ gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job,
     if (s == GD_OK && job->run.done < job->run.segments)
         s = gd_engine_job_put(e, job, job->run.done);
     if (s == GD_OK && job->run.done == job->run.segments) {
-        /* Leaf S + 1 goes to its file as the payload is made. */
+        /* Leaf S + 1 and the payload go to their files as they are made. */
         const gd_engine_start_sink *k = &job->sink;
         uint32_t post = job->run.segments + 1;
+        gd_file_atomic payload = {.fd = -1};
+        bool to_file = k->payload_begin != NULL;
         s = k->post_begin(k->ctx, job->round, post, e->n);
+        if (s == GD_OK && to_file)
+            s = k->payload_begin(k->ctx, job->round, &payload);
         gd_state_sink to = {k->post_write, k->ctx};
         if (s == GD_OK)
-            s = gd_diloco_round_finish(e->trainer, c, &job->out.r, &job->run, &to);
+            s = gd_diloco_round_finish(e->trainer, c, &job->out.r, &job->run, &to,
+                                       to_file ? &payload : NULL);
+        if (s == GD_OK && to_file)
+            s = gd_file_atomic_commit(&payload);
+        if (to_file)
+            gd_file_atomic_abort(&payload);
         if (s == GD_OK)
             s = k->post_end(k->ctx, &job->out.r.descs[post]);
         else

@@ -117,11 +117,14 @@ gd_status gd_engine_round_seal(gd_engine *e, gd_trained_round *out, uint64_t rou
  * G_{r-1} (g_prev) minus its own decoded payload of round - 1 (its file at
  * prev_path, which must be the commitment's: root and leaf count), read in
  * place and decoded a chunk at a time. out's parameters are S_r
- * (initialised here); it has no momentum (a start's is never read). */
+ * (initialised here): in memory, or with spill_dir in a file there that
+ * has no name (gd_global_state_make_file), read back a chunk at a time,
+ * each checked against the leaf recorded as it was written. It has no
+ * momentum (a start's is never read). The bits are the same either way. */
 gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint64_t round,
                                        const char *address, const gd_global_state *g_prev,
                                        const char *prev_path, const uint8_t prev_root[32],
-                                       uint32_t prev_leaves) GD_MUST_CHECK;
+                                       uint32_t prev_leaves, const char *spill_dir) GD_MUST_CHECK;
 
 /* A round trained a segment at a time (trainer/diloco.h): a node that
  * trains the next round ahead does its other duties between segments, on
@@ -148,7 +151,10 @@ gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint6
  * during the call; leaf S + 1, the state after encoding, comes as the
  * round makes it: post_begin, post_write for each window in order, then
  * post_end with its descriptor (NULL: the round failed, the file is given
- * up). */
+ * up). payload_begin, when set, begins the file the round's payload is
+ * encoded into, a window of chunks at a time (its place in the store); the
+ * job commits it, durable, once the round is encoded, before it seals, and
+ * aborts it on a failure. Without it the payload stays in job->out. */
 typedef struct gd_engine_start_sink {
     gd_status (*put)(void *ctx, uint64_t round, uint32_t leaf, const gd_worker_desc *desc,
                      const gd_worker_state_source *state, const gd_values_reader *residual);
@@ -157,6 +163,7 @@ typedef struct gd_engine_start_sink {
                             const float *exp_avg_sq, const float *residual, size_t lo,
                             size_t count);
     gd_status (*post_end)(void *ctx, const gd_worker_desc *desc);
+    gd_status (*payload_begin)(void *ctx, uint64_t round, gd_file_atomic *f);
     void *ctx;
 } gd_engine_start_sink;
 

@@ -264,10 +264,17 @@ static gd_status gd_sink_post_end(void *ctx, const gd_worker_desc *desc) {
     return GD_OK;
 }
 
+/* The round's payload, encoded into its place in the store. */
+static gd_status gd_sink_payload_begin(void *ctx, uint64_t round, gd_file_atomic *f) {
+    gd_start_writer *w = ctx;
+    return gd_artifact_begin(w->store, f, GD_ARTIFACT_PAYLOAD, w->run, round, 0);
+}
+
 gd_engine_start_sink gd_start_writer_sink(gd_start_writer *w) {
     return (gd_engine_start_sink){.put = gd_sink_put, .post_begin = gd_sink_post_begin,
                                   .post_write = gd_sink_post_write,
-                                  .post_end = gd_sink_post_end, .ctx = w};
+                                  .post_end = gd_sink_post_end,
+                                  .payload_begin = gd_sink_payload_begin, .ctx = w};
 }
 
 /* Waits for the queued write, frees the staging state and forgets the

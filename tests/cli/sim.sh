@@ -350,7 +350,8 @@ assert not {r["state_hash"] for r in o["rounds"][1:]} & {r["state_hash"] for r i
 else echo "FAIL: sim --chain --overlap (exit $code): $(tail -5 chain-overlap.log)"; fail=1; fi
 # A memory budget under a round's floor: segment starts written in the
 # foreground, each worker's state read back from its file between rounds,
-# G's arrays read from its file; the same bits, with and without overlap.
+# G's arrays read from its file, an overlapped start made into a file of
+# its own; the same bits, with and without overlap.
 for mode in plain overlap; do
   extra=(); want=chain.json
   [ "$mode" = overlap ] && { extra=(--overlap); want=chain-overlap.json; }
@@ -365,7 +366,7 @@ assert o["refused"] == 0, o
 assert [r["state_hash"] for r in o["rounds"]] == [r["state_hash"] for r in want["rounds"]], o
 # G evaluated in the trainer from its file: the same loss as from memory.
 assert [r["eval_loss"] for r in o["rounds"]] == [r["eval_loss"] for r in want["rounds"]], o
-' && grep -q "segment starts written in the foreground, G's params read from its file, G's momentum and an aggregated G read from their files" budget.log &&
+' && grep -q "segment starts written in the foreground, a round's start (G's params, or an overlapped start) read from its file, G's momentum and an aggregated G read from their files" budget.log &&
      grep -q "memory_budget 64.0 KiB is under what a round of this model still holds" budget.log; then
     ok "sim --chain $mode --memory-budget 64K: the same state hashes, starts in the foreground"
   else echo "FAIL: sim --chain $mode --memory-budget (exit $code): $(tail -5 budget.log)"; fail=1; fi

@@ -737,7 +737,7 @@ static void test_round_by_segments(void) {
         CHECK_STATUS(gd_diloco_round_segment(e.t, &e.c, e.data, &res, &from, &run),
                      GD_ERR_INVALID);
         gd_state_sink to = {post_into, &post};
-        CHECK_OK(gd_diloco_round_finish(e.t, &e.c, &res, &run, &to));
+        CHECK_OK(gd_diloco_round_finish(e.t, &e.c, &res, &run, &to, NULL));
         bool same = memcmp(res.transcript_root, whole.transcript_root, 32) == 0 &&
                     memcmp(res.payload_root, whole.payload_root, 32) == 0 &&
                     memcmp(post.params, whole_w.params, e.n * sizeof(float)) == 0 &&
@@ -770,7 +770,7 @@ static void test_round_by_segments(void) {
     CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, &g0, e.n, NULL, w.address, w.rank,
                                    &residual, NULL, &run));
     gd_state_sink to = {post_into, &w};
-    CHECK_STATUS(gd_diloco_round_finish(e.t, &e.c, &res, &run, &to), GD_ERR_INVALID);
+    CHECK_STATUS(gd_diloco_round_finish(e.t, &e.c, &res, &run, &to, NULL), GD_ERR_INVALID);
     CHECK(strstr(gd_error_detail(), "0 of 2 segments") != NULL);
     gd_worker_state_free(&w);
     gd_global_state_free(&m.g);

@@ -99,11 +99,15 @@ static void check_rounds_passed(nf_net *net, uint64_t rounds) {
     }
 }
 
-static void test_overlap_epoch(void) {
+/* An overlap epoch played under a memory budget on every node (0: none);
+ * hash gets the chain's start state of round 3. */
+static void overlap_epoch(uint64_t budget, uint8_t hash3[32]) {
     nf_net net;
     df_knobs k;
     knobs(&k);
     nf_setup(&net, &k, NF_NODES, nf_roles);
+    for (int who = 1; who <= NF_NODES; who++)
+        gd_member_set_memory_budget(net.nodes[who], budget);
     double loss0 = NAN;
     uint64_t seen = 0;
     size_t ahead = 0;
@@ -138,12 +142,26 @@ static void test_overlap_epoch(void) {
         CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
     }
     df_qfree(cur);
+    df_qround *q3 = df_q_round(&net.d, 3);
+    CHECK(q3->round->start_state_hash.len == 32);
+    memcpy(hash3, q3->round->start_state_hash.data, 32);
+    df_qfree(q3);
     df_check_settlement(&net.d, 1);
     CHECK(net.refused == 0);
     double loss1 = gd_member_eval_loss(net.nodes[1], 4);
     fprintf(stderr, "  eval loss %.4f -> %.4f\n", loss0, loss1);
     CHECK(loss1 < loss0);
     nf_free(&net);
+}
+
+/* And under a budget of one byte, so each worker keeps every round's
+ * overlapped start in a file of its own, G in its file and its payloads
+ * encoded straight to their files: the same rounds, to the same G. */
+static void test_overlap_epoch(void) {
+    uint8_t free_hash[32], budget_hash[32];
+    overlap_epoch(0, free_hash);
+    overlap_epoch(1, budget_hash);
+    CHECK(memcmp(free_hash, budget_hash, 32) == 0);
 }
 
 /* Slow workers: a block passes while they train each segment, in windows

@@ -500,6 +500,96 @@ static void test_encoder_windows(void) {
     free(v);
 }
 
+/* Encoded into its file as it goes (a worker's own payload): the file is
+ * gd_payload_write's, byte for byte, for every codec and window, with the
+ * same root and residual; the payload keeps no chunk's bytes, so what
+ * needs them refuses while its proofs still work; a file given late, or
+ * twice, is refused, and an aborted file leaves nothing behind. */
+static void test_encoder_to_file(void) {
+    const size_t n = 20011, chunk = 999;
+    float *v = gen_values(n, 5, 0.02);
+    float *r0 = gen_values(n, 6, 0.001);
+    float *rw = malloc(n * sizeof(float)), *rx = malloc(n * sizeof(float));
+    float *out = malloc(n * sizeof(float));
+    gd_pool *pool = NULL;
+    CHECK_OK(gd_pool_new(&pool, 3));
+    char path[512];
+    snprintf(path, sizeof path, "%s/to-file.gdpl", gd_test_tmpdir());
+    const size_t windows[] = {chunk, 7 * chunk, n};
+    for (size_t c = 0; c < N_CODECS; c++) {
+        gd_payload_header h = sample_header(k_codecs[c], n, (uint32_t)chunk);
+        memcpy(rw, r0, n * sizeof(float));
+        gd_payload whole;
+        CHECK_OK(gd_payload_encode(&whole, &h, v, rw, NULL));
+        gd_buf want = {0};
+        serialize(&whole, &want);
+        uint8_t want_root[32], root[32];
+        uint32_t want_leaves = 0, leaves = 0;
+        CHECK_OK(gd_payload_root(&whole, want_root, &want_leaves));
+        for (size_t k = 0; k < sizeof windows / sizeof windows[0]; k++) {
+            memcpy(rx, r0, n * sizeof(float));
+            gd_payload p;
+            gd_payload_encoder e;
+            gd_file_atomic f;
+            CHECK_OK(gd_file_atomic_begin(&f, path, 0600));
+            CHECK_OK(gd_payload_encoder_begin(&e, &p, &h));
+            CHECK_OK(gd_payload_encoder_to_file(&e, &f));
+            CHECK_STATUS(gd_payload_encoder_to_file(&e, &f), GD_ERR_INVALID);
+            for (size_t lo = 0; lo < n; lo += windows[k]) {
+                size_t count = n - lo < windows[k] ? n - lo : windows[k];
+                CHECK_OK(gd_payload_encoder_add(&e, v + lo, rx + lo, lo, count, pool));
+                /* what was added is on its way to the file, not held */
+                CHECK(p.chunks[lo / chunk].raw == NULL && p.chunks[lo / chunk].stored == NULL);
+            }
+            CHECK_OK(gd_payload_encoder_end(&e));
+            CHECK_OK(gd_file_atomic_commit(&f));
+            gd_file_atomic_abort(&f);
+            CHECK(p.in_file);
+            gd_buf got = {0};
+            CHECK_OK(gd_file_read(&got, path, (size_t)1 << 30));
+            CHECK(got.len == want.len && memcmp(got.data, want.data, want.len) == 0);
+            CHECK(gd_payload_wire_bytes(&p) == want.len);
+            CHECK(memcmp(rx, rw, n * sizeof(float)) == 0);
+            CHECK_OK(gd_payload_root(&p, root, &leaves));
+            CHECK(leaves == want_leaves && memcmp(root, want_root, 32) == 0);
+            gd_mmr_proof proof;
+            CHECK_OK(gd_payload_prove_chunk(&p, &proof, 3));
+            gd_buf back = {0};
+            CHECK_STATUS(gd_payload_serialize(&p, &back), GD_ERR_INVALID);
+            CHECK(strstr(gd_error_detail(), "in its file") != NULL);
+            CHECK_STATUS(gd_payload_decode(&p, out, NULL), GD_ERR_INVALID);
+            gd_buf_free(&back);
+            gd_buf_free(&got);
+            gd_payload_free(&p);
+        }
+        gd_buf_free(&want);
+        gd_payload_free(&whole);
+    }
+    /* A file once values were added is refused; an aborted one is gone. */
+    CHECK(remove(path) == 0);
+    gd_payload_header h = sample_header("int8", n, (uint32_t)chunk);
+    gd_payload p;
+    gd_payload_encoder e;
+    gd_file_atomic f;
+    CHECK_OK(gd_file_atomic_begin(&f, path, 0600));
+    CHECK_OK(gd_payload_encoder_begin(&e, &p, &h));
+    CHECK_OK(gd_payload_encoder_add(&e, v, NULL, 0, chunk, pool));
+    CHECK_STATUS(gd_payload_encoder_to_file(&e, &f), GD_ERR_INVALID);
+    gd_payload_encoder_abort(&e);
+    gd_payload_free(&p);
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s", f.tmp);
+    gd_file_atomic_abort(&f);
+    FILE *gone = fopen(tmp, "rb");
+    CHECK(gone == NULL && fopen(path, "rb") == NULL);
+    gd_pool_free(pool);
+    free(out);
+    free(rx);
+    free(rw);
+    free(r0);
+    free(v);
+}
+
 /* Flags of chunk i, read from the file's table. */
 static uint32_t file_flags(const gd_buf *file, uint32_t i) {
     const uint8_t *e = file->data + GD_PAYLOAD_HEADER_BYTES + (size_t)i * 24 + 16;
@@ -943,6 +1033,7 @@ int main(void) {
     RUN_TEST(test_roundtrip_codecs);
     RUN_TEST(test_thread_independence);
     RUN_TEST(test_encoder_windows);
+    RUN_TEST(test_encoder_to_file);
     RUN_TEST(test_zstd_choice);
     RUN_TEST(test_error_feedback);
     RUN_TEST(test_proofs);

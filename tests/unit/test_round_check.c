@@ -4,6 +4,7 @@
  * proofs (from plugin/member/state_index.c, as served), and the payload. An honest
  * worker passes; every way of serving a chunk or state that is not the
  * committed one fails the check, never the validator. */
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -249,6 +250,65 @@ static void payload_chunk(const gd_buf *file, uint32_t chunk, gd_buf *body, gd_b
     gd_payload_free(&p);
 }
 
+/* The descriptor of this process's open file that has no name and was
+ * made as a round's start file (start.tmp-*), or -1. */
+static int unnamed_start_fd(void) {
+    DIR *d = opendir("/proc/self/fd");
+    int found = -1;
+    struct dirent *ent;
+    while (d != NULL && found < 0 && (ent = readdir(d)) != NULL) {
+        char link[64], target[1024];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", ent->d_name);
+        ssize_t len = readlink(link, target, sizeof target - 1);
+        if (len <= 0)
+            continue;
+        target[len] = '\0';
+        if (strstr(target, "/start.tmp-") != NULL && strstr(target, "(deleted)") != NULL)
+            found = atoi(ent->d_name);
+    }
+    if (d != NULL)
+        closedir(d);
+    return found;
+}
+
+/* S_r kept in a file of its own (what a tight memory budget asks): the
+ * values in memory, read back a chunk at a time, with nothing left in the
+ * directory by name. A chunk the disk changes once it was written is this
+ * host's failure (GD_ERR_IO) when read, never another start; the other
+ * chunks still read; the file goes with the state. */
+static void check_start_in_its_file(gd_engine *e, const gd_global_state *s1,
+                                    const gd_global_state *g0, const char *payload_path,
+                                    const uint8_t root[32], uint32_t leaves) {
+    gd_global_state s1f;
+    CHECK_OK(gd_engine_overlap_start_path(e, &s1f, 1, WORKER, g0, payload_path, root, leaves,
+                                          gd_test_tmpdir()));
+    CHECK(s1f.params == NULL && s1f.momentum == NULL && s1f.file != NULL && s1f.round == 1);
+    float *back = malloc(e->n * sizeof(float));
+    CHECK_OK(gd_global_state_read(&s1f, back, NULL, 0, e->n));
+    CHECK(memcmp(back, s1->params, e->n * sizeof(float)) == 0);
+    DIR *d = opendir(gd_test_tmpdir());
+    struct dirent *ent;
+    while (d != NULL && (ent = readdir(d)) != NULL)
+        CHECK(strncmp(ent->d_name, "start.tmp-", 10) != 0);
+    if (d != NULL)
+        closedir(d);
+    int fd = unnamed_start_fd();
+    CHECK(fd >= 0);
+    uint8_t byte = 0;
+    off_t at = 4 * (off_t)CHUNK_ELEMS + 13;
+    CHECK(pread(fd, &byte, 1, at) == 1);
+    byte ^= 0x10;
+    CHECK(pwrite(fd, &byte, 1, at) == 1);
+    CHECK_STATUS(gd_global_state_read(&s1f, back, NULL, 0, e->n), GD_ERR_IO);
+    CHECK(strstr(gd_error_detail(), "changed on disk") != NULL);
+    CHECK_OK(gd_global_state_read(&s1f, back, NULL, 0, CHUNK_ELEMS));
+    gd_values_reader r = gd_global_params_reader(&s1f);
+    CHECK_STATUS(r.read(r.ctx, back, CHUNK_ELEMS, CHUNK_ELEMS), GD_ERR_IO);
+    gd_global_state_free(&s1f);
+    CHECK(unnamed_start_fd() < 0);
+    free(back);
+}
+
 /* An overlap run: the worker committed round 0, so round 1 starts from
  * S_1 = G_0 - Δ̂_0 (gd_engine_overlap_start_path), not G_1, and a check of it
  * proves the drawn chunk of leaf 0 against G_0's chunk and the chunk of the
@@ -290,7 +350,8 @@ static void test_overlapped_start(void) {
     snprintf(path, sizeof path, "%s/own-payload.gdpl", gd_test_tmpdir());
     CHECK_OK(gd_file_create_private(path, file0.data, file0.len));
     CHECK_OK(gd_engine_overlap_start_path(&e, &s1, 1, WORKER, &g0, path,
-                                          t0.commit.payload_root, t0.commit.payload_leaves));
+                                          t0.commit.payload_root, t0.commit.payload_leaves,
+                                          NULL));
     CHECK(memcmp(s1.params, g1.params, e.n * sizeof(float)) != 0);
     gd_payload whole;
     CHECK_OK(gd_payload_parse(&whole, file0.data, file0.len, NULL));
@@ -302,17 +363,19 @@ static void test_overlapped_start(void) {
     CHECK(same);
     free(decoded);
     gd_payload_free(&whole);
+    check_start_in_its_file(&e, &s1, &g0, path, t0.commit.payload_root,
+                            t0.commit.payload_leaves);
     /* Its own payload under another root is not its start. */
     uint8_t other_root[32];
     memcpy(other_root, t0.commit.payload_root, 32);
     other_root[0] ^= 1;
     gd_global_state bad;
     CHECK_STATUS(gd_engine_overlap_start_path(&e, &bad, 1, WORKER, &g0, path, other_root,
-                                              t0.commit.payload_leaves),
+                                              t0.commit.payload_leaves, NULL),
                  GD_ERR_INVALID);
     CHECK(unlink(path) == 0);
     CHECK(gd_engine_overlap_start_path(&e, &bad, 1, WORKER, &g0, path, t0.commit.payload_root,
-                                       t0.commit.payload_leaves) != GD_OK);
+                                       t0.commit.payload_leaves, NULL) != GD_OK);
     CHECK_OK(gd_engine_train(&e, &t1, 1, &s1, false, &w));
     Gonka__Diloco__V1__Commitment c0, c1;
     gd_test_commitment(&t0, WORKER, &c0);
