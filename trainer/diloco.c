@@ -813,6 +813,42 @@ static void gd_window_range(size_t n, size_t window, size_t w, size_t *lo, size_
     *count = n - *lo < window ? n - *lo : window;
 }
 
+gd_status gd_sum_squares_init(gd_sum_squares *s, size_t n) {
+    memset(s, 0, sizeof *s);
+    s->n = n;
+    s->blocks = (n + GD_SUM_SQUARES_CHUNK - 1) / GD_SUM_SQUARES_CHUNK;
+    s->partial = calloc(s->blocks ? s->blocks : 1, sizeof *s->partial);
+    return s->partial ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for a sum of squares");
+}
+
+gd_status gd_sum_squares_add(gd_sum_squares *s, const float *values, size_t lo, size_t count) {
+    size_t end = lo + count;
+    if (lo % GD_SUM_SQUARES_CHUNK != 0 || end > s->n ||
+        (end % GD_SUM_SQUARES_CHUNK != 0 && end != s->n))
+        return gd_fail(GD_ERR_INVALID, "values [%zu, %zu) are not whole blocks of %zu", lo, end,
+                       s->n);
+    gd_backend cpu; /* on the caller's thread: its pool is the caller's */
+    gd_backend_cpu_init(&cpu, NULL);
+    for (size_t at = lo; at < end; at += GD_SUM_SQUARES_CHUNK) {
+        size_t take = end - at < GD_SUM_SQUARES_CHUNK ? end - at : GD_SUM_SQUARES_CHUNK;
+        s->partial[at / GD_SUM_SQUARES_CHUNK] =
+            gd_backend_sum_squares(&cpu, values + (at - lo), take);
+    }
+    return GD_OK;
+}
+
+double gd_sum_squares_total(const gd_sum_squares *s) {
+    double total = 0;
+    for (size_t b = 0; b < s->blocks; b++)
+        total += s->partial[b];
+    return total;
+}
+
+void gd_sum_squares_free(gd_sum_squares *s) {
+    free(s->partial);
+    memset(s, 0, sizeof *s);
+}
+
 static gd_status gd_read_window(const gd_contribution_windowed *x, float *out, size_t lo,
                                 size_t count) {
     gd_status s = x->read_range(x->read_ctx, out, lo, count);
@@ -856,11 +892,21 @@ gd_status gd_diloco_aggregate_windows(const gd_backend *be, const gd_diloco_conf
         s = gd_fail(GD_ERR_NOMEM, "out of memory for the windowed aggregate");
     float *values = host, *params = host + span, *momentum = host + 2 * span;
     /* The norms: each contribution's sum of squares chained over windows
-     * that start at multiples of GD_SUM_SQUARES_CHUNK (gd_backend_sum_squares_from). */
-    for (size_t w = 0; s == GD_OK && w < windows; w++) {
+     * that start at multiples of GD_SUM_SQUARES_CHUNK (gd_backend_sum_squares_from),
+     * unless the caller made it as it checked the payload (gd_sum_squares). */
+    bool first_pass = false;
+    for (size_t i = 0; s == GD_OK && i < n_contribs; i++) {
+        const double *known = contribs[m[i].index].sum_squares;
+        first_pass |= known == NULL;
+        if (known != NULL)
+            sums[i] = *known;
+    }
+    for (size_t w = 0; s == GD_OK && first_pass && w < windows; w++) {
         size_t lo, count;
         gd_window_range(n, window, w, &lo, &count);
         for (size_t i = 0; s == GD_OK && i < n_contribs; i++) {
+            if (contribs[m[i].index].sum_squares != NULL)
+                continue;
             s = gd_read_window(&contribs[m[i].index], values, lo, count);
             if (s == GD_OK)
                 s = gd_staged_sum_squares(be, values, count, &sums[i]);

@@ -261,7 +261,30 @@ typedef struct gd_contribution_windowed {
     gd_contribution_range_fn read_range;
     void *read_ctx;
     uint64_t tokens;
+    /* Its sum of squares when the caller already has it (gd_sum_squares
+     * over the values read_range gives), or NULL: the aggregate's first
+     * pass reads it. With every contribution's, the payloads are read once. */
+    const double *sum_squares;
 } gd_contribution_windowed;
+
+/* A contribution's sum of squares made from its values a piece at a time,
+ * in any order and on any thread (each piece once), as its payload's
+ * chunks are checked: each piece adds its blocks of GD_SUM_SQUARES_CHUNK
+ * values (the backend's sum of squares of each, alone), and the total adds
+ * the blocks' partials in order. That is the backend's own order, so the
+ * total has the bits of the sum over the whole array, the aggregate's
+ * first pass. A piece must start at a multiple of the block and end at
+ * one, or at n. */
+typedef struct gd_sum_squares {
+    size_t n, blocks;
+    double *partial; /* per block */
+} gd_sum_squares;
+
+gd_status gd_sum_squares_init(gd_sum_squares *s, size_t n) GD_MUST_CHECK;
+gd_status gd_sum_squares_add(gd_sum_squares *s, const float *values, size_t lo,
+                             size_t count) GD_MUST_CHECK;
+double gd_sum_squares_total(const gd_sum_squares *s);
+void gd_sum_squares_free(gd_sum_squares *s);
 
 typedef struct gd_global_io {
     size_t n;        /* G's values */

@@ -922,6 +922,7 @@ void gd_payload_view_close(gd_payload_view *v) {
     free(v->raw);
     free(v->src);
     free(v->prefix);
+    free(v->leaves);
     ZSTD_freeDCtx(v->dctx);
     memset(v, 0, sizeof *v);
     v->fd = -1;
@@ -951,6 +952,7 @@ gd_status gd_payload_view_decode(gd_payload_view *v, uint32_t chunk, float *valu
 typedef struct gd_parse_job {
     const gd_payload_view *v;
     gd_payload_chunk *chunks; /* parse: copies; NULL for a view's root */
+    const gd_payload_visitor *visit; /* or NULL */
     uint8_t (*leaves)[GD_MMR_HASH_LEN];
     gd_slots slots;
     gd_task_error err;
@@ -989,6 +991,8 @@ static gd_status gd_parse_one(gd_parse_job *job, size_t i, gd_slot *t) {
         }
     }
     gd_mmr_hash_leaf(job->leaves[i], (uint32_t)(i + 1), raw, vc->raw_len);
+    if (job->visit != NULL)
+        return job->visit->chunk(job->visit->ctx, (uint32_t)i, raw, vc->raw_len);
     return GD_OK;
 }
 
@@ -1005,8 +1009,9 @@ static void gd_parse_task(void *ctx, size_t i) {
 
 /* Every chunk's leaf, in parallel (copied into chunks when not NULL). */
 static gd_status gd_parse_leaves(const gd_payload_view *v, gd_payload_chunk *chunks,
+                                 const gd_payload_visitor *visit,
                                  uint8_t (*leaves)[GD_MMR_HASH_LEN], gd_pool *pool) {
-    gd_parse_job job = {.v = v, .chunks = chunks, .leaves = leaves};
+    gd_parse_job job = {.v = v, .chunks = chunks, .visit = visit, .leaves = leaves};
     GD_TRY(gd_slots_init(&job.slots, pool));
     gd_task_error_init(&job.err);
     gd_pool_run(pool, v->header.chunk_count, gd_parse_task, &job);
@@ -1015,9 +1020,9 @@ static gd_status gd_parse_leaves(const gd_payload_view *v, gd_payload_chunk *chu
 }
 
 /* The commitment's leaves: the header's, then every chunk's (chunk_count +
- * 1 of them, malloc'd). */
-static gd_status gd_view_leaves(const gd_payload_view *v, gd_pool *pool,
-                                uint8_t (**out)[GD_MMR_HASH_LEN]) {
+ * 1 of them, malloc'd); a view read from a file keeps the chunks'. */
+static gd_status gd_view_leaves(gd_payload_view *v, const gd_payload_visitor *visit,
+                                gd_pool *pool, uint8_t (**out)[GD_MMR_HASH_LEN]) {
     if (v->chunks == NULL)
         return gd_fail(GD_ERR_INVALID, "payload view: not open");
     uint32_t count = v->header.chunk_count;
@@ -1025,7 +1030,15 @@ static gd_status gd_view_leaves(const gd_payload_view *v, gd_pool *pool,
     if (leaves == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory for %u leaves", (unsigned)count + 1);
     gd_mmr_hash_leaf(leaves[0], 0, v->bytes, GD_PAYLOAD_HEADER_BYTES);
-    gd_status s = gd_parse_leaves(v, NULL, leaves + 1, pool);
+    gd_status s = gd_parse_leaves(v, NULL, visit, leaves + 1, pool);
+    if (s == GD_OK && v->fd >= 0) {
+        free(v->leaves);
+        v->leaves = malloc((size_t)count * GD_MMR_HASH_LEN);
+        if (v->leaves == NULL)
+            s = gd_fail(GD_ERR_NOMEM, "out of memory for %u leaves", (unsigned)count);
+        else
+            memcpy(v->leaves, leaves + 1, (size_t)count * GD_MMR_HASH_LEN);
+    }
     if (s != GD_OK) {
         free(leaves);
         return s;
@@ -1034,10 +1047,16 @@ static gd_status gd_view_leaves(const gd_payload_view *v, gd_pool *pool,
     return GD_OK;
 }
 
-gd_status gd_payload_view_root(const gd_payload_view *v, uint8_t root[GD_MMR_HASH_LEN],
+gd_status gd_payload_view_root(gd_payload_view *v, uint8_t root[GD_MMR_HASH_LEN],
                                uint32_t *leaf_count, gd_pool *pool) {
+    return gd_payload_view_root_visit(v, root, leaf_count, NULL, pool);
+}
+
+gd_status gd_payload_view_root_visit(gd_payload_view *v, uint8_t root[GD_MMR_HASH_LEN],
+                                     uint32_t *leaf_count, const gd_payload_visitor *visit,
+                                     gd_pool *pool) {
     uint8_t (*leaves)[GD_MMR_HASH_LEN] = NULL;
-    GD_TRY(gd_view_leaves(v, pool, &leaves));
+    GD_TRY(gd_view_leaves(v, visit, pool, &leaves));
     gd_mmr_peaks peaks;
     gd_mmr_peaks_init(&peaks);
     gd_status s = GD_OK;
@@ -1051,10 +1070,10 @@ gd_status gd_payload_view_root(const gd_payload_view *v, uint8_t root[GD_MMR_HAS
     return s;
 }
 
-gd_status gd_payload_view_mmr(const gd_payload_view *v, gd_mmr *out, gd_pool *pool) {
+gd_status gd_payload_view_mmr(gd_payload_view *v, gd_mmr *out, gd_pool *pool) {
     gd_mmr_init(out);
     uint8_t (*leaves)[GD_MMR_HASH_LEN] = NULL;
-    GD_TRY(gd_view_leaves(v, pool, &leaves));
+    GD_TRY(gd_view_leaves(v, NULL, pool, &leaves));
     gd_status s = GD_OK;
     for (uint32_t i = 0; s == GD_OK && i <= v->header.chunk_count; i++)
         s = gd_mmr_append(out, leaves[i]);
@@ -1071,8 +1090,18 @@ gd_status gd_payload_view_raw(gd_payload_view *v, uint32_t chunk, const uint8_t 
     const gd_payload_view_chunk *c = &v->chunks[chunk];
     if (c->zstd)
         GD_TRY(gd_grow(&v->raw, &v->raw_cap, c->raw_len));
-    GD_TRY(gd_view_raw(v, chunk, v->raw, &v->dctx, &v->src, &v->src_cap, raw));
+    gd_status s = gd_view_raw(v, chunk, v->raw, &v->dctx, &v->src, &v->src_cap, raw);
     *raw_len = c->raw_len;
+    if (v->leaves == NULL || s == GD_ERR_NOMEM || s == GD_ERR_IO)
+        return s;
+    /* Checked once: bytes that no longer read, or hash to another leaf,
+     * were changed on this host's disk since. */
+    uint8_t leaf[GD_MMR_HASH_LEN];
+    if (s == GD_OK)
+        gd_mmr_hash_leaf(leaf, chunk + 1, *raw, c->raw_len);
+    if (s != GD_OK || memcmp(leaf, v->leaves[chunk], sizeof leaf) != 0)
+        return gd_fail(GD_ERR_IO, "payload chunk %u changed on disk after it was checked",
+                       (unsigned)chunk);
     return GD_OK;
 }
 
@@ -1091,7 +1120,7 @@ gd_status gd_payload_parse(gd_payload *out, const uint8_t *bytes, size_t len, gd
                                         : gd_fail(GD_ERR_NOMEM, "out of memory for %u payload "
                                                                 "chunks", (unsigned)count);
     if (s == GD_OK)
-        s = gd_parse_leaves(&v, out->chunks, leaves, pool);
+        s = gd_parse_leaves(&v, out->chunks, NULL, leaves, pool);
     if (s == GD_OK)
         s = gd_build_mmr(out, bytes, (const uint8_t (*)[GD_MMR_HASH_LEN])leaves);
     free(leaves);

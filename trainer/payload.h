@@ -186,6 +186,9 @@ typedef struct gd_payload_view {
     uint8_t *prefix; /* the header and table read from fd */
     bool owns_fd;    /* opened by gd_payload_view_open_path: closed with the view */
     struct ZSTD_DCtx_s *dctx;
+    /* Read from fd: each chunk's leaf (chunk i's at [i]) once the view's
+     * commitment was computed, or NULL. */
+    uint8_t (*leaves)[GD_MMR_HASH_LEN];
 } gd_payload_view;
 
 gd_status gd_payload_view_open(gd_payload_view *out, const uint8_t *bytes,
@@ -200,13 +203,28 @@ gd_status gd_payload_view_open_file(gd_payload_view *out, int fd,
 gd_status gd_payload_view_open_path(gd_payload_view *out, const char *path) GD_MUST_CHECK;
 void gd_payload_view_close(gd_payload_view *v);
 /* gd_payload_root's commitment, every chunk decompressed and hashed on the
- * pool (a chunk at a time per thread). */
-gd_status gd_payload_view_root(const gd_payload_view *v, uint8_t root[GD_MMR_HASH_LEN],
+ * pool (a chunk at a time per thread). A view read from a file keeps the
+ * chunks' leaves: from then on a chunk read (gd_payload_view_raw, _decode)
+ * is hashed again and must match, else GD_ERR_IO ("changed on disk"). The
+ * file changed on this host after it was checked: nothing made of those
+ * bytes (a verdict, a G') may come out as if the committer had sent them. */
+gd_status gd_payload_view_root(gd_payload_view *v, uint8_t root[GD_MMR_HASH_LEN],
                                uint32_t *leaf_count, gd_pool *pool) GD_MUST_CHECK;
+/* The same, with visit(ctx, chunk, raw, raw_len) given each chunk's
+ * canonical bytes as it is hashed, on the pool's threads (each chunk once,
+ * in any order): what else a reader wants of every chunk comes out of the
+ * one pass. Its first failure ends the root. */
+typedef struct gd_payload_visitor {
+    gd_status (*chunk)(void *ctx, uint32_t chunk, const uint8_t *raw, size_t raw_len);
+    void *ctx;
+} gd_payload_visitor;
+
+gd_status gd_payload_view_root_visit(gd_payload_view *v, uint8_t root[GD_MMR_HASH_LEN],
+                                     uint32_t *leaf_count, const gd_payload_visitor *visit,
+                                     gd_pool *pool) GD_MUST_CHECK;
 /* The same commitment as the whole MMR, to prove chunks from (leaf i + 1
- * is chunk i; gd_mmr_free it). */
-gd_status gd_payload_view_mmr(const gd_payload_view *v, gd_mmr *out,
-                              gd_pool *pool) GD_MUST_CHECK;
+ * is chunk i; gd_mmr_free it); a file's leaves are kept as above. */
+gd_status gd_payload_view_mmr(gd_payload_view *v, gd_mmr *out, gd_pool *pool) GD_MUST_CHECK;
 /* Chunk `chunk`'s canonical bytes (what its leaf hashes), valid until the
  * view's next call. */
 gd_status gd_payload_view_raw(gd_payload_view *v, uint32_t chunk, const uint8_t **raw,

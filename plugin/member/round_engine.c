@@ -488,14 +488,15 @@ gd_status gd_engine_payload_parse(gd_engine *e, gd_payload *out, uint64_t round,
 /* An opened view held to the header and commitment (its whole MMR kept
  * in mmr when not NULL); closed on failure. */
 static gd_status gd_engine_payload_check(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
-                                         uint64_t round, const char *participant,
-                                         const uint8_t root[32], uint32_t leaves) {
+                                         const gd_payload_visitor *visit, uint64_t round,
+                                         const char *participant, const uint8_t root[32],
+                                         uint32_t leaves) {
     gd_payload_header want = gd_engine_payload_want(e, round, participant);
     uint8_t got[GD_MMR_HASH_LEN];
     uint32_t got_leaves = 0;
     gd_status s = gd_payload_header_matches(&out->header, &want);
     if (s == GD_OK && mmr == NULL)
-        s = gd_payload_view_root(out, got, &got_leaves, gd_engine_pool(e));
+        s = gd_payload_view_root_visit(out, got, &got_leaves, visit, gd_engine_pool(e));
     if (s == GD_OK && mmr != NULL) {
         s = gd_payload_view_mmr(out, mmr, gd_engine_pool(e));
         got_leaves = s == GD_OK ? mmr->n_leaves : 0;
@@ -517,7 +518,7 @@ gd_status gd_engine_payload_view(gd_engine *e, gd_payload_view *out, uint64_t ro
                                  const char *participant, const uint8_t *bytes, size_t len,
                                  const uint8_t root[32], uint32_t leaves) {
     GD_TRY(gd_payload_view_open(out, bytes, len));
-    return gd_engine_payload_check(e, out, NULL, round, participant, root, leaves);
+    return gd_engine_payload_check(e, out, NULL, NULL, round, participant, root, leaves);
 }
 
 gd_status gd_engine_payload_view_proved(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
@@ -525,7 +526,7 @@ gd_status gd_engine_payload_view_proved(gd_engine *e, gd_payload_view *out, gd_m
                                         const uint8_t *bytes, size_t len,
                                         const uint8_t root[32], uint32_t leaves) {
     GD_TRY(gd_payload_view_open(out, bytes, len));
-    return gd_engine_payload_check(e, out, mmr, round, participant, root, leaves);
+    return gd_engine_payload_check(e, out, mmr, NULL, round, participant, root, leaves);
 }
 
 gd_status gd_engine_payload_view_path_proved(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
@@ -533,14 +534,37 @@ gd_status gd_engine_payload_view_path_proved(gd_engine *e, gd_payload_view *out,
                                              const char *path, const uint8_t root[32],
                                              uint32_t leaves) {
     GD_TRY(gd_payload_view_open_path(out, path));
-    return gd_engine_payload_check(e, out, mmr, round, participant, root, leaves);
+    return gd_engine_payload_check(e, out, mmr, NULL, round, participant, root, leaves);
 }
 
 gd_status gd_engine_payload_view_file(gd_engine *e, gd_payload_view *out, uint64_t round,
                                       const char *participant, int fd, uint64_t len,
                                       const uint8_t root[32], uint32_t leaves) {
     GD_TRY(gd_payload_view_open_file(out, fd, len));
-    return gd_engine_payload_check(e, out, NULL, round, participant, root, leaves);
+    return gd_engine_payload_check(e, out, NULL, NULL, round, participant, root, leaves);
+}
+
+/* A contribution's sum of squares made as its payload is checked: each
+ * chunk decoded (validated as the aggregate's reader validates it) and its
+ * blocks summed, on the pool's threads. */
+typedef struct gd_engine_norm {
+    const gd_codec *codec;
+    uint32_t chunk_elems;
+    gd_sum_squares sums;
+} gd_engine_norm;
+
+static gd_status gd_engine_norm_chunk(void *ctx, uint32_t chunk, const uint8_t *raw,
+                                      size_t raw_len) {
+    gd_engine_norm *x = ctx;
+    size_t lo = (size_t)chunk * x->chunk_elems;
+    size_t count = x->sums.n - lo < x->chunk_elems ? x->sums.n - lo : x->chunk_elems;
+    float *values = malloc(count * sizeof(float));
+    gd_status s = values ? gd_codec_decode_chunk(x->codec, raw, raw_len, values, count)
+                         : gd_fail(GD_ERR_NOMEM, "out of memory for a payload chunk");
+    if (s == GD_OK)
+        s = gd_sum_squares_add(&x->sums, values, lo, count);
+    free(values);
+    return s == GD_OK ? GD_OK : gd_fail_context(s, "payload chunk %u", (unsigned)chunk);
 }
 
 /* A contribution read a range at a time from its payload where it lies:
@@ -551,6 +575,8 @@ typedef struct gd_engine_reader {
     bool open;
     float *cache;
     uint32_t cached; /* the chunk in cache, or UINT32_MAX */
+    gd_engine_norm norm; /* made as the payload is checked, when chunks hold whole blocks */
+    double sum_squares;
 } gd_engine_reader;
 
 static gd_status gd_engine_read_range(void *ctx, float *out, size_t lo, size_t count) {
@@ -596,32 +622,43 @@ gd_status gd_engine_aggregate_io(gd_engine *e, uint64_t round, const gd_engine_c
     gd_contribution_windowed *contribs = calloc(n ? n : 1, sizeof *contribs);
     gd_engine_reader *readers = calloc(n ? n : 1, sizeof *readers);
     gd_status s = contribs && readers ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
-    /* Every payload against its commitment before anything is stepped. */
+    /* Every payload against its commitment before anything is stepped;
+     * with chunks of whole sum-of-squares blocks its norm comes out of the
+     * same pass, so the aggregate reads each payload once more, not twice. */
+    const gd_diloco_config *c = &e->rc.diloco;
+    bool norms = c->chunk_elems % GD_SUM_SQUARES_CHUNK == 0;
     for (size_t i = 0; s == GD_OK && i < n; i++) {
-        readers[i].cached = UINT32_MAX;
-        s = cs[i].payload != NULL
-                ? gd_engine_payload_view(e, &readers[i].view, round, cs[i].address,
-                                         cs[i].payload, cs[i].payload_len, cs[i].root,
-                                         cs[i].leaves)
-                : gd_engine_payload_view_file(e, &readers[i].view, round, cs[i].address,
-                                              cs[i].fd, cs[i].payload_len, cs[i].root,
-                                              cs[i].leaves);
-        readers[i].open = s == GD_OK;
+        gd_engine_reader *r = &readers[i];
+        r->cached = UINT32_MAX;
+        r->norm = (gd_engine_norm){.codec = &c->codec, .chunk_elems = c->chunk_elems};
+        if (norms)
+            s = gd_sum_squares_init(&r->norm.sums, e->n);
+        gd_payload_visitor visit = {gd_engine_norm_chunk, &r->norm};
+        if (s == GD_OK && cs[i].payload != NULL)
+            s = gd_payload_view_open(&r->view, cs[i].payload, cs[i].payload_len);
+        else if (s == GD_OK)
+            s = gd_payload_view_open_file(&r->view, cs[i].fd, cs[i].payload_len);
+        if (s == GD_OK)
+            s = gd_engine_payload_check(e, &r->view, NULL, norms ? &visit : NULL, round,
+                                        cs[i].address, cs[i].root, cs[i].leaves);
+        r->open = s == GD_OK;
+        r->sum_squares = norms && s == GD_OK ? gd_sum_squares_total(&r->norm.sums) : 0;
         contribs[i] = (gd_contribution_windowed){.address = cs[i].address, .n = e->n,
                                                  .layout_digest = gd_engine_layout(e),
                                                  .read_range = gd_engine_read_range,
-                                                 .read_ctx = &readers[i],
-                                                 .tokens = cs[i].tokens};
+                                                 .read_ctx = r, .tokens = cs[i].tokens,
+                                                 .sum_squares = norms ? &r->sum_squares : NULL};
     }
     gd_aggregate_stats stats;
     if (s == GD_OK)
-        s = gd_diloco_aggregate_windows(gd_trainer_backend(e->trainer), &e->rc.diloco,
+        s = gd_diloco_aggregate_windows(gd_trainer_backend(e->trainer), c,
                                         gd_engine_layout(e), contribs, n, g,
                                         gd_engine_window(e->rc.diloco.chunk_elems), &stats);
     for (size_t i = 0; readers != NULL && i < n; i++) {
         if (readers[i].open)
             gd_payload_view_close(&readers[i].view);
         free(readers[i].cache);
+        gd_sum_squares_free(&readers[i].norm.sums);
     }
     free(readers);
     free(contribs);

@@ -32,7 +32,7 @@
 #define ROUND 4
 #define W 3
 /* Not a divisor or multiple of the aggregate's windows: chunks straddle. */
-#define CHUNK_ELEMS 100000
+#define CHUNK_ELEMS 131072 /* whole sum-of-squares blocks: norms made as payloads are checked */
 
 static gd_engine g_engine;
 static gd_global_state g_g;        /* G_ROUND, with momentum */
@@ -306,6 +306,93 @@ static void test_refusals(void) {
     gd_buf_free(&b);
 }
 
+/* The aggregate's io whose first read of G (the step, after every
+ * payload was checked) flips a byte of one payload's file, as a failing
+ * disk would. */
+typedef struct flip_io {
+    stream_io stream;
+    const char *path; /* or NULL: nothing flipped */
+    uint64_t at;
+    bool flipped;
+} flip_io;
+
+static gd_status flip_read(void *ctx, float *params, float *momentum, size_t lo, size_t count) {
+    flip_io *x = ctx;
+    if (x->path != NULL && !x->flipped) {
+        FILE *f = fopen(x->path, "r+b");
+        CHECK(f != NULL && fseek(f, (long)x->at, SEEK_SET) == 0);
+        int c = fgetc(f);
+        CHECK(c != EOF && fseek(f, (long)x->at, SEEK_SET) == 0 && fputc(c ^ 0x21, f) != EOF);
+        fclose(f);
+        x->flipped = true;
+    }
+    return io_read(ctx, params, momentum, lo, count);
+}
+
+static gd_status flip_write(void *ctx, const float *params, const float *momentum, size_t lo,
+                            size_t count) {
+    return io_write(&((flip_io *)ctx)->stream, params, momentum, lo, count);
+}
+
+/* The payloads kept in files, as a member keeps them: read in place, they
+ * aggregate to the whole-array G'. A byte of one of them the disk changes
+ * after it was checked is caught as the step reads it: this node's own
+ * failure (GD_ERR_IO), and no G' is left, rather than a G' made of bytes
+ * the committer never sent (before, the step decoded them silently). */
+static void test_payload_files_changed(void) {
+    gd_artifact_store store = open_store("payload_files");
+    char paths[W][600];
+    gd_engine_contribution cs[W];
+    contributions(cs);
+    for (size_t i = 0; i < W; i++) {
+        snprintf(paths[i], sizeof paths[i], "%s", gd_test_path(k_workers[i]));
+        CHECK_OK(gd_file_create_private(paths[i], g_payloads[i].data, g_payloads[i].len));
+    }
+    for (int flip = 0; flip < 2; flip++) {
+        for (size_t i = 0; i < W; i++) {
+            cs[i].payload = NULL;
+            cs[i].fd = open(paths[i], O_RDONLY);
+            CHECK(cs[i].fd >= 0);
+        }
+        gd_global_file file;
+        CHECK_OK(gd_global_file_begin(&file, NULL, &store, RUN, ROUND + 1, g_g.round + 1,
+                                      layout(), CHUNK_ELEMS, g_engine.n, NULL));
+        /* A byte of worker 0's chunk 10: in the step's second window, read
+         * after G's first (the step reads each window's payloads first). */
+        const uint8_t *entry = g_payloads[0].data + GD_PAYLOAD_HEADER_BYTES + 10 * 24;
+        uint64_t at = 0;
+        for (int b = 7; b >= 0; b--)
+            at = at << 8 | entry[b];
+        flip_io x = {.stream = {.file = &file, .piece = g_engine.n},
+                     .path = flip ? paths[0] : NULL, .at = at + 1000};
+        gd_global_io io = {.n = g_engine.n, .read = flip_read, .write = flip_write, .ctx = &x};
+        gd_status s = gd_engine_aggregate_io(&g_engine, ROUND, cs, W, &io);
+        uint8_t hash[32];
+        if (flip) {
+            CHECK(x.flipped);
+            CHECK_STATUS(s, GD_ERR_IO);
+            CHECK(strstr(gd_error_detail(), "changed on disk") != NULL);
+            gd_global_file_abort(&file);
+            gd_buf b = {0};
+            CHECK_STATUS(read_file(&store, &b, ROUND + 1), GD_ERR_NOT_FOUND);
+            gd_buf_free(&b);
+        } else {
+            CHECK_OK(s);
+            CHECK_OK(gd_global_file_commit(&file, hash));
+            CHECK(memcmp(hash, g_want_hash, 32) == 0);
+        }
+        for (size_t i = 0; i < W; i++)
+            close(cs[i].fd);
+        if (!flip) { /* so that the next pass shows it leaves none */
+            char g_path[GD_ARTIFACT_PATH_MAX];
+            CHECK_OK(gd_artifact_path(&store, g_path, sizeof g_path, GD_ARTIFACT_GLOBAL, RUN,
+                                      ROUND + 1, 0));
+            CHECK(remove(g_path) == 0);
+        }
+    }
+    CHECK(others_in_round_dir(&store) == 0);
+}
+
 /* G_{ROUND+1} aggregated from `from` (in memory or its file) into store
  * under `round`; hash gets its state hash. */
 static gd_status aggregate_from(const gd_artifact_store *store, const gd_global_state *from,
@@ -468,6 +555,7 @@ int main(int argc, char **argv) {
     } else {
         RUN_TEST(test_streamed_is_whole);
         RUN_TEST(test_refusals);
+        RUN_TEST(test_payload_files_changed);
         RUN_TEST(test_momentum_in_file);
         RUN_TEST(test_killed_while_aggregating);
         rc = gd_test_finish();

@@ -255,6 +255,30 @@ static double norm(const float *x, size_t n) {
 /* A 1000x-scaled or garbage contribution among four moves G by no more than
  * clipping allows: its weight (tokens share) times lr (1 + mu) times
  * (the clip limit + the honest contribution's norm). */
+/* A sum of squares made from pieces in any order is the backend's over
+ * the whole array, bit for bit, with a partial last block; a piece that
+ * does not start and end on a block (or at n) is refused. */
+static void test_sum_squares_pieces(void) {
+    size_t n = 3 * GD_SUM_SQUARES_CHUNK + 12345;
+    float *v = random_vector(n, 41, 3.0);
+    gd_backend cpu;
+    gd_backend_cpu_init(&cpu, NULL);
+    double want = gd_backend_sum_squares(&cpu, v, n);
+    gd_sum_squares sq;
+    CHECK_OK(gd_sum_squares_init(&sq, n));
+    size_t b = GD_SUM_SQUARES_CHUNK;
+    CHECK_OK(gd_sum_squares_add(&sq, v + 3 * b, 3 * b, n - 3 * b));
+    CHECK_OK(gd_sum_squares_add(&sq, v, 0, b));
+    CHECK_OK(gd_sum_squares_add(&sq, v + b, b, 2 * b));
+    double got = gd_sum_squares_total(&sq);
+    CHECK(memcmp(&got, &want, sizeof got) == 0);
+    CHECK_STATUS(gd_sum_squares_add(&sq, v + 1, 1, b), GD_ERR_INVALID);
+    CHECK_STATUS(gd_sum_squares_add(&sq, v, 0, b + 1), GD_ERR_INVALID);
+    CHECK_STATUS(gd_sum_squares_add(&sq, v, 3 * b, n), GD_ERR_INVALID);
+    gd_sum_squares_free(&sq);
+    free(v);
+}
+
 /* A contribution read a range at a time (gd_diloco_aggregate_windows). */
 typedef struct range_reader {
     const float *values;
@@ -340,6 +364,43 @@ static void test_aggregate_windows(void) {
         CHECK(sx.clipped == sw.clipped && sx.median_norm == sw.median_norm &&
               sx.max_norm == sw.max_norm);
     }
+    /* Every sum of squares known beforehand (made from pieces as a
+     * payload's chunks are checked): the same bits, and each payload is
+     * read once, by the step, not twice; one known, three read. */
+    double known[4];
+    for (int i = 0; i < 4; i++) {
+        gd_sum_squares sq;
+        CHECK_OK(gd_sum_squares_init(&sq, n));
+        for (size_t lo = 0; lo < n; lo += 2 * GD_SUM_SQUARES_CHUNK) {
+            size_t count = n - lo < 2 * GD_SUM_SQUARES_CHUNK ? n - lo : 2 * GD_SUM_SQUARES_CHUNK;
+            CHECK_OK(gd_sum_squares_add(&sq, d[i] + lo, lo, count));
+        }
+        known[i] = gd_sum_squares_total(&sq);
+        gd_sum_squares_free(&sq);
+    }
+    for (int all = 0; all < 2; all++) {
+        size_t before[4];
+        for (int i = 0; i < 4; i++) {
+            win[i].sum_squares = all || i == 2 ? &known[i] : NULL;
+            before[i] = readers[i].calls;
+        }
+        memset(p, 0, n * sizeof(float));
+        memset(m, 0, n * sizeof(float));
+        g_io x = {init, mom, p, m, 0};
+        gd_global_io io = {n, g_read, g_write, &x};
+        size_t window = GD_SUM_SQUARES_CHUNK;
+        CHECK_OK(gd_diloco_aggregate_windows(NULL, &c, k_layout, win, 4, &io, window, &sx));
+        CHECK(memcmp(p, whole.params, n * sizeof(float)) == 0);
+        CHECK(memcmp(m, whole.momentum, n * sizeof(float)) == 0);
+        CHECK(sx.clipped == sw.clipped && sx.median_norm == sw.median_norm &&
+              sx.max_norm == sw.max_norm);
+        size_t windows = (n + window - 1) / window;
+        for (int i = 0; i < 4; i++)
+            CHECK(readers[i].calls - before[i] ==
+                  (win[i].sum_squares != NULL ? windows : 2 * windows));
+    }
+    for (int i = 0; i < 4; i++)
+        win[i].sum_squares = NULL;
     /* G in memory stepped in place (gd_global_io_arrays), as the engine's
      * gd_engine_aggregate does. */
     gd_global_state in_place;
@@ -959,6 +1020,7 @@ int main(void) {
     RUN_TEST(test_aggregation_is_deterministic);
     RUN_TEST(test_outer_step);
     RUN_TEST(test_aggregate_from_readers);
+    RUN_TEST(test_sum_squares_pieces);
     RUN_TEST(test_aggregate_windows);
     RUN_TEST(test_clipping_bounds_a_bad_contribution);
     RUN_TEST(test_worker_round_and_segments);

@@ -348,7 +348,31 @@ static void test_roundtrip_codecs(void) {
             CHECK_OK(gd_payload_view_decode(&view, i, out + i * 1000,
                                             gd_payload_view_chunk_values(&view, i)));
         CHECK(memcmp(out, direct, n * sizeof(float)) == 0);
+        /* The disk changes a chunk once its root was checked: reading it is
+         * this host's failure, GD_ERR_IO, never other values (or a parse
+         * error that could pass for the committer's); the others read. A
+         * view not yet checked has nothing to compare with. */
+        const uint8_t *entry = file.data + GD_PAYLOAD_HEADER_BYTES + 5 * 24;
+        uint64_t at = 0;
+        for (int b = 7; b >= 0; b--)
+            at = at << 8 | entry[b];
+        at += 3;
+        float scratch[1000];
+        int rw = open(path, O_RDWR);
+        CHECK(rw >= 0);
+        uint8_t byte = file.data[at] ^ 0x41;
+        CHECK(pwrite(rw, &byte, 1, (off_t)at) == 1);
+        CHECK_STATUS(gd_payload_view_decode(&view, 5, scratch, 1000), GD_ERR_IO);
+        CHECK(strstr(gd_error_detail(), "changed on disk") != NULL);
+        CHECK_OK(gd_payload_view_decode(&view, 4, scratch, 1000));
         gd_payload_view_close(&view);
+        gd_payload_view unchecked;
+        CHECK_OK(gd_payload_view_open_file(&unchecked, fd, file.len));
+        gd_status seen = gd_payload_view_decode(&unchecked, 5, scratch, 1000);
+        CHECK(seen == GD_OK || seen == GD_ERR_PARSE);
+        gd_payload_view_close(&unchecked);
+        CHECK(pwrite(rw, file.data + at, 1, (off_t)at) == 1);
+        close(rw);
         /* A length that is not the file's is refused (the table is checked
          * against it), one past its end too. */
         CHECK_STATUS(gd_payload_view_open_file(&view, fd, file.len - 1), GD_ERR_PARSE);
