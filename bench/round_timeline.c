@@ -5,8 +5,9 @@
  *   train             the inner steps (their own clock) and tokens/s, then
  *                     the state hashes and payload encoding after them; the
  *                     segment starts are written while it trains, the post
- *                     state once encoded;
- *   encode + fsync    payload and transcript written durably;
+ *                     state and the payload as they are encoded, durable
+ *                     before the round is sealed;
+ *   encode + fsync    what is left: the transcript written durably;
  *   commit latency    MsgCommitRound submitted until it is in a block;
  *   fetch + verify    the peers' payloads, and the check target's
  *                     transcript, drawn segment's state and one chunk of its
@@ -49,8 +50,9 @@
  * Training is the member's: a segment at a time through the round engine's
  * job, each segment's start written as training reaches it (behind
  * training, or in the foreground when --memory-budget leaves no room for
- * the staging copy: plugin/member/member_memory.h), so "encode + fsync" is
- * what is left after the last step: the payload, transcript and post state.
+ * the staging copy: plugin/member/member_memory.h), and the post state and
+ * the payload go to their files as they are encoded, so "encode + fsync" is
+ * what is left after that: the transcript.
  * The aggregate is the member's too: the peers' payloads in the files they
  * were fetched to, each read a chunk at a time, G' written to its
  * file a window at a time (kept in memory as the budget allows), so
@@ -147,6 +149,7 @@ typedef struct bench_result {
     double train_s, tokens_per_s, loss, round_extra_s;
     double store_s;
     uint64_t store_bytes;
+    uint64_t payload_bytes;  /* the member's payload file */
     uint64_t starts_bytes;   /* segment starts written while training */
     bool starts_background;  /* behind training (else in the foreground) */
     bool have_commit;
@@ -1021,6 +1024,7 @@ static gd_status run(const bench_opts *o, const char *bin, const char *dir, benc
             r->round_extra_s = train_wall > wr->seconds ? train_wall - wr->seconds : 0;
             r->store_s = store_s;
             r->store_bytes = bytes;
+            r->payload_bytes = ws[0].t.commit.payload_bytes;
             r->starts_bytes = starts_bytes;
             r->starts_background = mem.background_starts;
         }
@@ -1106,11 +1110,11 @@ static void print_result(const bench_opts *o, const bench_result *r, const bench
                "\"workers\":%u,\"threads\":%u,\"block_ms\":%u,\"tokens\":%" PRIu64 ","
                "\"train_s\":%.6f,\"tokens_per_s\":%.1f,\"mean_loss\":%.6f,"
                "\"round_extra_s\":%.6f,\"store_s\":%.6f,\"store_bytes\":%" PRIu64 ","
-               "\"starts_bytes\":%" PRIu64 ",\"starts_background\":%s,"
-               "\"memory_budget\":%" PRIu64 ",",
+               "\"payload_bytes\":%" PRIu64 ",\"starts_bytes\":%" PRIu64 ","
+               "\"starts_background\":%s,\"memory_budget\":%" PRIu64 ",",
                o->model, r->params, o->inner_steps, o->segment_steps, o->workers, o->threads,
                o->block_ms, r->tokens, r->train_s, r->tokens_per_s, r->loss, r->round_extra_s,
-               r->store_s, r->store_bytes, r->starts_bytes,
+               r->store_s, r->store_bytes, r->payload_bytes, r->starts_bytes,
                r->starts_background ? "true" : "false", o->memory_budget);
         if (r->have_commit)
             printf("\"commit_s\":%.6f,", r->commit_s);
@@ -1151,9 +1155,10 @@ static void print_result(const bench_opts *o, const bench_result *r, const bench
              r->starts_background ? "behind training" : "in the foreground");
     print_row("train (inner steps)", r->train_s, total, d);
     print_row("  hashes + encoding", r->round_extra_s, total,
-              "state hashes, payload encoding, state writes waited for");
-    snprintf(d, sizeof d, "payload, transcript: %.2f MB under %s",
-             (double)r->store_bytes / mb, dir);
+              "state hashes, payload encoded into its file, state writes waited for");
+    snprintf(d, sizeof d, "transcript: %.3f MB under %s (the payload, %.2f MB, went to its "
+                          "file as it was encoded)",
+             (double)r->store_bytes / mb, dir, (double)r->payload_bytes / mb);
     print_row("encode + fsync", r->store_s, total, d);
     if (r->have_commit) {
         snprintf(d, sizeof d, "MsgCommitRound until in a block (localnet, %u ms blocks)",

@@ -514,13 +514,6 @@ static gd_status gd_engine_payload_check(gd_engine *e, gd_payload_view *out, gd_
     return s;
 }
 
-gd_status gd_engine_payload_view(gd_engine *e, gd_payload_view *out, uint64_t round,
-                                 const char *participant, const uint8_t *bytes, size_t len,
-                                 const uint8_t root[32], uint32_t leaves) {
-    GD_TRY(gd_payload_view_open(out, bytes, len));
-    return gd_engine_payload_check(e, out, NULL, NULL, round, participant, root, leaves);
-}
-
 gd_status gd_engine_payload_view_proved(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
                                         uint64_t round, const char *participant,
                                         const uint8_t *bytes, size_t len,

@@ -308,13 +308,9 @@ gd_status gd_engine_payload_parse(gd_engine *e, gd_payload *out, uint64_t round,
                                   const char *participant, const uint8_t *bytes, size_t len,
                                   const uint8_t root[32], uint32_t leaves) GD_MUST_CHECK;
 
-/* The same checks on a payload read in place (nothing copied), in memory
- * or from its file. */
-gd_status gd_engine_payload_view(gd_engine *e, gd_payload_view *out, uint64_t round,
-                                 const char *participant, const uint8_t *bytes, size_t len,
-                                 const uint8_t root[32], uint32_t leaves) GD_MUST_CHECK;
-/* gd_engine_payload_view keeping the commitment's whole MMR in mmr (to
- * prove a chunk from; gd_mmr_free it). */
+/* The same checks on a payload read in place (nothing copied), in memory,
+ * keeping the commitment's whole MMR in mmr (to prove a chunk from;
+ * gd_mmr_free it). */
 gd_status gd_engine_payload_view_proved(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
                                         uint64_t round, const char *participant,
                                         const uint8_t *bytes, size_t len,
@@ -324,6 +320,8 @@ gd_status gd_engine_payload_view_path_proved(gd_engine *e, gd_payload_view *out,
                                              uint64_t round, const char *participant,
                                              const char *path, const uint8_t root[32],
                                              uint32_t leaves) GD_MUST_CHECK;
+/* The same checks on the payload file fd (len bytes), read in place, with
+ * the root alone. */
 gd_status gd_engine_payload_view_file(gd_engine *e, gd_payload_view *out, uint64_t round,
                                       const char *participant, int fd, uint64_t len,
                                       const uint8_t root[32], uint32_t leaves) GD_MUST_CHECK;

@@ -458,6 +458,15 @@ static void test_thread_independence(void) {
     free(v);
 }
 
+/* The whole encoding of v with residual r0 (copied into rw, which ends
+ * with the coding's residual) and its file form. */
+static void encode_whole(gd_payload *whole, gd_buf *file, float *rw, const gd_payload_header *h,
+                         const float *v, const float *r0) {
+    memcpy(rw, r0, h->param_count * sizeof(float));
+    CHECK_OK(gd_payload_encode(whole, h, v, rw, NULL));
+    serialize(whole, file);
+}
+
 /* The encoder given the values a window of whole chunks at a time gives
  * the whole encoding's file and residual, for every codec and window; out
  * of order, a cut chunk and a short end are refused. */
@@ -471,11 +480,9 @@ static void test_encoder_windows(void) {
     const size_t windows[] = {chunk, 3 * chunk, 20 * chunk, 21 * chunk};
     for (size_t c = 0; c < N_CODECS; c++) {
         gd_payload_header h = sample_header(k_codecs[c], n, (uint32_t)chunk);
-        memcpy(rw, r0, n * sizeof(float));
         gd_payload whole;
-        CHECK_OK(gd_payload_encode(&whole, &h, v, rw, NULL));
         gd_buf want = {0};
-        serialize(&whole, &want);
+        encode_whole(&whole, &want, rw, &h, v, r0);
         /* The file form as parts (what a member writes, no serialized
          * copy) is the serialized file. */
         gd_payload_parts parts;
@@ -542,11 +549,9 @@ static void test_encoder_to_file(void) {
     const size_t windows[] = {chunk, 7 * chunk, n};
     for (size_t c = 0; c < N_CODECS; c++) {
         gd_payload_header h = sample_header(k_codecs[c], n, (uint32_t)chunk);
-        memcpy(rw, r0, n * sizeof(float));
         gd_payload whole;
-        CHECK_OK(gd_payload_encode(&whole, &h, v, rw, NULL));
         gd_buf want = {0};
-        serialize(&whole, &want);
+        encode_whole(&whole, &want, rw, &h, v, r0);
         uint8_t want_root[32], root[32];
         uint32_t want_leaves = 0, leaves = 0;
         CHECK_OK(gd_payload_root(&whole, want_root, &want_leaves));
