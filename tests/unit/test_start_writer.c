@@ -7,9 +7,10 @@
  * file and gives the whole path's bits, and a damaged file is refused as
  * the host's own failure; a write that
  * fails is reported, never lost, so the round cannot be committed; and a
- * process killed (SIGKILL) while its writer is busy leaves each start
- * whole or absent, never torn, and the round trained again after it
- * leaves the same files. */
+ * process killed (SIGKILL) while its writer is busy, or while it encodes
+ * its payload into place, leaves each start and the payload whole or
+ * absent, never torn, and the round trained again after it leaves the
+ * same files. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,8 +338,26 @@ static size_t starts_present(const gd_artifact_store *store) {
     return present;
 }
 
+/* Whether store holds the round's payload, which must then be the whole
+ * round's file, byte for byte (encoded into place as the round made it). */
+static bool payload_present(const gd_artifact_store *store) {
+    gd_buf want = {0}, got = {0};
+    gd_test_payload_file(&g_whole, &want);
+    gd_status s = gd_artifact_get(store, &got, GD_ARTIFACT_PAYLOAD, RUN, ROUND, 0, want.len + 1);
+    if (s != GD_ERR_NOT_FOUND)
+        CHECK_OK(s);
+    if (s == GD_OK && (got.len != want.len || memcmp(got.data, want.data, want.len) != 0)) {
+        fprintf(stderr, "the payload: a torn or wrong file (%zu bytes)\n", got.len);
+        gd_test_failures++;
+    }
+    gd_buf_free(&want);
+    gd_buf_free(&got);
+    return s == GD_OK;
+}
+
 /* SIGKILL at spread-out moments of a child training the round: what it
- * left is never torn, and the round trained again completes it. */
+ * left (the states and the payload) is never torn, and the round trained
+ * again completes it. */
 static void test_killed_while_writing(void) {
     gd_artifact_store store = open_store("killed");
     char clear[4200];
@@ -353,11 +372,13 @@ static void test_killed_while_writing(void) {
             /* How long an uninterrupted child takes, to spread the kills over it. */
             CHECK(gd_test_child_wait(pid, &whole_ns));
             CHECK(starts_present(&store) == g_whole.segments + 1);
+            CHECK(payload_present(&store));
             continue;
         }
         /* 0.1 .. 0.9 of an uninterrupted child's time. */
         killed += gd_test_child_kill_after(pid, whole_ns / 10 * i);
         starts_present(&store);
+        payload_present(&store);
     }
     CHECK(killed > 0); /* at least one kill landed before the child was done */
     /* Trained again, uninterrupted, over what the last kill left. */
@@ -366,6 +387,7 @@ static void test_killed_while_writing(void) {
     gd_trained_round t;
     CHECK_OK(train_job(&writer, &t));
     CHECK(starts_present(&store) == g_whole.segments + 1);
+    CHECK(payload_present(&store));
     gd_trained_round_free(&t);
     gd_start_writer_close(&writer);
 }
