@@ -158,10 +158,8 @@ static gd_status gd_backing_chunk(const gd_global_backing *b, float *out, int a,
     (void)gd_values_chunk_range(n, b->chunk_elems, c, &lo, &count);
     GD_TRY(gd_file_read_at(b->fd, out, count * sizeof(float), b->at[a] + 4 * (uint64_t)lo,
                            b->path));
-    uint8_t leaf[GD_MMR_HASH_LEN];
-    gd_mmr_hash_leaf(leaf, c, out, count * sizeof(float));
-    if (memcmp(leaf, b->leaves[a] + (size_t)c * GD_MMR_HASH_LEN, sizeof leaf) != 0)
-        return gd_fail(GD_ERR_IO, "%s: chunk %u of G's %s changed on disk", b->path, c,
+    if (!gd_values_chunk_has_leaf(out, count, c, b->leaves[a] + (size_t)c * GD_MMR_HASH_LEN))
+        return gd_fail(GD_ERR_IO, "%s: chunk %u of the %s changed on disk", b->path, c,
                        a == GD_GLOBAL_PARAMS ? "params" : "momentum");
     return GD_OK;
 }

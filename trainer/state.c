@@ -62,6 +62,13 @@ size_t gd_values_window_of(uint32_t chunk_elems, size_t n) {
     return window < n ? window : n ? n : 1;
 }
 
+bool gd_values_chunk_has_leaf(const float *values, size_t count, uint32_t chunk,
+                              const uint8_t leaf[GD_MMR_HASH_LEN]) {
+    uint8_t got[GD_MMR_HASH_LEN];
+    gd_mmr_hash_leaf(got, chunk, values, count * sizeof(float));
+    return memcmp(got, leaf, sizeof got) == 0;
+}
+
 size_t gd_values_window_whole(uint32_t chunk_elems, size_t n) {
     size_t window = gd_values_window_of(chunk_elems, n);
     if (window < n && chunk_elems != 0 && window % chunk_elems != 0)

@@ -289,6 +289,11 @@ void gd_values_stream_end(gd_values_stream *s);
 
 /* The [*lo, *lo + *count) range of chunk `chunk` (gd_values_chunks, in
  * proofs/state_desc.h, counts them); false if the chunk is out of range. */
+/* Whether chunk `chunk`'s count values hash to leaf (its MMR leaf, as
+ * recorded when the chunk was written or first read): one home for the
+ * check of a chunk read back from a file. */
+bool gd_values_chunk_has_leaf(const float *values, size_t count, uint32_t chunk,
+                              const uint8_t leaf[GD_MMR_HASH_LEN]);
 bool gd_values_chunk_range(size_t n, uint32_t chunk_elems, uint32_t chunk, size_t *lo,
                            size_t *count);
 

@@ -12,6 +12,7 @@
 #include "common/bytes.h"
 #include "common/file.h"
 #include "proofs/state_desc.h"
+#include "trainer/state.h"
 
 #define GD_VALUE_STORE_VERSION 1
 
@@ -202,10 +203,8 @@ gd_status gd_value_store_check(const gd_value_store *s, uint32_t chunk, float *s
         return gd_fail(GD_ERR_INVALID, "chunk %u of a value store of %u chunks", chunk,
                        s->chunks);
     GD_TRY(gd_value_store_read(s, chunk, scratch, count));
-    uint8_t leaf[GD_MMR_HASH_LEN];
-    gd_mmr_hash_leaf(leaf, chunk, scratch, count * sizeof(float));
     *ok = memcmp(s->leaves[chunk], gd_no_leaf, GD_MMR_HASH_LEN) != 0 &&
-          memcmp(leaf, s->leaves[chunk], sizeof leaf) == 0;
+          gd_values_chunk_has_leaf(scratch, count, chunk, s->leaves[chunk]);
     return GD_OK;
 }
 

@@ -97,12 +97,17 @@ gd_status gd_artifact_place(const gd_artifact_store *s, char path[GD_ARTIFACT_PA
     return gd_artifact_path(s, path, GD_ARTIFACT_PATH_MAX, kind, run, round, leaf);
 }
 
+gd_status gd_artifact_round_place(const gd_artifact_store *s, char dir[GD_ARTIFACT_PATH_MAX],
+                                  uint64_t run, uint64_t round) {
+    GD_TRY(gd_artifact_place(s, dir, GD_ARTIFACT_PAYLOAD, run, round, 0)); /* the directories */
+    return gd_artifact_round_dir(s, dir, GD_ARTIFACT_PATH_MAX, run, round);
+}
+
 gd_status gd_artifact_check_state_place(const gd_artifact_store *s,
                                        char path[GD_ARTIFACT_PATH_MAX], uint64_t run,
                                        uint64_t round, uint32_t rank, uint32_t segment) {
     char dir[GD_ARTIFACT_PATH_MAX];
-    GD_TRY(gd_artifact_place(s, dir, GD_ARTIFACT_PAYLOAD, run, round, 0)); /* the directories */
-    GD_TRY(gd_artifact_round_dir(s, dir, sizeof dir, run, round));
+    GD_TRY(gd_artifact_round_place(s, dir, run, round));
     int n = snprintf(path, GD_ARTIFACT_PATH_MAX, "%s/check-%" PRIu32 "-%" PRIu32 ".gdws", dir,
                      rank, segment);
     if (n < 0 || n >= GD_ARTIFACT_PATH_MAX)

@@ -114,6 +114,10 @@ gd_status gd_artifact_payload_chunk(const gd_artifact_store *s, uint64_t run, ui
 /* The directory of a round's artifacts. */
 gd_status gd_artifact_round_dir(const gd_artifact_store *s, char *out, size_t cap, uint64_t run,
                                 uint64_t round) GD_MUST_CHECK;
+/* The same, made (with its run's directory) for files of the node's own
+ * there: a check's fetched start, an overlapped start's unnamed file. */
+gd_status gd_artifact_round_place(const gd_artifact_store *s, char dir[GD_ARTIFACT_PATH_MAX],
+                                  uint64_t run, uint64_t round) GD_MUST_CHECK;
 /* The rounds of run in the store below `below`, in directory order
  * (*rounds malloc'd, NULL when none). */
 gd_status gd_artifact_rounds(const gd_artifact_store *s, uint64_t **rounds, size_t *count,

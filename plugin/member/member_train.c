@@ -116,9 +116,7 @@ static gd_status gd_member_round_start(gd_member *n, uint64_t r, gd_global_state
          * memory budget says of a round's start. */
         char dir[GD_ARTIFACT_PATH_MAX];
         if (s == GD_OK && !n->keep_params)
-            s = gd_artifact_place(&n->store, dir, GD_ARTIFACT_PAYLOAD, n->o.run, r, 0);
-        if (s == GD_OK && !n->keep_params)
-            s = gd_artifact_round_dir(&n->store, dir, sizeof dir, n->o.run, r);
+            s = gd_artifact_round_place(&n->store, dir, n->o.run, r);
         if (s == GD_OK)
             s = gd_engine_overlap_start_path(&n->engine, own, r, n->address, g_prev, path,
                                              pc->payload_root.data, pc->payload_leaves,
