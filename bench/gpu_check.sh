@@ -102,7 +102,7 @@ note "build: $build ${cuda[*]}"
 step configure cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "${cuda[@]}" \
   "${cmake_extra[@]}" || { note "configure failed"; exit 1; }
 step build cmake --build "$build" -j "$(nproc)" --target gonka-diloco test_backend_ops \
-  test_train_gpu test_round_gpu ||
+  test_train_gpu test_round_gpu test_matmul_lt ||
   { note "build failed"; exit 1; }
 bin=$build/bin/gonka-diloco
 "$bin" version --json >"$out/version.json" 2>&1
@@ -111,6 +111,11 @@ note "version: $(tr -d ' \n' <"$out/version.json")"
 # The cross-backend test: every op, a training step, a round, the aggregate.
 step backend_ops "$build/tests/test_backend_ops" cuda
 grep -E '^(FAIL|ok)' "$out/backend_ops.log" | awk '{print $1}' | sort | uniq -c | tee -a "$summary"
+
+# The GEMMs through cuBLASLt: each form against a host reference, the same
+# bits twice, the algorithm chosen once per shape.
+step matmul_lt "$build/tests/test_matmul_lt"
+grep -E '^(FAIL|ok)' "$out/matmul_lt.log" | tee -a "$summary"
 
 # The trainer on GPUs: run-to-run bits, the collective (NCCL) over one GPU,
 # and with two or more the two-rank step against one rank's.
@@ -177,7 +182,7 @@ else:
     print(line)
 gemm = (ours or {}).get("gemm_tflops")
 if gemm:
-    print(f"{sys.argv[3]}: cuBLAS on the MLP's shape: {gemm['fp32_operands']:.0f} TFLOP/s with "
+    print(f"{sys.argv[3]}: cuBLASLt on the MLP's shape: {gemm['fp32_operands']:.0f} TFLOP/s with "
           f"fp32 operands (the backend's), {gemm['bf16_operands']:.0f} with bf16 operands")
 # Where our step's time goes (bench train --profile: each op synchronized).
 prof = (ours or {}).get("profile")

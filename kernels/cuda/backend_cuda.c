@@ -1,5 +1,5 @@
 /* The CUDA backend (see kernels/cuda/backend_cuda.h). C over the CUDA
- * runtime's and cuBLAS's C APIs; the kernels are in the .cu files. */
+ * runtime's and cuBLASLt's C APIs; the kernels are in the .cu files. */
 #include "kernels/cuda/backend_cuda.h"
 
 #include <dlfcn.h>
@@ -13,20 +13,19 @@
 
 #include "common/bytes.h"
 #include "common/hash.h"
-#include "kernels/cuda/cublas_lazy.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/launch.h"
+#include "kernels/cuda/matmul_lt.h"
 
-/* cuBLAS gets a fixed workspace of its own, so its choice of algorithm, and
- * with it the bits, never depends on what memory happened to be free. */
+/* cuBLASLt gets a fixed workspace of its own, so its choice of algorithm,
+ * and with it the bits, never depends on what memory happened to be free. */
 #define GD_CUBLAS_WORKSPACE ((size_t)32 << 20)
 
 typedef struct gd_cuda_ctx {
     int device;
     cudaStream_t stream;
-    const gd_cublas_api *cublas;
-    cublasHandle_t blas;
-    void *workspace;
+    gd_lt *lt;        /* the GEMMs, their algorithms pinned per shape */
+    void *workspace;  /* cuBLASLt's, GD_CUBLAS_WORKSPACE bytes */
     double *partials;      /* device scratch of partial sums, partials_cap doubles */
     size_t partials_cap;
 } gd_cuda_ctx;
@@ -109,10 +108,9 @@ static double *gd_cuda_partials(const gd_backend *be, size_t count) {
 static void gd_gemm(gd_cuda_ctx *c, float *out, cublasOperation_t ta, cublasOperation_t tb, int m,
                     int n, int k, const float *a, int lda, const float *b, int ldb,
                     float beta, int ldc) {
-    const float alpha = 1.0f;
-    GD_CUBLAS_CHECK(c->cublas->gemm_ex(c->blas, ta, tb, m, n, k, &alpha, a, CUDA_R_32F, lda, b,
-                                 CUDA_R_32F, ldb, &beta, out, CUDA_R_32F, ldc,
-                                 CUBLAS_COMPUTE_32F_FAST_16BF, CUBLAS_GEMM_DEFAULT));
+    gd_lt_gemm g = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
+                    .ldc = ldc, .batch = 1, .ab_type = CUDA_R_32F};
+    gd_lt_run(c->lt, c->stream, &g, 1.0f, a, b, beta, out);
 }
 
 static void cuda_matmul_forward(const gd_backend *be, float *out, const float *inp, const float *weight,
@@ -224,10 +222,10 @@ static void gd_gemm_seqs(gd_cuda_ctx *c, const gd_att_shape *s, float *out, cubl
                          cublasOperation_t tb, int m, int n, int k, float alpha, const float *a,
                          int lda, long long a_seq, const float *b, int ldb, long long b_seq,
                          float beta, int ldc, long long out_seq) {
-    GD_CUBLAS_CHECK(c->cublas->gemm_strided_batched_ex(
-        c->blas, ta, tb, m, n, k, &alpha, a, CUDA_R_32F, lda, a_seq, b, CUDA_R_32F, ldb, b_seq,
-        &beta, out, CUDA_R_32F, ldc, out_seq, (int)s->batch, CUBLAS_COMPUTE_32F_FAST_16BF,
-        CUBLAS_GEMM_DEFAULT));
+    gd_lt_gemm g = {.ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
+                    .ldc = ldc, .batch = (int)s->batch, .ab_type = CUDA_R_32F,
+                    .stride_a = a_seq, .stride_b = b_seq, .stride_c = out_seq};
+    gd_lt_run(c->lt, c->stream, &g, alpha, a, b, beta, out);
 }
 
 static void cuda_attention_forward(const gd_backend *be, float *out, float *att, const float *q,
@@ -502,26 +500,28 @@ gd_status gd_backend_cuda_open(gd_backend *out, int device, gd_pool *pool) {
     if (device < 0 || device >= count)
         return gd_fail(GD_ERR_INVALID, "GPU %d does not exist (this host has %d)", device,
                        count);
-    const gd_cublas_api *cublas = gd_cublas_load(why, sizeof why);
-    if (cublas == NULL)
+    const gd_cublaslt_api *lt = gd_cublaslt_load(why, sizeof why);
+    if (lt == NULL)
         return gd_fail(GD_ERR_NOT_FOUND, "the cuda backend cannot start: %s", why);
     gd_cuda_ctx *c = calloc(1, sizeof *c);
     if (c == NULL)
         return gd_fail(GD_ERR_NOMEM, "out of memory");
     c->device = device;
-    c->cublas = cublas;
     GD_CUDA_CHECK(cudaSetDevice(device));
     GD_CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
-    GD_CUBLAS_CHECK(cublas->create(&c->blas));
-    GD_CUBLAS_CHECK(cublas->set_stream(c->blas, c->stream));
     if (cudaMalloc(&c->workspace, GD_CUBLAS_WORKSPACE) != cudaSuccess) {
         (void)cudaGetLastError();
-        cublas->destroy(c->blas);
         cudaStreamDestroy(c->stream);
         free(c);
-        return gd_fail(GD_ERR_NOMEM, "out of GPU memory for cuBLAS's workspace");
+        return gd_fail(GD_ERR_NOMEM, "out of GPU memory for cuBLASLt's workspace");
     }
-    GD_CUBLAS_CHECK(cublas->set_workspace(c->blas, c->workspace, GD_CUBLAS_WORKSPACE));
+    gd_status s = gd_lt_open(&c->lt, lt, c->workspace, GD_CUBLAS_WORKSPACE);
+    if (s != GD_OK) {
+        GD_CUDA_CHECK(cudaFree(c->workspace));
+        cudaStreamDestroy(c->stream);
+        free(c);
+        return s;
+    }
     *out = (gd_backend){.iface = &gd_cuda_iface, .ctx = c, .pool = pool};
     return GD_OK;
 }
@@ -533,7 +533,7 @@ void gd_backend_cuda_close(gd_backend *be) {
     cuda_sync(be);
     if (c->partials != NULL)
         GD_CUDA_CHECK(cudaFree(c->partials));
-    GD_CUBLAS_CHECK(c->cublas->destroy(c->blas));
+    gd_lt_close(c->lt);
     GD_CUDA_CHECK(cudaFree(c->workspace));
     GD_CUDA_CHECK(cudaStreamDestroy(c->stream));
     free(c);
@@ -552,6 +552,11 @@ int gd_backend_cuda_device(const gd_backend *be) {
 void *gd_backend_cuda_stream(const gd_backend *be) {
     const gd_cuda_ctx *c = be->ctx;
     return c->stream;
+}
+
+size_t gd_backend_cuda_gemm_plans(const gd_backend *be) {
+    const gd_cuda_ctx *c = be->ctx;
+    return gd_lt_plans(c->lt);
 }
 
 /* SHA-256 of the file that holds this code (the program, or the library a
@@ -600,22 +605,19 @@ gd_status gd_backend_cuda_identity(char *out, size_t cap, int device) {
         return gd_fail(GD_ERR_NOT_FOUND, "the cuda backend cannot start: %s", why);
     struct cudaDeviceProp prop;
     GD_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
-    int driver = 0, runtime = 0, blas = 0;
+    int driver = 0, runtime = 0;
     GD_CUDA_CHECK(cudaDriverGetVersion(&driver));
     GD_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
-    const gd_cublas_api *cublas = gd_cublas_load(why, sizeof why);
-    if (cublas == NULL)
+    const gd_cublaslt_api *lt = gd_cublaslt_load(why, sizeof why);
+    if (lt == NULL)
         return gd_fail(GD_ERR_NOT_FOUND, "the cuda backend cannot start: %s", why);
-    cublasHandle_t h;
-    GD_CUBLAS_CHECK(cublas->create(&h));
-    GD_CUBLAS_CHECK(cublas->get_version(h, &blas));
-    GD_CUBLAS_CHECK(cublas->destroy(h));
+    size_t blas = lt->get_version(); /* cuBLASLt ships with cuBLAS, under its version */
     /* What decides cuBLAS's bits: the GPU (its model, compute capability
      * and SM count: the algorithms' split-K and tiling depend on it), the
      * driver, CUDA and cuBLAS; and what decides the kernels' bits: their
      * sources and the binary compiled from them. */
     pthread_once(&gd_cuda_binary_once, gd_cuda_binary_hash);
-    int n = snprintf(out, cap, "gpu=%s; sm=%d.%d; sms=%d; driver=%d; cuda=%d; cublas=%d; "
+    int n = snprintf(out, cap, "gpu=%s; sm=%d.%d; sms=%d; driver=%d; cuda=%d; cublas=%zu; "
                                "kernels=%s; binary=%s",
                      prop.name, prop.major, prop.minor, prop.multiProcessorCount, driver, runtime,
                      blas, GD_CUDA_KERNELS_HASH, gd_cuda_binary_digest);

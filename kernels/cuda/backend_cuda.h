@@ -1,10 +1,11 @@
 /* The CUDA backend (kernels/backend.h) on one GPU: device memory, one
- * stream, cuBLAS for the matmuls, and the kernels of the .cu files beside it.
+ * stream, cuBLASLt for the matmuls, and the kernels of the .cu files beside it.
  * Compiled only where nvcc is found (CMake option GD_CUDA); the registry
  * (kernels/backend_registry.h) is how the rest of the program reaches it.
  *
- * It fills every slot: buffers; matmul forward and backward (cuBLAS, fp32
- * storage with bf16 products and fp32 accumulation); embedding, RMSNorm,
+ * It fills every slot: buffers; matmul forward and backward (cuBLASLt, fp32
+ * storage with bf16 products and fp32 accumulation, the algorithm pinned
+ * per shape: kernels/cuda/matmul_lt.h); embedding, RMSNorm,
  * RoPE, causal attention with grouped-query heads and cross-entropy, each
  * forward and backward; add, SwiGLU and AdamW; and the sum of squares,
  * the pseudo-gradient and the outer step with the CPU's bits. Every
@@ -38,9 +39,13 @@ bool gd_backend_cuda_is(const gd_backend *be);
 int gd_backend_cuda_device(const gd_backend *be);
 void *gd_backend_cuda_stream(const gd_backend *be);
 
+/* How many GEMM shapes the backend has pinned an algorithm for so far. */
+size_t gd_backend_cuda_gemm_plans(const gd_backend *be);
+
 /* What decides the bits of its results, as one string: the GPU model and
- * compute capability, the driver, the CUDA runtime, cuBLAS and a hash of
- * the kernels' sources. */
+ * compute capability and SM count, the driver, the CUDA runtime, cuBLAS
+ * (cuBLASLt's version), a hash of the kernels' sources and the binary's
+ * digest. */
 gd_status gd_backend_cuda_identity(char *out, size_t cap, int device) GD_MUST_CHECK;
 /* The memory of GPU `device`, in bytes. */
 gd_status gd_backend_cuda_memory(uint64_t *out, int device) GD_MUST_CHECK;

@@ -10,8 +10,8 @@
 
 #include "common/clock.h"
 #include "kernels/cuda/backend_cuda.h"
-#include "kernels/cuda/cublas_lazy.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/matmul_lt.h"
 
 #define GD_GEMM_BENCH_WORKSPACE ((size_t)32 << 20) /* the backend's own size */
 
@@ -20,29 +20,27 @@ typedef struct gd_gemm_operands {
     const void *a, *b;
 } gd_gemm_operands;
 
-/* Column-major, as the backend calls it: out' (n x m) = b'^T (n x k) . a' (k x m). */
-static void gd_gemm_bench_call(const gd_cublas_api *blas, float *out,
-                               cublasHandle_t h, const gd_gemm_operands *op, int m, int n, int k) {
-    const float alpha = 1.0f, beta = 0.0f;
-    cublasComputeType_t compute =
-        op->type == CUDA_R_32F ? CUBLAS_COMPUTE_32F_FAST_16BF : CUBLAS_COMPUTE_32F;
-    GD_CUBLAS_CHECK(blas->gemm_ex(h, CUBLAS_OP_T, CUBLAS_OP_N, n, m, k, &alpha, op->b,
-                                  op->type, k, op->a, op->type, k, &beta, out, CUDA_R_32F, n,
-                                  compute, CUBLAS_GEMM_DEFAULT));
+/* Column-major, as the backend calls it: out' (n x m) = b'^T (n x k) . a' (k x m),
+ * through the backend's own path (the algorithm pinned for the shape). */
+static void gd_gemm_bench_call(gd_lt *lt, cudaStream_t stream, float *out,
+                               const gd_gemm_operands *op, int m, int n, int k) {
+    gd_lt_gemm g = {.ta = CUBLAS_OP_T, .tb = CUBLAS_OP_N, .m = n, .n = m, .k = k, .lda = k,
+                    .ldb = k, .ldc = n, .batch = 1, .ab_type = op->type};
+    gd_lt_run(lt, stream, &g, 1.0f, op->b, op->a, 0.0f, out);
 }
 
 /* One warm-up call, then calls in doubling batches until min_seconds have
  * passed, waiting for the stream after each batch. */
-static double gd_gemm_bench_tflops(const gd_cublas_api *blas, float *out, cublasHandle_t h,
-                                   cudaStream_t stream, const gd_gemm_operands *op, int m, int n,
-                                   int k, double min_seconds) {
-    gd_gemm_bench_call(blas, out, h, op, m, n, k);
+static double gd_gemm_bench_tflops(gd_lt *lt, float *out, cudaStream_t stream,
+                                   const gd_gemm_operands *op, int m, int n, int k,
+                                   double min_seconds) {
+    gd_gemm_bench_call(lt, stream, out, op, m, n, k);
     GD_CUDA_CHECK(cudaStreamSynchronize(stream));
     uint64_t calls = 0;
     double t0 = gd_clock_seconds(), elapsed = 0;
     for (uint64_t batch = 1; calls < 3 || elapsed < min_seconds; batch *= 2) {
         for (uint64_t i = 0; i < batch; i++)
-            gd_gemm_bench_call(blas, out, h, op, m, n, k);
+            gd_gemm_bench_call(lt, stream, out, op, m, n, k);
         GD_CUDA_CHECK(cudaStreamSynchronize(stream));
         calls += batch;
         elapsed = gd_clock_seconds() - t0;
@@ -69,9 +67,9 @@ gd_status gd_cuda_gemm_ceiling(const gd_backend *be, gd_gemm_ceiling *out, size_
         m > SIZE_MAX / 4 / k || n > SIZE_MAX / 4 / k || m > SIZE_MAX / 4 / n)
         return gd_fail(GD_ERR_INVALID, "a GEMM of %zu x %zu x %zu is out of range", m, n, k);
     char why[256];
-    const gd_cublas_api *blas = gd_cublas_load(why, sizeof why);
-    if (blas == NULL)
-        return gd_fail(GD_ERR_NOT_FOUND, "cuBLAS: %s", why);
+    const gd_cublaslt_api *api = gd_cublaslt_load(why, sizeof why);
+    if (api == NULL)
+        return gd_fail(GD_ERR_NOT_FOUND, "cuBLASLt: %s", why);
     GD_CUDA_CHECK(cudaSetDevice(gd_backend_cuda_device(be)));
     cudaStream_t stream = gd_backend_cuda_stream(be);
     /* The operands: small values, as a model's are, each a multiple of
@@ -108,16 +106,16 @@ gd_status gd_cuda_gemm_ceiling(const gd_backend *be, gd_gemm_ceiling *out, size_
     if (failed) {
         s = gd_fail(GD_ERR_NOMEM, "out of GPU memory for a %zu x %zu x %zu GEMM", m, n, k);
     } else {
-        cublasHandle_t h;
-        GD_CUBLAS_CHECK(blas->create(&h));
-        GD_CUBLAS_CHECK(blas->set_stream(h, stream));
-        GD_CUBLAS_CHECK(blas->set_workspace(h, workspace, GD_GEMM_BENCH_WORKSPACE));
-        gd_gemm_operands fp32 = {CUDA_R_32F, a32, b32}, bf16 = {CUDA_R_16BF, a16, b16};
-        out->fp32_operands_tflops = gd_gemm_bench_tflops(blas, c, h, stream, &fp32, (int)m,
-                                                         (int)n, (int)k, min_seconds);
-        out->bf16_operands_tflops = gd_gemm_bench_tflops(blas, c, h, stream, &bf16, (int)m,
-                                                         (int)n, (int)k, min_seconds);
-        GD_CUBLAS_CHECK(blas->destroy(h));
+        gd_lt *lt = NULL;
+        s = gd_lt_open(&lt, api, workspace, GD_GEMM_BENCH_WORKSPACE);
+        if (s == GD_OK) {
+            gd_gemm_operands fp32 = {CUDA_R_32F, a32, b32}, bf16 = {CUDA_R_16BF, a16, b16};
+            out->fp32_operands_tflops =
+                gd_gemm_bench_tflops(lt, c, stream, &fp32, (int)m, (int)n, (int)k, min_seconds);
+            out->bf16_operands_tflops =
+                gd_gemm_bench_tflops(lt, c, stream, &bf16, (int)m, (int)n, (int)k, min_seconds);
+            gd_lt_close(lt);
+        }
     }
     void *bufs[] = {a32, b32, a16, b16, c, workspace};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; i++)

@@ -1,7 +1,8 @@
 /* The ceiling bench train measures its matmuls against on a GPU (the
- * counterpart of kernels/cpu/blas_bench.h): what cuBLAS's GEMM reaches on
- * the forward matmul's shape, with the operands the backend has and with
- * the ones it could have. */
+ * counterpart of kernels/cpu/blas_bench.h): what cuBLASLt's GEMM reaches on
+ * the forward matmul's shape, through the backend's own pinned-algorithm
+ * path (kernels/cuda/matmul_lt.h), with the operands the backend has and
+ * with the ones it could have. */
 #ifndef GD_KERNELS_CUDA_BLAS_BENCH_CUDA_H
 #define GD_KERNELS_CUDA_BLAS_BENCH_CUDA_H
 

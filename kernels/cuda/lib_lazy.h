@@ -1,5 +1,5 @@
 /* Loading a GPU library's entry points on first use, with dlopen, rather
- * than linking it (cuBLAS and NCCL: kernels/cuda/cublas_lazy.h,
+ * than linking it (cuBLASLt and NCCL: kernels/cuda/cublaslt_lazy.h,
  * nccl_lazy.h): the libraries are large, most commands never touch a GPU,
  * and a host without one still runs every other command. */
 #ifndef GD_KERNELS_CUDA_LIB_LAZY_H

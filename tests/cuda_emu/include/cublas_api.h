@@ -1,7 +1,5 @@
-/* cuBLAS's API as the emulator provides it (tests/cuda_emu/README.md): the
- * types of the entry points the CUDA backend looks up, with cuBLAS's names
- * and values. The entry points themselves are in libgd_cublas_emu.so,
- * which the backend loads as it loads libcublas. */
+/* cuBLAS's types as the emulator provides them (tests/cuda_emu/README.md),
+ * with cuBLAS's names and values: those cuBLASLt's API (cublasLt.h) uses. */
 #ifndef GD_CUDA_EMU_CUBLAS_API_H
 #define GD_CUDA_EMU_CUBLAS_API_H
 
@@ -32,10 +30,6 @@ typedef enum {
     CUBLAS_COMPUTE_32F_FAST_16BF = 75,
     CUBLAS_COMPUTE_32F_FAST_TF32 = 77,
 } cublasComputeType_t;
-
-typedef enum { CUBLAS_GEMM_DEFAULT = -1 } cublasGemmAlgo_t;
-
-typedef struct cublasContext *cublasHandle_t;
 
 #ifdef __cplusplus
 }
