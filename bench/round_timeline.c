@@ -759,15 +759,21 @@ static gd_status bench_fetch_verify(gd_engine *e, const bench_opts *o, const ben
     double client_cpu = bench_thread_cpu_now() - thread0, parse_cpu0 = bench_cpu_now();
     double t0 = gd_bench_now();
     for (uint32_t i = W > 1 ? 1 : 0; s == GD_OK && i < W; i++) {
-        gd_payload_view p; /* as the member keeps a payload: checked in its file */
+        /* As the member keeps a payload: checked in its file, every chunk
+         * decoded in the same pass. */
+        gd_payload_view p;
+        gd_payload_fault fault;
         char path[GD_ARTIFACT_PATH_MAX];
         s = bench_payload_path(ws, W, i, path);
         if (s == GD_OK)
-            s = gd_engine_payload_view_path_proved(e, &p, NULL, BENCH_ROUND, ws[i].address, path,
+            s = gd_engine_payload_view_path_proved(e, &p, NULL, &fault, BENCH_ROUND,
+                                                   ws[i].address, path,
                                                    ws[i].t.commit.payload_root,
                                                    ws[i].t.commit.payload_leaves);
         if (s == GD_OK)
             gd_payload_view_close(&p);
+        if (s == GD_OK && fault.found)
+            s = gd_fail(GD_ERR_INVALID, "an honest payload does not decode: %s", fault.why);
     }
     if (s == GD_OK) {
         gd_worker_desc *descs = calloc(S + 2, sizeof *descs);

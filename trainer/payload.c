@@ -1071,9 +1071,14 @@ gd_status gd_payload_view_root_visit(gd_payload_view *v, uint8_t root[GD_MMR_HAS
 }
 
 gd_status gd_payload_view_mmr(gd_payload_view *v, gd_mmr *out, gd_pool *pool) {
+    return gd_payload_view_mmr_visit(v, out, NULL, pool);
+}
+
+gd_status gd_payload_view_mmr_visit(gd_payload_view *v, gd_mmr *out,
+                                    const gd_payload_visitor *visit, gd_pool *pool) {
     gd_mmr_init(out);
     uint8_t (*leaves)[GD_MMR_HASH_LEN] = NULL;
-    GD_TRY(gd_view_leaves(v, NULL, pool, &leaves));
+    GD_TRY(gd_view_leaves(v, visit, pool, &leaves));
     gd_status s = GD_OK;
     for (uint32_t i = 0; s == GD_OK && i <= v->header.chunk_count; i++)
         s = gd_mmr_append(out, leaves[i]);

@@ -225,6 +225,11 @@ gd_status gd_payload_view_root_visit(gd_payload_view *v, uint8_t root[GD_MMR_HAS
 /* The same commitment as the whole MMR, to prove chunks from (leaf i + 1
  * is chunk i; gd_mmr_free it); a file's leaves are kept as above. */
 gd_status gd_payload_view_mmr(gd_payload_view *v, gd_mmr *out, gd_pool *pool) GD_MUST_CHECK;
+/* gd_payload_view_mmr with visit (may be NULL) given every chunk's
+ * canonical bytes as gd_payload_view_root_visit gives them. */
+gd_status gd_payload_view_mmr_visit(gd_payload_view *v, gd_mmr *out,
+                                    const gd_payload_visitor *visit,
+                                    gd_pool *pool) GD_MUST_CHECK;
 /* Chunk `chunk`'s canonical bytes (what its leaf hashes), valid until the
  * view's next call. */
 gd_status gd_payload_view_raw(gd_payload_view *v, uint32_t chunk, const uint8_t **raw,

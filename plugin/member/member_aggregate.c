@@ -86,6 +86,9 @@ gd_status gd_duty_aggregate(gd_member *n, uint64_t r) {
         const gd_member_peer_payload *held = NULL;
         s = c ? gd_member_payload_held(n, &held, who)
               : gd_fail(GD_ERR_NOT_FOUND, "%s is aggregated but has no commitment", who);
+        if (s == GD_OK && held->malformed)
+            s = gd_fail(GD_ERR_INVALID, "%s is aggregated but its payload does not decode (%s)",
+                        who, held->malformed_why);
         int fd = -1;
         if (s == GD_OK)
             s = gd_member_payload_open(n, &fd, held);

@@ -51,6 +51,11 @@ typedef struct gd_member_peer_payload {
     gd_artifact_kind kind; /* GD_ARTIFACT_PAYLOAD or GD_ARTIFACT_PEER_PAYLOAD */
     uint32_t leaf;
     uint64_t len;
+    /* The committed payload has a chunk that does not decode (the worker's
+     * fault, docs/protocol.md): kept, for the checks that FAIL it, but
+     * never reported available nor aggregated. */
+    bool malformed;
+    char malformed_why[256];
 } gd_member_peer_payload;
 
 /* A peer whose payload this step's batch could not fetch: its duties in

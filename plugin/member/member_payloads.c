@@ -65,8 +65,11 @@ static gd_status gd_payload_place(gd_member *n, gd_member_peer_payload *held,
 }
 
 /* Keeps address's payload for the round once its file (held's, where it
- * was fetched to) is the payload it committed (c), checked where it lies;
- * a peer's file that is not is removed. */
+ * was fetched to) is the payload it committed (c), checked where it lies
+ * and every chunk decoded; a peer's file that is not is removed. One that
+ * is the committed payload but does not decode is kept as malformed: the
+ * same bytes would come again, and the checks of its commitment need
+ * them. */
 static gd_status gd_keep_payload(gd_member *n, const gd_member_peer_payload **out,
                                  gd_member_peer_payload *held,
                                  const char path[GD_ARTIFACT_PATH_MAX],
@@ -81,11 +84,20 @@ static gd_status gd_keep_payload(gd_member *n, const gd_member_peer_payload **ou
     }
     held->len = (uint64_t)st.st_size;
     gd_payload_view p;
-    gd_status s = gd_engine_payload_view_file(&n->engine, &p, n->cache_round, held->address, fd,
-                                              held->len, c->payload_root.data,
-                                              c->payload_leaves);
+    gd_payload_fault fault;
+    gd_status s = gd_engine_payload_view_file(&n->engine, &p, &fault, n->cache_round,
+                                              held->address, fd, held->len,
+                                              c->payload_root.data, c->payload_leaves);
     if (s == GD_OK)
         gd_payload_view_close(&p);
+    if (s == GD_OK && fault.found) {
+        held->malformed = true;
+        snprintf(held->malformed_why, sizeof held->malformed_why,
+                 "chunk %u does not decode: %s", (unsigned)fault.chunk, fault.why);
+        GD_LOG_WARN("node", "round %" PRIu64 ": the payload %s committed does not decode (%s): "
+                            "not reported, not aggregated",
+                    n->cache_round, held->address, held->malformed_why);
+    }
     close(fd);
     if (s != GD_OK && held->kind == GD_ARTIFACT_PEER_PAYLOAD)
         (void)unlink(path); /* not kept: the next ask fetches it again */

@@ -49,6 +49,8 @@ gd_status gd_duty_report(gd_member *n, const gd_action *a, gd_any *msg, bool *se
                       gd_error_detail());
         return s == GD_ERR_NOMEM ? s : GD_OK;
     }
+    if (held->malformed) /* committed, but no one could aggregate it */
+        return GD_OK;
     const Gonka__Diloco__V1__Round *r = gd_member_round(n);
     const Gonka__Diloco__V1__Commitment *c = gd_commitment_in(n->ans.round, a->target);
     if (r->verify_randomness.len != 32)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -242,7 +243,7 @@ gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint6
                                        uint32_t prev_leaves, const char *spill_dir) {
     GD_TRY(gd_engine_overlap_check(e, round, g_prev));
     gd_payload_view v;
-    GD_TRY(gd_engine_payload_view_path_proved(e, &v, NULL, round - 1, address, prev_path,
+    GD_TRY(gd_engine_payload_view_path_proved(e, &v, NULL, NULL, round - 1, address, prev_path,
                                               prev_root, prev_leaves));
     return gd_engine_overlap_from(e, out, round, g_prev, &v, spill_dir);
 }
@@ -468,37 +469,64 @@ static gd_status gd_engine_payload_root_is(const uint8_t got[32], uint32_t got_l
     return GD_OK;
 }
 
-gd_status gd_engine_payload_parse(gd_engine *e, gd_payload *out, uint64_t round,
-                                  const char *participant, const uint8_t *bytes, size_t len,
-                                  const uint8_t root[32], uint32_t leaves) {
-    GD_TRY(gd_payload_parse(out, bytes, len, gd_engine_pool(e)));
-    gd_payload_header want = gd_engine_payload_want(e, round, participant);
-    uint8_t got[GD_MMR_HASH_LEN];
-    uint32_t got_leaves = 0;
-    gd_status s = gd_payload_header_matches(&out->header, &want);
-    if (s == GD_OK)
-        s = gd_payload_root(out, got, &got_leaves);
-    if (s == GD_OK)
-        s = gd_engine_payload_root_is(got, got_leaves, root, leaves, participant);
-    if (s != GD_OK)
-        gd_payload_free(out);
-    return s;
+/* Every chunk decoded as the payload is checked against its commitment
+ * (on the pool's threads, in any order): the lowest chunk that does not
+ * decode is recorded, and the pass goes on, since whether the bytes are
+ * the committed ones is known only at its end. */
+typedef struct gd_engine_decodes {
+    const gd_codec *codec;
+    size_t n;
+    uint32_t chunk_elems;
+    pthread_mutex_t lock;
+    gd_payload_fault *fault;
+} gd_engine_decodes;
+
+static gd_status gd_engine_decodes_chunk(void *ctx, uint32_t chunk, const uint8_t *raw,
+                                         size_t raw_len) {
+    gd_engine_decodes *x = ctx;
+    size_t lo = (size_t)chunk * x->chunk_elems;
+    size_t count = x->n - lo < x->chunk_elems ? x->n - lo : x->chunk_elems;
+    float *values = malloc(count * sizeof(float));
+    gd_status s = values ? gd_codec_decode_chunk(x->codec, raw, raw_len, values, count)
+                         : gd_fail(GD_ERR_NOMEM, "out of memory for a payload chunk");
+    free(values);
+    if (s == GD_OK || s == GD_ERR_NOMEM) /* out of memory: this node's failure */
+        return s;
+    pthread_mutex_lock(&x->lock);
+    if (!x->fault->found || chunk < x->fault->chunk) {
+        x->fault->found = true;
+        x->fault->chunk = chunk;
+        snprintf(x->fault->why, sizeof x->fault->why, "%s", gd_error_detail());
+    }
+    pthread_mutex_unlock(&x->lock);
+    return GD_OK;
 }
 
 /* An opened view held to the header and commitment (its whole MMR kept
- * in mmr when not NULL); closed on failure. */
+ * in mmr when not NULL); closed on failure. With fault, every chunk is
+ * decoded in the same pass (the visit of the aggregate's norms decodes
+ * them itself). */
 static gd_status gd_engine_payload_check(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
-                                         const gd_payload_visitor *visit, uint64_t round,
+                                         const gd_payload_visitor *visit,
+                                         gd_payload_fault *fault, uint64_t round,
                                          const char *participant, const uint8_t root[32],
                                          uint32_t leaves) {
     gd_payload_header want = gd_engine_payload_want(e, round, participant);
     uint8_t got[GD_MMR_HASH_LEN];
     uint32_t got_leaves = 0;
+    gd_engine_decodes decodes = {.codec = &e->rc.diloco.codec, .n = e->n,
+                                 .chunk_elems = e->rc.diloco.chunk_elems, .fault = fault};
+    gd_payload_visitor decode_visit = {gd_engine_decodes_chunk, &decodes};
+    if (fault != NULL) {
+        memset(fault, 0, sizeof *fault);
+        pthread_mutex_init(&decodes.lock, NULL);
+        visit = &decode_visit;
+    }
     gd_status s = gd_payload_header_matches(&out->header, &want);
     if (s == GD_OK && mmr == NULL)
         s = gd_payload_view_root_visit(out, got, &got_leaves, visit, gd_engine_pool(e));
     if (s == GD_OK && mmr != NULL) {
-        s = gd_payload_view_mmr(out, mmr, gd_engine_pool(e));
+        s = gd_payload_view_mmr_visit(out, mmr, visit, gd_engine_pool(e));
         got_leaves = s == GD_OK ? mmr->n_leaves : 0;
         if (s == GD_OK)
             s = gd_mmr_root(mmr, got);
@@ -507,6 +535,11 @@ static gd_status gd_engine_payload_check(gd_engine *e, gd_payload_view *out, gd_
     }
     if (s == GD_OK)
         s = gd_engine_payload_root_is(got, got_leaves, root, leaves, participant);
+    if (fault != NULL) {
+        pthread_mutex_destroy(&decodes.lock);
+        if (s != GD_OK)
+            memset(fault, 0, sizeof *fault); /* not the committed bytes: nothing proved */
+    }
     if (s != GD_OK && mmr != NULL)
         gd_mmr_free(mmr);
     if (s != GD_OK)
@@ -515,26 +548,27 @@ static gd_status gd_engine_payload_check(gd_engine *e, gd_payload_view *out, gd_
 }
 
 gd_status gd_engine_payload_view_proved(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
-                                        uint64_t round, const char *participant,
-                                        const uint8_t *bytes, size_t len,
-                                        const uint8_t root[32], uint32_t leaves) {
+                                        gd_payload_fault *fault, uint64_t round,
+                                        const char *participant, const uint8_t *bytes,
+                                        size_t len, const uint8_t root[32], uint32_t leaves) {
     GD_TRY(gd_payload_view_open(out, bytes, len));
-    return gd_engine_payload_check(e, out, mmr, NULL, round, participant, root, leaves);
+    return gd_engine_payload_check(e, out, mmr, NULL, fault, round, participant, root, leaves);
 }
 
 gd_status gd_engine_payload_view_path_proved(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
-                                             uint64_t round, const char *participant,
-                                             const char *path, const uint8_t root[32],
-                                             uint32_t leaves) {
+                                             gd_payload_fault *fault, uint64_t round,
+                                             const char *participant, const char *path,
+                                             const uint8_t root[32], uint32_t leaves) {
     GD_TRY(gd_payload_view_open_path(out, path));
-    return gd_engine_payload_check(e, out, mmr, NULL, round, participant, root, leaves);
+    return gd_engine_payload_check(e, out, mmr, NULL, fault, round, participant, root, leaves);
 }
 
-gd_status gd_engine_payload_view_file(gd_engine *e, gd_payload_view *out, uint64_t round,
+gd_status gd_engine_payload_view_file(gd_engine *e, gd_payload_view *out,
+                                      gd_payload_fault *fault, uint64_t round,
                                       const char *participant, int fd, uint64_t len,
                                       const uint8_t root[32], uint32_t leaves) {
     GD_TRY(gd_payload_view_open_file(out, fd, len));
-    return gd_engine_payload_check(e, out, NULL, NULL, round, participant, root, leaves);
+    return gd_engine_payload_check(e, out, NULL, NULL, fault, round, participant, root, leaves);
 }
 
 /* A contribution's sum of squares made as its payload is checked: each
@@ -632,7 +666,7 @@ gd_status gd_engine_aggregate_io(gd_engine *e, uint64_t round, const gd_engine_c
         else if (s == GD_OK)
             s = gd_payload_view_open_file(&r->view, cs[i].fd, cs[i].payload_len);
         if (s == GD_OK)
-            s = gd_engine_payload_check(e, &r->view, NULL, norms ? &visit : NULL, round,
+            s = gd_engine_payload_check(e, &r->view, NULL, norms ? &visit : NULL, NULL, round,
                                         cs[i].address, cs[i].root, cs[i].leaves);
         r->open = s == GD_OK;
         r->sum_squares = norms && s == GD_OK ? gd_sum_squares_total(&r->norm.sums) : 0;

@@ -302,27 +302,38 @@ gd_status gd_engine_aggregate_io(gd_engine *e, uint64_t round, const gd_engine_c
 gd_status gd_engine_aggregate(gd_engine *e, uint64_t round, const gd_engine_contribution *cs,
                               size_t n, gd_global_state *g) GD_MUST_CHECK;
 
-/* Parses a peer's payload file and requires the committed root and leaf
- * count and the header this run expects of `participant` in `round`. */
-gd_status gd_engine_payload_parse(gd_engine *e, gd_payload *out, uint64_t round,
-                                  const char *participant, const uint8_t *bytes, size_t len,
-                                  const uint8_t root[32], uint32_t leaves) GD_MUST_CHECK;
+/* A payload that is the one its worker committed to, yet has a chunk no
+ * decoder accepts (docs/protocol.md, "A payload that does not decode"):
+ * the worker's own fault, the same for every receiver, since the bytes are
+ * fixed by the commitment and decoding is deterministic. chunk is the
+ * lowest such chunk. */
+typedef struct gd_payload_fault {
+    bool found;
+    uint32_t chunk;
+    char why[200];
+} gd_payload_fault;
 
-/* The same checks on a payload read in place (nothing copied), in memory,
- * keeping the commitment's whole MMR in mmr (to prove a chunk from;
- * gd_mmr_free it). */
+/* A peer's payload read in place (nothing copied), in memory, held to the
+ * committed root and leaf count and the header this run expects of
+ * `participant` in `round`, keeping the commitment's whole MMR in mmr (to prove a chunk from;
+ * gd_mmr_free it). With fault (may be NULL) every chunk is also decoded,
+ * in the same pass: a payload whose root is the committed one but that
+ * does not decode is opened all the same, with fault->found set. */
 gd_status gd_engine_payload_view_proved(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
-                                        uint64_t round, const char *participant,
-                                        const uint8_t *bytes, size_t len,
-                                        const uint8_t root[32], uint32_t leaves) GD_MUST_CHECK;
+                                        gd_payload_fault *fault, uint64_t round,
+                                        const char *participant, const uint8_t *bytes,
+                                        size_t len, const uint8_t root[32],
+                                        uint32_t leaves) GD_MUST_CHECK;
 /* gd_engine_payload_view_proved on the payload file at path. */
 gd_status gd_engine_payload_view_path_proved(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
-                                             uint64_t round, const char *participant,
-                                             const char *path, const uint8_t root[32],
+                                             gd_payload_fault *fault, uint64_t round,
+                                             const char *participant, const char *path,
+                                             const uint8_t root[32],
                                              uint32_t leaves) GD_MUST_CHECK;
 /* The same checks on the payload file fd (len bytes), read in place, with
  * the root alone. */
-gd_status gd_engine_payload_view_file(gd_engine *e, gd_payload_view *out, uint64_t round,
+gd_status gd_engine_payload_view_file(gd_engine *e, gd_payload_view *out,
+                                      gd_payload_fault *fault, uint64_t round,
                                       const char *participant, int fd, uint64_t len,
                                       const uint8_t root[32], uint32_t leaves) GD_MUST_CHECK;
 

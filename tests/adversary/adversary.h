@@ -23,6 +23,14 @@ gd_status gd_adv_scaled_train(gd_engine *e, gd_trained_round *out, uint64_t roun
                               const gd_global_state *g, bool fresh, gd_worker_state *w);
 gd_status gd_adv_garbage_train(gd_engine *e, gd_trained_round *out, uint64_t round,
                                const gd_global_state *g, bool fresh, gd_worker_state *w);
+/* malformed: the honest payload with one chunk no decoder accepts, under a
+ * root over its bytes (tests/adversary/payload.c). gd_adv_malform_payload
+ * makes chunk's last byte an int8 code of -128 (no encoder writes it, every
+ * decoder refuses it) and rebuilds the MMR over the changed bytes, so the
+ * payload passes every root and proof check and fails only when decoded. */
+gd_status gd_adv_malform_payload(gd_payload *p, uint32_t chunk);
+gd_status gd_adv_malformed_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                                 const gd_global_state *g, bool fresh, gd_worker_state *w);
 
 /* residual poisoning: a vector planted in the round-start residual
  * (tests/adversary/poison.c). */

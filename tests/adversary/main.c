@@ -8,6 +8,7 @@
  *   --lazy FRACTION   FRACTION of each round's segments not trained (lazy.c)
  *   --scaled FACTOR   the payload codes FACTOR x its Δ (payload.c)
  *   --garbage         the payload codes nonsense values (payload.c)
+ *   --malformed       the payload's chunk 0 does not decode, under its root
  *   --poison          a vector planted in its residual each round (poison.c)
  *   --withhold-states its segment-start states never served (withhold.c)
  *   --withhold-payload  payload chunks served, never the whole payload
@@ -48,7 +49,7 @@ static void on_signal(int sig) {
 
 static int usage(const char *why) {
     fprintf(stderr, "error: %s\nusage: gd-adversary (--lazy FRACTION | --scaled FACTOR | "
-                    "--garbage | --poison | --withhold-states | --withhold-payload | --late-server | "
+                    "--garbage | --malformed | --poison | --withhold-states | --withhold-payload | --late-server | "
                     "--dripper | "
                     "--lazy-validator | "
                     "--lazy-single | --pass-early | --framer | --skipper | --grinder | --unavailable-spam | --replay | --copy-payload DIR | "
@@ -67,6 +68,7 @@ int main(int argc, char **argv) {
         gonka_diloco_seams seams;
     } flags[] = {{"--replay", {.train = gd_adv_replay_train}},
                  {"--garbage", {.train = gd_adv_garbage_train}},
+                 {"--malformed", {.train = gd_adv_malformed_train}},
                  {"--poison", {.train = gd_adv_poison_train}},
                  {"--withhold-states", {.withhold = gd_adv_withhold_states}},
                  {"--withhold-payload", {.withhold = gd_adv_withhold_payload}},

@@ -71,6 +71,44 @@ static gd_status adv_payload_train(gd_engine *e, gd_trained_round *out, uint64_t
     return s;
 }
 
+gd_status gd_adv_malform_payload(gd_payload *p, uint32_t chunk) {
+    if (p->in_file || chunk >= p->header.chunk_count || p->chunks[chunk].raw_len == 0)
+        return gd_fail(GD_ERR_INVALID, "adversary: no chunk bytes to malform");
+    gd_payload_chunk *c = &p->chunks[chunk];
+    if (c->zstd) {
+        free(c->stored);
+        c->zstd = false;
+    }
+    c->raw[c->raw_len - 1] = 0x80;
+    c->stored = c->raw;
+    c->stored_len = c->raw_len;
+    uint8_t header[GD_PAYLOAD_HEADER_BYTES], leaf[GD_MMR_HASH_LEN];
+    gd_payload_header_encode(&p->header, header);
+    gd_mmr_free(&p->mmr);
+    gd_mmr_init(&p->mmr);
+    gd_mmr_hash_leaf(leaf, 0, header, sizeof header);
+    GD_TRY(gd_mmr_append(&p->mmr, leaf));
+    for (uint32_t i = 0; i < p->header.chunk_count; i++) {
+        gd_mmr_hash_leaf(leaf, i + 1, p->chunks[i].raw, p->chunks[i].raw_len);
+        GD_TRY(gd_mmr_append(&p->mmr, leaf));
+    }
+    return GD_OK;
+}
+
+gd_status gd_adv_malformed_train(gd_engine *e, gd_trained_round *out, uint64_t round,
+                                 const gd_global_state *g, bool fresh, gd_worker_state *w) {
+    GD_TRY(gd_engine_train(e, out, round, g, fresh, w));
+    gd_status s = gd_adv_malform_payload(&out->r.payload, 0);
+    if (s == GD_OK)
+        s = gd_payload_root(&out->r.payload, out->r.payload_root, &out->r.payload_leaves);
+    gd_buf_free(&out->transcript); /* sealed again below */
+    if (s == GD_OK)
+        s = gd_engine_round_seal(e, out, round);
+    if (s != GD_OK)
+        gd_trained_round_free(out);
+    return s;
+}
+
 gd_status gd_adv_scaled_train(gd_engine *e, gd_trained_round *out, uint64_t round,
                               const gd_global_state *g, bool fresh, gd_worker_state *w) {
     return adv_payload_train(e, out, round, g, fresh, w, ADV_SCALED);

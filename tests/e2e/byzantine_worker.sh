@@ -7,6 +7,9 @@
 #   scaled X    its payload codes X times its Δ beside an honest transcript;
 #   garbage     its payload codes nonsense values (both caught by the
 #               drawn payload chunk, which is not the re-encoding);
+#   malformed   its payload is committed with a chunk no decoder accepts
+#               (caught by every check, which decodes the whole payload;
+#               nobody reports it available, so nobody has to aggregate it);
 #   poison      it plants a vector in its residual each round (caught by
 #               the links: leaf 0's residual is not the previous coding's);
 #   withhold-states  it never serves its segment-start states (its

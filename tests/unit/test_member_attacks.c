@@ -52,6 +52,10 @@ static void open_with_cheater(nf_net *net, int who, bool doubled, gd_engine_trai
  * nothing to prepare). */
 static void (*g_prepare)(nf_net *net);
 
+/* Set when no honest member may report the cheater's payload available
+ * (one no one could aggregate): each of its commitments has no report. */
+static bool g_unreported;
+
 /* Plays a cheating worker (node LAZY) for an epoch; returns the first
  * round it was caught: failed (an upheld FAIL), or a check the class
  * could not fetch (UNAVAILABLE); either way it is not aggregated. */
@@ -78,6 +82,8 @@ static uint64_t play_cheater(gd_engine_train_fn train, gd_member_withhold_fn wit
             failed |= strcmp(q->assignments[x]->target, lazy) == 0 &&
                       q->assignments[x]->outcome == OUTCOME(UNAVAILABLE);
         bool committed = df_commitment_of(q, lazy) != NULL;
+        if (committed && g_unreported)
+            CHECK(df_commitment_of(q, lazy)->reports == 0);
         size_t fails = 0;
         for (size_t i = 0; i < q->n_verdicts; i++)
             if (strcmp(q->verdicts[i]->target, lazy) == 0 &&
@@ -161,6 +167,15 @@ static void test_scaled_payload_is_caught(void) {
 
 static void test_garbage_payload_is_caught(void) {
     CHECK(play_cheater(gd_adv_garbage_train, NULL) == 0);
+}
+
+/* A payload whose bytes are what the worker committed to but whose chunk 0
+ * no decoder accepts: it passes every root and proof check, and only a
+ * receiver that decodes it sees the fault. */
+static void test_malformed_payload_is_caught(void) {
+    g_unreported = true;
+    CHECK(play_cheater(gd_adv_malformed_train, NULL) == 0);
+    g_unreported = false;
 }
 
 /* The withholder commits honestly but never serves its segment starts: its
@@ -450,6 +465,7 @@ int main(int argc, char **argv) {
         RUN_TEST(test_lazy_worker_is_caught);
         RUN_TEST(test_scaled_payload_is_caught);
         RUN_TEST(test_garbage_payload_is_caught);
+        RUN_TEST(test_malformed_payload_is_caught);
         RUN_TEST(test_residual_poisoning_is_caught);
         RUN_TEST(test_withholder_is_caught);
         RUN_TEST(test_lazy_validator_is_caught);

@@ -18,6 +18,7 @@
 #include "plugin/member/run_config.h"
 #include "plugin/member/state_index.h"
 #include "kernels/collective.h"
+#include "tests/adversary/adversary.h"
 #include "tests/support/backend_copy.h"
 #include "tests/support/example_spec.h"
 #include "tests/support/round_evidence.h"
@@ -219,6 +220,67 @@ static void test_malformed_chunks_fail(void) {
     ev.post_proof.len = 0; /* no proof at all */
     expect_fail(0, 1, &ev, "chunk 1 of state");
     gd_check_evidence_free(&ev);
+}
+
+/* A payload that is the one its worker committed to, with a chunk no
+ * decoder accepts (chunk 5), while the drawn chunk (2) is honest: the check
+ * decodes the whole payload as it proves it and FAILs it, whichever chunk
+ * is drawn. The same bytes under the honest commitment are not the
+ * committed payload: a FAIL for that, and no decoding fault is claimed. */
+static void test_malformed_payload_fails(void) {
+    gd_buf file = {0}, bad = {0};
+    gd_test_payload_file(&g_round, &file);
+    gd_payload p;
+    CHECK_OK(gd_payload_parse(&p, file.data, file.len, NULL));
+    CHECK_OK(gd_adv_malform_payload(&p, 5));
+    CHECK_OK(gd_payload_serialize(&p, &bad));
+    uint8_t root[32];
+    uint32_t leaves = 0;
+    CHECK_OK(gd_payload_root(&p, root, &leaves));
+    Gonka__Diloco__V1__Commitment committed = g_commit;
+    committed.payload_root = (ProtobufCBinaryData){32, root};
+    committed.payload_leaves = leaves;
+    committed.payload_bytes = bad.len;
+    const Gonka__Diloco__V1__Commitment *commits[2] = {&committed, &g_commit};
+    const char *want[2] = {"payload: chunk 5 does not decode: int8 chunk: value -128",
+                           "payload is not the one it committed"};
+    for (int i = 0; i < 2; i++) {
+        gd_check_evidence ev;
+        evidence(1, 2, &ev);
+        ev.payload = bad.data;
+        ev.payload_len = bad.len;
+        gd_check_input in = {.round = ROUND, .target = WORKER, .rank = 0,
+                             .commitment = commits[i], .segment = 1, .step = 3, .chunk = 2};
+        gd_check_answer a;
+        CHECK_OK(gd_engine_check(&g_engine, &in, &ev, &g_g0, &a));
+        bool ok = a.verdict == GD_VERDICT_FAIL && strstr(a.why, want[i]) != NULL;
+        printf("%-4s malformed payload under %s commitment: %s\n", ok ? "ok" : "FAIL",
+               i == 0 ? "its own" : "the honest", a.why);
+        CHECK(ok);
+        gd_check_evidence_free(&ev);
+    }
+    /* The payload kept as a member keeps it, checked where it lies: opened,
+     * with the fault named; the honest one has none. */
+    char path[512];
+    snprintf(path, sizeof path, "%s/malformed.gdpl", gd_test_tmpdir());
+    CHECK_OK(gd_file_create_private(path, bad.data, bad.len));
+    gd_payload_view v;
+    gd_payload_fault fault;
+    CHECK_OK(gd_engine_payload_view_path_proved(&g_engine, &v, NULL, &fault, ROUND, WORKER, path,
+                                                root, leaves));
+    CHECK(fault.found && fault.chunk == 5 && strstr(fault.why, "-128") != NULL);
+    gd_payload_view_close(&v);
+    CHECK(unlink(path) == 0);
+    CHECK_OK(gd_file_create_private(path, file.data, file.len));
+    CHECK_OK(gd_engine_payload_view_path_proved(&g_engine, &v, NULL, &fault, ROUND, WORKER, path,
+                                                g_commit.payload_root.data,
+                                                g_commit.payload_leaves));
+    CHECK(!fault.found);
+    gd_payload_view_close(&v);
+    CHECK(unlink(path) == 0);
+    gd_payload_free(&p);
+    gd_buf_free(&file);
+    gd_buf_free(&bad);
 }
 
 static void test_segment_state_fails(void) {
@@ -549,6 +611,7 @@ int main(void) {
     RUN_TEST(test_global_read_from_its_file);
     RUN_TEST(test_tampered_chunks_fail);
     RUN_TEST(test_malformed_chunks_fail);
+    RUN_TEST(test_malformed_payload_fails);
     RUN_TEST(test_segment_state_fails);
     RUN_TEST(test_overlapped_start);
     RUN_TEST(test_sharded_worker_checked_by_one_rank);
