@@ -716,6 +716,10 @@ static gd_status bench_address(char *out, size_t cap, uint32_t i) {
  * own when alone) and what the check needs from its target. */
 typedef struct bench_fetched {
     gd_check_evidence ev; /* the segment's start and the payloads are in files */
+    /* Each payload's sum of squares, made as it was checked (has_norm), as
+     * the member keeps them for its aggregate. */
+    bool has_norm[BENCH_WORKERS_MAX];
+    double sum_squares[BENCH_WORKERS_MAX];
 } bench_fetched;
 
 /* Gives every fetched buffer back to the peer client, as a node does when
@@ -760,20 +764,22 @@ static gd_status bench_fetch_verify(gd_engine *e, const bench_opts *o, const ben
     double t0 = gd_bench_now();
     for (uint32_t i = W > 1 ? 1 : 0; s == GD_OK && i < W; i++) {
         /* As the member keeps a payload: checked in its file, every chunk
-         * decoded in the same pass. */
+         * decoded in the same pass, which also gives its norm. */
         gd_payload_view p;
-        gd_payload_fault fault;
+        gd_payload_decoded d;
         char path[GD_ARTIFACT_PATH_MAX];
         s = bench_payload_path(ws, W, i, path);
         if (s == GD_OK)
-            s = gd_engine_payload_view_path_proved(e, &p, NULL, &fault, BENCH_ROUND,
+            s = gd_engine_payload_view_path_proved(e, &p, NULL, &d, BENCH_ROUND,
                                                    ws[i].address, path,
                                                    ws[i].t.commit.payload_root,
                                                    ws[i].t.commit.payload_leaves);
         if (s == GD_OK)
             gd_payload_view_close(&p);
-        if (s == GD_OK && fault.found)
-            s = gd_fail(GD_ERR_INVALID, "an honest payload does not decode: %s", fault.why);
+        if (s == GD_OK && d.malformed)
+            s = gd_fail(GD_ERR_INVALID, "an honest payload does not decode: %s", d.why);
+        x->has_norm[i] = s == GD_OK && d.has_norm;
+        x->sum_squares[i] = d.sum_squares;
     }
     if (s == GD_OK) {
         gd_worker_desc *descs = calloc(S + 2, sizeof *descs);
@@ -869,10 +875,14 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
         size_t len = s == GD_OK ? (size_t)st.st_size : 0;
         if (fd >= 0)
             fds[opened++] = fd;
+        /* The peers' norms from fetch + verify, as the member keeps them;
+         * its own payload is checked by the aggregate itself. */
         cs[i] = (gd_engine_contribution){.address = ws[i].address, .tokens = ws[i].t.r.tokens,
                                          .fd = fd, .payload_len = len,
                                          .root = ws[i].t.commit.payload_root,
-                                         .leaves = ws[i].t.commit.payload_leaves};
+                                         .leaves = ws[i].t.commit.payload_leaves,
+                                         .sum_squares = x.has_norm[i] ? &x.sum_squares[i]
+                                                                      : NULL};
     }
     /* As the member aggregates: G' written to its file a window at a time
      * and hashed as it is written, kept in memory too if the budget

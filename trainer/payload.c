@@ -1034,6 +1034,7 @@ static gd_status gd_view_leaves(gd_payload_view *v, const gd_payload_visitor *vi
     if (s == GD_OK && v->fd >= 0) {
         free(v->leaves);
         v->leaves = malloc((size_t)count * GD_MMR_HASH_LEN);
+        v->leaves_known = v->leaves != NULL ? count : 0;
         if (v->leaves == NULL)
             s = gd_fail(GD_ERR_NOMEM, "out of memory for %u leaves", (unsigned)count);
         else
@@ -1099,6 +1100,16 @@ gd_status gd_payload_view_raw(gd_payload_view *v, uint32_t chunk, const uint8_t 
     *raw_len = c->raw_len;
     if (v->leaves == NULL || s == GD_ERR_NOMEM || s == GD_ERR_IO)
         return s;
+    if (chunk >= v->leaves_known) { /* learning: the chunk's first read */
+        if (chunk != v->leaves_known)
+            return gd_fail(GD_ERR_INVALID, "payload chunk %u read before chunk %u",
+                           (unsigned)chunk, (unsigned)v->leaves_known);
+        if (s == GD_OK) {
+            gd_mmr_hash_leaf(v->leaves[chunk], chunk + 1, *raw, c->raw_len);
+            v->leaves_known++;
+        }
+        return s;
+    }
     /* Checked once: bytes that no longer read, or hash to another leaf,
      * were changed on this host's disk since. */
     uint8_t leaf[GD_MMR_HASH_LEN];
@@ -1108,6 +1119,38 @@ gd_status gd_payload_view_raw(gd_payload_view *v, uint32_t chunk, const uint8_t 
         return gd_fail(GD_ERR_IO, "payload chunk %u changed on disk after it was checked",
                        (unsigned)chunk);
     return GD_OK;
+}
+
+gd_status gd_payload_view_learn(gd_payload_view *v) {
+    if (v->chunks == NULL)
+        return gd_fail(GD_ERR_INVALID, "payload view: not open");
+    free(v->leaves);
+    v->leaves_known = 0;
+    v->leaves = malloc(((size_t)v->header.chunk_count + 1) * GD_MMR_HASH_LEN);
+    if (v->leaves == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for %u leaves",
+                       (unsigned)v->header.chunk_count);
+    return GD_OK;
+}
+
+gd_status gd_payload_view_learned_root(const gd_payload_view *v, uint8_t root[GD_MMR_HASH_LEN],
+                                       uint32_t *leaf_count) {
+    uint32_t count = v->header.chunk_count;
+    if (v->leaves == NULL || v->leaves_known != count)
+        return gd_fail(GD_ERR_INVALID, "payload: %u of its %u chunks read",
+                       (unsigned)(v->leaves ? v->leaves_known : 0), (unsigned)count);
+    uint8_t leaf[GD_MMR_HASH_LEN];
+    gd_mmr_hash_leaf(leaf, 0, v->bytes, GD_PAYLOAD_HEADER_BYTES);
+    gd_mmr_peaks peaks;
+    gd_mmr_peaks_init(&peaks);
+    gd_status s = gd_mmr_peaks_append(&peaks, leaf);
+    for (uint32_t i = 0; s == GD_OK && i < count; i++)
+        s = gd_mmr_peaks_append(&peaks, v->leaves[i]);
+    if (s == GD_OK)
+        s = gd_mmr_peaks_root(&peaks, root);
+    if (s == GD_OK)
+        *leaf_count = count + 1;
+    return s;
 }
 
 gd_status gd_payload_parse(gd_payload *out, const uint8_t *bytes, size_t len, gd_pool *pool) {

@@ -187,8 +187,10 @@ typedef struct gd_payload_view {
     bool owns_fd;    /* opened by gd_payload_view_open_path: closed with the view */
     struct ZSTD_DCtx_s *dctx;
     /* Read from fd: each chunk's leaf (chunk i's at [i]) once the view's
-     * commitment was computed, or NULL. */
+     * commitment was computed, or NULL; or those of the chunks read so far,
+     * in order, while learning (gd_payload_view_learn). */
     uint8_t (*leaves)[GD_MMR_HASH_LEN];
+    uint32_t leaves_known; /* leaves holds chunks [0, leaves_known) */
 } gd_payload_view;
 
 gd_status gd_payload_view_open(gd_payload_view *out, const uint8_t *bytes,
@@ -230,6 +232,16 @@ gd_status gd_payload_view_mmr(gd_payload_view *v, gd_mmr *out, gd_pool *pool) GD
 gd_status gd_payload_view_mmr_visit(gd_payload_view *v, gd_mmr *out,
                                     const gd_payload_visitor *visit,
                                     gd_pool *pool) GD_MUST_CHECK;
+/* For a payload the reader checked before, in an earlier pass (a member
+ * checks a payload as it arrives): its commitment learned as its chunks
+ * are first read, which must be in order, each leaf kept as it is read and
+ * later reads held to it, so the reader's one pass both uses and checks the
+ * bytes. gd_payload_view_learned_root gives the commitment once every
+ * chunk was read (GD_ERR_INVALID before); comparing it with the commitment
+ * is the caller's. */
+gd_status gd_payload_view_learn(gd_payload_view *v) GD_MUST_CHECK;
+gd_status gd_payload_view_learned_root(const gd_payload_view *v, uint8_t root[GD_MMR_HASH_LEN],
+                                       uint32_t *leaf_count) GD_MUST_CHECK;
 /* Chunk `chunk`'s canonical bytes (what its leaf hashes), valid until the
  * view's next call. */
 gd_status gd_payload_view_raw(gd_payload_view *v, uint32_t chunk, const uint8_t **raw,

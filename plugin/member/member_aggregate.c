@@ -93,10 +93,10 @@ gd_status gd_duty_aggregate(gd_member *n, uint64_t r) {
         if (s == GD_OK)
             s = gd_member_payload_open(n, &fd, held);
         if (s == GD_OK)
-            cs[opened++] = (gd_engine_contribution){.address = who, .tokens = c->tokens,
-                                                    .fd = fd, .payload_len = held->len,
-                                                    .root = c->payload_root.data,
-                                                    .leaves = c->payload_leaves};
+            cs[opened++] = (gd_engine_contribution){
+                .address = who, .tokens = c->tokens, .fd = fd, .payload_len = held->len,
+                .root = c->payload_root.data, .leaves = c->payload_leaves,
+                .sum_squares = held->has_norm ? &held->sum_squares : NULL};
     }
     uint8_t hash[32];
     bool later = false; /* a payload may come later in the window */

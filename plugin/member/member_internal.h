@@ -56,6 +56,10 @@ typedef struct gd_member_peer_payload {
      * never reported available nor aggregated. */
     bool malformed;
     char malformed_why[256];
+    /* Its sum of squares, made in the pass that checked it (has_norm), so
+     * the aggregate reads it once more, not twice. */
+    bool has_norm;
+    double sum_squares;
 } gd_member_peer_payload;
 
 /* A peer whose payload this step's batch could not fetch: its duties in

@@ -84,16 +84,18 @@ static gd_status gd_keep_payload(gd_member *n, const gd_member_peer_payload **ou
     }
     held->len = (uint64_t)st.st_size;
     gd_payload_view p;
-    gd_payload_fault fault;
-    gd_status s = gd_engine_payload_view_file(&n->engine, &p, &fault, n->cache_round,
+    gd_payload_decoded d;
+    gd_status s = gd_engine_payload_view_file(&n->engine, &p, &d, n->cache_round,
                                               held->address, fd, held->len,
                                               c->payload_root.data, c->payload_leaves);
     if (s == GD_OK)
         gd_payload_view_close(&p);
-    if (s == GD_OK && fault.found) {
+    held->has_norm = s == GD_OK && d.has_norm;
+    held->sum_squares = d.sum_squares;
+    if (s == GD_OK && d.malformed) {
         held->malformed = true;
         snprintf(held->malformed_why, sizeof held->malformed_why,
-                 "chunk %u does not decode: %s", (unsigned)fault.chunk, fault.why);
+                 "chunk %u does not decode: %s", (unsigned)d.bad_chunk, d.why);
         GD_LOG_WARN("node", "round %" PRIu64 ": the payload %s committed does not decode (%s): "
                             "not reported, not aggregated",
                     n->cache_round, held->address, held->malformed_why);

@@ -267,15 +267,16 @@ static bool gd_check_chunk(gd_check_ctx *x, const gd_global_state *g, gd_status 
      * every chunk is decoded in the pass that proves it (a payload that is
      * the committed one yet does not decode is the worker's fault). */
     gd_status s;
-    gd_payload_fault fault;
+    gd_payload_decoded decoded;
     if (x->ev->payload != NULL || x->ev->payload_path[0] == '\0') {
-        s = gd_engine_payload_view_proved(e, &x->payload, &x->payload_mmr, &fault, x->in->round,
+        s = gd_engine_payload_view_proved(e, &x->payload, &x->payload_mmr, &decoded,
+                                          x->in->round,
                                           x->in->target, x->ev->payload, x->ev->payload_len,
                                           cm->payload_root.data, cm->payload_leaves);
     } else {
         /* A held file was checked against the commitment when it was kept:
          * failing now is this node's disk, never the target's. */
-        s = gd_engine_payload_view_path_proved(e, &x->payload, &x->payload_mmr, &fault,
+        s = gd_engine_payload_view_path_proved(e, &x->payload, &x->payload_mmr, &decoded,
                                                x->in->round, x->in->target, x->ev->payload_path,
                                                cm->payload_root.data, cm->payload_leaves);
         if (s != GD_OK && s != GD_ERR_NOMEM)
@@ -284,10 +285,10 @@ static bool gd_check_chunk(gd_check_ctx *x, const gd_global_state *g, gd_status 
     if (!gd_check_peer(x, s, "payload", local))
         return false;
     x->have_payload = true;
-    if (fault.found) {
-        char why[sizeof fault.why + 48];
-        snprintf(why, sizeof why, "chunk %u does not decode: %s", (unsigned)fault.chunk,
-                 fault.why);
+    if (decoded.malformed) {
+        char why[sizeof decoded.why + 48];
+        snprintf(why, sizeof why, "chunk %u does not decode: %s", (unsigned)decoded.bad_chunk,
+                 decoded.why);
         return gd_check_fail(x, "payload", why);
     }
     if (chunk >= x->payload.header.chunk_count)

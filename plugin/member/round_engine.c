@@ -472,13 +472,17 @@ static gd_status gd_engine_payload_root_is(const uint8_t got[32], uint32_t got_l
 /* Every chunk decoded as the payload is checked against its commitment
  * (on the pool's threads, in any order): the lowest chunk that does not
  * decode is recorded, and the pass goes on, since whether the bytes are
- * the committed ones is known only at its end. */
+ * the committed ones is known only at its end; with chunks of whole
+ * GD_SUM_SQUARES_CHUNK blocks each chunk's blocks are summed as well, in
+ * pieces that fold in block order (gd_sum_squares). */
 typedef struct gd_engine_decodes {
     const gd_codec *codec;
     size_t n;
     uint32_t chunk_elems;
+    bool norm;
+    gd_sum_squares sums;
     pthread_mutex_t lock;
-    gd_payload_fault *fault;
+    gd_payload_decoded *decoded;
 } gd_engine_decodes;
 
 static gd_status gd_engine_decodes_chunk(void *ctx, uint32_t chunk, const uint8_t *raw,
@@ -489,44 +493,48 @@ static gd_status gd_engine_decodes_chunk(void *ctx, uint32_t chunk, const uint8_
     float *values = malloc(count * sizeof(float));
     gd_status s = values ? gd_codec_decode_chunk(x->codec, raw, raw_len, values, count)
                          : gd_fail(GD_ERR_NOMEM, "out of memory for a payload chunk");
+    if (s == GD_OK && x->norm)
+        s = gd_sum_squares_add(&x->sums, values, lo, count);
     free(values);
     if (s == GD_OK || s == GD_ERR_NOMEM) /* out of memory: this node's failure */
         return s;
     pthread_mutex_lock(&x->lock);
-    if (!x->fault->found || chunk < x->fault->chunk) {
-        x->fault->found = true;
-        x->fault->chunk = chunk;
-        snprintf(x->fault->why, sizeof x->fault->why, "%s", gd_error_detail());
+    if (!x->decoded->malformed || chunk < x->decoded->bad_chunk) {
+        x->decoded->malformed = true;
+        x->decoded->bad_chunk = chunk;
+        snprintf(x->decoded->why, sizeof x->decoded->why, "%s", gd_error_detail());
     }
     pthread_mutex_unlock(&x->lock);
     return GD_OK;
 }
 
 /* An opened view held to the header and commitment (its whole MMR kept
- * in mmr when not NULL); closed on failure. With fault, every chunk is
- * decoded in the same pass (the visit of the aggregate's norms decodes
- * them itself). */
+ * in mmr when not NULL), every chunk decoded in the same pass when decoded
+ * is given; closed on failure. */
 static gd_status gd_engine_payload_check(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
-                                         const gd_payload_visitor *visit,
-                                         gd_payload_fault *fault, uint64_t round,
+                                         gd_payload_decoded *decoded, uint64_t round,
                                          const char *participant, const uint8_t root[32],
                                          uint32_t leaves) {
     gd_payload_header want = gd_engine_payload_want(e, round, participant);
     uint8_t got[GD_MMR_HASH_LEN];
     uint32_t got_leaves = 0;
-    gd_engine_decodes decodes = {.codec = &e->rc.diloco.codec, .n = e->n,
-                                 .chunk_elems = e->rc.diloco.chunk_elems, .fault = fault};
-    gd_payload_visitor decode_visit = {gd_engine_decodes_chunk, &decodes};
-    if (fault != NULL) {
-        memset(fault, 0, sizeof *fault);
-        pthread_mutex_init(&decodes.lock, NULL);
-        visit = &decode_visit;
-    }
+    const gd_diloco_config *c = &e->rc.diloco;
+    gd_engine_decodes x = {.codec = &c->codec, .n = e->n, .chunk_elems = c->chunk_elems,
+                           .norm = c->chunk_elems % GD_SUM_SQUARES_CHUNK == 0,
+                           .decoded = decoded};
+    gd_payload_visitor visit = {gd_engine_decodes_chunk, &x};
     gd_status s = gd_payload_header_matches(&out->header, &want);
+    if (decoded != NULL) {
+        memset(decoded, 0, sizeof *decoded);
+        pthread_mutex_init(&x.lock, NULL);
+        if (s == GD_OK && x.norm)
+            s = gd_sum_squares_init(&x.sums, e->n);
+    }
+    const gd_payload_visitor *v = decoded != NULL ? &visit : NULL;
     if (s == GD_OK && mmr == NULL)
-        s = gd_payload_view_root_visit(out, got, &got_leaves, visit, gd_engine_pool(e));
+        s = gd_payload_view_root_visit(out, got, &got_leaves, v, gd_engine_pool(e));
     if (s == GD_OK && mmr != NULL) {
-        s = gd_payload_view_mmr_visit(out, mmr, visit, gd_engine_pool(e));
+        s = gd_payload_view_mmr_visit(out, mmr, v, gd_engine_pool(e));
         got_leaves = s == GD_OK ? mmr->n_leaves : 0;
         if (s == GD_OK)
             s = gd_mmr_root(mmr, got);
@@ -535,10 +543,15 @@ static gd_status gd_engine_payload_check(gd_engine *e, gd_payload_view *out, gd_
     }
     if (s == GD_OK)
         s = gd_engine_payload_root_is(got, got_leaves, root, leaves, participant);
-    if (fault != NULL) {
-        pthread_mutex_destroy(&decodes.lock);
+    if (decoded != NULL) {
+        pthread_mutex_destroy(&x.lock);
+        if (s == GD_OK && x.norm && !decoded->malformed) {
+            decoded->has_norm = true;
+            decoded->sum_squares = gd_sum_squares_total(&x.sums);
+        }
+        gd_sum_squares_free(&x.sums);
         if (s != GD_OK)
-            memset(fault, 0, sizeof *fault); /* not the committed bytes: nothing proved */
+            memset(decoded, 0, sizeof *decoded); /* not the committed bytes: nothing known */
     }
     if (s != GD_OK && mmr != NULL)
         gd_mmr_free(mmr);
@@ -548,50 +561,27 @@ static gd_status gd_engine_payload_check(gd_engine *e, gd_payload_view *out, gd_
 }
 
 gd_status gd_engine_payload_view_proved(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
-                                        gd_payload_fault *fault, uint64_t round,
+                                        gd_payload_decoded *decoded, uint64_t round,
                                         const char *participant, const uint8_t *bytes,
                                         size_t len, const uint8_t root[32], uint32_t leaves) {
     GD_TRY(gd_payload_view_open(out, bytes, len));
-    return gd_engine_payload_check(e, out, mmr, NULL, fault, round, participant, root, leaves);
+    return gd_engine_payload_check(e, out, mmr, decoded, round, participant, root, leaves);
 }
 
 gd_status gd_engine_payload_view_path_proved(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
-                                             gd_payload_fault *fault, uint64_t round,
+                                             gd_payload_decoded *decoded, uint64_t round,
                                              const char *participant, const char *path,
                                              const uint8_t root[32], uint32_t leaves) {
     GD_TRY(gd_payload_view_open_path(out, path));
-    return gd_engine_payload_check(e, out, mmr, NULL, fault, round, participant, root, leaves);
+    return gd_engine_payload_check(e, out, mmr, decoded, round, participant, root, leaves);
 }
 
 gd_status gd_engine_payload_view_file(gd_engine *e, gd_payload_view *out,
-                                      gd_payload_fault *fault, uint64_t round,
+                                      gd_payload_decoded *decoded, uint64_t round,
                                       const char *participant, int fd, uint64_t len,
                                       const uint8_t root[32], uint32_t leaves) {
     GD_TRY(gd_payload_view_open_file(out, fd, len));
-    return gd_engine_payload_check(e, out, NULL, NULL, fault, round, participant, root, leaves);
-}
-
-/* A contribution's sum of squares made as its payload is checked: each
- * chunk decoded (validated as the aggregate's reader validates it) and its
- * blocks summed, on the pool's threads. */
-typedef struct gd_engine_norm {
-    const gd_codec *codec;
-    uint32_t chunk_elems;
-    gd_sum_squares sums;
-} gd_engine_norm;
-
-static gd_status gd_engine_norm_chunk(void *ctx, uint32_t chunk, const uint8_t *raw,
-                                      size_t raw_len) {
-    gd_engine_norm *x = ctx;
-    size_t lo = (size_t)chunk * x->chunk_elems;
-    size_t count = x->sums.n - lo < x->chunk_elems ? x->sums.n - lo : x->chunk_elems;
-    float *values = malloc(count * sizeof(float));
-    gd_status s = values ? gd_codec_decode_chunk(x->codec, raw, raw_len, values, count)
-                         : gd_fail(GD_ERR_NOMEM, "out of memory for a payload chunk");
-    if (s == GD_OK)
-        s = gd_sum_squares_add(&x->sums, values, lo, count);
-    free(values);
-    return s == GD_OK ? GD_OK : gd_fail_context(s, "payload chunk %u", (unsigned)chunk);
+    return gd_engine_payload_check(e, out, NULL, decoded, round, participant, root, leaves);
 }
 
 /* A contribution read a range at a time from its payload where it lies:
@@ -600,14 +590,14 @@ static gd_status gd_engine_norm_chunk(void *ctx, uint32_t chunk, const uint8_t *
 typedef struct gd_engine_reader {
     gd_payload_view view;
     bool open;
+    bool learning; /* checked as it arrived: its leaves learned as the step reads it */
     float *cache;
     uint32_t cached; /* the chunk in cache, or UINT32_MAX */
-    gd_engine_norm norm; /* made as the payload is checked, when chunks hold whole blocks */
     double sum_squares;
 } gd_engine_reader;
 
-static gd_status gd_engine_read_range(void *ctx, float *out, size_t lo, size_t count) {
-    gd_engine_reader *r = ctx;
+static gd_status gd_engine_read_chunks(gd_engine_reader *r, float *out, size_t lo,
+                                       size_t count) {
     size_t ce = r->view.header.chunk_elems;
     for (size_t chunk = lo / ce; count > 0 && chunk * ce < lo + count; chunk++) {
         size_t first = chunk * ce;
@@ -633,6 +623,16 @@ static gd_status gd_engine_read_range(void *ctx, float *out, size_t lo, size_t c
     return GD_OK;
 }
 
+static gd_status gd_engine_read_range(void *ctx, float *out, size_t lo, size_t count) {
+    gd_engine_reader *r = ctx;
+    gd_status s = gd_engine_read_chunks(r, out, lo, count);
+    /* A payload checked as it arrived that no longer reads or decodes was
+     * changed on this host's disk since: never its worker's fault. */
+    if (s != GD_OK && s != GD_ERR_NOMEM && s != GD_ERR_IO && r->learning)
+        s = gd_fail_context(GD_ERR_IO, "a payload changed on disk after it was checked");
+    return s;
+}
+
 /* Values per window: a multiple of the sum-of-squares chunk and, where
  * the payload's chunks allow, of them (each chunk decoded straight into its
  * window), at least 2^20 (4 MiB a window). */
@@ -649,43 +649,71 @@ gd_status gd_engine_aggregate_io(gd_engine *e, uint64_t round, const gd_engine_c
     gd_contribution_windowed *contribs = calloc(n ? n : 1, sizeof *contribs);
     gd_engine_reader *readers = calloc(n ? n : 1, sizeof *readers);
     gd_status s = contribs && readers ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
-    /* Every payload against its commitment before anything is stepped;
-     * with chunks of whole sum-of-squares blocks its norm comes out of the
-     * same pass, so the aggregate reads each payload once more, not twice. */
+    /* Every payload against its commitment before anything is stepped.
+     * One whose norm the caller has (it checked the payload as it arrived,
+     * gd_payload_decoded) is read once, by the step, which learns its leaves
+     * as it goes and holds them to the commitment at the end, before G' can
+     * be committed. Any other is checked now, its norm coming out of the
+     * same pass when its chunks hold whole sum-of-squares blocks (else the
+     * aggregate's first pass makes it). */
     const gd_diloco_config *c = &e->rc.diloco;
     bool norms = c->chunk_elems % GD_SUM_SQUARES_CHUNK == 0;
     for (size_t i = 0; s == GD_OK && i < n; i++) {
         gd_engine_reader *r = &readers[i];
         r->cached = UINT32_MAX;
-        r->norm = (gd_engine_norm){.codec = &c->codec, .chunk_elems = c->chunk_elems};
-        if (norms)
-            s = gd_sum_squares_init(&r->norm.sums, e->n);
-        gd_payload_visitor visit = {gd_engine_norm_chunk, &r->norm};
-        if (s == GD_OK && cs[i].payload != NULL)
+        r->learning = cs[i].sum_squares != NULL;
+        if (cs[i].payload != NULL)
             s = gd_payload_view_open(&r->view, cs[i].payload, cs[i].payload_len);
-        else if (s == GD_OK)
+        else
             s = gd_payload_view_open_file(&r->view, cs[i].fd, cs[i].payload_len);
-        if (s == GD_OK)
-            s = gd_engine_payload_check(e, &r->view, NULL, norms ? &visit : NULL, NULL, round,
+        gd_payload_decoded d = {0};
+        if (s == GD_OK && r->learning) {
+            gd_payload_header want = gd_engine_payload_want(e, round, cs[i].address);
+            s = gd_payload_header_matches(&r->view.header, &want);
+            if (s == GD_OK)
+                s = gd_payload_view_learn(&r->view);
+            d = (gd_payload_decoded){.has_norm = true, .sum_squares = *cs[i].sum_squares};
+            if (s != GD_OK)
+                gd_payload_view_close(&r->view);
+        } else if (s == GD_OK) {
+            s = gd_engine_payload_check(e, &r->view, NULL, norms ? &d : NULL, round,
                                         cs[i].address, cs[i].root, cs[i].leaves);
+            if (s == GD_OK && d.malformed) {
+                s = gd_fail(GD_ERR_PARSE, "the payload %s committed does not decode: chunk %u: %s",
+                            cs[i].address, (unsigned)d.bad_chunk, d.why);
+                gd_payload_view_close(&r->view);
+            }
+        }
         r->open = s == GD_OK;
-        r->sum_squares = norms && s == GD_OK ? gd_sum_squares_total(&r->norm.sums) : 0;
+        r->sum_squares = d.sum_squares;
         contribs[i] = (gd_contribution_windowed){.address = cs[i].address, .n = e->n,
                                                  .layout_digest = gd_engine_layout(e),
                                                  .read_range = gd_engine_read_range,
                                                  .read_ctx = r, .tokens = cs[i].tokens,
-                                                 .sum_squares = norms ? &r->sum_squares : NULL};
+                                                 .sum_squares = d.has_norm ? &r->sum_squares
+                                                                           : NULL};
     }
     gd_aggregate_stats stats;
     if (s == GD_OK)
         s = gd_diloco_aggregate_windows(gd_trainer_backend(e->trainer), c,
                                         gd_engine_layout(e), contribs, n, g,
                                         gd_engine_window(e->rc.diloco.chunk_elems), &stats);
+    /* What the step read of a payload checked when it arrived must be what
+     * was checked: its commitment again, from the leaves the step learned. */
+    for (size_t i = 0; s == GD_OK && i < n; i++) {
+        if (!readers[i].learning)
+            continue;
+        uint8_t got[GD_MMR_HASH_LEN];
+        uint32_t got_leaves = 0;
+        s = gd_payload_view_learned_root(&readers[i].view, got, &got_leaves);
+        if (s == GD_OK && (got_leaves != cs[i].leaves || memcmp(got, cs[i].root, 32) != 0))
+            s = gd_fail(GD_ERR_IO, "the payload of %s kept this round changed on disk after "
+                                   "it was checked", cs[i].address);
+    }
     for (size_t i = 0; readers != NULL && i < n; i++) {
         if (readers[i].open)
             gd_payload_view_close(&readers[i].view);
         free(readers[i].cache);
-        gd_sum_squares_free(&readers[i].norm.sums);
     }
     free(readers);
     free(contribs);

@@ -289,51 +289,64 @@ typedef struct gd_engine_contribution {
     size_t payload_len;
     const uint8_t *root;     /* the committed root and leaf count it must match */
     uint32_t leaves;
+    /* Its sum of squares when the caller checked the payload as it arrived
+     * (gd_payload_decoded's), else NULL: see gd_engine_aggregate_io. */
+    const double *sum_squares;
 } gd_engine_contribution;
 
 /* G_{r+1} from G_r through g's io (trainer/diloco.h), a window at a time:
  * every payload is checked against its commitment and header first, then
  * read where it lies, a chunk decoded at a time (gd_payload_view), so
  * memory is the payloads' bytes, a few windows and a chunk per payload,
- * however large the model. */
+ * however large the model. A payload given with its sum of squares is
+ * read once, by the step, which checks it against its commitment as it
+ * goes (gd_payload_view_learn): one that changed on this host's disk since
+ * it was checked is GD_ERR_IO, and no G_{r+1} is committed. */
 gd_status gd_engine_aggregate_io(gd_engine *e, uint64_t round, const gd_engine_contribution *cs,
                                  size_t n, const gd_global_io *g) GD_MUST_CHECK;
 /* The same with G in memory, stepped in place (g->round advances). */
 gd_status gd_engine_aggregate(gd_engine *e, uint64_t round, const gd_engine_contribution *cs,
                               size_t n, gd_global_state *g) GD_MUST_CHECK;
 
-/* A payload that is the one its worker committed to, yet has a chunk no
- * decoder accepts (docs/protocol.md, "A payload that does not decode"):
- * the worker's own fault, the same for every receiver, since the bytes are
- * fixed by the commitment and decoding is deterministic. chunk is the
- * lowest such chunk. */
-typedef struct gd_payload_fault {
-    bool found;
-    uint32_t chunk;
+/* What decoding every chunk of a payload, in the pass that proves it
+ * against its commitment, tells of it:
+ * - malformed: it is the payload its worker committed to, yet bad_chunk
+ *   (the lowest such) does not decode (docs/protocol.md, "A payload that
+ *   does not decode"): the worker's own fault, the same for every
+ *   receiver, since the commitment fixes the bytes and decoding is
+ *   deterministic;
+ * - its sum of squares, the aggregate's norm, when its chunks hold whole
+ *   GD_SUM_SQUARES_CHUNK blocks (has_norm): the bits of the aggregate's
+ *   own first pass, so an aggregate given it reads the payload once. */
+typedef struct gd_payload_decoded {
+    bool malformed;
+    uint32_t bad_chunk;
     char why[200];
-} gd_payload_fault;
+    bool has_norm;
+    double sum_squares;
+} gd_payload_decoded;
 
 /* A peer's payload read in place (nothing copied), in memory, held to the
  * committed root and leaf count and the header this run expects of
  * `participant` in `round`, keeping the commitment's whole MMR in mmr (to prove a chunk from;
- * gd_mmr_free it). With fault (may be NULL) every chunk is also decoded,
+ * gd_mmr_free it). With decoded (may be NULL) every chunk is also decoded,
  * in the same pass: a payload whose root is the committed one but that
- * does not decode is opened all the same, with fault->found set. */
+ * does not decode is opened all the same, with decoded->malformed set. */
 gd_status gd_engine_payload_view_proved(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
-                                        gd_payload_fault *fault, uint64_t round,
+                                        gd_payload_decoded *decoded, uint64_t round,
                                         const char *participant, const uint8_t *bytes,
                                         size_t len, const uint8_t root[32],
                                         uint32_t leaves) GD_MUST_CHECK;
 /* gd_engine_payload_view_proved on the payload file at path. */
 gd_status gd_engine_payload_view_path_proved(gd_engine *e, gd_payload_view *out, gd_mmr *mmr,
-                                             gd_payload_fault *fault, uint64_t round,
+                                             gd_payload_decoded *decoded, uint64_t round,
                                              const char *participant, const char *path,
                                              const uint8_t root[32],
                                              uint32_t leaves) GD_MUST_CHECK;
 /* The same checks on the payload file fd (len bytes), read in place, with
  * the root alone. */
 gd_status gd_engine_payload_view_file(gd_engine *e, gd_payload_view *out,
-                                      gd_payload_fault *fault, uint64_t round,
+                                      gd_payload_decoded *decoded, uint64_t round,
                                       const char *participant, int fd, uint64_t len,
                                       const uint8_t root[32], uint32_t leaves) GD_MUST_CHECK;
 

@@ -348,10 +348,28 @@ static void test_payload_files_changed(void) {
         snprintf(paths[i], sizeof paths[i], "%s", gd_test_path(k_workers[i]));
         CHECK_OK(gd_file_create_private(paths[i], g_payloads[i].data, g_payloads[i].len));
     }
-    for (int flip = 0; flip < 2; flip++) {
-        for (size_t i = 0; i < W; i++) {
+    /* Norms known: as a member aggregates payloads it checked when they
+     * arrived (gd_payload_decoded), each read once, by the step, which
+     * learns their leaves as it goes. */
+    double norms[W];
+    for (size_t i = 0; i < W; i++) {
+        gd_payload_view v;
+        gd_payload_decoded d;
+        CHECK_OK(gd_engine_payload_view_path_proved(&g_engine, &v, NULL, &d, ROUND, cs[i].address,
+                                                    paths[i], cs[i].root, cs[i].leaves));
+        gd_payload_view_close(&v);
+        CHECK(d.has_norm && !d.malformed);
+        norms[i] = d.sum_squares;
+    }
+    for (int pass = 0; pass < 4; pass++) {
+        int flip = pass % 2;
+        bool known = pass >= 2;
+        for (size_t i = 0; i < W; i++) { /* as checked: the last pass's flip undone */
+            CHECK(unlink(paths[i]) == 0);
+            CHECK_OK(gd_file_create_private(paths[i], g_payloads[i].data, g_payloads[i].len));
             cs[i].payload = NULL;
             cs[i].fd = open(paths[i], O_RDONLY);
+            cs[i].sum_squares = known ? &norms[i] : NULL;
             CHECK(cs[i].fd >= 0);
         }
         gd_global_file file;

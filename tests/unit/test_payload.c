@@ -371,6 +371,43 @@ static void test_roundtrip_codecs(void) {
         gd_status seen = gd_payload_view_decode(&unchecked, 5, scratch, 1000);
         CHECK(seen == GD_OK || seen == GD_ERR_PARSE);
         gd_payload_view_close(&unchecked);
+        /* Learning the leaves as the chunks are first read, in order: with
+         * chunk 5 changed, the commitment learned is not the committed one
+         * (chunk 5 may also fail to read); chunks must come in order. */
+        gd_payload_view learned;
+        uint8_t r4[GD_MMR_HASH_LEN];
+        uint32_t learned_leaves = 0;
+        CHECK_OK(gd_payload_view_open_file(&learned, fd, file.len));
+        CHECK_OK(gd_payload_view_learn(&learned));
+        CHECK_STATUS(gd_payload_view_decode(&learned, 1, scratch, 1000), GD_ERR_INVALID);
+        CHECK_STATUS(gd_payload_view_learned_root(&learned, r4, &learned_leaves),
+                     GD_ERR_INVALID);
+        bool read_all = true;
+        for (uint32_t i = 0; i < 11; i++)
+            read_all &= gd_payload_view_decode(&learned, i, out + i * 1000,
+                                               gd_payload_view_chunk_values(&learned, i)) ==
+                        GD_OK;
+        if (read_all) {
+            CHECK_OK(gd_payload_view_learned_root(&learned, r4, &learned_leaves));
+            CHECK(learned_leaves == 12 && memcmp(r4, r1, sizeof r4) != 0);
+        }
+        gd_payload_view_close(&learned);
+        CHECK(pwrite(rw, file.data + at, 1, (off_t)at) == 1);
+        /* The file as written: the committed root learned, the values read,
+         * and a chunk the disk changes after it was read is GD_ERR_IO when
+         * read again. */
+        CHECK_OK(gd_payload_view_open_file(&learned, fd, file.len));
+        CHECK_OK(gd_payload_view_learn(&learned));
+        memset(out, 0xff, n * sizeof(float));
+        for (uint32_t i = 0; i < 11; i++)
+            CHECK_OK(gd_payload_view_decode(&learned, i, out + i * 1000,
+                                            gd_payload_view_chunk_values(&learned, i)));
+        CHECK(memcmp(out, direct, n * sizeof(float)) == 0);
+        CHECK_OK(gd_payload_view_learned_root(&learned, r4, &learned_leaves));
+        CHECK(learned_leaves == 12 && memcmp(r4, r1, sizeof r4) == 0);
+        CHECK(pwrite(rw, &byte, 1, (off_t)at) == 1);
+        CHECK_STATUS(gd_payload_view_decode(&learned, 5, scratch, 1000), GD_ERR_IO);
+        gd_payload_view_close(&learned);
         CHECK(pwrite(rw, file.data + at, 1, (off_t)at) == 1);
         close(rw);
         /* A length that is not the file's is refused (the table is checked

@@ -265,17 +265,17 @@ static void test_malformed_payload_fails(void) {
     snprintf(path, sizeof path, "%s/malformed.gdpl", gd_test_tmpdir());
     CHECK_OK(gd_file_create_private(path, bad.data, bad.len));
     gd_payload_view v;
-    gd_payload_fault fault;
-    CHECK_OK(gd_engine_payload_view_path_proved(&g_engine, &v, NULL, &fault, ROUND, WORKER, path,
+    gd_payload_decoded d;
+    CHECK_OK(gd_engine_payload_view_path_proved(&g_engine, &v, NULL, &d, ROUND, WORKER, path,
                                                 root, leaves));
-    CHECK(fault.found && fault.chunk == 5 && strstr(fault.why, "-128") != NULL);
+    CHECK(d.malformed && d.bad_chunk == 5 && strstr(d.why, "-128") != NULL && !d.has_norm);
     gd_payload_view_close(&v);
     CHECK(unlink(path) == 0);
     CHECK_OK(gd_file_create_private(path, file.data, file.len));
-    CHECK_OK(gd_engine_payload_view_path_proved(&g_engine, &v, NULL, &fault, ROUND, WORKER, path,
+    CHECK_OK(gd_engine_payload_view_path_proved(&g_engine, &v, NULL, &d, ROUND, WORKER, path,
                                                 g_commit.payload_root.data,
                                                 g_commit.payload_leaves));
-    CHECK(!fault.found);
+    CHECK(!d.malformed);
     gd_payload_view_close(&v);
     CHECK(unlink(path) == 0);
     gd_payload_free(&p);
