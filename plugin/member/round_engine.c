@@ -493,9 +493,11 @@ static gd_status gd_engine_decodes_chunk(void *ctx, uint32_t chunk, const uint8_
     float *values = malloc(count * sizeof(float));
     gd_status s = values ? gd_codec_decode_chunk(x->codec, raw, raw_len, values, count)
                          : gd_fail(GD_ERR_NOMEM, "out of memory for a payload chunk");
-    if (s == GD_OK && x->norm)
-        s = gd_sum_squares_add(&x->sums, values, lo, count);
+    gd_status summed = s == GD_OK && x->norm ? gd_sum_squares_add(&x->sums, values, lo, count)
+                                             : GD_OK;
     free(values);
+    if (summed != GD_OK) /* the sum is this node's work, never the payload's fault */
+        return summed;
     if (s == GD_OK || s == GD_ERR_NOMEM) /* out of memory: this node's failure */
         return s;
     pthread_mutex_lock(&x->lock);
