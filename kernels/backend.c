@@ -676,7 +676,21 @@ void gd_backend_bf16_round(const gd_backend *be, float *out, const float *x, siz
     gd_backend_bf16_quantize(be, NULL, out, x, n);
 }
 
+/* An op that widens must not write what it has still to read: on a device
+ * the values are written in no set order (train_full.c widens in place, in
+ * steps that keep every one disjoint). */
+static void gd_check_disjoint(const gd_backend *be, const void *out, size_t out_bytes,
+                              const void *in, size_t in_bytes, const char *op) {
+    uintptr_t o = (uintptr_t)out, i = (uintptr_t)in;
+    if (out_bytes && in_bytes && o < i + in_bytes && i < o + out_bytes) {
+        fprintf(stderr, "gonka-diloco: backend %s: %s writes over its own input\n",
+                be->iface->name, op);
+        abort();
+    }
+}
+
 void gd_backend_bf16_dequantize(const gd_backend *be, float *y, const uint16_t *h, size_t n) {
+    gd_check_disjoint(be, y, n * sizeof(float), h, n * sizeof(uint16_t), "bf16_dequantize");
     double started = gd_op_start(be);
     if (be->iface->bf16_dequantize) {
         be->iface->bf16_dequantize(be, y, h, n);

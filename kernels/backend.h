@@ -267,7 +267,8 @@ void gd_backend_nesterov_step(const gd_backend *be, float *params, float *moment
  * GD_QUANT_BLOCK_INT8 or GD_QUANT_BLOCK_INT4 (scales holds one float per
  * block, the last one possibly short; decoded may be NULL or x), its
  * inverse, and bfloat16 rounding and its inverse. Bit-identical to the CPU
- * reference on every backend. */
+ * reference on every backend. A dequantize's output must not overlap its
+ * codes (checked: the process stops). */
 void gd_backend_quantize_blocks(const gd_backend *be, int8_t *q, float *scales, float *decoded,
                                 const float *x, size_t n, size_t block, float limit);
 void gd_backend_dequantize_blocks(const gd_backend *be, float *y, const int8_t *q,

@@ -30,7 +30,7 @@ size_t GD_OP(gd_model_activation_bytes)(const GD_OP(gd_model) *model);
  *               valid until the next unit's are asked for (a tied head's
  *               table until the pass ends); asked again for a tied head.
  *               A copy the passes may overwrite: a bf16 model rounds it
- *               in place
+ *               in place, unless the feed says it comes rounded
  *   grads       where the backward pass adds the unit's gradient: zeroed
  *               at a unit's first ask in a backward pass
  *   grads_done  the unit's gradient of this pass is complete
@@ -40,6 +40,7 @@ typedef struct GD_OP(gd_model_feed) {
     GD_REAL *(*grads)(void *ctx, size_t unit);
     void (*grads_done)(void *ctx, size_t unit);
     void *ctx;
+    bool rounded; /* a bf16 model's params come rounded to bf16 (a bf16 gather) */
 } GD_OP(gd_model_feed);
 
 /* Sets (or with NULL clears) the model's feed; copied. */

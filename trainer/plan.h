@@ -45,7 +45,7 @@ typedef struct gd_plan {
     gd_plan_settings settings;
     uint64_t params;        /* parameters of the model */
     /* One GPU. */
-    uint64_t weights;       /* fp32 weights, or the shard and the gathered bf16 layers */
+    uint64_t weights;       /* fp32 weights, or the shard and the gathered unit's windows */
     uint64_t gradients;     /* gradient, inbox and accumulator, or their shards */
     uint64_t moments;       /* AdamW's two moments (offloaded: their staging window) */
     uint64_t activations;   /* saved for the backward pass, and its scratch */

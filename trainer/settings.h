@@ -21,6 +21,9 @@ typedef enum { GD_OFFLOAD_NONE, GD_OFFLOAD_OPTIMIZER } gd_offload;
 /* Offloaded moments reach a rank this many values at a time (a staging
  * window of each moment: 16 MiB each in fp32). */
 #define GD_OFFLOAD_STAGE ((size_t)1 << 22)
+/* Full sharding's windows each have this many values past their largest
+ * unit: where a bf16 gather widens its last codes (trainer/train_full.c). */
+#define GD_GATHER_TAIL ((size_t)4096)
 
 /* How a host keeps the model on its ranks: the settings that only move
  * bytes, none of which changes a step's bits. Zeroed: the defaults. */

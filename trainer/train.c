@@ -174,10 +174,12 @@ static gd_status gd_rank_alloc(gd_trainer *t, gd_rank *k) {
         /* The unit window (a tied table has windows of its own). */
         size_t window = gd_param_layout_unit_max(&t->layout, t->tied ? 1 : 0);
         size_t table = t->tied ? gd_param_layout_unit_max(&t->layout, 0) : 0;
-        k->unit_params = gd_backend_alloc_f32(&k->be, window);
+        t->unit_window = window;
+        t->table_window = table;
+        k->unit_params = gd_backend_alloc_f32(&k->be, window + GD_GATHER_TAIL);
         k->unit_grads = gd_backend_alloc_f32(&k->be, window);
         if (table > 0) {
-            k->table_params = gd_backend_alloc_f32(&k->be, table);
+            k->table_params = gd_backend_alloc_f32(&k->be, table + GD_GATHER_TAIL);
             k->table_grads = gd_backend_alloc_f32(&k->be, table);
         }
         ok = k->unit_params && k->unit_grads && (table == 0 || (k->table_params && k->table_grads));
@@ -749,6 +751,10 @@ gd_pool *gd_trainer_pool(gd_trainer *t) {
 
 const gd_backend *gd_trainer_backend(const gd_trainer *t) {
     return &t->be;
+}
+
+uint64_t gd_trainer_gathered_bytes(const gd_trainer *t) {
+    return t->gathered_bytes;
 }
 
 size_t gd_trainer_activation_bytes(const gd_trainer *t) {

@@ -163,6 +163,10 @@ gd_pool *gd_trainer_pool(gd_trainer *t);
 /* Where its tensors live. */
 const gd_backend *gd_trainer_backend(const gd_trainer *t);
 size_t gd_trainer_activation_bytes(const gd_trainer *t);
+/* Full sharding: the bytes gathered into busy ranks' unit windows from
+ * other ranks since the trainer was made (fp32 values, or bf16 codes in a
+ * bf16 run; 0 with optimizer sharding). */
+uint64_t gd_trainer_gathered_bytes(const gd_trainer *t);
 
 /* The mean cross-entropy (nats/token) of params (host memory; evaluated on
  * the CPU backend over pool) over evaluation batches

@@ -22,6 +22,16 @@
  * no bit. The gather copies fp32 master values; the ops see exactly the
  * parameters the whole-model path passes them.
  *
+ * A bf16 model reads every weight rounded to bf16, so its gather moves
+ * 16-bit codes, half the bytes: each owner rounds its slices into the
+ * upper half of its own window (value i's code at byte 2U + 2i of a unit
+ * of U values), the codes go from there to the same place in every busy
+ * rank's window, and each busy rank widens them in place, in steps that
+ * never write a code not yet read (gd_window_widen). The widened values
+ * are the rounding the model would do itself, bit for bit, except a NaN's
+ * low 16 bits, which a NaN weight's step never keeps: its loss is NaN and
+ * the step is refused. No window grows but by GD_GATHER_TAIL values.
+ *
  * A tied head uses unit 0 (the table) first and last in each pass; it has
  * windows of its own, gathered once a pass and reduced once at its end. */
 #include <string.h>
@@ -105,13 +115,19 @@ static void gd_trainer_copies_end(gd_trainer *t) {
         gd_collective_end(t->coll);
 }
 
-/* A copy between ranks' buffers; one rank copies on its own backend. */
+/* A copy of bytes between ranks' buffers; one rank copies on its own
+ * backend. */
+static void gd_trainer_copy_bytes(gd_trainer *t, size_t dst_rank, void *dst, size_t src_rank,
+                                  const void *src, size_t bytes) {
+    if (t->coll)
+        gd_collective_copy(t->coll, dst_rank, dst, src_rank, src, bytes);
+    else
+        gd_backend_copy(&t->ranks[dst_rank].be, dst, src, bytes);
+}
+
 static void gd_trainer_copy(gd_trainer *t, size_t dst_rank, float *dst, size_t src_rank,
                             const float *src, size_t count) {
-    if (t->coll)
-        gd_collective_copy(t->coll, dst_rank, dst, src_rank, src, count * sizeof(float));
-    else
-        gd_backend_copy(&t->ranks[dst_rank].be, dst, src, count * sizeof(float));
+    gd_trainer_copy_bytes(t, dst_rank, dst, src_rank, src, count * sizeof(float));
 }
 
 /* The part [*a, *b) of unit [lo, hi) that rank k owns; false if none. */
@@ -125,28 +141,113 @@ static bool gd_trainer_is_table(const gd_trainer *t, size_t unit) {
     return t->tied && unit == 0;
 }
 
+static bool gd_trainer_bf16(const gd_trainer *t) {
+    return t->model_settings.precision == GD_PRECISION_BF16;
+}
+
+static float *gd_rank_window(const gd_rank *k, bool table) {
+    return table ? k->table_params : k->unit_params;
+}
+
+/* --- a bf16 gather's codes ---------------------------------------------------------------- */
+
+/* Where a window holding a unit of count values keeps their codes: its
+ * upper half. */
+static uint16_t *gd_window_codes(float *window, size_t count) {
+    return (uint16_t *)window + count;
+}
+
+/* Widens the count codes of gd_window_codes into the window's first count
+ * floats, in place: each step widens half the codes not yet read into
+ * floats that end where those codes begin (2i + 4k <= 2U after i values,
+ * for k <= (U - i) / 2), so no step writes a code it has not read; the
+ * last GD_GATHER_TAIL at most go through the tail past `capacity` (the
+ * window's largest unit) and are copied into place. About log2(U / tail)
+ * steps, each an ordinary dequantize of disjoint ranges. */
+static void gd_window_widen(const gd_backend *be, float *window, size_t count,
+                            size_t capacity) {
+    uint16_t *codes = gd_window_codes(window, count);
+    size_t done = 0;
+    while (count - done > GD_GATHER_TAIL) {
+        size_t k = (count - done) / 2;
+        gd_backend_bf16_dequantize(be, window + done, codes + done, k);
+        done += k;
+    }
+    if (done < count) {
+        gd_backend_bf16_dequantize(be, window + capacity, codes + done, count - done);
+        gd_backend_copy(be, window + done, window + capacity, (count - done) * sizeof(float));
+    }
+}
+
 /* --- the actions ------------------------------------------------------------------------- */
 
-/* Copies unit's parameters from their owners into every busy rank's
+/* fp32: copies unit's parameters from their owners into every busy rank's
  * window. */
-static void gd_trainer_gather(gd_trainer *t, size_t unit) {
-    size_t lo, hi;
-    gd_param_layout_unit(&t->layout, unit, &lo, &hi);
-    bool table = gd_trainer_is_table(t, unit);
+static void gd_trainer_gather_f32(gd_trainer *t, size_t lo, size_t hi, bool table) {
     gd_trainer_copies_begin(t);
     for (size_t dst = 0; dst < t->n_ranks; dst++) {
         gd_rank *d = &t->ranks[dst];
         if (!d->busy)
             continue;
-        float *window = table ? d->table_params : d->unit_params;
+        float *window = gd_rank_window(d, table);
         for (size_t src = 0; src < t->n_ranks; src++) {
             const gd_rank *o = &t->ranks[src];
             size_t a, b;
-            if (gd_rank_owns(o, lo, hi, &a, &b))
-                gd_trainer_copy(t, dst, window + (a - lo), src, o->params + (a - o->lo), b - a);
+            if (!gd_rank_owns(o, lo, hi, &a, &b))
+                continue;
+            gd_trainer_copy(t, dst, window + (a - lo), src, o->params + (a - o->lo), b - a);
+            t->gathered_bytes += dst != src ? (b - a) * sizeof(float) : 0;
         }
     }
     gd_trainer_copies_end(t);
+}
+
+/* bf16: each owner rounds its slices into its own window's codes, the
+ * codes go to every busy rank's window, and each busy rank widens them. */
+static void gd_trainer_gather_bf16(gd_trainer *t, size_t lo, size_t hi, bool table) {
+    size_t count = hi - lo, capacity = table ? t->table_window : t->unit_window;
+    for (size_t src = 0; src < t->n_ranks; src++) {
+        gd_rank *o = &t->ranks[src];
+        size_t a, b;
+        if (gd_rank_owns(o, lo, hi, &a, &b))
+            gd_backend_bf16_quantize(&o->be, gd_window_codes(gd_rank_window(o, table), count) +
+                                                 (a - lo),
+                                     NULL, o->params + (a - o->lo), b - a);
+    }
+    gd_trainer_copies_begin(t);
+    for (size_t dst = 0; dst < t->n_ranks; dst++) {
+        gd_rank *d = &t->ranks[dst];
+        if (!d->busy)
+            continue;
+        uint16_t *codes = gd_window_codes(gd_rank_window(d, table), count);
+        for (size_t src = 0; src < t->n_ranks; src++) {
+            gd_rank *o = &t->ranks[src];
+            size_t a, b;
+            if (src == dst || !gd_rank_owns(o, lo, hi, &a, &b))
+                continue;
+            const uint16_t *from = gd_window_codes(gd_rank_window(o, table), count);
+            gd_trainer_copy_bytes(t, dst, codes + (a - lo), src, from + (a - lo),
+                                  (b - a) * sizeof(uint16_t));
+            t->gathered_bytes += (b - a) * sizeof(uint16_t);
+        }
+    }
+    gd_trainer_copies_end(t);
+    for (size_t dst = 0; dst < t->n_ranks; dst++)
+        if (t->ranks[dst].busy)
+            gd_window_widen(&t->ranks[dst].be, gd_rank_window(&t->ranks[dst], table), count,
+                            capacity);
+}
+
+/* Brings unit's parameters from their owners into every busy rank's
+ * window. */
+static void gd_trainer_gather(gd_trainer *t, size_t unit) {
+    size_t lo, hi;
+    gd_param_layout_unit(&t->layout, unit, &lo, &hi);
+    bool table = gd_trainer_is_table(t, unit);
+    if (gd_trainer_bf16(t))
+        gd_trainer_gather_bf16(t, lo, hi, table);
+    else
+        gd_trainer_gather_f32(t, lo, hi, table);
 }
 
 /* Takes unit's gradient from every busy rank's window to its owners, in
@@ -221,8 +322,10 @@ static void gd_rank_unit_grads_done(void *ctx, size_t unit) {
     gd_trainer_meet(k->t, gd_trainer_reduce_unit, unit);
 }
 
-const gd_model_feed_f32 gd_rank_feed = {gd_rank_unit_params, gd_rank_unit_grads,
-                                        gd_rank_unit_grads_done, NULL};
+const gd_model_feed_f32 gd_rank_feed = {.params = gd_rank_unit_params,
+                                        .grads = gd_rank_unit_grads,
+                                        .grads_done = gd_rank_unit_grads_done,
+                                        .rounded = true};
 
 void gd_rank_feed_reset(gd_rank *k) {
     k->table_gathered = false;

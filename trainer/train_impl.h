@@ -39,7 +39,8 @@ typedef struct gd_rank {
     size_t stage_count;
     size_t lo, hi;
     /* Full sharding: the unit in use and its gradient, and with a tied
-     * head unit 0 (the table, used first and last) apart from them. */
+     * head unit 0 (the table, used first and last) apart from them; the
+     * parameter windows hold GD_GATHER_TAIL values more than a unit. */
     float *unit_params, *unit_grads;
     float *table_params, *table_grads;
     bool table_gathered, table_grads_open;
@@ -67,6 +68,11 @@ struct gd_trainer {
     gd_model_settings model_settings; /* the model's part of memory */
     bool meet_ready;     /* meet_lock and meet_cond are initialised */
     bool tied;           /* the head is the embedding's table (unit 0) */
+    /* Full sharding: the largest unit in the unit window and in a tied
+     * table's (values), and the bytes gathered into busy ranks' windows
+     * from other ranks since the trainer was made. */
+    size_t unit_window, table_window;
+    uint64_t gathered_bytes;
     uint64_t step;   /* optimizer steps taken */
     /* Full sharding: the busy ranks meet at each unit's gather and at each
      * unit's gradient; the last to arrive acts for all (train_full.c). */

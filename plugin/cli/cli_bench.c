@@ -115,6 +115,10 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     for (size_t r = 0; s == GD_OK && r < backends.n; r++)
         gd_backend_synchronize(&backends.ranks[r]);
     double step_s = (gd_clock_seconds() - t0) / (double)steps;
+    /* Every step gathers the same units: full sharding's bytes a step. */
+    double gathered = t != NULL && warmup + steps > 0
+                          ? (double)gd_trainer_gathered_bytes(t) / (double)(warmup + steps)
+                          : 0;
     /* Then as many steps again, profiled: their time is not the figure. */
     double profiled_step_s = 0;
     if (s == GD_OK && profiling) {
@@ -167,9 +171,8 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     double peak_mib = (double)ru.ru_maxrss / 1024.0;
     size_t params = gd_trainer_layout(t)->total;
     /* What plan budgets a GPU for this stack and these settings, less the
-     * workspace: in fp32, the trainer's high-water mark on the rank that
-     * holds the most; in bf16, with the gathered weights at 2 bytes a value,
-     * which the trainer's fp32 windows do not hold yet (docs/trainer.md). */
+     * workspace: the trainer's high-water mark on the rank that holds the
+     * most (test_plan). */
     gd_plan_input plan_in = {.model = config, .gpus = (uint32_t)backends.n,
                              .gpu_mem = UINT64_MAX / 4, .seq = (uint32_t)o.seq_len,
                              .micro_batch = (uint32_t)o.micro_batch, .segments = 1};
@@ -221,6 +224,7 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                                 have_plan ? json_integer((json_int_t)(plan.per_gpu -
                                                                       plan.workspace))
                                           : json_null());
+            json_object_set_new(j, "gathered_bytes_per_step", json_real(gathered));
             json_object_set_new(j, "layers", json_integer((json_int_t)layers));
             json_object_set_new(j, "model_layers", json_integer((json_int_t)model_layers));
             json_object_set_new(j, "ms_per_layer", json_real(layer_ms));
@@ -257,6 +261,11 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                         ? gflops / (double)backends.n / (gemm.fp32_operands_tflops * 1e3)
                         : 0.0);
         fprintf(cli->out, "  peak memory     %.0f MiB of the process\n", peak_mib);
+        if (host.memory.shard == GD_SHARD_FULL && backends.n > 1)
+            fprintf(cli->out,
+                    "  gathered        %.1f MiB a step into the ranks' windows (%s)\n",
+                    gathered / 1048576.0,
+                    o.precision == GD_PRECISION_BF16 ? "bf16 codes" : "fp32 values");
         if (have_plan)
             fprintf(cli->out,
                     "  a GPU's share   %.2f GiB planned with shard %s, recompute %s, offload %s "

@@ -250,6 +250,29 @@ static void test_bf16_ranks_give_one_ranks_bits(void) {
     g_bf16 = false;
 }
 
+/* A bf16 run's full sharding gathers 16-bit codes: half the bytes of an
+ * fp32 run's gather, step for step (the bits are the tests above). With
+ * optimizer sharding nothing is gathered. */
+static void test_bf16_gathers_half_the_bytes(void) {
+    gd_data *data = NULL;
+    CHECK_OK(gd_data_open(&data, "synthetic:markov:1"));
+    uint64_t gathered[2][2] = {{0}};
+    for (int bf16 = 0; bf16 < 2; bf16++)
+        for (int full = 0; full < 2; full++) {
+            g_bf16 = bf16;
+            rank_group g;
+            ranks_open(&g, 3, 4, full ? GD_SHARD_FULL : GD_SHARD_OPTIMIZER);
+            for (int i = 0; i < 2; i++)
+                CHECK_OK(gd_trainer_step(g.t, data, NULL));
+            gathered[bf16][full] = gd_trainer_gathered_bytes(g.t);
+            ranks_close(&g);
+        }
+    g_bf16 = false;
+    CHECK(gathered[0][0] == 0 && gathered[1][0] == 0);
+    CHECK(gathered[0][1] > 0 && gathered[0][1] == 2 * gathered[1][1]);
+    gd_data_close(data);
+}
+
 /* A fully sharded trainer's evaluation (rank 0 gathers each layer alone)
  * scores what one rank's does, and its checkpoint resumes onto any ranks
  * and either sharding to continue with one rank's bits. */
@@ -412,6 +435,7 @@ int main(void) {
     RUN_TEST(test_untied_ranks_give_one_ranks_bits);
     RUN_TEST(test_flash_ranks_give_one_ranks_bits);
     RUN_TEST(test_bf16_ranks_give_one_ranks_bits);
+    RUN_TEST(test_bf16_gathers_half_the_bytes);
     RUN_TEST(test_full_sharding_evaluates_and_resumes);
     RUN_TEST(test_state_round_trips_through_shards);
     RUN_TEST(test_state_moves_in_windows);
