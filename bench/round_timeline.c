@@ -904,7 +904,7 @@ static gd_status bench_after_commit(gd_engine *e, const bench_opts *o, bench_wor
         gd_global_io io = gd_global_file_io_of(&gio);
         s = gd_engine_aggregate_io(e, BENCH_ROUND, cs, W, &io);
         if (s == GD_OK)
-            s = gd_global_file_commit(&file, r->next_hash);
+            s = gd_global_file_commit(&file, r->next_hash, NULL);
         else
             gd_global_file_abort(&file);
     }
@@ -999,7 +999,7 @@ static gd_status run(const bench_opts *o, const char *bin, const char *dir, benc
         have_g0 = false;
         if (s == GD_OK)
             s = gd_global_file_get(&ws[0].store, pool, BENCH_RUN, BENCH_ROUND, e.n,
-                                   e.rc.diloco.chunk_elems, held.keep_params, held.keep_next,
+                                   e.rc.diloco.chunk_elems, held.keep_params, held.keep_next, NULL,
                                    &g0, &d);
         have_g0 = s == GD_OK;
     }

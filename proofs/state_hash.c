@@ -96,10 +96,16 @@ static void gd_state_task(void *ctx, size_t task) {
 typedef struct gd_state_sink {
     gd_mmr_peaks *peaks;
     gd_mmr *mmr;
+    uint8_t *kept; /* with peaks: leaf i also copied to kept + 32 i, or NULL */
 } gd_state_sink;
 
 static gd_status gd_state_sink_append(gd_state_sink *sink, const uint8_t leaf[GD_MMR_HASH_LEN]) {
-    return sink->mmr ? gd_mmr_append(sink->mmr, leaf) : gd_mmr_peaks_append(sink->peaks, leaf);
+    if (sink->mmr)
+        return gd_mmr_append(sink->mmr, leaf);
+    if (sink->kept != NULL)
+        memcpy(sink->kept + (size_t)sink->peaks->n_leaves * GD_MMR_HASH_LEN, leaf,
+               GD_MMR_HASH_LEN);
+    return gd_mmr_peaks_append(sink->peaks, leaf);
 }
 
 /* Checks the parts, counts the chunks and hashes every chunk leaf into the
@@ -200,11 +206,11 @@ gd_status gd_state_hash(gd_pool *pool, const gd_bytes_part *parts, size_t n_part
 }
 
 gd_status gd_state_peaks_append(gd_pool *pool, gd_mmr_peaks *peaks, const void *data, size_t len,
-                                size_t chunk_bytes) {
+                                size_t chunk_bytes, uint8_t *kept) {
     if (len == 0)
         return gd_fail(GD_ERR_INVALID, "no state bytes to append");
     gd_bytes_part part = {data, len};
-    gd_state_sink sink = {.peaks = peaks};
+    gd_state_sink sink = {.peaks = peaks, .kept = kept};
     return gd_state_leaves(pool, &part, 1, chunk_bytes, &sink, NULL);
 }
 

@@ -34,9 +34,11 @@ gd_status gd_state_hash(gd_pool *pool, const gd_bytes_part *parts, size_t n_part
  * hashed in parallel on the pool (may be NULL): a state that arrives a
  * window at a time (trainer/state.h, gd_values_stream) is hashed as fast as
  * a whole one. len > 0; only a state's last chunk may be shorter, so a
- * window that does not end the state holds whole chunks. */
+ * window that does not end the state holds whole chunks. kept (or NULL)
+ * receives each leaf too, leaf i (counted from the peaks' first) at
+ * kept + 32 i: the caller sizes it for every leaf it appends. */
 gd_status gd_state_peaks_append(gd_pool *pool, gd_mmr_peaks *peaks, const void *data, size_t len,
-                                size_t chunk_bytes) GD_MUST_CHECK;
+                                size_t chunk_bytes, uint8_t *kept) GD_MUST_CHECK;
 
 /* The whole MMR of the same concatenation's chunks (*mmr initialised here;
  * the caller frees it): every chunk's proof then comes from gd_mmr_prove

@@ -4,7 +4,9 @@
  *
  * The file is read whole once when opened, a window at a time, and each
  * array's chunk leaves are recorded (32 bytes a chunk) while its root is
- * checked against the one the caller trusts (the chain's). After that a
+ * checked against the one the caller trusts (the chain's); unless the
+ * caller wrote the file and kept its leaves as it hashed them: then an
+ * array left in the file is not read at all. After that a
  * read hashes the chunks it touches again and compares them with their
  * leaves, so a value the disk changed later is a local failure, caught
  * before it can make a G' or a verdict with other bits. */
@@ -75,6 +77,21 @@ static gd_status gd_backing_leaves(gd_global_backing *b, gd_pool *pool, int a, s
     return GD_OK;
 }
 
+/* One array's leaves as its writer hashed them: they must make its root. */
+static gd_status gd_backing_known(gd_global_backing *b, int a, const uint8_t *leaves) {
+    memcpy(b->leaves[a], leaves, (size_t)b->chunks * GD_MMR_HASH_LEN);
+    gd_mmr_peaks peaks;
+    gd_mmr_peaks_init(&peaks);
+    for (uint32_t c = 0; c < b->chunks; c++)
+        GD_TRY(gd_mmr_peaks_append(&peaks, b->leaves[a] + (size_t)c * GD_MMR_HASH_LEN));
+    uint8_t root[GD_MMR_HASH_LEN];
+    GD_TRY(gd_mmr_peaks_root(&peaks, root));
+    if (memcmp(root, b->root[a], sizeof root) != 0)
+        return gd_fail(GD_ERR_INVALID, "%s: the %s leaves known are not the state expected",
+                       b->path, a == GD_GLOBAL_PARAMS ? "params" : "momentum");
+    return GD_OK;
+}
+
 /* One array read from the file a window at a time: its leaves recorded,
  * its root checked, and its values copied to keep (or NULL). */
 static gd_status gd_backing_load(gd_global_backing *b, gd_pool *pool, int a, size_t n,
@@ -104,7 +121,7 @@ gd_status gd_global_state_open_file(gd_global_state *g, gd_pool *pool, int fd, c
                                     size_t n, uint32_t chunk_elems, uint64_t params_at,
                                     uint64_t momentum_at, const uint8_t params_root[32],
                                     const uint8_t momentum_root[32], bool keep_params,
-                                    bool keep_momentum) {
+                                    bool keep_momentum, const uint8_t *const leaves[2]) {
     memset(g, 0, sizeof *g);
     g->n = n;
     gd_global_backing *b = calloc(1, sizeof *b);
@@ -131,6 +148,11 @@ gd_status gd_global_state_open_file(gd_global_state *g, gd_pool *pool, int fd, c
     float *window = NULL;
     for (int a = 0; s == GD_OK && a < GD_GLOBAL_ARRAYS; a++) {
         b->leaves[a] = malloc((size_t)b->chunks * GD_MMR_HASH_LEN);
+        if (!keep[a] && leaves != NULL && leaves[a] != NULL) { /* no pass over the file */
+            s = b->leaves[a] != NULL ? gd_backing_known(b, a, leaves[a])
+                                     : gd_fail(GD_ERR_NOMEM, "out of memory for G's file");
+            continue;
+        }
         if (keep[a])
             *arrays[a] = gd_calloc_large(n, sizeof(float));
         else if (window == NULL)

@@ -97,7 +97,7 @@ gd_status gd_values_stream_add(gd_values_stream *s, const float *values, size_t 
         size_t whole = count == s->n - s->fed ? count : count - count % s->chunk_elems;
         if (s->in_chunk == 0 && whole > 0) {
             GD_TRY(gd_state_peaks_append(s->pool, &s->peaks, values, whole * sizeof(float),
-                                         gd_chunk_bytes(s->chunk_elems)));
+                                         gd_chunk_bytes(s->chunk_elems), s->leaves));
             s->chunk += (uint32_t)((whole + s->chunk_elems - 1) / s->chunk_elems);
             s->fed += whole;
             values += whole;
@@ -118,6 +118,8 @@ gd_status gd_values_stream_add(gd_values_stream *s, const float *values, size_t 
         if (s->in_chunk == chunk_count) {
             uint8_t leaf[GD_MMR_HASH_LEN];
             gd_sha256_finish(s->leaf, leaf);
+            if (s->leaves != NULL)
+                memcpy(s->leaves + (size_t)s->chunk * GD_MMR_HASH_LEN, leaf, sizeof leaf);
             s->leaf = NULL;
             s->in_chunk = 0;
             s->chunk++;
@@ -134,7 +136,26 @@ gd_status gd_values_stream_root(const gd_values_stream *s, uint8_t root[GD_MMR_H
     return gd_mmr_peaks_root(&s->peaks, root);
 }
 
+gd_status gd_values_stream_keep_leaves(gd_values_stream *s) {
+    if (s->fed != 0 || s->leaves != NULL)
+        return gd_fail(GD_ERR_INVALID, "leaves are kept from an array's first value");
+    size_t chunks = (size_t)((s->n + s->chunk_elems - 1) / s->chunk_elems);
+    s->leaves = malloc(chunks * GD_MMR_HASH_LEN);
+    if (s->leaves == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for %zu chunk leaves", chunks);
+    return GD_OK;
+}
+
+uint8_t *gd_values_stream_take_leaves(gd_values_stream *s) {
+    if (s->n == 0 || s->fed != s->n)
+        return NULL;
+    uint8_t *leaves = s->leaves;
+    s->leaves = NULL;
+    return leaves;
+}
+
 void gd_values_stream_end(gd_values_stream *s) {
+    free(s->leaves);
     if (s->leaf != NULL) {
         uint8_t unused[GD_MMR_HASH_LEN];
         gd_sha256_finish(s->leaf, unused); /* frees the context */

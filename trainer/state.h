@@ -199,13 +199,18 @@ void gd_global_state_free(gd_global_state *g);
  * memory; the others stay in the file. The whole file is read once, a
  * window at a time: its arrays' roots must be params_root and
  * momentum_root (else GD_ERR_INVALID), and every chunk's leaf is kept so
- * that a chunk read later is checked alone. path names the file in
- * errors. g->round is the caller's to set. */
+ * that a chunk read later is checked alone. An array that stays in the
+ * file and whose leaves are known (leaves[0] params, leaves[1] momentum,
+ * each NULL or every chunk's leaf, as the writer hashed them) is not read
+ * at all: its leaves must make its root, and a chunk read later is checked
+ * against them all the same. path names the file in errors. g->round is
+ * the caller's to set. */
 gd_status gd_global_state_open_file(gd_global_state *g, gd_pool *pool, int fd, const char *path,
                                     size_t n, uint32_t chunk_elems, uint64_t params_at,
                                     uint64_t momentum_at, const uint8_t params_root[32],
                                     const uint8_t momentum_root[32], bool keep_params,
-                                    bool keep_momentum) GD_MUST_CHECK;
+                                    bool keep_momentum,
+                                    const uint8_t *const leaves[2]) GD_MUST_CHECK;
 /* A round's start of n values (params only: a start has no momentum)
  * kept in a file rather than in memory: made a window at a time by `from`
  * into a file in dir that is unlinked as soon as it is made (it goes when
@@ -267,6 +272,7 @@ typedef struct gd_values_stream {
     size_t in_chunk;      /* its values fed so far */
     gd_sha256_ctx *leaf;  /* its open leaf hash, or NULL */
     gd_mmr_peaks peaks;
+    uint8_t *leaves;      /* every chunk's leaf, when kept; owned */
 } gd_values_stream;
 
 gd_status gd_values_stream_begin(gd_values_stream *s, gd_pool *pool, uint64_t n,
@@ -285,6 +291,13 @@ size_t gd_values_window_whole(uint32_t chunk_elems, size_t n);
 /* The root once all n values were fed; GD_ERR_INVALID before. */
 gd_status gd_values_stream_root(const gd_values_stream *s,
                                 uint8_t root[GD_MMR_HASH_LEN]) GD_MUST_CHECK;
+/* Before the first value: every chunk's leaf is kept as it is hashed (32
+ * bytes a chunk), so what the array was written to can be opened again
+ * without reading it whole (gd_global_state_open_file). */
+gd_status gd_values_stream_keep_leaves(gd_values_stream *s) GD_MUST_CHECK;
+/* Once all n values were fed: the kept leaves, chunk after chunk (the
+ * caller's to free); NULL before, or if none were kept. */
+uint8_t *gd_values_stream_take_leaves(gd_values_stream *s);
 void gd_values_stream_end(gd_values_stream *s);
 
 /* The [*lo, *lo + *count) range of chunk `chunk` (gd_values_chunks, in

@@ -16,6 +16,7 @@ static gd_status gd_global_file_open(gd_global_file *f, const gd_artifact_store 
                                      uint64_t n) {
     memset(f, 0, sizeof *f);
     f->file.fd = -1;
+    f->round = round;
     memcpy(f->desc.layout_digest, layout_digest, 32);
     f->desc.round = g_round;
     f->desc.n = n;
@@ -41,6 +42,10 @@ gd_status gd_global_file_begin(gd_global_file *f, gd_pool *pool, const gd_artifa
     gd_status st = gd_values_stream_begin(&f->params, pool, n, chunk_elems);
     if (st == GD_OK)
         st = gd_values_stream_begin(&f->momentum, pool, n, chunk_elems);
+    if (st == GD_OK)
+        st = gd_values_stream_keep_leaves(&f->params);
+    if (st == GD_OK)
+        st = gd_values_stream_keep_leaves(&f->momentum);
     if (st != GD_OK) {
         gd_global_file_abort(f);
         return st;
@@ -92,7 +97,16 @@ gd_global_io gd_global_file_io_of(gd_global_file_io *x) {
                           .write = gd_global_file_io_write, .ctx = x};
 }
 
-gd_status gd_global_file_commit(gd_global_file *f, uint8_t hash[32]) {
+void gd_global_leaves_free(gd_global_leaves *l) {
+    if (l == NULL)
+        return;
+    free(l->params);
+    free(l->momentum);
+    memset(l, 0, sizeof *l);
+}
+
+gd_status gd_global_file_commit(gd_global_file *f, uint8_t hash[32], gd_global_leaves *leaves) {
+    gd_global_leaves_free(leaves);
     gd_status st = f->next == f->desc.n
                        ? GD_OK
                        : gd_fail(GD_ERR_INVALID, "G has %llu of its %llu values",
@@ -109,6 +123,12 @@ gd_status gd_global_file_commit(gd_global_file *f, uint8_t hash[32]) {
         st = gd_file_atomic_commit(&f->file);
     if (st == GD_OK && hash != NULL)
         gd_global_desc_hash(&f->desc, hash);
+    if (st == GD_OK && leaves != NULL && f->hashing) {
+        leaves->round = f->round;
+        gd_global_desc_hash(&f->desc, leaves->hash);
+        leaves->params = gd_values_stream_take_leaves(&f->params);
+        leaves->momentum = gd_values_stream_take_leaves(&f->momentum);
+    }
     gd_global_file_abort(f);
     return st;
 }
@@ -124,7 +144,8 @@ void gd_global_file_abort(gd_global_file *f) {
 gd_status gd_global_file_put_from(const gd_artifact_store *s, gd_pool *pool, uint64_t run,
                                   uint64_t round, uint64_t g_round,
                                   const uint8_t layout_digest[32], uint32_t chunk_elems,
-                                  const gd_global_io *from, uint8_t hash[32]) {
+                                  const gd_global_io *from, uint8_t hash[32],
+                                  gd_global_leaves *leaves) {
     gd_global_file f;
     GD_TRY(gd_global_file_begin(&f, pool, s, run, round, g_round, layout_digest, chunk_elems,
                                 from->n, NULL));
@@ -142,7 +163,7 @@ gd_status gd_global_file_put_from(const gd_artifact_store *s, gd_pool *pool, uin
     free(params);
     free(momentum);
     if (st == GD_OK)
-        return gd_global_file_commit(&f, hash);
+        return gd_global_file_commit(&f, hash, leaves);
     gd_global_file_abort(&f);
     return st;
 }
@@ -154,7 +175,7 @@ gd_status gd_global_file_put(const gd_artifact_store *s, gd_pool *pool, uint64_t
     gd_global_arrays arrays = {.from = g};
     gd_global_io from = gd_global_io_arrays(&arrays);
     return gd_global_file_put_from(s, pool, run, round, g->round, layout_digest, chunk_elems,
-                                   &from, NULL);
+                                   &from, NULL, NULL);
 }
 
 /* G_round's file opened, its size and descriptor checked against n. */
@@ -202,7 +223,8 @@ gd_status gd_global_file_desc(const gd_artifact_store *s, uint64_t run, uint64_t
 
 gd_status gd_global_file_get(const gd_artifact_store *s, gd_pool *pool, uint64_t run,
                              uint64_t round, uint64_t n, uint32_t chunk_elems, bool keep_params,
-                             bool keep_momentum, gd_global_state *g, gd_global_desc *desc) {
+                             bool keep_momentum, const gd_global_leaves *known,
+                             gd_global_state *g, gd_global_desc *desc) {
     memset(g, 0, sizeof *g);
     char path[GD_ARTIFACT_PATH_MAX];
     int fd = -1;
@@ -212,10 +234,18 @@ gd_status gd_global_file_get(const gd_artifact_store *s, gd_pool *pool, uint64_t
         return gd_fail(GD_ERR_PARSE, "%s is in chunks of %u values, not %u", path,
                        desc->chunk_elems, chunk_elems);
     }
+    /* What this node learned writing the file, if it is this file. */
+    const uint8_t *leaves[2] = {NULL, NULL};
+    uint8_t hash[32];
+    gd_global_desc_hash(desc, hash);
+    if (known != NULL && known->round == round && memcmp(known->hash, hash, 32) == 0) {
+        leaves[0] = known->params;
+        leaves[1] = known->momentum;
+    }
     GD_TRY(gd_global_state_open_file(g, pool, fd, path, (size_t)n, chunk_elems,
                                      GD_GLOBAL_DESC_BYTES, GD_GLOBAL_DESC_BYTES + 4 * n,
                                      desc->params_root, desc->momentum_root, keep_params,
-                                     keep_momentum));
+                                     keep_momentum, leaves));
     g->round = desc->round;
     return GD_OK;
 }

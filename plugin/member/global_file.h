@@ -19,8 +19,20 @@
 #include "trainer/diloco.h"
 #include "trainer/state.h"
 
+/* What writing G's file learned: where it went, its state hash and both
+ * arrays' chunk leaves (32 bytes a chunk each), so this node opens it
+ * again without a pass over it (gd_global_file_get). */
+typedef struct gd_global_leaves {
+    uint64_t round;             /* the store's round it went under */
+    uint8_t hash[32];           /* its state hash */
+    uint8_t *params, *momentum; /* owned; NULL: none known */
+} gd_global_leaves;
+
+void gd_global_leaves_free(gd_global_leaves *l);
+
 typedef struct gd_global_file {
     gd_file_atomic file;
+    uint64_t round; /* the store's */
     gd_global_desc desc;
     bool hashing; /* the roots are computed as the windows come */
     gd_values_stream params, momentum;
@@ -41,8 +53,10 @@ gd_status gd_global_file_begin(gd_global_file *f, gd_pool *pool, const gd_artifa
 gd_status gd_global_file_write(gd_global_file *f, const float *params, const float *momentum,
                                size_t lo, size_t count) GD_MUST_CHECK;
 /* Once every value is written: the descriptor, fsync, in place; hash gets
- * the descriptor's hash (the chain's state hash), unless NULL. */
-gd_status gd_global_file_commit(gd_global_file *f, uint8_t hash[32]) GD_MUST_CHECK;
+ * the descriptor's hash (the chain's state hash), unless NULL, and leaves
+ * (freed first; may be NULL) what was learned of the file. */
+gd_status gd_global_file_commit(gd_global_file *f, uint8_t hash[32],
+                                gd_global_leaves *leaves) GD_MUST_CHECK;
 void gd_global_file_abort(gd_global_file *f);
 
 /* G_round opened from the store (g is initialised here; free it): the
@@ -52,11 +66,15 @@ void gd_global_file_abort(gd_global_file *f);
  * keep_params and keep_momentum say so, else read from the file as they
  * are needed, each chunk checked (trainer/state.h). g->round is the
  * descriptor's; whether the descriptor is the chain's is the caller's to
- * check (its hash). GD_ERR_NOT_FOUND when the store has no G_round. */
+ * check (its hash). GD_ERR_NOT_FOUND when the store has no G_round.
+ * known (may be NULL) is what this node learned writing a G file: when it
+ * is this one (the same round and state hash), an array left in the file
+ * takes its leaves from there instead of a pass over the file; each chunk
+ * read is still checked against them. */
 gd_status gd_global_file_get(const gd_artifact_store *s, gd_pool *pool, uint64_t run,
                              uint64_t round, uint64_t n, uint32_t chunk_elems, bool keep_params,
-                             bool keep_momentum, gd_global_state *g,
-                             gd_global_desc *desc) GD_MUST_CHECK;
+                             bool keep_momentum, const gd_global_leaves *known,
+                             gd_global_state *g, gd_global_desc *desc) GD_MUST_CHECK;
 
 /* Only G_round's descriptor (its hash is the state hash), the file's size
  * checked against n values. */
@@ -74,11 +92,12 @@ gd_global_io gd_global_file_io_of(gd_global_file_io *x);
 
 /* A G of from->n values stored as G_round (its descriptor's round g_round),
  * its windows read in order from `from` (from->write is not used) and
- * hashed on the pool; hash gets its state hash, unless NULL. */
+ * hashed on the pool; hash and leaves as gd_global_file_commit's. */
 gd_status gd_global_file_put_from(const gd_artifact_store *s, gd_pool *pool, uint64_t run,
                                   uint64_t round, uint64_t g_round,
                                   const uint8_t layout_digest[32], uint32_t chunk_elems,
-                                  const gd_global_io *from, uint8_t hash[32]) GD_MUST_CHECK;
+                                  const gd_global_io *from, uint8_t hash[32],
+                                  gd_global_leaves *leaves) GD_MUST_CHECK;
 
 /* A G stored as G_round, read a window at a time from memory or its own
  * file (its roots hashed on the pool, its descriptor's round g->round). */

@@ -97,6 +97,7 @@ void gd_member_close(gd_member *n) {
     gd_start_writer_close(&n->starts);
     if (n->have_older)
         gd_global_state_free(&n->older);
+    gd_global_leaves_free(&n->written);
     if (n->have_g)
         gd_global_state_free(&n->g);
     gd_member_drop_next(n);

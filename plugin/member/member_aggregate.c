@@ -55,7 +55,7 @@ static gd_status gd_member_aggregate_to_store(gd_member *n, uint64_t r,
         if (s == GD_OK)
             s = gd_engine_aggregate_io(&n->engine, r, cs, count, &io);
         if (s == GD_OK)
-            s = gd_global_file_commit(&file, hash);
+            s = gd_global_file_commit(&file, hash, &n->written);
         else
             gd_global_file_abort(&file);
     }

@@ -31,7 +31,7 @@ gd_status gd_member_global_read(gd_member *n, uint64_t round, const uint8_t hash
     gd_global_desc d;
     gd_status s = gd_global_file_get(&n->store, gd_trainer_pool(n->engine.trainer), n->o.run,
                                      round, n->engine.n, n->engine.rc.diloco.chunk_elems,
-                                     n->keep_params, n->keep_next, g, &d);
+                                     n->keep_params, n->keep_next, &n->written, g, &d);
     if (s != GD_OK)
         return s;
     uint8_t got[32];
@@ -154,7 +154,7 @@ static gd_status gd_sync_global(gd_member *n, uint64_t round, const uint8_t hash
             s = gd_sync_chunk(n, peer, round, c, hash, &file, window);
         uint8_t got[32];
         if (s == GD_OK)
-            s = gd_global_file_commit(&file, got);
+            s = gd_global_file_commit(&file, got, &n->written);
         else
             gd_global_file_abort(&file);
         if (s == GD_OK && memcmp(got, hash, 32) != 0)
@@ -246,7 +246,7 @@ static gd_status gd_member_initial_to_store(gd_member *n, uint64_t round, const 
     uint8_t got[32];
     GD_TRY(gd_global_file_put_from(&n->store, gd_trainer_pool(n->engine.trainer), n->o.run,
                                    round, 0, gd_trainer_layout(n->engine.trainer)->digest,
-                                   n->engine.rc.diloco.chunk_elems, &from, got));
+                                   n->engine.rc.diloco.chunk_elems, &from, got, &n->written));
     if (memcmp(got, hash, 32) != 0)
         return gd_fail(GD_ERR_INVALID, "run spec: initial_state_hash is not the hash of the "
                                        "seed's initial weights");

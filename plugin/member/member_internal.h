@@ -15,6 +15,7 @@
 #include "plugin/member/artifact_store.h"
 #include "plugin/member/chain_view.h"
 #include "plugin/member/fetch_pool.h"
+#include "plugin/member/global_file.h"
 #include "plugin/member/start_writer.h"
 #include "plugin/member/member.h"
 #include "plugin/member/round_driver.h"
@@ -207,6 +208,9 @@ struct gd_member {
     bool have_older;
     gd_global_state older;      /* a G before the node's own (an overlapped start's G_{r-1}) */
     uint8_t older_hash[32];     /* its state hash */
+    /* The G file this node wrote last (G_0, a state sync, an aggregate's
+     * G'), as it hashed it: opening that file again needs no pass over it. */
+    gd_global_leaves written;
 
     uint64_t cache_round;
     gd_member_peer_payload *payloads;

@@ -164,7 +164,7 @@ static gd_status aggregate_to(const gd_artifact_store *store, gd_global_state *c
     gd_global_io io = {.n = g_engine.n, .read = io_read, .write = io_write, .ctx = &x};
     gd_status s = gd_engine_aggregate_io(&g_engine, ROUND, cs, W, &io);
     if (s == GD_OK)
-        return gd_global_file_commit(&file, hash);
+        return gd_global_file_commit(&file, hash, NULL);
     gd_global_file_abort(&file);
     return s;
 }
@@ -232,7 +232,7 @@ static void test_streamed_is_whole(void) {
     gd_global_state back;
     gd_global_desc d;
     CHECK_OK(gd_global_file_get(&store, NULL, RUN, ROUND + 1, g_engine.n, CHUNK_ELEMS, true,
-                                true, &back, &d));
+                                true, NULL, &back, &d));
     CHECK(back.file == NULL); /* both arrays in memory: nothing read from the file later */
     CHECK(same_state(&back, &g_want));
     uint8_t desc_hash[32];
@@ -278,7 +278,7 @@ static void test_refusals(void) {
     CHECK_OK(gd_global_file_write(&file, g_g.params, g_g.momentum, 0, 1000));
     CHECK_STATUS(gd_global_file_write(&file, g_g.params, g_g.momentum, 1000, g_engine.n),
                  GD_ERR_INVALID);
-    CHECK_STATUS(gd_global_file_commit(&file, NULL), GD_ERR_INVALID);
+    CHECK_STATUS(gd_global_file_commit(&file, NULL, NULL), GD_ERR_INVALID);
     CHECK_STATUS(read_file(&store, &b, ROUND + 1), GD_ERR_NOT_FOUND);
     CHECK(others_in_round_dir(&store) == 0);
     /* A cut file, and one of another model's size, are refused on reading. */
@@ -290,18 +290,18 @@ static void test_refusals(void) {
     gd_global_state back;
     gd_global_desc d;
     CHECK_STATUS(gd_global_file_get(&store, NULL, RUN, ROUND + 1, g_engine.n, CHUNK_ELEMS, true,
-                                    true, &back, &d),
+                                    true, NULL, &back, &d),
                  GD_ERR_PARSE);
     CHECK_STATUS(gd_global_file_desc(&store, RUN, ROUND + 1, g_engine.n - 1, &d),
                  GD_ERR_PARSE);
     CHECK_STATUS(gd_global_file_get(&store, NULL, RUN, ROUND + 7, g_engine.n, CHUNK_ELEMS, true,
-                                    true, &back, &d),
+                                    true, NULL, &back, &d),
                  GD_ERR_NOT_FOUND);
     /* A file in chunks of another size is refused before it is read. */
     CHECK_OK(gd_global_file_put(&store, NULL, RUN, ROUND + 1, layout(), CHUNK_ELEMS / 2,
                                 &g_want));
     CHECK_STATUS(gd_global_file_get(&store, NULL, RUN, ROUND + 1, g_engine.n, CHUNK_ELEMS, true,
-                                    false, &back, &d),
+                                    false, NULL, &back, &d),
                  GD_ERR_PARSE);
     gd_buf_free(&b);
 }
@@ -396,7 +396,7 @@ static void test_payload_files_changed(void) {
             gd_buf_free(&b);
         } else {
             CHECK_OK(s);
-            CHECK_OK(gd_global_file_commit(&file, hash));
+            CHECK_OK(gd_global_file_commit(&file, hash, NULL));
             CHECK(memcmp(hash, g_want_hash, 32) == 0);
         }
         for (size_t i = 0; i < W; i++)
@@ -424,7 +424,7 @@ static gd_status aggregate_from(const gd_artifact_store *store, const gd_global_
     gd_global_io io = gd_global_file_io_of(&x);
     gd_status s = gd_engine_aggregate_io(&g_engine, ROUND, cs, W, &io);
     if (s == GD_OK)
-        return gd_global_file_commit(&file, hash);
+        return gd_global_file_commit(&file, hash, NULL);
     gd_global_file_abort(&file);
     return s;
 }
@@ -441,7 +441,7 @@ static void test_momentum_in_file(void) {
     gd_global_state g, copy;
     gd_global_desc d;
     CHECK_OK(gd_global_file_get(&store, gd_trainer_pool(g_engine.trainer), RUN, ROUND,
-                                g_engine.n, CHUNK_ELEMS, true, false, &g, &d));
+                                g_engine.n, CHUNK_ELEMS, true, false, NULL, &g, &d));
     CHECK(g.params != NULL && g.momentum == NULL && g.file != NULL && g.round == g_g.round);
     uint8_t got[32], want[32];
     CHECK_OK(gd_engine_global_hash(&g_engine, &g, got));
@@ -478,10 +478,86 @@ static void test_momentum_in_file(void) {
     CHECK_STATUS(read_file(&store, &b, ROUND + 3), GD_ERR_NOT_FOUND);
     gd_global_state_free(&g);
     CHECK_STATUS(gd_global_file_get(&store, NULL, RUN, ROUND, g_engine.n, CHUNK_ELEMS, true,
-                                    false, &g, &d),
+                                    false, NULL, &g, &d),
                  GD_ERR_INVALID);
     gd_buf_free(&a);
     gd_buf_free(&b);
+}
+
+/* Flips one bit of byte `at` of path. */
+static void flip_byte_at(const char *path, uint64_t at) {
+    int fd = open(path, O_RDWR);
+    CHECK(fd >= 0);
+    uint8_t byte = 0;
+    CHECK(pread(fd, &byte, 1, (off_t)at) == 1);
+    byte ^= 0x10;
+    CHECK(pwrite(fd, &byte, 1, (off_t)at) == 1);
+    close(fd);
+}
+
+/* A G file this node wrote opens again with no pass over it: the leaves
+ * it hashed as it wrote (gd_global_leaves) stand in for reading it whole,
+ * and every chunk read later is still checked against them. That it is
+ * not read shows in a chunk changed on disk before the opening: the pass
+ * would refuse the file at once; without it the opening succeeds and the
+ * chunk fails when it is read. */
+static void test_written_file_opens_without_a_pass(void) {
+    gd_artifact_store store = open_store("written");
+    gd_global_arrays arrays = {.from = &g_want};
+    gd_global_io from = gd_global_io_arrays(&arrays);
+    gd_global_leaves known = {0};
+    uint8_t hash[32];
+    CHECK_OK(gd_global_file_put_from(&store, NULL, RUN, ROUND + 1, g_want.round, layout(),
+                                     CHUNK_ELEMS, &from, hash, &known));
+    CHECK(memcmp(hash, g_want_hash, 32) == 0);
+    CHECK(known.round == ROUND + 1 && memcmp(known.hash, hash, 32) == 0);
+    CHECK(known.params != NULL && known.momentum != NULL);
+    char path[GD_ARTIFACT_PATH_MAX];
+    CHECK_OK(gd_artifact_path(&store, path, sizeof path, GD_ARTIFACT_GLOBAL, RUN, ROUND + 1, 0));
+    flip_byte_at(path, GD_GLOBAL_DESC_BYTES + 4 * ((uint64_t)CHUNK_ELEMS + 3));
+    gd_global_state g;
+    gd_global_desc d;
+    /* Not known (nothing, another round's, or leaves that do not make the
+     * root): the pass, which finds the change. */
+    CHECK_STATUS(gd_global_file_get(&store, NULL, RUN, ROUND + 1, g_engine.n, CHUNK_ELEMS, false,
+                                    false, NULL, &g, &d),
+                 GD_ERR_INVALID);
+    known.round = ROUND + 2;
+    CHECK_STATUS(gd_global_file_get(&store, NULL, RUN, ROUND + 1, g_engine.n, CHUNK_ELEMS, false,
+                                    false, &known, &g, &d),
+                 GD_ERR_INVALID);
+    known.round = ROUND + 1;
+    known.momentum[GD_MMR_HASH_LEN] ^= 1;
+    CHECK_STATUS(gd_global_file_get(&store, NULL, RUN, ROUND + 1, g_engine.n, CHUNK_ELEMS, false,
+                                    false, &known, &g, &d),
+                 GD_ERR_INVALID);
+    CHECK(strstr(gd_error_detail(), "leaves known") != NULL);
+    known.momentum[GD_MMR_HASH_LEN] ^= 1;
+    /* Known: opened at once; the changed chunk fails when read, the others
+     * read as written. */
+    CHECK_OK(gd_global_file_get(&store, NULL, RUN, ROUND + 1, g_engine.n, CHUNK_ELEMS, false,
+                                false, &known, &g, &d));
+    CHECK(g.params == NULL && g.momentum == NULL);
+    float *params = malloc(CHUNK_ELEMS * sizeof(float));
+    float *momentum = malloc(CHUNK_ELEMS * sizeof(float));
+    CHECK(params != NULL && momentum != NULL);
+    CHECK_OK(gd_global_state_read(&g, params, momentum, 0, CHUNK_ELEMS));
+    CHECK(memcmp(params, g_want.params, CHUNK_ELEMS * sizeof(float)) == 0);
+    CHECK(memcmp(momentum, g_want.momentum, CHUNK_ELEMS * sizeof(float)) == 0);
+    CHECK_OK(gd_global_state_read(&g, NULL, momentum, CHUNK_ELEMS, CHUNK_ELEMS));
+    CHECK(memcmp(momentum, g_want.momentum + CHUNK_ELEMS, CHUNK_ELEMS * sizeof(float)) == 0);
+    CHECK_STATUS(gd_global_state_read(&g, params, NULL, CHUNK_ELEMS, CHUNK_ELEMS), GD_ERR_IO);
+    CHECK(strstr(gd_error_detail(), "changed on disk") != NULL);
+    gd_global_state_free(&g);
+    /* An array kept in memory is read whole all the same: the change is
+     * found at the opening. */
+    CHECK_STATUS(gd_global_file_get(&store, NULL, RUN, ROUND + 1, g_engine.n, CHUNK_ELEMS, true,
+                                    false, &known, &g, &d),
+                 GD_ERR_INVALID);
+    free(params);
+    free(momentum);
+    gd_global_leaves_free(&known);
+    CHECK(known.params == NULL && known.momentum == NULL);
 }
 
 /* The child of test_killed_while_aggregating: the aggregate into root,
@@ -575,6 +651,7 @@ int main(int argc, char **argv) {
         RUN_TEST(test_refusals);
         RUN_TEST(test_payload_files_changed);
         RUN_TEST(test_momentum_in_file);
+        RUN_TEST(test_written_file_opens_without_a_pass);
         RUN_TEST(test_killed_while_aggregating);
         rc = gd_test_finish();
     }

@@ -134,7 +134,7 @@ static void test_global_read_from_its_file(void) {
                                 gd_trainer_layout(g_engine.trainer)->digest, CHUNK_ELEMS, &g_g0));
     gd_global_state g;
     gd_global_desc d;
-    CHECK_OK(gd_global_file_get(&store, NULL, RUN, ROUND, g_engine.n, CHUNK_ELEMS, false, false,
+    CHECK_OK(gd_global_file_get(&store, NULL, RUN, ROUND, g_engine.n, CHUNK_ELEMS, false, false, NULL,
                                 &g, &d));
     CHECK(g.params == NULL && g.momentum == NULL);
     gd_check_evidence ev;
