@@ -94,6 +94,42 @@ static gd_status gd_member_removed(gd_member *n) {
     return gd_journal_save(&n->store, &n->journal);
 }
 
+bool gd_commit_headroom_thin(int64_t left, int64_t usable) {
+    return 4 * left < usable;
+}
+
+/* This node's commitment in the current round, once the chain shows it:
+ * where it landed in the commit window (Commitment.height) goes to the
+ * stats, with a warning the first time it came too close, while there is
+ * still a round to act in. The landing block, not the node's clock: a
+ * training that ran into the commit window, or a transaction that waited
+ * for blocks, shows the same. */
+static void gd_member_note_headroom(gd_member *n) {
+    const gd_chain_view *v = &n->view.view;
+    const Gonka__Diloco__V1__Commitment *c =
+        v->have_round ? gd_commitment_in(n->ans.round, n->address) : NULL;
+    const gd_round_windows *w = &v->round.windows;
+    int64_t usable = w->reveal_start - 1 - w->commit_start;
+    if (c == NULL || c->height < w->commit_start || c->height >= w->reveal_start)
+        return;
+    pthread_mutex_lock(&n->mu);
+    gd_member_stats *st = &n->stats;
+    bool seen = st->have_headroom && st->headroom_round == v->round.index;
+    st->have_headroom = true;
+    st->headroom_round = v->round.index;
+    st->headroom_left = w->reveal_start - 1 - c->height;
+    st->headroom_usable = usable;
+    pthread_mutex_unlock(&n->mu);
+    if (!seen && gd_commit_headroom_thin(w->reveal_start - 1 - c->height, usable))
+        GD_LOG_WARN("node",
+                    "round %" PRIu64 ": the commitment landed at height %" PRId64
+                    " with %" PRId64 " of the commit window's %" PRId64
+                    " blocks left after it: a round a little slower misses the window and pays "
+                    "the skip slash; train faster (more GPUs, a faster backend, recompute "
+                    "none) or ask the run for a longer train window",
+                    v->round.index, c->height, w->reveal_start - 1 - c->height, usable + 1);
+}
+
 /* Reads the chain into the node's answers and view; updates the stats. */
 gd_status gd_member_read(gd_member *n) {
     n->read_ms = gd_clock_ms();
@@ -149,6 +185,7 @@ gd_status gd_member_read(gd_member *n) {
     pthread_mutex_unlock(&n->mu);
     if (removed)
         GD_TRY(gd_member_removed(n));
+    gd_member_note_headroom(n);
     gd_member_watch_disk(n);
     return gd_member_count_missed(n);
 }

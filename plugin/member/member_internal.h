@@ -94,6 +94,12 @@ typedef struct gd_member_stats {
     uint64_t rewards_claimed;   /* ngonka */
     uint64_t slashed;           /* ngonka: bonded at join less what is bonded now */
     uint64_t missed[GD_MISSED_DUTIES]; /* duties the chain recorded as skipped, by name */
+    /* Where this node's last commitment landed in its commit window, from
+     * the chain's record of its block: the window's blocks left after it,
+     * of those after the window's first (gd_commit_headroom_thin). */
+    bool have_headroom;
+    uint64_t headroom_round;
+    int64_t headroom_left, headroom_usable;
     double disk_needed;         /* bytes two rounds of the run take in state_dir (0: unknown) */
     gd_tier_bytes tiers;        /* what the run's rounds take, by tier */
     bool have_tiers;
@@ -311,6 +317,12 @@ gd_status gd_fetch_into(gd_member *n, const char *target, const gd_artifact_req 
 
 /* Reads the chain into the node's answers and view; updates the stats. */
 gd_status gd_member_read(gd_member *n) GD_MUST_CHECK;
+
+/* Whether a commitment with left of the commit window's usable blocks
+ * after it came too close: it landed in the window's last quarter. A
+ * worker whose training runs that far into the commit window misses it
+ * the first round a little slower, and pays the skip slash. */
+bool gd_commit_headroom_thin(int64_t left, int64_t usable);
 
 /* --- member_missed.c ----------------------------------------------------------------------- */
 

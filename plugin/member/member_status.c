@@ -73,6 +73,15 @@ json_t *gd_member_status_json(gd_member *n) {
     json_object_set_new(o, "inner_step", gd_u64_json(st.inner_step));
     json_object_set_new(o, "loss", isfinite(st.loss) && st.loss > 0 ? json_real(st.loss) : json_null());
     json_object_set_new(o, "tokens_per_s", isfinite(st.tokens_per_s) ? json_real(st.tokens_per_s) : json_null());
+    json_object_set_new(o, "commit_headroom",
+                        st.have_headroom
+                            ? json_pack("{s:o,s:I,s:I,s:b}", "round",
+                                        gd_u64_json(st.headroom_round), "blocks_left",
+                                        (json_int_t)st.headroom_left, "usable_blocks",
+                                        (json_int_t)st.headroom_usable, "thin",
+                                        gd_commit_headroom_thin(st.headroom_left,
+                                                                st.headroom_usable))
+                            : json_null());
     json_t *losses = json_array();
     size_t nl = st.n_losses < GD_MEMBER_LOSSES ? st.n_losses : GD_MEMBER_LOSSES;
     for (size_t i = 0; i < nl; i++) {
@@ -157,6 +166,13 @@ char *gd_member_metrics_text(gd_member *n) {
     for (size_t d = 0; d < GD_MISSED_DUTIES; d++)
         fprintf(f, "gd_missed_duties_total{duty=\"%s\"} %" PRIu64 "\n", gd_missed_duty_names[d],
                 st.missed[d]);
+    if (st.have_headroom) {
+        gd_family(f, "gd_commit_headroom_blocks", "gauge",
+                  "Blocks of the commit window left after the one this worker's last commitment "
+                  "landed in (the chain's record). In the window's last quarter it is logged as "
+                  "a warning: a slower round misses the commit and pays the skip slash.");
+        fprintf(f, "gd_commit_headroom_blocks %" PRId64 "\n", st.headroom_left);
+    }
     gd_family(f, "gd_errors_total", "counter", "Errors logged (GET /v1/status lists the last).");
     fprintf(f, "gd_errors_total %zu\n", st.n_errors);
     /* The disk a round's artifacts go to: an alert fires before it is full. */

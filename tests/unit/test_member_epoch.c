@@ -137,6 +137,16 @@ static void check_metrics(nf_net *net, int who, uint64_t settled) {
         missed += strtod(strchr(at, '}') + 1, NULL);
     CHECK(missed == 0); /* an honest member the chain never found missing */
     CHECK((json_array_size(json_object_get(st, "losses")) > 0) == worker);
+    /* Where a worker's last commitment landed in its commit window, in
+     * both places; its training is quick, so not in the last quarter. */
+    json_t *room = json_object_get(st, "commit_headroom");
+    CHECK(json_is_object(room) == worker);
+    if (json_is_object(room)) {
+        json_int_t left = json_integer_value(json_object_get(room, "blocks_left"));
+        CHECK(left >= 0 && left <= json_integer_value(json_object_get(room, "usable_blocks")));
+        CHECK(metric(m, "gd_commit_headroom_blocks") == (double)left);
+        CHECK(json_is_false(json_object_get(room, "thin")));
+    }
     CHECK(metric(m, "gd_state_dir_free_bytes") > 0);
     CHECK(metric(m, "gd_state_dir_needed_bytes") > 0); /* from the real disk, not a seam */
     /* It says where it stands and what it waits for. */
@@ -1187,6 +1197,65 @@ static void test_refused_duty_starves_nothing(void) {
     nf_free(&net);
 }
 
+/* A worker whose commitment lands in the commit window's last block (held
+ * back through the duty seam, as a training that ran long would be): the
+ * node says so, in /v1/status and /metrics from the chain's record of the
+ * commitment, while one that landed at the window's start does not. The
+ * late one is still in time: included, aggregated, not slashed. */
+static const nf_net *g_late_net;
+
+static bool commit_late(const gd_action *a, const char *address, uint64_t run,
+                        const Gonka__Diloco__V1__QueryRoundResponse *round, gd_any *msg,
+                        bool *sent) {
+    (void)address, (void)run, (void)msg;
+    if (a->kind != GD_ACT_COMMIT || round == NULL || round->round == NULL ||
+        round->round->windows == NULL)
+        return false;
+    *sent = false; /* held back until the next block is the window's last */
+    return g_late_net->d.f.height + 2 < round->round->windows->reveal_start;
+}
+
+static void test_late_commitment_is_flagged(void) {
+    nf_net net;
+    df_knobs k;
+    nf_knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
+    g_late_net = &net;
+    net.duty[2] = commit_late;
+    nf_restart(&net, 2);
+    df_qfree(nf_until_round(&net, 1));
+    df_qround *q = df_q_round(&net.d, 0);
+    CHECK(q->round->phase == PH(DONE));
+    const Gonka__Diloco__V1__Commitment *late = df_commitment_of(q, net.d.f.addr[2]);
+    const Gonka__Diloco__V1__Commitment *quick = df_commitment_of(q, net.d.f.addr[1]);
+    CHECK(late != NULL && quick != NULL);
+    CHECK(late->height == q->round->windows->reveal_start - 1);
+    CHECK(quick->height == q->round->windows->commit_start);
+    CHECK(df_has_str(q->round->aggregation_set, q->round->n_aggregation_set, net.d.f.addr[2]));
+    for (int who = 1; who <= 2; who++) {
+        json_t *st = gd_member_status_json(net.nodes[who]);
+        char *m = gd_member_metrics_text(net.nodes[who]);
+        json_t *room = json_object_get(st, "commit_headroom");
+        json_int_t left = json_integer_value(json_object_get(room, "blocks_left"));
+        json_int_t usable = json_integer_value(json_object_get(room, "usable_blocks"));
+        fprintf(stderr, "  worker %d: round %lld's commitment landed with %lld of %lld blocks "
+                        "left%s\n",
+                who, (long long)json_integer_value(json_object_get(room, "round")),
+                (long long)left, (long long)usable,
+                json_is_true(json_object_get(room, "thin")) ? ", thin" : "");
+        CHECK(json_integer_value(json_object_get(room, "round")) == 0);
+        CHECK(usable == q->round->windows->reveal_start - 1 - q->round->windows->commit_start);
+        CHECK(left == (who == 2 ? 0 : usable));
+        CHECK(json_is_true(json_object_get(room, "thin")) == (who == 2));
+        CHECK(metric(m, "gd_commit_headroom_blocks") == (double)left);
+        free(m);
+        json_decref(st);
+    }
+    df_qfree(q);
+    CHECK(df_slashed(&net.d, 2, NULL, NULL) == 0);
+    nf_free(&net);
+}
+
 int main(void) {
     RUN_TEST(test_nodes_play_epoch);
     RUN_TEST(test_restart_after_commit);
@@ -1194,6 +1263,7 @@ int main(void) {
     RUN_TEST(test_leave_while_running);
     RUN_TEST(test_wrong_g_is_synchronised);
     RUN_TEST(test_refused_duty_starves_nothing);
+    RUN_TEST(test_late_commitment_is_flagged);
     RUN_TEST(test_missed_duties_counted);
     RUN_TEST(test_removed_member_joins_again);
     RUN_TEST(test_low_disk_refused);
