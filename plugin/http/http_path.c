@@ -27,6 +27,7 @@ static const gd_route gd_routes[] = {
     {GD_REQ_METRICS, "metrics"},
     {GD_REQ_PAYLOAD, "v1/runs/{run}/rounds/{round}/payload"},
     {GD_REQ_PAYLOAD_CHUNK, "v1/runs/{run}/rounds/{round}/payload/chunks/{i}"},
+    {GD_REQ_PEER_PAYLOAD, "v1/runs/{run}/rounds/{round}/payloads/{leaf}"},
     {GD_REQ_TRANSCRIPT, "v1/runs/{run}/rounds/{round}/transcript"},
     {GD_REQ_STATE, "v1/runs/{run}/rounds/{round}/states/{leaf}"},
     {GD_REQ_STATE_CHUNK, "v1/runs/{run}/rounds/{round}/states/{leaf}/chunks/{i}"},
@@ -204,6 +205,10 @@ void gd_http_path_format(const gd_artifact_req *r, char *out, size_t cap) {
     case GD_REQ_PAYLOAD_CHUNK:
         snprintf(out, cap, "%s%" PRIu64 "/rounds/%" PRIu64 "/payload/chunks/%" PRIu32, pre, r->run,
                  r->round, r->chunk);
+        return;
+    case GD_REQ_PEER_PAYLOAD:
+        snprintf(out, cap, "%s%" PRIu64 "/rounds/%" PRIu64 "/payloads/%" PRIu32, pre, r->run,
+                 r->round, r->leaf);
         return;
     case GD_REQ_TRANSCRIPT:
         snprintf(out, cap, "%s%" PRIu64 "/rounds/%" PRIu64 "/transcript", pre, r->run, r->round);

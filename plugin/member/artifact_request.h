@@ -24,6 +24,10 @@ typedef enum gd_artifact_req_kind {
     GD_REQ_GLOBAL_CHUNK, /* GET /v1/runs/{run}/global/{round}/chunks/{i} */
     GD_REQ_CHECKPOINT,   /* GET /v1/runs/{run}/checkpoint.safetensors (Range) */
     GD_REQ_PAGE,         /* GET /: the status page */
+    GD_REQ_PEER_PAYLOAD, /* GET /v1/runs/{run}/rounds/{round}/payloads/{leaf} (Range): the
+                          * payload of the round's member number leaf (address order)
+                          * as this node holds it, checked against its commitment; an
+                          * included payload's other source than its worker */
 } gd_artifact_req_kind;
 
 typedef struct gd_artifact_req {

@@ -38,6 +38,7 @@ gd_status gd_member_open(gd_member **out, const gd_member_options *o, const gd_k
     pthread_mutex_init(&n->mu, NULL);
     pthread_mutex_init(&n->serve_mu, NULL);
     pthread_mutex_init(&n->head_mu, NULL);
+    pthread_mutex_init(&n->mirror_mu, NULL);
     gd_state_index_cache_init(&n->served);
     gd_status s = gd_copy_opt(n->artifact_url, sizeof n->artifact_url, o->artifact_url,
                               "artifact URL");
@@ -83,6 +84,14 @@ static void gd_member_drop_payloads(gd_member *n) {
     free(n->fetch_failed);
     n->fetch_failed = NULL;
     n->n_fetch_failed = 0;
+    free(n->mirror_misses);
+    n->mirror_misses = NULL;
+    n->n_mirror_misses = 0;
+    pthread_mutex_lock(&n->mirror_mu);
+    free(n->mirrors);
+    n->mirrors = NULL;
+    n->n_mirrors = 0;
+    pthread_mutex_unlock(&n->mirror_mu);
 }
 
 void gd_member_close(gd_member *n) {
@@ -111,6 +120,7 @@ void gd_member_close(gd_member *n) {
     gd_artifact_store_unlock(n->lock_fd);
     pthread_mutex_destroy(&n->serve_mu);
     pthread_mutex_destroy(&n->head_mu);
+    pthread_mutex_destroy(&n->mirror_mu);
     pthread_mutex_destroy(&n->mu);
     free(n);
 }

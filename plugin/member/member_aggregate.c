@@ -84,7 +84,9 @@ gd_status gd_duty_aggregate(gd_member *n, uint64_t r) {
         const char *who = rv->aggregation_set[i];
         const Gonka__Diloco__V1__Commitment *c = gd_commitment_in(n->ans.round, who);
         const gd_member_peer_payload *held = NULL;
-        s = c ? gd_member_payload_held(n, &held, who)
+        /* Included on others' reports: they hold it, if its worker will not
+         * give it to this node. */
+        s = c ? gd_member_payload_included(n, &held, who)
               : gd_fail(GD_ERR_NOT_FOUND, "%s is aggregated but has no commitment", who);
         if (s == GD_OK && held->malformed)
             s = gd_fail(GD_ERR_INVALID, "%s is aggregated but its payload does not decode (%s)",
@@ -104,8 +106,9 @@ gd_status gd_duty_aggregate(gd_member *n, uint64_t r) {
         gd_member_drop_next(n);
         s = gd_member_aggregate_to_store(n, r, cs, rv->n_aggregation_set, hash);
     } else {
-        gd_member_error(n, "height %" PRId64 ": aggregating round %" PRIu64 ": %s",
-                        n->view.view.height, r, gd_error_detail());
+        if (s != GD_ERR_PENDING) /* an answer to come is no error */
+            gd_member_error(n, "height %" PRId64 ": aggregating round %" PRIu64 ": %s",
+                            n->view.view.height, r, gd_error_detail());
         later = s != GD_ERR_NOMEM;
     }
     for (size_t i = 0; i < opened; i++)

@@ -72,6 +72,20 @@ typedef struct gd_member_fetch_failure {
     char why[256];
 } gd_member_fetch_failure;
 
+/* A peer's payload this node holds in the round it caches, which it also
+ * serves (GD_REQ_PEER_PAYLOAD): the peer's member number (its index in the
+ * round's members) and the slot of its file (peer-L.gdpl). */
+typedef struct gd_member_mirror {
+    uint64_t round;
+    uint32_t member, slot;
+} gd_member_mirror;
+
+/* A member that did not give this node another's payload this round (a
+ * mirror is asked once a round). */
+typedef struct gd_member_mirror_miss {
+    char of[GD_ADDRESS_STR_MAX], from[GD_ADDRESS_STR_MAX];
+} gd_member_mirror_miss;
+
 #define GD_MEMBER_LOSSES 64 /* trained rounds whose loss the status lists */
 
 /* The duties the chain can record as missed (GD_DUTY_*), then "other". */
@@ -227,6 +241,13 @@ struct gd_member {
     uint32_t n_peer_slots;
     gd_member_fetch_failure *fetch_failed; /* this step's batch (gd_member_prefetch) */
     size_t n_fetch_failed;
+    gd_member_mirror_miss *mirror_misses; /* this round's (gd_member_payload_mirrored) */
+    size_t n_mirror_misses;
+    /* The peers' payloads it serves as a mirror: the step appends, the
+     * server's threads read; guarded by mirror_mu. */
+    pthread_mutex_t mirror_mu;
+    gd_member_mirror *mirrors;
+    size_t n_mirrors;
     gd_member_answer answers[GD_MEMBER_ANSWERS];
     size_t n_answers;
 
@@ -427,6 +448,28 @@ gd_status gd_member_answer_landed(gd_member *n, gd_artifact_answer *a,
  * with that batch's detail (plugin/member/member_payloads.c). */
 gd_status gd_member_payload_held(gd_member *n, const gd_member_peer_payload **out,
                                  const char *address) GD_MUST_CHECK;
+/* An included payload: as gd_member_payload_held, and when its worker does
+ * not give it to this node, from the other members that hold it
+ * (gd_member_payload_mirrored); once its worker failed this node in the
+ * round, from them alone. */
+gd_status gd_member_payload_included(gd_member *n, const gd_member_peer_payload **out,
+                                     const char *address) GD_MUST_CHECK;
+/* The payload of `address`, included in the current round, when its worker
+ * does not give it to this node (gd_member_payload_held failed): from
+ * another member that holds it (every reporter fetched it whole), checked
+ * against the commitment like any other and kept the same way. A worker
+ * that refuses one member by its address cannot keep that member from
+ * aggregating, and so attesting. The members are asked one after another,
+ * from a place in their order that this node's address picks (so no one
+ * member is everybody's first), each once a round, each with half of what
+ * is left of the window; GD_ERR_PENDING while one is asked through the
+ * fetch pool. */
+gd_status gd_member_payload_mirrored(gd_member *n, const gd_member_peer_payload **out,
+                                     const char *address) GD_MUST_CHECK;
+/* The slot of the file holding the payload of member number `member` in
+ * `round`, when this node serves it as a mirror (the server's threads ask;
+ * thread-safe). */
+bool gd_member_mirror_slot(gd_member *n, uint32_t *slot, uint64_t round, uint32_t member);
 /* The path of a payload held this round (its file under the store). */
 gd_status gd_member_payload_path(const gd_member *n, char path[GD_ARTIFACT_PATH_MAX],
                                  const gd_member_peer_payload *held) GD_MUST_CHECK;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/log.h"
 #include "plugin/member/member_internal.h"
 
@@ -70,6 +71,45 @@ static gd_status gd_payload_place(gd_member *n, gd_member_peer_payload *held,
  * is the committed payload but does not decode is kept as malformed: the
  * same bytes would come again, and the checks of its commitment need
  * them. */
+/* address's member number: its index in the round's members. */
+static bool gd_member_number(const gd_member *n, uint32_t *out, const char *address) {
+    const Gonka__Diloco__V1__Round *r = gd_member_round(n);
+    for (size_t i = 0; r != NULL && i < r->n_members; i++)
+        if (strcmp(r->members[i]->address, address) == 0) {
+            *out = (uint32_t)i;
+            return true;
+        }
+    return false;
+}
+
+/* A peer's payload kept: served from now on as a mirror. */
+static gd_status gd_mirror_add(gd_member *n, const gd_member_peer_payload *held) {
+    uint32_t member = 0;
+    if (held->kind != GD_ARTIFACT_PEER_PAYLOAD || !gd_member_number(n, &member, held->address))
+        return GD_OK;
+    pthread_mutex_lock(&n->mirror_mu);
+    gd_member_mirror *grown = realloc(n->mirrors, (n->n_mirrors + 1) * sizeof *grown);
+    if (grown != NULL) {
+        n->mirrors = grown;
+        n->mirrors[n->n_mirrors++] =
+            (gd_member_mirror){.round = n->cache_round, .member = member, .slot = held->leaf};
+    }
+    pthread_mutex_unlock(&n->mirror_mu);
+    return grown != NULL ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory");
+}
+
+bool gd_member_mirror_slot(gd_member *n, uint32_t *slot, uint64_t round, uint32_t member) {
+    bool found = false;
+    pthread_mutex_lock(&n->mirror_mu);
+    for (size_t i = 0; i < n->n_mirrors && !found; i++)
+        if (n->mirrors[i].round == round && n->mirrors[i].member == member) {
+            *slot = n->mirrors[i].slot;
+            found = true;
+        }
+    pthread_mutex_unlock(&n->mirror_mu);
+    return found;
+}
+
 static gd_status gd_keep_payload(gd_member *n, const gd_member_peer_payload **out,
                                  gd_member_peer_payload *held,
                                  const char path[GD_ARTIFACT_PATH_MAX],
@@ -107,9 +147,12 @@ static gd_status gd_keep_payload(gd_member *n, const gd_member_peer_payload **ou
         s == GD_OK ? realloc(n->payloads, (n->n_payloads + 1) * sizeof *grown) : NULL;
     if (s == GD_OK && grown == NULL)
         s = gd_fail(GD_ERR_NOMEM, "out of memory");
+    if (s == GD_OK)
+        n->payloads = grown;
+    if (s == GD_OK)
+        s = gd_mirror_add(n, held);
     if (s != GD_OK)
         return s;
-    n->payloads = grown;
     n->payloads[n->n_payloads] = *held;
     if (out != NULL)
         *out = &n->payloads[n->n_payloads];
@@ -159,6 +202,84 @@ gd_status gd_member_payload_held(gd_member *n, const gd_member_peer_payload **ou
         gd_artifact_answer_free(&a);
     }
     return gd_keep_payload(n, out, &held, path, c);
+}
+
+static bool gd_mirror_missed(const gd_member *n, const char *of, const char *from) {
+    for (size_t i = 0; i < n->n_mirror_misses; i++)
+        if (strcmp(n->mirror_misses[i].of, of) == 0 && strcmp(n->mirror_misses[i].from, from) == 0)
+            return true;
+    return false;
+}
+
+static gd_status gd_mirror_miss(gd_member *n, const char *of, const char *from) {
+    gd_member_mirror_miss *grown =
+        realloc(n->mirror_misses, (n->n_mirror_misses + 1) * sizeof *grown);
+    if (grown == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory");
+    n->mirror_misses = grown;
+    gd_member_mirror_miss *m = &n->mirror_misses[n->n_mirror_misses++];
+    snprintf(m->of, sizeof m->of, "%s", of);
+    snprintf(m->from, sizeof m->from, "%s", from);
+    return GD_OK;
+}
+
+gd_status gd_member_payload_mirrored(gd_member *n, const gd_member_peer_payload **out,
+                                     const char *address) {
+    if ((*out = gd_held_payload(n, address)) != NULL)
+        return GD_OK;
+    const Gonka__Diloco__V1__Commitment *c = NULL;
+    GD_TRY(gd_payload_commitment(n, &c, address));
+    const Gonka__Diloco__V1__Round *r = gd_member_round(n);
+    uint32_t number = 0;
+    if (r == NULL || r->n_members == 0 || !gd_member_number(n, &number, address))
+        return gd_fail(GD_ERR_NOT_FOUND, "%s is not a member of the round", address);
+    /* Where this node starts in the members' order: from its address. */
+    size_t start = 0;
+    for (const char *p = n->address; *p; p++)
+        start = start * 31 + (unsigned char)*p;
+    gd_status s = gd_fail(GD_ERR_NOT_FOUND, "no other member gave %s's payload", address);
+    for (size_t k = 0; k < r->n_members; k++) {
+        const char *from = r->members[(start + k) % r->n_members]->address;
+        if (strcmp(from, address) == 0 || strcmp(from, n->address) == 0 ||
+            gd_mirror_missed(n, address, from))
+            continue;
+        gd_member_peer_payload held;
+        char path[GD_ARTIFACT_PATH_MAX];
+        GD_TRY(gd_payload_place(n, &held, path, address));
+        int64_t end = gd_member_fetch_deadline(n), now = gd_clock_ms();
+        gd_artifact_req req = {.kind = GD_REQ_PEER_PAYLOAD, .run = n->o.run,
+                               .round = n->cache_round, .leaf = number, .into = path,
+                               .deadline_ms = end > now ? now + (end - now) / 2 : 0};
+        gd_artifact_answer a;
+        s = gd_member_fetch(n, &a, from, &req, c->payload_bytes);
+        gd_artifact_answer_free(&a);
+        if (s == GD_OK)
+            s = gd_keep_payload(n, out, &held, path, c);
+        if (s == GD_OK) {
+            GD_LOG_INFO("node", "round %" PRIu64 ": %s's payload from %s, which holds it",
+                        n->cache_round, address, from);
+            return GD_OK;
+        }
+        if (s == GD_ERR_NOMEM || s == GD_ERR_IO || s == GD_ERR_PENDING)
+            return s; /* this node's own failure, or an answer still to come */
+        GD_TRY(gd_mirror_miss(n, address, from));
+    }
+    return s;
+}
+
+gd_status gd_member_payload_included(gd_member *n, const gd_member_peer_payload **out,
+                                     const char *address) {
+    if ((*out = gd_held_payload(n, address)) != NULL)
+        return GD_OK;
+    /* Its worker already failed this node: not asked again this round. */
+    if (gd_mirror_missed(n, address, address))
+        return gd_member_payload_mirrored(n, out, address);
+    gd_status s = gd_member_payload_held(n, out, address);
+    if (s == GD_OK || s == GD_ERR_NOMEM || s == GD_ERR_IO || s == GD_ERR_PENDING ||
+        strcmp(address, n->address) == 0)
+        return s;
+    GD_TRY(gd_mirror_miss(n, address, address));
+    return gd_member_payload_mirrored(n, out, address);
 }
 
 gd_status gd_member_payload_path(const gd_member *n, char path[GD_ARTIFACT_PATH_MAX],

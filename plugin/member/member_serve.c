@@ -3,6 +3,8 @@
  *
  *   payload (whole or a chunk)   once its round's commit window is over: a
  *                                copier sees it only after it could commit;
+ *   a peer's payload it holds    the same (a mirror for a member its worker
+ *                                refuses: gd_member_payload_mirrored);
  *   transcript and states        once the round's verify randomness is
  *                                fixed (its verify_start block): a worker
  *                                learns which segment is checked only after
@@ -74,8 +76,9 @@ static unsigned gd_serve_window(const gd_serve_clock *c, gd_artifact_req_kind ki
         return 425;
     if (round < c->round)
         return 0;
-    int64_t from = kind == GD_REQ_PAYLOAD || kind == GD_REQ_PAYLOAD_CHUNK ? c->w.reveal_start - 1
-                                                                          : c->w.verify_start;
+    bool payload = kind == GD_REQ_PAYLOAD || kind == GD_REQ_PAYLOAD_CHUNK ||
+                   kind == GD_REQ_PEER_PAYLOAD;
+    int64_t from = payload ? c->w.reveal_start - 1 : c->w.verify_start;
     return c->height >= from ? 0 : 425;
 }
 
@@ -131,6 +134,7 @@ gd_status gd_member_serve(gd_member *n, const gd_artifact_req *req, gd_artifact_
     switch (req->kind) {
     case GD_REQ_PAYLOAD:
     case GD_REQ_PAYLOAD_CHUNK:
+    case GD_REQ_PEER_PAYLOAD:
     case GD_REQ_TRANSCRIPT:
     case GD_REQ_STATE:
     case GD_REQ_STATE_CHUNK:
@@ -149,6 +153,15 @@ gd_status gd_member_serve(gd_member *n, const gd_artifact_req *req, gd_artifact_
         break;
     case GD_REQ_STATE: s = gd_serve_file(n, out, GD_ARTIFACT_STATE, req, http_status); break;
     case GD_REQ_PAYLOAD_CHUNK: s = gd_serve_payload_chunk(n, req, out); break;
+    case GD_REQ_PEER_PAYLOAD: {
+        /* Another member's payload this node holds, by its member number. */
+        gd_artifact_req at = *req;
+        s = gd_member_mirror_slot(n, &at.leaf, req->round, req->leaf)
+                ? gd_serve_file(n, out, GD_ARTIFACT_PEER_PAYLOAD, &at, http_status)
+                : gd_fail(GD_ERR_NOT_FOUND, "this node holds no payload of member %" PRIu32
+                                            " in round %" PRIu64, req->leaf, req->round);
+        break;
+    }
     case GD_REQ_CHECKPOINT: {
         /* The agreed G the current round started from. */
         gd_artifact_req at = *req;

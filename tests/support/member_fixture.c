@@ -172,12 +172,16 @@ static const gd_chain_port_iface nf_chain_iface = {nf_read, nf_query_round, nf_s
 
 static gd_status nf_fetch(void *ctx, gd_artifact_answer *out, const char *url,
                           const gd_artifact_req *req, size_t max_len) {
-    nf_net *net = ctx;
+    nf_port *p = ctx; /* the node that fetches */
+    nf_net *net = p->net;
     memset(out, 0, sizeof *out);
     int who = 0;
     if (sscanf(url, "mem://%d", &who) != 1 || who < 1 || who > net->n || net->nodes[who] == NULL)
         return gd_fail(GD_ERR_NETWORK, "%s: no such peer", url);
     if (net->down[who])
+        return gd_fail(GD_ERR_NETWORK, "%s: connection refused", url);
+    if (net->refuses_payload[who][p->who] &&
+        (req->kind == GD_REQ_PAYLOAD || req->kind == GD_REQ_PAYLOAD_CHUNK))
         return gd_fail(GD_ERR_NETWORK, "%s: connection refused", url);
     if (req->kind == GD_REQ_PAYLOAD)
         net->payload_fetches[who]++;
@@ -186,7 +190,7 @@ static gd_status nf_fetch(void *ctx, gd_artifact_answer *out, const char *url,
 
 /* Counts the bodies a node gives back for its next fetches, and frees them. */
 static void nf_recycle(void *ctx, gd_buf *b) {
-    nf_net *net = ctx;
+    nf_net *net = ((nf_port *)ctx)->net;
     if (b->data != NULL)
         net->recycled++;
     gd_buf_free(b);
@@ -210,7 +214,7 @@ static void nf_open(nf_net *net, int who) {
     CHECK_OK(gd_coin_parse(&o.collateral, "20000ngonka"));
     net->ports[who] = (nf_port){net, who};
     gd_chain_port chain = {&nf_chain_iface, &net->ports[who]};
-    gd_peer_port peers = {&nf_peer_iface, net};
+    gd_peer_port peers = {&nf_peer_iface, &net->ports[who]};
     CHECK_OK(gd_member_open(&net->nodes[who], &o, &net->d.f.keys[who], chain, peers));
 }
 

@@ -24,6 +24,10 @@ struct nf_net {
     char dirs[DF_ACCOUNTS][512];
     nf_port ports[DF_ACCOUNTS];
     bool down[DF_ACCOUNTS];        /* its artifacts cannot be fetched */
+    /* refuses_payload[a][b]: node a answers node b's requests for a's own
+     * payload (whole or a chunk) with a refused connection, and everyone
+     * else's as usual: a refusal aimed at one peer. */
+    bool refuses_payload[DF_ACCOUNTS][DF_ACCOUNTS];
     bool off[DF_ACCOUNTS];         /* not started yet: it does not step */
     bool local_fault[DF_ACCOUNTS]; /* its disk fails: a step may end in a local error */
     size_t step_errors[DF_ACCOUNTS]; /* the local errors its steps ended in */

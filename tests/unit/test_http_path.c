@@ -50,6 +50,11 @@ static void test_every_path_kind(void) {
     CHECK(r.kind == GD_REQ_PAYLOAD && r.run == UINT64_MAX && r.round == 0);
     r = parse_ok("/v1/runs/7/rounds/3/payload/chunks/4294967295");
     CHECK(r.kind == GD_REQ_PAYLOAD_CHUNK && r.run == 7 && r.round == 3 && r.chunk == UINT32_MAX);
+    r = parse_ok("/v1/runs/7/rounds/3/payloads/12");
+    CHECK(r.kind == GD_REQ_PEER_PAYLOAD && r.run == 7 && r.round == 3 && r.leaf == 12);
+    char formatted[128];
+    gd_http_path_format(&r, formatted, sizeof formatted);
+    CHECK(strcmp(formatted, "/v1/runs/7/rounds/3/payloads/12") == 0);
     r = parse_ok("/v1/runs/1/rounds/18446744073709551615/transcript");
     CHECK(r.kind == GD_REQ_TRANSCRIPT && r.run == 1 && r.round == UINT64_MAX);
     r = parse_ok("/v1/runs/2/rounds/9/states/4294967295");
@@ -123,6 +128,8 @@ static void test_unknown_paths(void) {
     CHECK(refused("GET", "/v1/runs/1/rounds/0") == 404);
     CHECK(refused("GET", "/v1/runs/1/rounds/0/payload/chunks") == 404);
     CHECK(refused("GET", "/v1/runs/1/rounds/0/payload/chunks/1/x") == 404);
+    CHECK(refused("GET", "/v1/runs/1/rounds/0/payloads") == 404);
+    CHECK(refused("GET", "/v1/runs/1/rounds/0/payloads/gonka1abc") == 400);
     CHECK(refused("GET", "/v1/runs/1/rounds/0/states/1/chunks/1/x/y") == 404);
     CHECK(refused("GET", "/a/b/c/d/e/f/g/h/i/j/k/l") == 404);
     CHECK(refused("GET", "/v1/runs/1/checkpoint.safetensor") == 404);

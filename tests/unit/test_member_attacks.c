@@ -455,6 +455,47 @@ static void test_late_server_pays(void) {
                  late_checks_passed);
 }
 
+/* A worker that serves its payload to every member but one honest member,
+ * which it refuses by its address (the fixture's aimed refusal), in every
+ * window: its payload is included on the others' reports, and the member
+ * it refuses must still aggregate it to attest. Before mirrors that member
+ * could not: it never attested and paid the skip slash ("absent
+ * attestation") every round, at no cost to the worker. Now an included
+ * payload also comes from any member that holds it (each reporter fetched
+ * it whole), checked against the commitment like any other: the refused
+ * member attests with the rest and pays nothing, and the worker is
+ * aggregated as before. */
+static void test_aimed_refusal_frames_no_attester(void) {
+    enum { REFUSER = 1, REFUSED = 4 };
+    nf_net net;
+    df_knobs k;
+    nf_knobs(&k);
+    nf_setup(&net, &k, NF_NODES, nf_roles);
+    net.refuses_payload[REFUSER][REFUSED] = true;
+    while (net.d.f.height < 200)
+        nf_block(&net);
+    uint64_t rounds = nf_current_round(&net);
+    CHECK(rounds >= 3);
+    for (uint64_t r = 0; r + 1 < rounds; r++) {
+        df_qround *q = df_q_round(&net.d, r);
+        CHECK(q->round->phase == PH(DONE));
+        CHECK(df_has_str(q->round->aggregation_set, q->round->n_aggregation_set,
+                         net.d.f.addr[REFUSER]));
+        bool attested = false;
+        for (size_t i = 0; i < q->n_attestations; i++)
+            attested |= strcmp(q->attestations[i]->attester, net.d.f.addr[REFUSED]) == 0;
+        CHECK(attested);
+        df_qfree(q);
+    }
+    size_t skips = 0;
+    uint64_t slashed = df_slashed(&net.d, REFUSED, NULL, &skips);
+    fprintf(stderr, "  %llu rounds: the refused member slashed %llu ngonka (%zu times)\n",
+            (unsigned long long)rounds, (unsigned long long)slashed, skips);
+    for (int who = 1; who <= NF_NODES; who++)
+        CHECK(df_slashed(&net.d, who, NULL, NULL) == 0);
+    nf_free(&net);
+}
+
 /* `test_member_attacks` plays the first nine; `test_member_attacks more` the
  * rest (a second CTest entry, which the sanitizer pass leaves out with the
  * other Byzantine tests: the member's paths they reach are the first
@@ -472,6 +513,7 @@ int main(int argc, char **argv) {
         RUN_TEST(test_lazy_single_validator_is_caught);
         RUN_TEST(test_framer_pays);
         RUN_TEST(test_unavailable_spammer_pays);
+        RUN_TEST(test_aimed_refusal_frames_no_attester);
         return gd_test_finish();
     }
     RUN_TEST(test_payload_withholder_is_caught);
