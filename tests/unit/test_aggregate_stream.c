@@ -429,6 +429,17 @@ static gd_status aggregate_from(const gd_artifact_store *store, const gd_global_
     return s;
 }
 
+/* Flips one bit of byte `at` of path. */
+static void flip_byte_at(const char *path, uint64_t at) {
+    int fd = open(path, O_RDWR);
+    CHECK(fd >= 0);
+    uint8_t byte = 0;
+    CHECK(pread(fd, &byte, 1, (off_t)at) == 1);
+    byte ^= 0x10;
+    CHECK(pwrite(fd, &byte, 1, (off_t)at) == 1);
+    close(fd);
+}
+
 /* G whose momentum stays in its file (a memory budget): it hashes, copies,
  * reads across chunk edges and aggregates to the bits of G in memory. A
  * momentum value the disk changes after G was opened is caught when it is
@@ -465,14 +476,8 @@ static void test_momentum_in_file(void) {
     /* One momentum bit flipped on disk, in the third chunk. */
     char path[GD_ARTIFACT_PATH_MAX];
     CHECK_OK(gd_artifact_path(&store, path, sizeof path, GD_ARTIFACT_GLOBAL, RUN, ROUND, 0));
-    uint64_t at = GD_GLOBAL_DESC_BYTES + 4 * (uint64_t)g_engine.n + 4 * (2 * CHUNK_ELEMS + 3);
-    int fd = open(path, O_RDWR);
-    CHECK(fd >= 0);
-    uint8_t byte = 0;
-    CHECK(pread(fd, &byte, 1, (off_t)at) == 1);
-    byte ^= 0x10;
-    CHECK(pwrite(fd, &byte, 1, (off_t)at) == 1);
-    close(fd);
+    flip_byte_at(path,
+                 GD_GLOBAL_DESC_BYTES + 4 * (uint64_t)g_engine.n + 4 * (2 * CHUNK_ELEMS + 3));
     CHECK_STATUS(aggregate_from(&store, &g, ROUND + 3, got), GD_ERR_IO);
     CHECK(strstr(gd_error_detail(), "changed on disk") != NULL);
     CHECK_STATUS(read_file(&store, &b, ROUND + 3), GD_ERR_NOT_FOUND);
@@ -482,17 +487,6 @@ static void test_momentum_in_file(void) {
                  GD_ERR_INVALID);
     gd_buf_free(&a);
     gd_buf_free(&b);
-}
-
-/* Flips one bit of byte `at` of path. */
-static void flip_byte_at(const char *path, uint64_t at) {
-    int fd = open(path, O_RDWR);
-    CHECK(fd >= 0);
-    uint8_t byte = 0;
-    CHECK(pread(fd, &byte, 1, (off_t)at) == 1);
-    byte ^= 0x10;
-    CHECK(pwrite(fd, &byte, 1, (off_t)at) == 1);
-    close(fd);
 }
 
 /* A G file this node wrote opens again with no pass over it: the leaves
