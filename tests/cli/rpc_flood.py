@@ -133,11 +133,22 @@ else:
         (len(held) - len(closed), len(held), t, idle_s))
 for s in crowd:
     s.close()
-t, line = status()
-if t < 2 and line.startswith("HTTP/1.1 200"):
-    ok("/status after the timeout: %s in %.3f s" % (line, t))
+# A client sees its connection end when the server shuts it down; the server
+# counts it closed a moment later, when its thread reaps it. Until then a new
+# client may still be refused at once, so the node gets a second to serve.
+t0 = time.monotonic()
+tries = 0
+while True:
+    tries += 1
+    _, line = status()
+    t = time.monotonic() - t0
+    if line.startswith("HTTP/1.1 200") or t >= 1.0:
+        break
+    time.sleep(0.05)
+if line.startswith("HTTP/1.1 200"):
+    ok("/status after the timeout: %s in %.3f s (%d tries)" % (line, t, tries))
 else:
-    bad("/status after the timeout: %s in %.3f s" % (line, t))
+    bad("/status after the timeout: %s after %.3f s (%d tries)" % (line, t, tries))
 
 # 4. A request declaring a body over 1,000,000 bytes is answered 413 from
 # its headers alone.
