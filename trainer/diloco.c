@@ -88,13 +88,23 @@ static void gd_round_desc_fill(const gd_trainer *t, const gd_state_tag *tag, gd_
     memcpy(out->residual_root, residual_root, GD_MMR_HASH_LEN);
 }
 
+/* Where a leaf's windows go beside their hashes: a sink, with the
+ * residual read alongside (its root is the run's, hashed once). */
+typedef struct gd_leaf_copy {
+    const gd_state_sink *to;
+    const gd_values_reader *residual;
+} gd_leaf_copy;
+
 /* The trainer's state a window at a time, each window loaded from `from`
  * first when it is not NULL, hashed into the three sub-roots of a
- * training-stage descriptor (address, rank, the residual's root given). */
+ * training-stage descriptor (address, rank, the residual's root given),
+ * and handed with the residual's window to copy->to when copy is given:
+ * the trainer is read once for both. */
 static gd_status gd_diloco_state_windows(gd_trainer *t, const gd_state_tag *tag,
                                          gd_worker_desc *out, uint64_t round, const char *address,
                                          uint32_t rank, const uint8_t residual_root[GD_MMR_HASH_LEN],
-                                         const gd_worker_state_source *from) {
+                                         const gd_worker_state_source *from,
+                                         const gd_leaf_copy *copy) {
     memset(out, 0, sizeof *out);
     size_t n = gd_trainer_layout(t)->total;
     if (address == NULL || address[0] == '\0' || strlen(address) > GD_STATE_ADDRESS_MAX)
@@ -103,14 +113,14 @@ static gd_status gd_diloco_state_windows(gd_trainer *t, const gd_state_tag *tag,
     size_t window = gd_values_window_of(tag->chunk_elems, n);
     gd_pool *pool = gd_trainer_pool(t);
     gd_values_stream streams[3];
-    float *buf = malloc(3 * window * sizeof(float));
+    float *buf = malloc((copy ? 4 : 3) * window * sizeof(float));
     gd_status s = buf ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for a state window");
     int begun = 0;
     for (; s == GD_OK && begun < 3; begun++)
         s = gd_values_stream_begin(&streams[begun], pool, n, tag->chunk_elems);
     for (size_t lo = 0; s == GD_OK && lo < n; lo += window) {
         size_t count = n - lo < window ? n - lo : window;
-        float *p = buf, *m = buf + window, *v = buf + 2 * window;
+        float *p = buf, *m = buf + window, *v = buf + 2 * window, *r = buf + 3 * window;
         if (from != NULL) {
             s = from->read(from->ctx, p, m, v, lo, count);
             if (s == GD_OK)
@@ -120,6 +130,10 @@ static gd_status gd_diloco_state_windows(gd_trainer *t, const gd_state_tag *tag,
         }
         for (int a = 0; s == GD_OK && a < 3; a++)
             s = gd_values_stream_add(&streams[a], buf + (size_t)a * window, count);
+        if (s == GD_OK && copy != NULL)
+            s = copy->residual->read(copy->residual->ctx, r, lo, count);
+        if (s == GD_OK && copy != NULL)
+            s = copy->to->write(copy->to->ctx, p, m, v, r, lo, count);
     }
     uint8_t *roots[3] = {out->params_root, out->exp_avg_root, out->exp_avg_sq_root};
     for (int a = 0; s == GD_OK && a < 3; a++)
@@ -136,12 +150,15 @@ static gd_status gd_diloco_state_windows(gd_trainer *t, const gd_state_tag *tag,
 gd_status gd_diloco_describe_trainer(gd_trainer *t, const gd_state_tag *tag, gd_worker_desc *out,
                                      uint64_t round, const char *address, uint32_t rank,
                                      const uint8_t residual_root[GD_MMR_HASH_LEN]) {
-    return gd_diloco_state_windows(t, tag, out, round, address, rank, residual_root, NULL);
+    return gd_diloco_state_windows(t, tag, out, round, address, rank, residual_root, NULL, NULL);
 }
 
-gd_status gd_diloco_load_source(gd_trainer *t, const gd_diloco_config *c, gd_worker_desc *out,
-                                uint64_t round, const gd_worker_state_source *from,
-                                const uint8_t residual_root[GD_MMR_HASH_LEN]) {
+/* gd_diloco_load_source, each window also handed to copy (or NULL). */
+static gd_status gd_diloco_load_copy(gd_trainer *t, const gd_diloco_config *c,
+                                     gd_worker_desc *out, uint64_t round,
+                                     const gd_worker_state_source *from,
+                                     const uint8_t residual_root[GD_MMR_HASH_LEN],
+                                     const gd_leaf_copy *copy) {
     size_t n = gd_trainer_layout(t)->total;
     if (from->read == NULL || from->n != n)
         return gd_fail(GD_ERR_INVALID, "a state of %zu values for a model of %zu", from->n, n);
@@ -152,7 +169,13 @@ gd_status gd_diloco_load_source(gd_trainer *t, const gd_diloco_config *c, gd_wor
     gd_state_tag tag;
     gd_diloco_state_tag(c, gd_trainer_layout(t), &tag);
     return gd_diloco_state_windows(t, &tag, out, round, from->address, from->rank, residual_root,
-                                   from);
+                                   from, copy);
+}
+
+gd_status gd_diloco_load_source(gd_trainer *t, const gd_diloco_config *c, gd_worker_desc *out,
+                                uint64_t round, const gd_worker_state_source *from,
+                                const uint8_t residual_root[GD_MMR_HASH_LEN]) {
+    return gd_diloco_load_copy(t, c, out, round, from, residual_root, NULL);
 }
 
 /* GD_ERR_INVALID unless n is the trainer's layout size (what names it). */
@@ -362,17 +385,76 @@ gd_worker_state_source gd_diloco_round_source(const gd_trainer *t,
                                     .read = gd_trainer_source_read, .ctx = t};
 }
 
-/* The trainer's state and the run's residual as a whole worker state (a
- * segment start kept in memory). */
-static gd_status gd_round_copy(const gd_trainer *t, const gd_worker_round_run *run,
-                               gd_worker_state *out) {
-    size_t n = gd_trainer_layout(t)->total;
-    GD_TRY(gd_worker_state_init(out, run->rank, n));
-    snprintf(out->address, sizeof out->address, "%s", run->address);
-    gd_trainer_get_state(t, out->params, out->exp_avg, out->exp_avg_sq, &out->step);
-    gd_status s = run->residual.read(run->residual.ctx, out->residual, 0, n);
+/* --- segment starts kept in memory --- */
+
+static gd_status gd_memory_start_begin(void *ctx, uint64_t round, uint32_t leaf, size_t n) {
+    gd_memory_starts *m = ctx;
+    (void)round;
+    m->leaf = leaf;
+    return gd_worker_state_init(&m->starts[leaf], 0, n);
+}
+
+static gd_status gd_memory_start_write(void *ctx, const float *params, const float *exp_avg,
+                                       const float *exp_avg_sq, const float *residual,
+                                       size_t lo, size_t count) {
+    gd_memory_starts *m = ctx;
+    gd_worker_state *w = &m->starts[m->leaf];
+    if (lo > w->n || count > w->n - lo)
+        return gd_fail(GD_ERR_INVALID, "values [%zu, +%zu) of a state of %zu", lo, count, w->n);
+    size_t bytes = count * sizeof(float);
+    memcpy(w->params + lo, params, bytes);
+    memcpy(w->exp_avg + lo, exp_avg, bytes);
+    memcpy(w->exp_avg_sq + lo, exp_avg_sq, bytes);
+    memcpy(w->residual + lo, residual, bytes);
+    return GD_OK;
+}
+
+static gd_status gd_memory_start_end(void *ctx, const gd_worker_desc *desc) {
+    gd_memory_starts *m = ctx;
+    gd_worker_state *w = &m->starts[m->leaf];
+    if (desc == NULL) {
+        gd_worker_state_free(w);
+        return GD_OK;
+    }
+    snprintf(w->address, sizeof w->address, "%s", desc->address);
+    w->rank = desc->rank;
+    w->step = desc->step;
+    return GD_OK;
+}
+
+gd_state_leaf_sink gd_memory_starts_sink(gd_memory_starts *m) {
+    return (gd_state_leaf_sink){.begin = gd_memory_start_begin, .write = gd_memory_start_write,
+                                .end = gd_memory_start_end, .ctx = m};
+}
+
+/* Records leaf `leaf` of the run into out: described from the trainer
+ * (loaded from `from` first when it is not NULL) and, when it is a
+ * segment start and the run has a starts sink, handed to it in the same
+ * pass of windows. */
+static gd_status gd_round_record(gd_trainer *t, const gd_diloco_config *c,
+                                 const gd_worker_round_run *run, gd_worker_round *round_out,
+                                 uint32_t leaf, const gd_worker_state_source *from) {
+    double t0 = gd_clock_seconds();
+    gd_worker_desc *out = &round_out->descs[leaf];
+    const gd_state_leaf_sink *k = &run->starts;
+    bool keep = k->begin != NULL && leaf < run->segments;
+    gd_state_sink to = {k->write, k->ctx};
+    gd_leaf_copy copy = {.to = &to, .residual = &run->residual};
+    gd_status s = keep ? k->begin(k->ctx, run->round, leaf, gd_trainer_layout(t)->total) : GD_OK;
     if (s != GD_OK)
-        gd_worker_state_free(out);
+        return s;
+    if (from != NULL)
+        s = gd_diloco_load_copy(t, c, out, run->round, from, run->residual_root,
+                                keep ? &copy : NULL);
+    else
+        s = gd_diloco_state_windows(t, &run->tag, out, run->round, run->address, run->rank,
+                                    run->residual_root, NULL, keep ? &copy : NULL);
+    if (keep) {
+        gd_status e = k->end(k->ctx, s == GD_OK ? out : NULL);
+        if (s == GD_OK)
+            s = e;
+    }
+    round_out->record_seconds += gd_clock_seconds() - t0;
     return s;
 }
 
@@ -404,7 +486,7 @@ gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_wor
                                 uint64_t round, const gd_values_reader *start, size_t start_n,
                                 const gd_worker_state_source *prev, const char *address,
                                 uint32_t rank, const gd_values_reader *residual,
-                                gd_worker_state *segment_starts, gd_worker_round_run *run) {
+                                const gd_state_leaf_sink *starts, gd_worker_round_run *run) {
     memset(out, 0, sizeof *out);
     memset(run, 0, sizeof *run);
     gd_mmr_init(&out->transcript);
@@ -419,9 +501,13 @@ gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_wor
         return gd_fail(GD_ERR_INVALID, "a worker round needs an address of at most %d bytes, "
                                        "its start and the worker's residual",
                        GD_STATE_ADDRESS_MAX);
+    if (starts != NULL && (starts->begin == NULL || starts->write == NULL || starts->end == NULL))
+        return gd_fail(GD_ERR_INVALID, "a starts sink needs begin, write and end");
     *run = (gd_worker_round_run){.round = round, .start = *start, .rank = rank,
-                                 .residual = *residual, .segment_starts = segment_starts,
+                                 .residual = *residual,
                                  .segments = c->inner_steps / c->segment_steps};
+    if (starts != NULL)
+        run->starts = *starts;
     snprintf(run->address, sizeof run->address, "%s", address);
     gd_diloco_state_tag(c, gd_trainer_layout(t), &run->tag);
     out->n_leaves = gd_transcript_leaves(run->segments);
@@ -440,7 +526,7 @@ gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_wor
                                    .step = prev ? prev->step : 0, .n = n,
                                    .read = gd_round_start_read, .ctx = &x};
     if (s == GD_OK)
-        s = gd_diloco_load_source(t, c, &out->descs[0], round, &from, run->residual_root);
+        s = gd_round_record(t, c, run, out, 0, &from);
     return s == GD_OK ? GD_OK : gd_round_failed(run, out, s);
 }
 
@@ -470,8 +556,6 @@ gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, cons
         return gd_fail(GD_ERR_INVALID, "round %llu has %u segments, all trained",
                        (unsigned long long)run->round, run->segments);
     gd_status s = reload ? gd_round_reload(t, c, out, run, reload) : GD_OK;
-    if (s == GD_OK && run->segment_starts != NULL)
-        s = gd_round_copy(t, run, &run->segment_starts[seg]);
     double t0 = gd_clock_seconds(), segment_loss = 0;
     gd_diloco_trace_begin(out->traces[seg]);
     for (uint32_t k = 0; s == GD_OK && k < c->segment_steps; k++) {
@@ -498,8 +582,7 @@ gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, cons
     /* The trainer holds the state at the new boundary: leaf seg + 1, and
      * where a reloaded segment resumes. */
     if (s == GD_OK)
-        s = gd_diloco_state_windows(t, &run->tag, &out->descs[seg + 1], run->round, run->address,
-                                    run->rank, run->residual_root, NULL);
+        s = gd_round_record(t, c, run, out, seg + 1, NULL);
     if (s != GD_OK)
         return gd_round_failed(run, out, s);
     run->done++;
@@ -546,8 +629,10 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
     gd_values_reader residual = gd_values_reader_of(w->residual);
     gd_values_reader from = gd_values_reader_of(start);
     gd_worker_round_run run;
+    gd_memory_starts kept = {.starts = segment_starts};
+    gd_state_leaf_sink starts = gd_memory_starts_sink(&kept);
     GD_TRY(gd_diloco_round_begin(t, c, out, round, &from, start_n, &prev, w->address, w->rank,
-                                 &residual, segment_starts, &run));
+                                 &residual, segment_starts ? &starts : NULL, &run));
     while (run.done < run.segments)
         GD_TRY(gd_diloco_round_segment(t, c, data, out, NULL, &run));
     /* Each window of w is read (the residual) before it is written. */

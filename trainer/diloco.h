@@ -125,6 +125,8 @@ typedef struct gd_worker_round {
     uint8_t payload_root[GD_MMR_HASH_LEN];
     uint32_t payload_leaves;
     double seconds;        /* measured compute time of the inner steps */
+    double record_seconds; /* measured time recording leaves 0 to S (each described, and a
+                            * segment start handed to its sink), loading leaf 0 included */
 } gd_worker_round;
 
 void gd_worker_round_free(gd_worker_round *r);
@@ -143,6 +145,39 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
                                  size_t start_n, gd_worker_state *w,
                                  gd_worker_state *segment_starts) GD_MUST_CHECK;
 
+/* Where finish puts leaf S + 1 as it makes it, a window at a time in
+ * order: the trainer's parameters and moments and the residual encoding
+ * left (out->descs[S + 1] describes them once finish returns). */
+typedef struct gd_state_sink {
+    gd_status (*write)(void *ctx, const float *params, const float *exp_avg,
+                       const float *exp_avg_sq, const float *residual, size_t lo, size_t count);
+    void *ctx;
+} gd_state_sink;
+
+/* Where a round puts each segment start (leaves 0 to S - 1) in the same
+ * pass of windows that describes it, as training reaches it: begin opens
+ * leaf `leaf` of n values, write takes its windows in order (the trainer's
+ * parameters and moments, and the round's residual), end closes it with
+ * the leaf's descriptor, or gives it up when desc is NULL (the pass
+ * failed; end is called once for every begin that succeeded). */
+typedef struct gd_state_leaf_sink {
+    gd_status (*begin)(void *ctx, uint64_t round, uint32_t leaf, size_t n);
+    gd_status (*write)(void *ctx, const float *params, const float *exp_avg,
+                       const float *exp_avg_sq, const float *residual, size_t lo, size_t count);
+    gd_status (*end)(void *ctx, const gd_worker_desc *desc);
+    void *ctx;
+} gd_state_leaf_sink;
+
+/* Segment starts kept in memory: leaf i into starts[i] (S of them,
+ * initialised by the sink: free each with gd_worker_state_free). */
+typedef struct gd_memory_starts {
+    gd_worker_state *starts;
+    uint32_t leaf; /* the one being written */
+} gd_memory_starts;
+
+/* The sink of m (which must outlive the round). */
+gd_state_leaf_sink gd_memory_starts_sink(gd_memory_starts *m);
+
 /* The same round a segment at a time, for a host whose trainer does other
  * work between segments (a validator's re-execution while a worker trains
  * the next round ahead, with overlap), and that keeps no copy of the
@@ -156,13 +191,15 @@ gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const
  * residual to a sink as it goes (start and old residual are hashed again
  * as they are read: a start that changed while the round trained, or a
  * residual read back as anything else than the round began with, is
- * refused). Every leaf is described from the trainer a window at a time.
+ * refused). Every leaf is described from the trainer a window at a time,
+ * and a segment start goes to `starts` (when given) in that same pass: one
+ * read of the trainer's state at each boundary, from each rank's own shard.
  * gd_diloco_worker_round is exactly begin, S segments and finish, so both
  * give the same bits. With reload a segment first loads the state at its
  * start again from that source (whatever ran on the trainer in between
  * changes nothing), and requires it to be the leaf recorded there
  * (GD_ERR_IO otherwise: the host's copy is damaged). The caller keeps
- * start, residual, segment_starts and out alive until finish; on an error
+ * start, residual, starts' context and out alive until finish; on an error
  * out is freed and the round is over. */
 typedef struct gd_worker_round_run {
     uint64_t round;
@@ -171,26 +208,17 @@ typedef struct gd_worker_round_run {
     uint32_t rank;
     gd_values_reader residual;       /* the error-feedback residual the round began with */
     uint8_t residual_root[GD_MMR_HASH_LEN]; /* its root while training (never changes) */
-    gd_worker_state *segment_starts; /* copies of each segment's start, or NULL */
+    gd_state_leaf_sink starts;       /* where each segment's start goes (begin NULL: nowhere) */
     gd_state_tag tag;
     uint32_t segments;               /* S = H / K */
     uint32_t done;                   /* segments trained so far */
 } gd_worker_round_run;
 
-/* Where finish puts leaf S + 1 as it makes it, a window at a time in
- * order: the trainer's parameters and moments and the residual encoding
- * left (out->descs[S + 1] describes them once finish returns). */
-typedef struct gd_state_sink {
-    gd_status (*write)(void *ctx, const float *params, const float *exp_avg,
-                       const float *exp_avg_sq, const float *residual, size_t lo, size_t count);
-    void *ctx;
-} gd_state_sink;
-
 gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_worker_round *out,
                                 uint64_t round, const gd_values_reader *start, size_t start_n,
                                 const gd_worker_state_source *prev, const char *address,
                                 uint32_t rank, const gd_values_reader *residual,
-                                gd_worker_state *segment_starts,
+                                const gd_state_leaf_sink *starts,
                                 gd_worker_round_run *run) GD_MUST_CHECK;
 gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,
                                   gd_worker_round *out, const gd_worker_state_source *reload,

@@ -256,13 +256,6 @@ void gd_engine_job_free(gd_engine_job *job) {
     memset(job, 0, sizeof *job);
 }
 
-/* The trainer's state at the job's last recorded leaf to its sink. */
-static gd_status gd_engine_job_put(gd_engine *e, gd_engine_job *job, uint32_t leaf) {
-    gd_worker_state_source state = gd_diloco_round_source(e->trainer, &job->run);
-    return job->sink.put(job->sink.ctx, job->round, leaf, &job->out.r.descs[leaf], &state,
-                         &job->residual);
-}
-
 /* The residual the round begins with: prev's, read through a descriptor
  * of the job's own (the job may outlive the caller's), or zeros. */
 static gd_status gd_engine_job_prev(gd_engine_job *job, const gd_state_file_view *prev) {
@@ -272,6 +265,7 @@ static gd_status gd_engine_job_prev(gd_engine_job *job, const gd_state_file_view
     if (prev->arrays != 4)
         return gd_fail(GD_ERR_INVALID, "the worker's previous state has no residual");
     job->prev = *prev;
+    job->has_prev = true;
     if (prev->fd >= 0) {
         job->prev_fd = fcntl(prev->fd, F_DUPFD_CLOEXEC, 0);
         if (job->prev_fd < 0)
@@ -287,9 +281,8 @@ static gd_status gd_engine_job_prev(gd_engine_job *job, const gd_state_file_view
 /* Leaf 0 loaded from prev's file must carry what its descriptor says of
  * the moments and residual (the step is the descriptor's by
  * construction); anything else is this host's disk. */
-static gd_status gd_engine_job_prev_check(const gd_engine_job *job,
-                                          const gd_state_file_view *prev) {
-    const gd_worker_desc *got = &job->out.r.descs[0], *want = &prev->desc;
+static gd_status gd_engine_job_prev_check(const gd_engine_job *job, const gd_worker_desc *got) {
+    const gd_worker_desc *want = &job->prev.desc;
     if (memcmp(got->exp_avg_root, want->exp_avg_root, 32) != 0 ||
         memcmp(got->exp_avg_sq_root, want->exp_avg_sq_root, 32) != 0 ||
         memcmp(job->run.residual_root, want->residual_root, 32) != 0)
@@ -299,13 +292,40 @@ static gd_status gd_engine_job_prev_check(const gd_engine_job *job,
     return GD_OK;
 }
 
+/* The job's segment starts go to its sink, leaf 0 only once it is held to
+ * prev's descriptor (so a start from a damaged file is never put in
+ * place). */
+static gd_status gd_job_start_begin(void *ctx, uint64_t round, uint32_t leaf, size_t n) {
+    gd_engine_job *job = ctx;
+    job->start_leaf = leaf;
+    return job->sink.start_begin(job->sink.ctx, round, leaf, n);
+}
+
+static gd_status gd_job_start_write(void *ctx, const float *params, const float *exp_avg,
+                                    const float *exp_avg_sq, const float *residual, size_t lo,
+                                    size_t count) {
+    gd_engine_job *job = ctx;
+    return job->sink.start_write(job->sink.ctx, params, exp_avg, exp_avg_sq, residual, lo,
+                                 count);
+}
+
+static gd_status gd_job_start_end(void *ctx, const gd_worker_desc *desc) {
+    gd_engine_job *job = ctx;
+    gd_status s = GD_OK;
+    if (desc != NULL && job->start_leaf == 0 && job->has_prev)
+        s = gd_engine_job_prev_check(job, desc);
+    gd_status e = job->sink.start_end(job->sink.ctx, s == GD_OK ? desc : NULL);
+    return s != GD_OK ? s : e;
+}
+
 gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_state *borrow,
                               gd_global_state *take, const gd_state_file_view *prev,
                               const char *address, uint32_t rank,
                               const gd_engine_start_sink *sink, gd_engine_job *job) {
     gd_engine_job_free(job);
     const gd_global_state *start = take ? take : borrow;
-    if (sink == NULL || sink->put == NULL || sink->post_begin == NULL ||
+    if (sink == NULL || sink->start_begin == NULL || sink->start_write == NULL ||
+        sink->start_end == NULL || sink->post_begin == NULL ||
         sink->post_write == NULL || sink->post_end == NULL || (borrow == NULL) == (take == NULL))
         return gd_fail(GD_ERR_INVALID, "a round trained a segment at a time needs a sink and "
                                        "one start");
@@ -327,15 +347,14 @@ gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_stat
     gd_worker_state_source from;
     if (prev != NULL)
         from = gd_state_file_view_source(&job->prev);
+    /* Leaf 0, S_r loaded with the optimizer state, goes to the sink as the
+     * trainer loads it; each later start as the boundary is described. */
+    gd_state_leaf_sink starts = {.begin = gd_job_start_begin, .write = gd_job_start_write,
+                                 .end = gd_job_start_end, .ctx = job};
     if (s == GD_OK)
         s = gd_diloco_round_begin(e->trainer, c, &job->out.r, round, &job->start, e->n,
-                                  prev ? &from : NULL, address, rank, &job->residual, NULL,
+                                  prev ? &from : NULL, address, rank, &job->residual, &starts,
                                   &job->run);
-    if (s == GD_OK && prev != NULL)
-        s = gd_engine_job_prev_check(job, prev);
-    /* The trainer holds S_r loaded with the optimizer state: leaf 0. */
-    if (s == GD_OK)
-        s = gd_engine_job_put(e, job, 0);
     if (s != GD_OK) {
         gd_engine_job_free(job);
         return s;
@@ -352,10 +371,6 @@ gd_status gd_engine_job_segment(gd_engine *e, gd_engine_job *job,
     const gd_diloco_config *c = &e->rc.diloco;
     gd_status s = gd_diloco_round_segment(e->trainer, c, e->data, &job->out.r, reload,
                                           &job->run);
-    /* The trainer is at the boundary: the next segment's start, written
-     * while it trains. */
-    if (s == GD_OK && job->run.done < job->run.segments)
-        s = gd_engine_job_put(e, job, job->run.done);
     if (s == GD_OK && job->run.done == job->run.segments) {
         /* Leaf S + 1 and the payload go to their files as they are made. */
         const gd_engine_start_sink *k = &job->sink;

@@ -145,19 +145,22 @@ gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint6
  * job->out as gd_engine_train's out without its starts (*done set). On an
  * error the job is over (freed); free it with gd_engine_job_free either
  * way. */
-/* Where a job's states go as training reaches them: put gets leaf i (the
- * worker's state at the start of segment i) with the descriptor the round
- * recorded for it, as a source and a residual read a window at a time
- * during the call; leaf S + 1, the state after encoding, comes as the
- * round makes it: post_begin, post_write for each window in order, then
- * post_end with its descriptor (NULL: the round failed, the file is given
- * up). payload_begin, when set, begins the file the round's payload is
+/* Where a job's states go as training reaches them: leaf i (the worker's
+ * state at the start of segment i) comes in the pass that describes it,
+ * start_begin, start_write for each window in order, then start_end with
+ * the descriptor the round recorded for it (NULL: given up); leaf S + 1,
+ * the state after encoding, comes as the round makes it: post_begin,
+ * post_write for each window in order, then post_end with its descriptor
+ * (NULL: the round failed, the file is given up). payload_begin, when set, begins the file the round's payload is
  * encoded into, a window of chunks at a time (its place in the store); the
  * job commits it, durable, once the round is encoded, before it seals, and
  * aborts it on a failure. Without it the payload stays in job->out. */
 typedef struct gd_engine_start_sink {
-    gd_status (*put)(void *ctx, uint64_t round, uint32_t leaf, const gd_worker_desc *desc,
-                     const gd_worker_state_source *state, const gd_values_reader *residual);
+    gd_status (*start_begin)(void *ctx, uint64_t round, uint32_t leaf, size_t n);
+    gd_status (*start_write)(void *ctx, const float *params, const float *exp_avg,
+                             const float *exp_avg_sq, const float *residual, size_t lo,
+                             size_t count);
+    gd_status (*start_end)(void *ctx, const gd_worker_desc *desc);
     gd_status (*post_begin)(void *ctx, uint64_t round, uint32_t leaf, size_t n);
     gd_status (*post_write)(void *ctx, const float *params, const float *exp_avg,
                             const float *exp_avg_sq, const float *residual, size_t lo,
@@ -174,11 +177,13 @@ typedef struct gd_engine_job {
     gd_values_reader start;    /* S_r's params: own_start's or the borrowed G's */
     bool prev_open;           /* prev_fd is the job's to close */
     int prev_fd;              /* the previous post state's file (the job's own) */
+    bool has_prev;            /* the round continues a previous state: prev */
     gd_state_file_view prev;  /* read through prev_fd: the residual the round began with */
     gd_values_reader residual; /* it, or zeros for a fresh state */
     gd_trained_round out;
     gd_worker_round_run run;
     gd_engine_start_sink sink;
+    uint32_t start_leaf;      /* the start being handed to the sink */
 } gd_engine_job;
 
 gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_state *borrow,

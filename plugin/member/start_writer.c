@@ -38,46 +38,6 @@ static gd_status gd_state_file_window(const gd_file_atomic *f, size_t n, const f
     return GD_OK;
 }
 
-/* One state file written from a source a window at a time: the file form
- * of gd_worker_state_serialize, with no copy of the state beside a
- * window. */
-static gd_status gd_start_write_source(const gd_start_writer *w, uint64_t round, uint32_t leaf,
-                                       const gd_worker_desc *desc,
-                                       const gd_worker_state_source *state,
-                                       const gd_values_reader *residual) {
-    size_t n = state->n;
-    if (desc->n != n)
-        return gd_fail(GD_ERR_INVALID, "a state of %zu values for a descriptor of %llu", n,
-                       (unsigned long long)desc->n);
-    size_t window = gd_values_window_of(desc->tag.chunk_elems, n), win = window;
-    float *buf = malloc(4 * win * sizeof(float));
-    if (buf == NULL)
-        return gd_fail(GD_ERR_NOMEM, "out of memory for a state window");
-    gd_file_atomic f;
-    gd_status s = gd_artifact_begin(w->store, &f, GD_ARTIFACT_STATE, w->run, round, leaf);
-    if (s != GD_OK) {
-        free(buf);
-        return gd_start_failed_as(s, round, leaf);
-    }
-    uint8_t header[GD_WORKER_DESC_BYTES];
-    gd_worker_desc_encode(desc, header);
-    s = gd_file_atomic_append(&f, header, sizeof header);
-    float *p = buf, *m = buf + win, *v = buf + 2 * win, *r = buf + 3 * win;
-    for (size_t lo = 0; s == GD_OK && lo < n; lo += window) {
-        size_t count = n - lo < window ? n - lo : window;
-        s = state->read(state->ctx, p, m, v, lo, count);
-        if (s == GD_OK)
-            s = residual->read(residual->ctx, r, lo, count);
-        if (s == GD_OK)
-            s = gd_state_file_window(&f, n, p, m, v, r, lo, count);
-    }
-    free(buf);
-    if (s == GD_OK)
-        s = gd_file_atomic_commit(&f);
-    gd_file_atomic_abort(&f);
-    return gd_start_failed_as(s, round, leaf);
-}
-
 /* Under the lock: the first failure is kept, with its detail, for the
  * caller's thread (details are thread-local). */
 static void gd_start_failed(gd_start_writer *w, gd_status s) {
@@ -133,50 +93,84 @@ static void gd_start_wait(gd_start_writer *w) {
         pthread_cond_wait(&w->done, &w->mu);
 }
 
-gd_status gd_start_writer_put(gd_start_writer *w, uint64_t round, uint32_t leaf,
-                              const gd_worker_desc *desc, const gd_worker_state_source *state,
-                              const gd_values_reader *residual) {
-    if (!w->background) {
-        gd_status s = gd_start_write_source(w, round, leaf, desc, state, residual);
-        w->written += s == GD_OK;
-        return s;
-    }
-    pthread_mutex_lock(&w->mu);
-    gd_start_wait(w);
-    gd_status s = gd_start_failure(w);
-    if (s == GD_OK && w->have_staging && w->staging.n != state->n) {
+/* Under the lock: a staging state of n values, kept from the last start
+ * when its size is the same. */
+static gd_status gd_start_staging(gd_start_writer *w, size_t n) {
+    if (w->have_staging && w->staging.n != n) {
         gd_worker_state_free(&w->staging);
         w->have_staging = false;
     }
-    if (s == GD_OK && !w->have_staging) {
-        s = gd_worker_state_init(&w->staging, state->rank, state->n);
-        w->have_staging = s == GD_OK;
+    if (!w->have_staging) {
+        GD_TRY(gd_worker_state_init(&w->staging, 0, n));
+        w->have_staging = true;
     }
-    if (s == GD_OK && (residual == NULL || residual->read == NULL))
-        s = gd_fail(GD_ERR_INVALID, "a start state without its residual");
+    return GD_OK;
+}
+
+gd_status gd_start_writer_start_begin(gd_start_writer *w, uint64_t round, uint32_t leaf,
+                                      size_t n) {
+    if (!w->background)
+        return gd_start_writer_post_begin(w, round, leaf, n);
+    pthread_mutex_lock(&w->mu);
+    gd_start_wait(w);
+    gd_status s = gd_start_failure(w);
+    if (s == GD_OK)
+        s = gd_start_staging(w, n);
     if (s == GD_OK && !w->started) {
         if (pthread_create(&w->thread, NULL, gd_start_writer_main, w) != 0)
             s = gd_fail(GD_ERR_NOMEM, "cannot start the start-state writer");
         else
             w->started = true;
     }
-    if (s == GD_OK)
-        s = state->read(state->ctx, w->staging.params, w->staging.exp_avg, w->staging.exp_avg_sq,
-                        0, state->n);
-    if (s == GD_OK)
-        s = residual->read(residual->ctx, w->staging.residual, 0, state->n);
-    if (s == GD_OK) {
-        snprintf(w->staging.address, sizeof w->staging.address, "%s", state->address);
-        w->staging.rank = state->rank;
-        w->staging.step = state->step;
-        w->desc = *desc;
-        w->round = round;
-        w->leaf = leaf;
-        w->queued = true;
-        pthread_cond_signal(&w->wake);
-    }
+    w->staging_open = s == GD_OK;
+    w->round = round;
+    w->leaf = leaf;
     pthread_mutex_unlock(&w->mu);
-    return s;
+    return gd_start_failed_as(s, round, leaf);
+}
+
+gd_status gd_start_writer_start_write(gd_start_writer *w, const float *params,
+                                      const float *exp_avg, const float *exp_avg_sq,
+                                      const float *residual, size_t lo, size_t count) {
+    if (!w->background)
+        return gd_start_writer_post_write(w, params, exp_avg, exp_avg_sq, residual, lo, count);
+    gd_worker_state *st = &w->staging;
+    if (!w->staging_open || lo > st->n || count > st->n - lo)
+        return gd_fail(GD_ERR_INVALID, "state values [%zu, +%zu) of no start begun", lo, count);
+    size_t bytes = count * sizeof(float);
+    memcpy(st->params + lo, params, bytes);
+    memcpy(st->exp_avg + lo, exp_avg, bytes);
+    memcpy(st->exp_avg_sq + lo, exp_avg_sq, bytes);
+    memcpy(st->residual + lo, residual, bytes);
+    return GD_OK;
+}
+
+gd_status gd_start_writer_start_end(gd_start_writer *w, const gd_worker_desc *desc) {
+    if (!w->background) {
+        if (desc != NULL)
+            return gd_start_writer_post_end(w, desc);
+        gd_start_writer_post_abort(w);
+        return GD_OK;
+    }
+    if (!w->staging_open)
+        return desc == NULL ? GD_OK : gd_fail(GD_ERR_INVALID, "no start state was begun");
+    w->staging_open = false;
+    if (desc == NULL)
+        return GD_OK;
+    if (desc->n != w->staging.n)
+        return gd_fail(GD_ERR_INVALID, "a descriptor of %llu values for a state of %zu",
+                       (unsigned long long)desc->n, w->staging.n);
+    pthread_mutex_lock(&w->mu);
+    /* The staging state is the writer thread's from here until queued is
+     * cleared. */
+    snprintf(w->staging.address, sizeof w->staging.address, "%s", desc->address);
+    w->staging.rank = desc->rank;
+    w->staging.step = desc->step;
+    w->desc = *desc;
+    w->queued = true;
+    pthread_cond_signal(&w->wake);
+    pthread_mutex_unlock(&w->mu);
+    return GD_OK;
 }
 
 gd_status gd_start_writer_post_begin(gd_start_writer *w, uint64_t round, uint32_t leaf,
@@ -241,10 +235,18 @@ void gd_start_writer_post_abort(gd_start_writer *w) {
     w->post_open = false;
 }
 
-static gd_status gd_sink_put(void *ctx, uint64_t round, uint32_t leaf,
-                             const gd_worker_desc *desc, const gd_worker_state_source *state,
-                             const gd_values_reader *residual) {
-    return gd_start_writer_put(ctx, round, leaf, desc, state, residual);
+static gd_status gd_sink_start_begin(void *ctx, uint64_t round, uint32_t leaf, size_t n) {
+    return gd_start_writer_start_begin(ctx, round, leaf, n);
+}
+
+static gd_status gd_sink_start_write(void *ctx, const float *params, const float *exp_avg,
+                                     const float *exp_avg_sq, const float *residual, size_t lo,
+                                     size_t count) {
+    return gd_start_writer_start_write(ctx, params, exp_avg, exp_avg_sq, residual, lo, count);
+}
+
+static gd_status gd_sink_start_end(void *ctx, const gd_worker_desc *desc) {
+    return gd_start_writer_start_end(ctx, desc);
 }
 
 static gd_status gd_sink_post_begin(void *ctx, uint64_t round, uint32_t leaf, size_t n) {
@@ -271,7 +273,10 @@ static gd_status gd_sink_payload_begin(void *ctx, uint64_t round, gd_file_atomic
 }
 
 gd_engine_start_sink gd_start_writer_sink(gd_start_writer *w) {
-    return (gd_engine_start_sink){.put = gd_sink_put, .post_begin = gd_sink_post_begin,
+    return (gd_engine_start_sink){.start_begin = gd_sink_start_begin,
+                                  .start_write = gd_sink_start_write,
+                                  .start_end = gd_sink_start_end,
+                                  .post_begin = gd_sink_post_begin,
                                   .post_write = gd_sink_post_write,
                                   .post_end = gd_sink_post_end,
                                   .payload_begin = gd_sink_payload_begin, .ctx = w};

@@ -4,14 +4,16 @@
  * states are on disk when its last step is, and a round no longer keeps S
  * copies of the worker's state in memory until it is sealed.
  *
- * In the background a put copies the state into one staging state and a
- * thread of the writer's own streams it to its file (header and arrays
- * written as parts, fsynced, renamed); the next put first waits for that
- * write. In the foreground a put writes from the live state (the trainer)
- * a window at a time before it returns (no staging copy: what a tight
- * memory budget asks for). Either
- * way a failed write is the put's or drain's status, so a round whose
- * starts did not reach the disk is never committed. */
+ * A start comes in the pass of windows that describes it (the trainer is
+ * read once at a boundary, each rank its own shard). In the background
+ * each window is copied into one staging state and, once the start ends,
+ * a thread of the writer's own streams it to its file (header and arrays
+ * written as parts, fsynced, renamed) while training goes on; the next
+ * start first waits for that write. In the foreground each window goes to
+ * the file as it comes, and the start is durable when it ends (no staging
+ * copy: what a tight memory budget asks for). Either way a failed write is
+ * a later call's or drain's status, so a round whose starts did not reach
+ * the disk is never committed. */
 #ifndef GD_PLUGIN_MEMBER_START_WRITER_H
 #define GD_PLUGIN_MEMBER_START_WRITER_H
 
@@ -34,8 +36,9 @@ typedef struct gd_start_writer {
     pthread_cond_t wake;         /* a write is queued, or the writer stops */
     pthread_cond_t done;         /* the queued write finished */
     bool queued, stop;
-    gd_worker_state staging;     /* the queued state (background) */
+    gd_worker_state staging;     /* the start being staged or queued (background) */
     bool have_staging;
+    bool staging_open;           /* a start is being copied into staging */
     gd_worker_desc desc;
     uint64_t round;
     uint32_t leaf;
@@ -52,13 +55,19 @@ typedef struct gd_start_writer {
 /* A writer for run `run`'s states in store (which must outlive it). */
 gd_status gd_start_writer_open(gd_start_writer *w, const gd_artifact_store *store, uint64_t run,
                                bool background) GD_MUST_CHECK;
-/* Leaf `leaf` of round `round`: state with residual (each read a window
- * at a time), described by desc (the round's record of it).
- * Both may change as soon as this returns. Fails with the first failed
- * write before it. */
-gd_status gd_start_writer_put(gd_start_writer *w, uint64_t round, uint32_t leaf,
-                              const gd_worker_desc *desc, const gd_worker_state_source *state,
-                              const gd_values_reader *residual) GD_MUST_CHECK;
+/* Leaf `leaf` of round `round`, a segment start, as the round describes
+ * it: begin (after any queued write, and failing with the first failed
+ * write before it), its n values' windows in order (copied: they may
+ * change once write returns), then end with its descriptor, which queues
+ * it (background) or puts it in place durably (foreground); end with NULL
+ * gives it up. */
+gd_status gd_start_writer_start_begin(gd_start_writer *w, uint64_t round, uint32_t leaf,
+                                      size_t n) GD_MUST_CHECK;
+gd_status gd_start_writer_start_write(gd_start_writer *w, const float *params,
+                                      const float *exp_avg, const float *exp_avg_sq,
+                                      const float *residual, size_t lo,
+                                      size_t count) GD_MUST_CHECK;
+gd_status gd_start_writer_start_end(gd_start_writer *w, const gd_worker_desc *desc) GD_MUST_CHECK;
 /* Leaf `leaf` of round `round` written as it is made (the state after
  * encoding), in the caller's thread: begin (after any queued write), its
  * n values' windows in order, then end with its descriptor, which puts
@@ -74,7 +83,7 @@ gd_status gd_start_writer_post_end(gd_start_writer *w, const gd_worker_desc *des
 void gd_start_writer_post_abort(gd_start_writer *w);
 /* The writer as a round job's sink (w must outlive the job). */
 gd_engine_start_sink gd_start_writer_sink(gd_start_writer *w);
-/* Waits until every put is durable and frees the staging state; the first
+/* Waits until every start is durable and frees the staging state; the first
  * failure since the last drain, if any. */
 gd_status gd_start_writer_drain(gd_start_writer *w) GD_MUST_CHECK;
 /* The same for a round given up: waits, and forgets any failure without

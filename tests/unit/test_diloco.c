@@ -774,10 +774,12 @@ static void test_round_by_segments(void) {
         gd_worker_state_source prev = gd_worker_state_source_of(&w);
         gd_values_reader residual = gd_values_reader_of(w.residual);
         gd_worker_state starts[2];
+        gd_memory_starts kept = {.starts = starts};
+        gd_state_leaf_sink to_memory = gd_memory_starts_sink(&kept);
         gd_worker_round res;
         gd_worker_round_run run;
         CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, &g0, e.n, &prev, w.address, w.rank,
-                                       &residual, starts, &run));
+                                       &residual, &to_memory, &run));
         gd_worker_state at; /* the state at the boundary, as a writer keeps it */
         CHECK_OK(gd_worker_state_init(&at, 0, e.n));
         while (run.done < run.segments) {

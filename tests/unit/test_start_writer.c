@@ -215,12 +215,12 @@ static void test_residual_damaged_while_training(void) {
 
 /* The round after: loaded from the state file the job left, it gives the
  * whole path's round from the worker's state in memory; a file whose
- * moments were damaged on disk is this host's failure (GD_ERR_IO), and
- * the round does not start. */
-static void test_next_round_from_file(void) {
-    gd_artifact_store store = open_store("next");
+ * moments were damaged on disk is this host's failure (GD_ERR_IO), the
+ * round does not start and its first start is not stored. */
+static void next_round_from_file(bool background) {
+    gd_artifact_store store = open_store(background ? "next-back" : "next-fore");
     gd_start_writer writer;
-    CHECK_OK(gd_start_writer_open(&writer, &store, RUN, false));
+    CHECK_OK(gd_start_writer_open(&writer, &store, RUN, background));
     gd_trained_round t, next, whole_next;
     CHECK_OK(train_job(&writer, &t));
     gd_worker_state w;
@@ -229,9 +229,13 @@ static void test_next_round_from_file(void) {
     char path[GD_ARTIFACT_PATH_MAX];
     CHECK_OK(gd_artifact_path(&store, path, sizeof path, GD_ARTIFACT_STATE, RUN, ROUND,
                               t.segments + 1));
+    char leaf0[GD_ARTIFACT_PATH_MAX]; /* the next round's first start */
+    CHECK_OK(gd_artifact_path(&store, leaf0, sizeof leaf0, GD_ARTIFACT_STATE, RUN, ROUND + 1, 0));
     for (int damaged = 0; damaged < 2; damaged++) {
-        if (damaged) /* one byte of exp_avg flipped */
+        if (damaged) { /* one byte of exp_avg flipped */
             flip_byte(path, GD_WORKER_DESC_BYTES + 4 * (long)g_engine.n + 123);
+            CHECK(unlink(leaf0) == 0);
+        }
         gd_state_file_view prev;
         FILE *f = open_view(&prev, path);
         memset(&next, 0, sizeof next);
@@ -240,6 +244,7 @@ static void test_next_round_from_file(void) {
         if (damaged) {
             CHECK_STATUS(s, GD_ERR_IO);
             CHECK(strstr(gd_error_detail(), "does not match its descriptor") != NULL);
+            CHECK(access(leaf0, F_OK) != 0); /* a start from a damaged file is never stored */
             continue;
         }
         CHECK_OK(s);
@@ -252,6 +257,11 @@ static void test_next_round_from_file(void) {
     gd_trained_round_free(&t);
     gd_worker_state_free(&w);
     gd_start_writer_close(&writer);
+}
+
+static void test_next_round_from_file(void) {
+    next_round_from_file(false);
+    next_round_from_file(true);
 }
 
 /* A borrowed start that changes while the round trains (a bug that would
