@@ -215,6 +215,12 @@ else:
              j["ms_per_layer"], j["step_ms"], "n/a" if mfu is None else "%.1f%%" % (100 * mfu),
              "n/a" if proj is None else "%.1f s" % (proj / 1e3),
              (j.get("plan_gpu_bytes") or 0) / 2**30))
+    b = j.get("boundary_read")
+    if b:  # a segment boundary's read of the stack's state, hashed
+        print("32B stack, boundary read of %.2f GB: %.3f s by the ranks at once into pinned "
+              "memory (%.1f GB/s), %.3f s in order through ordinary memory"
+              % (b["bytes"] / 1e9, b["by_ranks_s"], b["bytes"] / b["by_ranks_s"] / 1e9,
+                 b["in_order_s"]))
 PY
 # The same stack in bf16 (activations and AdamW's moments in 16 bits, the
 # weights the ops read rounded): its step against fp32's above, and plan's

@@ -37,6 +37,22 @@ void gd_backend_free(const gd_backend *be, void *buf) {
         be->iface->buffer_free(be, buf);
 }
 
+float *gd_backend_host_alloc_f32(const gd_backend *be, size_t count) {
+    if (count > SIZE_MAX / sizeof(float))
+        return NULL;
+    size_t bytes = count ? count * sizeof(float) : sizeof(float);
+    return be->iface->host_alloc ? be->iface->host_alloc(be, bytes) : malloc(bytes);
+}
+
+void gd_backend_host_free(const gd_backend *be, void *buf) {
+    if (buf == NULL)
+        return;
+    if (be->iface->host_free)
+        be->iface->host_free(be, buf);
+    else
+        free(buf);
+}
+
 void gd_backend_upload(const gd_backend *be, void *dst, const void *host_src, size_t bytes) {
     if (bytes == 0)
         return;

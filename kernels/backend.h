@@ -59,6 +59,11 @@ typedef struct gd_backend_iface {
     void (*zero)(const struct gd_backend *be, void *dst, size_t bytes);
     /* Waits until every op issued so far is done (NULL: ops are synchronous). */
     void (*synchronize)(const struct gd_backend *be);
+    /* Host memory the backend moves bytes to and from fastest (a GPU's
+     * page-locked memory, which its copy engines reach without a staging
+     * copy), or NULL when there is not enough; NULL slots: malloc and free. */
+    void *(*host_alloc)(const struct gd_backend *be, size_t bytes);
+    void (*host_free)(const struct gd_backend *be, void *buf); /* NULL is a no-op */
 
     /* --- model ops (optional) --- */
     void (*embedding_forward)(const struct gd_backend *be, float *out, const int32_t *tokens, const float *table,
@@ -162,6 +167,11 @@ void gd_backend_download(const gd_backend *be, void *host_dst, const void *src, 
 void gd_backend_copy(const gd_backend *be, void *dst, const void *src, size_t bytes);
 void gd_backend_zero(const gd_backend *be, void *dst, size_t bytes);
 void gd_backend_synchronize(const gd_backend *be);
+/* count floats of host memory for this backend's transfers (pinned on a
+ * GPU), uninitialised; NULL if there is not enough or the size overflows.
+ * Free with gd_backend_host_free on the same backend. */
+float *gd_backend_host_alloc_f32(const gd_backend *be, size_t count);
+void gd_backend_host_free(const gd_backend *be, void *buf);
 
 /* Staging a host array for an op: on a host-memory backend the array
  * itself, else a new buffer holding its count floats (NULL if there is not

@@ -12,6 +12,7 @@
 #include "kernels/backend.h"
 #include "proofs/diloco_rules.h"
 #include "trainer/diloco_impl.h"
+#include "trainer/owned_read.h"
 
 void gd_diloco_config_default(gd_diloco_config *c) {
     memset(c, 0, sizeof *c);
@@ -95,6 +96,39 @@ typedef struct gd_leaf_copy {
     const gd_values_reader *residual;
 } gd_leaf_copy;
 
+/* A window the ranks read, with the residual's window, to the leaf's
+ * sink. */
+typedef struct gd_owned_copy {
+    const gd_leaf_copy *copy;
+    float *residual; /* a window of it */
+} gd_owned_copy;
+
+static gd_status gd_owned_copy_write(void *ctx, const float *params, const float *exp_avg,
+                                     const float *exp_avg_sq, size_t lo, size_t count) {
+    const gd_owned_copy *x = ctx;
+    const gd_leaf_copy *c = x->copy;
+    GD_TRY(c->residual->read(c->residual->ctx, x->residual, lo, count));
+    return c->to->write(c->to->ctx, params, exp_avg, exp_avg_sq, x->residual, lo, count);
+}
+
+/* The trainer's three roots read by the ranks that own each shard, every
+ * window handed to copy (or NULL) with the residual's. */
+static gd_status gd_diloco_owned_roots(gd_trainer *t, const gd_state_tag *tag,
+                                       uint8_t roots[3][GD_MMR_HASH_LEN],
+                                       const gd_leaf_copy *copy) {
+    size_t n = gd_trainer_layout(t)->total;
+    gd_owned_copy x = {.copy = copy};
+    gd_owned_sink to = {gd_owned_copy_write, &x};
+    if (copy != NULL) {
+        x.residual = malloc(gd_values_window_of(tag->chunk_elems, n) * sizeof(float));
+        if (x.residual == NULL)
+            return gd_fail(GD_ERR_NOMEM, "out of memory for a residual window");
+    }
+    gd_status s = gd_trainer_read_owned(t, roots, tag->chunk_elems, copy ? &to : NULL);
+    free(x.residual);
+    return s;
+}
+
 /* The trainer's state a window at a time, each window loaded from `from`
  * first when it is not NULL, hashed into the three sub-roots of a
  * training-stage descriptor (address, rank, the residual's root given),
@@ -110,6 +144,15 @@ static gd_status gd_diloco_state_windows(gd_trainer *t, const gd_state_tag *tag,
     if (address == NULL || address[0] == '\0' || strlen(address) > GD_STATE_ADDRESS_MAX)
         return gd_fail(GD_ERR_INVALID, "worker address must be 1..%d bytes",
                        GD_STATE_ADDRESS_MAX);
+    if (from == NULL && gd_trainer_read_owned_fits(n, tag->chunk_elems)) {
+        uint8_t roots[3][GD_MMR_HASH_LEN];
+        GD_TRY(gd_diloco_owned_roots(t, tag, roots, copy));
+        memcpy(out->params_root, roots[0], GD_MMR_HASH_LEN);
+        memcpy(out->exp_avg_root, roots[1], GD_MMR_HASH_LEN);
+        memcpy(out->exp_avg_sq_root, roots[2], GD_MMR_HASH_LEN);
+        gd_round_desc_fill(t, tag, out, round, address, rank, GD_STAGE_TRAIN, residual_root);
+        return GD_OK;
+    }
     size_t window = gd_values_window_of(tag->chunk_elems, n);
     gd_pool *pool = gd_trainer_pool(t);
     gd_values_stream streams[3];

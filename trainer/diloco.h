@@ -156,8 +156,9 @@ typedef struct gd_state_sink {
 
 /* Where a round puts each segment start (leaves 0 to S - 1) in the same
  * pass of windows that describes it, as training reaches it: begin opens
- * leaf `leaf` of n values, write takes its windows in order (the trainer's
- * parameters and moments, and the round's residual), end closes it with
+ * leaf `leaf` of n values, write takes its windows, each value once in no
+ * set order (the trainer's parameters and moments as the ranks that own
+ * them read them, and the round's residual), end closes it with
  * the leaf's descriptor, or gives it up when desc is NULL (the pass
  * failed; end is called once for every begin that succeeded). */
 typedef struct gd_state_leaf_sink {

@@ -626,9 +626,10 @@ gd_status gd_trainer_resume_ranks(gd_trainer **out, const char *path, int thread
 
 /* Rank k's moments (its shard of exp_avg or exp_avg_sq: n values in the
  * trainer's format, in host memory when offloaded) from the host's floats
- * `from`, or when from is NULL into the host's floats `into`. */
-static void gd_rank_moments_move(const gd_trainer *t, const gd_rank *k, void *moments,
-                                 float *into, const float *from, size_t n) {
+ * `from`, or when from is NULL into the host's floats `into`; bf16 codes
+ * are converted on pool (NULL: the calling thread). */
+static void gd_rank_moments_move(const gd_trainer *t, gd_pool *pool, const gd_rank *k,
+                                 void *moments, float *into, const float *from, size_t n) {
     bool host = t->memory.offload == GD_OFFLOAD_OPTIMIZER, set = from != NULL;
     if (t->moment_bytes == sizeof(float)) {
         if (host)
@@ -640,7 +641,7 @@ static void gd_rank_moments_move(const gd_trainer *t, const gd_rank *k, void *mo
         return;
     }
     gd_backend cpu; /* the host's arrays */
-    gd_backend_cpu_init(&cpu, t->pool);
+    gd_backend_cpu_init(&cpu, pool);
     uint16_t window[GD_MOMENT_WINDOW];
     for (size_t at = 0; at < n; at += GD_MOMENT_WINDOW) {
         size_t m = n - at < GD_MOMENT_WINDOW ? n - at : GD_MOMENT_WINDOW;
@@ -685,12 +686,48 @@ void gd_trainer_get_range(const gd_trainer *t, float *params, float *exp_avg, fl
             gd_backend_download(&k->be, params + (a - lo), k->params + (a - k->lo),
                                 (b - a) * sizeof(float));
         if (exp_avg)
-            gd_rank_moments_move(t, k, gd_rank_moments_at(t, k, k->exp_avg, a),
+            gd_rank_moments_move(t, t->pool, k, gd_rank_moments_at(t, k, k->exp_avg, a),
                                  exp_avg + (a - lo), NULL, b - a);
         if (exp_avg_sq)
-            gd_rank_moments_move(t, k, gd_rank_moments_at(t, k, k->exp_avg_sq, a),
+            gd_rank_moments_move(t, t->pool, k, gd_rank_moments_at(t, k, k->exp_avg_sq, a),
                                  exp_avg_sq + (a - lo), NULL, b - a);
     }
+}
+
+size_t gd_trainer_rank_count(const gd_trainer *t) {
+    return t->n_ranks;
+}
+
+void gd_trainer_rank_shard(const gd_trainer *t, size_t r, size_t *lo, size_t *hi) {
+    *lo = t->ranks[r].lo;
+    *hi = t->ranks[r].hi;
+}
+
+const gd_backend *gd_trainer_rank_backend(const gd_trainer *t, size_t r) {
+    return &t->ranks[r].be;
+}
+
+void gd_trainer_get_owned(const gd_trainer *t, size_t r, float *params, float *exp_avg,
+                          float *exp_avg_sq, size_t lo, size_t count) {
+    const gd_rank *k = &t->ranks[r];
+    if (lo < k->lo || lo > k->hi || count > k->hi - lo) {
+        fprintf(stderr, "gonka-diloco: values [%zu, +%zu) are not rank %zu's [%zu, %zu)\n", lo,
+                count, r, k->lo, k->hi);
+        abort(); /* a caller's bug: never read another rank's memory */
+    }
+    if (count == 0)
+        return;
+    /* Under optimizer sharding every rank holds the whole parameters, the
+     * same bits: each reads its own copy. */
+    size_t at = t->memory.shard == GD_SHARD_FULL ? lo - k->lo : lo;
+    if (params)
+        gd_backend_download(&k->be, params, k->params + at, count * sizeof(float));
+    if (exp_avg)
+        gd_rank_moments_move(t, NULL, k, gd_rank_moments_at(t, k, k->exp_avg, lo), exp_avg, NULL,
+                             count);
+    if (exp_avg_sq)
+        gd_rank_moments_move(t, NULL, k, gd_rank_moments_at(t, k, k->exp_avg_sq, lo), exp_avg_sq,
+                             NULL, count);
 }
 
 void gd_trainer_set_range(gd_trainer *t, const float *params, const float *exp_avg,
@@ -708,10 +745,10 @@ void gd_trainer_set_range(gd_trainer *t, const float *params, const float *exp_a
             gd_backend_upload(&k->be, k->params + (a - k->lo), params + (a - lo),
                               (b - a) * sizeof(float));
         if (exp_avg)
-            gd_rank_moments_move(t, k, gd_rank_moments_at(t, k, k->exp_avg, a), NULL,
+            gd_rank_moments_move(t, t->pool, k, gd_rank_moments_at(t, k, k->exp_avg, a), NULL,
                                  exp_avg + (a - lo), b - a);
         if (exp_avg_sq)
-            gd_rank_moments_move(t, k, gd_rank_moments_at(t, k, k->exp_avg_sq, a), NULL,
+            gd_rank_moments_move(t, t->pool, k, gd_rank_moments_at(t, k, k->exp_avg_sq, a), NULL,
                                  exp_avg_sq + (a - lo), b - a);
     }
 }

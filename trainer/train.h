@@ -155,6 +155,20 @@ void gd_trainer_set_range(gd_trainer *t, const float *params, const float *exp_a
                           const float *exp_avg_sq, size_t lo, size_t count);
 void gd_trainer_set_step(gd_trainer *t, uint64_t step);
 
+/* The ranks that hold the state: rank r owns the values [*lo, *hi) (its
+ * shard of the moments, and under full sharding of the parameters; the
+ * shards cover the layout in rank order, and a rank may own none). */
+size_t gd_trainer_rank_count(const gd_trainer *t);
+void gd_trainer_rank_shard(const gd_trainer *t, size_t r, size_t *lo, size_t *hi);
+/* Rank r's backend (where its shard lives). */
+const gd_backend *gd_trainer_rank_backend(const gd_trainer *t, size_t r);
+/* gd_trainer_get_range of values rank r owns ([lo, lo + count) within its
+ * shard; anything else stops the process), read by that rank from its own
+ * memory on the calling thread, without the trainer's pool: each rank's
+ * reads may run at once on a thread of its own. */
+void gd_trainer_get_owned(const gd_trainer *t, size_t r, float *params, float *exp_avg,
+                          float *exp_avg_sq, size_t lo, size_t count);
+
 uint64_t gd_trainer_step_count(const gd_trainer *t);
 const gd_param_layout *gd_trainer_layout(const gd_trainer *t);
 const gd_train_options *gd_trainer_options(const gd_trainer *t);

@@ -60,6 +60,23 @@ static void cuda_free(const gd_backend *be, void *buf) {
     GD_CUDA_CHECK(cudaFree(buf));
 }
 
+/* Page-locked and portable: pinned for every device's copies, whichever
+ * is current. */
+static void *cuda_host_alloc(const gd_backend *be, size_t bytes) {
+    (void)gd_cuda_use(be);
+    void *p = NULL;
+    if (cudaHostAlloc(&p, bytes, cudaHostAllocPortable) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    return p;
+}
+
+static void cuda_host_free(const gd_backend *be, void *buf) {
+    cuda_sync(be); /* no copy of this backend's still reads or writes it */
+    GD_CUDA_CHECK(cudaFreeHost(buf));
+}
+
 static void cuda_upload(const gd_backend *be, void *dst, const void *src, size_t bytes) {
     gd_cuda_ctx *c = gd_cuda_use(be);
     GD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, c->stream));
@@ -439,6 +456,8 @@ static const gd_backend_iface gd_cuda_iface = {
     .host_memory = false,
     .buffer_alloc = cuda_alloc,
     .buffer_free = cuda_free,
+    .host_alloc = cuda_host_alloc,
+    .host_free = cuda_host_free,
     .upload = cuda_upload,
     .download = cuda_download,
     .copy = cuda_copy,

@@ -11,7 +11,10 @@
 #include "plugin/cli/cli_profile.h"
 #include "plugin/cli/cli_train.h"
 #include "plugin/cli/cli_util.h"
+#include "trainer/owned_read.h"
+#include "trainer/payload.h"
 #include "trainer/plan.h"
+#include "trainer/state.h"
 #include "trainer/train.h"
 
 /* Training FLOPs per token in the usual accounting (Chowdhery et al.,
@@ -27,6 +30,49 @@ static double gd_train_flops_per_token(const gd_model_config *c, size_t seq_len)
     double per_layer = h * q + 2 * h * kv + q * h + 3 * h * f;
     double matmul_weights = c->num_hidden_layers * per_layer + v * h;
     return 6 * matmul_weights + 12.0 * c->num_hidden_layers * (double)seq_len * q;
+}
+
+/* A segment boundary's read of the trainer's state (parameters and both
+ * moments, hashed into their roots in payload-sized chunks): by the ranks
+ * that own the shards, at once, into their backends' host memory (what a
+ * round does), and in order through one window of ordinary memory, one
+ * rank after another (the peer). Seconds of each. */
+typedef struct gd_boundary_read {
+    double by_ranks_s, in_order_s;
+    bool same; /* both gave the same roots */
+} gd_boundary_read;
+
+static gd_status gd_bench_boundary_read(gd_trainer *t, gd_boundary_read *out) {
+    uint32_t chunk = GD_PAYLOAD_CHUNK_ELEMS;
+    size_t n = gd_trainer_layout(t)->total;
+    uint8_t by_ranks[3][GD_MMR_HASH_LEN], in_order[3][GD_MMR_HASH_LEN];
+    double t0 = gd_clock_seconds();
+    GD_TRY(gd_trainer_read_owned(t, by_ranks, chunk, NULL));
+    out->by_ranks_s = gd_clock_seconds() - t0;
+    size_t window = gd_values_window_of(chunk, n);
+    float *buf = malloc(3 * window * sizeof(float));
+    if (buf == NULL)
+        return gd_fail(GD_ERR_NOMEM, "out of memory for a window");
+    gd_values_stream streams[3];
+    int begun = 0;
+    t0 = gd_clock_seconds();
+    gd_status s = GD_OK;
+    for (; s == GD_OK && begun < 3; begun++)
+        s = gd_values_stream_begin(&streams[begun], gd_trainer_pool(t), n, chunk);
+    for (size_t lo = 0; s == GD_OK && lo < n; lo += window) {
+        size_t count = n - lo < window ? n - lo : window;
+        gd_trainer_get_range(t, buf, buf + window, buf + 2 * window, lo, count);
+        for (int a = 0; s == GD_OK && a < 3; a++)
+            s = gd_values_stream_add(&streams[a], buf + (size_t)a * window, count);
+    }
+    for (int a = 0; s == GD_OK && a < 3; a++)
+        s = gd_values_stream_root(&streams[a], in_order[a]);
+    out->in_order_s = gd_clock_seconds() - t0;
+    for (int a = 0; a < begun; a++)
+        gd_values_stream_end(&streams[a]);
+    free(buf);
+    out->same = memcmp(by_ranks, in_order, sizeof by_ranks) == 0;
+    return s;
 }
 
 /* Dense bf16 peaks (TFLOP/s, without sparsity) of the GPUs Gonka hosts run,
@@ -132,6 +178,16 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
         gd_backend_profile_off(&profile);
         gd_backend_profile_sort(&profile);
     }
+    gd_boundary_read boundary = {0};
+    bool have_boundary = false;
+    if (s == GD_OK && gd_trainer_read_owned_fits(gd_trainer_layout(t)->total,
+                                                 GD_PAYLOAD_CHUNK_ELEMS)) {
+        s = gd_bench_boundary_read(t, &boundary);
+        have_boundary = s == GD_OK;
+        if (s == GD_OK && !boundary.same)
+            s = gd_fail(GD_ERR_IO, "the ranks' read of the state is not the ordered "
+                                         "read's");
+    }
     if (s != GD_OK) {
         gd_trainer_free(t);
         gd_backend_group_close(&backends);
@@ -225,6 +281,13 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                                                                       plan.workspace))
                                           : json_null());
             json_object_set_new(j, "gathered_bytes_per_step", json_real(gathered));
+            json_object_set_new(
+                j, "boundary_read",
+                have_boundary ? json_pack("{s:I,s:f,s:f}", "bytes",
+                                          (json_int_t)(12 * (uint64_t)params), "by_ranks_s",
+                                          boundary.by_ranks_s, "in_order_s",
+                                          boundary.in_order_s)
+                              : json_null());
             json_object_set_new(j, "layers", json_integer((json_int_t)layers));
             json_object_set_new(j, "model_layers", json_integer((json_int_t)model_layers));
             json_object_set_new(j, "ms_per_layer", json_real(layer_ms));
@@ -266,6 +329,14 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                     "  gathered        %.1f MiB a step into the ranks' windows (%s)\n",
                     gathered / 1048576.0,
                     o.precision == GD_PRECISION_BF16 ? "bf16 codes" : "fp32 values");
+        if (have_boundary)
+            fprintf(cli->out,
+                    "  boundary read   %.3f s by the ranks owning the shards, at once (%.2f "
+                    "GB/s), %.3f s in order (x%.2f): parameters and moments, %.0f MB, hashed\n",
+                    boundary.by_ranks_s, 12.0 * (double)params / boundary.by_ranks_s / 1e9,
+                    boundary.in_order_s,
+                    boundary.by_ranks_s > 0 ? boundary.in_order_s / boundary.by_ranks_s : 0.0,
+                    12.0 * (double)params / 1e6);
         if (have_plan)
             fprintf(cli->out,
                     "  a GPU's share   %.2f GiB planned with shard %s, recompute %s, offload %s "

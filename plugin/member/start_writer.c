@@ -129,11 +129,25 @@ gd_status gd_start_writer_start_begin(gd_start_writer *w, uint64_t round, uint32
     return gd_start_failed_as(s, round, leaf);
 }
 
+/* A start's windows come in no set order (each rank's in turn): each at
+ * its place, counted. */
 gd_status gd_start_writer_start_write(gd_start_writer *w, const float *params,
                                       const float *exp_avg, const float *exp_avg_sq,
                                       const float *residual, size_t lo, size_t count) {
-    if (!w->background)
-        return gd_start_writer_post_write(w, params, exp_avg, exp_avg_sq, residual, lo, count);
+    if (!w->background) {
+        if (!w->post_open || lo > w->post_n || count > w->post_n - lo ||
+            count > w->post_n - w->post_next)
+            return gd_fail(GD_ERR_INVALID, "state values [%zu, +%zu) of no start begun", lo,
+                           count);
+        gd_status s = gd_state_file_window(&w->post, w->post_n, params, exp_avg, exp_avg_sq,
+                                           residual, lo, count);
+        if (s != GD_OK) {
+            gd_start_writer_post_abort(w);
+            return gd_start_failed_as(s, w->post_round, w->post_leaf);
+        }
+        w->post_next += count;
+        return GD_OK;
+    }
     gd_worker_state *st = &w->staging;
     if (!w->staging_open || lo > st->n || count > st->n - lo)
         return gd_fail(GD_ERR_INVALID, "state values [%zu, +%zu) of no start begun", lo, count);

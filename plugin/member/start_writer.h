@@ -48,7 +48,8 @@ typedef struct gd_start_writer {
     gd_file_atomic post;         /* the state being written as it is made */
     bool post_open;
     size_t post_n;
-    uint64_t post_next, post_round;
+    uint64_t post_next;          /* values written so far (in order for leaf S + 1) */
+    uint64_t post_round;
     uint32_t post_leaf;
 } gd_start_writer;
 
@@ -57,10 +58,10 @@ gd_status gd_start_writer_open(gd_start_writer *w, const gd_artifact_store *stor
                                bool background) GD_MUST_CHECK;
 /* Leaf `leaf` of round `round`, a segment start, as the round describes
  * it: begin (after any queued write, and failing with the first failed
- * write before it), its n values' windows in order (copied: they may
+ * write before it), its n values' windows (copied: they may
  * change once write returns), then end with its descriptor, which queues
  * it (background) or puts it in place durably (foreground); end with NULL
- * gives it up. */
+ * gives it up. The windows may come in any order, each value once. */
 gd_status gd_start_writer_start_begin(gd_start_writer *w, uint64_t round, uint32_t leaf,
                                       size_t n) GD_MUST_CHECK;
 gd_status gd_start_writer_start_write(gd_start_writer *w, const float *params,

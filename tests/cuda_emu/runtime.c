@@ -254,6 +254,52 @@ cudaError_t cudaFree(void *ptr) {
     gd_emu_fail("cudaFree(%p): not a pointer cudaMalloc returned (or freed twice)", ptr);
 }
 
+/* Page-locked host memory is host memory here; each allocation is
+ * recorded so that freeing anything else, or twice, is caught. */
+static void **gd_emu_pinned;
+static size_t gd_emu_n_pinned, gd_emu_pinned_cap;
+
+cudaError_t cudaHostAlloc(void **ptr, size_t bytes, unsigned int flags) {
+    *ptr = NULL;
+    if (flags & ~(unsigned)cudaHostAllocPortable)
+        return gd_emu_error(cudaErrorInvalidValue);
+    void *p = malloc(bytes ? bytes : 1);
+    if (p == NULL)
+        return gd_emu_error(cudaErrorMemoryAllocation);
+    pthread_mutex_lock(&gd_emu_lock);
+    if (gd_emu_n_pinned == gd_emu_pinned_cap) {
+        size_t cap = gd_emu_pinned_cap ? 2 * gd_emu_pinned_cap : 16;
+        void **grown = realloc(gd_emu_pinned, cap * sizeof *grown);
+        if (grown == NULL) {
+            pthread_mutex_unlock(&gd_emu_lock);
+            free(p);
+            return gd_emu_error(cudaErrorMemoryAllocation);
+        }
+        gd_emu_pinned = grown;
+        gd_emu_pinned_cap = cap;
+    }
+    gd_emu_pinned[gd_emu_n_pinned++] = p;
+    pthread_mutex_unlock(&gd_emu_lock);
+    *ptr = p;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void *ptr) {
+    if (ptr == NULL)
+        return cudaSuccess;
+    pthread_mutex_lock(&gd_emu_lock);
+    for (size_t i = 0; i < gd_emu_n_pinned; i++) {
+        if (gd_emu_pinned[i] != ptr)
+            continue;
+        gd_emu_pinned[i] = gd_emu_pinned[--gd_emu_n_pinned];
+        pthread_mutex_unlock(&gd_emu_lock);
+        free(ptr);
+        return cudaSuccess;
+    }
+    pthread_mutex_unlock(&gd_emu_lock);
+    gd_emu_fail("cudaFreeHost(%p): not a pointer cudaHostAlloc returned (or freed twice)", ptr);
+}
+
 /* --- streams --------------------------------------------------------------------------- */
 
 /* Work runs at once, in the calling thread, so every stream is always

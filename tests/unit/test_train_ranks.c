@@ -21,6 +21,8 @@
 #include "tests/support/backend_copy.h"
 #include "tests/support/testkit.h"
 #include "trainer/data.h"
+#include "trainer/owned_read.h"
+#include "trainer/state.h"
 #include "trainer/train.h"
 
 #define STEPS 3
@@ -405,6 +407,97 @@ static void test_state_moves_in_windows(void) {
     gd_data_close(data);
 }
 
+/* What the ranks read (gd_trainer_read_owned) hands each value on once,
+ * as the ordered read gets it. */
+typedef struct owned_seen {
+    const float *want; /* params, exp_avg, exp_avg_sq: n each */
+    size_t n;
+    uint8_t *times;    /* how often each value came */
+    bool same;
+} owned_seen;
+
+static gd_status owned_seen_write(void *ctx, const float *params, const float *exp_avg,
+                                  const float *exp_avg_sq, size_t lo, size_t count) {
+    owned_seen *o = ctx;
+    const float *got[3] = {params, exp_avg, exp_avg_sq};
+    for (int a = 0; a < 3; a++)
+        o->same = o->same && memcmp(got[a], o->want + (size_t)a * o->n + lo,
+                                    count * sizeof(float)) == 0;
+    for (size_t i = lo; i < lo + count; i++)
+        o->times[i]++;
+    return GD_OK;
+}
+
+/* The state read by the ranks that own it gives the roots of the whole
+ * state read in order, and hands every value on once with its bits: 1, 2,
+ * 3 and 8 ranks, either sharding, moments offloaded or not, fp32 or bf16,
+ * chunks that cross shard boundaries (1,000 values), fit them (4,096),
+ * hold a whole shard and more (100,000: the second rank begins no chunk)
+ * or the whole state; and `small` over 3 ranks, several windows a rank. */
+static void test_owned_read_is_the_ordered_read(void) {
+    static const size_t counts[] = {1, 2, 3, 8};
+    static const uint32_t chunks[] = {1000, 4096, 100000, 1u << 20};
+    for (int big = 0; big < 2; big++)
+        for (int bf16 = 0; bf16 < 2; bf16++)
+            for (int shard = 0; shard < 2; shard++)
+                for (int offload = 0; offload < 2; offload++)
+                    for (size_t c = 0; c < 4; c++) {
+                        if (big && (bf16 || offload || c != 2))
+                            continue; /* one case of `small` */
+                        g_bf16 = bf16;
+                        gd_memory_settings memory = {
+                            .shard = shard ? GD_SHARD_FULL : GD_SHARD_OPTIMIZER,
+                            .offload = offload ? GD_OFFLOAD_OPTIMIZER : GD_OFFLOAD_NONE};
+                        rank_group g;
+                        if (big) {
+                            gd_model_config mc;
+                            CHECK_OK(gd_model_config_preset(&mc, "small"));
+                            g.n = 3;
+                            for (size_t r = 0; r < 3; r++)
+                                CHECK((g.cbs[r] = gd_copy_backend_new(&g.be[r], NULL)) != NULL);
+                            CHECK_OK(gd_collective_host_open(&g.coll, g.be, 3));
+                            gd_train_options o = options(2);
+                            CHECK_OK(gd_trainer_new_ranks(
+                                &g.t, &mc, &o, 2,
+                                &(gd_trainer_host){g.be, 3, &g.coll, memory, 1000}));
+                        } else {
+                            ranks_open_host(&g, counts[c], 2, memory);
+                        }
+                        size_t n = gd_trainer_layout(g.t)->total;
+                        float *state = malloc(3 * n * sizeof(float));
+                        uint8_t *times = calloc(n, 1);
+                        CHECK(state && times);
+                        for (size_t i = 0; i < 3 * n; i++)
+                            state[i] = (float)((i * 2654435761u) % 100003) * 1e-5f - 0.3f;
+                        gd_trainer_set_state(g.t, state, state + n, state + 2 * n, 1);
+                        gd_trainer_get_state(g.t, state, state + n, state + 2 * n, NULL);
+                        uint32_t e = big ? 1000 : chunks[c];
+                        uint8_t want[3][32], got[3][32];
+                        for (int a = 0; a < 3; a++)
+                            CHECK_OK(gd_values_root(NULL, state + (size_t)a * n, n, e, want[a]));
+                        owned_seen seen = {.want = state, .n = n, .times = times, .same = true};
+                        gd_owned_sink to = {owned_seen_write, &seen};
+                        CHECK(gd_trainer_read_owned_fits(n, e));
+                        CHECK_OK(gd_trainer_read_owned(g.t, got, e, &to));
+                        bool once = true;
+                        for (size_t i = 0; i < n; i++)
+                            once = once && times[i] == 1;
+                        bool ok = memcmp(want, got, sizeof want) == 0 && seen.same && once;
+                        if (!ok)
+                            printf("  %s over %zu ranks, %s sharding, offload %d, bf16 %d, chunk "
+                                   "%u: roots %s, values %s, each once %s\n",
+                                   big ? "small" : "tiny", g.n, shard ? "full" : "optimizer",
+                                   offload, bf16, e,
+                                   memcmp(want, got, sizeof want) ? "differ" : "same",
+                                   seen.same ? "same" : "differ", once ? "yes" : "no");
+                        CHECK(ok);
+                        free(state);
+                        free(times);
+                        ranks_close(&g);
+                    }
+    g_bf16 = false;
+}
+
 /* More ranks than the limit, or several without a collective, are refused. */
 static void test_rejects_bad_groups(void) {
     gd_model_config c = tiny();
@@ -439,6 +532,7 @@ int main(void) {
     RUN_TEST(test_full_sharding_evaluates_and_resumes);
     RUN_TEST(test_state_round_trips_through_shards);
     RUN_TEST(test_state_moves_in_windows);
+    RUN_TEST(test_owned_read_is_the_ordered_read);
     RUN_TEST(test_rejects_bad_groups);
     return gd_test_finish();
 }
