@@ -441,15 +441,8 @@ static gd_status gd_memory_start_write(void *ctx, const float *params, const flo
                                        const float *exp_avg_sq, const float *residual,
                                        size_t lo, size_t count) {
     gd_memory_starts *m = ctx;
-    gd_worker_state *w = &m->starts[m->leaf];
-    if (lo > w->n || count > w->n - lo)
-        return gd_fail(GD_ERR_INVALID, "values [%zu, +%zu) of a state of %zu", lo, count, w->n);
-    size_t bytes = count * sizeof(float);
-    memcpy(w->params + lo, params, bytes);
-    memcpy(w->exp_avg + lo, exp_avg, bytes);
-    memcpy(w->exp_avg_sq + lo, exp_avg_sq, bytes);
-    memcpy(w->residual + lo, residual, bytes);
-    return GD_OK;
+    return gd_worker_state_put_window(&m->starts[m->leaf], params, exp_avg, exp_avg_sq,
+                                      residual, lo, count);
 }
 
 static gd_status gd_memory_start_end(void *ctx, const gd_worker_desc *desc) {
@@ -654,13 +647,7 @@ gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_wo
 static gd_status gd_post_into_state(void *ctx, const float *params, const float *exp_avg,
                                     const float *exp_avg_sq, const float *residual, size_t lo,
                                     size_t count) {
-    gd_worker_state *w = ctx;
-    size_t bytes = count * sizeof(float);
-    memcpy(w->params + lo, params, bytes);
-    memcpy(w->exp_avg + lo, exp_avg, bytes);
-    memcpy(w->exp_avg_sq + lo, exp_avg_sq, bytes);
-    memcpy(w->residual + lo, residual, bytes);
-    return GD_OK;
+    return gd_worker_state_put_window(ctx, params, exp_avg, exp_avg_sq, residual, lo, count);
 }
 
 gd_status gd_diloco_worker_round(gd_trainer *t, const gd_diloco_config *c, const gd_data *data,

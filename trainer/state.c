@@ -235,6 +235,19 @@ gd_status gd_worker_state_copy(gd_worker_state *dst, const gd_worker_state *src)
     return GD_OK;
 }
 
+gd_status gd_worker_state_put_window(gd_worker_state *w, const float *params,
+                                     const float *exp_avg, const float *exp_avg_sq,
+                                     const float *residual, size_t lo, size_t count) {
+    if (lo > w->n || count > w->n - lo || w->residual == NULL)
+        return gd_fail(GD_ERR_INVALID, "values [%zu, +%zu) of a state of %zu", lo, count, w->n);
+    size_t bytes = count * sizeof(float);
+    memcpy(w->params + lo, params, bytes);
+    memcpy(w->exp_avg + lo, exp_avg, bytes);
+    memcpy(w->exp_avg_sq + lo, exp_avg_sq, bytes);
+    memcpy(w->residual + lo, residual, bytes);
+    return GD_OK;
+}
+
 void gd_worker_state_free(gd_worker_state *w) {
     if (!w->borrowed) {
         free(w->params);

@@ -63,6 +63,13 @@ typedef struct gd_worker_state {
 gd_status gd_worker_state_init(gd_worker_state *w, uint32_t rank, size_t n) GD_MUST_CHECK;
 gd_status gd_worker_state_copy(gd_worker_state *dst, const gd_worker_state *src) GD_MUST_CHECK;
 void gd_worker_state_free(gd_worker_state *w);
+/* Copies a window of the four arrays into w's [lo, lo + count) (a state
+ * kept whole in memory, filled a window at a time); GD_ERR_INVALID past
+ * its n values or without a residual. */
+gd_status gd_worker_state_put_window(gd_worker_state *w, const float *params,
+                                     const float *exp_avg, const float *exp_avg_sq,
+                                     const float *residual, size_t lo,
+                                     size_t count) GD_MUST_CHECK;
 
 
 /* The descriptor of w at (round, stage): hashes all four arrays. */

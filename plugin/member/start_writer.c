@@ -148,15 +148,10 @@ gd_status gd_start_writer_start_write(gd_start_writer *w, const float *params,
         w->post_next += count;
         return GD_OK;
     }
-    gd_worker_state *st = &w->staging;
-    if (!w->staging_open || lo > st->n || count > st->n - lo)
+    if (!w->staging_open)
         return gd_fail(GD_ERR_INVALID, "state values [%zu, +%zu) of no start begun", lo, count);
-    size_t bytes = count * sizeof(float);
-    memcpy(st->params + lo, params, bytes);
-    memcpy(st->exp_avg + lo, exp_avg, bytes);
-    memcpy(st->exp_avg_sq + lo, exp_avg_sq, bytes);
-    memcpy(st->residual + lo, residual, bytes);
-    return GD_OK;
+    return gd_worker_state_put_window(&w->staging, params, exp_avg, exp_avg_sq, residual, lo,
+                                      count);
 }
 
 gd_status gd_start_writer_start_end(gd_start_writer *w, const gd_worker_desc *desc) {
