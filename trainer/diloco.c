@@ -463,17 +463,63 @@ gd_state_leaf_sink gd_memory_starts_sink(gd_memory_starts *m) {
                                 .end = gd_memory_start_end, .ctx = m};
 }
 
+/* The roots of the start the sink is hashing, once it has, into its
+ * descriptor: before anything reads the round's descriptors. */
+static gd_status gd_round_collect(gd_worker_round_run *run, gd_worker_round *out) {
+    if (!run->unhashed)
+        return GD_OK;
+    run->unhashed = false;
+    const gd_state_leaf_sink *k = &run->starts;
+    gd_worker_desc *d = &out->descs[run->unhashed_leaf];
+    uint8_t roots[3][GD_MMR_HASH_LEN];
+    GD_TRY(k->roots(k->ctx, run->round, run->unhashed_leaf, roots));
+    memcpy(d->params_root, roots[0], GD_MMR_HASH_LEN);
+    memcpy(d->exp_avg_root, roots[1], GD_MMR_HASH_LEN);
+    memcpy(d->exp_avg_sq_root, roots[2], GD_MMR_HASH_LEN);
+    return GD_OK;
+}
+
+/* A start read by the ranks and handed to a sink that hashes it itself:
+ * the descriptor's other fields now, its roots later (gd_round_collect). */
+static gd_status gd_round_record_unhashed(gd_trainer *t, gd_worker_round_run *run,
+                                          gd_worker_desc *out, uint32_t leaf) {
+    const gd_state_leaf_sink *k = &run->starts;
+    memset(out, 0, sizeof *out);
+    GD_TRY(k->begin(k->ctx, run->round, leaf, gd_trainer_layout(t)->total));
+    gd_state_sink to = {k->write, k->ctx};
+    gd_leaf_copy copy = {.to = &to, .residual = &run->residual};
+    gd_status s = gd_diloco_owned_roots(t, &run->tag, NULL, &copy);
+    if (s != GD_OK) {
+        (void)k->end(k->ctx, NULL);
+        return s;
+    }
+    gd_round_desc_fill(t, &run->tag, out, run->round, run->address, run->rank, GD_STAGE_TRAIN,
+                       run->residual_root);
+    GD_TRY(k->end_unhashed(k->ctx, out));
+    run->unhashed = true;
+    run->unhashed_leaf = leaf;
+    return GD_OK;
+}
+
 /* Records leaf `leaf` of the run into out: described from the trainer
  * (loaded from `from` first when it is not NULL) and, when it is a
  * segment start and the run has a starts sink, handed to it in the same
- * pass of windows. */
+ * pass of windows (hashed by the sink, when it offers to, for a start the
+ * ranks read). */
 static gd_status gd_round_record(gd_trainer *t, const gd_diloco_config *c,
-                                 const gd_worker_round_run *run, gd_worker_round *round_out,
+                                 gd_worker_round_run *run, gd_worker_round *round_out,
                                  uint32_t leaf, const gd_worker_state_source *from) {
     double t0 = gd_clock_seconds();
+    GD_TRY(gd_round_collect(run, round_out));
     gd_worker_desc *out = &round_out->descs[leaf];
     const gd_state_leaf_sink *k = &run->starts;
     bool keep = k->begin != NULL && leaf < run->segments;
+    if (keep && from == NULL && k->end_unhashed != NULL &&
+        gd_trainer_read_owned_fits(gd_trainer_layout(t)->total, run->tag.chunk_elems)) {
+        gd_status s = gd_round_record_unhashed(t, run, out, leaf);
+        round_out->record_seconds += gd_clock_seconds() - t0;
+        return s;
+    }
     gd_state_sink to = {k->write, k->ctx};
     gd_leaf_copy copy = {.to = &to, .residual = &run->residual};
     gd_status s = keep ? k->begin(k->ctx, run->round, leaf, gd_trainer_layout(t)->total) : GD_OK;
@@ -537,8 +583,11 @@ gd_status gd_diloco_round_begin(gd_trainer *t, const gd_diloco_config *c, gd_wor
         return gd_fail(GD_ERR_INVALID, "a worker round needs an address of at most %d bytes, "
                                        "its start and the worker's residual",
                        GD_STATE_ADDRESS_MAX);
-    if (starts != NULL && (starts->begin == NULL || starts->write == NULL || starts->end == NULL))
-        return gd_fail(GD_ERR_INVALID, "a starts sink needs begin, write and end");
+    if (starts != NULL && (starts->begin == NULL || starts->write == NULL ||
+                           starts->end == NULL ||
+                           (starts->end_unhashed == NULL) != (starts->roots == NULL)))
+        return gd_fail(GD_ERR_INVALID, "a starts sink needs begin, write and end, and roots "
+                                       "with end_unhashed");
     *run = (gd_worker_round_run){.round = round, .start = *start, .rank = rank,
                                  .residual = *residual,
                                  .segments = c->inner_steps / c->segment_steps};
@@ -591,7 +640,9 @@ gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, cons
     if (seg >= run->segments)
         return gd_fail(GD_ERR_INVALID, "round %llu has %u segments, all trained",
                        (unsigned long long)run->round, run->segments);
-    gd_status s = reload ? gd_round_reload(t, c, out, run, reload) : GD_OK;
+    gd_status s = gd_round_collect(run, out); /* a reload is held to this start's roots */
+    if (s == GD_OK && reload != NULL)
+        s = gd_round_reload(t, c, out, run, reload);
     double t0 = gd_clock_seconds(), segment_loss = 0;
     gd_diloco_trace_begin(out->traces[seg]);
     for (uint32_t k = 0; s == GD_OK && k < c->segment_steps; k++) {
@@ -631,7 +682,7 @@ gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_wo
                                  gd_worker_round_run *run, const gd_state_sink *post,
                                  gd_file_atomic *payload_file) {
     gd_status s = run->done == run->segments
-                      ? GD_OK
+                      ? gd_round_collect(run, out)
                       : gd_fail(GD_ERR_INVALID, "round %llu: %u of %u segments trained",
                                 (unsigned long long)run->round, run->done, run->segments);
     if (s == GD_OK)

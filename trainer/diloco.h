@@ -166,6 +166,15 @@ typedef struct gd_state_leaf_sink {
     gd_status (*write)(void *ctx, const float *params, const float *exp_avg,
                        const float *exp_avg_sq, const float *residual, size_t lo, size_t count);
     gd_status (*end)(void *ctx, const gd_worker_desc *desc);
+    /* Optional, both or neither: a sink that hashes a start itself, off
+     * the trainer's thread. The round then ends a start read by the ranks
+     * with end_unhashed (the descriptor without its three roots: the
+     * trainer goes on at once), and asks roots for that leaf's roots before
+     * it needs them (the next start, a reload, finish), which waits for
+     * the sink. */
+    gd_status (*end_unhashed)(void *ctx, const gd_worker_desc *desc);
+    gd_status (*roots)(void *ctx, uint64_t round, uint32_t leaf,
+                       uint8_t roots[3][GD_MMR_HASH_LEN]);
     void *ctx;
 } gd_state_leaf_sink;
 
@@ -210,6 +219,8 @@ typedef struct gd_worker_round_run {
     gd_values_reader residual;       /* the error-feedback residual the round began with */
     uint8_t residual_root[GD_MMR_HASH_LEN]; /* its root while training (never changes) */
     gd_state_leaf_sink starts;       /* where each segment's start goes (begin NULL: nowhere) */
+    bool unhashed;                   /* a start's roots are still the sink's to give: */
+    uint32_t unhashed_leaf;          /* this one's */
     gd_state_tag tag;
     uint32_t segments;               /* S = H / K */
     uint32_t done;                   /* segments trained so far */

@@ -135,8 +135,9 @@ gd_status gd_trainer_read_owned(gd_trainer *t, uint8_t roots[3][GD_MMR_HASH_LEN]
                          .window = gd_values_window_of(chunk_elems, n),
                          .ranks = gd_trainer_rank_count(t),
                          .chunks = gd_values_chunks(n, chunk_elems)};
-    p->leaves = malloc(3 * p->chunks * GD_MMR_HASH_LEN);
-    gd_status s = p->leaves ? GD_OK : gd_fail(GD_ERR_NOMEM, "out of memory for leaves");
+    p->leaves = roots != NULL ? malloc(3 * p->chunks * GD_MMR_HASH_LEN) : NULL;
+    gd_status s = p->leaves || roots == NULL ? GD_OK
+                                             : gd_fail(GD_ERR_NOMEM, "out of memory for leaves");
     size_t next[GD_TRAINER_RANKS_MAX], end[GD_TRAINER_RANKS_MAX];
     for (size_t r = 0; s == GD_OK && r < p->ranks; r++) {
         gd_owned_span(p, r, &next[r], &end[r]);
@@ -165,14 +166,15 @@ gd_status gd_trainer_read_owned(gd_trainer *t, uint8_t roots[3][GD_MMR_HASH_LEN]
         if (p->n_active == 0)
             break;
         gd_owned_read_batch(p);
-        gd_pool_run(gd_trainer_pool(t), p->n_active * h.per_window, gd_owned_hash_task, &h);
+        if (roots != NULL)
+            gd_pool_run(gd_trainer_pool(t), p->n_active * h.per_window, gd_owned_hash_task, &h);
         for (size_t i = 0; s == GD_OK && to != NULL && i < p->n_active; i++) {
             const gd_owned_window *w = &p->w[p->active[i]];
             s = to->write(to->ctx, gd_owned_array(p, w, 0), gd_owned_array(p, w, 1),
                           gd_owned_array(p, w, 2), w->lo, w->count);
         }
     }
-    for (int a = 0; s == GD_OK && a < 3; a++) {
+    for (int a = 0; s == GD_OK && roots != NULL && a < 3; a++) {
         gd_mmr_peaks peaks;
         gd_mmr_peaks_init(&peaks);
         for (size_t c = 0; s == GD_OK && c < p->chunks; c++)

@@ -37,8 +37,9 @@ typedef struct gd_owned_sink {
 bool gd_trainer_read_owned_fits(size_t n, uint32_t chunk_elems);
 
 /* The roots of the trainer's parameters, exp_avg and exp_avg_sq in chunks
- * of chunk_elems (roots[0..2]), every window also handed to `to` when it is
- * not NULL. GD_ERR_INVALID unless gd_trainer_read_owned_fits; GD_ERR_NOMEM
+ * of chunk_elems (roots[0..2]; NULL: the windows only, hashed by whoever
+ * `to` gives them to), every window also handed to `to` when it is not
+ * NULL. GD_ERR_INVALID unless gd_trainer_read_owned_fits; GD_ERR_NOMEM
  * without the windows' memory; a sink's failure is returned. */
 gd_status gd_trainer_read_owned(gd_trainer *t, uint8_t roots[3][GD_MMR_HASH_LEN],
                                 uint32_t chunk_elems, const gd_owned_sink *to) GD_MUST_CHECK;

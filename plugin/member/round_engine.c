@@ -309,6 +309,19 @@ static gd_status gd_job_start_write(void *ctx, const float *params, const float 
                                  count);
 }
 
+static gd_status gd_job_start_end_unhashed(void *ctx, const gd_worker_desc *desc) {
+    gd_engine_job *job = ctx;
+    if (job->start_leaf == 0 && job->has_prev) /* never: leaf 0 is loaded, and hashed so */
+        return gd_fail(GD_ERR_INVALID, "leaf 0 is held to the previous state's descriptor");
+    return job->sink.start_end_unhashed(job->sink.ctx, desc);
+}
+
+static gd_status gd_job_start_roots(void *ctx, uint64_t round, uint32_t leaf,
+                                   uint8_t roots[3][GD_MMR_HASH_LEN]) {
+    gd_engine_job *job = ctx;
+    return job->sink.start_roots(job->sink.ctx, round, leaf, roots);
+}
+
 static gd_status gd_job_start_end(void *ctx, const gd_worker_desc *desc) {
     gd_engine_job *job = ctx;
     gd_status s = GD_OK;
@@ -351,6 +364,10 @@ gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_stat
      * trainer loads it; each later start as the boundary is described. */
     gd_state_leaf_sink starts = {.begin = gd_job_start_begin, .write = gd_job_start_write,
                                  .end = gd_job_start_end, .ctx = job};
+    if (sink->start_end_unhashed != NULL && sink->start_roots != NULL) {
+        starts.end_unhashed = gd_job_start_end_unhashed;
+        starts.roots = gd_job_start_roots;
+    }
     if (s == GD_OK)
         s = gd_diloco_round_begin(e->trainer, c, &job->out.r, round, &job->start, e->n,
                                   prev ? &from : NULL, address, rank, &job->residual, &starts,

@@ -161,6 +161,12 @@ typedef struct gd_engine_start_sink {
                              const float *exp_avg_sq, const float *residual, size_t lo,
                              size_t count);
     gd_status (*start_end)(void *ctx, const gd_worker_desc *desc);
+    /* Optional (both or neither): a start ended without its roots, which
+     * the sink hashes itself, and those roots once it has (trainer/diloco.h,
+     * gd_state_leaf_sink). */
+    gd_status (*start_end_unhashed)(void *ctx, const gd_worker_desc *desc);
+    gd_status (*start_roots)(void *ctx, uint64_t round, uint32_t leaf,
+                             uint8_t roots[3][GD_MMR_HASH_LEN]);
     gd_status (*post_begin)(void *ctx, uint64_t round, uint32_t leaf, size_t n);
     gd_status (*post_write)(void *ctx, const float *params, const float *exp_avg,
                             const float *exp_avg_sq, const float *residual, size_t lo,

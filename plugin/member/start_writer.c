@@ -38,6 +38,19 @@ static gd_status gd_state_file_window(const gd_file_atomic *f, size_t n, const f
     return GD_OK;
 }
 
+/* The three roots of the staged start, into desc: hashed here, on the
+ * writer's own threads, while the trainer goes on. */
+static gd_status gd_start_hash(gd_start_writer *w, gd_worker_desc *desc) {
+    if (w->pool == NULL)
+        GD_TRY(gd_pool_new(&w->pool, GD_START_HASH_THREADS));
+    const gd_worker_state *st = &w->staging;
+    const float *arrays[3] = {st->params, st->exp_avg, st->exp_avg_sq};
+    uint8_t *roots[3] = {desc->params_root, desc->exp_avg_root, desc->exp_avg_sq_root};
+    for (int a = 0; a < 3; a++)
+        GD_TRY(gd_values_root(w->pool, arrays[a], st->n, desc->tag.chunk_elems, roots[a]));
+    return GD_OK;
+}
+
 /* Under the lock: the first failure is kept, with its detail, for the
  * caller's thread (details are thread-local). */
 static void gd_start_failed(gd_start_writer *w, gd_status s) {
@@ -63,9 +76,16 @@ static void *gd_start_writer_main(void *arg) {
         gd_worker_desc desc = w->desc;
         uint64_t round = w->round;
         uint32_t leaf = w->leaf;
+        bool hash = w->hash_queued;
         pthread_mutex_unlock(&w->mu);
-        gd_status s = gd_start_write(w, round, leaf, &desc, &w->staging);
+        gd_status s = hash ? gd_start_hash(w, &desc) : GD_OK;
+        if (s == GD_OK)
+            s = gd_start_write(w, round, leaf, &desc, &w->staging);
         pthread_mutex_lock(&w->mu);
+        if (hash && s == GD_OK) { /* what the round asks for (gd_start_writer_start_roots) */
+            w->hashed = desc;
+            w->hashed_leaf = leaf;
+        }
         gd_start_failed(w, s);
         w->written += s == GD_OK;
         w->queued = false;
@@ -154,13 +174,9 @@ gd_status gd_start_writer_start_write(gd_start_writer *w, const float *params,
                                       count);
 }
 
-gd_status gd_start_writer_start_end(gd_start_writer *w, const gd_worker_desc *desc) {
-    if (!w->background) {
-        if (desc != NULL)
-            return gd_start_writer_post_end(w, desc);
-        gd_start_writer_post_abort(w);
-        return GD_OK;
-    }
+/* The staged start queued for the writer's thread, hashed there first
+ * when hash is set. */
+static gd_status gd_start_queue(gd_start_writer *w, const gd_worker_desc *desc, bool hash) {
     if (!w->staging_open)
         return desc == NULL ? GD_OK : gd_fail(GD_ERR_INVALID, "no start state was begun");
     w->staging_open = false;
@@ -176,10 +192,46 @@ gd_status gd_start_writer_start_end(gd_start_writer *w, const gd_worker_desc *de
     w->staging.rank = desc->rank;
     w->staging.step = desc->step;
     w->desc = *desc;
+    w->hash_queued = hash;
     w->queued = true;
     pthread_cond_signal(&w->wake);
     pthread_mutex_unlock(&w->mu);
     return GD_OK;
+}
+
+gd_status gd_start_writer_start_end_unhashed(gd_start_writer *w, const gd_worker_desc *desc) {
+    if (!w->background)
+        return gd_fail(GD_ERR_INVALID, "a start written in the foreground is hashed by the "
+                                       "round");
+    return gd_start_queue(w, desc, true);
+}
+
+gd_status gd_start_writer_start_roots(gd_start_writer *w, uint64_t round, uint32_t leaf,
+                                      uint8_t roots[3][GD_MMR_HASH_LEN]) {
+    pthread_mutex_lock(&w->mu);
+    gd_start_wait(w);
+    gd_status s = gd_start_failure(w);
+    const gd_worker_desc *d = &w->hashed;
+    if (s == GD_OK && (d->round != round || d->n == 0 || w->hashed_leaf != leaf))
+        s = gd_fail(GD_ERR_INVALID, "no start of round %llu, leaf %u was hashed here",
+                    (unsigned long long)round, leaf);
+    if (s == GD_OK) {
+        memcpy(roots[0], d->params_root, GD_MMR_HASH_LEN);
+        memcpy(roots[1], d->exp_avg_root, GD_MMR_HASH_LEN);
+        memcpy(roots[2], d->exp_avg_sq_root, GD_MMR_HASH_LEN);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return s;
+}
+
+gd_status gd_start_writer_start_end(gd_start_writer *w, const gd_worker_desc *desc) {
+    if (!w->background) {
+        if (desc != NULL)
+            return gd_start_writer_post_end(w, desc);
+        gd_start_writer_post_abort(w);
+        return GD_OK;
+    }
+    return gd_start_queue(w, desc, false);
 }
 
 gd_status gd_start_writer_post_begin(gd_start_writer *w, uint64_t round, uint32_t leaf,
@@ -258,6 +310,15 @@ static gd_status gd_sink_start_end(void *ctx, const gd_worker_desc *desc) {
     return gd_start_writer_start_end(ctx, desc);
 }
 
+static gd_status gd_sink_start_end_unhashed(void *ctx, const gd_worker_desc *desc) {
+    return gd_start_writer_start_end_unhashed(ctx, desc);
+}
+
+static gd_status gd_sink_start_roots(void *ctx, uint64_t round, uint32_t leaf,
+                                     uint8_t roots[3][GD_MMR_HASH_LEN]) {
+    return gd_start_writer_start_roots(ctx, round, leaf, roots);
+}
+
 static gd_status gd_sink_post_begin(void *ctx, uint64_t round, uint32_t leaf, size_t n) {
     return gd_start_writer_post_begin(ctx, round, leaf, n);
 }
@@ -282,9 +343,13 @@ static gd_status gd_sink_payload_begin(void *ctx, uint64_t round, gd_file_atomic
 }
 
 gd_engine_start_sink gd_start_writer_sink(gd_start_writer *w) {
+    /* Behind training the writer's own threads hash each start. */
     return (gd_engine_start_sink){.start_begin = gd_sink_start_begin,
                                   .start_write = gd_sink_start_write,
                                   .start_end = gd_sink_start_end,
+                                  .start_end_unhashed =
+                                      w->background ? gd_sink_start_end_unhashed : NULL,
+                                  .start_roots = w->background ? gd_sink_start_roots : NULL,
                                   .post_begin = gd_sink_post_begin,
                                   .post_write = gd_sink_post_write,
                                   .post_end = gd_sink_post_end,
@@ -327,6 +392,7 @@ void gd_start_writer_close(gd_start_writer *w) {
         pthread_join(w->thread, NULL);
     if (w->have_staging)
         gd_worker_state_free(&w->staging);
+    gd_pool_free(w->pool);
     pthread_cond_destroy(&w->done);
     pthread_cond_destroy(&w->wake);
     pthread_mutex_destroy(&w->mu);

@@ -7,7 +7,8 @@
  * A start comes in the pass of windows that describes it (the trainer is
  * read once at a boundary, each rank its own shard). In the background
  * each window is copied into one staging state and, once the start ends,
- * a thread of the writer's own streams it to its file (header and arrays
+ * a thread of the writer's own hashes it when the round left that to it
+ * (start_end_unhashed) and streams it to its file (header and arrays
  * written as parts, fsynced, renamed) while training goes on; the next
  * start first waits for that write. In the foreground each window goes to
  * the file as it comes, and the start is durable when it ends (no staging
@@ -21,10 +22,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "common/pool.h"
 #include "common/status.h"
 #include "plugin/member/artifact_store.h"
 #include "plugin/member/round_engine.h"
 #include "trainer/state.h"
+
+/* Threads that hash a start behind training: the trainer's host cores are
+ * mostly idle while a GPU trains, and a start must be hashed within the
+ * next segment. */
+#define GD_START_HASH_THREADS 4
 
 typedef struct gd_start_writer {
     const gd_artifact_store *store;
@@ -36,6 +43,10 @@ typedef struct gd_start_writer {
     pthread_cond_t wake;         /* a write is queued, or the writer stops */
     pthread_cond_t done;         /* the queued write finished */
     bool queued, stop;
+    bool hash_queued;            /* the queued start's roots are the thread's to hash */
+    gd_worker_desc hashed;       /* the last start hashed by the thread, with its roots */
+    uint32_t hashed_leaf;
+    gd_pool *pool;               /* the thread's hashing (made at its first hash) */
     gd_worker_state staging;     /* the start being staged or queued (background) */
     bool have_staging;
     bool staging_open;           /* a start is being copied into staging */
@@ -69,6 +80,15 @@ gd_status gd_start_writer_start_write(gd_start_writer *w, const float *params,
                                       const float *residual, size_t lo,
                                       size_t count) GD_MUST_CHECK;
 gd_status gd_start_writer_start_end(gd_start_writer *w, const gd_worker_desc *desc) GD_MUST_CHECK;
+/* Behind training only: end with a descriptor whose three roots are left
+ * to the writer's thread, which hashes the staged start (on threads of its
+ * own, GD_START_HASH_THREADS) before it writes it; start_roots then waits
+ * for that write and gives the roots of round `round`'s leaf `leaf` (the
+ * last start hashed), or the write's failure. */
+gd_status gd_start_writer_start_end_unhashed(gd_start_writer *w,
+                                             const gd_worker_desc *desc) GD_MUST_CHECK;
+gd_status gd_start_writer_start_roots(gd_start_writer *w, uint64_t round, uint32_t leaf,
+                                      uint8_t roots[3][GD_MMR_HASH_LEN]) GD_MUST_CHECK;
 /* Leaf `leaf` of round `round` written as it is made (the state after
  * encoding), in the caller's thread: begin (after any queued write), its
  * n values' windows in order, then end with its descriptor, which puts
