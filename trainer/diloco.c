@@ -90,10 +90,13 @@ static void gd_round_desc_fill(const gd_trainer *t, const gd_state_tag *tag, gd_
 }
 
 /* Where a leaf's windows go beside their hashes: a sink, with the
- * residual read alongside (its root is the run's, hashed once). */
+ * residual read alongside (its root is the run's, hashed once), or not
+ * read when residual is NULL (the sink keeps the round's); place, when
+ * set, says where the ranks put the state's windows (its ctx: to's). */
 typedef struct gd_leaf_copy {
     const gd_state_sink *to;
     const gd_values_reader *residual;
+    float *(*place)(void *ctx, int array, size_t lo, size_t count);
 } gd_leaf_copy;
 
 /* A window the ranks read, with the residual's window, to the leaf's
@@ -107,8 +110,15 @@ static gd_status gd_owned_copy_write(void *ctx, const float *params, const float
                                      const float *exp_avg_sq, size_t lo, size_t count) {
     const gd_owned_copy *x = ctx;
     const gd_leaf_copy *c = x->copy;
-    GD_TRY(c->residual->read(c->residual->ctx, x->residual, lo, count));
-    return c->to->write(c->to->ctx, params, exp_avg, exp_avg_sq, x->residual, lo, count);
+    if (c->residual != NULL)
+        GD_TRY(c->residual->read(c->residual->ctx, x->residual, lo, count));
+    return c->to->write(c->to->ctx, params, exp_avg, exp_avg_sq,
+                        c->residual != NULL ? x->residual : NULL, lo, count);
+}
+
+static float *gd_owned_copy_place(void *ctx, int array, size_t lo, size_t count) {
+    const gd_owned_copy *x = ctx;
+    return x->copy->place(x->copy->to->ctx, array, lo, count);
 }
 
 /* The trainer's three roots read by the ranks that own each shard, every
@@ -118,8 +128,9 @@ static gd_status gd_diloco_owned_roots(gd_trainer *t, const gd_state_tag *tag,
                                        const gd_leaf_copy *copy) {
     size_t n = gd_trainer_layout(t)->total;
     gd_owned_copy x = {.copy = copy};
-    gd_owned_sink to = {gd_owned_copy_write, &x};
-    if (copy != NULL) {
+    gd_owned_sink to = {.write = gd_owned_copy_write,
+                        .place = copy && copy->place ? gd_owned_copy_place : NULL, .ctx = &x};
+    if (copy != NULL && copy->residual != NULL) {
         x.residual = malloc(gd_values_window_of(tag->chunk_elems, n) * sizeof(float));
         if (x.residual == NULL)
             return gd_fail(GD_ERR_NOMEM, "out of memory for a residual window");
@@ -173,10 +184,10 @@ static gd_status gd_diloco_state_windows(gd_trainer *t, const gd_state_tag *tag,
         }
         for (int a = 0; s == GD_OK && a < 3; a++)
             s = gd_values_stream_add(&streams[a], buf + (size_t)a * window, count);
-        if (s == GD_OK && copy != NULL)
+        if (s == GD_OK && copy != NULL && copy->residual != NULL)
             s = copy->residual->read(copy->residual->ctx, r, lo, count);
         if (s == GD_OK && copy != NULL)
-            s = copy->to->write(copy->to->ctx, p, m, v, r, lo, count);
+            s = copy->to->write(copy->to->ctx, p, m, v, copy->residual ? r : NULL, lo, count);
     }
     uint8_t *roots[3] = {out->params_root, out->exp_avg_root, out->exp_avg_sq_root};
     for (int a = 0; s == GD_OK && a < 3; a++)
@@ -479,6 +490,13 @@ static gd_status gd_round_collect(gd_worker_round_run *run, gd_worker_round *out
     return GD_OK;
 }
 
+/* The residual to hand with leaf `leaf`: none for a later start when the
+ * sink keeps the one it got with leaf 0. */
+static const gd_values_reader *gd_round_residual_for(const gd_worker_round_run *run,
+                                                     uint32_t leaf) {
+    return run->starts.keeps_residual && leaf > 0 ? NULL : &run->residual;
+}
+
 /* A start read by the ranks and handed to a sink that hashes it itself:
  * the descriptor's other fields now, its roots later (gd_round_collect). */
 static gd_status gd_round_record_unhashed(gd_trainer *t, gd_worker_round_run *run,
@@ -487,7 +505,8 @@ static gd_status gd_round_record_unhashed(gd_trainer *t, gd_worker_round_run *ru
     memset(out, 0, sizeof *out);
     GD_TRY(k->begin(k->ctx, run->round, leaf, gd_trainer_layout(t)->total));
     gd_state_sink to = {k->write, k->ctx};
-    gd_leaf_copy copy = {.to = &to, .residual = &run->residual};
+    gd_leaf_copy copy = {.to = &to, .residual = gd_round_residual_for(run, leaf),
+                         .place = k->place};
     gd_status s = gd_diloco_owned_roots(t, &run->tag, NULL, &copy);
     if (s != GD_OK) {
         (void)k->end(k->ctx, NULL);
@@ -521,7 +540,7 @@ static gd_status gd_round_record(gd_trainer *t, const gd_diloco_config *c,
         return s;
     }
     gd_state_sink to = {k->write, k->ctx};
-    gd_leaf_copy copy = {.to = &to, .residual = &run->residual};
+    gd_leaf_copy copy = {.to = &to, .residual = gd_round_residual_for(run, leaf)};
     gd_status s = keep ? k->begin(k->ctx, run->round, leaf, gd_trainer_layout(t)->total) : GD_OK;
     if (s != GD_OK)
         return s;

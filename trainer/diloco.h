@@ -175,6 +175,14 @@ typedef struct gd_state_leaf_sink {
     gd_status (*end_unhashed)(void *ctx, const gd_worker_desc *desc);
     gd_status (*roots)(void *ctx, uint64_t round, uint32_t leaf,
                        uint8_t roots[3][GD_MMR_HASH_LEN]);
+    /* Optional: where array a (0 params, 1 exp_avg, 2 exp_avg_sq) of the
+     * leaf's values [lo, lo + count) goes, for a start the ranks read: they
+     * copy straight into it, and write gets those places. */
+    float *(*place)(void *ctx, int array, size_t lo, size_t count);
+    /* The residual given with the round's leaf 0 stays the sink's for the
+     * round's later starts (training never changes it): their windows come
+     * with a NULL residual, and it is not read again. */
+    bool keeps_residual;
     void *ctx;
 } gd_state_leaf_sink;
 

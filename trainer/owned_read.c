@@ -23,8 +23,9 @@ bool gd_trainer_read_owned_fits(size_t n, uint32_t chunk_elems) {
 typedef struct gd_owned_window {
     const gd_trainer *t;
     size_t rank;
-    float *buf; /* params, exp_avg, exp_avg_sq: the pass's `window` floats each, in the
-                 * rank's backend's host memory */
+    float *buf;       /* the pass's `window` floats of each array, in the rank's backend's
+                       * host memory (NULL when the sink places every window) */
+    float *arrays[3]; /* where this batch's window of params, exp_avg, exp_avg_sq goes */
     size_t lo, count, own;
 } gd_owned_window;
 
@@ -41,7 +42,23 @@ typedef struct gd_owned_pass {
 } gd_owned_pass;
 
 static float *gd_owned_array(const gd_owned_pass *p, const gd_owned_window *w, int a) {
-    return w->buf + (size_t)a * p->window;
+    (void)p;
+    return w->arrays[a];
+}
+
+/* The batch's window of each array: where the sink places it, or the
+ * rank's buffer. */
+static gd_status gd_owned_place(const gd_owned_pass *p, gd_owned_window *w,
+                                const gd_owned_sink *to) {
+    for (int a = 0; a < 3; a++) {
+        w->arrays[a] = to != NULL && to->place != NULL ? to->place(to->ctx, a, w->lo, w->count)
+                       : w->buf != NULL               ? w->buf + (size_t)a * p->window
+                                                      : NULL;
+        if (w->arrays[a] == NULL)
+            return gd_fail(GD_ERR_INVALID, "nowhere to put values [%zu, +%zu)", w->lo,
+                           w->count);
+    }
+    return GD_OK;
 }
 
 /* The rank's own values, on its thread: no pool, its backend only. */
@@ -142,8 +159,8 @@ gd_status gd_trainer_read_owned(gd_trainer *t, uint8_t roots[3][GD_MMR_HASH_LEN]
     for (size_t r = 0; s == GD_OK && r < p->ranks; r++) {
         gd_owned_span(p, r, &next[r], &end[r]);
         p->w[r] = (gd_owned_window){.t = t, .rank = r};
-        if (next[r] == end[r])
-            continue; /* no chunk begins in its shard */
+        if (next[r] == end[r] || (to != NULL && to->place != NULL))
+            continue; /* no chunk begins in its shard, or the sink places the windows */
         p->w[r].buf = gd_backend_host_alloc_f32(gd_trainer_rank_backend(t, r), 3 * p->window);
         if (p->w[r].buf == NULL)
             s = gd_fail(GD_ERR_NOMEM, "out of host memory for rank %zu's window", r);
@@ -162,8 +179,10 @@ gd_status gd_trainer_read_owned(gd_trainer *t, uint8_t roots[3][GD_MMR_HASH_LEN]
             w->own = (w->lo + w->count < hi ? w->lo + w->count : hi) - w->lo;
             next[r] += w->count;
             p->active[p->n_active++] = r;
+            if (s == GD_OK)
+                s = gd_owned_place(p, w, to);
         }
-        if (p->n_active == 0)
+        if (p->n_active == 0 || s != GD_OK)
             break;
         gd_owned_read_batch(p);
         if (roots != NULL)

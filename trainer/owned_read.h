@@ -24,10 +24,14 @@
 
 /* Where each window goes besides its hashes: [lo, lo + count) of the
  * parameters and both moments, each value once, in no set order (a window
- * of each rank in turn), on the calling thread. */
+ * of each rank in turn), on the calling thread. With place (optional) the
+ * sink says where array a's window (0 params, 1 exp_avg, 2 exp_avg_sq)
+ * goes before it is read, and the ranks copy into it straight from their
+ * memory; write then gets those places. */
 typedef struct gd_owned_sink {
     gd_status (*write)(void *ctx, const float *params, const float *exp_avg,
                        const float *exp_avg_sq, size_t lo, size_t count);
+    float *(*place)(void *ctx, int array, size_t lo, size_t count);
     void *ctx;
 } gd_owned_sink;
 

@@ -322,6 +322,11 @@ static gd_status gd_job_start_roots(void *ctx, uint64_t round, uint32_t leaf,
     return job->sink.start_roots(job->sink.ctx, round, leaf, roots);
 }
 
+static float *gd_job_start_place(void *ctx, int array, size_t lo, size_t count) {
+    gd_engine_job *job = ctx;
+    return job->sink.start_place(job->sink.ctx, array, lo, count);
+}
+
 static gd_status gd_job_start_end(void *ctx, const gd_worker_desc *desc) {
     gd_engine_job *job = ctx;
     gd_status s = GD_OK;
@@ -368,6 +373,9 @@ gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_stat
         starts.end_unhashed = gd_job_start_end_unhashed;
         starts.roots = gd_job_start_roots;
     }
+    if (sink->start_place != NULL)
+        starts.place = gd_job_start_place;
+    starts.keeps_residual = sink->keeps_residual;
     if (s == GD_OK)
         s = gd_diloco_round_begin(e->trainer, c, &job->out.r, round, &job->start, e->n,
                                   prev ? &from : NULL, address, rank, &job->residual, &starts,

@@ -167,6 +167,10 @@ typedef struct gd_engine_start_sink {
     gd_status (*start_end_unhashed)(void *ctx, const gd_worker_desc *desc);
     gd_status (*start_roots)(void *ctx, uint64_t round, uint32_t leaf,
                              uint8_t roots[3][GD_MMR_HASH_LEN]);
+    /* Optional: where the ranks copy a start's windows (gd_state_leaf_sink's
+     * place), and whether the residual of leaf 0 stays for later starts. */
+    float *(*start_place)(void *ctx, int array, size_t lo, size_t count);
+    bool keeps_residual;
     gd_status (*post_begin)(void *ctx, uint64_t round, uint32_t leaf, size_t n);
     gd_status (*post_write)(void *ctx, const float *params, const float *exp_avg,
                             const float *exp_avg_sq, const float *residual, size_t lo,

@@ -119,6 +119,7 @@ static gd_status gd_start_staging(gd_start_writer *w, size_t n) {
     if (w->have_staging && w->staging.n != n) {
         gd_worker_state_free(&w->staging);
         w->have_staging = false;
+        w->residual_staged = false;
     }
     if (!w->have_staging) {
         GD_TRY(gd_worker_state_init(&w->staging, 0, n));
@@ -145,8 +146,19 @@ gd_status gd_start_writer_start_begin(gd_start_writer *w, uint64_t round, uint32
     w->staging_open = s == GD_OK;
     w->round = round;
     w->leaf = leaf;
+    if (leaf == 0) /* a round's first start brings its residual */
+        w->residual_staged = false;
     pthread_mutex_unlock(&w->mu);
     return gd_start_failed_as(s, round, leaf);
+}
+
+float *gd_start_writer_start_place(gd_start_writer *w, int array, size_t lo, size_t count) {
+    gd_worker_state *st = &w->staging;
+    if (!w->background || !w->staging_open || array < 0 || array > 2 || lo > st->n ||
+        count > st->n - lo)
+        return NULL;
+    float *arrays[3] = {st->params, st->exp_avg, st->exp_avg_sq};
+    return arrays[array] + lo;
 }
 
 /* A start's windows come in no set order (each rank's in turn): each at
@@ -168,10 +180,19 @@ gd_status gd_start_writer_start_write(gd_start_writer *w, const float *params,
         w->post_next += count;
         return GD_OK;
     }
-    if (!w->staging_open)
+    gd_worker_state *st = &w->staging;
+    if (!w->staging_open || lo > st->n || count > st->n - lo)
         return gd_fail(GD_ERR_INVALID, "state values [%zu, +%zu) of no start begun", lo, count);
-    return gd_worker_state_put_window(&w->staging, params, exp_avg, exp_avg_sq, residual, lo,
-                                      count);
+    if (residual == NULL && !(w->residual_staged && w->residual_round == w->round))
+        return gd_fail(GD_ERR_INVALID, "round %llu's residual was never staged",
+                       (unsigned long long)w->round);
+    /* A window placed in the staging state (start_place) is there already. */
+    const float *from[4] = {params, exp_avg, exp_avg_sq, residual};
+    float *into[4] = {st->params, st->exp_avg, st->exp_avg_sq, st->residual};
+    for (int a = 0; a < 4; a++)
+        if (from[a] != NULL && from[a] != into[a] + lo)
+            memcpy(into[a] + lo, from[a], count * sizeof(float));
+    return GD_OK;
 }
 
 /* The staged start queued for the writer's thread, hashed there first
@@ -186,6 +207,10 @@ static gd_status gd_start_queue(gd_start_writer *w, const gd_worker_desc *desc, 
         return gd_fail(GD_ERR_INVALID, "a descriptor of %llu values for a state of %zu",
                        (unsigned long long)desc->n, w->staging.n);
     pthread_mutex_lock(&w->mu);
+    if (w->leaf == 0) { /* its residual stays for the round's later starts */
+        w->residual_staged = true;
+        w->residual_round = w->round;
+    }
     /* The staging state is the writer thread's from here until queued is
      * cleared. */
     snprintf(w->staging.address, sizeof w->staging.address, "%s", desc->address);
@@ -310,6 +335,10 @@ static gd_status gd_sink_start_end(void *ctx, const gd_worker_desc *desc) {
     return gd_start_writer_start_end(ctx, desc);
 }
 
+static float *gd_sink_start_place(void *ctx, int array, size_t lo, size_t count) {
+    return gd_start_writer_start_place(ctx, array, lo, count);
+}
+
 static gd_status gd_sink_start_end_unhashed(void *ctx, const gd_worker_desc *desc) {
     return gd_start_writer_start_end_unhashed(ctx, desc);
 }
@@ -350,6 +379,8 @@ gd_engine_start_sink gd_start_writer_sink(gd_start_writer *w) {
                                   .start_end_unhashed =
                                       w->background ? gd_sink_start_end_unhashed : NULL,
                                   .start_roots = w->background ? gd_sink_start_roots : NULL,
+                                  .start_place = w->background ? gd_sink_start_place : NULL,
+                                  .keeps_residual = w->background,
                                   .post_begin = gd_sink_post_begin,
                                   .post_write = gd_sink_post_write,
                                   .post_end = gd_sink_post_end,

@@ -48,6 +48,8 @@ typedef struct gd_start_writer {
     uint32_t hashed_leaf;
     gd_pool *pool;               /* the thread's hashing (made at its first hash) */
     gd_worker_state staging;     /* the start being staged or queued (background) */
+    bool residual_staged;        /* staging holds the residual of round residual_round */
+    uint64_t residual_round;
     bool have_staging;
     bool staging_open;           /* a start is being copied into staging */
     gd_worker_desc desc;
@@ -80,6 +82,12 @@ gd_status gd_start_writer_start_write(gd_start_writer *w, const float *params,
                                       const float *residual, size_t lo,
                                       size_t count) GD_MUST_CHECK;
 gd_status gd_start_writer_start_end(gd_start_writer *w, const gd_worker_desc *desc) GD_MUST_CHECK;
+/* Behind training only: where array a (0 params, 1 exp_avg, 2 exp_avg_sq)
+ * of the begun start's values [lo, lo + count) goes in the staging state,
+ * so the ranks copy straight into it (NULL in the foreground or out of
+ * range). The residual staged with a round's leaf 0 stays for its later
+ * starts, whose windows may come without one. */
+float *gd_start_writer_start_place(gd_start_writer *w, int array, size_t lo, size_t count);
 /* Behind training only: end with a descriptor whose three roots are left
  * to the writer's thread, which hashes the staged start (on threads of its
  * own, GD_START_HASH_THREADS) before it writes it; start_roots then waits

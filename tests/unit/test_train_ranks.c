@@ -414,12 +414,21 @@ typedef struct owned_seen {
     size_t n;
     uint8_t *times;    /* how often each value came */
     bool same;
+    float *placed;     /* 3n values the windows are placed into, or NULL */
 } owned_seen;
+
+static float *owned_seen_place(void *ctx, int array, size_t lo, size_t count) {
+    owned_seen *o = ctx;
+    (void)count;
+    return o->placed + (size_t)array * o->n + lo;
+}
 
 static gd_status owned_seen_write(void *ctx, const float *params, const float *exp_avg,
                                   const float *exp_avg_sq, size_t lo, size_t count) {
     owned_seen *o = ctx;
     const float *got[3] = {params, exp_avg, exp_avg_sq};
+    for (int a = 0; o->placed != NULL && a < 3; a++) /* each window where it was placed */
+        o->same = o->same && got[a] == o->placed + (size_t)a * o->n + lo;
     for (int a = 0; a < 3; a++)
         o->same = o->same && memcmp(got[a], o->want + (size_t)a * o->n + lo,
                                     count * sizeof(float)) == 0;
@@ -433,7 +442,9 @@ static gd_status owned_seen_write(void *ctx, const float *params, const float *e
  * 3 and 8 ranks, either sharding, moments offloaded or not, fp32 or bf16,
  * chunks that cross shard boundaries (1,000 values), fit them (4,096),
  * hold a whole shard and more (100,000: the second rank begins no chunk)
- * or the whole state; and `small` over 3 ranks, several windows a rank. */
+ * or the whole state; and `small` over 3 ranks, several windows a rank.
+ * The same with the windows placed by the sink (the ranks copy straight
+ * into them), hashed and not. */
 static void test_owned_read_is_the_ordered_read(void) {
     static const size_t counts[] = {1, 2, 3, 8};
     static const uint32_t chunks[] = {1000, 4096, 100000, 1u << 20};
@@ -475,17 +486,29 @@ static void test_owned_read_is_the_ordered_read(void) {
                         uint8_t want[3][32], got[3][32];
                         for (int a = 0; a < 3; a++)
                             CHECK_OK(gd_values_root(NULL, state + (size_t)a * n, n, e, want[a]));
+                        /* The windows in the pass's own buffers, and placed by the
+                         * sink (hashed there, or not at all: only read). */
+                        float *placed = malloc(3 * n * sizeof(float));
+                        CHECK(placed != NULL);
                         owned_seen seen = {.want = state, .n = n, .times = times, .same = true};
-                        gd_owned_sink to = {owned_seen_write, &seen};
+                        gd_owned_sink to = {.write = owned_seen_write, .ctx = &seen};
                         CHECK(gd_trainer_read_owned_fits(n, e));
                         CHECK_OK(gd_trainer_read_owned(g.t, got, e, &to));
+                        seen.placed = placed;
+                        to.place = owned_seen_place;
+                        uint8_t placed_roots[3][32];
+                        CHECK_OK(gd_trainer_read_owned(g.t, placed_roots, e, &to));
+                        CHECK_OK(gd_trainer_read_owned(g.t, NULL, e, &to));
+                        CHECK(memcmp(placed_roots, want, sizeof want) == 0);
+                        CHECK(memcmp(placed, state, 3 * n * sizeof(float)) == 0);
+                        free(placed);
                         bool once = true;
                         for (size_t i = 0; i < n; i++)
-                            once = once && times[i] == 1;
+                            once = once && times[i] == 3;
                         bool ok = memcmp(want, got, sizeof want) == 0 && seen.same && once;
                         if (!ok)
                             printf("  %s over %zu ranks, %s sharding, offload %d, bf16 %d, chunk "
-                                   "%u: roots %s, values %s, each once %s\n",
+                                   "%u: roots %s, values %s, each once a pass %s\n",
                                    big ? "small" : "tiny", g.n, shard ? "full" : "optimizer",
                                    offload, bf16, e,
                                    memcmp(want, got, sizeof want) ? "differ" : "same",
