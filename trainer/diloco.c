@@ -421,24 +421,6 @@ static gd_status gd_round_start_read(const void *ctx, float *params, float *exp_
     return GD_OK;
 }
 
-static gd_status gd_trainer_source_read(const void *ctx, float *params, float *exp_avg,
-                                        float *exp_avg_sq, size_t lo, size_t count) {
-    const gd_trainer *t = ctx;
-    size_t n = gd_trainer_layout(t)->total;
-    if (lo > n || count > n - lo)
-        return gd_fail(GD_ERR_INVALID, "values [%zu, +%zu) of a state of %zu", lo, count, n);
-    gd_trainer_get_range(t, params, exp_avg, exp_avg_sq, lo, count);
-    return GD_OK;
-}
-
-gd_worker_state_source gd_diloco_round_source(const gd_trainer *t,
-                                              const gd_worker_round_run *run) {
-    return (gd_worker_state_source){.address = run->address, .rank = run->rank,
-                                    .step = gd_trainer_step_count(t),
-                                    .n = gd_trainer_layout(t)->total,
-                                    .read = gd_trainer_source_read, .ctx = t};
-}
-
 /* --- segment starts kept in memory --- */
 
 static gd_status gd_memory_start_begin(void *ctx, uint64_t round, uint32_t leaf, size_t n) {

@@ -251,13 +251,6 @@ gd_status gd_diloco_round_segment(gd_trainer *t, const gd_diloco_config *c, cons
 gd_status gd_diloco_round_finish(gd_trainer *t, const gd_diloco_config *c, gd_worker_round *out,
                                  gd_worker_round_run *run, const gd_state_sink *post,
                                  gd_file_atomic *payload_file) GD_MUST_CHECK;
-/* The trainer's state as the run's worker (address, rank, the trainer's
- * step), read a window at a time: with run->residual, the state at the
- * last recorded training leaf, what a writer stores as that leaf's file.
- * t must outlive the source. */
-gd_worker_state_source gd_diloco_round_source(const gd_trainer *t,
-                                              const gd_worker_round_run *run);
-
 /* Δ + decay·residual of one chunk, encoded as the worker does (the rule a
  * verifier replays on one chunk): delta[i] = start[i] - params[i]; with
  * error feedback the residual is first multiplied by the decay, then

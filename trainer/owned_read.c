@@ -21,7 +21,6 @@ bool gd_trainer_read_owned_fits(size_t n, uint32_t chunk_elems) {
 /* One rank's window in a batch: whole chunks from `lo`, the first `own`
  * values its own (the rest, less than a chunk, the next shards'). */
 typedef struct gd_owned_window {
-    const gd_trainer *t;
     size_t rank;
     float *buf;       /* the pass's `window` floats of each array, in the rank's backend's
                        * host memory (NULL when the sink places every window) */
@@ -40,11 +39,6 @@ typedef struct gd_owned_pass {
     uint8_t *leaves; /* 3 arrays of every chunk's leaf */
     size_t chunks;
 } gd_owned_pass;
-
-static float *gd_owned_array(const gd_owned_pass *p, const gd_owned_window *w, int a) {
-    (void)p;
-    return w->arrays[a];
-}
 
 /* The batch's window of each array: where the sink places it, or the
  * rank's buffer. */
@@ -70,8 +64,7 @@ typedef struct gd_owned_job {
 static void *gd_owned_read_rank(void *arg) {
     const gd_owned_job *j = arg;
     const gd_owned_window *w = j->w;
-    gd_trainer_get_owned(w->t, w->rank, gd_owned_array(j->pass, w, 0),
-                         gd_owned_array(j->pass, w, 1), gd_owned_array(j->pass, w, 2), w->lo,
+    gd_trainer_get_owned(j->pass->t, w->rank, w->arrays[0], w->arrays[1], w->arrays[2], w->lo,
                          w->own);
     return NULL;
 }
@@ -96,9 +89,9 @@ static void gd_owned_read_batch(gd_owned_pass *p) {
     for (size_t i = 0; i < p->n_active; i++) {
         const gd_owned_window *w = &p->w[p->active[i]];
         if (w->own < w->count)
-            gd_trainer_get_range(p->t, gd_owned_array(p, w, 0) + w->own,
-                                 gd_owned_array(p, w, 1) + w->own,
-                                 gd_owned_array(p, w, 2) + w->own, w->lo + w->own,
+            gd_trainer_get_range(p->t, w->arrays[0] + w->own,
+                                 w->arrays[1] + w->own,
+                                 w->arrays[2] + w->own, w->lo + w->own,
                                  w->count - w->own);
     }
 }
@@ -121,7 +114,7 @@ static void gd_owned_hash_task(void *ctx, size_t task) {
     size_t count = w->count - at < p->chunk_elems ? w->count - at : p->chunk_elems;
     uint32_t chunk = (uint32_t)((w->lo + at) / p->chunk_elems);
     gd_mmr_hash_leaf(p->leaves + ((size_t)a * p->chunks + chunk) * GD_MMR_HASH_LEN, chunk,
-                     gd_owned_array(p, w, a) + at, count * sizeof(float));
+                     w->arrays[a] + at, count * sizeof(float));
 }
 
 /* Rank r's windows cover the chunks whose first value it owns:
@@ -158,7 +151,7 @@ gd_status gd_trainer_read_owned(gd_trainer *t, uint8_t roots[3][GD_MMR_HASH_LEN]
     size_t next[GD_TRAINER_RANKS_MAX], end[GD_TRAINER_RANKS_MAX];
     for (size_t r = 0; s == GD_OK && r < p->ranks; r++) {
         gd_owned_span(p, r, &next[r], &end[r]);
-        p->w[r] = (gd_owned_window){.t = t, .rank = r};
+        p->w[r] = (gd_owned_window){.rank = r};
         if (next[r] == end[r] || (to != NULL && to->place != NULL))
             continue; /* no chunk begins in its shard, or the sink places the windows */
         p->w[r].buf = gd_backend_host_alloc_f32(gd_trainer_rank_backend(t, r), 3 * p->window);
@@ -189,8 +182,8 @@ gd_status gd_trainer_read_owned(gd_trainer *t, uint8_t roots[3][GD_MMR_HASH_LEN]
             gd_pool_run(gd_trainer_pool(t), p->n_active * h.per_window, gd_owned_hash_task, &h);
         for (size_t i = 0; s == GD_OK && to != NULL && i < p->n_active; i++) {
             const gd_owned_window *w = &p->w[p->active[i]];
-            s = to->write(to->ctx, gd_owned_array(p, w, 0), gd_owned_array(p, w, 1),
-                          gd_owned_array(p, w, 2), w->lo, w->count);
+            s = to->write(to->ctx, w->arrays[0], w->arrays[1],
+                          w->arrays[2], w->lo, w->count);
         }
     }
     for (int a = 0; s == GD_OK && roots != NULL && a < 3; a++) {

@@ -298,14 +298,14 @@ static gd_status gd_engine_job_prev_check(const gd_engine_job *job, const gd_wor
 static gd_status gd_job_start_begin(void *ctx, uint64_t round, uint32_t leaf, size_t n) {
     gd_engine_job *job = ctx;
     job->start_leaf = leaf;
-    return job->sink.start_begin(job->sink.ctx, round, leaf, n);
+    return job->sink.starts.begin(job->sink.starts.ctx, round, leaf, n);
 }
 
 static gd_status gd_job_start_write(void *ctx, const float *params, const float *exp_avg,
                                     const float *exp_avg_sq, const float *residual, size_t lo,
                                     size_t count) {
     gd_engine_job *job = ctx;
-    return job->sink.start_write(job->sink.ctx, params, exp_avg, exp_avg_sq, residual, lo,
+    return job->sink.starts.write(job->sink.starts.ctx, params, exp_avg, exp_avg_sq, residual, lo,
                                  count);
 }
 
@@ -313,18 +313,18 @@ static gd_status gd_job_start_end_unhashed(void *ctx, const gd_worker_desc *desc
     gd_engine_job *job = ctx;
     if (job->start_leaf == 0 && job->has_prev) /* never: leaf 0 is loaded, and hashed so */
         return gd_fail(GD_ERR_INVALID, "leaf 0 is held to the previous state's descriptor");
-    return job->sink.start_end_unhashed(job->sink.ctx, desc);
+    return job->sink.starts.end_unhashed(job->sink.starts.ctx, desc);
 }
 
 static gd_status gd_job_start_roots(void *ctx, uint64_t round, uint32_t leaf,
                                    uint8_t roots[3][GD_MMR_HASH_LEN]) {
     gd_engine_job *job = ctx;
-    return job->sink.start_roots(job->sink.ctx, round, leaf, roots);
+    return job->sink.starts.roots(job->sink.starts.ctx, round, leaf, roots);
 }
 
 static float *gd_job_start_place(void *ctx, int array, size_t lo, size_t count) {
     gd_engine_job *job = ctx;
-    return job->sink.start_place(job->sink.ctx, array, lo, count);
+    return job->sink.starts.place(job->sink.starts.ctx, array, lo, count);
 }
 
 static gd_status gd_job_start_end(void *ctx, const gd_worker_desc *desc) {
@@ -332,7 +332,7 @@ static gd_status gd_job_start_end(void *ctx, const gd_worker_desc *desc) {
     gd_status s = GD_OK;
     if (desc != NULL && job->start_leaf == 0 && job->has_prev)
         s = gd_engine_job_prev_check(job, desc);
-    gd_status e = job->sink.start_end(job->sink.ctx, s == GD_OK ? desc : NULL);
+    gd_status e = job->sink.starts.end(job->sink.starts.ctx, s == GD_OK ? desc : NULL);
     return s != GD_OK ? s : e;
 }
 
@@ -342,8 +342,8 @@ gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_stat
                               const gd_engine_start_sink *sink, gd_engine_job *job) {
     gd_engine_job_free(job);
     const gd_global_state *start = take ? take : borrow;
-    if (sink == NULL || sink->start_begin == NULL || sink->start_write == NULL ||
-        sink->start_end == NULL || sink->post_begin == NULL ||
+    if (sink == NULL || sink->starts.begin == NULL || sink->starts.write == NULL ||
+        sink->starts.end == NULL || sink->post_begin == NULL ||
         sink->post_write == NULL || sink->post_end == NULL || (borrow == NULL) == (take == NULL))
         return gd_fail(GD_ERR_INVALID, "a round trained a segment at a time needs a sink and "
                                        "one start");
@@ -369,13 +369,13 @@ gd_status gd_engine_job_begin(gd_engine *e, uint64_t round, const gd_global_stat
      * trainer loads it; each later start as the boundary is described. */
     gd_state_leaf_sink starts = {.begin = gd_job_start_begin, .write = gd_job_start_write,
                                  .end = gd_job_start_end, .ctx = job};
-    if (sink->start_end_unhashed != NULL && sink->start_roots != NULL) {
+    if (sink->starts.end_unhashed != NULL && sink->starts.roots != NULL) {
         starts.end_unhashed = gd_job_start_end_unhashed;
         starts.roots = gd_job_start_roots;
     }
-    if (sink->start_place != NULL)
+    if (sink->starts.place != NULL)
         starts.place = gd_job_start_place;
-    starts.keeps_residual = sink->keeps_residual;
+    starts.keeps_residual = sink->starts.keeps_residual;
     if (s == GD_OK)
         s = gd_diloco_round_begin(e->trainer, c, &job->out.r, round, &job->start, e->n,
                                   prev ? &from : NULL, address, rank, &job->residual, &starts,

@@ -146,9 +146,9 @@ gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint6
  * error the job is over (freed); free it with gd_engine_job_free either
  * way. */
 /* Where a job's states go as training reaches them: leaf i (the worker's
- * state at the start of segment i) comes in the pass that describes it,
- * start_begin, start_write for each window in order, then start_end with
- * the descriptor the round recorded for it (NULL: given up); leaf S + 1,
+ * state at the start of segment i) goes to `starts` in the pass that
+ * describes it (trainer/diloco.h, gd_state_leaf_sink; leaf 0 is put in
+ * place only once it matches the previous state's descriptor); leaf S + 1,
  * the state after encoding, comes as the round makes it: post_begin,
  * post_write for each window in order, then post_end with its descriptor
  * (NULL: the round failed, the file is given up). payload_begin, when set, begins the file the round's payload is
@@ -156,21 +156,7 @@ gd_status gd_engine_overlap_start_path(gd_engine *e, gd_global_state *out, uint6
  * job commits it, durable, once the round is encoded, before it seals, and
  * aborts it on a failure. Without it the payload stays in job->out. */
 typedef struct gd_engine_start_sink {
-    gd_status (*start_begin)(void *ctx, uint64_t round, uint32_t leaf, size_t n);
-    gd_status (*start_write)(void *ctx, const float *params, const float *exp_avg,
-                             const float *exp_avg_sq, const float *residual, size_t lo,
-                             size_t count);
-    gd_status (*start_end)(void *ctx, const gd_worker_desc *desc);
-    /* Optional (both or neither): a start ended without its roots, which
-     * the sink hashes itself, and those roots once it has (trainer/diloco.h,
-     * gd_state_leaf_sink). */
-    gd_status (*start_end_unhashed)(void *ctx, const gd_worker_desc *desc);
-    gd_status (*start_roots)(void *ctx, uint64_t round, uint32_t leaf,
-                             uint8_t roots[3][GD_MMR_HASH_LEN]);
-    /* Optional: where the ranks copy a start's windows (gd_state_leaf_sink's
-     * place), and whether the residual of leaf 0 stays for later starts. */
-    float *(*start_place)(void *ctx, int array, size_t lo, size_t count);
-    bool keeps_residual;
+    gd_state_leaf_sink starts; /* leaves 0 to S - 1, with a context of its own */
     gd_status (*post_begin)(void *ctx, uint64_t round, uint32_t leaf, size_t n);
     gd_status (*post_write)(void *ctx, const float *params, const float *exp_avg,
                             const float *exp_avg_sq, const float *residual, size_t lo,

@@ -372,15 +372,17 @@ static gd_status gd_sink_payload_begin(void *ctx, uint64_t round, gd_file_atomic
 }
 
 gd_engine_start_sink gd_start_writer_sink(gd_start_writer *w) {
-    /* Behind training the writer's own threads hash each start. */
-    return (gd_engine_start_sink){.start_begin = gd_sink_start_begin,
-                                  .start_write = gd_sink_start_write,
-                                  .start_end = gd_sink_start_end,
-                                  .start_end_unhashed =
-                                      w->background ? gd_sink_start_end_unhashed : NULL,
-                                  .start_roots = w->background ? gd_sink_start_roots : NULL,
-                                  .start_place = w->background ? gd_sink_start_place : NULL,
-                                  .keeps_residual = w->background,
+    /* Behind training the writer's own threads hash each start, placed
+     * straight into its staging state, the round's residual kept. */
+    gd_state_leaf_sink starts = {.begin = gd_sink_start_begin, .write = gd_sink_start_write,
+                                 .end = gd_sink_start_end, .ctx = w};
+    if (w->background) {
+        starts.end_unhashed = gd_sink_start_end_unhashed;
+        starts.roots = gd_sink_start_roots;
+        starts.place = gd_sink_start_place;
+        starts.keeps_residual = true;
+    }
+    return (gd_engine_start_sink){.starts = starts,
                                   .post_begin = gd_sink_post_begin,
                                   .post_write = gd_sink_post_write,
                                   .post_end = gd_sink_post_end,

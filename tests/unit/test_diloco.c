@@ -780,22 +780,17 @@ static void test_round_by_segments(void) {
         gd_worker_round_run run;
         CHECK_OK(gd_diloco_round_begin(e.t, &e.c, &res, 0, &g0, e.n, &prev, w.address, w.rank,
                                        &residual, &to_memory, &run));
-        gd_worker_state at; /* the state at the boundary, as a writer keeps it */
-        CHECK_OK(gd_worker_state_init(&at, 0, e.n));
         while (run.done < run.segments) {
-            gd_worker_state_source live = gd_diloco_round_source(e.t, &run);
-            CHECK_OK(live.read(live.ctx, at.params, at.exp_avg, at.exp_avg_sq, 0, e.n));
-            snprintf(at.address, sizeof at.address, "%s", live.address);
-            at.step = live.step;
+            /* The state at the boundary, as the starts' sink keeps it. */
+            gd_worker_state *at = &starts[run.done];
             /* The trainer serves a check in between. */
             gd_check_result r =
                 check_segment(&e, &m.cv, &other, 1, &other_seg[1], other.leaves[2]);
             CHECK(r.pass);
-            gd_worker_state_source from = gd_worker_state_source_of(&at);
+            gd_worker_state_source from = gd_worker_state_source_of(at);
             CHECK_OK(gd_diloco_round_segment(e.t, &e.c, e.data, &res, reload ? &from : NULL,
                                              &run));
         }
-        gd_worker_state_free(&at);
         gd_worker_state_source from = gd_worker_state_source_of(&starts[0]);
         CHECK_STATUS(gd_diloco_round_segment(e.t, &e.c, e.data, &res, &from, &run),
                      GD_ERR_INVALID);
