@@ -6,8 +6,8 @@
 # and PyTorch's on the same GPU, a stack of the 32B shape's layers fully
 # sharded over every GPU with the whole model's step projected, in fp32
 # and in bf16, and writes every log and figure under OUT, the device's name
-# first; then flash attention's step at 4,096 tokens (its first, simple
-# kernel). Sized for ten minutes on one H100 or H200.
+# first; then flash attention's kernels alone and in a step at 4,096
+# tokens. Sized for ten minutes on one H100 or H200.
 #
 # Usage: bench/gpu_check.sh [--emulate] [OUT]    (default: $OUT, else ./gpu-check)
 # --emulate rehearses the whole run on a machine without a GPU: the CUDA
@@ -89,11 +89,15 @@ model=small det_shape=(--batch 8 --seq 256) shapes=("small 32 256" "base 8 1024"
 # Two layers of the 32B shape (docs/examples/qwen2.5-32b-like.json) at
 # 4,096 tokens: about 2.5B parameters with the embedding and the head.
 stack=(--model-config docs/examples/qwen2.5-32b-like.json --layers 2 --batch 1 --seq 4096)
+# Flash attention's kernels alone at the 32B shape's heads (40 query, 8
+# key/value, 128 wide) and 4,096 tokens.
+attn_shape=(--seq 4096 --heads 40 --kv-heads 8 --head-dim 128 --repeat 3)
 if [ "$emulate" -eq 1 ]; then
   build=build-gpu-emu
   cuda=(-DGD_CUDA=EMU)
   model=tiny det_shape=(--batch 4 --seq 32) shapes=("tiny 4 32")
   stack=(--model tiny --layers 1 --batch 1 --seq 32)
+  attn_shape=(--seq 100 --heads 4 --kv-heads 2 --head-dim 128 --repeat 1)
   gpus=2
   export OPENBLAS_NUM_THREADS=1 # every kernel thread is a fiber of one host thread
   note "rehearsal on the CUDA emulator: the flow is checked, the figures mean nothing"
@@ -102,7 +106,7 @@ note "build: $build ${cuda[*]}"
 step configure cmake -S . -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release "${cuda[@]}" \
   "${cmake_extra[@]}" || { note "configure failed"; exit 1; }
 step build cmake --build "$build" -j "$(nproc)" --target gonka-diloco test_backend_ops \
-  test_train_gpu test_round_gpu test_matmul_lt ||
+  test_train_gpu test_round_gpu test_matmul_lt gd-bench-attention ||
   { note "build failed"; exit 1; }
 bin=$build/bin/gonka-diloco
 "$bin" version --json >"$out/version.json" 2>&1
@@ -236,9 +240,25 @@ else:
     print("32B stack, bf16 (moments bf16): %.1f ms a layer, step %.0f ms; plan: %.1f GiB a GPU"
           % (j["ms_per_layer"], j["step_ms"], (j.get("plan_gpu_bytes") or 0) / 2**30))
 PY
-# Flash attention (a thread per row: the simple kernel) at 4,096 tokens,
-# head dim 128 in the 32B shape: the stack's step against naive attention's
-# above; bounded, so a slow kernel costs at most two minutes.
+# Flash attention's kernels (tensor cores at head dim 128) alone: forward
+# and backward time, TFLOP/s, and every run's bits against the first's.
+step bench_attention timeout 120 "$build/bin/gd-bench-attention" --backend cuda \
+  "${attn_shape[@]}" --json
+python3 - "$(last_json "$out/bench_attention.log")" <<'PY' | tee -a "$summary"
+import json, sys
+j = json.loads(sys.argv[1])
+if j is None:
+    print("flash attention kernels: no figure (see bench_attention.log)")
+else:
+    print("flash attention kernels at T %d, heads %d/%d x %d: forward %.1f ms (%.1f TFLOP/s), "
+          "backward %.1f ms (%.1f TFLOP/s), run to run the same bits: %s"
+          % (j["seq"], j["heads"], j["kv_heads"], j["head_dim"], j["forward_ms"],
+             j["forward_tflops"], j["backward_ms"], j["backward_tflops"],
+             "yes" if j["same_bits"] else "NO"))
+PY
+# Flash attention in a training step at 4,096 tokens, head dim 128 in the
+# 32B shape: the stack's step against naive attention's above; bounded, so
+# a slow kernel costs at most two minutes.
 flash=("${stack[@]}")
 [ "$emulate" -eq 1 ] || flash=(--model-config docs/examples/qwen2.5-32b-like.json --layers 1 --batch 1 --seq 4096)
 step bench_flash timeout 120 "$bin" bench train --backend cuda "${flash[@]}" --steps 1 --warmup 0 \

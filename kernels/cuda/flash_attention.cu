@@ -13,10 +13,10 @@
 //              order and their rows in order; a thread per query row for
 //              dq, over its keys in order.
 //
-// This is the first, simple form: each thread walks its keys or rows with
-// the head's values in registers and local memory, not tiles in shared
-// memory with tensor-core products; it is exact about memory (what plan
-// budgets) and order, not yet about speed.
+// This is the simple form, for the head dims the tensor-core kernels do not
+// take (flash_attention_mma.cu: multiples of 16 up to 128): each thread
+// walks its keys or rows with the head's values in registers and local
+// memory; its bits are the CPU reference's.
 #include <math.h>
 
 #include "kernels/cuda/cuda_check.h"
@@ -191,6 +191,11 @@ extern "C" void gd_cuda_flash_attention_forward(cudaStream_t stream, float *out,
     size_t rows = batch * heads * seq_len;
     if (rows == 0)
         return;
+    if (gd_cuda_flash_mma_fits(batch, seq_len, heads, head_dim)) {
+        gd_cuda_flash_mma_forward(stream, out, lse, q, k, v, batch, seq_len, heads, kv_heads,
+                                  head_dim);
+        return;
+    }
     flash_forward_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(
         out, lse, q, k, v, shape_of(batch, seq_len, heads, kv_heads, head_dim));
     GD_CUDA_CHECK_LAUNCH();
@@ -208,6 +213,11 @@ extern "C" void gd_cuda_flash_attention_backward(cudaStream_t stream, float *dq,
     flash_shape s = shape_of(batch, seq_len, heads, kv_heads, head_dim);
     flash_rowdot_kernel<<<blocks_for(rows), kThreads, 0, stream>>>(scratch, dout, attn_out, s);
     GD_CUDA_CHECK_LAUNCH();
+    if (gd_cuda_flash_mma_fits(batch, seq_len, heads, head_dim)) {
+        gd_cuda_flash_mma_backward(stream, dq, dk, dv, scratch, dout, lse, q, k, v, batch,
+                                   seq_len, heads, kv_heads, head_dim);
+        return;
+    }
     if (dk != nullptr || dv != nullptr) {
         flash_dkdv_kernel<<<blocks_for(keys), kThreads, 0, stream>>>(dk, dv, scratch, dout, lse,
                                                                      q, k, v, s);

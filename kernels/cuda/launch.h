@@ -6,6 +6,7 @@
 #ifndef GD_KERNELS_CUDA_LAUNCH_H
 #define GD_KERNELS_CUDA_LAUNCH_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -50,8 +51,10 @@ void gd_cuda_attention_softmax_backward(cudaStream_t stream, float *ds, const fl
                                         size_t rows, size_t seq_len);
 
 /* flash_attention.cu: ops_api.h's flash attention (head_dim at most
- * GD_CPU_FLASH_HEAD_MAX), a thread per output row, every sum in a fixed
- * order in double; scratch (B, heads, T) receives each row's dout . out. */
+ * GD_CPU_FLASH_HEAD_MAX); scratch (B, heads, T) receives each row's
+ * dout . out. Shapes gd_cuda_flash_mma_fits takes run on tensor cores
+ * (flash_attention_mma.cu), the others a thread per output row, every sum
+ * in a fixed order in double. */
 void gd_cuda_flash_attention_forward(cudaStream_t stream, float *out, float *lse, const float *q,
                                      const float *k, const float *v, size_t batch,
                                      size_t seq_len, size_t heads, size_t kv_heads,
@@ -61,6 +64,18 @@ void gd_cuda_flash_attention_backward(cudaStream_t stream, float *dq, float *dk,
                                       const float *lse, const float *q, const float *k,
                                       const float *v, size_t batch, size_t seq_len, size_t heads,
                                       size_t kv_heads, size_t head_dim);
+
+/* flash_attention_mma.cu: the tensor-core kernels, for head dims that are a
+ * multiple of 16 up to 128; D holds each row's dout . out. */
+bool gd_cuda_flash_mma_fits(size_t batch, size_t seq_len, size_t heads, size_t head_dim);
+void gd_cuda_flash_mma_forward(cudaStream_t stream, float *out, float *lse, const float *q,
+                               const float *k, const float *v, size_t batch, size_t seq_len,
+                               size_t heads, size_t kv_heads, size_t head_dim);
+void gd_cuda_flash_mma_backward(cudaStream_t stream, float *dq, float *dk, float *dv,
+                                const float *D, const float *dout, const float *lse,
+                                const float *q, const float *k, const float *v, size_t batch,
+                                size_t seq_len, size_t heads, size_t kv_heads,
+                                size_t head_dim);
 
 /* cross_entropy.cu */
 void gd_cuda_cross_entropy_forward(cudaStream_t stream, float *losses, const float *logits,

@@ -28,6 +28,7 @@ struct dim3 {
 #define __device__
 #define __host__
 #define __forceinline__ inline
+#define __align__(n) __attribute__((aligned(n)))
 #define __shared__ static thread_local
 #define threadIdx gd_emu_thread_idx
 #define blockIdx gd_emu_block_idx

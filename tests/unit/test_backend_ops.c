@@ -172,7 +172,9 @@ static void compare(const backend_under_test *b, const char *what, const float *
  * not a power of two; and a wide one whose rows (C, V, T) outgrow a block of
  * threads, so that every level of a kernel's reduction tree adds values
  * (a missing barrier there shows only then), with more positions (N) than
- * a kernel takes in one tile or chunk. */
+ * a kernel takes in one tile or chunk; and one whose heads (128 wide) take
+ * the CUDA backend's tensor-core attention, over three blocks of 32 keys,
+ * the last partial. */
 typedef struct op_shape {
     const char *name;
     size_t b, t, heads, kv, hd, c, f, v;
@@ -180,6 +182,7 @@ typedef struct op_shape {
 static const op_shape k_shapes[] = {
     {"small", 2, 8, 4, 2, 8, 32, 48, 50},
     {"wide", 32, 160, 4, 2, 8, 300, 48, 1000},
+    {"heads", 2, 80, 4, 2, 128, 64, 48, 50},
 };
 /* The shape of the cases running now (test_ops). */
 static size_t B, T, HEADS, KV, HD, C, F, V, N;
