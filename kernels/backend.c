@@ -90,6 +90,16 @@ void gd_backend_synchronize(const gd_backend *be) {
         be->iface->synchronize(be);
 }
 
+void gd_backend_transfers_after_ops(const gd_backend *be) {
+    if (be->iface->transfers_after_ops != NULL)
+        be->iface->transfers_after_ops(be);
+}
+
+void gd_backend_ops_after_transfers(const gd_backend *be) {
+    if (be->iface->ops_after_transfers != NULL)
+        be->iface->ops_after_transfers(be);
+}
+
 float *gd_backend_stage(const gd_backend *be, const float *host, size_t count) {
     if (be->iface->host_memory)
         return (float *)host;

@@ -64,6 +64,14 @@ typedef struct gd_backend_iface {
      * copy), or NULL when there is not enough; NULL slots: malloc and free. */
     void *(*host_alloc)(const struct gd_backend *be, size_t bytes);
     void (*host_free)(const struct gd_backend *be, void *buf); /* NULL is a no-op */
+    /* A second queue, for the copies between ranks a collective makes in a
+     * transfer group (kernels/collective.h), so that they overlap the ops.
+     * transfers_after_ops: transfers issued from now on wait for every op
+     * issued so far; ops_after_transfers: ops issued from now on wait for
+     * every transfer issued so far. synchronize waits for both queues.
+     * NULL: the backend has one order for everything, and both are no-ops. */
+    void (*transfers_after_ops)(const struct gd_backend *be);
+    void (*ops_after_transfers)(const struct gd_backend *be);
 
     /* --- model ops (optional) --- */
     void (*embedding_forward)(const struct gd_backend *be, float *out, const int32_t *tokens, const float *table,
@@ -167,6 +175,8 @@ void gd_backend_download(const gd_backend *be, void *host_dst, const void *src, 
 void gd_backend_copy(const gd_backend *be, void *dst, const void *src, size_t bytes);
 void gd_backend_zero(const gd_backend *be, void *dst, size_t bytes);
 void gd_backend_synchronize(const gd_backend *be);
+void gd_backend_transfers_after_ops(const gd_backend *be);
+void gd_backend_ops_after_transfers(const gd_backend *be);
 /* count floats of host memory for this backend's transfers (pinned on a
  * GPU), uninitialised; NULL if there is not enough or the size overflows.
  * Free with gd_backend_host_free on the same backend. */

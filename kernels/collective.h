@@ -13,7 +13,12 @@
  * ordered before any op issued afterwards on the receiving rank's backend
  * and before any op that overwrites a sent buffer on the sending rank's
  * (the host implementation copies at once; NCCL's work runs in stream
- * order). Copies are plain bytes: they never change a bit, so the results
+ * order). A transfer group (gd_collective_begin_transfers) instead runs on
+ * each rank's transfer queue (kernels/backend.h), beside the ops: the
+ * caller orders it with gd_backend_transfers_after_ops on every rank
+ * involved before it, and gd_backend_ops_after_transfers on a rank before
+ * the ops that read what it received or overwrite what it sent. (The host
+ * implementation copies at once, so its transfer groups need neither.) Copies are plain bytes: they never change a bit, so the results
  * of a data-parallel step depend only on the order the trainer adds them in.
  *
  * Errors. A failed copy is a local failure of the machine: like a backend's
@@ -21,6 +26,7 @@
 #ifndef GD_KERNELS_COLLECTIVE_H
 #define GD_KERNELS_COLLECTIVE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "common/status.h"
@@ -30,7 +36,7 @@ struct gd_collective;
 
 typedef struct gd_collective_iface {
     const char *name; /* "host", "nccl" */
-    void (*begin)(struct gd_collective *c);
+    void (*begin)(struct gd_collective *c, bool transfers); /* transfers: a transfer group */
     /* Queues a copy of bytes from src, a buffer of rank src_rank's backend,
      * to dst, a buffer of rank dst_rank's (the same rank: a local copy). */
     void (*copy)(struct gd_collective *c, size_t dst_rank, void *dst, size_t src_rank,
@@ -59,7 +65,10 @@ gd_status gd_collective_open(gd_collective *c, const gd_backend *ranks, size_t n
                              size_t why_cap) GD_MUST_CHECK;
 void gd_collective_close(gd_collective *c); /* a zeroed c is a no-op */
 
-static inline void gd_collective_begin(gd_collective *c) { c->iface->begin(c); }
+static inline void gd_collective_begin(gd_collective *c) { c->iface->begin(c, false); }
+static inline void gd_collective_begin_transfers(gd_collective *c) {
+    c->iface->begin(c, true);
+}
 static inline void gd_collective_copy(gd_collective *c, size_t dst_rank, void *dst,
                                       size_t src_rank, const void *src, size_t bytes) {
     c->iface->copy(c, dst_rank, dst, src_rank, src, bytes);

@@ -185,16 +185,18 @@ gd_status gd_plan_compute(gd_plan *out, const gd_plan_input *in, const gd_plan_s
             p.gradients = gd_add(&over, p.gradients, gd_add(&over, gd_mul(&over, P, 4),
                                                            gd_mul3(&over, N, shard, 4)));
     } else {
-        /* The fp32 master shard and the gathered unit (and a tied table),
-         * fp32 with the tail a bf16 gather widens through (bf16 gathers
-         * codes into the window's upper half); the accumulated gradient's
-         * shard, a unit's gradient (and the table's) and the inbox a
-         * unit's slices arrive in. */
+        /* The fp32 master shard and the gathered units: the one in use
+         * and the next arriving (GD_UNIT_SLOTS windows), and a tied
+         * table's, fp32 with the tail a bf16 gather widens through (bf16
+         * gathers codes into the window's upper half); the accumulated
+         * gradient's shard, a unit's gradient (and the table's) and the
+         * inbox a unit's slices arrive in. */
         shard = full_shard;
         uint64_t held = gd_add(&over, window, table);
-        uint64_t tails = (tied ? 2 : 1) * (uint64_t)GD_GATHER_TAIL;
+        uint64_t windows = gd_add(&over, gd_mul(&over, window, GD_UNIT_SLOTS), table);
+        uint64_t tails = (GD_UNIT_SLOTS + (tied ? 1 : 0)) * (uint64_t)GD_GATHER_TAIL;
         p.weights = gd_add(&over, gd_mul(&over, shard, 4),
-                           gd_mul(&over, gd_add(&over, held, tails), 4));
+                           gd_mul(&over, gd_add(&over, windows, tails), 4));
         p.gradients = gd_add(&over, gd_mul(&over, shard, 4),
                              gd_add(&over, gd_mul(&over, held, 4), gd_mul(&over, full_inbox, 4)));
     }

@@ -24,6 +24,9 @@ typedef enum { GD_OFFLOAD_NONE, GD_OFFLOAD_OPTIMIZER } gd_offload;
 /* Full sharding's windows each have this many values past their largest
  * unit: where a bf16 gather widens its last codes (trainer/train_full.c). */
 #define GD_GATHER_TAIL ((size_t)4096)
+/* Full sharding keeps this many unit windows a rank: the unit the ops read
+ * and the next, gathered beside them (trainer/train_full.c). */
+#define GD_UNIT_SLOTS 2
 
 /* How a host keeps the model on its ranks: the settings that only move
  * bytes, none of which changes a step's bits. Zeroed: the defaults. */

@@ -80,7 +80,8 @@ void gd_trainer_free(gd_trainer *t) {
         }
         gd_backend_free(&k->be, k->stage_m);
         gd_backend_free(&k->be, k->stage_v);
-        gd_backend_free(&k->be, k->unit_params);
+        for (size_t i = 0; i < GD_UNIT_SLOTS; i++)
+            gd_backend_free(&k->be, k->unit_params[i]);
         gd_backend_free(&k->be, k->unit_grads);
         gd_backend_free(&k->be, k->table_params);
         gd_backend_free(&k->be, k->table_grads);
@@ -171,18 +172,21 @@ static gd_status gd_rank_alloc(gd_trainer *t, gd_rank *k) {
                                (!offload || (k->stage_m && k->stage_v)))) &&
               (t->n_ranks == 1 || inbox == 0 || k->inbox);
     if (ok && full) {
-        /* The unit window (a tied table has windows of its own). */
+        /* The unit windows (a tied table has windows of its own). */
         size_t window = gd_param_layout_unit_max(&t->layout, t->tied ? 1 : 0);
         size_t table = t->tied ? gd_param_layout_unit_max(&t->layout, 0) : 0;
         t->unit_window = window;
         t->table_window = table;
-        k->unit_params = gd_backend_alloc_f32(&k->be, window + GD_GATHER_TAIL);
+        for (size_t i = 0; i < GD_UNIT_SLOTS; i++) {
+            k->unit_params[i] = gd_backend_alloc_f32(&k->be, window + GD_GATHER_TAIL);
+            ok = ok && k->unit_params[i];
+        }
         k->unit_grads = gd_backend_alloc_f32(&k->be, window);
         if (table > 0) {
             k->table_params = gd_backend_alloc_f32(&k->be, table + GD_GATHER_TAIL);
             k->table_grads = gd_backend_alloc_f32(&k->be, table);
         }
-        ok = k->unit_params && k->unit_grads && (table == 0 || (k->table_params && k->table_grads));
+        ok = ok && k->unit_grads && (table == 0 || (k->table_params && k->table_grads));
     }
     if (!ok)
         return gd_fail(GD_ERR_NOMEM, "out of %s memory for %zu parameters and their optimizer "
@@ -371,6 +375,7 @@ static gd_status gd_trainer_compute_round(gd_trainer *t) {
     gd_trainer_meet_expect(t, busy);
     if (t->n_ranks == 1) {
         gd_rank_compute(t, &t->ranks[0]);
+        gd_trainer_prefetch_drain(t);
         return t->ranks[0].status;
     }
     gd_rank_job jobs[GD_TRAINER_RANKS_MAX];
@@ -393,6 +398,7 @@ static gd_status gd_trainer_compute_round(gd_trainer *t) {
         if (k->busy && k->status != GD_OK && s == GD_OK)
             s = gd_fail(k->status, "rank %zu: %s", r, k->why);
     }
+    gd_trainer_prefetch_drain(t);
     return s;
 }
 
@@ -794,6 +800,11 @@ uint64_t gd_trainer_gathered_bytes(const gd_trainer *t) {
     return t->gathered_bytes;
 }
 
+void gd_trainer_gather_counts(const gd_trainer *t, uint64_t *now, uint64_t *ahead) {
+    *now = t->gathers_now;
+    *ahead = t->gathers_ahead;
+}
+
 size_t gd_trainer_activation_bytes(const gd_trainer *t) {
     return gd_model_activation_bytes_f32(t->ranks[0].model);
 }
@@ -889,6 +900,9 @@ gd_status gd_trainer_evaluate(const gd_trainer *t, const gd_data *data, size_t b
     gd_rank_feed_reset(&w->ranks[0]);
     gd_model_feed_f32 feed = gd_rank_feed;
     feed.ctx = &w->ranks[0];
-    return gd_evaluate_on(&t->be, &t->layout, &t->model_settings, NULL, &feed, data, batches,
-                          batch, seq_len, micro_batch, mean_loss, tokens, progress, ctx);
+    gd_status s = gd_evaluate_on(&t->be, &t->layout, &t->model_settings, NULL, &feed, data,
+                                 batches, batch, seq_len, micro_batch, mean_loss, tokens,
+                                 progress, ctx);
+    gd_trainer_prefetch_drain(w);
+    return s;
 }

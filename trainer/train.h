@@ -181,6 +181,10 @@ size_t gd_trainer_activation_bytes(const gd_trainer *t);
  * other ranks since the trainer was made (fp32 values, or bf16 codes in a
  * bf16 run; 0 with optimizer sharding). */
 uint64_t gd_trainer_gathered_bytes(const gd_trainer *t);
+/* Full sharding: the units gathered since the trainer was made, on demand
+ * (*now: a pass's first unit, a guess missed, a tied table) and ahead of
+ * the pass, while the ops ran on the unit before (*ahead). */
+void gd_trainer_gather_counts(const gd_trainer *t, uint64_t *now, uint64_t *ahead);
 
 /* The mean cross-entropy (nats/token) of params (host memory; evaluated on
  * the CPU backend over pool) over evaluation batches

@@ -33,7 +33,22 @@
  * the step is refused. No window grows but by GD_GATHER_TAIL values.
  *
  * A tied head uses unit 0 (the table) first and last in each pass; it has
- * windows of its own, gathered once a pass and reduced once at its end. */
+ * windows of its own, gathered once a pass and reduced once at its end.
+ *
+ * The next unit arrives while the ops run on this one. Each rank has two
+ * unit windows (slots). When the ranks meet for unit u, the last to arrive
+ * also starts gathering the unit the pass will ask for next (u + 1 going
+ * forward, u - 1 going back: the direction of the last two asks) into the
+ * other slot, on the ranks' transfer queues (kernels/backend.h), after
+ * the ops already issued (which may still read that slot's old unit);
+ * when the pass asks for it, the ops wait for those transfers, and a
+ * bf16 unit's codes are widened, before anything reads it. The backward
+ * pass starts on the two units the forward pass ended with, so they are
+ * not gathered again. A guess no pass asks for costs a gather, no bit;
+ * after the ranks' passes the ops wait for every transfer and the slots
+ * are emptied, so the optimizer may change the parameters (the sources).
+ * The copies are the same bytes whichever queue carries them, so the
+ * prefetch changes no bit (test_train_ranks). */
 #include <string.h>
 
 #include "kernels/backend.h"
@@ -105,9 +120,20 @@ void gd_trainer_meet_leave(gd_trainer *t) {
 
 /* --- copies between ranks ---------------------------------------------------------------- */
 
-static void gd_trainer_copies_begin(gd_trainer *t) {
-    if (t->coll)
+static void gd_trainer_copies_begin(gd_trainer *t, bool transfers) {
+    if (t->coll == NULL)
+        return;
+    if (transfers)
+        gd_collective_begin_transfers(t->coll);
+    else
         gd_collective_begin(t->coll);
+}
+
+/* Calls wait (a backend's queue order: kernels/backend.h) on every rank:
+ * owners send, busy ranks receive. */
+static void gd_trainer_each_rank(gd_trainer *t, void (*wait)(const gd_backend *be)) {
+    for (size_t r = 0; r < t->n_ranks; r++)
+        wait(&t->ranks[r].be);
 }
 
 static void gd_trainer_copies_end(gd_trainer *t) {
@@ -145,8 +171,9 @@ static bool gd_trainer_bf16(const gd_trainer *t) {
     return t->model_settings.precision == GD_PRECISION_BF16;
 }
 
-static float *gd_rank_window(const gd_rank *k, bool table) {
-    return table ? k->table_params : k->unit_params;
+/* The table's window, or unit slot `slot`'s. */
+static float *gd_rank_window(const gd_rank *k, bool table, size_t slot) {
+    return table ? k->table_params : k->unit_params[slot];
 }
 
 /* --- a bf16 gather's codes ---------------------------------------------------------------- */
@@ -182,14 +209,15 @@ static void gd_window_widen(const gd_backend *be, float *window, size_t count,
 /* --- the actions ------------------------------------------------------------------------- */
 
 /* fp32: copies unit's parameters from their owners into every busy rank's
- * window. */
-static void gd_trainer_gather_f32(gd_trainer *t, size_t lo, size_t hi, bool table) {
-    gd_trainer_copies_begin(t);
+ * window (on the transfer queues when transfers). */
+static void gd_trainer_gather_f32(gd_trainer *t, size_t lo, size_t hi, bool table, size_t slot,
+                                  bool transfers) {
+    gd_trainer_copies_begin(t, transfers);
     for (size_t dst = 0; dst < t->n_ranks; dst++) {
         gd_rank *d = &t->ranks[dst];
         if (!d->busy)
             continue;
-        float *window = gd_rank_window(d, table);
+        float *window = gd_rank_window(d, table, slot);
         for (size_t src = 0; src < t->n_ranks; src++) {
             const gd_rank *o = &t->ranks[src];
             size_t a, b;
@@ -202,52 +230,147 @@ static void gd_trainer_gather_f32(gd_trainer *t, size_t lo, size_t hi, bool tabl
     gd_trainer_copies_end(t);
 }
 
-/* bf16: each owner rounds its slices into its own window's codes, the
- * codes go to every busy rank's window, and each busy rank widens them. */
-static void gd_trainer_gather_bf16(gd_trainer *t, size_t lo, size_t hi, bool table) {
-    size_t count = hi - lo, capacity = table ? t->table_window : t->unit_window;
+/* bf16: each owner rounds its slices into its own window's codes, and
+ * the codes go to every busy rank's window (on the transfer queues when
+ * transfers); gd_trainer_gather_widen then makes them floats. */
+static void gd_trainer_gather_bf16(gd_trainer *t, size_t lo, size_t hi, bool table, size_t slot,
+                                   bool transfers) {
+    size_t count = hi - lo;
     for (size_t src = 0; src < t->n_ranks; src++) {
         gd_rank *o = &t->ranks[src];
         size_t a, b;
         if (gd_rank_owns(o, lo, hi, &a, &b))
-            gd_backend_bf16_quantize(&o->be, gd_window_codes(gd_rank_window(o, table), count) +
-                                                 (a - lo),
-                                     NULL, o->params + (a - o->lo), b - a);
+            gd_backend_bf16_quantize(
+                &o->be, gd_window_codes(gd_rank_window(o, table, slot), count) + (a - lo), NULL,
+                o->params + (a - o->lo), b - a);
     }
-    gd_trainer_copies_begin(t);
+    if (transfers)
+        gd_trainer_each_rank(t, gd_backend_transfers_after_ops); /* after the rounding */
+    gd_trainer_copies_begin(t, transfers);
     for (size_t dst = 0; dst < t->n_ranks; dst++) {
         gd_rank *d = &t->ranks[dst];
         if (!d->busy)
             continue;
-        uint16_t *codes = gd_window_codes(gd_rank_window(d, table), count);
+        uint16_t *codes = gd_window_codes(gd_rank_window(d, table, slot), count);
         for (size_t src = 0; src < t->n_ranks; src++) {
             gd_rank *o = &t->ranks[src];
             size_t a, b;
             if (src == dst || !gd_rank_owns(o, lo, hi, &a, &b))
                 continue;
-            const uint16_t *from = gd_window_codes(gd_rank_window(o, table), count);
+            const uint16_t *from = gd_window_codes(gd_rank_window(o, table, slot), count);
             gd_trainer_copy_bytes(t, dst, codes + (a - lo), src, from + (a - lo),
                                   (b - a) * sizeof(uint16_t));
             t->gathered_bytes += (b - a) * sizeof(uint16_t);
         }
     }
     gd_trainer_copies_end(t);
-    for (size_t dst = 0; dst < t->n_ranks; dst++)
-        if (t->ranks[dst].busy)
-            gd_window_widen(&t->ranks[dst].be, gd_rank_window(&t->ranks[dst], table), count,
-                            capacity);
 }
 
-/* Brings unit's parameters from their owners into every busy rank's
- * window. */
-static void gd_trainer_gather(gd_trainer *t, size_t unit) {
+static void gd_trainer_gather_widen(gd_trainer *t, size_t lo, size_t hi, bool table,
+                                    size_t slot) {
+    size_t capacity = table ? t->table_window : t->unit_window;
+    for (size_t dst = 0; dst < t->n_ranks; dst++)
+        if (t->ranks[dst].busy)
+            gd_window_widen(&t->ranks[dst].be, gd_rank_window(&t->ranks[dst], table, slot),
+                            hi - lo, capacity);
+}
+
+/* Starts bringing unit's parameters from their owners into every busy
+ * rank's window (the table's, or slot's): on the ops' queues, or on the
+ * transfer queues after the ops already issued. */
+static void gd_trainer_gather_start(gd_trainer *t, size_t unit, size_t slot, bool transfers) {
     size_t lo, hi;
     gd_param_layout_unit(&t->layout, unit, &lo, &hi);
     bool table = gd_trainer_is_table(t, unit);
-    if (gd_trainer_bf16(t))
-        gd_trainer_gather_bf16(t, lo, hi, table);
-    else
-        gd_trainer_gather_f32(t, lo, hi, table);
+    if (gd_trainer_bf16(t)) {
+        gd_trainer_gather_bf16(t, lo, hi, table, slot, transfers);
+        return;
+    }
+    if (transfers)
+        gd_trainer_each_rank(t, gd_backend_transfers_after_ops);
+    gd_trainer_gather_f32(t, lo, hi, table, slot, transfers);
+}
+
+/* Ends a gather for the ops: they wait for its transfers, if any, and a
+ * bf16 unit's codes are widened. */
+static void gd_trainer_gather_finish(gd_trainer *t, size_t unit, size_t slot, bool transfers) {
+    if (transfers)
+        gd_trainer_each_rank(t, gd_backend_ops_after_transfers);
+    if (gd_trainer_bf16(t)) {
+        size_t lo, hi;
+        gd_param_layout_unit(&t->layout, unit, &lo, &hi);
+        gd_trainer_gather_widen(t, lo, hi, gd_trainer_is_table(t, unit), slot);
+    }
+}
+
+/* The tied table, gathered once a pass into its own windows. */
+static void gd_trainer_gather_table(gd_trainer *t, size_t unit) {
+    t->gathers_now++;
+    gd_trainer_gather_start(t, unit, 0, false);
+    gd_trainer_gather_finish(t, unit, 0, false);
+}
+
+/* --- the unit windows' slots ------------------------------------------------------------ */
+
+static int gd_trainer_slot_of(const gd_trainer *t, size_t unit) {
+    for (size_t i = 0; i < GD_UNIT_SLOTS; i++)
+        if (t->slots[i].held && t->slots[i].unit == unit)
+            return (int)i;
+    return -1;
+}
+
+/* The unit the pass will ask for after unit (false: none to prefetch):
+ * the next one in the direction of the last two asks (forward after the
+ * first), never the tied table, which has windows of its own. */
+static bool gd_trainer_next_unit(const gd_trainer *t, size_t unit, size_t *next) {
+    bool back = t->has_last && unit <= t->last_unit;
+    if (back ? unit == 0 : unit + 1 >= gd_param_layout_units(&t->layout))
+        return false;
+    *next = back ? unit - 1 : unit + 1;
+    return !gd_trainer_is_table(t, *next);
+}
+
+/* Unit's parameters in a slot of every busy rank, ready for the ops, and
+ * the next unit on its way into the other slot. */
+static void gd_trainer_gather(gd_trainer *t, size_t unit) {
+    if (gd_trainer_is_table(t, unit)) {
+        gd_trainer_gather_table(t, unit);
+        return;
+    }
+    int held = gd_trainer_slot_of(t, unit);
+    size_t slot;
+    if (held >= 0) {
+        slot = (size_t)held;
+        if (t->slots[slot].arriving)
+            gd_trainer_gather_finish(t, unit, slot, true);
+    } else {
+        /* Not guessed: gathered now, on the ops' queues, into the slot the
+         * last unit is not in; a guess may still be arriving there. */
+        slot = t->has_last ? (t->served_slot + 1) % GD_UNIT_SLOTS : 0;
+        gd_trainer_each_rank(t, gd_backend_ops_after_transfers);
+        t->gathers_now++;
+        gd_trainer_gather_start(t, unit, slot, false);
+        gd_trainer_gather_finish(t, unit, slot, false);
+    }
+    t->slots[slot] = (gd_unit_slot){.unit = unit, .held = true};
+    size_t next;
+    if (gd_trainer_next_unit(t, unit, &next) && gd_trainer_slot_of(t, next) < 0) {
+        size_t other = (slot + 1) % GD_UNIT_SLOTS;
+        t->gathers_ahead++;
+        gd_trainer_gather_start(t, next, other, true);
+        t->slots[other] = (gd_unit_slot){.unit = next, .held = true, .arriving = true};
+    }
+    t->served_slot = slot;
+    t->last_unit = unit;
+    t->has_last = true;
+}
+
+void gd_trainer_prefetch_drain(gd_trainer *t) {
+    if (t->memory.shard != GD_SHARD_FULL)
+        return;
+    gd_trainer_each_rank(t, gd_backend_ops_after_transfers);
+    memset(t->slots, 0, sizeof t->slots);
+    t->has_last = false;
 }
 
 /* Takes unit's gradient from every busy rank's window to its owners, in
@@ -260,7 +383,7 @@ static void gd_trainer_reduce_unit(gd_trainer *t, size_t unit) {
     for (size_t src = 0; src < t->n_ranks && t->ranks[src].busy; src++) {
         gd_rank *s = &t->ranks[src];
         const float *window = table ? s->table_grads : s->unit_grads;
-        gd_trainer_copies_begin(t);
+        gd_trainer_copies_begin(t, false);
         for (size_t dst = 0; dst < t->n_ranks; dst++) {
             size_t a, b;
             if (dst != src && gd_rank_owns(&t->ranks[dst], lo, hi, &a, &b))
@@ -292,7 +415,9 @@ static float *gd_rank_unit_params(void *ctx, size_t unit) {
     gd_trainer *t = k->t;
     if (!gd_trainer_is_table(t, unit)) {
         gd_trainer_meet(t, gd_trainer_gather, unit);
-        return k->unit_params;
+        /* Read before this rank's next meeting, which cannot complete
+         * before every rank has read it. */
+        return k->unit_params[t->served_slot];
     }
     if (!k->table_gathered) {
         gd_trainer_meet(t, gd_trainer_gather, unit);

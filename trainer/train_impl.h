@@ -38,10 +38,11 @@ typedef struct gd_rank {
     void *stage_m, *stage_v;
     size_t stage_count;
     size_t lo, hi;
-    /* Full sharding: the unit in use and its gradient, and with a tied
-     * head unit 0 (the table, used first and last) apart from them; the
-     * parameter windows hold GD_GATHER_TAIL values more than a unit. */
-    float *unit_params, *unit_grads;
+    /* Full sharding: two unit windows (the unit in use, and the next one
+     * arriving beside it: train_full.c), a unit's gradient, and with a
+     * tied head unit 0 (the table, used first and last) apart from them;
+     * the parameter windows hold GD_GATHER_TAIL values more than a unit. */
+    float *unit_params[GD_UNIT_SLOTS], *unit_grads;
     float *table_params, *table_grads;
     bool table_gathered, table_grads_open;
     size_t micro_index;  /* the micro-batch it computes this round */
@@ -50,6 +51,15 @@ typedef struct gd_rank {
     gd_status status;
     char why[256]; /* status's detail, from the rank's thread */
 } gd_rank;
+
+/* Full sharding: what one slot of every rank's unit windows holds (the
+ * same on every rank). */
+typedef struct gd_unit_slot {
+    size_t unit;
+    bool held;     /* unit's parameters are there, or arriving */
+    bool arriving; /* on the transfer queues: the ops must wait for them (and a
+                      bf16 unit's codes be widened) before they read it */
+} gd_unit_slot;
 
 /* What the last rank to reach a meeting does for all of them. */
 typedef void (*gd_meet_action)(struct gd_trainer *t, size_t unit);
@@ -73,6 +83,12 @@ struct gd_trainer {
      * from other ranks since the trainer was made. */
     size_t unit_window, table_window;
     uint64_t gathered_bytes;
+    uint64_t gathers_now, gathers_ahead; /* units gathered on demand, and ahead */
+    /* Full sharding: the unit windows' slots, the slot the last gather
+     * served and the unit it served (has_last: one since the last drain). */
+    gd_unit_slot slots[GD_UNIT_SLOTS];
+    size_t served_slot, last_unit;
+    bool has_last;
     uint64_t step;   /* optimizer steps taken */
     /* Full sharding: the busy ranks meet at each unit's gather and at each
      * unit's gradient; the last to arrive acts for all (train_full.c). */
@@ -101,5 +117,9 @@ void gd_trainer_meet_expect(gd_trainer *t, size_t ranks);
 void gd_trainer_meet_leave(gd_trainer *t);
 /* A rank's pass starts: nothing of unit 0 is held over from the last. */
 void gd_rank_feed_reset(gd_rank *k);
+/* After the ranks' passes: the ops wait for every transfer still queued
+ * (a prefetch no pass asked for), and the unit windows hold nothing, so
+ * the parameters may change. */
+void gd_trainer_prefetch_drain(gd_trainer *t);
 
 #endif

@@ -24,6 +24,11 @@
 typedef struct gd_cuda_ctx {
     int device;
     cudaStream_t stream;
+    /* The transfer queue (backend.h) and the events that order it against
+     * the ops: a wait takes the event's state when it is issued, so one
+     * event a direction, recorded anew each time, is enough. */
+    cudaStream_t transfers;
+    cudaEvent_t ops_mark, transfers_mark;
     gd_lt *lt;        /* the GEMMs, their algorithms pinned per shape */
     void *workspace;  /* cuBLASLt's, GD_CUBLAS_WORKSPACE bytes */
     double *partials;      /* device scratch of partial sums, partials_cap doubles */
@@ -41,7 +46,20 @@ static gd_cuda_ctx *gd_cuda_use(const gd_backend *be) {
 
 static void cuda_sync(const gd_backend *be) {
     gd_cuda_ctx *c = gd_cuda_use(be);
+    GD_CUDA_CHECK(cudaStreamSynchronize(c->transfers));
     GD_CUDA_CHECK(cudaStreamSynchronize(c->stream));
+}
+
+static void cuda_transfers_after_ops(const gd_backend *be) {
+    gd_cuda_ctx *c = gd_cuda_use(be);
+    GD_CUDA_CHECK(cudaEventRecord(c->ops_mark, c->stream));
+    GD_CUDA_CHECK(cudaStreamWaitEvent(c->transfers, c->ops_mark, 0));
+}
+
+static void cuda_ops_after_transfers(const gd_backend *be) {
+    gd_cuda_ctx *c = gd_cuda_use(be);
+    GD_CUDA_CHECK(cudaEventRecord(c->transfers_mark, c->transfers));
+    GD_CUDA_CHECK(cudaStreamWaitEvent(c->stream, c->transfers_mark, 0));
 }
 
 static void *cuda_alloc(const gd_backend *be, size_t bytes) {
@@ -463,6 +481,8 @@ static const gd_backend_iface gd_cuda_iface = {
     .copy = cuda_copy,
     .zero = cuda_zero,
     .synchronize = cuda_sync,
+    .transfers_after_ops = cuda_transfers_after_ops,
+    .ops_after_transfers = cuda_ops_after_transfers,
     .embedding_forward = cuda_embedding_forward,
     .embedding_backward = cuda_embedding_backward,
     .rmsnorm_forward = cuda_rmsnorm_forward,
@@ -510,6 +530,13 @@ bool gd_backend_cuda_usable(char *why, size_t cap) {
     return true;
 }
 
+static void gd_cuda_queues_free(gd_cuda_ctx *c) {
+    GD_CUDA_CHECK(cudaEventDestroy(c->ops_mark));
+    GD_CUDA_CHECK(cudaEventDestroy(c->transfers_mark));
+    GD_CUDA_CHECK(cudaStreamDestroy(c->transfers));
+    GD_CUDA_CHECK(cudaStreamDestroy(c->stream));
+}
+
 gd_status gd_backend_cuda_open(gd_backend *out, int device, gd_pool *pool) {
     char why[256];
     if (!gd_backend_cuda_usable(why, sizeof why))
@@ -528,16 +555,21 @@ gd_status gd_backend_cuda_open(gd_backend *out, int device, gd_pool *pool) {
     c->device = device;
     GD_CUDA_CHECK(cudaSetDevice(device));
     GD_CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    GD_CUDA_CHECK(cudaStreamCreateWithFlags(&c->transfers, cudaStreamNonBlocking));
+    GD_CUDA_CHECK(cudaEventCreateWithFlags(&c->ops_mark, cudaEventDisableTiming));
+    GD_CUDA_CHECK(cudaEventCreateWithFlags(&c->transfers_mark, cudaEventDisableTiming));
+    gd_status s = GD_OK;
     if (cudaMalloc(&c->workspace, GD_CUBLAS_WORKSPACE) != cudaSuccess) {
         (void)cudaGetLastError();
-        cudaStreamDestroy(c->stream);
-        free(c);
-        return gd_fail(GD_ERR_NOMEM, "out of GPU memory for cuBLASLt's workspace");
+        c->workspace = NULL;
+        s = gd_fail(GD_ERR_NOMEM, "out of GPU memory for cuBLASLt's workspace");
     }
-    gd_status s = gd_lt_open(&c->lt, lt, c->workspace, GD_CUBLAS_WORKSPACE);
+    if (s == GD_OK)
+        s = gd_lt_open(&c->lt, lt, c->workspace, GD_CUBLAS_WORKSPACE);
     if (s != GD_OK) {
-        GD_CUDA_CHECK(cudaFree(c->workspace));
-        cudaStreamDestroy(c->stream);
+        if (c->workspace != NULL)
+            GD_CUDA_CHECK(cudaFree(c->workspace));
+        gd_cuda_queues_free(c);
         free(c);
         return s;
     }
@@ -554,7 +586,7 @@ void gd_backend_cuda_close(gd_backend *be) {
         GD_CUDA_CHECK(cudaFree(c->partials));
     gd_lt_close(c->lt);
     GD_CUDA_CHECK(cudaFree(c->workspace));
-    GD_CUDA_CHECK(cudaStreamDestroy(c->stream));
+    gd_cuda_queues_free(c);
     free(c);
     be->ctx = NULL;
 }
@@ -571,6 +603,11 @@ int gd_backend_cuda_device(const gd_backend *be) {
 void *gd_backend_cuda_stream(const gd_backend *be) {
     const gd_cuda_ctx *c = be->ctx;
     return c->stream;
+}
+
+void *gd_backend_cuda_transfer_stream(const gd_backend *be) {
+    const gd_cuda_ctx *c = be->ctx;
+    return c->transfers;
 }
 
 size_t gd_backend_cuda_gemm_plans(const gd_backend *be) {

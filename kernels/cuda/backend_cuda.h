@@ -38,6 +38,8 @@ void gd_backend_cuda_close(gd_backend *be);
 bool gd_backend_cuda_is(const gd_backend *be);
 int gd_backend_cuda_device(const gd_backend *be);
 void *gd_backend_cuda_stream(const gd_backend *be);
+/* Its transfer queue (backend.h: transfers_after_ops), also a cudaStream_t. */
+void *gd_backend_cuda_transfer_stream(const gd_backend *be);
 
 /* How many GEMM shapes the backend has pinned an algorithm for so far. */
 size_t gd_backend_cuda_gemm_plans(const gd_backend *be);

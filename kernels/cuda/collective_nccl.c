@@ -16,18 +16,21 @@
 
 typedef struct gd_nccl_rank {
     ncclComm_t comm;
-    cudaStream_t stream; /* the rank's backend's own: copies are ordered with its ops */
+    cudaStream_t stream;    /* the rank's backend's own: copies are ordered with its ops */
+    cudaStream_t transfers; /* its transfer queue, for transfer groups */
     int device;
 } gd_nccl_rank;
 
 typedef struct gd_nccl_ctx {
     const gd_nccl_api *nccl;
+    bool transfers; /* the open group is a transfer group */
     size_t n;
     gd_nccl_rank rank[]; /* n */
 } gd_nccl_ctx;
 
-static void nccl_begin(gd_collective *c) {
+static void nccl_begin(gd_collective *c, bool transfers) {
     gd_nccl_ctx *x = c->ctx;
+    x->transfers = transfers;
     GD_NCCL_CHECK(x->nccl->group_start());
 }
 
@@ -37,14 +40,16 @@ static void nccl_copy(gd_collective *c, size_t dst_rank, void *dst, size_t src_r
     if (bytes == 0)
         return;
     const gd_nccl_rank *to = &x->rank[dst_rank], *from = &x->rank[src_rank];
+    cudaStream_t to_stream = x->transfers ? to->transfers : to->stream;
+    cudaStream_t from_stream = x->transfers ? from->transfers : from->stream;
     if (dst_rank == src_rank) {
         GD_CUDA_CHECK(cudaSetDevice(to->device));
-        GD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, to->stream));
+        GD_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, to_stream));
         return;
     }
     /* Ranks fit an int: open refuses more. */
-    GD_NCCL_CHECK(x->nccl->send(src, bytes, ncclUint8, (int)dst_rank, from->comm, from->stream));
-    GD_NCCL_CHECK(x->nccl->recv(dst, bytes, ncclUint8, (int)src_rank, to->comm, to->stream));
+    GD_NCCL_CHECK(x->nccl->send(src, bytes, ncclUint8, (int)dst_rank, from->comm, from_stream));
+    GD_NCCL_CHECK(x->nccl->recv(dst, bytes, ncclUint8, (int)src_rank, to->comm, to_stream));
 }
 
 static void nccl_end(gd_collective *c) {
@@ -136,6 +141,7 @@ gd_status gd_collective_nccl_open(gd_collective *c, const gd_backend *ranks, siz
         x->rank[i] = (gd_nccl_rank){
             .comm = comms[i],
             .stream = (cudaStream_t)gd_backend_cuda_stream(&ranks[i]),
+            .transfers = (cudaStream_t)gd_backend_cuda_transfer_stream(&ranks[i]),
             .device = gd_backend_cuda_device(&ranks[i]),
         };
     free(comms);

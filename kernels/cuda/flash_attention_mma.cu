@@ -224,6 +224,17 @@ __global__ void flash_mma_forward_kernel(float *out, float *lse, const float *q,
                s.q_stride, acc, sscore[warp], s, 1.0f, false);
 }
 
+// The log-sum-exp and D of query rows row0.. of one head (rows at or past T:
+// zeros), for the backward's probabilities.
+__device__ void load_row_stats(float *slse, float *sD, const float *lse, const float *D,
+                               size_t row0, const mma_shape &s, int rows) {
+    if ((int)threadIdx.x < rows) {
+        size_t t = row0 + threadIdx.x;
+        slse[threadIdx.x] = t < s.T ? lse[t] : 0;
+        sD[threadIdx.x] = t < s.T ? D[t] : 0;
+    }
+}
+
 // P and dS of a block: p = exp(score * scale - lse) where the key is at
 // most the query row, else 0; ds = p (dp - D).
 __device__ void prob_and_ds(float score, float dp, float row_lse, float row_D, bool visible,
@@ -261,11 +272,7 @@ __global__ void flash_mma_dkdv_kernel(float *dk, float *dv, const float *D, cons
             __syncthreads();
             load_tile<HD>(sq, q + q_at, q0, s.q_stride, s, kInner);
             load_tile<HD>(sdo, dout + q_at, q0, s.q_stride, s, kInner);
-            if (tid < kInner) {
-                size_t t = q0 + (size_t)tid;
-                slse[tid] = t < s.T ? lse[row_at + t] : 0;
-                sD[tid] = t < s.T ? D[row_at + t] : 0;
-            }
+            load_row_stats(slse, sD, lse + row_at, D + row_at, q0, s, kInner);
             __syncthreads();
             product_nt<HD>(sscore[warp], sk + warp * kTile * HD, sq);
             product_nt<HD>(sdp[warp], sv + warp * kTile * HD, sdo);
@@ -311,11 +318,7 @@ __global__ void flash_mma_dq_kernel(float *dq, const float *D, const float *dout
     size_t kv_at = at.b * s.T * s.kv_stride + kvh * HD;
     load_tile<HD>(sq, q + q_at, q0, s.q_stride, s, kRows);
     load_tile<HD>(sdo, dout + q_at, q0, s.q_stride, s, kRows);
-    if (tid < kRows) {
-        size_t t = q0 + (size_t)tid;
-        slse[tid] = t < s.T ? lse[row_at + t] : 0;
-        sD[tid] = t < s.T ? D[row_at + t] : 0;
-    }
+    load_row_stats(slse, sD, lse + row_at, D + row_at, q0, s, kRows);
     frag_acc adq[HD / kTile];
     zero<HD>(adq);
     size_t last = (q0 + kRows < s.T ? q0 + kRows : s.T) - 1;

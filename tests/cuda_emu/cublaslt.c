@@ -394,7 +394,7 @@ static size_t gd_emu_span(const gd_emu_layout *l) {
  * bf16; NULL when not device memory of the device. */
 static float *gd_emu_operand(const void *p, const gd_emu_layout *l, bool round, int device) {
     size_t count = gd_emu_span(l), elt = gd_emu_type_bytes(l->type);
-    if (count > 0 && gd_emu_device_use(p, count * elt) != device)
+    if (count > 0 && gd_emu_device_access(p, count * elt, false) != device)
         return NULL;
     float *out = malloc((count ? count : 1) * sizeof *out);
     if (out == NULL)
@@ -416,7 +416,8 @@ static void gd_emu_matmul_one(const gd_emu_desc *d, const gd_emu_layout *la, con
     bool round = d->compute == CUBLAS_COMPUTE_32F_FAST_16BF && la->type == CUDA_R_32F;
     float *ha = gd_emu_operand(a, la, round, device);
     float *hb = gd_emu_operand(b, lb, round, device);
-    if (ha == NULL || hb == NULL || gd_emu_device_use(c, gd_emu_span(lc) * sizeof(float)) != device)
+    if (ha == NULL || hb == NULL ||
+        gd_emu_device_access(c, gd_emu_span(lc) * sizeof(float), true) != device)
         gd_emu_fail("cublasLtMatmul(m %d, n %d, k %d): %s is not device memory of device %d "
                     "that holds it", m, n, k, ha == NULL ? "A" : hb == NULL ? "B" : "C", device);
     int ldc = (int)lc->ld;
@@ -487,9 +488,9 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc
                     workspace_bytes, (unsigned long long)al.workspace);
     float alf = *(const float *)alpha, bet = *(const float *)beta;
     size_t ab_elt = gd_emu_type_bytes(la->type);
-    gd_emu_device_enter();
+    gd_emu_op_enter(stream, "cublasLtMatmul");
     if (al.workspace > 0) {
-        if (gd_emu_device_use(workspace, al.workspace) != device)
+        if (gd_emu_device_access(workspace, al.workspace, true) != device)
             gd_emu_fail("cublasLtMatmul: the workspace is not device memory of device %d",
                         device);
         memset(workspace, 0xA5, al.workspace);

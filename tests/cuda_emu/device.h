@@ -55,6 +55,16 @@ inline float __uint_as_float(unsigned u) {
 
 namespace gd_emu {
 
+// Whether a kernel may write through an argument of type T: a pointer not
+// to const (the stream order counts it a write).
+template <typename T>
+constexpr bool writes_through() {
+    if constexpr (std::is_pointer_v<T>)
+        return !std::is_const_v<std::remove_pointer_t<T>>;
+    else
+        return false;
+}
+
 template <typename T>
 const void *pointer_of(const T &v) {
     if constexpr (std::is_pointer_v<T>)
@@ -79,11 +89,12 @@ struct launcher {
             std::tuple<P...> args;
         } c{kernel, std::tuple<P...>(std::forward<A>(a)...)};
         const void *pointers[sizeof...(P) + 1] = {};
+        const bool writes[sizeof...(P) + 1] = {writes_through<P>()...};
         fill(pointers, c.args, std::index_sequence_for<P...>{});
         gd_emu_launch(
             name, [](void *p) { auto *k = static_cast<call *>(p); std::apply(k->kernel, k->args); },
             &c, gd_emu_dim{grid.x, grid.y, grid.z}, gd_emu_dim{block.x, block.y, block.z}, shared,
-            stream, pointers, sizeof...(P));
+            stream, pointers, writes, sizeof...(P));
     }
 
   private:

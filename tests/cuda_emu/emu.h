@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cuda_runtime_api.h>
 
@@ -56,15 +57,55 @@ int gd_emu_stream_device(cudaStream_t stream);
  * block, so __syncthreads (gd_emu_syncthreads) is a real barrier. pointers
  * holds n_args entries: the kernel's pointer arguments (NULL for the others
  * and for null pointers), each checked to lie in the current device's
- * memory. A bad configuration sets the thread's last error, as CUDA does. */
+ * memory; writes[i] says whether argument i may be written (not a pointer
+ * to const), for the stream order. A bad configuration sets the thread's last error, as CUDA does. */
 void gd_emu_launch(const char *kernel, void (*body)(void *), void *ctx, gd_emu_dim grid,
                    gd_emu_dim block, size_t dynamic_shared, cudaStream_t stream,
-                   const void *const *pointers, size_t n_args);
+                   const void *const *pointers, const bool *writes, size_t n_args);
 
 void gd_emu_syncthreads(void);
 
 /* Sets the thread's last error (cudaGetLastError) and returns it. */
 cudaError_t gd_emu_error(cudaError_t e);
+
+/* The stream order (order.c). Streams are numbered: 0 to
+ * GD_EMU_DEFAULT_STREAMS - 1 are the devices' default streams, the others
+ * come from gd_emu_order_stream_new. */
+#define GD_EMU_STREAMS 64
+#define GD_EMU_DEFAULT_STREAMS 16
+
+/* What an allocation remembers: the op that last wrote it (stream writer,
+ * that stream's op count written; 0: none) and the last op of each stream
+ * that read it since. Zeroed: untouched. */
+typedef struct gd_emu_order_mark {
+    int writer;
+    uint64_t written;
+    uint64_t read[GD_EMU_STREAMS];
+} gd_emu_order_mark;
+
+int gd_emu_order_stream_new(void);
+void gd_emu_order_stream_free(int stream); /* its number may serve a new stream */
+/* A live stream's number (NULL: the current device's default stream). */
+int gd_emu_stream_number(cudaStream_t stream);
+/* An op on stream (what names it in a report) begins, inside device work;
+ * its accesses follow, then gd_emu_order_op_end. */
+void gd_emu_order_op(int stream, const char *what);
+void gd_emu_order_access(gd_emu_order_mark *m, const void *p, bool write);
+void gd_emu_order_op_end(void);
+/* stream follows everything other has issued so far (a matched NCCL
+ * receive follows its send). */
+void gd_emu_order_follow(int stream, int other);
+void gd_emu_order_record(uint64_t *event_clock, int stream); /* GD_EMU_STREAMS values */
+void gd_emu_order_wait(int stream, const uint64_t *event_clock);
+/* The host has waited for stream's work (-1: every stream's). */
+void gd_emu_order_host_waits(int stream);
+
+/* The running op's access to [p, p + bytes): as gd_emu_device_use, and
+ * checked against the stream order (a write when write is set). */
+int gd_emu_device_access(const void *p, size_t bytes, bool write);
+/* Begins device work for one op on stream (gd_emu_device_enter, then
+ * gd_emu_order_op); gd_emu_device_leave ends both. */
+void gd_emu_op_enter(cudaStream_t stream, const char *what);
 
 #ifdef __cplusplus
 }

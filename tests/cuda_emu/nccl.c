@@ -38,6 +38,7 @@ typedef struct gd_emu_transfer {
     size_t bytes;
     int peer;
     ncclComm_t comm;
+    cudaStream_t stream;
 } gd_emu_transfer;
 
 static _Thread_local int gd_emu_group_depth;
@@ -124,7 +125,8 @@ static ncclResult_t gd_emu_post(const char *call, bool send, void *buf, size_t c
         gd_emu_queue_cap = cap;
     }
     gd_emu_queue[gd_emu_queued++] =
-        (gd_emu_transfer){.send = send, .buf = buf, .bytes = count, .peer = peer, .comm = comm};
+        (gd_emu_transfer){.send = send, .buf = buf, .bytes = count, .peer = peer, .comm = comm,
+                          .stream = stream};
     return ncclSuccess;
 }
 
@@ -167,8 +169,14 @@ ncclResult_t ncclGroupEnd(void) {
         if (r->bytes != s->bytes)
             gd_emu_fail("ncclSend of %zu bytes from rank %d met an ncclRecv of %zu bytes",
                         s->bytes, s->comm->rank, r->bytes);
-        if (gd_emu_device_use(s->buf, s->bytes) != s->comm->device ||
-            gd_emu_device_use(r->buf, r->bytes) != r->comm->device)
+        /* The send reads on its stream; the receive, which follows it,
+         * writes on its own. */
+        int from = gd_emu_stream_number(s->stream), to = gd_emu_stream_number(r->stream);
+        gd_emu_order_op(from, "ncclSend");
+        bool ok = gd_emu_device_access(s->buf, s->bytes, false) == s->comm->device;
+        gd_emu_order_follow(to, from);
+        gd_emu_order_op(to, "ncclRecv");
+        if (!ok || gd_emu_device_access(r->buf, r->bytes, true) != r->comm->device)
             gd_emu_fail("ncclSend/ncclRecv of %zu bytes: a buffer is not memory of its rank's "
                         "device", s->bytes);
         memmove(r->buf, s->buf, s->bytes);

@@ -139,6 +139,7 @@ typedef struct gd_emu_region {
     size_t bytes;     /* what was asked for */
     int device;
     bool open;        /* readable and writable for the device work running */
+    gd_emu_order_mark order; /* the ops that last wrote and read it (order.c) */
 } gd_emu_region;
 
 static pthread_mutex_t gd_emu_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -163,6 +164,7 @@ void gd_emu_device_enter(void) {
 }
 
 void gd_emu_device_leave(void) {
+    gd_emu_order_op_end();
     for (size_t i = 0; i < gd_emu_n_regions; i++)
         if (gd_emu_regions[i].open)
             gd_emu_protect(&gd_emu_regions[i], false);
@@ -189,6 +191,13 @@ int gd_emu_device_use(const void *p, size_t bytes) {
     if (!r->open)
         gd_emu_protect(r, true);
     return r->device;
+}
+
+int gd_emu_device_access(const void *p, size_t bytes, bool write) {
+    int device = gd_emu_device_use(p, bytes);
+    if (device >= 0)
+        gd_emu_order_access(&gd_emu_region_of(p, bytes)->order, p, write);
+    return device;
 }
 
 cudaError_t cudaMalloc(void **ptr, size_t bytes) {
@@ -238,6 +247,7 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes) {
 cudaError_t cudaFree(void *ptr) {
     if (ptr == NULL)
         return cudaSuccess;
+    gd_emu_order_host_waits(-1); /* cudaFree waits for the device's work */
     pthread_mutex_lock(&gd_emu_lock);
     for (size_t i = 0; i < gd_emu_n_regions; i++) {
         gd_emu_region r = gd_emu_regions[i];
@@ -311,6 +321,7 @@ cudaError_t cudaFreeHost(void *ptr) {
 struct CUstream_st {
     unsigned magic;
     int device;
+    int order; /* its number in the stream order (order.c) */
 };
 
 int gd_emu_stream_device(cudaStream_t stream) {
@@ -319,13 +330,25 @@ int gd_emu_stream_device(cudaStream_t stream) {
     return stream->magic == GD_EMU_STREAM_LIVE ? stream->device : -1;
 }
 
+/* The stream's number in the stream order: a device's default stream has
+ * the device's. */
+int gd_emu_stream_number(cudaStream_t stream) {
+    return stream == NULL ? gd_emu_current : stream->order;
+}
+
+void gd_emu_op_enter(cudaStream_t stream, const char *what) {
+    gd_emu_device_enter();
+    gd_emu_order_op(gd_emu_stream_number(stream), what);
+}
+
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags) {
     if (flags > cudaStreamNonBlocking)
         return gd_emu_error(cudaErrorInvalidValue);
     struct CUstream_st *s = malloc(sizeof *s);
     if (s == NULL)
         return gd_emu_error(cudaErrorMemoryAllocation);
-    *s = (struct CUstream_st){.magic = GD_EMU_STREAM_LIVE, .device = gd_emu_current};
+    *s = (struct CUstream_st){.magic = GD_EMU_STREAM_LIVE, .device = gd_emu_current,
+                              .order = gd_emu_order_stream_new()};
     *stream = s;
     return cudaSuccess;
 }
@@ -334,21 +357,79 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
     if (stream == NULL || stream->magic != GD_EMU_STREAM_LIVE)
         return gd_emu_error(cudaErrorInvalidResourceHandle);
     stream->magic = GD_EMU_STREAM_DEAD;
+    gd_emu_order_stream_free(stream->order);
     return cudaSuccess;
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-    return gd_emu_stream_device(stream) < 0 ? gd_emu_error(cudaErrorInvalidResourceHandle)
-                                            : cudaSuccess;
+    if (gd_emu_stream_device(stream) < 0)
+        return gd_emu_error(cudaErrorInvalidResourceHandle);
+    gd_emu_order_host_waits(gd_emu_stream_number(stream));
+    return cudaSuccess;
+}
+
+/* --- events ---------------------------------------------------------------------------- */
+
+/* An event holds the clock of the stream it was last recorded on (order.c):
+ * a stream that waits for it follows what that stream had issued. */
+#define GD_EMU_EVENT_LIVE 0xE7E11u
+#define GD_EMU_EVENT_DEAD 0xDEADE7u
+
+struct CUevent_st {
+    unsigned magic;
+    int device;
+    uint64_t clock[GD_EMU_STREAMS];
+};
+
+static bool gd_emu_event_live(cudaEvent_t event) {
+    return event != NULL && event->magic == GD_EMU_EVENT_LIVE;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *event, unsigned int flags) {
+    if (flags & ~(unsigned)cudaEventDisableTiming)
+        return gd_emu_error(cudaErrorInvalidValue);
+    struct CUevent_st *e = calloc(1, sizeof *e);
+    if (e == NULL)
+        return gd_emu_error(cudaErrorMemoryAllocation);
+    e->magic = GD_EMU_EVENT_LIVE;
+    e->device = gd_emu_current;
+    *event = e;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t event) {
+    if (!gd_emu_event_live(event))
+        return gd_emu_error(cudaErrorInvalidResourceHandle);
+    event->magic = GD_EMU_EVENT_DEAD; /* kept allocated: a later use is caught */
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream) {
+    if (!gd_emu_event_live(event) || gd_emu_stream_device(stream) < 0)
+        return gd_emu_error(cudaErrorInvalidResourceHandle);
+    if (gd_emu_stream_device(stream) != event->device)
+        gd_emu_fail("cudaEventRecord: an event of device %d recorded on a stream of device %d",
+                    event->device, gd_emu_stream_device(stream));
+    gd_emu_order_record(event->clock, gd_emu_stream_number(stream));
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags) {
+    if (!gd_emu_event_live(event) || gd_emu_stream_device(stream) < 0)
+        return gd_emu_error(cudaErrorInvalidResourceHandle);
+    if (flags != 0)
+        return gd_emu_error(cudaErrorInvalidValue);
+    gd_emu_order_wait(gd_emu_stream_number(stream), event->clock);
+    return cudaSuccess;
 }
 
 /* --- copies ---------------------------------------------------------------------------- */
 
 /* Whether [p, p + bytes) is device memory (want_device, then usable until
  * the device work ends) or host memory. */
-static bool gd_emu_side_is(const void *p, size_t bytes, bool want_device) {
+static bool gd_emu_side_is(const void *p, size_t bytes, bool want_device, bool write) {
     if (want_device)
-        return gd_emu_device_use(p, bytes) >= 0;
+        return gd_emu_device_access(p, bytes, write) >= 0;
     return gd_emu_region_of(p, bytes) == NULL && gd_emu_region_of(p, 1) == NULL;
 }
 
@@ -362,13 +443,12 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t bytes, cudaMemcpy
     bool src_device = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
     if (kind == cudaMemcpyDefault || kind == cudaMemcpyHostToHost || kind > cudaMemcpyDefault)
         gd_emu_fail("cudaMemcpyAsync: kind %d is not used by the backend", (int)kind);
-    gd_emu_device_enter();
-    if (!gd_emu_side_is(dst, bytes, dst_device) || !gd_emu_side_is(src, bytes, src_device))
+    gd_emu_op_enter(stream, "cudaMemcpyAsync");
+    bool dst_ok = gd_emu_side_is(dst, bytes, dst_device, true);
+    if (!dst_ok || !gd_emu_side_is(src, bytes, src_device, false))
         gd_emu_fail("cudaMemcpyAsync(%p, %p, %zu, kind %d): %s is not %s memory of that size",
-                    dst, src, bytes, (int)kind,
-                    !gd_emu_side_is(dst, bytes, dst_device) ? "the destination" : "the source",
-                    !gd_emu_side_is(dst, bytes, dst_device) ? (dst_device ? "device" : "host")
-                                                            : (src_device ? "device" : "host"));
+                    dst, src, bytes, (int)kind, !dst_ok ? "the destination" : "the source",
+                    !dst_ok ? (dst_device ? "device" : "host") : (src_device ? "device" : "host"));
     memmove(dst, src, bytes);
     gd_emu_device_leave();
     return cudaSuccess;
@@ -379,8 +459,8 @@ cudaError_t cudaMemsetAsync(void *ptr, int value, size_t bytes, cudaStream_t str
         return gd_emu_error(cudaErrorInvalidResourceHandle);
     if (bytes == 0)
         return cudaSuccess;
-    gd_emu_device_enter();
-    if (gd_emu_device_use(ptr, bytes) < 0)
+    gd_emu_op_enter(stream, "cudaMemsetAsync");
+    if (gd_emu_device_access(ptr, bytes, true) < 0)
         gd_emu_fail("cudaMemsetAsync(%p, %zu): not device memory of that size", ptr, bytes);
     memset(ptr, value, bytes);
     gd_emu_device_leave();
@@ -576,7 +656,7 @@ static void gd_emu_run_block(void) {
 
 void gd_emu_launch(const char *kernel, void (*body)(void *), void *ctx, gd_emu_dim grid,
                    gd_emu_dim block, size_t dynamic_shared, cudaStream_t stream,
-                   const void *const *pointers, size_t n_args) {
+                   const void *const *pointers, const bool *writes, size_t n_args) {
     size_t threads = (size_t)block.x * block.y * block.z;
     if (grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 0x7fffffffu || grid.y > 65535 ||
         grid.z > 65535 || block.x == 0 || block.y == 0 || block.z == 0 || block.z > 64 ||
@@ -591,11 +671,11 @@ void gd_emu_launch(const char *kernel, void (*body)(void *), void *ctx, gd_emu_d
     }
     if (gd_emu_blk.running)
         gd_emu_fail("%s launched from inside a kernel", kernel);
-    gd_emu_device_enter();
+    gd_emu_op_enter(stream, kernel);
     for (size_t i = 0; i < n_args; i++) {
         if (pointers[i] == NULL)
             continue;
-        int d = gd_emu_device_use(pointers[i], 0);
+        int d = gd_emu_device_access(pointers[i], 0, writes[i]);
         if (d < 0)
             gd_emu_fail("%s: argument %zu (%p) is not device memory", kernel, i + 1,
                         pointers[i]);

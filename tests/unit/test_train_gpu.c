@@ -2,16 +2,21 @@
  * backend is not built or no GPU is usable):
  *  - run to run: the same steps twice on GPU 0 give the same bits;
  *  - the collective (NCCL where it loads) opens over one GPU and its copies
- *    land byte for byte;
+ *    land byte for byte, on the ops' queue and on the transfer queue (on
+ *    the emulator: a transfer without either wait stops the process);
  *  - with two GPUs or more: a trainer over 2 ranks gives one rank's bits,
  *    with optimizer or full sharding (and full sharding with recomputation
  *    and the moments in host memory on one GPU too);
  *  - flash attention (its kernels, flash_attention.cu): run to run the same
  *    bits, and two fully sharded GPUs give one GPU's;
  *  - bf16 storage and moments (the rounding on the device): the same. */
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "kernels/backend_registry.h"
 #include "tests/support/testkit.h"
@@ -108,6 +113,75 @@ static void test_collective_one_gpu(void) {
     gd_backend_group_close(&g);
 }
 
+/* A copy from src to dst in a transfer group on one GPU's transfer queue
+ * (kernels/backend.h), src first written by an op. wait_before and
+ * wait_after: the two waits that order it against the ops; without either
+ * it is a race. Returns whether dst came back as src. */
+static bool queued_copy(bool wait_before, bool wait_after) {
+    gd_backend_group g;
+    CHECK_OK(gd_backend_group_open(&g, "cuda", 1, NULL));
+    gd_collective coll;
+    CHECK_OK(gd_collective_open(&coll, g.ranks, 1, NULL, 0));
+    const gd_backend *be = &g.ranks[0];
+    enum { N = 1 << 16 };
+    float *host = malloc(N * sizeof(float)), *back = malloc(N * sizeof(float));
+    CHECK(host && back);
+    for (size_t i = 0; i < N; i++)
+        host[i] = (float)i * 0.25f + 1.0f;
+    float *staged = gd_backend_alloc_f32(be, N), *src = gd_backend_alloc_f32(be, N),
+          *dst = gd_backend_alloc_f32(be, N);
+    CHECK(staged && src && dst);
+    gd_backend_upload(be, staged, host, N * sizeof(float));
+    gd_backend_copy(be, src, staged, N * sizeof(float)); /* an op writes src */
+    if (wait_before)
+        gd_backend_transfers_after_ops(be);
+    gd_collective_begin_transfers(&coll);
+    gd_collective_copy(&coll, 0, dst, 0, src, N * sizeof(float));
+    gd_collective_end(&coll);
+    if (wait_after)
+        gd_backend_ops_after_transfers(be);
+    gd_backend_download(be, back, dst, N * sizeof(float));
+    bool same = memcmp(host, back, N * sizeof(float)) == 0;
+    gd_backend_free(be, staged);
+    gd_backend_free(be, src);
+    gd_backend_free(be, dst);
+    free(host);
+    free(back);
+    gd_collective_close(&coll);
+    gd_backend_group_close(&g);
+    return same;
+}
+
+/* Whether queued_copy(wait_before, wait_after) stops the process (the
+ * emulator's stream order: tests/cuda_emu/order.c), in a child. */
+static bool queued_copy_stops(bool wait_before, bool wait_after) {
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0)
+            dup2(null, STDERR_FILENO); /* the report is expected */
+        queued_copy(wait_before, wait_after);
+        _exit(0);
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid);
+    return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+static void test_transfer_queue(void) {
+    CHECK(queued_copy(true, true));
+    char identity[1024];
+    CHECK_OK(gd_backend_identity(identity, sizeof identity, "cuda"));
+    if (strstr(identity, "emulated") == NULL)
+        return; /* a GPU races without a word: only the emulator can tell */
+    CHECK(queued_copy_stops(false, true));  /* the copy reads src before the op wrote it */
+    CHECK(queued_copy_stops(true, false));  /* the download reads dst before it arrived */
+    CHECK(!queued_copy_stops(true, true));
+    printf("  transfer queue: both waits needed, and enough (the emulator's stream order)\n");
+}
+
 static void test_two_gpus(void) {
     gd_backend_group g;
     if (gd_backend_group_open(&g, "cuda", 2, NULL) != GD_OK) {
@@ -181,6 +255,7 @@ int main(void) {
     }
     CHECK_OK(gd_data_open(&g_data, "synthetic:markov:1"));
     RUN_TEST(test_collective_one_gpu);
+    RUN_TEST(test_transfer_queue);
     RUN_TEST(test_run_to_run);
     RUN_TEST(test_two_gpus);
     RUN_TEST(test_flash);

@@ -275,6 +275,35 @@ static void test_bf16_gathers_half_the_bytes(void) {
     gd_data_close(data);
 }
 
+/* Full sharding's prefetch: in each pass (all busy ranks' forward and
+ * backward) the first unit is gathered on demand and every other one
+ * ahead, while the ops run on the unit before it; the backward starts on
+ * the two units the forward ended with, so a pass of M units (a tied
+ * table apart, gathered once a pass) gathers M - 1 + M - 2 ahead. The
+ * bits are ranks_give_one_ranks_bits's, with the prefetch on. */
+static void test_full_sharding_gathers_ahead(void) {
+    gd_data *data = NULL;
+    CHECK_OK(gd_data_open(&data, "synthetic:markov:1"));
+    for (int untied = 0; untied < 2; untied++) {
+        g_untied = untied;
+        rank_group g;
+        ranks_open(&g, 3, 4, GD_SHARD_FULL); /* two passes a step: 3 ranks, then 1 */
+        for (int i = 0; i < 2; i++)
+            CHECK_OK(gd_trainer_step(g.t, data, NULL));
+        uint64_t now = 0, ahead = 0, passes = 2 * 2;
+        gd_trainer_gather_counts(g.t, &now, &ahead);
+        uint64_t m = gd_param_layout_units(gd_trainer_layout(g.t)) - (untied ? 0 : 1);
+        printf("  %s: %llu units gathered on demand, %llu ahead, over %llu passes\n",
+               untied ? "untied" : "tied", (unsigned long long)now, (unsigned long long)ahead,
+               (unsigned long long)passes);
+        CHECK(now == passes * (untied ? 1 : 2));
+        CHECK(ahead == passes * (2 * m - 3));
+        ranks_close(&g);
+    }
+    g_untied = false;
+    gd_data_close(data);
+}
+
 /* A fully sharded trainer's evaluation (rank 0 gathers each layer alone)
  * scores what one rank's does, and its checkpoint resumes onto any ranks
  * and either sharding to continue with one rank's bits. */
@@ -552,6 +581,7 @@ int main(void) {
     RUN_TEST(test_flash_ranks_give_one_ranks_bits);
     RUN_TEST(test_bf16_ranks_give_one_ranks_bits);
     RUN_TEST(test_bf16_gathers_half_the_bytes);
+    RUN_TEST(test_full_sharding_gathers_ahead);
     RUN_TEST(test_full_sharding_evaluates_and_resumes);
     RUN_TEST(test_state_round_trips_through_shards);
     RUN_TEST(test_state_moves_in_windows);
