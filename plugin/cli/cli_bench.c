@@ -165,6 +165,10 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
     double gathered = t != NULL && warmup + steps > 0
                           ? (double)gd_trainer_gathered_bytes(t) / (double)(warmup + steps)
                           : 0;
+    uint64_t units_now = 0, units_ahead = 0; /* the units gathered on demand and ahead */
+    if (t != NULL)
+        gd_trainer_gather_counts(t, &units_now, &units_ahead);
+    double per_step = warmup + steps > 0 ? 1.0 / (double)(warmup + steps) : 0;
     /* Then as many steps again, profiled: their time is not the figure. */
     double profiled_step_s = 0;
     if (s == GD_OK && profiling) {
@@ -281,6 +285,10 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
                                                                       plan.workspace))
                                           : json_null());
             json_object_set_new(j, "gathered_bytes_per_step", json_real(gathered));
+            json_object_set_new(j, "units_gathered_ahead_per_step",
+                                json_real((double)units_ahead * per_step));
+            json_object_set_new(j, "units_gathered_on_demand_per_step",
+                                json_real((double)units_now * per_step));
             json_object_set_new(
                 j, "boundary_read",
                 have_boundary ? json_pack("{s:I,s:f,s:f}", "bytes",
@@ -326,9 +334,11 @@ static int gd_run_bench_train(gd_cli *cli, gd_args *args) {
         fprintf(cli->out, "  peak memory     %.0f MiB of the process\n", peak_mib);
         if (host.memory.shard == GD_SHARD_FULL && backends.n > 1)
             fprintf(cli->out,
-                    "  gathered        %.1f MiB a step into the ranks' windows (%s)\n",
+                    "  gathered        %.1f MiB a step into the ranks' windows (%s); units a "
+                    "step: %.0f ahead, beside the ops, %.0f on demand\n",
                     gathered / 1048576.0,
-                    o.precision == GD_PRECISION_BF16 ? "bf16 codes" : "fp32 values");
+                    o.precision == GD_PRECISION_BF16 ? "bf16 codes" : "fp32 values",
+                    (double)units_ahead * per_step, (double)units_now * per_step);
         if (have_boundary)
             fprintf(cli->out,
                     "  boundary read   %.3f s by the ranks owning the shards, at once (%.2f "
