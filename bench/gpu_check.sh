@@ -219,6 +219,10 @@ else:
              j["ms_per_layer"], j["step_ms"], "n/a" if mfu is None else "%.1f%%" % (100 * mfu),
              "n/a" if proj is None else "%.1f s" % (proj / 1e3),
              (j.get("plan_gpu_bytes") or 0) / 2**30))
+    if j.get("units_gathered_ahead_per_step") is not None:
+        print("32B stack, gathers a step: %.1f MB, %.0f units ahead (beside the ops), %.0f on "
+              "demand" % (j["gathered_bytes_per_step"] / 1e6, j["units_gathered_ahead_per_step"],
+                          j["units_gathered_on_demand_per_step"]))
     b = j.get("boundary_read")
     if b:  # a segment boundary's read of the stack's state, hashed
         print("32B stack, boundary read of %.2f GB: %.3f s by the ranks at once into pinned "

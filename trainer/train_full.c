@@ -39,7 +39,8 @@
  * unit windows (slots). When the ranks meet for unit u, the last to arrive
  * also starts gathering the unit the pass will ask for next (u + 1 going
  * forward, u - 1 going back: the direction of the last two asks) into the
- * other slot, on the ranks' transfer queues (kernels/backend.h), after
+ * other slot (forward after a jump back to the first unit, as an
+ * evaluation's next batch makes), on the ranks' transfer queues (kernels/backend.h), after
  * the ops already issued (which may still read that slot's old unit);
  * when the pass asks for it, the ops wait for those transfers, and a
  * bf16 unit's codes are widened, before anything reads it. The backward
@@ -320,10 +321,11 @@ static int gd_trainer_slot_of(const gd_trainer *t, size_t unit) {
 }
 
 /* The unit the pass will ask for after unit (false: none to prefetch):
- * the next one in the direction of the last two asks (forward after the
- * first), never the tied table, which has windows of its own. */
+ * the next one in the direction of the last two asks, forward after the
+ * first ask and after a jump (an evaluation's next batch starts again at
+ * unit 0); never the tied table, which has windows of its own. */
 static bool gd_trainer_next_unit(const gd_trainer *t, size_t unit, size_t *next) {
-    bool back = t->has_last && unit <= t->last_unit;
+    bool back = t->has_last && unit <= t->last_unit && t->last_unit - unit <= 1;
     if (back ? unit == 0 : unit + 1 >= gd_param_layout_units(&t->layout))
         return false;
     *next = back ? unit - 1 : unit + 1;

@@ -298,6 +298,15 @@ static void test_full_sharding_gathers_ahead(void) {
                (unsigned long long)passes);
         CHECK(now == passes * (untied ? 1 : 2));
         CHECK(ahead == passes * (2 * m - 3));
+        /* An evaluation's passes are forward only: each batch gathers its
+         * first unit on demand (a tied table once) and the rest ahead,
+         * the next batch's start guessed after the jump back. */
+        double mean = 0;
+        uint64_t tokens = 0, now2 = 0, ahead2 = 0, batches = 3;
+        CHECK_OK(gd_trainer_evaluate(g.t, data, batches, 1, 16, 1, &mean, &tokens, NULL, NULL));
+        gd_trainer_gather_counts(g.t, &now2, &ahead2);
+        CHECK(now2 - now == batches + (untied ? 0 : 1));
+        CHECK(ahead2 - ahead == batches * (m - 1));
         ranks_close(&g);
     }
     g_untied = false;
