@@ -466,6 +466,19 @@ static void test_ops(const backend_under_test *b) {
         for (size_t i = 0; i < n; i++)
             run_case(b, &cases[i], 1000 + 100 * k + i);
     }
+    /* Flash attention alone at every head dim a tensor-core kernel is built
+     * for (16 runs in test_train_gpu, 128 in the shapes above), with a
+     * partial last block of keys. */
+    static const size_t head_dims[] = {32, 48, 64, 80, 96, 112};
+    for (size_t k = 0; k < sizeof head_dims / sizeof head_dims[0]; k++) {
+        B = 1, T = 40, HEADS = 2, KV = 1, HD = head_dims[k], C = 8, F = 8, V = 8, N = B * T;
+        printf("flash attention: B %zu, T %zu, heads %zu/%zu x %zu\n", B, T, HEADS, KV, HD);
+        op_case cases[32];
+        size_t n = op_cases(cases, 32);
+        for (size_t i = 0; i < n; i++)
+            if (strncmp(cases[i].name, "flash_attention", 15) == 0)
+                run_case(b, &cases[i], 2000 + 100 * k + i);
+    }
     /* sum_squares returns a double: compared on its own. */
     gd_backend cpu;
     gd_backend_cpu_init(&cpu, NULL);
