@@ -3,7 +3,8 @@
 # it is not usable): version lists it usable with its hardware class, the
 # same training run twice gives byte-identical checkpoints, two GPUs give
 # one GPU's bytes (with optimizer or full sharding), bench train prints
-# its figures and sim runs a round.
+# its figures, flash attention's kernels repeat their bits
+# (gd-bench-attention) and sim runs a round.
 # Runs on a GPU host, and on the CUDA emulator (GD_CUDA=EMU) everywhere.
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -89,6 +90,20 @@ assert j["sgemm_gflops"] is None and g["fp32_operands"] > 0 and g["bf16_operands
   ok "bench train --backend cuda: $(tr -d ' \n' <<<"$j" | cut -c1-120)"
 else
   bad "bench train --backend cuda: $j"
+fi
+
+# Flash attention's kernels alone (tensor cores at head dim 128), twice:
+# the benchmark exits 1 unless the second run gives the first run's bits.
+bench_attention=$(dirname "$bin")/gd-bench-attention
+if [ -x "$bench_attention" ]; then
+  if j=$("$bench_attention" --backend cuda --seq 100 --heads 4 --kv-heads 2 --head-dim 128 \
+         --repeat 1 --json) &&
+     python3 -c 'import json,sys; j=json.loads(sys.argv[1])
+assert j["backend"] == "cuda" and j["same_bits"] is True and j["forward_ms"] > 0' "$j"; then
+    ok "gd-bench-attention --backend cuda: the same bits run to run"
+  else
+    bad "gd-bench-attention --backend cuda: $j"
+  fi
 fi
 
 if out=$("$bin" sim --backend cuda --model tiny --data synthetic:markov:1 --rounds 1 --workers 2 \
